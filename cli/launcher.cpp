@@ -1,0 +1,207 @@
+#include "cli/launcher.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "engine/core/error.hpp"
+
+namespace laconic::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// The fd on which a worker finds its end of the pipe.
+constexpr int kMessageFd = 3;
+
+struct WorkerProcess {
+  int rank = 0;
+  pid_t pid = -1;
+  int fd = -1;               // read end of the worker's pipe; -1 once drained
+  bool exited = false;
+  int status = 0;            // waitpid status
+  std::string partial_line;  // bytes after the last newline
+  std::string failure;       // the worker's own FailureMessage, if it sent one
+};
+
+// A private rendezvous directory for Gloo's FileStore, removed when the run is over.
+class StoreDir {
+ public:
+  StoreDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "laconic-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw Error(str_cat("cannot create a rendezvous directory from '", pattern,
+                          "': ", std::strerror(errno)));
+    path_ = pattern;
+  }
+  ~StoreDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+pid_t spawn(const LaunchSpec& spec, const std::string& store, int rank, int write_fd) {
+  std::vector<std::string> args = {spec.executable, "worker",
+                                   "--file", spec.file,
+                                   "--file-hash", spec.file_hash,
+                                   "--run-index", std::to_string(spec.run_index),
+                                   "--run-name", spec.run_name,
+                                   "--rank", std::to_string(rank),
+                                   "--world", std::to_string(spec.workers),
+                                   "--store", store,
+                                   "--message-fd", std::to_string(kMessageFd)};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) throw Error(str_cat("fork failed: ", std::strerror(errno)));
+  if (pid == 0) {
+    // Child: only async-signal-safe calls until exec.
+    if (::dup2(write_fd, kMessageFd) < 0) ::_exit(127);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+std::string describe_exit(const WorkerProcess& w) {
+  std::string text;
+  if (WIFSIGNALED(w.status)) {
+    int sig = WTERMSIG(w.status);
+    text = str_cat("worker ", w.rank, " was killed by signal ", sig, " (", ::strsignal(sig), ")");
+  } else if (WIFEXITED(w.status) && WEXITSTATUS(w.status) == 127 && w.failure.empty()) {
+    text = str_cat("worker ", w.rank, " could not be started (exit status 127)");
+  } else {
+    text = str_cat("worker ", w.rank, " exited with status ", WEXITSTATUS(w.status));
+  }
+  if (!w.failure.empty()) text += ": " + w.failure;
+  return text;
+}
+
+bool succeeded(const WorkerProcess& w) {
+  return w.exited && WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0;
+}
+
+void handle_line(WorkerProcess& w, std::string_view line, MetricsSink& sink,
+                 const LaunchObserver& observer) {
+  auto message = decode_message(line);
+  if (!message) return;  // a torn line can only come from a crash; the exit status says why
+  if (auto m = std::get_if<MetricRecord>(&*message)) {
+    sink.record(*m);
+  } else if (auto p = std::get_if<ProgressMessage>(&*message)) {
+    if (observer.on_progress && w.rank == 0) observer.on_progress(*p);
+  } else {
+    w.failure = std::get<FailureMessage>(*message).text;
+  }
+}
+
+void drain(WorkerProcess& w, MetricsSink& sink, const LaunchObserver& observer) {
+  char buffer[1 << 16];
+  ssize_t n = ::read(w.fd, buffer, sizeof buffer);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) {
+    ::close(w.fd);
+    w.fd = -1;
+    return;
+  }
+  w.partial_line.append(buffer, static_cast<std::size_t>(n));
+  std::size_t start = 0, newline;
+  while ((newline = w.partial_line.find('\n', start)) != std::string::npos) {
+    handle_line(w, std::string_view(w.partial_line).substr(start, newline - start), sink,
+                observer);
+    start = newline + 1;
+  }
+  w.partial_line.erase(0, start);
+}
+
+void signal_all(std::vector<WorkerProcess>& workers, int sig) {
+  for (auto& w : workers)
+    if (!w.exited) ::kill(w.pid, sig);
+}
+
+}  // namespace
+
+LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
+                             const LaunchObserver& observer, const std::atomic<bool>& stop) {
+  StoreDir store;
+  std::vector<WorkerProcess> workers(static_cast<std::size_t>(spec.workers));
+  for (int r = 0; r < spec.workers; ++r) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(str_cat("pipe failed: ", std::strerror(errno)));
+    auto& w = workers[static_cast<std::size_t>(r)];
+    w.rank = r;
+    // dup2 in the child clears O_CLOEXEC on the copy, so only fd 3 survives the exec.
+    w.pid = spawn(spec, store.path(), r, fds[1]);
+    ::close(fds[1]);
+    w.fd = fds[0];
+  }
+
+  const auto grace = std::chrono::duration<double>(spec.timeout + 10.0);
+  std::optional<Clock::time_point> first_failure, stop_time;
+  auto last_tick = Clock::now();
+  while (true) {
+    std::vector<pollfd> polls;
+    std::vector<WorkerProcess*> owners;
+    for (auto& w : workers)
+      if (w.fd >= 0) {
+        polls.push_back({w.fd, POLLIN, 0});
+        owners.push_back(&w);
+      }
+    bool all_exited = true;
+    for (auto& w : workers) all_exited = all_exited && w.exited;
+    if (polls.empty() && all_exited) break;
+
+    if (!polls.empty() && ::poll(polls.data(), polls.size(), 200) > 0) {
+      for (std::size_t i = 0; i < polls.size(); ++i)
+        if (polls[i].revents & (POLLIN | POLLHUP | POLLERR)) drain(*owners[i], sink, observer);
+    } else if (polls.empty()) {
+      ::usleep(50'000);
+    }
+
+    for (auto& w : workers) {
+      if (w.exited) continue;
+      if (::waitpid(w.pid, &w.status, WNOHANG) == w.pid) {
+        w.exited = true;
+        if (!succeeded(w) && !first_failure) first_failure = Clock::now();
+      }
+    }
+    const auto now = Clock::now();
+    if (first_failure && now - *first_failure > grace) signal_all(workers, SIGKILL);
+    if (stop && !stop_time) {
+      stop_time = now;
+      signal_all(workers, SIGTERM);
+    }
+    if (stop_time && now - *stop_time > std::chrono::seconds(5)) signal_all(workers, SIGKILL);
+    if (observer.on_tick && now - last_tick > std::chrono::seconds(5)) {
+      last_tick = now;
+      observer.on_tick();
+    }
+  }
+  sink.flush();
+
+  LaunchOutcome outcome;
+  outcome.interrupted = stop.load();
+  outcome.ok = !outcome.interrupted;
+  for (const auto& w : workers) {
+    if (succeeded(w)) continue;
+    outcome.ok = false;
+    outcome.error += (outcome.error.empty() ? "" : "; ") + describe_exit(w);
+  }
+  if (outcome.interrupted && outcome.error.empty()) outcome.error = "interrupted";
+  return outcome;
+}
+
+}  // namespace laconic::cli

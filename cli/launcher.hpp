@@ -1,0 +1,44 @@
+#pragma once
+// Starts the worker processes of one run, relays what they report, and decides how the run ended.
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "engine/core/metrics.hpp"
+#include "engine/core/worker_message.hpp"
+
+namespace laconic::cli {
+
+/// What the worker processes of one run need to find their run.
+struct LaunchSpec {
+  std::string executable;   ///< the laconic binary (workers are `laconic worker ...`)
+  std::string file;         ///< experiment file
+  std::string file_hash;    ///< hash the controller loaded; a worker refuses a changed file
+  std::size_t run_index = 0;
+  std::string run_name;     ///< checked by each worker against its own expansion
+  int workers = 1;
+  double timeout = 60;      ///< seconds; Gloo waits at most this long, the controller a bit more
+};
+
+/// How a run's workers ended.
+struct LaunchOutcome {
+  bool ok = false;           ///< every worker exited 0
+  bool interrupted = false;  ///< `stop` was raised (Ctrl-C / SIGTERM)
+  std::string error;         ///< why, worker by worker, when not ok
+};
+
+/// Hooks for what arrives while the run is going.
+struct LaunchObserver {
+  std::function<void(const ProgressMessage&)> on_progress;  ///< rank 0's progress
+  std::function<void()> on_tick;                            ///< about every 5 s (heartbeat)
+};
+
+/// Forks `spec.workers` processes, each with a pipe on which it reports (see
+/// engine/core/worker_message.hpp); stores every metric into `sink` as it arrives. When one
+/// worker dies, the others get `timeout` + 10 s to notice before they are killed; when `stop`
+/// becomes true, all are terminated. Returns after every worker has exited.
+LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
+                             const LaunchObserver& observer, const std::atomic<bool>& stop);
+
+}  // namespace laconic::cli

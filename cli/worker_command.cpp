@@ -1,0 +1,78 @@
+#include "cli/worker_command.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <optional>
+#include <thread>
+
+#include "engine/catalog.hpp"
+#include "engine/comm/gloo_communicator.hpp"
+#include "engine/core/error.hpp"
+#include "engine/core/worker_message.hpp"
+#include "lua/experiment.hpp"
+
+namespace laconic::cli {
+namespace {
+
+// Discards metrics when no controller listens (a worker started by hand).
+class NullSink : public MetricsSink {
+ public:
+  void record(const MetricRecord&) override {}
+};
+
+}  // namespace
+
+int worker_command(const WorkerArgs& args) {
+  // A controller that went away must not kill us mid-write; the write fails and we carry on.
+  ::signal(SIGPIPE, SIG_IGN);
+  std::optional<MessageWriter> writer;
+  if (args.message_fd >= 0) writer.emplace(args.message_fd);
+  NullSink null_sink;
+  MetricsSink& sink = writer ? static_cast<MetricsSink&>(*writer) : null_sink;
+  try {
+    engine::EngineCatalog catalog;
+    auto plan = lua::load_experiment(args.file, catalog);
+    if (!args.file_hash.empty() && plan.file_hash != args.file_hash)
+      throw ConfigError(str_cat("experiment file '", args.file, "' changed since the run was ",
+                                "planned (hash ", plan.file_hash, ", expected ", args.file_hash,
+                                ")"));
+    if (args.run_index >= plan.runs.size())
+      throw ConfigError(str_cat("run index ", args.run_index, " out of range: '", args.file,
+                                "' expands to ", plan.runs.size(), " runs"));
+    const RunConfig& config = plan.runs[args.run_index];
+    if (!args.run_name.empty() && config.name != args.run_name)
+      throw ConfigError(str_cat("run ", args.run_index, " of '", args.file, "' is '", config.name,
+                                "', expected '", args.run_name, "'"));
+    if (config.workers != args.world)
+      throw ConfigError(str_cat("run '", config.name, "' wants ", config.workers,
+                                " workers, started with ", args.world));
+    // The workers of a run share the machine's cores; more threads each would only contend.
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    at::set_num_threads(static_cast<int>(std::max(1u, cores / static_cast<unsigned>(args.world))));
+
+    comm::GlooOptions options;
+    options.rank = args.rank;
+    options.size = args.world;
+    options.store_dir = args.store;
+    options.hostname = args.hostname;
+    options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout * 1000));
+    comm::GlooCommunicator comm(options);
+    train::ProgressFn progress;
+    if (writer) progress = [&](const ProgressMessage& p) { writer->send(p); writer->flush(); };
+    train::run_worker(config, catalog.build(config), comm, sink, progress);
+    sink.flush();
+    return 0;
+  } catch (const std::exception& e) {
+    if (writer) {
+      writer->send(FailureMessage{e.what()});
+      writer->flush();
+    } else {
+      std::cerr << "laconic worker " << args.rank << ": " << e.what() << "\n";
+    }
+    return 1;
+  }
+}
+
+}  // namespace laconic::cli

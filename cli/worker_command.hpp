@@ -1,0 +1,24 @@
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace laconic::cli {
+
+/// Arguments of `laconic worker`, which the controller passes; a launcher (srun, torchrun) could
+/// pass the same.
+struct WorkerArgs {
+  std::string file;
+  std::string file_hash;    ///< refuse to run when the file no longer has this hash ("" = skip)
+  std::size_t run_index = 0;
+  std::string run_name;     ///< refuse to run when the expansion names the run differently
+  int rank = 0;
+  int world = 1;
+  std::string store;        ///< Gloo FileStore directory shared by the run's workers
+  std::string hostname = "127.0.0.1";
+  int message_fd = -1;      ///< pipe to the controller; -1 = report on stderr only
+};
+
+/// Trains one rank of one run. Returns the process exit status.
+int worker_command(const WorkerArgs& args);
+
+}  // namespace laconic::cli

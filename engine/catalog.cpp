@@ -1,0 +1,56 @@
+#include "engine/catalog.hpp"
+
+#include "engine/compress/builtin.hpp"
+#include "engine/core/error.hpp"
+#include "engine/schedule/builtin.hpp"
+#include "engine/topology/builtin.hpp"
+#include "engine/train/builtin.hpp"
+
+namespace laconic::engine {
+
+EngineCatalog::EngineCatalog()
+    : datasets_(train::builtin_datasets()),
+      models_(train::builtin_models()),
+      optimizers_(train::builtin_optimizers()),
+      topologies_(topology::builtin_topologies()),
+      schedules_(schedule::builtin_schedules()),
+      compressors_(compress::builtin_compressors()) {}
+
+std::vector<std::string> EngineCatalog::kinds() const {
+  return {"dataset", "model", "optimizer", "topology", "schedule", "compressor"};
+}
+
+std::vector<ComponentInfo> EngineCatalog::infos(const std::string& kind) const {
+  if (kind == "dataset") return datasets_.infos();
+  if (kind == "model") return models_.infos();
+  if (kind == "optimizer") return optimizers_.infos();
+  if (kind == "topology") return topologies_.infos();
+  if (kind == "schedule") return schedules_.infos();
+  if (kind == "compressor") return compressors_.infos();
+  throw ConfigError(str_cat("unknown component kind '", kind,
+                            "'; known: dataset, model, optimizer, topology, schedule, compressor"));
+}
+
+ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
+  if (spec.kind == "dataset") return datasets_.resolve(spec);
+  if (spec.kind == "model") return models_.resolve(spec);
+  if (spec.kind == "optimizer") return optimizers_.resolve(spec);
+  if (spec.kind == "topology") return topologies_.resolve(spec);
+  if (spec.kind == "schedule") return schedules_.resolve(spec);
+  if (spec.kind == "compressor") return compressors_.resolve(spec);
+  throw ConfigError(str_cat("unknown component kind '", spec.kind, "'"));
+}
+
+train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
+  train::WorkerParts parts;
+  parts.dataset = datasets_.create(config.dataset);
+  torch::manual_seed(static_cast<std::uint64_t>(config.seed));
+  parts.model = models_.create(config.model);
+  parts.optimizer = optimizers_.create(config.optimizer);
+  parts.topology = topologies_.create(config.topology);
+  parts.schedule = schedules_.create(config.schedule);
+  parts.compressor = compressors_.create(config.compressor);
+  return parts;
+}
+
+}  // namespace laconic::engine

@@ -1,0 +1,34 @@
+#pragma once
+// The engine's registries behind one Catalog: what the Lua DSL and `laconic list` describe, and
+// what a worker builds its run from.
+#include "engine/compress/compressor.hpp"
+#include "engine/core/catalog.hpp"
+#include "engine/core/registry.hpp"
+#include "engine/core/run_config.hpp"
+#include "engine/schedule/schedule.hpp"
+#include "engine/topology/topology.hpp"
+#include "engine/train/worker.hpp"
+
+namespace laconic::engine {
+
+class EngineCatalog : public Catalog {
+ public:
+  EngineCatalog();
+  std::vector<std::string> kinds() const override;
+  std::vector<ComponentInfo> infos(const std::string& kind) const override;
+  ComponentSpec resolve(const ComponentSpec& spec) const override;
+
+  /// Builds every component of a run. Seeds LibTorch with config.seed before building the model,
+  /// so all workers of a run start from identical weights.
+  train::WorkerParts build(const RunConfig& config) const;
+
+ private:
+  Registry<train::Dataset> datasets_;
+  Registry<train::Model> models_;
+  Registry<train::Optimizer> optimizers_;
+  Registry<topology::Topology> topologies_;
+  Registry<schedule::Schedule> schedules_;
+  Registry<compress::Compressor> compressors_;
+};
+
+}  // namespace laconic::engine

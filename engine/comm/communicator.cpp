@@ -1,0 +1,105 @@
+#include "engine/comm/communicator.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/core/error.hpp"
+
+namespace laconic::comm {
+namespace {
+
+int wrap(int r, int p) { return ((r % p) + p) % p; }
+
+// Chunk c of n elements split into p nearly equal parts: [begin, end).
+std::pair<std::size_t, std::size_t> chunk(std::size_t n, int p, int c) {
+  std::size_t base = n / static_cast<std::size_t>(p), extra = n % static_cast<std::size_t>(p);
+  auto uc = static_cast<std::size_t>(c);
+  std::size_t begin = uc * base + std::min(uc, extra);
+  return {begin, begin + base + (uc < extra ? 1 : 0)};
+}
+
+std::span<const std::uint8_t> float_bytes(std::span<const float> s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size_bytes()};
+}
+std::span<std::uint8_t> mutable_float_bytes(std::span<float> s) {
+  return {reinterpret_cast<std::uint8_t*>(s.data()), s.size_bytes()};
+}
+
+}  // namespace
+
+std::uint64_t ring_allreduce_bytes_sent(std::size_t n, int p, int rank) {
+  if (p == 1 || n == 0) return 0;
+  std::uint64_t bytes = 0;
+  for (int s = 0; s < p - 1; ++s) {
+    auto [rb, re] = chunk(n, p, wrap(rank - s, p));
+    auto [ab, ae] = chunk(n, p, wrap(rank + 1 - s, p));
+    bytes += 4 * ((re - rb) + (ae - ab));
+  }
+  return bytes;
+}
+
+void Communicator::send_recv(int to, std::span<const std::uint8_t> send, int from,
+                             std::span<std::uint8_t> recv) {
+  // The tag advances even for a skipped call so that all ranks stay in step.
+  const std::uint64_t tag = next_tag_++;
+  if (send.empty() && recv.empty()) return;
+  transfer(to, send, from, recv, tag);
+  counters_.sent += send.size();
+  counters_.received += recv.size();
+}
+
+void Communicator::allreduce_sum(std::span<float> data) {
+  const int p = size(), r = rank();
+  if (p == 1 || data.empty()) return;
+  const int right = wrap(r + 1, p), left = wrap(r - 1, p);
+  std::vector<float> incoming(data.size() / static_cast<std::size_t>(p) + 1);
+  // Reduce-scatter: after p-1 steps rank r holds the full sum of chunk r+1.
+  for (int s = 0; s < p - 1; ++s) {
+    auto [sb, se] = chunk(data.size(), p, wrap(r - s, p));
+    auto [rb, re] = chunk(data.size(), p, wrap(r - s - 1, p));
+    std::span<float> in(incoming.data(), re - rb);
+    send_recv(right, float_bytes(data.subspan(sb, se - sb)), left, mutable_float_bytes(in));
+    for (std::size_t i = 0; i < in.size(); ++i) data[rb + i] += in[i];
+  }
+  // Allgather of the reduced chunks.
+  for (int s = 0; s < p - 1; ++s) {
+    auto [sb, se] = chunk(data.size(), p, wrap(r + 1 - s, p));
+    auto [rb, re] = chunk(data.size(), p, wrap(r - s, p));
+    send_recv(right, float_bytes(data.subspan(sb, se - sb)), left,
+              mutable_float_bytes(data.subspan(rb, re - rb)));
+  }
+}
+
+std::vector<std::vector<std::uint8_t>> Communicator::allgatherv(
+    std::span<const std::uint8_t> mine) {
+  const int p = size(), r = rank();
+  std::vector<std::vector<std::uint8_t>> out(static_cast<std::size_t>(p));
+  out[static_cast<std::size_t>(r)].assign(mine.begin(), mine.end());
+  if (p == 1) return out;
+  const int right = wrap(r + 1, p), left = wrap(r - 1, p);
+  // Sizes first (ring allgather of one uint64 per rank), so every receive has an exact length.
+  std::vector<std::uint64_t> sizes(static_cast<std::size_t>(p), 0);
+  sizes[static_cast<std::size_t>(r)] = mine.size();
+  for (int s = 0; s < p - 1; ++s) {
+    auto sc = static_cast<std::size_t>(wrap(r - s, p));
+    auto rc = static_cast<std::size_t>(wrap(r - s - 1, p));
+    send_recv(right, {reinterpret_cast<const std::uint8_t*>(&sizes[sc]), 8}, left,
+              {reinterpret_cast<std::uint8_t*>(&sizes[rc]), 8});
+  }
+  for (int s = 0; s < p - 1; ++s) {
+    auto sc = static_cast<std::size_t>(wrap(r - s, p));
+    auto rc = static_cast<std::size_t>(wrap(r - s - 1, p));
+    out[rc].resize(sizes[rc]);
+    send_recv(right, out[sc], left, out[rc]);
+  }
+  return out;
+}
+
+void Communicator::barrier() {
+  float token = 1.0f;
+  allreduce_sum({&token, 1});
+  LACONIC_ENFORCE(token == static_cast<float>(size()), "barrier expected ", size(),
+                  " ranks, counted ", token);
+}
+
+}  // namespace laconic::comm

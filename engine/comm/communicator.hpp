@@ -1,0 +1,59 @@
+#pragma once
+// The Communicator: the only way workers exchange bytes. A transport provides one primitive, a
+// simultaneous send to one peer and receive from another; the collectives (ring allreduce, ring
+// allgatherv) are written once on top of it, so every byte they move is counted at the send.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace laconic::comm {
+
+/// Bytes this rank handed to the transport and received from it since construction.
+struct ByteCounters {
+  std::uint64_t sent = 0;
+  std::uint64_t received = 0;
+};
+
+/// Bytes rank `rank` sends in allreduce_sum of `n` floats over `p` ranks (the ring's schedule
+/// replayed without sending): what a dense fp32 exchange costs.
+std::uint64_t ring_allreduce_bytes_sent(std::size_t n, int p, int rank);
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  /// Sends `send` to rank `to` while receiving exactly `recv.size()` bytes from rank `from`.
+  /// Either side may be empty (then it is skipped). Throws CommError on timeout or a lost peer.
+  void send_recv(int to, std::span<const std::uint8_t> send, int from,
+                 std::span<std::uint8_t> recv);
+
+  /// Element-wise sum over all ranks, in place (ring reduce-scatter + ring allgather: each rank
+  /// sends 2(p-1)/p of the vector).
+  void allreduce_sum(std::span<float> data);
+
+  /// Every rank's payload, indexed by rank (ring: each rank forwards p-1 payloads). Payloads may
+  /// differ in size and may be empty.
+  std::vector<std::vector<std::uint8_t>> allgatherv(std::span<const std::uint8_t> mine);
+
+  /// Returns once every rank has called it.
+  void barrier();
+
+  const ByteCounters& counters() const { return counters_; }
+
+ protected:
+  /// The transport's primitive behind send_recv. An empty side is skipped. `tag` is the same on
+  /// every rank for the same call, since all ranks call send_recv in the same order.
+  virtual void transfer(int to, std::span<const std::uint8_t> send, int from,
+                        std::span<std::uint8_t> recv, std::uint64_t tag) = 0;
+
+ private:
+  ByteCounters counters_;
+  std::uint64_t next_tag_ = 0;
+};
+
+}  // namespace laconic::comm

@@ -1,0 +1,65 @@
+#include "engine/comm/gloo_communicator.hpp"
+
+#include <gloo/common/error.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+
+#include "engine/core/error.hpp"
+
+namespace laconic::comm {
+
+struct GlooCommunicator::Impl {
+  std::shared_ptr<gloo::transport::Device> device;
+  std::shared_ptr<gloo::rendezvous::Context> context;
+};
+
+GlooCommunicator::GlooCommunicator(const GlooOptions& options)
+    : rank_(options.rank), size_(options.size), timeout_(options.timeout),
+      impl_(std::make_unique<Impl>()) {
+  if (options.size < 1 || options.rank < 0 || options.rank >= options.size)
+    throw ConfigError(str_cat("rank must be in [0, ", options.size, "), got ", options.rank));
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = options.hostname;
+    impl_->device = gloo::transport::tcp::CreateDevice(attr);
+    gloo::rendezvous::FileStore store(options.store_dir);
+    impl_->context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.size);
+    impl_->context->setTimeout(options.timeout);
+    impl_->context->connectFullMesh(store, impl_->device);
+  } catch (const gloo::Exception& e) {
+    throw CommError(str_cat("rank ", options.rank, " of ", options.size,
+                            ": rendezvous through '", options.store_dir, "' failed within ",
+                            options.timeout.count(), " ms: ", e.what()));
+  }
+}
+
+GlooCommunicator::~GlooCommunicator() = default;
+
+void GlooCommunicator::transfer(int to, std::span<const std::uint8_t> send, int from,
+                                std::span<std::uint8_t> recv, std::uint64_t tag) {
+  try {
+    std::unique_ptr<gloo::transport::UnboundBuffer> out, in;
+    // Gloo's unbound buffer takes a non-const pointer but only reads from it when sending.
+    if (!recv.empty()) {
+      in = impl_->context->createUnboundBuffer(recv.data(), recv.size());
+      in->recv(from, tag);
+    }
+    if (!send.empty()) {
+      out = impl_->context->createUnboundBuffer(const_cast<std::uint8_t*>(send.data()),
+                                                send.size());
+      out->send(to, tag);
+    }
+    if (in && !in->waitRecv(timeout_))
+      throw CommError(str_cat("rank ", rank_, ": receive from rank ", from, " was aborted"));
+    if (out && !out->waitSend(timeout_))
+      throw CommError(str_cat("rank ", rank_, ": send to rank ", to, " was aborted"));
+  } catch (const gloo::Exception& e) {
+    throw CommError(str_cat("rank ", rank_, ": exchange with ranks ", to, "/", from, " (",
+                            send.size(), " bytes out, ", recv.size(), " bytes in) failed: ",
+                            e.what()));
+  }
+}
+
+}  // namespace laconic::comm

@@ -1,0 +1,36 @@
+#pragma once
+// The Compressor interface: a gradient (a flat float vector) becomes a payload of bytes in a real
+// packed wire format, and a payload is added back into a dense vector. Compressors own their
+// per-worker state (residuals, RNG).
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace laconic::compress {
+
+/// The bytes one worker hands to the topology for one exchange.
+using Payload = std::vector<std::uint8_t>;
+
+class Compressor {
+ public:
+  virtual ~Compressor() = default;
+
+  /// The registry name ("topk").
+  virtual std::string name() const = 0;
+
+  /// True when payloads of different workers can be summed element-wise as float32 arrays in
+  /// compressed form (then the topology may allreduce them); false when they must be gathered
+  /// and decompressed one by one.
+  virtual bool summable() const = 0;
+
+  /// Encodes `gradient` into `payload` (replacing its contents). May update internal state.
+  virtual void compress(std::span<const float> gradient, Payload& payload) = 0;
+
+  /// Adds the decoded payload into `dense` (which has the gradient's length). Throws
+  /// InvariantError when the payload does not match the length.
+  virtual void decompress_add(const Payload& payload, std::span<float> dense) const = 0;
+};
+
+}  // namespace laconic::compress

@@ -1,0 +1,24 @@
+#pragma once
+#include <vector>
+
+#include "engine/core/component.hpp"
+#include "engine/compress/compressor.hpp"
+
+namespace laconic::compress {
+
+struct NoneOptions {
+  static std::vector<FieldSpec> fields() { return {}; }
+  static NoneOptions from(const ComponentSpec&) { return {}; }
+};
+
+/// No compression: the payload is the fp32 gradient itself (4 bytes per element).
+class NoneCompressor : public Compressor {
+ public:
+  explicit NoneCompressor(NoneOptions) {}
+  std::string name() const override { return "none"; }
+  bool summable() const override { return true; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override;
+};
+
+}  // namespace laconic::compress

@@ -1,0 +1,59 @@
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/compress/compressor.hpp"
+#include "engine/compress/error_feedback.hpp"
+#include "engine/core/component.hpp"
+
+namespace laconic::compress {
+
+struct TopkOptions {
+  double ratio = 0.01;          ///< fraction of elements kept, in (0, 1]
+  bool error_feedback = true;   ///< keep what was not sent and add it to the next gradient
+
+  static std::vector<FieldSpec> fields();
+  static TopkOptions from(const ComponentSpec& spec);
+};
+
+/// k = ceil(ratio * n) for a gradient of n elements.
+std::size_t topk_count(double ratio, std::size_t n);
+
+/// Bytes of a Top-k payload carrying k of n elements: an 8-byte header (n, k as uint32) and
+/// k (uint32 index, float32 value) pairs.
+std::size_t topk_payload_bytes(std::size_t k);
+
+/// Top-k without state: keeps the k entries of largest magnitude, indices ascending.
+class TopkCodec : public Compressor {
+ public:
+  explicit TopkCodec(double ratio) : ratio_(ratio) {}
+  std::string name() const override { return "topk"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override;
+
+ private:
+  double ratio_;
+  std::vector<std::uint32_t> order_;  // scratch, reused across steps
+};
+
+/// Top-k sparsification (Aji & Heafield 2017; Stich et al. 2018 with error feedback).
+class TopkCompressor : public Compressor {
+ public:
+  explicit TopkCompressor(TopkOptions options) : options_(options), codec_(options.ratio) {}
+  std::string name() const override { return "topk"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override {
+    codec_.decompress_add(payload, dense);
+  }
+  /// What error feedback holds back (empty without error feedback).
+  std::span<const float> residual() const { return feedback_.residual(); }
+
+ private:
+  TopkOptions options_;
+  TopkCodec codec_;
+  ErrorFeedback feedback_;
+};
+
+}  // namespace laconic::compress

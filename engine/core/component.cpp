@@ -1,0 +1,100 @@
+#include "engine/core/component.hpp"
+
+#include "engine/core/error.hpp"
+
+namespace laconic {
+
+const Value& ComponentSpec::at(const std::string& field) const {
+  auto it = fields.find(field);
+  if (it == fields.end())
+    throw ConfigError(str_cat(name, ".", field, " is not set"));
+  return it->second;
+}
+
+bool ComponentSpec::flag(const std::string& field) const {
+  const Value& v = at(field);
+  if (auto b = std::get_if<bool>(&v)) return *b;
+  throw ConfigError(str_cat(name, ".", field, " must be a bool, got ", format_value(v)));
+}
+
+std::int64_t ComponentSpec::integer(const std::string& field) const {
+  const Value& v = at(field);
+  if (auto i = std::get_if<std::int64_t>(&v)) return *i;
+  throw ConfigError(str_cat(name, ".", field, " must be an int, got ", format_value(v)));
+}
+
+double ComponentSpec::number(const std::string& field) const {
+  const Value& v = at(field);
+  if (auto d = std::get_if<double>(&v)) return *d;
+  if (auto i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  throw ConfigError(str_cat(name, ".", field, " must be a number, got ", format_value(v)));
+}
+
+const std::string& ComponentSpec::text(const std::string& field) const {
+  const Value& v = at(field);
+  if (auto s = std::get_if<std::string>(&v)) return *s;
+  throw ConfigError(str_cat(name, ".", field, " must be a string, got ", format_value(v)));
+}
+
+nlohmann::json ComponentSpec::to_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  out["name"] = name;
+  for (const auto& [field, value] : fields) out[field] = value_to_json(value);
+  return out;
+}
+
+ComponentSpec ComponentSpec::from_json(const std::string& kind, const nlohmann::json& json) {
+  ComponentSpec spec;
+  spec.kind = kind;
+  if (!json.is_object() || !json.contains("name") || !json["name"].is_string())
+    throw ConfigError(str_cat(kind, " must be an object with a \"name\", got ", json.dump()));
+  spec.name = json["name"].get<std::string>();
+  for (const auto& [field, value] : json.items())
+    if (field != "name") spec.fields[field] = value_from_json(value);
+  return spec;
+}
+
+namespace {
+
+bool type_accepts(FieldType type, const Value& value) {
+  switch (type) {
+    case FieldType::Bool: return std::holds_alternative<bool>(value);
+    case FieldType::Int: return std::holds_alternative<std::int64_t>(value);
+    case FieldType::Number:
+      return std::holds_alternative<double>(value) || std::holds_alternative<std::int64_t>(value);
+    case FieldType::String: return std::holds_alternative<std::string>(value);
+  }
+  return false;
+}
+
+}  // namespace
+
+ComponentSpec ComponentInfo::resolve(const ComponentSpec& spec) const {
+  ComponentSpec out;
+  out.kind = kind;
+  out.name = name;
+  for (const auto& [field, value] : spec.fields) {
+    const FieldSpec* match = nullptr;
+    for (const auto& f : fields)
+      if (f.name == field) match = &f;
+    if (match == nullptr) {
+      std::string known;
+      for (const auto& f : fields) known += (known.empty() ? "" : ", ") + f.name;
+      throw ConfigError(str_cat("unknown field '", field, "' in ", kind, " '", name,
+                                "'; known: ", known.empty() ? "(none)" : known));
+    }
+    if (!type_accepts(match->type, value))
+      throw ConfigError(str_cat(name, ".", field, " must be a ", field_type_name(match->type),
+                                ", got ", value_type_name(value), " ", format_value(value)));
+    // Numbers are stored as doubles so that `ratio = 1` and `ratio = 1.0` resolve alike.
+    if (match->type == FieldType::Number)
+      out.fields[field] = spec.number(field);
+    else
+      out.fields[field] = value;
+  }
+  for (const auto& f : fields)
+    if (!out.fields.count(f.name)) out.fields[f.name] = f.default_value;
+  return out;
+}
+
+}  // namespace laconic

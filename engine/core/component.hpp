@@ -1,0 +1,56 @@
+#pragma once
+// A named, configured instance of a pluggable thing (compressor, topology, model, ...), as the
+// experiment file wrote it, and the description of the fields such a thing accepts.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/value.hpp"
+
+namespace laconic {
+
+/// One field a component accepts, with its default and a one-line meaning (units included).
+struct FieldSpec {
+  std::string name;
+  FieldType type;
+  Value default_value;
+  std::string doc;
+};
+
+/// What the user asked for: `topk { ratio = 0.01 }` is {kind "compressor", name "topk", ratio}.
+struct ComponentSpec {
+  std::string kind;
+  std::string name;
+  std::map<std::string, Value> fields;
+
+  /// Typed accessors; a missing field or a wrong type is a ConfigError naming `kind.name.field`.
+  bool flag(const std::string& field) const;
+  std::int64_t integer(const std::string& field) const;
+  double number(const std::string& field) const;
+  const std::string& text(const std::string& field) const;
+
+  nlohmann::json to_json() const;
+  static ComponentSpec from_json(const std::string& kind, const nlohmann::json& json);
+
+  bool operator==(const ComponentSpec& other) const = default;
+
+ private:
+  const Value& at(const std::string& field) const;
+};
+
+/// The registry's description of one component: name, one-line description, fields.
+struct ComponentInfo {
+  std::string kind;
+  std::string name;
+  std::string description;
+  std::vector<FieldSpec> fields;
+
+  /// Checks field names and types and fills defaults. Unknown fields and wrong types are
+  /// ConfigErrors that name the field, the value and what is valid.
+  ComponentSpec resolve(const ComponentSpec& spec) const;
+};
+
+}  // namespace laconic

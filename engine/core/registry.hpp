@@ -1,0 +1,97 @@
+#pragma once
+// Registry<T>: the table of built-in implementations of one pluggable interface. Each entry is an
+// options struct (static fields(), static from(spec) that validates) plus a class constructed from
+// it; a folder's builtin.cpp registers them one line each. Duplicate names are refused.
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/component.hpp"
+#include "engine/core/error.hpp"
+
+namespace laconic {
+
+template <class T>
+class Registry {
+ public:
+  /// `kind` names the interface in messages: "compressor", "topology", ...
+  explicit Registry(std::string kind) : kind_(std::move(kind)) {}
+
+  /// Registers Impl, built from Options. Options provides `static std::vector<FieldSpec>
+  /// fields()` and `static Options from(const ComponentSpec&)` (validating, ConfigError on bad
+  /// values); Impl has a constructor taking Options.
+  template <class Impl, class Options>
+  void add(const std::string& name, const std::string& description) {
+    Entry entry;
+    entry.info = ComponentInfo{kind_, name, description, Options::fields()};
+    entry.validate = [](const ComponentSpec& spec) { (void)Options::from(spec); };
+    entry.make = [](const ComponentSpec& spec) -> std::unique_ptr<T> {
+      return std::make_unique<Impl>(Options::from(spec));
+    };
+    add_entry(std::move(entry));
+  }
+
+  /// Checks names, types and ranges; fills defaults. Adds "in compressor 'topk'" context.
+  ComponentSpec resolve(const ComponentSpec& spec) const {
+    const Entry& entry = find(spec.name);
+    ComponentSpec resolved = entry.info.resolve(spec);
+    entry.validate(resolved);
+    return resolved;
+  }
+
+  /// Builds an instance from a (possibly unresolved) spec.
+  std::unique_ptr<T> create(const ComponentSpec& spec) const {
+    ComponentSpec resolved = resolve(spec);
+    try {
+      return find(spec.name).make(resolved);
+    } catch (Error& e) {
+      e.add_context(str_cat("while building ", kind_, " '", spec.name, "'"));
+      throw;
+    }
+  }
+
+  const std::string& kind() const { return kind_; }
+
+  /// Entries sorted by name.
+  std::vector<ComponentInfo> infos() const {
+    std::vector<ComponentInfo> out;
+    for (const auto& e : entries_) out.push_back(e.info);
+    return out;
+  }
+
+  bool contains(const std::string& name) const {
+    return std::any_of(entries_.begin(), entries_.end(),
+                       [&](const Entry& e) { return e.info.name == name; });
+  }
+
+ private:
+  struct Entry {
+    ComponentInfo info;
+    std::function<void(const ComponentSpec&)> validate;
+    std::function<std::unique_ptr<T>(const ComponentSpec&)> make;
+  };
+
+  void add_entry(Entry entry) {
+    if (contains(entry.info.name))
+      throw InvariantError(str_cat(kind_, " '", entry.info.name, "' is registered twice"));
+    auto pos = std::lower_bound(
+        entries_.begin(), entries_.end(), entry.info.name,
+        [](const Entry& e, const std::string& name) { return e.info.name < name; });
+    entries_.insert(pos, std::move(entry));
+  }
+
+  const Entry& find(const std::string& name) const {
+    for (const auto& e : entries_)
+      if (e.info.name == name) return e;
+    std::string known;
+    for (const auto& e : entries_) known += (known.empty() ? "" : ", ") + e.info.name;
+    throw ConfigError(str_cat("unknown ", kind_, " '", name, "'; known: ", known));
+  }
+
+  std::string kind_;
+  std::vector<Entry> entries_;
+};
+
+}  // namespace laconic

@@ -1,0 +1,31 @@
+#pragma once
+// Field values of pluggable components, as they come from Lua or JSON.
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+namespace laconic {
+
+/// The type a component field declares; Number accepts integers too.
+enum class FieldType { Bool, Int, Number, String };
+
+/// One field value. Integers stay integers so that `batch_size = 64.5` can be refused.
+using Value = std::variant<bool, std::int64_t, double, std::string>;
+
+/// "bool", "int", "number", "string".
+const char* field_type_name(FieldType type);
+
+/// The type name of what a value holds, in the same words as field_type_name().
+const char* value_type_name(const Value& value);
+
+/// A value as a user would write it in Lua: true, 64, 0.01, "ring".
+std::string format_value(const Value& value);
+
+nlohmann::json value_to_json(const Value& value);
+
+/// Integers in JSON become Int, other numbers Number.
+Value value_from_json(const nlohmann::json& json);
+
+}  // namespace laconic

@@ -1,0 +1,55 @@
+#pragma once
+// The line protocol on which a worker process tells the controller what it measured, how far it
+// got and why it failed. One message per line, tab-separated, so that whatever reached the
+// controller before a crash is complete and can be stored.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "engine/core/metrics.hpp"
+
+namespace laconic {
+
+/// Training progress, sent by rank 0 for the terminal's progress line.
+struct ProgressMessage {
+  std::int64_t epoch = 0;
+  std::int64_t step = 0;             ///< step within the epoch, counted from 1
+  std::int64_t steps_per_epoch = 0;
+  double loss = 0;                   ///< training loss of the last step
+  double steps_per_second = 0;
+};
+
+/// The reason a worker gives up (sent just before it exits non-zero).
+struct FailureMessage {
+  std::string text;
+};
+
+using WorkerMessage = std::variant<MetricRecord, ProgressMessage, FailureMessage>;
+
+/// One line, newline included.
+std::string encode_message(const WorkerMessage& message);
+
+/// Parses one line (with or without its newline); nullopt for a malformed line.
+std::optional<WorkerMessage> decode_message(std::string_view line);
+
+/// Writes messages to a file descriptor (the worker's end of the controller's pipe). Buffered:
+/// a flush happens at 16 KiB or when the oldest unsent line is 0.25 s old, so a worker that dies
+/// loses at most a quarter second of measurements.
+class MessageWriter : public MetricsSink {
+ public:
+  explicit MessageWriter(int fd) : fd_(fd) {}
+  ~MessageWriter() override;
+  void record(const MetricRecord& record) override { send(record); }
+  void flush() override;
+  void send(const WorkerMessage& message);
+
+ private:
+  int fd_;
+  std::string buffer_;
+  std::chrono::steady_clock::time_point oldest_{};
+};
+
+}  // namespace laconic

@@ -1,0 +1,29 @@
+#pragma once
+// A Schedule decides what one training step does and when workers communicate. It sees the
+// worker only through StepActions, so schedules know nothing of models or tensors.
+#include <cstdint>
+#include <string>
+
+namespace laconic::schedule {
+
+/// The operations a worker offers its schedule for one step.
+class StepActions {
+ public:
+  virtual ~StepActions() = default;
+  /// Forward and backward pass on this worker's next batch; leaves the local gradient.
+  virtual void compute_gradients() = 0;
+  /// Replaces the local gradient by the (compressed) average over workers, via the topology.
+  virtual void exchange_gradients() = 0;
+  /// Applies the optimizer to the model with the current gradient.
+  virtual void apply_update() = 0;
+};
+
+class Schedule {
+ public:
+  virtual ~Schedule() = default;
+  virtual std::string name() const = 0;
+  /// Runs step `step` (global, counted from 0).
+  virtual void step(StepActions& actions, std::int64_t step) = 0;
+};
+
+}  // namespace laconic::schedule

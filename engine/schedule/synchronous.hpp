@@ -1,0 +1,23 @@
+#pragma once
+#include <vector>
+
+#include "engine/core/component.hpp"
+#include "engine/schedule/schedule.hpp"
+
+namespace laconic::schedule {
+
+struct SynchronousOptions {
+  static std::vector<FieldSpec> fields() { return {}; }
+  static SynchronousOptions from(const ComponentSpec&) { return {}; }
+};
+
+/// Bulk-synchronous SGD: every step, every worker computes a gradient, the gradients are averaged,
+/// and every worker applies the same update.
+class SynchronousSchedule : public Schedule {
+ public:
+  explicit SynchronousSchedule(SynchronousOptions) {}
+  std::string name() const override { return "synchronous"; }
+  void step(StepActions& actions, std::int64_t step) override;
+};
+
+}  // namespace laconic::schedule

@@ -1,0 +1,33 @@
+#pragma once
+// A Topology decides how workers combine their updates: which collective, over whom.
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "engine/comm/communicator.hpp"
+#include "engine/compress/compressor.hpp"
+
+namespace laconic::topology {
+
+/// What one exchange cost this worker. Times in seconds, bytes as counted by the Communicator.
+struct ExchangeStats {
+  double time_compress = 0;
+  double time_decompress = 0;
+  double time_communicate = 0;   ///< wall time inside collectives
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t bytes_dense = 0;  ///< bytes the same exchange would send uncompressed in fp32
+  bool gathered = false;          ///< payloads were gathered rather than summed
+};
+
+class Topology {
+ public:
+  virtual ~Topology() = default;
+  virtual std::string name() const = 0;
+  /// Replaces this worker's `gradient` by the mean over all workers of their compressed
+  /// gradients. Every worker must call it with a gradient of the same length.
+  virtual ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor,
+                                comm::Communicator& comm) = 0;
+};
+
+}  // namespace laconic::topology

@@ -1,0 +1,37 @@
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/core/component.hpp"
+#include "engine/train/dataset.hpp"
+
+namespace laconic::train {
+
+/// Where Debian's dataset-fashion-mnist package installs the idx files.
+inline constexpr const char* kFashionMnistRoot = "/usr/share/datasets/fashion-mnist";
+
+struct FashionMnistOptions {
+  std::string root = kFashionMnistRoot;  ///< directory with the four idx files (.gz or plain)
+
+  static std::vector<FieldSpec> fields();
+  static FashionMnistOptions from(const ComponentSpec& spec);
+};
+
+/// Fashion-MNIST (Xiao et al. 2017): 60,000 train and 10,000 test 28x28 grey images, 10 classes.
+/// Inputs are scaled to [0, 1] and standardized with the training set's mean and deviation.
+class FashionMnistDataset : public Dataset {
+ public:
+  explicit FashionMnistDataset(FashionMnistOptions options) : options_(std::move(options)) {}
+  std::string name() const override { return "fashion_mnist"; }
+  const DataSplit& train() override;
+  const DataSplit& test() override;
+  std::int64_t classes() const override { return 10; }
+
+ private:
+  DataSplit load(const std::string& prefix) const;
+  FashionMnistOptions options_;
+  std::optional<DataSplit> train_, test_;
+};
+
+}  // namespace laconic::train

@@ -1,0 +1,36 @@
+#include "engine/train/lenet5.hpp"
+
+#include "engine/core/error.hpp"
+
+namespace laconic::train {
+
+std::vector<FieldSpec> Lenet5Options::fields() {
+  return {{"classes", FieldType::Int, std::int64_t{10}, "number of output classes"}};
+}
+
+Lenet5Options Lenet5Options::from(const ComponentSpec& spec) {
+  Lenet5Options o;
+  o.classes = spec.integer("classes");
+  if (o.classes < 2) throw ConfigError(str_cat("lenet5.classes must be >= 2, got ", o.classes));
+  return o;
+}
+
+Lenet5::Lenet5(Lenet5Options options) {
+  namespace nn = torch::nn;
+  conv1_ = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(1, 6, 5).padding(2)));
+  conv2_ = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(6, 16, 5)));
+  fc1_ = register_module("fc1", nn::Linear(16 * 5 * 5, 120));
+  fc2_ = register_module("fc2", nn::Linear(120, 84));
+  fc3_ = register_module("fc3", nn::Linear(84, options.classes));
+}
+
+torch::Tensor Lenet5::forward(torch::Tensor x) {
+  x = torch::max_pool2d(torch::relu(conv1_->forward(x)), 2);
+  x = torch::max_pool2d(torch::relu(conv2_->forward(x)), 2);
+  x = x.flatten(1);
+  x = torch::relu(fc1_->forward(x));
+  x = torch::relu(fc2_->forward(x));
+  return fc3_->forward(x);
+}
+
+}  // namespace laconic::train

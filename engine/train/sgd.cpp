@@ -1,0 +1,50 @@
+#include "engine/train/sgd.hpp"
+
+#include "engine/core/error.hpp"
+
+namespace laconic::train {
+
+std::vector<FieldSpec> SgdOptions::fields() {
+  return {
+      {"lr", FieldType::Number, 0.01, "learning rate"},
+      {"momentum", FieldType::Number, 0.0, "momentum factor in [0, 1)"},
+      {"weight_decay", FieldType::Number, 0.0, "L2 penalty, >= 0"},
+      {"nesterov", FieldType::Bool, false, "use Nesterov momentum"},
+  };
+}
+
+SgdOptions SgdOptions::from(const ComponentSpec& spec) {
+  SgdOptions o;
+  o.lr = spec.number("lr");
+  o.momentum = spec.number("momentum");
+  o.weight_decay = spec.number("weight_decay");
+  o.nesterov = spec.flag("nesterov");
+  if (!(o.lr > 0)) throw ConfigError(str_cat("sgd.lr must be > 0, got ", o.lr));
+  if (!(o.momentum >= 0 && o.momentum < 1))
+    throw ConfigError(str_cat("sgd.momentum must be in [0, 1), got ", o.momentum));
+  if (!(o.weight_decay >= 0))
+    throw ConfigError(str_cat("sgd.weight_decay must be >= 0, got ", o.weight_decay));
+  if (o.nesterov && o.momentum == 0)
+    throw ConfigError("sgd.nesterov needs momentum > 0, got momentum = 0");
+  return o;
+}
+
+void Sgd::step(std::vector<torch::Tensor>& params) {
+  torch::NoGradGuard no_grad;
+  if (momentum_.empty() && options_.momentum > 0)
+    for (auto& p : params) momentum_.push_back(torch::zeros_like(p));
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    auto& p = params[i];
+    if (!p.grad().defined()) continue;
+    torch::Tensor d = p.grad();
+    if (options_.weight_decay != 0) d = d.add(p, options_.weight_decay);
+    if (options_.momentum > 0) {
+      auto& b = momentum_[i];
+      b.mul_(options_.momentum).add_(d);
+      d = options_.nesterov ? d.add(b, options_.momentum) : b;
+    }
+    p.sub_(d, options_.lr);
+  }
+}
+
+}  // namespace laconic::train

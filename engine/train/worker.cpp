@@ -1,0 +1,190 @@
+#include "engine/train/worker.hpp"
+
+#include <chrono>
+#include <cstring>
+
+#include "engine/core/error.hpp"
+#include "engine/train/evaluate.hpp"
+#include "engine/train/shard.hpp"
+
+namespace laconic::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// The worker's side of the schedule: one object per run, holding the replica and its gradient.
+class Trainer : public schedule::StepActions {
+ public:
+  Trainer(const RunConfig& config, WorkerParts& parts, comm::Communicator& comm)
+      : config_(config), parts_(parts), comm_(comm), params_(parts.model->parameters()) {
+    std::int64_t total = 0;
+    for (auto& p : params_) total += p.numel();
+    flat_grad_ = torch::zeros({total});
+    // Each parameter's .grad() is a view into one flat buffer, so backward writes the gradient
+    // the topology exchanges without a copy.
+    std::int64_t offset = 0;
+    for (auto& p : params_) {
+      p.mutable_grad() = flat_grad_.narrow(0, offset, p.numel()).view_as(p);
+      offset += p.numel();
+    }
+  }
+
+  void begin_epoch(std::int64_t epoch) {
+    shard_ = shard_indices(parts_.dataset->train().size(), comm_.size(), comm_.rank(),
+                           config_.seed, epoch);
+    position_ = 0;
+  }
+
+  std::int64_t steps_per_epoch() const {
+    auto per = parts_.dataset->train().size() / comm_.size();
+    auto steps = (per + config_.batch_size - 1) / config_.batch_size;
+    return config_.max_steps > 0 ? std::min(steps, config_.max_steps) : steps;
+  }
+
+  void compute_gradients() override {
+    const auto& data = parts_.dataset->train();
+    auto end = std::min<std::size_t>(position_ + static_cast<std::size_t>(config_.batch_size),
+                                     shard_.size());
+    auto index = torch::from_blob(shard_.data() + position_,
+                                  {static_cast<std::int64_t>(end - position_)}, torch::kInt64);
+    position_ = end;
+    auto inputs = data.inputs.index_select(0, index);
+    auto labels = data.labels.index_select(0, index);
+    flat_grad_.zero_();
+    auto t0 = Clock::now();
+    auto loss = torch::nn::functional::cross_entropy(parts_.model->forward(inputs), labels);
+    auto t1 = Clock::now();
+    loss.backward();
+    auto t2 = Clock::now();
+    time_forward_ = seconds_between(t0, t1);
+    time_backward_ = seconds_between(t1, t2);
+    loss_ = loss.item<double>();
+    LACONIC_ENFORCE(params_.front().grad().data_ptr() == flat_grad_.data_ptr(),
+                    "backward replaced the gradient buffer instead of writing into it");
+  }
+
+  void exchange_gradients() override {
+    std::span<float> gradient(flat_grad_.data_ptr<float>(),
+                              static_cast<std::size_t>(flat_grad_.numel()));
+    exchange_ = parts_.topology->average(gradient, *parts_.compressor, comm_);
+  }
+
+  void apply_update() override {
+    auto t0 = Clock::now();
+    parts_.optimizer->step(params_);
+    time_optimizer_ = seconds_between(t0, Clock::now());
+  }
+
+  /// Per-step measurements, in the order of docs/schema.md.
+  void record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall,
+                   double step_time) const {
+    auto put = [&](const char* key, double value) {
+      sink.record({key, step, epoch, comm_.rank(), wall, value});
+    };
+    put("train_loss", loss_);
+    put("time_forward", time_forward_);
+    put("time_backward", time_backward_);
+    put("time_compress", exchange_.time_compress);
+    put("time_decompress", exchange_.time_decompress);
+    put("time_communicate", exchange_.time_communicate);
+    put("time_optimizer", time_optimizer_);
+    put("time_step", step_time);
+    put("bytes_sent", static_cast<double>(exchange_.bytes_sent));
+    put("bytes_received", static_cast<double>(exchange_.bytes_received));
+    put("bytes_dense", static_cast<double>(exchange_.bytes_dense));
+  }
+
+  double loss() const { return loss_; }
+  std::vector<torch::Tensor>& params() { return params_; }
+
+ private:
+  const RunConfig& config_;
+  WorkerParts& parts_;
+  comm::Communicator& comm_;
+  std::vector<torch::Tensor> params_;
+  torch::Tensor flat_grad_;
+  std::vector<std::int64_t> shard_;
+  std::size_t position_ = 0;
+  double loss_ = 0, time_forward_ = 0, time_backward_ = 0, time_optimizer_ = 0;
+  topology::ExchangeStats exchange_;
+};
+
+// Replicas must start equal; a mismatch would silently turn the run into something else.
+void check_identical_start(Model& model, comm::Communicator& comm) {
+  std::uint64_t mine = parameter_hash(model);
+  auto all = comm.allgatherv({reinterpret_cast<const std::uint8_t*>(&mine), sizeof mine});
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    std::uint64_t theirs = 0;
+    LACONIC_ENFORCE(all[r].size() == sizeof theirs, "expected 8 hash bytes, got ", all[r].size());
+    std::memcpy(&theirs, all[r].data(), sizeof theirs);
+    LACONIC_ENFORCE(theirs == mine, "rank ", r, " starts from weights with hash ", theirs,
+                    ", rank ", comm.rank(), " from ", mine);
+  }
+}
+
+}  // namespace
+
+std::uint64_t parameter_hash(Model& model) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (auto& p : model.parameters()) {
+    auto c = p.detach().contiguous();
+    const auto* bytes = static_cast<const std::uint8_t*>(c.data_ptr());
+    for (std::int64_t i = 0; i < c.numel() * static_cast<std::int64_t>(c.element_size()); ++i)
+      h = (h ^ bytes[i]) * 1099511628211ull;
+  }
+  return h;
+}
+
+WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
+                        MetricsSink& sink, const ProgressFn& progress) {
+  const auto start = Clock::now();
+  auto wall = [&] { return seconds_between(start, Clock::now()); };
+  parts.dataset->train();
+  if (comm.rank() == 0) parts.dataset->test();
+  check_identical_start(*parts.model, comm);
+
+  Trainer trainer(config, parts, comm);
+  WorkerResult result;
+  std::int64_t step = 0;
+  const std::int64_t steps_per_epoch = trainer.steps_per_epoch();
+  for (std::int64_t epoch = 0; epoch < config.epochs; ++epoch) {
+    const auto epoch_start = Clock::now();
+    auto last_progress = epoch_start;
+    double loss_sum = 0;
+    trainer.begin_epoch(epoch);
+    parts.model->train();
+    for (std::int64_t i = 0; i < steps_per_epoch; ++i, ++step) {
+      const auto step_start = Clock::now();
+      parts.schedule->step(trainer, step);
+      const auto step_end = Clock::now();
+      loss_sum += trainer.loss();
+      trainer.record_step(sink, step, epoch, wall(), seconds_between(step_start, step_end));
+      if (progress && comm.rank() == 0 &&
+          (seconds_between(last_progress, step_end) >= 0.5 || i + 1 == steps_per_epoch)) {
+        last_progress = step_end;
+        double rate = static_cast<double>(i + 1) / seconds_between(epoch_start, step_end);
+        progress({epoch, i + 1, steps_per_epoch, trainer.loss(), rate});
+      }
+    }
+    result.steps = step;
+    const std::int64_t last = step - 1;
+    sink.record({"epoch_train_loss", last, epoch, comm.rank(), wall(),
+                 loss_sum / static_cast<double>(steps_per_epoch)});
+    sink.record({"epoch_time", last, epoch, comm.rank(), wall(),
+                 seconds_between(epoch_start, Clock::now())});
+    if (comm.rank() == 0) {
+      Evaluation e = evaluate(*parts.model, parts.dataset->test(), config.eval_limit);
+      sink.record({"test_accuracy", last, epoch, 0, wall(), e.accuracy});
+      sink.record({"test_loss", last, epoch, 0, wall(), e.loss});
+      result.final_test_accuracy = e.accuracy;
+    }
+    sink.flush();
+  }
+  result.parameter_hash = parameter_hash(*parts.model);
+  return result;
+}
+
+}  // namespace laconic::train

@@ -1,0 +1,50 @@
+#pragma once
+// The training loop of one worker process: its shard, its model replica, and the exchange with
+// the other workers through the topology, step after step, reporting every measurement.
+#include <functional>
+#include <memory>
+
+#include "engine/comm/communicator.hpp"
+#include "engine/compress/compressor.hpp"
+#include "engine/core/metrics.hpp"
+#include "engine/core/run_config.hpp"
+#include "engine/core/worker_message.hpp"
+#include "engine/schedule/schedule.hpp"
+#include "engine/topology/topology.hpp"
+#include "engine/train/dataset.hpp"
+#include "engine/train/model.hpp"
+#include "engine/train/optimizer.hpp"
+
+namespace laconic::train {
+
+/// The components a run is made of, built from its RunConfig (see engine/catalog.hpp).
+struct WorkerParts {
+  std::unique_ptr<Dataset> dataset;
+  std::unique_ptr<Model> model;  ///< must be built after torch::manual_seed(config.seed)
+  std::unique_ptr<Optimizer> optimizer;
+  std::unique_ptr<topology::Topology> topology;
+  std::unique_ptr<schedule::Schedule> schedule;
+  std::unique_ptr<compress::Compressor> compressor;
+};
+
+/// What the worker reached.
+struct WorkerResult {
+  std::int64_t steps = 0;                ///< steps taken
+  double final_test_accuracy = -1;       ///< rank 0 only; -1 where this rank did not evaluate
+  std::uint64_t parameter_hash = 0;      ///< parameter_hash() of the replica at the end
+};
+
+using ProgressFn = std::function<void(const ProgressMessage&)>;
+
+/// Trains `parts` for config.epochs on this rank's shard. Records per-step and per-epoch
+/// metrics into `sink` (keys in docs/schema.md); rank 0 evaluates on the test split at the end
+/// of each epoch and reports progress through `progress` (may be empty). Throws CommError when a
+/// peer is lost or a collective times out, InvariantError when replicas start from different
+/// weights.
+WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
+                        MetricsSink& sink, const ProgressFn& progress = {});
+
+/// A 64-bit FNV-1a hash of the model's parameter bytes: equal hashes = identical replicas.
+std::uint64_t parameter_hash(Model& model);
+
+}  // namespace laconic::train

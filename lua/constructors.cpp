@@ -1,0 +1,193 @@
+#include "lua/constructors.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "engine/core/error.hpp"
+#include "lua/lua_value.hpp"
+
+namespace laconic::lua {
+
+namespace {
+
+/// Names a constructor may not take: the DSL's own functions and the sandbox's globals.
+const std::set<std::string, std::less<>> kReservedNames = {
+    "_G",     "_VERSION", "assert",   "error",        "experiment", "getmetatable",
+    "ipairs", "load",     "math",     "next",         "pairs",      "pcall",
+    "print",  "rawequal", "rawget",   "rawlen",       "rawset",     "select",
+    "setmetatable", "string", "sweep", "table",       "tonumber",   "tostring",
+    "type",   "warn",     "xpcall"};
+
+LoadContext& context_of(lua_State* L) {
+  return *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1)));
+}
+
+std::string describe_item(const LoadContext& context, const LuaItem& item) {
+  if (const auto* value = std::get_if<Value>(&item))
+    return str_cat(value_type_name(*value), " ", format_value(*value));
+  if (const auto* ref = std::get_if<ComponentRef>(&item))
+    return str_cat(context.components[ref->index].written.kind, " ",
+                   context.components[ref->index].written.name, "()");
+  if (std::holds_alternative<SweepRef>(item)) return "a sweep";
+  return std::get<Unsupported>(item).type_name;
+}
+
+Component build_component(const LoadContext& context, const ComponentInfo& info,
+                          const std::vector<std::pair<std::string, LuaItem>>& fields) {
+  Component component;
+  component.written.kind = info.kind;
+  component.written.name = info.name;
+  for (const auto& [field, item] : fields) {
+    const auto* value = std::get_if<Value>(&item);
+    if (value == nullptr)
+      throw ConfigError(str_cat(info.name, ".", field, " must be a bool, number or string, got ",
+                                describe_item(context, item)));
+    component.written.fields[field] = *value;
+  }
+  component.resolved = context.catalog.resolve(component.written);
+  for (const FieldSpec& spec : info.fields)
+    if (component.written.fields.count(spec.name)) component.written_order.push_back(spec.name);
+  // A catalog may accept fields its info does not list; keep them, after the listed ones.
+  for (const auto& [field, value] : component.written.fields)
+    if (std::find(component.written_order.begin(), component.written_order.end(), field) ==
+        component.written_order.end())
+      component.written_order.push_back(field);
+  return component;
+}
+
+int construct_body(lua_State* L) {
+  LoadContext& context = context_of(L);
+  std::size_t index = 0;
+  {
+    const ComponentInfo& info =
+        context.constructors[static_cast<std::size_t>(lua_tointeger(L, lua_upvalueindex(2)))];
+    std::vector<std::pair<std::string, LuaItem>> fields;
+    const int arguments = lua_gettop(L);
+    if (arguments > 1)
+      throw ConfigError(str_cat(info.name, " takes one table of fields (", info.name,
+                                " { field = value }), got ", arguments, " arguments"));
+    if (arguments == 1 && !lua_isnil(L, 1)) {
+      if (!lua_istable(L, 1))
+        throw ConfigError(str_cat(info.name, " takes a table of fields (", info.name,
+                                  " { field = value }), got ",
+                                  describe_item(context, read_item(L, 1))));
+      fields = read_fields(L, 1, info.name);
+    }
+    context.components.push_back(build_component(context, info, fields));
+    index = context.components.size() - 1;
+  }
+  push_handle(L, index, kComponentMeta);
+  return 1;
+}
+
+int construct(lua_State* L) { return call_guarded(L, construct_body); }
+
+int sweep_body(lua_State* L) {
+  LoadContext& context = context_of(L);
+  std::size_t index = 0;
+  {
+    if (lua_gettop(L) != 1 || !lua_istable(L, 1))
+      throw ConfigError(str_cat("sweep takes a list of alternatives (sweep { a, b, ... }), got ",
+                                lua_gettop(L) == 0 ? std::string("nothing")
+                                                   : describe_item(context, read_item(L, 1))));
+    const std::vector<LuaItem> items = read_list(L, 1, "sweep");
+    if (items.empty()) throw ConfigError("sweep { } needs at least one alternative");
+    std::vector<Choice> alternatives;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (const auto* value = std::get_if<Value>(&items[i]))
+        alternatives.emplace_back(*value);
+      else if (const auto* ref = std::get_if<ComponentRef>(&items[i]))
+        alternatives.emplace_back(context.components[ref->index]);
+      else
+        throw ConfigError(str_cat("sweep alternative ", i + 1,
+                                  " must be a component, bool, number or string, got ",
+                                  describe_item(context, items[i]),
+                                  std::holds_alternative<SweepRef>(items[i])
+                                      ? " (sweeps do not nest)" : ""));
+    }
+    context.sweeps.push_back(std::move(alternatives));
+    index = context.sweeps.size() - 1;
+  }
+  push_handle(L, index, kSweepMeta);
+  return 1;
+}
+
+int sweep(lua_State* L) { return call_guarded(L, sweep_body); }
+
+/// tostring(topk { ratio = 0.01 }) -> "topk { ratio = 0.01 }", for print-debugging files.
+int component_tostring(lua_State* L) {
+  const LoadContext& context = context_of(L);
+  const auto ref = std::get<ComponentRef>(read_item(L, 1));
+  const Component& component = context.components[ref.index];
+  std::string text = component.written.name;
+  if (component.written_order.empty()) {
+    text += "()";
+  } else {
+    text += " {";
+    for (const auto& field : component.written_order)
+      text += str_cat(" ", field, " = ", format_value(component.written.fields.at(field)), ",");
+    text.back() = ' ';
+    text += "}";
+  }
+  // If this push runs out of Lua memory, `text` leaks: the state is closed right after.
+  lua_pushlstring(L, text.data(), text.size());
+  return 1;
+}
+
+int sweep_tostring(lua_State* L) {
+  const auto ref = std::get<SweepRef>(read_item(L, 1));
+  lua_pushfstring(L, "sweep of %d alternatives",
+                  static_cast<int>(context_of(L).sweeps[ref.index].size()));
+  return 1;
+}
+
+void new_metatable(lua_State* L, LoadContext* context, const char* name, lua_CFunction tostring) {
+  luaL_newmetatable(L, name);
+  lua_pushlightuserdata(L, context);
+  lua_pushcclosure(L, tostring, 1);
+  lua_setfield(L, -2, "__tostring");
+  // Files may not reach the metatable (getmetatable returns this string instead).
+  lua_pushliteral(L, "laconic values are read-only");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+}
+
+int register_all(lua_State* L) {
+  auto* context = static_cast<LoadContext*>(lua_touserdata(L, 1));
+  new_metatable(L, context, kComponentMeta, component_tostring);
+  new_metatable(L, context, kSweepMeta, sweep_tostring);
+  for (std::size_t i = 0; i < context->constructors.size(); ++i) {
+    lua_pushlightuserdata(L, context);
+    lua_pushinteger(L, static_cast<lua_Integer>(i));
+    lua_pushcclosure(L, construct, 2);
+    lua_setglobal(L, context->constructors[i].name.c_str());
+  }
+  lua_pushlightuserdata(L, context);
+  lua_pushcclosure(L, sweep, 1);
+  lua_setglobal(L, "sweep");
+  return 0;
+}
+
+}  // namespace
+
+void install_constructors(SandboxedState& state, LoadContext& context) {
+  std::map<std::string, std::string> kind_of;
+  for (const std::string& kind : context.catalog.kinds()) {
+    for (ComponentInfo& info : context.catalog.infos(kind)) {
+      if (kReservedNames.count(info.name))
+        throw InvariantError(str_cat(kind, " '", info.name,
+                                     "' would hide the Lua global of the same name"));
+      auto [it, fresh] = kind_of.emplace(info.name, kind);
+      if (!fresh)
+        throw InvariantError(str_cat("component name '", info.name, "' is defined by both ",
+                                     it->second, " and ", kind,
+                                     "; each Lua constructor needs a unique name"));
+      if (info.kind.empty()) info.kind = kind;
+      context.constructors.push_back(std::move(info));
+    }
+  }
+  state.call_protected(register_all, &context);
+}
+
+}  // namespace laconic::lua

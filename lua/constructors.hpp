@@ -1,0 +1,14 @@
+#pragma once
+// The global functions that build values of the DSL: one constructor per catalog entry
+// (`topk { ratio = 0.01 }`, `lenet5()`) and `sweep { a, b, ... }`.
+#include "lua/context.hpp"
+#include "lua/state.hpp"
+
+namespace laconic::lua {
+
+/// Defines one global constructor per entry of context.catalog, `sweep`, and the private
+/// metatables of their values. Two kinds defining one name, or a name that hides a sandbox
+/// global, is an InvariantError (a registry bug, not the user's).
+void install_constructors(SandboxedState& state, LoadContext& context);
+
+}  // namespace laconic::lua

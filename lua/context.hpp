@@ -1,0 +1,57 @@
+#pragma once
+// What the Lua functions of one load share: the catalog, the components and sweeps the file
+// has built so far, and the experiment it declared. Owned by load_experiment(); the Lua
+// closures reach it through a light-userdata upvalue, so there is no global state.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/core/catalog.hpp"
+#include "engine/core/component.hpp"
+#include "engine/core/value.hpp"
+
+namespace laconic::lua {
+
+/// One constructor call: what the user wrote and what the catalog made of it.
+struct Component {
+  ComponentSpec written;                    ///< only the fields given explicitly
+  ComponentSpec resolved;                   ///< every field, defaults filled
+  std::vector<std::string> written_order;   ///< written field names, in the catalog's order
+};
+
+/// One value an experiment field may take: a scalar or a component.
+using Choice = std::variant<Value, Component>;
+
+/// The values one experiment field takes: one, or several from a `sweep { ... }`.
+struct FieldChoices {
+  std::vector<Choice> alternatives;
+  bool swept = false;
+};
+
+/// The `experiment { ... }` table, checked field by field but not yet expanded.
+struct ExperimentDraft {
+  std::string location;                         ///< "file:line: " of the experiment call
+  std::string name;                             ///< the `name` field
+  std::map<std::string, FieldChoices> fields;   ///< given fields other than name and seeds
+  std::vector<std::int64_t> seeds;              ///< empty when the file gives none
+};
+
+/// State shared by the Lua functions of one load.
+struct LoadContext {
+  explicit LoadContext(const Catalog& c) : catalog(c) {}
+
+  const Catalog& catalog;
+  std::vector<ComponentInfo> constructors;   ///< one per global constructor
+  std::vector<Component> components;         ///< one per constructor call (userdata index)
+  std::vector<std::vector<Choice>> sweeps;   ///< one per sweep call (userdata index)
+  std::optional<ExperimentDraft> draft;      ///< set by the experiment call
+};
+
+/// "component topk" or "int 64": how a choice is named in error messages.
+std::string describe_choice(const Choice& choice);
+
+}  // namespace laconic::lua

@@ -1,0 +1,35 @@
+#pragma once
+// Loading an experiment file: run it in a sandboxed Lua state, read its `experiment { ... }`
+// table and expand its sweeps and seeds into the runs of a plan. The DSL is described in
+// docs/dsl.md.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/core/catalog.hpp"
+#include "engine/core/run_config.hpp"
+
+namespace laconic::lua {
+
+/// What an experiment file asks for: one RunConfig per combination of swept values and seed.
+struct ExperimentPlan {
+  std::string name;              ///< experiment name (the `name` field)
+  std::string file;              ///< path of the experiment file, as given
+  std::string file_hash;         ///< 64-bit FNV-1a of the file's bytes, 16 lowercase hex digits
+  std::vector<RunConfig> runs;   ///< swept fields in field-name order, seeds innermost
+};
+
+/// Bounds on what an experiment file may consume while it runs.
+struct LoadOptions {
+  std::int64_t instruction_limit = 100'000'000;  ///< Lua VM instructions for the whole file
+  std::size_t memory_limit = 64 << 20;           ///< bytes the Lua state may hold at once
+};
+
+/// Runs the experiment file in a sandbox and expands its sweeps. Any problem is a
+/// laconic::ConfigError whose message starts with "file:line: " where a line is known
+/// (and "file: " otherwise).
+ExperimentPlan load_experiment(const std::string& path, const Catalog& catalog,
+                               const LoadOptions& options = {});
+
+}  // namespace laconic::lua

@@ -1,0 +1,196 @@
+#include "lua/experiment_table.hpp"
+
+#include <cmath>
+
+#include "engine/core/error.hpp"
+#include "lua/fields.hpp"
+
+namespace laconic::lua {
+
+std::string describe_choice(const Choice& choice) {
+  if (const auto* value = std::get_if<Value>(&choice))
+    return str_cat(value_type_name(*value), " ", format_value(*value));
+  const auto& component = std::get<Component>(choice);
+  return str_cat(component.written.kind, " '", component.written.name, "'");
+}
+
+namespace {
+
+std::string describe(const LoadContext& context, const LuaItem& item) {
+  if (const auto* value = std::get_if<Value>(&item)) return describe_choice(*value);
+  if (const auto* ref = std::get_if<ComponentRef>(&item))
+    return describe_choice(context.components[ref->index]);
+  if (std::holds_alternative<SweepRef>(item)) return "a sweep";
+  return "a " + std::get<Unsupported>(item).type_name;
+}
+
+std::string known_names(const Catalog& catalog, const std::string& kind) {
+  std::string out;
+  for (const ComponentInfo& info : catalog.infos(kind))
+    out += (out.empty() ? "" : ", ") + info.name + "()";
+  return out.empty() ? "(none)" : out;
+}
+
+/// An integer, also from a float with an integral value (`2^6` is a float in Lua 5.4).
+std::optional<std::int64_t> as_integer(const Value& value) {
+  if (const auto* i = std::get_if<std::int64_t>(&value)) return *i;
+  if (const auto* d = std::get_if<double>(&value))
+    if (std::isfinite(*d) && std::trunc(*d) == *d && std::fabs(*d) < 9.0e18)
+      return static_cast<std::int64_t>(*d);
+  return std::nullopt;
+}
+
+/// What a field accepts, for messages: "a model (known: lenet5())", "an int >= 1".
+std::string expectation(const LoadContext& context, const ExperimentField& field) {
+  switch (field.type) {
+    case ExperimentFieldType::Component:
+      return str_cat("a ", field.kind, " (known: ", known_names(context.catalog, field.kind), ")");
+    case ExperimentFieldType::Int: return str_cat("an int >= ", field.minimum);
+    case ExperimentFieldType::Number: return "a number > 0";
+    case ExperimentFieldType::String: return "a non-empty string";
+    case ExperimentFieldType::IntList: return "a list of integers such as { 1, 2, 3 }";
+  }
+  return "?";
+}
+
+/// Checks one alternative of a field; `where` is "" or " (sweep alternative 2)".
+Choice check_choice(const LoadContext& context, const ExperimentField& field, const Choice& choice,
+                    const std::string& where) {
+  const auto fail = [&] {
+    return ConfigError(str_cat("experiment field '", field.name, "'", where, " must be ",
+                               expectation(context, field), ", got ", describe_choice(choice)));
+  };
+  if (field.type == ExperimentFieldType::Component) {
+    const auto* component = std::get_if<Component>(&choice);
+    if (component == nullptr || component->written.kind != field.kind) throw fail();
+    return choice;
+  }
+  const auto* value = std::get_if<Value>(&choice);
+  if (field.type == ExperimentFieldType::Int) {
+    const auto integer = value ? as_integer(*value) : std::nullopt;
+    if (!integer || *integer < field.minimum) throw fail();
+    return Value{*integer};
+  }
+  if (field.type == ExperimentFieldType::Number) {
+    const double* d = value ? std::get_if<double>(value) : nullptr;
+    const std::int64_t* i = value ? std::get_if<std::int64_t>(value) : nullptr;
+    const double number = d ? *d : i ? static_cast<double>(*i) : 0.0;
+    if ((!d && !i) || !(number > 0) || !std::isfinite(number)) throw fail();
+    return Value{number};
+  }
+  throw InvariantError(str_cat("experiment field '", field.name, "' has no alternatives"));
+}
+
+std::vector<std::int64_t> parse_seeds(const LoadContext& context,
+                                      const std::vector<LuaItem>& items) {
+  if (items.empty()) throw ConfigError("experiment field 'seeds' must list at least one seed");
+  std::vector<std::int64_t> seeds;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const auto* value = std::get_if<Value>(&items[i]);
+    const auto integer = value ? as_integer(*value) : std::nullopt;
+    if (!integer)
+      throw ConfigError(str_cat("experiment field 'seeds' must list integers, got ",
+                                describe(context, items[i]), " at position ", i + 1));
+    for (std::int64_t seen : seeds)
+      if (seen == *integer)
+        throw ConfigError(str_cat("experiment field 'seeds' lists seed ", seen, " twice"));
+    seeds.push_back(*integer);
+  }
+  return seeds;
+}
+
+int experiment_body(lua_State* L) {
+  auto& context = *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1)));
+  luaL_where(L, 1);
+  std::string location = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  if (context.draft) {
+    std::string first = context.draft->location;
+    while (!first.empty() && (first.back() == ' ' || first.back() == ':')) first.pop_back();
+    throw ConfigError(str_cat("experiment { ... } may be called only once; it was already called",
+                              first.empty() ? "" : " at ", first));
+  }
+  if (lua_gettop(L) != 1 || !lua_istable(L, 1))
+    throw ConfigError(str_cat("experiment takes one table (experiment { name = \"...\", ... }), got ",
+                              lua_gettop(L) == 0 ? "nothing" : describe(context, read_item(L, 1))));
+  std::optional<std::vector<LuaItem>> seeds;
+  lua_pushliteral(L, "seeds");
+  if (lua_rawget(L, 1) == LUA_TTABLE)
+    seeds = read_list(L, -1, "experiment field 'seeds'");
+  lua_pop(L, 1);
+  context.draft = parse_experiment(context, read_fields(L, 1, "experiment"), seeds);
+  context.draft->location = std::move(location);
+  return 0;
+}
+
+int experiment(lua_State* L) { return call_guarded(L, experiment_body); }
+
+int register_experiment(lua_State* L) {
+  lua_pushvalue(L, 1);  // the LoadContext
+  lua_pushcclosure(L, experiment, 1);
+  lua_setglobal(L, "experiment");
+  return 0;
+}
+
+}  // namespace
+
+ExperimentDraft parse_experiment(const LoadContext& context,
+                                 const std::vector<std::pair<std::string, LuaItem>>& fields,
+                                 const std::optional<std::vector<LuaItem>>& seeds) {
+  ExperimentDraft draft;
+  bool named = false;
+  for (const auto& [key, item] : fields) {
+    const ExperimentField* field = find_experiment_field(key);
+    if (field == nullptr)
+      throw ConfigError(str_cat("unknown experiment field '", key, "'; known: ",
+                                experiment_field_names()));
+    if (field->type == ExperimentFieldType::String) {
+      const auto* value = std::get_if<Value>(&item);
+      const auto* text = value ? std::get_if<std::string>(value) : nullptr;
+      if (text == nullptr || text->empty())
+        throw ConfigError(str_cat("experiment field '", key, "' must be ",
+                                  expectation(context, *field), ", got ",
+                                  text ? "an empty string" : describe(context, item)));
+      draft.name = *text;
+      named = true;
+      continue;
+    }
+    if (field->type == ExperimentFieldType::IntList) {
+      if (!seeds)
+        throw ConfigError(str_cat("experiment field 'seeds' must be ",
+                                expectation(context, *field), ", got ",
+                                describe(context, item)));
+      draft.seeds = parse_seeds(context, *seeds);
+      continue;
+    }
+    FieldChoices choices;
+    if (const auto* sweep = std::get_if<SweepRef>(&item)) {
+      choices.swept = true;
+      const auto& alternatives = context.sweeps[sweep->index];
+      for (std::size_t i = 0; i < alternatives.size(); ++i)
+        choices.alternatives.push_back(check_choice(
+            context, *field, alternatives[i], str_cat(" (sweep alternative ", i + 1, ")")));
+    } else if (const auto* value = std::get_if<Value>(&item)) {
+      choices.alternatives.push_back(check_choice(context, *field, *value, ""));
+    } else if (const auto* ref = std::get_if<ComponentRef>(&item)) {
+      choices.alternatives.push_back(
+          check_choice(context, *field, context.components[ref->index], ""));
+    } else {
+      throw ConfigError(str_cat("experiment field '", key, "' must be ",
+                                expectation(context, *field), ", got ", describe(context, item),
+                                std::get<Unsupported>(item).type_name == "function"
+                                    ? " (call the constructor: name() or name { ... })"
+                                    : ""));
+    }
+    draft.fields[key] = std::move(choices);
+  }
+  if (!named)
+    throw ConfigError("experiment is missing the required field 'name' (a string)");
+  return draft;
+}
+
+void install_experiment(SandboxedState& state, LoadContext& context) {
+  state.call_protected(register_experiment, &context);
+}
+
+}  // namespace laconic::lua

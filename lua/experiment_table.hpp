@@ -1,0 +1,24 @@
+#pragma once
+// The global `experiment { ... }`: checks each field of the table as soon as it is called, so
+// errors point at the call, and records the result for sweep expansion.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lua/context.hpp"
+#include "lua/lua_value.hpp"
+#include "lua/state.hpp"
+
+namespace laconic::lua {
+
+/// Defines the global `experiment`; its call fills context.draft (a second call is an error).
+void install_experiment(SandboxedState& state, LoadContext& context);
+
+/// Checks the fields of the experiment table (sorted by name, as read_fields gives them) and
+/// the items of its `seeds` list when it is a list. ConfigError without location.
+ExperimentDraft parse_experiment(const LoadContext& context,
+                                 const std::vector<std::pair<std::string, LuaItem>>& fields,
+                                 const std::optional<std::vector<LuaItem>>& seeds);
+
+}  // namespace laconic::lua

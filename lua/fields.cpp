@@ -1,0 +1,57 @@
+#include "lua/fields.hpp"
+
+namespace laconic::lua {
+
+const std::vector<ExperimentField>& experiment_fields() {
+  using T = ExperimentFieldType;
+  // Sorted by name. Scalar defaults live in RunConfig; the docs (docs/dsl.md) repeat them.
+  static const std::vector<ExperimentField> kFields = {
+      {.name = "batch_size", .type = T::Int, .minimum = 1,
+       .doc = "examples per worker per step", .integer = &RunConfig::batch_size},
+      {.name = "compressor", .type = T::Component, .kind = "compressor",
+       .default_component = "none", .doc = "gradient compressor",
+       .component = &RunConfig::compressor},
+      {.name = "data", .type = T::Component, .kind = "dataset",
+       .default_component = "fashion_mnist", .doc = "dataset", .component = &RunConfig::dataset},
+      {.name = "epochs", .type = T::Int, .minimum = 1, .doc = "passes over each worker's shard",
+       .integer = &RunConfig::epochs},
+      {.name = "eval_limit", .type = T::Int, .minimum = 0,
+       .doc = "test examples evaluated per epoch; 0 = whole test split",
+       .integer = &RunConfig::eval_limit},
+      {.name = "max_steps", .type = T::Int, .minimum = 0,
+       .doc = "steps per epoch; 0 = whole shard", .integer = &RunConfig::max_steps},
+      {.name = "model", .type = T::Component, .kind = "model", .default_component = "lenet5",
+       .doc = "model", .component = &RunConfig::model},
+      {.name = "name", .type = T::String, .doc = "experiment name (required)"},
+      {.name = "optimizer", .type = T::Component, .kind = "optimizer",
+       .default_component = "sgd", .doc = "optimizer", .component = &RunConfig::optimizer},
+      {.name = "schedule", .type = T::Component, .kind = "schedule",
+       .default_component = "synchronous", .doc = "when workers exchange updates",
+       .component = &RunConfig::schedule},
+      {.name = "seeds", .type = T::IntList, .doc = "one run per seed of every combination"},
+      {.name = "timeout", .type = T::Number,
+       .doc = "seconds any collective or rendezvous may wait (> 0)",
+       .number = &RunConfig::timeout},
+      {.name = "topology", .type = T::Component, .kind = "topology",
+       .default_component = "allreduce", .doc = "how an update is exchanged",
+       .component = &RunConfig::topology},
+      {.name = "workers", .type = T::Int, .minimum = 1, .doc = "worker processes",
+       .integer = &RunConfig::workers},
+  };
+  return kFields;
+}
+
+const ExperimentField* find_experiment_field(std::string_view name) {
+  for (const ExperimentField& field : experiment_fields())
+    if (name == field.name) return &field;
+  return nullptr;
+}
+
+std::string experiment_field_names() {
+  std::string out;
+  for (const ExperimentField& field : experiment_fields())
+    out += (out.empty() ? "" : ", ") + std::string(field.name);
+  return out;
+}
+
+}  // namespace laconic::lua

@@ -1,0 +1,55 @@
+#pragma once
+// Reading Lua values into C++ without raising Lua errors, and the guard that keeps C++
+// exceptions from crossing Lua frames (Debian's Lua is C and unwinds with longjmp).
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <lua.hpp>
+
+#include "engine/core/value.hpp"
+
+namespace laconic::lua {
+
+/// Registry names of the private metatables of component and sweep userdata.
+inline constexpr const char* kComponentMeta = "laconic.component";
+inline constexpr const char* kSweepMeta = "laconic.sweep";
+
+/// A component value: index into LoadContext::components.
+struct ComponentRef {
+  std::size_t index;
+};
+/// A sweep value: index into LoadContext::sweeps.
+struct SweepRef {
+  std::size_t index;
+};
+/// Anything else (a table, a function, nil): only its Lua type name is kept.
+struct Unsupported {
+  std::string type_name;
+};
+
+/// One Lua value as the DSL sees it.
+using LuaItem = std::variant<Value, ComponentRef, SweepRef, Unsupported>;
+
+/// Converts the value at `index`: integers stay int64, other numbers become double.
+LuaItem read_item(lua_State* L, int index);
+
+/// The string-keyed entries of the table at `index`, sorted by key (Lua's order is not
+/// stable across runs). A non-string key is a ConfigError naming `owner`.
+std::vector<std::pair<std::string, LuaItem>> read_fields(lua_State* L, int index,
+                                                         const std::string& owner);
+
+/// The entries 1..n of the list at `index`; any other key is a ConfigError naming `owner`.
+std::vector<LuaItem> read_list(lua_State* L, int index, const std::string& owner);
+
+/// Writes the userdata that stands for an entry of LoadContext (component or sweep).
+void push_handle(lua_State* L, std::size_t index, const char* metatable);
+
+/// Runs body(L); a C++ exception becomes a Lua error "file:line: message" at the line that
+/// called the running C function. body must not hold C++ objects with destructors across
+/// Lua calls that can raise.
+int call_guarded(lua_State* L, int (*body)(lua_State*));
+
+}  // namespace laconic::lua

@@ -1,0 +1,60 @@
+#pragma once
+// A Lua state that runs untrusted experiment files: an allow-list of libraries, reading an
+// undefined global is an error, an instruction budget and a memory cap (in the spirit of
+// Redis' script sandbox). RAII: the destructor closes the state.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <lua.hpp>
+
+namespace laconic::lua {
+
+class SandboxedState {
+ public:
+  /// A fresh sandbox; ConfigError when a limit is not positive or the state cannot be made.
+  SandboxedState(std::int64_t instruction_limit, std::size_t memory_limit);
+  ~SandboxedState();
+  SandboxedState(const SandboxedState&) = delete;
+  SandboxedState& operator=(const SandboxedState&) = delete;
+
+  /// The raw state, for registering functions.
+  lua_State* get() const { return state_; }
+
+  /// Calls fn in protected mode with `data` as its one argument (a light userdata).
+  /// A Lua error becomes an InvariantError: setup code, not the user's file, failed.
+  void call_protected(lua_CFunction fn, void* data);
+
+  /// Compiles `text` as a text chunk named after `file` (binary chunks are refused) and runs
+  /// it under the budgets. Errors become ConfigError "file:line: message".
+  void run_file(std::string_view text, const std::string& file);
+
+ private:
+  /// Shared with the allocator and the hook (both reach it through the allocator's ud).
+  struct Budget {
+    std::size_t memory_limit = 0;       ///< bytes
+    std::size_t memory_used = 0;        ///< bytes currently allocated by the state
+    bool memory_exceeded = false;       ///< an allocation was refused
+    std::int64_t instruction_limit = 0;
+    std::int64_t instructions = 0;      ///< counted in steps of hook_step
+    int hook_step = 1;
+    bool instructions_exceeded = false;
+    lua_State* running = nullptr;       ///< set while the file runs: where refusals are located
+    char refused_at[LUA_IDSIZE + 32] = "";  ///< "file:line: " of the last refused allocation
+    std::string memory_message;         ///< "experiment file exceeded its memory limit of ..."
+    std::string instruction_message;    ///< "experiment file exceeded its instruction budget ..."
+  };
+
+  static void* allocate(void* ud, void* ptr, std::size_t old_size, std::size_t new_size);
+  static void count_hook(lua_State* L, lua_Debug* ar);
+  static void locate_refusal(Budget& budget);
+  static int message_handler(lua_State* L);
+  static int open_sandbox(lua_State* L);
+  std::string describe_error(int status, const std::string& file, const std::string& shown);
+
+  Budget budget_;
+  lua_State* state_ = nullptr;
+};
+
+}  // namespace laconic::lua

@@ -1,0 +1,115 @@
+#include "lua/sweep.hpp"
+
+#include <set>
+
+#include "engine/core/error.hpp"
+#include "lua/fields.hpp"
+
+namespace laconic::lua {
+
+namespace {
+
+/// One experiment field with the alternatives it takes.
+struct Axis {
+  const ExperimentField* field;
+  std::vector<Choice> alternatives;
+  bool swept;
+};
+
+Component default_component(const ExperimentField& field, const Catalog& catalog) {
+  for (const ComponentInfo& info : catalog.infos(field.kind)) {
+    if (info.name != field.default_component) continue;
+    Component component;
+    component.written = ComponentSpec{field.kind, info.name, {}};
+    component.resolved = catalog.resolve(component.written);
+    return component;
+  }
+  throw ConfigError(str_cat("experiment field '", field.name, "' is required: the catalog has no ",
+                            "default ", field.kind, " '", field.default_component, "'"));
+}
+
+std::vector<Axis> make_axes(const ExperimentDraft& draft, const Catalog& catalog) {
+  std::vector<Axis> axes;
+  for (const ExperimentField& field : experiment_fields()) {
+    auto given = draft.fields.find(field.name);
+    if (given != draft.fields.end())
+      axes.push_back({&field, given->second.alternatives, given->second.swept});
+    else if (field.type == ExperimentFieldType::Component)
+      axes.push_back({&field, {default_component(field, catalog)}, false});
+    // Omitted scalar fields keep RunConfig's defaults.
+  }
+  return axes;
+}
+
+/// Sets one field of the run; records it in `swept` and the name when the axis is swept.
+void apply(const Axis& axis, const Choice& choice, RunConfig& run, std::string& name) {
+  const ExperimentField& field = *axis.field;
+  auto add_name = [&name](const std::string& key, const Value& value) {
+    name += (name.empty() ? "" : ",") + key + "=" + format_name_value(value);
+  };
+  if (const auto* component = std::get_if<Component>(&choice)) {
+    run.*field.component = component->resolved;
+    if (!axis.swept) return;
+    run.swept[field.name] = component->written.name;
+    add_name(field.name, component->written.name);
+    for (const std::string& key : component->written_order) {
+      const Value& value = component->resolved.fields.at(key);
+      run.swept[str_cat(field.name, ".", key)] = value;
+      add_name(key, value);
+    }
+    return;
+  }
+  const Value& value = std::get<Value>(choice);
+  if (field.integer != nullptr) run.*field.integer = std::get<std::int64_t>(value);
+  if (field.number != nullptr) run.*field.number = std::get<double>(value);
+  if (!axis.swept) return;
+  run.swept[field.name] = value;
+  add_name(field.name, value);
+}
+
+}  // namespace
+
+std::string format_name_value(const Value& value) {
+  if (const auto* text = std::get_if<std::string>(&value)) return *text;
+  return format_value(value);
+}
+
+std::vector<RunConfig> expand_sweeps(const ExperimentDraft& draft, const Catalog& catalog) {
+  try {
+    const std::vector<Axis> axes = make_axes(draft, catalog);
+    const std::vector<std::int64_t> seeds =
+        draft.seeds.empty() ? std::vector<std::int64_t>{1} : draft.seeds;
+    std::vector<RunConfig> runs;
+    std::set<std::string> names;
+    // An odometer over the alternatives: the last axis turns fastest.
+    std::vector<std::size_t> position(axes.size(), 0);
+    while (true) {
+      for (std::int64_t seed : seeds) {
+        RunConfig run;
+        run.experiment = draft.name;
+        for (std::size_t a = 0; a < axes.size(); ++a)
+          apply(axes[a], axes[a].alternatives[position[a]], run, run.name);
+        run.seed = seed;
+        run.repetition = 0;
+        run.swept["seed"] = seed;
+        run.name += str_cat(run.name.empty() ? "" : ",", "seed=", seed);
+        if (!names.insert(run.name).second)
+          throw ConfigError(str_cat("two runs would both be named '", run.name,
+                                    "'; make the alternatives of each sweep differ"));
+        runs.push_back(std::move(run));
+      }
+      std::size_t a = axes.size();
+      while (a > 0 && ++position[a - 1] == axes[a - 1].alternatives.size()) position[--a] = 0;
+      if (a == 0) break;
+    }
+    return runs;
+  } catch (ConfigError& e) {
+    std::string location = draft.location;
+    if (location.size() >= 2 && location.compare(location.size() - 2, 2, ": ") == 0)
+      location.resize(location.size() - 2);
+    if (!location.empty()) e.add_context(location);
+    throw;
+  }
+}
+
+}  // namespace laconic::lua

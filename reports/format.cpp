@@ -1,0 +1,49 @@
+#include "reports/format.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+namespace laconic::reports {
+namespace {
+
+template <class... Args>
+std::string print(const char* format, Args... args) {
+  std::array<char, 64> buffer{};
+  std::snprintf(buffer.data(), buffer.size(), format, args...);
+  return buffer.data();
+}
+
+}  // namespace
+
+std::string fixed(double value, int digits) {
+  if (std::isnan(value)) return kMissing;
+  return print("%.*f", digits, value);
+}
+
+std::string human_bytes(double bytes) {
+  if (std::isnan(bytes)) return kMissing;
+  if (std::isinf(bytes)) return bytes > 0 ? "inf" : "-inf";
+  static constexpr std::array<const char*, 6> kUnits{"B", "kB", "MB", "GB", "TB", "PB"};
+  std::size_t unit = 0;
+  double scaled = bytes;
+  while (std::fabs(scaled) >= 999.5 && unit + 1 < kUnits.size()) {
+    scaled /= 1000;
+    ++unit;
+  }
+  if (unit == 0) return print("%.0f B", scaled);
+  const int decimals = std::fabs(scaled) >= 99.95 ? 0 : std::fabs(scaled) >= 9.995 ? 1 : 2;
+  return print("%.*f %s", decimals, scaled, kUnits[unit]);
+}
+
+std::string ratio(double numerator, double denominator) {
+  if (std::isnan(numerator) || std::isnan(denominator) || denominator == 0) return kMissing;
+  return print("%.1fx", numerator / denominator);
+}
+
+std::string seconds(double value) {
+  if (std::isnan(value)) return kMissing;
+  return print("%.3g", value);
+}
+
+}  // namespace laconic::reports

@@ -1,0 +1,23 @@
+#pragma once
+// Number formatting shared by the report tables. Every function prints "-" for NaN (no value).
+#include <string>
+
+namespace laconic::reports {
+
+/// The cell text for a missing value.
+inline constexpr const char* kMissing = "-";
+
+/// Fixed-point with `digits` decimals: fixed(0.78125, 4) == "0.7813".
+std::string fixed(double value, int digits);
+
+/// Decimal (SI) units of bytes with three significant digits: "812 B", "1.50 kB", "12.3 MB",
+/// "2.05 GB". Bytes are counted, so 1 MB = 10^6 bytes.
+std::string human_bytes(double bytes);
+
+/// A ratio such as dense / sent bytes: "25.0x"; "-" when the denominator is 0.
+std::string ratio(double numerator, double denominator);
+
+/// Seconds with three significant digits: "0.00123", "1.5", "12.3".
+std::string seconds(double value);
+
+}  // namespace laconic::reports

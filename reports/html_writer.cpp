@@ -1,0 +1,76 @@
+#include "reports/html_writer.hpp"
+
+#include <sstream>
+
+namespace laconic::reports {
+namespace {
+
+const char* const kStyle = R"css(
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 80em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
+th { background: #f0f0f0; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr:nth-child(even) td { background: #fafafa; }
+code { background: #f4f4f4; padding: 0 0.2em; }
+)css";
+
+const char* align_class(Align align) { return align == Align::Right ? " class=\"num\"" : ""; }
+
+void render_table(std::ostringstream& out, const Table& table) {
+  if (!table.title.empty()) out << "<h3>" << html_escape(table.title) << "</h3>\n";
+  out << "<table>\n<thead><tr>";
+  for (const auto& column : table.columns)
+    out << "<th" << align_class(column.align) << ">" << html_escape(column.header) << "</th>";
+  out << "</tr></thead>\n<tbody>\n";
+  for (const auto& row : table.rows) {
+    out << "<tr>";
+    for (std::size_t i = 0; i < row.size(); ++i)
+      out << "<td" << align_class(table.columns[i].align) << ">" << html_escape(row[i]) << "</td>";
+    out << "</tr>\n";
+  }
+  out << "</tbody>\n</table>\n";
+}
+
+}  // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string render_html(const Report& report) {
+  std::ostringstream out;
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
+      << html_escape(report.title) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
+  out << "<h1>" << html_escape(report.title) << "</h1>\n<ul>\n";
+  for (const auto& fact : report.facts) {
+    out << "<li>" << html_escape(fact.label) << ": ";
+    if (fact.code)
+      out << "<code>" << html_escape(fact.value) << "</code>";
+    else
+      out << html_escape(fact.value);
+    out << "</li>\n";
+  }
+  out << "</ul>\n";
+  for (const auto& section : report.sections) {
+    out << "<h2>" << html_escape(section.heading) << "</h2>\n";
+    if (!section.text.empty()) out << "<p>" << html_escape(section.text) << "</p>\n";
+    for (const auto& table : section.tables) render_table(out, table);
+  }
+  out << "</body>\n</html>\n";
+  return out.str();
+}
+
+}  // namespace laconic::reports

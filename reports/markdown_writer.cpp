@@ -1,0 +1,65 @@
+#include "reports/markdown_writer.hpp"
+
+#include <sstream>
+
+namespace laconic::reports {
+namespace {
+
+void render_table(std::ostringstream& out, const Table& table) {
+  if (!table.title.empty()) out << "### " << markdown_escape(table.title) << "\n\n";
+  out << "|";
+  for (const auto& column : table.columns) out << " " << markdown_escape(column.header) << " |";
+  out << "\n|";
+  for (const auto& column : table.columns) out << (column.align == Align::Right ? "---:|" : "---|");
+  out << "\n";
+  for (const auto& row : table.rows) {
+    out << "|";
+    for (const auto& cell : row) out << " " << markdown_escape(cell) << " |";
+    out << "\n";
+  }
+  if (table.rows.empty()) out << "\n_no rows_\n";
+  out << "\n";
+}
+
+}  // namespace
+
+std::string markdown_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '\\': case '|': case '<': case '>': case '`': case '*': case '[': case ']':
+        out += '\\';
+        out += c;
+        break;
+      case '\n':
+        out += ' ';  // a newline would end the table row
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string render_markdown(const Report& report) {
+  std::ostringstream out;
+  out << "# " << markdown_escape(report.title) << "\n\n";
+  for (const auto& fact : report.facts) {
+    out << "- " << markdown_escape(fact.label) << ": ";
+    // Inside a code span nothing is markup; only a backtick could end it early.
+    if (fact.code && fact.value.find('`') == std::string::npos)
+      out << "`" << fact.value << "`\n";
+    else
+      out << markdown_escape(fact.value) << "\n";
+  }
+  out << "\n";
+  for (const auto& section : report.sections) {
+    out << "## " << markdown_escape(section.heading) << "\n\n";
+    if (!section.text.empty()) out << markdown_escape(section.text) << "\n\n";
+    for (const auto& table : section.tables) render_table(out, table);
+  }
+  return out.str();
+}
+
+}  // namespace laconic::reports

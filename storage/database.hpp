@@ -1,0 +1,50 @@
+#pragma once
+// One SQLite connection to a laconic database: opened in WAL mode with a busy timeout and foreign
+// keys on, and migrated to the newest schema (or refused when it is newer than this laconic).
+#include <memory>
+#include <mutex>
+#include <string>
+
+struct sqlite3;
+
+namespace laconic::storage {
+
+/// Owns a sqlite3 connection. Non-copyable; close by destroying it.
+class Database {
+ public:
+  /// Milliseconds a statement waits for another connection's lock before failing with SQLITE_BUSY.
+  static constexpr int kBusyTimeoutMs = 5000;
+
+  /// Opens (creating if missing) the database at `path` (":memory:" for a private in-memory one)
+  /// and migrates it to latest_schema_version(). StorageError if the file's schema is newer.
+  static std::unique_ptr<Database> open(const std::string& path);
+  /// Opens an existing database read-only (SQLITE_OPEN_READONLY); StorageError if it is missing,
+  /// not a laconic database, or of a newer schema. Reads see what writers have committed.
+  static std::unique_ptr<Database> open_read_only(const std::string& path);
+
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  /// The raw connection, for queries this library does not offer.
+  sqlite3* handle() { return db_; }
+  /// The schema version the database had once opened (after migration, for open()).
+  int schema_version() const { return schema_version_; }
+  /// The path it was opened with, for messages.
+  const std::string& path() const { return path_; }
+  bool read_only() const { return read_only_; }
+  /// Held by every writer on this connection (Recorder, SqliteSink) around its transactions, so
+  /// several sinks of one connection may be used from different threads.
+  std::mutex& write_mutex() { return write_mutex_; }
+
+ private:
+  Database(sqlite3* db, std::string path, bool read_only);
+
+  sqlite3* db_;
+  std::string path_;
+  bool read_only_;
+  int schema_version_ = 0;
+  std::mutex write_mutex_;
+};
+
+}  // namespace laconic::storage

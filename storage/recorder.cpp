@@ -1,0 +1,138 @@
+#include "storage/recorder.hpp"
+
+#include <unistd.h>
+
+#include <array>
+
+#include <sqlite3.h>
+
+#include "engine/core/error.hpp"
+#include "storage/sqlite_sink.hpp"
+
+namespace laconic::storage {
+namespace {
+
+Database& writable(Database& db) {
+  if (db.read_only())
+    throw StorageError(str_cat("cannot record into database ", db.path(), ": it was opened read-only"), SQLITE_READONLY);
+  return db;
+}
+
+std::string host_name() {
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown";
+  return name.data();
+}
+
+}  // namespace
+
+Recorder::Recorder(Database& db)
+    : db_(writable(db)),
+      insert_experiment_(db.handle(),
+                         "INSERT INTO experiments (name, file_path, file_hash, created) VALUES (?1, ?2, ?3, ?4) "
+                         "ON CONFLICT (name, file_hash) DO NOTHING"),
+      select_experiment_(db.handle(), "SELECT id FROM experiments WHERE name = ?1 AND file_hash = ?2"),
+      insert_run_(db.handle(),
+                  "INSERT INTO runs (experiment_id, name, config, swept, seed, repetition, status, created, host, "
+                  "laconic_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'QUEUED', ?7, ?8, ?9)"),
+      start_run_(db.handle(), "UPDATE runs SET status = 'RUNNING', started = ?2, heartbeat = ?2 WHERE id = ?1"),
+      heartbeat_(db.handle(), "UPDATE runs SET heartbeat = ?2 WHERE id = ?1"),
+      finish_run_(db.handle(),
+                  "UPDATE runs SET status = ?3, ended = ?2, heartbeat = ?2, error = ?4 WHERE id = ?1"),
+      find_finished_(db.handle(),
+                     "SELECT r.id FROM runs r JOIN experiments e ON e.id = r.experiment_id "
+                     "WHERE e.name = ?1 AND r.status = 'FINISHED' AND r.config = ?2 ORDER BY r.id DESC LIMIT 1"),
+      run_exists_(db.handle(), "SELECT 1 FROM runs WHERE id = ?1") {}
+
+std::int64_t Recorder::add_experiment(const std::string& name, const std::string& file_path,
+                                      const std::string& file_hash) {
+  std::lock_guard<std::mutex> lock(db_.write_mutex());
+  insert_experiment_.reset();
+  insert_experiment_.bind_text(1, name).bind_text(2, file_path).bind_text(3, file_hash).bind_double(4, unix_now());
+  insert_experiment_.run();
+  select_experiment_.reset();
+  select_experiment_.bind_text(1, name).bind_text(2, file_hash);
+  LACONIC_ENFORCE(select_experiment_.step(), "experiment '", name, "' with hash ", file_hash, " not found after insert");
+  const std::int64_t id = select_experiment_.column_int64(0);
+  select_experiment_.reset();
+  return id;
+}
+
+std::int64_t Recorder::add_run(std::int64_t experiment_id, const RunConfig& config) {
+  std::lock_guard<std::mutex> lock(db_.write_mutex());
+  insert_run_.reset();
+  insert_run_.bind_int64(1, experiment_id)
+      .bind_text(2, config.name)
+      .bind_text(3, config.to_json().dump())
+      .bind_text(4, config.swept_json().dump())
+      .bind_int64(5, config.seed)
+      .bind_int64(6, config.repetition)
+      .bind_double(7, unix_now())
+      .bind_text(8, host_name())
+      .bind_text(9, LACONIC_STORAGE_VERSION);
+  try {
+    insert_run_.run();
+  } catch (StorageError& e) {
+    e.add_context(str_cat("while adding run '", config.name, "' to experiment id ", experiment_id));
+    throw;
+  }
+  return sqlite3_last_insert_rowid(db_.handle());
+}
+
+void Recorder::update_one(Statement& statement, std::int64_t run_id, const char* what) {
+  statement.run();
+  if (sqlite3_changes(db_.handle()) != 1)
+    throw StorageError(str_cat("cannot ", what, ": no run with id ", run_id, " in ", db_.path()), -1);
+}
+
+void Recorder::start_run(std::int64_t run_id) {
+  std::lock_guard<std::mutex> lock(db_.write_mutex());
+  start_run_.reset();
+  start_run_.bind_int64(1, run_id).bind_double(2, unix_now());
+  update_one(start_run_, run_id, "start run");
+}
+
+void Recorder::heartbeat(std::int64_t run_id) {
+  std::lock_guard<std::mutex> lock(db_.write_mutex());
+  heartbeat_.reset();
+  heartbeat_.bind_int64(1, run_id).bind_double(2, unix_now());
+  update_one(heartbeat_, run_id, "record heartbeat");
+}
+
+void Recorder::finish_run(std::int64_t run_id, RunStatus status, const std::string& error) {
+  if (!is_final(status))
+    throw ConfigError(str_cat("cannot finish run ", run_id, " with status ", to_string(status),
+                              "; a final status is one of FINISHED, FAILED, KILLED, DIVERGED"));
+  std::lock_guard<std::mutex> lock(db_.write_mutex());
+  finish_run_.reset();
+  finish_run_.bind_int64(1, run_id).bind_double(2, unix_now()).bind_text(3, to_string(status));
+  if (error.empty())
+    finish_run_.bind_null(4);
+  else
+    finish_run_.bind_text(4, error);
+  update_one(finish_run_, run_id, "finish run");
+}
+
+std::optional<std::int64_t> Recorder::find_finished(const std::string& experiment, const RunConfig& config) {
+  std::lock_guard<std::mutex> lock(db_.write_mutex());
+  find_finished_.reset();
+  find_finished_.bind_text(1, experiment).bind_text(2, config.to_json().dump());
+  std::optional<std::int64_t> id;
+  if (find_finished_.step()) id = find_finished_.column_int64(0);
+  find_finished_.reset();
+  return id;
+}
+
+std::unique_ptr<MetricsSink> Recorder::metrics_sink(std::int64_t run_id) {
+  {
+    std::lock_guard<std::mutex> lock(db_.write_mutex());
+    run_exists_.reset();
+    run_exists_.bind_int64(1, run_id);
+    const bool exists = run_exists_.step();
+    run_exists_.reset();
+    if (!exists) throw StorageError(str_cat("cannot record metrics: no run with id ", run_id, " in ", db_.path()), -1);
+  }
+  return std::make_unique<SqliteSink>(db_, run_id);
+}
+
+}  // namespace laconic::storage

@@ -1,0 +1,58 @@
+#pragma once
+// The single writer of a laconic database: experiments, runs and their life cycle, and the
+// MetricsSink that stores a run's metrics. Only the controller (or rank 0 without one) holds it.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "engine/core/metrics.hpp"
+#include "engine/core/run_config.hpp"
+#include "storage/database.hpp"
+#include "storage/run_status.hpp"
+#include "storage/statement.hpp"
+
+namespace laconic::storage {
+
+/// Writes through prepared statements of one read-write Database, which must outlive it.
+class Recorder {
+ public:
+  /// StorageError if `db` was opened read-only.
+  explicit Recorder(Database& db);
+
+  /// Id of the experiment row for (name, file_hash), inserted if new. `file_hash` is the hex
+  /// digest of the experiment file's bytes; `file_path` as the user gave it.
+  std::int64_t add_experiment(const std::string& name, const std::string& file_path, const std::string& file_hash);
+  /// Inserts a QUEUED run with config.to_json() and config.swept_json(); returns its id.
+  std::int64_t add_run(std::int64_t experiment_id, const RunConfig& config);
+  /// QUEUED -> RUNNING; sets started and heartbeat to now (unix seconds).
+  void start_run(std::int64_t run_id);
+  /// Sets heartbeat to now (unix seconds), so a reader can tell a live run from a dead one.
+  void heartbeat(std::int64_t run_id);
+  /// Sets the final status, ended = now (unix seconds) and the error text ("" stores NULL).
+  /// ConfigError if `status` is QUEUED or RUNNING.
+  void finish_run(std::int64_t run_id, RunStatus status, const std::string& error = "");
+  /// Id of a FINISHED run of experiment `experiment` whose config JSON equals
+  /// config.to_json().dump(), if any (the newest such run; used by `laconic run --resume`).
+  std::optional<std::int64_t> find_finished(const std::string& experiment, const RunConfig& config);
+  /// A sink that writes one run's metrics and its run_summary rows in batched transactions
+  /// (commit every SqliteSink::kBatchRows rows, on flush(), and in its destructor, which never
+  /// throws). It must not outlive the Database. StorageError if there is no run `run_id`.
+  std::unique_ptr<MetricsSink> metrics_sink(std::int64_t run_id);
+
+ private:
+  /// Runs an UPDATE of one run by id (parameter 1) and checks that it hit exactly one row.
+  void update_one(Statement& statement, std::int64_t run_id, const char* what);
+
+  Database& db_;
+  Statement insert_experiment_;
+  Statement select_experiment_;
+  Statement insert_run_;
+  Statement start_run_;
+  Statement heartbeat_;
+  Statement finish_run_;
+  Statement find_finished_;
+  Statement run_exists_;
+};
+
+}  // namespace laconic::storage

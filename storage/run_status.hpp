@@ -1,0 +1,19 @@
+#pragma once
+// The life cycle of a run as stored in runs.status.
+#include <string>
+
+namespace laconic::storage {
+
+/// QUEUED -> RUNNING -> one of FINISHED / FAILED / KILLED / DIVERGED.
+enum class RunStatus { Queued, Running, Finished, Failed, Killed, Diverged };
+
+/// The text stored in runs.status: "QUEUED", "RUNNING", "FINISHED", "FAILED", "KILLED", "DIVERGED".
+std::string to_string(RunStatus status);
+
+/// Inverse of to_string(); an unknown text is a ConfigError naming it and listing the valid ones.
+RunStatus run_status_from_string(const std::string& text);
+
+/// True for the statuses a run ends in (everything but QUEUED and RUNNING).
+bool is_final(RunStatus status);
+
+}  // namespace laconic::storage

@@ -1,0 +1,133 @@
+#include "storage/sqlite_sink.hpp"
+
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <string>
+
+#include "engine/core/error.hpp"
+
+namespace laconic::storage {
+namespace {
+
+// What one batch adds to a run_summary row. min / max / sum / count are over the non-NaN
+// values; NaNs are counted apart, and `last` is the last value whatever it is.
+struct BatchSummary {
+  double last = 0;
+  double min = std::numeric_limits<double>::quiet_NaN();
+  double max = std::numeric_limits<double>::quiet_NaN();
+  double sum = 0;
+  std::int64_t count = 0;
+  std::int64_t nan_count = 0;
+
+  void add(double value) {
+    last = value;
+    if (std::isnan(value)) {
+      ++nan_count;
+      return;
+    }
+    min = count == 0 ? value : std::fmin(min, value);
+    max = count == 0 ? value : std::fmax(max, value);
+    sum += value;
+    ++count;
+  }
+};
+
+// NULL min/max means "no non-NaN value yet", so a side that is NULL must not win; a NULL sum
+// (from inf + -inf) stays NULL, as NaN would in plain arithmetic.
+const char* const kUpsertSummary = R"sql(
+INSERT INTO run_summary (run_id, key, last, min, max, sum, count, nan_count)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+ON CONFLICT (run_id, key) DO UPDATE SET
+  last = excluded.last,
+  min = CASE WHEN run_summary.min IS NULL THEN excluded.min
+             WHEN excluded.min IS NULL THEN run_summary.min
+             ELSE min(run_summary.min, excluded.min) END,
+  max = CASE WHEN run_summary.max IS NULL THEN excluded.max
+             WHEN excluded.max IS NULL THEN run_summary.max
+             ELSE max(run_summary.max, excluded.max) END,
+  sum = run_summary.sum + excluded.sum,
+  count = run_summary.count + excluded.count,
+  nan_count = run_summary.nan_count + excluded.nan_count
+)sql";
+
+}  // namespace
+
+SqliteSink::SqliteSink(Database& db, std::int64_t run_id, std::size_t batch_rows)
+    : db_(db),
+      run_id_(run_id),
+      batch_rows_(batch_rows == 0 ? 1 : batch_rows),
+      insert_metric_(db.handle(),
+                     "INSERT INTO metrics (run_id, key, step, epoch, worker, wall_time, value) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
+      upsert_summary_(db.handle(), kUpsertSummary) {
+  pending_.reserve(batch_rows_);
+}
+
+SqliteSink::~SqliteSink() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (pending_.empty()) return;
+  try {
+    commit_locked();
+  } catch (const std::exception& e) {
+    // Destructors never throw; say what was lost instead.
+    std::cerr << "laconic: lost " << pending_.size() << " metric records of run " << run_id_ << ": " << e.what()
+              << "\n";
+  }
+}
+
+void SqliteSink::record(const MetricRecord& record) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pending_.push_back(record);
+  if (pending_.size() >= batch_rows_) commit_locked();
+}
+
+void SqliteSink::flush() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!pending_.empty()) commit_locked();
+}
+
+std::size_t SqliteSink::pending() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pending_.size();
+}
+
+void SqliteSink::commit_locked() {
+  std::lock_guard<std::mutex> write_lock(db_.write_mutex());
+  std::map<std::string, BatchSummary> summaries;
+  try {
+    Transaction transaction(db_.handle());
+    for (const MetricRecord& r : pending_) {
+      insert_metric_.reset();
+      insert_metric_.bind_int64(1, run_id_)
+          .bind_text(2, r.key)
+          .bind_int64(3, r.step)
+          .bind_int64(4, r.epoch)
+          .bind_int64(5, r.worker)
+          .bind_double(6, r.wall_time)
+          .bind_double(7, r.value);
+      insert_metric_.run();
+      summaries[r.key].add(r.value);
+    }
+    for (const auto& [key, s] : summaries) {
+      upsert_summary_.reset();
+      upsert_summary_.bind_int64(1, run_id_)
+          .bind_text(2, key)
+          .bind_double(3, s.last)
+          .bind_double(4, s.min)
+          .bind_double(5, s.max)
+          .bind_double(6, s.sum)
+          .bind_int64(7, s.count)
+          .bind_int64(8, s.nan_count);
+      upsert_summary_.run();
+    }
+    transaction.commit();
+  } catch (StorageError& e) {
+    e.add_context(str_cat("while writing ", pending_.size(), " metric records of run ", run_id_, " to ", db_.path()));
+    throw;
+  }
+  pending_.clear();
+}
+
+}  // namespace laconic::storage

@@ -1,0 +1,48 @@
+#pragma once
+// The MetricsSink that stores one run's metrics in SQLite, keeping run_summary up to date in the
+// same transaction as each batch so that listings never scan the metrics table.
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "engine/core/metrics.hpp"
+#include "storage/database.hpp"
+#include "storage/statement.hpp"
+
+namespace laconic::storage {
+
+/// Buffers records and writes them in one transaction per batch. Thread-safe. The Database must
+/// outlive it. Usually made by Recorder::metrics_sink().
+class SqliteSink : public MetricsSink {
+ public:
+  /// Rows buffered before record() commits a batch on its own.
+  static constexpr std::size_t kBatchRows = 2000;
+
+  SqliteSink(Database& db, std::int64_t run_id, std::size_t batch_rows = kBatchRows);
+  /// Commits what is buffered; a failure is printed to stderr, never thrown.
+  ~SqliteSink() override;
+
+  /// Buffers one record; commits when kBatchRows are buffered. NaN values are stored as NULL.
+  void record(const MetricRecord& record) override;
+  /// Commits everything buffered, so readers see it. On failure the batch is rolled back, kept
+  /// for the next attempt, and the StorageError is thrown.
+  void flush() override;
+
+  std::int64_t run_id() const { return run_id_; }
+  /// Records buffered and not yet committed.
+  std::size_t pending() const;
+
+ private:
+  void commit_locked();
+
+  Database& db_;
+  std::int64_t run_id_;
+  std::size_t batch_rows_;
+  mutable std::mutex mutex_;
+  std::vector<MetricRecord> pending_;
+  Statement insert_metric_;
+  Statement upsert_summary_;
+};
+
+}  // namespace laconic::storage

@@ -1,0 +1,91 @@
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+#include "engine/core/error.hpp"
+#include "rank_threads.hpp"
+
+using laconic::testing::run_ranks;
+using namespace std::chrono_literals;
+
+TEST_CASE("ring allreduce over Gloo sums every element on every rank", "[comm][allreduce]") {
+  for (int p : {1, 2, 3, 4}) {
+    for (std::size_t n : {0u, 1u, 3u, 1000u, 100003u}) {
+      run_ranks(p, 20s, [&](laconic::comm::Communicator& comm) {
+        std::vector<float> data(n);
+        for (std::size_t i = 0; i < n; ++i)
+          data[i] = static_cast<float>(comm.rank() + 1) * 0.5f + static_cast<float>(i % 17);
+        comm.allreduce_sum(data);
+        const float rank_sum = 0.5f * static_cast<float>(p * (p + 1) / 2);
+        for (std::size_t i = 0; i < n; ++i)
+          REQUIRE(data[i] == Approx(rank_sum + static_cast<float>(p) * (i % 17)));
+      });
+    }
+  }
+}
+
+TEST_CASE("allreduce sends exactly the bytes of the ring schedule, 2(p-1)/p of the vector",
+          "[comm][allreduce]") {
+  for (int p : {2, 3, 4}) {
+    const std::size_t n = 10007;
+    run_ranks(p, 20s, [&](laconic::comm::Communicator& comm) {
+      std::vector<float> data(n, 1.0f);
+      comm.allreduce_sum(data);
+      const auto expected = laconic::comm::ring_allreduce_bytes_sent(n, p, comm.rank());
+      REQUIRE(comm.counters().sent == expected);
+      // What arrives is what the left neighbour sent.
+      REQUIRE(comm.counters().received ==
+              laconic::comm::ring_allreduce_bytes_sent(n, p, (comm.rank() + p - 1) % p));
+      // The formula itself: within one chunk (4 bytes per rounding) of 2(p-1)/p * 4n.
+      const double ideal = 2.0 * (p - 1) / p * 4.0 * n;
+      REQUIRE(std::abs(static_cast<double>(expected) - ideal) <= 8.0 * (p - 1));
+    });
+  }
+}
+
+TEST_CASE("allgatherv delivers payloads of different sizes, empty ones included",
+          "[comm][allgatherv]") {
+  for (int p : {1, 2, 3, 4}) {
+    run_ranks(p, 20s, [&](laconic::comm::Communicator& comm) {
+      // Rank r sends r*5 bytes of value r (rank 0 sends nothing).
+      std::vector<std::uint8_t> mine(static_cast<std::size_t>(comm.rank()) * 5,
+                                     static_cast<std::uint8_t>(comm.rank()));
+      auto all = comm.allgatherv(mine);
+      REQUIRE(all.size() == static_cast<std::size_t>(p));
+      std::uint64_t others = 0;
+      for (int r = 0; r < p; ++r) {
+        REQUIRE(all[static_cast<std::size_t>(r)] ==
+                std::vector<std::uint8_t>(static_cast<std::size_t>(r) * 5,
+                                          static_cast<std::uint8_t>(r)));
+        if (r != comm.rank()) others += static_cast<std::uint64_t>(r) * 5;
+      }
+      // Received: every other rank's payload plus its 8-byte size.
+      REQUIRE(comm.counters().received == others + 8 * static_cast<std::uint64_t>(p - 1));
+    });
+  }
+}
+
+TEST_CASE("a rank that never shows up makes the others fail with a timeout, not hang",
+          "[comm][timeout]") {
+  const std::string dir = laconic::testing::make_temp_dir();
+  laconic::comm::GlooOptions options;
+  options.rank = 0;
+  options.size = 2;
+  options.store_dir = dir;
+  options.timeout = 1500ms;
+  const auto start = std::chrono::steady_clock::now();
+  REQUIRE_THROWS_AS(laconic::comm::GlooCommunicator(options), laconic::CommError);
+  CHECK(std::chrono::steady_clock::now() - start < 30s);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a peer that stops participating makes a collective fail within the timeout",
+          "[comm][timeout]") {
+  REQUIRE_THROWS_AS(run_ranks(2, 1500ms,
+                              [](laconic::comm::Communicator& comm) {
+                                if (comm.rank() == 1) return;  // leaves without a word
+                                std::vector<float> data(100, 1.0f);
+                                comm.allreduce_sum(data);
+                              }),
+                    laconic::CommError);
+}

@@ -1,0 +1,42 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "engine/core/worker_message.hpp"
+
+using laconic::decode_message;
+using laconic::encode_message;
+
+TEST_CASE("metric messages round-trip exactly, NaN and infinities included", "[core][message]") {
+  for (double v : {0.1, -3.5e-300, 1e300, double(INFINITY), -double(INFINITY)}) {
+    laconic::MetricRecord m{"bytes_sent", 41, 2, 1, 12.25, v};
+    auto back = decode_message(encode_message(m));
+    REQUIRE(back);
+    auto& r = std::get<laconic::MetricRecord>(*back);
+    CHECK(r.key == m.key);
+    CHECK(r.step == 41);
+    CHECK(r.epoch == 2);
+    CHECK(r.worker == 1);
+    CHECK(r.wall_time == 12.25);
+    CHECK(r.value == v);
+  }
+  auto nan = decode_message(encode_message(laconic::MetricRecord{"x", 0, 0, 0, 0, NAN}));
+  REQUIRE(nan);
+  CHECK(std::isnan(std::get<laconic::MetricRecord>(*nan).value));
+}
+
+TEST_CASE("failure text with tabs and newlines survives the line framing", "[core][message]") {
+  std::string text = "rank 0:\tpeer\nclosed \\ connection";
+  auto line = encode_message(laconic::FailureMessage{text});
+  CHECK(line.find('\n') == line.size() - 1);
+  auto back = decode_message(line);
+  REQUIRE(back);
+  CHECK(std::get<laconic::FailureMessage>(*back).text == text);
+}
+
+TEST_CASE("malformed and torn lines are rejected", "[core][message]") {
+  CHECK_FALSE(decode_message("M\tkey\t1\t2"));
+  CHECK_FALSE(decode_message("M\tkey\tx\t0\t0\t0\t0"));
+  CHECK_FALSE(decode_message("Z\thello"));
+  CHECK_FALSE(decode_message(""));
+}

@@ -1,0 +1,187 @@
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "engine/core/error.hpp"
+#include "fake_catalog.hpp"
+#include "lua/experiment.hpp"
+
+using laconic::ComponentSpec;
+using laconic::Value;
+using laconic::lua::load_experiment;
+using laconic::lua::testing::FakeCatalog;
+using laconic::lua::testing::load_error;
+using laconic::lua::testing::TempDir;
+
+namespace {
+
+const char* const kQuickstart = R"(experiment {
+  name       = "quickstart",
+  data       = fashion_mnist(),
+  model      = lenet5(),
+  optimizer  = sgd { lr = 0.05, momentum = 0.9 },
+  batch_size = 64,
+  epochs     = 1,
+  workers    = 2,
+  topology   = allreduce { algorithm = "ring" },
+  schedule   = synchronous(),
+  compressor = sweep { none(), topk { ratio = 0.01, error_feedback = true } },
+  seeds      = { 1 },
+}
+)";
+
+}  // namespace
+
+TEST_CASE("the quickstart example expands into one run per compressor", "[lua][sweep]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const std::string path = dir.write("quick.lua", kQuickstart);
+  const auto plan = load_experiment(path, catalog);
+
+  CHECK(plan.name == "quickstart");
+  CHECK(plan.file == path);
+  CHECK(plan.file_hash.size() == 16);
+  REQUIRE(plan.runs.size() == 2);
+  CHECK(plan.runs[0].name == "compressor=none,seed=1");
+  CHECK(plan.runs[1].name == "compressor=topk,ratio=0.01,error_feedback=true,seed=1");
+
+  const auto& topk = plan.runs[1];
+  CHECK(topk.experiment == "quickstart");
+  CHECK(topk.compressor == ComponentSpec{"compressor", "topk",
+                                         {{"ratio", 0.01}, {"error_feedback", true}}});
+  CHECK(topk.optimizer == ComponentSpec{"optimizer", "sgd", {{"lr", 0.05}, {"momentum", 0.9}}});
+  CHECK(topk.topology ==
+        ComponentSpec{"topology", "allreduce", {{"algorithm", std::string("ring")}}});
+  CHECK(topk.dataset.name == "fashion_mnist");
+  CHECK(topk.model.name == "lenet5");
+  CHECK(topk.schedule.name == "synchronous");
+  CHECK(topk.batch_size == 64);
+  CHECK(topk.epochs == 1);
+  CHECK(topk.workers == 2);
+  CHECK(topk.seed == 1);
+  CHECK(topk.repetition == 0);
+  CHECK(topk.swept == std::map<std::string, Value>{{"compressor", std::string("topk")},
+                                                   {"compressor.ratio", 0.01},
+                                                   {"compressor.error_feedback", true},
+                                                   {"seed", std::int64_t{1}}});
+  CHECK(plan.runs[0].swept == std::map<std::string, Value>{{"compressor", std::string("none")},
+                                                           {"seed", std::int64_t{1}}});
+}
+
+TEST_CASE("omitted fields take the catalog's default components and RunConfig's scalars",
+          "[lua][sweep]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto plan = load_experiment(dir.write("min.lua", "experiment { name = 'min' }\n"), catalog);
+  REQUIRE(plan.runs.size() == 1);
+  const auto& run = plan.runs[0];
+  CHECK(run.name == "seed=1");
+  CHECK(run.compressor == ComponentSpec{"compressor", "none", {}});
+  CHECK(run.optimizer == ComponentSpec{"optimizer", "sgd", {{"lr", 0.01}, {"momentum", 0.0}}});
+  CHECK(run.topology.fields.at("algorithm") == Value{std::string("ring")});
+  CHECK(run.batch_size == 64);
+  CHECK(run.epochs == 1);
+  CHECK(run.workers == 2);
+  CHECK(run.max_steps == 0);
+  CHECK(run.eval_limit == 0);
+  CHECK(run.timeout == 60.0);
+}
+
+TEST_CASE("scalar fields reach every run", "[lua]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto plan = load_experiment(
+      dir.write("s.lua", "experiment { name = 's', batch_size = 2^5, epochs = 3, workers = 4,\n"
+                         "  max_steps = 10, eval_limit = 100, timeout = 2.5 }\n"),
+      catalog);
+  const auto& run = plan.runs.at(0);
+  CHECK(run.batch_size == 32);
+  CHECK(run.epochs == 3);
+  CHECK(run.workers == 4);
+  CHECK(run.max_steps == 10);
+  CHECK(run.eval_limit == 100);
+  CHECK(run.timeout == 2.5);
+}
+
+TEST_CASE("two sweeps times two seeds give every combination once, in field-name order",
+          "[lua][sweep]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto plan = load_experiment(dir.write("grid.lua", R"(
+experiment {
+  name = "grid",
+  optimizer = sweep { sgd { lr = 0.1 }, sgd { lr = 0.01, momentum = 0.9 } },
+  batch_size = sweep { 32, 64, 128 },
+  seeds = { 1, 2 },
+}
+)"),
+                                    catalog);
+  REQUIRE(plan.runs.size() == 12);
+  std::set<std::string> names;
+  for (const auto& run : plan.runs) names.insert(run.name);
+  CHECK(names.size() == 12);
+  CHECK(plan.runs[0].name == "batch_size=32,optimizer=sgd,lr=0.1,seed=1");
+  CHECK(plan.runs[1].name == "batch_size=32,optimizer=sgd,lr=0.1,seed=2");
+  CHECK(plan.runs[2].name == "batch_size=32,optimizer=sgd,lr=0.01,momentum=0.9,seed=1");
+  CHECK(plan.runs[11].name == "batch_size=128,optimizer=sgd,lr=0.01,momentum=0.9,seed=2");
+  CHECK(plan.runs[11].batch_size == 128);
+  CHECK(plan.runs[11].seed == 2);
+  CHECK(plan.runs[11].optimizer.number("momentum") == 0.9);
+  CHECK(plan.runs[11].swept.at("batch_size") == Value{std::int64_t{128}});
+  CHECK(plan.runs[11].swept.at("optimizer.lr") == Value{0.01});
+}
+
+TEST_CASE("files may define helpers in globals and locals", "[lua]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto plan = load_experiment(dir.write("helpers.lua", R"(
+function ratios(list)
+  local out = {}
+  for i, r in ipairs(list) do out[i] = topk { ratio = r } end
+  return out
+end
+local name = string.format("%s-%d", "helpers", 3)
+experiment { name = name, compressor = sweep(ratios { 0.1, 0.5, 1 }) }
+)"),
+                                    catalog);
+  REQUIRE(plan.runs.size() == 3);
+  CHECK(plan.name == "helpers-3");
+  CHECK(plan.runs[2].name == "compressor=topk,ratio=1,seed=1");
+  CHECK(plan.runs[2].compressor.fields.at("ratio") == Value{1.0});
+}
+
+TEST_CASE("identical alternatives are refused because their runs would share a name", "[lua]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const std::string path = dir.write(
+      "dup.lua", "\nexperiment { name = 'd', compressor = sweep { topk{}, topk{} } }\n");
+  CHECK(load_error(path, catalog) ==
+        path + ":2: two runs would both be named 'compressor=topk,seed=1'; "
+               "make the alternatives of each sweep differ");
+}
+
+TEST_CASE("the file hash changes when the file changes", "[lua]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const std::string path = dir.write("h.lua", "experiment { name = 'h' }\n");
+  const auto first = load_experiment(path, catalog).file_hash;
+  CHECK(load_experiment(path, catalog).file_hash == first);
+  dir.write("h.lua", "experiment { name = 'h', epochs = 2 }\n");
+  const auto second = load_experiment(path, catalog).file_hash;
+  CHECK(second != first);
+  CHECK(second.find_first_not_of("0123456789abcdef") == std::string::npos);
+}
+
+TEST_CASE("a missing default component makes the field required", "[lua]") {
+  TempDir dir;
+  class NoCompressors : public FakeCatalog {
+    std::vector<laconic::ComponentInfo> infos(const std::string& kind) const override {
+      if (kind == "compressor") return {};
+      return FakeCatalog::infos(kind);
+    }
+  } without;
+  const std::string path = dir.write("req.lua", "experiment { name = 'r' }\n");
+  CHECK(load_error(path, without) ==
+        path + ":1: experiment field 'compressor' is required: the catalog has no default "
+               "compressor 'none'");
+}

@@ -1,0 +1,183 @@
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "engine/core/error.hpp"
+#include "reports/report.hpp"
+#include "storage/recorder.hpp"
+#include "storage/statement.hpp"
+
+using namespace laconic;
+using namespace laconic::storage;
+using namespace laconic::reports;
+
+namespace {
+
+class TempDir {
+ public:
+  TempDir() : path_(std::filesystem::temp_directory_path() / ("laconic-reports-test-" + std::to_string(getpid()))) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ignored;  // leave a stray directory rather than throw from a destructor
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+RunConfig config_named(const std::string& name) {
+  RunConfig config;
+  config.experiment = "fmnist-topk";
+  config.name = name;
+  return config;
+}
+
+// Per-step values of one run: the same for every step and worker, so totals are easy to check.
+struct StepValues {
+  double bytes_sent, bytes_dense, forward, backward, compress, communicate;
+};
+
+// Records 2 epochs x 2 steps x 2 workers, then sets started/ended so the wall time is known.
+std::int64_t record_run(Database& db, Recorder& recorder, std::int64_t experiment, const std::string& name,
+                        const StepValues& v, const double (&accuracy)[2], const double (&test_loss)[2],
+                        const double (&train_loss)[2][2], double wall_time) {
+  const auto run = recorder.add_run(experiment, config_named(name));
+  recorder.start_run(run);
+  {
+    auto sink = recorder.metrics_sink(run);
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      for (int s = 0; s < 2; ++s)
+        for (int worker = 0; worker < 2; ++worker) {
+          const int step = epoch * 2 + s;
+          sink->record({"bytes_sent", step, epoch, worker, 0, v.bytes_sent});
+          sink->record({"bytes_dense", step, epoch, worker, 0, v.bytes_dense});
+          sink->record({"time_forward", step, epoch, worker, 0, v.forward});
+          sink->record({"time_backward", step, epoch, worker, 0, v.backward});
+          sink->record({"time_compress", step, epoch, worker, 0, v.compress});
+          sink->record({"time_communicate", step, epoch, worker, 0, v.communicate});
+          sink->record({"train_loss", step, epoch, worker, 0, 9.0});
+        }
+      const int last_step = epoch * 2 + 1;
+      sink->record({"test_accuracy", last_step, epoch, 0, 0, accuracy[epoch]});
+      sink->record({"test_loss", last_step, epoch, 0, 0, test_loss[epoch]});
+      for (int worker = 0; worker < 2; ++worker)
+        sink->record({"epoch_train_loss", last_step, epoch, worker, 0, train_loss[epoch][worker]});
+    }
+  }
+  recorder.finish_run(run, RunStatus::Finished);
+  Statement times(db.handle(), "UPDATE runs SET started = 1000, ended = ?2 WHERE id = ?1");
+  times.bind_int64(1, run).bind_double(2, 1000 + wall_time);
+  times.run();
+  return run;
+}
+
+bool has_line(const std::string& text, const std::string& line) {
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (l == line) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the report compares the latest run of each run name with exact values", "[reports]") {
+  TempDir dir;
+  auto db = Database::open(dir.file("runs.db"));
+  Recorder recorder(*db);
+  const auto experiment = recorder.add_experiment("fmnist-topk", "experiments/fmnist.lua", "0badc0de");
+  record_run(*db, recorder, experiment, "compressor=none", {250000, 250000, 0.01, 0.02, 0, 0.005}, {0.5, 0.75},
+             {1.2, 0.8}, {{1.0, 1.2}, {0.6, 0.8}}, 62.5);
+  // A failed first attempt of topk, then the run that counts.
+  const auto failed = recorder.add_run(experiment, config_named("compressor=topk"));
+  recorder.finish_run(failed, RunStatus::Failed, "worker 1 died");
+  record_run(*db, recorder, experiment, "compressor=topk", {2500, 250000, 0.01, 0.02, 0.003, 0.001}, {0.4, 0.6875},
+             {1.5, 1.1}, {{1.3, 1.5}, {0.85, 0.95}}, 30);
+
+  const auto paths = write_report(*db, "fmnist-topk", dir.file("out/fmnist"));
+  CHECK(paths.markdown == dir.file("out/fmnist/report.md"));
+  CHECK(paths.html == dir.file("out/fmnist/index.html"));
+  const std::string md = read(paths.markdown);
+  INFO(md);
+
+  CHECK(md.rfind("# Experiment fmnist-topk\n", 0) == 0);
+  CHECK(has_line(md, "- file: `experiments/fmnist.lua`"));
+  CHECK(has_line(md, "- hash: `0badc0de`"));
+  CHECK(has_line(md, "- runs: 2 run names, 3 runs recorded"));
+  CHECK(has_line(md, "| run | status | final test accuracy | final train loss | bytes sent | dense bytes | "
+                     "compression | forward (s/step) | backward (s/step) | compress (s/step) | "
+                     "communicate (s/step) | wall time (s) |"));
+  CHECK(has_line(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"));
+  CHECK(has_line(md, "| compressor=none | FINISHED | 0.7500 | 0.7000 | 2.00 MB | 2.00 MB | 1.0x | 0.01 | 0.02 | "
+                     "0 | 0.005 | 62.5 |"));
+  CHECK(has_line(md, "| compressor=topk | FINISHED | 0.6875 | 0.9000 | 20.0 kB | 2.00 MB | 100.0x | 0.01 | "
+                     "0.02 | 0.003 | 0.001 | 30.0 |"));
+  CHECK_FALSE(has_line(md, "| compressor=topk | FAILED |"));  // only the latest run of a name
+  CHECK(md.find("FAILED") == std::string::npos);
+
+  CHECK(has_line(md, "### compressor=none"));
+  CHECK(has_line(md, "| epoch | test accuracy | test loss | epoch train loss |"));
+  CHECK(has_line(md, "| 0 | 0.5000 | 1.2000 | 1.1000 |"));
+  CHECK(has_line(md, "| 1 | 0.7500 | 0.8000 | 0.7000 |"));
+  CHECK(has_line(md, "| 1 | 0.6875 | 1.1000 | 0.9000 |"));
+  // The comparison comes before the per-epoch tables, none before topk.
+  CHECK(md.find("| compressor=none |") < md.find("| compressor=topk |"));
+  CHECK(md.find("## Comparison") < md.find("## Per epoch"));
+
+  const std::string html = read(paths.html);
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(html.find("<td>compressor=topk</td><td>FINISHED</td><td class=\"num\">0.6875</td>") != std::string::npos);
+  CHECK(html.find("<style>") != std::string::npos);
+  CHECK(html.find("http") == std::string::npos);  // no external resources
+}
+
+TEST_CASE("strings from the database are escaped in the HTML report", "[reports][html]") {
+  TempDir dir;
+  auto db = Database::open(dir.file("runs.db"));
+  Recorder recorder(*db);
+  const auto experiment = recorder.add_experiment("x", "<b>path</b>.lua", "h&h");
+  const auto run = recorder.add_run(experiment, config_named("<script>alert('pwned')</script>"));
+  recorder.finish_run(run, RunStatus::Killed);
+
+  const auto paths = write_report(*db, "x", dir.file("out"));
+  const std::string html = read(paths.html);
+  INFO(html);
+  CHECK(html.find("<script>") == std::string::npos);
+  CHECK(html.find("<b>") == std::string::npos);
+  CHECK(html.find("&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;") != std::string::npos);
+  CHECK(html.find("<code>&lt;b&gt;path&lt;/b&gt;.lua</code>") != std::string::npos);
+  CHECK(html.find("<code>h&amp;h</code>") != std::string::npos);
+
+  const std::string md = read(paths.markdown);
+  CHECK(has_line(md, "| \\<script\\>alert('pwned')\\</script\\> | KILLED | - | - | 0 B | 0 B | - | - | - | - | - | 0.0 |"));
+}
+
+TEST_CASE("a report of an experiment without runs lists the experiments that exist", "[reports][errors]") {
+  TempDir dir;
+  auto db = Database::open(dir.file("runs.db"));
+  CHECK_THROWS_WITH(write_report(*db, "fmnist", dir.file("out")),
+                    Catch::Contains("'fmnist' has no runs") && Catch::Contains("the database has no experiments"));
+
+  Recorder recorder(*db);
+  const auto cifar = recorder.add_experiment("cifar", "cifar.lua", "h1");
+  recorder.add_run(cifar, config_named("a"));
+  recorder.add_experiment("mnist", "mnist.lua", "h2");
+  CHECK_THROWS_MATCHES(write_report(*db, "fmnist", dir.file("out")), ConfigError,
+                       Catch::Matchers::Message("experiment 'fmnist' has no runs in " + dir.file("runs.db") +
+                                                "; experiments: cifar, mnist"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("out")));
+}

@@ -1,0 +1,106 @@
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <sqlite3.h>
+
+#include "engine/core/error.hpp"
+#include "storage/database.hpp"
+#include "storage/migrations.hpp"
+#include "storage/statement.hpp"
+#include "storage_test_support.hpp"
+
+using namespace laconic;
+using namespace laconic::storage;
+using laconic::storage::testing::TempDir;
+
+namespace {
+
+std::string pragma_text(Database& db, const std::string& pragma) {
+  Statement q(db.handle(), "PRAGMA " + pragma);
+  REQUIRE(q.step());
+  return q.column_text(0);
+}
+
+bool has_table(Database& db, const std::string& name) {
+  Statement q(db.handle(), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  q.bind_text(1, name);
+  return q.step();
+}
+
+}  // namespace
+
+TEST_CASE("a new database gets every table at the latest schema version", "[storage][schema]") {
+  TempDir dir;
+  const std::string kind = GENERATE(as<std::string>{}, "memory", "file");
+  const std::string path = kind == "memory" ? ":memory:" : dir.file("runs.db");
+  auto db = Database::open(path);
+  CHECK(db->schema_version() == latest_schema_version());
+  for (const char* table : {"schema_version", "experiments", "runs", "metrics", "run_summary"}) {
+    INFO("table " << table);
+    CHECK(has_table(*db, table));
+  }
+  CHECK(pragma_text(*db, "foreign_keys") == "1");
+}
+
+TEST_CASE("reopening a file database keeps its data and does not migrate twice", "[storage][schema]") {
+  TempDir dir;
+  const std::string path = dir.file("runs.db");
+  {
+    auto db = Database::open(path);
+    exec(db->handle(), "INSERT INTO experiments (name, file_path, file_hash, created) VALUES ('x', 'x.lua', 'h', 0)");
+  }
+  auto db = Database::open(path);
+  CHECK(db->schema_version() == latest_schema_version());
+  Statement count(db->handle(), "SELECT (SELECT count(*) FROM experiments), (SELECT count(*) FROM schema_version)");
+  REQUIRE(count.step());
+  CHECK(count.column_int64(0) == 1);
+  CHECK(count.column_int64(1) == static_cast<std::int64_t>(migrations().size()));
+}
+
+TEST_CASE("a file database is opened in WAL mode with a busy timeout", "[storage][schema]") {
+  TempDir dir;
+  auto db = Database::open(dir.file("runs.db"));
+  CHECK(pragma_text(*db, "journal_mode") == "wal");
+  CHECK(pragma_text(*db, "busy_timeout") == std::to_string(Database::kBusyTimeoutMs));
+}
+
+TEST_CASE("a database of a newer schema version is refused with a clear message", "[storage][schema]") {
+  TempDir dir;
+  const std::string path = dir.file("future.db");
+  {
+    auto db = Database::open(path);
+    exec(db->handle(), "INSERT INTO schema_version (version, description, applied) VALUES (99, 'from the future', 0)");
+  }
+  const std::string expected = "database " + path + " has schema version 99; this laconic knows up to " +
+                               std::to_string(latest_schema_version()) + "; upgrade laconic";
+  CHECK_THROWS_MATCHES(Database::open(path), StorageError, Catch::Matchers::Message(expected));
+  CHECK_THROWS_MATCHES(Database::open_read_only(path), StorageError, Catch::Matchers::Message(expected));
+}
+
+TEST_CASE("opening a missing database read-only fails and names the path", "[storage][schema]") {
+  TempDir dir;
+  const std::string path = dir.file("missing.db");
+  CHECK_THROWS_WITH(Database::open_read_only(path), Catch::Contains(path) && Catch::Contains("does not exist"));
+}
+
+TEST_CASE("a SQLite database of other tables is not taken for a laconic one", "[storage][schema]") {
+  TempDir dir;
+  const std::string path = dir.file("other.db");
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  exec(raw, "CREATE TABLE photos (id INTEGER)");
+  sqlite3_close(raw);
+  CHECK_THROWS_WITH(Database::open(path), Catch::Contains("not a laconic database") && Catch::Contains("photos"));
+}
+
+TEST_CASE("a failing statement throws StorageError with the SQL, the message and the code", "[storage][errors]") {
+  auto db = Database::open(":memory:");
+  try {
+    exec(db->handle(), "INSERT INTO no_such_table VALUES (1)");
+    FAIL("expected a StorageError");
+  } catch (const StorageError& e) {
+    CHECK(e.code() == SQLITE_ERROR);
+    CHECK_THAT(e.what(), Catch::Contains("INSERT INTO no_such_table") && Catch::Contains("no such table") &&
+                             Catch::Contains("SQLite code 1"));
+  }
+}

@@ -1,0 +1,124 @@
+#include <cmath>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "engine/core/error.hpp"
+#include "storage/queries.hpp"
+#include "storage/recorder.hpp"
+#include "storage/statement.hpp"
+#include "storage_test_support.hpp"
+
+using namespace laconic;
+using namespace laconic::storage;
+using laconic::storage::testing::database_path;
+using laconic::storage::testing::sample_config;
+using laconic::storage::testing::TempDir;
+
+TEST_CASE("run statuses round-trip through their stored text", "[storage][status]") {
+  for (RunStatus s : {RunStatus::Queued, RunStatus::Running, RunStatus::Finished, RunStatus::Failed,
+                      RunStatus::Killed, RunStatus::Diverged})
+    CHECK(run_status_from_string(to_string(s)) == s);
+  CHECK(to_string(RunStatus::Diverged) == "DIVERGED");
+  CHECK_THROWS_WITH(run_status_from_string("finished"),
+                    Catch::Contains("'finished'") && Catch::Contains("FINISHED, FAILED"));
+}
+
+TEST_CASE("an experiment is recorded once per name and file hash", "[storage][recorder]") {
+  TempDir dir;
+  auto db = Database::open(database_path(GENERATE(as<std::string>{}, "memory", "file"), dir));
+  Recorder recorder(*db);
+  const auto first = recorder.add_experiment("fmnist", "experiments/fmnist.lua", "abc123");
+  CHECK(recorder.add_experiment("fmnist", "other/path.lua", "abc123") == first);
+  const auto edited = recorder.add_experiment("fmnist", "experiments/fmnist.lua", "def456");
+  CHECK(edited != first);
+  const auto experiments = list_experiments(*db);
+  REQUIRE(experiments.size() == 2);
+  CHECK(experiments[0].file_path == "experiments/fmnist.lua");
+  CHECK(experiments[1].file_hash == "def456");
+}
+
+TEST_CASE("a run goes from QUEUED to RUNNING to FINISHED with its timestamps", "[storage][recorder]") {
+  TempDir dir;
+  auto db = Database::open(database_path(GENERATE(as<std::string>{}, "memory", "file"), dir));
+  Recorder recorder(*db);
+  const auto experiment = recorder.add_experiment("fmnist-topk", "fmnist.lua", "h1");
+  const double before = unix_now();
+  const auto config = sample_config("topk", 3);
+  const auto run = recorder.add_run(experiment, config);
+
+  auto row = find_run(*db, run);
+  REQUIRE(row);
+  CHECK(row->status == "QUEUED");
+  CHECK(row->name == "compressor=topk,seed=3");
+  CHECK(row->seed == 3);
+  CHECK(std::isnan(row->started));
+  CHECK(row->wall_time == 0);
+  CHECK(nlohmann::json::parse(row->swept) == config.swept_json());
+
+  recorder.start_run(run);
+  row = find_run(*db, run);
+  CHECK(row->status == "RUNNING");
+  CHECK(row->started >= before);
+  CHECK(row->heartbeat == row->started);
+  CHECK(std::isnan(row->ended));
+  CHECK(row->wall_time >= 0);
+
+  recorder.heartbeat(run);
+  CHECK(find_run(*db, run)->heartbeat >= row->started);
+
+  recorder.finish_run(run, RunStatus::Finished);
+  row = find_run(*db, run);
+  CHECK(row->status == "FINISHED");
+  CHECK(row->ended >= row->started);
+  CHECK(row->ended <= unix_now());
+  CHECK(row->wall_time == Approx(row->ended - row->started));
+  CHECK(row->error.empty());
+
+  Statement stored(db->handle(), "SELECT config, host, laconic_version, created FROM runs WHERE id = ?1");
+  stored.bind_int64(1, run);
+  REQUIRE(stored.step());
+  CHECK(stored.column_text(0) == config.to_json().dump());
+  CHECK_FALSE(stored.column_text(1).empty());
+  CHECK_FALSE(stored.column_text(2).empty());
+  CHECK(stored.column_double(3) >= before);
+}
+
+TEST_CASE("a failed run keeps its error text", "[storage][recorder]") {
+  auto db = Database::open(":memory:");
+  Recorder recorder(*db);
+  const auto run = recorder.add_run(recorder.add_experiment("e", "e.lua", "h"), sample_config("qsgd", 1));
+  recorder.start_run(run);
+  recorder.finish_run(run, RunStatus::Failed, "worker 2 exited with code 134");
+  const auto row = find_run(*db, run);
+  CHECK(row->status == "FAILED");
+  CHECK(row->error == "worker 2 exited with code 134");
+  CHECK_THROWS_AS(recorder.finish_run(run, RunStatus::Running), ConfigError);
+}
+
+TEST_CASE("updating a run that does not exist names its id", "[storage][recorder]") {
+  auto db = Database::open(":memory:");
+  Recorder recorder(*db);
+  CHECK_THROWS_WITH(recorder.start_run(42), Catch::Contains("no run with id 42"));
+  CHECK_THROWS_WITH(recorder.metrics_sink(42), Catch::Contains("no run with id 42"));
+  CHECK_THROWS_AS(recorder.add_run(7, sample_config("topk", 1)), StorageError);  // no experiment 7
+}
+
+TEST_CASE("find_finished finds only a FINISHED run with the same config", "[storage][recorder]") {
+  auto db = Database::open(":memory:");
+  Recorder recorder(*db);
+  const auto experiment = recorder.add_experiment("fmnist-topk", "fmnist.lua", "h");
+  const auto topk = sample_config("topk", 1);
+  const auto qsgd = sample_config("qsgd", 1);
+  const auto failed = recorder.add_run(experiment, topk);
+  recorder.start_run(failed);
+  recorder.finish_run(failed, RunStatus::Failed, "boom");
+  CHECK_FALSE(recorder.find_finished("fmnist-topk", topk));
+
+  const auto done = recorder.add_run(experiment, topk);
+  recorder.start_run(done);
+  recorder.finish_run(done, RunStatus::Finished);
+  CHECK(recorder.find_finished("fmnist-topk", topk) == done);
+  CHECK_FALSE(recorder.find_finished("fmnist-topk", qsgd));
+  CHECK_FALSE(recorder.find_finished("other-experiment", topk));
+}
