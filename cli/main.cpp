@@ -44,13 +44,17 @@ int main(int argc, char** argv) {
   app.option_defaults()->always_capture_default();
   app.require_subcommand(1);
   std::string db = "laconic.db";
-  app.add_option("--db", db, "SQLite database of experiments, runs and metrics");
+  auto add_db_option = [&db](CLI::App* command) {
+    command->add_option("--db", db, "SQLite database of experiments, runs and metrics")
+        ->envname("LACONIC_DB");
+  };
 
   laconic::cli::RunArgs run_args;
   auto* run = app.add_subcommand("run", "train every run of an experiment file, recording to --db");
   run->add_option("file", run_args.file, "experiment file (.lua)")->required()->check(CLI::ExistingFile);
   run->add_flag("--resume", run_args.resume,
                 "skip runs already FINISHED with an identical configuration");
+  add_db_option(run);
 
   laconic::cli::WorkerArgs worker_args;
   auto* worker = app.add_subcommand("worker", "one worker process of a run (started by `run`)");
@@ -70,11 +74,13 @@ int main(int argc, char** argv) {
   runs->add_option("--experiment", runs_experiment, "only runs of this experiment");
   runs->add_option("--status", runs_status,
                    "only runs with this status (QUEUED, RUNNING, FINISHED, FAILED, KILLED, DIVERGED)");
+  add_db_option(runs);
 
   std::string report_experiment, report_out;
   auto* report = app.add_subcommand("report", "write a Markdown and HTML report comparing the runs of an experiment");
   report->add_option("experiment", report_experiment, "experiment name")->required();
   report->add_option("--out", report_out, "output directory (default: laconic-reports/EXPERIMENT)");
+  add_db_option(report);
 
   std::string list_kind;
   auto* list = app.add_subcommand("list", "list built-in components with their fields and defaults");

@@ -19,7 +19,9 @@ inline std::string make_temp_dir() {
   return pattern;
 }
 
-/// Calls fn(comm) on `size` ranks concurrently; rethrows the first exception any rank threw.
+/// Calls fn(comm) on `size` ranks concurrently, then a barrier (so that no rank tears its
+/// connections down while a peer is still finishing its handshake); rethrows the first exception
+/// any rank threw.
 inline void run_ranks(int size, std::chrono::milliseconds timeout,
                       const std::function<void(comm::Communicator&)>& fn) {
   const std::string dir = make_temp_dir();
@@ -35,6 +37,7 @@ inline void run_ranks(int size, std::chrono::milliseconds timeout,
         options.timeout = timeout;
         comm::GlooCommunicator comm(options);
         fn(comm);
+        comm.barrier();
       } catch (...) {
         errors[static_cast<std::size_t>(r)] = std::current_exception();
       }

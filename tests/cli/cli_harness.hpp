@@ -1,0 +1,63 @@
+#pragma once
+// Running the laconic binary from tests: bounded by `timeout`, output captured to strings.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace laconic::testing {
+
+struct CommandResult {
+  int status = -1;  ///< exit status; 124 when `timeout` stopped it
+  std::string out;
+  std::string err;
+};
+
+inline std::string make_temp_dir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "laconic-cli-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  return pattern;
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+/// Runs `laconic ARGS` in `dir` (ARGS already shell-quoted), at most `seconds` long.
+inline CommandResult run_laconic(const std::string& dir, const std::string& args, int seconds = 300) {
+  const std::string out = dir + "/.stdout", err = dir + "/.stderr";
+  const std::string command = "cd '" + dir + "' && timeout " + std::to_string(seconds) + " '" +
+                              LACONIC_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "'";
+  int raw = std::system(command.c_str());
+  CommandResult r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+/// A small, fast experiment: 2 workers, a few steps, part of the test split.
+inline std::string tiny_experiment(const std::string& name, const std::string& extra = "") {
+  return "experiment {\n"
+         "  name = \"" + name + "\",\n"
+         "  data = fashion_mnist(),\n"
+         "  model = lenet5(),\n"
+         "  optimizer = sgd { lr = 0.05, momentum = 0.9 },\n"
+         "  batch_size = 32,\n"
+         "  workers = 2,\n"
+         "  eval_limit = 500,\n"
+         "  timeout = 20,\n" + extra +
+         "}\n";
+}
+
+}  // namespace laconic::testing

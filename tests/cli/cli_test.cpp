@@ -1,0 +1,142 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "cli_harness.hpp"
+#include "storage/database.hpp"
+#include "storage/queries.hpp"
+
+using namespace laconic;
+using namespace laconic::testing;
+
+namespace {
+
+double sum_of(storage::Database& db, std::int64_t run, const std::string& key) {
+  double s = 0;
+  for (const auto& m : storage::metrics_of(db, run, key)) s += m.value;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("laconic run trains a tiny sweep, records it, and laconic report writes the report",
+          "[cli][e2e]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/tiny.lua",
+             tiny_experiment("tiny", "  max_steps = 8,\n"
+                                     "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
+  auto run = run_laconic(dir, "run tiny.lua --db t.db");
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  CHECK_THAT(run.out, Catch::Contains("2 runs, 2 finished, 0 failed"));
+
+  {
+    auto db = storage::Database::open_read_only(dir + "/t.db");
+    auto runs = storage::list_runs(*db);
+    REQUIRE(runs.size() == 2);
+    CHECK(runs[0].name == "compressor=none,seed=1");
+    CHECK(runs[1].name == "compressor=topk,ratio=0.01,seed=1");
+    for (const auto& r : runs) {
+      CHECK(r.status == "FINISHED");
+      CHECK(r.final_test_accuracy >= 0.0);
+      CHECK(r.final_test_accuracy <= 1.0);
+      // 8 steps x 2 workers of every per-step key; test metrics from worker 0 only.
+      for (const char* key : {"train_loss", "time_forward", "time_backward", "time_compress",
+                              "time_communicate", "bytes_sent", "bytes_dense"})
+        CHECK(storage::metrics_of(*db, r.id, key).size() == 16);
+      CHECK(storage::metrics_of(*db, r.id, "test_accuracy").size() == 1);
+    }
+    // Dense: what was sent is what a dense exchange costs; Top-k 1%: far less.
+    CHECK(sum_of(*db, runs[0].id, "bytes_sent") == sum_of(*db, runs[0].id, "bytes_dense"));
+    CHECK(sum_of(*db, runs[1].id, "bytes_sent") < 0.05 * sum_of(*db, runs[1].id, "bytes_dense"));
+    CHECK(runs[0].bytes_sent == sum_of(*db, runs[0].id, "bytes_sent"));
+  }
+
+  auto listing = run_laconic(dir, "runs --db t.db");
+  REQUIRE(listing.status == 0);
+  CHECK_THAT(listing.out, Catch::Contains("compressor=topk,ratio=0.01,seed=1") &&
+                              Catch::Contains("FINISHED") && Catch::Contains("test_acc"));
+
+  auto report = run_laconic(dir, "report tiny --db t.db --out rep");
+  INFO(report.err);
+  REQUIRE(report.status == 0);
+  const auto markdown = read_file(dir + "/rep/report.md");
+  CHECK_THAT(markdown, Catch::Contains("| compressor=none,seed=1 | FINISHED |"));
+  CHECK_THAT(markdown, Catch::Contains("| compressor=topk,ratio=0.01,seed=1 | FINISHED |"));
+  CHECK_THAT(read_file(dir + "/rep/index.html"), Catch::Contains("compressor=topk,ratio=0.01"));
+
+  // A second run with --resume finds both runs finished and trains nothing.
+  auto again = run_laconic(dir, "run --resume tiny.lua --db t.db");
+  REQUIRE(again.status == 0);
+  CHECK_THAT(again.out, Catch::Contains("0 finished, 0 failed, 2 skipped"));
+  auto db = storage::Database::open_read_only(dir + "/t.db");
+  CHECK(storage::list_runs(*db).size() == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a Lua syntax error prints file:line, exits non-zero and records nothing",
+          "[cli][errors]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/bad.lua", "experiment {\n  name = \"bad\"\n  epochs = 2,\n}\n");
+  auto r = run_laconic(dir, "run bad.lua --db t.db");
+  CHECK(r.status != 0);
+  CHECK_THAT(r.err, Catch::StartsWith("laconic: bad.lua:3:"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/t.db"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a Lua runtime error prints file:line, exits non-zero and records nothing",
+          "[cli][errors]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/boom.lua", "local n = 1\nif n then\n  error(\"boom\")\nend\n");
+  auto r = run_laconic(dir, "run boom.lua --db t.db");
+  CHECK(r.status != 0);
+  CHECK_THAT(r.err, Catch::Contains("boom.lua:3:") && Catch::Contains("boom"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/t.db"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("unknown names list the known ones", "[cli][errors]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/topo.lua",
+             tiny_experiment("x", "  topology = allreduce { algorithm = \"tree\" },\n"));
+  auto r = run_laconic(dir, "check topo.lua");
+  CHECK(r.status != 0);
+  CHECK_THAT(r.err, Catch::Contains("topo.lua:10:") && Catch::Contains("\"ring\"") &&
+                        Catch::Contains("\"tree\""));
+
+  write_file(dir + "/comp.lua", tiny_experiment("x", "  compressor = topK { ratio = 0.1 },\n"));
+  r = run_laconic(dir, "check comp.lua");
+  CHECK(r.status != 0);
+  CHECK_THAT(r.err, Catch::Contains("comp.lua:10:") && Catch::Contains("'topK'") &&
+                        Catch::Contains("topk") && Catch::Contains("none"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a missing dataset names the Debian package that provides it", "[cli][errors]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/nodata.lua",
+             "experiment {\n  name = \"x\",\n  data = fashion_mnist { root = \"/nonexistent\" },\n}\n");
+  auto r = run_laconic(dir, "run nodata.lua --db t.db");
+  CHECK(r.status != 0);
+  CHECK_THAT(r.err, Catch::Contains("nodata.lua:3:") &&
+                        Catch::Contains("dataset-fashion-mnist") &&
+                        Catch::Contains("/nonexistent"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/t.db"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("--help shows every command and the defaults", "[cli][help]") {
+  const auto dir = make_temp_dir();
+  auto top = run_laconic(dir, "--help");
+  CHECK(top.status == 0);
+  for (const char* command : {"run", "runs", "report", "list", "check"})
+    CHECK_THAT(top.out, Catch::Contains(command));
+  auto run = run_laconic(dir, "run --help");
+  CHECK(run.status == 0);
+  CHECK_THAT(run.out, Catch::Contains("--db") && Catch::Contains("laconic.db"));
+  auto list = run_laconic(dir, "list compressors");
+  CHECK(list.status == 0);
+  CHECK_THAT(list.out, Catch::Contains("topk") && Catch::Contains("default 0.01"));
+  std::filesystem::remove_all(dir);
+}
