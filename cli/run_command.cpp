@@ -80,7 +80,12 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
       progress.begin(label);
       LaunchObserver observer;
       observer.on_progress = [&](const ProgressMessage& p) { progress.update(p, config.epochs); };
-      observer.on_tick = [&] { recorder.heartbeat(run.id); };
+      // Every few seconds: commit what arrived (a controller crash then loses at most that much)
+      // and show readers that the run is alive.
+      observer.on_tick = [&] {
+        sink->flush();
+        recorder.heartbeat(run.id);
+      };
       try {
         outcome = launch_workers(spec, *sink, observer, stop);
       } catch (const Error& e) {

@@ -166,6 +166,22 @@ int register_all(lua_State* L) {
   lua_pushlightuserdata(L, context);
   lua_pushcclosure(L, sweep, 1);
   lua_setglobal(L, "sweep");
+
+  // What the "undefined global" error offers: the names, and a line grouping them by kind.
+  lua_createtable(L, static_cast<int>(context->constructors.size()), 0);
+  std::map<std::string, std::string> by_kind;
+  for (std::size_t i = 0; i < context->constructors.size(); ++i) {
+    const ComponentInfo& info = context->constructors[i];
+    lua_pushstring(L, info.name.c_str());
+    lua_seti(L, -2, static_cast<lua_Integer>(i + 1));
+    std::string& names = by_kind[info.kind];
+    names += (names.empty() ? "" : ", ") + info.name;
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, kConstructorNamesKey);
+  std::string hint;
+  for (const auto& [kind, names] : by_kind) hint += (hint.empty() ? "" : "; ") + kind + ": " + names;
+  lua_pushstring(L, hint.c_str());
+  lua_setfield(L, LUA_REGISTRYINDEX, kConstructorHintKey);
   return 0;
 }
 

@@ -11,6 +11,11 @@
 
 namespace laconic::lua {
 
+/// Lua registry keys under which the constructors are described for the "undefined global"
+/// message: an array of constructor names, and a line listing them by kind.
+inline constexpr const char* kConstructorNamesKey = "laconic.constructor_names";
+inline constexpr const char* kConstructorHintKey = "laconic.constructor_hint";
+
 class SandboxedState {
  public:
   /// A fresh sandbox; ConfigError when a limit is not positive or the state cannot be made.

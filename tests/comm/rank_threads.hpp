@@ -19,11 +19,12 @@ inline std::string make_temp_dir() {
   return pattern;
 }
 
-/// Calls fn(comm) on `size` ranks concurrently, then a barrier (so that no rank tears its
-/// connections down while a peer is still finishing its handshake); rethrows the first exception
-/// any rank threw.
+/// Calls fn(comm) on `size` ranks concurrently, then (with `final_barrier`) a barrier so that no
+/// rank tears its connections down while a peer is still finishing its handshake; rethrows the
+/// first exception any rank threw.
 inline void run_ranks(int size, std::chrono::milliseconds timeout,
-                      const std::function<void(comm::Communicator&)>& fn) {
+                      const std::function<void(comm::Communicator&)>& fn,
+                      bool final_barrier = true) {
   const std::string dir = make_temp_dir();
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(size));
   std::vector<std::thread> threads;
@@ -37,7 +38,7 @@ inline void run_ranks(int size, std::chrono::milliseconds timeout,
         options.timeout = timeout;
         comm::GlooCommunicator comm(options);
         fn(comm);
-        comm.barrier();
+        if (final_barrier) comm.barrier();
       } catch (...) {
         errors[static_cast<std::size_t>(r)] = std::current_exception();
       }

@@ -41,7 +41,10 @@ TEST_CASE("reading an undefined global is an error, such as a misspelled constru
   FakeCatalog catalog;
   const auto path = dir.write("typo.lua",
                               "experiment {\n  name = 'x',\n  compressor = topK { ratio = 0.1 },\n}\n");
-  CHECK(load_error(path, catalog) == path + ":3: undefined global 'topK'");
+  CHECK(load_error(path, catalog) ==
+        path + ":3: undefined global 'topK'; did you mean 'topk'? (constructors: compressor: "
+               "none, topk; dataset: fashion_mnist; model: lenet5; optimizer: sgd; schedule: "
+               "synchronous; topology: allreduce)");
 }
 
 TEST_CASE("an unknown component field is reported with the known fields", "[lua][errors]") {
@@ -153,10 +156,11 @@ TEST_CASE("io, os, require and file loading are not available", "[lua][sandbox]"
   for (const char* name : {"io", "os", "require", "package", "debug", "dofile", "loadfile",
                            "collectgarbage"}) {
     const auto path = dir.write(std::string(name) + ".lua", std::string("\nlocal f = ") + name + "\n");
-    CHECK(load_error(path, catalog) == path + ":2: undefined global '" + name + "'");
+    CHECK_THAT(load_error(path, catalog),
+               Catch::StartsWith(path + ":2: undefined global '" + name + "'"));
   }
   const auto path = dir.write("io_open.lua", "io.open('/etc/passwd')\n");
-  CHECK(load_error(path, catalog) == path + ":1: undefined global 'io'");
+  CHECK_THAT(load_error(path, catalog), Catch::StartsWith(path + ":1: undefined global 'io'"));
   const auto dump = dir.write("dump.lua", "local d = string.dump\nassert(d == nil, 'dump')\n"
                                           "experiment { name = 'x' }\n");
   CHECK(load_error(dump, catalog) == "");

@@ -51,7 +51,14 @@ TEST_CASE("two workers end with bit-identical replicas and count the bytes each 
     testing::run_ranks(2, std::chrono::seconds(60), [&](comm::Communicator& comm) {
       engine::EngineCatalog catalog;
       MemorySink sink;
-      auto result = train::run_worker(config, catalog.build(config), comm, sink);
+      train::WorkerParts parts;
+      {
+        // LibTorch's generator is global to the process; ranks here are threads, not
+        // processes, so they must not seed and draw initial weights at the same time.
+        std::lock_guard<std::mutex> lock(mutex);
+        parts = catalog.build(config);
+      }
+      auto result = train::run_worker(config, std::move(parts), comm, sink);
       std::lock_guard<std::mutex> lock(mutex);
       results[comm.rank()] = result;
       records[comm.rank()] = sink.records();
