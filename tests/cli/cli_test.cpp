@@ -140,3 +140,22 @@ TEST_CASE("--help shows every command and the defaults", "[cli][help]") {
   CHECK_THAT(list.out, Catch::Contains("topk") && Catch::Contains("default 0.01"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the quickstart reaches test accuracy above 0.75 without compression in one epoch",
+          "[cli][e2e][slow]") {
+  const auto dir = make_temp_dir();
+  const std::string quickstart = std::string(LACONIC_SOURCE_DIR) + "/experiments/quickstart.lua";
+  auto run = run_laconic(dir, "run '" + quickstart + "' --db q.db", 900);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  auto db = storage::Database::open_read_only(dir + "/q.db");
+  auto runs = storage::list_runs(*db);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].name == "compressor=none,seed=1");
+  CHECK(runs[0].status == "FINISHED");
+  CHECK(runs[0].final_test_accuracy > 0.75);
+  CHECK(runs[1].status == "FINISHED");
+  // Top-k 1% sends about 2% of the dense bytes (index + value per kept entry).
+  CHECK(runs[1].bytes_sent < 0.03 * runs[1].bytes_dense);
+  std::filesystem::remove_all(dir);
+}
