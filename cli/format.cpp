@@ -6,18 +6,6 @@
 
 namespace laconic::cli {
 
-std::string human_bytes(double bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (std::fabs(bytes) >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, unit == 0 ? "%.0f %s" : "%.3g %s", bytes, kUnits[unit]);
-  return buf;
-}
-
 std::string human_seconds(double seconds) {
   char buf[32];
   if (std::isnan(seconds)) return "-";
@@ -28,13 +16,6 @@ std::string human_seconds(double seconds) {
     std::snprintf(buf, sizeof buf, "%ldm%02lds", minutes,
                   static_cast<long>(seconds) - minutes * 60);
   }
-  return buf;
-}
-
-std::string fixed(double value, int decimals) {
-  if (std::isnan(value)) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
   return buf;
 }
 

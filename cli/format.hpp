@@ -1,19 +1,14 @@
 #pragma once
-// Small formatting helpers for terminal tables.
+// Small formatting helpers for terminal output. Numbers shared with the reports (bytes,
+// fixed-point) come from reports/format.hpp so that both say the same thing.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace laconic::cli {
 
-/// 1536 -> "1.5 KiB"; keeps three significant digits.
-std::string human_bytes(double bytes);
-
 /// 75.2 -> "1m15s"; under a minute "12.3s".
 std::string human_seconds(double seconds);
-
-/// A fixed-point number, or "-" for NaN.
-std::string fixed(double value, int decimals);
 
 /// Renders rows as a left-aligned text table with a header line.
 std::string text_table(const std::vector<std::string>& header,

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/format.hpp"
+#include "reports/format.hpp"
 #include "reports/report.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
@@ -16,7 +17,7 @@ int runs_command(const std::string& db_path, const std::optional<std::string>& e
   std::vector<std::vector<std::string>> rows;
   for (const auto& run : storage::list_runs(*db, filter))
     rows.push_back({std::to_string(run.id), run.experiment, run.name, run.status,
-                    fixed(run.final_test_accuracy, 4), human_bytes(run.bytes_sent),
+                    reports::fixed(run.final_test_accuracy, 4), reports::human_bytes(run.bytes_sent),
                     human_seconds(run.wall_time)});
   if (rows.empty()) {
     std::cout << "no runs in " << db_path << "\n";

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/format.hpp"
+#include "reports/format.hpp"
 #include "cli/launcher.hpp"
 #include "cli/progress.hpp"
 #include "engine/catalog.hpp"
@@ -29,8 +30,8 @@ std::string result_line(storage::Database& db, std::int64_t run_id) {
   if (!row) return "";
   std::string line = row->status;
   if (!std::isnan(row->final_test_accuracy))
-    line += "  test accuracy " + fixed(row->final_test_accuracy, 4);
-  line += "  sent " + human_bytes(row->bytes_sent) + " (dense " + human_bytes(row->bytes_dense) +
+    line += "  test accuracy " + reports::fixed(row->final_test_accuracy, 4);
+  line += "  sent " + reports::human_bytes(row->bytes_sent) + " (dense " + reports::human_bytes(row->bytes_dense) +
           ")  " + human_seconds(row->wall_time);
   if (!row->error.empty()) line += "\n    " + row->error;
   return line;

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <numeric>
 
 #include "engine/core/error.hpp"
 
@@ -35,31 +34,48 @@ std::size_t topk_count(double ratio, std::size_t n) {
 
 std::size_t topk_payload_bytes(std::size_t k) { return 8 + k * (4 + 4); }
 
+namespace {
+
+// NaN counts as the largest magnitude: it keeps nth_element's ordering valid and sends the NaN
+// on, where divergence shows up instead of hiding in the residual.
+inline float magnitude(float v) { return std::isnan(v) ? INFINITY : std::fabs(v); }
+
+}  // namespace
+
 void TopkCodec::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t n = gradient.size();
   LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "topk handles at most 2^32-1 ",
                   "elements, got ", n);
   const std::size_t k = topk_count(ratio_, n);
-  order_.resize(n);
-  std::iota(order_.begin(), order_.end(), 0u);
-  auto larger = [&](std::uint32_t a, std::uint32_t b) {
-    return std::fabs(gradient[a]) > std::fabs(gradient[b]);
-  };
-  // O(n) selection of the k largest magnitudes; then ascending indices for a cache-friendly decode.
-  if (k < n) std::nth_element(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(k),
-                              order_.end(), larger);
-  std::sort(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(k));
-
   payload.resize(topk_payload_bytes(k));
   const std::uint32_t header[2] = {static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k)};
   std::memcpy(payload.data(), header, sizeof header);
   std::uint8_t* indices = payload.data() + 8;
   std::uint8_t* values = indices + 4 * k;
-  std::memcpy(indices, order_.data(), 4 * k);
-  for (std::size_t i = 0; i < k; ++i) {
-    float v = gradient[order_[i]];
-    std::memcpy(values + 4 * i, &v, 4);
+  if (k == 0) return;
+
+  // Select the k-th largest magnitude on a contiguous copy (O(n), cache-friendly), then keep
+  // everything above it and as many ties as needed in one ascending pass: indices come out
+  // sorted without a sort.
+  magnitudes_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) magnitudes_[i] = magnitude(gradient[i]);
+  const auto cut = magnitudes_.begin() + static_cast<std::ptrdiff_t>(n - k);
+  std::nth_element(magnitudes_.begin(), cut, magnitudes_.end());
+  const float threshold = *cut;
+  const auto above = static_cast<std::size_t>(
+      std::count_if(cut + 1, magnitudes_.end(), [&](float m) { return m > threshold; }));
+  std::size_t ties = k - above, taken = 0;
+  for (std::size_t i = 0; i < n && taken < k; ++i) {
+    const float m = magnitude(gradient[i]);
+    if (m > threshold || (m == threshold && ties > 0)) {
+      if (m == threshold) --ties;
+      const auto index = static_cast<std::uint32_t>(i);
+      std::memcpy(indices + 4 * taken, &index, 4);
+      std::memcpy(values + 4 * taken, &gradient[i], 4);
+      ++taken;
+    }
   }
+  LACONIC_ENFORCE(taken == k, "selected ", taken, " entries, expected k=", k);
 }
 
 void TopkCodec::decompress_add(const Payload& payload, std::span<float> dense) const {

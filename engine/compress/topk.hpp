@@ -23,7 +23,8 @@ std::size_t topk_count(double ratio, std::size_t n);
 /// k (uint32 index, float32 value) pairs.
 std::size_t topk_payload_bytes(std::size_t k);
 
-/// Top-k without state: keeps the k entries of largest magnitude, indices ascending.
+/// Top-k without state: keeps the k entries of largest magnitude (ties at the threshold go to
+/// the lowest indices), indices ascending.
 class TopkCodec : public Compressor {
  public:
   explicit TopkCodec(double ratio) : ratio_(ratio) {}
@@ -34,7 +35,7 @@ class TopkCodec : public Compressor {
 
  private:
   double ratio_;
-  std::vector<std::uint32_t> order_;  // scratch, reused across steps
+  std::vector<float> magnitudes_;  // scratch, reused across steps
 };
 
 /// Top-k sparsification (Aji & Heafield 2017; Stich et al. 2018 with error feedback).

@@ -124,3 +124,30 @@ TEST_CASE("a payload for another length is refused with both sizes", "[compress]
   REQUIRE_THROWS_WITH(codec.decompress_add(payload, wrong),
                       Catch::Contains("expected a payload for 99 elements, got one for 100"));
 }
+
+TEST_CASE("topk keeps exactly k entries when magnitudes tie, the lowest indices first",
+          "[compress][topk]") {
+  std::vector<float> g(100, 1.0f);
+  g[7] = -1.0f;  // same magnitude, other sign
+  g[50] = 3.0f;  // the one clear winner
+  TopkCodec codec(0.05);  // k = 5
+  Payload payload;
+  codec.compress(g, payload);
+  auto dense = decode(codec, payload, g.size());
+  std::vector<float> expected(100, 0.0f);
+  expected[50] = 3.0f;
+  expected[0] = expected[1] = expected[2] = 1.0f;
+  expected[3] = 1.0f;
+  CHECK(dense == expected);
+}
+
+TEST_CASE("topk sends a NaN on instead of hiding it in the residual", "[compress][topk]") {
+  auto g = random_gradient(1000, 9);
+  g[123] = std::nanf("");
+  TopkCodec codec(0.01);
+  Payload payload;
+  codec.compress(g, payload);
+  auto dense = decode(codec, payload, g.size());
+  CHECK(std::isnan(dense[123]));
+  CHECK(payload.size() == topk_payload_bytes(10));
+}
