@@ -31,6 +31,21 @@ class Compressor {
   /// Adds the decoded payload into `dense` (which has the gradient's length). Throws
   /// InvariantError when the payload does not match the length.
   virtual void decompress_add(const Payload& payload, std::span<float> dense) const = 0;
+
+  /// Seeds the compressor's randomness once, before the first compress(). Randomness shared by
+  /// all workers (shared-seed random-k) derives from `run_seed` alone; private randomness
+  /// (stochastic rounding) from `run_seed` and `rank`. Deterministic compressors ignore it.
+  virtual void set_seed(std::uint64_t run_seed, int rank) {
+    (void)run_seed;
+    (void)rank;
+  }
+
+  /// Turns `sum`, the sum over all `workers` of their decoded payloads, into the update every
+  /// worker applies. The default is the mean; signSGD's majority vote takes the sign instead.
+  virtual void aggregate(std::span<float> sum, int workers) const {
+    const float scale = 1.0f / static_cast<float>(workers);
+    for (float& v : sum) v *= scale;
+  }
 };
 
 }  // namespace laconic::compress

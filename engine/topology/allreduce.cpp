@@ -35,7 +35,6 @@ ExchangeStats AllreduceTopology::average(std::span<float> gradient,
   ExchangeStats stats;
   const comm::ByteCounters before = comm.counters();
   stats.bytes_dense = comm::ring_allreduce_bytes_sent(gradient.size(), comm.size(), comm.rank());
-  const float scale = 1.0f / static_cast<float>(comm.size());
 
   auto t = Clock::now();
   compressor.compress(gradient, payload_);
@@ -61,7 +60,7 @@ ExchangeStats AllreduceTopology::average(std::span<float> gradient,
     std::fill(gradient.begin(), gradient.end(), 0.0f);
     for (const auto& p : payloads) compressor.decompress_add(p, gradient);
   }
-  for (float& g : gradient) g *= scale;
+  compressor.aggregate(gradient, comm.size());
   stats.time_decompress = seconds_since(t);
 
   stats.bytes_sent = comm.counters().sent - before.sent;

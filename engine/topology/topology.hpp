@@ -24,8 +24,9 @@ class Topology {
  public:
   virtual ~Topology() = default;
   virtual std::string name() const = 0;
-  /// Replaces this worker's `gradient` by the mean over all workers of their compressed
-  /// gradients. Every worker must call it with a gradient of the same length.
+  /// Replaces this worker's `gradient` by the aggregate over all workers of their compressed
+  /// gradients (Compressor::aggregate: the mean for most compressors). Every worker must call it
+  /// with a gradient of the same length.
   virtual ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor,
                                 comm::Communicator& comm) = 0;
 };

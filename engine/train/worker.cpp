@@ -145,6 +145,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
   parts.dataset->train();
   if (comm.rank() == 0) parts.dataset->test();
   check_identical_start(*parts.model, comm);
+  parts.compressor->set_seed(static_cast<std::uint64_t>(config.seed), comm.rank());
 
   Trainer trainer(config, parts, comm);
   WorkerResult result;
