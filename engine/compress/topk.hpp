@@ -35,7 +35,11 @@ class TopkCodec : public Compressor {
 
  private:
   double ratio_;
-  std::vector<float> magnitudes_;  // scratch, reused across steps
+  // Scratch reused across steps: candidate indices (ascending), their magnitudes, and a copy
+  // that selection reorders.
+  std::vector<std::uint32_t> candidates_;
+  std::vector<float> candidate_magnitudes_;
+  std::vector<float> scratch_;
 };
 
 /// Top-k sparsification (Aji & Heafield 2017; Stich et al. 2018 with error feedback).

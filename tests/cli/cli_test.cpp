@@ -159,3 +159,19 @@ TEST_CASE("the quickstart reaches test accuracy above 0.75 without compression i
   CHECK(runs[1].bytes_sent < 0.03 * runs[1].bytes_dense);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("every experiment file in experiments/ loads and expands", "[cli][experiments]") {
+  const auto dir = make_temp_dir();
+  int files = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(LACONIC_SOURCE_DIR) + "/experiments")) {
+    if (entry.path().extension() != ".lua") continue;
+    ++files;
+    auto r = run_laconic(dir, "check '" + entry.path().string() + "'");
+    INFO(entry.path() << "\n" << r.err);
+    CHECK(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains(" runs"));
+  }
+  CHECK(files >= 1);
+  std::filesystem::remove_all(dir);
+}

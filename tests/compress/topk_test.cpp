@@ -151,3 +151,24 @@ TEST_CASE("topk sends a NaN on instead of hiding it in the residual", "[compress
   CHECK(std::isnan(dense[123]));
   CHECK(payload.size() == topk_payload_bytes(10));
 }
+
+TEST_CASE("topk on a million elements matches the reference, also when the sample misleads",
+          "[compress][topk]") {
+  const std::size_t n = 1 << 20;
+  auto g = random_gradient(n, 21);
+  // Every 256th element (where the threshold sample looks) is huge: the guessed threshold lets
+  // fewer than k through, and the codec must fall back to selecting among all elements.
+  auto spiky = g;
+  for (std::size_t i = 0; i < n; i += 256) spiky[i] = 100.0f + static_cast<float>(i);
+  // Every 256th element is zero: the guess is 0 and every element is a candidate.
+  auto holes = g;
+  for (std::size_t i = 0; i < n; i += 256) holes[i] = 0.0f;
+  for (const auto* input : {&g, &spiky, &holes}) {
+    for (double ratio : {0.001, 0.01, 0.05}) {
+      TopkCodec codec(ratio);
+      Payload payload;
+      codec.compress(*input, payload);
+      REQUIRE(decode(codec, payload, n) == reference_topk(*input, topk_count(ratio, n)));
+    }
+  }
+}

@@ -1,0 +1,28 @@
+#pragma once
+// Helpers shared by the compressor tests.
+#include <random>
+#include <span>
+#include <vector>
+
+#include "engine/compress/compressor.hpp"
+
+namespace laconic::testing {
+
+/// n standard-normal floats, reproducible for a seed.
+inline std::vector<float> random_gradient(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> g(n);
+  for (auto& v : g) v = normal(rng);
+  return g;
+}
+
+/// The dense vector a payload decodes to.
+inline std::vector<float> decode(const compress::Compressor& c, const compress::Payload& p,
+                                 std::size_t n) {
+  std::vector<float> dense(n, 0.0f);
+  c.decompress_add(p, dense);
+  return dense;
+}
+
+}  // namespace laconic::testing
