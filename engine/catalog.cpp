@@ -49,7 +49,10 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.optimizer = optimizers_.create(config.optimizer);
   parts.topology = topologies_.create(config.topology);
   parts.schedule = schedules_.create(config.schedule);
-  parts.compressor = compressors_.create(config.compressor);
+  std::vector<std::size_t> layer_sizes;
+  for (const auto& p : parts.model->parameters())
+    layer_sizes.push_back(static_cast<std::size_t>(p.numel()));
+  parts.compressor = compress::build_compressor(compressors_, config.compressor, layer_sizes);
   return parts;
 }
 

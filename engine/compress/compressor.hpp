@@ -40,6 +40,10 @@ class Compressor {
     (void)rank;
   }
 
+  /// Tells the compressor the epoch (from 0) of the steps that follow; called at the start of
+  /// every epoch (DGC warms its ratio up over the first epochs).
+  virtual void set_epoch(std::int64_t epoch) { (void)epoch; }
+
   /// Turns `sum`, the sum over all `workers` of their decoded payloads, into the update every
   /// worker applies. The default is the mean; signSGD's majority vote takes the sign instead.
   virtual void aggregate(std::span<float> sum, int workers) const {

@@ -33,6 +33,13 @@ class Registry {
     add_entry(std::move(entry));
   }
 
+  /// Adds fields that every entry accepts (a compressor's `scope`), after their own; the
+  /// entries' options structs ignore them and the caller of create() interprets them.
+  void add_common_fields(const std::vector<FieldSpec>& fields) {
+    for (auto& entry : entries_)
+      entry.info.fields.insert(entry.info.fields.end(), fields.begin(), fields.end());
+  }
+
   /// Checks names, types and ranges; fills defaults. Adds "in compressor 'topk'" context.
   ComponentSpec resolve(const ComponentSpec& spec) const {
     const Entry& entry = find(spec.name);

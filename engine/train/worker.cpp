@@ -156,6 +156,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
     auto last_progress = epoch_start;
     double loss_sum = 0;
     trainer.begin_epoch(epoch);
+    parts.compressor->set_epoch(epoch);
     parts.model->train();
     for (std::int64_t i = 0; i < steps_per_epoch; ++i, ++step) {
       const auto step_start = Clock::now();

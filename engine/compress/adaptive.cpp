@@ -1,0 +1,338 @@
+#include "engine/compress/adaptive.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "engine/core/error.hpp"
+
+namespace laconic::compress {
+
+static_assert(std::endian::native == std::endian::little, "adaptive.cpp assumes little-endian");
+
+namespace {
+
+constexpr std::uint64_t kSeedStream = 2000;  // private stream: derive_seed(run_seed, 2000 + rank)
+constexpr std::uint8_t kCodingFixed = 0;
+constexpr std::uint8_t kCodingHuffman = 1;
+
+std::uint64_t packed_bits(std::size_t n, unsigned bits) {
+  return static_cast<std::uint64_t>(n) * bits;
+}
+
+// Min-max bin of x (see the class comment); `bins_per_unit` = 2^bits / (max - min) > 0 finite.
+inline std::uint32_t bin_of(float x, float lo, float bins_per_unit, std::uint32_t top) {
+  const float t = (x - lo) * bins_per_unit;  // >= 0; 2^bits only at x = max
+  return t >= static_cast<float>(top) ? top : static_cast<std::uint32_t>(t);
+}
+
+// bin_of() for the bulk pass: the same result (min(t, top) truncated equals the clamp), written
+// so that it vectorizes (a float min and a signed conversion; indices are below 2^16).
+inline std::uint16_t bin_fast(float x, float lo, float bins_per_unit, float top) {
+  const float t = (x - lo) * bins_per_unit;
+  return static_cast<std::uint16_t>(static_cast<std::int32_t>(t < top ? t : top));
+}
+
+// counts[i] = occurrences of bin i. Four interleaved partial counts, so that runs of one bin
+// (a skewed or constant layer) do not serialize on one counter.
+void count_bins(std::span<const std::uint16_t> indices, std::vector<std::uint64_t>& counts) {
+  const std::size_t bins = counts.size();
+  std::uint64_t* c = counts.data();
+  std::size_t i = 0;
+  if (indices.size() >= 16 * bins) {
+    // Partial counters live in `counts` itself, four blocks wide, only when that is cheap
+    // relative to n; the caller's vector is grown once and then reused.
+    counts.assign(4 * bins, 0);
+    c = counts.data();
+    for (; i + 4 <= indices.size(); i += 4) {
+      ++c[indices[i]];
+      ++c[bins + indices[i + 1]];
+      ++c[2 * bins + indices[i + 2]];
+      ++c[3 * bins + indices[i + 3]];
+    }
+    for (std::size_t b = 0; b < bins; ++b) c[b] += c[bins + b] + c[2 * bins + b] + c[3 * bins + b];
+    counts.resize(bins);
+  }
+  for (; i < indices.size(); ++i) ++c[indices[i]];
+}
+
+// A private LSB-first packer and unpacker (same bit order as bitpack.hpp), so that this file
+// does not depend on it.
+void append_packed(std::span<const std::uint16_t> indices, unsigned bits, Payload& out) {
+  const std::size_t at = out.size();
+  out.resize(at + static_cast<std::size_t>((packed_bits(indices.size(), bits) + 7) / 8));
+  std::uint8_t* to = out.data() + at;
+  std::uint64_t buffer = 0;
+  unsigned have = 0;
+  for (std::uint16_t index : indices) {
+    buffer |= static_cast<std::uint64_t>(index) << have;
+    have += bits;
+    if (have >= 32) {
+      std::memcpy(to, &buffer, 4);
+      to += 4;
+      buffer >>= 32;
+      have -= 32;
+    }
+  }
+  for (; have > 0; have = have > 8 ? have - 8 : 0) {
+    *to++ = static_cast<std::uint8_t>(buffer);
+    buffer >>= 8;
+  }
+}
+
+struct Extent {
+  float lo = 0.0f, hi = 0.0f;
+  bool nan = false;
+};
+
+// Min, max and whether a NaN occurs, in one pass. Eight independent lanes let the compiler use
+// vector min/max (a single running min is a serial chain of compares).
+Extent extent(std::span<const float> g) {
+  Extent e;
+  const std::size_t n = g.size();
+  if (n == 0) return e;
+  constexpr std::size_t kLanes = 8;
+  float lo[kLanes], hi[kLanes];
+  std::uint32_t nan[kLanes] = {};
+  for (std::size_t k = 0; k < kLanes; ++k) lo[k] = hi[k] = g[0];
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (std::size_t k = 0; k < kLanes; ++k) {
+      const float x = g[i + k];
+      lo[k] = x < lo[k] ? x : lo[k];
+      hi[k] = x > hi[k] ? x : hi[k];
+      nan[k] |= x != x;
+    }
+  }
+  for (; i < n; ++i) {
+    const float x = g[i];
+    lo[0] = x < lo[0] ? x : lo[0];
+    hi[0] = x > hi[0] ? x : hi[0];
+    nan[0] |= x != x;
+  }
+  e.lo = lo[0];
+  e.hi = hi[0];
+  for (std::size_t k = 0; k < kLanes; ++k) {
+    e.lo = lo[k] < e.lo ? lo[k] : e.lo;
+    e.hi = hi[k] > e.hi ? hi[k] : e.hi;
+    e.nan = e.nan || nan[k] != 0;
+  }
+  if (e.nan) e.lo = e.hi = std::numeric_limits<float>::quiet_NaN();
+  return e;
+}
+
+// Reads n indices of `bits` bits; the caller checked that `bytes` holds ceil(n bits / 8) bytes.
+void unpack(std::span<const std::uint8_t> bytes, unsigned bits, std::span<std::uint16_t> out) {
+  std::uint64_t buffer = 0;
+  unsigned have = 0;
+  std::size_t next = 0;
+  const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+  for (auto& index : out) {
+    while (have < bits) {
+      buffer |= static_cast<std::uint64_t>(bytes[next++]) << have;
+      have += 8;
+    }
+    index = static_cast<std::uint16_t>(buffer & mask);
+    buffer >>= bits;
+    have -= bits;
+  }
+}
+
+}  // namespace
+
+std::vector<FieldSpec> AdaptiveOptions::fields() {
+  return {
+      {"sample_fraction", FieldType::Number, 0.03,
+       "fraction of elements sampled to estimate the entropy, in (0, 1]"},
+      {"probe_bits", FieldType::Int, std::int64_t{4},
+       "bits of the quantizer the entropy is measured at, in [1, 16]"},
+      {"floor_bits", FieldType::Int, std::int64_t{6},
+       "fewest bits per element; bits = floor_bits + ceil(entropy), at most 16; in [1, 16]"},
+      {"huffman", FieldType::Bool, true,
+       "Huffman-code the bin indices (codebook in the payload) instead of packing them"},
+      {"error_feedback", FieldType::Bool, false,
+       "accumulate the quantization error and add it to the next gradient"},
+  };
+}
+
+AdaptiveOptions AdaptiveOptions::from(const ComponentSpec& spec) {
+  AdaptiveOptions o;
+  o.sample_fraction = spec.number("sample_fraction");
+  o.probe_bits = spec.integer("probe_bits");
+  o.floor_bits = spec.integer("floor_bits");
+  o.huffman = spec.flag("huffman");
+  o.error_feedback = spec.flag("error_feedback");
+  if (!(o.sample_fraction > 0.0 && o.sample_fraction <= 1.0))
+    throw ConfigError(
+        str_cat("adaptive.sample_fraction must be in (0, 1], got ", o.sample_fraction));
+  if (o.probe_bits < 1 || o.probe_bits > 16)
+    throw ConfigError(str_cat("adaptive.probe_bits must be in [1, 16], got ", o.probe_bits));
+  if (o.floor_bits < 1 || o.floor_bits > 16)
+    throw ConfigError(str_cat("adaptive.floor_bits must be in [1, 16], got ", o.floor_bits));
+  return o;
+}
+
+std::size_t adaptive_payload_bytes(const AdaptivePayloadParts& parts) {
+  return parts.header_bytes + parts.codebook_bytes +
+         static_cast<std::size_t>((parts.code_bits + 7) / 8);
+}
+
+std::size_t adaptive_sample_size(double fraction, std::size_t n) {
+  if (n == 0) return 0;
+  const auto s = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(n)));
+  return std::clamp<std::size_t>(s, 1, n);
+}
+
+unsigned adaptive_bits(double entropy_bits, unsigned floor_bits) {
+  const double extra = std::ceil(std::max(0.0, entropy_bits - 1e-9));
+  return static_cast<unsigned>(
+      std::min<double>(kAdaptiveMaxBits, static_cast<double>(floor_bits) + extra));
+}
+
+AdaptiveCodec::AdaptiveCodec(const AdaptiveOptions& options)
+    : options_(options), rng_(derive_seed(0, kSeedStream)) {
+  LACONIC_ENFORCE(options.sample_fraction > 0.0 && options.sample_fraction <= 1.0,
+                  "adaptive sample_fraction must be in (0, 1], got ", options.sample_fraction);
+  LACONIC_ENFORCE(options.probe_bits >= 1 && options.probe_bits <= 16,
+                  "adaptive probe_bits must be in [1, 16], got ", options.probe_bits);
+  LACONIC_ENFORCE(options.floor_bits >= 1 && options.floor_bits <= 16,
+                  "adaptive floor_bits must be in [1, 16], got ", options.floor_bits);
+}
+
+void AdaptiveCodec::set_seed(std::uint64_t run_seed, int rank) {
+  LACONIC_ENFORCE(rank >= 0, "rank must be >= 0, got ", rank);
+  rng_.reseed(derive_seed(run_seed, kSeedStream + static_cast<std::uint64_t>(rank)));
+}
+
+void AdaptiveCodec::compress(std::span<const float> gradient, Payload& payload) {
+  const std::size_t n = gradient.size();
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "adaptive handles at most ",
+                  "2^32-1 elements, got ", n);
+  const auto [lo, hi, nan] = extent(gradient);
+  const float range = hi - lo;
+  const bool spread = range > 0.0f && std::isfinite(range);
+
+  // Entropy of a random sample quantized at probe_bits (Algorithm 1, Estimate Entropy).
+  const auto probe_bits = static_cast<unsigned>(options_.probe_bits);
+  const std::size_t samples = adaptive_sample_size(options_.sample_fraction, n);
+  probe_counts_.assign(std::size_t{1} << probe_bits, 0);
+  {
+    const std::uint32_t top = (1u << probe_bits) - 1;
+    const float bins_per_unit = spread ? static_cast<float>(1u << probe_bits) / range : 0.0f;
+    for (std::size_t j = 0; j < samples; ++j) {
+      // n < 2^32 and j < n, so j * n fits in 64 bits.
+      const std::size_t start = j * n / samples, end = (j + 1) * n / samples;
+      const float x = gradient[start + rng_.below(end - start)];
+      ++probe_counts_[spread ? bin_of(x, lo, bins_per_unit, top) : 0];
+    }
+  }
+  double entropy = 0.0;
+  for (std::uint64_t c : probe_counts_) {
+    if (c == 0) continue;
+    const double p = static_cast<double>(c) / static_cast<double>(samples);
+    entropy -= p * std::log2(p);
+  }
+  const unsigned bits = adaptive_bits(entropy, static_cast<unsigned>(options_.floor_bits));
+  last_entropy_ = entropy;
+  last_bits_ = bits;
+
+  // Quantize everything at `bits` and count the bins (Algorithm 1, lines 6-7).
+  indices_.resize(n);
+  counts_.assign(std::size_t{1} << bits, 0);
+  if (spread) {
+    // Without the histogram in it this loop vectorizes.
+    const float top = static_cast<float>((1u << bits) - 1);
+    const float bins_per_unit = static_cast<float>(1u << bits) / range;
+    const float* in = gradient.data();
+    std::uint16_t* out = indices_.data();
+    for (std::size_t i = 0; i < n; ++i) out[i] = bin_fast(in[i], lo, bins_per_unit, top);
+    if (options_.huffman) count_bins(indices_, counts_);
+  } else {
+    std::fill(indices_.begin(), indices_.end(), std::uint16_t{0});
+    counts_[0] = n;
+  }
+
+  // Huffman unless packing is strictly smaller (Algorithm 1, lines 8-10).
+  last_parts_ = AdaptivePayloadParts{kAdaptiveHeaderBytes, 0, packed_bits(n, bits)};
+  std::uint8_t coding = kCodingFixed;
+  if (options_.huffman) {
+    encoder_.build(counts_);
+    const AdaptivePayloadParts huffman{kAdaptiveHeaderBytes, encoder_.codebook_bytes(),
+                                       encoder_.coded_bits(counts_)};
+    if (adaptive_payload_bytes(huffman) < adaptive_payload_bytes(last_parts_)) {
+      last_parts_ = huffman;
+      coding = kCodingHuffman;
+    }
+  }
+
+  payload.clear();  // keeps the capacity: no allocation in steady state
+  payload.reserve(adaptive_payload_bytes(last_parts_));
+  payload.resize(kAdaptiveHeaderBytes);
+  const auto count = static_cast<std::uint32_t>(n);
+  std::memcpy(payload.data(), &count, 4);
+  std::memcpy(payload.data() + 4, &lo, 4);
+  std::memcpy(payload.data() + 8, &hi, 4);
+  payload[12] = static_cast<std::uint8_t>(bits);
+  payload[13] = coding;
+  if (coding == kCodingHuffman) {
+    encoder_.write_codebook(payload);
+    encoder_.write_codes(indices_, payload);
+  } else {
+    append_packed(indices_, bits, payload);
+  }
+  LACONIC_ENFORCE(payload.size() == adaptive_payload_bytes(last_parts_), "wrote ",
+                  payload.size(), " adaptive payload bytes, expected ",
+                  adaptive_payload_bytes(last_parts_));
+}
+
+void AdaptiveCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
+  LACONIC_ENFORCE(payload.size() >= kAdaptiveHeaderBytes, "expected an adaptive payload of at ",
+                  "least ", kAdaptiveHeaderBytes, " bytes, got ", payload.size());
+  std::uint32_t count;
+  float lo, hi;
+  std::memcpy(&count, payload.data(), 4);
+  std::memcpy(&lo, payload.data() + 4, 4);
+  std::memcpy(&hi, payload.data() + 8, 4);
+  const unsigned bits = payload[12];
+  const unsigned coding = payload[13];
+  const std::size_t n = count;
+  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
+                  " elements, got one for ", n);
+  LACONIC_ENFORCE(bits >= 1 && bits <= kAdaptiveMaxBits, "expected adaptive bits in [1, ",
+                  kAdaptiveMaxBits, "], got ", bits);
+  const auto body = std::span<const std::uint8_t>(payload).subspan(kAdaptiveHeaderBytes);
+  decoded_.resize(n);
+  if (coding == kCodingFixed) {
+    const auto expected = static_cast<std::size_t>((packed_bits(n, bits) + 7) / 8);
+    LACONIC_ENFORCE(body.size() == expected, "expected ", kAdaptiveHeaderBytes + expected,
+                    " adaptive payload bytes for ", n, " elements of ", bits, " bits, got ",
+                    payload.size());
+    unpack(body, bits, decoded_);
+  } else {
+    LACONIC_ENFORCE(coding == kCodingHuffman, "unknown adaptive coding ", coding,
+                    " (expected 0 or 1)");
+    const std::size_t codebook = decoder_.read_codebook(body);
+    LACONIC_ENFORCE(decoder_.alphabet() == (std::size_t{1} << bits), "expected a codebook of ",
+                    std::size_t{1} << bits, " symbols for ", bits, " bits, got ",
+                    decoder_.alphabet());
+    const std::size_t codes = decoder_.read_codes(body.subspan(codebook), decoded_);
+    LACONIC_ENFORCE(codebook + codes == body.size(), "expected ",
+                    kAdaptiveHeaderBytes + codebook + codes, " adaptive payload bytes, got ",
+                    payload.size());
+  }
+  // Bin centres, as the encoder's rule (Algorithm 2, line 4).
+  const float width = (hi - lo) / static_cast<float>(1u << bits);
+  for (std::size_t i = 0; i < n; ++i)
+    dense[i] += lo + (static_cast<float>(decoded_[i]) + 0.5f) * width;
+}
+
+void AdaptiveCompressor::compress(std::span<const float> gradient, Payload& payload) {
+  if (options_.error_feedback)
+    feedback_.compress(codec_, gradient, payload);
+  else
+    codec_.compress(gradient, payload);
+}
+
+}  // namespace laconic::compress

@@ -1,0 +1,120 @@
+#pragma once
+// Fixed-width bit packing, LSB-first: the first value occupies the lowest bits of the first byte,
+// and a value that does not fit in what is left of a byte continues in the low bits of the next.
+// BitWriter/BitReader are the primitives the packed codecs (QSGD, TernGrad, uniform, Elias) share.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace laconic::compress {
+
+namespace detail {
+// Out of line, so that the inline write()/read() stay small. All throw InvariantError.
+[[noreturn]] void throw_bad_write(std::uint32_t value, unsigned bits);
+[[noreturn]] void throw_bad_read_width(unsigned bits);
+[[noreturn]] void throw_read_past_end(unsigned bits, std::uint64_t bits_read, std::size_t size);
+}  // namespace detail
+
+/// Bytes that `count` values of `bits` bits each occupy: ceil(count * bits / 8).
+std::size_t packed_bytes(std::size_t count, unsigned bits);
+
+/// Appends bits to the end of a byte vector, LSB-first. Call finish() once after the last
+/// write(): it flushes the last, zero-padded byte and gives `out` its final size. Until then
+/// `out` may hold scratch bytes past what was written (bytes before the writer's start, such as
+/// a header, can be written to meanwhile).
+class BitWriter {
+ public:
+  /// Writes after the current end of `out` (existing bytes, e.g. a header, are kept).
+  explicit BitWriter(std::vector<std::uint8_t>& out) : out_(out), size_(out.size()) {}
+
+  /// Appends the low `bits` bits of `value`; bits in [0, 32] (0 writes nothing). `value` must
+  /// fit in `bits` bits. Inline: the packed codecs call it once per element.
+  void write(std::uint32_t value, unsigned bits) {
+    if (bits > 32 || (static_cast<std::uint64_t>(value) >> bits) != 0) [[unlikely]]
+      detail::throw_bad_write(value, bits);
+    pending_ |= static_cast<std::uint64_t>(value) << pending_bits_;
+    pending_bits_ += bits;  // < 64: pending_bits_ < 32 on entry
+    bits_written_ += bits;
+    // Whole 32-bit words leave at once, into room made ahead (no size bookkeeping per byte).
+    if (pending_bits_ >= 32) {
+      if (out_.size() - size_ < 4) [[unlikely]]
+        grow();
+      std::uint8_t* at = out_.data() + size_;
+      at[0] = static_cast<std::uint8_t>(pending_);
+      at[1] = static_cast<std::uint8_t>(pending_ >> 8);
+      at[2] = static_cast<std::uint8_t>(pending_ >> 16);
+      at[3] = static_cast<std::uint8_t>(pending_ >> 24);
+      size_ += 4;
+      pending_ >>= 32;
+      pending_bits_ -= 32;
+    }
+  }
+
+  /// Flushes the pending bits, padding the last byte with zeros, and trims `out` to the bytes
+  /// written.
+  void finish();
+
+  /// Bits written so far (excluding padding).
+  std::uint64_t bits_written() const { return bits_written_; }
+
+ private:
+  void grow();  // resizes out_ to its capacity, or doubles it when full
+
+  std::vector<std::uint8_t>& out_;
+  std::size_t size_;           // bytes of out_ in use; the rest is room to write into
+  std::uint64_t pending_ = 0;  // bits not yet stored, lowest first
+  unsigned pending_bits_ = 0;  // always < 32 between calls
+  std::uint64_t bits_written_ = 0;
+};
+
+/// Reads bits written by BitWriter. Reading past the end of the buffer throws InvariantError.
+class BitReader {
+ public:
+  /// Reads from `data`, which must outlive the reader.
+  explicit BitReader(std::span<const std::uint8_t> data) : data_(data) {}
+
+  /// The next `bits` bits as an unsigned value; bits in [0, 32] (0 returns 0). Inline: the
+  /// packed codecs call it once per element.
+  std::uint32_t read(unsigned bits) {
+    if (bits > 32) [[unlikely]]
+      detail::throw_bad_read_width(bits);
+    while (buffer_bits_ < bits) {
+      if (next_byte_ >= data_.size()) [[unlikely]]
+        detail::throw_read_past_end(bits, bits_read_, data_.size());
+      buffer_ |= static_cast<std::uint64_t>(data_[next_byte_++]) << buffer_bits_;
+      buffer_bits_ += 8;  // stays < 40: bytes load only while below `bits` <= 32
+    }
+    const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+    const auto value = static_cast<std::uint32_t>(buffer_ & mask);
+    buffer_ >>= bits;
+    buffer_bits_ -= bits;
+    bits_read_ += bits;
+    return value;
+  }
+
+  /// Bits read so far.
+  std::uint64_t bits_read() const { return bits_read_; }
+
+  /// Bytes the reads so far have touched: ceil(bits_read() / 8).
+  std::size_t bytes_read() const { return static_cast<std::size_t>((bits_read_ + 7) / 8); }
+
+ private:
+  std::span<const std::uint8_t> data_;
+  std::size_t next_byte_ = 0;   // first byte not yet loaded into buffer_
+  std::uint64_t buffer_ = 0;    // loaded, unread bits, lowest first
+  unsigned buffer_bits_ = 0;
+  std::uint64_t bits_read_ = 0;
+};
+
+/// Appends packed_bytes(values.size(), bits) bytes holding `values`, each of `bits` bits
+/// (bits in [1, 32]; every value must fit).
+void pack_bits(std::span<const std::uint32_t> values, unsigned bits,
+               std::vector<std::uint8_t>& out);
+
+/// Fills `values` from the first packed_bytes(values.size(), bits) bytes of `data`; throws
+/// InvariantError when `data` is shorter.
+void unpack_bits(std::span<const std::uint8_t> data, unsigned bits,
+                 std::span<std::uint32_t> values);
+
+}  // namespace laconic::compress

@@ -1,0 +1,68 @@
+#include "engine/compress/block_randomk.hpp"
+
+#include <cstring>
+
+#include "engine/compress/topk.hpp"
+#include "engine/core/error.hpp"
+
+namespace laconic::compress {
+
+std::vector<FieldSpec> BlockRandomkOptions::fields() {
+  return {
+      {"ratio", FieldType::Number, 0.01,
+       "fraction of elements sent per step as one contiguous block, in (0, 1]"},
+      {"error_feedback", FieldType::Bool, true,
+       "accumulate what was not sent and add it to the next gradient"},
+  };
+}
+
+BlockRandomkOptions BlockRandomkOptions::from(const ComponentSpec& spec) {
+  BlockRandomkOptions o;
+  o.ratio = spec.number("ratio");
+  o.error_feedback = spec.flag("error_feedback");
+  if (!(o.ratio > 0.0 && o.ratio <= 1.0))
+    throw ConfigError(str_cat("block_randomk.ratio must be in (0, 1], got ", o.ratio));
+  return o;
+}
+
+std::size_t block_randomk_payload_bytes(std::size_t k) { return 4 * k; }
+
+void BlockRandomkCodec::compress(std::span<const float> gradient, Payload& payload) {
+  const std::size_t n = gradient.size();
+  const std::size_t k = topk_count(ratio_, n);
+  // A fresh generator per step: the offset is a function of (run_seed, step) alone, which is
+  // what lets every worker agree without talking.
+  Rng rng(derive_seed(run_seed_, step_));
+  offset_ = n == 0 ? 0 : static_cast<std::size_t>(rng.below(n - k + 1));
+  k_ = k;
+  n_ = n;
+  compressed_ = true;
+  ++step_;
+  payload.resize(block_randomk_payload_bytes(k));
+  if (k > 0) std::memcpy(payload.data(), gradient.data() + offset_, 4 * k);
+}
+
+void BlockRandomkCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
+  LACONIC_ENFORCE(compressed_, "a block_randomk payload decodes against the offset of this ",
+                  "worker's compress() for the same step, and none has run yet");
+  LACONIC_ENFORCE(dense.size() == n_, "expected a dense vector of ", n_,
+                  " elements (this step's gradient), got ", dense.size());
+  LACONIC_ENFORCE(payload.size() == block_randomk_payload_bytes(k_), "expected ",
+                  block_randomk_payload_bytes(k_), " payload bytes for k=", k_, ", got ",
+                  payload.size());
+  float* block = dense.data() + offset_;
+  for (std::size_t i = 0; i < k_; ++i) {
+    float value;
+    std::memcpy(&value, payload.data() + 4 * i, 4);
+    block[i] += value;
+  }
+}
+
+void BlockRandomkCompressor::compress(std::span<const float> gradient, Payload& payload) {
+  if (options_.error_feedback)
+    feedback_.compress(codec_, gradient, payload);
+  else
+    codec_.compress(gradient, payload);
+}
+
+}  // namespace laconic::compress

@@ -1,0 +1,65 @@
+#pragma once
+// Half-precision casts: every float32 element goes out as 16 bits, either IEEE binary16 (fp16)
+// or bfloat16 (the upper half of the float32). The conversions are plain bit manipulation, so
+// they give the same bits on every platform, with or without F16C.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "engine/compress/compressor.hpp"
+#include "engine/core/component.hpp"
+
+namespace laconic::compress {
+
+/// float32 -> IEEE binary16 bits, round to nearest even (subnormals included); values of
+/// magnitude >= 65520 become infinity, NaN stays a (quiet) NaN with its sign.
+std::uint16_t float_to_fp16(float value);
+
+/// IEEE binary16 bits -> float32 (exact: every fp16 value is a float32).
+float fp16_to_float(std::uint16_t bits);
+
+/// float32 -> bfloat16 bits: the upper 16 bits, round to nearest even; NaN stays a quiet NaN.
+std::uint16_t float_to_bf16(float value);
+
+/// bfloat16 bits -> float32 (exact: the bits become the upper half, the lower half is zero).
+float bf16_to_float(std::uint16_t bits);
+
+/// Bytes of an fp16 or bf16 payload for n elements: a 4-byte header (n as uint32) and 2 bytes
+/// per element.
+std::size_t half_payload_bytes(std::size_t n);
+
+struct Fp16Options {
+  static std::vector<FieldSpec> fields() { return {}; }
+  static Fp16Options from(const ComponentSpec&) { return {}; }
+};
+
+struct Bf16Options {
+  static std::vector<FieldSpec> fields() { return {}; }
+  static Bf16Options from(const ComponentSpec&) { return {}; }
+};
+
+/// fp16 cast (IEEE 754 binary16, as in mixed-precision training, Micikevicius et al. 2018).
+/// Payload, host byte order: uint32 n | n x uint16 binary16 bits (element i at byte 4 + 2i).
+/// Not summable: summing in fp16 would round again, so payloads are gathered.
+class Fp16Compressor : public Compressor {
+ public:
+  explicit Fp16Compressor(Fp16Options = {}) {}
+  std::string name() const override { return "fp16"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override;
+};
+
+/// bfloat16 cast (Kalamkar et al. 2019, "A Study of BFLOAT16 for Deep Learning Training").
+/// Payload, host byte order: uint32 n | n x uint16 bfloat16 bits (element i at byte 4 + 2i).
+/// Not summable, like fp16.
+class Bf16Compressor : public Compressor {
+ public:
+  explicit Bf16Compressor(Bf16Options = {}) {}
+  std::string name() const override { return "bf16"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override;
+};
+
+}  // namespace laconic::compress

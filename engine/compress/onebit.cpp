@@ -1,0 +1,69 @@
+#include "engine/compress/onebit.hpp"
+
+#include <cstring>
+#include <limits>
+
+#include "engine/compress/sign.hpp"
+#include "engine/core/error.hpp"
+
+namespace laconic::compress {
+
+std::vector<FieldSpec> OnebitOptions::fields() {
+  return {
+      {"error_feedback", FieldType::Bool, true,
+       "accumulate the quantization error and add it to the next gradient"},
+  };
+}
+
+OnebitOptions OnebitOptions::from(const ComponentSpec& spec) {
+  OnebitOptions o;
+  o.error_feedback = spec.flag("error_feedback");
+  return o;
+}
+
+std::size_t onebit_payload_bytes(std::size_t n) { return 12 + sign_bits_bytes(n); }
+
+void OnebitCodec::compress(std::span<const float> gradient, Payload& payload) {
+  const std::size_t n = gradient.size();
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(),
+                  "onebit handles at most 2^32-1 elements, got ", n);
+  payload.resize(onebit_payload_bytes(n));
+  // The bits do not depend on the means: one pass packs them and sums each side, the means go
+  // into the header afterwards.
+  const SignSums sums = pack_sign_bits_summed(gradient, payload.data() + 12);
+  const std::size_t positives = n - sums.negatives;
+  const float mean_positive =
+      positives == 0 ? 0.0f : static_cast<float>(sums.positive / static_cast<double>(positives));
+  const float mean_negative =
+      sums.negatives == 0 ? 0.0f
+                          : static_cast<float>(sums.negative / static_cast<double>(sums.negatives));
+  const auto count = static_cast<std::uint32_t>(n);
+  std::memcpy(payload.data(), &count, 4);
+  std::memcpy(payload.data() + 4, &mean_positive, 4);
+  std::memcpy(payload.data() + 8, &mean_negative, 4);
+}
+
+void OnebitCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
+  LACONIC_ENFORCE(payload.size() >= 12, "expected a onebit payload of at least 12 bytes, got ",
+                  payload.size());
+  std::uint32_t count;
+  std::memcpy(&count, payload.data(), 4);
+  const std::size_t n = count;
+  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
+                  " elements, got one for ", n);
+  LACONIC_ENFORCE(payload.size() == onebit_payload_bytes(n), "expected ",
+                  onebit_payload_bytes(n), " payload bytes for n=", n, ", got ", payload.size());
+  float mean_positive, mean_negative;
+  std::memcpy(&mean_positive, payload.data() + 4, 4);
+  std::memcpy(&mean_negative, payload.data() + 8, 4);
+  add_sign_bits(payload.data() + 12, mean_positive, mean_negative, dense);
+}
+
+void OnebitCompressor::compress(std::span<const float> gradient, Payload& payload) {
+  if (options_.error_feedback)
+    feedback_.compress(codec_, gradient, payload);
+  else
+    codec_.compress(gradient, payload);
+}
+
+}  // namespace laconic::compress

@@ -1,0 +1,56 @@
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "engine/compress/compressor.hpp"
+#include "engine/compress/error_feedback.hpp"
+#include "engine/core/component.hpp"
+
+namespace laconic::compress {
+
+struct OnebitOptions {
+  bool error_feedback = true;  ///< keep the quantization error and add it to the next gradient
+
+  static std::vector<FieldSpec> fields();
+  static OnebitOptions from(const ComponentSpec& spec);
+};
+
+/// Bytes of a onebit payload for n elements: a 12-byte header (n as uint32, mean_positive and
+/// mean_negative as float32) and ceil(n / 8) bytes of sign bits.
+std::size_t onebit_payload_bytes(std::size_t n);
+
+/// 1-bit quantization without state: element i becomes one bit (set when it is < 0) and is
+/// reconstructed as the mean of the elements on its side, mean_positive (of those >= 0) or
+/// mean_negative (of those < 0); a side with no elements has mean 0.
+/// Payload, host byte order: uint32 n | float32 mean_positive | float32 mean_negative |
+/// ceil(n/8) bytes of sign bits (element i at byte 12 + i/8, bit i%8, least significant first).
+class OnebitCodec : public Compressor {
+ public:
+  std::string name() const override { return "onebit"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override;
+};
+
+/// 1-bit SGD with error feedback (Seide et al. 2014, "1-Bit Stochastic Gradient Descent and its
+/// Application to Data-Parallel Distributed Training of Speech DNNs"): p = g + e is quantized
+/// by OnebitCodec and e = p - sent is carried to the next step. aggregate() is the mean.
+class OnebitCompressor : public Compressor {
+ public:
+  explicit OnebitCompressor(OnebitOptions options) : options_(options) {}
+  std::string name() const override { return "onebit"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override {
+    codec_.decompress_add(payload, dense);
+  }
+  /// What error feedback holds back (empty without error feedback).
+  std::span<const float> residual() const { return feedback_.residual(); }
+
+ private:
+  OnebitOptions options_;
+  OnebitCodec codec_;
+  ErrorFeedback feedback_;
+};
+
+}  // namespace laconic::compress

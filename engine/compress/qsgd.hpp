@@ -1,0 +1,90 @@
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/compress/compressor.hpp"
+#include "engine/compress/error_feedback.hpp"
+#include "engine/compress/random.hpp"
+#include "engine/core/component.hpp"
+
+namespace laconic::compress {
+
+struct QsgdOptions {
+  std::int64_t levels = 16;         ///< s, quantization levels of |x|/norm in (0, 1]; [1, 65535]
+  std::int64_t bucket_size = 512;   ///< elements sharing one norm, >= 1
+  std::string coding = "fixed";     ///< "fixed" (sign + level bits) or "elias" (gamma-coded)
+  bool error_feedback = false;      ///< keep the quantization error and add it next step
+
+  static std::vector<FieldSpec> fields();
+  static QsgdOptions from(const ComponentSpec& spec);
+};
+
+/// How the levels travel on the wire.
+enum class QsgdCoding { Fixed, Elias };
+
+/// Bits per element with "fixed" coding: 1 sign bit + ceil(log2(levels + 1)) level bits.
+unsigned qsgd_fixed_bits(unsigned levels);
+
+/// Number of buckets for n elements: ceil(n / bucket_size).
+std::size_t qsgd_buckets(std::size_t n, std::size_t bucket_size);
+
+/// Bytes of a "fixed" QSGD payload for n elements: 4 (n) + 4 per bucket (norms) +
+/// packed_bytes(n, qsgd_fixed_bits(levels)).
+std::size_t qsgd_payload_bytes(std::size_t n, std::size_t bucket_size, unsigned levels);
+
+/// Bytes of an "elias" QSGD payload whose elements got `element_levels`: 4 + 4 per bucket +
+/// ceil(sum over elements of (elias_bits(l) + [l > 0]) / 8).
+std::size_t qsgd_elias_payload_bytes(std::span<const std::uint32_t> element_levels,
+                                     std::size_t bucket_size);
+
+/// QSGD without error feedback. Wire layout (little-endian):
+///   uint32 n | float32 norm[ceil(n / bucket_size)] | bit stream, LSB-first, zero-padded
+/// where element i of bucket b has level l_i in [0, levels] and sign bit z_i (1 = negative) and
+/// decodes to (z_i ? -1 : 1) * l_i * (norm_b / levels). The bit stream holds, per element,
+///   "fixed": the value (l_i << 1) | z_i in qsgd_fixed_bits(levels) bits;
+///   "elias": write_elias(l_i), then z_i as one bit only when l_i > 0.
+/// A bucket whose norm is 0, inf or NaN (or below ~1e-34 * levels, where levels / norm
+/// overflows) sends level 0 everywhere; the norm, which the receiver multiplies by, carries an
+/// inf or NaN on as NaN.
+class QsgdCodec : public Compressor {
+ public:
+  QsgdCodec(unsigned levels, std::size_t bucket_size, QsgdCoding coding);
+  std::string name() const override { return "qsgd"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override;
+  /// Private stochastic rounding: derive_seed(run_seed, 1000 + rank).
+  void set_seed(std::uint64_t run_seed, int rank) override;
+
+ private:
+  unsigned levels_;
+  std::size_t bucket_size_;
+  QsgdCoding coding_;
+  Rng rng_;
+};
+
+/// QSGD: stochastic quantization of |x| / ||bucket||_2 to `levels` levels, unbiased, with
+/// E||Q(v) - v||^2 <= min(n/s^2, sqrt(n)/s) ||v||^2 per bucket (Alistarh et al. 2017, "QSGD:
+/// Communication-Efficient SGD via Gradient Quantization and Encoding").
+class QsgdCompressor : public Compressor {
+ public:
+  explicit QsgdCompressor(QsgdOptions options);
+  std::string name() const override { return "qsgd"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override {
+    codec_.decompress_add(payload, dense);
+  }
+  void set_seed(std::uint64_t run_seed, int rank) override { codec_.set_seed(run_seed, rank); }
+  /// What error feedback holds back (empty without error feedback).
+  std::span<const float> residual() const { return feedback_.residual(); }
+
+ private:
+  QsgdOptions options_;
+  QsgdCodec codec_;
+  ErrorFeedback feedback_;
+};
+
+}  // namespace laconic::compress

@@ -1,0 +1,138 @@
+#pragma once
+// Sign-based compressors: one bit per element, packed. signsgd and signum send bare signs and
+// combine workers by majority vote; ef_signsgd sends the signs with one scale and error feedback.
+// The sign-bit packing below is shared with onebit.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/compress/compressor.hpp"
+#include "engine/compress/error_feedback.hpp"
+#include "engine/core/component.hpp"
+
+namespace laconic::compress {
+
+/// Bytes holding n sign bits: ceil(n / 8).
+std::size_t sign_bits_bytes(std::size_t n);
+
+/// What pack_sign_bits_summed() adds up on the way (in double, so long vectors stay accurate).
+struct SignSums {
+  double positive = 0.0;        ///< sum of the elements >= 0 (a NaN lands here and stays visible)
+  double negative = 0.0;        ///< sum of the elements < 0 (so <= 0)
+  std::size_t negatives = 0;    ///< how many elements are < 0
+};
+
+/// Packs bit i = (values[i] < 0) into bits[i / 8] at bit i % 8, least significant bit first;
+/// the unused high bits of the last byte are zero. `bits` has sign_bits_bytes(n) bytes.
+/// Zero (and -0.0) packs as 0, i.e. as positive.
+void pack_sign_bits(std::span<const float> values, std::uint8_t* bits);
+
+/// pack_sign_bits() that also sums the positive and the negative elements in the same pass.
+SignSums pack_sign_bits_summed(std::span<const float> values, std::uint8_t* bits);
+
+/// dense[i] += (bit i set ? if_negative : if_positive), for the layout of pack_sign_bits().
+void add_sign_bits(const std::uint8_t* bits, float if_positive, float if_negative,
+                   std::span<float> dense);
+
+/// Majority vote over a sum of +-1 votes: each entry becomes +1, -1, or 0 on a tie.
+void majority_vote(std::span<float> sum);
+
+/// Bytes of a signsgd / signum payload for n elements: a 4-byte header (n as uint32) and
+/// ceil(n / 8) bytes of sign bits.
+std::size_t sign_payload_bytes(std::size_t n);
+
+/// Bytes of an ef_signsgd payload for n elements: an 8-byte header (n as uint32, scale as
+/// float32) and ceil(n / 8) bytes of sign bits.
+std::size_t scaled_sign_payload_bytes(std::size_t n);
+
+struct SignSgdOptions {
+  static std::vector<FieldSpec> fields() { return {}; }
+  static SignSgdOptions from(const ComponentSpec&) { return {}; }
+};
+
+/// signSGD with majority vote (Bernstein et al. 2018, "signSGD: Compressed Optimisation for
+/// Non-Convex Problems"). Each worker sends the signs
+/// of its gradient; decoding adds +1 or -1 per element (a zero gradient element is sent as +1,
+/// one bit cannot say zero); aggregate() turns the sum of votes into its sign.
+/// Payload, host byte order: uint32 n | ceil(n/8) bytes, bit i = element i is negative
+/// (byte 4 + i/8, bit i%8, least significant first). Not summable: votes are gathered.
+class SignSgdCompressor : public Compressor {
+ public:
+  explicit SignSgdCompressor(SignSgdOptions = {}) {}
+  std::string name() const override { return "signsgd"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override;
+  /// Majority vote: sign(sum) per element, 0 stays 0 (a tie).
+  void aggregate(std::span<float> sum, int workers) const override;
+};
+
+struct SignumOptions {
+  double momentum = 0.9;  ///< weight of the old momentum, in [0, 1)
+
+  static std::vector<FieldSpec> fields();
+  static SignumOptions from(const ComponentSpec& spec);
+};
+
+/// Signum, signSGD with momentum (Bernstein et al. 2018). The worker keeps
+/// m = momentum * m + (1 - momentum) * g (m starts at zero, float32 arithmetic) and sends
+/// sign(m) in the signsgd wire format; aggregate() is the same majority vote.
+class SignumCompressor : public Compressor {
+ public:
+  explicit SignumCompressor(SignumOptions options);
+  std::string name() const override { return "signum"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override;
+  /// Majority vote: sign(sum) per element, 0 stays 0 (a tie).
+  void aggregate(std::span<float> sum, int workers) const override;
+  /// The momentum buffer after the last compress() (empty before the first).
+  std::span<const float> momentum() const { return momentum_; }
+
+ private:
+  float beta_;
+  float one_minus_beta_;
+  std::vector<float> momentum_;
+};
+
+struct EfSignSgdOptions {
+  bool error_feedback = true;  ///< keep what the scaled sign missed and add it to the next step
+
+  static std::vector<FieldSpec> fields();
+  static EfSignSgdOptions from(const ComponentSpec& spec);
+};
+
+/// Scaled sign without state: sends (||p||_1 / n) * sign(p) for an input p of n elements.
+/// Payload, host byte order: uint32 n | float32 scale | ceil(n/8) bytes of sign bits (bit i =
+/// element i is negative, byte 8 + i/8, bit i%8). Decoding adds +scale or -scale.
+class ScaledSignCodec : public Compressor {
+ public:
+  std::string name() const override { return "ef_signsgd"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override;
+};
+
+/// EF-signSGD (Karimireddy et al. 2019, "Error Feedback Fixes SignSGD and other Gradient
+/// Compression Schemes"): p = g + e, send (||p||_1 / n) * sign(p), keep e = p - sent.
+/// Wire format of ScaledSignCodec; aggregate() is the mean.
+class EfSignSgdCompressor : public Compressor {
+ public:
+  explicit EfSignSgdCompressor(EfSignSgdOptions options) : options_(options) {}
+  std::string name() const override { return "ef_signsgd"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override {
+    codec_.decompress_add(payload, dense);
+  }
+  /// What error feedback holds back (empty without error feedback).
+  std::span<const float> residual() const { return feedback_.residual(); }
+
+ private:
+  EfSignSgdOptions options_;
+  ScaledSignCodec codec_;
+  ErrorFeedback feedback_;
+};
+
+}  // namespace laconic::compress

@@ -1,0 +1,65 @@
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/compress/compressor.hpp"
+#include "engine/compress/error_feedback.hpp"
+#include "engine/compress/random.hpp"
+#include "engine/core/component.hpp"
+
+namespace laconic::compress {
+
+struct TerngradOptions {
+  bool error_feedback = false;  ///< keep the ternarization error and add it next step
+
+  static std::vector<FieldSpec> fields();
+  static TerngradOptions from(const ComponentSpec& spec);
+};
+
+/// Bytes of a TernGrad payload for n elements: 8 (n, scale) + ceil(n / 4) (2 bits each).
+std::size_t terngrad_payload_bytes(std::size_t n);
+
+/// TernGrad without error feedback. Wire layout (little-endian):
+///   uint32 n | float32 scale | n 2-bit codes, LSB-first, zero-padded
+/// with scale = max |g_i| and code 0 -> 0, 1 -> +scale, 2 -> -scale (3 is refused). Element i
+/// gets code 1 or 2 (by its sign) with probability |g_i| / scale, else 0. An all-zero gradient
+/// sends scale 0 and all zeros; an inf or NaN scale sends all zeros and the receiver's
+/// scale * 0 turns into NaN everywhere.
+class TerngradCodec : public Compressor {
+ public:
+  TerngradCodec() : rng_(derive_seed(0, 2000)) {}
+  std::string name() const override { return "terngrad"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override;
+  /// Private stochastic rounding: derive_seed(run_seed, 2000 + rank).
+  void set_seed(std::uint64_t run_seed, int rank) override;
+
+ private:
+  Rng rng_;
+};
+
+/// TernGrad: each element becomes scale * sign(g) * Bernoulli(|g| / scale) with scale =
+/// max |g|, unbiased, 2 bits per element (Wen et al. 2017, "TernGrad: Ternary Gradients to
+/// Reduce Communication in Distributed Deep Learning"; one scale per tensor, no clipping).
+class TerngradCompressor : public Compressor {
+ public:
+  explicit TerngradCompressor(TerngradOptions options) : options_(options) {}
+  std::string name() const override { return "terngrad"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override {
+    codec_.decompress_add(payload, dense);
+  }
+  void set_seed(std::uint64_t run_seed, int rank) override { codec_.set_seed(run_seed, rank); }
+  /// What error feedback holds back (empty without error feedback).
+  std::span<const float> residual() const { return feedback_.residual(); }
+
+ private:
+  TerngradOptions options_;
+  TerngradCodec codec_;
+  ErrorFeedback feedback_;
+};
+
+}  // namespace laconic::compress

@@ -1,0 +1,96 @@
+#include "engine/compress/threshold.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "engine/core/error.hpp"
+
+namespace laconic::compress {
+
+std::vector<FieldSpec> ThresholdOptions::fields() {
+  return {
+      {"tau", FieldType::Number, 0.001,
+       "an element is sent when its magnitude (after error correction) exceeds tau, in (0, inf)"},
+      {"error_feedback", FieldType::Bool, true,
+       "accumulate what was not sent and add it to the next gradient"},
+  };
+}
+
+ThresholdOptions ThresholdOptions::from(const ComponentSpec& spec) {
+  ThresholdOptions o;
+  o.tau = spec.number("tau");
+  o.error_feedback = spec.flag("error_feedback");
+  if (!(o.tau > 0.0 && std::isfinite(o.tau)))
+    throw ConfigError(str_cat("threshold.tau must be in (0, inf), got ", o.tau));
+  return o;
+}
+
+std::size_t threshold_payload_bytes(std::size_t count) { return 8 + count * (4 + 4); }
+
+ThresholdCodec::ThresholdCodec(double tau) {
+  LACONIC_ENFORCE(tau > 0.0, "threshold tau must be > 0, got ", tau);
+  constexpr float kMax = std::numeric_limits<float>::max();
+  if (tau >= static_cast<double>(kMax)) {
+    tau_below_ = kMax;
+  } else {
+    tau_below_ = static_cast<float>(tau);
+    if (static_cast<double>(tau_below_) > tau) tau_below_ = std::nextafter(tau_below_, 0.0f);
+  }
+}
+
+void ThresholdCodec::compress(std::span<const float> gradient, Payload& payload) {
+  const std::size_t n = gradient.size();
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(),
+                  "threshold handles at most 2^32-1 elements, got ", n);
+  // One pass into reused scratch (the count is unknown until the end), then two block copies.
+  indices_.clear();
+  values_.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    const float v = gradient[i];
+    if (!(std::fabs(v) <= tau_below_)) {  // negated so that NaN is sent
+      indices_.push_back(static_cast<std::uint32_t>(i));
+      values_.push_back(v);
+    }
+  }
+  const std::size_t count = indices_.size();
+  payload.resize(threshold_payload_bytes(count));
+  const std::uint32_t header[2] = {static_cast<std::uint32_t>(n),
+                                   static_cast<std::uint32_t>(count)};
+  std::memcpy(payload.data(), header, sizeof header);
+  if (count == 0) return;
+  std::memcpy(payload.data() + 8, indices_.data(), 4 * count);
+  std::memcpy(payload.data() + 8 + 4 * count, values_.data(), 4 * count);
+}
+
+void ThresholdCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
+  LACONIC_ENFORCE(payload.size() >= 8, "expected a threshold payload of at least 8 bytes, got ",
+                  payload.size());
+  std::uint32_t header[2];
+  std::memcpy(header, payload.data(), sizeof header);
+  const std::size_t n = header[0], count = header[1];
+  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
+                  " elements, got one for ", n);
+  LACONIC_ENFORCE(payload.size() == threshold_payload_bytes(count), "expected ",
+                  threshold_payload_bytes(count), " payload bytes for count=", count, ", got ",
+                  payload.size());
+  const std::uint8_t* indices = payload.data() + 8;
+  const std::uint8_t* values = indices + 4 * count;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint32_t index;
+    float value;
+    std::memcpy(&index, indices + 4 * i, 4);
+    std::memcpy(&value, values + 4 * i, 4);
+    LACONIC_ENFORCE(index < n, "payload index ", index, " out of range for ", n, " elements");
+    dense[index] += value;
+  }
+}
+
+void ThresholdCompressor::compress(std::span<const float> gradient, Payload& payload) {
+  if (options_.error_feedback)
+    feedback_.compress(codec_, gradient, payload);
+  else
+    codec_.compress(gradient, payload);
+}
+
+}  // namespace laconic::compress

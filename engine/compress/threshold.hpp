@@ -1,0 +1,67 @@
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/compress/compressor.hpp"
+#include "engine/compress/error_feedback.hpp"
+#include "engine/core/component.hpp"
+
+namespace laconic::compress {
+
+struct ThresholdOptions {
+  double tau = 0.001;          ///< magnitude an element must exceed to be sent, in (0, inf)
+  bool error_feedback = true;  ///< keep what was not sent and add it to the next gradient
+
+  static std::vector<FieldSpec> fields();
+  static ThresholdOptions from(const ComponentSpec& spec);
+};
+
+/// Bytes of a Threshold payload carrying `count` entries: an 8-byte header (n, count as uint32)
+/// and `count` (uint32 index, float32 value) pairs: 8 + 8*count.
+std::size_t threshold_payload_bytes(std::size_t count);
+
+/// Threshold sparsification without state: sends every element with |g| > tau, unscaled, indices
+/// ascending; NaN counts as above any tau (sent on, like Top-k, so divergence shows).
+///
+/// Wire format (little-endian, packed; the Top-k layout): uint32 n, uint32 count, then count
+/// uint32 indices, then count float32 values. Variable size, 8 + 8*count bytes; count may be 0.
+/// Not summable (each worker sends its own indices).
+class ThresholdCodec : public Compressor {
+ public:
+  /// `tau` is compared exactly as given: |g| > tau in real numbers, not after rounding to float.
+  explicit ThresholdCodec(double tau);
+  std::string name() const override { return "threshold"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override;
+
+ private:
+  // The largest float <= tau. For a float x, x > tau exactly when x > tau_below_, so the loop
+  // compares floats and still honours the double tau the user wrote.
+  float tau_below_;
+  std::vector<std::uint32_t> indices_;  // scratch, reused across steps
+  std::vector<float> values_;           // scratch, reused across steps
+};
+
+/// Threshold sparsification (Strom 2015, "Scalable distributed DNN training using commodity GPU
+/// cloud computing"), with error feedback (Strom's residual) when the option is on.
+class ThresholdCompressor : public Compressor {
+ public:
+  explicit ThresholdCompressor(ThresholdOptions options)
+      : options_(options), codec_(options.tau) {}
+  std::string name() const override { return "threshold"; }
+  bool summable() const override { return false; }
+  void compress(std::span<const float> gradient, Payload& payload) override;
+  void decompress_add(const Payload& payload, std::span<float> dense) const override {
+    codec_.decompress_add(payload, dense);
+  }
+  /// What error feedback holds back (empty without error feedback).
+  std::span<const float> residual() const { return feedback_.residual(); }
+
+ private:
+  ThresholdOptions options_;
+  ThresholdCodec codec_;
+  ErrorFeedback feedback_;
+};
+
+}  // namespace laconic::compress

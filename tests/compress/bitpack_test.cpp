@@ -1,0 +1,118 @@
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "engine/compress/bitpack.hpp"
+#include "engine/core/error.hpp"
+
+using namespace laconic;
+using namespace laconic::compress;
+
+namespace {
+
+std::vector<std::uint32_t> random_values(std::size_t count, unsigned bits, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+  std::vector<std::uint32_t> values(count);
+  for (auto& v : values) v = static_cast<std::uint32_t>(rng() & mask);
+  // The extremes of the width, where a masking bug would show.
+  if (count > 0) values[0] = static_cast<std::uint32_t>(mask);
+  if (count > 1) values[count - 1] = 0;
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("bitpack round-trips every width from 1 to 32 bits and odd counts exactly",
+          "[compress][bitpack]") {
+  for (unsigned bits = 1; bits <= 32; ++bits) {
+    for (std::size_t count : {0u, 1u, 3u, 7u, 33u, 1001u}) {
+      const auto values = random_values(count, bits, bits * 1000 + static_cast<unsigned>(count));
+      std::vector<std::uint8_t> bytes;
+      pack_bits(values, bits, bytes);
+      REQUIRE(bytes.size() == packed_bytes(count, bits));
+      std::vector<std::uint32_t> back(count, 0xdeadbeef);
+      unpack_bits(bytes, bits, back);
+      REQUIRE(back == values);
+    }
+  }
+}
+
+TEST_CASE("packed_bytes is ceil(count * bits / 8)", "[compress][bitpack]") {
+  for (unsigned bits = 1; bits <= 32; ++bits)
+    for (std::size_t count = 0; count < 50; ++count)
+      CHECK(packed_bytes(count, bits) == (count * bits + 7) / 8);
+  CHECK(packed_bytes(61706, 17) == 131126);  // 61706 * 17 = 1049002 bits
+  CHECK_THROWS_AS(packed_bytes(10, 0), InvariantError);
+  CHECK_THROWS_AS(packed_bytes(10, 33), InvariantError);
+}
+
+TEST_CASE("bit writing is LSB-first and continues across bytes", "[compress][bitpack]") {
+  std::vector<std::uint8_t> bytes = {0xAA};  // a header byte the writer must keep
+  BitWriter writer(bytes);
+  writer.write(0b11, 2);
+  writer.write(0b001, 3);
+  writer.write(0b111, 3);   // first byte: 111 001 11
+  writer.write(0x1FF, 9);   // 8 ones, then a 1 in the lowest bit of the third byte
+  writer.write(0, 1);
+  writer.write(1, 1);       // third byte: ...0 0 0 0 0 1 0 1
+  CHECK(writer.bits_written() == 19);
+  writer.finish();
+  CHECK(bytes == std::vector<std::uint8_t>{0xAA, 0b11100111, 0xFF, 0b101});
+}
+
+TEST_CASE("mixed widths written with BitWriter read back with BitReader", "[compress][bitpack]") {
+  std::mt19937 rng(5);
+  std::vector<std::pair<std::uint32_t, unsigned>> written;
+  std::vector<std::uint8_t> bytes;
+  BitWriter writer(bytes);
+  std::uint64_t total = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const unsigned bits = rng() % 33;  // 0 writes nothing
+    const std::uint32_t value =
+        bits == 0 ? 0 : static_cast<std::uint32_t>(rng() & ((std::uint64_t{1} << bits) - 1));
+    writer.write(value, bits);
+    written.emplace_back(value, bits);
+    total += bits;
+  }
+  writer.finish();
+  REQUIRE(bytes.size() == (total + 7) / 8);
+  BitReader reader(bytes);
+  for (const auto& [value, bits] : written) REQUIRE(reader.read(bits) == value);
+  CHECK(reader.bits_read() == total);
+  CHECK(reader.bytes_read() == bytes.size());
+}
+
+TEST_CASE("reading past the end of the buffer is an error, the padding is not",
+          "[compress][bitpack]") {
+  const std::vector<std::uint32_t> values = {1, 2, 3};
+  std::vector<std::uint8_t> bytes;
+  pack_bits(values, 5, bytes);  // 15 bits in 2 bytes
+  REQUIRE(bytes.size() == 2);
+  BitReader reader(bytes);
+  CHECK(reader.read(5) == 1);
+  CHECK(reader.read(5) == 2);
+  CHECK(reader.read(5) == 3);
+  CHECK(reader.read(1) == 0);  // the zero padding of the last byte
+  CHECK_THROWS_WITH(reader.read(1),
+                    Catch::Contains("reading 1 bits at bit 16 runs past the end of a 2-byte "
+                                    "buffer"));
+
+  std::vector<std::uint32_t> four(4);
+  CHECK_THROWS_WITH(unpack_bits(bytes, 5, four),
+                    Catch::Contains("expected at least 3 bytes for 4 values of 5 bits, got 2"));
+  BitReader empty(std::span<const std::uint8_t>{});
+  CHECK(empty.read(0) == 0);
+  CHECK_THROWS_AS(empty.read(1), InvariantError);
+}
+
+TEST_CASE("a value wider than its bit width is refused", "[compress][bitpack]") {
+  std::vector<std::uint8_t> bytes;
+  BitWriter writer(bytes);
+  CHECK_THROWS_WITH(writer.write(8, 3), Catch::Contains("value 8 does not fit in 3 bits"));
+  CHECK_THROWS_AS(writer.write(1, 33), InvariantError);
+  const std::vector<std::uint32_t> values = {4};
+  CHECK_THROWS_AS(pack_bits(values, 2, bytes), InvariantError);
+}
