@@ -95,6 +95,7 @@ void register_all() {
       {"fp16", spec("fp16")},
       {"bf16", spec("bf16")},
       {"uniform_8bit", spec("uniform", {{"bits", std::int64_t{8}}})},
+      {"adaptive", spec("adaptive")},
       {"qsgd_16", spec("qsgd", {{"levels", std::int64_t{16}}})},
       {"qsgd_16_elias", spec("qsgd", {{"levels", std::int64_t{16}}, {"coding", std::string("elias")}})},
       {"terngrad", spec("terngrad")},
@@ -107,6 +108,7 @@ void register_all() {
       {"randomk_1pct", spec("randomk", {{"ratio", 0.01}})},
       {"block_randomk_1pct", spec("block_randomk", {{"ratio", 0.01}})},
       {"threshold_2.33", spec("threshold", {{"tau", 2.33}})},
+      {"dgc_0.1pct", spec("dgc", {{"ratio", 0.001}, {"warmup_epochs", std::int64_t{0}}})},
   };
   auto registry = laconic::compress::builtin_compressors();
   for (const auto& [label, s] : methods) {
