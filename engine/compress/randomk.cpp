@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "engine/compress/topk.hpp"
+#include "engine/compress/sparse_pairs.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
@@ -38,7 +39,7 @@ RandomkOptions RandomkOptions::from(const ComponentSpec& spec) {
 }
 
 std::size_t randomk_payload_bytes(std::size_t k, bool shared_seed) {
-  return shared_seed ? 4 * k : 8 + k * (4 + 4);
+  return shared_seed ? 4 * k : sparse_pairs_bytes(k);
 }
 
 void RandomkCodec::set_seed(std::uint64_t run_seed, int rank) {
@@ -113,26 +114,7 @@ void RandomkCodec::decompress_add(const Payload& payload, std::span<float> dense
     }
     return;
   }
-  LACONIC_ENFORCE(payload.size() >= 8, "expected a randomk payload of at least 8 bytes, got ",
-                  payload.size());
-  std::uint32_t header[2];
-  std::memcpy(header, payload.data(), sizeof header);
-  const std::size_t n = header[0], k = header[1];
-  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
-                  " elements, got one for ", n);
-  LACONIC_ENFORCE(payload.size() == randomk_payload_bytes(k, false), "expected ",
-                  randomk_payload_bytes(k, false), " payload bytes for k=", k, ", got ",
-                  payload.size());
-  const std::uint8_t* indices = payload.data() + 8;
-  const std::uint8_t* values = indices + 4 * k;
-  for (std::size_t i = 0; i < k; ++i) {
-    std::uint32_t index;
-    float value;
-    std::memcpy(&index, indices + 4 * i, 4);
-    std::memcpy(&value, values + 4 * i, 4);
-    LACONIC_ENFORCE(index < n, "payload index ", index, " out of range for ", n, " elements");
-    dense[index] += value;
-  }
+  add_sparse_pairs(payload, dense, "randomk");
 }
 
 void RandomkCompressor::compress(std::span<const float> gradient, Payload& payload) {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/compress/sparse_pairs.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
@@ -26,7 +27,7 @@ ThresholdOptions ThresholdOptions::from(const ComponentSpec& spec) {
   return o;
 }
 
-std::size_t threshold_payload_bytes(std::size_t count) { return 8 + count * (4 + 4); }
+std::size_t threshold_payload_bytes(std::size_t count) { return sparse_pairs_bytes(count); }
 
 ThresholdCodec::ThresholdCodec(double tau) {
   LACONIC_ENFORCE(tau > 0.0, "threshold tau must be > 0, got ", tau);
@@ -64,26 +65,7 @@ void ThresholdCodec::compress(std::span<const float> gradient, Payload& payload)
 }
 
 void ThresholdCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
-  LACONIC_ENFORCE(payload.size() >= 8, "expected a threshold payload of at least 8 bytes, got ",
-                  payload.size());
-  std::uint32_t header[2];
-  std::memcpy(header, payload.data(), sizeof header);
-  const std::size_t n = header[0], count = header[1];
-  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
-                  " elements, got one for ", n);
-  LACONIC_ENFORCE(payload.size() == threshold_payload_bytes(count), "expected ",
-                  threshold_payload_bytes(count), " payload bytes for count=", count, ", got ",
-                  payload.size());
-  const std::uint8_t* indices = payload.data() + 8;
-  const std::uint8_t* values = indices + 4 * count;
-  for (std::size_t i = 0; i < count; ++i) {
-    std::uint32_t index;
-    float value;
-    std::memcpy(&index, indices + 4 * i, 4);
-    std::memcpy(&value, values + 4 * i, 4);
-    LACONIC_ENFORCE(index < n, "payload index ", index, " out of range for ", n, " elements");
-    dense[index] += value;
-  }
+  add_sparse_pairs(payload, dense, "threshold");
 }
 
 void ThresholdCompressor::compress(std::span<const float> gradient, Payload& payload) {

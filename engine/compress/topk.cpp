@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/compress/sparse_pairs.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
@@ -32,7 +33,7 @@ std::size_t topk_count(double ratio, std::size_t n) {
   return std::clamp<std::size_t>(k, 1, n);
 }
 
-std::size_t topk_payload_bytes(std::size_t k) { return 8 + k * (4 + 4); }
+std::size_t topk_payload_bytes(std::size_t k) { return sparse_pairs_bytes(k); }
 
 namespace {
 
@@ -129,25 +130,7 @@ void TopkCodec::compress(std::span<const float> gradient, Payload& payload) {
 }
 
 void TopkCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
-  LACONIC_ENFORCE(payload.size() >= 8, "expected a topk payload of at least 8 bytes, got ",
-                  payload.size());
-  std::uint32_t header[2];
-  std::memcpy(header, payload.data(), sizeof header);
-  const std::size_t n = header[0], k = header[1];
-  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
-                  " elements, got one for ", n);
-  LACONIC_ENFORCE(payload.size() == topk_payload_bytes(k), "expected ", topk_payload_bytes(k),
-                  " payload bytes for k=", k, ", got ", payload.size());
-  const std::uint8_t* indices = payload.data() + 8;
-  const std::uint8_t* values = indices + 4 * k;
-  for (std::size_t i = 0; i < k; ++i) {
-    std::uint32_t index;
-    float value;
-    std::memcpy(&index, indices + 4 * i, 4);
-    std::memcpy(&value, values + 4 * i, 4);
-    LACONIC_ENFORCE(index < n, "payload index ", index, " out of range for ", n, " elements");
-    dense[index] += value;
-  }
+  add_sparse_pairs(payload, dense, "topk");
 }
 
 void TopkCompressor::compress(std::span<const float> gradient, Payload& payload) {

@@ -206,7 +206,7 @@ TEST_CASE("a threshold payload for another length or with a bad index is refused
   Payload truncated(payload.begin(), payload.end() - 3);
   REQUIRE_THROWS_WITH(codec.decompress_add(truncated, dense),
                       Catch::Contains("expected " + std::to_string(8 + 8 * count) +
-                                      " payload bytes for count=" + std::to_string(count) +
+                                      " payload bytes for k=" + std::to_string(count) +
                                       ", got " + std::to_string(8 + 8 * count - 3)));
   Payload tiny(7);
   REQUIRE_THROWS_WITH(codec.decompress_add(tiny, dense),
