@@ -12,6 +12,7 @@ namespace laconic::compress {
 class ErrorFeedback {
  public:
   /// Compresses `gradient + residual` with `inner`, then keeps what the payload does not carry.
+  /// Works in place: the only state is the residual (one float per element).
   void compress(Compressor& inner, std::span<const float> gradient, Payload& payload);
 
   /// The residual after the last compress() (empty before the first).
@@ -19,7 +20,6 @@ class ErrorFeedback {
 
  private:
   std::vector<float> residual_;
-  std::vector<float> corrected_;
 };
 
 }  // namespace laconic::compress
