@@ -39,6 +39,7 @@ ExchangeStats AllreduceTopology::average(std::span<float> gradient,
   auto t = Clock::now();
   compressor.compress(gradient, payload_);
   stats.time_compress = seconds_since(t);
+  stats.payload_bytes = payload_.size();
 
   if (compressor.summable()) {
     LACONIC_ENFORCE(payload_.size() % sizeof(float) == 0, "summable payload of ",

@@ -17,6 +17,8 @@ struct ExchangeStats {
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t bytes_dense = 0;  ///< bytes the same exchange would send uncompressed in fp32
+  std::uint64_t payload_bytes = 0;  ///< size of this worker's compressed payload (8 x this / n
+                                    ///< = bits per parameter)
   bool gathered = false;          ///< payloads were gathered rather than summed
 };
 

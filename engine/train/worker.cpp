@@ -95,6 +95,7 @@ class Trainer : public schedule::StepActions {
     put("bytes_sent", static_cast<double>(exchange_.bytes_sent));
     put("bytes_received", static_cast<double>(exchange_.bytes_received));
     put("bytes_dense", static_cast<double>(exchange_.bytes_dense));
+    put("payload_bytes", static_cast<double>(exchange_.payload_bytes));
   }
 
   double loss() const { return loss_; }

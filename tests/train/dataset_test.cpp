@@ -1,5 +1,3 @@
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 
@@ -8,6 +6,9 @@
 #include "engine/train/fashion_mnist.hpp"
 #include "engine/train/idx_reader.hpp"
 #include "rank_threads.hpp"
+
+// Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
+#include <catch2/catch.hpp>
 
 using namespace laconic;
 

@@ -1,8 +1,9 @@
-#include <catch2/catch.hpp>
-
 #include "engine/core/error.hpp"
 #include "engine/train/builtin.hpp"
 #include "engine/train/sgd.hpp"
+
+// Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
+#include <catch2/catch.hpp>
 
 using namespace laconic;
 

@@ -1,5 +1,3 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -8,6 +6,9 @@
 #include "engine/compress/topk.hpp"
 #include "engine/train/worker.hpp"
 #include "rank_threads.hpp"
+
+// Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
+#include <catch2/catch.hpp>
 
 using namespace laconic;
 
@@ -81,6 +82,10 @@ TEST_CASE("two workers end with bit-identical replicas and count the bytes each 
           // Ring allgatherv over 2 ranks: the 8-byte size, then the packed payload.
           CHECK(sent[i] == 8 + compress::topk_payload_bytes(compress::topk_count(0.01, n)));
         }
+        // The payload itself: 4 bytes per element dense, Top-k's formula otherwise.
+        CHECK(values(records[rank], "payload_bytes")[i] ==
+              (compressor == "none" ? 4.0 * n
+                                    : compress::topk_payload_bytes(compress::topk_count(0.01, n))));
       }
     }
   }
