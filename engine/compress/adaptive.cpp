@@ -328,11 +328,4 @@ void AdaptiveCodec::decompress_add(const Payload& payload, std::span<float> dens
     dense[i] += lo + (static_cast<float>(decoded_[i]) + 0.5f) * width;
 }
 
-void AdaptiveCompressor::compress(std::span<const float> gradient, Payload& payload) {
-  if (options_.error_feedback)
-    feedback_.compress(codec_, gradient, payload);
-  else
-    codec_.compress(gradient, payload);
-}
-
 }  // namespace laconic::compress

@@ -118,30 +118,13 @@ class AdaptiveCodec : public Compressor {
 /// Entropy-adaptive N-bit min-max quantization with Huffman coding (Øland & Raj 2015,
 /// "Reducing communication overhead in distributed learning by an order of magnitude
 /// (almost)", Algorithms 1 and 2).
-class AdaptiveCompressor : public Compressor {
+class AdaptiveCompressor : public WithErrorFeedback<AdaptiveCodec> {
  public:
-  explicit AdaptiveCompressor(AdaptiveOptions options) : options_(options), codec_(options) {}
-  std::string name() const override { return "adaptive"; }
-  bool summable() const override { return false; }
-  void compress(std::span<const float> gradient, Payload& payload) override;
-  void decompress_add(const Payload& payload, std::span<float> dense) const override {
-    codec_.decompress_add(payload, dense);
-  }
-  void set_seed(std::uint64_t run_seed, int rank) override { codec_.set_seed(run_seed, rank); }
-
-  /// Bits per element the last compress() chose (0 before the first).
-  unsigned last_bits() const { return codec_.last_bits(); }
-  /// Entropy estimate of the last compress(), in bits per element at probe_bits.
-  double last_entropy() const { return codec_.last_entropy(); }
-  /// The parts of the last payload.
-  const AdaptivePayloadParts& last_parts() const { return codec_.last_parts(); }
-  /// What error feedback holds back (empty without error feedback).
-  std::span<const float> residual() const { return feedback_.residual(); }
-
- private:
-  AdaptiveOptions options_;
-  AdaptiveCodec codec_;
-  ErrorFeedback feedback_;
+  explicit AdaptiveCompressor(AdaptiveOptions options)
+      : WithErrorFeedback(options.error_feedback, options) {}
+  unsigned last_bits() const { return codec().last_bits(); }
+  double last_entropy() const { return codec().last_entropy(); }
+  const AdaptivePayloadParts& last_parts() const { return codec().last_parts(); }
 };
 
 }  // namespace laconic::compress

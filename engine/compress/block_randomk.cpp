@@ -58,11 +58,4 @@ void BlockRandomkCodec::decompress_add(const Payload& payload, std::span<float> 
   }
 }
 
-void BlockRandomkCompressor::compress(std::span<const float> gradient, Payload& payload) {
-  if (options_.error_feedback)
-    feedback_.compress(codec_, gradient, payload);
-  else
-    codec_.compress(gradient, payload);
-}
-
 }  // namespace laconic::compress

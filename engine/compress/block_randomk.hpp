@@ -61,27 +61,11 @@ class BlockRandomkCodec : public Compressor {
 
 /// Block-random-k sparsification (Eghlidi & Jaggi 2020, "Sparse Communication for Training Deep
 /// Networks", Section 3 and Algorithm 1), with error feedback when the option is on.
-class BlockRandomkCompressor : public Compressor {
+class BlockRandomkCompressor : public WithErrorFeedback<BlockRandomkCodec> {
  public:
   explicit BlockRandomkCompressor(BlockRandomkOptions options)
-      : options_(options), codec_(options.ratio) {}
-  std::string name() const override { return "block_randomk"; }
-  bool summable() const override { return true; }
-  void compress(std::span<const float> gradient, Payload& payload) override;
-  void decompress_add(const Payload& payload, std::span<float> dense) const override {
-    codec_.decompress_add(payload, dense);
-  }
-  void set_seed(std::uint64_t run_seed, int rank) override { codec_.set_seed(run_seed, rank); }
-
-  /// First element of the block sent by the last compress().
-  std::size_t offset() const { return codec_.offset(); }
-  /// What error feedback holds back (empty without error feedback).
-  std::span<const float> residual() const { return feedback_.residual(); }
-
- private:
-  BlockRandomkOptions options_;
-  BlockRandomkCodec codec_;
-  ErrorFeedback feedback_;
+      : WithErrorFeedback(options.error_feedback, options.ratio) {}
+  std::size_t offset() const { return codec().offset(); }
 };
 
 }  // namespace laconic::compress

@@ -1,5 +1,6 @@
 #pragma once
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "engine/compress/compressor.hpp"
@@ -20,6 +21,44 @@ class ErrorFeedback {
 
  private:
   std::vector<float> residual_;
+};
+
+/// A stateless codec made into a compressor with an `error_feedback` switch: the one shape every
+/// `XCompressor` of this folder shares (`class TopkCompressor : public
+/// WithErrorFeedback<TopkCodec>`). Everything but compress() is the codec's.
+template <class Codec>
+class WithErrorFeedback : public Compressor {
+ public:
+  /// Builds the codec from `codec_args`.
+  template <class... Args>
+  explicit WithErrorFeedback(bool error_feedback, Args&&... codec_args)
+      : codec_(std::forward<Args>(codec_args)...), error_feedback_(error_feedback) {}
+
+  std::string name() const override { return codec_.name(); }
+  bool summable() const override { return codec_.summable(); }
+  void compress(std::span<const float> gradient, Payload& payload) override {
+    if (error_feedback_)
+      feedback_.compress(codec_, gradient, payload);
+    else
+      codec_.compress(gradient, payload);
+  }
+  void decompress_add(const Payload& payload, std::span<float> dense) const override {
+    codec_.decompress_add(payload, dense);
+  }
+  void set_seed(std::uint64_t run_seed, int rank) override { codec_.set_seed(run_seed, rank); }
+  void set_epoch(std::int64_t epoch) override { codec_.set_epoch(epoch); }
+  void aggregate(std::span<float> sum, int workers) const override {
+    codec_.aggregate(sum, workers);
+  }
+
+  /// What error feedback holds back (empty without error feedback).
+  std::span<const float> residual() const { return feedback_.residual(); }
+  const Codec& codec() const { return codec_; }
+
+ private:
+  Codec codec_;
+  bool error_feedback_;
+  ErrorFeedback feedback_;
 };
 
 }  // namespace laconic::compress

@@ -59,11 +59,4 @@ void OnebitCodec::decompress_add(const Payload& payload, std::span<float> dense)
   add_sign_bits(payload.data() + 12, mean_positive, mean_negative, dense);
 }
 
-void OnebitCompressor::compress(std::span<const float> gradient, Payload& payload) {
-  if (options_.error_feedback)
-    feedback_.compress(codec_, gradient, payload);
-  else
-    codec_.compress(gradient, payload);
-}
-
 }  // namespace laconic::compress

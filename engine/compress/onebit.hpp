@@ -35,22 +35,10 @@ class OnebitCodec : public Compressor {
 /// 1-bit SGD with error feedback (Seide et al. 2014, "1-Bit Stochastic Gradient Descent and its
 /// Application to Data-Parallel Distributed Training of Speech DNNs"): p = g + e is quantized
 /// by OnebitCodec and e = p - sent is carried to the next step. aggregate() is the mean.
-class OnebitCompressor : public Compressor {
+class OnebitCompressor : public WithErrorFeedback<OnebitCodec> {
  public:
-  explicit OnebitCompressor(OnebitOptions options) : options_(options) {}
-  std::string name() const override { return "onebit"; }
-  bool summable() const override { return false; }
-  void compress(std::span<const float> gradient, Payload& payload) override;
-  void decompress_add(const Payload& payload, std::span<float> dense) const override {
-    codec_.decompress_add(payload, dense);
-  }
-  /// What error feedback holds back (empty without error feedback).
-  std::span<const float> residual() const { return feedback_.residual(); }
-
- private:
-  OnebitOptions options_;
-  OnebitCodec codec_;
-  ErrorFeedback feedback_;
+  explicit OnebitCompressor(OnebitOptions options)
+      : WithErrorFeedback(options.error_feedback) {}
 };
 
 }  // namespace laconic::compress

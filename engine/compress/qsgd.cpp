@@ -189,15 +189,8 @@ QsgdCoding parse_coding(const std::string& coding) {
 }  // namespace
 
 QsgdCompressor::QsgdCompressor(QsgdOptions options)
-    : options_(options),
-      codec_(static_cast<unsigned>(options.levels), static_cast<std::size_t>(options.bucket_size),
-             parse_coding(options.coding)) {}
-
-void QsgdCompressor::compress(std::span<const float> gradient, Payload& payload) {
-  if (options_.error_feedback)
-    feedback_.compress(codec_, gradient, payload);
-  else
-    codec_.compress(gradient, payload);
-}
+    : WithErrorFeedback(options.error_feedback, static_cast<unsigned>(options.levels),
+                        static_cast<std::size_t>(options.bucket_size),
+                        parse_coding(options.coding)) {}
 
 }  // namespace laconic::compress

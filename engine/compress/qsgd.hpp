@@ -68,23 +68,9 @@ class QsgdCodec : public Compressor {
 /// QSGD: stochastic quantization of |x| / ||bucket||_2 to `levels` levels, unbiased, with
 /// E||Q(v) - v||^2 <= min(n/s^2, sqrt(n)/s) ||v||^2 per bucket (Alistarh et al. 2017, "QSGD:
 /// Communication-Efficient SGD via Gradient Quantization and Encoding").
-class QsgdCompressor : public Compressor {
+class QsgdCompressor : public WithErrorFeedback<QsgdCodec> {
  public:
   explicit QsgdCompressor(QsgdOptions options);
-  std::string name() const override { return "qsgd"; }
-  bool summable() const override { return false; }
-  void compress(std::span<const float> gradient, Payload& payload) override;
-  void decompress_add(const Payload& payload, std::span<float> dense) const override {
-    codec_.decompress_add(payload, dense);
-  }
-  void set_seed(std::uint64_t run_seed, int rank) override { codec_.set_seed(run_seed, rank); }
-  /// What error feedback holds back (empty without error feedback).
-  std::span<const float> residual() const { return feedback_.residual(); }
-
- private:
-  QsgdOptions options_;
-  QsgdCodec codec_;
-  ErrorFeedback feedback_;
 };
 
 }  // namespace laconic::compress

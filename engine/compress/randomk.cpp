@@ -117,11 +117,4 @@ void RandomkCodec::decompress_add(const Payload& payload, std::span<float> dense
   add_sparse_pairs(payload, dense, "randomk");
 }
 
-void RandomkCompressor::compress(std::span<const float> gradient, Payload& payload) {
-  if (options_.error_feedback)
-    feedback_.compress(codec_, gradient, payload);
-  else
-    codec_.compress(gradient, payload);
-}
-
 }  // namespace laconic::compress

@@ -66,27 +66,11 @@ class RandomkCodec : public Compressor {
 /// Random-k sparsification (Stich et al. 2018; compared with shared and private indices in
 /// Eghlidi & Jaggi 2020, "Sparse Communication for Training Deep Networks"), with error feedback
 /// when the option is on.
-class RandomkCompressor : public Compressor {
+class RandomkCompressor : public WithErrorFeedback<RandomkCodec> {
  public:
   explicit RandomkCompressor(RandomkOptions options)
-      : options_(options), codec_(options.ratio, options.shared_seed) {}
-  std::string name() const override { return "randomk"; }
-  bool summable() const override { return codec_.summable(); }
-  void compress(std::span<const float> gradient, Payload& payload) override;
-  void decompress_add(const Payload& payload, std::span<float> dense) const override {
-    codec_.decompress_add(payload, dense);
-  }
-  void set_seed(std::uint64_t run_seed, int rank) override { codec_.set_seed(run_seed, rank); }
-
-  /// The indices chosen by the last compress(), ascending.
-  std::span<const std::uint32_t> indices() const { return codec_.indices(); }
-  /// What error feedback holds back (empty without error feedback).
-  std::span<const float> residual() const { return feedback_.residual(); }
-
- private:
-  RandomkOptions options_;
-  RandomkCodec codec_;
-  ErrorFeedback feedback_;
+      : WithErrorFeedback(options.error_feedback, options.ratio, options.shared_seed) {}
+  std::span<const std::uint32_t> indices() const { return codec().indices(); }
 };
 
 }  // namespace laconic::compress

@@ -207,11 +207,4 @@ void ScaledSignCodec::decompress_add(const Payload& payload, std::span<float> de
   add_sign_bits(payload.data() + 8, scale, -scale, dense);
 }
 
-void EfSignSgdCompressor::compress(std::span<const float> gradient, Payload& payload) {
-  if (options_.error_feedback)
-    feedback_.compress(codec_, gradient, payload);
-  else
-    codec_.compress(gradient, payload);
-}
-
 }  // namespace laconic::compress

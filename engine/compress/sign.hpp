@@ -117,22 +117,10 @@ class ScaledSignCodec : public Compressor {
 /// EF-signSGD (Karimireddy et al. 2019, "Error Feedback Fixes SignSGD and other Gradient
 /// Compression Schemes"): p = g + e, send (||p||_1 / n) * sign(p), keep e = p - sent.
 /// Wire format of ScaledSignCodec; aggregate() is the mean.
-class EfSignSgdCompressor : public Compressor {
+class EfSignSgdCompressor : public WithErrorFeedback<ScaledSignCodec> {
  public:
-  explicit EfSignSgdCompressor(EfSignSgdOptions options) : options_(options) {}
-  std::string name() const override { return "ef_signsgd"; }
-  bool summable() const override { return false; }
-  void compress(std::span<const float> gradient, Payload& payload) override;
-  void decompress_add(const Payload& payload, std::span<float> dense) const override {
-    codec_.decompress_add(payload, dense);
-  }
-  /// What error feedback holds back (empty without error feedback).
-  std::span<const float> residual() const { return feedback_.residual(); }
-
- private:
-  EfSignSgdOptions options_;
-  ScaledSignCodec codec_;
-  ErrorFeedback feedback_;
+  explicit EfSignSgdCompressor(EfSignSgdOptions options)
+      : WithErrorFeedback(options.error_feedback) {}
 };
 
 }  // namespace laconic::compress

@@ -92,11 +92,4 @@ void TerngradCodec::decompress_add(const Payload& payload, std::span<float> dens
   }
 }
 
-void TerngradCompressor::compress(std::span<const float> gradient, Payload& payload) {
-  if (options_.error_feedback)
-    feedback_.compress(codec_, gradient, payload);
-  else
-    codec_.compress(gradient, payload);
-}
-
 }  // namespace laconic::compress

@@ -43,23 +43,10 @@ class TerngradCodec : public Compressor {
 /// TernGrad: each element becomes scale * sign(g) * Bernoulli(|g| / scale) with scale =
 /// max |g|, unbiased, 2 bits per element (Wen et al. 2017, "TernGrad: Ternary Gradients to
 /// Reduce Communication in Distributed Deep Learning"; one scale per tensor, no clipping).
-class TerngradCompressor : public Compressor {
+class TerngradCompressor : public WithErrorFeedback<TerngradCodec> {
  public:
-  explicit TerngradCompressor(TerngradOptions options) : options_(options) {}
-  std::string name() const override { return "terngrad"; }
-  bool summable() const override { return false; }
-  void compress(std::span<const float> gradient, Payload& payload) override;
-  void decompress_add(const Payload& payload, std::span<float> dense) const override {
-    codec_.decompress_add(payload, dense);
-  }
-  void set_seed(std::uint64_t run_seed, int rank) override { codec_.set_seed(run_seed, rank); }
-  /// What error feedback holds back (empty without error feedback).
-  std::span<const float> residual() const { return feedback_.residual(); }
-
- private:
-  TerngradOptions options_;
-  TerngradCodec codec_;
-  ErrorFeedback feedback_;
+  explicit TerngradCompressor(TerngradOptions options)
+      : WithErrorFeedback(options.error_feedback) {}
 };
 
 }  // namespace laconic::compress

@@ -68,11 +68,4 @@ void ThresholdCodec::decompress_add(const Payload& payload, std::span<float> den
   add_sparse_pairs(payload, dense, "threshold");
 }
 
-void ThresholdCompressor::compress(std::span<const float> gradient, Payload& payload) {
-  if (options_.error_feedback)
-    feedback_.compress(codec_, gradient, payload);
-  else
-    codec_.compress(gradient, payload);
-}
-
 }  // namespace laconic::compress

@@ -45,23 +45,10 @@ class ThresholdCodec : public Compressor {
 
 /// Threshold sparsification (Strom 2015, "Scalable distributed DNN training using commodity GPU
 /// cloud computing"), with error feedback (Strom's residual) when the option is on.
-class ThresholdCompressor : public Compressor {
+class ThresholdCompressor : public WithErrorFeedback<ThresholdCodec> {
  public:
   explicit ThresholdCompressor(ThresholdOptions options)
-      : options_(options), codec_(options.tau) {}
-  std::string name() const override { return "threshold"; }
-  bool summable() const override { return false; }
-  void compress(std::span<const float> gradient, Payload& payload) override;
-  void decompress_add(const Payload& payload, std::span<float> dense) const override {
-    codec_.decompress_add(payload, dense);
-  }
-  /// What error feedback holds back (empty without error feedback).
-  std::span<const float> residual() const { return feedback_.residual(); }
-
- private:
-  ThresholdOptions options_;
-  ThresholdCodec codec_;
-  ErrorFeedback feedback_;
+      : WithErrorFeedback(options.error_feedback, options.tau) {}
 };
 
 }  // namespace laconic::compress

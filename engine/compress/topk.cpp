@@ -133,11 +133,4 @@ void TopkCodec::decompress_add(const Payload& payload, std::span<float> dense) c
   add_sparse_pairs(payload, dense, "topk");
 }
 
-void TopkCompressor::compress(std::span<const float> gradient, Payload& payload) {
-  if (options_.error_feedback)
-    feedback_.compress(codec_, gradient, payload);
-  else
-    codec_.compress(gradient, payload);
-}
-
 }  // namespace laconic::compress

@@ -43,22 +43,10 @@ class TopkCodec : public Compressor {
 };
 
 /// Top-k sparsification (Aji & Heafield 2017; Stich et al. 2018 with error feedback).
-class TopkCompressor : public Compressor {
+class TopkCompressor : public WithErrorFeedback<TopkCodec> {
  public:
-  explicit TopkCompressor(TopkOptions options) : options_(options), codec_(options.ratio) {}
-  std::string name() const override { return "topk"; }
-  bool summable() const override { return false; }
-  void compress(std::span<const float> gradient, Payload& payload) override;
-  void decompress_add(const Payload& payload, std::span<float> dense) const override {
-    codec_.decompress_add(payload, dense);
-  }
-  /// What error feedback holds back (empty without error feedback).
-  std::span<const float> residual() const { return feedback_.residual(); }
-
- private:
-  TopkOptions options_;
-  TopkCodec codec_;
-  ErrorFeedback feedback_;
+  explicit TopkCompressor(TopkOptions options)
+      : WithErrorFeedback(options.error_feedback, options.ratio) {}
 };
 
 }  // namespace laconic::compress

@@ -105,11 +105,4 @@ void UniformCodec::decompress_add(const Payload& payload, std::span<float> dense
   }
 }
 
-void UniformCompressor::compress(std::span<const float> gradient, Payload& payload) {
-  if (options_.error_feedback)
-    feedback_.compress(codec_, gradient, payload);
-  else
-    codec_.compress(gradient, payload);
-}
-
 }  // namespace laconic::compress

@@ -45,23 +45,10 @@ class UniformCodec : public Compressor {
 /// Deterministic fixed N-bit min-max quantization to bin centres (the "fixed N-bit" baseline
 /// of Øland & Raj 2015, "Reducing communication overhead in distributed learning by an order of
 /// magnitude (almost)").
-class UniformCompressor : public Compressor {
+class UniformCompressor : public WithErrorFeedback<UniformCodec> {
  public:
   explicit UniformCompressor(UniformOptions options)
-      : options_(options), codec_(static_cast<unsigned>(options.bits)) {}
-  std::string name() const override { return "uniform"; }
-  bool summable() const override { return false; }
-  void compress(std::span<const float> gradient, Payload& payload) override;
-  void decompress_add(const Payload& payload, std::span<float> dense) const override {
-    codec_.decompress_add(payload, dense);
-  }
-  /// What error feedback holds back (empty without error feedback).
-  std::span<const float> residual() const { return feedback_.residual(); }
-
- private:
-  UniformOptions options_;
-  UniformCodec codec_;
-  ErrorFeedback feedback_;
+      : WithErrorFeedback(options.error_feedback, static_cast<unsigned>(options.bits)) {}
 };
 
 }  // namespace laconic::compress
