@@ -4,6 +4,8 @@
 // each compressor's peak extra heap memory (beyond its input and its payload) as a counter.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -66,6 +68,40 @@ void bm_compressor(benchmark::State& state, const ComponentSpec& spec) {
   state.counters["payload_bytes"] = static_cast<double>(payload.size());
 }
 
+/// The sum over one worker: nothing to add. PowerSGD's two collectives cost nothing here, so its
+/// row times the codec alone (3 matrix products and Gram-Schmidt per step).
+struct SoloReducer : laconic::compress::SumReducer {
+  void sum(std::span<float> values) override { benchmark::DoNotOptimize(values.data()); }
+  int workers() const override { return 1; }
+};
+
+/// PowerSGD on one square matrix layer of n elements (1024 x 1024, 4096 x 4096).
+void bm_powersgd(benchmark::State& state, const ComponentSpec& spec) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto side = static_cast<std::size_t>(std::lround(std::sqrt(static_cast<double>(n))));
+  const auto g = gradient(n);
+  std::vector<float> work = g;
+  auto compressor = laconic::compress::builtin_compressors().create(spec);
+  compressor->set_seed(1, 0);
+  compressor->set_layer_shapes({{side, side}});
+  SoloReducer reducer;
+  const std::size_t base = laconic::bench::heap_live_bytes();
+  laconic::bench::reset_heap_peak();
+  std::size_t payload = compressor->exchange(work, reducer);
+  const double extra = static_cast<double>(laconic::bench::heap_peak_bytes() - base);
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::copy(g.begin(), g.end(), work.begin());  // exchange() overwrites its input
+    state.ResumeTiming();
+    payload = compressor->exchange(work, reducer);
+    benchmark::DoNotOptimize(work.data());
+  }
+  set_throughput(state, n);
+  state.counters["extra_bytes"] = extra;
+  state.counters["extra_per_input"] = extra / static_cast<double>(n * sizeof(float));
+  state.counters["payload_bytes"] = static_cast<double>(payload);
+}
+
 template <class F>
 void bm_torch(benchmark::State& state, F roundtrip) {
   const auto n = static_cast<std::size_t>(state.range(0));
@@ -108,13 +144,19 @@ void register_all() {
       {"randomk_1pct", spec("randomk", {{"ratio", 0.01}})},
       {"block_randomk_1pct", spec("block_randomk", {{"ratio", 0.01}})},
       {"threshold_2.33", spec("threshold", {{"tau", 2.33}})},
-      {"dgc_0.1pct", spec("dgc", {{"ratio", 0.001}, {"warmup_epochs", std::int64_t{0}}})},
+      {"dgc_0.1pct", spec("dgc", {{"ratio", 0.001}, {"warmup", std::int64_t{0}}})},
+      {"chain_topk_1pct_qsgd_16",
+       spec("chain", {{"first", laconic::nested(spec("topk", {{"ratio", 0.01}}))},
+                      {"second", laconic::nested(spec("qsgd", {{"levels", std::int64_t{16}}}))}})},
   };
   auto registry = laconic::compress::builtin_compressors();
   for (const auto& [label, s] : methods) {
     if (!registry.contains(s.name)) continue;  // not registered in this build
     add(label, [s = s](benchmark::State& state) { bm_compressor(state, s); });
   }
+  add("powersgd_rank4", [](benchmark::State& state) {
+    bm_powersgd(state, spec("powersgd", {{"rank", std::int64_t{4}}}));
+  });
   add("torch_topk_1pct", [](benchmark::State& s) {
     bm_torch(s, [](const torch::Tensor& g) { return laconic::bench::torch_topk_roundtrip(g, 0.01); });
   });

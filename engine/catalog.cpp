@@ -1,5 +1,6 @@
 #include "engine/catalog.hpp"
 
+#include "engine/comm/network.hpp"
 #include "engine/compress/builtin.hpp"
 #include "engine/core/error.hpp"
 #include "engine/schedule/builtin.hpp"
@@ -14,10 +15,11 @@ EngineCatalog::EngineCatalog()
       optimizers_(train::builtin_optimizers()),
       topologies_(topology::builtin_topologies()),
       schedules_(schedule::builtin_schedules()),
-      compressors_(compress::builtin_compressors()) {}
+      compressors_(compress::builtin_compressors()),
+      networks_(comm::builtin_networks()) {}
 
 std::vector<std::string> EngineCatalog::kinds() const {
-  return {"dataset", "model", "optimizer", "topology", "schedule", "compressor"};
+  return {"dataset", "model", "optimizer", "topology", "schedule", "compressor", "network"};
 }
 
 std::vector<ComponentInfo> EngineCatalog::infos(const std::string& kind) const {
@@ -27,8 +29,10 @@ std::vector<ComponentInfo> EngineCatalog::infos(const std::string& kind) const {
   if (kind == "topology") return topologies_.infos();
   if (kind == "schedule") return schedules_.infos();
   if (kind == "compressor") return compressors_.infos();
+  if (kind == "network") return networks_.infos();
   throw ConfigError(str_cat("unknown component kind '", kind,
-                            "'; known: dataset, model, optimizer, topology, schedule, compressor"));
+                            "'; known: dataset, model, optimizer, topology, schedule, compressor, "
+                            "network"));
 }
 
 ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
@@ -38,6 +42,7 @@ ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
   if (spec.kind == "topology") return topologies_.resolve(spec);
   if (spec.kind == "schedule") return schedules_.resolve(spec);
   if (spec.kind == "compressor") return compressors_.resolve(spec);
+  if (spec.kind == "network") return networks_.resolve(spec);
   throw ConfigError(str_cat("unknown component kind '", spec.kind, "'"));
 }
 
@@ -49,10 +54,15 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.optimizer = optimizers_.create(config.optimizer);
   parts.topology = topologies_.create(config.topology);
   parts.schedule = schedules_.create(config.schedule);
-  std::vector<std::size_t> layer_sizes;
-  for (const auto& p : parts.model->parameters())
-    layer_sizes.push_back(static_cast<std::size_t>(p.numel()));
-  parts.compressor = compress::build_compressor(compressors_, config.compressor, layer_sizes);
+  std::vector<compress::LayerShape> shapes;
+  for (const auto& p : parts.model->parameters()) {
+    compress::LayerShape shape;
+    for (const std::int64_t d : p.sizes()) shape.push_back(static_cast<std::size_t>(d));
+    shapes.push_back(std::move(shape));
+  }
+  parts.compressor = compress::build_compressor(compressors_, config.compressor, shapes);
+  parts.topology->check(*parts.compressor);
+  parts.network = networks_.create(config.network);
   return parts;
 }
 

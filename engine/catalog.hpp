@@ -1,6 +1,7 @@
 #pragma once
 // The engine's registries behind one Catalog: what the Lua DSL and `laconic list` describe, and
 // what a worker builds its run from.
+#include "engine/comm/network.hpp"
 #include "engine/compress/compressor.hpp"
 #include "engine/core/catalog.hpp"
 #include "engine/core/registry.hpp"
@@ -29,6 +30,7 @@ class EngineCatalog : public Catalog {
   Registry<topology::Topology> topologies_;
   Registry<schedule::Schedule> schedules_;
   Registry<compress::Compressor> compressors_;
+  Registry<comm::NetworkModel> networks_;
 };
 
 }  // namespace laconic::engine

@@ -28,6 +28,8 @@ experiment {
     randomk { ratio = 0.01 },
     block_randomk { ratio = 0.01 },
     threshold { tau = 0.001 },
+    powersgd { rank = 2 },
+    chain { first = topk { ratio = 0.01 }, second = qsgd { levels = 16 } },
   },
   seeds      = { 1 },
 }

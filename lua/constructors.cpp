@@ -39,10 +39,23 @@ Component build_component(const LoadContext& context, const ComponentInfo& info,
   component.written.kind = info.kind;
   component.written.name = info.name;
   for (const auto& [field, item] : fields) {
+    const auto spec = std::find_if(info.fields.begin(), info.fields.end(),
+                                   [&](const FieldSpec& f) { return f.name == field; });
+    const bool wants_component = spec != info.fields.end() && spec->type == FieldType::Component;
+    const auto* ref = std::get_if<ComponentRef>(&item);
+    if (ref != nullptr && wants_component) {
+      // chain { first = topk {} }: a nested component; the catalog checks its kind.
+      component.written.fields[field] = nested(context.components[ref->index].written);
+      continue;
+    }
     const auto* value = std::get_if<Value>(&item);
-    if (value == nullptr)
-      throw ConfigError(str_cat(info.name, ".", field, " must be a bool, number or string, got ",
-                                describe_item(context, item)));
+    if (value == nullptr || wants_component)
+      throw ConfigError(str_cat(info.name, ".", field, " must be ",
+                                wants_component ? str_cat("a ", info.kind, " component")
+                                : spec != info.fields.end()
+                                    ? str_cat("a ", field_type_name(spec->type))
+                                    : std::string("a bool, number or string"),
+                                ", got ", describe_item(context, item)));
     component.written.fields[field] = *value;
   }
   component.resolved = context.catalog.resolve(component.written);

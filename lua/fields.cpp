@@ -23,6 +23,8 @@ const std::vector<ExperimentField>& experiment_fields() {
       {.name = "model", .type = T::Component, .kind = "model", .default_component = "lenet5",
        .doc = "model", .component = &RunConfig::model},
       {.name = "name", .type = T::String, .doc = "experiment name (required)"},
+      {.name = "network", .type = T::Component, .kind = "network", .default_component = "link",
+       .doc = "the link communication time is projected onto", .component = &RunConfig::network},
       {.name = "optimizer", .type = T::Component, .kind = "optimizer",
        .default_component = "sgd", .doc = "optimizer", .component = &RunConfig::optimizer},
       {.name = "schedule", .type = T::Component, .kind = "schedule",

@@ -53,7 +53,11 @@ void apply(const Axis& axis, const Choice& choice, RunConfig& run, std::string& 
     run.swept[field.name] = component->written.name;
     add_name(field.name, component->written.name);
     for (const std::string& key : component->written_order) {
-      const Value& value = component->resolved.fields.at(key);
+      // A nested component is named as written (topk{ratio=0.01}), not with every default.
+      const Value& written = component->written.fields.at(key);
+      const Value& value = std::holds_alternative<NestedComponent>(written)
+                               ? written
+                               : component->resolved.fields.at(key);
       run.swept[str_cat(field.name, ".", key)] = value;
       add_name(key, value);
     }
@@ -71,6 +75,12 @@ void apply(const Axis& axis, const Choice& choice, RunConfig& run, std::string& 
 
 std::string format_name_value(const Value& value) {
   if (const auto* text = std::get_if<std::string>(&value)) return *text;
+  if (const auto* component = std::get_if<NestedComponent>(&value)) {
+    std::string out = component->spec->name + "{";
+    for (const auto& [key, v] : component->spec->fields)
+      out += str_cat(out.back() == '{' ? "" : ",", key, "=", format_name_value(v));
+    return out + "}";
+  }
   return format_value(value);
 }
 

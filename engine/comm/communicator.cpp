@@ -46,6 +46,8 @@ void Communicator::send_recv(int to, std::span<const std::uint8_t> send, int fro
   transfer(to, send, from, recv, tag);
   counters_.sent += send.size();
   counters_.received += recv.size();
+  counters_.messages += 1;
+  counters_.link_bytes += std::max(send.size(), recv.size());
 }
 
 void Communicator::allreduce_sum(std::span<float> data) {

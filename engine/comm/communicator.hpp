@@ -10,10 +10,20 @@
 
 namespace laconic::comm {
 
-/// Bytes this rank handed to the transport and received from it since construction.
+/// Bytes this rank handed to the transport and received from it since construction, and the
+/// message pattern the network model projects: one message per send_recv that moved anything,
+/// sized max(sent, received) since a full-duplex link carries both directions at once.
 struct ByteCounters {
   std::uint64_t sent = 0;
   std::uint64_t received = 0;
+  std::uint64_t messages = 0;    ///< send_recv calls that sent or received bytes
+  std::uint64_t link_bytes = 0;  ///< sum over those calls of max(bytes sent, bytes received)
+
+  /// The traffic between `earlier` and this.
+  ByteCounters since(const ByteCounters& earlier) const {
+    return {sent - earlier.sent, received - earlier.received, messages - earlier.messages,
+            link_bytes - earlier.link_bytes};
+  }
 };
 
 /// Bytes rank `rank` sends in allreduce_sum of `n` floats over `p` ranks (the ring's schedule

@@ -9,6 +9,14 @@
 
 namespace laconic::compress {
 
+/// Instruction sets the packed codecs (QSGD, uniform) compile their element loops for: the
+/// baseline x86-64 (SSE2, or whatever the build targets) and AVX2, chosen at run time. The
+/// loops are the same source without FMA, so every choice gives the same bytes.
+enum class Isa { Baseline, Avx2 };
+
+/// The fastest Isa this CPU runs: Avx2 where the CPU has it (and the compiler targets x86).
+Isa best_isa();
+
 namespace detail {
 // Out of line, so that the inline write()/read() stay small. All throw InvariantError.
 [[noreturn]] void throw_bad_write(std::uint32_t value, unsigned bits);
@@ -106,6 +114,18 @@ class BitReader {
   unsigned buffer_bits_ = 0;
   std::uint64_t bits_read_ = 0;
 };
+
+/// Writes values[0, count), `bits` bits each (bits in [1, 32]; higher bits of a value are
+/// dropped), to exactly out[0, packed_bytes(count, bits)): the bytes a BitWriter starting at a
+/// byte boundary would write. Groups of 8 values, which fill `bits` whole bytes, go at once
+/// (vectorizable for bits <= 16).
+void pack_bits_to(const std::uint32_t* values, std::size_t count, unsigned bits,
+                  std::uint8_t* out);
+
+/// Reads `count` values of `bits` bits (bits in [1, 32]) from in[0, packed_bytes(count, bits)),
+/// and no further, into values[0, count); the inverse of pack_bits_to().
+void unpack_bits_from(const std::uint8_t* in, std::size_t count, unsigned bits,
+                      std::uint32_t* values);
 
 /// Appends packed_bytes(values.size(), bits) bytes holding `values`, each of `bits` bits
 /// (bits in [1, 32]; every value must fit).

@@ -2,10 +2,12 @@
 
 #include "engine/compress/adaptive.hpp"
 #include "engine/compress/block_randomk.hpp"
+#include "engine/compress/chain.hpp"
 #include "engine/compress/dgc.hpp"
 #include "engine/compress/half.hpp"
 #include "engine/compress/none.hpp"
 #include "engine/compress/onebit.hpp"
+#include "engine/compress/powersgd.hpp"
 #include "engine/compress/qsgd.hpp"
 #include "engine/compress/randomk.hpp"
 #include "engine/compress/scoped.hpp"
@@ -55,6 +57,11 @@ Registry<Compressor> builtin_compressors() {
   r.add<DgcCompressor, DgcOptions>(
       "dgc", "deep gradient compression: momentum correction and masking, sampled threshold, "
              "(index, value) pairs; use with sgd momentum = 0");
+  r.add<PowerSgdCompressor, PowerSgdOptions>(
+      "powersgd", "rank-r approximation P Q^T of each layer's matrix by one power iteration "
+                  "per step, two allreduces (Vogels et al. 2019), error feedback");
+  r.add<ChainCompressor, ChainOptions>(
+      "chain", "a sparsifier then a compressor of the values it keeps (e.g. topk, then qsgd)");
   r.add_common_fields({
       {"scope", FieldType::String, std::string("global"),
        "\"global\": one compressor over the whole gradient; \"layer\": one per layer"},
@@ -66,13 +73,26 @@ Registry<Compressor> builtin_compressors() {
 
 std::unique_ptr<Compressor> build_compressor(const Registry<Compressor>& registry,
                                              const ComponentSpec& spec,
-                                             const std::vector<std::size_t>& layer_sizes) {
+                                             const std::vector<LayerShape>& shapes) {
   const ComponentSpec resolved = registry.resolve(spec);
   const Scope scope = parse_scope(resolved.name, resolved.text("scope"));
   const std::int64_t min_size = resolved.integer("min_size");
   if (min_size < 0)
     throw ConfigError(str_cat(resolved.name, ".min_size must be >= 0, got ", min_size));
-  if (scope == Scope::Global && min_size == 0) return registry.create(resolved);
+  if (scope == Scope::Global && min_size == 0) {
+    auto compressor = registry.create(resolved);
+    compressor->set_layer_shapes(shapes);
+    return compressor;
+  }
+  if (registry.create(resolved)->exchanges_itself())
+    throw ConfigError(str_cat(resolved.name, " works layer by layer by itself and keeps small ",
+                              "layers dense; it takes neither scope nor min_size"));
+  std::vector<std::size_t> layer_sizes;
+  for (const LayerShape& shape : shapes) {
+    std::size_t size = 1;
+    for (std::size_t d : shape) size *= d;
+    layer_sizes.push_back(size);
+  }
   return std::make_unique<ScopedCompressor>(layer_sizes, scope,
                                             static_cast<std::size_t>(min_size),
                                             [&] { return registry.create(resolved); });

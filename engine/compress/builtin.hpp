@@ -8,10 +8,11 @@ namespace laconic::compress {
 /// also accepts the common fields `scope` ("global" | "layer") and `min_size` (elements).
 Registry<Compressor> builtin_compressors();
 
-/// Builds the compressor of `spec` for a gradient made of layers of `layer_sizes` elements,
-/// honouring `scope` and `min_size` (see scoped.hpp); without either, the plain compressor.
+/// Builds the compressor of `spec` for a gradient made of layers of `shapes`, in order,
+/// honouring `scope` and `min_size` (see scoped.hpp); without either, the plain compressor,
+/// told the shapes. A compressor that exchanges itself (powersgd) takes neither field.
 std::unique_ptr<Compressor> build_compressor(const Registry<Compressor>& registry,
                                              const ComponentSpec& spec,
-                                             const std::vector<std::size_t>& layer_sizes);
+                                             const std::vector<LayerShape>& shapes);
 
 }  // namespace laconic::compress

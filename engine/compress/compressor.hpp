@@ -13,6 +13,18 @@ namespace laconic::compress {
 /// The bytes one worker hands to the topology for one exchange.
 using Payload = std::vector<std::uint8_t>;
 
+/// The dimensions of one parameter tensor ({6, 1, 5, 5} for a conv weight, {10} for a bias).
+using LayerShape = std::vector<std::size_t>;
+
+/// The collective a compressor that exchanges itself (PowerSGD) may use: an element-wise sum
+/// over all workers, in place. The topology implements it and counts its time and bytes.
+class SumReducer {
+ public:
+  virtual ~SumReducer() = default;
+  virtual void sum(std::span<float> values) = 0;
+  virtual int workers() const = 0;
+};
+
 class Compressor {
  public:
   virtual ~Compressor() = default;
@@ -50,6 +62,22 @@ class Compressor {
     const float scale = 1.0f / static_cast<float>(workers);
     for (float& v : sum) v *= scale;
   }
+
+  /// True when the payload is the sparse layout of sparse_pairs.hpp (header, indices, values),
+  /// so that `chain` can compress its values further.
+  virtual bool sparse_pairs() const { return false; }
+
+  /// Tells the compressor the shapes of the layers its gradient is made of, in order, before
+  /// the first compress(). Compressors that see the gradient as matrices (PowerSGD) use it.
+  virtual void set_layer_shapes(const std::vector<LayerShape>& shapes) { (void)shapes; }
+
+  /// True for compressors whose exchange needs more than one collective (PowerSGD: P, then Q).
+  /// The topology then calls exchange() instead of compress() / decompress_add() / aggregate().
+  virtual bool exchanges_itself() const { return false; }
+
+  /// Replaces `gradient` by the update every worker applies, using only `reducer`; returns the
+  /// bytes of this worker's compressed contribution (what payload_bytes reports).
+  virtual std::size_t exchange(std::span<float> gradient, SumReducer& reducer);
 };
 
 }  // namespace laconic::compress

@@ -44,7 +44,7 @@ std::vector<FieldSpec> DgcOptions::fields() {
        "L2 norm each worker clips its gradient to before the momentum; 0 = no clipping"},
       {"sample_fraction", FieldType::Number, 0.01,
        "fraction of elements sampled to estimate the threshold, in (0, 1]"},
-      {"warmup_epochs", FieldType::Int, std::int64_t{4},
+      {"warmup", FieldType::Int, std::int64_t{4},
        "epochs e whose ratio is max(ratio, 0.25^(e+1)); 0 = no warm-up"},
   };
 }
@@ -55,7 +55,7 @@ DgcOptions DgcOptions::from(const ComponentSpec& spec) {
   o.momentum = spec.number("momentum");
   o.clip_norm = spec.number("clip_norm");
   o.sample_fraction = spec.number("sample_fraction");
-  o.warmup_epochs = spec.integer("warmup_epochs");
+  o.warmup = spec.integer("warmup");
   if (!(o.ratio > 0.0 && o.ratio <= 1.0))
     throw ConfigError(str_cat("dgc.ratio must be in (0, 1], got ", o.ratio));
   if (!(o.momentum >= 0.0 && o.momentum < 1.0))
@@ -65,13 +65,13 @@ DgcOptions DgcOptions::from(const ComponentSpec& spec) {
                               o.clip_norm));
   if (!(o.sample_fraction > 0.0 && o.sample_fraction <= 1.0))
     throw ConfigError(str_cat("dgc.sample_fraction must be in (0, 1], got ", o.sample_fraction));
-  if (o.warmup_epochs < 0)
-    throw ConfigError(str_cat("dgc.warmup_epochs must be >= 0, got ", o.warmup_epochs));
+  if (o.warmup < 0)
+    throw ConfigError(str_cat("dgc.warmup must be >= 0, got ", o.warmup));
   return o;
 }
 
-double dgc_epoch_ratio(double ratio, std::int64_t warmup_epochs, std::int64_t epoch) {
-  if (epoch >= warmup_epochs) return ratio;
+double dgc_epoch_ratio(double ratio, std::int64_t warmup, std::int64_t epoch) {
+  if (epoch >= warmup) return ratio;
   // Powers of 0.25 are exact in double; far epochs underflow to 0 and leave `ratio`.
   return std::max(ratio, std::pow(0.25, static_cast<double>(epoch + 1)));
 }
@@ -80,7 +80,7 @@ std::size_t dgc_payload_bytes(std::size_t count) { return topk_payload_bytes(cou
 
 DgcCompressor::DgcCompressor(DgcOptions options)
     : options_(options),
-      ratio_(dgc_epoch_ratio(options.ratio, options.warmup_epochs, 0)),
+      ratio_(dgc_epoch_ratio(options.ratio, options.warmup, 0)),
       rng_(derive_seed(0, kSampleStream)) {}
 
 void DgcCompressor::set_seed(std::uint64_t run_seed, int rank) {
@@ -89,7 +89,7 @@ void DgcCompressor::set_seed(std::uint64_t run_seed, int rank) {
 
 void DgcCompressor::set_epoch(std::int64_t epoch) {
   LACONIC_ENFORCE(epoch >= 0, "expected an epoch >= 0, got ", epoch);
-  ratio_ = dgc_epoch_ratio(options_.ratio, options_.warmup_epochs, epoch);
+  ratio_ = dgc_epoch_ratio(options_.ratio, options_.warmup, epoch);
 }
 
 void DgcCompressor::compress(std::span<const float> gradient, Payload& payload) {

@@ -16,16 +16,16 @@ struct DgcOptions {
   double momentum = 0.9;          ///< momentum m of the correction u = m*u + g, in [0, 1)
   double clip_norm = 0.0;         ///< L2 norm each worker clips its gradient to; 0 = no clipping
   double sample_fraction = 0.01;  ///< fraction of elements sampled for the threshold, in (0, 1]
-  std::int64_t warmup_epochs = 4;  ///< epochs of exponentially shrinking ratio; 0 = no warm-up
+  std::int64_t warmup = 4;  ///< epochs of exponentially shrinking ratio; 0 = no warm-up
 
   static std::vector<FieldSpec> fields();
   static DgcOptions from(const ComponentSpec& spec);
 };
 
 /// The fraction of elements DGC sends in `epoch` (from 0): max(ratio, 0.25^(epoch+1)) while
-/// epoch < warmup_epochs, `ratio` afterwards. With the defaults: 0.25, 0.0625, 0.015625,
+/// epoch < warmup, `ratio` afterwards. With the defaults: 0.25, 0.0625, 0.015625,
 /// 0.00390625, then 0.001 from epoch 4 on.
-double dgc_epoch_ratio(double ratio, std::int64_t warmup_epochs, std::int64_t epoch);
+double dgc_epoch_ratio(double ratio, std::int64_t warmup, std::int64_t epoch);
 
 /// Bytes of a DGC payload carrying `count` entries: the Top-k layout, 8 + 8*count.
 std::size_t dgc_payload_bytes(std::size_t count);
@@ -68,6 +68,7 @@ class DgcCompressor : public Compressor {
   explicit DgcCompressor(DgcOptions options);
   std::string name() const override { return "dgc"; }
   bool summable() const override { return false; }
+  bool sparse_pairs() const override { return true; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override {
     decoder_.decompress_add(payload, dense);

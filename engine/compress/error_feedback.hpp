@@ -47,6 +47,10 @@ class WithErrorFeedback : public Compressor {
   }
   void set_seed(std::uint64_t run_seed, int rank) override { codec_.set_seed(run_seed, rank); }
   void set_epoch(std::int64_t epoch) override { codec_.set_epoch(epoch); }
+  bool sparse_pairs() const override { return codec_.sparse_pairs(); }
+  void set_layer_shapes(const std::vector<LayerShape>& shapes) override {
+    codec_.set_layer_shapes(shapes);
+  }
   void aggregate(std::span<float> sum, int workers) const override {
     codec_.aggregate(sum, workers);
   }

@@ -4,6 +4,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
@@ -69,27 +73,103 @@ float bf16_to_float(std::uint16_t bits) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
 }
 
+bool fp16_hardware_available() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+void fp16_encode_portable(std::span<const float> in, std::uint8_t* out) {
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::uint16_t bits = float_to_fp16(in[i]);
+    std::memcpy(out + 2 * i, &bits, 2);
+  }
+}
+
+void fp16_decode_add_portable(const std::uint8_t* in, std::span<float> dense) {
+  for (std::size_t i = 0; i < dense.size(); ++i) {
+    std::uint16_t bits;
+    std::memcpy(&bits, in + 2 * i, 2);
+    dense[i] += fp16_to_float(bits);
+  }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+// vcvtps2ph with an explicit round-to-nearest-even ignores MXCSR; like float_to_fp16 it sends
+// 65520 and above to infinity, rounds subnormals, and keeps a NaN's sign and top payload bits
+// with the quiet bit set. vcvtph2ps is exact. The tests compare both paths bit for bit.
+[[gnu::target("avx2,f16c")]] void fp16_encode_f16c(std::span<const float> in, std::uint8_t* out) {
+  const std::size_t whole = in.size() - in.size() % 8;
+  for (std::size_t i = 0; i < whole; i += 8) {
+    const __m128i half = _mm256_cvtps_ph(_mm256_loadu_ps(in.data() + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * i), half);
+  }
+  fp16_encode_portable(in.subspan(whole), out + 2 * whole);
+}
+
+[[gnu::target("avx2,f16c")]] void fp16_decode_add_f16c(const std::uint8_t* in,
+                                                       std::span<float> dense) {
+  const std::size_t whole = dense.size() - dense.size() % 8;
+  float* d = dense.data();
+  for (std::size_t i = 0; i < whole; i += 8) {
+    const __m256 value =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 2 * i)));
+    _mm256_storeu_ps(d + i, _mm256_add_ps(_mm256_loadu_ps(d + i), value));
+  }
+  fp16_decode_add_portable(in + 2 * whole, dense.subspan(whole));
+}
+#endif
+
+}  // namespace
+
+void fp16_encode(std::span<const float> in, std::uint8_t* out, bool hardware) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (hardware) {
+    LACONIC_ENFORCE(fp16_hardware_available(), "the F16C fp16 path needs AVX2 and F16C");
+    return fp16_encode_f16c(in, out);
+  }
+#else
+  LACONIC_ENFORCE(!hardware, "the F16C fp16 path needs an x86 CPU");
+#endif
+  fp16_encode_portable(in, out);
+}
+
+void fp16_decode_add(const std::uint8_t* in, std::span<float> dense, bool hardware) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (hardware) {
+    LACONIC_ENFORCE(fp16_hardware_available(), "the F16C fp16 path needs AVX2 and F16C");
+    return fp16_decode_add_f16c(in, dense);
+  }
+#else
+  LACONIC_ENFORCE(!hardware, "the F16C fp16 path needs an x86 CPU");
+#endif
+  fp16_decode_add_portable(in, dense);
+}
+
 std::size_t half_payload_bytes(std::size_t n) { return 4 + 2 * n; }
 
 namespace {
 
-template <std::uint16_t (*Encode)(float)>
-void encode_half(const char* name, std::span<const float> gradient, Payload& payload) {
+// The header and its checks around a bulk conversion `code`.
+template <class Encode>
+void encode_half(const char* name, std::span<const float> gradient, Payload& payload,
+                 Encode code) {
   const std::size_t n = gradient.size();
   LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), name,
                   " handles at most 2^32-1 elements, got ", n);
   payload.resize(half_payload_bytes(n));
   const auto header = static_cast<std::uint32_t>(n);
   std::memcpy(payload.data(), &header, 4);
-  std::uint8_t* out = payload.data() + 4;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint16_t bits = Encode(gradient[i]);
-    std::memcpy(out + 2 * i, &bits, 2);
-  }
+  code(gradient, payload.data() + 4);
 }
 
-template <float (*Decode)(std::uint16_t)>
-void decode_half_add(const char* name, const Payload& payload, std::span<float> dense) {
+template <class DecodeAdd>
+void decode_half_add(const char* name, const Payload& payload, std::span<float> dense,
+                     DecodeAdd decode_add) {
   LACONIC_ENFORCE(payload.size() >= 4, "expected a ", name, " payload of at least 4 bytes, got ",
                   payload.size());
   std::uint32_t header;
@@ -99,30 +179,40 @@ void decode_half_add(const char* name, const Payload& payload, std::span<float> 
                   " elements, got one for ", n);
   LACONIC_ENFORCE(payload.size() == half_payload_bytes(n), "expected ", half_payload_bytes(n),
                   " payload bytes for n=", n, ", got ", payload.size());
-  const std::uint8_t* in = payload.data() + 4;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint16_t bits;
-    std::memcpy(&bits, in + 2 * i, 2);
-    dense[i] += Decode(bits);
-  }
+  decode_add(payload.data() + 4, dense);
 }
 
 }  // namespace
 
 void Fp16Compressor::compress(std::span<const float> gradient, Payload& payload) {
-  encode_half<float_to_fp16>("fp16", gradient, payload);
+  encode_half("fp16", gradient, payload, [&](std::span<const float> in, std::uint8_t* out) {
+    fp16_encode(in, out, hardware_);
+  });
 }
 
 void Fp16Compressor::decompress_add(const Payload& payload, std::span<float> dense) const {
-  decode_half_add<fp16_to_float>("fp16", payload, dense);
+  decode_half_add("fp16", payload, dense, [&](const std::uint8_t* in, std::span<float> out) {
+    fp16_decode_add(in, out, hardware_);
+  });
 }
 
 void Bf16Compressor::compress(std::span<const float> gradient, Payload& payload) {
-  encode_half<float_to_bf16>("bf16", gradient, payload);
+  encode_half("bf16", gradient, payload, [](std::span<const float> in, std::uint8_t* out) {
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const std::uint16_t bits = float_to_bf16(in[i]);
+      std::memcpy(out + 2 * i, &bits, 2);
+    }
+  });
 }
 
 void Bf16Compressor::decompress_add(const Payload& payload, std::span<float> dense) const {
-  decode_half_add<bf16_to_float>("bf16", payload, dense);
+  decode_half_add("bf16", payload, dense, [](const std::uint8_t* in, std::span<float> out) {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      std::uint16_t bits;
+      std::memcpy(&bits, in + 2 * i, 2);
+      out[i] += bf16_to_float(bits);
+    }
+  });
 }
 
 }  // namespace laconic::compress

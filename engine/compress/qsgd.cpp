@@ -63,8 +63,14 @@ std::size_t qsgd_elias_payload_bytes(std::span<const std::uint32_t> element_leve
          static_cast<std::size_t>((bits + 7) / 8);
 }
 
-QsgdCodec::QsgdCodec(unsigned levels, std::size_t bucket_size, QsgdCoding coding)
-    : levels_(levels), bucket_size_(bucket_size), coding_(coding), rng_(derive_seed(0, 1000)) {
+QsgdCodec::QsgdCodec(unsigned levels, std::size_t bucket_size, QsgdCoding coding, Isa isa)
+    : levels_(levels),
+      bucket_size_(bucket_size),
+      coding_(coding),
+      isa_(isa),
+      rng_(derive_seed(0, 1000)) {
+  LACONIC_ENFORCE(isa == Isa::Baseline || best_isa() == Isa::Avx2,
+                  "qsgd's AVX2 loops need a CPU with AVX2");
   LACONIC_ENFORCE(levels >= 1 && levels <= 65535, "qsgd levels must be in [1, 65535], got ",
                   levels);
   LACONIC_ENFORCE(bucket_size >= 1, "qsgd bucket size must be >= 1, got ", bucket_size);
@@ -74,6 +80,105 @@ void QsgdCodec::set_seed(std::uint64_t run_seed, int rank) {
   rng_.reseed(derive_seed(run_seed, 1000 + static_cast<std::uint64_t>(rank)));
 }
 
+namespace {
+
+[[gnu::always_inline]] inline float bucket_norm(const float* x, std::size_t n) {
+  // Squares of floats are exact in double and the double sum cannot overflow, so the norm is
+  // never below any |x| of its bucket. Eight partial sums in a fixed order: they vectorize (two
+  // or four doubles per instruction) and give the same bits on every machine.
+  double partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  const std::size_t whole = n - n % 8;
+  for (std::size_t i = 0; i < whole; i += 8)
+    for (std::size_t j = 0; j < 8; ++j)
+      partial[j] += static_cast<double>(x[i + j]) * static_cast<double>(x[i + j]);
+  for (std::size_t i = whole; i < n; ++i)
+    partial[i - whole] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  const double squares = ((partial[0] + partial[4]) + (partial[1] + partial[5])) +
+                         ((partial[2] + partial[6]) + (partial[3] + partial[7]));
+  return static_cast<float>(std::sqrt(squares));
+}
+
+// Elements per window: the uniforms and codes of one window live on the stack (16 KiB), and a
+// multiple of 16 keeps the packed stream of every window but the last at a byte boundary.
+constexpr std::size_t kWindow = 2048;
+
+// codes[k] = (level << 1) | sign for one bucket's elements, with `uniform` one draw per element.
+// No branches and no libm calls, so the loop vectorizes; r <= s <= 65535 fits an int32.
+[[gnu::always_inline]] inline void quantize(const float* x, const float* uniform,
+                                            std::uint32_t* codes, std::size_t count, float scale,
+                                            float s) {
+  for (std::size_t k = 0; k < count; ++k) {
+    // Clamping r (not the level) keeps r = s exact for the largest element: p = 0 there.
+    const float r = std::min(std::fabs(x[k]) * scale, s);
+    const auto floor = static_cast<std::int32_t>(r);  // r >= 0: truncation is floor
+    const auto level =
+        static_cast<std::uint32_t>(floor) +
+        (uniform[k] < r - static_cast<float>(floor) ? 1u : 0u);
+    const std::uint32_t negative = (std::bit_cast<std::uint32_t>(x[k]) >> 31) & (level != 0);
+    codes[k] = (level << 1) | negative;
+  }
+}
+
+// dense[k] += +-level * unit for one bucket's codes; the sign is an XOR, not a branch.
+[[gnu::always_inline]] inline void dequantize_add(const std::uint32_t* codes, float* dense,
+                                                  std::size_t count, float unit) {
+  for (std::size_t k = 0; k < count; ++k) {
+    const float value = static_cast<float>(static_cast<std::int32_t>(codes[k] >> 1)) * unit;
+    dense[k] += std::bit_cast<float>(std::bit_cast<std::uint32_t>(value) ^ (codes[k] << 31));
+  }
+}
+
+// The loops above compiled for each Isa. AVX2 without FMA: a fused multiply-add would round
+// the partial sums and the products differently from the baseline.
+struct Kernels {
+  float (*norm)(const float*, std::size_t);
+  void (*fill)(UniformStream&, float*, std::size_t);
+  void (*quantize)(const float*, const float*, std::uint32_t*, std::size_t, float, float);
+  void (*dequantize_add)(const std::uint32_t*, float*, std::size_t, float);
+};
+
+constexpr Kernels kBaseline = {
+    [](const float* x, std::size_t n) { return bucket_norm(x, n); },
+    [](UniformStream& rng, float* out, std::size_t count) { rng.fill(out, count); },
+    [](const float* x, const float* u, std::uint32_t* c, std::size_t n, float scale, float s) {
+      quantize(x, u, c, n, scale, s);
+    },
+    [](const std::uint32_t* c, float* d, std::size_t n, float unit) {
+      dequantize_add(c, d, n, unit);
+    }};
+
+#if defined(__x86_64__) || defined(__i386__)
+[[gnu::target("avx2")]] float norm_avx2(const float* x, std::size_t n) {
+  return bucket_norm(x, n);
+}
+[[gnu::target("avx2")]] void fill_avx2(UniformStream& rng, float* out, std::size_t count) {
+  rng.fill(out, count);
+}
+[[gnu::target("avx2")]] void quantize_avx2(const float* x, const float* u, std::uint32_t* c,
+                                           std::size_t n, float scale, float s) {
+  quantize(x, u, c, n, scale, s);
+}
+[[gnu::target("avx2")]] void dequantize_add_avx2(const std::uint32_t* c, float* d,
+                                                 std::size_t n, float unit) {
+  dequantize_add(c, d, n, unit);
+}
+constexpr Kernels kAvx2 = {norm_avx2, fill_avx2, quantize_avx2, dequantize_add_avx2};
+#endif
+
+const Kernels& kernels(Isa isa) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (isa == Isa::Avx2) return kAvx2;
+#endif
+  (void)isa;
+  return kBaseline;
+}
+
+}  // namespace
+
+float qsgd_bucket_norm(std::span<const float> bucket) {
+  return bucket_norm(bucket.data(), bucket.size());
+}
+
 void QsgdCodec::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t n = gradient.size();
   LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "qsgd handles at most 2^32-1 ",
@@ -81,51 +186,63 @@ void QsgdCodec::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t buckets = qsgd_buckets(n, bucket_size_);
   const std::size_t head = 4 + 4 * buckets;
   const unsigned fixed_bits = qsgd_fixed_bits(levels_);
-  payload.clear();  // keeps the capacity: no allocation in steady state
-  if (coding_ == QsgdCoding::Fixed) payload.reserve(qsgd_payload_bytes(n, bucket_size_, levels_));
-  payload.resize(head);
+  const bool fixed = coding_ == QsgdCoding::Fixed;
+  // Fixed coding writes every byte, so no clear(): resizing to the previous payload's size then
+  // neither allocates nor zero-fills. Elias coding appends after the norms.
+  if (!fixed) payload.clear();
+  payload.resize(fixed ? qsgd_payload_bytes(n, bucket_size_, levels_) : head);
   const auto count = static_cast<std::uint32_t>(n);
   std::memcpy(payload.data(), &count, 4);
 
   const auto s = static_cast<float>(levels_);
+  const Kernels& k = kernels(isa_);
   // A local copy: byte stores into the payload may alias any member, which would force the
-  // generator's state through memory on every draw.
-  Rng rng = rng_;
-  BitWriter writer(payload);
-  for (std::size_t b = 0; b < buckets; ++b) {
-    const std::size_t begin = b * bucket_size_;
-    const std::size_t end = std::min(n, begin + bucket_size_);
-    // Squares of floats are exact in double, and the double sum cannot overflow, so the norm is
-    // never below any |x| of its bucket: |x| * s / norm stays <= s up to the rounding of `scale`.
-    double squares = 0.0;
-    for (std::size_t i = begin; i < end; ++i)
-      squares += static_cast<double>(gradient[i]) * static_cast<double>(gradient[i]);
-    const auto norm = static_cast<float>(std::sqrt(squares));
-    std::memcpy(payload.data() + 4 + 4 * b, &norm, 4);  // data() anew: the writer may grow it
-    // A zero, infinite or NaN norm sends level 0 (the norm carries inf/NaN on to the receiver);
-    // so does a norm so small (< ~1e-34 * levels) that s / norm overflows, at a bias below that.
-    bool degenerate = !(norm > 0.0f) || !std::isfinite(norm);
-    const float scale = degenerate ? 0.0f : s / norm;
-    degenerate = degenerate || !std::isfinite(scale);
-    for (std::size_t i = begin; i < end; ++i) {
-      std::uint32_t level = 0, negative = 0;
-      if (!degenerate) {
-        // Clamping r (not the level) keeps r = s exact for the largest element: p = 0 there.
-        const float r = std::min(std::fabs(gradient[i]) * scale, s);
-        level = static_cast<std::uint32_t>(r);  // floor, as r >= 0; std::floor is a libm call
-        if (rng.uniform() < r - static_cast<float>(level)) ++level;
-        // Branch-free: the sign of a gradient is a coin flip the predictor cannot learn.
-        negative = (std::bit_cast<std::uint32_t>(gradient[i]) >> 31) & (level != 0 ? 1u : 0u);
+  // generator's state through memory.
+  UniformStream rng = rng_;
+  alignas(64) float uniforms[kWindow];
+  alignas(64) std::uint32_t codes[kWindow];
+  std::size_t bucket = 0, bucket_end = 0;
+  float scale = 0.0f;
+  bool degenerate = true;
+  std::size_t packed = head;  // fixed coding: next payload byte
+  BitWriter writer(payload);  // elias coding only
+  for (std::size_t w0 = 0; w0 < n; w0 += kWindow) {
+    const std::size_t wn = std::min(kWindow, n - w0);
+    // One uniform per element, in element order, whatever the bucket (a degenerate bucket
+    // wastes its draws); a call draws n rounded up to a whole block.
+    const std::size_t blocks = (wn + UniformStream::kBlock - 1) / UniformStream::kBlock;
+    k.fill(rng, uniforms, blocks * UniformStream::kBlock);
+    for (std::size_t i = w0; i < w0 + wn;) {
+      if (i == bucket_end) {
+        bucket_end = std::min(n, i + bucket_size_);
+        const float norm = k.norm(gradient.data() + i, bucket_end - i);
+        std::memcpy(payload.data() + 4 + 4 * bucket, &norm, 4);
+        ++bucket;
+        // A zero, infinite or NaN norm sends level 0 (the norm carries inf/NaN on to the
+        // receiver); so does a norm so small (< ~1e-34 * levels) that s / norm overflows.
+        degenerate = !(norm > 0.0f) || !std::isfinite(norm);
+        scale = degenerate ? 0.0f : s / norm;
+        degenerate = degenerate || !std::isfinite(scale);
       }
-      if (coding_ == QsgdCoding::Fixed) {
-        writer.write((level << 1) | negative, fixed_bits);
-      } else {
+      const std::size_t end = std::min(bucket_end, w0 + wn);
+      if (degenerate)
+        std::fill(codes + (i - w0), codes + (end - w0), 0u);
+      else
+        k.quantize(gradient.data() + i, uniforms + (i - w0), codes + (i - w0), end - i, scale, s);
+      i = end;
+    }
+    if (fixed) {
+      pack_bits_to(codes, wn, fixed_bits, payload.data() + packed);
+      packed += wn * fixed_bits / 8;  // whole bytes but after the last window
+    } else {
+      for (std::size_t j = 0; j < wn; ++j) {
+        const std::uint32_t level = codes[j] >> 1;
         write_elias(writer, level);
-        writer.write(negative, level != 0 ? 1 : 0);  // no branch on a coin flip
+        writer.write(codes[j] & 1, level != 0 ? 1 : 0);  // no branch on a coin flip
       }
     }
   }
-  writer.finish();
+  if (!fixed) writer.finish();
   rng_ = rng;
 }
 
@@ -142,39 +259,56 @@ void QsgdCodec::decompress_add(const Payload& payload, std::span<float> dense) c
   LACONIC_ENFORCE(payload.size() >= head, "expected at least ", head, " qsgd payload bytes for ",
                   buckets, " buckets, got ", payload.size());
   const unsigned fixed_bits = qsgd_fixed_bits(levels_);
-  if (coding_ == QsgdCoding::Fixed) {
+  const bool fixed = coding_ == QsgdCoding::Fixed;
+  if (fixed) {
     const std::size_t expected = qsgd_payload_bytes(n, bucket_size_, levels_);
     LACONIC_ENFORCE(payload.size() == expected, "expected ", expected, " qsgd payload bytes for ",
                     n, " elements, got ", payload.size());
   }
   const auto s = static_cast<float>(levels_);
-  BitReader reader(std::span<const std::uint8_t>(payload).subspan(head));
-  for (std::size_t b = 0; b < buckets; ++b) {
+  const Kernels& kern = kernels(isa_);
+  const auto norm_of = [&](std::size_t b) {
     float norm;
     std::memcpy(&norm, payload.data() + 4 + 4 * b, 4);
-    const float unit = norm / s;
-    const std::size_t begin = b * bucket_size_;
-    const std::size_t end = std::min(n, begin + bucket_size_);
-    for (std::size_t i = begin; i < end; ++i) {
-      std::uint64_t level;
-      std::uint32_t negative = 0;
-      if (coding_ == QsgdCoding::Fixed) {
-        const std::uint32_t v = reader.read(fixed_bits);
-        level = v >> 1;
-        negative = v & 1;
-      } else {
-        level = read_elias(reader);
-        negative = reader.read(level != 0 ? 1 : 0);
+    return norm;
+  };
+  BitReader reader(std::span<const std::uint8_t>(payload).subspan(head));  // elias only
+  std::size_t packed = head;
+  alignas(64) std::uint32_t codes[kWindow];
+  for (std::size_t w0 = 0; w0 < n; w0 += kWindow) {
+    const std::size_t wn = std::min(kWindow, n - w0);
+    std::uint32_t largest = 0;
+    if (fixed) {
+      unpack_bits_from(payload.data() + packed, wn, fixed_bits, codes);
+      packed += wn * fixed_bits / 8;
+      for (std::size_t k = 0; k < wn; ++k) largest = std::max(largest, codes[k]);
+    } else {
+      for (std::size_t k = 0; k < wn; ++k) {
+        const std::uint64_t level = read_elias(reader);
+        LACONIC_ENFORCE(level <= levels_, "payload level ", level, " of element ", w0 + k,
+                        " exceeds levels=", levels_);
+        codes[k] = static_cast<std::uint32_t>(level << 1) | reader.read(level != 0 ? 1 : 0);
       }
-      LACONIC_ENFORCE(level <= levels_, "payload level ", level, " of element ", i,
+    }
+    if ((largest >> 1) > levels_) {  // one compare per window; find the element to name it
+      const std::size_t k = static_cast<std::size_t>(
+          std::find_if(codes, codes + wn, [&](std::uint32_t c) { return (c >> 1) > levels_; }) -
+          codes);
+      LACONIC_ENFORCE(false, "payload level ", codes[k] >> 1, " of element ", w0 + k,
                       " exceeds levels=", levels_);
-      const float value = static_cast<float>(level) * unit;
-      dense[i] += negative ? -value : value;
+    }
+    // Buckets overlapping this window, each with its own unit.
+    for (std::size_t i = w0; i < w0 + wn;) {
+      const std::size_t b = i / bucket_size_;
+      const std::size_t end = std::min({(b + 1) * bucket_size_, w0 + wn, n});
+      kern.dequantize_add(codes + (i - w0), dense.data() + i, end - i, norm_of(b) / s);
+      i = end;
     }
   }
-  LACONIC_ENFORCE(reader.bytes_read() == payload.size() - head, "expected ",
-                  head + reader.bytes_read(), " qsgd payload bytes for ", n, " elements, got ",
-                  payload.size());
+  if (!fixed)
+    LACONIC_ENFORCE(reader.bytes_read() == payload.size() - head, "expected ",
+                    head + reader.bytes_read(), " qsgd payload bytes for ", n,
+                    " elements, got ", payload.size());
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/compress/bitpack.hpp"
 #include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/random.hpp"
@@ -39,6 +40,10 @@ std::size_t qsgd_payload_bytes(std::size_t n, std::size_t bucket_size, unsigned 
 std::size_t qsgd_elias_payload_bytes(std::span<const std::uint32_t> element_levels,
                                      std::size_t bucket_size);
 
+/// The float32 norm QSGD sends for one bucket: sqrt of the sum of squares in double, summed as
+/// eight interleaved partial sums (element i into sum i mod 8, then ((0+4)+(1+5))+((2+6)+(3+7))).
+float qsgd_bucket_norm(std::span<const float> bucket);
+
 /// QSGD without error feedback. Wire layout (little-endian):
 ///   uint32 n | float32 norm[ceil(n / bucket_size)] | bit stream, LSB-first, zero-padded
 /// where element i of bucket b has level l_i in [0, levels] and sign bit z_i (1 = negative) and
@@ -50,19 +55,23 @@ std::size_t qsgd_elias_payload_bytes(std::span<const std::uint32_t> element_leve
 /// inf or NaN on as NaN.
 class QsgdCodec : public Compressor {
  public:
-  QsgdCodec(unsigned levels, std::size_t bucket_size, QsgdCoding coding);
+  /// `isa`: which compiled loops run (all give the same payloads); the CPU's best by default.
+  QsgdCodec(unsigned levels, std::size_t bucket_size, QsgdCoding coding, Isa isa = best_isa());
   std::string name() const override { return "qsgd"; }
   bool summable() const override { return false; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
-  /// Private stochastic rounding: derive_seed(run_seed, 1000 + rank).
+  /// Private stochastic rounding: a UniformStream seeded with derive_seed(run_seed, 1000 + rank);
+  /// each compress() draws n uniforms rounded up to a whole UniformStream::kBlock, element i
+  /// rounding up when its draw is below its fraction.
   void set_seed(std::uint64_t run_seed, int rank) override;
 
  private:
   unsigned levels_;
   std::size_t bucket_size_;
   QsgdCoding coding_;
-  Rng rng_;
+  Isa isa_;
+  UniformStream rng_;
 };
 
 /// QSGD: stochastic quantization of |x| / ||bucket||_2 to `levels` levels, unbiased, with

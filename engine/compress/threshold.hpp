@@ -32,6 +32,7 @@ class ThresholdCodec : public Compressor {
   explicit ThresholdCodec(double tau);
   std::string name() const override { return "threshold"; }
   bool summable() const override { return false; }
+  bool sparse_pairs() const override { return true; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 

@@ -30,6 +30,7 @@ class TopkCodec : public Compressor {
   explicit TopkCodec(double ratio) : ratio_(ratio) {}
   std::string name() const override { return "topk"; }
   bool summable() const override { return false; }
+  bool sparse_pairs() const override { return true; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 

@@ -3,6 +3,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/compress/bitpack.hpp"
 #include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
 #include "engine/core/component.hpp"
@@ -32,7 +33,8 @@ float uniform_bin_width(float min, float max, unsigned bits);
 /// (both decode to non-finite values, so the divergence shows).
 class UniformCodec : public Compressor {
  public:
-  explicit UniformCodec(unsigned bits);
+  /// `isa`: which compiled loops run (all give the same payload); the CPU's best by default.
+  explicit UniformCodec(unsigned bits, Isa isa = best_isa());
   std::string name() const override { return "uniform"; }
   bool summable() const override { return false; }
   void compress(std::span<const float> gradient, Payload& payload) override;
@@ -40,6 +42,7 @@ class UniformCodec : public Compressor {
 
  private:
   unsigned bits_;
+  Isa isa_;
 };
 
 /// Deterministic fixed N-bit min-max quantization to bin centres (the "fixed N-bit" baseline

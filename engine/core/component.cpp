@@ -30,6 +30,12 @@ double ComponentSpec::number(const std::string& field) const {
   throw ConfigError(str_cat(name, ".", field, " must be a number, got ", format_value(v)));
 }
 
+const ComponentSpec& ComponentSpec::component(const std::string& field) const {
+  const Value& v = at(field);
+  if (auto c = std::get_if<NestedComponent>(&v)) return *c->spec;
+  throw ConfigError(str_cat(name, ".", field, " must be a component, got ", format_value(v)));
+}
+
 const std::string& ComponentSpec::text(const std::string& field) const {
   const Value& v = at(field);
   if (auto s = std::get_if<std::string>(&v)) return *s;
@@ -63,6 +69,7 @@ bool type_accepts(FieldType type, const Value& value) {
     case FieldType::Number:
       return std::holds_alternative<double>(value) || std::holds_alternative<std::int64_t>(value);
     case FieldType::String: return std::holds_alternative<std::string>(value);
+    case FieldType::Component: return std::holds_alternative<NestedComponent>(value);
   }
   return false;
 }
@@ -87,10 +94,18 @@ ComponentSpec ComponentInfo::resolve(const ComponentSpec& spec) const {
       throw ConfigError(str_cat(name, ".", field, " must be a ", field_type_name(match->type),
                                 ", got ", value_type_name(value), " ", format_value(value)));
     // Numbers are stored as doubles so that `ratio = 1` and `ratio = 1.0` resolve alike.
-    if (match->type == FieldType::Number)
+    if (match->type == FieldType::Number) {
       out.fields[field] = spec.number(field);
-    else
+    } else if (match->type == FieldType::Component) {
+      ComponentSpec inner = *std::get<NestedComponent>(value).spec;
+      if (inner.kind.empty()) inner.kind = kind;
+      if (inner.kind != kind)
+        throw ConfigError(str_cat(name, ".", field, " must be a ", kind, ", got ", inner.kind,
+                                  " '", inner.name, "'"));
+      out.fields[field] = nested(std::move(inner));
+    } else {
       out.fields[field] = value;
+    }
   }
   for (const auto& f : fields)
     if (!out.fields.count(f.name)) out.fields[f.name] = f.default_value;

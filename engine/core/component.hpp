@@ -31,6 +31,7 @@ struct ComponentSpec {
   std::int64_t integer(const std::string& field) const;
   double number(const std::string& field) const;
   const std::string& text(const std::string& field) const;
+  const ComponentSpec& component(const std::string& field) const;
 
   nlohmann::json to_json() const;
   static ComponentSpec from_json(const std::string& kind, const nlohmann::json& json);

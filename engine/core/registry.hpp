@@ -21,12 +21,17 @@ class Registry {
 
   /// Registers Impl, built from Options. Options provides `static std::vector<FieldSpec>
   /// fields()` and `static Options from(const ComponentSpec&)` (validating, ConfigError on bad
-  /// values); Impl has a constructor taking Options.
+  /// values); Impl has a constructor taking Options. Options may provide `static void
+  /// normalize(ComponentSpec&)`, run on every resolved spec, when one field's value changes
+  /// another's meaning (chain's error feedback switches its children's off): the stored
+  /// configuration then says what runs.
   template <class Impl, class Options>
   void add(const std::string& name, const std::string& description) {
     Entry entry;
     entry.info = ComponentInfo{kind_, name, description, Options::fields()};
     entry.validate = [](const ComponentSpec& spec) { (void)Options::from(spec); };
+    if constexpr (requires(ComponentSpec& spec) { Options::normalize(spec); })
+      entry.normalize = [](ComponentSpec& spec) { Options::normalize(spec); };
     entry.make = [](const ComponentSpec& spec) -> std::unique_ptr<T> {
       return std::make_unique<Impl>(Options::from(spec));
     };
@@ -40,10 +45,22 @@ class Registry {
       entry.info.fields.insert(entry.info.fields.end(), fields.begin(), fields.end());
   }
 
-  /// Checks names, types and ranges; fills defaults. Adds "in compressor 'topk'" context.
+  /// Checks names, types and ranges; fills defaults, nested components' included (a nested
+  /// component is of this registry's kind). Errors in a nested one name its field
+  /// ("in chain.first").
   ComponentSpec resolve(const ComponentSpec& spec) const {
     const Entry& entry = find(spec.name);
     ComponentSpec resolved = entry.info.resolve(spec);
+    for (const FieldSpec& field : entry.info.fields) {
+      if (field.type != FieldType::Component) continue;
+      try {
+        resolved.fields[field.name] = nested(resolve(resolved.component(field.name)));
+      } catch (Error& e) {
+        e.add_context(str_cat("in ", spec.name, ".", field.name));
+        throw;
+      }
+    }
+    if (entry.normalize) entry.normalize(resolved);
     entry.validate(resolved);
     return resolved;
   }
@@ -77,6 +94,7 @@ class Registry {
   struct Entry {
     ComponentInfo info;
     std::function<void(const ComponentSpec&)> validate;
+    std::function<void(ComponentSpec&)> normalize;  // optional
     std::function<std::unique_ptr<T>(const ComponentSpec&)> make;
   };
 

@@ -14,6 +14,7 @@ nlohmann::json RunConfig::to_json() const {
   out["topology"] = topology.to_json();
   out["schedule"] = schedule.to_json();
   out["compressor"] = compressor.to_json();
+  out["network"] = network.to_json();
   out["batch_size"] = batch_size;
   out["epochs"] = epochs;
   out["workers"] = workers;
@@ -43,6 +44,8 @@ RunConfig RunConfig::from_json(const nlohmann::json& json) {
     c.topology = ComponentSpec::from_json("topology", json.at("topology"));
     c.schedule = ComponentSpec::from_json("schedule", json.at("schedule"));
     c.compressor = ComponentSpec::from_json("compressor", json.at("compressor"));
+    // Runs recorded before the network model have none: the default link.
+    if (json.contains("network")) c.network = ComponentSpec::from_json("network", json["network"]);
     c.batch_size = json.at("batch_size").get<std::int64_t>();
     c.epochs = json.at("epochs").get<std::int64_t>();
     c.workers = json.at("workers").get<std::int64_t>();

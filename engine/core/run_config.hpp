@@ -15,6 +15,8 @@ struct RunConfig {
   std::string experiment;  ///< experiment name
   std::string name;        ///< run name built from the swept variables ("compressor=topk,seed=1")
   ComponentSpec dataset, model, optimizer, topology, schedule, compressor;
+  /// The network communication time is projected onto (`link { bandwidth, latency }`).
+  ComponentSpec network{"network", "link", {}};
   std::int64_t batch_size = 64;   ///< examples per worker per step
   std::int64_t epochs = 1;        ///< passes over each worker's shard
   std::int64_t workers = 2;       ///< worker processes

@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <sstream>
+#include <type_traits>
 
+#include "engine/core/component.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic {
@@ -13,12 +15,13 @@ const char* field_type_name(FieldType type) {
     case FieldType::Int: return "int";
     case FieldType::Number: return "number";
     case FieldType::String: return "string";
+    case FieldType::Component: return "component";
   }
   return "?";
 }
 
 const char* value_type_name(const Value& value) {
-  static const char* const kNames[] = {"bool", "int", "number", "string"};
+  static const char* const kNames[] = {"bool", "int", "number", "string", "component"};
   return kNames[value.index()];
 }
 
@@ -31,11 +34,35 @@ std::string format_value(const Value& value) {
     out << *d;
     return out.str();
   }
-  return "\"" + std::get<std::string>(value) + "\"";
+  if (auto text = std::get_if<std::string>(&value)) return "\"" + *text + "\"";
+  const ComponentSpec& spec = *std::get<NestedComponent>(value).spec;
+  if (spec.fields.empty()) return spec.name + " {}";
+  std::string out = spec.name + " {";
+  for (const auto& [field, v] : spec.fields) out += " " + field + " = " + format_value(v) + ",";
+  out.back() = ' ';
+  return out + "}";
+}
+
+bool NestedComponent::operator==(const NestedComponent& other) const {
+  if (spec == nullptr || other.spec == nullptr) return spec == other.spec;
+  return *spec == *other.spec;
+}
+
+Value nested(ComponentSpec spec) {
+  return NestedComponent{std::make_shared<const ComponentSpec>(std::move(spec))};
 }
 
 nlohmann::json value_to_json(const Value& value) {
-  return std::visit([](const auto& v) { return nlohmann::json(v); }, value);
+  if (const auto* component = std::get_if<NestedComponent>(&value))
+    return component->spec->to_json();
+  return std::visit(
+      [](const auto& v) -> nlohmann::json {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, NestedComponent>)
+          return nullptr;  // handled above
+        else
+          return nlohmann::json(v);
+      },
+      value);
 }
 
 Value value_from_json(const nlohmann::json& json) {
@@ -43,6 +70,7 @@ Value value_from_json(const nlohmann::json& json) {
   if (json.is_number_integer()) return json.get<std::int64_t>();
   if (json.is_number()) return json.get<double>();
   if (json.is_string()) return json.get<std::string>();
+  if (json.is_object()) return nested(ComponentSpec::from_json("", json));
   throw ConfigError("unsupported field value in JSON: " + json.dump());
 }
 

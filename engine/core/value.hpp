@@ -1,6 +1,7 @@
 #pragma once
 // Field values of pluggable components, as they come from Lua or JSON.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 
@@ -8,24 +9,37 @@
 
 namespace laconic {
 
-/// The type a component field declares; Number accepts integers too.
-enum class FieldType { Bool, Int, Number, String };
+/// The type a component field declares; Number accepts integers too. Component: another
+/// component of the same kind as the field's owner (`chain { first = topk {}, ... }`).
+enum class FieldType { Bool, Int, Number, String, Component };
+
+struct ComponentSpec;
+
+/// A component given as a field value. Immutable and shared, compared by content.
+struct NestedComponent {
+  std::shared_ptr<const ComponentSpec> spec;
+  bool operator==(const NestedComponent& other) const;
+};
 
 /// One field value. Integers stay integers so that `batch_size = 64.5` can be refused.
-using Value = std::variant<bool, std::int64_t, double, std::string>;
+using Value = std::variant<bool, std::int64_t, double, std::string, NestedComponent>;
 
-/// "bool", "int", "number", "string".
+/// Wraps a spec as a field value.
+Value nested(ComponentSpec spec);
+
+/// "bool", "int", "number", "string", "component".
 const char* field_type_name(FieldType type);
 
 /// The type name of what a value holds, in the same words as field_type_name().
 const char* value_type_name(const Value& value);
 
-/// A value as a user would write it in Lua: true, 64, 0.01, "ring".
+/// A value as a user would write it in Lua: true, 64, 0.01, "ring", topk { ratio = 0.01 }.
 std::string format_value(const Value& value);
 
 nlohmann::json value_to_json(const Value& value);
 
-/// Integers in JSON become Int, other numbers Number.
+/// Integers in JSON become Int, other numbers Number, objects nested components (kind left
+/// empty: the owner's registry fills it when it resolves the field).
 Value value_from_json(const nlohmann::json& json);
 
 }  // namespace laconic

@@ -16,6 +16,13 @@ class StepActions {
   virtual void exchange_gradients() = 0;
   /// Applies the optimizer to the model with the current gradient.
   virtual void apply_update() = 0;
+  /// Averages the models over the topology: with allreduce, every worker ends with the mean of
+  /// the changes since the last average (compressed like a gradient); with gossip, each worker
+  /// mixes its model with its neighbours'.
+  virtual void average_models() = 0;
+  /// True when the topology mixes models rather than gradients (gossip): a synchronous step is
+  /// then compute, local update, mix.
+  virtual bool topology_mixes_models() const = 0;
 };
 
 class Schedule {

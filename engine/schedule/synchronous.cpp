@@ -4,6 +4,11 @@ namespace laconic::schedule {
 
 void SynchronousSchedule::step(StepActions& actions, std::int64_t) {
   actions.compute_gradients();
+  if (actions.topology_mixes_models()) {  // decentralized SGD (gossip)
+    actions.apply_update();
+    actions.average_models();
+    return;
+  }
   actions.exchange_gradients();
   actions.apply_update();
 }

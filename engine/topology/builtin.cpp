@@ -1,6 +1,8 @@
 #include "engine/topology/builtin.hpp"
 
+#include "engine/topology/allgather.hpp"
 #include "engine/topology/allreduce.hpp"
+#include "engine/topology/gossip.hpp"
 
 namespace laconic::topology {
 
@@ -9,6 +11,11 @@ Registry<Topology> builtin_topologies() {
   r.add<AllreduceTopology, AllreduceOptions>(
       "allreduce", "every worker gets the average: ring allreduce, or allgather for payloads "
                    "that cannot be summed compressed");
+  r.add<AllgatherTopology, AllgatherOptions>(
+      "allgather", "every worker gathers every payload (sizes first) and decodes them all, "
+                   "even summable ones");
+  r.add<GossipTopology, GossipOptions>(
+      "gossip", "decentralized SGD: each worker mixes its model with k neighbours' (dense fp32)");
   return r;
 }
 

@@ -20,12 +20,18 @@ struct ExchangeStats {
   std::uint64_t payload_bytes = 0;  ///< size of this worker's compressed payload (8 x this / n
                                     ///< = bits per parameter)
   bool gathered = false;          ///< payloads were gathered rather than summed
+  comm::ByteCounters traffic;     ///< this exchange's traffic (what the network model projects)
 };
 
 class Topology {
  public:
   virtual ~Topology() = default;
   virtual std::string name() const = 0;
+  /// True when the topology mixes models with neighbours (gossip) instead of averaging
+  /// gradients over all workers; schedules then update locally and mix.
+  virtual bool mixes_models() const { return false; }
+  /// Refuses (ConfigError) a compressor this topology cannot run, before training starts.
+  virtual void check(const compress::Compressor& compressor) const { (void)compressor; }
   /// Replaces this worker's `gradient` by the aggregate over all workers of their compressed
   /// gradients (Compressor::aggregate: the mean for most compressors). Every worker must call it
   /// with a gradient of the same length.

@@ -1,6 +1,7 @@
 #include "engine/train/worker.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 #include "engine/core/error.hpp"
@@ -30,6 +31,8 @@ class Trainer : public schedule::StepActions {
       p.mutable_grad() = flat_grad_.narrow(0, offset, p.numel()).view_as(p);
       offset += p.numel();
     }
+    // The last averaged model (every worker's start): what local SGD's averages are taken from.
+    read_model(anchor_);
   }
 
   void begin_epoch(std::int64_t epoch) {
@@ -54,6 +57,7 @@ class Trainer : public schedule::StepActions {
     auto inputs = data.inputs.index_select(0, index);
     auto labels = data.labels.index_select(0, index);
     flat_grad_.zero_();
+    exchange_ = {};  // a step without an exchange sends nothing
     auto t0 = Clock::now();
     auto loss = torch::nn::functional::cross_entropy(parts_.model->forward(inputs), labels);
     auto t1 = Clock::now();
@@ -70,6 +74,23 @@ class Trainer : public schedule::StepActions {
     std::span<float> gradient(flat_grad_.data_ptr<float>(),
                               static_cast<std::size_t>(flat_grad_.numel()));
     exchange_ = parts_.topology->average(gradient, *parts_.compressor, comm_);
+  }
+
+  bool topology_mixes_models() const override { return parts_.topology->mixes_models(); }
+
+  void average_models() override {
+    read_model(model_);
+    if (parts_.topology->mixes_models()) {
+      exchange_ = parts_.topology->average(model_, *parts_.compressor, comm_);
+    } else {
+      // Average the change since the last average, so that a compressor (with its error
+      // feedback) sees something gradient-like, then start the next period from the mean.
+      for (std::size_t i = 0; i < model_.size(); ++i) model_[i] -= anchor_[i];
+      exchange_ = parts_.topology->average(model_, *parts_.compressor, comm_);
+      for (std::size_t i = 0; i < model_.size(); ++i) model_[i] += anchor_[i];
+      anchor_ = model_;
+    }
+    write_model(model_);
   }
 
   void apply_update() override {
@@ -96,9 +117,55 @@ class Trainer : public schedule::StepActions {
     put("bytes_received", static_cast<double>(exchange_.bytes_received));
     put("bytes_dense", static_cast<double>(exchange_.bytes_dense));
     put("payload_bytes", static_cast<double>(exchange_.payload_bytes));
+    if (parts_.network) {
+      // Projected, never measured: this step's messages on the experiment's link, in place of
+      // the measured time inside collectives.
+      const double projected = parts_.network->project(exchange_.traffic);
+      put("projected_time_communicate", projected);
+      put("projected_time_step", step_time - exchange_.time_communicate + projected);
+    }
   }
 
   double loss() const { return loss_; }
+
+  /// sqrt(mean over workers of ||x_i - mean x||^2): how far gossip's replicas are apart. Its two
+  /// allreduces are bookkeeping, outside every step's counters.
+  double consensus_distance() {
+    read_model(model_);
+    std::vector<float> mean = model_;
+    comm_.allreduce_sum(mean);
+    double squared = 0;
+    for (std::size_t i = 0; i < model_.size(); ++i) {
+      const double d = model_[i] - mean[i] / comm_.size();
+      squared += d * d;
+    }
+    std::vector<float> total = {static_cast<float>(squared)};
+    comm_.allreduce_sum(total);
+    return std::sqrt(static_cast<double>(total[0]) / comm_.size());
+  }
+
+  /// The parameters, flattened in order.
+  void read_model(std::vector<float>& out) const {
+    out.resize(static_cast<std::size_t>(flat_grad_.numel()));
+    std::size_t offset = 0;
+    for (const auto& p : params_) {
+      auto c = p.detach().contiguous();
+      std::memcpy(out.data() + offset, c.data_ptr<float>(),
+                  static_cast<std::size_t>(c.numel()) * sizeof(float));
+      offset += static_cast<std::size_t>(c.numel());
+    }
+  }
+
+  void write_model(const std::vector<float>& in) {
+    torch::NoGradGuard no_grad;
+    std::size_t offset = 0;
+    for (auto& p : params_) {
+      auto source = torch::from_blob(const_cast<float*>(in.data() + offset), p.sizes(),
+                                     torch::kFloat);
+      p.copy_(source);
+      offset += static_cast<std::size_t>(p.numel());
+    }
+  }
   std::vector<torch::Tensor>& params() { return params_; }
 
  private:
@@ -111,6 +178,7 @@ class Trainer : public schedule::StepActions {
   std::size_t position_ = 0;
   double loss_ = 0, time_forward_ = 0, time_backward_ = 0, time_optimizer_ = 0;
   topology::ExchangeStats exchange_;
+  std::vector<float> model_, anchor_;  // flat parameters: scratch, and the last average
 };
 
 // Replicas must start equal; a mismatch would silently turn the run into something else.
@@ -178,6 +246,11 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
                  loss_sum / static_cast<double>(steps_per_epoch)});
     sink.record({"epoch_time", last, epoch, comm.rank(), wall(),
                  seconds_between(epoch_start, Clock::now())});
+    if (parts.topology->mixes_models()) {
+      const double distance = trainer.consensus_distance();
+      if (comm.rank() == 0)
+        sink.record({"consensus_distance", last, epoch, 0, wall(), distance});
+    }
     if (comm.rank() == 0) {
       Evaluation e = evaluate(*parts.model, parts.dataset->test(), config.eval_limit);
       sink.record({"test_accuracy", last, epoch, 0, wall(), e.accuracy});

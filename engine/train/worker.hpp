@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "engine/comm/communicator.hpp"
+#include "engine/comm/network.hpp"
 #include "engine/compress/compressor.hpp"
 #include "engine/core/metrics.hpp"
 #include "engine/core/run_config.hpp"
@@ -25,6 +26,7 @@ struct WorkerParts {
   std::unique_ptr<topology::Topology> topology;
   std::unique_ptr<schedule::Schedule> schedule;
   std::unique_ptr<compress::Compressor> compressor;
+  std::unique_ptr<comm::NetworkModel> network;  ///< projects communication onto a named link
 };
 
 /// What the worker reached.

@@ -116,3 +116,34 @@ TEST_CASE("a value wider than its bit width is refused", "[compress][bitpack]") 
   const std::vector<std::uint32_t> values = {4};
   CHECK_THROWS_AS(pack_bits(values, 2, bytes), InvariantError);
 }
+
+TEST_CASE("bulk packing writes exactly the bytes BitWriter writes, and reads them back",
+          "[compress][bitpack]") {
+  for (unsigned bits = 1; bits <= 32; ++bits) {
+    // Counts below, at and past the whole-word groups, with a tail of every length.
+    for (std::size_t count : {0u, 5u, 8u, 16u, 17u, 24u, 31u, 64u, 1003u}) {
+      const auto values = random_values(count, bits, bits * 7 + static_cast<unsigned>(count));
+      std::vector<std::uint8_t> expected;
+      BitWriter writer(expected);
+      for (std::uint32_t v : values) writer.write(v, bits);
+      writer.finish();
+      // Guard bytes on both sides: nothing outside [0, packed_bytes) is touched.
+      std::vector<std::uint8_t> out(packed_bytes(count, bits) + 32, 0xCD);
+      pack_bits_to(values.data(), count, bits, out.data() + 16);
+      INFO("bits=" << bits << " count=" << count);
+      REQUIRE(std::vector<std::uint8_t>(out.begin() + 16, out.end() - 16) == expected);
+      for (std::size_t i = 0; i < 16; ++i)
+        REQUIRE((out[i] == 0xCD && out[out.size() - 1 - i] == 0xCD));
+      std::vector<std::uint32_t> back(count + 1, 0xdeadbeef);
+      unpack_bits_from(expected.data(), count, bits, back.data());
+      REQUIRE(std::vector<std::uint32_t>(back.begin(), back.end() - 1) == values);
+      REQUIRE(back.back() == 0xdeadbeef);
+    }
+  }
+  // High bits beyond the width are dropped, not spilled into the neighbour.
+  const std::uint32_t wide[8] = {0xFF, 0, 0xFF, 0, 0xFF, 0, 0xFF, 0};
+  std::uint8_t two[2] = {0, 0};
+  pack_bits_to(wide, 8, 2, two);
+  CHECK(two[0] == 0x33);
+  CHECK(two[1] == 0x33);
+}

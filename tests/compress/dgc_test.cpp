@@ -33,7 +33,7 @@ struct ReferenceDgc {
         rng(derive_seed(run_seed, 3000 + static_cast<std::uint64_t>(rank))) {}
 
   double ratio() const {
-    if (epoch >= options.warmup_epochs) return options.ratio;
+    if (epoch >= options.warmup) return options.ratio;
     double r = 1.0;
     for (std::int64_t e = 0; e <= epoch; ++e) r *= 0.25;
     return std::max(options.ratio, r);
@@ -97,14 +97,14 @@ std::vector<float> step_gradient(std::size_t n, unsigned seed) {
 }
 
 ComponentSpec dgc_spec(double ratio, double momentum, double clip_norm, double sample_fraction,
-                       std::int64_t warmup_epochs) {
+                       std::int64_t warmup) {
   return {"compressor",
           "dgc",
           {{"ratio", ratio},
            {"momentum", momentum},
            {"clip_norm", clip_norm},
            {"sample_fraction", sample_fraction},
-           {"warmup_epochs", warmup_epochs}}};
+           {"warmup", warmup}}};
 }
 
 std::uint32_t header_count(const Payload& p) {
@@ -286,7 +286,7 @@ TEST_CASE("dgc warms its ratio up as 0.25^(epoch+1) until it reaches ratio", "[c
   CHECK(dgc_epoch_ratio(0.001, 8, 1000) == 0.001);
   CHECK(dgc_epoch_ratio(0.01, 2, 1) == 0.0625);
   CHECK(dgc_epoch_ratio(0.01, 2, 2) == 0.01);
-  // warmup_epochs = 0 disables it; a ratio above the schedule is never lowered.
+  // warmup = 0 disables it; a ratio above the schedule is never lowered.
   CHECK(dgc_epoch_ratio(0.001, 0, 0) == 0.001);
   CHECK(dgc_epoch_ratio(0.5, 4, 0) == 0.5);
 
@@ -411,12 +411,12 @@ TEST_CASE("dgc options name the field and the valid range", "[compress][dgc]") {
   REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 0.9, 0.0, 1.5, 4)),
                       "dgc.sample_fraction must be in (0, 1], got 1.5");
   REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 0.9, 0.0, 0.01, -1)),
-                      "dgc.warmup_epochs must be >= 0, got -1");
+                      "dgc.warmup must be >= 0, got -1");
   REQUIRE_THROWS_AS(DgcOptions::from(dgc_spec(std::nan(""), 0.9, 0.0, 0.01, 4)), ConfigError);
   auto ok = DgcOptions::from(dgc_spec(1.0, 0.0, 2.5, 1.0, 0));
   CHECK(ok.ratio == 1.0);
   CHECK(ok.clip_norm == 2.5);
-  CHECK(ok.warmup_epochs == 0);
+  CHECK(ok.warmup == 0);
 
   ComponentInfo info{"compressor", "dgc", "", DgcOptions::fields()};
   auto defaults = DgcOptions::from(info.resolve({"compressor", "dgc", {}}));
@@ -424,9 +424,9 @@ TEST_CASE("dgc options name the field and the valid range", "[compress][dgc]") {
   CHECK(defaults.momentum == 0.9);
   CHECK(defaults.clip_norm == 0.0);
   CHECK(defaults.sample_fraction == 0.01);
-  CHECK(defaults.warmup_epochs == 4);
+  CHECK(defaults.warmup == 4);
   std::vector<std::string> names;
   for (const auto& f : DgcOptions::fields()) names.push_back(f.name);
   CHECK(names == std::vector<std::string>{"ratio", "momentum", "clip_norm", "sample_fraction",
-                                          "warmup_epochs"});
+                                          "warmup"});
 }

@@ -98,7 +98,7 @@ TEST_CASE("summable compressors keep a headerless payload that sums across worke
 TEST_CASE("scope and min_size are fields of every compressor, checked by name",
           "[compress][scope]") {
   auto registry = builtin_compressors();
-  const std::vector<std::size_t> layers = {10, 10};
+  const std::vector<LayerShape> layers = {{10}, {2, 5}};
   REQUIRE_THROWS_WITH(
       build_compressor(registry, {"compressor", "topk", {{"scope", std::string("tensor")}}}, layers),
       "topk.scope must be \"global\" or \"layer\", got \"tensor\"");

@@ -75,3 +75,51 @@ TEST_CASE("errors gather context on the way up", "[core][error]") {
   e.add_context("while building compressor 'topk'");
   CHECK(std::string(e.what()) == "while building compressor 'topk': ratio must be in (0, 1], got 2");
 }
+
+namespace {
+
+struct PairOptions {
+  laconic::ComponentSpec left;
+  static std::vector<laconic::FieldSpec> fields() {
+    return {{"left", laconic::FieldType::Component,
+             laconic::nested({"shape", "square", {{"side", 2.0}}}), "a shape"}};
+  }
+  static PairOptions from(const laconic::ComponentSpec& spec) { return {spec.component("left")}; }
+};
+
+struct Pair : Shape {
+  explicit Pair(PairOptions o) : left(shapes().create(o.left)) {}
+  double area() const override { return 2 * left->area(); }
+  std::unique_ptr<Shape> left;
+};
+
+}  // namespace
+
+TEST_CASE("nested components are resolved by the owner's registry and survive JSON",
+          "[core][registry]") {
+  laconic::Registry<Shape> r("shape");
+  r.add<Square, SquareOptions>("square", "a square");
+  r.add<Pair, PairOptions>("pair", "two of a shape");
+
+  const auto defaults = r.resolve(spec("pair"));
+  CHECK(defaults.component("left").number("side") == 2.0);
+  CHECK(r.create(spec("pair"))->area() == 8.0);
+
+  const auto given = r.resolve(spec("pair", {{"left", laconic::nested({"", "square", {}})}}));
+  CHECK(given.component("left").kind == "shape");
+  CHECK(given.component("left").number("side") == 1.0);  // square's default, filled in
+  CHECK(laconic::format_value(given.fields.at("left")) == "square { side = 1 }");
+
+  const auto json = given.to_json();
+  CHECK(json.dump() == R"({"left":{"name":"square","side":1.0},"name":"pair"})");
+  CHECK(r.resolve(laconic::ComponentSpec::from_json("shape", json)) == given);
+
+  CHECK_THROWS_WITH(
+      r.resolve(spec("pair", {{"left", laconic::nested({"", "square", {{"side", -1.0}}})}})),
+      "in pair.left: square.side must be > 0, got -1");
+  CHECK_THROWS_WITH(
+      r.resolve(spec("pair", {{"left", laconic::nested({"model", "lenet5", {}})}})),
+      "pair.left must be a shape, got model 'lenet5'");
+  CHECK_THROWS_WITH(r.resolve(spec("pair", {{"left", 1.0}})),
+                    "pair.left must be a component, got number 1");
+}

@@ -23,6 +23,12 @@ FakeCatalog::FakeCatalog() {
   add({"compressor", "topk", "Top-k sparsification",
        {{"ratio", T::Number, 0.01, "fraction kept"},
         {"error_feedback", T::Bool, true, "accumulate what was dropped"}}});
+  add({"network", "link", "a link",
+       {{"bandwidth", T::String, std::string("1Gbit"), "rate"},
+        {"latency", T::String, std::string("50us"), "latency"}}});
+  add({"compressor", "chain", "a compressor after another",
+       {{"first", T::Component, nested(ComponentSpec{"compressor", "topk", {}}), "sparsifier"},
+        {"second", T::Component, nested(ComponentSpec{"compressor", "none", {}}), "codec"}}});
 }
 
 void FakeCatalog::add(ComponentInfo info) {

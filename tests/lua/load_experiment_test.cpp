@@ -185,3 +185,29 @@ TEST_CASE("a missing default component makes the field required", "[lua]") {
         path + ":1: experiment field 'compressor' is required: the catalog has no default "
                "compressor 'none'");
 }
+
+TEST_CASE("a component may be a field of another, and names its run as written",
+          "[lua][sweep]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto plan = load_experiment(dir.write("chain.lua", R"(
+experiment {
+  name = "chain",
+  compressor = sweep { chain { first = topk { ratio = 0.5 } }, chain() },
+}
+)"),
+                                    catalog);
+  REQUIRE(plan.runs.size() == 2);
+  CHECK(plan.runs[0].name == "compressor=chain,first=topk{ratio=0.5},seed=1");
+  CHECK(plan.runs[1].name == "compressor=chain,seed=1");
+  const ComponentSpec& first = plan.runs[0].compressor.component("first");
+  CHECK(first.kind == "compressor");
+  CHECK(first.name == "topk");
+  CHECK(first.number("ratio") == 0.5);
+  CHECK(plan.runs[1].compressor.component("first").name == "topk");  // the default
+
+  const std::string bad = dir.write("bad.lua", "experiment { name = 'b',\n"
+                                               "  compressor = chain { first = {} } }\n");
+  CHECK(load_error(bad, catalog).find("bad.lua:2: chain.first must be a compressor component, "
+                                      "got table") != std::string::npos);
+}

@@ -43,7 +43,7 @@ TEST_CASE("reading an undefined global is an error, such as a misspelled constru
                               "experiment {\n  name = 'x',\n  compressor = topK { ratio = 0.1 },\n}\n");
   CHECK(load_error(path, catalog) ==
         path + ":3: undefined global 'topK'; did you mean 'topk'? (constructors: compressor: "
-               "none, topk; dataset: fashion_mnist; model: lenet5; optimizer: sgd; schedule: "
+               "chain, none, topk; dataset: fashion_mnist; model: lenet5; network: link; optimizer: sgd; schedule: "
                "synchronous; topology: allreduce)");
 }
 
@@ -73,11 +73,15 @@ TEST_CASE("an out-of-range value carries the catalog's message at the constructo
   CHECK(load_error(path, catalog) == path + ":9: topk.ratio must be in (0, 1], got 1.5");
 }
 
-TEST_CASE("a field value that is not a bool, number or string is refused", "[lua][errors]") {
+TEST_CASE("a field value of the wrong kind is refused, naming the type the field takes",
+          "[lua][errors]") {
   TempDir dir;
   FakeCatalog catalog;
   const auto path = dir.write("table.lua", "\nlocal t = topk { ratio = {} }\n");
-  CHECK(load_error(path, catalog) == path + ":2: topk.ratio must be a bool, number or string, got table");
+  CHECK(load_error(path, catalog) == path + ":2: topk.ratio must be a number, got table");
+  const auto component = dir.write("comp.lua", "local t = topk { ratio = none() }\n");
+  CHECK(load_error(component, catalog) ==
+        component + ":1: topk.ratio must be a number, got compressor none()");
   const auto positional = dir.write("pos.lua", "local t = topk { 0.1 }\n");
   CHECK(load_error(positional, catalog) ==
         positional + ":1: topk takes named fields (topk { field = value }), got a value at position 1");
@@ -93,7 +97,7 @@ TEST_CASE("a component of the wrong kind names the field and the expected kind",
       "kind2.lua", "experiment { name = 'k', compressor = sweep { none(), sgd() } }\n");
   CHECK(load_error(swept, catalog) ==
         swept + ":1: experiment field 'compressor' (sweep alternative 2) must be a compressor "
-                "(known: none(), topk()), got optimizer 'sgd'");
+                "(known: chain(), none(), topk()), got optimizer 'sgd'");
 }
 
 TEST_CASE("a constructor passed without calling it is explained", "[lua][errors]") {
@@ -101,7 +105,7 @@ TEST_CASE("a constructor passed without calling it is explained", "[lua][errors]
   FakeCatalog catalog;
   const auto path = dir.write("fn.lua", "experiment { name = 'f', compressor = none }\n");
   CHECK(load_error(path, catalog) ==
-        path + ":1: experiment field 'compressor' must be a compressor (known: none(), topk()), "
+        path + ":1: experiment field 'compressor' must be a compressor (known: chain(), none(), topk()), "
                "got a function (call the constructor: name() or name { ... })");
 }
 
@@ -127,7 +131,7 @@ TEST_CASE("an unknown experiment field lists the known fields", "[lua][errors]")
   const auto path = dir.write("unknown.lua", "\nexperiment {\n  name = 'u',\n  compresor = none(),\n}\n");
   CHECK(load_error(path, catalog) ==
         path + ":2: unknown experiment field 'compresor'; known: batch_size, compressor, data, "
-               "epochs, eval_limit, max_steps, model, name, optimizer, schedule, seeds, timeout, "
+               "epochs, eval_limit, max_steps, model, name, network, optimizer, schedule, seeds, timeout, "
                "topology, workers");
 }
 

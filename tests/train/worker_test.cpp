@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "engine/catalog.hpp"
+#include "engine/compress/powersgd.hpp"
 #include "engine/compress/topk.hpp"
 #include "engine/train/worker.hpp"
 #include "rank_threads.hpp"
@@ -44,7 +45,7 @@ std::vector<double> values(const std::vector<MetricRecord>& records, const std::
 TEST_CASE("two workers end with bit-identical replicas and count the bytes each step sent",
           "[train][worker][multirank]") {
   constexpr std::int64_t kSteps = 6;
-  for (std::string compressor : {"none", "topk"}) {
+  for (std::string compressor : {"none", "topk", "powersgd"}) {
     const auto config = small_run(compressor, kSteps);
     std::map<int, train::WorkerResult> results;
     std::map<int, std::vector<MetricRecord>> records;
@@ -69,6 +70,12 @@ TEST_CASE("two workers end with bit-identical replicas and count the bytes each 
     CHECK(results[0].final_test_accuracy >= 0.0);
     CHECK(values(records[1], "test_accuracy").empty());  // rank 0 evaluates
     const std::size_t n = 61706;                          // LeNet-5's parameters
+    std::vector<compress::LayerShape> shapes;
+    for (const auto& p : engine::EngineCatalog().build(config).model->parameters())
+      shapes.push_back({p.sizes().begin(), p.sizes().end()});
+    // PowerSGD at rank 2: P and Q of each weight matrix, biases dense.
+    const double powersgd_bytes = 4.0 * compress::powersgd_floats(shapes, 2);
+    CHECK(powersgd_bytes < 0.2 * 4.0 * n);
     for (int rank : {0, 1}) {
       auto sent = values(records[rank], "bytes_sent");
       auto dense = values(records[rank], "bytes_dense");
@@ -78,14 +85,18 @@ TEST_CASE("two workers end with bit-identical replicas and count the bytes each 
         CHECK(dense[i] == 4.0 * n);  // ring allreduce over 2 ranks: half out, half back
         if (compressor == "none") {
           CHECK(sent[i] == dense[i]);
+        } else if (compressor == "powersgd") {
+          // Two ring allreduces over 2 ranks: each rank sends each buffer once.
+          CHECK(sent[i] == powersgd_bytes);
         } else {
           // Ring allgatherv over 2 ranks: the 8-byte size, then the packed payload.
           CHECK(sent[i] == 8 + compress::topk_payload_bytes(compress::topk_count(0.01, n)));
         }
         // The payload itself: 4 bytes per element dense, Top-k's formula otherwise.
         CHECK(values(records[rank], "payload_bytes")[i] ==
-              (compressor == "none" ? 4.0 * n
-                                    : compress::topk_payload_bytes(compress::topk_count(0.01, n))));
+              (compressor == "none"       ? 4.0 * n
+               : compressor == "powersgd" ? powersgd_bytes
+                                          : compress::topk_payload_bytes(compress::topk_count(0.01, n))));
       }
     }
   }
@@ -110,4 +121,76 @@ TEST_CASE("a few steps of LeNet-5 on Fashion-MNIST reduce the training loss",
     return s / static_cast<double>(end - begin);
   };
   CHECK(mean(loss.end() - 10, loss.end()) < 0.75 * mean(loss.begin(), loss.begin() + 10));
+}
+
+namespace {
+
+struct RankRecords {
+  std::map<int, train::WorkerResult> results;
+  std::map<int, std::vector<MetricRecord>> records;
+};
+
+RankRecords train_ranks(const RunConfig& config) {
+  RankRecords out;
+  std::mutex mutex;
+  testing::run_ranks(static_cast<int>(config.workers), std::chrono::seconds(60),
+                     [&](comm::Communicator& comm) {
+    engine::EngineCatalog catalog;
+    MemorySink sink;
+    train::WorkerParts parts;
+    {
+      std::lock_guard<std::mutex> lock(mutex);  // LibTorch's global generator (see above)
+      parts = catalog.build(config);
+    }
+    auto result = train::run_worker(config, std::move(parts), comm, sink);
+    std::lock_guard<std::mutex> lock(mutex);
+    out.results[comm.rank()] = result;
+    out.records[comm.rank()] = sink.records();
+  });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("local SGD with period 1 is synchronous SGD, and its replicas stay identical",
+          "[train][worker][multirank]") {
+  auto sync = small_run("none", 8);
+  auto local = sync;
+  engine::EngineCatalog catalog;
+  local.schedule = catalog.resolve({"schedule", "local_sgd", {{"period", std::int64_t{1}}}});
+  const auto a = train_ranks(sync);
+  const auto b = train_ranks(local);
+  CHECK(b.results.at(0).parameter_hash == b.results.at(1).parameter_hash);
+  const auto loss_a = values(a.records.at(0), "train_loss");
+  const auto loss_b = values(b.records.at(0), "train_loss");
+  REQUIRE(loss_a.size() == 8);
+  REQUIRE(loss_b.size() == 8);
+  // Averaging updates instead of gradients differs by float rounding only (SGD with momentum
+  // is linear in the gradient).
+  for (std::size_t i = 0; i < loss_a.size(); ++i) CHECK(loss_b[i] == Approx(loss_a[i]).epsilon(1e-4));
+  CHECK(values(b.records.at(0), "bytes_sent") == values(a.records.at(0), "bytes_sent"));
+
+  // Period 4: bytes only on every 4th step, replicas equal after the last average.
+  local.schedule = catalog.resolve({"schedule", "local_sgd", {{"period", std::int64_t{4}}}});
+  const auto c = train_ranks(local);
+  const auto sent = values(c.records.at(1), "bytes_sent");
+  REQUIRE(sent.size() == 8);
+  for (std::size_t i = 0; i < sent.size(); ++i) CHECK((sent[i] > 0) == (i % 4 == 3));
+  CHECK(c.results.at(0).parameter_hash == c.results.at(1).parameter_hash);
+}
+
+TEST_CASE("gossip between two workers mixes their models and records the consensus distance",
+          "[train][worker][multirank]") {
+  auto config = small_run("none", 5);
+  engine::EngineCatalog catalog;
+  config.topology =
+      catalog.resolve({"topology", "gossip", {{"neighbours", std::int64_t{1}}}});
+  const auto out = train_ranks(config);
+  const auto distance = values(out.records.at(0), "consensus_distance");
+  REQUIRE(distance.size() == 1);
+  // With two workers and one neighbour each, mixing is the exact mean: replicas coincide up to
+  // the rounding of (a + b) / 2 computed in two orders.
+  CHECK(distance[0] < 1e-6);
+  const auto sent = values(out.records.at(0), "bytes_sent");
+  for (double s : sent) CHECK(s == 4.0 * 61706);
 }

@@ -1,0 +1,56 @@
+#pragma once
+// The network model: projects the traffic a worker really sent over loopback onto a named link,
+// message by message (latency + size / bandwidth), following the collective's real pattern.
+#include <string>
+#include <vector>
+
+#include "engine/comm/communicator.hpp"
+#include "engine/core/component.hpp"
+#include "engine/core/registry.hpp"
+
+namespace laconic::comm {
+
+/// "1Gbit", "100 Mbit/s", "25GbE"-free plain units: bit, Kbit, Mbit, Gbit, Tbit (powers of
+/// 1000) or B, KB, MB, GB (bytes, powers of 1000), each optionally followed by "/s"; returns
+/// bits per second. ConfigError naming `field` otherwise.
+double parse_bandwidth(const std::string& field, const std::string& text);
+
+/// "50us", "0.2 ms", "1s", "800ns"; returns seconds. ConfigError naming `field` otherwise.
+double parse_duration(const std::string& field, const std::string& text);
+
+class NetworkModel {
+ public:
+  virtual ~NetworkModel() = default;
+  virtual std::string name() const = 0;
+  /// Seconds the traffic `delta` (this worker's counters over one step) would take on the
+  /// modelled network.
+  virtual double project(const ByteCounters& delta) const = 0;
+};
+
+struct LinkOptions {
+  std::string bandwidth = "1Gbit";  ///< per direction, full duplex
+  std::string latency = "50us";     ///< one way, per message
+  double bits_per_second = 1e9;
+  double latency_seconds = 50e-6;
+
+  static std::vector<FieldSpec> fields();
+  static LinkOptions from(const ComponentSpec& spec);
+};
+
+/// One full-duplex link per worker: each send_recv costs latency + max(bytes sent, bytes
+/// received) / bandwidth, and the calls of a step follow each other (as the ring's do). Fan-in
+/// (a server receiving from N workers one after another) is N such messages.
+class Link : public NetworkModel {
+ public:
+  explicit Link(LinkOptions options) : options_(std::move(options)) {}
+  std::string name() const override { return "link"; }
+  double project(const ByteCounters& delta) const override;
+
+ private:
+  LinkOptions options_;
+};
+
+/// Every built-in network model (one: `link`).
+Registry<NetworkModel> builtin_networks();
+
+}  // namespace laconic::comm

@@ -1,0 +1,29 @@
+#pragma once
+#include <vector>
+
+#include "engine/core/component.hpp"
+#include "engine/topology/topology.hpp"
+
+namespace laconic::topology {
+
+struct AllgatherOptions {
+  static std::vector<FieldSpec> fields() { return {}; }
+  static AllgatherOptions from(const ComponentSpec&) { return {}; }
+};
+
+/// Every worker gathers every worker's payload (ring allgatherv: sizes first, so payloads may
+/// differ in size or be empty) and decodes them all, even payloads that could be summed: the
+/// pattern of frameworks that gather sparse gradients (and the comparison point for allreduce).
+class AllgatherTopology : public Topology {
+ public:
+  explicit AllgatherTopology(AllgatherOptions) {}
+  std::string name() const override { return "allgather"; }
+  void check(const compress::Compressor& compressor) const override;
+  ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor,
+                        comm::Communicator& comm) override;
+
+ private:
+  compress::Payload payload_;
+};
+
+}  // namespace laconic::topology

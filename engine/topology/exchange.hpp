@@ -1,0 +1,20 @@
+#pragma once
+// The exchange every averaging topology shares: compress, then sum the payloads with the ring
+// allreduce or gather them with the ring allgatherv, decode, aggregate; or, for a compressor
+// that exchanges itself (PowerSGD), hand it a timed allreduce.
+#include <span>
+
+#include "engine/comm/communicator.hpp"
+#include "engine/compress/compressor.hpp"
+#include "engine/topology/topology.hpp"
+
+namespace laconic::topology {
+
+/// Replaces `gradient` by the aggregate over all workers. Summable payloads are allreduced
+/// unless `always_gather`; the others are gathered and decoded on every worker. `payload` is
+/// scratch reused across calls.
+ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compressor& compressor,
+                                  comm::Communicator& comm, bool always_gather,
+                                  compress::Payload& payload);
+
+}  // namespace laconic::topology

@@ -1,0 +1,46 @@
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/core/component.hpp"
+#include "engine/topology/topology.hpp"
+
+namespace laconic::topology {
+
+struct GossipOptions {
+  std::string peers = "ring";  ///< "ring": fixed offsets +1, -1, +2, ...; "random": drawn per step
+  std::int64_t neighbours = 2; ///< k peers each worker mixes with, 1 <= k <= workers - 1
+  std::int64_t seed = 0;       ///< stream of the random offsets (the same on every worker)
+
+  static std::vector<FieldSpec> fields();
+  static GossipOptions from(const ComponentSpec& spec);
+};
+
+/// The k peer offsets of one step for p workers: "ring" takes the first k of +1, -1, +2, -2, ...
+/// (mod p); "random" draws k distinct offsets in [1, p-1] from `seed` and `step`. Offsets are
+/// the same on every worker, so the mixing matrix is circulant, hence doubly stochastic: mixing
+/// keeps the workers' mean.
+std::vector<int> gossip_offsets(const GossipOptions& options, int workers, std::uint64_t step);
+
+/// Decentralized SGD (Lian et al. 2017, D-PSGD): after its local update each worker replaces its
+/// model by the mean of its own and k peers' models (worker r receives from r + o for each
+/// offset o, sending to r - o). Models travel dense in fp32 (compressed gossip, as in CHOCO-SGD,
+/// is not implemented: any compressor but none is refused). No allreduce: replicas differ, and
+/// the consensus distance measures by how much.
+class GossipTopology : public Topology {
+ public:
+  explicit GossipTopology(GossipOptions options) : options_(std::move(options)) {}
+  std::string name() const override { return "gossip"; }
+  bool mixes_models() const override { return true; }
+  void check(const compress::Compressor& compressor) const override;
+  ExchangeStats average(std::span<float> model, compress::Compressor& compressor,
+                        comm::Communicator& comm) override;
+
+ private:
+  GossipOptions options_;
+  std::uint64_t step_ = 0;
+  std::vector<float> incoming_, sum_;
+};
+
+}  // namespace laconic::topology
