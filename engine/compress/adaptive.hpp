@@ -90,6 +90,8 @@ class AdaptiveCodec : public Compressor {
   /// Private sampling randomness: Rng(derive_seed(run_seed, 2000 + rank)). Without a call,
   /// as if set_seed(0, 0).
   void set_seed(std::uint64_t run_seed, int rank) override;
+  void save_state(StateWriter& out) const override { out.array(rng_.state_words()); }
+  void load_state(StateReader& in) override { in.array_exact(rng_.state_words()); }
 
   /// Bits per element the last compress() chose (0 before the first).
   unsigned last_bits() const { return last_bits_; }

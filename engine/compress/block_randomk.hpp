@@ -41,6 +41,8 @@ class BlockRandomkCodec : public Compressor {
     (void)rank;
     run_seed_ = run_seed;
   }
+  void save_state(StateWriter& out) const override { out.u64(step_); }
+  void load_state(StateReader& in) override { step_ = in.u64(); }
 
   /// First element of the block sent by the last compress() (0 before the first).
   std::size_t offset() const { return offset_; }

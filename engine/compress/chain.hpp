@@ -44,6 +44,14 @@ class ChainCodec : public Compressor {
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;
   void set_epoch(std::int64_t epoch) override;
+  void save_state(StateWriter& out) const override {
+    first_->save_state(out);
+    second_->save_state(out);
+  }
+  void load_state(StateReader& in) override {
+    first_->load_state(in);
+    second_->load_state(in);
+  }
   /// The first compressor's (the mean for every sparsifier).
   void aggregate(std::span<float> sum, int workers) const override {
     first_->aggregate(sum, workers);

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/compress/state.hpp"
+
 namespace laconic::compress {
 
 /// The bytes one worker hands to the topology for one exchange.
@@ -62,6 +64,13 @@ class Compressor {
     const float scale = 1.0f / static_cast<float>(workers);
     for (float& v : sum) v *= scale;
   }
+
+  /// Writes the per-worker state a checkpoint must keep (residuals, momentum, RNG states, step
+  /// counters; not scratch) and reads it back. A restored compressor gets set_seed(),
+  /// set_layer_shapes() and set_epoch() as a fresh one, then load_state(), and continues with
+  /// the same payloads the saved one would have sent. Stateless compressors keep the defaults.
+  virtual void save_state(StateWriter& out) const { (void)out; }
+  virtual void load_state(StateReader& in) { (void)in; }
 
   /// True when the payload is the sparse layout of sparse_pairs.hpp (header, indices, values),
   /// so that `chain` can compress its values further.

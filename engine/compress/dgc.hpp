@@ -77,6 +77,18 @@ class DgcCompressor : public Compressor {
   void set_seed(std::uint64_t run_seed, int rank) override;
   /// Sets the epoch (from 0) whose warm-up ratio the following steps use.
   void set_epoch(std::int64_t epoch) override;
+  void save_state(StateWriter& out) const override {
+    out.array(rng_.state_words());
+    out.flag(started_);
+    out.array(u_);
+    out.array(v_);
+  }
+  void load_state(StateReader& in) override {
+    in.array_exact(rng_.state_words());
+    started_ = in.flag();
+    in.array(u_);
+    in.array(v_);
+  }
 
   /// The fraction of elements the next step may send (dgc_epoch_ratio() of the current epoch).
   double current_ratio() const { return ratio_; }

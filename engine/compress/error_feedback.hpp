@@ -18,6 +18,8 @@ class ErrorFeedback {
 
   /// The residual after the last compress() (empty before the first).
   std::span<const float> residual() const { return residual_; }
+  void save_state(StateWriter& out) const { out.array(residual_); }
+  void load_state(StateReader& in) { in.array(residual_); }
 
  private:
   std::vector<float> residual_;
@@ -48,6 +50,14 @@ class WithErrorFeedback : public Compressor {
   void set_seed(std::uint64_t run_seed, int rank) override { codec_.set_seed(run_seed, rank); }
   void set_epoch(std::int64_t epoch) override { codec_.set_epoch(epoch); }
   bool sparse_pairs() const override { return codec_.sparse_pairs(); }
+  void save_state(StateWriter& out) const override {
+    codec_.save_state(out);
+    feedback_.save_state(out);
+  }
+  void load_state(StateReader& in) override {
+    codec_.load_state(in);
+    feedback_.load_state(in);
+  }
   void set_layer_shapes(const std::vector<LayerShape>& shapes) override {
     codec_.set_layer_shapes(shapes);
   }

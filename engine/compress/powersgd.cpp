@@ -129,6 +129,35 @@ void PowerSgdCompressor::set_seed(std::uint64_t run_seed, int rank) {
   q_ready_ = false;
 }
 
+void PowerSgdCompressor::save_state(StateWriter& out) const {
+  out.i64(step_);
+  out.flag(q_ready_);
+  out.array(q_);
+  out.array(residual_);
+}
+
+void PowerSgdCompressor::load_state(StateReader& in) {
+  step_ = in.i64();
+  const bool q_ready = in.flag();
+  std::vector<float> q;
+  in.array(q);
+  in.array(residual_);
+  // plan() sizes q_ on the next exchange and would discard it: plan now (the shapes are set),
+  // then restore Q.
+  std::size_t total = 0;
+  for (const LayerShape& shape : shapes_) {
+    std::size_t size = 1;
+    for (std::size_t d : shape) size *= d;
+    total += size;
+  }
+  plan(residual_.empty() ? total : residual_.size());
+  if (q.empty()) return;  // saved before the first compressed step
+  LACONIC_ENFORCE(q.size() == q_.size(), "powersgd state holds Q of ", q.size(),
+                  " floats, these layers need ", q_.size());
+  q_ = std::move(q);
+  q_ready_ = q_ready;
+}
+
 void PowerSgdCompressor::set_layer_shapes(const std::vector<LayerShape>& shapes) {
   shapes_ = shapes;
   layers_.clear();

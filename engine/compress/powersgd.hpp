@@ -44,6 +44,8 @@ class PowerSgdCompressor : public Compressor {
   void set_layer_shapes(const std::vector<LayerShape>& shapes) override;
   bool exchanges_itself() const override { return true; }
   std::size_t exchange(std::span<float> gradient, SumReducer& reducer) override;
+  void save_state(StateWriter& out) const override;
+  void load_state(StateReader& in) override;
 
   /// What error feedback holds back (empty before the first compressed step).
   std::span<const float> residual() const { return residual_; }

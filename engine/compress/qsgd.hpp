@@ -65,6 +65,8 @@ class QsgdCodec : public Compressor {
   /// each compress() draws n uniforms rounded up to a whole UniformStream::kBlock, element i
   /// rounding up when its draw is below its fraction.
   void set_seed(std::uint64_t run_seed, int rank) override;
+  void save_state(StateWriter& out) const override { out.array(rng_.state_words()); }
+  void load_state(StateReader& in) override { in.array_exact(rng_.state_words()); }
 
  private:
   unsigned levels_;

@@ -4,6 +4,7 @@
 // unlike the standard distributions.
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <cstring>
 
 namespace laconic::compress {
@@ -31,6 +32,10 @@ class Rng {
       s = seed;
     }
   }
+
+  /// The four state words, for checkpoints.
+  std::span<std::uint64_t> state_words() { return state_; }
+  std::span<const std::uint64_t> state_words() const { return state_; }
 
   /// 64 uniformly random bits.
   std::uint64_t next() {
@@ -124,6 +129,10 @@ class UniformStream {
     std::memcpy(state_[2], s2, sizeof s2);
     std::memcpy(state_[3], s3, sizeof s3);
   }
+
+  /// The 32 state words, for checkpoints.
+  std::span<std::uint64_t> state_words() { return {&state_[0][0], 4 * kLanes}; }
+  std::span<const std::uint64_t> state_words() const { return {&state_[0][0], 4 * kLanes}; }
 
  private:
   std::uint64_t state_[4][kLanes];  // word w of lane l at [w][l]

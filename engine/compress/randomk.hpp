@@ -44,6 +44,14 @@ class RandomkCodec : public Compressor {
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;
+  void save_state(StateWriter& out) const override {
+    out.u64(step_);
+    out.array(rng_.state_words());
+  }
+  void load_state(StateReader& in) override {
+    step_ = in.u64();
+    in.array_exact(rng_.state_words());
+  }
 
   /// The indices chosen by the last compress(), ascending (empty before the first).
   std::span<const std::uint32_t> indices() const { return indices_; }

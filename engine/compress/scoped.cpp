@@ -144,6 +144,14 @@ void ScopedCompressor::set_seed(std::uint64_t run_seed, int rank) {
     segments_[i].compressor->set_seed(derive_seed(run_seed, 0x5e9 + i), rank);
 }
 
+void ScopedCompressor::save_state(StateWriter& out) const {
+  for (const auto& s : segments_) s.compressor->save_state(out);
+}
+
+void ScopedCompressor::load_state(StateReader& in) {
+  for (auto& s : segments_) s.compressor->load_state(in);
+}
+
 void ScopedCompressor::set_epoch(std::int64_t epoch) {
   for (auto& s : segments_) s.compressor->set_epoch(epoch);
 }

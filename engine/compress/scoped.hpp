@@ -34,6 +34,8 @@ class ScopedCompressor : public Compressor {
   void set_seed(std::uint64_t run_seed, int rank) override;
   void set_epoch(std::int64_t epoch) override;
   void aggregate(std::span<float> sum, int workers) const override;
+  void save_state(StateWriter& out) const override;
+  void load_state(StateReader& in) override;
 
   /// Segments, for tests: the layers each one covers.
   std::size_t segment_count() const { return segments_.size(); }

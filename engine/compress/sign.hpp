@@ -82,6 +82,8 @@ class SignumCompressor : public Compressor {
  public:
   explicit SignumCompressor(SignumOptions options);
   std::string name() const override { return "signum"; }
+  void save_state(StateWriter& out) const override { out.array(momentum_); }
+  void load_state(StateReader& in) override { in.array(momentum_); }
   bool summable() const override { return false; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;

@@ -35,6 +35,8 @@ class TerngradCodec : public Compressor {
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   /// Private stochastic rounding: derive_seed(run_seed, 2000 + rank).
   void set_seed(std::uint64_t run_seed, int rank) override;
+  void save_state(StateWriter& out) const override { out.array(rng_.state_words()); }
+  void load_state(StateReader& in) override { in.array_exact(rng_.state_words()); }
 
  private:
   Rng rng_;
