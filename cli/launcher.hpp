@@ -17,7 +17,7 @@ struct LaunchSpec {
   std::string file_hash;    ///< hash the controller loaded; a worker refuses a changed file
   std::size_t run_index = 0;
   std::string run_name;     ///< checked by each worker against its own expansion
-  int workers = 1;
+  int workers = 1;          ///< processes: the run's workers plus its servers (world size)
   double timeout = 60;      ///< seconds; Gloo waits at most this long, the controller a bit more
 };
 

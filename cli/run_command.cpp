@@ -77,7 +77,7 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
     {
       auto sink = recorder.metrics_sink(run.id);
       LaunchSpec spec{args.executable, args.file, plan.file_hash, run.index, config.name,
-                      static_cast<int>(config.workers), config.timeout};
+                      catalog.world_size(config), config.timeout};
       progress.begin(label);
       LaunchObserver observer;
       observer.on_progress = [&](const ProgressMessage& p) { progress.update(p, config.epochs); };

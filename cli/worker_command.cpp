@@ -45,9 +45,10 @@ int worker_command(const WorkerArgs& args) {
     if (!args.run_name.empty() && config.name != args.run_name)
       throw ConfigError(str_cat("run ", args.run_index, " of '", args.file, "' is '", config.name,
                                 "', expected '", args.run_name, "'"));
-    if (config.workers != args.world)
-      throw ConfigError(str_cat("run '", config.name, "' wants ", config.workers,
-                                " workers, started with ", args.world));
+    const int world = catalog.world_size(config);
+    if (world != args.world)
+      throw ConfigError(str_cat("run '", config.name, "' wants ", world,
+                                " processes, started with ", args.world));
     // The workers of a run share the machine's cores; more threads each would only contend.
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     at::set_num_threads(static_cast<int>(std::max(1u, cores / static_cast<unsigned>(args.world))));
@@ -61,7 +62,10 @@ int worker_command(const WorkerArgs& args) {
     comm::GlooCommunicator comm(options);
     train::ProgressFn progress;
     if (writer) progress = [&](const ProgressMessage& p) { writer->send(p); writer->flush(); };
-    train::run_worker(config, catalog.build(config), comm, sink, progress);
+    if (args.rank < config.workers)
+      train::run_worker(config, catalog.build(config), comm, sink, progress);
+    else
+      train::run_server(config, catalog.build(config), comm, sink);
     sink.flush();
     return 0;
   } catch (const std::exception& e) {

@@ -63,7 +63,14 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.compressor = compress::build_compressor(compressors_, config.compressor, shapes);
   parts.topology->check(*parts.compressor);
   parts.network = networks_.create(config.network);
+  if (parts.topology->pulls_weights() && config.schedule.name != "synchronous")
+    throw ConfigError(str_cat("schedule ", config.schedule.name, " averages models itself; with ",
+                              "it use parameter_server { pull = \"gradients\" }"));
   return parts;
+}
+
+int EngineCatalog::world_size(const RunConfig& config) const {
+  return static_cast<int>(config.workers) + topologies_.create(config.topology)->extra_ranks();
 }
 
 }  // namespace laconic::engine

@@ -23,6 +23,9 @@ class EngineCatalog : public Catalog {
   /// so all workers of a run start from identical weights.
   train::WorkerParts build(const RunConfig& config) const;
 
+  /// Processes a run needs: its workers plus its topology's extra ranks (parameter servers).
+  int world_size(const RunConfig& config) const;
+
  private:
   Registry<train::Dataset> datasets_;
   Registry<train::Model> models_;

@@ -104,6 +104,18 @@ int sweep_body(lua_State* L) {
       throw ConfigError(str_cat("sweep takes a list of alternatives (sweep { a, b, ... }), got ",
                                 lua_gettop(L) == 0 ? std::string("nothing")
                                                    : describe_item(context, read_item(L, 1))));
+    // `group = "name"`: sweeps of the same group are paired. Taken out of the (temporary)
+    // table so that the rest reads as a plain list.
+    std::string group;
+    if (lua_getfield(L, 1, "group") != LUA_TNIL) {
+      if (lua_type(L, -1) != LUA_TSTRING || lua_rawlen(L, -1) == 0)
+        throw ConfigError(str_cat("sweep.group must be a non-empty string, got ",
+                                  describe_item(context, read_item(L, -1))));
+      group = lua_tostring(L, -1);
+      lua_pushnil(L);
+      lua_setfield(L, 1, "group");
+    }
+    lua_pop(L, 1);
     const std::vector<LuaItem> items = read_list(L, 1, "sweep");
     if (items.empty()) throw ConfigError("sweep { } needs at least one alternative");
     std::vector<Choice> alternatives;
@@ -119,7 +131,7 @@ int sweep_body(lua_State* L) {
                                   std::holds_alternative<SweepRef>(items[i])
                                       ? " (sweeps do not nest)" : ""));
     }
-    context.sweeps.push_back(std::move(alternatives));
+    context.sweeps.push_back({std::move(alternatives), std::move(group)});
     index = context.sweeps.size() - 1;
   }
   push_handle(L, index, kSweepMeta);
@@ -151,7 +163,7 @@ int component_tostring(lua_State* L) {
 int sweep_tostring(lua_State* L) {
   const auto ref = std::get<SweepRef>(read_item(L, 1));
   lua_pushfstring(L, "sweep of %d alternatives",
-                  static_cast<int>(context_of(L).sweeps[ref.index].size()));
+                  static_cast<int>(context_of(L).sweeps[ref.index].alternatives.size()));
   return 1;
 }
 

@@ -30,6 +30,13 @@ using Choice = std::variant<Value, Component>;
 struct FieldChoices {
   std::vector<Choice> alternatives;
   bool swept = false;
+  std::string group;  ///< sweeps of one group advance together (paired), not as a product
+};
+
+/// One `sweep { a, b, ..., group = "g" }` call.
+struct SweepDef {
+  std::vector<Choice> alternatives;
+  std::string group;  ///< empty: an axis of its own
 };
 
 /// The `experiment { ... }` table, checked field by field but not yet expanded.
@@ -47,7 +54,7 @@ struct LoadContext {
   const Catalog& catalog;
   std::vector<ComponentInfo> constructors;   ///< one per global constructor
   std::vector<Component> components;         ///< one per constructor call (userdata index)
-  std::vector<std::vector<Choice>> sweeps;   ///< one per sweep call (userdata index)
+  std::vector<SweepDef> sweeps;              ///< one per sweep call (userdata index)
   std::optional<ExperimentDraft> draft;      ///< set by the experiment call
 };
 

@@ -166,7 +166,8 @@ ExperimentDraft parse_experiment(const LoadContext& context,
     FieldChoices choices;
     if (const auto* sweep = std::get_if<SweepRef>(&item)) {
       choices.swept = true;
-      const auto& alternatives = context.sweeps[sweep->index];
+      const auto& alternatives = context.sweeps[sweep->index].alternatives;
+      choices.group = context.sweeps[sweep->index].group;
       for (std::size_t i = 0; i < alternatives.size(); ++i)
         choices.alternatives.push_back(check_choice(
             context, *field, alternatives[i], str_cat(" (sweep alternative ", i + 1, ")")));

@@ -1,5 +1,6 @@
 #include "lua/sweep.hpp"
 
+#include <map>
 #include <set>
 
 #include "engine/core/error.hpp"
@@ -14,7 +15,38 @@ struct Axis {
   const ExperimentField* field;
   std::vector<Choice> alternatives;
   bool swept;
+  std::string group;
 };
+
+/// Axes that turn together: one ungrouped axis, or every axis of one sweep group.
+struct Unit {
+  std::vector<std::size_t> axes;
+  std::size_t length = 0;
+};
+
+std::vector<Unit> make_units(const std::vector<Axis>& axes) {
+  std::vector<Unit> units;
+  std::map<std::string, std::size_t> unit_of_group;
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    const Axis& axis = axes[a];
+    if (!axis.group.empty()) {
+      auto [it, fresh] = unit_of_group.emplace(axis.group, units.size());
+      if (!fresh) {
+        Unit& unit = units[it->second];
+        const Axis& first = axes[unit.axes.front()];
+        if (axis.alternatives.size() != unit.length)
+          throw ConfigError(str_cat("sweeps of group '", axis.group, "' are paired and need ",
+                                    "the same number of alternatives: '", first.field->name,
+                                    "' has ", unit.length, ", '", axis.field->name, "' has ",
+                                    axis.alternatives.size()));
+        unit.axes.push_back(a);
+        continue;
+      }
+    }
+    units.push_back({{a}, axis.alternatives.size()});
+  }
+  return units;
+}
 
 Component default_component(const ExperimentField& field, const Catalog& catalog) {
   for (const ComponentInfo& info : catalog.infos(field.kind)) {
@@ -33,9 +65,10 @@ std::vector<Axis> make_axes(const ExperimentDraft& draft, const Catalog& catalog
   for (const ExperimentField& field : experiment_fields()) {
     auto given = draft.fields.find(field.name);
     if (given != draft.fields.end())
-      axes.push_back({&field, given->second.alternatives, given->second.swept});
+      axes.push_back({&field, given->second.alternatives, given->second.swept,
+                      given->second.group});
     else if (field.type == ExperimentFieldType::Component)
-      axes.push_back({&field, {default_component(field, catalog)}, false});
+      axes.push_back({&field, {default_component(field, catalog)}, false, ""});
     // Omitted scalar fields keep RunConfig's defaults.
   }
   return axes;
@@ -87,18 +120,22 @@ std::string format_name_value(const Value& value) {
 std::vector<RunConfig> expand_sweeps(const ExperimentDraft& draft, const Catalog& catalog) {
   try {
     const std::vector<Axis> axes = make_axes(draft, catalog);
+    const std::vector<Unit> units = make_units(axes);
     const std::vector<std::int64_t> seeds =
         draft.seeds.empty() ? std::vector<std::int64_t>{1} : draft.seeds;
     std::vector<RunConfig> runs;
     std::set<std::string> names;
-    // An odometer over the alternatives: the last axis turns fastest.
-    std::vector<std::size_t> position(axes.size(), 0);
+    // An odometer over the units: the last turns fastest; the axes of a group share a wheel.
+    std::vector<std::size_t> position(units.size(), 0);
+    std::vector<std::size_t> unit_of_axis(axes.size());
+    for (std::size_t u = 0; u < units.size(); ++u)
+      for (std::size_t a : units[u].axes) unit_of_axis[a] = u;
     while (true) {
       for (std::int64_t seed : seeds) {
         RunConfig run;
         run.experiment = draft.name;
         for (std::size_t a = 0; a < axes.size(); ++a)
-          apply(axes[a], axes[a].alternatives[position[a]], run, run.name);
+          apply(axes[a], axes[a].alternatives[position[unit_of_axis[a]]], run, run.name);
         run.seed = seed;
         run.repetition = 0;
         run.swept["seed"] = seed;
@@ -108,9 +145,9 @@ std::vector<RunConfig> expand_sweeps(const ExperimentDraft& draft, const Catalog
                                     "'; make the alternatives of each sweep differ"));
         runs.push_back(std::move(run));
       }
-      std::size_t a = axes.size();
-      while (a > 0 && ++position[a - 1] == axes[a - 1].alternatives.size()) position[--a] = 0;
-      if (a == 0) break;
+      std::size_t u = units.size();
+      while (u > 0 && ++position[u - 1] == units[u - 1].length) position[--u] = 0;
+      if (u == 0) break;
     }
     return runs;
   } catch (ConfigError& e) {

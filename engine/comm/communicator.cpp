@@ -40,10 +40,18 @@ std::uint64_t ring_allreduce_bytes_sent(std::size_t n, int p, int rank) {
 
 void Communicator::send_recv(int to, std::span<const std::uint8_t> send, int from,
                              std::span<std::uint8_t> recv) {
-  // The tag advances even for a skipped call so that all ranks stay in step.
-  const std::uint64_t tag = next_tag_++;
   if (send.empty() && recv.empty()) return;
-  transfer(to, send, from, recv, tag);
+  if (sent_to_.empty()) {
+    sent_to_.assign(static_cast<std::size_t>(size()), 0);
+    received_from_.assign(static_cast<std::size_t>(size()), 0);
+  }
+  LACONIC_ENFORCE(send.empty() || (to >= 0 && to < size()), "send to rank ", to, " of ", size());
+  LACONIC_ENFORCE(recv.empty() || (from >= 0 && from < size()), "receive from rank ", from,
+                  " of ", size());
+  const std::uint64_t send_tag = send.empty() ? 0 : sent_to_[static_cast<std::size_t>(to)]++;
+  const std::uint64_t recv_tag =
+      recv.empty() ? 0 : received_from_[static_cast<std::size_t>(from)]++;
+  transfer(to, send, send_tag, from, recv, recv_tag);
   counters_.sent += send.size();
   counters_.received += recv.size();
   counters_.messages += 1;

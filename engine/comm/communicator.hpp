@@ -56,14 +56,16 @@ class Communicator {
   const ByteCounters& counters() const { return counters_; }
 
  protected:
-  /// The transport's primitive behind send_recv. An empty side is skipped. `tag` is the same on
-  /// every rank for the same call, since all ranks call send_recv in the same order.
-  virtual void transfer(int to, std::span<const std::uint8_t> send, int from,
-                        std::span<std::uint8_t> recv, std::uint64_t tag) = 0;
+  /// The transport's primitive behind send_recv. An empty side is skipped. A message's tag is
+  /// its number among the messages from its sender to its receiver, so both ends agree on it
+  /// whatever else each of them exchanges with other ranks (a parameter server talks to every
+  /// worker, each worker to the server only).
+  virtual void transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag,
+                        int from, std::span<std::uint8_t> recv, std::uint64_t recv_tag) = 0;
 
  private:
   ByteCounters counters_;
-  std::uint64_t next_tag_ = 0;
+  std::vector<std::uint64_t> sent_to_, received_from_;  // messages per peer so far
 };
 
 }  // namespace laconic::comm

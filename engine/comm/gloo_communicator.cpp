@@ -37,19 +37,20 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
 
 GlooCommunicator::~GlooCommunicator() = default;
 
-void GlooCommunicator::transfer(int to, std::span<const std::uint8_t> send, int from,
-                                std::span<std::uint8_t> recv, std::uint64_t tag) {
+void GlooCommunicator::transfer(int to, std::span<const std::uint8_t> send,
+                                std::uint64_t send_tag, int from, std::span<std::uint8_t> recv,
+                                std::uint64_t recv_tag) {
   try {
     std::unique_ptr<gloo::transport::UnboundBuffer> out, in;
     // Gloo's unbound buffer takes a non-const pointer but only reads from it when sending.
     if (!recv.empty()) {
       in = impl_->context->createUnboundBuffer(recv.data(), recv.size());
-      in->recv(from, tag);
+      in->recv(from, recv_tag);
     }
     if (!send.empty()) {
       out = impl_->context->createUnboundBuffer(const_cast<std::uint8_t*>(send.data()),
                                                 send.size());
-      out->send(to, tag);
+      out->send(to, send_tag);
     }
     if (in && !in->waitRecv(timeout_))
       throw CommError(str_cat("rank ", rank_, ": receive from rank ", from, " was aborted"));

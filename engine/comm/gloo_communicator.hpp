@@ -26,8 +26,8 @@ class GlooCommunicator : public Communicator {
   int size() const override { return size_; }
 
  protected:
-  void transfer(int to, std::span<const std::uint8_t> send, int from,
-                std::span<std::uint8_t> recv, std::uint64_t tag) override;
+  void transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
+                std::span<std::uint8_t> recv, std::uint64_t recv_tag) override;
 
  private:
   struct Impl;  // keeps Gloo's headers out of the engine's public interface

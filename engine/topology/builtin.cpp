@@ -3,6 +3,7 @@
 #include "engine/topology/allgather.hpp"
 #include "engine/topology/allreduce.hpp"
 #include "engine/topology/gossip.hpp"
+#include "engine/topology/parameter_server.hpp"
 
 namespace laconic::topology {
 
@@ -16,6 +17,9 @@ Registry<Topology> builtin_topologies() {
                    "even summable ones");
   r.add<GossipTopology, GossipOptions>(
       "gossip", "decentralized SGD: each worker mixes its model with k neighbours' (dense fp32)");
+  r.add<ParameterServerTopology, ParameterServerOptions>(
+      "parameter_server", "workers push to a server process that averages and sends back the "
+                          "mean gradient or its new weights; compression either way");
   return r;
 }
 

@@ -27,6 +27,14 @@ class Topology {
  public:
   virtual ~Topology() = default;
   virtual std::string name() const = 0;
+  /// Processes the topology needs beyond the workers (parameter servers); they take the ranks
+  /// after the workers'.
+  virtual int extra_ranks() const { return 0; }
+  /// True when average() leaves the change of the server's weights in the gradient's place,
+  /// to be added to the model instead of an optimizer step (parameter_server, pull = weights).
+  virtual bool pulls_weights() const { return false; }
+  /// Called once by every worker after its last step.
+  virtual void finish(comm::Communicator& comm) { (void)comm; }
   /// True when the topology mixes models with neighbours (gossip) instead of averaging
   /// gradients over all workers; schedules then update locally and mix.
   virtual bool mixes_models() const { return false; }

@@ -36,13 +36,14 @@ class Trainer : public schedule::StepActions {
   }
 
   void begin_epoch(std::int64_t epoch) {
-    shard_ = shard_indices(parts_.dataset->train().size(), comm_.size(), comm_.rank(),
+    // The workers share the data; parameter servers (ranks after them) hold none.
+    shard_ = shard_indices(parts_.dataset->train().size(), config_.workers, comm_.rank(),
                            config_.seed, epoch);
     position_ = 0;
   }
 
   std::int64_t steps_per_epoch() const {
-    auto per = parts_.dataset->train().size() / comm_.size();
+    auto per = parts_.dataset->train().size() / config_.workers;
     auto steps = (per + config_.batch_size - 1) / config_.batch_size;
     return config_.max_steps > 0 ? std::min(steps, config_.max_steps) : steps;
   }
@@ -95,6 +96,17 @@ class Trainer : public schedule::StepActions {
 
   void apply_update() override {
     auto t0 = Clock::now();
+    if (parts_.topology->pulls_weights()) {
+      // The server stepped its optimizer; what came back is the change of its weights.
+      torch::NoGradGuard no_grad;
+      std::int64_t offset = 0;
+      for (auto& p : params_) {
+        p.add_(flat_grad_.narrow(0, offset, p.numel()).view_as(p));
+        offset += p.numel();
+      }
+      time_optimizer_ = seconds_between(t0, Clock::now());
+      return;
+    }
     parts_.optimizer->step(params_);
     time_optimizer_ = seconds_between(t0, Clock::now());
   }
@@ -181,6 +193,8 @@ class Trainer : public schedule::StepActions {
   std::vector<float> model_, anchor_;  // flat parameters: scratch, and the last average
 };
 
+}  // namespace
+
 // Replicas must start equal; a mismatch would silently turn the run into something else.
 void check_identical_start(Model& model, comm::Communicator& comm) {
   std::uint64_t mine = parameter_hash(model);
@@ -193,8 +207,6 @@ void check_identical_start(Model& model, comm::Communicator& comm) {
                     ", rank ", comm.rank(), " from ", mine);
   }
 }
-
-}  // namespace
 
 std::uint64_t parameter_hash(Model& model) {
   std::uint64_t h = 1469598103934665603ull;
@@ -259,6 +271,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
     }
     sink.flush();
   }
+  parts.topology->finish(comm);
   result.parameter_hash = parameter_hash(*parts.model);
   return result;
 }

@@ -46,6 +46,16 @@ using ProgressFn = std::function<void(const ProgressMessage&)>;
 WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
                         MetricsSink& sink, const ProgressFn& progress = {});
 
+/// The process of a parameter server (a rank >= config.workers): joins the start check, then
+/// serves rounds (engine/topology/parameter_server.hpp) until every worker has finished,
+/// recording each round's traffic and times under its own rank. With pull = "weights" it
+/// steps `parts.optimizer` on its copy of the model.
+void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
+                MetricsSink& sink);
+
+/// Throws InvariantError unless every rank's model has the same parameter_hash().
+void check_identical_start(Model& model, comm::Communicator& comm);
+
 /// A 64-bit FNV-1a hash of the model's parameter bytes: equal hashes = identical replicas.
 std::uint64_t parameter_hash(Model& model);
 

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "lua/hash.hpp"
+#include "fake_catalog.hpp"
+#include "lua/experiment.hpp"
 #include "lua/sweep.hpp"
 
 using laconic::Value;
@@ -20,4 +22,37 @@ TEST_CASE("run-name values are written as a user would type them", "[lua][sweep]
   CHECK(format_name_value(Value{std::int64_t{64}}) == "64");
   CHECK(format_name_value(Value{true}) == "true");
   CHECK(format_name_value(Value{std::string("ring")}) == "ring");
+}
+
+TEST_CASE("sweeps of one group are paired: they advance together instead of multiplying",
+          "[lua][sweep]") {
+  laconic::lua::testing::TempDir dir;
+  laconic::lua::testing::FakeCatalog catalog;
+  const auto plan = laconic::lua::load_experiment(dir.write("pair.lua", R"(
+experiment {
+  name = "pair",
+  compressor = sweep { none(), topk { ratio = 0.1 }, topk { ratio = 0.01 }, group = "method" },
+  batch_size = sweep { 32, 64, 128, group = "method" },
+  workers = sweep { 1, 2 },
+}
+)"),
+                                                  catalog);
+  REQUIRE(plan.runs.size() == 6);
+  CHECK(plan.runs[0].name == "batch_size=32,compressor=none,workers=1,seed=1");
+  CHECK(plan.runs[1].name == "batch_size=32,compressor=none,workers=2,seed=1");
+  CHECK(plan.runs[2].name == "batch_size=64,compressor=topk,ratio=0.1,workers=1,seed=1");
+  CHECK(plan.runs[5].name == "batch_size=128,compressor=topk,ratio=0.01,workers=2,seed=1");
+  CHECK(plan.runs[5].compressor.number("ratio") == 0.01);
+
+  const auto bad = dir.write("bad.lua", R"(experiment {
+  name = "bad",
+  compressor = sweep { none(), topk(), group = "m" },
+  batch_size = sweep { 32, 64, 128, group = "m" },
+})");
+  CHECK(laconic::lua::testing::load_error(bad, catalog) ==
+        bad + ":1: sweeps of group 'm' are paired and need the same number of alternatives: "
+              "'batch_size' has 3, 'compressor' has 2");
+  const auto typo = dir.write("typo.lua", "local s = sweep { 1, 2, group = 3 }\n");
+  CHECK(laconic::lua::testing::load_error(typo, catalog) ==
+        typo + ":1: sweep.group must be a non-empty string, got int 3");
 }

@@ -133,7 +133,7 @@ struct RankRecords {
 RankRecords train_ranks(const RunConfig& config) {
   RankRecords out;
   std::mutex mutex;
-  testing::run_ranks(static_cast<int>(config.workers), std::chrono::seconds(60),
+  testing::run_ranks(engine::EngineCatalog().world_size(config), std::chrono::seconds(60),
                      [&](comm::Communicator& comm) {
     engine::EngineCatalog catalog;
     MemorySink sink;
@@ -142,7 +142,11 @@ RankRecords train_ranks(const RunConfig& config) {
       std::lock_guard<std::mutex> lock(mutex);  // LibTorch's global generator (see above)
       parts = catalog.build(config);
     }
-    auto result = train::run_worker(config, std::move(parts), comm, sink);
+    train::WorkerResult result;
+    if (comm.rank() < config.workers)
+      result = train::run_worker(config, std::move(parts), comm, sink);
+    else
+      train::run_server(config, std::move(parts), comm, sink);
     std::lock_guard<std::mutex> lock(mutex);
     out.results[comm.rank()] = result;
     out.records[comm.rank()] = sink.records();
@@ -193,4 +197,77 @@ TEST_CASE("gossip between two workers mixes their models and records the consens
   CHECK(distance[0] < 1e-6);
   const auto sent = values(out.records.at(0), "bytes_sent");
   for (double s : sent) CHECK(s == 4.0 * 61706);
+}
+
+TEST_CASE("a parameter server pulling gradients or weights trains like allreduce, and its "
+          "workers stay identical",
+          "[train][worker][multirank][ps]") {
+  constexpr std::int64_t kSteps = 6;
+  const auto reference = train_ranks(small_run("none", kSteps));
+  const auto loss_ref = values(reference.records.at(0), "train_loss");
+  engine::EngineCatalog catalog;
+  for (const std::string pull : {"gradients", "weights"}) {
+    INFO("pull = " << pull);
+    auto config = small_run("none", kSteps);
+    config.topology = catalog.resolve({"topology", "parameter_server", {{"pull", pull}}});
+    REQUIRE(catalog.world_size(config) == 3);
+    const auto out = train_ranks(config);
+    CHECK(out.results.at(0).parameter_hash == out.results.at(1).parameter_hash);
+    const auto loss = values(out.records.at(0), "train_loss");
+    REQUIRE(loss.size() == kSteps);
+    // The same mean gradient, stepped by the workers or by the server: float rounding apart.
+    for (std::size_t i = 0; i < loss.size(); ++i)
+      CHECK(loss[i] == Approx(loss_ref[i]).epsilon(1e-4));
+    const std::size_t n = 61706;
+    for (double sent : values(out.records.at(1), "bytes_sent")) CHECK(sent == 8 + 4.0 * n);
+    // The server (rank 2) records its rounds: the fan-out of a header and n floats per worker.
+    const auto server_sent = values(out.records.at(2), "bytes_sent");
+    REQUIRE(server_sent.size() == kSteps);
+    for (double sent : server_sent) CHECK(sent == 2 * (24 + 4.0 * n));
+  }
+}
+
+TEST_CASE("a parameter server compressing both ways trains LeNet-5 on Fashion-MNIST",
+          "[train][worker][multirank][ps]") {
+  auto config = small_run("topk", 80);
+  engine::EngineCatalog catalog;
+  config.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}});
+  config.topology = catalog.resolve(
+      {"topology", "parameter_server", {{"pull", std::string("gradients")},
+                                        {"compress_pull", true}}});
+  const auto out = train_ranks(config);
+  CHECK(out.results.at(0).parameter_hash == out.results.at(1).parameter_hash);
+  const auto loss = values(out.records.at(0), "train_loss");
+  REQUIRE(loss.size() == 80);
+  auto mean = [](auto begin, auto end) {
+    double s = 0;
+    for (auto it = begin; it != end; ++it) s += *it;
+    return s / static_cast<double>(end - begin);
+  };
+  CHECK(mean(loss.end() - 10, loss.end()) < 0.75 * mean(loss.begin(), loss.begin() + 10));
+  // Both directions compressed: a worker pushes 8 + Top-k's payload; the server pulls back
+  // Top-k of the mean (k of n) to each worker.
+  const std::size_t n = 61706, k = compress::topk_count(0.05, n);
+  for (double sent : values(out.records.at(0), "bytes_sent"))
+    CHECK(sent == 8 + compress::topk_payload_bytes(k));
+  for (double sent : values(out.records.at(2), "bytes_sent"))
+    CHECK(sent == 2 * (24 + compress::topk_payload_bytes(k)));
+}
+
+TEST_CASE("parameter_server options and compressors it cannot serve are refused by name",
+          "[train][ps]") {
+  engine::EngineCatalog catalog;
+  CHECK_THROWS_WITH(catalog.resolve({"topology", "parameter_server", {{"servers", std::int64_t{2}}}}),
+                    Catch::Contains("parameter_server.servers must be 1"));
+  CHECK_THROWS_WITH(
+      catalog.resolve({"topology", "parameter_server", {{"pull", std::string("models")}}}),
+      "parameter_server.pull must be \"weights\" or \"gradients\", got \"models\"");
+  auto config = small_run("randomk", 1);
+  config.topology = catalog.resolve({"topology", "parameter_server", {}});
+  CHECK_THROWS_WITH(catalog.build(config),
+                    Catch::StartsWith("parameter_server cannot decode randomk's headerless"));
+  config = small_run("none", 1);
+  config.topology = catalog.resolve({"topology", "parameter_server", {}});
+  config.schedule = catalog.resolve({"schedule", "local_sgd", {}});
+  CHECK_THROWS_WITH(catalog.build(config), Catch::Contains("use parameter_server { pull = "));
 }

@@ -1,0 +1,216 @@
+#include "engine/topology/parameter_server.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+
+#include "engine/core/error.hpp"
+
+namespace laconic::topology {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// The size word a finished worker pushes instead of a payload's size.
+constexpr std::uint64_t kDone = std::numeric_limits<std::uint64_t>::max();
+
+std::span<const std::uint8_t> bytes_of(const void* data, std::size_t size) {
+  return {static_cast<const std::uint8_t*>(data), size};
+}
+std::span<std::uint8_t> mutable_bytes_of(void* data, std::size_t size) {
+  return {static_cast<std::uint8_t*>(data), size};
+}
+
+void encode_dense(std::span<const float> values, compress::Payload& payload) {
+  payload.resize(values.size_bytes());
+  std::memcpy(payload.data(), values.data(), values.size_bytes());
+}
+
+void add_dense(std::span<const std::uint8_t> payload, std::span<float> dense) {
+  LACONIC_ENFORCE(payload.size() == dense.size_bytes(), "expected a dense payload of ",
+                  dense.size_bytes(), " bytes, got ", payload.size());
+  for (std::size_t i = 0; i < dense.size(); ++i) {
+    float v;
+    std::memcpy(&v, payload.data() + 4 * i, 4);
+    dense[i] += v;
+  }
+}
+
+}  // namespace
+
+std::vector<FieldSpec> ParameterServerOptions::fields() {
+  return {
+      {"servers", FieldType::Int, std::int64_t{1}, "server processes (only 1 is implemented)"},
+      {"push", FieldType::String, std::string("gradients"), "what workers push: \"gradients\""},
+      {"pull", FieldType::String, std::string("weights"),
+       "what workers pull: \"weights\" (the server steps the optimizer and sends the change of "
+       "its weights) or \"gradients\" (the mean gradient; workers step their own optimizers)"},
+      {"compress_push", FieldType::Bool, true,
+       "workers push through the run's compressor (else dense fp32)"},
+      {"compress_pull", FieldType::Bool, false,
+       "the server encodes what it sends back with a compressor of the same kind, with its own "
+       "state (else dense fp32)"},
+  };
+}
+
+ParameterServerOptions ParameterServerOptions::from(const ComponentSpec& spec) {
+  ParameterServerOptions o;
+  o.servers = spec.integer("servers");
+  o.push = spec.text("push");
+  o.pull = spec.text("pull");
+  o.compress_push = spec.flag("compress_push");
+  o.compress_pull = spec.flag("compress_pull");
+  if (o.servers != 1)
+    throw ConfigError(str_cat("parameter_server.servers must be 1 (sharding over several "
+                              "servers is not implemented yet), got ", o.servers));
+  if (o.push != "gradients")
+    throw ConfigError(str_cat("parameter_server.push must be \"gradients\", got \"", o.push,
+                              "\""));
+  if (o.pull != "weights" && o.pull != "gradients")
+    throw ConfigError(str_cat("parameter_server.pull must be \"weights\" or \"gradients\", got \"",
+                              o.pull, "\""));
+  return o;
+}
+
+void ParameterServerTopology::check(const compress::Compressor& compressor) const {
+  if (!options_.compress_push && !options_.compress_pull) return;  // it is not used
+  if (compressor.exchanges_itself())
+    throw ConfigError(str_cat(compressor.name(), " runs its own allreduces; use topology = "
+                              "allreduce()"));
+  if (compressor.summable() && compressor.name() != "none")
+    throw ConfigError(str_cat("parameter_server cannot decode ", compressor.name(),
+                              "'s headerless payloads (their indices come from the sender's "
+                              "step); use randomk { shared_seed = false } or topk"));
+}
+
+ExchangeStats ParameterServerTopology::average(std::span<float> gradient,
+                                               compress::Compressor& compressor,
+                                               comm::Communicator& comm) {
+  ExchangeStats stats;
+  const int server = comm.size() - static_cast<int>(options_.servers);
+  LACONIC_ENFORCE(comm.rank() < server, "rank ", comm.rank(), " is a server, not a worker");
+  const comm::ByteCounters before = comm.counters();
+  stats.bytes_dense = 8 + gradient.size_bytes();  // the same push, dense
+
+  auto t = Clock::now();
+  if (options_.compress_push)
+    compressor.compress(gradient, payload_);
+  else
+    encode_dense(gradient, payload_);
+  stats.time_compress = seconds_since(t);
+  stats.payload_bytes = payload_.size();
+  stats.gathered = true;
+
+  t = Clock::now();
+  const std::uint64_t size = payload_.size();
+  comm.send_recv(server, bytes_of(&size, sizeof size), server, {});
+  comm.send_recv(server, payload_, server, {});
+  std::uint64_t header[3] = {0, 0, 0};
+  comm.send_recv(server, {}, server, mutable_bytes_of(header, sizeof header));
+  incoming_.resize(header[0]);
+  comm.send_recv(server, {}, server, incoming_);
+  stats.time_communicate = seconds_since(t);
+
+  t = Clock::now();
+  std::fill(gradient.begin(), gradient.end(), 0.0f);
+  if (options_.compress_pull)
+    compressor.decompress_add(incoming_, gradient);
+  else
+    add_dense(incoming_, gradient);
+  stats.time_decompress = seconds_since(t);
+
+  const comm::ByteCounters mine = comm.counters().since(before);
+  stats.bytes_sent = mine.sent;
+  stats.bytes_received = mine.received;
+  // What the network model projects: the server's whole round, which this worker waits for.
+  stats.traffic = mine;
+  stats.traffic.messages = header[1];
+  stats.traffic.link_bytes = header[2];
+  return stats;
+}
+
+void ParameterServerTopology::finish(comm::Communicator& comm) {
+  const int server = comm.size() - static_cast<int>(options_.servers);
+  const std::uint64_t done = kDone;
+  comm.send_recv(server, bytes_of(&done, sizeof done), server, {});
+}
+
+ParameterServer::ParameterServer(ParameterServerOptions options, int workers, std::size_t n)
+    : options_(std::move(options)), workers_(workers), sum_(n), update_(n) {}
+
+ServerRound ParameterServer::serve_round(compress::Compressor& compressor,
+                                         comm::Communicator& comm, const ServerUpdate& update) {
+  ServerRound round;
+  ExchangeStats& stats = round.stats;
+  const comm::ByteCounters before = comm.counters();
+  std::fill(sum_.begin(), sum_.end(), 0.0f);
+  int pushed = 0;
+  auto t = Clock::now();
+  double decode = 0;
+  // Fan-in: one push from every worker, in rank order.
+  for (int w = 0; w < workers_; ++w) {
+    std::uint64_t size = 0;
+    comm.send_recv(w, {}, w, mutable_bytes_of(&size, sizeof size));
+    if (size == kDone) {
+      ++finished_;
+      continue;
+    }
+    LACONIC_ENFORCE(size <= (std::uint64_t{1} << 40), "worker ", w, " announced a push of ",
+                    size, " bytes");
+    incoming_.resize(size);
+    comm.send_recv(w, {}, w, incoming_);
+    const auto d = Clock::now();
+    if (options_.compress_push)
+      compressor.decompress_add(incoming_, sum_);
+    else
+      add_dense(incoming_, sum_);
+    decode += seconds_since(d);
+    ++pushed;
+  }
+  if (pushed == 0 && finished_ == workers_) {
+    round.done = true;
+    return round;
+  }
+  LACONIC_ENFORCE(pushed == workers_, pushed, " of ", workers_,
+                  " workers pushed in this round; the others had finished (workers out of step)");
+  const double receive = seconds_since(t) - decode;
+
+  t = Clock::now();
+  if (options_.compress_push)
+    compressor.aggregate(sum_, workers_);
+  else
+    for (float& v : sum_) v /= static_cast<float>(workers_);
+  update(sum_, update_);
+  if (options_.compress_pull)
+    compressor.compress(update_, payload_);
+  else
+    encode_dense(update_, payload_);
+  stats.time_compress = seconds_since(t);
+  stats.time_decompress = decode;
+  stats.payload_bytes = payload_.size();
+  stats.bytes_dense = static_cast<std::uint64_t>(workers_) * (kPullHeaderBytes + 4 * sum_.size());
+
+  // Fan-out: the same payload to every worker, after a header with the round's traffic.
+  const comm::ByteCounters received = comm.counters().since(before);
+  std::uint64_t header[3] = {payload_.size(),
+                             received.messages + 2 * static_cast<std::uint64_t>(workers_),
+                             received.link_bytes + static_cast<std::uint64_t>(workers_) *
+                                                       (kPullHeaderBytes + payload_.size())};
+  t = Clock::now();
+  for (int w = 0; w < workers_; ++w) {
+    comm.send_recv(w, bytes_of(header, sizeof header), w, {});
+    comm.send_recv(w, payload_, w, {});
+  }
+  stats.time_communicate = receive + seconds_since(t);
+  stats.traffic = comm.counters().since(before);
+  stats.bytes_sent = stats.traffic.sent;
+  stats.bytes_received = stats.traffic.received;
+  stats.gathered = true;
+  return round;
+}
+
+}  // namespace laconic::topology

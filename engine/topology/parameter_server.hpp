@@ -1,0 +1,86 @@
+#pragma once
+// A parameter server: workers push their (compressed) gradient to a server process, the server
+// averages, and every worker pulls the result back: the averaged gradient, or the server's new
+// weights (as the change since the last pull). Servers are processes of their own, ranks
+// workers .. workers + servers - 1 of the run's world.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/core/component.hpp"
+#include "engine/topology/topology.hpp"
+
+namespace laconic::topology {
+
+struct ParameterServerOptions {
+  std::int64_t servers = 1;        ///< server processes (1 is implemented)
+  std::string push = "gradients";  ///< what workers send
+  std::string pull = "weights";    ///< "weights": the server steps its optimizer; "gradients"
+  bool compress_push = true;       ///< push through the run's compressor (else dense fp32)
+  bool compress_pull = false;      ///< pull through a compressor of the same kind (else dense)
+
+  static std::vector<FieldSpec> fields();
+  static ParameterServerOptions from(const ComponentSpec& spec);
+};
+
+/// Bytes of the header of every pull message: uint64 payload bytes, then the round's traffic at
+/// the server (uint64 messages, uint64 link bytes), so each worker can project the fan-in.
+inline constexpr std::size_t kPullHeaderBytes = 24;
+
+/// The worker's side. average() pushes `gradient` (8-byte size word, then the payload) to the
+/// server and replaces it by what it pulls: the mean gradient (pull = "gradients") or the
+/// change of the server's weights (pull = "weights"; the worker adds it to its model instead
+/// of stepping its own optimizer: pulls_weights()). finish() tells the server this worker is
+/// done. The step's projected traffic is the server's whole round (every push received, every
+/// pull sent): a worker waits for all of it.
+class ParameterServerTopology : public Topology {
+ public:
+  explicit ParameterServerTopology(ParameterServerOptions options)
+      : options_(std::move(options)) {}
+  std::string name() const override { return "parameter_server"; }
+  int extra_ranks() const override { return static_cast<int>(options_.servers); }
+  bool pulls_weights() const override { return options_.pull == "weights"; }
+  void check(const compress::Compressor& compressor) const override;
+  ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor,
+                        comm::Communicator& comm) override;
+  void finish(comm::Communicator& comm) override;
+
+  const ParameterServerOptions& options() const { return options_; }
+
+ private:
+  ParameterServerOptions options_;
+  compress::Payload payload_;
+  std::vector<std::uint8_t> incoming_;
+};
+
+/// What the server does with the workers' mean gradient: fill `update` with what it sends back
+/// (the mean itself, or the change of its weights after its optimizer step).
+using ServerUpdate = std::function<void(std::span<const float> mean, std::span<float> update)>;
+
+/// One round's traffic and time at the server.
+struct ServerRound {
+  ExchangeStats stats;
+  bool done = false;  ///< every worker has finished; nothing was exchanged
+};
+
+/// The server's side (rank `workers` of the world): receives one push from every worker in rank
+/// order, decodes them with `compressor` (the push compressor's decoder), aggregates, calls
+/// `update`, encodes the result (with `compressor` when compress_pull, else dense fp32) and
+/// sends it to every worker. `n` is the gradient's length.
+class ParameterServer {
+ public:
+  ParameterServer(ParameterServerOptions options, int workers, std::size_t n);
+  ServerRound serve_round(compress::Compressor& compressor, comm::Communicator& comm,
+                          const ServerUpdate& update);
+
+ private:
+  ParameterServerOptions options_;
+  int workers_;
+  std::vector<float> sum_, update_;
+  std::vector<std::uint8_t> incoming_;
+  compress::Payload payload_;
+  int finished_ = 0;
+};
+
+}  // namespace laconic::topology

@@ -1,0 +1,87 @@
+// The parameter server's process: the rounds of engine/topology/parameter_server.hpp, with the
+// optimizer step on its own copy of the model when workers pull weights.
+#include <chrono>
+#include <cstring>
+
+#include "engine/core/error.hpp"
+#include "engine/topology/parameter_server.hpp"
+#include "engine/train/worker.hpp"
+
+namespace laconic::train {
+
+void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
+                MetricsSink& sink) {
+  const auto start = std::chrono::steady_clock::now();
+  auto wall = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const auto* topology = dynamic_cast<topology::ParameterServerTopology*>(parts.topology.get());
+  LACONIC_ENFORCE(topology != nullptr, "rank ", comm.rank(), " is beyond the ", config.workers,
+                  " workers, but topology '", parts.topology->name(), "' has no servers");
+  check_identical_start(*parts.model, comm);
+  parts.compressor->set_seed(static_cast<std::uint64_t>(config.seed), comm.rank());
+
+  std::vector<torch::Tensor> params = parts.model->parameters();
+  std::int64_t total = 0;
+  for (auto& p : params) total += p.numel();
+  torch::Tensor flat_grad = torch::zeros({total});
+  std::int64_t offset = 0;
+  for (auto& p : params) {
+    p.mutable_grad() = flat_grad.narrow(0, offset, p.numel()).view_as(p);
+    offset += p.numel();
+  }
+  torch::Tensor before = torch::zeros({total});
+  auto flatten_into = [&](torch::Tensor& out) {
+    torch::NoGradGuard no_grad;
+    std::int64_t at = 0;
+    for (auto& p : params) {
+      out.narrow(0, at, p.numel()).copy_(p.detach().reshape({-1}));
+      at += p.numel();
+    }
+  };
+
+  const bool weights = topology->pulls_weights();
+  topology::ServerUpdate update = [&](std::span<const float> mean, std::span<float> out) {
+    if (!weights) {
+      std::memcpy(out.data(), mean.data(), mean.size_bytes());
+      return;
+    }
+    // Step the server's optimizer with the mean gradient; send the change of the weights.
+    std::memcpy(flat_grad.data_ptr<float>(), mean.data(), mean.size_bytes());
+    flatten_into(before);
+    parts.optimizer->step(params);
+    torch::Tensor after = torch::zeros({total});
+    flatten_into(after);
+    torch::Tensor change = after - before;
+    std::memcpy(out.data(), change.data_ptr<float>(), out.size_bytes());
+  };
+
+  topology::ParameterServer server(topology->options(), static_cast<int>(config.workers),
+                                   static_cast<std::size_t>(total));
+  for (std::int64_t round = 0;; ++round) {
+    const auto t = std::chrono::steady_clock::now();
+    const topology::ServerRound r = server.serve_round(*parts.compressor, comm, update);
+    if (r.done) break;
+    const double step_time =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    auto put = [&](const char* key, double value) {
+      sink.record({key, round, -1, comm.rank(), wall(), value});
+    };
+    put("time_compress", r.stats.time_compress);
+    put("time_decompress", r.stats.time_decompress);
+    put("time_communicate", r.stats.time_communicate);
+    put("time_step", step_time);
+    put("bytes_sent", static_cast<double>(r.stats.bytes_sent));
+    put("bytes_received", static_cast<double>(r.stats.bytes_received));
+    put("bytes_dense", static_cast<double>(r.stats.bytes_dense));
+    put("payload_bytes", static_cast<double>(r.stats.payload_bytes));
+    if (parts.network) {
+      const double projected = parts.network->project(r.stats.traffic);
+      put("projected_time_communicate", projected);
+      put("projected_time_step", step_time - r.stats.time_communicate + projected);
+    }
+  }
+  sink.flush();
+}
+
+}  // namespace laconic::train
