@@ -1,5 +1,5 @@
 -- Topologies and schedules side by side: LeNet-5 / Fashion-MNIST, 4 workers, one epoch, no
--- compression. Ring allreduce, allgather (every worker gathers every gradient), gossip
+-- compression. Ring and halving-doubling allreduce, allgather (every worker gathers every gradient), gossip
 -- (decentralized SGD, each worker mixing with its ring neighbours), and a parameter server
 -- (one more process), each bulk-synchronous and with local SGD (an average every 4 steps).
 -- Communication is projected onto 1 Gbit/s, 50 us (see docs/network-model.md).
@@ -13,6 +13,7 @@ experiment {
   workers    = 4,
   topology   = sweep {
     allreduce(),
+    allreduce { algorithm = "halving_doubling" },
     allgather(),
     gossip { peers = "ring", neighbours = 2 },
     parameter_server { pull = "gradients" },

@@ -30,6 +30,15 @@ struct ByteCounters {
 /// replayed without sending): what a dense fp32 exchange costs.
 std::uint64_t ring_allreduce_bytes_sent(std::size_t n, int p, int rank);
 
+/// The same for allreduce_sum_halving_doubling (its schedule replayed without sending).
+std::uint64_t halving_doubling_bytes_sent(std::size_t n, int p, int rank);
+
+/// Which allreduce a topology runs.
+enum class AllreduceAlgorithm { Ring, HalvingDoubling };
+
+/// ring_allreduce_bytes_sent or halving_doubling_bytes_sent.
+std::uint64_t allreduce_bytes_sent(std::size_t n, int p, int rank, AllreduceAlgorithm algorithm);
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -45,6 +54,21 @@ class Communicator {
   /// Element-wise sum over all ranks, in place (ring reduce-scatter + ring allgather: each rank
   /// sends 2(p-1)/p of the vector).
   void allreduce_sum(std::span<float> data);
+
+  /// The same sum by recursive halving (reduce-scatter) and recursive doubling (allgather):
+  /// 2 log2(q) messages instead of the ring's 2(p-1), the same bytes as the ring for a power of
+  /// two. With p not a power of two, q is the largest power of two below p: the first 2(p-q)
+  /// ranks pair up first (the even one hands its vector to the odd one and gets the result
+  /// back at the end).
+  void allreduce_sum_halving_doubling(std::span<float> data);
+
+  /// allreduce_sum or allreduce_sum_halving_doubling.
+  void allreduce_sum(std::span<float> data, AllreduceAlgorithm algorithm) {
+    if (algorithm == AllreduceAlgorithm::Ring)
+      allreduce_sum(data);
+    else
+      allreduce_sum_halving_doubling(data);
+  }
 
   /// Every rank's payload, indexed by rank (ring: each rank forwards p-1 payloads). Payloads may
   /// differ in size and may be empty.

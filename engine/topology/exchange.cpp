@@ -16,10 +16,11 @@ double seconds_since(Clock::time_point start) {
 /// The sum a self-exchanging compressor asks for: the ring allreduce, timed.
 class TimedReducer : public compress::SumReducer {
  public:
-  explicit TimedReducer(comm::Communicator& comm) : comm_(comm) {}
+  TimedReducer(comm::Communicator& comm, comm::AllreduceAlgorithm algorithm)
+      : comm_(comm), algorithm_(algorithm) {}
   void sum(std::span<float> values) override {
     const auto t = Clock::now();
-    comm_.allreduce_sum(values);
+    comm_.allreduce_sum(values, algorithm_);
     seconds += seconds_since(t);
   }
   int workers() const override { return comm_.size(); }
@@ -27,22 +28,25 @@ class TimedReducer : public compress::SumReducer {
 
  private:
   comm::Communicator& comm_;
+  comm::AllreduceAlgorithm algorithm_;
 };
 
 }  // namespace
 
 ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compressor& compressor,
                                   comm::Communicator& comm, bool always_gather,
-                                  compress::Payload& payload) {
+                                  compress::Payload& payload,
+                                  comm::AllreduceAlgorithm algorithm) {
   ExchangeStats stats;
   const comm::ByteCounters before = comm.counters();
-  stats.bytes_dense = comm::ring_allreduce_bytes_sent(gradient.size(), comm.size(), comm.rank());
+  stats.bytes_dense =
+      comm::allreduce_bytes_sent(gradient.size(), comm.size(), comm.rank(), algorithm);
 
   auto t = Clock::now();
   if (compressor.exchanges_itself()) {
     // Its collectives are the communication; everything else (both halves of the codec) is
     // counted as compression.
-    TimedReducer reducer(comm);
+    TimedReducer reducer(comm, algorithm);
     stats.payload_bytes = compressor.exchange(gradient, reducer);
     stats.time_communicate = reducer.seconds;
     stats.time_compress = seconds_since(t) - reducer.seconds;
@@ -61,7 +65,7 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
     std::span<float> values(reinterpret_cast<float*>(payload.data()),
                             payload.size() / sizeof(float));
     t = Clock::now();
-    comm.allreduce_sum(values);
+    comm.allreduce_sum(values, algorithm);
     stats.time_communicate = seconds_since(t);
     t = Clock::now();
     std::fill(gradient.begin(), gradient.end(), 0.0f);

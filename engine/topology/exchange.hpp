@@ -13,8 +13,9 @@ namespace laconic::topology {
 /// Replaces `gradient` by the aggregate over all workers. Summable payloads are allreduced
 /// unless `always_gather`; the others are gathered and decoded on every worker. `payload` is
 /// scratch reused across calls.
-ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compressor& compressor,
-                                  comm::Communicator& comm, bool always_gather,
-                                  compress::Payload& payload);
+ExchangeStats exchange_compressed(
+    std::span<float> gradient, compress::Compressor& compressor, comm::Communicator& comm,
+    bool always_gather, compress::Payload& payload,
+    comm::AllreduceAlgorithm algorithm = comm::AllreduceAlgorithm::Ring);
 
 }  // namespace laconic::topology

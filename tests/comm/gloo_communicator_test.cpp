@@ -90,3 +90,33 @@ TEST_CASE("a peer that stops participating makes a collective fail within the ti
                               /*final_barrier=*/false),
                     laconic::CommError);
 }
+
+TEST_CASE("halving-doubling allreduce sums every element, powers of two or not",
+          "[comm][allreduce][halving_doubling]") {
+  for (int p : {1, 2, 3, 4, 5, 6, 8}) {
+    for (std::size_t n : {0u, 1u, 3u, 1000u, 10007u}) {
+      run_ranks(p, 20s, [&](laconic::comm::Communicator& comm) {
+        std::vector<float> data(n);
+        for (std::size_t i = 0; i < n; ++i)
+          data[i] = static_cast<float>(comm.rank() + 1) * 0.5f + static_cast<float>(i % 17);
+        const auto before = comm.counters();
+        comm.allreduce_sum_halving_doubling(data);
+        const float rank_sum = 0.5f * static_cast<float>(p * (p + 1) / 2);
+        for (std::size_t i = 0; i < n; ++i)
+          REQUIRE(data[i] == Approx(rank_sum + static_cast<float>(p) * (i % 17)));
+        const auto traffic = comm.counters().since(before);
+        REQUIRE(traffic.sent == laconic::comm::halving_doubling_bytes_sent(n, p, comm.rank()));
+        if (n >= 8 && (p & (p - 1)) == 0) {
+          // A power of two: 2 log2(p) messages, and the ring's bytes when p divides n evenly
+          // enough (within 4 bytes per halving of an odd length).
+          int log2p = 0;
+          while ((1 << log2p) < p) ++log2p;
+          REQUIRE(traffic.messages == static_cast<std::uint64_t>(2 * log2p));
+          const double ring = static_cast<double>(
+              laconic::comm::ring_allreduce_bytes_sent(n, p, comm.rank()));
+          REQUIRE(std::abs(static_cast<double>(traffic.sent) - ring) <= 8.0 * p);
+        }
+      });
+    }
+  }
+}
