@@ -63,7 +63,10 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.compressor = compress::build_compressor(compressors_, config.compressor, shapes);
   parts.topology->check(*parts.compressor);
   parts.network = networks_.create(config.network);
-  if (parts.topology->pulls_weights() && config.schedule.name != "synchronous")
+  if (const auto bound = parts.schedule->staleness_bound())
+    parts.topology->set_staleness(*bound);
+  parts.stragglers = train::Stragglers::from(config.schedule);
+  if (parts.topology->pulls_weights() && config.schedule.name == "local_sgd")
     throw ConfigError(str_cat("schedule ", config.schedule.name, " averages models itself; with ",
                               "it use parameter_server { pull = \"gradients\" }"));
   return parts;

@@ -190,6 +190,24 @@ void Communicator::allreduce_sum_halving_doubling(std::span<float> data) {
       });
 }
 
+void Communicator::send_to_any_receiver(int to, std::span<const std::uint8_t> send) {
+  LACONIC_ENFORCE(!send.empty(), "send_to_any_receiver needs a non-empty message");
+  LACONIC_ENFORCE(to >= 0 && to < size(), "send to rank ", to, " of ", size());
+  transfer(to, send, kAnySourceTag, to, {}, 0);
+  counters_.sent += send.size();
+  counters_.messages += 1;
+  counters_.link_bytes += send.size();
+}
+
+int Communicator::receive_from_any(std::span<const int> from, std::span<std::uint8_t> recv) {
+  LACONIC_ENFORCE(!recv.empty() && !from.empty(), "receive_from_any needs ranks and a buffer");
+  const int sender = transfer_from_any(from, recv, kAnySourceTag);
+  counters_.received += recv.size();
+  counters_.messages += 1;
+  counters_.link_bytes += recv.size();
+  return sender;
+}
+
 void Communicator::barrier() {
   float token = 1.0f;
   allreduce_sum({&token, 1});

@@ -77,6 +77,15 @@ class Communicator {
   /// Returns once every rank has called it.
   void barrier();
 
+  /// Sends `send` to rank `to` for its receive_from_any(): messages that a receiver takes from
+  /// whichever sender is first (an asynchronous parameter server). They travel on a tag of
+  /// their own, in order per sender.
+  void send_to_any_receiver(int to, std::span<const std::uint8_t> send);
+
+  /// Receives exactly `recv.size()` bytes sent with send_to_any_receiver() by any of `from`;
+  /// returns the sender's rank. Throws CommError on timeout.
+  int receive_from_any(std::span<const int> from, std::span<std::uint8_t> recv);
+
   const ByteCounters& counters() const { return counters_; }
 
  protected:
@@ -86,6 +95,13 @@ class Communicator {
   /// worker, each worker to the server only).
   virtual void transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag,
                         int from, std::span<std::uint8_t> recv, std::uint64_t recv_tag) = 0;
+
+  /// The transport's receive from whichever of `from` sends on `tag` first; returns its rank.
+  virtual int transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv,
+                                std::uint64_t tag) = 0;
+
+  /// The tag of send_to_any_receiver() messages: above every per-peer message number.
+  static constexpr std::uint64_t kAnySourceTag = std::uint64_t{1} << 62;
 
  private:
   ByteCounters counters_;

@@ -63,4 +63,20 @@ void GlooCommunicator::transfer(int to, std::span<const std::uint8_t> send,
   }
 }
 
+int GlooCommunicator::transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv,
+                                        std::uint64_t tag) {
+  try {
+    auto in = impl_->context->createUnboundBuffer(recv.data(), recv.size());
+    in->recv(std::vector<int>(from.begin(), from.end()), tag);
+    int sender = -1;
+    if (!in->waitRecv(&sender, timeout_))
+      throw CommError(str_cat("rank ", rank_, ": receive from any of ", from.size(),
+                              " ranks was aborted"));
+    return sender;
+  } catch (const gloo::Exception& e) {
+    throw CommError(str_cat("rank ", rank_, ": receive from any of ", from.size(), " ranks (",
+                            recv.size(), " bytes) failed: ", e.what()));
+  }
+}
+
 }  // namespace laconic::comm

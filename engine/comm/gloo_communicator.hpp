@@ -28,6 +28,8 @@ class GlooCommunicator : public Communicator {
  protected:
   void transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
                 std::span<std::uint8_t> recv, std::uint64_t recv_tag) override;
+  int transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv,
+                        std::uint64_t tag) override;
 
  private:
   struct Impl;  // keeps Gloo's headers out of the engine's public interface

@@ -2,6 +2,7 @@
 // A Schedule decides what one training step does and when workers communicate. It sees the
 // worker only through StepActions, so schedules know nothing of models or tensors.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace laconic::schedule {
@@ -31,6 +32,9 @@ class Schedule {
   virtual std::string name() const = 0;
   /// Runs step `step` (global, counted from 0).
   virtual void step(StepActions& actions, std::int64_t step) = 0;
+  /// Set for schedules run by an asynchronous parameter server (stale_sync, async): how many
+  /// steps a worker may run ahead of the slowest.
+  virtual std::optional<std::int64_t> staleness_bound() const { return std::nullopt; }
 };
 
 }  // namespace laconic::schedule

@@ -107,7 +107,10 @@ ExchangeStats ParameterServerTopology::average(std::span<float> gradient,
 
   t = Clock::now();
   const std::uint64_t size = payload_.size();
-  comm.send_recv(server, bytes_of(&size, sizeof size), server, {});
+  if (staleness_ >= 0)  // the asynchronous server takes pushes from whoever comes first
+    comm.send_to_any_receiver(server, bytes_of(&size, sizeof size));
+  else
+    comm.send_recv(server, bytes_of(&size, sizeof size), server, {});
   comm.send_recv(server, payload_, server, {});
   std::uint64_t header[3] = {0, 0, 0};
   comm.send_recv(server, {}, server, mutable_bytes_of(header, sizeof header));
@@ -126,17 +129,117 @@ ExchangeStats ParameterServerTopology::average(std::span<float> gradient,
   const comm::ByteCounters mine = comm.counters().since(before);
   stats.bytes_sent = mine.sent;
   stats.bytes_received = mine.received;
-  // What the network model projects: the server's whole round, which this worker waits for.
+  // What the network model projects: the server's whole round, which this worker waits for
+  // (asynchronously, a worker waits only for its own exchange).
   stats.traffic = mine;
-  stats.traffic.messages = header[1];
-  stats.traffic.link_bytes = header[2];
+  if (staleness_ < 0) {
+    stats.traffic.messages = header[1];
+    stats.traffic.link_bytes = header[2];
+  }
   return stats;
 }
 
 void ParameterServerTopology::finish(comm::Communicator& comm) {
   const int server = comm.size() - static_cast<int>(options_.servers);
   const std::uint64_t done = kDone;
-  comm.send_recv(server, bytes_of(&done, sizeof done), server, {});
+  if (staleness_ >= 0)
+    comm.send_to_any_receiver(server, bytes_of(&done, sizeof done));
+  else
+    comm.send_recv(server, bytes_of(&done, sizeof done), server, {});
+}
+
+void ParameterServerTopology::set_staleness(std::int64_t staleness) {
+  if (options_.pull != "weights" || options_.compress_pull)
+    throw ConfigError("stale_sync and async need parameter_server { pull = \"weights\", "
+                      "compress_pull = false }: each worker pulls the server's current weights");
+  LACONIC_ENFORCE(staleness >= 0, "staleness bound ", staleness, " < 0");
+  staleness_ = staleness;
+}
+
+void serve_asynchronously(const ParameterServerOptions& options, std::int64_t staleness,
+                          int workers, std::size_t n, compress::Compressor& compressor,
+                          comm::Communicator& comm,
+                          const std::function<void(std::span<const float>)>& apply,
+                          const std::function<void(std::span<float>)>& weights,
+                          const std::function<void(const AppliedUpdate&)>& on_update) {
+  const auto w_count = static_cast<std::size_t>(workers);
+  std::vector<int> ranks(w_count);
+  for (int w = 0; w < workers; ++w) ranks[static_cast<std::size_t>(w)] = w;
+  std::vector<std::int64_t> clock(w_count, 0), read_version(w_count, 0), read_staleness(w_count, 0);
+  std::vector<bool> active(w_count, true), held(w_count, false);
+  // Every worker starts from the initial weights: what each was last sent.
+  std::vector<std::vector<float>> sent(w_count, std::vector<float>(n));
+  std::vector<float> current(n), gradient(n), change(n);
+  weights(current);
+  for (auto& s : sent) s = current;
+  std::int64_t version = 0;
+  std::vector<std::uint8_t> incoming;
+  AppliedUpdate report;
+
+  // Replies to every held worker that is now within the bound of the slowest active one.
+  auto release = [&] {
+    std::int64_t slowest = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t w = 0; w < w_count; ++w)
+      if (active[w]) slowest = std::min(slowest, clock[w]);
+    weights(current);
+    for (std::size_t w = 0; w < w_count; ++w) {
+      if (!held[w] || (active[w] && clock[w] - slowest > staleness)) continue;
+      held[w] = false;
+      read_version[w] = version;
+      read_staleness[w] = active[w] && slowest != std::numeric_limits<std::int64_t>::max()
+                              ? clock[w] - slowest : 0;
+      for (std::size_t i = 0; i < n; ++i) change[i] = current[i] - sent[w][i];
+      sent[w] = current;
+      const std::uint64_t header[3] = {change.size() * sizeof(float), 0, 0};
+      const int rank = static_cast<int>(w);
+      comm.send_recv(rank, bytes_of(header, sizeof header), rank, {});
+      comm.send_recv(rank, bytes_of(change.data(), change.size() * sizeof(float)), rank, {});
+    }
+  };
+
+  int finished = 0;
+  while (finished < workers) {
+    const comm::ByteCounters before = comm.counters();
+    auto t = Clock::now();
+    std::uint64_t size = 0;
+    const auto w = static_cast<std::size_t>(
+        comm.receive_from_any(ranks, mutable_bytes_of(&size, sizeof size)));
+    if (size == kDone) {
+      active[w] = false;
+      ++finished;
+      release();  // a finished worker no longer holds the others back
+      continue;
+    }
+    LACONIC_ENFORCE(size <= (std::uint64_t{1} << 40), "worker ", w, " announced a push of ",
+                    size, " bytes");
+    incoming.resize(size);
+    comm.send_recv(static_cast<int>(w), {}, static_cast<int>(w), incoming);
+    report.stats.time_communicate = seconds_since(t);
+    t = Clock::now();
+    std::fill(gradient.begin(), gradient.end(), 0.0f);
+    if (options.compress_push)
+      compressor.decompress_add(incoming, gradient);
+    else
+      add_dense(incoming, gradient);
+    report.stats.time_decompress = seconds_since(t);
+    report.worker = static_cast<int>(w);
+    report.staleness = read_staleness[w];
+    report.lag = version - read_version[w];
+    LACONIC_ENFORCE(report.staleness <= staleness, "worker ", w, " computed on weights read ",
+                    report.staleness, " steps ahead of the slowest, above the bound ", staleness);
+    t = Clock::now();
+    apply(gradient);
+    ++version;
+    ++clock[w];
+    held[w] = true;
+    release();
+    report.stats.time_compress = seconds_since(t);  // the optimizer step and the replies
+    report.stats.traffic = comm.counters().since(before);
+    report.stats.bytes_sent = report.stats.traffic.sent;
+    report.stats.bytes_received = report.stats.traffic.received;
+    report.stats.payload_bytes = size;
+    on_update(report);
+  }
 }
 
 ParameterServer::ParameterServer(ParameterServerOptions options, int workers, std::size_t n)

@@ -48,8 +48,17 @@ class ParameterServerTopology : public Topology {
 
   const ParameterServerOptions& options() const { return options_; }
 
+  /// Switches to the asynchronous protocol (schedules stale_sync and async): the server applies
+  /// each push on its own as it arrives and replies to a worker once it is at most `staleness`
+  /// steps ahead of the slowest unfinished worker (a very large bound: async). Needs pull =
+  /// "weights" and compress_pull = false (ConfigError otherwise).
+  void set_staleness(std::int64_t staleness) override;
+  /// -1 when synchronous.
+  std::int64_t staleness() const { return staleness_; }
+
  private:
   ParameterServerOptions options_;
+  std::int64_t staleness_ = -1;
   compress::Payload payload_;
   std::vector<std::uint8_t> incoming_;
 };
@@ -57,6 +66,25 @@ class ParameterServerTopology : public Topology {
 /// What the server does with the workers' mean gradient: fill `update` with what it sends back
 /// (the mean itself, or the change of its weights after its optimizer step).
 using ServerUpdate = std::function<void(std::span<const float> mean, std::span<float> update)>;
+
+/// What the asynchronous server reports for each update it applies.
+struct AppliedUpdate {
+  int worker = 0;              ///< whose push
+  std::int64_t staleness = 0;  ///< steps the worker was ahead of the slowest when it read
+                               ///< the weights its gradient was computed on (<= the bound)
+  std::int64_t lag = 0;        ///< updates of others applied between that read and this one
+  ExchangeStats stats;         ///< this push and the replies it released
+};
+
+/// The server's side of stale_sync / async: `apply` steps the optimizer with one worker's
+/// gradient; `weights` writes the current weights (flat). Runs until every worker is done and
+/// calls `on_update` after each update.
+void serve_asynchronously(const ParameterServerOptions& options, std::int64_t staleness,
+                          int workers, std::size_t n, compress::Compressor& compressor,
+                          comm::Communicator& comm,
+                          const std::function<void(std::span<const float>)>& apply,
+                          const std::function<void(std::span<float>)>& weights,
+                          const std::function<void(const AppliedUpdate&)>& on_update);
 
 /// One round's traffic and time at the server.
 struct ServerRound {

@@ -6,6 +6,7 @@
 
 #include "engine/comm/communicator.hpp"
 #include "engine/compress/compressor.hpp"
+#include "engine/core/error.hpp"
 
 namespace laconic::topology {
 
@@ -33,6 +34,13 @@ class Topology {
   /// True when average() leaves the change of the server's weights in the gradient's place,
   /// to be added to the model instead of an optimizer step (parameter_server, pull = weights).
   virtual bool pulls_weights() const { return false; }
+  /// Makes the topology serve an asynchronous schedule with this staleness bound; only a
+  /// parameter server can (ConfigError otherwise).
+  virtual void set_staleness(std::int64_t staleness) {
+    (void)staleness;
+    throw ConfigError(str_cat("schedules stale_sync and async need topology = "
+                              "parameter_server { ... }, got ", name()));
+  }
   /// Called once by every worker after its last step.
   virtual void finish(comm::Communicator& comm) { (void)comm; }
   /// True when the topology mixes models with neighbours (gossip) instead of averaging

@@ -56,6 +56,39 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
     std::memcpy(out.data(), change.data_ptr<float>(), out.size_bytes());
   };
 
+  if (topology->staleness() >= 0) {
+    // stale_sync / async: each push is one optimizer step of its own.
+    std::int64_t index = 0;
+    topology::serve_asynchronously(
+        topology->options(), topology->staleness(), static_cast<int>(config.workers),
+        static_cast<std::size_t>(total), *parts.compressor, comm,
+        [&](std::span<const float> gradient) {
+          std::memcpy(flat_grad.data_ptr<float>(), gradient.data(), gradient.size_bytes());
+          parts.optimizer->step(params);
+        },
+        [&](std::span<float> out) {
+          flatten_into(before);
+          std::memcpy(out.data(), before.data_ptr<float>(), out.size_bytes());
+        },
+        [&](const topology::AppliedUpdate& u) {
+          auto put = [&](const char* key, int worker, double value) {
+            sink.record({key, index, -1, worker, wall(), value});
+          };
+          put("staleness", u.worker, static_cast<double>(u.staleness));
+          put("update_lag", u.worker, static_cast<double>(u.lag));
+          put("time_communicate", comm.rank(), u.stats.time_communicate);
+          put("time_decompress", comm.rank(), u.stats.time_decompress);
+          put("time_compress", comm.rank(), u.stats.time_compress);
+          put("bytes_sent", comm.rank(), static_cast<double>(u.stats.bytes_sent));
+          put("bytes_received", comm.rank(), static_cast<double>(u.stats.bytes_received));
+          if (parts.network)
+            put("projected_time_communicate", comm.rank(), parts.network->project(u.stats.traffic));
+          ++index;
+        });
+    sink.flush();
+    return;
+  }
+
   topology::ParameterServer server(topology->options(), static_cast<int>(config.workers),
                                    static_cast<std::size_t>(total));
   for (std::int64_t round = 0;; ++round) {

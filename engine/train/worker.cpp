@@ -1,14 +1,33 @@
 #include "engine/train/worker.hpp"
 
 #include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstring>
 
+#include "engine/compress/random.hpp"
 #include "engine/core/error.hpp"
 #include "engine/train/evaluate.hpp"
 #include "engine/train/shard.hpp"
 
 namespace laconic::train {
+
+Stragglers Stragglers::from(const ComponentSpec& schedule) {
+  Stragglers s;
+  if (!schedule.fields.count("stragglers")) return s;  // a spec without the common fields
+  s.count = schedule.integer("stragglers");
+  s.delay = schedule.number("straggler_delay");
+  s.jitter = schedule.number("straggler_jitter");
+  if (s.count < 0)
+    throw ConfigError(str_cat(schedule.name, ".stragglers must be >= 0, got ", s.count));
+  if (!(s.delay >= 0))
+    throw ConfigError(str_cat(schedule.name, ".straggler_delay must be >= 0, got ", s.delay));
+  if (!(s.jitter >= 0 && s.jitter <= 1))
+    throw ConfigError(str_cat(schedule.name, ".straggler_jitter must be in [0, 1], got ",
+                              s.jitter));
+  return s;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -66,6 +85,12 @@ class Trainer : public schedule::StepActions {
     auto t2 = Clock::now();
     time_forward_ = seconds_between(t0, t1);
     time_backward_ = seconds_between(t1, t2);
+    time_delay_ = 0;
+    if (parts_.stragglers.delay > 0 && parts_.stragglers.slows(comm_.rank(), config_.workers)) {
+      const double spread = parts_.stragglers.jitter * (2.0 * straggler_rng_.uniform() - 1.0);
+      time_delay_ = parts_.stragglers.delay * (1.0 + spread);
+      std::this_thread::sleep_for(std::chrono::duration<double>(time_delay_));
+    }
     loss_ = loss.item<double>();
     LACONIC_ENFORCE(params_.front().grad().data_ptr() == flat_grad_.data_ptr(),
                     "backward replaced the gradient buffer instead of writing into it");
@@ -124,6 +149,7 @@ class Trainer : public schedule::StepActions {
     put("time_decompress", exchange_.time_decompress);
     put("time_communicate", exchange_.time_communicate);
     put("time_optimizer", time_optimizer_);
+    if (parts_.stragglers.delay > 0) put("time_delay", time_delay_);
     put("time_step", step_time);
     put("bytes_sent", static_cast<double>(exchange_.bytes_sent));
     put("bytes_received", static_cast<double>(exchange_.bytes_received));
@@ -188,7 +214,9 @@ class Trainer : public schedule::StepActions {
   torch::Tensor flat_grad_;
   std::vector<std::int64_t> shard_;
   std::size_t position_ = 0;
-  double loss_ = 0, time_forward_ = 0, time_backward_ = 0, time_optimizer_ = 0;
+  double loss_ = 0, time_forward_ = 0, time_backward_ = 0, time_optimizer_ = 0, time_delay_ = 0;
+  compress::Rng straggler_rng_{compress::derive_seed(static_cast<std::uint64_t>(config_.seed),
+                                                     0x5710 + static_cast<std::uint64_t>(comm_.rank()))};
   topology::ExchangeStats exchange_;
   std::vector<float> model_, anchor_;  // flat parameters: scratch, and the last average
 };

@@ -18,6 +18,20 @@
 
 namespace laconic::train {
 
+/// Injected slowness (the schedules' common fields): the `count` highest worker ranks sleep
+/// `delay` x uniform(1 - jitter, 1 + jitter) seconds per step after their backward pass, so
+/// that stale-sync and async can be studied on one machine.
+struct Stragglers {
+  std::int64_t count = 0;
+  double delay = 0;   ///< seconds
+  double jitter = 0;  ///< in [0, 1]
+
+  /// Reads and checks the fields of a resolved schedule spec (ConfigError naming them).
+  static Stragglers from(const ComponentSpec& schedule);
+  /// True when worker `rank` of `workers` is one of the stragglers.
+  bool slows(int rank, std::int64_t workers) const { return rank >= workers - count; }
+};
+
 /// The components a run is made of, built from its RunConfig (see engine/catalog.hpp).
 struct WorkerParts {
   std::unique_ptr<Dataset> dataset;
@@ -27,6 +41,7 @@ struct WorkerParts {
   std::unique_ptr<schedule::Schedule> schedule;
   std::unique_ptr<compress::Compressor> compressor;
   std::unique_ptr<comm::NetworkModel> network;  ///< projects communication onto a named link
+  Stragglers stragglers;
 };
 
 /// What the worker reached.

@@ -271,3 +271,46 @@ TEST_CASE("parameter_server options and compressors it cannot serve are refused 
   config.schedule = catalog.resolve({"schedule", "local_sgd", {}});
   CHECK_THROWS_WITH(catalog.build(config), Catch::Contains("use parameter_server { pull = "));
 }
+
+TEST_CASE("stale-synchronous SGD never applies an update computed more than s steps ahead; "
+          "async with a straggler does",
+          "[train][worker][multirank][ps]") {
+  engine::EngineCatalog catalog;
+  auto config = small_run("none", 24);
+  config.topology = catalog.resolve({"topology", "parameter_server", {}});
+  const auto straggling = [&](const std::string& name, std::map<std::string, Value> fields) {
+    fields["stragglers"] = std::int64_t{1};
+    fields["straggler_delay"] = 0.03;
+    return catalog.resolve({"schedule", name, std::move(fields)});
+  };
+  auto max_of = [](const std::vector<MetricRecord>& records, const std::string& key,
+                   int worker) {
+    double m = -1;
+    for (const auto& r : records)
+      if (r.key == key && r.worker == worker) m = std::max(m, r.value);
+    return m;
+  };
+  config.schedule = straggling("stale_sync", {{"staleness", std::int64_t{1}}});
+  const auto bounded = train_ranks(config);
+  const auto& server = bounded.records.at(2);
+  REQUIRE(values(server, "staleness").size() == 48);  // every push of both workers
+  CHECK(max_of(server, "staleness", 0) <= 1);
+  CHECK(max_of(server, "staleness", 1) <= 1);
+  CHECK(max_of(server, "staleness", 0) == 1);  // the fast worker does run ahead, by one
+  CHECK(max_of(server, "update_lag", 1) >= 1); // the straggler computes on stale weights
+  const auto slow = values(bounded.records.at(1), "time_delay");
+  REQUIRE(slow.size() == 24);
+  for (double d : slow) CHECK(d == Approx(0.03));
+  for (double d : values(bounded.records.at(0), "time_delay")) CHECK(d == 0.0);
+
+  config.schedule = straggling("async", {});
+  const auto unbounded = train_ranks(config);
+  CHECK(max_of(unbounded.records.at(2), "staleness", 0) > 1);
+  CHECK(values(unbounded.records.at(0), "train_loss").size() == 24);
+
+  auto allreduce = small_run("none", 1);
+  allreduce.schedule = catalog.resolve({"schedule", "async", {}});
+  CHECK_THROWS_WITH(catalog.build(allreduce),
+                    "schedules stale_sync and async need topology = parameter_server { ... }, "
+                    "got allreduce");
+}

@@ -1,0 +1,34 @@
+#include "engine/schedule/stale_sync.hpp"
+
+#include "engine/core/error.hpp"
+
+namespace laconic::schedule {
+
+std::vector<FieldSpec> StaleSyncOptions::fields() {
+  return {{"staleness", FieldType::Int, std::int64_t{2},
+           "steps a worker may run ahead of the slowest unfinished worker, >= 0"}};
+}
+
+StaleSyncOptions StaleSyncOptions::from(const ComponentSpec& spec) {
+  StaleSyncOptions o;
+  o.staleness = spec.integer("staleness");
+  if (o.staleness < 0)
+    throw ConfigError(str_cat("stale_sync.staleness must be >= 0, got ", o.staleness));
+  return o;
+}
+
+// Worker side, both schedules: compute, push and pull (the parameter server decides when the
+// pull comes back), take the server's weights.
+void StaleSyncSchedule::step(StepActions& actions, std::int64_t) {
+  actions.compute_gradients();
+  actions.exchange_gradients();
+  actions.apply_update();
+}
+
+void AsyncSchedule::step(StepActions& actions, std::int64_t) {
+  actions.compute_gradients();
+  actions.exchange_gradients();
+  actions.apply_update();
+}
+
+}  // namespace laconic::schedule

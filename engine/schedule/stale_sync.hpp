@@ -1,0 +1,50 @@
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "engine/core/component.hpp"
+#include "engine/schedule/schedule.hpp"
+
+namespace laconic::schedule {
+
+struct StaleSyncOptions {
+  std::int64_t staleness = 2;  ///< steps a worker may run ahead of the slowest, >= 0
+
+  static std::vector<FieldSpec> fields();
+  static StaleSyncOptions from(const ComponentSpec& spec);
+};
+
+/// Stale-synchronous parallel SGD (Ho et al. 2013) with a parameter server: each worker
+/// computes, pushes, and pulls the server's current weights; the server applies every push on
+/// its own and holds a worker's reply while it is more than `staleness` steps ahead of the
+/// slowest. staleness = 0 is lock-step with individual updates.
+class StaleSyncSchedule : public Schedule {
+ public:
+  explicit StaleSyncSchedule(StaleSyncOptions options) : options_(options) {}
+  std::string name() const override { return "stale_sync"; }
+  void step(StepActions& actions, std::int64_t step) override;
+  std::optional<std::int64_t> staleness_bound() const override { return options_.staleness; }
+
+ private:
+  StaleSyncOptions options_;
+};
+
+struct AsyncOptions {
+  static std::vector<FieldSpec> fields() { return {}; }
+  static AsyncOptions from(const ComponentSpec&) { return {}; }
+};
+
+/// Asynchronous SGD with a parameter server (Dean et al. 2012, "Downpour"): no bound; the
+/// server applies each push as it arrives and replies at once.
+class AsyncSchedule : public Schedule {
+ public:
+  explicit AsyncSchedule(AsyncOptions) {}
+  std::string name() const override { return "async"; }
+  void step(StepActions& actions, std::int64_t step) override;
+  std::optional<std::int64_t> staleness_bound() const override {
+    return std::numeric_limits<std::int64_t>::max() / 2;
+  }
+};
+
+}  // namespace laconic::schedule
