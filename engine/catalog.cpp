@@ -6,6 +6,7 @@
 #include "engine/schedule/builtin.hpp"
 #include "engine/topology/builtin.hpp"
 #include "engine/train/builtin.hpp"
+#include "engine/train/lr_schedule.hpp"
 
 namespace laconic::engine {
 
@@ -16,10 +17,12 @@ EngineCatalog::EngineCatalog()
       topologies_(topology::builtin_topologies()),
       schedules_(schedule::builtin_schedules()),
       compressors_(compress::builtin_compressors()),
-      networks_(comm::builtin_networks()) {}
+      networks_(comm::builtin_networks()),
+      lr_schedules_(train::builtin_lr_schedules()) {}
 
 std::vector<std::string> EngineCatalog::kinds() const {
-  return {"dataset", "model", "optimizer", "topology", "schedule", "compressor", "network"};
+  return {"dataset",    "model",   "optimizer",  "topology",
+          "schedule",   "compressor", "network", "lr_schedule"};
 }
 
 std::vector<ComponentInfo> EngineCatalog::infos(const std::string& kind) const {
@@ -30,9 +33,10 @@ std::vector<ComponentInfo> EngineCatalog::infos(const std::string& kind) const {
   if (kind == "schedule") return schedules_.infos();
   if (kind == "compressor") return compressors_.infos();
   if (kind == "network") return networks_.infos();
+  if (kind == "lr_schedule") return lr_schedules_.infos();
   throw ConfigError(str_cat("unknown component kind '", kind,
                             "'; known: dataset, model, optimizer, topology, schedule, compressor, "
-                            "network"));
+                            "network, lr_schedule"));
 }
 
 ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
@@ -43,6 +47,7 @@ ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
   if (spec.kind == "schedule") return schedules_.resolve(spec);
   if (spec.kind == "compressor") return compressors_.resolve(spec);
   if (spec.kind == "network") return networks_.resolve(spec);
+  if (spec.kind == "lr_schedule") return lr_schedules_.resolve(spec);
   throw ConfigError(str_cat("unknown component kind '", spec.kind, "'"));
 }
 
@@ -63,6 +68,8 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.compressor = compress::build_compressor(compressors_, config.compressor, shapes);
   parts.topology->check(*parts.compressor);
   parts.network = networks_.create(config.network);
+  parts.lr_schedule_spec = lr_schedules_.resolve(config.lr_schedule);
+  parts.lr_schedule = lr_schedules_.create(parts.lr_schedule_spec);
   if (const auto bound = parts.schedule->staleness_bound())
     parts.topology->set_staleness(*bound);
   parts.stragglers = train::Stragglers::from(config.schedule);

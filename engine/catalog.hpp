@@ -8,6 +8,7 @@
 #include "engine/core/run_config.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "engine/topology/topology.hpp"
+#include "engine/train/lr_schedule.hpp"
 #include "engine/train/worker.hpp"
 
 namespace laconic::engine {
@@ -34,6 +35,7 @@ class EngineCatalog : public Catalog {
   Registry<schedule::Schedule> schedules_;
   Registry<compress::Compressor> compressors_;
   Registry<comm::NetworkModel> networks_;
+  Registry<train::LrSchedule> lr_schedules_;
 };
 
 }  // namespace laconic::engine

@@ -17,6 +17,8 @@ struct RunConfig {
   ComponentSpec dataset, model, optimizer, topology, schedule, compressor;
   /// The network communication time is projected onto (`link { bandwidth, latency }`).
   ComponentSpec network{"network", "link", {}};
+  /// The learning-rate schedule applied to the optimizer's rate.
+  ComponentSpec lr_schedule{"lr_schedule", "constant", {}};
   std::int64_t batch_size = 64;   ///< examples per worker per step
   std::int64_t epochs = 1;        ///< passes over each worker's shard
   std::int64_t workers = 2;       ///< worker processes

@@ -13,6 +13,11 @@ class Optimizer {
   virtual std::string name() const = 0;
   /// Applies one update to `params` (same list, same order, every call).
   virtual void step(std::vector<torch::Tensor>& params) = 0;
+  /// The learning rate of the following steps: the configured one times `factor` (set by the
+  /// run's learning-rate schedule before each step).
+  virtual void set_lr_factor(double factor) = 0;
+  /// The learning rate the next step uses.
+  virtual double lr() const = 0;
 };
 
 }  // namespace laconic::train

@@ -41,6 +41,15 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
   };
 
   const bool weights = topology->pulls_weights();
+  // The server's optimizer follows the run's learning-rate schedule, by round (synchronous) or
+  // by update / workers (asynchronous).
+  const std::int64_t per_epoch = steps_per_epoch(config, *parts.dataset);
+  auto schedule_lr = [&](std::int64_t step) {
+    if (!parts.lr_schedule) return;
+    parts.optimizer->set_lr_factor(lr_factor(*parts.lr_schedule, parts.lr_schedule_spec,
+                                             {step, step / per_epoch, per_epoch, config.epochs,
+                                              config.workers}));
+  };
   topology::ServerUpdate update = [&](std::span<const float> mean, std::span<float> out) {
     if (!weights) {
       std::memcpy(out.data(), mean.data(), mean.size_bytes());
@@ -63,6 +72,7 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
         topology->options(), topology->staleness(), static_cast<int>(config.workers),
         static_cast<std::size_t>(total), *parts.compressor, comm,
         [&](std::span<const float> gradient) {
+          schedule_lr(index / config.workers);
           std::memcpy(flat_grad.data_ptr<float>(), gradient.data(), gradient.size_bytes());
           parts.optimizer->step(params);
         },
@@ -93,6 +103,7 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
                                    static_cast<std::size_t>(total));
   for (std::int64_t round = 0;; ++round) {
     const auto t = std::chrono::steady_clock::now();
+    schedule_lr(round);
     const topology::ServerRound r = server.serve_round(*parts.compressor, comm, update);
     if (r.done) break;
     const double step_time =

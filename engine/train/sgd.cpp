@@ -43,7 +43,7 @@ void Sgd::step(std::vector<torch::Tensor>& params) {
       b.mul_(options_.momentum).add_(d);
       d = options_.nesterov ? d.add(b, options_.momentum) : b;
     }
-    p.sub_(d, options_.lr);
+    p.sub_(d, lr_);
   }
 }
 

@@ -22,9 +22,12 @@ class Sgd : public Optimizer {
   explicit Sgd(SgdOptions options) : options_(options) {}
   std::string name() const override { return "sgd"; }
   void step(std::vector<torch::Tensor>& params) override;
+  void set_lr_factor(double factor) override { lr_ = options_.lr * factor; }
+  double lr() const override { return lr_; }
 
  private:
   SgdOptions options_;
+  double lr_ = options_.lr;
   std::vector<torch::Tensor> momentum_;
 };
 

@@ -12,6 +12,12 @@
 
 namespace laconic::train {
 
+std::int64_t steps_per_epoch(const RunConfig& config, Dataset& dataset) {
+  const std::int64_t per = dataset.train().size() / config.workers;
+  const std::int64_t steps = (per + config.batch_size - 1) / config.batch_size;
+  return config.max_steps > 0 ? std::min(steps, config.max_steps) : steps;
+}
+
 Stragglers Stragglers::from(const ComponentSpec& schedule) {
   Stragglers s;
   if (!schedule.fields.count("stragglers")) return s;  // a spec without the common fields
@@ -61,11 +67,7 @@ class Trainer : public schedule::StepActions {
     position_ = 0;
   }
 
-  std::int64_t steps_per_epoch() const {
-    auto per = parts_.dataset->train().size() / config_.workers;
-    auto steps = (per + config_.batch_size - 1) / config_.batch_size;
-    return config_.max_steps > 0 ? std::min(steps, config_.max_steps) : steps;
-  }
+  std::int64_t steps_per_epoch() const { return train::steps_per_epoch(config_, *parts_.dataset); }
 
   void compute_gradients() override {
     const auto& data = parts_.dataset->train();
@@ -149,6 +151,7 @@ class Trainer : public schedule::StepActions {
     put("time_decompress", exchange_.time_decompress);
     put("time_communicate", exchange_.time_communicate);
     put("time_optimizer", time_optimizer_);
+    put("lr", parts_.optimizer->lr());
     if (parts_.stragglers.delay > 0) put("time_delay", time_delay_);
     put("time_step", step_time);
     put("bytes_sent", static_cast<double>(exchange_.bytes_sent));
@@ -268,6 +271,10 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
     parts.compressor->set_epoch(epoch);
     parts.model->train();
     for (std::int64_t i = 0; i < steps_per_epoch; ++i, ++step) {
+      if (parts.lr_schedule)
+        parts.optimizer->set_lr_factor(
+            lr_factor(*parts.lr_schedule, parts.lr_schedule_spec,
+                      {step, epoch, steps_per_epoch, config.epochs, config.workers}));
       const auto step_start = Clock::now();
       parts.schedule->step(trainer, step);
       const auto step_end = Clock::now();

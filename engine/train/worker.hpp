@@ -13,6 +13,7 @@
 #include "engine/schedule/schedule.hpp"
 #include "engine/topology/topology.hpp"
 #include "engine/train/dataset.hpp"
+#include "engine/train/lr_schedule.hpp"
 #include "engine/train/model.hpp"
 #include "engine/train/optimizer.hpp"
 
@@ -42,6 +43,8 @@ struct WorkerParts {
   std::unique_ptr<compress::Compressor> compressor;
   std::unique_ptr<comm::NetworkModel> network;  ///< projects communication onto a named link
   Stragglers stragglers;
+  std::unique_ptr<LrSchedule> lr_schedule;  ///< empty: the optimizer's rate throughout
+  ComponentSpec lr_schedule_spec;           ///< resolved, for its common fields
 };
 
 /// What the worker reached.
@@ -67,6 +70,9 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
 /// steps `parts.optimizer` on its copy of the model.
 void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
                 MetricsSink& sink);
+
+/// Steps each worker takes per epoch: its shard in batches, at most config.max_steps.
+std::int64_t steps_per_epoch(const RunConfig& config, Dataset& dataset);
 
 /// Throws InvariantError unless every rank's model has the same parameter_hash().
 void check_identical_start(Model& model, comm::Communicator& comm);

@@ -23,6 +23,7 @@ FakeCatalog::FakeCatalog() {
   add({"compressor", "topk", "Top-k sparsification",
        {{"ratio", T::Number, 0.01, "fraction kept"},
         {"error_feedback", T::Bool, true, "accumulate what was dropped"}}});
+  add({"lr_schedule", "constant", "constant", {}});
   add({"network", "link", "a link",
        {{"bandwidth", T::String, std::string("1Gbit"), "rate"},
         {"latency", T::String, std::string("50us"), "latency"}}});

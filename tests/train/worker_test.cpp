@@ -314,3 +314,20 @@ TEST_CASE("stale-synchronous SGD never applies an update computed more than s st
                     "schedules stale_sync and async need topology = parameter_server { ... }, "
                     "got allreduce");
 }
+
+TEST_CASE("the learning rate a worker records is the one its schedule sets", "[train][worker][lr]") {
+  engine::EngineCatalog catalog;
+  auto config = small_run("none", 3);
+  config.workers = 1;
+  config.epochs = 2;
+  config.lr_schedule = catalog.resolve(
+      {"lr_schedule", "step_decay", {{"factor", 0.5}, {"warmup_steps", std::int64_t{2}}}});
+  std::vector<MetricRecord> records;
+  testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
+    MemorySink sink;
+    train::run_worker(config, catalog.build(config), comm, sink);
+    records = sink.records();
+  });
+  // lr 0.05: warm-up 1/2, 2/2 over steps 0-1, then epoch 1 halves it.
+  CHECK(values(records, "lr") == std::vector<double>{0.025, 0.05, 0.05, 0.025, 0.025, 0.025});
+}

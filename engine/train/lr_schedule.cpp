@@ -1,0 +1,79 @@
+#include "engine/train/lr_schedule.hpp"
+
+#include <cmath>
+#include <numbers>
+
+#include "engine/core/error.hpp"
+
+namespace laconic::train {
+
+std::vector<FieldSpec> StepDecayOptions::fields() {
+  return {{"every", FieldType::Int, std::int64_t{1}, "epochs between two decays, >= 1"},
+          {"factor", FieldType::Number, 0.1, "multiplier at each decay, in (0, 1]"}};
+}
+
+StepDecayOptions StepDecayOptions::from(const ComponentSpec& spec) {
+  StepDecayOptions o;
+  o.every = spec.integer("every");
+  o.factor = spec.number("factor");
+  if (o.every < 1) throw ConfigError(str_cat("step_decay.every must be >= 1, got ", o.every));
+  if (!(o.factor > 0 && o.factor <= 1))
+    throw ConfigError(str_cat("step_decay.factor must be in (0, 1], got ", o.factor));
+  return o;
+}
+
+double StepDecayLr::factor(const TrainingClock& clock) const {
+  return std::pow(options_.factor, static_cast<double>(clock.epoch / options_.every));
+}
+
+std::vector<FieldSpec> CosineLrOptions::fields() {
+  return {{"final", FieldType::Number, 0.0,
+           "factor reached at the last step, in [0, 1]"}};
+}
+
+CosineLrOptions CosineLrOptions::from(const ComponentSpec& spec) {
+  CosineLrOptions o;
+  o.final = spec.number("final");
+  if (!(o.final >= 0 && o.final <= 1))
+    throw ConfigError(str_cat("cosine.final must be in [0, 1], got ", o.final));
+  return o;
+}
+
+double CosineLr::factor(const TrainingClock& clock) const {
+  const double total = static_cast<double>(std::max<std::int64_t>(
+      1, clock.epochs * clock.steps_per_epoch - 1));
+  const double progress = std::min(1.0, static_cast<double>(clock.step) / total);
+  return options_.final +
+         (1 - options_.final) * 0.5 * (1 + std::cos(std::numbers::pi * progress));
+}
+
+double lr_factor(const LrSchedule& schedule, const ComponentSpec& spec,
+                 const TrainingClock& clock) {
+  double f = schedule.factor(clock);
+  if (spec.fields.count("scale_with_workers") && spec.flag("scale_with_workers"))
+    f *= static_cast<double>(clock.workers);
+  const std::int64_t warmup = spec.fields.count("warmup_steps") ? spec.integer("warmup_steps") : 0;
+  if (warmup < 0)
+    throw ConfigError(str_cat(spec.name, ".warmup_steps must be >= 0, got ", warmup));
+  if (clock.step < warmup)
+    f *= static_cast<double>(clock.step + 1) / static_cast<double>(warmup);
+  return f;
+}
+
+Registry<LrSchedule> builtin_lr_schedules() {
+  Registry<LrSchedule> r("lr_schedule");
+  r.add<ConstantLr, ConstantLrOptions>("constant", "the optimizer's learning rate throughout");
+  r.add<StepDecayLr, StepDecayOptions>(
+      "step_decay", "multiplies the learning rate by `factor` every `every` epochs");
+  r.add<CosineLr, CosineLrOptions>(
+      "cosine", "cosine annealing from the learning rate to `final` times it over the run");
+  r.add_common_fields({
+      {"warmup_steps", FieldType::Int, std::int64_t{0},
+       "steps of linear warm-up from lr/warmup_steps to the scheduled rate, >= 0"},
+      {"scale_with_workers", FieldType::Bool, false,
+       "multiply the learning rate by the number of workers (linear scaling rule)"},
+  });
+  return r;
+}
+
+}  // namespace laconic::train
