@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "engine/catalog.hpp"
+#include "engine/core/error.hpp"
 #include "lua/experiment.hpp"
 
 namespace laconic::cli {
@@ -22,14 +23,58 @@ int list_command(const std::string& kind) {
   return 0;
 }
 
-int check_command(const std::string& file) {
+std::vector<std::size_t> select_runs(const lua::ExperimentPlan& plan, const std::string& file,
+                                     const std::string& only) {
+  std::vector<std::size_t> selected;
+  for (std::size_t i = 0; i < plan.runs.size(); ++i)
+    if (only.empty() || plan.runs[i].name.find(only) != std::string::npos) selected.push_back(i);
+  if (selected.empty())
+    throw ConfigError(str_cat("no run of '", file, "' has a name containing '", only, "'"));
+  return selected;
+}
+
+int check_command(const std::string& file, const std::string& only) {
   engine::EngineCatalog catalog;
   auto plan = lua::load_experiment(file, catalog);
+  const auto selected = select_runs(plan, file, only);
   std::cout << plan.name << " (" << file << ", hash " << plan.file_hash << "): "
-            << plan.runs.size() << " runs\n";
-  for (std::size_t i = 0; i < plan.runs.size(); ++i)
+            << plan.runs.size() << " runs";
+  if (!only.empty()) std::cout << ", " << selected.size() << " matching '" << only << "'";
+  std::cout << "\n";
+  for (std::size_t i : selected)
     std::cout << "  " << i + 1 << ". " << plan.runs[i].name << "\n      "
               << plan.runs[i].to_json().dump() << "\n";
+  return 0;
+}
+
+namespace {
+
+/// A cell of a Markdown table: pipes escaped.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+int list_markdown_command() {
+  engine::EngineCatalog catalog;
+  for (const auto& kind : catalog.kinds()) {
+    std::cout << "### " << kind << "\n\n";
+    for (const auto& info : catalog.infos(kind)) {
+      std::cout << "#### `" << info.name << "`\n\n" << cell(info.description) << "\n\n";
+      if (info.fields.empty()) {
+        std::cout << "No fields: `" << info.name << "()`.\n\n";
+        continue;
+      }
+      std::cout << "| field | type | default | meaning |\n|---|---|---|---|\n";
+      for (const auto& f : info.fields)
+        std::cout << "| `" << f.name << "` | " << field_type_name(f.type) << " | `"
+                  << cell(format_value(f.default_value)) << "` | " << cell(f.doc) << " |\n";
+      std::cout << "\n";
+    }
+  }
   return 0;
 }
 

@@ -54,6 +54,10 @@ int main(int argc, char** argv) {
   run->add_option("file", run_args.file, "experiment file (.lua)")->required()->check(CLI::ExistingFile);
   run->add_flag("--resume", run_args.resume,
                 "skip runs already FINISHED with an identical configuration");
+  run->add_option("--only", run_args.only,
+                  "run only the runs whose name contains this text (e.g. compressor=topk)");
+  run->add_flag("--dry-run", run_args.dry_run,
+                "validate and list the runs that would execute (as `check`), train nothing");
   add_db_option(run);
 
   laconic::cli::WorkerArgs worker_args;
@@ -83,13 +87,18 @@ int main(int argc, char** argv) {
   add_db_option(report);
 
   std::string list_kind;
+  bool list_markdown = false;
   auto* list = app.add_subcommand("list", "list built-in components with their fields and defaults");
   list->add_option("kind", list_kind,
-                   "dataset, model, optimizer, topology, schedule or compressor (default: all)");
+                   "dataset, model, optimizer, topology, schedule, compressor, network or "
+                   "lr_schedule (default: all)");
+  list->add_flag("--markdown", list_markdown,
+                 "print the reference as Markdown tables (the generated part of docs/dsl.md)");
 
-  std::string check_file;
+  std::string check_file, check_only;
   auto* check = app.add_subcommand("check", "validate an experiment file and list its runs without training");
   check->add_option("file", check_file, "experiment file (.lua)")->required()->check(CLI::ExistingFile);
+  check->add_option("--only", check_only, "list only the runs whose name contains this text");
 
   CLI11_PARSE(app, argc, argv);
 
@@ -99,6 +108,7 @@ int main(int argc, char** argv) {
       action.sa_handler = request_stop;
       ::sigaction(SIGINT, &action, nullptr);
       ::sigaction(SIGTERM, &action, nullptr);
+      if (run_args.dry_run) return laconic::cli::check_command(run_args.file, run_args.only);
       run_args.db = db;
       run_args.executable = self_executable(argv[0]);
       return laconic::cli::run_command(run_args, g_stop);
@@ -106,8 +116,10 @@ int main(int argc, char** argv) {
     if (*worker) return laconic::cli::worker_command(worker_args);
     if (*runs) return laconic::cli::runs_command(db, runs_experiment, runs_status);
     if (*report) return laconic::cli::report_command(db, report_experiment, report_out);
-    if (*list) return laconic::cli::list_command(list_kind.empty() ? "" : singular(list_kind));
-    if (*check) return laconic::cli::check_command(check_file);
+    if (*list)
+      return list_markdown ? laconic::cli::list_markdown_command()
+                           : laconic::cli::list_command(list_kind.empty() ? "" : singular(list_kind));
+    if (*check) return laconic::cli::check_command(check_file, check_only);
   } catch (const laconic::ConfigError& e) {
     std::cerr << "laconic: " << e.what() << "\n";
     return 2;

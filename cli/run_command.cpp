@@ -10,6 +10,7 @@
 #include "reports/format.hpp"
 #include "cli/launcher.hpp"
 #include "cli/progress.hpp"
+#include "cli/catalog_commands.hpp"
 #include "engine/catalog.hpp"
 #include "lua/experiment.hpp"
 #include "storage/database.hpp"
@@ -43,12 +44,13 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   engine::EngineCatalog catalog;
   // Load and validate everything before the database is touched: a broken file records nothing.
   const auto plan = lua::load_experiment(args.file, catalog);
+  const std::vector<std::size_t> selected = select_runs(plan, args.file, args.only);
   auto db = storage::Database::open(args.db);
   storage::Recorder recorder(*db);
   const auto experiment_id = recorder.add_experiment(plan.name, args.file, plan.file_hash);
 
   std::vector<PlannedRun> runs;
-  for (std::size_t i = 0; i < plan.runs.size(); ++i) {
+  for (std::size_t i : selected) {
     PlannedRun run{i, -1, std::nullopt};
     if (args.resume) run.done = recorder.find_finished(plan.name, plan.runs[i]);
     if (!run.done) run.id = recorder.add_run(experiment_id, plan.runs[i]);
@@ -59,10 +61,11 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   int finished = 0, failed = 0, skipped = 0;
   bool interrupted = false;
   const std::size_t total = runs.size();
+  std::size_t position = 0;
   for (const auto& run : runs) {
     const RunConfig& config = plan.runs[run.index];
     const std::string label =
-        str_cat("[", run.index + 1, "/", total, "] ", plan.name, " ", config.name);
+        str_cat("[", ++position, "/", total, "] ", plan.name, " ", config.name);
     if (run.done) {
       std::cout << label << ": already finished as run " << *run.done << ", skipped\n";
       ++skipped;

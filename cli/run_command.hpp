@@ -8,6 +8,8 @@ struct RunArgs {
   std::string file;               ///< experiment file
   std::string db = "laconic.db";  ///< SQLite database
   bool resume = false;            ///< skip runs already FINISHED with the same configuration
+  std::string only;               ///< run only runs whose name contains this (empty: all)
+  bool dry_run = false;           ///< list what would run, as `check`, and stop
   std::string executable;         ///< this binary, started again as `laconic worker`
 };
 

@@ -175,3 +175,51 @@ TEST_CASE("every experiment file in experiments/ loads and expands", "[cli][expe
   CHECK(files >= 1);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("docs/dsl.md's component reference is what the registries say",
+          "[cli][docs]") {
+  const auto dir = make_temp_dir();
+  const auto r = run_laconic(dir, "list --markdown");
+  REQUIRE(r.status == 0);
+  const std::string doc = read_file(std::string(LACONIC_SOURCE_DIR) + "/docs/dsl.md");
+  const std::string begin = "<!-- BEGIN GENERATED: laconic list --markdown -->\n\n";
+  const std::string end = "<!-- END GENERATED -->";
+  const auto from = doc.find(begin), to = doc.find(end);
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  INFO("regenerate with scripts/update-dsl-reference.py");
+  CHECK(doc.substr(from + begin.size(), to - from - begin.size()) == r.out);
+  // Every registered component appears (a sanity check of the generator itself).
+  for (const char* name : {"`powersgd`", "`chain`", "`parameter_server`", "`stale_sync`",
+                           "`link`", "`step_decay`", "`fashion_mnist`"})
+    CHECK_THAT(r.out, Catch::Contains(std::string("#### ") + name));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("--only selects runs by name; run --dry-run trains and records nothing",
+          "[cli][only]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/s.lua",
+             tiny_experiment("s", "  compressor = sweep { none(), topk { ratio = 0.1 }, "
+                                  "topk { ratio = 0.01 } },\n  max_steps = 2,\n"));
+  auto r = run_laconic(dir, "check s.lua --only ratio=0.1");
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("3 runs, 1 matching 'ratio=0.1'") &&
+                        Catch::Contains("2. compressor=topk,ratio=0.1,seed=1"));
+  CHECK_THAT(r.out, !Catch::Contains("compressor=none"));
+
+  r = run_laconic(dir, "run s.lua --dry-run --only topk --db d.db");
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("2 matching 'topk'"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/d.db"));
+
+  r = run_laconic(dir, "run s.lua --only nothing-like-this --db d.db");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("no run of 's.lua' has a name containing 'nothing-like-this'"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/d.db"));
+
+  r = run_laconic(dir, "run s.lua --only ratio=0.01 --db d.db");
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("[1/1] s compressor=topk,ratio=0.01,seed=1: FINISHED"));
+  std::filesystem::remove_all(dir);
+}
