@@ -2,6 +2,8 @@
 
 #include "engine/comm/network.hpp"
 #include "engine/compress/builtin.hpp"
+#include "engine/compress/random.hpp"
+#include "engine/topology/parameter_server.hpp"
 #include "engine/core/error.hpp"
 #include "engine/schedule/builtin.hpp"
 #include "engine/topology/builtin.hpp"
@@ -70,6 +72,17 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.network = networks_.create(config.network);
   parts.lr_schedule_spec = lr_schedules_.resolve(config.lr_schedule);
   parts.lr_schedule = lr_schedules_.create(parts.lr_schedule_spec);
+  if (auto* ps = dynamic_cast<topology::ParameterServerTopology*>(parts.topology.get())) {
+    // Several servers: every shard gets a compressor of its own (flat, seeded per shard).
+    ps->set_compressor_factory([registry = compressors_, spec = config.compressor,
+                                seed = config.seed](std::size_t size, int shard, int rank) {
+      auto c = compress::build_compressor(registry, spec, {{size}});
+      c->set_seed(compress::derive_seed(static_cast<std::uint64_t>(seed),
+                                        0x5e7e + static_cast<std::uint64_t>(shard)),
+                  rank);
+      return c;
+    });
+  }
   if (const auto bound = parts.schedule->staleness_bound())
     parts.topology->set_staleness(*bound);
   parts.stragglers = train::Stragglers::from(config.schedule);

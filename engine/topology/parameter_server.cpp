@@ -44,7 +44,8 @@ void add_dense(std::span<const std::uint8_t> payload, std::span<float> dense) {
 
 std::vector<FieldSpec> ParameterServerOptions::fields() {
   return {
-      {"servers", FieldType::Int, std::int64_t{1}, "server processes (only 1 is implemented)"},
+      {"servers", FieldType::Int, std::int64_t{1},
+       "server processes, each holding one contiguous shard of the parameters, in [1, 64]"},
       {"push", FieldType::String, std::string("gradients"), "what workers push: \"gradients\""},
       {"pull", FieldType::String, std::string("weights"),
        "what workers pull: \"weights\" (the server steps the optimizer and sends the change of "
@@ -64,9 +65,8 @@ ParameterServerOptions ParameterServerOptions::from(const ComponentSpec& spec) {
   o.pull = spec.text("pull");
   o.compress_push = spec.flag("compress_push");
   o.compress_pull = spec.flag("compress_pull");
-  if (o.servers != 1)
-    throw ConfigError(str_cat("parameter_server.servers must be 1 (sharding over several "
-                              "servers is not implemented yet), got ", o.servers));
+  if (o.servers < 1 || o.servers > 64)
+    throw ConfigError(str_cat("parameter_server.servers must be in [1, 64], got ", o.servers));
   if (o.push != "gradients")
     throw ConfigError(str_cat("parameter_server.push must be \"gradients\", got \"", o.push,
                               "\""));
@@ -87,65 +87,116 @@ void ParameterServerTopology::check(const compress::Compressor& compressor) cons
                               "step); use randomk { shared_seed = false } or topk"));
 }
 
+std::pair<std::size_t, std::size_t> server_shard(std::size_t n, int servers, int server) {
+  const auto s = static_cast<std::size_t>(servers), i = static_cast<std::size_t>(server);
+  return {n * i / s, n * (i + 1) / s};
+}
+
+std::unique_ptr<compress::Compressor> ParameterServerTopology::make_shard_compressor(
+    std::size_t size, int shard, int rank) const {
+  if (options_.servers == 1) return nullptr;
+  LACONIC_ENFORCE(static_cast<bool>(factory_), "parameter_server with ", options_.servers,
+                  " servers needs a compressor factory (set by the engine)");
+  return factory_(size, shard, rank);
+}
+
+compress::Compressor& ParameterServerTopology::shard_compressor(int shard,
+                                                                compress::Compressor& given,
+                                                                std::size_t size, int rank) {
+  if (options_.servers == 1) return given;  // the run's compressor, shapes and all
+  if (shard_compressors_.empty()) {
+    for (int s = 0; s < options_.servers; ++s) {
+      const auto [begin, end] = server_shard(size, static_cast<int>(options_.servers), s);
+      shard_compressors_.push_back(make_shard_compressor(end - begin, s, rank));
+    }
+  }
+  return *shard_compressors_[static_cast<std::size_t>(shard)];
+}
+
 ExchangeStats ParameterServerTopology::average(std::span<float> gradient,
                                                compress::Compressor& compressor,
                                                comm::Communicator& comm) {
   ExchangeStats stats;
-  const int server = comm.size() - static_cast<int>(options_.servers);
-  LACONIC_ENFORCE(comm.rank() < server, "rank ", comm.rank(), " is a server, not a worker");
+  const int servers = static_cast<int>(options_.servers);
+  const int first_server = comm.size() - servers;
+  LACONIC_ENFORCE(comm.rank() < first_server, "rank ", comm.rank(),
+                  " is a server, not a worker");
   const comm::ByteCounters before = comm.counters();
-  stats.bytes_dense = 8 + gradient.size_bytes();  // the same push, dense
-
-  auto t = Clock::now();
-  if (options_.compress_push)
-    compressor.compress(gradient, payload_);
-  else
-    encode_dense(gradient, payload_);
-  stats.time_compress = seconds_since(t);
-  stats.payload_bytes = payload_.size();
+  stats.bytes_dense = 8 * static_cast<std::uint64_t>(servers) + gradient.size_bytes();
   stats.gathered = true;
+  payloads_.resize(static_cast<std::size_t>(servers));
 
-  t = Clock::now();
-  const std::uint64_t size = payload_.size();
-  if (staleness_ >= 0)  // the asynchronous server takes pushes from whoever comes first
-    comm.send_to_any_receiver(server, bytes_of(&size, sizeof size));
-  else
-    comm.send_recv(server, bytes_of(&size, sizeof size), server, {});
-  comm.send_recv(server, payload_, server, {});
-  std::uint64_t header[3] = {0, 0, 0};
-  comm.send_recv(server, {}, server, mutable_bytes_of(header, sizeof header));
-  incoming_.resize(header[0]);
-  comm.send_recv(server, {}, server, incoming_);
-  stats.time_communicate = seconds_since(t);
+  // Push: shard s of the gradient to server s.
+  for (int s = 0; s < servers; ++s) {
+    const auto [begin, end] = server_shard(gradient.size(), servers, s);
+    const auto shard = gradient.subspan(begin, end - begin);
+    compress::Payload& payload = payloads_[static_cast<std::size_t>(s)];
+    auto t = Clock::now();
+    if (options_.compress_push)
+      shard_compressor(s, compressor, gradient.size(), comm.rank()).compress(shard, payload);
+    else
+      encode_dense(shard, payload);
+    stats.time_compress += seconds_since(t);
+    stats.payload_bytes += payload.size();
+    t = Clock::now();
+    const int server = first_server + s;
+    const std::uint64_t size = payload.size();
+    if (staleness_ >= 0)  // an asynchronous server takes pushes from whoever comes first
+      comm.send_to_any_receiver(server, bytes_of(&size, sizeof size));
+    else
+      comm.send_recv(server, bytes_of(&size, sizeof size), server, {});
+    comm.send_recv(server, payload, server, {});
+    stats.time_communicate += seconds_since(t);
+  }
 
-  t = Clock::now();
-  std::fill(gradient.begin(), gradient.end(), 0.0f);
-  if (options_.compress_pull)
-    compressor.decompress_add(incoming_, gradient);
-  else
-    add_dense(incoming_, gradient);
-  stats.time_decompress = seconds_since(t);
+  // Pull: each server's part back, decoded into its shard.
+  std::uint64_t round_messages = 0, round_link_bytes = 0;
+  for (int s = 0; s < servers; ++s) {
+    const auto [begin, end] = server_shard(gradient.size(), servers, s);
+    const auto shard = gradient.subspan(begin, end - begin);
+    const int server = first_server + s;
+    auto t = Clock::now();
+    std::uint64_t header[3] = {0, 0, 0};
+    comm.send_recv(server, {}, server, mutable_bytes_of(header, sizeof header));
+    incoming_.resize(header[0]);
+    comm.send_recv(server, {}, server, incoming_);
+    stats.time_communicate += seconds_since(t);
+    t = Clock::now();
+    std::fill(shard.begin(), shard.end(), 0.0f);
+    if (options_.compress_pull)
+      shard_compressor(s, compressor, gradient.size(), comm.rank()).decompress_add(incoming_, shard);
+    else
+      add_dense(incoming_, shard);
+    stats.time_decompress += seconds_since(t);
+    // The servers work side by side: a worker waits for the busiest one.
+    if (header[2] > round_link_bytes) {
+      round_messages = header[1];
+      round_link_bytes = header[2];
+    }
+  }
 
   const comm::ByteCounters mine = comm.counters().since(before);
   stats.bytes_sent = mine.sent;
   stats.bytes_received = mine.received;
-  // What the network model projects: the server's whole round, which this worker waits for
-  // (asynchronously, a worker waits only for its own exchange).
+  // What the network model projects: the busiest server's whole round, which this worker waits
+  // for (asynchronously, a worker waits only for its own exchanges).
   stats.traffic = mine;
   if (staleness_ < 0) {
-    stats.traffic.messages = header[1];
-    stats.traffic.link_bytes = header[2];
+    stats.traffic.messages = round_messages;
+    stats.traffic.link_bytes = round_link_bytes;
   }
   return stats;
 }
 
 void ParameterServerTopology::finish(comm::Communicator& comm) {
-  const int server = comm.size() - static_cast<int>(options_.servers);
   const std::uint64_t done = kDone;
-  if (staleness_ >= 0)
-    comm.send_to_any_receiver(server, bytes_of(&done, sizeof done));
-  else
-    comm.send_recv(server, bytes_of(&done, sizeof done), server, {});
+  for (int s = 0; s < options_.servers; ++s) {
+    const int server = comm.size() - static_cast<int>(options_.servers) + s;
+    if (staleness_ >= 0)
+      comm.send_to_any_receiver(server, bytes_of(&done, sizeof done));
+    else
+      comm.send_recv(server, bytes_of(&done, sizeof done), server, {});
+  }
 }
 
 void ParameterServerTopology::set_staleness(std::int64_t staleness) {
@@ -175,9 +226,11 @@ void serve_asynchronously(const ParameterServerOptions& options, std::int64_t st
   std::int64_t version = 0;
   std::vector<std::uint8_t> incoming;
   AppliedUpdate report;
+  std::uint64_t replies = 0;  // sent by the last release()
 
   // Replies to every held worker that is now within the bound of the slowest active one.
   auto release = [&] {
+    replies = 0;
     std::int64_t slowest = std::numeric_limits<std::int64_t>::max();
     for (std::size_t w = 0; w < w_count; ++w)
       if (active[w]) slowest = std::min(slowest, clock[w]);
@@ -194,6 +247,7 @@ void serve_asynchronously(const ParameterServerOptions& options, std::int64_t st
       const int rank = static_cast<int>(w);
       comm.send_recv(rank, bytes_of(header, sizeof header), rank, {});
       comm.send_recv(rank, bytes_of(change.data(), change.size() * sizeof(float)), rank, {});
+      ++replies;
     }
   };
 
@@ -238,6 +292,7 @@ void serve_asynchronously(const ParameterServerOptions& options, std::int64_t st
     report.stats.bytes_sent = report.stats.traffic.sent;
     report.stats.bytes_received = report.stats.traffic.received;
     report.stats.payload_bytes = size;
+    report.stats.bytes_dense = replies * (kPullHeaderBytes + 4 * n);  // the replies are dense
     on_update(report);
   }
 }

@@ -5,6 +5,7 @@
 // workers .. workers + servers - 1 of the run's world.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,7 @@
 namespace laconic::topology {
 
 struct ParameterServerOptions {
-  std::int64_t servers = 1;        ///< server processes (1 is implemented)
+  std::int64_t servers = 1;        ///< server processes, one shard of the parameters each
   std::string push = "gradients";  ///< what workers send
   std::string pull = "weights";    ///< "weights": the server steps its optimizer; "gradients"
   bool compress_push = true;       ///< push through the run's compressor (else dense fp32)
@@ -23,6 +24,10 @@ struct ParameterServerOptions {
   static std::vector<FieldSpec> fields();
   static ParameterServerOptions from(const ComponentSpec& spec);
 };
+
+/// Elements [begin, end) of a gradient of `n` held by server `server` of `servers`: contiguous,
+/// balanced shards.
+std::pair<std::size_t, std::size_t> server_shard(std::size_t n, int servers, int server);
 
 /// Bytes of the header of every pull message: uint64 payload bytes, then the round's traffic at
 /// the server (uint64 messages, uint64 link bytes), so each worker can project the fan-in.
@@ -56,10 +61,26 @@ class ParameterServerTopology : public Topology {
   /// -1 when synchronous.
   std::int64_t staleness() const { return staleness_; }
 
+  /// Builds a compressor of the run's kind for a flat shard of `size` elements, seeded for
+  /// shard `shard` and rank `rank`; with several servers each shard gets its own (state and
+  /// all), on the workers and on its server.
+  using CompressorFactory = std::function<std::unique_ptr<compress::Compressor>(
+      std::size_t size, int shard, int rank)>;
+  void set_compressor_factory(CompressorFactory factory) { factory_ = std::move(factory); }
+  /// The factory's compressor for `shard`, or null with a single server (which uses the run's
+  /// compressor as built, layer shapes and all).
+  std::unique_ptr<compress::Compressor> make_shard_compressor(std::size_t size, int shard,
+                                                              int rank) const;
+
  private:
+  compress::Compressor& shard_compressor(int shard, compress::Compressor& given,
+                                         std::size_t size, int rank);
+
   ParameterServerOptions options_;
   std::int64_t staleness_ = -1;
-  compress::Payload payload_;
+  CompressorFactory factory_;
+  std::vector<std::unique_ptr<compress::Compressor>> shard_compressors_;
+  std::vector<compress::Payload> payloads_;
   std::vector<std::uint8_t> incoming_;
 };
 

@@ -31,6 +31,23 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
     offset += p.numel();
   }
   torch::Tensor before = torch::zeros({total});
+  // This server's shard of the flat parameters, and the compressor that codes it.
+  const int server_index = comm.rank() - static_cast<int>(config.workers);
+  const auto [shard_begin, shard_end] = topology::server_shard(
+      static_cast<std::size_t>(total), static_cast<int>(topology->options().servers),
+      server_index);
+  const std::size_t shard_size = shard_end - shard_begin;
+  std::unique_ptr<compress::Compressor> shard_compressor =
+      topology->make_shard_compressor(shard_size, server_index, comm.rank());
+  compress::Compressor& codec = shard_compressor ? *shard_compressor : *parts.compressor;
+  // The shard's gradient placed in the flat gradient (zero elsewhere), then one optimizer step:
+  // elementwise, so the shard changes as it would on a single server.
+  auto step_on_shard = [&](std::span<const float> shard_gradient) {
+    flat_grad.zero_();
+    std::memcpy(flat_grad.data_ptr<float>() + shard_begin, shard_gradient.data(),
+                shard_gradient.size_bytes());
+    parts.optimizer->step(params);
+  };
   auto flatten_into = [&](torch::Tensor& out) {
     torch::NoGradGuard no_grad;
     std::int64_t at = 0;
@@ -56,13 +73,12 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
       return;
     }
     // Step the server's optimizer with the mean gradient; send the change of the weights.
-    std::memcpy(flat_grad.data_ptr<float>(), mean.data(), mean.size_bytes());
     flatten_into(before);
-    parts.optimizer->step(params);
+    step_on_shard(mean);
     torch::Tensor after = torch::zeros({total});
     flatten_into(after);
     torch::Tensor change = after - before;
-    std::memcpy(out.data(), change.data_ptr<float>(), out.size_bytes());
+    std::memcpy(out.data(), change.data_ptr<float>() + shard_begin, out.size_bytes());
   };
 
   if (topology->staleness() >= 0) {
@@ -70,15 +86,14 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
     std::int64_t index = 0;
     topology::serve_asynchronously(
         topology->options(), topology->staleness(), static_cast<int>(config.workers),
-        static_cast<std::size_t>(total), *parts.compressor, comm,
+        shard_size, codec, comm,
         [&](std::span<const float> gradient) {
           schedule_lr(index / config.workers);
-          std::memcpy(flat_grad.data_ptr<float>(), gradient.data(), gradient.size_bytes());
-          parts.optimizer->step(params);
+          step_on_shard(gradient);
         },
         [&](std::span<float> out) {
           flatten_into(before);
-          std::memcpy(out.data(), before.data_ptr<float>(), out.size_bytes());
+          std::memcpy(out.data(), before.data_ptr<float>() + shard_begin, out.size_bytes());
         },
         [&](const topology::AppliedUpdate& u) {
           auto put = [&](const char* key, int worker, double value) {
@@ -91,6 +106,7 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
           put("time_compress", comm.rank(), u.stats.time_compress);
           put("bytes_sent", comm.rank(), static_cast<double>(u.stats.bytes_sent));
           put("bytes_received", comm.rank(), static_cast<double>(u.stats.bytes_received));
+          put("bytes_dense", comm.rank(), static_cast<double>(u.stats.bytes_dense));
           if (parts.network)
             put("projected_time_communicate", comm.rank(), parts.network->project(u.stats.traffic));
           ++index;
@@ -100,11 +116,11 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
   }
 
   topology::ParameterServer server(topology->options(), static_cast<int>(config.workers),
-                                   static_cast<std::size_t>(total));
+                                   shard_size);
   for (std::int64_t round = 0;; ++round) {
     const auto t = std::chrono::steady_clock::now();
     schedule_lr(round);
-    const topology::ServerRound r = server.serve_round(*parts.compressor, comm, update);
+    const topology::ServerRound r = server.serve_round(codec, comm, update);
     if (r.done) break;
     const double step_time =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();

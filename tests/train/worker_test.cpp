@@ -211,6 +211,22 @@ TEST_CASE("a parameter server pulling gradients or weights trains like allreduce
     auto config = small_run("none", kSteps);
     config.topology = catalog.resolve({"topology", "parameter_server", {{"pull", pull}}});
     REQUIRE(catalog.world_size(config) == 3);
+    // Two servers, each with half of the parameters: the same training.
+    auto sharded = config;
+    sharded.topology = catalog.resolve(
+        {"topology", "parameter_server", {{"pull", pull}, {"servers", std::int64_t{2}}}});
+    REQUIRE(catalog.world_size(sharded) == 4);
+    const auto two = train_ranks(sharded);
+    CHECK(two.results.at(0).parameter_hash == two.results.at(1).parameter_hash);
+    const auto loss_two = values(two.records.at(0), "train_loss");
+    REQUIRE(loss_two.size() == kSteps);
+    for (std::size_t i = 0; i < loss_two.size(); ++i)
+      CHECK(loss_two[i] == Approx(loss_ref[i]).epsilon(1e-4));
+    // Each server sends the header and its half back to both workers.
+    const std::size_t half = 61706 / 2;
+    for (int server : {2, 3})
+      for (double sent : values(two.records.at(server), "bytes_sent"))
+        CHECK(sent == 2 * (24 + 4.0 * half));
     const auto out = train_ranks(config);
     CHECK(out.results.at(0).parameter_hash == out.results.at(1).parameter_hash);
     const auto loss = values(out.records.at(0), "train_loss");
@@ -234,7 +250,8 @@ TEST_CASE("a parameter server compressing both ways trains LeNet-5 on Fashion-MN
   config.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}});
   config.topology = catalog.resolve(
       {"topology", "parameter_server", {{"pull", std::string("gradients")},
-                                        {"compress_pull", true}}});
+                                        {"compress_pull", true},
+                                        {"servers", std::int64_t{2}}}});
   const auto out = train_ranks(config);
   CHECK(out.results.at(0).parameter_hash == out.results.at(1).parameter_hash);
   const auto loss = values(out.records.at(0), "train_loss");
@@ -245,20 +262,21 @@ TEST_CASE("a parameter server compressing both ways trains LeNet-5 on Fashion-MN
     return s / static_cast<double>(end - begin);
   };
   CHECK(mean(loss.end() - 10, loss.end()) < 0.75 * mean(loss.begin(), loss.begin() + 10));
-  // Both directions compressed: a worker pushes 8 + Top-k's payload; the server pulls back
-  // Top-k of the mean (k of n) to each worker.
-  const std::size_t n = 61706, k = compress::topk_count(0.05, n);
+  // Both directions compressed, over two servers of half the parameters each: a worker
+  // pushes 8 + Top-k's payload of each half; each server pulls back Top-k of its half's mean.
+  const std::size_t half = 61706 / 2, k = compress::topk_count(0.05, half);
   for (double sent : values(out.records.at(0), "bytes_sent"))
-    CHECK(sent == 8 + compress::topk_payload_bytes(k));
-  for (double sent : values(out.records.at(2), "bytes_sent"))
-    CHECK(sent == 2 * (24 + compress::topk_payload_bytes(k)));
+    CHECK(sent == 2 * (8 + compress::topk_payload_bytes(k)));
+  for (int server : {2, 3})
+    for (double sent : values(out.records.at(server), "bytes_sent"))
+      CHECK(sent == 2 * (24 + compress::topk_payload_bytes(k)));
 }
 
 TEST_CASE("parameter_server options and compressors it cannot serve are refused by name",
           "[train][ps]") {
   engine::EngineCatalog catalog;
-  CHECK_THROWS_WITH(catalog.resolve({"topology", "parameter_server", {{"servers", std::int64_t{2}}}}),
-                    Catch::Contains("parameter_server.servers must be 1"));
+  CHECK_THROWS_WITH(catalog.resolve({"topology", "parameter_server", {{"servers", std::int64_t{0}}}}),
+                    "parameter_server.servers must be in [1, 64], got 0");
   CHECK_THROWS_WITH(
       catalog.resolve({"topology", "parameter_server", {{"pull", std::string("models")}}}),
       "parameter_server.pull must be \"weights\" or \"gradients\", got \"models\"");
