@@ -20,11 +20,12 @@ EngineCatalog::EngineCatalog()
       schedules_(schedule::builtin_schedules()),
       compressors_(compress::builtin_compressors()),
       networks_(comm::builtin_networks()),
-      lr_schedules_(train::builtin_lr_schedules()) {}
+      lr_schedules_(train::builtin_lr_schedules()),
+      stop_rules_(train::builtin_stop_rules()) {}
 
 std::vector<std::string> EngineCatalog::kinds() const {
   return {"dataset",    "model",   "optimizer",  "topology",
-          "schedule",   "compressor", "network", "lr_schedule"};
+          "schedule",   "compressor", "network", "lr_schedule", "stopping"};
 }
 
 std::vector<ComponentInfo> EngineCatalog::infos(const std::string& kind) const {
@@ -36,9 +37,10 @@ std::vector<ComponentInfo> EngineCatalog::infos(const std::string& kind) const {
   if (kind == "compressor") return compressors_.infos();
   if (kind == "network") return networks_.infos();
   if (kind == "lr_schedule") return lr_schedules_.infos();
+  if (kind == "stopping") return stop_rules_.infos();
   throw ConfigError(str_cat("unknown component kind '", kind,
                             "'; known: dataset, model, optimizer, topology, schedule, compressor, "
-                            "network, lr_schedule"));
+                            "network, lr_schedule, stopping"));
 }
 
 ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
@@ -50,6 +52,7 @@ ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
   if (spec.kind == "compressor") return compressors_.resolve(spec);
   if (spec.kind == "network") return networks_.resolve(spec);
   if (spec.kind == "lr_schedule") return lr_schedules_.resolve(spec);
+  if (spec.kind == "stopping") return stop_rules_.resolve(spec);
   throw ConfigError(str_cat("unknown component kind '", spec.kind, "'"));
 }
 
@@ -72,6 +75,7 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.network = networks_.create(config.network);
   parts.lr_schedule_spec = lr_schedules_.resolve(config.lr_schedule);
   parts.lr_schedule = lr_schedules_.create(parts.lr_schedule_spec);
+  parts.stop_rule = stop_rules_.create(config.stopping);
   if (auto* ps = dynamic_cast<topology::ParameterServerTopology*>(parts.topology.get())) {
     // Several servers: every shard gets a compressor of its own (flat, seeded per shard).
     ps->set_compressor_factory([registry = compressors_, spec = config.compressor,

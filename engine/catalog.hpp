@@ -9,6 +9,7 @@
 #include "engine/schedule/schedule.hpp"
 #include "engine/topology/topology.hpp"
 #include "engine/train/lr_schedule.hpp"
+#include "engine/train/stopping.hpp"
 #include "engine/train/worker.hpp"
 
 namespace laconic::engine {
@@ -36,6 +37,7 @@ class EngineCatalog : public Catalog {
   Registry<compress::Compressor> compressors_;
   Registry<comm::NetworkModel> networks_;
   Registry<train::LrSchedule> lr_schedules_;
+  Registry<train::StopRule> stop_rules_;
 };
 
 }  // namespace laconic::engine

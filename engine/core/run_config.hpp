@@ -19,6 +19,8 @@ struct RunConfig {
   ComponentSpec network{"network", "link", {}};
   /// The learning-rate schedule applied to the optimizer's rate.
   ComponentSpec lr_schedule{"lr_schedule", "constant", {}};
+  /// When a run stops before its last epoch (early_stopping).
+  ComponentSpec stopping{"stopping", "never", {}};
   std::int64_t batch_size = 64;   ///< examples per worker per step
   std::int64_t epochs = 1;        ///< passes over each worker's shard
   std::int64_t workers = 2;       ///< worker processes

@@ -250,6 +250,24 @@ std::uint64_t parameter_hash(Model& model) {
   return h;
 }
 
+namespace {
+
+/// Worker 0 applies the rule and tells every other worker (point to point, so parameter
+/// servers are not involved); all return the same decision.
+bool decide_stop(StopRule& rule, const EpochMetrics& metrics, comm::Communicator& comm,
+                 std::int64_t workers) {
+  std::uint8_t decision = 0;
+  if (comm.rank() == 0) {
+    decision = rule.should_stop(metrics) ? 1 : 0;
+    for (int r = 1; r < workers; ++r) comm.send_recv(r, {&decision, 1}, r, {});
+  } else {
+    comm.send_recv(0, {}, 0, {&decision, 1});
+  }
+  return decision == 1;
+}
+
+}  // namespace
+
 WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
                         MetricsSink& sink, const ProgressFn& progress) {
   const auto start = Clock::now();
@@ -293,8 +311,11 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
                  loss_sum / static_cast<double>(steps_per_epoch)});
     sink.record({"epoch_time", last, epoch, comm.rank(), wall(),
                  seconds_between(epoch_start, Clock::now())});
+    EpochMetrics metrics{epoch,
+                         {{"epoch_train_loss", loss_sum / static_cast<double>(steps_per_epoch)}}};
     if (parts.topology->mixes_models()) {
       const double distance = trainer.consensus_distance();
+      metrics.values["consensus_distance"] = distance;
       if (comm.rank() == 0)
         sink.record({"consensus_distance", last, epoch, 0, wall(), distance});
     }
@@ -303,8 +324,16 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
       sink.record({"test_accuracy", last, epoch, 0, wall(), e.accuracy});
       sink.record({"test_loss", last, epoch, 0, wall(), e.loss});
       result.final_test_accuracy = e.accuracy;
+      metrics.values["test_accuracy"] = e.accuracy;
+      metrics.values["test_loss"] = e.loss;
     }
+    const bool stop = parts.stop_rule && parts.stop_rule->name() != "never" &&
+                      epoch + 1 < config.epochs && decide_stop(*parts.stop_rule, metrics, comm,
+                                                                config.workers);
+    if (stop && comm.rank() == 0)
+      sink.record({"stopped_early", last, epoch, 0, wall(), static_cast<double>(epoch)});
     sink.flush();
+    if (stop) break;
   }
   parts.topology->finish(comm);
   result.parameter_hash = parameter_hash(*parts.model);

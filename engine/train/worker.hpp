@@ -14,6 +14,7 @@
 #include "engine/topology/topology.hpp"
 #include "engine/train/dataset.hpp"
 #include "engine/train/lr_schedule.hpp"
+#include "engine/train/stopping.hpp"
 #include "engine/train/model.hpp"
 #include "engine/train/optimizer.hpp"
 
@@ -45,6 +46,7 @@ struct WorkerParts {
   Stragglers stragglers;
   std::unique_ptr<LrSchedule> lr_schedule;  ///< empty: the optimizer's rate throughout
   ComponentSpec lr_schedule_spec;           ///< resolved, for its common fields
+  std::unique_ptr<StopRule> stop_rule;      ///< empty: every epoch runs
 };
 
 /// What the worker reached.

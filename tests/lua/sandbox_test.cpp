@@ -43,8 +43,9 @@ TEST_CASE("reading an undefined global is an error, such as a misspelled constru
                               "experiment {\n  name = 'x',\n  compressor = topK { ratio = 0.1 },\n}\n");
   CHECK(load_error(path, catalog) ==
         path + ":3: undefined global 'topK'; did you mean 'topk'? (constructors: compressor: "
-               "chain, none, topk; dataset: fashion_mnist; lr_schedule: constant; model: lenet5; network: link; optimizer: sgd; schedule: "
-               "synchronous; topology: allreduce)");
+               "chain, none, topk; dataset: fashion_mnist; lr_schedule: constant; model: lenet5; "
+               "network: link; optimizer: sgd; schedule: synchronous; stopping: never; "
+               "topology: allreduce)");
 }
 
 TEST_CASE("an unknown component field is reported with the known fields", "[lua][errors]") {
@@ -131,7 +132,7 @@ TEST_CASE("an unknown experiment field lists the known fields", "[lua][errors]")
   const auto path = dir.write("unknown.lua", "\nexperiment {\n  name = 'u',\n  compresor = none(),\n}\n");
   CHECK(load_error(path, catalog) ==
         path + ":2: unknown experiment field 'compresor'; known: batch_size, compressor, data, "
-               "epochs, eval_limit, lr_schedule, max_steps, model, name, network, optimizer, schedule, seeds, timeout, "
+               "epochs, eval_limit, lr_schedule, max_steps, model, name, network, optimizer, schedule, seeds, stopping, timeout, "
                "topology, workers");
 }
 

@@ -349,3 +349,18 @@ TEST_CASE("the learning rate a worker records is the one its schedule sets", "[t
   // lr 0.05: warm-up 1/2, 2/2 over steps 0-1, then epoch 1 halves it.
   CHECK(values(records, "lr") == std::vector<double>{0.025, 0.05, 0.05, 0.025, 0.025, 0.025});
 }
+
+TEST_CASE("an early-stopping run ends on every worker after the same epoch",
+          "[train][worker][multirank][stopping]") {
+  engine::EngineCatalog catalog;
+  auto config = small_run("none", 2);
+  config.epochs = 6;
+  // min_delta 1: no epoch can improve test accuracy by that much, so it stops after epoch 1.
+  config.stopping = catalog.resolve(
+      {"stopping", "early_stopping", {{"patience", std::int64_t{1}}, {"min_delta", 1.0}}});
+  const auto out = train_ranks(config);
+  CHECK(out.results.at(0).steps == 4);
+  CHECK(out.results.at(1).steps == 4);
+  CHECK(values(out.records.at(0), "stopped_early") == std::vector<double>{1.0});
+  CHECK(values(out.records.at(0), "test_accuracy").size() == 2);
+}

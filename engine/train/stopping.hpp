@@ -1,0 +1,71 @@
+#pragma once
+// Stopping rules: after each epoch, worker 0 (which evaluates) decides from the epoch's metrics
+// whether the run goes on, and tells the other workers, so they all stop after the same epoch.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/core/component.hpp"
+#include "engine/core/registry.hpp"
+
+namespace laconic::train {
+
+/// What worker 0 knows at the end of an epoch: test_accuracy, test_loss, epoch_train_loss,
+/// epoch_time (its own), consensus_distance (gossip).
+struct EpochMetrics {
+  std::int64_t epoch = 0;
+  std::map<std::string, double> values;
+};
+
+class StopRule {
+ public:
+  virtual ~StopRule() = default;
+  virtual std::string name() const = 0;
+  /// True to stop after this epoch. Called once per epoch, in order, on worker 0 only.
+  virtual bool should_stop(const EpochMetrics& metrics) = 0;
+};
+
+struct NeverStopOptions {
+  static std::vector<FieldSpec> fields() { return {}; }
+  static NeverStopOptions from(const ComponentSpec&) { return {}; }
+};
+
+/// Every epoch runs.
+class NeverStop : public StopRule {
+ public:
+  explicit NeverStop(NeverStopOptions) {}
+  std::string name() const override { return "never"; }
+  bool should_stop(const EpochMetrics&) override { return false; }
+};
+
+struct EarlyStoppingOptions {
+  std::string metric = "test_accuracy";  ///< an epoch metric of worker 0
+  std::int64_t patience = 3;             ///< epochs without improvement before stopping, >= 1
+  double min_delta = 0.0;                ///< smallest change that counts as improvement, >= 0
+  std::string goal = "auto";             ///< "max", "min", or "auto" (max for accuracy)
+
+  static std::vector<FieldSpec> fields();
+  static EarlyStoppingOptions from(const ComponentSpec& spec);
+};
+
+/// Stops once `metric` has not improved on its best by more than `min_delta` for `patience`
+/// epochs in a row.
+class EarlyStopping : public StopRule {
+ public:
+  explicit EarlyStopping(EarlyStoppingOptions options);
+  std::string name() const override { return "early_stopping"; }
+  bool should_stop(const EpochMetrics& metrics) override;
+
+ private:
+  EarlyStoppingOptions options_;
+  bool maximize_;
+  bool seen_ = false;
+  double best_ = 0;
+  std::int64_t streak_ = 0;  // epochs in a row without improvement
+};
+
+/// Every built-in stopping rule.
+Registry<StopRule> builtin_stop_rules();
+
+}  // namespace laconic::train
