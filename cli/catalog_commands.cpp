@@ -41,6 +41,11 @@ int check_command(const std::string& file, const std::string& only) {
             << plan.runs.size() << " runs";
   if (!only.empty()) std::cout << ", " << selected.size() << " matching '" << only << "'";
   std::cout << "\n";
+  if (!plan.callbacks.empty()) {
+    std::cout << "  functions run in the workers:";
+    for (const auto& name : plan.callbacks) std::cout << " " << name;
+    std::cout << "\n";
+  }
   for (std::size_t i : selected)
     std::cout << "  " << i + 1 << ". " << plan.runs[i].name << "\n      "
               << plan.runs[i].to_json().dump() << "\n";

@@ -33,7 +33,9 @@ int worker_command(const WorkerArgs& args) {
   MetricsSink& sink = writer ? static_cast<MetricsSink&>(*writer) : null_sink;
   try {
     engine::EngineCatalog catalog;
-    auto plan = lua::load_experiment(args.file, catalog);
+    // The file's functions (lr_schedule, on_epoch_end) run here, in the worker.
+    auto loaded = lua::load_experiment_with_callbacks(args.file, catalog);
+    const auto& plan = loaded.plan;
     if (!args.file_hash.empty() && plan.file_hash != args.file_hash)
       throw ConfigError(str_cat("experiment file '", args.file, "' changed since the run was ",
                                 "planned (hash ", plan.file_hash, ", expected ", args.file_hash,
@@ -63,9 +65,10 @@ int worker_command(const WorkerArgs& args) {
     train::ProgressFn progress;
     if (writer) progress = [&](const ProgressMessage& p) { writer->send(p); writer->flush(); };
     if (args.rank < config.workers)
-      train::run_worker(config, catalog.build(config), comm, sink, progress);
+      train::run_worker(config, catalog.build(config), comm, sink, progress,
+                        loaded.callbacks.get());
     else
-      train::run_server(config, catalog.build(config), comm, sink);
+      train::run_server(config, catalog.build(config), comm, sink, loaded.callbacks.get());
     sink.flush();
     return 0;
   } catch (const std::exception& e) {

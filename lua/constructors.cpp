@@ -216,6 +216,7 @@ void install_constructors(SandboxedState& state, LoadContext& context) {
   std::map<std::string, std::string> kind_of;
   for (const std::string& kind : context.catalog.kinds()) {
     for (ComponentInfo& info : context.catalog.infos(kind)) {
+      if (info.internal) continue;  // set by the DSL itself, never written
       if (kReservedNames.count(info.name))
         throw InvariantError(str_cat(kind, " '", info.name,
                                      "' would hide the Lua global of the same name"));

@@ -56,7 +56,17 @@ struct LoadContext {
   std::vector<Component> components;         ///< one per constructor call (userdata index)
   std::vector<SweepDef> sweeps;              ///< one per sweep call (userdata index)
   std::optional<ExperimentDraft> draft;      ///< set by the experiment call
+  std::vector<std::string> callbacks;        ///< experiment fields given as functions
 };
+
+/// The Lua registry key under which the experiment's function for `field` is kept.
+inline std::string callback_key(const std::string& field) { return "laconic.callback." + field; }
+
+/// Experiment fields that may be given as functions (docs/dsl.md, "Callbacks").
+inline const std::vector<std::string>& callback_fields() {
+  static const std::vector<std::string> kFields = {"lr_schedule", "on_epoch_end"};
+  return kFields;
+}
 
 /// "component topk" or "int 64": how a choice is named in error messages.
 std::string describe_choice(const Choice& choice);

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "engine/core/callbacks.hpp"
 #include "engine/core/catalog.hpp"
 #include "engine/core/run_config.hpp"
 
@@ -18,6 +21,7 @@ struct ExperimentPlan {
   std::string file;              ///< path of the experiment file, as given
   std::string file_hash;         ///< 64-bit FNV-1a of the file's bytes, 16 lowercase hex digits
   std::vector<RunConfig> runs;   ///< swept fields in field-name order, seeds innermost
+  std::vector<std::string> callbacks;  ///< experiment fields the file gave as functions
 };
 
 /// Bounds on what an experiment file may consume while it runs.
@@ -31,5 +35,14 @@ struct LoadOptions {
 /// (and "file: " otherwise).
 ExperimentPlan load_experiment(const std::string& path, const Catalog& catalog,
                                const LoadOptions& options = {});
+
+/// The plan, and the file's functions ready to be called (what a worker needs): the Lua state
+/// stays open inside `callbacks`, which must not outlive `catalog`.
+struct LoadedExperiment {
+  ExperimentPlan plan;
+  std::unique_ptr<RunCallbacks> callbacks;
+};
+LoadedExperiment load_experiment_with_callbacks(const std::string& path, const Catalog& catalog,
+                                                const LoadOptions& options = {});
 
 }  // namespace laconic::lua

@@ -1,5 +1,7 @@
 #include "lua/experiment_table.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "engine/core/error.hpp"
@@ -113,6 +115,21 @@ int experiment_body(lua_State* L) {
   if (lua_gettop(L) != 1 || !lua_istable(L, 1))
     throw ConfigError(str_cat("experiment takes one table (experiment { name = \"...\", ... }), got ",
                               lua_gettop(L) == 0 ? "nothing" : describe(context, read_item(L, 1))));
+  // Functions (callbacks) are kept in the registry for the workers and taken out of the table.
+  for (const std::string& field : callback_fields()) {
+    const int type = lua_getfield(L, 1, field.c_str());
+    if (type == LUA_TFUNCTION) {
+      lua_setfield(L, LUA_REGISTRYINDEX, callback_key(field).c_str());
+      lua_pushnil(L);
+      lua_setfield(L, 1, field.c_str());
+      context.callbacks.push_back(field);
+    } else {
+      lua_pop(L, 1);
+      if (field == "on_epoch_end" && type != LUA_TNIL)
+        throw ConfigError(str_cat("experiment field 'on_epoch_end' must be a function(ctx) "
+                                  "returning true to stop, got a ", lua_typename(L, type)));
+    }
+  }
   std::optional<std::vector<LuaItem>> seeds;
   lua_pushliteral(L, "seeds");
   if (lua_rawget(L, 1) == LUA_TTABLE)
@@ -120,6 +137,13 @@ int experiment_body(lua_State* L) {
   lua_pop(L, 1);
   context.draft = parse_experiment(context, read_fields(L, 1, "experiment"), seeds);
   context.draft->location = std::move(location);
+  if (std::find(context.callbacks.begin(), context.callbacks.end(), "lr_schedule") !=
+      context.callbacks.end()) {
+    Component lua_function;
+    lua_function.written = ComponentSpec{"lr_schedule", "lua_function", {}};
+    lua_function.resolved = context.catalog.resolve(lua_function.written);
+    context.draft->fields["lr_schedule"] = FieldChoices{{lua_function}, false, ""};
+  }
   return 0;
 }
 

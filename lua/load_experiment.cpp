@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -32,25 +34,94 @@ std::string read_file(const std::string& path) {
   return bytes;
 }
 
+
+/// The file's functions, called in its still-open sandbox (the same budgets per call).
+class LuaCallbacks : public RunCallbacks {
+ public:
+  LuaCallbacks(const Catalog& catalog, const LoadOptions& options)
+      : context(catalog), state(options.instruction_limit, options.memory_limit) {}
+
+  bool has(const std::string& name) const override {
+    return std::find(context.callbacks.begin(), context.callbacks.end(), name) !=
+           context.callbacks.end();
+  }
+
+  double learning_rate(std::int64_t epoch, std::int64_t step) override {
+    double lr = 0;
+    state.call_registered(
+        callback_key("lr_schedule").c_str(),
+        [&](lua_State* L) {
+          lua_pushinteger(L, epoch);
+          lua_pushinteger(L, step);
+          return 2;
+        },
+        [&](lua_State* L) {
+          if (!lua_isnumber(L, -1))
+            throw ConfigError(str_cat("lr_schedule(", epoch, ", ", step,
+                                      ") must return a number, got ", luaL_typename(L, -1)));
+          lr = lua_tonumber(L, -1);
+        });
+    if (!(lr >= 0) || !std::isfinite(lr))
+      throw ConfigError(str_cat("lr_schedule(", epoch, ", ", step,
+                                ") must return a learning rate >= 0, got ", lr));
+    return lr;
+  }
+
+  bool on_epoch_end(std::int64_t epoch, const std::map<std::string, double>& metrics) override {
+    bool stop = false;
+    state.call_registered(
+        callback_key("on_epoch_end").c_str(),
+        [&](lua_State* L) {
+          lua_createtable(L, 0, static_cast<int>(metrics.size()) + 1);
+          lua_pushinteger(L, epoch);
+          lua_setfield(L, -2, "epoch");
+          for (const auto& [key, value] : metrics) {
+            lua_pushnumber(L, value);
+            lua_setfield(L, -2, key.c_str());
+          }
+          return 1;
+        },
+        [&](lua_State* L) { stop = lua_toboolean(L, -1) != 0; });
+    return stop;
+  }
+
+  LoadContext context;
+  SandboxedState state;
+};
+
+std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path,
+                                                  const Catalog& catalog,
+                                                  const LoadOptions& options,
+                                                  ExperimentPlan& plan) {
+  plan.file = path;
+  const std::string text = read_file(path);
+  plan.file_hash = fnv1a_hex(text);
+  auto loaded = std::make_unique<LuaCallbacks>(catalog, options);
+  install_constructors(loaded->state, loaded->context);
+  install_experiment(loaded->state, loaded->context);
+  loaded->state.run_file(text, path);
+  if (!loaded->context.draft)
+    throw ConfigError(str_cat(path, ": the file never calls experiment { ... }"));
+  plan.name = loaded->context.draft->name;
+  plan.runs = expand_sweeps(*loaded->context.draft, catalog);
+  plan.callbacks = loaded->context.callbacks;
+  return loaded;
+}
+
 }  // namespace
 
 ExperimentPlan load_experiment(const std::string& path, const Catalog& catalog,
                                const LoadOptions& options) {
   ExperimentPlan plan;
-  plan.file = path;
-  const std::string text = read_file(path);
-  plan.file_hash = fnv1a_hex(text);
-
-  LoadContext context(catalog);
-  SandboxedState state(options.instruction_limit, options.memory_limit);
-  install_constructors(state, context);
-  install_experiment(state, context);
-  state.run_file(text, path);
-  if (!context.draft)
-    throw ConfigError(str_cat(path, ": the file never calls experiment { ... }"));
-  plan.name = context.draft->name;
-  plan.runs = expand_sweeps(*context.draft, catalog);
+  run_experiment_file(path, catalog, options, plan);
   return plan;
+}
+
+LoadedExperiment load_experiment_with_callbacks(const std::string& path, const Catalog& catalog,
+                                                const LoadOptions& options) {
+  LoadedExperiment loaded;
+  loaded.callbacks = run_experiment_file(path, catalog, options, loaded.plan);
+  return loaded;
 }
 
 }  // namespace laconic::lua

@@ -286,6 +286,8 @@ void SandboxedState::run_file(std::string_view text, const std::string& file) {
   int status = luaL_loadbufferx(L, text.data(), text.size(), chunkname.c_str(), "t");
   if (status != LUA_OK) throw ConfigError(describe_error(status, file, shown));
 
+  file_ = file;
+  shown_ = shown;
   budget_.instructions = 0;
   lua_sethook(L, &SandboxedState::count_hook, LUA_MASKCOUNT, budget_.hook_step);
   budget_.running = L;
@@ -293,6 +295,26 @@ void SandboxedState::run_file(std::string_view text, const std::string& file) {
   budget_.running = nullptr;
   lua_sethook(L, nullptr, 0, 0);
   if (status != LUA_OK) throw ConfigError(describe_error(status, file, shown));
+  lua_settop(L, 0);
+}
+
+void SandboxedState::call_registered(const char* key,
+                                     const std::function<int(lua_State*)>& push,
+                                     const std::function<void(lua_State*)>& read) {
+  lua_State* L = state_;
+  lua_settop(L, 0);
+  lua_pushcfunction(L, &SandboxedState::message_handler);
+  lua_getfield(L, LUA_REGISTRYINDEX, key);
+  LACONIC_ENFORCE(lua_isfunction(L, -1), "no Lua function registered as '", key, "'");
+  const int arguments = push(L);
+  budget_.instructions = 0;
+  lua_sethook(L, &SandboxedState::count_hook, LUA_MASKCOUNT, budget_.hook_step);
+  budget_.running = L;
+  const int status = lua_pcall(L, arguments, 1, 1);
+  budget_.running = nullptr;
+  lua_sethook(L, nullptr, 0, 0);
+  if (status != LUA_OK) throw ConfigError(describe_error(status, file_, shown_));
+  read(L);
   lua_settop(L, 0);
 }
 

@@ -4,6 +4,7 @@
 // Redis' script sandbox). RAII: the destructor closes the state.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -35,6 +36,13 @@ class SandboxedState {
   /// it under the budgets. Errors become ConfigError "file:line: message".
   void run_file(std::string_view text, const std::string& file);
 
+  /// Calls the function stored in the Lua registry under `key` (after run_file) with the
+  /// arguments `push` puts on the stack (it returns their count), under the same budgets (the
+  /// instruction count restarts for each call), and hands its one result to `read` while it is
+  /// on the stack. Errors become ConfigError "file:line: message".
+  void call_registered(const char* key, const std::function<int(lua_State*)>& push,
+                       const std::function<void(lua_State*)>& read);
+
  private:
   /// Shared with the allocator and the hook (both reach it through the allocator's ud).
   struct Budget {
@@ -60,6 +68,7 @@ class SandboxedState {
 
   Budget budget_;
   lua_State* state_ = nullptr;
+  std::string file_, shown_;  // the file run_file ran, and how Lua names it in messages
 };
 
 }  // namespace laconic::lua

@@ -48,6 +48,9 @@ struct ComponentInfo {
   std::string name;
   std::string description;
   std::vector<FieldSpec> fields;
+  /// No Lua constructor: the DSL sets it itself (lr_schedule's `lua_function`, which stands for
+  /// a function written in the file).
+  bool internal = false;
 
   /// Checks field names and types and fills defaults. Unknown fields and wrong types are
   /// ConfigErrors that name the field, the value and what is valid.

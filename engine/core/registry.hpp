@@ -26,9 +26,9 @@ class Registry {
   /// another's meaning (chain's error feedback switches its children's off): the stored
   /// configuration then says what runs.
   template <class Impl, class Options>
-  void add(const std::string& name, const std::string& description) {
+  void add(const std::string& name, const std::string& description, bool internal = false) {
     Entry entry;
-    entry.info = ComponentInfo{kind_, name, description, Options::fields()};
+    entry.info = ComponentInfo{kind_, name, description, Options::fields(), internal};
     entry.validate = [](const ComponentSpec& spec) { (void)Options::from(spec); };
     if constexpr (requires(ComponentSpec& spec) { Options::normalize(spec); })
       entry.normalize = [](ComponentSpec& spec) { Options::normalize(spec); };

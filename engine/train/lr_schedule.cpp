@@ -60,11 +60,20 @@ double lr_factor(const LrSchedule& schedule, const ComponentSpec& spec,
   return f;
 }
 
+double LuaFunctionLr::factor(const TrainingClock&) const {
+  throw InvariantError("lr_schedule is a Lua function of the experiment file; only a worker "
+                       "that loaded the file (laconic run) can evaluate it");
+}
+
 Registry<LrSchedule> builtin_lr_schedules() {
   Registry<LrSchedule> r("lr_schedule");
   r.add<ConstantLr, ConstantLrOptions>("constant", "the optimizer's learning rate throughout");
   r.add<StepDecayLr, StepDecayOptions>(
       "step_decay", "multiplies the learning rate by `factor` every `every` epochs");
+  r.add<LuaFunctionLr, LuaFunctionLrOptions>(
+      "lua_function", "set by writing lr_schedule = function(epoch, step) return lr end: the "
+                      "rate of every step from the experiment file's function (no constructor)",
+      /*internal=*/true);
   r.add<CosineLr, CosineLrOptions>(
       "cosine", "cosine annealing from the learning rate to `final` times it over the run");
   r.add_common_fields({

@@ -77,6 +77,21 @@ class CosineLr : public LrSchedule {
   CosineLrOptions options_;
 };
 
+struct LuaFunctionLrOptions {
+  static std::vector<FieldSpec> fields() { return {}; }
+  static LuaFunctionLrOptions from(const ComponentSpec&) { return {}; }
+};
+
+/// Stands for `lr_schedule = function(epoch, step) ... end` in the experiment file: the worker
+/// asks the file's function (RunCallbacks) for each step's rate instead of this.
+class LuaFunctionLr : public LrSchedule {
+ public:
+  explicit LuaFunctionLr(LuaFunctionLrOptions) {}
+  std::string name() const override { return "lua_function"; }
+  /// Throws InvariantError: only a worker that loaded the experiment file can evaluate it.
+  double factor(const TrainingClock& clock) const override;
+};
+
 /// The factor applied at `clock`: the schedule's, times the linear scaling rule (x workers when
 /// `scale_with_workers`, Goyal et al. 2017), times a linear warm-up from 1/warmup_steps to 1
 /// over the first `warmup_steps` steps. `spec` is the resolved lr_schedule (common fields).

@@ -16,6 +16,8 @@ class Optimizer {
   /// The learning rate of the following steps: the configured one times `factor` (set by the
   /// run's learning-rate schedule before each step).
   virtual void set_lr_factor(double factor) = 0;
+  /// The learning rate of the following steps, as given (a Lua lr_schedule's value).
+  virtual void set_lr(double lr) = 0;
   /// The learning rate the next step uses.
   virtual double lr() const = 0;
 };

@@ -10,7 +10,7 @@
 namespace laconic::train {
 
 void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
-                MetricsSink& sink) {
+                MetricsSink& sink, RunCallbacks* callbacks) {
   const auto start = std::chrono::steady_clock::now();
   auto wall = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -62,6 +62,10 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
   // by update / workers (asynchronous).
   const std::int64_t per_epoch = steps_per_epoch(config, *parts.dataset);
   auto schedule_lr = [&](std::int64_t step) {
+    if (callbacks != nullptr && callbacks->has("lr_schedule")) {
+      parts.optimizer->set_lr(callbacks->learning_rate(step / per_epoch, step));
+      return;
+    }
     if (!parts.lr_schedule) return;
     parts.optimizer->set_lr_factor(lr_factor(*parts.lr_schedule, parts.lr_schedule_spec,
                                              {step, step / per_epoch, per_epoch, config.epochs,

@@ -23,6 +23,7 @@ class Sgd : public Optimizer {
   std::string name() const override { return "sgd"; }
   void step(std::vector<torch::Tensor>& params) override;
   void set_lr_factor(double factor) override { lr_ = options_.lr * factor; }
+  void set_lr(double lr) override { lr_ = lr; }
   double lr() const override { return lr_; }
 
  private:

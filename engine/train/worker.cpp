@@ -254,11 +254,15 @@ namespace {
 
 /// Worker 0 applies the rule and tells every other worker (point to point, so parameter
 /// servers are not involved); all return the same decision.
-bool decide_stop(StopRule& rule, const EpochMetrics& metrics, comm::Communicator& comm,
-                 std::int64_t workers) {
+bool decide_stop(StopRule* rule, RunCallbacks* callbacks, const EpochMetrics& metrics,
+                 comm::Communicator& comm, std::int64_t workers) {
   std::uint8_t decision = 0;
   if (comm.rank() == 0) {
-    decision = rule.should_stop(metrics) ? 1 : 0;
+    // Both are asked (a rule keeps its streak even when the function stops first).
+    const bool by_rule = rule != nullptr && rule->should_stop(metrics);
+    const bool by_function =
+        callbacks != nullptr && callbacks->on_epoch_end(metrics.epoch, metrics.values);
+    decision = by_rule || by_function ? 1 : 0;
     for (int r = 1; r < workers; ++r) comm.send_recv(r, {&decision, 1}, r, {});
   } else {
     comm.send_recv(0, {}, 0, {&decision, 1});
@@ -269,7 +273,10 @@ bool decide_stop(StopRule& rule, const EpochMetrics& metrics, comm::Communicator
 }  // namespace
 
 WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
-                        MetricsSink& sink, const ProgressFn& progress) {
+                        MetricsSink& sink, const ProgressFn& progress,
+                        RunCallbacks* callbacks) {
+  const bool lua_lr = callbacks != nullptr && callbacks->has("lr_schedule");
+  const bool lua_epoch_end = callbacks != nullptr && callbacks->has("on_epoch_end");
   const auto start = Clock::now();
   auto wall = [&] { return seconds_between(start, Clock::now()); };
   parts.dataset->train();
@@ -289,7 +296,9 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
     parts.compressor->set_epoch(epoch);
     parts.model->train();
     for (std::int64_t i = 0; i < steps_per_epoch; ++i, ++step) {
-      if (parts.lr_schedule)
+      if (lua_lr)
+        parts.optimizer->set_lr(callbacks->learning_rate(epoch, step));
+      else if (parts.lr_schedule)
         parts.optimizer->set_lr_factor(
             lr_factor(*parts.lr_schedule, parts.lr_schedule_spec,
                       {step, epoch, steps_per_epoch, config.epochs, config.workers}));
@@ -327,9 +336,11 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
       metrics.values["test_accuracy"] = e.accuracy;
       metrics.values["test_loss"] = e.loss;
     }
-    const bool stop = parts.stop_rule && parts.stop_rule->name() != "never" &&
-                      epoch + 1 < config.epochs && decide_stop(*parts.stop_rule, metrics, comm,
-                                                                config.workers);
+    // Every worker knows whether a rule or a function decides (same config, same file).
+    const bool decided = (parts.stop_rule && parts.stop_rule->name() != "never") || lua_epoch_end;
+    const bool stop = decided && epoch + 1 < config.epochs &&
+                      decide_stop(parts.stop_rule.get(), lua_epoch_end ? callbacks : nullptr,
+                                  metrics, comm, config.workers);
     if (stop && comm.rank() == 0)
       sink.record({"stopped_early", last, epoch, 0, wall(), static_cast<double>(epoch)});
     sink.flush();

@@ -7,6 +7,7 @@
 #include "engine/comm/communicator.hpp"
 #include "engine/comm/network.hpp"
 #include "engine/compress/compressor.hpp"
+#include "engine/core/callbacks.hpp"
 #include "engine/core/metrics.hpp"
 #include "engine/core/run_config.hpp"
 #include "engine/core/worker_message.hpp"
@@ -63,15 +64,17 @@ using ProgressFn = std::function<void(const ProgressMessage&)>;
 /// of each epoch and reports progress through `progress` (may be empty). Throws CommError when a
 /// peer is lost or a collective times out, InvariantError when replicas start from different
 /// weights.
+/// `callbacks` (may be null) are the experiment file's functions (lr_schedule, on_epoch_end).
 WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
-                        MetricsSink& sink, const ProgressFn& progress = {});
+                        MetricsSink& sink, const ProgressFn& progress = {},
+                        RunCallbacks* callbacks = nullptr);
 
 /// The process of a parameter server (a rank >= config.workers): joins the start check, then
 /// serves rounds (engine/topology/parameter_server.hpp) until every worker has finished,
 /// recording each round's traffic and times under its own rank. With pull = "weights" it
 /// steps `parts.optimizer` on its copy of the model.
 void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
-                MetricsSink& sink);
+                MetricsSink& sink, RunCallbacks* callbacks = nullptr);
 
 /// Steps each worker takes per epoch: its shard in batches, at most config.max_steps.
 std::int64_t steps_per_epoch(const RunConfig& config, Dataset& dataset);

@@ -223,3 +223,28 @@ TEST_CASE("--only selects runs by name; run --dry-run trains and records nothing
   CHECK_THAT(r.out, Catch::Contains("[1/1] s compressor=topk,ratio=0.01,seed=1: FINISHED"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the file's lr_schedule and on_epoch_end functions run inside the workers",
+          "[cli][callbacks]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/cb.lua",
+             tiny_experiment("cb", "  max_steps = 2,\n  epochs = 4,\n"
+                                   "  lr_schedule = function(epoch, step) return 0.01 * (epoch + 1) end,\n"
+                                   "  on_epoch_end = function(ctx) return ctx.epoch >= 1 end,\n"));
+  auto check = run_laconic(dir, "check cb.lua");
+  CHECK_THAT(check.out, Catch::Contains("functions run in the workers: lr_schedule on_epoch_end"));
+  auto run = run_laconic(dir, "run cb.lua --db t.db");
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  auto db = storage::Database::open_read_only(dir + "/t.db");
+  const auto runs = storage::list_runs(*db);
+  REQUIRE(runs.size() == 1);
+  // Stopped after epoch 1: 2 epochs x 2 steps on each of the 2 workers, the rate of each epoch.
+  std::vector<double> lrs;
+  for (const auto& m : storage::metrics_of(*db, runs[0].id, "lr"))
+    if (m.worker == 0) lrs.push_back(m.value);
+  CHECK(lrs == std::vector<double>{0.01, 0.01, 0.02, 0.02});
+  CHECK(storage::metrics_of(*db, runs[0].id, "lr").size() == 8);
+  CHECK(storage::metrics_of(*db, runs[0].id, "stopped_early").size() == 1);
+  std::filesystem::remove_all(dir);
+}

@@ -24,6 +24,7 @@ FakeCatalog::FakeCatalog() {
        {{"ratio", T::Number, 0.01, "fraction kept"},
         {"error_feedback", T::Bool, true, "accumulate what was dropped"}}});
   add({"lr_schedule", "constant", "constant", {}});
+  add({"lr_schedule", "lua_function", "a Lua function", {}, true});
   add({"stopping", "never", "never", {}});
   add({"network", "link", "a link",
        {{"bandwidth", T::String, std::string("1Gbit"), "rate"},

@@ -211,3 +211,51 @@ experiment {
   CHECK(load_error(bad, catalog).find("bad.lua:2: chain.first must be a compressor component, "
                                       "got table") != std::string::npos);
 }
+
+TEST_CASE("functions given for lr_schedule and on_epoch_end stay callable for the workers",
+          "[lua][callbacks]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const std::string path = dir.write("cb.lua", R"(
+local base = 0.1
+experiment {
+  name = "cb",
+  lr_schedule = function(epoch, step) return base * 0.5 ^ epoch + step * 0 end,
+  on_epoch_end = function(ctx)
+    return ctx.test_accuracy > 0.8 or ctx.epoch >= 3
+  end,
+}
+)");
+  auto loaded = laconic::lua::load_experiment_with_callbacks(path, catalog);
+  REQUIRE(loaded.plan.runs.size() == 1);
+  CHECK(loaded.plan.callbacks == std::vector<std::string>{"lr_schedule", "on_epoch_end"});
+  CHECK(loaded.plan.runs[0].lr_schedule.name == "lua_function");
+  auto& cb = *loaded.callbacks;
+  CHECK(cb.has("lr_schedule"));
+  CHECK(cb.learning_rate(0, 0) == Approx(0.1));
+  CHECK(cb.learning_rate(2, 100) == Approx(0.025));
+  CHECK_FALSE(cb.on_epoch_end(0, {{"test_accuracy", 0.5}}));
+  CHECK(cb.on_epoch_end(1, {{"test_accuracy", 0.9}}));
+  CHECK(cb.on_epoch_end(3, {{"test_accuracy", 0.1}}));
+  // A plain load knows the names too, without keeping the state.
+  CHECK(load_experiment(path, catalog).callbacks.size() == 2);
+}
+
+TEST_CASE("errors inside a callback point at its line; bad values are named", "[lua][callbacks]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const std::string path = dir.write("bad.lua", "experiment {\n  name = 'b',\n"
+                                                "  lr_schedule = function(e, s)\n"
+                                                "    if e > 0 then error('no lr after epoch 0') end\n"
+                                                "    return e == 0 and 0.1 or 'x'\n  end,\n"
+                                                "  on_epoch_end = function(ctx) return ctx.missing.field end,\n}\n");
+  auto loaded = laconic::lua::load_experiment_with_callbacks(path, catalog);
+  CHECK(loaded.callbacks->learning_rate(0, 0) == Approx(0.1));
+  CHECK_THROWS_WITH(loaded.callbacks->learning_rate(1, 0),
+                    Catch::StartsWith(path + ":4:") && Catch::Contains("no lr after epoch 0"));
+  CHECK_THROWS_WITH(loaded.callbacks->on_epoch_end(0, {}), Catch::StartsWith(path + ":7:"));
+  const std::string wrong = dir.write("wrong.lua", "experiment { name = 'w', on_epoch_end = 3 }\n");
+  CHECK(load_error(wrong, catalog) ==
+        wrong + ":1: experiment field 'on_epoch_end' must be a function(ctx) returning true to "
+                "stop, got a number");
+}
