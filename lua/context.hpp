@@ -45,6 +45,7 @@ struct ExperimentDraft {
   std::string name;                             ///< the `name` field
   std::map<std::string, FieldChoices> fields;   ///< given fields other than name and seeds
   std::vector<std::int64_t> seeds;              ///< empty when the file gives none
+  std::int64_t repeat = 0;                      ///< `repeats = N`: seeds 1..N; 0 when not given
 };
 
 /// State shared by the Lua functions of one load.

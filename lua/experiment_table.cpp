@@ -179,6 +179,15 @@ ExperimentDraft parse_experiment(const LoadContext& context,
       named = true;
       continue;
     }
+    if (key == "repeats") {
+      const auto* value = std::get_if<Value>(&item);
+      const auto* count = value ? std::get_if<std::int64_t>(value) : nullptr;
+      if (count == nullptr || *count < 1)
+        throw ConfigError(str_cat("experiment field 'repeats' must be an int >= 1, got ",
+                                  describe(context, item)));
+      draft.repeat = *count;
+      continue;
+    }
     if (field->type == ExperimentFieldType::IntList) {
       if (!seeds)
         throw ConfigError(str_cat("experiment field 'seeds' must be ",
@@ -211,6 +220,9 @@ ExperimentDraft parse_experiment(const LoadContext& context,
   }
   if (!named)
     throw ConfigError("experiment is missing the required field 'name' (a string)");
+  if (draft.repeat > 0 && !draft.seeds.empty())
+    throw ConfigError("give either seeds = { ... } or repeats = N, not both");
+  for (std::int64_t seed = 1; seed <= draft.repeat; ++seed) draft.seeds.push_back(seed);
   return draft;
 }
 

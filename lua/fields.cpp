@@ -30,6 +30,8 @@ const std::vector<ExperimentField>& experiment_fields() {
        .doc = "the link communication time is projected onto", .component = &RunConfig::network},
       {.name = "optimizer", .type = T::Component, .kind = "optimizer",
        .default_component = "sgd", .doc = "optimizer", .component = &RunConfig::optimizer},
+      {.name = "repeats", .type = T::Int, .minimum = 1,
+       .doc = "runs per combination, with seeds 1..repeats (instead of seeds; `repeat` is a Lua keyword)"},
       {.name = "schedule", .type = T::Component, .kind = "schedule",
        .default_component = "synchronous", .doc = "when workers exchange updates",
        .component = &RunConfig::schedule},

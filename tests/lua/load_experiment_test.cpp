@@ -259,3 +259,20 @@ TEST_CASE("errors inside a callback point at its line; bad values are named", "[
         wrong + ":1: experiment field 'on_epoch_end' must be a function(ctx) returning true to "
                 "stop, got a number");
 }
+
+TEST_CASE("repeats = N runs every combination with seeds 1..N", "[lua][sweep]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto plan = load_experiment(
+      dir.write("r.lua", "experiment { name = 'r', compressor = sweep { none(), topk() },\n"
+                         "  repeats = 3 }\n"),
+      catalog);
+  REQUIRE(plan.runs.size() == 6);
+  CHECK(plan.runs[0].name == "compressor=none,seed=1");
+  CHECK(plan.runs[2].name == "compressor=none,seed=3");
+  CHECK(plan.runs[5].seed == 3);
+  const auto both = dir.write("b.lua", "experiment { name = 'b', seeds = { 1 }, repeats = 2 }\n");
+  CHECK(load_error(both, catalog) == both + ":1: give either seeds = { ... } or repeats = N, not both");
+  const auto zero = dir.write("z.lua", "experiment { name = 'z', repeats = 0 }\n");
+  CHECK(load_error(zero, catalog) == zero + ":1: experiment field 'repeats' must be an int >= 1, got int 0");
+}
