@@ -58,6 +58,9 @@ struct LoadContext {
   std::vector<SweepDef> sweeps;              ///< one per sweep call (userdata index)
   std::optional<ExperimentDraft> draft;      ///< set by the experiment call
   std::vector<std::string> callbacks;        ///< experiment fields given as functions
+  std::string directory;                     ///< of the experiment file, with a trailing '/'
+  std::string included;                      ///< every included file's path and text, in order
+  int include_depth = 0;                     ///< includes being run right now
 };
 
 /// The Lua registry key under which the experiment's function for `field` is kept.

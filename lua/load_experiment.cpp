@@ -11,6 +11,7 @@
 #include "lua/experiment.hpp"
 #include "lua/experiment_table.hpp"
 #include "lua/hash.hpp"
+#include "lua/include.hpp"
 #include "lua/state.hpp"
 #include "lua/sweep.hpp"
 
@@ -97,9 +98,15 @@ std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path,
   const std::string text = read_file(path);
   plan.file_hash = fnv1a_hex(text);
   auto loaded = std::make_unique<LuaCallbacks>(catalog, options);
+  const auto slash = path.rfind('/');
+  loaded->context.directory = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   install_constructors(loaded->state, loaded->context);
   install_experiment(loaded->state, loaded->context);
+  install_include(loaded->state, loaded->context);
   loaded->state.run_file(text, path);
+  // Included files are part of the experiment: a change to one changes the hash.
+  if (!loaded->context.included.empty())
+    plan.file_hash = fnv1a_hex(text + loaded->context.included);
   if (!loaded->context.draft)
     throw ConfigError(str_cat(path, ": the file never calls experiment { ... }"));
   plan.name = loaded->context.draft->name;

@@ -276,3 +276,36 @@ TEST_CASE("repeats = N runs every combination with seeds 1..N", "[lua][sweep]") 
   const auto zero = dir.write("z.lua", "experiment { name = 'z', repeats = 0 }\n");
   CHECK(load_error(zero, catalog) == zero + ":1: experiment field 'repeats' must be an int >= 1, got int 0");
 }
+
+TEST_CASE("include runs a file relative to the experiment and returns its values",
+          "[lua][include]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  dir.write("base.lua", "return { optimizer = sgd { lr = 0.2 }, batch_size = 16 }\n");
+  const std::string path = dir.write("derived.lua", R"(
+local base = include "base.lua"
+experiment {
+  name = "derived",
+  optimizer = base.optimizer,
+  batch_size = base.batch_size * 2,
+}
+)");
+  const auto plan = load_experiment(path, catalog);
+  REQUIRE(plan.runs.size() == 1);
+  CHECK(plan.runs[0].optimizer.number("lr") == 0.2);
+  CHECK(plan.runs[0].batch_size == 32);
+  // The included file is part of the experiment's hash.
+  dir.write("base.lua", "return { optimizer = sgd { lr = 0.3 }, batch_size = 16 }\n");
+  CHECK(load_experiment(path, catalog).file_hash != plan.file_hash);
+
+  dir.write("broken.lua", "local x = 1\nreturn x + nil\n");
+  const std::string uses = dir.write("uses.lua", "local b = include 'broken.lua'\n");
+  CHECK_THAT(load_error(uses, catalog), Catch::Contains("broken.lua:2:"));
+  const std::string missing = dir.write("missing.lua", "include 'nope.lua'\n");
+  CHECK_THAT(load_error(missing, catalog),
+             Catch::StartsWith(missing + ":1: cannot include '") && Catch::Contains("nope.lua"));
+  const std::string loop = dir.write("loop.lua", "include 'loop.lua'\n");
+  CHECK_THAT(load_error(loop, catalog), Catch::Contains("nests deeper than 8 files"));
+  const std::string absolute = dir.write("abs.lua", "include '/etc/passwd'\n");
+  CHECK_THAT(load_error(absolute, catalog), Catch::Contains("needs a path relative"));
+}
