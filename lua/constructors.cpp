@@ -14,7 +14,7 @@ namespace {
 /// Names a constructor may not take: the DSL's own functions and the sandbox's globals.
 const std::set<std::string, std::less<>> kReservedNames = {
     "_G",     "_VERSION", "assert",   "error",        "experiment", "getmetatable",
-    "include", "ipairs", "load",     "math",     "next",         "pairs",      "pcall",
+    "include", "ipairs", "load",     "math",   "override",     "next",         "pairs",      "pcall",
     "print",  "rawequal", "rawget",   "rawlen",       "rawset",     "select",
     "setmetatable", "string", "sweep", "table",       "tonumber",   "tostring",
     "type",   "warn",     "xpcall"};

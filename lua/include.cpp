@@ -68,10 +68,30 @@ int include(lua_State* L) {
   return lua_gettop(L);
 }
 
+/// override(base, changes): a shallow copy of `base` with the entries of `changes` replacing
+/// or adding to its own; `base` is left as it was.
+int override(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+  lua_newtable(L);
+  for (int source : {1, 2}) {
+    if (lua_isnoneornil(L, source)) continue;
+    lua_pushnil(L);
+    while (lua_next(L, source) != 0) {
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, -4);
+    }
+  }
+  return 1;
+}
+
 int register_include(lua_State* L) {
   lua_pushvalue(L, 1);  // the context, as a light userdata upvalue
   lua_pushcclosure(L, include, 1);
   lua_setglobal(L, "include");
+  lua_pushcfunction(L, override);
+  lua_setglobal(L, "override");
   return 0;
 }
 

@@ -7,7 +7,9 @@
 
 namespace laconic::lua {
 
-/// Defines the global `include` for files under `directory` (the experiment file's).
+/// Defines the globals `include` (files relative to the experiment file's directory) and
+/// `override(base, changes)` (a copy of a table with some entries replaced: deriving an
+/// experiment from a base).
 void install_include(SandboxedState& state, LoadContext& context);
 
 }  // namespace laconic::lua

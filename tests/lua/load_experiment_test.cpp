@@ -309,3 +309,23 @@ experiment {
   const std::string absolute = dir.write("abs.lua", "include '/etc/passwd'\n");
   CHECK_THAT(load_error(absolute, catalog), Catch::Contains("needs a path relative"));
 }
+
+TEST_CASE("override derives an experiment from a base table without changing the base",
+          "[lua][include]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  dir.write("base.lua", "return { name = 'base', batch_size = 16, optimizer = sgd { lr = 0.2 } }\n");
+  const std::string path = dir.write("derived.lua", R"(
+local base = include "base.lua"
+local derived = override(base, { name = "derived", batch_size = 64 })
+assert(base.batch_size == 16 and base.name == "base")
+experiment(derived)
+)");
+  const auto plan = load_experiment(path, catalog);
+  CHECK(plan.name == "derived");
+  REQUIRE(plan.runs.size() == 1);
+  CHECK(plan.runs[0].batch_size == 64);
+  CHECK(plan.runs[0].optimizer.number("lr") == 0.2);
+  const std::string bad = dir.write("bad.lua", "local t = override(3, {})\n");
+  CHECK_THAT(load_error(bad, catalog), Catch::StartsWith(bad + ":1:") && Catch::Contains("table expected"));
+}
