@@ -40,6 +40,10 @@ class ChainCodec : public Compressor {
 
   std::string name() const override { return "chain"; }
   bool summable() const override { return first_->summable() && second_->summable(); }
+  /// A float-array first is decoded against the count of the last compress().
+  bool self_decoding() const override {
+    return !first_->summable() && first_->self_decoding() && second_->self_decoding();
+  }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;

@@ -72,6 +72,12 @@ class Compressor {
   virtual void save_state(StateWriter& out) const { (void)out; }
   virtual void load_state(StateReader& in) { (void)in; }
 
+  /// True when a payload carries everything needed to decode it; false when decoding also
+  /// needs the sender's state of that step (shared-seed random-k and block-random-k decode
+  /// against the indices their own last compress() drew), so only a party that compressed the
+  /// same step can decode (a parameter server cannot).
+  virtual bool self_decoding() const { return true; }
+
   /// True when the payload is the sparse layout of sparse_pairs.hpp (header, indices, values),
   /// so that `chain` can compress its values further.
   virtual bool sparse_pairs() const { return false; }

@@ -41,6 +41,7 @@ class RandomkCodec : public Compressor {
   std::string name() const override { return "randomk"; }
   bool summable() const override { return shared_seed_; }
   bool sparse_pairs() const override { return !shared_seed_; }
+  bool self_decoding() const override { return !shared_seed_; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;

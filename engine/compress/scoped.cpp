@@ -152,6 +152,14 @@ void ScopedCompressor::load_state(StateReader& in) {
   for (auto& s : segments_) s.compressor->load_state(in);
 }
 
+bool ScopedCompressor::self_decoding() const {
+  // Summed payloads are split by the sizes of the last compress(), so they need it too.
+  if (summable_) return false;
+  for (const auto& s : segments_)
+    if (!s.compressor->self_decoding()) return false;
+  return true;
+}
+
 void ScopedCompressor::set_epoch(std::int64_t epoch) {
   for (auto& s : segments_) s.compressor->set_epoch(epoch);
 }

@@ -81,10 +81,11 @@ void ParameterServerTopology::check(const compress::Compressor& compressor) cons
   if (compressor.exchanges_itself())
     throw ConfigError(str_cat(compressor.name(), " runs its own allreduces; use topology = "
                               "allreduce()"));
-  if (compressor.summable() && compressor.name() != "none")
+  if (!compressor.self_decoding())
     throw ConfigError(str_cat("parameter_server cannot decode ", compressor.name(),
-                              "'s headerless payloads (their indices come from the sender's "
-                              "step); use randomk { shared_seed = false } or topk"));
+                              "'s payloads: decoding them needs the sender's state of the step "
+                              "(shared-seed indices); use randomk { shared_seed = false } or "
+                              "topk"));
 }
 
 std::pair<std::size_t, std::size_t> server_shard(std::size_t n, int servers, int server) {

@@ -144,3 +144,12 @@ TEST_CASE("chain refuses children that cannot be chained, naming them", "[compre
   CHECK_THROWS_WITH(registry.resolve(spec("chain", {{"first", 3.0}})),
                     "chain.first must be a component, got number 3");
 }
+
+TEST_CASE("a chain decodes on its own only when its first part does",
+          "[compress][chain]") {
+  const auto registry = builtin_compressors();
+  CHECK(registry.create(chain(spec("topk"), spec("qsgd"), true))->self_decoding());
+  CHECK_FALSE(registry.create(chain(spec("block_randomk"), spec("fp16"), true))->self_decoding());
+  CHECK_FALSE(registry.create(spec("randomk"))->self_decoding());
+  CHECK(registry.create(spec("randomk", {{"shared_seed", false}}))->self_decoding());
+}

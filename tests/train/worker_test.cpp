@@ -283,7 +283,14 @@ TEST_CASE("parameter_server options and compressors it cannot serve are refused 
   auto config = small_run("randomk", 1);
   config.topology = catalog.resolve({"topology", "parameter_server", {}});
   CHECK_THROWS_WITH(catalog.build(config),
-                    Catch::StartsWith("parameter_server cannot decode randomk's headerless"));
+                    Catch::StartsWith("parameter_server cannot decode randomk's payloads"));
+  // The same for a chain whose first part is a shared-seed sparsifier.
+  config.compressor = catalog.resolve(
+      {"compressor", "chain",
+       {{"first", nested(ComponentSpec{"compressor", "block_randomk", {}})},
+        {"second", nested(ComponentSpec{"compressor", "fp16", {}})}}});
+  CHECK_THROWS_WITH(catalog.build(config),
+                    Catch::StartsWith("parameter_server cannot decode chain's payloads"));
   config = small_run("none", 1);
   config.topology = catalog.resolve({"topology", "parameter_server", {}});
   config.schedule = catalog.resolve({"schedule", "local_sgd", {}});
