@@ -1,6 +1,7 @@
 #include "engine/schedule/stale_sync.hpp"
 
 #include "engine/core/error.hpp"
+#include "engine/schedule/synchronous.hpp"
 
 namespace laconic::schedule {
 
@@ -17,18 +18,10 @@ StaleSyncOptions StaleSyncOptions::from(const ComponentSpec& spec) {
   return o;
 }
 
-// Worker side, both schedules: compute, push and pull (the parameter server decides when the
-// pull comes back), take the server's weights.
-void StaleSyncSchedule::step(StepActions& actions, std::int64_t) {
-  actions.compute_gradients();
-  actions.exchange_gradients();
-  actions.apply_update();
-}
+// Worker side, both schedules: a synchronous step; the parameter server decides when the pull
+// comes back.
+void StaleSyncSchedule::step(StepActions& actions, std::int64_t) { synchronous_step(actions); }
 
-void AsyncSchedule::step(StepActions& actions, std::int64_t) {
-  actions.compute_gradients();
-  actions.exchange_gradients();
-  actions.apply_update();
-}
+void AsyncSchedule::step(StepActions& actions, std::int64_t) { synchronous_step(actions); }
 
 }  // namespace laconic::schedule

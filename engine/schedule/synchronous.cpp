@@ -2,7 +2,9 @@
 
 namespace laconic::schedule {
 
-void SynchronousSchedule::step(StepActions& actions, std::int64_t) {
+void SynchronousSchedule::step(StepActions& actions, std::int64_t) { synchronous_step(actions); }
+
+void synchronous_step(StepActions& actions) {
   actions.compute_gradients();
   if (actions.topology_mixes_models()) {  // decentralized SGD (gossip)
     actions.apply_update();

@@ -11,6 +11,11 @@ struct SynchronousOptions {
   static SynchronousOptions from(const ComponentSpec&) { return {}; }
 };
 
+/// One bulk-synchronous step: compute, exchange, update (with a topology that mixes models:
+/// compute, update, mix). Also the worker's side of stale_sync and async, whose difference is
+/// in when the parameter server answers.
+void synchronous_step(StepActions& actions);
+
 /// Bulk-synchronous SGD: every step, every worker computes a gradient, the gradients are averaged,
 /// and every worker applies the same update.
 class SynchronousSchedule : public Schedule {
