@@ -17,7 +17,7 @@ int list_command(const std::string& kind) {
       std::cout << "  " << info.name << " - " << info.description << "\n";
       for (const auto& f : info.fields)
         std::cout << "      " << f.name << " (" << field_type_name(f.type)
-                  << ", default " << format_value(f.default_value) << "): " << f.doc << "\n";
+                  << (f.per_step ? " or function(epoch, step)" : "") << ", default " << format_value(f.default_value) << "): " << f.doc << "\n";
     }
   }
   return 0;
@@ -75,7 +75,8 @@ int list_markdown_command() {
       }
       std::cout << "| field | type | default | meaning |\n|---|---|---|---|\n";
       for (const auto& f : info.fields)
-        std::cout << "| `" << f.name << "` | " << field_type_name(f.type) << " | `"
+        std::cout << "| `" << f.name << "` | " << field_type_name(f.type)
+                  << (f.per_step ? " or function(epoch, step)" : "") << " | `"
                   << cell(format_value(f.default_value)) << "` | " << cell(f.doc) << " |\n";
       std::cout << "\n";
     }

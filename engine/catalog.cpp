@@ -86,6 +86,18 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
                   rank);
       return c;
     });
+    // Asynchronous compressed pulls: one compressor per worker and shard, error feedback off
+    // (the server keeps each worker's copy of the weights instead).
+    ComponentSpec pull_spec = compressors_.resolve(config.compressor);
+    if (pull_spec.fields.count("error_feedback")) pull_spec.fields["error_feedback"] = false;
+    ps->set_pull_compressor_factory([registry = compressors_, spec = pull_spec,
+                                     seed = config.seed](std::size_t size, int shard, int worker) {
+      auto c = compress::build_compressor(registry, spec, {{size}});
+      c->set_seed(compress::derive_seed(static_cast<std::uint64_t>(seed),
+                                        0x9011 + static_cast<std::uint64_t>(shard)),
+                  worker);
+      return c;
+    });
   }
   if (const auto bound = parts.schedule->staleness_bound())
     parts.topology->set_staleness(*bound);

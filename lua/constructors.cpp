@@ -86,6 +86,19 @@ int construct_body(lua_State* L) {
                                   " { field = value }), got ",
                                   describe_item(context, read_item(L, 1))));
       fields = read_fields(L, 1, info.name);
+      // A function given to a per-step field (`ratio = function(epoch, step) ... end`) is kept
+      // for the workers and stands in the spec as its id.
+      for (auto& [field, item] : fields) {
+        const auto* other = std::get_if<Unsupported>(&item);
+        const auto spec = std::find_if(info.fields.begin(), info.fields.end(),
+                                       [&](const FieldSpec& f) { return f.name == field; });
+        if (other == nullptr || other->type_name != "function" || spec == info.fields.end() ||
+            !spec->per_step)
+          continue;
+        lua_getfield(L, 1, field.c_str());
+        item = Value{StepFunction{register_step_function(L, -1)}};
+        lua_pop(L, 1);
+      }
     }
     context.components.push_back(build_component(context, info, fields));
     index = context.components.size() - 1;

@@ -68,6 +68,24 @@ class LuaCallbacks : public RunCallbacks {
     return lr;
   }
 
+  double step_function(const std::string& id, std::int64_t epoch, std::int64_t step) override {
+    double value = 0;
+    state.call_registered(
+        kStepFunctions, id,
+        [&](lua_State* L) {
+          lua_pushinteger(L, epoch);
+          lua_pushinteger(L, step);
+          return 2;
+        },
+        [&](lua_State* L) {
+          if (!lua_isnumber(L, -1))
+            throw ConfigError(str_cat("the function at ", id, " called with (", epoch, ", ", step,
+                                      ") must return a number, got ", luaL_typename(L, -1)));
+          value = lua_tonumber(L, -1);
+        });
+    return value;
+  }
+
   bool on_epoch_end(std::int64_t epoch, const std::map<std::string, double>& metrics) override {
     bool stop = false;
     state.call_registered(

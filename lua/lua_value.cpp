@@ -24,6 +24,50 @@ std::string describe_key(lua_State* L, int index) {
 
 }  // namespace
 
+std::string register_step_function(lua_State* L, int index) {
+  index = lua_absindex(L, index);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kStepFunctions) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kStepFunctions);
+  }
+  const int table = lua_gettop(L);
+  // The same function object given twice keeps its id.
+  lua_pushnil(L);
+  while (lua_next(L, table) != 0) {
+    if (lua_rawequal(L, -1, index)) {
+      std::string id = lua_tostring(L, -2);
+      lua_pop(L, 3);
+      return id;
+    }
+    lua_pop(L, 1);
+  }
+  lua_Debug info;
+  lua_pushvalue(L, index);
+  lua_getinfo(L, ">S", &info);
+  if (info.what == nullptr || std::strcmp(info.what, "C") == 0) {
+    lua_pop(L, 1);
+    throw ConfigError("a per-step field takes a function written in the file "
+                      "(function(epoch, step) return ... end), got a built-in function");
+  }
+  // The file's name without its directory: the workers may reach it by another path.
+  std::string source = info.short_src;
+  if (const auto slash = source.find_last_of('/'); slash != std::string::npos)
+    source = source.substr(slash + 1);
+  const std::string base = str_cat(source, ":", info.linedefined);
+  std::string id = base;
+  for (int n = 2; lua_getfield(L, table, id.c_str()) != LUA_TNIL; ++n) {
+    lua_pop(L, 1);
+    id = str_cat(base, "#", n);
+  }
+  lua_pop(L, 1);
+  lua_pushvalue(L, index);
+  lua_setfield(L, table, id.c_str());
+  lua_pop(L, 1);  // the table
+  return id;
+}
+
 LuaItem read_item(lua_State* L, int index) {
   index = lua_absindex(L, index);
   switch (lua_type(L, index)) {

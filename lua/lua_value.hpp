@@ -16,6 +16,8 @@ namespace laconic::lua {
 /// Registry names of the private metatables of component and sweep userdata.
 inline constexpr const char* kComponentMeta = "laconic.component";
 inline constexpr const char* kSweepMeta = "laconic.sweep";
+/// Registry table of the functions given to per-step fields, by StepFunction id.
+inline constexpr const char* kStepFunctions = "laconic.step_functions";
 
 /// A component value: index into LoadContext::components.
 struct ComponentRef {
@@ -43,6 +45,12 @@ std::vector<std::pair<std::string, LuaItem>> read_fields(lua_State* L, int index
 
 /// The entries 1..n of the list at `index`; any other key is a ConfigError naming `owner`.
 std::vector<LuaItem> read_list(lua_State* L, int index, const std::string& owner);
+
+/// Keeps the Lua function at `index` (given to a per-step field) in the registry table
+/// kStepFunctions and returns its id, "file.lua:LINE" of its definition ("#2", "#3" appended
+/// when functions share a line); the same function object keeps its id, and loading the same
+/// file again gives the same ids. A C function is a ConfigError.
+std::string register_step_function(lua_State* L, int index);
 
 /// Writes the userdata that stands for an entry of LoadContext (component or sweep).
 void push_handle(lua_State* L, std::size_t index, const char* metatable);

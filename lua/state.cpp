@@ -306,6 +306,25 @@ void SandboxedState::call_registered(const char* key,
   lua_pushcfunction(L, &SandboxedState::message_handler);
   lua_getfield(L, LUA_REGISTRYINDEX, key);
   LACONIC_ENFORCE(lua_isfunction(L, -1), "no Lua function registered as '", key, "'");
+  call_pushed(push, read);
+}
+
+void SandboxedState::call_registered(const char* table, const std::string& field,
+                                     const std::function<int(lua_State*)>& push,
+                                     const std::function<void(lua_State*)>& read) {
+  lua_State* L = state_;
+  lua_settop(L, 0);
+  lua_pushcfunction(L, &SandboxedState::message_handler);
+  const bool found = lua_getfield(L, LUA_REGISTRYINDEX, table) == LUA_TTABLE &&
+                     lua_getfield(L, -1, field.c_str()) == LUA_TFUNCTION;
+  LACONIC_ENFORCE(found, "no Lua function registered as '", table, "'['", field, "']");
+  lua_remove(L, -2);  // the table
+  call_pushed(push, read);
+}
+
+void SandboxedState::call_pushed(const std::function<int(lua_State*)>& push,
+                                 const std::function<void(lua_State*)>& read) {
+  lua_State* L = state_;
   const int arguments = push(L);
   budget_.instructions = 0;
   lua_sethook(L, &SandboxedState::count_hook, LUA_MASKCOUNT, budget_.hook_step);

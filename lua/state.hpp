@@ -42,8 +42,16 @@ class SandboxedState {
   /// on the stack. Errors become ConfigError "file:line: message".
   void call_registered(const char* key, const std::function<int(lua_State*)>& push,
                        const std::function<void(lua_State*)>& read);
+  /// The same for the function stored at `field` of the registry's table `table`.
+  void call_registered(const char* table, const std::string& field,
+                       const std::function<int(lua_State*)>& push,
+                       const std::function<void(lua_State*)>& read);
 
  private:
+  /// Calls the function on top of the stack (above the message handler) as call_registered().
+  void call_pushed(const std::function<int(lua_State*)>& push,
+                   const std::function<void(lua_State*)>& read);
+
   /// Shared with the allocator and the hook (both reach it through the allocator's ud).
   struct Budget {
     std::size_t memory_limit = 0;       ///< bytes

@@ -9,8 +9,8 @@ namespace laconic::compress {
 
 std::vector<FieldSpec> BlockRandomkOptions::fields() {
   return {
-      {"ratio", FieldType::Number, 0.01,
-       "fraction of elements sent per step as one contiguous block, in (0, 1]"},
+      StepRatio::field(0.01,
+                       "fraction of elements sent per step as one contiguous block, in (0, 1]"),
       {"error_feedback", FieldType::Bool, true,
        "accumulate what was not sent and add it to the next gradient"},
   };
@@ -18,10 +18,8 @@ std::vector<FieldSpec> BlockRandomkOptions::fields() {
 
 BlockRandomkOptions BlockRandomkOptions::from(const ComponentSpec& spec) {
   BlockRandomkOptions o;
-  o.ratio = spec.number("ratio");
+  o.ratio = StepRatio::read(spec);
   o.error_feedback = spec.flag("error_feedback");
-  if (!(o.ratio > 0.0 && o.ratio <= 1.0))
-    throw ConfigError(str_cat("block_randomk.ratio must be in (0, 1], got ", o.ratio));
   return o;
 }
 

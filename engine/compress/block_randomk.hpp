@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "engine/compress/compressor.hpp"
+#include "engine/compress/step_ratio.hpp"
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/core/component.hpp"
@@ -10,7 +11,7 @@
 namespace laconic::compress {
 
 struct BlockRandomkOptions {
-  double ratio = 0.01;         ///< fraction of elements sent per step (the block length), in (0, 1]
+  StepRatio ratio = 0.01;      ///< fraction sent per step (the block length), in (0, 1], or a function
   bool error_feedback = true;  ///< keep what was not sent and add it to the next gradient
 
   static std::vector<FieldSpec> fields();
@@ -31,7 +32,7 @@ std::size_t block_randomk_payload_bytes(std::size_t k);
 /// every worker) and checks the payload holds exactly 4*k bytes and `dense` has that step's n.
 class BlockRandomkCodec : public Compressor {
  public:
-  explicit BlockRandomkCodec(double ratio) : ratio_(ratio) {}
+  explicit BlockRandomkCodec(StepRatio ratio) : ratio_(ratio) {}
   std::string name() const override { return "block_randomk"; }
   bool summable() const override { return true; }
   bool self_decoding() const override { return false; }
@@ -52,8 +53,10 @@ class BlockRandomkCodec : public Compressor {
   /// Number of compress() calls so far; the next call draws with this step number.
   std::uint64_t step() const { return step_; }
 
+  void set_step(const StepPoint& point) override { ratio_.set_step(point); }
+
  private:
-  double ratio_;
+  StepRatio ratio_;
   std::uint64_t run_seed_ = 0;
   std::uint64_t step_ = 0;
   bool compressed_ = false;  // a compress() has run: offset_, k_, n_ are valid

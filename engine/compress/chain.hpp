@@ -48,6 +48,7 @@ class ChainCodec : public Compressor {
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;
   void set_epoch(std::int64_t epoch) override;
+  void set_step(const StepPoint& point) override;
   void save_state(StateWriter& out) const override {
     first_->save_state(out);
     second_->save_state(out);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/compress/state.hpp"
+#include "engine/core/step_value.hpp"
 
 namespace laconic::compress {
 
@@ -57,6 +58,11 @@ class Compressor {
   /// Tells the compressor the epoch (from 0) of the steps that follow; called at the start of
   /// every epoch (DGC warms its ratio up over the first epochs).
   virtual void set_epoch(std::int64_t epoch) { (void)epoch; }
+
+  /// Tells the compressor where training stands, before every step (after set_epoch() at an
+  /// epoch's start): fields given as functions of (epoch, step) take their value here (a
+  /// `ratio` schedule). Every party that compresses for the step calls it with the same point.
+  virtual void set_step(const StepPoint& point) { (void)point; }
 
   /// Turns `sum`, the sum over all `workers` of their decoded payloads, into the update every
   /// worker applies. The default is the mean; signSGD's majority vote takes the sign instead.

@@ -35,8 +35,7 @@ std::pair<float, std::size_t> kth_largest(std::vector<float>& magnitudes, std::s
 
 std::vector<FieldSpec> DgcOptions::fields() {
   return {
-      {"ratio", FieldType::Number, 0.001,
-       "fraction of elements sent per step once warm-up is over, in (0, 1]"},
+      StepRatio::field(0.001, "fraction of elements sent per step once warm-up is over, in (0, 1]"),
       {"momentum", FieldType::Number, 0.9,
        "momentum m of the correction u = m*u + g, v = v + u, in [0, 1) (set the optimizer's "
        "momentum to 0)"},
@@ -51,13 +50,11 @@ std::vector<FieldSpec> DgcOptions::fields() {
 
 DgcOptions DgcOptions::from(const ComponentSpec& spec) {
   DgcOptions o;
-  o.ratio = spec.number("ratio");
+  o.ratio = StepRatio::read(spec);
   o.momentum = spec.number("momentum");
   o.clip_norm = spec.number("clip_norm");
   o.sample_fraction = spec.number("sample_fraction");
   o.warmup = spec.integer("warmup");
-  if (!(o.ratio > 0.0 && o.ratio <= 1.0))
-    throw ConfigError(str_cat("dgc.ratio must be in (0, 1], got ", o.ratio));
   if (!(o.momentum >= 0.0 && o.momentum < 1.0))
     throw ConfigError(str_cat("dgc.momentum must be in [0, 1), got ", o.momentum));
   if (!(o.clip_norm >= 0.0 && std::isfinite(o.clip_norm)))
@@ -80,7 +77,8 @@ std::size_t dgc_payload_bytes(std::size_t count) { return topk_payload_bytes(cou
 
 DgcCompressor::DgcCompressor(DgcOptions options)
     : options_(options),
-      ratio_(dgc_epoch_ratio(options.ratio, options.warmup, 0)),
+      ratio_(options.ratio.varies() ? static_cast<double>(options.ratio)
+                                    : dgc_epoch_ratio(options.ratio, options.warmup, 0)),
       rng_(derive_seed(0, kSampleStream)) {}
 
 void DgcCompressor::set_seed(std::uint64_t run_seed, int rank) {
@@ -90,6 +88,12 @@ void DgcCompressor::set_seed(std::uint64_t run_seed, int rank) {
 void DgcCompressor::set_epoch(std::int64_t epoch) {
   LACONIC_ENFORCE(epoch >= 0, "expected an epoch >= 0, got ", epoch);
   ratio_ = dgc_epoch_ratio(options_.ratio, options_.warmup, epoch);
+}
+
+void DgcCompressor::set_step(const StepPoint& point) {
+  if (!options_.ratio.varies()) return;
+  options_.ratio.set_step(point);
+  ratio_ = dgc_epoch_ratio(options_.ratio, options_.warmup, point.epoch);
 }
 
 void DgcCompressor::compress(std::span<const float> gradient, Payload& payload) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/compress/compressor.hpp"
+#include "engine/compress/step_ratio.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/compress/topk.hpp"
 #include "engine/core/component.hpp"
@@ -12,7 +13,7 @@
 namespace laconic::compress {
 
 struct DgcOptions {
-  double ratio = 0.001;           ///< fraction of elements sent per step after warm-up, in (0, 1]
+  StepRatio ratio = 0.001;  ///< fraction sent per step after warm-up, in (0, 1], or a function
   double momentum = 0.9;          ///< momentum m of the correction u = m*u + g, in [0, 1)
   double clip_norm = 0.0;         ///< L2 norm each worker clips its gradient to; 0 = no clipping
   double sample_fraction = 0.01;  ///< fraction of elements sampled for the threshold, in (0, 1]
@@ -77,6 +78,8 @@ class DgcCompressor : public Compressor {
   void set_seed(std::uint64_t run_seed, int rank) override;
   /// Sets the epoch (from 0) whose warm-up ratio the following steps use.
   void set_epoch(std::int64_t epoch) override;
+  /// With `ratio` a function: its value at `point`, warmed up as dgc_epoch_ratio() says.
+  void set_step(const StepPoint& point) override;
   void save_state(StateWriter& out) const override {
     out.array(rng_.state_words());
     out.flag(started_);

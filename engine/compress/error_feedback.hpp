@@ -49,6 +49,7 @@ class WithErrorFeedback : public Compressor {
   }
   void set_seed(std::uint64_t run_seed, int rank) override { codec_.set_seed(run_seed, rank); }
   void set_epoch(std::int64_t epoch) override { codec_.set_epoch(epoch); }
+  void set_step(const StepPoint& point) override { codec_.set_step(point); }
   bool sparse_pairs() const override { return codec_.sparse_pairs(); }
   bool self_decoding() const override { return codec_.self_decoding(); }
   void save_state(StateWriter& out) const override {

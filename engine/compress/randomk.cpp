@@ -20,7 +20,7 @@ constexpr std::uint64_t kPrivateStreamBase = std::uint64_t{1} << 32;
 
 std::vector<FieldSpec> RandomkOptions::fields() {
   return {
-      {"ratio", FieldType::Number, 0.01, "fraction of elements sent per step, in (0, 1]"},
+      StepRatio::field(0.01, "fraction of elements sent per step, in (0, 1]"),
       {"shared_seed", FieldType::Bool, true,
        "all workers draw the same indices, so payloads are values only and summed by allreduce"},
       {"error_feedback", FieldType::Bool, true,
@@ -30,11 +30,9 @@ std::vector<FieldSpec> RandomkOptions::fields() {
 
 RandomkOptions RandomkOptions::from(const ComponentSpec& spec) {
   RandomkOptions o;
-  o.ratio = spec.number("ratio");
+  o.ratio = StepRatio::read(spec);
   o.shared_seed = spec.flag("shared_seed");
   o.error_feedback = spec.flag("error_feedback");
-  if (!(o.ratio > 0.0 && o.ratio <= 1.0))
-    throw ConfigError(str_cat("randomk.ratio must be in (0, 1], got ", o.ratio));
   return o;
 }
 

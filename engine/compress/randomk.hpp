@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/compress/compressor.hpp"
+#include "engine/compress/step_ratio.hpp"
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/core/component.hpp"
@@ -11,7 +12,7 @@
 namespace laconic::compress {
 
 struct RandomkOptions {
-  double ratio = 0.01;         ///< fraction of elements sent per step, in (0, 1]
+  StepRatio ratio = 0.01;      ///< fraction of elements sent per step, in (0, 1], or a function
   bool shared_seed = true;     ///< every worker draws the same indices (payloads are summable)
   bool error_feedback = true;  ///< keep what was not sent and add it to the next gradient
 
@@ -37,7 +38,7 @@ std::size_t randomk_payload_bytes(std::size_t k, bool shared_seed);
 ///    (8 + 8*k bytes; the Top-k layout). Indices come from a private stream per rank.
 class RandomkCodec : public Compressor {
  public:
-  RandomkCodec(double ratio, bool shared_seed) : ratio_(ratio), shared_seed_(shared_seed) {}
+  RandomkCodec(StepRatio ratio, bool shared_seed) : ratio_(ratio), shared_seed_(shared_seed) {}
   std::string name() const override { return "randomk"; }
   bool summable() const override { return shared_seed_; }
   bool sparse_pairs() const override { return !shared_seed_; }
@@ -59,10 +60,12 @@ class RandomkCodec : public Compressor {
   /// Number of compress() calls so far; the next call draws with this step number.
   std::uint64_t step() const { return step_; }
 
+  void set_step(const StepPoint& point) override { ratio_.set_step(point); }
+
  private:
   void choose_indices(std::size_t n, std::size_t k);
 
-  double ratio_;
+  StepRatio ratio_;
   bool shared_seed_;
   std::uint64_t base_seed_ = 0;          // run_seed (shared) or a per-rank stream of it
   std::uint64_t step_ = 0;

@@ -160,6 +160,10 @@ bool ScopedCompressor::self_decoding() const {
   return true;
 }
 
+void ScopedCompressor::set_step(const StepPoint& point) {
+  for (auto& s : segments_) s.compressor->set_step(point);
+}
+
 void ScopedCompressor::set_epoch(std::int64_t epoch) {
   for (auto& s : segments_) s.compressor->set_epoch(epoch);
 }

@@ -33,6 +33,7 @@ class ScopedCompressor : public Compressor {
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;
   void set_epoch(std::int64_t epoch) override;
+  void set_step(const StepPoint& point) override;
   bool self_decoding() const override;
   void aggregate(std::span<float> sum, int workers) const override;
   void save_state(StateWriter& out) const override;

@@ -12,7 +12,7 @@ namespace laconic::compress {
 
 std::vector<FieldSpec> TopkOptions::fields() {
   return {
-      {"ratio", FieldType::Number, 0.01, "fraction of elements sent per step, in (0, 1]"},
+      StepRatio::field(0.01, "fraction of elements sent per step, in (0, 1]"),
       {"error_feedback", FieldType::Bool, true,
        "accumulate what was not sent and add it to the next gradient"},
   };
@@ -20,14 +20,14 @@ std::vector<FieldSpec> TopkOptions::fields() {
 
 TopkOptions TopkOptions::from(const ComponentSpec& spec) {
   TopkOptions o;
-  o.ratio = spec.number("ratio");
+  o.ratio = StepRatio::read(spec);
   o.error_feedback = spec.flag("error_feedback");
-  if (!(o.ratio > 0.0 && o.ratio <= 1.0))
-    throw ConfigError(str_cat("topk.ratio must be in (0, 1], got ", o.ratio));
   return o;
 }
 
 std::size_t topk_count(double ratio, std::size_t n) {
+  LACONIC_ENFORCE(ratio > 0.0 && ratio <= 1.0, "a ratio in (0, 1], got ", ratio,
+                  " (a ratio given as a function is set by set_step() before each step)");
   if (n == 0) return 0;
   auto k = static_cast<std::size_t>(std::ceil(ratio * static_cast<double>(n)));
   return std::clamp<std::size_t>(k, 1, n);

@@ -4,12 +4,13 @@
 
 #include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
+#include "engine/compress/step_ratio.hpp"
 #include "engine/core/component.hpp"
 
 namespace laconic::compress {
 
 struct TopkOptions {
-  double ratio = 0.01;          ///< fraction of elements kept, in (0, 1]
+  StepRatio ratio = 0.01;       ///< fraction of elements kept, in (0, 1], or a function
   bool error_feedback = true;   ///< keep what was not sent and add it to the next gradient
 
   static std::vector<FieldSpec> fields();
@@ -27,15 +28,16 @@ std::size_t topk_payload_bytes(std::size_t k);
 /// the lowest indices), indices ascending.
 class TopkCodec : public Compressor {
  public:
-  explicit TopkCodec(double ratio) : ratio_(ratio) {}
+  explicit TopkCodec(StepRatio ratio) : ratio_(ratio) {}
   std::string name() const override { return "topk"; }
   bool summable() const override { return false; }
   bool sparse_pairs() const override { return true; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
+  void set_step(const StepPoint& point) override { ratio_.set_step(point); }
 
  private:
-  double ratio_;
+  StepRatio ratio_;
   // Scratch reused across steps: candidate indices (ascending), their magnitudes, and a copy
   // that selection reorders.
   std::vector<std::uint32_t> candidates_;

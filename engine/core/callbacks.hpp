@@ -15,6 +15,9 @@ class RunCallbacks {
   virtual bool has(const std::string& name) const = 0;
   /// lr_schedule(epoch, step), both from 0: the learning rate of that step.
   virtual double learning_rate(std::int64_t epoch, std::int64_t step) = 0;
+  /// The function a per-step field was given (StepFunction `id`), called with (epoch, step).
+  /// Throws ConfigError when the call fails or does not return a number.
+  virtual double step_function(const std::string& id, std::int64_t epoch, std::int64_t step) = 0;
   /// on_epoch_end(ctx), ctx = { epoch = e, <metric> = value, ... }: true stops the run after
   /// this epoch. Called on worker 0, which tells the others.
   virtual bool on_epoch_end(std::int64_t epoch, const std::map<std::string, double>& metrics) = 0;

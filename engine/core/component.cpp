@@ -90,6 +90,14 @@ ComponentSpec ComponentInfo::resolve(const ComponentSpec& spec) const {
       throw ConfigError(str_cat("unknown field '", field, "' in ", kind, " '", name,
                                 "'; known: ", known.empty() ? "(none)" : known));
     }
+    if (std::holds_alternative<StepFunction>(value)) {
+      if (!match->per_step)
+        throw ConfigError(str_cat(name, ".", field, " must be a ", field_type_name(match->type),
+                                  ", got a function; only fields documented as \"or "
+                                  "function(epoch, step)\" take one"));
+      out.fields[field] = value;
+      continue;
+    }
     if (!type_accepts(match->type, value))
       throw ConfigError(str_cat(name, ".", field, " must be a ", field_type_name(match->type),
                                 ", got ", value_type_name(value), " ", format_value(value)));

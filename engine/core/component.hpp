@@ -18,6 +18,9 @@ struct FieldSpec {
   FieldType type;
   Value default_value;
   std::string doc;
+  /// An Int or Number field that may also be a function of (epoch, step) from the experiment
+  /// file (a StepFunction value; the options struct reads it as a StepValue).
+  bool per_step = false;
 };
 
 /// What the user asked for: `topk { ratio = 0.01 }` is {kind "compressor", name "topk", ratio}.
@@ -38,7 +41,7 @@ struct ComponentSpec {
 
   bool operator==(const ComponentSpec& other) const = default;
 
- private:
+  /// The value of `field` whatever its type; ConfigError when it is not set.
   const Value& at(const std::string& field) const;
 };
 

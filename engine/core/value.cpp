@@ -21,7 +21,8 @@ const char* field_type_name(FieldType type) {
 }
 
 const char* value_type_name(const Value& value) {
-  static const char* const kNames[] = {"bool", "int", "number", "string", "component"};
+  static const char* const kNames[] = {"bool", "int", "number", "string", "component",
+                                       "function"};
   return kNames[value.index()];
 }
 
@@ -35,6 +36,7 @@ std::string format_value(const Value& value) {
     return out.str();
   }
   if (auto text = std::get_if<std::string>(&value)) return "\"" + *text + "\"";
+  if (auto function = std::get_if<StepFunction>(&value)) return "function@" + function->id;
   const ComponentSpec& spec = *std::get<NestedComponent>(value).spec;
   if (spec.fields.empty()) return spec.name + " {}";
   std::string out = spec.name + " {";
@@ -55,9 +57,12 @@ Value nested(ComponentSpec spec) {
 nlohmann::json value_to_json(const Value& value) {
   if (const auto* component = std::get_if<NestedComponent>(&value))
     return component->spec->to_json();
+  if (const auto* function = std::get_if<StepFunction>(&value))
+    return nlohmann::json{{"function", function->id}};
   return std::visit(
       [](const auto& v) -> nlohmann::json {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, NestedComponent>)
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, NestedComponent> || std::is_same_v<V, StepFunction>)
           return nullptr;  // handled above
         else
           return nlohmann::json(v);
@@ -70,6 +75,9 @@ Value value_from_json(const nlohmann::json& json) {
   if (json.is_number_integer()) return json.get<std::int64_t>();
   if (json.is_number()) return json.get<double>();
   if (json.is_string()) return json.get<std::string>();
+  if (json.is_object() && json.size() == 1 && json.contains("function") &&
+      json["function"].is_string())
+    return StepFunction{json["function"].get<std::string>()};
   if (json.is_object()) return nested(ComponentSpec::from_json("", json));
   throw ConfigError("unsupported field value in JSON: " + json.dump());
 }

@@ -21,13 +21,21 @@ struct NestedComponent {
   bool operator==(const NestedComponent& other) const;
 };
 
+/// A function of (epoch, step) written in the experiment file where a field allows one
+/// (`topk { ratio = function(epoch, step) ... end }`, FieldSpec::per_step). `id` names it
+/// ("exp.lua:12"); the workers, which load the same file, evaluate it through RunCallbacks.
+struct StepFunction {
+  std::string id;
+  bool operator==(const StepFunction& other) const = default;
+};
+
 /// One field value. Integers stay integers so that `batch_size = 64.5` can be refused.
-using Value = std::variant<bool, std::int64_t, double, std::string, NestedComponent>;
+using Value = std::variant<bool, std::int64_t, double, std::string, NestedComponent, StepFunction>;
 
 /// Wraps a spec as a field value.
 Value nested(ComponentSpec spec);
 
-/// "bool", "int", "number", "string", "component".
+/// "bool", "int", "number", "string", "component" ("function" for a StepFunction value).
 const char* field_type_name(FieldType type);
 
 /// The type name of what a value holds, in the same words as field_type_name().
@@ -38,8 +46,9 @@ std::string format_value(const Value& value);
 
 nlohmann::json value_to_json(const Value& value);
 
-/// Integers in JSON become Int, other numbers Number, objects nested components (kind left
-/// empty: the owner's registry fills it when it resolves the field).
+/// Integers in JSON become Int, other numbers Number, {"function": id} a StepFunction, other
+/// objects nested components (kind left empty: the owner's registry fills it when it resolves
+/// the field).
 Value value_from_json(const nlohmann::json& json);
 
 }  // namespace laconic

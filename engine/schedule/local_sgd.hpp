@@ -8,7 +8,7 @@
 namespace laconic::schedule {
 
 struct LocalSgdOptions {
-  std::int64_t period = 4;  ///< local steps between model averages (H), >= 1
+  StepValue period = 4;  ///< local steps between model averages (H), >= 1, or a function
 
   static std::vector<FieldSpec> fields();
   static LocalSgdOptions from(const ComponentSpec& spec);
@@ -17,15 +17,18 @@ struct LocalSgdOptions {
 /// Local SGD (Stich 2019; "periodic averaging"): every worker takes `period` optimizer steps on
 /// its own gradients, then the models are averaged (the change since the last average goes
 /// through the compressor and the topology, like a gradient). With period 1 and plain SGD
-/// (momentum included, as it is linear) it is synchronous SGD.
+/// (momentum included, as it is linear) it is synchronous SGD. A period given as a function
+/// of (epoch, step) is asked after every local step: the models are averaged once the steps
+/// since the last average reach it (every worker asks the same function the same question).
 class LocalSgdSchedule : public Schedule {
  public:
   explicit LocalSgdSchedule(LocalSgdOptions options) : options_(options) {}
   std::string name() const override { return "local_sgd"; }
-  void step(StepActions& actions, std::int64_t step) override;
+  void step(StepActions& actions, const StepPoint& at) override;
 
  private:
   LocalSgdOptions options_;
+  std::int64_t since_average_ = 0;  // local steps since the last average
 };
 
 }  // namespace laconic::schedule

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "engine/core/step_value.hpp"
+
 namespace laconic::schedule {
 
 /// The operations a worker offers its schedule for one step.
@@ -30,8 +32,9 @@ class Schedule {
  public:
   virtual ~Schedule() = default;
   virtual std::string name() const = 0;
-  /// Runs step `step` (global, counted from 0).
-  virtual void step(StepActions& actions, std::int64_t step) = 0;
+  /// Runs the step at `at` (global step and epoch, from 0; the file's functions for fields
+  /// given per step).
+  virtual void step(StepActions& actions, const StepPoint& at) = 0;
   /// Set for schedules run by an asynchronous parameter server (stale_sync, async): how many
   /// steps a worker may run ahead of the slowest.
   virtual std::optional<std::int64_t> staleness_bound() const { return std::nullopt; }

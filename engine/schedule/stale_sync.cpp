@@ -20,8 +20,8 @@ StaleSyncOptions StaleSyncOptions::from(const ComponentSpec& spec) {
 
 // Worker side, both schedules: a synchronous step; the parameter server decides when the pull
 // comes back.
-void StaleSyncSchedule::step(StepActions& actions, std::int64_t) { synchronous_step(actions); }
+void StaleSyncSchedule::step(StepActions& actions, const StepPoint&) { synchronous_step(actions); }
 
-void AsyncSchedule::step(StepActions& actions, std::int64_t) { synchronous_step(actions); }
+void AsyncSchedule::step(StepActions& actions, const StepPoint&) { synchronous_step(actions); }
 
 }  // namespace laconic::schedule

@@ -23,7 +23,7 @@ class StaleSyncSchedule : public Schedule {
  public:
   explicit StaleSyncSchedule(StaleSyncOptions options) : options_(options) {}
   std::string name() const override { return "stale_sync"; }
-  void step(StepActions& actions, std::int64_t step) override;
+  void step(StepActions& actions, const StepPoint& at) override;
   std::optional<std::int64_t> staleness_bound() const override { return options_.staleness; }
 
  private:
@@ -41,7 +41,7 @@ class AsyncSchedule : public Schedule {
  public:
   explicit AsyncSchedule(AsyncOptions) {}
   std::string name() const override { return "async"; }
-  void step(StepActions& actions, std::int64_t step) override;
+  void step(StepActions& actions, const StepPoint& at) override;
   std::optional<std::int64_t> staleness_bound() const override {
     return std::numeric_limits<std::int64_t>::max() / 2;
   }

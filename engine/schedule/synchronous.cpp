@@ -2,7 +2,7 @@
 
 namespace laconic::schedule {
 
-void SynchronousSchedule::step(StepActions& actions, std::int64_t) { synchronous_step(actions); }
+void SynchronousSchedule::step(StepActions& actions, const StepPoint&) { synchronous_step(actions); }
 
 void synchronous_step(StepActions& actions) {
   actions.compute_gradients();

@@ -22,7 +22,7 @@ class SynchronousSchedule : public Schedule {
  public:
   explicit SynchronousSchedule(SynchronousOptions) {}
   std::string name() const override { return "synchronous"; }
-  void step(StepActions& actions, std::int64_t step) override;
+  void step(StepActions& actions, const StepPoint& at) override;
 };
 
 }  // namespace laconic::schedule

@@ -109,6 +109,8 @@ compress::Compressor& ParameterServerTopology::shard_compressor(int shard,
     for (int s = 0; s < options_.servers; ++s) {
       const auto [begin, end] = server_shard(size, static_cast<int>(options_.servers), s);
       shard_compressors_.push_back(make_shard_compressor(end - begin, s, rank));
+      shard_compressors_.back()->set_epoch(point_.epoch);
+      shard_compressors_.back()->set_step(point_);
     }
   }
   return *shard_compressors_[static_cast<std::size_t>(shard)];
@@ -189,6 +191,22 @@ ExchangeStats ParameterServerTopology::average(std::span<float> gradient,
   return stats;
 }
 
+std::unique_ptr<compress::Compressor> ParameterServerTopology::make_pull_compressor(
+    std::size_t size, int shard, int worker) const {
+  LACONIC_ENFORCE(static_cast<bool>(pull_factory_), "compressed asynchronous pulls need a pull ",
+                  "compressor factory (set by the engine)");
+  return pull_factory_(size, shard, worker);
+}
+
+void ParameterServerTopology::set_step(const StepPoint& point) {
+  const bool new_epoch = point.epoch != point_.epoch;
+  point_ = point;
+  for (auto& c : shard_compressors_) {
+    if (new_epoch) c->set_epoch(point.epoch);
+    c->set_step(point);
+  }
+}
+
 void ParameterServerTopology::finish(comm::Communicator& comm) {
   const std::uint64_t done = kDone;
   for (int s = 0; s < options_.servers; ++s) {
@@ -201,27 +219,30 @@ void ParameterServerTopology::finish(comm::Communicator& comm) {
 }
 
 void ParameterServerTopology::set_staleness(std::int64_t staleness) {
-  if (options_.pull != "weights" || options_.compress_pull)
-    throw ConfigError("stale_sync and async need parameter_server { pull = \"weights\", "
-                      "compress_pull = false }: each worker pulls the server's current weights");
+  if (options_.pull != "weights")
+    throw ConfigError("stale_sync and async need parameter_server { pull = \"weights\" }: "
+                      "the server steps its optimizer with each push on its own");
   LACONIC_ENFORCE(staleness >= 0, "staleness bound ", staleness, " < 0");
   staleness_ = staleness;
 }
 
 void serve_asynchronously(const ParameterServerOptions& options, std::int64_t staleness,
                           int workers, std::size_t n, compress::Compressor& compressor,
-                          comm::Communicator& comm,
+                          std::span<compress::Compressor* const> pull, comm::Communicator& comm,
                           const std::function<void(std::span<const float>)>& apply,
                           const std::function<void(std::span<float>)>& weights,
                           const std::function<void(const AppliedUpdate&)>& on_update) {
   const auto w_count = static_cast<std::size_t>(workers);
+  LACONIC_ENFORCE(!options.compress_pull || pull.size() == w_count, "compressed pulls need one ",
+                  "pull compressor per worker: ", workers, " workers, ", pull.size(), " given");
   std::vector<int> ranks(w_count);
   for (int w = 0; w < workers; ++w) ranks[static_cast<std::size_t>(w)] = w;
   std::vector<std::int64_t> clock(w_count, 0), read_version(w_count, 0), read_staleness(w_count, 0);
   std::vector<bool> active(w_count, true), held(w_count, false);
   // Every worker starts from the initial weights: what each was last sent.
   std::vector<std::vector<float>> sent(w_count, std::vector<float>(n));
-  std::vector<float> current(n), gradient(n), change(n);
+  std::vector<float> current(n), gradient(n), change(n), decoded(n);
+  compress::Payload reply;
   weights(current);
   for (auto& s : sent) s = current;
   std::int64_t version = 0;
@@ -243,11 +264,19 @@ void serve_asynchronously(const ParameterServerOptions& options, std::int64_t st
       read_staleness[w] = active[w] && slowest != std::numeric_limits<std::int64_t>::max()
                               ? clock[w] - slowest : 0;
       for (std::size_t i = 0; i < n; ++i) change[i] = current[i] - sent[w][i];
-      sent[w] = current;
-      const std::uint64_t header[3] = {change.size() * sizeof(float), 0, 0};
+      if (options.compress_pull) {
+        pull[w]->compress(change, reply);
+        std::fill(decoded.begin(), decoded.end(), 0.0f);
+        pull[w]->decompress_add(reply, decoded);
+        for (std::size_t i = 0; i < n; ++i) sent[w][i] += decoded[i];
+      } else {
+        encode_dense(change, reply);
+        sent[w] = current;
+      }
+      const std::uint64_t header[3] = {reply.size(), 0, 0};
       const int rank = static_cast<int>(w);
       comm.send_recv(rank, bytes_of(header, sizeof header), rank, {});
-      comm.send_recv(rank, bytes_of(change.data(), change.size() * sizeof(float)), rank, {});
+      comm.send_recv(rank, reply, rank, {});
       ++replies;
     }
   };

@@ -50,13 +50,14 @@ class ParameterServerTopology : public Topology {
   ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor,
                         comm::Communicator& comm) override;
   void finish(comm::Communicator& comm) override;
+  void set_step(const StepPoint& point) override;
 
   const ParameterServerOptions& options() const { return options_; }
 
   /// Switches to the asynchronous protocol (schedules stale_sync and async): the server applies
   /// each push on its own as it arrives and replies to a worker once it is at most `staleness`
   /// steps ahead of the slowest unfinished worker (a very large bound: async). Needs pull =
-  /// "weights" and compress_pull = false (ConfigError otherwise).
+  /// "weights" (ConfigError otherwise).
   void set_staleness(std::int64_t staleness) override;
   /// -1 when synchronous.
   std::int64_t staleness() const { return staleness_; }
@@ -72,13 +73,24 @@ class ParameterServerTopology : public Topology {
   std::unique_ptr<compress::Compressor> make_shard_compressor(std::size_t size, int shard,
                                                               int rank) const;
 
+  /// Asynchronous compressed pulls: the server codes each worker's pulls with a compressor of
+  /// its own, built by this factory (the run's kind with its error feedback off: the server
+  /// keeps each worker's copy of the weights, so what one pull leaves out is in the next).
+  void set_pull_compressor_factory(CompressorFactory factory) {
+    pull_factory_ = std::move(factory);
+  }
+  /// The pull compressor for `worker` and shard `shard` of `size` elements.
+  std::unique_ptr<compress::Compressor> make_pull_compressor(std::size_t size, int shard,
+                                                             int worker) const;
+
  private:
   compress::Compressor& shard_compressor(int shard, compress::Compressor& given,
                                          std::size_t size, int rank);
 
   ParameterServerOptions options_;
   std::int64_t staleness_ = -1;
-  CompressorFactory factory_;
+  CompressorFactory factory_, pull_factory_;
+  StepPoint point_;  // the last set_step()
   std::vector<std::unique_ptr<compress::Compressor>> shard_compressors_;
   std::vector<compress::Payload> payloads_;
   std::vector<std::uint8_t> incoming_;
@@ -99,10 +111,13 @@ struct AppliedUpdate {
 
 /// The server's side of stale_sync / async: `apply` steps the optimizer with one worker's
 /// gradient; `weights` writes the current weights (flat). Runs until every worker is done and
-/// calls `on_update` after each update.
+/// calls `on_update` after each update. A reply carries the change of the weights since what
+/// that worker was last sent: dense, or (compress_pull) through `pull[worker]`; the server
+/// then adds what the worker decodes to its copy of that worker's weights, so the
+/// next reply carries what this one left out.
 void serve_asynchronously(const ParameterServerOptions& options, std::int64_t staleness,
                           int workers, std::size_t n, compress::Compressor& compressor,
-                          comm::Communicator& comm,
+                          std::span<compress::Compressor* const> pull, comm::Communicator& comm,
                           const std::function<void(std::span<const float>)>& apply,
                           const std::function<void(std::span<float>)>& weights,
                           const std::function<void(const AppliedUpdate&)>& on_update);

@@ -46,6 +46,10 @@ class Topology {
   /// True when the topology mixes models with neighbours (gossip) instead of averaging
   /// gradients over all workers; schedules then update locally and mix.
   virtual bool mixes_models() const { return false; }
+  /// Called before every step with the point the run's compressor got (set_epoch and
+  /// set_step): compressors the topology owns itself (a parameter server's per-shard ones)
+  /// follow it.
+  virtual void set_step(const StepPoint& point) { (void)point; }
   /// Refuses (ConfigError) a compressor this topology cannot run, before training starts.
   virtual void check(const compress::Compressor& compressor) const { (void)compressor; }
   /// Replaces this worker's `gradient` by the aggregate over all workers of their compressed

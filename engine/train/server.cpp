@@ -61,6 +61,17 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
   // The server's optimizer follows the run's learning-rate schedule, by round (synchronous) or
   // by update / workers (asynchronous).
   const std::int64_t per_epoch = steps_per_epoch(config, *parts.dataset);
+  // The pull compressor follows the workers' epochs and steps (ratio schedules, DGC's warm-up).
+  std::int64_t codec_epoch = 0;
+  auto follow_step = [&](std::span<compress::Compressor* const> codecs, std::int64_t step) {
+    const std::int64_t epoch = step / per_epoch;
+    const bool new_epoch = epoch != codec_epoch;
+    codec_epoch = epoch;
+    for (compress::Compressor* c : codecs) {
+      if (new_epoch) c->set_epoch(epoch);
+      c->set_step({epoch, step, callbacks});
+    }
+  };
   auto schedule_lr = [&](std::int64_t step) {
     if (callbacks != nullptr && callbacks->has("lr_schedule")) {
       parts.optimizer->set_lr(callbacks->learning_rate(step / per_epoch, step));
@@ -86,13 +97,22 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
   };
 
   if (topology->staleness() >= 0) {
-    // stale_sync / async: each push is one optimizer step of its own.
+    // stale_sync / async: each push is one optimizer step of its own. Compressed pulls: one
+    // compressor per worker, whose copies of the weights differ.
+    std::vector<std::unique_ptr<compress::Compressor>> pull_owned;
+    std::vector<compress::Compressor*> pull;
+    if (topology->options().compress_pull)
+      for (int w = 0; w < static_cast<int>(config.workers); ++w) {
+        pull_owned.push_back(topology->make_pull_compressor(shard_size, server_index, w));
+        pull.push_back(pull_owned.back().get());
+      }
     std::int64_t index = 0;
     topology::serve_asynchronously(
         topology->options(), topology->staleness(), static_cast<int>(config.workers),
-        shard_size, codec, comm,
+        shard_size, codec, pull, comm,
         [&](std::span<const float> gradient) {
           schedule_lr(index / config.workers);
+          follow_step(pull, index / config.workers);
           step_on_shard(gradient);
         },
         [&](std::span<float> out) {
@@ -124,6 +144,8 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
   for (std::int64_t round = 0;; ++round) {
     const auto t = std::chrono::steady_clock::now();
     schedule_lr(round);
+    compress::Compressor* const codecs[] = {&codec};
+    follow_step(codecs, round);
     const topology::ServerRound r = server.serve_round(codec, comm, update);
     if (r.done) break;
     const double step_time =

@@ -302,8 +302,11 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
         parts.optimizer->set_lr_factor(
             lr_factor(*parts.lr_schedule, parts.lr_schedule_spec,
                       {step, epoch, steps_per_epoch, config.epochs, config.workers}));
+      const StepPoint at{epoch, step, callbacks};
+      parts.compressor->set_step(at);
+      parts.topology->set_step(at);
       const auto step_start = Clock::now();
-      parts.schedule->step(trainer, step);
+      parts.schedule->step(trainer, at);
       const auto step_end = Clock::now();
       loss_sum += trainer.loss();
       trainer.record_step(sink, step, epoch, wall(), seconds_between(step_start, step_end));

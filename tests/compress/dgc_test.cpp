@@ -36,7 +36,7 @@ struct ReferenceDgc {
     if (epoch >= options.warmup) return options.ratio;
     double r = 1.0;
     for (std::int64_t e = 0; e <= epoch; ++e) r *= 0.25;
-    return std::max(options.ratio, r);
+    return std::max(static_cast<double>(options.ratio), r);
   }
 
   // The dense vector sent this step.

@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include "engine/core/error.hpp"
+#include "engine/core/callbacks.hpp"
 #include "engine/core/registry.hpp"
+#include "engine/core/step_value.hpp"
 
 namespace {
 
@@ -23,6 +25,36 @@ struct SquareOptions {
   }
 };
 
+struct CircleOptions {
+  laconic::StepValue radius = 1;
+  static std::vector<laconic::FieldSpec> fields() {
+    laconic::FieldSpec radius{"radius", laconic::FieldType::Number, 1.0, "radius"};
+    radius.per_step = true;
+    return {radius};
+  }
+  static CircleOptions from(const laconic::ComponentSpec& spec) {
+    return {laconic::StepValue::read(spec, "radius")};
+  }
+};
+
+struct Circle : Shape {
+  explicit Circle(CircleOptions o) : radius(o.radius) {}
+  double area() const override { return 3 * radius.constant() * radius.constant(); }
+  laconic::StepValue radius;
+};
+
+/// Evaluates step functions as radius = epoch + step / 10.
+struct LinearCallbacks : laconic::RunCallbacks {
+  bool has(const std::string&) const override { return false; }
+  double learning_rate(std::int64_t, std::int64_t) override { return 0; }
+  bool on_epoch_end(std::int64_t, const std::map<std::string, double>&) override { return false; }
+  double step_function(const std::string& id, std::int64_t epoch, std::int64_t step) override {
+    calls.push_back(id);
+    return id == "nan" ? std::nan("") : static_cast<double>(epoch) + static_cast<double>(step) / 10;
+  }
+  std::vector<std::string> calls;
+};
+
 struct Square : Shape {
   explicit Square(SquareOptions o) : side(o.side) {}
   double area() const override { return side * side; }
@@ -32,6 +64,7 @@ struct Square : Shape {
 laconic::Registry<Shape> shapes() {
   laconic::Registry<Shape> r("shape");
   r.add<Square, SquareOptions>("square", "a square");
+  r.add<Circle, CircleOptions>("circle", "a circle whose radius may change per step");
   return r;
 }
 
@@ -50,8 +83,8 @@ TEST_CASE("a registry builds an entry with defaults filled in", "[core][registry
 
 TEST_CASE("an unknown name lists the known ones", "[core][registry]") {
   auto r = shapes();
-  REQUIRE_THROWS_AS(r.create(spec("circle")), laconic::ConfigError);
-  REQUIRE_THROWS_WITH(r.create(spec("circle")), "unknown shape 'circle'; known: square");
+  REQUIRE_THROWS_AS(r.create(spec("hexagon")), laconic::ConfigError);
+  REQUIRE_THROWS_WITH(r.create(spec("hexagon")), "unknown shape 'hexagon'; known: circle, square");
 }
 
 TEST_CASE("unknown fields, wrong types and bad values name the field and the value",
@@ -99,6 +132,7 @@ TEST_CASE("nested components are resolved by the owner's registry and survive JS
           "[core][registry]") {
   laconic::Registry<Shape> r("shape");
   r.add<Square, SquareOptions>("square", "a square");
+  r.add<Circle, CircleOptions>("circle", "a circle whose radius may change per step");
   r.add<Pair, PairOptions>("pair", "two of a shape");
 
   const auto defaults = r.resolve(spec("pair"));
@@ -122,4 +156,36 @@ TEST_CASE("nested components are resolved by the owner's registry and survive JS
       "pair.left must be a shape, got model 'lenet5'");
   CHECK_THROWS_WITH(r.resolve(spec("pair", {{"left", 1.0}})),
                     "pair.left must be a component, got number 1");
+}
+
+TEST_CASE("a per-step field takes a constant or a function; other fields refuse functions",
+          "[core][registry][step]") {
+  using namespace laconic;
+  const auto r = shapes();
+  CHECK(r.create(spec("circle", {{"radius", std::int64_t{2}}}))->area() == 12);
+  const ComponentSpec resolved = r.resolve(spec("circle", {{"radius", StepFunction{"e.lua:3"}}}));
+  CHECK(resolved.fields.at("radius") == Value{StepFunction{"e.lua:3"}});
+  CHECK(format_value(resolved.fields.at("radius")) == "function@e.lua:3");
+  // JSON: {"function": id}, back to the same value.
+  CHECK(resolved.to_json()["radius"] == nlohmann::json{{"function", "e.lua:3"}});
+  CHECK(ComponentSpec::from_json("shape", resolved.to_json()) == resolved);
+  CHECK_THROWS_WITH(r.resolve(spec("square", {{"side", StepFunction{"e.lua:3"}}})),
+                    "square.side must be a number, got a function; only fields documented as "
+                    "\"or function(epoch, step)\" take one");
+
+  const StepValue radius = StepValue::read(resolved, "radius");
+  CHECK(radius.varies());
+  LinearCallbacks callbacks;
+  CHECK(radius.at({2, 15, &callbacks}) == Approx(3.5));
+  CHECK(callbacks.calls == std::vector<std::string>{"e.lua:3"});
+  CHECK_THROWS_WITH(radius.at({0, 0, nullptr}),
+                    Catch::Contains("circle.radius is the experiment file's function e.lua:3"));
+  const StepValue nan = StepValue::read(r.resolve(spec("circle", {{"radius", StepFunction{"nan"}}})),
+                                        "radius");
+  CHECK_THROWS_WITH(nan.at({1, 4, &callbacks}),
+                    "circle.radius = function at nan returned nan for epoch 1, step 4; it must "
+                    "return a finite number");
+  const StepValue constant = StepValue::read(r.resolve(spec("circle")), "radius");
+  CHECK_FALSE(constant.varies());
+  CHECK(constant.at({5, 5, nullptr}) == 1);
 }

@@ -21,7 +21,7 @@ FakeCatalog::FakeCatalog() {
   add({"schedule", "synchronous", "synchronous SGD", {}});
   add({"compressor", "none", "no compression", {}});
   add({"compressor", "topk", "Top-k sparsification",
-       {{"ratio", T::Number, 0.01, "fraction kept"},
+       {{"ratio", T::Number, 0.01, "fraction kept", /*per_step=*/true},
         {"error_feedback", T::Bool, true, "accumulate what was dropped"}}});
   add({"lr_schedule", "constant", "constant", {}});
   add({"lr_schedule", "lua_function", "a Lua function", {}, true});
@@ -58,7 +58,7 @@ ComponentSpec FakeCatalog::resolve(const ComponentSpec& spec) const {
       continue;
     }
     ComponentSpec out = info.resolve(spec);
-    if (out.name == "topk") {
+    if (out.name == "topk" && !std::holds_alternative<StepFunction>(out.at("ratio"))) {
       const double ratio = out.number("ratio");
       if (!(ratio > 0 && ratio <= 1))
         throw ConfigError(str_cat("topk.ratio must be in (0, 1], got ", ratio));

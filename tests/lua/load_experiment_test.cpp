@@ -241,6 +241,59 @@ experiment {
   CHECK(load_experiment(path, catalog).callbacks.size() == 2);
 }
 
+TEST_CASE("a function given to a per-step field stands in the run as its file:line and stays "
+          "callable", "[lua][callbacks]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const std::string path = dir.write("steps.lua", R"(local shrink = function(epoch, step)
+  return 0.1 * 0.5 ^ epoch + step * 0
+end
+experiment {
+  name = "steps",
+  compressor = sweep { topk { ratio = shrink }, topk { ratio = function(e, s) return 0.01 end },
+                       chain { first = topk { ratio = shrink } } },
+}
+)");
+  auto loaded = laconic::lua::load_experiment_with_callbacks(path, catalog);
+  REQUIRE(loaded.plan.runs.size() == 3);
+  const auto& runs = loaded.plan.runs;
+  // The same function object keeps its id wherever it is given.
+  CHECK(runs[0].compressor.fields.at("ratio") == laconic::Value{laconic::StepFunction{"steps.lua:1"}});
+  CHECK(runs[1].compressor.fields.at("ratio") == laconic::Value{laconic::StepFunction{"steps.lua:6"}});
+  CHECK(runs[2].compressor.component("first").fields.at("ratio") ==
+        laconic::Value{laconic::StepFunction{"steps.lua:1"}});
+  CHECK(runs[0].name == "compressor=topk,ratio=function@steps.lua:1,seed=1");
+  auto& cb = *loaded.callbacks;
+  CHECK(cb.step_function("steps.lua:1", 0, 0) == Approx(0.1));
+  CHECK(cb.step_function("steps.lua:1", 2, 50) == Approx(0.025));
+  CHECK(cb.step_function("steps.lua:6", 7, 7) == Approx(0.01));
+  // It survives the run's JSON, as the workers receive it.
+  const auto again = laconic::RunConfig::from_json(runs[1].to_json());
+  CHECK(again.compressor.fields.at("ratio") == laconic::Value{laconic::StepFunction{"steps.lua:6"}});
+
+  // Two functions on one line get distinct ids; a field that is not per step refuses one.
+  const std::string two = dir.write("two.lua", "experiment { name = 't', compressor = sweep { "
+                                               "topk { ratio = function() return 0.1 end }, "
+                                               "topk { ratio = function() return 0.2 end } } }\n");
+  auto both = laconic::lua::load_experiment_with_callbacks(two, catalog);
+  CHECK(both.plan.runs[1].compressor.fields.at("ratio") == laconic::Value{laconic::StepFunction{"two.lua:1#2"}});
+  CHECK(both.callbacks->step_function("two.lua:1#2", 0, 0) == Approx(0.2));
+  const std::string flag = dir.write("flag.lua", "experiment { name = 'f',\n  compressor = topk "
+                                                 "{ error_feedback = function() return true end } }\n");
+  CHECK(load_error(flag, catalog) ==
+        flag + ":2: topk.error_feedback must be a bool, got function");
+  const std::string builtin = dir.write("builtin.lua", "experiment { name = 'b',\n  compressor = "
+                                                       "topk { ratio = math.sin } }\n");
+  CHECK(load_error(builtin, catalog).find("builtin.lua:2: a per-step field takes a function "
+                                          "written in the file") != std::string::npos);
+  const std::string text = dir.write("text.lua", "experiment { name = 'x', compressor = topk { "
+                                                 "ratio = function() return 'a' end } }\n");
+  auto bad = laconic::lua::load_experiment_with_callbacks(text, catalog);
+  CHECK_THROWS_WITH(bad.callbacks->step_function("text.lua:1", 0, 3),
+                    "the function at text.lua:1 called with (0, 3) must return a number, got "
+                    "string");
+}
+
 TEST_CASE("errors inside a callback point at its line; bad values are named", "[lua][callbacks]") {
   TempDir dir;
   FakeCatalog catalog;

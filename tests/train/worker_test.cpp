@@ -130,7 +130,7 @@ struct RankRecords {
   std::map<int, std::vector<MetricRecord>> records;
 };
 
-RankRecords train_ranks(const RunConfig& config) {
+RankRecords train_ranks(const RunConfig& config, RunCallbacks* callbacks = nullptr) {
   RankRecords out;
   std::mutex mutex;
   testing::run_ranks(engine::EngineCatalog().world_size(config), std::chrono::seconds(60),
@@ -144,9 +144,9 @@ RankRecords train_ranks(const RunConfig& config) {
     }
     train::WorkerResult result;
     if (comm.rank() < config.workers)
-      result = train::run_worker(config, std::move(parts), comm, sink);
+      result = train::run_worker(config, std::move(parts), comm, sink, {}, callbacks);
     else
-      train::run_server(config, std::move(parts), comm, sink);
+      train::run_server(config, std::move(parts), comm, sink, callbacks);
     std::lock_guard<std::mutex> lock(mutex);
     out.results[comm.rank()] = result;
     out.records[comm.rank()] = sink.records();
@@ -370,4 +370,82 @@ TEST_CASE("an early-stopping run ends on every worker after the same epoch",
   CHECK(out.results.at(1).steps == 4);
   CHECK(values(out.records.at(0), "stopped_early") == std::vector<double>{1.0});
   CHECK(values(out.records.at(0), "test_accuracy").size() == 2);
+}
+
+namespace {
+
+/// The experiment file's functions, as workers call them: "period" is 2 for the first four
+/// steps, then 3; "ratio" is 0.1 for even steps and 0.02 for odd ones.
+struct StepFunctions : RunCallbacks {
+  bool has(const std::string&) const override { return false; }
+  double learning_rate(std::int64_t, std::int64_t) override { return 0; }
+  bool on_epoch_end(std::int64_t, const std::map<std::string, double>&) override { return false; }
+  double step_function(const std::string& id, std::int64_t, std::int64_t step) override {
+    if (id == "period") return step < 4 ? 2 : 3;
+    if (id == "ratio") return step % 2 == 0 ? 0.1 : 0.02;
+    throw ConfigError("no function " + id);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a local SGD period given as a function averages once the steps since the last "
+          "average reach it", "[train][worker][multirank][step]") {
+  engine::EngineCatalog catalog;
+  auto config = small_run("none", 12);
+  config.schedule = catalog.resolve({"schedule", "local_sgd", {{"period", StepFunction{"period"}}}});
+  StepFunctions functions;
+  const auto out = train_ranks(config, &functions);
+  const auto sent = values(out.records.at(0), "bytes_sent");
+  REQUIRE(sent.size() == 12);
+  // Periods 2, 2 (steps 0-3), then 3, 3, 3 (steps 4-12): averages after steps 1, 3, 6, 9.
+  for (std::size_t i = 0; i < sent.size(); ++i)
+    CHECK((sent[i] > 0) == (i == 1 || i == 3 || i == 6 || i == 9));
+  // Without the file's functions (a worker that did not load it), the run refuses to guess.
+  CHECK_THROWS_WITH(train_ranks(config), Catch::Contains("local_sgd.period is the experiment "
+                                                         "file's function period"));
+}
+
+TEST_CASE("a topk ratio given as a function sets each step's payload on every worker",
+          "[train][worker][multirank][step]") {
+  engine::EngineCatalog catalog;
+  auto config = small_run("topk", 6);
+  config.compressor = catalog.resolve({"compressor", "topk", {{"ratio", StepFunction{"ratio"}}}});
+  StepFunctions functions;
+  const auto out = train_ranks(config, &functions);
+  for (int rank : {0, 1}) {
+    const auto payload = values(out.records.at(rank), "payload_bytes");
+    REQUIRE(payload.size() == 6);
+    for (std::size_t i = 0; i < payload.size(); ++i)
+      CHECK(payload[i] == compress::topk_payload_bytes(
+                              compress::topk_count(i % 2 == 0 ? 0.1 : 0.02, 61706)));
+  }
+  CHECK(out.results.at(0).parameter_hash == out.results.at(1).parameter_hash);
+}
+
+TEST_CASE("async with compressed pulls trains; each reply is a Top-k payload of the change "
+          "since that worker's last reply", "[train][worker][multirank][ps]") {
+  engine::EngineCatalog catalog;
+  auto config = small_run("topk", 150);
+  config.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}});
+  config.topology = catalog.resolve({"topology", "parameter_server", {{"compress_pull", true}}});
+  config.schedule = catalog.resolve({"schedule", "async", {}});
+  // Without momentum: asynchronous updates arrive stale, and momentum amplifies them.
+  config.optimizer = catalog.resolve({"optimizer", "sgd", {{"lr", 0.1}, {"momentum", 0.0}}});
+  const auto out = train_ranks(config);
+  const auto loss = values(out.records.at(0), "train_loss");
+  REQUIRE(loss.size() == 150);
+  auto mean = [](auto begin, auto end) {
+    double s = 0;
+    for (auto it = begin; it != end; ++it) s += *it;
+    return s / static_cast<double>(end - begin);
+  };
+  INFO("first 10 steps " << mean(loss.begin(), loss.begin() + 10) << ", last 10 "
+                          << mean(loss.end() - 10, loss.end()));
+  CHECK(mean(loss.end() - 10, loss.end()) < 0.6 * mean(loss.begin(), loss.begin() + 10));
+  // 300 pushes, 300 replies of (header, Top-k 5% of all 61,706 parameters).
+  double server_sent = 0;
+  for (double s : values(out.records.at(2), "bytes_sent")) server_sent += s;
+  CHECK(server_sent ==
+        300.0 * (24 + compress::topk_payload_bytes(compress::topk_count(0.05, 61706))));
 }
