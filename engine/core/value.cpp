@@ -16,11 +16,13 @@ const char* field_type_name(FieldType type) {
     case FieldType::Number: return "number";
     case FieldType::String: return "string";
     case FieldType::Component: return "component";
+    case FieldType::IntList: return "list of ints";
   }
   return "?";
 }
 
 const char* value_type_name(const Value& value) {
+  if (std::holds_alternative<std::vector<std::int64_t>>(value)) return "list of ints";
   static const char* const kNames[] = {"bool", "int", "number", "string", "component"};
   return kNames[value.index()];
 }
@@ -35,6 +37,12 @@ std::string format_value(const Value& value) {
     return out.str();
   }
   if (auto text = std::get_if<std::string>(&value)) return "\"" + *text + "\"";
+  if (auto list = std::get_if<std::vector<std::int64_t>>(&value)) {
+    std::string out = "{";
+    for (std::size_t i = 0; i < list->size(); ++i)
+      out += (i == 0 ? "" : ", ") + std::to_string((*list)[i]);
+    return out + "}";
+  }
   const ComponentSpec& spec = *std::get<NestedComponent>(value).spec;
   if (spec.fields.empty()) return spec.name + " {}";
   std::string out = spec.name + " {";
@@ -71,6 +79,15 @@ Value value_from_json(const nlohmann::json& json) {
   if (json.is_number()) return json.get<double>();
   if (json.is_string()) return json.get<std::string>();
   if (json.is_object()) return nested(ComponentSpec::from_json("", json));
+  if (json.is_array()) {
+    std::vector<std::int64_t> list;
+    for (const auto& item : json) {
+      if (!item.is_number_integer())
+        throw ConfigError("a list field value in JSON must hold integers only, got " + json.dump());
+      list.push_back(item.get<std::int64_t>());
+    }
+    return list;
+  }
   throw ConfigError("unsupported field value in JSON: " + json.dump());
 }
 
