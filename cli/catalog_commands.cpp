@@ -1,6 +1,7 @@
 #include "cli/catalog_commands.hpp"
 
 #include <iostream>
+#include <set>
 
 #include "engine/catalog.hpp"
 #include "engine/core/error.hpp"
@@ -33,10 +34,27 @@ std::vector<std::size_t> select_runs(const lua::ExperimentPlan& plan, const std:
   return selected;
 }
 
+void check_runs(const engine::EngineCatalog& catalog, const lua::ExperimentPlan& plan,
+                const std::vector<std::size_t>& selected) {
+  std::set<std::string> checked;
+  for (std::size_t i : selected) {
+    const RunConfig& run = plan.runs[i];
+    if (!checked.insert(run.dataset.to_json().dump() + run.model.to_json().dump()).second)
+      continue;
+    try {
+      catalog.check_run(run);
+    } catch (Error& e) {
+      e.add_context(str_cat("run ", i + 1, " (", run.name, ")"));
+      throw;
+    }
+  }
+}
+
 int check_command(const std::string& file, const std::string& only) {
   engine::EngineCatalog catalog;
   auto plan = lua::load_experiment(file, catalog);
   const auto selected = select_runs(plan, file, only);
+  check_runs(catalog, plan, selected);
   std::cout << plan.name << " (" << file << ", hash " << plan.file_hash << "): "
             << plan.runs.size() << " runs";
   if (!only.empty()) std::cout << ", " << selected.size() << " matching '" << only << "'";

@@ -4,6 +4,10 @@
 
 #include "lua/experiment.hpp"
 
+namespace laconic::engine {
+class EngineCatalog;
+}
+
 namespace laconic::cli {
 
 /// `laconic list [KIND]`: every registered component with its description and fields.
@@ -21,5 +25,10 @@ int check_command(const std::string& file, const std::string& only = "");
 /// none does.
 std::vector<std::size_t> select_runs(const lua::ExperimentPlan& plan, const std::string& file,
                                      const std::string& only);
+
+/// ConfigError, naming the run, unless each selected run's model fits its dataset (classes,
+/// bptt, example shape); each distinct (dataset, model) pair is checked once.
+void check_runs(const engine::EngineCatalog& catalog, const lua::ExperimentPlan& plan,
+                const std::vector<std::size_t>& selected);
 
 }  // namespace laconic::cli

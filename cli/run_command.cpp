@@ -45,6 +45,7 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   // Load and validate everything before the database is touched: a broken file records nothing.
   const auto plan = lua::load_experiment(args.file, catalog);
   const std::vector<std::size_t> selected = select_runs(plan, args.file, args.only);
+  check_runs(catalog, plan, selected);
   auto db = storage::Database::open(args.db);
   storage::Recorder recorder(*db);
   const auto experiment_id = recorder.add_experiment(plan.name, args.file, plan.file_hash);

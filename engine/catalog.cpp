@@ -9,6 +9,7 @@
 #include "engine/topology/builtin.hpp"
 #include "engine/train/builtin.hpp"
 #include "engine/train/lr_schedule.hpp"
+#include "engine/train/objective.hpp"
 
 namespace laconic::engine {
 
@@ -61,6 +62,7 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.dataset = datasets_.create(config.dataset);
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   parts.model = models_.create(config.model);
+  train::check_compatible(*parts.model, *parts.dataset);
   parts.optimizer = optimizers_.create(config.optimizer);
   parts.topology = topologies_.create(config.topology);
   parts.schedule = schedules_.create(config.schedule);
@@ -106,6 +108,13 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
     throw ConfigError(str_cat("schedule ", config.schedule.name, " averages models itself; with ",
                               "it use parameter_server { pull = \"gradients\" }"));
   return parts;
+}
+
+void EngineCatalog::check_run(const RunConfig& config) const {
+  // Datasets load lazily and models are small to build: this reads no data.
+  const auto dataset = datasets_.create(config.dataset);
+  const auto model = models_.create(config.model);
+  train::check_compatible(*model, *dataset);
 }
 
 int EngineCatalog::world_size(const RunConfig& config) const {

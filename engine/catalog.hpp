@@ -25,6 +25,10 @@ class EngineCatalog : public Catalog {
   /// so all workers of a run start from identical weights.
   train::WorkerParts build(const RunConfig& config) const;
 
+  /// ConfigError unless the run's model fits its dataset (classes, bptt, example shape);
+  /// build() checks the same. Builds both without loading data.
+  void check_run(const RunConfig& config) const;
+
   /// Processes a run needs: its workers plus its topology's extra ranks (parameter servers).
   int world_size(const RunConfig& config) const;
 

@@ -33,6 +33,26 @@ std::string describe_item(const LoadContext& context, const LuaItem& item) {
   return std::get<Unsupported>(item).type_name;
 }
 
+/// `sizes = {784, 392, 50, 10}`: the table of an IntList field, read from the constructor's
+/// argument (read_fields keeps tables only as their type name). Each entry must be an integer.
+Value read_int_list(lua_State* L, const LoadContext& context, const ComponentInfo& info,
+                    const std::string& field) {
+  const std::string owner = str_cat(info.name, ".", field);
+  lua_getfield(L, 1, field.c_str());
+  const std::vector<LuaItem> items = read_list(L, -1, owner);
+  lua_pop(L, 1);
+  std::vector<std::int64_t> list;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const auto* value = std::get_if<Value>(&items[i]);
+    const auto* integer = value ? std::get_if<std::int64_t>(value) : nullptr;
+    if (integer == nullptr)
+      throw ConfigError(str_cat(owner, " must be a list of ints, got ",
+                                describe_item(context, items[i]), " at position ", i + 1));
+    list.push_back(*integer);
+  }
+  return list;
+}
+
 Component build_component(const LoadContext& context, const ComponentInfo& info,
                           const std::vector<std::pair<std::string, LuaItem>>& fields) {
   Component component;
@@ -86,18 +106,21 @@ int construct_body(lua_State* L) {
                                   " { field = value }), got ",
                                   describe_item(context, read_item(L, 1))));
       fields = read_fields(L, 1, info.name);
-      // A function given to a per-step field (`ratio = function(epoch, step) ... end`) is kept
-      // for the workers and stands in the spec as its id.
       for (auto& [field, item] : fields) {
         const auto* other = std::get_if<Unsupported>(&item);
+        if (other == nullptr) continue;
         const auto spec = std::find_if(info.fields.begin(), info.fields.end(),
                                        [&](const FieldSpec& f) { return f.name == field; });
-        if (other == nullptr || other->type_name != "function" || spec == info.fields.end() ||
-            !spec->per_step)
-          continue;
-        lua_getfield(L, 1, field.c_str());
-        item = Value{StepFunction{register_step_function(L, -1)}};
-        lua_pop(L, 1);
+        if (spec == info.fields.end()) continue;
+        if (other->type_name == "table" && spec->type == FieldType::IntList) {
+          item = read_int_list(L, context, info, field);
+        } else if (other->type_name == "function" && spec->per_step) {
+          // A function given to a per-step field (`ratio = function(epoch, step) ... end`) is
+          // kept for the workers and stands in the spec as its id.
+          lua_getfield(L, 1, field.c_str());
+          item = Value{StepFunction{register_step_function(L, -1)}};
+          lua_pop(L, 1);
+        }
       }
     }
     context.components.push_back(build_component(context, info, fields));

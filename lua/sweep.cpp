@@ -114,6 +114,12 @@ std::string format_name_value(const Value& value) {
       out += str_cat(out.back() == '{' ? "" : ",", key, "=", format_name_value(v));
     return out + "}";
   }
+  if (const auto* list = std::get_if<std::vector<std::int64_t>>(&value)) {
+    // Without spaces, like a nested component: sizes={784,392,50,10}.
+    std::string out = "{";
+    for (const std::int64_t i : *list) out += str_cat(out.size() == 1 ? "" : ",", i);
+    return out + "}";
+  }
   return format_value(value);
 }
 

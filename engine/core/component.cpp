@@ -36,6 +36,12 @@ const ComponentSpec& ComponentSpec::component(const std::string& field) const {
   throw ConfigError(str_cat(name, ".", field, " must be a component, got ", format_value(v)));
 }
 
+const std::vector<std::int64_t>& ComponentSpec::integers(const std::string& field) const {
+  const Value& v = at(field);
+  if (auto list = std::get_if<std::vector<std::int64_t>>(&v)) return *list;
+  throw ConfigError(str_cat(name, ".", field, " must be a list of ints, got ", format_value(v)));
+}
+
 const std::string& ComponentSpec::text(const std::string& field) const {
   const Value& v = at(field);
   if (auto s = std::get_if<std::string>(&v)) return *s;
@@ -70,6 +76,7 @@ bool type_accepts(FieldType type, const Value& value) {
       return std::holds_alternative<double>(value) || std::holds_alternative<std::int64_t>(value);
     case FieldType::String: return std::holds_alternative<std::string>(value);
     case FieldType::Component: return std::holds_alternative<NestedComponent>(value);
+    case FieldType::IntList: return std::holds_alternative<std::vector<std::int64_t>>(value);
   }
   return false;
 }

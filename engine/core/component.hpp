@@ -35,6 +35,7 @@ struct ComponentSpec {
   double number(const std::string& field) const;
   const std::string& text(const std::string& field) const;
   const ComponentSpec& component(const std::string& field) const;
+  const std::vector<std::int64_t>& integers(const std::string& field) const;
 
   nlohmann::json to_json() const;
   static ComponentSpec from_json(const std::string& kind, const nlohmann::json& json);

@@ -16,13 +16,15 @@ const char* field_type_name(FieldType type) {
     case FieldType::Number: return "number";
     case FieldType::String: return "string";
     case FieldType::Component: return "component";
+    case FieldType::IntList: return "list of ints";
   }
   return "?";
 }
 
 const char* value_type_name(const Value& value) {
-  static const char* const kNames[] = {"bool", "int", "number", "string", "component",
-                                       "function"};
+  if (std::holds_alternative<std::vector<std::int64_t>>(value)) return "list of ints";
+  if (std::holds_alternative<StepFunction>(value)) return "function";
+  static const char* const kNames[] = {"bool", "int", "number", "string", "component"};
   return kNames[value.index()];
 }
 
@@ -37,6 +39,12 @@ std::string format_value(const Value& value) {
   }
   if (auto text = std::get_if<std::string>(&value)) return "\"" + *text + "\"";
   if (auto function = std::get_if<StepFunction>(&value)) return "function@" + function->id;
+  if (auto list = std::get_if<std::vector<std::int64_t>>(&value)) {
+    std::string out = "{";
+    for (std::size_t i = 0; i < list->size(); ++i)
+      out += (i == 0 ? "" : ", ") + std::to_string((*list)[i]);
+    return out + "}";
+  }
   const ComponentSpec& spec = *std::get<NestedComponent>(value).spec;
   if (spec.fields.empty()) return spec.name + " {}";
   std::string out = spec.name + " {";
@@ -79,6 +87,15 @@ Value value_from_json(const nlohmann::json& json) {
       json["function"].is_string())
     return StepFunction{json["function"].get<std::string>()};
   if (json.is_object()) return nested(ComponentSpec::from_json("", json));
+  if (json.is_array()) {
+    std::vector<std::int64_t> list;
+    for (const auto& item : json) {
+      if (!item.is_number_integer())
+        throw ConfigError("a list field value in JSON must hold integers only, got " + json.dump());
+      list.push_back(item.get<std::int64_t>());
+    }
+    return list;
+  }
   throw ConfigError("unsupported field value in JSON: " + json.dump());
 }
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -11,7 +12,8 @@ namespace laconic {
 
 /// The type a component field declares; Number accepts integers too. Component: another
 /// component of the same kind as the field's owner (`chain { first = topk {}, ... }`).
-enum class FieldType { Bool, Int, Number, String, Component };
+/// IntList: a list of integers (`mlp { sizes = {784, 392, 50, 10} }`).
+enum class FieldType { Bool, Int, Number, String, Component, IntList };
 
 struct ComponentSpec;
 
@@ -30,25 +32,29 @@ struct StepFunction {
 };
 
 /// One field value. Integers stay integers so that `batch_size = 64.5` can be refused.
-using Value = std::variant<bool, std::int64_t, double, std::string, NestedComponent, StepFunction>;
+/// A list of integers is a std::vector<std::int64_t> (FieldType::IntList).
+using Value = std::variant<bool, std::int64_t, double, std::string, NestedComponent,
+                           std::vector<std::int64_t>, StepFunction>;
 
 /// Wraps a spec as a field value.
 Value nested(ComponentSpec spec);
 
-/// "bool", "int", "number", "string", "component" ("function" for a StepFunction value).
+/// "bool", "int", "number", "string", "component", "list of ints" ("function" for a
+/// StepFunction value).
 const char* field_type_name(FieldType type);
 
 /// The type name of what a value holds, in the same words as field_type_name().
 const char* value_type_name(const Value& value);
 
-/// A value as a user would write it in Lua: true, 64, 0.01, "ring", topk { ratio = 0.01 }.
+/// A value as a user would write it in Lua: true, 64, 0.01, "ring", topk { ratio = 0.01 },
+/// {784, 392, 50, 10}.
 std::string format_value(const Value& value);
 
 nlohmann::json value_to_json(const Value& value);
 
 /// Integers in JSON become Int, other numbers Number, {"function": id} a StepFunction, other
 /// objects nested components (kind left empty: the owner's registry fills it when it resolves
-/// the field).
+/// the field), arrays of integers (the empty array included) lists of ints.
 Value value_from_json(const nlohmann::json& json);
 
 }  // namespace laconic

@@ -1,8 +1,16 @@
 #include "engine/train/builtin.hpp"
 
+#include "engine/train/cifar10.hpp"
 #include "engine/train/fashion_mnist.hpp"
 #include "engine/train/lenet5.hpp"
+#include "engine/train/lstm_lm.hpp"
+#include "engine/train/mlp.hpp"
+#include "engine/train/mnist.hpp"
+#include "engine/train/resnet.hpp"
 #include "engine/train/sgd.hpp"
+#include "engine/train/synthetic.hpp"
+#include "engine/train/text.hpp"
+#include "engine/train/vgg.hpp"
 
 namespace laconic::train {
 
@@ -10,12 +18,26 @@ Registry<Dataset> builtin_datasets() {
   Registry<Dataset> r("dataset");
   r.add<FashionMnistDataset, FashionMnistOptions>(
       "fashion_mnist", "Fashion-MNIST, 60k/10k 28x28 grey images, 10 classes (Debian package)");
+  r.add<MnistDataset, MnistOptions>(
+      "mnist", "MNIST digits, 60k/10k 28x28 grey images, 10 classes (idx files you download)");
+  r.add<Cifar10Dataset, Cifar10Options>(
+      "cifar10", "CIFAR-10, 50k/10k 32x32 colour images, 10 classes (binary batches you download)");
+  r.add<SyntheticDataset, SyntheticOptions>(
+      "synthetic", "learnable class-conditional Gaussian clusters of any shape, seeded");
+  r.add<TextDataset, TextOptions>(
+      "text", "word-level corpus for language models: windows of bptt tokens, next-token targets");
   return r;
 }
 
 Registry<Model> builtin_models() {
   Registry<Model> r("model");
   r.add<Lenet5, Lenet5Options>("lenet5", "LeNet-5 CNN for 28x28 images, 61,706 parameters");
+  r.add<Mlp, MlpOptions>("mlp", "fully connected network on flattened inputs (Øland & Raj 2015)");
+  r.add<Vgg11, Vgg11Options>("vgg11", "VGG-11 with batch norm for 32x32 images, width-scalable");
+  r.add<Resnet, ResnetOptions>(
+      "resnet", "ResNet-18 adapted to 32x32 images, or the CIFAR ResNet-20 (depth = 20)");
+  r.add<LstmLm, LstmLmOptions>(
+      "lstm_lm", "word-level LSTM language model, tied embeddings (Harris 2020)");
   return r;
 }
 

@@ -1,12 +1,15 @@
 #pragma once
 // Datasets: a train and a test split held in memory as tensors.
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
 namespace laconic::train {
 
-/// Examples of one split: inputs [N, ...] float32 and integer class labels [N] int64.
+/// Examples of one split. Classification: inputs [N, ...] float32 and class labels [N] int64.
+/// Language modelling: token inputs [N, T] int64 and next-token targets [N, T] int64.
 struct DataSplit {
   torch::Tensor inputs;
   torch::Tensor labels;
@@ -21,8 +24,13 @@ class Dataset {
   virtual const DataSplit& train() = 0;
   /// Loads (once) and returns the test split.
   virtual const DataSplit& test() = 0;
-  /// Number of classes of the labels.
+  /// Number of classes of the labels (a language model's: the vocabulary size).
   virtual std::int64_t classes() const = 0;
+  /// Shape of one input example, without the batch dimension ({1, 28, 28}; {T} for tokens),
+  /// known without loading; empty when unknown.
+  virtual std::vector<std::int64_t> example_shape() const { return {}; }
+  /// Tokens per example whose next token is predicted (labels [N, T]); 0 for classification.
+  virtual std::int64_t sequence_length() const { return 0; }
 };
 
 }  // namespace laconic::train

@@ -1,17 +1,23 @@
 #include "engine/train/evaluate.hpp"
 
+#include "engine/train/objective.hpp"
+
 namespace laconic::train {
 
 Evaluation evaluate(Model& model, const DataSplit& split, std::int64_t limit) {
   torch::NoGradGuard no_grad;
   model.eval();
   const std::int64_t n = limit > 0 ? std::min(limit, split.size()) : split.size();
-  constexpr std::int64_t kBatch = 1000;
+  // About 1000 predictions per forward pass: a language model's logits are [batch, T, vocab],
+  // so 1000 sequences of 35 tokens over 10,000 words would need 1.4 GB.
+  const std::int64_t tokens = split.labels.dim() == 2 ? split.labels.size(1) : 1;
+  const std::int64_t batch = std::max<std::int64_t>(1, 1000 / std::max<std::int64_t>(1, tokens));
   double correct = 0, loss_sum = 0;
-  for (std::int64_t begin = 0; begin < n; begin += kBatch) {
-    const std::int64_t len = std::min(kBatch, n - begin);
+  for (std::int64_t begin = 0; begin < n; begin += batch) {
+    const std::int64_t len = std::min(batch, n - begin);
     auto logits = model.forward(split.inputs.narrow(0, begin, len));
-    auto labels = split.labels.narrow(0, begin, len);
+    auto labels = split.labels.narrow(0, begin, len).reshape({-1});
+    logits = logits.reshape({labels.size(0), -1});
     loss_sum += torch::nn::functional::cross_entropy(
                     logits, labels,
                     torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
@@ -19,8 +25,12 @@ Evaluation evaluate(Model& model, const DataSplit& split, std::int64_t limit) {
     correct += logits.argmax(1).eq(labels).sum().item<double>();
   }
   model.train();
-  return {n > 0 ? correct / static_cast<double>(n) : 0.0,
-          n > 0 ? loss_sum / static_cast<double>(n) : 0.0};
+  const double predictions = static_cast<double>(n * tokens);
+  Evaluation e;
+  e.accuracy = n > 0 ? correct / predictions : 0.0;
+  e.loss = n > 0 ? loss_sum / predictions : 0.0;
+  if (split.labels.dim() == 2) e.perplexity = perplexity(e.loss);
+  return e;
 }
 
 }  // namespace laconic::train

@@ -1,13 +1,17 @@
 #pragma once
+#include <optional>
+
 #include "engine/train/dataset.hpp"
 #include "engine/train/model.hpp"
 
 namespace laconic::train {
 
-/// Accuracy in [0, 1] and mean cross-entropy of a classifier on a split.
+/// How a model does on a split. For a language model (labels [N, T]) accuracy and loss are per
+/// predicted token and `perplexity` = exp(loss) is set.
 struct Evaluation {
-  double accuracy = 0;
-  double loss = 0;
+  double accuracy = 0;                ///< in [0, 1]: top-1, per example or per token
+  double loss = 0;                    ///< mean cross-entropy, per example or per token
+  std::optional<double> perplexity;   ///< language models only
 };
 
 /// Evaluates `model` on the first `limit` examples of `split` (all when limit is 0), in eval mode

@@ -1,7 +1,5 @@
 #include "engine/train/fashion_mnist.hpp"
 
-#include <filesystem>
-
 #include "engine/core/error.hpp"
 #include "engine/train/idx_reader.hpp"
 
@@ -12,15 +10,12 @@ namespace {
 constexpr float kMean = 0.2860f;
 constexpr float kStd = 0.3530f;
 
-// Debian ships the files gzipped; a user's own copy may be unpacked.
 std::string find_file(const std::string& root, const std::string& base) {
-  for (const std::string& name : {base + ".gz", base})
-    if (std::filesystem::exists(root + "/" + name)) return root + "/" + name;
-  throw ConfigError(str_cat(
-      "Fashion-MNIST file '", base, "' not found in '", root,
-      "': install the Debian package dataset-fashion-mnist (apt-get install "
-      "dataset-fashion-mnist), or point fashion_mnist { root = ... } at a directory holding ",
-      base, "[.gz]"));
+  return find_idx_file(
+      root, base, "Fashion-MNIST",
+      str_cat("install the Debian package dataset-fashion-mnist (apt-get install "
+              "dataset-fashion-mnist), or point fashion_mnist { root = ... } at a directory "
+              "holding ", base, "[.gz]"));
 }
 
 }  // namespace
@@ -43,13 +38,9 @@ FashionMnistOptions FashionMnistOptions::from(const ComponentSpec& spec) {
 }
 
 DataSplit FashionMnistDataset::load(const std::string& prefix) const {
-  auto images = read_idx_images(find_file(options_.root, prefix + "-images-idx3-ubyte"));
-  auto labels = read_idx_labels(find_file(options_.root, prefix + "-labels-idx1-ubyte"));
-  if (images.size(0) != labels.size(0))
-    throw ConfigError(str_cat("Fashion-MNIST ", prefix, ": ", images.size(0), " images but ",
-                              labels.size(0), " labels"));
-  auto inputs = images.to(torch::kFloat32).div_(255.0f).sub_(kMean).div_(kStd).unsqueeze(1);
-  return DataSplit{inputs.contiguous(), labels};
+  return read_idx_split(find_file(options_.root, prefix + "-images-idx3-ubyte"),
+                        find_file(options_.root, prefix + "-labels-idx1-ubyte"), kMean, kStd,
+                        "Fashion-MNIST");
 }
 
 const DataSplit& FashionMnistDataset::train() {

@@ -27,6 +27,7 @@ class FashionMnistDataset : public Dataset {
   const DataSplit& train() override;
   const DataSplit& test() override;
   std::int64_t classes() const override { return 10; }
+  std::vector<std::int64_t> example_shape() const override { return {1, 28, 28}; }
 
  private:
   DataSplit load(const std::string& prefix) const;

@@ -63,4 +63,23 @@ torch::Tensor read_idx_labels(const std::string& path) {
   return labels.to(torch::kInt64);
 }
 
+std::string find_idx_file(const std::string& root, const std::string& base,
+                          const std::string& dataset, const std::string& hint) {
+  // Debian ships the files gzipped; a user's own copy may be unpacked.
+  for (const std::string& name : {base + ".gz", base})
+    if (std::filesystem::exists(root + "/" + name)) return root + "/" + name;
+  throw ConfigError(str_cat(dataset, " file '", base, "' not found in '", root, "': ", hint));
+}
+
+DataSplit read_idx_split(const std::string& images_path, const std::string& labels_path,
+                         float mean, float deviation, const std::string& dataset) {
+  auto images = read_idx_images(images_path);
+  auto labels = read_idx_labels(labels_path);
+  if (images.size(0) != labels.size(0))
+    throw ConfigError(str_cat(dataset, ": ", images.size(0), " images in '", images_path,
+                              "' but ", labels.size(0), " labels in '", labels_path, "'"));
+  auto inputs = images.to(torch::kFloat32).div_(255.0f).sub_(mean).div_(deviation).unsqueeze(1);
+  return DataSplit{inputs.contiguous(), labels};
+}
+
 }  // namespace laconic::train

@@ -15,7 +15,7 @@ Lenet5Options Lenet5Options::from(const ComponentSpec& spec) {
   return o;
 }
 
-Lenet5::Lenet5(Lenet5Options options) {
+Lenet5::Lenet5(Lenet5Options options) : classes_(options.classes) {
   namespace nn = torch::nn;
   conv1_ = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(1, 6, 5).padding(2)));
   conv2_ = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(6, 16, 5)));
@@ -31,6 +31,15 @@ torch::Tensor Lenet5::forward(torch::Tensor x) {
   x = torch::relu(fc1_->forward(x));
   x = torch::relu(fc2_->forward(x));
   return fc3_->forward(x);
+}
+
+}  // namespace laconic::train
+
+namespace laconic::train {
+
+void Lenet5::check_input(const std::vector<std::int64_t>& shape) const {
+  if (!shape.empty() && shape != std::vector<std::int64_t>{1, 28, 28})
+    throw ConfigError("lenet5 takes 1x28x28 grey images");
 }
 
 }  // namespace laconic::train

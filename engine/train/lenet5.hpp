@@ -21,8 +21,11 @@ class Lenet5 : public Model {
   explicit Lenet5(Lenet5Options options);
   std::string name() const override { return "lenet5"; }
   torch::Tensor forward(torch::Tensor inputs) override;
+  std::int64_t outputs() const override { return classes_; }
+  void check_input(const std::vector<std::int64_t>& shape) const override;
 
  private:
+  std::int64_t classes_;
   torch::nn::Conv2d conv1_{nullptr}, conv2_{nullptr};
   torch::nn::Linear fc1_{nullptr}, fc2_{nullptr}, fc3_{nullptr};
 };

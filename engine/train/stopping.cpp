@@ -9,7 +9,8 @@ namespace laconic::train {
 std::vector<FieldSpec> EarlyStoppingOptions::fields() {
   return {
       {"metric", FieldType::String, std::string("test_accuracy"),
-       "epoch metric of worker 0: test_accuracy, test_loss, epoch_train_loss"},
+       "epoch metric of worker 0: test_accuracy, test_loss, test_perplexity (language models), "
+       "epoch_train_loss"},
       {"patience", FieldType::Int, std::int64_t{3},
        "epochs in a row without improvement before the run stops, >= 1"},
       {"min_delta", FieldType::Number, 0.0, "smallest change that counts as improvement, >= 0"},
@@ -24,11 +25,12 @@ EarlyStoppingOptions EarlyStoppingOptions::from(const ComponentSpec& spec) {
   o.patience = spec.integer("patience");
   o.min_delta = spec.number("min_delta");
   o.goal = spec.text("goal");
-  static const std::vector<std::string> kMetrics = {"test_accuracy", "test_loss",
-                                                    "epoch_train_loss", "consensus_distance"};
+  static const std::vector<std::string> kMetrics = {
+      "test_accuracy", "test_loss", "test_perplexity", "epoch_train_loss", "consensus_distance"};
   if (std::find(kMetrics.begin(), kMetrics.end(), o.metric) == kMetrics.end())
     throw ConfigError(str_cat("early_stopping.metric must be one of test_accuracy, test_loss, "
-                              "epoch_train_loss, consensus_distance; got \"", o.metric, "\""));
+                              "test_perplexity, epoch_train_loss, consensus_distance; got \"",
+                              o.metric, "\""));
   if (o.patience < 1)
     throw ConfigError(str_cat("early_stopping.patience must be >= 1, got ", o.patience));
   if (!(o.min_delta >= 0))

@@ -8,6 +8,7 @@
 #include "engine/compress/random.hpp"
 #include "engine/core/error.hpp"
 #include "engine/train/evaluate.hpp"
+#include "engine/train/objective.hpp"
 #include "engine/train/shard.hpp"
 
 namespace laconic::train {
@@ -81,7 +82,7 @@ class Trainer : public schedule::StepActions {
     flat_grad_.zero_();
     exchange_ = {};  // a step without an exchange sends nothing
     auto t0 = Clock::now();
-    auto loss = torch::nn::functional::cross_entropy(parts_.model->forward(inputs), labels);
+    auto loss = training_loss(parts_.model->forward(inputs), labels);
     auto t1 = Clock::now();
     loss.backward();
     auto t2 = Clock::now();
@@ -338,6 +339,10 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
       result.final_test_accuracy = e.accuracy;
       metrics.values["test_accuracy"] = e.accuracy;
       metrics.values["test_loss"] = e.loss;
+      if (e.perplexity) {
+        sink.record({"test_perplexity", last, epoch, 0, wall(), *e.perplexity});
+        metrics.values["test_perplexity"] = *e.perplexity;
+      }
     }
     // Every worker knows whether a rule or a function decides (same config, same file).
     const bool decided = (parts.stop_rule && parts.stop_rule->name() != "never") || lua_epoch_end;

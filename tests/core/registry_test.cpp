@@ -189,3 +189,58 @@ TEST_CASE("a per-step field takes a constant or a function; other fields refuse 
   CHECK_FALSE(constant.varies());
   CHECK(constant.at({5, 5, nullptr}) == 1);
 }
+
+namespace {
+
+struct PolygonOptions {
+  std::vector<std::int64_t> sides;
+  static std::vector<laconic::FieldSpec> fields() {
+    return {{"sides", laconic::FieldType::IntList, std::vector<std::int64_t>{3, 4, 5},
+             "edge lengths"}};
+  }
+  static PolygonOptions from(const laconic::ComponentSpec& spec) {
+    PolygonOptions o{spec.integers("sides")};
+    if (o.sides.size() < 3)
+      throw laconic::ConfigError(laconic::str_cat("polygon.sides needs at least 3 entries, got ",
+                                                  o.sides.size()));
+    return o;
+  }
+};
+
+struct Polygon : Shape {
+  explicit Polygon(PolygonOptions o) : sides(std::move(o.sides)) {}
+  double area() const override { return static_cast<double>(sides.size()); }
+  std::vector<std::int64_t> sides;
+};
+
+}  // namespace
+
+TEST_CASE("a list-of-ints field resolves, formats as Lua, survives JSON and refuses other types",
+          "[core][registry][list]") {
+  laconic::Registry<Shape> r("shape");
+  r.add<Polygon, PolygonOptions>("polygon", "a polygon");
+  using List = std::vector<std::int64_t>;
+
+  const auto defaults = r.resolve(spec("polygon"));
+  CHECK(defaults.integers("sides") == List{3, 4, 5});
+  CHECK(laconic::format_value(defaults.fields.at("sides")) == "{3, 4, 5}");
+  CHECK(laconic::format_value(laconic::Value{List{}}) == "{}");
+  CHECK(laconic::field_type_name(laconic::FieldType::IntList) == std::string("list of ints"));
+  CHECK(laconic::value_type_name(laconic::Value{List{1}}) == std::string("list of ints"));
+
+  const auto given = r.resolve(spec("polygon", {{"sides", List{784, 392, 50, 10}}}));
+  CHECK(r.create(given)->area() == 4.0);
+  const auto json = given.to_json();
+  CHECK(json.dump() == R"({"name":"polygon","sides":[784,392,50,10]})");
+  CHECK(r.resolve(laconic::ComponentSpec::from_json("shape", json)) == given);
+  CHECK(laconic::value_from_json(nlohmann::json::array()) == laconic::Value{List{}});
+  CHECK_THROWS_WITH(laconic::value_from_json(nlohmann::json::parse("[1, 2.5]")),
+                    "a list field value in JSON must hold integers only, got [1,2.5]");
+
+  CHECK_THROWS_WITH(r.resolve(spec("polygon", {{"sides", std::int64_t{3}}})),
+                    "polygon.sides must be a list of ints, got int 3");
+  CHECK_THROWS_WITH(r.resolve(spec("polygon", {{"sides", List{1, 2}}})),
+                    "polygon.sides needs at least 3 entries, got 2");
+  CHECK_THROWS_WITH(spec("polygon", {{"sides", 1.5}}).integers("sides"),
+                    "polygon.sides must be a list of ints, got 1.5");
+}

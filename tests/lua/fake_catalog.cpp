@@ -15,6 +15,8 @@ FakeCatalog::FakeCatalog() {
   using T = FieldType;
   add({"dataset", "fashion_mnist", "Fashion-MNIST", {}});
   add({"model", "lenet5", "LeNet-5", {}});
+  add({"model", "mlp", "multilayer perceptron",
+       {{"sizes", T::IntList, std::vector<std::int64_t>{784, 10}, "layer widths"}}});
   add({"optimizer", "sgd", "SGD with momentum",
        {{"lr", T::Number, 0.01, "learning rate"}, {"momentum", T::Number, 0.0, "momentum"}}});
   add({"topology", "allreduce", "allreduce", {{"algorithm", T::String, std::string("ring"), ""}}});

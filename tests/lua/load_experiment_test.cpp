@@ -382,3 +382,19 @@ experiment(derived)
   const std::string bad = dir.write("bad.lua", "local t = override(3, {})\n");
   CHECK_THAT(load_error(bad, catalog), Catch::StartsWith(bad + ":1:") && Catch::Contains("table expected"));
 }
+
+TEST_CASE("a list-of-ints field reaches the run's configuration and its name", "[lua][list]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto plan = load_experiment(dir.write("mlp.lua", R"(experiment {
+  name  = "mlp",
+  model = sweep { mlp { sizes = {784, 392, 50, 10} }, mlp {} },
+}
+)"),
+                                    catalog);
+  REQUIRE(plan.runs.size() == 2);
+  CHECK(plan.runs[0].model.integers("sizes") ==
+        std::vector<std::int64_t>{784, 392, 50, 10});
+  CHECK(plan.runs[1].model.integers("sizes") == std::vector<std::int64_t>{784, 10});
+  CHECK(plan.runs[0].name == "model=mlp,sizes={784,392,50,10},seed=1");
+}

@@ -43,7 +43,7 @@ TEST_CASE("reading an undefined global is an error, such as a misspelled constru
                               "experiment {\n  name = 'x',\n  compressor = topK { ratio = 0.1 },\n}\n");
   CHECK(load_error(path, catalog) ==
         path + ":3: undefined global 'topK'; did you mean 'topk'? (constructors: compressor: "
-               "chain, none, topk; dataset: fashion_mnist; lr_schedule: constant; model: lenet5; "
+               "chain, none, topk; dataset: fashion_mnist; lr_schedule: constant; model: lenet5, mlp; "
                "network: link; optimizer: sgd; schedule: synchronous; stopping: never; "
                "topology: allreduce)");
 }
@@ -88,12 +88,29 @@ TEST_CASE("a field value of the wrong kind is refused, naming the type the field
         positional + ":1: topk takes named fields (topk { field = value }), got a value at position 1");
 }
 
+TEST_CASE("a list-of-ints field takes a Lua sequence of integers and names a bad entry",
+          "[lua][errors][list]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto mixed = dir.write("mixed.lua", "\nlocal m = mlp { sizes = {1, \"a\"} }\n");
+  CHECK(load_error(mixed, catalog) ==
+        mixed + ":2: mlp.sizes must be a list of ints, got string \"a\" at position 2");
+  const auto scalar = dir.write("scalar.lua", "local m = mlp { sizes = 3 }\n");
+  CHECK(load_error(scalar, catalog) == scalar + ":1: mlp.sizes must be a list of ints, got int 3");
+  const auto fractional = dir.write("frac.lua", "local m = mlp { sizes = {784, 2.5} }\n");
+  CHECK(load_error(fractional, catalog) ==
+        fractional + ":1: mlp.sizes must be a list of ints, got number 2.5 at position 2");
+  const auto named = dir.write("named.lua", "local m = mlp { sizes = {784, x = 1} }\n");
+  CHECK(load_error(named, catalog) ==
+        named + ":1: mlp.sizes takes a list { a, b, ... }, got a field 'x'");
+}
+
 TEST_CASE("a component of the wrong kind names the field and the expected kind", "[lua][errors]") {
   TempDir dir;
   FakeCatalog catalog;
   const auto path = dir.write("kind.lua", "\n\nexperiment { name = 'k', model = topk {} }\n");
   CHECK(load_error(path, catalog) ==
-        path + ":3: experiment field 'model' must be a model (known: lenet5()), got compressor 'topk'");
+        path + ":3: experiment field 'model' must be a model (known: lenet5(), mlp()), got compressor 'topk'");
   const auto swept = dir.write(
       "kind2.lua", "experiment { name = 'k', compressor = sweep { none(), sgd() } }\n");
   CHECK(load_error(swept, catalog) ==
