@@ -57,6 +57,7 @@ int check_command(const std::string& file, const std::string& only) {
   check_runs(catalog, plan, selected);
   std::cout << plan.name << " (" << file << ", hash " << plan.file_hash << "): "
             << plan.runs.size() << " runs";
+  if (plan.skipped > 0) std::cout << " (where(run) skipped " << plan.skipped << ")";
   if (!only.empty()) std::cout << ", " << selected.size() << " matching '" << only << "'";
   std::cout << "\n";
   if (!plan.callbacks.empty()) {

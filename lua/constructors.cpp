@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "engine/core/error.hpp"
@@ -17,7 +18,7 @@ const std::set<std::string, std::less<>> kReservedNames = {
     "include", "ipairs", "load",     "math",   "override",     "next",         "pairs",      "pcall",
     "print",  "rawequal", "rawget",   "rawlen",       "rawset",     "select",
     "setmetatable", "string", "sweep", "table",       "tonumber",   "tostring",
-    "type",   "warn",     "xpcall"};
+    "type",   "warn",     "xpcall", "log_uniform", "int", "choice"};
 
 LoadContext& context_of(lua_State* L) {
   return *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1)));
@@ -30,6 +31,7 @@ std::string describe_item(const LoadContext& context, const LuaItem& item) {
     return str_cat(context.components[ref->index].written.kind, " ",
                    context.components[ref->index].written.name, "()");
   if (std::holds_alternative<SweepRef>(item)) return "a sweep";
+  if (std::holds_alternative<DistributionRef>(item)) return "a distribution";
   return std::get<Unsupported>(item).type_name;
 }
 
@@ -53,45 +55,106 @@ Value read_int_list(lua_State* L, const LoadContext& context, const ComponentInf
   return list;
 }
 
-Component build_component(const LoadContext& context, const ComponentInfo& info,
-                          const std::vector<std::pair<std::string, LuaItem>>& fields) {
-  Component component;
-  component.written.kind = info.kind;
-  component.written.name = info.name;
+
+/// `sgd { lr = sweep { 0.1, 0.01 }, momentum = 0.9 }`: the constructor becomes a sweep of
+/// components, one per combination of its inner sweeps (crossed; paired when they share a
+/// group, which the resulting sweep keeps so that it pairs with the experiment's sweeps of
+/// that group). Returns the index of the new SweepDef, or nothing when no field is swept.
+std::optional<std::size_t> sweep_inside(LoadContext& context, const ComponentInfo& info,
+                                        const std::vector<std::pair<std::string, LuaItem>>& fields) {
+  std::vector<std::size_t> swept;
+  for (std::size_t f = 0; f < fields.size(); ++f)
+    if (std::holds_alternative<SweepRef>(fields[f].second)) swept.push_back(f);
+  if (swept.empty()) return std::nullopt;
+  const auto sweep_of = [&](std::size_t f) -> const SweepDef& {
+    return context.sweeps[std::get<SweepRef>(fields[f].second).index];
+  };
+  const std::string group = sweep_of(swept.front()).group;
+  for (std::size_t f : swept) {
+    if (sweep_of(f).random)
+      throw ConfigError(str_cat(info.name, ".", fields[f].first, " holds a component with ",
+                                "distributions; draw values in the outer component or the "
+                                "experiment instead"));
+    if (sweep_of(f).group != group)
+      throw ConfigError(str_cat("the sweeps inside one ", info.name, " { ... } must all be paired "
+                                "in one group or all ungrouped; '", fields[swept.front()].first,
+                                "' has group '", group, "', '", fields[f].first, "' has '",
+                                sweep_of(f).group, "'"));
+    if (!group.empty() && sweep_of(f).alternatives.size() !=
+                              sweep_of(swept.front()).alternatives.size())
+      throw ConfigError(str_cat("sweeps of group '", group, "' are paired and need the same ",
+                                "number of alternatives: ", info.name, ".",
+                                fields[swept.front()].first, " has ",
+                                sweep_of(swept.front()).alternatives.size(), ", ", info.name, ".",
+                                fields[f].first, " has ", sweep_of(f).alternatives.size()));
+  }
+  std::vector<std::string> names;
+  for (std::size_t f : swept) names.push_back(fields[f].first);
+  // An odometer over the swept fields (one wheel when paired), the last turning fastest.
+  std::vector<std::size_t> position(group.empty() ? swept.size() : 1, 0);
+  SweepDef out{{}, group};
+  while (true) {
+    std::vector<std::pair<std::string, LuaItem>> combination = fields;
+    for (std::size_t s = 0; s < swept.size(); ++s) {
+      const Choice& choice = sweep_of(swept[s]).alternatives[position[group.empty() ? s : 0]];
+      LuaItem& item = combination[swept[s]].second;
+      if (const auto* value = std::get_if<Value>(&choice)) {
+        item = *value;
+      } else {
+        context.components.push_back(std::get<Component>(choice));
+        item = ComponentRef{context.components.size() - 1};
+      }
+    }
+    Component component = build_component(context, info, combination);
+    component.swept_fields = names;
+    out.alternatives.emplace_back(std::move(component));
+    std::size_t w = position.size();
+    const auto length = [&](std::size_t wheel) { return sweep_of(swept[wheel]).alternatives.size(); };
+    while (w > 0 && ++position[w - 1] == length(w - 1)) position[--w] = 0;
+    if (w == 0) break;
+  }
+  context.sweeps.push_back(std::move(out));
+  return context.sweeps.size() - 1;
+}
+
+/// `sgd { lr = log_uniform(1e-3, 1e-1) }`: the constructor becomes a random template, built
+/// once per sample when the experiment draws them (random_search.hpp). The call is checked
+/// now with each distribution's lower bound (or first choice), so that mistakes point here.
+std::optional<std::size_t> random_inside(LoadContext& context, const ComponentInfo& info,
+                                         const std::vector<std::pair<std::string, LuaItem>>& fields) {
+  RandomTemplate t;
+  std::vector<std::pair<std::string, LuaItem>> probe;
+  std::string swept;
   for (const auto& [field, item] : fields) {
-    const auto spec = std::find_if(info.fields.begin(), info.fields.end(),
-                                   [&](const FieldSpec& f) { return f.name == field; });
-    const bool wants_component = spec != info.fields.end() && spec->type == FieldType::Component;
-    const auto* ref = std::get_if<ComponentRef>(&item);
-    if (ref != nullptr && wants_component) {
-      // chain { first = topk {} }: a nested component; the catalog checks its kind.
-      component.written.fields[field] = nested(context.components[ref->index].written);
+    if (const auto* d = std::get_if<DistributionRef>(&item)) {
+      t.drawn.emplace_back(field, d->index);
+      const Distribution& dist = context.distributions[d->index];
+      probe.emplace_back(field, dist.kind == "choice" ? dist.options.front()
+                                : dist.kind == "int"  ? Value{static_cast<std::int64_t>(dist.low)}
+                                                      : Value{dist.low});
       continue;
     }
-    const auto* value = std::get_if<Value>(&item);
-    if (value == nullptr || wants_component)
-      throw ConfigError(str_cat(info.name, ".", field, " must be ",
-                                wants_component ? str_cat("a ", info.kind, " component")
-                                : spec != info.fields.end()
-                                    ? str_cat("a ", field_type_name(spec->type))
-                                    : std::string("a bool, number or string"),
-                                ", got ", describe_item(context, item)));
-    component.written.fields[field] = *value;
+    if (std::holds_alternative<SweepRef>(item)) swept = field;
+    if (const auto* ref = std::get_if<ComponentRef>(&item)) t.fixed_components.emplace_back(field, ref->index);
+    if (const auto* value = std::get_if<Value>(&item)) t.fixed.emplace_back(field, *value);
+    probe.emplace_back(field, item);
   }
-  component.resolved = context.catalog.resolve(component.written);
-  for (const FieldSpec& spec : info.fields)
-    if (component.written.fields.count(spec.name)) component.written_order.push_back(spec.name);
-  // A catalog may accept fields its info does not list; keep them, after the listed ones.
-  for (const auto& [field, value] : component.written.fields)
-    if (std::find(component.written_order.begin(), component.written_order.end(), field) ==
-        component.written_order.end())
-      component.written_order.push_back(field);
-  return component;
+  if (t.drawn.empty()) return std::nullopt;
+  if (!swept.empty())
+    throw ConfigError(str_cat(info.name, " { ... } takes either sweeps or distributions, not "
+                              "both ('", swept, "' is a sweep)"));
+  (void)build_component(context, info, probe);
+  for (std::size_t c = 0; c < context.constructors.size(); ++c)
+    if (context.constructors[c].name == info.name && context.constructors[c].kind == info.kind)
+      t.constructor = c;
+  context.sweeps.push_back({{}, "", std::move(t)});
+  return context.sweeps.size() - 1;
 }
 
 int construct_body(lua_State* L) {
   LoadContext& context = context_of(L);
   std::size_t index = 0;
+  bool is_sweep = false;
   {
     const ComponentInfo& info =
         context.constructors[static_cast<std::size_t>(lua_tointeger(L, lua_upvalueindex(2)))];
@@ -123,10 +186,18 @@ int construct_body(lua_State* L) {
         }
       }
     }
-    context.components.push_back(build_component(context, info, fields));
-    index = context.components.size() - 1;
+    if (const auto sweep = random_inside(context, info, fields)) {
+      index = *sweep;
+      is_sweep = true;
+    } else if (const auto sweep = sweep_inside(context, info, fields)) {
+      index = *sweep;
+      is_sweep = true;
+    } else {
+      context.components.push_back(build_component(context, info, fields));
+      index = context.components.size() - 1;
+    }
   }
-  push_handle(L, index, kComponentMeta);
+  push_handle(L, index, is_sweep ? kSweepMeta : kComponentMeta);
   return 1;
 }
 
@@ -160,12 +231,23 @@ int sweep_body(lua_State* L) {
         alternatives.emplace_back(*value);
       else if (const auto* ref = std::get_if<ComponentRef>(&items[i]))
         alternatives.emplace_back(context.components[ref->index]);
+      else if (const auto* inner = std::get_if<SweepRef>(&items[i]);
+               inner != nullptr && context.sweeps[inner->index].group.empty() &&
+               !context.sweeps[inner->index].random &&
+               std::holds_alternative<Component>(context.sweeps[inner->index].alternatives[0]))
+        // topk { ratio = sweep { ... } } among the alternatives: its components, in order.
+        // Named like any alternative (compressor=topk,ratio=0.1), not by the inner sweep alone.
+        for (Choice c : context.sweeps[inner->index].alternatives) {
+          std::get<Component>(c).swept_fields.clear();
+          alternatives.push_back(std::move(c));
+        }
       else
         throw ConfigError(str_cat("sweep alternative ", i + 1,
                                   " must be a component, bool, number or string, got ",
                                   describe_item(context, items[i]),
                                   std::holds_alternative<SweepRef>(items[i])
-                                      ? " (sweeps do not nest)" : ""));
+                                      ? " (sweeps do not nest, but a component with a sweep "
+                                        "inside, ungrouped, may be an alternative)" : ""));
     }
     context.sweeps.push_back({std::move(alternatives), std::move(group)});
     index = context.sweeps.size() - 1;
@@ -247,6 +329,42 @@ int register_all(lua_State* L) {
 }
 
 }  // namespace
+
+Component build_component(const LoadContext& context, const ComponentInfo& info,
+                          const std::vector<std::pair<std::string, LuaItem>>& fields) {
+  Component component;
+  component.written.kind = info.kind;
+  component.written.name = info.name;
+  for (const auto& [field, item] : fields) {
+    const auto spec = std::find_if(info.fields.begin(), info.fields.end(),
+                                   [&](const FieldSpec& f) { return f.name == field; });
+    const bool wants_component = spec != info.fields.end() && spec->type == FieldType::Component;
+    const auto* ref = std::get_if<ComponentRef>(&item);
+    if (ref != nullptr && wants_component) {
+      // chain { first = topk {} }: a nested component; the catalog checks its kind.
+      component.written.fields[field] = nested(context.components[ref->index].written);
+      continue;
+    }
+    const auto* value = std::get_if<Value>(&item);
+    if (value == nullptr || wants_component)
+      throw ConfigError(str_cat(info.name, ".", field, " must be ",
+                                wants_component ? str_cat("a ", info.kind, " component")
+                                : spec != info.fields.end()
+                                    ? str_cat("a ", field_type_name(spec->type))
+                                    : std::string("a bool, number or string"),
+                                ", got ", describe_item(context, item)));
+    component.written.fields[field] = *value;
+  }
+  component.resolved = context.catalog.resolve(component.written);
+  for (const FieldSpec& spec : info.fields)
+    if (component.written.fields.count(spec.name)) component.written_order.push_back(spec.name);
+  // A catalog may accept fields its info does not list; keep them, after the listed ones.
+  for (const auto& [field, value] : component.written.fields)
+    if (std::find(component.written_order.begin(), component.written_order.end(), field) ==
+        component.written_order.end())
+      component.written_order.push_back(field);
+  return component;
+}
 
 void install_constructors(SandboxedState& state, LoadContext& context) {
   std::map<std::string, std::string> kind_of;

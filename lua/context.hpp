@@ -21,22 +21,48 @@ struct Component {
   ComponentSpec written;                    ///< only the fields given explicitly
   ComponentSpec resolved;                   ///< every field, defaults filled
   std::vector<std::string> written_order;   ///< written field names, in the catalog's order
+  /// Set when a sweep inside the constructor made it (`sgd { lr = sweep { ... } }`): only these
+  /// fields, not every written one, name its runs.
+  std::vector<std::string> swept_fields;
 };
 
 /// One value an experiment field may take: a scalar or a component.
 using Choice = std::variant<Value, Component>;
+
+/// One `uniform(a, b)`, `log_uniform(a, b)`, `int(a, b)` or `choice { ... }` call: where a
+/// random search draws a field's value from (docs/dsl.md, "Random search").
+struct Distribution {
+  std::string kind;            ///< "uniform", "log_uniform", "int", "choice"
+  double low = 0, high = 0;    ///< bounds (inclusive for int)
+  std::vector<Value> options;  ///< choice's values
+};
+
+/// A constructor call with distributions among its fields (`sgd { lr = log_uniform(...) }`):
+/// built once per sample of the random search, when the experiment says how many.
+struct RandomTemplate {
+  std::size_t constructor = 0;  ///< index into LoadContext::constructors
+  std::vector<std::pair<std::string, Value>> fixed;          ///< fields given plainly
+  std::vector<std::pair<std::string, std::size_t>> fixed_components;  ///< component fields
+  std::vector<std::pair<std::string, std::size_t>> drawn;    ///< field -> distribution index
+};
 
 /// The values one experiment field takes: one, or several from a `sweep { ... }`.
 struct FieldChoices {
   std::vector<Choice> alternatives;
   bool swept = false;
   std::string group;  ///< sweeps of one group advance together (paired), not as a product
+  /// Set for a field drawn by the random search: a distribution (scalar field) or a template
+  /// (component field); `alternatives` is filled with one value per sample.
+  std::optional<std::size_t> distribution;
+  std::optional<RandomTemplate> random;
 };
 
-/// One `sweep { a, b, ..., group = "g" }` call.
+/// One `sweep { a, b, ..., group = "g" }` call, or a constructor made random (`random` set,
+/// `alternatives` empty until the experiment's samples are drawn).
 struct SweepDef {
   std::vector<Choice> alternatives;
   std::string group;  ///< empty: an axis of its own
+  std::optional<RandomTemplate> random;
 };
 
 /// The `experiment { ... }` table, checked field by field but not yet expanded.
@@ -46,6 +72,8 @@ struct ExperimentDraft {
   std::map<std::string, FieldChoices> fields;   ///< given fields other than name and seeds
   std::vector<std::int64_t> seeds;              ///< empty when the file gives none
   std::int64_t repeat = 0;                      ///< `repeats = N`: seeds 1..N; 0 when not given
+  std::int64_t samples = 0;                     ///< `random = { n = N }`: 0 when not given
+  std::int64_t sample_seed = 1;                 ///< `random = { seed = S }`
 };
 
 /// State shared by the Lua functions of one load.
@@ -56,6 +84,7 @@ struct LoadContext {
   std::vector<ComponentInfo> constructors;   ///< one per global constructor
   std::vector<Component> components;         ///< one per constructor call (userdata index)
   std::vector<SweepDef> sweeps;              ///< one per sweep call (userdata index)
+  std::vector<Distribution> distributions;   ///< one per distribution call (userdata index)
   std::optional<ExperimentDraft> draft;      ///< set by the experiment call
   std::vector<std::string> callbacks;        ///< experiment fields given as functions
   std::string directory;                     ///< of the experiment file, with a trailing '/'
@@ -68,7 +97,7 @@ inline std::string callback_key(const std::string& field) { return "laconic.call
 
 /// Experiment fields that may be given as functions (docs/dsl.md, "Callbacks").
 inline const std::vector<std::string>& callback_fields() {
-  static const std::vector<std::string> kFields = {"lr_schedule", "on_epoch_end"};
+  static const std::vector<std::string> kFields = {"lr_schedule", "on_epoch_end", "where"};
   return kFields;
 }
 

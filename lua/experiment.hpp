@@ -22,6 +22,7 @@ struct ExperimentPlan {
   std::string file_hash;         ///< 64-bit FNV-1a of the file's bytes, 16 lowercase hex digits
   std::vector<RunConfig> runs;   ///< swept fields in field-name order, seeds innermost
   std::vector<std::string> callbacks;  ///< experiment fields the file gave as functions
+  std::size_t skipped = 0;       ///< combinations `where(run)` left out
 };
 
 /// Bounds on what an experiment file may consume while it runs.

@@ -6,6 +6,7 @@
 
 #include "engine/core/error.hpp"
 #include "lua/fields.hpp"
+#include "lua/random_search.hpp"
 
 namespace laconic::lua {
 
@@ -23,6 +24,7 @@ std::string describe(const LoadContext& context, const LuaItem& item) {
   if (const auto* ref = std::get_if<ComponentRef>(&item))
     return describe_choice(context.components[ref->index]);
   if (std::holds_alternative<SweepRef>(item)) return "a sweep";
+  if (std::holds_alternative<DistributionRef>(item)) return "a distribution";
   return "a " + std::get<Unsupported>(item).type_name;
 }
 
@@ -128,6 +130,9 @@ int experiment_body(lua_State* L) {
       if (field == "on_epoch_end" && type != LUA_TNIL)
         throw ConfigError(str_cat("experiment field 'on_epoch_end' must be a function(ctx) "
                                   "returning true to stop, got a ", lua_typename(L, type)));
+      if (field == "where" && type != LUA_TNIL)
+        throw ConfigError(str_cat("experiment field 'where' must be a function(run) returning "
+                                  "true for the runs to keep, got a ", lua_typename(L, type)));
     }
   }
   std::optional<std::vector<LuaItem>> seeds;
@@ -135,8 +140,36 @@ int experiment_body(lua_State* L) {
   if (lua_rawget(L, 1) == LUA_TTABLE)
     seeds = read_list(L, -1, "experiment field 'seeds'");
   lua_pop(L, 1);
+  // random = { n = N, seed = S }: how many joint samples of the distributions to draw.
+  std::int64_t samples = 0, sample_seed = 1;
+  lua_pushliteral(L, "random");
+  if (const int type = lua_rawget(L, 1); type != LUA_TNIL) {
+    if (type != LUA_TTABLE)
+      throw ConfigError(str_cat("experiment field 'random' must be a table { n = N, seed = S }, "
+                                "got a ", lua_typename(L, type)));
+    for (const auto& [key, item] : read_fields(L, -1, "random")) {
+      const auto* value = std::get_if<Value>(&item);
+      const auto integer = value ? as_integer(*value) : std::nullopt;
+      if (key != "n" && key != "seed")
+        throw ConfigError(str_cat("random takes n and seed, got '", key, "'"));
+      if (!integer || (key == "n" && *integer < 1))
+        throw ConfigError(str_cat("random.", key, " must be an int", key == "n" ? " >= 1" : "",
+                                  ", got ", describe(context, item)));
+      (key == "n" ? samples : sample_seed) = *integer;
+    }
+    if (samples == 0) throw ConfigError("random = { ... } needs n, the number of samples");
+    lua_pushliteral(L, "random");
+    lua_pushnil(L);
+    lua_rawset(L, 1);
+  }
+  lua_pop(L, 1);
   context.draft = parse_experiment(context, read_fields(L, 1, "experiment"), seeds);
   context.draft->location = std::move(location);
+  context.draft->samples = samples;
+  context.draft->sample_seed = sample_seed;
+  draw_random_samples(context, *context.draft, [&](const std::string& name, const Choice& c) {
+    return check_choice(context, *find_experiment_field(name), c, " (random sample)");
+  });
   if (std::find(context.callbacks.begin(), context.callbacks.end(), "lr_schedule") !=
       context.callbacks.end()) {
     Component lua_function;
@@ -197,7 +230,26 @@ ExperimentDraft parse_experiment(const LoadContext& context,
       continue;
     }
     FieldChoices choices;
-    if (const auto* sweep = std::get_if<SweepRef>(&item)) {
+    if (const auto* d = std::get_if<DistributionRef>(&item)) {
+      // Drawn later (random = { n = ... }); every value it can give is checked now.
+      const Distribution& dist = context.distributions[d->index];
+      choices.distribution = d->index;
+      const std::vector<Value> probes =
+          dist.kind == "choice" ? dist.options
+          : dist.kind == "int"  ? std::vector<Value>{static_cast<std::int64_t>(dist.low)}
+                                : std::vector<Value>{dist.low};
+      for (const Value& probe : probes) (void)check_choice(context, *field, probe, "");
+    } else if (const auto* sweep = std::get_if<SweepRef>(&item);
+               sweep != nullptr && context.sweeps[sweep->index].random) {
+      choices.random = context.sweeps[sweep->index].random;
+      (void)check_choice(context, *field,
+                         Component{ComponentSpec{
+                                       context.constructors[choices.random->constructor].kind,
+                                       context.constructors[choices.random->constructor].name,
+                                       {}},
+                                   {}, {}, {}},
+                         "");
+    } else if (const auto* sweep = std::get_if<SweepRef>(&item)) {
       choices.swept = true;
       const auto& alternatives = context.sweeps[sweep->index].alternatives;
       choices.group = context.sweeps[sweep->index].group;

@@ -8,6 +8,7 @@
 #include "engine/core/error.hpp"
 #include "lua/constructors.hpp"
 #include "lua/context.hpp"
+#include "lua/random_search.hpp"
 #include "lua/experiment.hpp"
 #include "lua/experiment_table.hpp"
 #include "lua/hash.hpp"
@@ -86,6 +87,31 @@ class LuaCallbacks : public RunCallbacks {
     return value;
   }
 
+  /// where(run) with run = { <swept variable> = value, ..., batch_size, workers, epochs }.
+  bool keep(const RunConfig& run) {
+    bool keep = true;
+    state.call_registered(
+        callback_key("where").c_str(),
+        [&](lua_State* L) {
+          lua_createtable(L, 0, static_cast<int>(run.swept.size()) + 3);
+          auto set = [&](const std::string& key, const Value& value) {
+            if (const auto* b = std::get_if<bool>(&value)) lua_pushboolean(L, *b);
+            else if (const auto* i = std::get_if<std::int64_t>(&value)) lua_pushinteger(L, *i);
+            else if (const auto* d = std::get_if<double>(&value)) lua_pushnumber(L, *d);
+            else if (const auto* s = std::get_if<std::string>(&value)) lua_pushstring(L, s->c_str());
+            else lua_pushstring(L, format_value(value).c_str());
+            lua_setfield(L, -2, key.c_str());
+          };
+          set("batch_size", run.batch_size);
+          set("workers", run.workers);
+          set("epochs", run.epochs);
+          for (const auto& [key, value] : run.swept) set(key, value);
+          return 1;
+        },
+        [&](lua_State* L) { keep = lua_toboolean(L, -1) != 0; });
+    return keep;
+  }
+
   bool on_epoch_end(std::int64_t epoch, const std::map<std::string, double>& metrics) override {
     bool stop = false;
     state.call_registered(
@@ -119,6 +145,7 @@ std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path,
   const auto slash = path.rfind('/');
   loaded->context.directory = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   install_constructors(loaded->state, loaded->context);
+  install_distributions(loaded->state, loaded->context);
   install_experiment(loaded->state, loaded->context);
   install_include(loaded->state, loaded->context);
   loaded->state.run_file(text, path);
@@ -130,6 +157,16 @@ std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path,
   plan.name = loaded->context.draft->name;
   plan.runs = expand_sweeps(*loaded->context.draft, catalog);
   plan.callbacks = loaded->context.callbacks;
+  if (loaded->has("where")) {
+    // where(run): constraints that skip combinations. Every worker filters alike.
+    std::vector<RunConfig> kept;
+    for (RunConfig& run : plan.runs)
+      if (loaded->keep(run)) kept.push_back(std::move(run));
+    if (kept.empty())
+      throw ConfigError(str_cat(path, ": where(run) rejected all ", plan.runs.size(), " runs"));
+    plan.skipped = plan.runs.size() - kept.size();
+    plan.runs = std::move(kept);
+  }
   return loaded;
 }
 

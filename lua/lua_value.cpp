@@ -85,6 +85,8 @@ LuaItem read_item(lua_State* L, int index) {
     case LUA_TUSERDATA:
       if (void* p = luaL_testudata(L, index, kComponentMeta)) return ComponentRef{handle_index(p)};
       if (void* p = luaL_testudata(L, index, kSweepMeta)) return SweepRef{handle_index(p)};
+      if (void* p = luaL_testudata(L, index, kDistributionMeta))
+        return DistributionRef{handle_index(p)};
       break;
     default:
       break;

@@ -16,6 +16,7 @@ namespace laconic::lua {
 /// Registry names of the private metatables of component and sweep userdata.
 inline constexpr const char* kComponentMeta = "laconic.component";
 inline constexpr const char* kSweepMeta = "laconic.sweep";
+inline constexpr const char* kDistributionMeta = "laconic.distribution";
 /// Registry table of the functions given to per-step fields, by StepFunction id.
 inline constexpr const char* kStepFunctions = "laconic.step_functions";
 
@@ -27,13 +28,17 @@ struct ComponentRef {
 struct SweepRef {
   std::size_t index;
 };
+/// A distribution value: index into LoadContext::distributions.
+struct DistributionRef {
+  std::size_t index;
+};
 /// Anything else (a table, a function, nil): only its Lua type name is kept.
 struct Unsupported {
   std::string type_name;
 };
 
 /// One Lua value as the DSL sees it.
-using LuaItem = std::variant<Value, ComponentRef, SweepRef, Unsupported>;
+using LuaItem = std::variant<Value, ComponentRef, SweepRef, Unsupported, DistributionRef>;
 
 /// Converts the value at `index`: integers stay int64, other numbers become double.
 LuaItem read_item(lua_State* L, int index);

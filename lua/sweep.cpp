@@ -84,8 +84,10 @@ void apply(const Axis& axis, const Choice& choice, RunConfig& run, std::string& 
     run.*field.component = component->resolved;
     if (!axis.swept) return;
     run.swept[field.name] = component->written.name;
-    add_name(field.name, component->written.name);
-    for (const std::string& key : component->written_order) {
+    // A sweep inside the constructor (sgd { lr = sweep { ... } }) names only what it sweeps.
+    const bool inner = !component->swept_fields.empty();
+    if (!inner) add_name(field.name, component->written.name);
+    for (const std::string& key : inner ? component->swept_fields : component->written_order) {
       // A nested component is named as written (topk{ratio=0.01}), not with every default.
       const Value& written = component->written.fields.at(key);
       const Value& value = std::holds_alternative<NestedComponent>(written)
