@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <iostream>
 #include <vector>
 
@@ -22,6 +24,7 @@ namespace {
 
 struct PlannedRun {
   std::size_t index;       // position in the plan (what workers are told)
+  RunConfig recorded;      // as the database records it (tuning phases rename it)
   std::int64_t id = -1;    // runs.id; -1 when skipped
   std::optional<std::int64_t> done;  // id of the FINISHED run that makes this one unnecessary
 };
@@ -38,6 +41,128 @@ std::string result_line(storage::Database& db, std::int64_t run_id) {
   return line;
 }
 
+/// Runs planned runs one after another, recording each; counts what happened.
+class Executor {
+ public:
+  Executor(const RunArgs& args, const std::atomic<bool>& stop, const lua::ExperimentPlan& plan,
+           const engine::EngineCatalog& catalog, storage::Database& db,
+           storage::Recorder& recorder, std::int64_t experiment_id)
+      : args_(args), stop_(stop), plan_(plan), catalog_(catalog), db_(db), recorder_(recorder),
+        experiment_id_(experiment_id), progress_(::isatty(STDERR_FILENO) == 1) {}
+
+  /// Records `runs` (filling their ids) and runs them.
+  void execute(std::vector<PlannedRun>& runs) {
+    for (PlannedRun& run : runs) {
+      if (args_.resume) run.done = recorder_.find_finished(plan_.name, run.recorded);
+      if (!run.done) run.id = recorder_.add_run(experiment_id_, run.recorded);
+    }
+    for (const PlannedRun& run : runs) execute_one(run, runs.size());
+  }
+
+  /// The last recorded value of `metric` of a run that finished (NaN otherwise).
+  double final_metric(const PlannedRun& run, const std::string& metric) {
+    const std::int64_t id = run.done ? *run.done : run.id;
+    const auto row = storage::find_run(db_, id);
+    if (!row || row->status != "FINISHED") return std::nan("");
+    const auto summary = storage::summary_of(db_, id);
+    const auto it = summary.find(metric);
+    return it == summary.end() ? std::nan("") : it->second.last;
+  }
+
+  bool interrupted() const { return interrupted_; }
+  int report() const {
+    std::cout << plan_.name << ": " << position_ << " runs, " << finished_ << " finished, "
+              << failed_ << " failed, " << skipped_ << " skipped"
+              << (interrupted_ ? ", interrupted" : "") << " (database " << args_.db << ")\n";
+    if (interrupted_) return 130;
+    return failed_ > 0 ? 1 : 0;
+  }
+
+ private:
+  void execute_one(const PlannedRun& run, std::size_t total) {
+    const RunConfig& config = plan_.runs[run.index];
+    const std::string label = str_cat("[", ++position_, "/", offset_ + total, "] ", plan_.name,
+                                      " ", run.recorded.name);
+    if (position_ == offset_ + total) offset_ = position_;
+    if (run.done) {
+      std::cout << label << ": already finished as run " << *run.done << ", skipped\n";
+      ++skipped_;
+      return;
+    }
+    if (interrupted_) {
+      recorder_.finish_run(run.id, storage::RunStatus::Killed, "not started: interrupted");
+      return;
+    }
+    recorder_.start_run(run.id);
+    LaunchOutcome outcome;
+    {
+      auto sink = recorder_.metrics_sink(run.id);
+      // Workers expand the file themselves: they are told the plan's index and name.
+      LaunchSpec spec{args_.executable, args_.file, plan_.file_hash, run.index, config.name,
+                      catalog_.world_size(config), config.timeout};
+      progress_.begin(label);
+      LaunchObserver observer;
+      observer.on_progress = [&](const ProgressMessage& p) { progress_.update(p, config.epochs); };
+      // Every few seconds: commit what arrived (a controller crash then loses at most that much)
+      // and show readers that the run is alive.
+      observer.on_tick = [&] {
+        sink->flush();
+        recorder_.heartbeat(run.id);
+      };
+      try {
+        outcome = launch_workers(spec, *sink, observer, stop_);
+      } catch (const Error& e) {
+        outcome.error = e.what();
+      }
+      progress_.clear();
+    }  // the sink commits its last batch here, before the status says the run is over
+    if (outcome.ok) {
+      recorder_.finish_run(run.id, storage::RunStatus::Finished);
+      ++finished_;
+    } else if (outcome.interrupted) {
+      recorder_.finish_run(run.id, storage::RunStatus::Killed, outcome.error);
+      interrupted_ = true;
+    } else {
+      recorder_.finish_run(run.id, storage::RunStatus::Failed, outcome.error);
+      ++failed_;
+    }
+    std::cout << label << ": " << result_line(db_, run.id) << std::endl;
+  }
+
+  const RunArgs& args_;
+  const std::atomic<bool>& stop_;
+  const lua::ExperimentPlan& plan_;
+  const engine::EngineCatalog& catalog_;
+  storage::Database& db_;
+  storage::Recorder& recorder_;
+  std::int64_t experiment_id_;
+  ProgressLine progress_;
+  int finished_ = 0, failed_ = 0, skipped_ = 0;
+  std::size_t position_ = 0, offset_ = 0;
+  bool interrupted_ = false;
+};
+
+/// The plan's run recorded under a tuning phase: `tune` = "trial" or "best" in its swept
+/// variables and name.
+RunConfig tuned(const RunConfig& run, const std::string& phase) {
+  RunConfig out = run;
+  out.swept["tune"] = phase;
+  out.name += ",tune=" + phase;
+  return out;
+}
+
+/// A run's swept variables without `drop` (and the seed), as a key.
+std::string key_without(const RunConfig& run, const std::vector<std::string>& drop,
+                        bool keep_only_drop) {
+  nlohmann::json key = nlohmann::json::object();
+  for (const auto& [name, value] : run.swept) {
+    const bool listed = std::find(drop.begin(), drop.end(), name) != drop.end();
+    if (name == "seed" || listed != keep_only_drop) continue;
+    key[name] = value_to_json(value);
+  }
+  return key.dump();
+}
+
 }  // namespace
 
 int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
@@ -49,72 +174,47 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   auto db = storage::Database::open(args.db);
   storage::Recorder recorder(*db);
   const auto experiment_id = recorder.add_experiment(plan.name, args.file, plan.file_hash);
+  Executor executor(args, stop, plan, catalog, *db, recorder, experiment_id);
 
-  std::vector<PlannedRun> runs;
+  if (!plan.tune) {
+    std::vector<PlannedRun> runs;
+    for (std::size_t i : selected) runs.push_back({i, plan.runs[i]});
+    executor.execute(runs);
+    return executor.report();
+  }
+
+  // Tuning: every trial of every configuration on the first seed, then the best trial of each
+  // configuration on every seed (Harris 2020: tune each method on its own).
+  const auto& tune = *plan.tune;
+  const std::int64_t tuning_seed = plan.runs.front().seed;
+  std::vector<PlannedRun> trials;
+  for (std::size_t i : selected)
+    if (plan.runs[i].seed == tuning_seed) trials.push_back({i, tuned(plan.runs[i], "trial")});
+  std::cout << plan.name << ": tuning " << tune.metric << " (" << tune.goal << ") over "
+            << tune.trials << " trials per configuration on seed " << tuning_seed << "\n";
+  executor.execute(trials);
+  if (executor.interrupted()) return executor.report();
+  std::map<std::string, std::pair<double, std::string>> best;  // configuration -> metric, trial
+  for (const PlannedRun& trial : trials) {
+    const double value = executor.final_metric(trial, tune.metric);
+    if (std::isnan(value)) continue;
+    const std::string config = key_without(plan.runs[trial.index], tune.drawn, false);
+    auto it = best.find(config);
+    const bool better = it == best.end() ||
+                        (tune.goal == "max" ? value > it->second.first : value < it->second.first);
+    if (better) best[config] = {value, key_without(plan.runs[trial.index], tune.drawn, true)};
+  }
+  std::vector<PlannedRun> finals;
   for (std::size_t i : selected) {
-    PlannedRun run{i, -1, std::nullopt};
-    if (args.resume) run.done = recorder.find_finished(plan.name, plan.runs[i]);
-    if (!run.done) run.id = recorder.add_run(experiment_id, plan.runs[i]);
-    runs.push_back(run);
+    auto it = best.find(key_without(plan.runs[i], tune.drawn, false));
+    if (it != best.end() && it->second.second == key_without(plan.runs[i], tune.drawn, true))
+      finals.push_back({i, tuned(plan.runs[i], "best")});
   }
-
-  ProgressLine progress(::isatty(STDERR_FILENO) == 1);
-  int finished = 0, failed = 0, skipped = 0;
-  bool interrupted = false;
-  const std::size_t total = runs.size();
-  std::size_t position = 0;
-  for (const auto& run : runs) {
-    const RunConfig& config = plan.runs[run.index];
-    const std::string label =
-        str_cat("[", ++position, "/", total, "] ", plan.name, " ", config.name);
-    if (run.done) {
-      std::cout << label << ": already finished as run " << *run.done << ", skipped\n";
-      ++skipped;
-      continue;
-    }
-    if (interrupted) {
-      recorder.finish_run(run.id, storage::RunStatus::Killed, "not started: interrupted");
-      continue;
-    }
-    recorder.start_run(run.id);
-    LaunchOutcome outcome;
-    {
-      auto sink = recorder.metrics_sink(run.id);
-      LaunchSpec spec{args.executable, args.file, plan.file_hash, run.index, config.name,
-                      catalog.world_size(config), config.timeout};
-      progress.begin(label);
-      LaunchObserver observer;
-      observer.on_progress = [&](const ProgressMessage& p) { progress.update(p, config.epochs); };
-      // Every few seconds: commit what arrived (a controller crash then loses at most that much)
-      // and show readers that the run is alive.
-      observer.on_tick = [&] {
-        sink->flush();
-        recorder.heartbeat(run.id);
-      };
-      try {
-        outcome = launch_workers(spec, *sink, observer, stop);
-      } catch (const Error& e) {
-        outcome.error = e.what();
-      }
-      progress.clear();
-    }  // the sink commits its last batch here, before the status says the run is over
-    if (outcome.ok) {
-      recorder.finish_run(run.id, storage::RunStatus::Finished);
-      ++finished;
-    } else if (outcome.interrupted) {
-      recorder.finish_run(run.id, storage::RunStatus::Killed, outcome.error);
-      interrupted = true;
-    } else {
-      recorder.finish_run(run.id, storage::RunStatus::Failed, outcome.error);
-      ++failed;
-    }
-    std::cout << label << ": " << result_line(*db, run.id) << std::endl;
-  }
-  std::cout << plan.name << ": " << total << " runs, " << finished << " finished, " << failed
-            << " failed, " << skipped << " skipped" << (interrupted ? ", interrupted" : "")
-            << " (database " << args.db << ")\n";
-  if (interrupted) return 130;
-  return failed > 0 ? 1 : 0;
+  for (const auto& [config, choice] : best)
+    std::cout << "  best " << tune.metric << " " << choice.first << " for " << config << " with "
+              << choice.second << "\n";
+  executor.execute(finals);
+  return executor.report();
 }
 
 }  // namespace laconic::cli

@@ -74,6 +74,10 @@ struct ExperimentDraft {
   std::int64_t repeat = 0;                      ///< `repeats = N`: seeds 1..N; 0 when not given
   std::int64_t samples = 0;                     ///< `random = { n = N }`: 0 when not given
   std::int64_t sample_seed = 1;                 ///< `random = { seed = S }`
+  bool tune = false;                            ///< `tune = { ... }` instead of `random`
+  std::int64_t tune_trials = 0;
+  std::string tune_metric = "test_accuracy";
+  std::string tune_goal = "max";
 };
 
 /// State shared by the Lua functions of one load.

@@ -23,6 +23,15 @@ struct ExperimentPlan {
   std::vector<RunConfig> runs;   ///< swept fields in field-name order, seeds innermost
   std::vector<std::string> callbacks;  ///< experiment fields the file gave as functions
   std::size_t skipped = 0;       ///< combinations `where(run)` left out
+  /// `tune = { trials, metric, goal }`: the runs are every trial on every seed; the controller
+  /// runs the trials on the first seed, then the best trial of each configuration on all seeds.
+  struct Tune {
+    std::int64_t trials = 0;
+    std::string metric;         ///< its last recorded value decides
+    std::string goal;           ///< "max" or "min"
+    std::vector<std::string> drawn;  ///< swept-variable keys the trials draw ("optimizer.lr")
+  };
+  std::optional<Tune> tune;
 };
 
 /// Bounds on what an experiment file may consume while it runs.

@@ -163,10 +163,52 @@ int experiment_body(lua_State* L) {
     lua_rawset(L, 1);
   }
   lua_pop(L, 1);
+  // tune = { trials = N, metric = "test_accuracy", goal = "max", seed = S }: random search per
+  // configuration, then the best trial of each on every seed (the controller decides which).
+  bool tune = false;
+  std::string metric = "test_accuracy", goal = "max";
+  lua_pushliteral(L, "tune");
+  if (const int type = lua_rawget(L, 1); type != LUA_TNIL) {
+    if (type != LUA_TTABLE)
+      throw ConfigError(str_cat("experiment field 'tune' must be a table { trials = N, metric = ",
+                                "\"test_accuracy\", goal = \"max\" }, got a ",
+                                lua_typename(L, type)));
+    if (samples > 0) throw ConfigError("give either random = { ... } or tune = { ... }, not both");
+    for (const auto& [key, item] : read_fields(L, -1, "tune")) {
+      const auto* value = std::get_if<Value>(&item);
+      if (key == "trials" || key == "seed") {
+        const auto integer = value ? as_integer(*value) : std::nullopt;
+        if (!integer || (key == "trials" && *integer < 1))
+          throw ConfigError(str_cat("tune.", key, " must be an int", key == "trials" ? " >= 1" : "",
+                                    ", got ", describe(context, item)));
+        (key == "trials" ? samples : sample_seed) = *integer;
+      } else if (key == "metric" || key == "goal") {
+        const auto* text = value ? std::get_if<std::string>(value) : nullptr;
+        if (text == nullptr || text->empty() ||
+            (key == "goal" && *text != "max" && *text != "min"))
+          throw ConfigError(str_cat("tune.", key, " must be ",
+                                    key == "goal" ? "\"max\" or \"min\"" : "a metric name",
+                                    ", got ", describe(context, item)));
+        (key == "metric" ? metric : goal) = *text;
+      } else {
+        throw ConfigError(str_cat("tune takes trials, metric, goal and seed, got '", key, "'"));
+      }
+    }
+    if (samples == 0) throw ConfigError("tune = { ... } needs trials, the number of samples");
+    tune = true;
+    lua_pushliteral(L, "tune");
+    lua_pushnil(L);
+    lua_rawset(L, 1);
+  }
+  lua_pop(L, 1);
   context.draft = parse_experiment(context, read_fields(L, 1, "experiment"), seeds);
   context.draft->location = std::move(location);
   context.draft->samples = samples;
   context.draft->sample_seed = sample_seed;
+  context.draft->tune = tune;
+  context.draft->tune_trials = tune ? samples : 0;
+  context.draft->tune_metric = metric;
+  context.draft->tune_goal = goal;
   draw_random_samples(context, *context.draft, [&](const std::string& name, const Choice& c) {
     return check_choice(context, *find_experiment_field(name), c, " (random sample)");
   });

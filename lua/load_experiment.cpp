@@ -155,7 +155,18 @@ std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path,
   if (!loaded->context.draft)
     throw ConfigError(str_cat(path, ": the file never calls experiment { ... }"));
   plan.name = loaded->context.draft->name;
-  plan.runs = expand_sweeps(*loaded->context.draft, catalog);
+  const ExperimentDraft& draft = *loaded->context.draft;
+  plan.runs = expand_sweeps(draft, catalog);
+  if (draft.tune) {
+    ExperimentPlan::Tune tune{draft.tune_trials, draft.tune_metric, draft.tune_goal, {}};
+    for (const auto& [name, choices] : draft.fields) {
+      if (choices.distribution) tune.drawn.push_back(name);
+      if (choices.random)
+        for (const auto& [field, d] : choices.random->drawn)
+          tune.drawn.push_back(str_cat(name, ".", field));
+    }
+    plan.tune = std::move(tune);
+  }
   plan.callbacks = loaded->context.callbacks;
   if (loaded->has("where")) {
     // where(run): constraints that skip combinations. Every worker filters alike.

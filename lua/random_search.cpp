@@ -187,7 +187,8 @@ void draw_random_samples(
   }
   if (used.empty()) {
     if (draft.samples > 0)
-      throw ConfigError("random = { n = ... } needs distributions to draw from: write "
+      throw ConfigError("random = { n = ... } and tune = { trials = ... } need distributions "
+                        "to draw from: write "
                         "uniform(a, b), log_uniform(a, b), int(a, b) or choice { ... } where a "
                         "value goes");
     return;

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_harness.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
@@ -246,5 +248,48 @@ TEST_CASE("the file's lr_schedule and on_epoch_end functions run inside the work
   CHECK(lrs == std::vector<double>{0.01, 0.01, 0.02, 0.02});
   CHECK(storage::metrics_of(*db, runs[0].id, "lr").size() == 8);
   CHECK(storage::metrics_of(*db, runs[0].id, "stopped_early").size() == 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("tune runs every trial on the first seed, then the best trial of each configuration "
+          "on every seed", "[cli][tune]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/t.lua",
+             "experiment {\n  name = \"t\", batch_size = 32, workers = 2, timeout = 20,\n"
+             "  max_steps = 3, eval_limit = 200, seeds = { 1, 2 },\n"
+             "  optimizer = sgd { lr = log_uniform(1e-3, 1e-1) },\n"
+             "  compressor = sweep { none(), topk { ratio = 0.1 } },\n"
+             "  tune = { trials = 2, metric = \"test_loss\", goal = \"min\" },\n}\n");
+  auto run = run_laconic(dir, "run t.lua --db t.db");
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  CHECK_THAT(run.out, Catch::Contains("tuning test_loss (min) over 2 trials per configuration on "
+                                      "seed 1"));
+  auto db = storage::Database::open_read_only(dir + "/t.db");
+  const auto runs = storage::list_runs(*db);
+  REQUIRE(runs.size() == 8);  // 2 configurations x 2 trials, then 2 x the best on 2 seeds
+  // For each configuration, the final runs use the trial with the lowest final test loss.
+  for (const std::string compressor : {"\"none\"", "\"topk\""}) {
+    double best_loss = 1e300;
+    std::string best_lr;
+    std::vector<std::string> final_lrs;
+    for (const auto& r : runs) {
+      if (r.swept.find("\"compressor\":" + compressor) == std::string::npos) continue;
+      const auto swept = nlohmann::json::parse(r.swept);
+      const std::string lr = swept.at("optimizer.lr").dump();
+      if (swept.at("tune") == "trial") {
+        CHECK(r.seed == 1);
+        const double loss = storage::summary_of(*db, r.id).at("test_loss").last;
+        if (loss < best_loss) {
+          best_loss = loss;
+          best_lr = lr;
+        }
+      } else {
+        CHECK(swept.at("tune") == "best");
+        final_lrs.push_back(lr);
+      }
+    }
+    CHECK(final_lrs == std::vector<std::string>{best_lr, best_lr});
+  }
   std::filesystem::remove_all(dir);
 }

@@ -181,7 +181,8 @@ TEST_CASE("random search mistakes name the distribution, the field and the line"
         ":1: the experiment draws values from int(16, 64); say how many samples with random = "
         "{ n = 8 }");
   CHECK(error_of("no_dist.lua", "experiment { name = 'x', random = { n = 3 } }\n") ==
-        ":1: random = { n = ... } needs distributions to draw from: write uniform(a, b), "
+        ":1: random = { n = ... } and tune = { trials = ... } need distributions to draw from: "
+        "write uniform(a, b), "
         "log_uniform(a, b), int(a, b) or choice { ... } where a value goes");
   CHECK(error_of("few.lua", "experiment { name = 'x', batch_size = choice { 32, 64 },\n"
                             "  random = { n = 3 } }\n") ==
@@ -223,4 +224,38 @@ experiment {
   const std::string none = dir.write("none.lua", "experiment { name = 'n', where = function() "
                                                  "return false end }\n");
   CHECK(load_error(none, catalog) == none + ": where(run) rejected all 1 runs");
+}
+
+TEST_CASE("tune draws its trials like random search and tells the controller what to compare",
+          "[lua][random][tune]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto plan = load_experiment(dir.write("tune.lua", R"(
+experiment {
+  name = "t",
+  optimizer = sgd { lr = log_uniform(1e-3, 1e-1) },
+  batch_size = int(16, 64),
+  compressor = sweep { none(), topk { ratio = 0.1 } },
+  tune = { trials = 3, metric = "test_loss", goal = "min" },
+  seeds = { 1, 2 },
+}
+)"),
+                                    catalog);
+  REQUIRE(plan.tune);
+  CHECK(plan.tune->trials == 3);
+  CHECK(plan.tune->metric == "test_loss");
+  CHECK(plan.tune->goal == "min");
+  CHECK(plan.tune->drawn == std::vector<std::string>{"batch_size", "optimizer.lr"});
+  CHECK(plan.runs.size() == 12);  // every trial on every seed; the controller picks
+  CHECK_FALSE(load_experiment(dir.write("plain.lua", "experiment { name = 'p' }\n"), catalog).tune);
+  const auto error_of = [&](const std::string& name, const std::string& text) {
+    const std::string path = dir.write(name, text);
+    return load_error(path, catalog).substr(path.size());
+  };
+  CHECK(error_of("both.lua", "experiment { name = 'x', batch_size = int(1, 9),\n random = { n = 2 }, "
+                             "tune = { trials = 2 } }\n") ==
+        ":1: give either random = { ... } or tune = { ... }, not both");
+  CHECK(error_of("goal.lua", "experiment { name = 'x', batch_size = int(1, 9), tune = { trials = 2, "
+                             "goal = 'up' } }\n") ==
+        ":1: tune.goal must be \"max\" or \"min\", got string \"up\"");
 }
