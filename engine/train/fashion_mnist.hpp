@@ -1,10 +1,9 @@
 #pragma once
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/core/component.hpp"
-#include "engine/train/dataset.hpp"
+#include "engine/train/idx_dataset.hpp"
 
 namespace laconic::train {
 
@@ -20,19 +19,9 @@ struct FashionMnistOptions {
 
 /// Fashion-MNIST (Xiao et al. 2017): 60,000 train and 10,000 test 28x28 grey images, 10 classes.
 /// Inputs are scaled to [0, 1] and standardized with the training set's mean and deviation.
-class FashionMnistDataset : public Dataset {
+class FashionMnistDataset : public IdxImageDataset {
  public:
-  explicit FashionMnistDataset(FashionMnistOptions options) : options_(std::move(options)) {}
-  std::string name() const override { return "fashion_mnist"; }
-  const DataSplit& train() override;
-  const DataSplit& test() override;
-  std::int64_t classes() const override { return 10; }
-  std::vector<std::int64_t> example_shape() const override { return {1, 28, 28}; }
-
- private:
-  DataSplit load(const std::string& prefix) const;
-  FashionMnistOptions options_;
-  std::optional<DataSplit> train_, test_;
+  explicit FashionMnistDataset(FashionMnistOptions options);
 };
 
 }  // namespace laconic::train

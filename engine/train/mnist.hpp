@@ -1,10 +1,9 @@
 #pragma once
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/core/component.hpp"
-#include "engine/train/dataset.hpp"
+#include "engine/train/idx_dataset.hpp"
 
 namespace laconic::train {
 
@@ -22,19 +21,9 @@ struct MnistOptions {
 /// MNIST (LeCun et al. 1998): 60,000 train and 10,000 test 28x28 grey digits, 10 classes, in
 /// the idx format of Fashion-MNIST (same file names). Inputs are scaled to [0, 1] and
 /// standardized with the training set's mean 0.1307 and deviation 0.3081.
-class MnistDataset : public Dataset {
+class MnistDataset : public IdxImageDataset {
  public:
-  explicit MnistDataset(MnistOptions options) : options_(std::move(options)) {}
-  std::string name() const override { return "mnist"; }
-  const DataSplit& train() override;
-  const DataSplit& test() override;
-  std::int64_t classes() const override { return 10; }
-  std::vector<std::int64_t> example_shape() const override { return {1, 28, 28}; }
-
- private:
-  DataSplit load(const std::string& prefix) const;
-  MnistOptions options_;
-  std::optional<DataSplit> train_, test_;
+  explicit MnistDataset(MnistOptions options);
 };
 
 }  // namespace laconic::train

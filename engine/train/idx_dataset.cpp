@@ -1,0 +1,36 @@
+#include "engine/train/idx_dataset.hpp"
+
+#include "engine/train/idx_reader.hpp"
+
+namespace laconic::train {
+namespace {
+
+std::string find(const std::string& root, const std::string& base, const IdxDatasetInfo& info) {
+  return find_idx_file(root, base, info.title, info.hint(base));
+}
+
+}  // namespace
+
+void IdxImageDataset::check_files(const std::string& root, const IdxDatasetInfo& info) {
+  for (const char* base : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
+    find(root, base, info);
+}
+
+DataSplit IdxImageDataset::load(const std::string& prefix) const {
+  return read_idx_split(find(root_, prefix + "-images-idx3-ubyte", info_),
+                        find(root_, prefix + "-labels-idx1-ubyte", info_), info_.mean,
+                        info_.deviation, info_.title);
+}
+
+const DataSplit& IdxImageDataset::train() {
+  if (!train_) train_ = load("train");
+  return *train_;
+}
+
+const DataSplit& IdxImageDataset::test() {
+  if (!test_) test_ = load("t10k");
+  return *test_;
+}
+
+}  // namespace laconic::train
