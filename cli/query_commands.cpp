@@ -16,7 +16,7 @@ int runs_command(const std::string& db_path, const std::optional<std::string>& e
   storage::RunFilter filter{experiment, status};
   std::vector<std::vector<std::string>> rows;
   for (const auto& run : storage::list_runs(*db, filter))
-    rows.push_back({std::to_string(run.id), run.experiment, run.name, run.status,
+    rows.push_back({std::to_string(run.id), run.experiment, run.name, run.status_label(),
                     reports::fixed(run.final_test_accuracy, 4), reports::human_bytes(run.bytes_sent),
                     human_seconds(run.wall_time)});
   if (rows.empty()) {

@@ -62,6 +62,18 @@ CREATE TABLE run_summary (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 2: what resuming and stale detection need. The experiment file's text (so a resume can
+// tell what changed and a result can be traced to its exact source), the controller's process id
+// (a RUNNING run whose controller is gone on this host is dead whatever its heartbeat says), the
+// step a run's newest durable checkpoint resumes at, and how many times a run was started.
+const char* const kSchemaV2 = R"sql(
+ALTER TABLE experiments ADD COLUMN source TEXT;
+ALTER TABLE runs ADD COLUMN controller_pid INTEGER;
+ALTER TABLE runs ADD COLUMN checkpoint_step INTEGER;
+ALTER TABLE runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+UPDATE runs SET attempts = 1 WHERE started IS NOT NULL;
+)sql";
+
 bool has_table(sqlite3* db, const std::string& name) {
   Statement query(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   query.bind_text(1, name);
@@ -73,6 +85,7 @@ bool has_table(sqlite3* db, const std::string& name) {
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> all{
       {1, "experiments, runs, metrics, run_summary", kSchemaV1},
+      {2, "experiments.source, runs.controller_pid, runs.checkpoint_step, runs.attempts", kSchemaV2},
   };
   return all;
 }
@@ -100,19 +113,20 @@ void refuse_newer(int version, const std::string& path) {
                        -1);
 }
 
-int migrate(sqlite3* db, const std::string& path) {
+int migrate(sqlite3* db, const std::string& path, int target) {
+  if (target < 0) target = latest_schema_version();
   // IMMEDIATE takes the write lock first, so two processes opening a fresh file cannot both
   // create the tables; the loser sees the winner's version once it gets the lock.
   Transaction transaction(db);
   int version = read_schema_version(db, path);  // refuses a database of other tables
   refuse_newer(version, path);
-  if (version == latest_schema_version()) return version;
+  if (version >= target) return version;
   if (version == 0)
     exec(db, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
              "description TEXT NOT NULL, applied REAL NOT NULL)");
   Statement record(db, "INSERT INTO schema_version (version, description, applied) VALUES (?1, ?2, ?3)");
   for (const Migration& migration : migrations()) {
-    if (migration.version <= version) continue;
+    if (migration.version <= version || migration.version > target) continue;
     try {
       exec(db, migration.sql);
     } catch (StorageError& e) {

@@ -1,6 +1,6 @@
 #pragma once
-// Versioned schema migrations. Version N is reached by applying migrations 1..N in order, each in
-// its own transaction that also records it in schema_version. Append new migrations; never edit
+// Versioned schema migrations. Version N is reached by applying migrations 1..N in order, in one
+// transaction that also records each in schema_version. Append new migrations; never edit
 // one that has shipped. docs/schema.md describes the resulting tables.
 #include <string>
 #include <vector>
@@ -30,7 +30,9 @@ int read_schema_version(sqlite3* db, const std::string& path);
 /// laconic" when `version` is newer than latest_schema_version().
 void refuse_newer(int version, const std::string& path);
 
-/// Brings the database to latest_schema_version(); returns the version it ends at.
-int migrate(sqlite3* db, const std::string& path);
+/// Brings the database to version `target` (latest_schema_version() when negative) in one
+/// transaction; returns the version it ends at. A database already at or past `target` is left
+/// alone (tests build a database of an old schema with a lower target).
+int migrate(sqlite3* db, const std::string& path, int target = -1);
 
 }  // namespace laconic::storage

@@ -1,5 +1,11 @@
 #include "storage/queries.hpp"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+
 #include "storage/run_status.hpp"
 #include "storage/statement.hpp"
 
@@ -13,9 +19,28 @@ SELECT r.id, e.name, r.name, r.status, coalesce(r.error, ''), r.seed, r.repetiti
        r.started, r.ended, r.heartbeat,
        (SELECT s.last FROM run_summary s WHERE s.run_id = r.id AND s.key = 'test_accuracy'),
        coalesce((SELECT s.sum FROM run_summary s WHERE s.run_id = r.id AND s.key = 'bytes_sent'), 0),
-       coalesce((SELECT s.sum FROM run_summary s WHERE s.run_id = r.id AND s.key = 'bytes_dense'), 0)
+       coalesce((SELECT s.sum FROM run_summary s WHERE s.run_id = r.id AND s.key = 'bytes_dense'), 0),
+       coalesce(r.host, ''), coalesce(r.controller_pid, 0), r.attempts, r.checkpoint_step
 FROM runs r JOIN experiments e ON e.id = r.experiment_id
 )sql";
+
+std::string this_host() {
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) return "";
+  return name.data();
+}
+
+// True only when the process certainly does not exist here (ESRCH); EPERM means it does.
+bool process_gone(std::int64_t pid) {
+  return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == -1 && errno == ESRCH;
+}
+
+bool is_stale(const RunRow& row, double now) {
+  if (row.status != "RUNNING") return false;
+  if (!(now - row.heartbeat <= kStaleAfterSeconds)) return true;  // NaN heartbeat too
+  static const std::string host = this_host();
+  return !host.empty() && row.host == host && process_gone(row.controller_pid);
+}
 
 RunRow read_run(const Statement& q, double now) {
   RunRow row;
@@ -34,6 +59,11 @@ RunRow read_run(const Statement& q, double now) {
   row.final_test_accuracy = q.column_double(11);
   row.bytes_sent = q.column_double(12);
   row.bytes_dense = q.column_double(13);
+  row.host = q.column_text(14);
+  row.controller_pid = q.column_int64(15);
+  row.attempts = q.column_int64(16);
+  if (!q.column_is_null(17)) row.checkpoint_step = q.column_int64(17);
+  row.stale = is_stale(row, now);
   return row;
 }
 

@@ -41,7 +41,21 @@ struct RunRow {
   double final_test_accuracy = std::numeric_limits<double>::quiet_NaN();
   double bytes_sent = 0;   ///< sum of "bytes_sent" over steps and workers, bytes
   double bytes_dense = 0;  ///< sum of "bytes_dense" over steps and workers, bytes
+  std::string host;                   ///< host of the controller that recorded it
+  std::int64_t controller_pid = 0;    ///< its process id; 0 if unknown (schema 1 runs)
+  std::int64_t attempts = 0;          ///< times the run was started (resumes count)
+  std::optional<std::int64_t> checkpoint_step;  ///< step its newest checkpoint resumes at
+  /// RUNNING, but nobody is running it: its heartbeat is older than kStaleAfterSeconds, or its
+  /// controller was on this host and that process is gone. See status_label().
+  bool stale = false;
+
+  /// The status as listings show it: "RUNNING (stale)" for a stale run, else `status`.
+  std::string status_label() const { return stale ? status + " (stale)" : status; }
 };
+
+/// A RUNNING run whose heartbeat is older than this many seconds is stale. The controller beats
+/// every few seconds while a run trains (cli/launcher.cpp), so this leaves a wide margin.
+inline constexpr double kStaleAfterSeconds = 60;
 
 /// Restricts list_runs(); unset fields match everything.
 struct RunFilter {

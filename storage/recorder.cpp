@@ -29,26 +29,36 @@ std::string host_name() {
 Recorder::Recorder(Database& db)
     : db_(writable(db)),
       insert_experiment_(db.handle(),
-                         "INSERT INTO experiments (name, file_path, file_hash, created) VALUES (?1, ?2, ?3, ?4) "
+                         "INSERT INTO experiments (name, file_path, file_hash, created, source) VALUES (?1, ?2, ?3, ?4, ?5) "
                          "ON CONFLICT (name, file_hash) DO NOTHING"),
       select_experiment_(db.handle(), "SELECT id FROM experiments WHERE name = ?1 AND file_hash = ?2"),
       insert_run_(db.handle(),
                   "INSERT INTO runs (experiment_id, name, config, swept, seed, repetition, status, created, host, "
                   "laconic_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'QUEUED', ?7, ?8, ?9)"),
-      start_run_(db.handle(), "UPDATE runs SET status = 'RUNNING', started = ?2, heartbeat = ?2 WHERE id = ?1"),
+      start_run_(db.handle(),
+                 "UPDATE runs SET status = 'RUNNING', started = coalesce(started, ?2), heartbeat = ?2, ended = NULL, "
+                 "error = NULL, attempts = attempts + 1, controller_pid = ?3 WHERE id = ?1"),
       heartbeat_(db.handle(), "UPDATE runs SET heartbeat = ?2 WHERE id = ?1"),
       finish_run_(db.handle(),
                   "UPDATE runs SET status = ?3, ended = ?2, heartbeat = ?2, error = ?4 WHERE id = ?1"),
       find_finished_(db.handle(),
                      "SELECT r.id FROM runs r JOIN experiments e ON e.id = r.experiment_id "
                      "WHERE e.name = ?1 AND r.status = 'FINISHED' AND r.config = ?2 ORDER BY r.id DESC LIMIT 1"),
+      find_unfinished_(db.handle(),
+                       "SELECT r.id FROM runs r JOIN experiments e ON e.id = r.experiment_id "
+                       "WHERE e.name = ?1 AND r.status != 'FINISHED' AND r.config = ?2 ORDER BY r.id DESC LIMIT 1"),
+      record_checkpoint_(db.handle(), "UPDATE runs SET checkpoint_step = ?2 WHERE id = ?1"),
       run_exists_(db.handle(), "SELECT 1 FROM runs WHERE id = ?1") {}
 
 std::int64_t Recorder::add_experiment(const std::string& name, const std::string& file_path,
-                                      const std::string& file_hash) {
+                                      const std::string& file_hash, const std::string& source) {
   std::lock_guard<std::mutex> lock(db_.write_mutex());
   insert_experiment_.reset();
   insert_experiment_.bind_text(1, name).bind_text(2, file_path).bind_text(3, file_hash).bind_double(4, unix_now());
+  if (source.empty())
+    insert_experiment_.bind_null(5);
+  else
+    insert_experiment_.bind_text(5, source);
   insert_experiment_.run();
   select_experiment_.reset();
   select_experiment_.bind_text(1, name).bind_text(2, file_hash);
@@ -88,7 +98,7 @@ void Recorder::update_one(Statement& statement, std::int64_t run_id, const char*
 void Recorder::start_run(std::int64_t run_id) {
   std::lock_guard<std::mutex> lock(db_.write_mutex());
   start_run_.reset();
-  start_run_.bind_int64(1, run_id).bind_double(2, unix_now());
+  start_run_.bind_int64(1, run_id).bind_double(2, unix_now()).bind_int64(3, ::getpid());
   update_one(start_run_, run_id, "start run");
 }
 
@@ -121,6 +131,54 @@ std::optional<std::int64_t> Recorder::find_finished(const std::string& experimen
   if (find_finished_.step()) id = find_finished_.column_int64(0);
   find_finished_.reset();
   return id;
+}
+
+std::optional<std::int64_t> Recorder::find_unfinished(const std::string& experiment, const RunConfig& config) {
+  std::lock_guard<std::mutex> lock(db_.write_mutex());
+  find_unfinished_.reset();
+  find_unfinished_.bind_text(1, experiment).bind_text(2, config.to_json().dump());
+  std::optional<std::int64_t> id;
+  if (find_unfinished_.step()) id = find_unfinished_.column_int64(0);
+  find_unfinished_.reset();
+  return id;
+}
+
+void Recorder::record_checkpoint(std::int64_t run_id, std::int64_t step) {
+  std::lock_guard<std::mutex> lock(db_.write_mutex());
+  record_checkpoint_.reset();
+  record_checkpoint_.bind_int64(1, run_id).bind_int64(2, step);
+  update_one(record_checkpoint_, run_id, "record a checkpoint");
+}
+
+// `last` is the value of the newest remaining row of the key (rowids grow with insertion).
+const char* const kRebuildSummary = R"sql(
+INSERT INTO run_summary (run_id, key, last, min, max, sum, count, nan_count)
+SELECT ?1, m.key,
+       (SELECT l.value FROM metrics l WHERE l.run_id = ?1 AND l.key = m.key ORDER BY l.rowid DESC LIMIT 1),
+       min(m.value), max(m.value),
+       CASE WHEN count(m.value) = 0 THEN 0 ELSE sum(m.value) END,
+       count(m.value), sum(m.value IS NULL)
+FROM metrics m WHERE m.run_id = ?1 GROUP BY m.key
+)sql";
+
+void Recorder::rewind_run(std::int64_t run_id, std::int64_t step) {
+  std::lock_guard<std::mutex> lock(db_.write_mutex());
+  try {
+    Transaction transaction(db_.handle());
+    Statement drop_metrics(db_.handle(), "DELETE FROM metrics WHERE run_id = ?1 AND step >= ?2");
+    drop_metrics.bind_int64(1, run_id).bind_int64(2, step);
+    drop_metrics.run();
+    Statement drop_summary(db_.handle(), "DELETE FROM run_summary WHERE run_id = ?1");
+    drop_summary.bind_int64(1, run_id);
+    drop_summary.run();
+    Statement rebuild(db_.handle(), kRebuildSummary);
+    rebuild.bind_int64(1, run_id);
+    rebuild.run();
+    transaction.commit();
+  } catch (StorageError& e) {
+    e.add_context(str_cat("while rewinding run ", run_id, " to step ", step, " in ", db_.path()));
+    throw;
+  }
 }
 
 std::unique_ptr<MetricsSink> Recorder::metrics_sink(std::int64_t run_id) {

@@ -21,11 +21,15 @@ class Recorder {
   explicit Recorder(Database& db);
 
   /// Id of the experiment row for (name, file_hash), inserted if new. `file_hash` is the hex
-  /// digest of the experiment file's bytes; `file_path` as the user gave it.
-  std::int64_t add_experiment(const std::string& name, const std::string& file_path, const std::string& file_hash);
+  /// digest of the experiment file's bytes; `file_path` as the user gave it; `source` the file's
+  /// text ("" stores NULL).
+  std::int64_t add_experiment(const std::string& name, const std::string& file_path, const std::string& file_hash,
+                              const std::string& source = "");
   /// Inserts a QUEUED run with config.to_json() and config.swept_json(); returns its id.
   std::int64_t add_run(std::int64_t experiment_id, const RunConfig& config);
-  /// QUEUED -> RUNNING; sets started and heartbeat to now (unix seconds).
+  /// QUEUED (or an unfinished status, when resuming) -> RUNNING: heartbeat = now, started = now
+  /// unless it had started before, ended and error cleared, attempts + 1, controller_pid = this
+  /// process.
   void start_run(std::int64_t run_id);
   /// Sets heartbeat to now (unix seconds), so a reader can tell a live run from a dead one.
   void heartbeat(std::int64_t run_id);
@@ -35,6 +39,15 @@ class Recorder {
   /// Id of a FINISHED run of experiment `experiment` whose config JSON equals
   /// config.to_json().dump(), if any (the newest such run; used by `laconic run --resume`).
   std::optional<std::int64_t> find_finished(const std::string& experiment, const RunConfig& config);
+  /// The newest run of experiment `experiment` whose config JSON equals config.to_json().dump()
+  /// and that did not finish (QUEUED, RUNNING, FAILED, KILLED, DIVERGED), if any.
+  std::optional<std::int64_t> find_unfinished(const std::string& experiment, const RunConfig& config);
+  /// Records that every worker of the run holds a checkpoint to resume at `step` (the first
+  /// step not yet taken), after the metrics of the steps before it were committed.
+  void record_checkpoint(std::int64_t run_id, std::int64_t step);
+  /// Deletes the run's metrics of steps >= `step` and rebuilds its run_summary rows from what is
+  /// left, in one transaction: the state of the run when its checkpoint at `step` was taken.
+  void rewind_run(std::int64_t run_id, std::int64_t step);
   /// A sink that writes one run's metrics and its run_summary rows in batched transactions
   /// (commit every SqliteSink::kBatchRows rows, on flush(), and in its destructor, which never
   /// throws). It must not outlive the Database. StorageError if there is no run `run_id`.
@@ -52,6 +65,8 @@ class Recorder {
   Statement heartbeat_;
   Statement finish_run_;
   Statement find_finished_;
+  Statement find_unfinished_;
+  Statement record_checkpoint_;
   Statement run_exists_;
 };
 

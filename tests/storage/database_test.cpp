@@ -104,3 +104,53 @@ TEST_CASE("a failing statement throws StorageError with the SQL, the message and
                              Catch::Contains("SQLite code 1"));
   }
 }
+
+TEST_CASE("a database of the first schema is migrated forward keeping every row", "[storage][schema][migration]") {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  {
+    // What laconic wrote before schema 2: migrations up to 1, then a run that started.
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+    CHECK(migrate(raw, path, 1) == 1);
+    exec(raw, R"sql(
+      INSERT INTO experiments (id, name, file_path, file_hash, created) VALUES (1, 'fmnist', 'f.lua', 'h', 10);
+      INSERT INTO runs (id, experiment_id, name, config, swept, seed, repetition, status, created, started, ended)
+        VALUES (1, 1, 'a', '{}', '{}', 1, 0, 'FINISHED', 10, 11, 12),
+               (2, 1, 'b', '{}', '{}', 1, 0, 'QUEUED', 10, NULL, NULL);
+      INSERT INTO metrics (run_id, key, step, epoch, worker, wall_time, value)
+        VALUES (1, 'train_loss', 0, 0, 0, 0.5, 2.5), (1, 'train_loss', 1, 0, 0, 0.6, NULL);
+      INSERT INTO run_summary (run_id, key, last, min, max, sum, count, nan_count)
+        VALUES (1, 'train_loss', NULL, 2.5, 2.5, 2.5, 1, 1);
+    )sql");
+    Statement columns(raw, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'attempts'");
+    REQUIRE(columns.step());
+    CHECK(columns.column_int64(0) == 0);  // really the first schema
+    sqlite3_close(raw);
+  }
+  auto db = Database::open(path);
+  CHECK(db->schema_version() == latest_schema_version());
+  Statement versions(db->handle(), "SELECT group_concat(version) FROM schema_version");
+  REQUIRE(versions.step());
+  CHECK(versions.column_text(0) == "1,2");
+
+  Statement runs(db->handle(), "SELECT id, status, attempts, controller_pid IS NULL, checkpoint_step IS NULL "
+                               "FROM runs ORDER BY id");
+  REQUIRE(runs.step());
+  CHECK(runs.column_int64(0) == 1);
+  CHECK(runs.column_text(1) == "FINISHED");
+  CHECK(runs.column_int64(2) == 1);  // it had started once
+  CHECK(runs.column_int64(3) == 1);
+  CHECK(runs.column_int64(4) == 1);
+  REQUIRE(runs.step());
+  CHECK(runs.column_int64(2) == 0);  // never started
+  CHECK_FALSE(runs.step());
+
+  Statement metrics(db->handle(), "SELECT count(*), sum(value IS NULL) FROM metrics WHERE run_id = 1");
+  REQUIRE(metrics.step());
+  CHECK(metrics.column_int64(0) == 2);
+  CHECK(metrics.column_int64(1) == 1);  // the NaN is still there
+  Statement source(db->handle(), "SELECT source IS NULL FROM experiments WHERE id = 1");
+  REQUIRE(source.step());
+  CHECK(source.column_int64(0) == 1);
+}

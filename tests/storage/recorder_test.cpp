@@ -1,4 +1,8 @@
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <vector>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -121,4 +125,110 @@ TEST_CASE("find_finished finds only a FINISHED run with the same config", "[stor
   CHECK(recorder.find_finished("fmnist-topk", topk) == done);
   CHECK_FALSE(recorder.find_finished("fmnist-topk", qsgd));
   CHECK_FALSE(recorder.find_finished("other-experiment", topk));
+}
+
+TEST_CASE("find_unfinished finds the newest run of a config that did not finish", "[storage][recorder][resume]") {
+  auto db = Database::open(":memory:");
+  Recorder recorder(*db);
+  const auto experiment = recorder.add_experiment("fmnist-topk", "fmnist.lua", "h1", "experiment { }");
+  const auto config = sample_config("topk", 1);
+  CHECK_FALSE(recorder.find_unfinished("fmnist-topk", config));
+  const auto killed = recorder.add_run(experiment, config);
+  recorder.start_run(killed);
+  recorder.finish_run(killed, RunStatus::Killed, "SIGTERM");
+  CHECK(recorder.find_unfinished("fmnist-topk", config) == killed);
+  CHECK_FALSE(recorder.find_unfinished("fmnist-topk", sample_config("topk", 2)));
+  CHECK_FALSE(recorder.find_unfinished("other", config));
+
+  // Starting it again clears the end and the error and counts the attempt.
+  recorder.start_run(killed);
+  auto row = find_run(*db, killed);
+  REQUIRE(row);
+  CHECK(row->status == "RUNNING");
+  CHECK(row->attempts == 2);
+  CHECK(row->error.empty());
+  CHECK(std::isnan(row->ended));
+  CHECK(row->controller_pid == ::getpid());
+  CHECK_FALSE(row->stale);  // this process is alive and just beat
+  recorder.finish_run(killed, RunStatus::Finished);
+  CHECK_FALSE(recorder.find_unfinished("fmnist-topk", config));
+  Statement source(db->handle(), "SELECT source FROM experiments WHERE id = ?1");
+  source.bind_int64(1, experiment);
+  REQUIRE(source.step());
+  CHECK(source.column_text(0) == "experiment { }");
+}
+
+TEST_CASE("a RUNNING run whose heartbeat stopped or whose controller is gone is stale", "[storage][recorder][stale]") {
+  auto db = Database::open(":memory:");
+  Recorder recorder(*db);
+  const auto experiment = recorder.add_experiment("x", "x.lua", "h");
+  const auto run = recorder.add_run(experiment, sample_config("none", 1));
+  recorder.start_run(run);
+  CHECK_FALSE(find_run(*db, run)->stale);
+  CHECK(find_run(*db, run)->status_label() == "RUNNING");
+
+  Statement old_beat(db->handle(), "UPDATE runs SET heartbeat = ?2 WHERE id = ?1");
+  old_beat.bind_int64(1, run).bind_double(2, unix_now() - kStaleAfterSeconds - 5);
+  old_beat.run();
+  CHECK(find_run(*db, run)->stale);
+  CHECK(find_run(*db, run)->status_label() == "RUNNING (stale)");
+
+  recorder.heartbeat(run);
+  CHECK_FALSE(find_run(*db, run)->stale);
+  // A fresh heartbeat, but the controller process on this host is gone.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  Statement dead_pid(db->handle(), "UPDATE runs SET controller_pid = ?2 WHERE id = ?1");
+  dead_pid.bind_int64(1, run).bind_int64(2, child);
+  dead_pid.run();
+  CHECK(find_run(*db, run)->stale);
+
+  recorder.finish_run(run, RunStatus::Failed, "controller died");
+  CHECK_FALSE(find_run(*db, run)->stale);  // only RUNNING runs can be stale
+}
+
+TEST_CASE("rewind_run drops the metrics from a step on and rebuilds the summary exactly", "[storage][recorder][resume]") {
+  TempDir dir;
+  auto db = Database::open(database_path(GENERATE(as<std::string>{}, "memory", "file"), dir));
+  Recorder recorder(*db);
+  const auto experiment = recorder.add_experiment("x", "x.lua", "h");
+  const auto run = recorder.add_run(experiment, sample_config("none", 1));
+  const auto other = recorder.add_run(experiment, sample_config("topk", 1));
+  const double nan = std::nan("");
+  const std::vector<double> values = {4, nan, 1, 3, 7, nan, 2};  // steps 0..6
+  {
+    auto sink = recorder.metrics_sink(run);
+    auto other_sink = recorder.metrics_sink(other);
+    for (std::size_t step = 0; step < values.size(); ++step) {
+      sink->record({"train_loss", static_cast<std::int64_t>(step), 0, 0, 0, values[step]});
+      other_sink->record({"train_loss", static_cast<std::int64_t>(step), 0, 0, 0, 1.0});
+    }
+    sink->record({"test_accuracy", 2, 0, 0, 0, 0.5});  // the end of epoch 0 (steps 0-2)
+    sink->record({"test_accuracy", 6, 1, 0, 0, 0.75});
+  }
+  recorder.record_checkpoint(run, 4);
+  recorder.rewind_run(run, 4);  // as it was before step 4 ran: steps 0..3 remain
+
+  auto summary = summary_of(*db, run);
+  REQUIRE(summary.count("train_loss") == 1);
+  const Summary& loss = summary["train_loss"];
+  CHECK(loss.last == 3);
+  CHECK(loss.min == 1);
+  CHECK(loss.max == 4);
+  CHECK(loss.sum == 8);
+  CHECK(loss.count == 3);
+  CHECK(loss.nan_count == 1);
+  CHECK(summary["test_accuracy"].last == 0.5);
+  CHECK(summary["test_accuracy"].count == 1);
+  CHECK(metrics_of(*db, run, "train_loss").size() == 4);
+  CHECK(metrics_of(*db, other, "train_loss").size() == 7);  // other runs untouched
+  CHECK(summary_of(*db, other)["train_loss"].count == 7);
+  CHECK(find_run(*db, run)->checkpoint_step == 4);
+
+  // Everything gone: no summary rows left.
+  recorder.rewind_run(run, 0);
+  CHECK(summary_of(*db, run).empty());
 }
