@@ -4,12 +4,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -63,13 +65,22 @@ pid_t spawn(const LaunchSpec& spec, const std::string& store, int rank, int writ
                                    "--world", std::to_string(spec.workers),
                                    "--store", store,
                                    "--message-fd", std::to_string(kMessageFd)};
+  if (!spec.checkpoint_dir.empty()) {
+    for (const std::string& a : {std::string("--checkpoint-dir"), spec.checkpoint_dir, std::string("--checkpoint-every"),
+                                 std::to_string(spec.checkpoint_every), std::string("--resume-step"),
+                                 std::to_string(spec.resume_step)})
+      args.push_back(a);
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  const pid_t controller = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) throw Error(str_cat("fork failed: ", std::strerror(errno)));
   if (pid == 0) {
-    // Child: only async-signal-safe calls until exec.
+    // Child: only async-signal-safe calls until exec. A worker must not outlive its controller
+    // (its measurements would go nowhere): die with it, even if it already died.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != controller) ::_exit(127);
     if (::dup2(write_fd, kMessageFd) < 0) ::_exit(127);
     ::execv(argv[0], argv.data());
     ::_exit(127);
@@ -95,20 +106,26 @@ bool succeeded(const WorkerProcess& w) {
   return w.exited && WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0;
 }
 
+// How many workers reported a checkpoint of each step.
+using CheckpointCounts = std::map<std::int64_t, int>;
+
 void handle_line(WorkerProcess& w, std::string_view line, MetricsSink& sink,
-                 const LaunchObserver& observer) {
+                 const LaunchObserver& observer, CheckpointCounts& checkpoints, int world) {
   auto message = decode_message(line);
   if (!message) return;  // a torn line can only come from a crash; the exit status says why
   if (auto m = std::get_if<MetricRecord>(&*message)) {
     sink.record(*m);
   } else if (auto p = std::get_if<ProgressMessage>(&*message)) {
     if (observer.on_progress && w.rank == 0) observer.on_progress(*p);
+  } else if (auto c = std::get_if<CheckpointMessage>(&*message)) {
+    if (++checkpoints[c->step] == world && observer.on_checkpoint) observer.on_checkpoint(c->step);
   } else {
     w.failure = std::get<FailureMessage>(*message).text;
   }
 }
 
-void drain(WorkerProcess& w, MetricsSink& sink, const LaunchObserver& observer) {
+void drain(WorkerProcess& w, MetricsSink& sink, const LaunchObserver& observer, CheckpointCounts& checkpoints,
+           int world) {
   char buffer[1 << 16];
   ssize_t n = ::read(w.fd, buffer, sizeof buffer);
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
@@ -120,8 +137,8 @@ void drain(WorkerProcess& w, MetricsSink& sink, const LaunchObserver& observer) 
   w.partial_line.append(buffer, static_cast<std::size_t>(n));
   std::size_t start = 0, newline;
   while ((newline = w.partial_line.find('\n', start)) != std::string::npos) {
-    handle_line(w, std::string_view(w.partial_line).substr(start, newline - start), sink,
-                observer);
+    handle_line(w, std::string_view(w.partial_line).substr(start, newline - start), sink, observer,
+                checkpoints, world);
     start = newline + 1;
   }
   w.partial_line.erase(0, start);
@@ -152,6 +169,7 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
   const auto grace = std::chrono::duration<double>(spec.timeout + 10.0);
   std::optional<Clock::time_point> first_failure, stop_time;
   auto last_tick = Clock::now();
+  CheckpointCounts checkpoints;
   while (true) {
     std::vector<pollfd> polls;
     std::vector<WorkerProcess*> owners;
@@ -166,7 +184,7 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
 
     if (!polls.empty() && ::poll(polls.data(), polls.size(), 200) > 0) {
       for (std::size_t i = 0; i < polls.size(); ++i)
-        if (polls[i].revents & (POLLIN | POLLHUP | POLLERR)) drain(*owners[i], sink, observer);
+        if (polls[i].revents & (POLLIN | POLLHUP | POLLERR)) drain(*owners[i], sink, observer, checkpoints, spec.workers);
     } else if (polls.empty()) {
       ::usleep(50'000);
     }
@@ -200,6 +218,13 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
     outcome.ok = false;
     outcome.error += (outcome.error.empty() ? "" : "; ") + describe_exit(w);
   }
+  // A diverged worker's reason is the run's; its peers only lost their connection to it.
+  for (const auto& w : workers)
+    if (w.exited && WIFEXITED(w.status) && WEXITSTATUS(w.status) == kDivergedExitStatus && !outcome.interrupted) {
+      outcome.diverged = true;
+      outcome.error = w.failure.empty() ? describe_exit(w) : w.failure;
+      break;
+    }
   if (outcome.interrupted && outcome.error.empty()) outcome.error = "interrupted";
   return outcome;
 }

@@ -19,12 +19,16 @@ struct LaunchSpec {
   std::string run_name;     ///< checked by each worker against its own expansion
   int workers = 1;          ///< processes: the run's workers plus its servers (world size)
   double timeout = 60;      ///< seconds; Gloo waits at most this long, the controller a bit more
+  std::string checkpoint_dir;       ///< where workers write checkpoints; "" = none
+  std::int64_t checkpoint_every = 0;  ///< steps between checkpoints; 0 = none
+  std::int64_t resume_step = -1;    ///< workers start from their checkpoints of this step; -1 = fresh
 };
 
 /// How a run's workers ended.
 struct LaunchOutcome {
   bool ok = false;           ///< every worker exited 0
   bool interrupted = false;  ///< `stop` was raised (Ctrl-C / SIGTERM)
+  bool diverged = false;     ///< a worker stopped because its training loss diverged
   std::string error;         ///< why, worker by worker, when not ok
 };
 
@@ -32,12 +36,18 @@ struct LaunchOutcome {
 struct LaunchObserver {
   std::function<void(const ProgressMessage&)> on_progress;  ///< rank 0's progress
   std::function<void()> on_tick;                            ///< about every 5 s (heartbeat)
+  /// Every worker's checkpoint before `step` is on disk (and their earlier metrics went to the sink).
+  std::function<void(std::int64_t step)> on_checkpoint;
 };
+
+/// Exit status of a worker whose training diverged (DivergedError).
+inline constexpr int kDivergedExitStatus = 3;
 
 /// Forks `spec.workers` processes, each with a pipe on which it reports (see
 /// engine/core/worker_message.hpp); stores every metric into `sink` as it arrives. When one
 /// worker dies, the others get `timeout` + 10 s to notice before they are killed; when `stop`
-/// becomes true, all are terminated. Returns after every worker has exited.
+/// becomes true, all are terminated; workers die with the controller (PR_SET_PDEATHSIG). Returns
+/// after every worker has exited.
 LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
                              const LaunchObserver& observer, const std::atomic<bool>& stop);
 

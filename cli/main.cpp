@@ -53,7 +53,14 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "train every run of an experiment file, recording to --db");
   run->add_option("file", run_args.file, "experiment file (.lua)")->required()->check(CLI::ExistingFile);
   run->add_flag("--resume", run_args.resume,
-                "skip runs already FINISHED with an identical configuration");
+                "run only what is missing or unfinished: skip runs FINISHED with an identical "
+                "configuration, continue unfinished ones from their newest checkpoint; refuses "
+                "when the experiment file changed since it was recorded");
+  run->add_flag("--force", run_args.force, "with --resume: go on even though the experiment file changed");
+  run->add_option("--checkpoint-every", run_args.checkpoint_every,
+                  "steps between checkpoints of each run (0 = none); kept next to the database in "
+                  "DB.checkpoints/ until the run finishes")
+      ->check(CLI::NonNegativeNumber);
   run->add_option("--only", run_args.only,
                   "run only the runs whose name contains this text (e.g. compressor=topk)");
   run->add_flag("--dry-run", run_args.dry_run,
@@ -72,6 +79,9 @@ int main(int argc, char** argv) {
   worker->add_option("--store", worker_args.store)->required();
   worker->add_option("--hostname", worker_args.hostname);
   worker->add_option("--message-fd", worker_args.message_fd);
+  worker->add_option("--checkpoint-dir", worker_args.checkpoint_dir);
+  worker->add_option("--checkpoint-every", worker_args.checkpoint_every);
+  worker->add_option("--resume-step", worker_args.resume_step);
 
   std::optional<std::string> runs_experiment, runs_status;
   auto* runs = app.add_subcommand("runs", "list recorded runs");

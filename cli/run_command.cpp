@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <iostream>
 #include <vector>
@@ -14,6 +17,7 @@
 #include "cli/progress.hpp"
 #include "cli/catalog_commands.hpp"
 #include "engine/catalog.hpp"
+#include "engine/train/checkpoint.hpp"
 #include "lua/experiment.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
@@ -26,8 +30,55 @@ struct PlannedRun {
   std::size_t index;       // position in the plan (what workers are told)
   RunConfig recorded;      // as the database records it (tuning phases rename it)
   std::int64_t id = -1;    // runs.id; -1 when skipped
-  std::optional<std::int64_t> done;  // id of the FINISHED run that makes this one unnecessary
+  std::optional<std::int64_t> done;  // id of the run that makes this one unnecessary
+  std::string done_as;               // how that run ended ("finished", "diverged", "running")
+  std::int64_t resume_step = -1;     // continue run `id` from its checkpoint of this step
 };
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Where run `run_id`'s workers keep their checkpoints: DB.checkpoints/run-ID.
+std::filesystem::path checkpoint_dir(const std::string& db, std::int64_t run_id) {
+  return std::filesystem::path(db + ".checkpoints") / str_cat("run-", run_id);
+}
+
+bool has_checkpoints(const std::filesystem::path& dir, std::int64_t step, int world) {
+  for (int rank = 0; rank < world; ++rank)
+    if (!std::filesystem::exists(train::checkpoint_path(dir.string(), rank, step))) return false;
+  return true;
+}
+
+/// Removes the files of checkpoints older than `step` (the newest complete one is kept).
+void remove_older_checkpoints(const std::filesystem::path& dir, std::int64_t step) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    const auto at = name.find(".step-");
+    if (at == std::string::npos) continue;
+    const std::int64_t saved = std::atoll(name.c_str() + at + 6);
+    if (saved < step) std::filesystem::remove(entry.path(), error);
+  }
+}
+
+/// Refuses a resume when the experiment was recorded, but never from this version of the file.
+void check_unchanged(storage::Database& db, const lua::ExperimentPlan& plan, const std::string& file) {
+  std::vector<storage::ExperimentRow> same_name;
+  for (auto& e : storage::list_experiments(db))
+    if (e.name == plan.name) same_name.push_back(e);
+  if (same_name.empty()) return;
+  for (const auto& e : same_name)
+    if (e.file_hash == plan.file_hash) return;
+  const auto& last = same_name.back();
+  throw ConfigError(str_cat("experiment '", plan.name, "' changed since it was recorded: ", file, " now hashes to ",
+                            plan.file_hash, ", the runs in the database came from ", last.file_path, " with hash ",
+                            last.file_hash, "; run without --resume to record new runs, or add --force to "
+                            "resume anyway (runs whose resolved configuration is unchanged are skipped)"));
+}
 
 std::string result_line(storage::Database& db, std::int64_t run_id) {
   auto row = storage::find_run(db, run_id);
@@ -53,8 +104,8 @@ class Executor {
   /// Records `runs` (filling their ids) and runs them.
   void execute(std::vector<PlannedRun>& runs) {
     for (PlannedRun& run : runs) {
-      if (args_.resume) run.done = recorder_.find_finished(plan_.name, run.recorded);
-      if (!run.done) run.id = recorder_.add_run(experiment_id_, run.recorded);
+      if (args_.resume) find_previous(run);
+      if (!run.done && run.id < 0) run.id = recorder_.add_run(experiment_id_, run.recorded);
     }
     for (const PlannedRun& run : runs) execute_one(run, runs.size());
   }
@@ -70,9 +121,39 @@ class Executor {
   }
 
   bool interrupted() const { return interrupted_; }
+
+  /// With --resume: what the database already holds of this run decides whether it is done,
+  /// continues from a checkpoint, or runs again.
+  void find_previous(PlannedRun& run) {
+    if ((run.done = recorder_.find_finished(plan_.name, run.recorded))) {
+      run.done_as = "finished";
+      return;
+    }
+    const auto id = recorder_.find_unfinished(plan_.name, run.recorded);
+    if (!id) return;
+    const auto row = storage::find_run(db_, *id);
+    if (row->status == "DIVERGED") {  // a result: running it again would diverge again
+      run.done = id;
+      run.done_as = "diverged";
+      return;
+    }
+    if (row->status == "RUNNING" && !row->stale) {
+      run.done = id;
+      run.done_as = str_cat("running under controller ", row->controller_pid, " on ", row->host);
+      return;
+    }
+    if (row->status == "RUNNING")
+      recorder_.finish_run(*id, storage::RunStatus::Failed,
+                           "its controller stopped without ending it (stale heartbeat)");
+    const int world = catalog_.world_size(plan_.runs[run.index]);
+    if (row->checkpoint_step && has_checkpoints(checkpoint_dir(args_.db, *id), *row->checkpoint_step, world)) {
+      run.id = *id;
+      run.resume_step = *row->checkpoint_step;
+    }
+  }
   int report() const {
     std::cout << plan_.name << ": " << position_ << " runs, " << finished_ << " finished, "
-              << failed_ << " failed, " << skipped_ << " skipped"
+              << failed_ << " failed, " << diverged_ << " diverged, " << skipped_ << " skipped"
               << (interrupted_ ? ", interrupted" : "") << " (database " << args_.db << ")\n";
     if (interrupted_) return 130;
     return failed_ > 0 ? 1 : 0;
@@ -85,7 +166,7 @@ class Executor {
                                       " ", run.recorded.name);
     if (position_ == offset_ + total) offset_ = position_;
     if (run.done) {
-      std::cout << label << ": already finished as run " << *run.done << ", skipped\n";
+      std::cout << label << ": already " << run.done_as << " as run " << *run.done << ", skipped\n";
       ++skipped_;
       return;
     }
@@ -93,13 +174,28 @@ class Executor {
       recorder_.finish_run(run.id, storage::RunStatus::Killed, "not started: interrupted");
       return;
     }
+    const int world = catalog_.world_size(config);
+    const auto checkpoints = checkpoint_dir(args_.db, run.id);
+    // Checkpoints cover the workers' state only; a parameter server's is not saved yet.
+    const bool checkpointing = (args_.checkpoint_every > 0 && world == config.workers) || run.resume_step >= 0;
+    if (args_.checkpoint_every > 0 && world != config.workers && run.resume_step < 0)
+      std::cout << label << ": not checkpointed (runs with a parameter server cannot be yet)\n";
+    if (run.resume_step >= 0) {
+      std::cout << label << ": resuming run " << run.id << " at step " << run.resume_step << "\n";
+      recorder_.rewind_run(run.id, run.resume_step);
+    }
+    if (checkpointing) std::filesystem::create_directories(checkpoints);
     recorder_.start_run(run.id);
     LaunchOutcome outcome;
     {
       auto sink = recorder_.metrics_sink(run.id);
       // Workers expand the file themselves: they are told the plan's index and name.
-      LaunchSpec spec{args_.executable, args_.file, plan_.file_hash, run.index, config.name,
-                      catalog_.world_size(config), config.timeout};
+      LaunchSpec spec{args_.executable, args_.file, plan_.file_hash, run.index, config.name, world, config.timeout};
+      if (checkpointing) {
+        spec.checkpoint_dir = checkpoints.string();
+        spec.checkpoint_every = args_.checkpoint_every;
+        spec.resume_step = run.resume_step;
+      }
       progress_.begin(label);
       LaunchObserver observer;
       observer.on_progress = [&](const ProgressMessage& p) { progress_.update(p, config.epochs); };
@@ -108,6 +204,12 @@ class Executor {
       observer.on_tick = [&] {
         sink->flush();
         recorder_.heartbeat(run.id);
+      };
+      // Commit every step before the checkpoint, then say it may be resumed from.
+      observer.on_checkpoint = [&](std::int64_t step) {
+        sink->flush();
+        recorder_.record_checkpoint(run.id, step);
+        remove_older_checkpoints(checkpoints, step);
       };
       try {
         outcome = launch_workers(spec, *sink, observer, stop_);
@@ -118,7 +220,12 @@ class Executor {
     }  // the sink commits its last batch here, before the status says the run is over
     if (outcome.ok) {
       recorder_.finish_run(run.id, storage::RunStatus::Finished);
+      std::error_code ignored;  // a finished run needs no checkpoint
+      std::filesystem::remove_all(checkpoints, ignored);
       ++finished_;
+    } else if (outcome.diverged) {
+      recorder_.finish_run(run.id, storage::RunStatus::Diverged, outcome.error);
+      ++diverged_;
     } else if (outcome.interrupted) {
       recorder_.finish_run(run.id, storage::RunStatus::Killed, outcome.error);
       interrupted_ = true;
@@ -137,7 +244,7 @@ class Executor {
   storage::Recorder& recorder_;
   std::int64_t experiment_id_;
   ProgressLine progress_;
-  int finished_ = 0, failed_ = 0, skipped_ = 0;
+  int finished_ = 0, failed_ = 0, skipped_ = 0, diverged_ = 0;
   std::size_t position_ = 0, offset_ = 0;
   bool interrupted_ = false;
 };
@@ -172,8 +279,9 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   const std::vector<std::size_t> selected = select_runs(plan, args.file, args.only);
   check_runs(catalog, plan, selected);
   auto db = storage::Database::open(args.db);
+  if (args.resume && !args.force) check_unchanged(*db, plan, args.file);
   storage::Recorder recorder(*db);
-  const auto experiment_id = recorder.add_experiment(plan.name, args.file, plan.file_hash);
+  const auto experiment_id = recorder.add_experiment(plan.name, args.file, plan.file_hash, read_text(args.file));
   Executor executor(args, stop, plan, catalog, *db, recorder, experiment_id);
 
   if (!plan.tune) {

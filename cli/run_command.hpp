@@ -1,5 +1,6 @@
 #pragma once
 #include <atomic>
+#include <cstdint>
 #include <string>
 
 namespace laconic::cli {
@@ -7,15 +8,23 @@ namespace laconic::cli {
 struct RunArgs {
   std::string file;               ///< experiment file
   std::string db = "laconic.db";  ///< SQLite database
-  bool resume = false;            ///< skip runs already FINISHED with the same configuration
+  bool resume = false;            ///< run only what is missing or unfinished (see run_command)
+  bool force = false;             ///< with resume: accept an experiment file that changed
+  std::int64_t checkpoint_every = 0;  ///< steps between checkpoints; 0 = none
   std::string only;               ///< run only runs whose name contains this (empty: all)
   bool dry_run = false;           ///< list what would run, as `check`, and stop
   std::string executable;         ///< this binary, started again as `laconic worker`
 };
 
 /// `laconic run`: loads the experiment (nothing is recorded if it does not load), records its
-/// runs as QUEUED, then runs them one after another. Returns 0 when every run finished, 1 when
-/// one failed, 130 when interrupted by `stop`.
+/// runs as QUEUED, then runs them one after another. Returns 0 when every run finished (or
+/// diverged: that is a result), 1 when one failed, 130 when interrupted by `stop`.
+/// With `resume`: a run FINISHED or DIVERGED (a result too) with the same configuration is
+/// skipped; an unfinished one (FAILED, KILLED, QUEUED, or RUNNING with a dead controller, which
+/// is first marked FAILED) continues in place
+/// from its newest checkpoint when every worker's file is there, else runs again as a new run;
+/// one RUNNING under a live controller is left alone. Refused (ConfigError) when the experiment
+/// was recorded before but never from a file with today's hash, unless `force`.
 int run_command(const RunArgs& args, const std::atomic<bool>& stop);
 
 }  // namespace laconic::cli

@@ -1,5 +1,7 @@
 #include "cli/worker_command.hpp"
 
+#include "cli/launcher.hpp"
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -64,13 +66,27 @@ int worker_command(const WorkerArgs& args) {
     comm::GlooCommunicator comm(options);
     train::ProgressFn progress;
     if (writer) progress = [&](const ProgressMessage& p) { writer->send(p); writer->flush(); };
+    train::Checkpointing checkpointing{args.checkpoint_dir, args.checkpoint_every, args.resume_step, {}};
+    if (writer)
+      checkpointing.on_saved = [&](std::int64_t step) {
+        writer->send(CheckpointMessage{step});
+        writer->flush();
+      };
     if (args.rank < config.workers)
       train::run_worker(config, catalog.build(config), comm, sink, progress,
-                        loaded.callbacks.get());
+                        loaded.callbacks.get(), checkpointing);
     else
       train::run_server(config, catalog.build(config), comm, sink, loaded.callbacks.get());
     sink.flush();
     return 0;
+  } catch (const DivergedError& e) {
+    if (writer) {
+      writer->send(FailureMessage{e.what()});
+      writer->flush();
+    } else {
+      std::cerr << "laconic worker " << args.rank << ": " << e.what() << "\n";
+    }
+    return kDivergedExitStatus;
   } catch (const std::exception& e) {
     if (writer) {
       writer->send(FailureMessage{e.what()});

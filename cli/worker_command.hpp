@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace laconic::cli {
@@ -16,9 +17,13 @@ struct WorkerArgs {
   std::string store;        ///< Gloo FileStore directory shared by the run's workers
   std::string hostname = "127.0.0.1";
   int message_fd = -1;      ///< pipe to the controller; -1 = report on stderr only
+  std::string checkpoint_dir;       ///< where checkpoints go; "" = none
+  std::int64_t checkpoint_every = 0;  ///< steps between checkpoints; 0 = none
+  std::int64_t resume_step = -1;    ///< start from this rank's checkpoint of this step; -1 = fresh
 };
 
-/// Trains one rank of one run. Returns the process exit status.
+/// Trains one rank of one run. Returns the process exit status: 0, 1 on failure,
+/// kDivergedExitStatus (cli/launcher.hpp) when the training loss diverged.
 int worker_command(const WorkerArgs& args);
 
 }  // namespace laconic::cli

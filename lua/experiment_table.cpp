@@ -50,7 +50,7 @@ std::string expectation(const LoadContext& context, const ExperimentField& field
     case ExperimentFieldType::Component:
       return str_cat("a ", field.kind, " (known: ", known_names(context.catalog, field.kind), ")");
     case ExperimentFieldType::Int: return str_cat("an int >= ", field.minimum);
-    case ExperimentFieldType::Number: return "a number > 0";
+    case ExperimentFieldType::Number: return field.zero_allowed ? "a number >= 0" : "a number > 0";
     case ExperimentFieldType::String: return "a non-empty string";
     case ExperimentFieldType::IntList: return "a list of integers such as { 1, 2, 3 }";
   }
@@ -79,7 +79,8 @@ Choice check_choice(const LoadContext& context, const ExperimentField& field, co
     const double* d = value ? std::get_if<double>(value) : nullptr;
     const std::int64_t* i = value ? std::get_if<std::int64_t>(value) : nullptr;
     const double number = d ? *d : i ? static_cast<double>(*i) : 0.0;
-    if ((!d && !i) || !(number > 0) || !std::isfinite(number)) throw fail();
+    const bool in_range = field.zero_allowed ? number >= 0 : number > 0;
+    if ((!d && !i) || !in_range || !std::isfinite(number)) throw fail();
     return Value{number};
   }
   throw InvariantError(str_cat("experiment field '", field.name, "' has no alternatives"));

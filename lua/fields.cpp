@@ -13,6 +13,10 @@ const std::vector<ExperimentField>& experiment_fields() {
        .component = &RunConfig::compressor},
       {.name = "data", .type = T::Component, .kind = "dataset",
        .default_component = "fashion_mnist", .doc = "dataset", .component = &RunConfig::dataset},
+      {.name = "divergence_factor", .type = T::Number, .zero_allowed = true,
+       .doc = "a training loss above this many times the first step's (or NaN / inf) ends the run "
+              "DIVERGED; 0 = only NaN / inf (>= 0)",
+       .number = &RunConfig::divergence_factor},
       {.name = "epochs", .type = T::Int, .minimum = 1, .doc = "passes over each worker's shard",
        .integer = &RunConfig::epochs},
       {.name = "eval_limit", .type = T::Int, .minimum = 0,

@@ -20,6 +20,7 @@ struct ExperimentField {
   const char* kind = "";               ///< component kind, for Component fields
   const char* default_component = "";  ///< used when the file omits the field and the catalog has it
   std::int64_t minimum = 0;            ///< Int fields: smallest valid value
+  bool zero_allowed = false;           ///< Number fields: 0 is valid too (else > 0)
   const char* doc = "";                ///< one line, with units
   ComponentSpec RunConfig::*component = nullptr;
   std::int64_t RunConfig::*integer = nullptr;

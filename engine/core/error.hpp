@@ -42,6 +42,13 @@ class StorageError : public Error {
   int code_;
 };
 
+/// Training diverged: the loss became NaN or infinite, or grew past the run's
+/// divergence_factor times its first value. The run ends DIVERGED, not FAILED.
+class DivergedError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// An internal invariant broke: a laconic bug, not the user's.
 class InvariantError : public Error {
  public:

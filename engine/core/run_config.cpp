@@ -25,6 +25,7 @@ nlohmann::json RunConfig::to_json() const {
   out["max_steps"] = max_steps;
   out["eval_limit"] = eval_limit;
   out["timeout"] = timeout;
+  out["divergence_factor"] = divergence_factor;
   out["swept"] = swept_json();
   return out;
 }
@@ -60,6 +61,8 @@ RunConfig RunConfig::from_json(const nlohmann::json& json) {
     c.max_steps = json.at("max_steps").get<std::int64_t>();
     c.eval_limit = json.at("eval_limit").get<std::int64_t>();
     c.timeout = json.at("timeout").get<double>();
+    // Runs recorded before divergence detection have none: the default.
+    if (json.contains("divergence_factor")) c.divergence_factor = json["divergence_factor"].get<double>();
     for (const auto& [key, value] : json.at("swept").items()) c.swept[key] = value_from_json(value);
     return c;
   } catch (const nlohmann::json::exception& e) {

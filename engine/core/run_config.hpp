@@ -29,6 +29,9 @@ struct RunConfig {
   std::int64_t max_steps = 0;     ///< stop each epoch after this many steps; 0 = whole shard
   std::int64_t eval_limit = 0;    ///< test examples evaluated per epoch; 0 = whole test split
   double timeout = 60;            ///< seconds any collective or rendezvous may wait
+  /// A training loss above this many times the first step's loss (or NaN / inf at any time)
+  /// stops the run as DIVERGED; 0 = only NaN / inf.
+  double divergence_factor = 100;
   /// The variables the sweep set for this run (name -> value), kept apart from the rest.
   std::map<std::string, Value> swept;
 

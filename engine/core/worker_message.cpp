@@ -83,6 +83,7 @@ std::string encode_message(const WorkerMessage& message) {
     return "P\t" + std::to_string(p->epoch) + "\t" + std::to_string(p->step) + "\t" +
            std::to_string(p->steps_per_epoch) + "\t" + format_double(p->loss) + "\t" +
            format_double(p->steps_per_second) + "\n";
+  if (auto c = std::get_if<CheckpointMessage>(&message)) return "C\t" + std::to_string(c->step) + "\n";
   return "E\t" + escape(std::get<FailureMessage>(message).text) + "\n";
 }
 
@@ -109,6 +110,11 @@ std::optional<WorkerMessage> decode_message(std::string_view line) {
     return p;
   }
   if (parts[0] == "E" && parts.size() == 2) return FailureMessage{unescape(parts[1])};
+  if (parts[0] == "C" && parts.size() == 2) {
+    CheckpointMessage c;
+    if (!parse_int(parts[1], c.step)) return std::nullopt;
+    return c;
+  }
   return std::nullopt;
 }
 

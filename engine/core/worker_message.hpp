@@ -27,7 +27,13 @@ struct FailureMessage {
   std::string text;
 };
 
-using WorkerMessage = std::variant<MetricRecord, ProgressMessage, FailureMessage>;
+/// A worker's checkpoint to resume before global step `step` is durable on disk; every metric
+/// of the steps before it was sent earlier on the same pipe.
+struct CheckpointMessage {
+  std::int64_t step = 0;
+};
+
+using WorkerMessage = std::variant<MetricRecord, ProgressMessage, FailureMessage, CheckpointMessage>;
 
 /// One line, newline included.
 std::string encode_message(const WorkerMessage& message);

@@ -25,6 +25,8 @@ class LocalSgdSchedule : public Schedule {
   explicit LocalSgdSchedule(LocalSgdOptions options) : options_(options) {}
   std::string name() const override { return "local_sgd"; }
   void step(StepActions& actions, const StepPoint& at) override;
+  void save_state(StateWriter& out) const override { out.i64(since_average_); }
+  void load_state(StateReader& in) override { since_average_ = in.i64(); }
 
  private:
   LocalSgdOptions options_;

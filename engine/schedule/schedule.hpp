@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/core/state_io.hpp"
 #include "engine/core/step_value.hpp"
 
 namespace laconic::schedule {
@@ -38,6 +39,10 @@ class Schedule {
   /// Set for schedules run by an asynchronous parameter server (stale_sync, async): how many
   /// steps a worker may run ahead of the slowest.
   virtual std::optional<std::int64_t> staleness_bound() const { return std::nullopt; }
+  /// Writes the counters a checkpoint must keep and reads them back (local SGD's steps since
+  /// the last average). Stateless schedules keep the defaults.
+  virtual void save_state(StateWriter& out) const { (void)out; }
+  virtual void load_state(StateReader& in) { (void)in; }
 };
 
 }  // namespace laconic::schedule

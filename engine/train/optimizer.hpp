@@ -4,6 +4,8 @@
 
 #include <torch/torch.h>
 
+#include "engine/core/state_io.hpp"
+
 namespace laconic::train {
 
 /// Updates parameters from their .grad(), which the worker has already averaged over workers.
@@ -20,6 +22,10 @@ class Optimizer {
   virtual void set_lr(double lr) = 0;
   /// The learning rate the next step uses.
   virtual double lr() const = 0;
+  /// Writes what a checkpoint must keep (momentum buffers; not the rate, which the schedule
+  /// sets before every step) and reads it back into an optimizer built from the same config.
+  virtual void save_state(StateWriter& out) const { (void)out; }
+  virtual void load_state(StateReader& in) { (void)in; }
 };
 
 }  // namespace laconic::train

@@ -25,6 +25,8 @@ class Sgd : public Optimizer {
   void set_lr_factor(double factor) override { lr_ = options_.lr * factor; }
   void set_lr(double lr) override { lr_ = lr; }
   double lr() const override { return lr_; }
+  void save_state(StateWriter& out) const override;
+  void load_state(StateReader& in) override;
 
  private:
   SgdOptions options_;

@@ -8,6 +8,7 @@
 
 #include "engine/core/component.hpp"
 #include "engine/core/registry.hpp"
+#include "engine/core/state_io.hpp"
 
 namespace laconic::train {
 
@@ -24,6 +25,10 @@ class StopRule {
   virtual std::string name() const = 0;
   /// True to stop after this epoch. Called once per epoch, in order, on worker 0 only.
   virtual bool should_stop(const EpochMetrics& metrics) = 0;
+  /// Writes what a checkpoint must keep (early stopping's best value and streak) and reads it
+  /// back. Stateless rules keep the defaults.
+  virtual void save_state(StateWriter& out) const { (void)out; }
+  virtual void load_state(StateReader& in) { (void)in; }
 };
 
 struct NeverStopOptions {
@@ -56,6 +61,16 @@ class EarlyStopping : public StopRule {
   explicit EarlyStopping(EarlyStoppingOptions options);
   std::string name() const override { return "early_stopping"; }
   bool should_stop(const EpochMetrics& metrics) override;
+  void save_state(StateWriter& out) const override {
+    out.flag(seen_);
+    out.f64(best_);
+    out.i64(streak_);
+  }
+  void load_state(StateReader& in) override {
+    seen_ = in.flag();
+    best_ = in.f64();
+    streak_ = in.i64();
+  }
 
  private:
   EarlyStoppingOptions options_;

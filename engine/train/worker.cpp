@@ -7,6 +7,7 @@
 
 #include "engine/compress/random.hpp"
 #include "engine/core/error.hpp"
+#include "engine/train/checkpoint.hpp"
 #include "engine/train/evaluate.hpp"
 #include "engine/train/objective.hpp"
 #include "engine/train/shard.hpp"
@@ -66,6 +67,21 @@ class Trainer : public schedule::StepActions {
     shard_ = shard_indices(parts_.dataset->train().size(), config_.workers, comm_.rank(),
                            config_.seed, epoch);
     position_ = 0;
+  }
+
+  /// Continues the epoch at its step `index` (after begin_epoch(), when resuming).
+  void skip_to(std::int64_t index) {
+    position_ = std::min(shard_.size(), static_cast<std::size_t>(index * config_.batch_size));
+  }
+
+  /// The last average local SGD starts from and the stragglers' generator, for checkpoints.
+  void save_state(StateWriter& out) const {
+    out.array(anchor_);
+    out.array(straggler_rng_.state_words());
+  }
+  void load_state(StateReader& in) {
+    in.array(anchor_);
+    in.array_exact(straggler_rng_.state_words());
   }
 
   std::int64_t steps_per_epoch() const { return train::steps_per_epoch(config_, *parts_.dataset); }
@@ -253,6 +269,54 @@ std::uint64_t parameter_hash(Model& model) {
 
 namespace {
 
+/// Identifies the run configuration a checkpoint belongs to: FNV-1a of its JSON, in hex.
+std::string config_fingerprint(const RunConfig& config) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char c : config.to_json().dump()) h = (h ^ static_cast<std::uint8_t>(c)) * 1099511628211ull;
+  return str_cat(std::hex, h);
+}
+
+/// Everything a worker's loop needs to continue, in the order load_checkpoint() reads it.
+void save_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
+                     const TrainingPosition& position, WorkerParts& parts, const Trainer& trainer) {
+  std::vector<std::uint8_t> bytes;
+  StateWriter out(bytes);
+  write_checkpoint_header(out, fingerprint, rank, position);
+  save_model(out, *parts.model);
+  parts.optimizer->save_state(out);
+  parts.compressor->save_state(out);
+  parts.schedule->save_state(out);
+  out.flag(parts.stop_rule != nullptr);
+  if (parts.stop_rule) parts.stop_rule->save_state(out);
+  trainer.save_state(out);
+  save_torch_generator(out);
+  write_file_atomically(path, bytes);
+}
+
+TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
+                                 WorkerParts& parts, Trainer& trainer) {
+  const std::vector<std::uint8_t> bytes = read_whole_file(path);
+  StateReader in(bytes);
+  try {
+    const TrainingPosition position = read_checkpoint_header(in, fingerprint, rank, path);
+    load_model(in, *parts.model);
+    parts.optimizer->load_state(in);
+    // A restored compressor is told its epoch first, as a fresh one would be.
+    parts.compressor->set_epoch(position.epoch);
+    parts.compressor->load_state(in);
+    parts.schedule->load_state(in);
+    if (in.flag() != (parts.stop_rule != nullptr))
+      throw ConfigError(str_cat("checkpoint ", path, " disagrees with the run about its stopping rule"));
+    if (parts.stop_rule) parts.stop_rule->load_state(in);
+    trainer.load_state(in);
+    load_torch_generator(in);
+    LACONIC_ENFORCE(in.done(), "checkpoint ", path, " has bytes left after its last section");
+    return position;
+  } catch (const InvariantError& e) {
+    throw ConfigError(str_cat("checkpoint ", path, " does not fit this run: ", e.what()));
+  }
+}
+
 /// Worker 0 applies the rule and tells every other worker (point to point, so parameter
 /// servers are not involved); all return the same decision.
 bool decide_stop(StopRule* rule, RunCallbacks* callbacks, const EpochMetrics& metrics,
@@ -275,28 +339,58 @@ bool decide_stop(StopRule* rule, RunCallbacks* callbacks, const EpochMetrics& me
 
 WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
                         MetricsSink& sink, const ProgressFn& progress,
-                        RunCallbacks* callbacks) {
+                        RunCallbacks* callbacks, const Checkpointing& checkpointing) {
   const bool lua_lr = callbacks != nullptr && callbacks->has("lr_schedule");
   const bool lua_epoch_end = callbacks != nullptr && callbacks->has("on_epoch_end");
-  const auto start = Clock::now();
-  auto wall = [&] { return seconds_between(start, Clock::now()); };
   parts.dataset->train();
   if (comm.rank() == 0) parts.dataset->test();
   check_identical_start(*parts.model, comm);
   parts.compressor->set_seed(static_cast<std::uint64_t>(config.seed), comm.rank());
 
   Trainer trainer(config, parts, comm);
+  const std::string fingerprint = config_fingerprint(config);
+  TrainingPosition resumed;  // a fresh run starts before step 0
+  const bool resuming = checkpointing.resume_step >= 0;
+  if (resuming) {
+    const std::string path = checkpoint_path(checkpointing.dir, comm.rank(), checkpointing.resume_step);
+    resumed = load_checkpoint(path, fingerprint, comm.rank(), parts, trainer);
+    LACONIC_ENFORCE(resumed.step == checkpointing.resume_step, "checkpoint ", path, " is of step ", resumed.step);
+  }
+  const auto start = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(resumed.wall));
+  auto wall = [&] { return seconds_between(start, Clock::now()); };
+  if (!resuming && comm.rank() == 0) {
+    std::int64_t parameters = 0;
+    for (const auto& p : trainer.params()) parameters += p.numel();
+    sink.record({"model_parameters", 0, 0, 0, 0.0, static_cast<double>(parameters)});
+  }
+
   WorkerResult result;
-  std::int64_t step = 0;
+  std::int64_t step = resumed.step;
+  double first_loss = resumed.first_loss;
   const std::int64_t steps_per_epoch = trainer.steps_per_epoch();
-  for (std::int64_t epoch = 0; epoch < config.epochs; ++epoch) {
-    const auto epoch_start = Clock::now();
+  for (std::int64_t epoch = resumed.epoch; epoch < config.epochs; ++epoch) {
+    const bool resumed_epoch = resuming && epoch == resumed.epoch;
+    const auto epoch_start =
+        Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(resumed_epoch ? resumed.epoch_elapsed : 0.0));
     auto last_progress = epoch_start;
-    double loss_sum = 0;
+    double loss_sum = resumed_epoch ? resumed.epoch_loss_sum : 0;
     trainer.begin_epoch(epoch);
+    if (resumed_epoch) trainer.skip_to(resumed.index);
     parts.compressor->set_epoch(epoch);
     parts.model->train();
-    for (std::int64_t i = 0; i < steps_per_epoch; ++i, ++step) {
+    for (std::int64_t i = resumed_epoch ? resumed.index : 0; i < steps_per_epoch; ++i, ++step) {
+      if (checkpointing.saves() && step % checkpointing.every == 0 && step > resumed.step) {
+        // Outside the step's timers. Metrics go first, so the controller has every step before
+        // this one when it hears of the checkpoint.
+        sink.flush();
+        const TrainingPosition here{step, epoch, i, loss_sum, first_loss, wall(),
+                                    seconds_between(epoch_start, Clock::now())};
+        save_checkpoint(checkpoint_path(checkpointing.dir, comm.rank(), step), fingerprint, comm.rank(), here,
+                        parts, trainer);
+        if (checkpointing.on_saved) checkpointing.on_saved(step);
+      }
       if (lua_lr)
         parts.optimizer->set_lr(callbacks->learning_rate(epoch, step));
       else if (parts.lr_schedule)
@@ -311,6 +405,17 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
       const auto step_end = Clock::now();
       loss_sum += trainer.loss();
       trainer.record_step(sink, step, epoch, wall(), seconds_between(step_start, step_end));
+      const double loss = trainer.loss();
+      if (std::isnan(first_loss)) first_loss = loss;
+      const bool exploded = config.divergence_factor > 0 && first_loss > 0 && loss > config.divergence_factor * first_loss;
+      if (!std::isfinite(loss) || exploded) {
+        sink.flush();  // the loss that diverged is kept
+        throw DivergedError(str_cat("training loss ", loss, " at epoch ", epoch, ", step ", step, " on worker ",
+                                    comm.rank(),
+                                    exploded ? str_cat(": above divergence_factor ", config.divergence_factor,
+                                                       " x the first step's loss ", first_loss)
+                                             : std::string()));
+      }
       if (progress && comm.rank() == 0 &&
           (seconds_between(last_progress, step_end) >= 0.5 || i + 1 == steps_per_epoch)) {
         last_progress = step_end;

@@ -13,6 +13,7 @@
 #include "engine/core/worker_message.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "engine/topology/topology.hpp"
+#include "engine/train/checkpoint.hpp"
 #include "engine/train/dataset.hpp"
 #include "engine/train/lr_schedule.hpp"
 #include "engine/train/stopping.hpp"
@@ -65,9 +66,13 @@ using ProgressFn = std::function<void(const ProgressMessage&)>;
 /// peer is lost or a collective times out, InvariantError when replicas start from different
 /// weights.
 /// `callbacks` (may be null) are the experiment file's functions (lr_schedule, on_epoch_end).
+/// With `checkpointing`, the worker saves a checkpoint before every `every`-th step (after
+/// flushing `sink`) and may start from one (engine/train/checkpoint.hpp); the parts must be
+/// built from the same config as the saved ones. A NaN or infinite training loss, or one above
+/// config.divergence_factor x the first step's, throws DivergedError after recording it.
 WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
                         MetricsSink& sink, const ProgressFn& progress = {},
-                        RunCallbacks* callbacks = nullptr);
+                        RunCallbacks* callbacks = nullptr, const Checkpointing& checkpointing = {});
 
 /// The process of a parameter server (a rank >= config.workers): joins the start check, then
 /// serves rounds (engine/topology/parameter_server.hpp) until every worker has finished,

@@ -70,7 +70,7 @@ TEST_CASE("laconic run trains a tiny sweep, records it, and laconic report write
   // A second run with --resume finds both runs finished and trains nothing.
   auto again = run_laconic(dir, "run --resume tiny.lua --db t.db");
   REQUIRE(again.status == 0);
-  CHECK_THAT(again.out, Catch::Contains("0 finished, 0 failed, 2 skipped"));
+  CHECK_THAT(again.out, Catch::Contains("0 finished, 0 failed, 0 diverged, 2 skipped"));
   auto db = storage::Database::open_read_only(dir + "/t.db");
   CHECK(storage::list_runs(*db).size() == 2);
   std::filesystem::remove_all(dir);

@@ -94,5 +94,5 @@ TEST_CASE("a truncated or mismatched state is refused", "[compress][state]") {
   w.array(std::vector<std::uint64_t>(3, 0));  // 3 words where an RNG has 32
   StateReader r(other);
   CHECK_THROWS_WITH(qsgd->load_state(r),
-                    Catch::EndsWith("compressor state holds 3 elements where 32 are expected"));
+                    Catch::EndsWith("saved state holds 3 elements where 32 are expected"));
 }

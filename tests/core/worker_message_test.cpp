@@ -40,3 +40,13 @@ TEST_CASE("malformed and torn lines are rejected", "[core][message]") {
   CHECK_FALSE(decode_message("Z\thello"));
   CHECK_FALSE(decode_message(""));
 }
+
+TEST_CASE("checkpoint messages carry their step", "[core][message]") {
+  const auto line = encode_message(laconic::CheckpointMessage{1234});
+  CHECK(line == "C\t1234\n");
+  auto back = decode_message(line);
+  REQUIRE(back);
+  CHECK(std::get<laconic::CheckpointMessage>(*back).step == 1234);
+  CHECK_FALSE(decode_message("C\t12x"));
+  CHECK_FALSE(decode_message("C\t1\t2"));
+}

@@ -1,0 +1,213 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "engine/catalog.hpp"
+#include "engine/core/error.hpp"
+#include "engine/train/checkpoint.hpp"
+#include "engine/train/worker.hpp"
+#include "rank_threads.hpp"
+
+// Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
+#include <catch2/catch.hpp>
+
+using namespace laconic;
+
+namespace {
+
+// Stateful everywhere a checkpoint must reach: momentum, Top-k's error-feedback residual,
+// local SGD's counter, the epoch boundary inside the run.
+RunConfig stateful_run(const std::string& schedule) {
+  engine::EngineCatalog catalog;
+  RunConfig c;
+  c.experiment = "test";
+  c.name = "checkpoint";
+  c.dataset = catalog.resolve({"dataset", "fashion_mnist", {}});
+  c.model = catalog.resolve({"model", "lenet5", {}});
+  c.optimizer = catalog.resolve({"optimizer", "sgd", {{"lr", 0.05}, {"momentum", 0.9}}});
+  c.topology = catalog.resolve({"topology", "allreduce", {}});
+  c.schedule = schedule == "local_sgd" ? catalog.resolve({"schedule", "local_sgd", {{"period", std::int64_t{3}}}})
+                                       : catalog.resolve({"schedule", schedule, {}});
+  c.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}});
+  c.batch_size = 16;
+  c.max_steps = 7;
+  c.epochs = 2;
+  c.eval_limit = 200;
+  c.workers = 2;
+  return c;
+}
+
+struct RankOutcome {
+  train::WorkerResult result;
+  std::vector<MetricRecord> records;
+};
+
+std::map<int, RankOutcome> train_ranks(const RunConfig& config, const train::Checkpointing& checkpointing) {
+  std::map<int, RankOutcome> out;
+  std::mutex mutex;
+  testing::run_ranks(2, std::chrono::seconds(120), [&](comm::Communicator& comm) {
+    engine::EngineCatalog catalog;
+    MemorySink sink;
+    train::WorkerParts parts;
+    {
+      std::lock_guard<std::mutex> lock(mutex);  // LibTorch's generator is per process
+      parts = catalog.build(config);
+    }
+    auto result = train::run_worker(config, std::move(parts), comm, sink, {}, nullptr, checkpointing);
+    std::lock_guard<std::mutex> lock(mutex);
+    out[comm.rank()] = {result, sink.records()};
+  });
+  return out;
+}
+
+// (step, key) -> value of one rank's per-step and per-epoch records, from `from_step` on.
+std::map<std::pair<std::int64_t, std::string>, double> by_step(const std::vector<MetricRecord>& records,
+                                                              std::int64_t from_step) {
+  std::map<std::pair<std::int64_t, std::string>, double> out;
+  for (const auto& r : records)
+    if (r.step >= from_step && (r.key == "train_loss" || r.key == "payload_bytes" || r.key == "test_accuracy" ||
+                                r.key == "test_loss" || r.key == "epoch_train_loss"))
+      out[{r.step, r.key}] = r.value;
+  return out;
+}
+
+// The message of the E that `f` throws; "(nothing thrown)" if it returns. Other exceptions fail the test.
+template <class E, class F>
+std::string thrown(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "(nothing thrown)";
+}
+
+class TempDir {
+ public:
+  TempDir() : path_(std::filesystem::temp_directory_path() / ("laconic-ckpt-test-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
+TEST_CASE("a run resumed from its checkpoints continues exactly as the uninterrupted run",
+          "[train][checkpoint][multirank]") {
+  const std::string schedule = GENERATE(as<std::string>{}, "synchronous", "local_sgd");
+  INFO("schedule " << schedule);
+  const auto config = stateful_run(schedule);
+  TempDir dir;
+  std::vector<std::int64_t> saved;
+  std::mutex saved_mutex;
+  train::Checkpointing save{dir.path(), 4, -1, [&](std::int64_t step) {
+                              std::lock_guard<std::mutex> lock(saved_mutex);
+                              saved.push_back(step);
+                            }};
+  const auto whole = train_ranks(config, save);
+  std::sort(saved.begin(), saved.end());
+  // 14 steps: checkpoints before steps 4, 8 (epoch 1, index 1) and 12, on each rank.
+  CHECK(saved == std::vector<std::int64_t>{4, 4, 8, 8, 12, 12});
+  for (int rank : {0, 1})
+    for (std::int64_t step : {4, 8, 12}) CHECK(std::filesystem::exists(train::checkpoint_path(dir.path(), rank, step)));
+
+  for (const std::int64_t resume : {std::int64_t{4}, std::int64_t{8}}) {
+    INFO("resumed at step " << resume);
+    const auto resumed = train_ranks(config, {dir.path(), 0, resume, {}});
+    for (int rank : {0, 1}) {
+      INFO("rank " << rank);
+      CHECK(resumed.at(rank).result.parameter_hash == whole.at(rank).result.parameter_hash);
+      CHECK(resumed.at(rank).result.steps == 14);
+      const auto expected = by_step(whole.at(rank).records, resume);
+      const auto got = by_step(resumed.at(rank).records, 0);
+      CHECK(got == expected);  // bit for bit, from the resumed step on, and nothing before it
+      CHECK(got.size() > 10);
+    }
+  }
+}
+
+TEST_CASE("a checkpoint of another configuration or rank is refused", "[train][checkpoint]") {
+  auto config = stateful_run("synchronous");
+  config.workers = 1;
+  config.epochs = 1;
+  config.max_steps = 3;
+  TempDir dir;
+  testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
+    engine::EngineCatalog catalog;
+    MemorySink sink;
+    train::run_worker(config, catalog.build(config), comm, sink, {}, nullptr, {dir.path(), 2, -1, {}});
+  });
+  REQUIRE(std::filesystem::exists(train::checkpoint_path(dir.path(), 0, 2)));
+  auto other = config;
+  other.optimizer.fields["lr"] = 0.1;
+  std::string message;
+  testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
+    engine::EngineCatalog catalog;
+    MemorySink sink;
+    message = thrown<ConfigError>(
+        [&] { train::run_worker(other, catalog.build(other), comm, sink, {}, nullptr, {dir.path(), 0, 2, {}}); });
+  });
+  CHECK_THAT(message, Catch::Contains("belongs to another run configuration"));
+  // Truncated: the reader notices.
+  const std::string path = train::checkpoint_path(dir.path(), 0, 2);
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
+  testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
+    engine::EngineCatalog catalog;
+    MemorySink sink;
+    message = thrown<ConfigError>(
+        [&] { train::run_worker(config, catalog.build(config), comm, sink, {}, nullptr, {dir.path(), 0, 2, {}}); });
+  });
+  CHECK_THAT(message, Catch::Contains("does not fit this run") && Catch::Contains(path));
+}
+
+TEST_CASE("a training loss that turns NaN or explodes ends the run with DivergedError", "[train][diverged]") {
+  auto config = stateful_run("synchronous");
+  config.workers = 1;
+  config.epochs = 1;
+  config.max_steps = 40;
+  config.compressor = engine::EngineCatalog().resolve({"compressor", "none", {}});
+  config.optimizer.fields["lr"] = 1e4;
+  SECTION("only NaN / inf count when the factor is 0") {
+    config.divergence_factor = 0;
+    std::vector<MetricRecord> records;
+    std::string message;
+    testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
+      engine::EngineCatalog catalog;
+      MemorySink sink;
+      message = thrown<DivergedError>([&] { train::run_worker(config, catalog.build(config), comm, sink); });
+      records = sink.records();
+    });
+    CHECK_THAT(message, Catch::StartsWith("training loss") && Catch::Contains("on worker 0"));
+    std::size_t losses = 0;
+    bool last_finite = true;
+    for (const auto& r : records)
+      if (r.key == "train_loss") {
+        ++losses;
+        last_finite = std::isfinite(r.value);
+      }
+    CHECK(losses < 40);
+    CHECK_FALSE(last_finite);  // the loss that diverged was recorded
+  }
+  SECTION("a loss above divergence_factor x the first one") {
+    config.divergence_factor = 2;
+    std::string message;
+    testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
+      engine::EngineCatalog catalog;
+      MemorySink sink;
+      message = thrown<DivergedError>([&] { train::run_worker(config, catalog.build(config), comm, sink); });
+    });
+    CHECK_THAT(message, Catch::Contains("above divergence_factor 2 x the first step's loss"));
+  }
+}
