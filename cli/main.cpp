@@ -90,10 +90,16 @@ int main(int argc, char** argv) {
                    "only runs with this status (QUEUED, RUNNING, FINISHED, FAILED, KILLED, DIVERGED)");
   add_db_option(runs);
 
-  std::string report_experiment, report_out;
-  auto* report = app.add_subcommand("report", "write a Markdown and HTML report comparing the runs of an experiment");
-  report->add_option("experiment", report_experiment, "experiment name")->required();
-  report->add_option("--out", report_out, "output directory (default: laconic-reports/EXPERIMENT)");
+  laconic::cli::ReportArgs report_args;
+  auto* report = app.add_subcommand(
+      "report", "write a report comparing the runs of an experiment: index.html, report.md, CSV tables, figures");
+  report->add_option("experiment", report_args.experiment, "experiment name")->required();
+  report->add_option("--out", report_args.out, "output directory (default: laconic-reports/EXPERIMENT)");
+  report->add_option("--target", report_args.target,
+                     "test-metric threshold of 'time and bytes to target' (default: the least good mean final "
+                     "value among the configurations)");
+  report->add_option("--gnuplot", report_args.gnuplot, "gnuplot executable that draws the figures")
+      ->envname("LACONIC_GNUPLOT");
   add_db_option(report);
 
   std::string list_kind;
@@ -125,7 +131,10 @@ int main(int argc, char** argv) {
     }
     if (*worker) return laconic::cli::worker_command(worker_args);
     if (*runs) return laconic::cli::runs_command(db, runs_experiment, runs_status);
-    if (*report) return laconic::cli::report_command(db, report_experiment, report_out);
+    if (*report) {
+      report_args.db = db;
+      return laconic::cli::report_command(report_args);
+    }
     if (*list)
       return list_markdown ? laconic::cli::list_markdown_command()
                            : laconic::cli::list_command(list_kind.empty() ? "" : singular(list_kind));

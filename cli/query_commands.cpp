@@ -1,5 +1,6 @@
 #include "cli/query_commands.hpp"
 
+#include <cmath>
 #include <iostream>
 
 #include "cli/format.hpp"
@@ -28,13 +29,21 @@ int runs_command(const std::string& db_path, const std::optional<std::string>& e
   return 0;
 }
 
-int report_command(const std::string& db_path, const std::string& experiment,
-                   const std::string& out) {
-  auto db = storage::Database::open_read_only(db_path);
-  const std::string dir = out.empty() ? "laconic-reports/" + experiment : out;
-  auto paths = reports::write_report(*db, experiment, dir);
+int report_command(const ReportArgs& args) {
+  auto db = storage::Database::open_read_only(args.db);
+  const std::string dir = args.out.empty() ? "laconic-reports/" + args.experiment : args.out;
+  reports::ReportOptions options;
+  options.target = args.target;
+  options.gnuplot.executable = args.gnuplot;
+  const auto paths = reports::write_report(*db, args.experiment, dir, options);
+  for (const auto& warning : paths.warnings) std::cerr << "laconic: warning: " << warning << "\n";
   std::cout << "report: " << paths.html << "\n"
-            << "        " << paths.markdown << "\n";
+            << "        " << paths.markdown << "\n"
+            << "        " << paths.csv.size() << " tables in " << dir << "/tables, figures in " << dir
+            << "/figures\n";
+  if (!std::isnan(paths.target))
+    std::cout << "target: " << paths.metric << (paths.metric == "test_perplexity" ? " <= " : " >= ")
+              << paths.target << (args.target ? "" : " (default; set with --target)") << "\n";
   return 0;
 }
 

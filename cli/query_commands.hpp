@@ -10,7 +10,17 @@ namespace laconic::cli {
 int runs_command(const std::string& db, const std::optional<std::string>& experiment,
                  const std::optional<std::string>& status);
 
-/// `laconic report`: writes report.md and index.html for an experiment and prints their paths.
-int report_command(const std::string& db, const std::string& experiment, const std::string& out);
+/// The options of `laconic report`.
+struct ReportArgs {
+  std::string db;
+  std::string experiment;
+  std::string out;                ///< "" for laconic-reports/EXPERIMENT
+  std::optional<double> target;   ///< time-to-target threshold; unset: derived from the runs
+  std::string gnuplot = "gnuplot";
+};
+
+/// `laconic report`: writes index.html, report.md, tables/*.csv and figures/* for an experiment,
+/// prints their paths and the target used, and warns on stderr about each missing figure.
+int report_command(const ReportArgs& args);
 
 }  // namespace laconic::cli

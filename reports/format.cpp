@@ -46,4 +46,10 @@ std::string seconds(double value) {
   return print("%.3g", value);
 }
 
+std::string raw_number(double value) {
+  if (std::isnan(value)) return "";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return print("%.10g", value);
+}
+
 }  // namespace laconic::reports

@@ -20,4 +20,8 @@ std::string ratio(double numerator, double denominator);
 /// Seconds with three significant digits: "0.00123", "1.5", "12.3".
 std::string seconds(double value);
 
+/// A value for a CSV file or a gnuplot data file: up to 10 significant digits ("0.01",
+/// "2500000"); "" for NaN in CSV, "inf" / "-inf" for infinities.
+std::string raw_number(double value);
+
 }  // namespace laconic::reports

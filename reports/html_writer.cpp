@@ -13,6 +13,10 @@ th { background: #f0f0f0; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr:nth-child(even) td { background: #fafafa; }
 code { background: #f4f4f4; padding: 0 0.2em; }
+figure { margin: 1em 0 1.5em; }
+figure img { max-width: 100%; border: 1px solid #ddd; }
+figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
+p.missing { background: #fff3f3; border-left: 4px solid #c33; padding: 0.4em 0.8em; }
 )css";
 
 const char* align_class(Align align) { return align == Align::Right ? " class=\"num\"" : ""; }
@@ -30,6 +34,19 @@ void render_table(std::ostringstream& out, const Table& table) {
     out << "</tr>\n";
   }
   out << "</tbody>\n</table>\n";
+}
+
+// The PNG is embedded (the page opens offline, alone); the SVG is linked, next to the page.
+void render_figure(std::ostringstream& out, const Figure& figure) {
+  const std::string svg = "figures/" + figure.name + ".svg";
+  if (!figure.missing.empty()) {
+    out << "<p class=\"missing\"><strong>Figure missing: " << html_escape(figure.title) << "</strong> ("
+        << html_escape(svg) << "): " << html_escape(figure.missing) << "</p>\n";
+    return;
+  }
+  out << "<figure>\n<img src=\"" << html_escape(figure.png_data_uri) << "\" alt=\"" << html_escape(figure.title)
+      << "\">\n<figcaption><strong>" << html_escape(figure.title) << ".</strong> " << html_escape(figure.caption)
+      << " <a href=\"" << html_escape(svg) << "\">SVG</a></figcaption>\n</figure>\n";
 }
 
 }  // namespace
@@ -67,6 +84,7 @@ std::string render_html(const Report& report) {
   for (const auto& section : report.sections) {
     out << "<h2>" << html_escape(section.heading) << "</h2>\n";
     if (!section.text.empty()) out << "<p>" << html_escape(section.text) << "</p>\n";
+    for (const auto& figure : section.figures) render_figure(out, figure);
     for (const auto& table : section.tables) render_table(out, table);
   }
   out << "</body>\n</html>\n";

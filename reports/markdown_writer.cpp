@@ -21,6 +21,19 @@ void render_table(std::ostringstream& out, const Table& table) {
   out << "\n";
 }
 
+// The PNG shows inline on most Markdown viewers; the SVG sits next to it.
+void render_figure(std::ostringstream& out, const Figure& figure) {
+  const std::string path = "figures/" + figure.name;
+  if (!figure.missing.empty()) {
+    out << "**Figure missing: " << markdown_escape(figure.title) << "** (" << path
+        << ".svg): " << markdown_escape(figure.missing) << "\n\n";
+    return;
+  }
+  out << "![" << markdown_escape(figure.title) << "](" << path << ".png)\n\n"
+      << "*" << markdown_escape(figure.title) << ".* " << markdown_escape(figure.caption) << " [SVG](" << path
+      << ".svg)\n\n";
+}
+
 }  // namespace
 
 std::string markdown_escape(std::string_view text) {
@@ -57,6 +70,7 @@ std::string render_markdown(const Report& report) {
   for (const auto& section : report.sections) {
     out << "## " << markdown_escape(section.heading) << "\n\n";
     if (!section.text.empty()) out << markdown_escape(section.text) << "\n\n";
+    for (const auto& figure : section.figures) render_figure(out, figure);
     for (const auto& table : section.tables) render_table(out, table);
   }
   return out.str();

@@ -1,20 +1,38 @@
 #pragma once
-// The entry point of `laconic report`: an experiment's comparison as Markdown and HTML files.
+// The entry point of `laconic report`: an experiment's comparison as report.md, a self-contained
+// index.html, CSVs of every table and SVG / PNG figures drawn by gnuplot.
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "reports/gnuplot.hpp"
 #include "storage/database.hpp"
 
 namespace laconic::reports {
 
-/// Where write_report() put its files.
-struct ReportPaths {
-  std::string markdown;  ///< <out_dir>/report.md
-  std::string html;      ///< <out_dir>/index.html
+struct ReportOptions {
+  /// Threshold of "time and bytes to target" in the test metric's unit; unset: derived from the
+  /// runs (docs/reports.md).
+  std::optional<double> target;
+  GnuplotOptions gnuplot;
 };
 
-/// Writes report.md and index.html comparing the runs of `experiment` into out_dir (created if
-/// missing). ConfigError if the experiment has no runs (message lists the experiments that
-/// exist) or a file cannot be written.
-ReportPaths write_report(storage::Database& db, const std::string& experiment, const std::string& out_dir);
+/// Where write_report() put its files, and what went wrong with the figures.
+struct ReportPaths {
+  std::string markdown;                ///< <out_dir>/report.md
+  std::string html;                    ///< <out_dir>/index.html
+  std::vector<std::string> csv;        ///< <out_dir>/tables/<slug>.csv, one per table
+  std::string metric;                  ///< the test metric's key
+  double target = 0;                   ///< the time-to-target threshold used (NaN if none)
+  std::vector<std::string> warnings;   ///< one per missing figure: "figure step_time missing: why"
+};
+
+/// Writes report.md, index.html, tables/*.csv and figures/* comparing the runs of `experiment`
+/// into out_dir (created if missing). A figure gnuplot cannot draw is named as missing, with the
+/// reason, in both documents and in `warnings`; the tables are written regardless. ConfigError
+/// if the experiment has no runs (message lists the experiments that exist) or a file cannot be
+/// written.
+ReportPaths write_report(storage::Database& db, const std::string& experiment, const std::string& out_dir,
+                         const ReportOptions& options = {});
 
 }  // namespace laconic::reports

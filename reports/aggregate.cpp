@@ -1,0 +1,56 @@
+#include "reports/aggregate.hpp"
+
+#include <cmath>
+#include <map>
+
+namespace laconic::reports {
+namespace {
+
+template <class Get>
+Stats over_runs(const Configuration& config, Get get) {
+  std::vector<double> values;
+  for (const RunData* run : config.runs) values.push_back(get(*run));
+  return stats_of(values);
+}
+
+}  // namespace
+
+bool TestMetric::reaches(double value, double target) const {
+  if (std::isnan(value)) return false;
+  return higher_is_better ? value >= target : value <= target;
+}
+
+TestMetric test_metric_named(const std::string& key) {
+  if (key == "test_perplexity") return {key, "test perplexity", false, 2};
+  return {key, "test accuracy", true, 4};
+}
+
+ConfigSummary summarize(const Configuration& config) {
+  ConfigSummary out;
+  out.config = &config;
+  out.final_metric = over_runs(config, [](const RunData& r) { return r.final_metric; });
+  out.compression = over_runs(config, [](const RunData& r) { return r.compression_ratio(); });
+  out.compute = over_runs(config, [](const RunData& r) { return r.compute; });
+  out.compress = over_runs(config, [](const RunData& r) { return r.compress; });
+  out.communicate = over_runs(config, [](const RunData& r) { return r.communicate; });
+  out.projected_communicate = over_runs(config, [](const RunData& r) { return r.projected_communicate; });
+
+  struct Values {
+    std::vector<double> metric, measured, projected, bits;
+  };
+  std::map<std::int64_t, Values> epochs;
+  for (const RunData* run : config.runs)
+    for (const EpochPoint& e : run->epochs) {
+      Values& v = epochs[e.epoch];
+      v.metric.push_back(e.test_metric);
+      v.measured.push_back(e.measured_time);
+      v.projected.push_back(e.projected_time);
+      v.bits.push_back(8 * e.payload_bytes / run->model_parameters);  // NaN without model_parameters
+    }
+  for (const auto& [epoch, v] : epochs)
+    out.epochs.push_back({epoch, stats_of(v.metric), stats_of(v.measured).mean, stats_of(v.projected).mean,
+                          stats_of(v.bits).mean});
+  return out;
+}
+
+}  // namespace laconic::reports

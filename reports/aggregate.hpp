@@ -1,0 +1,48 @@
+#pragma once
+// Per-configuration numbers: each run's figure first, then mean ± sample std over its seeds.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reports/configurations.hpp"
+#include "reports/stats.hpp"
+
+namespace laconic::reports {
+
+/// What the report calls the test metric and which way is better.
+struct TestMetric {
+  std::string key;    ///< "test_accuracy" or "test_perplexity"
+  std::string label;  ///< "test accuracy"
+  bool higher_is_better = true;
+  int digits = 4;     ///< decimals in tables
+
+  /// True when `value` reaches `target` in the metric's direction.
+  bool reaches(double value, double target) const;
+};
+
+/// The metric of `key` ("test_perplexity" or "test_accuracy").
+TestMetric test_metric_named(const std::string& key);
+
+/// One epoch of a configuration: means over the seeds that recorded it.
+struct EpochSummary {
+  std::int64_t epoch = 0;
+  Stats metric{kNaN, kNaN, 0};
+  double measured_time = kNaN;   ///< s, mean over seeds of the cumulative measured time
+  double projected_time = kNaN;  ///< s, mean over seeds of the cumulative projected time
+  double bits_per_parameter = kNaN;  ///< mean over seeds of 8 * payload_bytes / model_parameters
+};
+
+struct ConfigSummary {
+  const Configuration* config = nullptr;
+  Stats final_metric{kNaN, kNaN, 0};
+  Stats compression{kNaN, kNaN, 0};  ///< achieved compression ratio per run
+  Stats compute{kNaN, kNaN, 0};      ///< s per step and worker
+  Stats compress{kNaN, kNaN, 0};
+  Stats communicate{kNaN, kNaN, 0};
+  Stats projected_communicate{kNaN, kNaN, 0};
+  std::vector<EpochSummary> epochs;
+};
+
+ConfigSummary summarize(const Configuration& config);
+
+}  // namespace laconic::reports

@@ -1,0 +1,93 @@
+#include "reports/experiment_runs.hpp"
+
+#include <map>
+#include <set>
+
+#include "engine/core/error.hpp"
+#include "storage/statement.hpp"
+
+namespace laconic::reports {
+namespace {
+
+[[noreturn]] void throw_no_runs(storage::Database& db, const std::string& experiment) {
+  std::set<std::string> names;
+  for (const auto& e : storage::list_experiments(db)) names.insert(e.name);
+  std::string known;
+  for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
+  throw ConfigError(str_cat("experiment '", experiment, "' has no runs in ", db.path(), "; ",
+                            names.empty() ? std::string("the database has no experiments")
+                                          : "experiments: " + known));
+}
+
+// The latest row of each name, in the order the names first appear (the plan's order).
+template <class Row>
+std::vector<Row> latest_per_name(const std::vector<Row>& rows) {
+  std::vector<std::string> order;
+  std::map<std::string, Row> latest;
+  for (const auto& row : rows) {  // ordered by id, so later rows are newer
+    if (!latest.count(row.name)) order.push_back(row.name);
+    latest[row.name] = row;
+  }
+  std::vector<Row> out;
+  for (const auto& name : order) out.push_back(latest[name]);
+  return out;
+}
+
+std::string text_field(const nlohmann::json& object, const char* key) {
+  if (object.is_object() && object.contains(key) && object[key].is_string()) return object[key].get<std::string>();
+  return "";
+}
+
+ReportRun parse_run(const storage::RunRow& row, const std::string& config_text) {
+  ReportRun run;
+  run.id = row.id;
+  run.name = row.name;
+  run.seed = row.seed;
+  run.repetition = row.repetition;
+  try {
+    run.swept = nlohmann::json::parse(row.swept.empty() ? "{}" : row.swept);
+    run.config = nlohmann::json::parse(config_text.empty() ? "{}" : config_text);
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(str_cat("run ", row.id, " ('", row.name, "') has malformed JSON: ", e.what()));
+  }
+  if (run.config.contains("workers") && run.config["workers"].is_number_integer())
+    run.workers = run.config["workers"].get<std::int64_t>();
+  run.model = text_field(run.config.value("model", nlohmann::json::object()), "name");
+  run.compressor = text_field(run.config.value("compressor", nlohmann::json::object()), "name");
+  const auto network = run.config.value("network", nlohmann::json::object());
+  const std::string bandwidth = text_field(network, "bandwidth"), latency = text_field(network, "latency");
+  if (!bandwidth.empty()) run.network = bandwidth + (latency.empty() ? "" : ", " + latency);
+  run.tune = text_field(run.swept, "tune");
+  return run;
+}
+
+}  // namespace
+
+std::string value_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+ExperimentRuns load_experiment_runs(storage::Database& db, const std::string& experiment) {
+  ExperimentRuns out;
+  const auto runs = storage::list_runs(db, {.experiment = experiment, .status = std::nullopt});
+  if (runs.empty()) throw_no_runs(db, experiment);
+  for (const auto& e : storage::list_experiments(db))
+    if (e.name == experiment) out.versions.push_back(e);
+  out.recorded = runs.size();
+  out.latest = latest_per_name(runs);
+
+  std::vector<storage::RunRow> finished;
+  for (const auto& run : runs)
+    if (run.status == "FINISHED") finished.push_back(run);
+  // The configs of the finished runs only: one indexed lookup by primary key each.
+  storage::Statement config(db.handle(), "SELECT config FROM runs WHERE id = ?1");
+  for (const auto& row : latest_per_name(finished)) {
+    config.reset();
+    config.bind_int64(1, row.id);
+    const std::string text = config.step() ? config.column_text(0) : "";
+    out.finished.push_back(parse_run(row, text));
+  }
+  return out;
+}
+
+}  // namespace laconic::reports

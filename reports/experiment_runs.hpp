@@ -1,0 +1,44 @@
+#pragma once
+// The runs of one experiment as a report sees them: every run name's latest run, and the latest
+// FINISHED run of each name with its configuration and swept variables parsed from JSON.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/database.hpp"
+#include "storage/queries.hpp"
+
+namespace laconic::reports {
+
+/// A FINISHED run with what the report groups it by.
+struct ReportRun {
+  std::int64_t id = 0;
+  std::string name;
+  std::int64_t seed = 0;
+  std::int64_t repetition = 0;
+  nlohmann::json swept = nlohmann::json::object();   ///< runs.swept
+  nlohmann::json config = nlohmann::json::object();  ///< runs.config (RunConfig::to_json)
+  std::int64_t workers = 1;  ///< training ranks; ranks >= workers are parameter servers
+  std::string model;         ///< config.model.name
+  std::string compressor;    ///< config.compressor.name
+  std::string network;       ///< "1Gbit, 50us": the link projected times are computed for
+  std::string tune;          ///< swept "tune": "trial", "best", or "" when not tuned
+};
+
+struct ExperimentRuns {
+  std::vector<storage::ExperimentRow> versions;  ///< experiments rows of this name (file versions)
+  std::size_t recorded = 0;                      ///< every run recorded, retries included
+  std::vector<storage::RunRow> latest;           ///< latest run of each name, in plan order
+  std::vector<ReportRun> finished;               ///< latest FINISHED run of each name, in plan order
+};
+
+/// Loads the runs of `experiment`. ConfigError if it has none (the message lists the
+/// experiments that exist) or a run's JSON does not parse.
+ExperimentRuns load_experiment_runs(storage::Database& db, const std::string& experiment);
+
+/// A swept value as the run name writes it: strings bare, numbers as JSON prints them.
+std::string value_text(const nlohmann::json& value);
+
+}  // namespace laconic::reports

@@ -1,0 +1,137 @@
+#include "reports/gnuplot.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "engine/core/error.hpp"
+
+namespace laconic::reports {
+namespace {
+
+namespace fs = std::filesystem;
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw ConfigError(str_cat("cannot write ", path.string(), ": ", std::strerror(errno)));
+}
+
+// One script for all figures: starting gnuplot once costs more than drawing a figure.
+std::string driver_script(const std::vector<FigurePlot>& plots) {
+  std::ostringstream out;
+  out << "# Written by laconic report: draws every figure as NAME.svg and NAME.png.\n"
+         "set encoding utf8\n"
+         "svg_terminal = \"set terminal svg size 900,520 dynamic noenhanced font 'sans,11' background '#ffffff'\"\n"
+         "png_terminal = strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? "
+         "\"set terminal pngcairo size 900,520 noenhanced font 'sans,10' background '#ffffff'\" : "
+         "\"set terminal png size 900,520 noenhanced background '#ffffff'\"\n";
+  for (const auto& plot : plots) {
+    const std::string& name = plot.figure.name;
+    for (const char* format : {"svg", "png"})
+      out << "\nreset\neval " << format << "_terminal\nset output '" << name << "." << format << "'\nload '" << name
+          << ".gp'\nunset output\n";
+  }
+  return out.str();
+}
+
+std::string last_line_of(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t^") != std::string::npos) last = line;
+  return last;
+}
+
+// Runs `executable figures.gp` in `dir`; returns "" on exit status 0, else why it failed.
+std::string run_gnuplot(const GnuplotOptions& options, const fs::path& dir) {
+  const std::string log = (dir / "gnuplot.log").string();
+  const std::string directory = dir.string();
+  int exec_error[2];
+  if (::pipe2(exec_error, O_CLOEXEC) != 0) return str_cat("cannot start gnuplot: ", std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(exec_error[0]);
+    ::close(exec_error[1]);
+    return str_cat("cannot start gnuplot: ", std::strerror(errno));
+  }
+  if (pid == 0) {  // only async-signal-safe calls from here on
+    int error = 0;
+    if (::chdir(directory.c_str()) != 0) error = errno;
+    const int fd = error ? -1 : ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (!error && fd < 0) error = errno;
+    if (!error) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      const int null = ::open("/dev/null", O_RDONLY);
+      if (null >= 0) ::dup2(null, 0);
+      ::execlp(options.executable.c_str(), options.executable.c_str(), "figures.gp", static_cast<char*>(nullptr));
+      error = errno;
+    }
+    [[maybe_unused]] auto ignored = ::write(exec_error[1], &error, sizeof error);
+    ::_exit(127);
+  }
+  ::close(exec_error[1]);
+  int error = 0;
+  const bool exec_failed = ::read(exec_error[0], &error, sizeof error) == static_cast<ssize_t>(sizeof error);
+  ::close(exec_error[0]);
+
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_seconds);
+  int status = 0;
+  while (true) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) return str_cat("lost the gnuplot process: ", std::strerror(errno));
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return str_cat("gnuplot was killed after its time limit of ", options.timeout_seconds, " s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (exec_failed) return str_cat("cannot run gnuplot '", options.executable, "': ", std::strerror(error));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  const std::string why = WIFEXITED(status) ? str_cat("exit status ", WEXITSTATUS(status))
+                                            : str_cat("signal ", WTERMSIG(status));
+  return str_cat("gnuplot failed (", why, "): ", last_line_of(log), " (see ", log, ")");
+}
+
+bool non_empty(const fs::path& path) {
+  std::error_code error;
+  return fs::is_regular_file(path, error) && fs::file_size(path, error) > 0;
+}
+
+}  // namespace
+
+std::vector<std::string> draw_figures(const std::vector<FigurePlot>& plots, const fs::path& dir,
+                                      const GnuplotOptions& options) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) throw ConfigError(str_cat("cannot create figure directory ", dir.string(), ": ", error.message()));
+  for (const auto& plot : plots) {
+    for (const auto& [file, content] : plot.data_files) write_text(dir / file, content);
+    write_text(dir / (plot.figure.name + ".gp"), plot.commands);
+    for (const char* extension : {".svg", ".png"}) fs::remove(dir / (plot.figure.name + extension), error);
+  }
+  std::vector<std::string> missing(plots.size());
+  if (plots.empty()) return missing;
+  write_text(dir / "figures.gp", driver_script(plots));
+  const std::string failure = run_gnuplot(options, dir);
+  for (std::size_t i = 0; i < plots.size(); ++i) {
+    const std::string& name = plots[i].figure.name;
+    if (non_empty(dir / (name + ".svg")) && non_empty(dir / (name + ".png"))) continue;
+    missing[i] = failure.empty() ? str_cat("gnuplot drew no ", name, ".svg / ", name, ".png") : failure;
+  }
+  return missing;
+}
+
+}  // namespace laconic::reports

@@ -1,0 +1,154 @@
+#include "reports/run_data.hpp"
+
+#include <cmath>
+#include <map>
+
+#include "storage/queries.hpp"
+#include "storage/statement.hpp"
+
+namespace laconic::reports {
+namespace {
+
+struct Total {
+  double sum = 0;
+  std::int64_t count = 0;
+  double mean() const { return count == 0 ? kNaN : sum / static_cast<double>(count); }
+};
+
+const char* const kStepKeys[] = {"time_forward",  "time_backward",    "time_optimizer",
+                                 "time_compress", "time_decompress",  "time_communicate",
+                                 "bytes_sent",    "bytes_dense",      "projected_time_communicate"};
+
+// Totals of the per-step keys over worker ranks. Without servers run_summary has them already;
+// with servers their rows must be left out, which costs one pass over the run's rows of each key
+// (the (run_id, key, step) index bounds it to this run).
+std::map<std::string, Total> step_totals(storage::Database& db, const RunData& data,
+                                         const std::map<std::string, storage::Summary>& summary) {
+  std::map<std::string, Total> totals;
+  if (!data.has_servers) {
+    for (const char* key : kStepKeys)
+      if (const auto it = summary.find(key); it != summary.end()) totals[key] = {it->second.sum, it->second.count};
+    return totals;
+  }
+  storage::Statement q(db.handle(),
+                       "SELECT sum(value), count(value) FROM metrics WHERE run_id = ?1 AND key = ?2 AND worker < ?3");
+  for (const char* key : kStepKeys) {
+    q.reset();
+    q.bind_int64(1, data.run.id).bind_text(2, key).bind_int64(3, data.run.workers);
+    if (q.step() && q.column_int64(1) > 0) totals[key] = {q.column_double(0), q.column_int64(1)};
+  }
+  return totals;
+}
+
+double sum_of_means(const std::map<std::string, Total>& totals, std::initializer_list<const char*> keys) {
+  double sum = 0;
+  bool any = false;
+  for (const char* key : keys)
+    if (const auto it = totals.find(key); it != totals.end() && it->second.count > 0) {
+      sum += it->second.mean();
+      any = true;
+    }
+  return any ? sum : kNaN;
+}
+
+double total_sum(const std::map<std::string, Total>& totals, const char* key) {
+  const auto it = totals.find(key);
+  return it == totals.end() ? kNaN : it->second.sum;
+}
+
+// Per-epoch rows of worker 0 (test metric, epoch_time) and per-epoch aggregates of the per-step
+// keys over worker ranks. Parameter servers record epoch -1, which `epoch >= 0` leaves out too.
+void collect_epochs(storage::Database& db, RunData& data, const std::string& metric) {
+  std::map<std::int64_t, EpochPoint> epochs;
+  auto at = [&epochs](std::int64_t epoch) -> EpochPoint& {
+    EpochPoint& e = epochs[epoch];
+    e.epoch = epoch;
+    return e;
+  };
+  storage::Statement worker0(db.handle(),
+                             "SELECT key, epoch, value FROM metrics WHERE run_id = ?1 AND key IN (?2, 'epoch_time') "
+                             "AND worker = 0 ORDER BY step, rowid");
+  worker0.bind_int64(1, data.run.id).bind_text(2, metric);
+  std::map<std::int64_t, double> epoch_time;
+  while (worker0.step()) {
+    EpochPoint& e = at(worker0.column_int64(1));
+    if (worker0.column_text(0) == metric)
+      e.test_metric = worker0.column_double(2);
+    else
+      epoch_time[e.epoch] = worker0.column_double(2);
+  }
+  storage::Statement per_epoch(
+      db.handle(),
+      "SELECT key, epoch, sum(value), count(value) FROM metrics WHERE run_id = ?1 AND "
+      "key IN ('bytes_sent', 'payload_bytes', 'projected_time_step') AND epoch >= 0 AND "
+      "(CASE key WHEN 'projected_time_step' THEN worker = 0 ELSE worker < ?2 END) GROUP BY key, epoch");
+  per_epoch.bind_int64(1, data.run.id).bind_int64(2, data.run.workers);
+  std::map<std::int64_t, double> bytes, projected;
+  while (per_epoch.step()) {
+    const std::string key = per_epoch.column_text(0);
+    EpochPoint& e = at(per_epoch.column_int64(1));
+    const double sum = per_epoch.column_double(2);
+    const std::int64_t count = per_epoch.column_int64(3);
+    if (key == "bytes_sent") bytes[e.epoch] = sum;
+    if (key == "projected_time_step") projected[e.epoch] = sum;
+    if (key == "payload_bytes" && count > 0) e.payload_bytes = sum / static_cast<double>(count);
+  }
+  // Running sums; a gap (an epoch without the key) makes the rest unknown rather than wrong.
+  double measured_sum = 0, projected_sum = 0, bytes_sum = 0;
+  for (auto& [epoch, e] : epochs) {
+    auto accumulate = [epoch](const std::map<std::int64_t, double>& values, double& sum) {
+      const auto it = values.find(epoch);
+      sum = it == values.end() ? kNaN : sum + it->second;
+      return sum;
+    };
+    e.measured_time = epoch_time.empty() ? kNaN : accumulate(epoch_time, measured_sum);
+    e.projected_time = projected.empty() ? kNaN : accumulate(projected, projected_sum);
+    e.bytes_sent = bytes.empty() ? kNaN : accumulate(bytes, bytes_sum);
+    data.epochs.push_back(e);
+  }
+}
+
+}  // namespace
+
+double RunData::compression_ratio() const {
+  if (std::isnan(bytes_sent) || std::isnan(bytes_dense) || bytes_sent <= 0) return kNaN;
+  return bytes_dense / bytes_sent;
+}
+
+std::string choose_test_metric(storage::Database& db, const std::vector<ReportRun>& runs) {
+  storage::Statement q(db.handle(), "SELECT 1 FROM run_summary WHERE run_id = ?1 AND key = 'test_perplexity'");
+  for (const auto& run : runs) {
+    q.reset();
+    q.bind_int64(1, run.id);
+    if (q.step()) return "test_perplexity";
+  }
+  return "test_accuracy";
+}
+
+RunData collect_run_data(storage::Database& db, const ReportRun& run, const std::string& metric) {
+  RunData data;
+  data.run = run;
+  const auto summary = storage::summary_of(db, run.id);
+  auto summary_count = [&summary](const char* key) {
+    const auto it = summary.find(key);
+    return it == summary.end() ? 0 : it->second.count + it->second.nan_count;
+  };
+  // Every worker records train_loss and bytes_sent at every step; a server records only the
+  // latter, so more bytes_sent rows than train_loss rows means server ranks took part.
+  data.has_servers = summary_count("bytes_sent") > summary_count("train_loss");
+  if (const auto it = summary.find(metric); it != summary.end()) data.final_metric = it->second.last;
+  if (const auto it = summary.find("model_parameters"); it != summary.end() && it->second.last > 0)
+    data.model_parameters = it->second.last;
+
+  const auto totals = step_totals(db, data, summary);
+  data.bytes_sent = total_sum(totals, "bytes_sent");
+  data.bytes_dense = total_sum(totals, "bytes_dense");
+  data.compute = sum_of_means(totals, {"time_forward", "time_backward", "time_optimizer"});
+  data.compress = sum_of_means(totals, {"time_compress", "time_decompress"});
+  data.communicate = sum_of_means(totals, {"time_communicate"});
+  data.projected_communicate = sum_of_means(totals, {"projected_time_communicate"});
+  collect_epochs(db, data, metric);
+  return data;
+}
+
+}  // namespace laconic::reports

@@ -1,0 +1,57 @@
+#pragma once
+// The numbers a report shows for one FINISHED run, read from storage with indexed lookups only:
+// run_summary for totals and means, and the (run_id, key) index of metrics for per-epoch values.
+// Parameter-server ranks (>= the run's workers) are left out of every figure here.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "reports/experiment_runs.hpp"
+#include "storage/database.hpp"
+
+namespace laconic::reports {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+/// One epoch of a run; NaN where nothing was recorded.
+struct EpochPoint {
+  std::int64_t epoch = 0;
+  double test_metric = kNaN;  ///< worker 0's test metric (accuracy or perplexity)
+  /// Seconds since the start of training at the end of this epoch, worker 0: the sum of its
+  /// epoch_time (measured wall time) up to here.
+  double measured_time = kNaN;
+  /// The same, projected: the sum of worker 0's projected_time_step up to the epoch's last step.
+  double projected_time = kNaN;
+  /// Bytes handed to Gloo by the worker ranks from the start up to the end of this epoch.
+  double bytes_sent = kNaN;
+  /// Mean payload_bytes per step and worker rank within this epoch.
+  double payload_bytes = kNaN;
+};
+
+struct RunData {
+  ReportRun run;
+  double final_metric = kNaN;  ///< last recorded test metric
+  double bytes_sent = kNaN;    ///< sum over steps and worker ranks, bytes
+  double bytes_dense = kNaN;   ///< sum over steps and worker ranks, bytes
+  /// Mean seconds per step and worker rank: forward + backward + optimizer.
+  double compute = kNaN;
+  double compress = kNaN;     ///< compress + decompress
+  double communicate = kNaN;  ///< time_communicate, measured
+  double projected_communicate = kNaN;  ///< projected_time_communicate on the run's link
+  double model_parameters = kNaN;       ///< trainable parameters (metric model_parameters)
+  bool has_servers = false;             ///< ranks beyond the workers recorded traffic
+  std::vector<EpochPoint> epochs;       ///< ordered by epoch
+
+  /// sum(bytes_dense) / sum(bytes_sent) over worker ranks; NaN when nothing was sent.
+  double compression_ratio() const;
+};
+
+/// The report's test metric: "test_perplexity" if any run recorded it (lower is better), else
+/// "test_accuracy" (higher is better).
+std::string choose_test_metric(storage::Database& db, const std::vector<ReportRun>& runs);
+
+/// Gathers the numbers of `run`; `metric` is the key of the test metric.
+RunData collect_run_data(storage::Database& db, const ReportRun& run, const std::string& metric);
+
+}  // namespace laconic::reports

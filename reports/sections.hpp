@@ -1,0 +1,58 @@
+#pragma once
+// The sections of an experiment's report, each built from the configurations' numbers. A section
+// that has figures appends their gnuplot input to `plots`; figure files are drawn later, all at
+// once (reports/gnuplot.hpp).
+#include <optional>
+#include <vector>
+
+#include "reports/aggregate.hpp"
+#include "reports/experiment_runs.hpp"
+#include "reports/plot_script.hpp"
+#include "reports/table.hpp"
+
+namespace laconic::reports {
+
+/// What every section builder reads.
+struct SectionInput {
+  const Grid& grid;
+  const std::vector<ConfigSummary>& summaries;  ///< one per grid configuration, same order
+  const TestMetric& metric;
+};
+
+/// 1. Final test metric: rows x columns of the grid, mean ± sample std over seeds.
+Section final_metric_section(const SectionInput& in);
+
+/// 2. Test metric against the achieved compression ratio (figure "metric_vs_compression").
+Section compression_section(const SectionInput& in, std::vector<FigurePlot>& plots);
+
+/// 3. Seconds per step as compute / compress / communicate, measured and projected (figure
+/// "step_time").
+Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots);
+
+/// 4. Test metric per epoch and against cumulative measured and projected time (figures
+/// "convergence_epoch" and "convergence_time").
+Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plots);
+
+/// The default target of time-to-target: the least good of the configurations' mean final test
+/// metrics (lowest accuracy, highest perplexity), which every configuration reaches on average.
+double default_target(const SectionInput& in);
+
+/// 5. Time and bytes until the test metric first reaches `target`.
+Section target_section(const SectionInput& in, double target, bool target_given);
+
+/// 6. Bits per parameter per epoch of the compressed configurations (figure "bits_per_parameter").
+Section bits_section(const SectionInput& in, std::vector<FigurePlot>& plots);
+
+/// Tuned experiments: per configuration the chosen trial, the median trial and the best
+/// trial's mean over all seeds. `trials` and `best` are the runs with tune=trial and tune=best.
+Section tuning_section(const std::vector<RunData>& trials, const std::vector<RunData>& best,
+                       const std::vector<std::string>& tuned_keys, const TestMetric& metric);
+
+/// The swept keys a tuning drew (hyperparameters such as "optimizer.lr"), inferred from the
+/// trials and best runs; empty when they cannot be told apart (docs/reports.md).
+std::vector<std::string> infer_tuned_keys(const std::vector<RunData>& trials, const std::vector<RunData>& best);
+
+/// Every run name's latest run with its status, whatever the status.
+Section runs_section(const ExperimentRuns& runs, const TestMetric& metric);
+
+}  // namespace laconic::reports

@@ -1,0 +1,140 @@
+#pragma once
+// A deterministic database for report tests: runs written through storage::Recorder and its
+// metrics sink with fixed values, so every number in a report can be computed by hand.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "storage/recorder.hpp"
+#include "storage/statement.hpp"
+
+namespace laconic::reports::testing {
+
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag)
+      : path_(std::filesystem::temp_directory_path() /
+              ("laconic-reports-" + tag + "-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ignored;  // leave a stray directory rather than throw from a destructor
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+inline bool has_line(const std::string& text, const std::string& line) {
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (l == line) return true;
+  return false;
+}
+
+/// One run: `epochs` x `steps` steps on each of `workers` ranks, every per-step value the same
+/// for every step and worker; `servers` extra ranks record server rounds (epoch -1).
+struct RunSpec {
+  std::string name;
+  std::map<std::string, Value> swept;  ///< "seed" is added from `seed`
+  std::int64_t seed = 1;
+  std::string model = "lenet5";
+  std::string compressor = "none";
+  std::map<std::string, Value> compressor_fields;
+  std::int64_t workers = 2;
+  int servers = 0;
+  int steps = 2;  ///< per epoch
+  std::vector<double> accuracy{0.5, 0.75};  ///< per epoch, worker 0; also fixes the epoch count
+  std::vector<double> epoch_time{10, 12};   ///< s per epoch, every worker
+  double bytes_sent = 250000, bytes_dense = 250000, payload_bytes = 250000;
+  double forward = 0.01, backward = 0.02, optimizer = 0.005, compress = 0, decompress = 0;
+  double communicate = 0.005, projected = 0.002;
+  double server_bytes_sent = 1e9;  ///< per server round; must never reach a worker figure
+  std::optional<double> model_parameters = 62500;  ///< recorded once by worker 0 at step 0
+  std::string status = "FINISHED";
+};
+
+inline RunConfig config_of(const std::string& experiment, const RunSpec& spec) {
+  RunConfig config;
+  config.experiment = experiment;
+  config.name = spec.name;
+  config.model = {"model", spec.model, {}};
+  config.compressor = {"compressor", spec.compressor, spec.compressor_fields};
+  config.network = {"network", "link", {{"bandwidth", Value{std::string("1Gbit")}}, {"latency", Value{std::string("50us")}}}};
+  config.workers = spec.workers;
+  config.seed = spec.seed;
+  config.epochs = static_cast<std::int64_t>(spec.accuracy.size());
+  config.swept = spec.swept;
+  config.swept["seed"] = spec.seed;
+  return config;
+}
+
+inline std::int64_t record_run(storage::Database& db, storage::Recorder& recorder, std::int64_t experiment,
+                               const std::string& experiment_name, const RunSpec& spec) {
+  const auto run = recorder.add_run(experiment, config_of(experiment_name, spec));
+  recorder.start_run(run);
+  {
+    auto sink = recorder.metrics_sink(run);
+    const double step_time = spec.forward + spec.backward + spec.optimizer + spec.compress + spec.decompress +
+                             spec.communicate;
+    const int epochs = static_cast<int>(spec.accuracy.size());
+    if (spec.model_parameters) sink->record({"model_parameters", 0, 0, 0, 0, *spec.model_parameters});
+    for (int epoch = 0; epoch < epochs; ++epoch) {
+      for (int s = 0; s < spec.steps; ++s) {
+        const std::int64_t step = epoch * spec.steps + s;
+        for (int worker = 0; worker < spec.workers; ++worker) {
+          sink->record({"train_loss", step, epoch, worker, 0, 1.0});
+          sink->record({"time_forward", step, epoch, worker, 0, spec.forward});
+          sink->record({"time_backward", step, epoch, worker, 0, spec.backward});
+          sink->record({"time_optimizer", step, epoch, worker, 0, spec.optimizer});
+          sink->record({"time_compress", step, epoch, worker, 0, spec.compress});
+          sink->record({"time_decompress", step, epoch, worker, 0, spec.decompress});
+          sink->record({"time_communicate", step, epoch, worker, 0, spec.communicate});
+          sink->record({"time_step", step, epoch, worker, 0, step_time});
+          sink->record({"bytes_sent", step, epoch, worker, 0, spec.bytes_sent});
+          sink->record({"bytes_received", step, epoch, worker, 0, spec.bytes_sent});
+          sink->record({"bytes_dense", step, epoch, worker, 0, spec.bytes_dense});
+          sink->record({"payload_bytes", step, epoch, worker, 0, spec.payload_bytes});
+          sink->record({"projected_time_communicate", step, epoch, worker, 0, spec.projected});
+          sink->record({"projected_time_step", step, epoch, worker, 0, step_time - spec.communicate + spec.projected});
+        }
+        for (int server = 0; server < spec.servers; ++server) {
+          const int rank = static_cast<int>(spec.workers) + server;
+          for (const char* key : {"bytes_sent", "bytes_dense", "payload_bytes", "time_communicate",
+                                  "projected_time_communicate", "projected_time_step"})
+            sink->record({key, step, -1, rank, 0, spec.server_bytes_sent});
+        }
+      }
+      const std::int64_t last = (epoch + 1) * spec.steps - 1;
+      sink->record({"test_accuracy", last, epoch, 0, 0, spec.accuracy[static_cast<std::size_t>(epoch)]});
+      for (int worker = 0; worker < spec.workers; ++worker) {
+        sink->record({"epoch_train_loss", last, epoch, worker, 0, 1.0});
+        sink->record({"epoch_time", last, epoch, worker, 0, spec.epoch_time[static_cast<std::size_t>(epoch)]});
+      }
+    }
+  }
+  recorder.finish_run(run, storage::run_status_from_string(spec.status));
+  // Fixed start and end, so nothing in a report depends on when the test ran.
+  storage::Statement times(db.handle(), "UPDATE runs SET started = 1000, ended = 1060 WHERE id = ?1");
+  times.bind_int64(1, run);
+  times.run();
+  return run;
+}
+
+}  // namespace laconic::reports::testing

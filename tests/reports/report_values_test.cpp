@@ -1,0 +1,157 @@
+// Exact values of the report's sections against hand computation (tests/reports/fixture.hpp
+// writes every per-step value the same for every step and worker).
+#include <catch2/catch.hpp>
+
+#include "reports/report.hpp"
+#include "reports/report_model.hpp"
+#include "tests/reports/fixture.hpp"
+
+using namespace laconic;
+using namespace laconic::reports;
+using namespace laconic::reports::testing;
+
+namespace {
+
+RunSpec dense(std::int64_t seed, std::vector<double> accuracy) {
+  RunSpec spec;
+  spec.name = "compressor=none,seed=" + std::to_string(seed);
+  spec.swept = {{"compressor", Value{std::string("none")}}};
+  spec.seed = seed;
+  spec.accuracy = std::move(accuracy);
+  return spec;
+}
+
+RunSpec topk(std::int64_t seed, std::vector<double> accuracy) {
+  RunSpec spec = dense(seed, std::move(accuracy));
+  spec.name = "compressor=topk,ratio=0.01,seed=" + std::to_string(seed);
+  spec.swept = {{"compressor", Value{std::string("topk")}}, {"compressor.ratio", Value{0.01}}};
+  spec.compressor = "topk";
+  spec.compressor_fields = {{"ratio", Value{0.01}}};
+  spec.bytes_sent = 2500;
+  spec.payload_bytes = 2500;
+  spec.compress = 0.003;
+  spec.decompress = 0.001;
+  return spec;
+}
+
+// none: seeds reach 0.75 and 0.8; topk 1%: 0.7 and 0.72, its second seed with a parameter server
+// whose huge rows must stay out of every worker figure, and twice the epoch time.
+std::unique_ptr<storage::Database> values_database(const TempDir& dir) {
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("values", "values.lua", "cafe");
+  record_run(*db, recorder, e, "values", dense(1, {0.5, 0.75}));
+  record_run(*db, recorder, e, "values", dense(2, {0.6, 0.8}));
+  record_run(*db, recorder, e, "values", topk(1, {0.4, 0.7}));
+  RunSpec with_server = topk(2, {0.45, 0.72});
+  with_server.servers = 1;
+  with_server.epoch_time = {20, 24};
+  record_run(*db, recorder, e, "values", with_server);
+  return db;
+}
+
+}  // namespace
+
+TEST_CASE("the final table shows mean ± sample std over seeds per model x workers and compressor", "[reports][values]") {
+  TempDir dir("values-final");
+  auto db = values_database(dir);
+  const auto paths = write_report(*db, "values", dir.file("out"), {.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}});
+  const std::string md = read_text(paths.markdown);
+  INFO(md);
+  CHECK(has_line(md, "| configuration | none | topk ratio=0.01 |"));
+  // std of {0.75, 0.8} = 0.025 * sqrt(2) = 0.03536; of {0.7, 0.72} = 0.01414.
+  CHECK(has_line(md, "| model=lenet5, workers=2 | 0.7750 ± 0.0354 (n=2) | 0.7100 ± 0.0141 (n=2) |"));
+  CHECK(has_line(md, "- test metric: test_accuracy (higher is better)"));
+  CHECK(has_line(md, "- compared: 4 FINISHED runs in 2 configurations"));
+
+  const std::string csv = read_text(dir.file("out/tables/final_metric.csv"));
+  CHECK(csv == "row,column,mean,std,n\r\n"
+               "\"model=lenet5, workers=2\",none,0.775,0.03535533906,2\r\n"
+               "\"model=lenet5, workers=2\",topk ratio=0.01,0.71,0.01414213562,2\r\n");
+}
+
+TEST_CASE("compression ratio and step times count worker ranks only, never the parameter server", "[reports][values]") {
+  TempDir dir("values-compression");
+  auto db = values_database(dir);
+  const auto paths = write_report(*db, "values", dir.file("out"), {.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}});
+  const std::string md = read_text(paths.markdown);
+  INFO(md);
+  // 8 worker-steps x 250000 dense bytes / (8 x 2500 sent) = 100, for both seeds.
+  CHECK(has_line(md, "| none | 1.0x | 0.7750 ± 0.0354 (n=2) |"));
+  CHECK(has_line(md, "| topk ratio=0.01 | 100.0x | 0.7100 ± 0.0141 (n=2) |"));
+  // compute 0.01 + 0.02 + 0.005; compress 0.003 + 0.001; projected step 0.035 + 0.004 + 0.002.
+  CHECK(has_line(md, "| none | 0.035 | 0 | 0.005 | 0.002 | 0.04 | 0.037 |"));
+  CHECK(has_line(md, "| topk ratio=0.01 | 0.035 | 0.004 | 0.005 | 0.002 | 0.044 | 0.041 |"));
+  // 8 x 2500 payload bytes / 8 worker-steps = 2500 per step; 8 * 2500 / 62500 parameters = 0.32.
+  CHECK(has_line(md, "| topk ratio=0.01 | 62500 | 1 | 0.320 |"));
+  // The Runs table's totals are over all ranks, the server's 4 rounds of 1e9 bytes included.
+  CHECK(has_line(md, "| compressor=topk,ratio=0.01,seed=2 | FINISHED | 0.7200 | 4.00 GB | 4.00 GB | 1.0x | 60.0 |  |"));
+}
+
+TEST_CASE("time and bytes to target count up to the first epoch that reaches it", "[reports][values]") {
+  TempDir dir("values-target");
+  auto db = values_database(dir);
+  const ReportOptions no_figures{.target = std::nullopt, .gnuplot = {"/nonexistent/gnuplot", 5}};
+
+  SECTION("a target every configuration reaches at epoch 1") {
+    ReportOptions options = no_figures;
+    options.target = 0.7;
+    const auto paths = write_report(*db, "values", dir.file("out"), options);
+    const std::string md = read_text(paths.markdown);
+    INFO(md);
+    CHECK(paths.target == 0.7);
+    CHECK(has_line(md, "- target: test_accuracy \\>= 0.7000 (--target)"));
+    // Measured: 10 + 12 s; projected: 4 steps x 0.037 s; bytes: 8 worker-steps x 250000.
+    CHECK(has_line(md, "| none | 2/2 | 1.0 | 22 ± 0 (n=2) | 0.148 ± 0 (n=2) | 2.00 MB |"));
+    // Measured 22 and 44 s (std 11 * sqrt(2)); projected 4 x 0.041 s; bytes 8 x 2500.
+    CHECK(has_line(md, "| topk ratio=0.01 | 2/2 | 1.0 | 33 ± 15.6 (n=2) | 0.164 ± 0 (n=2) | 20.0 kB |"));
+  }
+  SECTION("a target only one seed of one configuration reaches") {
+    ReportOptions options = no_figures;
+    options.target = 0.79;
+    const std::string md = read_text(write_report(*db, "values", dir.file("out"), options).markdown);
+    INFO(md);
+    CHECK(has_line(md, "| none | 1/2 | 1.0 | 22 (n=1) | 0.148 (n=1) | 2.00 MB |"));
+    CHECK(has_line(md, "| topk ratio=0.01 | 0/2 | not reached | - | - | - |"));
+  }
+  SECTION("the default target is the least good mean final metric") {
+    const auto paths = write_report(*db, "values", dir.file("out"), no_figures);
+    CHECK(paths.target == Approx(0.71));
+    CHECK(has_line(read_text(paths.markdown), "- target: test_accuracy \\>= 0.7100 (default)"));
+  }
+}
+
+TEST_CASE("a tuned experiment reports the chosen trial, the median trial and the best on all seeds",
+          "[reports][values][tune]") {
+  TempDir dir("values-tune");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("tuned", "tuned.lua", "beef");
+  auto tuned = [](RunSpec spec, double lr, const char* phase) {
+    spec.swept["optimizer.lr"] = Value{lr};
+    spec.swept["tune"] = Value{std::string(phase)};
+    spec.name += ",lr=" + std::to_string(lr) + ",tune=" + phase;
+    return spec;
+  };
+  // Trials on seed 1: none does best with lr 0.1, topk with lr 0.01.
+  const double lrs[] = {0.1, 0.03, 0.01};
+  const double none_final[] = {0.8, 0.7, 0.6}, topk_final[] = {0.5, 0.65, 0.7};
+  for (int i = 0; i < 3; ++i) {
+    record_run(*db, recorder, e, "tuned", tuned(dense(1, {0.1, none_final[i]}), lrs[i], "trial"));
+    record_run(*db, recorder, e, "tuned", tuned(topk(1, {0.1, topk_final[i]}), lrs[i], "trial"));
+  }
+  for (std::int64_t seed : {1, 2}) {
+    record_run(*db, recorder, e, "tuned", tuned(dense(seed, {0.1, seed == 1 ? 0.8 : 0.82}), 0.1, "best"));
+    record_run(*db, recorder, e, "tuned", tuned(topk(seed, {0.1, seed == 1 ? 0.7 : 0.74}), 0.01, "best"));
+  }
+  const auto paths = write_report(*db, "tuned", dir.file("out"), {.target = std::nullopt, .gnuplot = {"/nonexistent/gnuplot", 5}});
+  const std::string md = read_text(paths.markdown);
+  INFO(md);
+  CHECK(has_line(md, "| configuration | chosen | trials | chosen trial | median trial | best on all seeds |"));
+  CHECK(has_line(md, "| model=lenet5, workers=2 / none | optimizer.lr=0.1 | 3 | 0.8000 | 0.7000 | 0.8100 ± 0.0141 (n=2) |"));
+  CHECK(has_line(md, "| model=lenet5, workers=2 / topk ratio=0.01 | optimizer.lr=0.01 | 3 | 0.7000 | 0.6500 | "
+                     "0.7200 ± 0.0283 (n=2) |"));
+  // The comparison uses the tune=best runs, grouped without the tuned learning rate.
+  CHECK(has_line(md, "| model=lenet5, workers=2 | 0.8100 ± 0.0141 (n=2) | 0.7200 ± 0.0283 (n=2) |"));
+  CHECK(has_line(md, "- compared: 4 FINISHED runs in 2 configurations (tune=best runs)"));
+}
