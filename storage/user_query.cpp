@@ -78,9 +78,24 @@ int authorize(void* refused, int action, const char* a, const char* b, const cha
       if (b == nullptr && bare_pragmas().count(name) != 0) return SQLITE_OK;
       break;
     }
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE: {
+      // DDL first asks to write the schema table, then asks for itself (SQLITE_DROP_TABLE, ...).
+      // Let the first pass so that the second is refused and named; a statement that somehow
+      // got no second question is still stopped by sqlite3_stmt_readonly and query_only.
+      const std::string table = text_or(a, "");
+      if (table == "sqlite_master" || table == "sqlite_temp_master" || table == "sqlite_schema") {
+        auto& message = *static_cast<std::string*>(refused);
+        if (message.empty()) message = "a change of the schema";
+        return SQLITE_OK;
+      }
+      break;
+    }
     default: break;
   }
   auto& message = *static_cast<std::string*>(refused);
+  if (message == "a change of the schema") message.clear();  // the specific DDL says more
   if (message.empty()) message = describe(action, a, b);
   return SQLITE_DENY;
 }
