@@ -53,13 +53,21 @@ ON CONFLICT (run_id, key) DO UPDATE SET
   nan_count = run_summary.nan_count + excluded.nan_count
 )sql";
 
+// The connection, once laconic_batch is registered on it. Under the write lock: sinks of one
+// connection may be made from several threads, and the check-then-register must not race.
+sqlite3* with_batch_table(Database& db) {
+  std::lock_guard<std::mutex> lock(db.write_mutex());
+  register_batch_table(db.handle());
+  return db.handle();
+}
+
 }  // namespace
 
 SqliteSink::SqliteSink(Database& db, std::int64_t run_id, std::size_t batch_rows)
     : db_(db),
       run_id_(run_id),
       batch_rows_(batch_rows == 0 ? 1 : batch_rows),
-      insert_metrics_((register_batch_table(db.handle()), db.handle()),
+      insert_metrics_(with_batch_table(db),
                       "INSERT INTO metrics (run_id, key, step, epoch, worker, wall_time, value) "
                       "SELECT ?1, key, step, epoch, worker, wall_time, value FROM laconic_batch(?2)"),
       upsert_summary_(db.handle(), kUpsertSummary) {
