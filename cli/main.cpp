@@ -10,7 +10,10 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/catalog_commands.hpp"
+#include "cli/inspect_commands.hpp"
 #include "cli/query_commands.hpp"
+#include "cli/runs_command.hpp"
+#include "cli/sql_commands.hpp"
 #include "cli/run_command.hpp"
 #include "cli/worker_command.hpp"
 #include "engine/core/error.hpp"
@@ -83,12 +86,64 @@ int main(int argc, char** argv) {
   worker->add_option("--checkpoint-every", worker_args.checkpoint_every);
   worker->add_option("--resume-step", worker_args.resume_step);
 
-  std::optional<std::string> runs_experiment, runs_status;
-  auto* runs = app.add_subcommand("runs", "list recorded runs");
-  runs->add_option("--experiment", runs_experiment, "only runs of this experiment");
-  runs->add_option("--status", runs_status,
+  laconic::cli::RunsArgs runs_args;
+  auto* runs = app.add_subcommand("runs", "list recorded runs (from run_summary; works while a sweep writes)");
+  runs->add_option("--experiment", runs_args.experiment, "only runs of this experiment");
+  runs->add_option("--status", runs_args.status,
                    "only runs with this status (QUEUED, RUNNING, FINISHED, FAILED, KILLED, DIVERGED)");
+  runs->add_option("--where", runs_args.where,
+                   "KEY=VALUE on a swept variable or config field, e.g. compressor=topk, ratio=0.01, "
+                   "workers=4, optimizer.lr=0.1; numbers match numerically; repeat for AND")
+      ->allow_extra_args(false);
+  runs->add_option("--metric", runs_args.metrics,
+                   "add a column per KEY or KEY:FIGURE (FIGURE: last, min, max, mean, sum; default last)")
+      ->allow_extra_args(false);
+  runs->add_flag("--wide", runs_args.wide, "add test_loss, test_ppl, compression ratio, seed, attempts, host");
+  runs->add_option("--format", runs_args.format, "table, csv or json (csv and json carry every field)");
   add_db_option(runs);
+
+  std::int64_t show_run = 0;
+  auto* show = app.add_subcommand("show", "one run in full: facts, swept variables, config, summary, per-epoch table");
+  show->add_option("run", show_run, "run id (laconic runs lists them)")->required();
+  add_db_option(show);
+
+  laconic::cli::CompareArgs compare_args;
+  auto* compare = app.add_subcommand("compare", "runs side by side: config fields and final metrics, differences marked *");
+  compare->add_option("runs", compare_args.runs, "two or more run ids")->required();
+  compare->add_flag("--diff-only", compare_args.diff_only, "print only the rows whose values differ");
+  compare->add_option("--format", compare_args.format, "table, csv or json");
+  add_db_option(compare);
+
+  std::string query_sql, query_format = "table";
+  auto* query = app.add_subcommand("query", "run one read-only SQL statement on the database (docs/schema.md)");
+  query->add_option("sql", query_sql, "one SELECT (or read-only PRAGMA); writes are refused")->required();
+  query->add_option("--format", query_format, "table, csv or json");
+  add_db_option(query);
+
+  laconic::cli::ExportArgs export_args;
+  auto* export_cmd = app.add_subcommand("export", "stream a table as CSV or JSON (NaN as nan / \"NaN\")");
+  export_cmd->add_option("--format", export_args.format, "csv or json");
+  export_cmd->add_option("--what", export_args.what, "runs, metrics or summary (run_summary rows)");
+  export_cmd->add_option("--experiment", export_args.experiment, "only runs of this experiment");
+  export_cmd->add_option("--run", export_args.runs, "only this run id; repeat for several")->allow_extra_args(false);
+  export_cmd->add_option("--key", export_args.keys, "only this metric key; repeat for several")
+      ->allow_extra_args(false);
+  export_cmd->add_option("--out", export_args.out, "output file (default: standard output)");
+  add_db_option(export_cmd);
+
+  laconic::cli::BestArgs best_args;
+  auto* best = app.add_subcommand("best", "rank runs by one metric's final value");
+  best->add_option("--metric", best_args.metric, "metric key of run_summary");
+  best->add_option("--experiment", best_args.experiment, "only runs of this experiment");
+  best->add_option("--status", best_args.status, "only runs with this status");
+  best->add_option("--where", best_args.where, "KEY=VALUE conditions, as for runs")->allow_extra_args(false);
+  best->add_option("--goal", best_args.goal,
+                   "max or min (default: min for keys with loss, perplexity, time, bytes, staleness, lag or "
+                   "distance in their name, else max)");
+  best->add_option("--by", best_args.by, "which value of each run: last (final), min, max or mean");
+  best->add_option("--top", best_args.top, "how many runs to print");
+  best->add_option("--format", best_args.format, "table, csv or json");
+  add_db_option(best);
 
   laconic::cli::ReportArgs report_args;
   auto* report = app.add_subcommand(
@@ -116,7 +171,12 @@ int main(int argc, char** argv) {
   check->add_option("file", check_file, "experiment file (.lua)")->required()->check(CLI::ExistingFile);
   check->add_option("--only", check_only, "list only the runs whose name contains this text");
 
-  CLI11_PARSE(app, argc, argv);
+  // A bad flag is the user's error like any other: exit 2 (CLI11's own codes are 100 and up).
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   try {
     if (*run) {
@@ -130,7 +190,13 @@ int main(int argc, char** argv) {
       return laconic::cli::run_command(run_args, g_stop);
     }
     if (*worker) return laconic::cli::worker_command(worker_args);
-    if (*runs) return laconic::cli::runs_command(db, runs_experiment, runs_status);
+    runs_args.db = compare_args.db = export_args.db = best_args.db = db;
+    if (*runs) return laconic::cli::runs_command(runs_args);
+    if (*show) return laconic::cli::show_command(db, show_run);
+    if (*compare) return laconic::cli::compare_command(compare_args);
+    if (*query) return laconic::cli::query_command(db, query_sql, query_format);
+    if (*export_cmd) return laconic::cli::export_command(export_args);
+    if (*best) return laconic::cli::best_command(best_args);
     if (*report) {
       report_args.db = db;
       return laconic::cli::report_command(report_args);

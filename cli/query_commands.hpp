@@ -1,14 +1,10 @@
 #pragma once
-// The read-side commands: they open the database read-only, so they work while a sweep writes.
+// The report command: it opens the database read-only, so it works while a sweep writes. The
+// other read-side commands are in runs_command.hpp, inspect_commands.hpp and sql_commands.hpp.
 #include <optional>
 #include <string>
 
 namespace laconic::cli {
-
-/// `laconic runs`: one line per run (id, experiment, run, status, final test accuracy, bytes
-/// sent, wall time).
-int runs_command(const std::string& db, const std::optional<std::string>& experiment,
-                 const std::optional<std::string>& status);
 
 /// The options of `laconic report`.
 struct ReportArgs {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cerrno>
 
+#include "engine/core/error.hpp"
 #include "storage/run_status.hpp"
 #include "storage/statement.hpp"
 
@@ -20,7 +21,10 @@ SELECT r.id, e.name, r.name, r.status, coalesce(r.error, ''), r.seed, r.repetiti
        (SELECT s.last FROM run_summary s WHERE s.run_id = r.id AND s.key = 'test_accuracy'),
        coalesce((SELECT s.sum FROM run_summary s WHERE s.run_id = r.id AND s.key = 'bytes_sent'), 0),
        coalesce((SELECT s.sum FROM run_summary s WHERE s.run_id = r.id AND s.key = 'bytes_dense'), 0),
-       coalesce(r.host, ''), coalesce(r.controller_pid, 0), r.attempts, r.checkpoint_step
+       coalesce(r.host, ''), coalesce(r.controller_pid, 0), r.attempts, r.checkpoint_step,
+       r.config, r.created, coalesce(r.laconic_version, ''),
+       (SELECT s.last FROM run_summary s WHERE s.run_id = r.id AND s.key = 'test_loss'),
+       (SELECT s.last FROM run_summary s WHERE s.run_id = r.id AND s.key = 'test_perplexity')
 FROM runs r JOIN experiments e ON e.id = r.experiment_id
 )sql";
 
@@ -63,6 +67,11 @@ RunRow read_run(const Statement& q, double now) {
   row.controller_pid = q.column_int64(15);
   row.attempts = q.column_int64(16);
   if (!q.column_is_null(17)) row.checkpoint_step = q.column_int64(17);
+  row.config = q.column_text(18);
+  row.created = q.column_double(19);
+  row.laconic_version = q.column_text(20);
+  row.final_test_loss = q.column_double(21);
+  row.final_test_perplexity = q.column_double(22);
   row.stale = is_stale(row, now);
   return row;
 }
@@ -113,6 +122,69 @@ std::vector<MetricRecord> metrics_of(Database& db, std::int64_t run_id, const st
     records.push_back(std::move(r));
   }
   return records;
+}
+
+RunRow require_run(Database& db, std::int64_t run_id) {
+  if (auto run = find_run(db, run_id)) return *run;
+  const IdRange range = run_id_range(db);
+  if (range.count == 0) throw ConfigError(str_cat("no run ", run_id, " in ", db.path(), ": it holds no runs yet"));
+  throw ConfigError(str_cat("no run ", run_id, " in ", db.path(), "; it holds ", range.count, " runs with ids ",
+                            range.min, " to ", range.max, " (laconic runs lists them)"));
+}
+
+IdRange run_id_range(Database& db) {
+  Statement q(db.handle(), "SELECT count(*), coalesce(min(id), 0), coalesce(max(id), 0) FROM runs");
+  q.step();
+  return {q.column_int64(0), q.column_int64(1), q.column_int64(2)};
+}
+
+std::vector<std::string> metric_keys(Database& db, const std::optional<std::string>& experiment) {
+  Statement q(db.handle(),
+              "SELECT DISTINCT s.key FROM run_summary s JOIN runs r ON r.id = s.run_id "
+              "JOIN experiments e ON e.id = r.experiment_id WHERE ?1 IS NULL OR e.name = ?1 ORDER BY s.key");
+  if (experiment) q.bind_text(1, *experiment);
+  std::vector<std::string> keys;
+  while (q.step()) keys.push_back(q.column_text(0));
+  return keys;
+}
+
+std::map<std::int64_t, Summary> summaries_of_key(Database& db, const std::string& key) {
+  Statement q(db.handle(), "SELECT run_id, last, min, max, sum, count, nan_count FROM run_summary WHERE key = ?1");
+  q.bind_text(1, key);
+  std::map<std::int64_t, Summary> out;
+  while (q.step())
+    out[q.column_int64(0)] = {q.column_double(1), q.column_double(2), q.column_double(3),
+                              q.column_double(4), q.column_int64(5),  q.column_int64(6)};
+  return out;
+}
+
+std::vector<EpochRow> epochs_of(Database& db, std::int64_t run_id) {
+  // One index range per key. Test metrics come from worker 0 once per epoch, so their avg is the
+  // value; a NaN (NULL) among the values makes the mean NaN, as it would in arithmetic.
+  Statement q(db.handle(), R"sql(
+SELECT key, epoch, CASE WHEN count(value) < count(*) THEN NULL ELSE avg(value) END, max(value), total(value)
+FROM metrics
+WHERE run_id = ?1 AND epoch >= 0 AND key IN ('test_accuracy', 'test_loss', 'test_perplexity', 'epoch_train_loss',
+                                            'epoch_time', 'bytes_sent', 'bytes_dense')
+GROUP BY key, epoch
+)sql");
+  q.bind_int64(1, run_id);
+  std::map<std::int64_t, EpochRow> rows;
+  while (q.step()) {
+    const std::string key = q.column_text(0);
+    EpochRow& row = rows[q.column_int64(1)];
+    row.epoch = q.column_int64(1);
+    if (key == "test_accuracy") row.test_accuracy = q.column_double(2);
+    else if (key == "test_loss") row.test_loss = q.column_double(2);
+    else if (key == "test_perplexity") row.test_perplexity = q.column_double(2);
+    else if (key == "epoch_train_loss") row.epoch_train_loss = q.column_double(2);
+    else if (key == "epoch_time") row.epoch_time = q.column_double(3);
+    else if (key == "bytes_sent") row.bytes_sent = q.column_double(4);
+    else if (key == "bytes_dense") row.bytes_dense = q.column_double(4);
+  }
+  std::vector<EpochRow> out;
+  for (auto& [epoch, row] : rows) out.push_back(row);
+  return out;
 }
 
 std::map<std::string, Summary> summary_of(Database& db, std::int64_t run_id) {

@@ -32,6 +32,8 @@ struct RunRow {
   std::int64_t seed = 0;
   std::int64_t repetition = 0;
   std::string swept;       ///< JSON text of the swept variables
+  std::string config;      ///< JSON text of the fully resolved configuration (RunConfig::to_json)
+  double created = std::numeric_limits<double>::quiet_NaN();    ///< unix seconds, when planned
   double started = std::numeric_limits<double>::quiet_NaN();    ///< unix seconds; NaN before start
   double ended = std::numeric_limits<double>::quiet_NaN();      ///< unix seconds; NaN until it ends
   double heartbeat = std::numeric_limits<double>::quiet_NaN();  ///< unix seconds; NaN before start
@@ -39,9 +41,14 @@ struct RunRow {
   double wall_time = 0;
   /// Last recorded "test_accuracy" (fraction in [0, 1]); NaN if none.
   double final_test_accuracy = std::numeric_limits<double>::quiet_NaN();
+  /// Last recorded "test_loss" (loss units); NaN if none.
+  double final_test_loss = std::numeric_limits<double>::quiet_NaN();
+  /// Last recorded "test_perplexity" (language models); NaN if none.
+  double final_test_perplexity = std::numeric_limits<double>::quiet_NaN();
   double bytes_sent = 0;   ///< sum of "bytes_sent" over steps and workers, bytes
   double bytes_dense = 0;  ///< sum of "bytes_dense" over steps and workers, bytes
   std::string host;                   ///< host of the controller that recorded it
+  std::string laconic_version;        ///< version of the binary that recorded it
   std::int64_t controller_pid = 0;    ///< its process id; 0 if unknown (schema 1 runs)
   std::int64_t attempts = 0;          ///< times the run was started (resumes count)
   std::optional<std::int64_t> checkpoint_step;  ///< step its newest checkpoint resumes at
@@ -74,6 +81,26 @@ struct Summary {
   std::int64_t nan_count = 0;  ///< NaN values recorded
 };
 
+/// Per epoch of one run (epoch >= 0; a parameter server's rows at epoch -1 are left out). Every
+/// value is NaN when the run did not record that key in that epoch.
+struct EpochRow {
+  std::int64_t epoch = 0;
+  double test_accuracy = std::numeric_limits<double>::quiet_NaN();    ///< worker 0, fraction
+  double test_loss = std::numeric_limits<double>::quiet_NaN();        ///< worker 0, loss units
+  double test_perplexity = std::numeric_limits<double>::quiet_NaN();  ///< worker 0
+  double epoch_train_loss = std::numeric_limits<double>::quiet_NaN(); ///< mean over workers
+  double epoch_time = std::numeric_limits<double>::quiet_NaN();       ///< slowest worker, seconds
+  double bytes_sent = 0;   ///< sum over the epoch's steps and workers, bytes
+  double bytes_dense = 0;  ///< the same exchange uncompressed, bytes
+};
+
+/// How many runs the database holds and their smallest and largest id (0 and 0 when none).
+struct IdRange {
+  std::int64_t count = 0;
+  std::int64_t min = 0;
+  std::int64_t max = 0;
+};
+
 /// All experiments, ordered by id (one row per name and file hash).
 std::vector<ExperimentRow> list_experiments(Database& db);
 
@@ -86,6 +113,22 @@ std::optional<RunRow> find_run(Database& db, std::int64_t run_id);
 /// Every value of `key` recorded for the run, ordered by epoch, step, worker (then insertion).
 /// NaN values (stored as NULL) read back as NaN.
 std::vector<MetricRecord> metrics_of(Database& db, std::int64_t run_id, const std::string& key);
+
+/// One run by id; ConfigError naming the ids that exist when there is none (for the CLI).
+RunRow require_run(Database& db, std::int64_t run_id);
+
+/// Count and id range of the runs.
+IdRange run_id_range(Database& db);
+
+/// The metric keys recorded (in run_summary) for any run, or for the runs of `experiment`, sorted.
+std::vector<std::string> metric_keys(Database& db, const std::optional<std::string>& experiment = std::nullopt);
+
+/// The run_summary row of `key` for every run that recorded it, by run id.
+std::map<std::int64_t, Summary> summaries_of_key(Database& db, const std::string& key);
+
+/// The per-epoch table of one run, ordered by epoch (reads the run's rows of the few keys it
+/// needs through the metrics index).
+std::vector<EpochRow> epochs_of(Database& db, std::int64_t run_id);
 
 /// The run's run_summary rows, by key.
 std::map<std::string, Summary> summary_of(Database& db, std::int64_t run_id);

@@ -4,9 +4,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "engine/core/metrics.hpp"
+#include "storage/batch_table.hpp"
 #include "storage/database.hpp"
 #include "storage/statement.hpp"
 
@@ -35,13 +37,18 @@ class SqliteSink : public MetricsSink {
 
  private:
   void commit_locked();
+  /// Index of `key` in keys_, added if new. Records cycle through the same few keys, so the key
+  /// after the previous one is tried first.
+  std::uint32_t intern(const std::string& key);
 
   Database& db_;
   std::int64_t run_id_;
   std::size_t batch_rows_;
   mutable std::mutex mutex_;
-  std::vector<MetricRecord> pending_;
-  Statement insert_metric_;
+  std::vector<BatchRow> pending_;  ///< keys interned: no string copy per row
+  std::vector<std::string> keys_;  ///< every key this sink has seen, in first-seen order
+  std::uint32_t last_key_ = 0;
+  Statement insert_metrics_;  ///< INSERT ... SELECT FROM laconic_batch(?2): a whole batch in one step
   Statement upsert_summary_;
 };
 

@@ -49,6 +49,8 @@ class Statement {
   bool column_is_null(int index) const;
 
   const std::string& sql() const { return sql_; }
+  /// The prepared statement, for reading columns of any type (storage/user_query.hpp read_row).
+  sqlite3_stmt* handle() const { return stmt_; }
 
  private:
   sqlite3* db_;

@@ -1,0 +1,228 @@
+#include "cli/inspect_commands.hpp"
+
+#include <cmath>
+#include <functional>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/format.hpp"
+#include "cli/output.hpp"
+#include "cli/runs_command.hpp"
+#include "engine/core/error.hpp"
+#include "reports/format.hpp"
+#include "storage/queries.hpp"
+#include "storage/run_where.hpp"
+
+namespace laconic::cli {
+namespace {
+
+std::string local_time(double unix_seconds) {
+  if (std::isnan(unix_seconds)) return "-";
+  const auto seconds = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  localtime_r(&seconds, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+
+// Up to 6 significant digits for tables a person reads; exact figures come from query/export.
+std::string short_number(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", value);
+  return buf;
+}
+
+std::string json_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+}  // namespace
+
+int show_command(const std::string& db_path, std::int64_t run_id) {
+  auto db = open_for_reading(db_path);
+  const storage::RunRow run = storage::require_run(*db, run_id);
+  std::vector<std::vector<std::string>> facts{
+      {"experiment", run.experiment},
+      {"status", run.status_label()},
+  };
+  if (!run.error.empty()) facts.push_back({"error", run.error});
+  facts.push_back({"seed", str_cat(run.seed, " (repetition ", run.repetition, ")")});
+  facts.push_back({"host", run.host.empty() ? "-" : str_cat(run.host, " (controller pid ", run.controller_pid, ")")});
+  facts.push_back({"attempts", std::to_string(run.attempts)});
+  facts.push_back({"checkpoint_step", run.checkpoint_step ? std::to_string(*run.checkpoint_step) : "-"});
+  facts.push_back({"created", local_time(run.created)});
+  facts.push_back({"started", local_time(run.started)});
+  facts.push_back({"ended", local_time(run.ended)});
+  facts.push_back({"heartbeat", local_time(run.heartbeat)});
+  facts.push_back({"wall time", human_seconds(run.wall_time)});
+  facts.push_back({"laconic", run.laconic_version.empty() ? "-" : run.laconic_version});
+  std::cout << "run " << run.id << ": " << run.name << "\n\n" << text_table({"", ""}, facts).substr(1) << "\n";
+
+  std::cout << "swept variables\n";
+  const auto swept = nlohmann::json::parse(run.swept, nullptr, false);
+  std::vector<std::vector<std::string>> swept_rows;
+  if (swept.is_object())
+    for (const auto& [key, value] : swept.items()) swept_rows.push_back({"  " + key, "= " + json_text(value)});
+  std::cout << (swept_rows.empty() ? "  (none)\n" : text_table({"", ""}, swept_rows).substr(1)) << "\n";
+
+  std::cout << "configuration\n";
+  const auto config = nlohmann::json::parse(run.config, nullptr, false);
+  std::cout << (config.is_discarded() ? run.config : config.dump(2)) << "\n\n";
+
+  const auto summary = storage::summary_of(*db, run.id);
+  std::cout << "summary (run_summary: over every step and worker; mean = sum / count of non-NaN values)\n";
+  if (summary.empty()) {
+    std::cout << "  no metrics recorded\n";
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& [key, s] : summary)
+      rows.push_back({key, short_number(s.last), s.count ? short_number(s.min) : "-", s.count ? short_number(s.max) : "-",
+                      s.count ? short_number(s.sum / static_cast<double>(s.count)) : "-", std::to_string(s.count),
+                      std::to_string(s.nan_count)});
+    std::cout << text_table({"key", "last", "min", "max", "mean", "count", "nan_count"}, rows);
+  }
+
+  const auto epochs = storage::epochs_of(*db, run.id);
+  std::cout << "\nper epoch (test metrics of worker 0; train loss: mean over workers; epoch time: slowest worker;"
+               " bytes: all workers)\n";
+  if (epochs.empty()) {
+    std::cout << "  no epoch recorded yet\n";
+    return 0;
+  }
+  bool perplexity = false;
+  for (const auto& e : epochs) perplexity = perplexity || !std::isnan(e.test_perplexity);
+  std::vector<std::string> header{"epoch", "test_acc", "test_loss"};
+  if (perplexity) header.push_back("test_ppl");
+  header.insert(header.end(), {"train_loss", "epoch_time", "bytes_sent", "ratio"});
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& e : epochs) {
+    std::vector<std::string> row{std::to_string(e.epoch), reports::fixed(e.test_accuracy, 4),
+                                 reports::fixed(e.test_loss, 4)};
+    if (perplexity) row.push_back(reports::fixed(e.test_perplexity, 2));
+    row.insert(row.end(), {reports::fixed(e.epoch_train_loss, 4), human_seconds(e.epoch_time),
+                           reports::human_bytes(e.bytes_sent), reports::ratio(e.bytes_dense, e.bytes_sent)});
+    rows.push_back(std::move(row));
+  }
+  std::cout << text_table(header, rows);
+  return 0;
+}
+
+std::string compare_figure(const std::string& key) {
+  if (key.starts_with("bytes_") || key == "payload_bytes") return "sum";
+  if (key.starts_with("test_") || key.starts_with("epoch_") || key == "consensus_distance" ||
+      key == "stopped_early" || key == "train_loss" || key == "lr")
+    return "last";
+  return "mean";
+}
+
+int compare_command(const CompareArgs& args) {
+  const Format format = parse_format(args.format);
+  if (args.runs.size() < 2) throw ConfigError(str_cat("compare needs at least two run ids, got ", args.runs.size()));
+  auto db = open_for_reading(args.db);
+  std::vector<storage::RunRow> runs;
+  std::vector<std::map<std::string, nlohmann::json>> configs;
+  std::vector<std::map<std::string, storage::Summary>> summaries;
+  for (const auto id : args.runs) {
+    runs.push_back(storage::require_run(*db, id));
+    std::map<std::string, nlohmann::json> flat;
+    const auto config = nlohmann::json::parse(runs.back().config, nullptr, false);
+    if (config.is_object())
+      for (auto& [path, value] : storage::flatten_json(config))
+        if (!path.starts_with("swept.")) flat[path] = value;  // swept repeats config fields
+    configs.push_back(std::move(flat));
+    summaries.push_back(storage::summary_of(*db, id));
+  }
+
+  // Rows are (field, cell per run, differs). Config values compare as JSON; numbers exactly.
+  struct Row {
+    std::string field;
+    std::vector<std::string> cells;
+    bool differs = false;
+  };
+  std::vector<Row> rows;
+  std::set<std::string> paths;
+  for (const auto& c : configs)
+    for (const auto& [path, value] : c) paths.insert(path);
+  for (const auto& path : paths) {
+    Row row{path, {}, false};
+    std::string first;
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const auto it = configs[r].find(path);
+      const std::string exact = it == configs[r].end() ? "\x01missing" : it->second.dump();
+      row.cells.push_back(it == configs[r].end() ? "-" : json_text(it->second));
+      if (r == 0) first = exact;
+      row.differs = row.differs || exact != first;
+    }
+    rows.push_back(std::move(row));
+  }
+  auto add_numbers = [&](const std::string& field, const std::vector<double>& values,
+                         const std::function<std::string(double)>& text) {
+    Row row{field, {}, false};
+    for (double v : values) {
+      row.cells.push_back(text(v));
+      const double a = values.front();
+      row.differs = row.differs || !((std::isnan(a) && std::isnan(v)) || a == v);
+    }
+    rows.push_back(std::move(row));
+  };
+  Row status{"status", {}, false};
+  for (const auto& run : runs) {
+    status.cells.push_back(run.status_label());
+    status.differs = status.differs || run.status_label() != runs.front().status_label();
+  }
+  rows.push_back(status);
+  std::vector<double> walls, ratios;
+  for (const auto& run : runs) {
+    walls.push_back(run.wall_time);
+    ratios.push_back(run.bytes_sent > 0 ? run.bytes_dense / run.bytes_sent : std::nan(""));
+  }
+  add_numbers("wall_time", walls, human_seconds);
+  add_numbers("compression_ratio", ratios, [](double v) { return std::isnan(v) ? "-" : reports::fixed(v, 2) + "x"; });
+  std::set<std::string> keys;
+  for (const auto& s : summaries)
+    for (const auto& [key, summary] : s) keys.insert(key);
+  for (const auto& key : keys) {
+    const std::string figure = compare_figure(key);
+    std::vector<double> values;
+    for (const auto& s : summaries) {
+      const auto it = s.find(key);
+      if (it == s.end()) {
+        values.push_back(std::nan(""));
+        continue;
+      }
+      const auto& v = it->second;
+      values.push_back(figure == "sum"    ? (v.count ? v.sum : std::nan(""))
+                       : figure == "last" ? v.last
+                                          : (v.count ? v.sum / static_cast<double>(v.count) : std::nan("")));
+    }
+    add_numbers(key + " (" + figure + ")", values, short_number);
+  }
+
+  std::vector<std::string> header{"diff", "field"};
+  for (const auto& run : runs) header.push_back(str_cat("run ", run.id));
+  RowWriter writer(std::cout, format);
+  writer.header(header);
+  std::size_t differing = 0;
+  for (const auto& row : rows) {
+    differing += row.differs ? 1 : 0;
+    if (args.diff_only && !row.differs) continue;
+    std::vector<storage::Cell> cells{text_cell(row.differs ? "*" : ""), text_cell(row.field)};
+    for (const auto& cell : row.cells) cells.push_back(text_cell(cell));
+    writer.row(cells);
+  }
+  writer.finish();
+  if (format == Format::Table)
+    std::cout << differing << " of " << rows.size() << " rows differ (marked *)"
+              << (args.diff_only ? "" : "; --diff-only shows only those") << "\n";
+  return 0;
+}
+
+}  // namespace laconic::cli

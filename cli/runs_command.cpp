@@ -1,0 +1,248 @@
+#include "cli/runs_command.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "cli/format.hpp"
+#include "cli/output.hpp"
+#include "engine/core/error.hpp"
+#include "reports/format.hpp"
+#include "storage/queries.hpp"
+#include "storage/run_where.hpp"
+
+namespace laconic::cli {
+namespace {
+
+using storage::Cell;
+
+// A --metric column: the key and which figure of its run_summary row.
+struct MetricColumn {
+  std::string key;
+  std::string figure = "last";
+  std::string label() const { return figure == "last" ? key : key + ":" + figure; }
+};
+
+double figure_of(const storage::Summary& s, const std::string& figure) {
+  if (figure == "last") return s.last;
+  if (figure == "min") return s.min;
+  if (figure == "max") return s.max;
+  if (figure == "sum") return s.count > 0 ? s.sum : std::nan("");
+  return s.count > 0 ? s.sum / static_cast<double>(s.count) : std::nan("");  // mean
+}
+
+void check_figure(const std::string& figure, const std::string& flag) {
+  static const std::vector<std::string> known{"last", "min", "max", "mean", "sum"};
+  if (std::find(known.begin(), known.end(), figure) == known.end())
+    throw ConfigError(str_cat(flag, ": unknown figure '", figure, "'; known: last, min, max, mean, sum"));
+}
+
+MetricColumn parse_metric_column(const std::string& text) {
+  MetricColumn column;
+  const auto colon = text.find(':');
+  column.key = text.substr(0, colon);
+  if (colon != std::string::npos) column.figure = text.substr(colon + 1);
+  check_figure(column.figure, str_cat("--metric ", text));
+  return column;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// ConfigError when no run (of the experiment, if given) recorded `key`, listing those that were.
+void require_key(storage::Database& db, const std::string& key, const std::optional<std::string>& experiment,
+                 const std::string& flag) {
+  const auto keys = storage::metric_keys(db, experiment);
+  if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
+  throw ConfigError(str_cat(flag, ": no run", experiment ? " of experiment '" + *experiment + "'" : std::string(),
+                            " recorded metric '", key, "'; recorded keys: ", keys.empty() ? "(none)" : join(keys)));
+}
+
+std::vector<storage::RunRow> selected_runs(storage::Database& db, const std::optional<std::string>& experiment,
+                                           const std::optional<std::string>& status,
+                                           const std::vector<std::string>& where) {
+  std::vector<storage::WhereCondition> conditions;
+  for (const auto& text : where) conditions.push_back(storage::parse_where(text));
+  if (experiment) {
+    bool known = false;
+    for (const auto& e : storage::list_experiments(db)) known = known || e.name == *experiment;
+    if (!known) {
+      std::vector<std::string> names;
+      for (const auto& e : storage::list_experiments(db))
+        if (std::find(names.begin(), names.end(), e.name) == names.end()) names.push_back(e.name);
+      throw ConfigError(str_cat("--experiment: no experiment '", *experiment, "' in ", db.path(),
+                                "; recorded: ", names.empty() ? "(none)" : join(names)));
+    }
+  }
+  return storage::filter_where(storage::list_runs(db, {experiment, status}), conditions);
+}
+
+double ratio_of(const storage::RunRow& run) {
+  return run.bytes_sent > 0 ? run.bytes_dense / run.bytes_sent : std::nan("");
+}
+
+Cell optional_real(double value) { return std::isnan(value) ? null_cell() : real_cell(value); }
+
+}  // namespace
+
+std::unique_ptr<storage::Database> open_for_reading(const std::string& path) {
+  if (path != ":memory:" && !std::filesystem::exists(path))
+    throw ConfigError(str_cat("database ", path, " does not exist; give --db PATH (or set LACONIC_DB), or record ",
+                              "runs first with laconic run FILE.lua"));
+  return storage::Database::open_read_only(path);
+}
+
+int runs_command(const RunsArgs& args) {
+  const Format format = parse_format(args.format);
+  auto db = open_for_reading(args.db);
+  const auto runs = selected_runs(*db, args.experiment, args.status, args.where);
+  std::vector<MetricColumn> extra;
+  std::map<std::string, std::map<std::int64_t, storage::Summary>> extra_values;
+  for (const auto& text : args.metrics) {
+    extra.push_back(parse_metric_column(text));
+    require_key(*db, extra.back().key, args.experiment, "--metric " + text);
+    extra_values[extra.back().key] = storage::summaries_of_key(*db, extra.back().key);
+  }
+  auto extra_cells = [&](const storage::RunRow& run, std::vector<Cell>& cells) {
+    for (const auto& column : extra) {
+      const auto& values = extra_values[column.key];
+      const auto it = values.find(run.id);
+      cells.push_back(it == values.end() ? null_cell() : optional_real(figure_of(it->second, column.figure)));
+    }
+  };
+
+  RowWriter writer(std::cout, format);
+  if (format != Format::Table) {
+    std::vector<std::string> columns{"id", "experiment", "name", "status", "error", "seed", "repetition",
+                                     "started", "ended", "wall_time", "final_test_accuracy", "final_test_loss",
+                                     "final_test_perplexity", "bytes_sent", "bytes_dense", "compression_ratio",
+                                     "attempts", "checkpoint_step", "host", "swept"};
+    for (const auto& column : extra) columns.push_back(column.label());
+    writer.header(columns);
+    for (const auto& run : runs) {
+      std::vector<Cell> cells{integer_cell(run.id),
+                              text_cell(run.experiment),
+                              text_cell(run.name),
+                              text_cell(run.status_label()),
+                              run.error.empty() ? null_cell() : text_cell(run.error),
+                              integer_cell(run.seed),
+                              integer_cell(run.repetition),
+                              optional_real(run.started),
+                              optional_real(run.ended),
+                              real_cell(run.wall_time),
+                              optional_real(run.final_test_accuracy),
+                              optional_real(run.final_test_loss),
+                              optional_real(run.final_test_perplexity),
+                              real_cell(run.bytes_sent),
+                              real_cell(run.bytes_dense),
+                              optional_real(ratio_of(run)),
+                              integer_cell(run.attempts),
+                              run.checkpoint_step ? integer_cell(*run.checkpoint_step) : null_cell(),
+                              text_cell(run.host),
+                              json_cell(run.swept)};
+      extra_cells(run, cells);
+      writer.row(cells);
+    }
+    writer.finish();
+    return 0;
+  }
+
+  if (runs.empty()) {
+    std::cout << "no runs in " << args.db << (args.experiment || args.status || !args.where.empty() ? " match" : "")
+              << "\n";
+    return 0;
+  }
+  // A language model's runs have a perplexity: show it without being asked.
+  const bool any_perplexity =
+      std::any_of(runs.begin(), runs.end(), [](const auto& r) { return !std::isnan(r.final_test_perplexity); });
+  std::vector<std::string> header{"id", "experiment", "run", "status", "test_acc"};
+  if (args.wide) header.insert(header.end(), {"test_loss"});
+  if (args.wide || any_perplexity) header.push_back("test_ppl");
+  header.insert(header.end(), {"bytes_sent"});
+  if (args.wide) header.insert(header.end(), {"ratio", "seed", "attempts", "host"});
+  header.push_back("wall");
+  for (const auto& column : extra) header.push_back(column.label());
+  writer.header(header);
+  for (const auto& run : runs) {
+    std::vector<Cell> cells{integer_cell(run.id), text_cell(run.experiment), text_cell(run.name),
+                            text_cell(run.status_label()), text_cell(reports::fixed(run.final_test_accuracy, 4))};
+    if (args.wide) cells.push_back(text_cell(reports::fixed(run.final_test_loss, 4)));
+    if (args.wide || any_perplexity) cells.push_back(text_cell(reports::fixed(run.final_test_perplexity, 2)));
+    cells.push_back(text_cell(reports::human_bytes(run.bytes_sent)));
+    if (args.wide) {
+      cells.push_back(text_cell(reports::ratio(run.bytes_dense, run.bytes_sent)));
+      cells.push_back(integer_cell(run.seed));
+      cells.push_back(integer_cell(run.attempts));
+      cells.push_back(text_cell(run.host));
+    }
+    cells.push_back(text_cell(human_seconds(run.wall_time)));
+    for (const auto& column : extra) {
+      const auto& values = extra_values[column.key];
+      const auto it = values.find(run.id);
+      cells.push_back(text_cell(it == values.end() ? "-" : number_text(figure_of(it->second, column.figure))));
+    }
+    writer.row(cells);
+  }
+  writer.finish();
+  return 0;
+}
+
+std::string default_goal(const std::string& key) {
+  for (const char* lower : {"loss", "perplexity", "time", "bytes", "staleness", "lag", "distance"})
+    if (key.find(lower) != std::string::npos) return "min";
+  return "max";
+}
+
+int best_command(const BestArgs& args) {
+  const Format format = parse_format(args.format);
+  check_figure(args.by, "--by");
+  if (!args.goal.empty() && args.goal != "max" && args.goal != "min")
+    throw ConfigError(str_cat("--goal: unknown goal '", args.goal, "'; known: max, min"));
+  if (args.top < 1) throw ConfigError(str_cat("--top must be at least 1, got ", args.top));
+  const std::string goal = args.goal.empty() ? default_goal(args.metric) : args.goal;
+  auto db = open_for_reading(args.db);
+  const auto runs = selected_runs(*db, args.experiment, args.status, args.where);
+  require_key(*db, args.metric, args.experiment, "--metric");
+  const auto values = storage::summaries_of_key(*db, args.metric);
+
+  struct Ranked {
+    const storage::RunRow* run;
+    double value;
+  };
+  std::vector<Ranked> ranked;
+  for (const auto& run : runs) {
+    const auto it = values.find(run.id);
+    if (it != values.end()) ranked.push_back({&run, figure_of(it->second, args.by)});
+  }
+  // NaN (a diverged run) ranks after every number; ties keep the older run first.
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
+    if (std::isnan(a.value) || std::isnan(b.value)) return !std::isnan(a.value) && std::isnan(b.value);
+    return goal == "max" ? a.value > b.value : a.value < b.value;
+  });
+  if (ranked.size() > static_cast<std::size_t>(args.top)) ranked.resize(static_cast<std::size_t>(args.top));
+
+  if (format == Format::Table) {
+    std::size_t with_key = 0;
+    for (const auto& run : runs) with_key += values.count(run.id);
+    std::cout << "top " << ranked.size() << " of " << with_key << " runs with " << args.metric << ", by its "
+              << (args.by == "last" ? "final (last recorded)" : args.by) << " value, "
+              << (goal == "max" ? "higher" : "lower") << " is better\n";
+  }
+  RowWriter writer(std::cout, format);
+  const std::string value_column = args.by == "last" ? args.metric : args.metric + ":" + args.by;
+  writer.header({"rank", "id", "experiment", "run", "status", value_column});
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const auto& run = *ranked[i].run;
+    writer.row({integer_cell(static_cast<std::int64_t>(i + 1)), integer_cell(run.id), text_cell(run.experiment),
+                text_cell(run.name), text_cell(run.status_label()), real_cell(ranked[i].value)});
+  }
+  writer.finish();
+  return 0;
+}
+
+}  // namespace laconic::cli

@@ -1,0 +1,48 @@
+#pragma once
+// `laconic runs` and `laconic best`: run listings read from runs and run_summary only (never the
+// metrics table), on a read-only connection, so they stay fast and work while a sweep writes.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "storage/database.hpp"
+
+namespace laconic::cli {
+
+/// Opens `path` read-only; a missing file is the user's error (ConfigError, exit 2).
+std::unique_ptr<storage::Database> open_for_reading(const std::string& path);
+
+struct RunsArgs {
+  std::string db;
+  std::optional<std::string> experiment;  ///< only runs of this experiment
+  std::optional<std::string> status;      ///< only runs with this status
+  std::vector<std::string> where;         ///< key=value conditions, all must hold
+  std::vector<std::string> metrics;       ///< extra columns: KEY or KEY:last|min|max|mean|sum
+  bool wide = false;                      ///< add test_loss, test_ppl, ratio, seed, attempts, host
+  std::string format = "table";           ///< table, csv or json
+};
+
+/// `laconic runs`: one line per run (table), or every field (csv, json).
+int runs_command(const RunsArgs& args);
+
+struct BestArgs {
+  std::string db;
+  std::string metric = "test_accuracy";
+  std::optional<std::string> experiment;
+  std::optional<std::string> status;
+  std::vector<std::string> where;
+  std::string goal;         ///< "max", "min", or "" for the key's default
+  std::string by = "last";  ///< last, min, max or mean of the key's run_summary row
+  int top = 10;
+  std::string format = "table";
+};
+
+/// "min" for keys where lower is better (loss, perplexity, time, bytes, staleness, lag,
+/// distance), "max" for the others (accuracy).
+std::string default_goal(const std::string& key);
+
+/// `laconic best`: the runs ranked by one metric's final (or min / max / mean) value.
+int best_command(const BestArgs& args);
+
+}  // namespace laconic::cli

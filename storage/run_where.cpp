@@ -1,0 +1,145 @@
+#include "storage/run_where.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <set>
+
+#include "engine/core/error.hpp"
+
+namespace laconic::storage {
+namespace {
+
+std::string trim(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+// The whole text as a number, or nothing ("0.01", "1e-2", "4"; not "4x", not "").
+std::optional<double> as_number(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return std::nullopt;
+  return value;
+}
+
+// Equal as written numbers: 0.01 and 1e-2 parse to the same double; the relative slack only
+// absorbs a value that went through float on its way into the config.
+bool same_number(double a, double b) {
+  if (a == b) return true;
+  return std::fabs(a - b) <= 1e-9 * std::fmax(std::fabs(a), std::fabs(b));
+}
+
+bool value_matches(const nlohmann::json& stored, const std::string& wanted) {
+  if (stored.is_object() && stored.contains("name")) return value_matches(stored["name"], wanted);
+  if (stored.is_number()) {
+    const auto number = as_number(wanted);
+    return number && same_number(stored.get<double>(), *number);
+  }
+  if (stored.is_boolean()) return (stored.get<bool>() ? "true" : "false") == wanted;
+  if (stored.is_string()) return stored.get<std::string>() == wanted;
+  return stored.dump() == wanted;  // arrays: [784,392] as JSON text
+}
+
+bool last_part_is(const std::string& path, const std::string& key) {
+  return path.size() > key.size() && path.ends_with(key) && path[path.size() - key.size() - 1] == '.';
+}
+
+void flatten_into(const nlohmann::json& value, const std::string& prefix,
+                  std::vector<std::pair<std::string, nlohmann::json>>& out) {
+  if (!value.is_object()) {
+    out.emplace_back(prefix, value);
+    return;
+  }
+  for (const auto& [key, child] : value.items()) flatten_into(child, prefix.empty() ? key : prefix + "." + key, out);
+}
+
+// The config object at a dotted path, or nullptr.
+const nlohmann::json* at_path(const nlohmann::json& root, const std::string& path) {
+  const nlohmann::json* node = &root;
+  std::size_t from = 0;
+  while (true) {
+    const auto dot = path.find('.', from);
+    const std::string part = path.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    if (!node->is_object() || !node->contains(part)) return nullptr;
+    node = &(*node)[part];
+    if (dot == std::string::npos) return node;
+    from = dot + 1;
+  }
+}
+
+}  // namespace
+
+WhereCondition parse_where(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos)
+    throw ConfigError(str_cat("--where '", text, "' is not key=value (e.g. compressor=topk, ratio=0.01)"));
+  WhereCondition condition{trim(text.substr(0, eq)), trim(text.substr(eq + 1))};
+  if (condition.key.empty() || condition.value.empty())
+    throw ConfigError(str_cat("--where '", text, "' needs both a key and a value (e.g. compressor=topk)"));
+  return condition;
+}
+
+std::vector<std::pair<std::string, nlohmann::json>> flatten_json(const nlohmann::json& object) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  flatten_into(object, "", out);
+  return out;
+}
+
+WhereLookup match_where(const WhereCondition& condition, const nlohmann::json& swept, const nlohmann::json& config) {
+  const std::string& key = condition.key;
+  if (swept.is_object() && swept.contains(key)) return {true, value_matches(swept[key], condition.value)};
+  WhereLookup lookup;
+  if (swept.is_object())
+    for (const auto& [path, value] : swept.items())
+      if (last_part_is(path, key)) {
+        lookup.found = true;
+        lookup.matched = lookup.matched || value_matches(value, condition.value);
+      }
+  if (lookup.found) return lookup;
+  // The config repeats the swept variables under "swept"; they were looked at above.
+  if (!key.starts_with("swept")) {
+    if (const nlohmann::json* node = at_path(config, key)) return {true, value_matches(*node, condition.value)};
+  }
+  for (const auto& [path, value] : flatten_json(config)) {
+    if (path.starts_with("swept.") || !last_part_is(path, key)) continue;
+    lookup.found = true;
+    lookup.matched = lookup.matched || value_matches(value, condition.value);
+  }
+  return lookup;
+}
+
+std::vector<RunRow> filter_where(const std::vector<RunRow>& runs, const std::vector<WhereCondition>& conditions) {
+  if (conditions.empty()) return runs;
+  std::vector<bool> key_found(conditions.size(), false);
+  std::vector<RunRow> kept;
+  std::set<std::string> swept_keys;
+  for (const RunRow& run : runs) {
+    const auto swept = nlohmann::json::parse(run.swept, nullptr, false);
+    const auto config = nlohmann::json::parse(run.config, nullptr, false);
+    if (swept.is_object())
+      for (const auto& [key, value] : swept.items()) swept_keys.insert(key);
+    bool all = true;
+    for (std::size_t c = 0; c < conditions.size(); ++c) {
+      const WhereLookup lookup = match_where(conditions[c], swept, config);
+      key_found[c] = key_found[c] || lookup.found;
+      all = all && lookup.matched;
+    }
+    if (all) kept.push_back(run);
+  }
+  for (std::size_t c = 0; c < conditions.size(); ++c) {
+    if (key_found[c] || runs.empty()) continue;
+    std::string known;
+    for (const auto& key : swept_keys) known += (known.empty() ? "" : ", ") + key;
+    throw ConfigError(str_cat("--where ", conditions[c].key, "=", conditions[c].value, ": no run has a swept variable or ",
+                              "config field '", conditions[c].key, "'; swept variables: ",
+                              known.empty() ? "(none)" : known,
+                              "; config fields are paths such as compressor, compressor.ratio, optimizer.lr, "
+                              "workers, batch_size (see laconic show RUN)"));
+  }
+  return kept;
+}
+
+}  // namespace laconic::storage

@@ -1,0 +1,53 @@
+#pragma once
+// A query typed by the user (`laconic query "SQL"`), run so that it cannot change anything: one
+// statement only, checked by an authorizer that allows reading and nothing else, by
+// sqlite3_stmt_readonly, and on a connection with PRAGMA query_only = ON.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "storage/database.hpp"
+
+struct sqlite3_stmt;
+
+namespace laconic::storage {
+
+/// One value of a result row, typed as SQLite returned it.
+struct Cell {
+  /// Json: `text` is a JSON document (written as such in JSON output, as text elsewhere).
+  enum class Type { Null, Integer, Real, Text, Blob, Json };
+  Type type = Type::Null;
+  std::int64_t integer = 0;
+  double real = 0;
+  std::string text;  ///< Text, or the bytes of a Blob
+};
+
+/// Reads the `n` columns of the current row of `stmt` into `row` (resized to n).
+void read_row(sqlite3_stmt* stmt, int n, std::vector<Cell>& row);
+
+/// A prepared read-only statement of the user's; step through it with next().
+class UserQuery {
+ public:
+  /// ConfigError (the user can fix it) when `sql` is empty, holds more than one statement, does
+  /// not parse, or would write or change the connection (INSERT, UPDATE, DELETE, DROP, CREATE,
+  /// ATTACH, DETACH, a PRAGMA that sets something, BEGIN, ...); the message names what was
+  /// refused. Sets PRAGMA query_only = ON on `db`'s connection for the rest of its life.
+  UserQuery(Database& db, const std::string& sql);
+  ~UserQuery();
+  UserQuery(const UserQuery&) = delete;
+  UserQuery& operator=(const UserQuery&) = delete;
+
+  /// Result column names, in order.
+  const std::vector<std::string>& columns() const { return columns_; }
+  /// Fills `row` with the next result row; false when there are no more. StorageError (with
+  /// SQLite's message) if a step fails.
+  bool next(std::vector<Cell>& row);
+
+ private:
+  Database& db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::vector<std::string> columns_;
+  std::string refused_;  ///< what the authorizer refused, for the message
+};
+
+}  // namespace laconic::storage

@@ -1,0 +1,436 @@
+// End-to-end tests of the read-side commands (runs --where, show, compare, query, export, best)
+// on a database filled through the Recorder, the way `laconic run` fills it, without training.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+#include "storage/database.hpp"
+#include "storage/queries.hpp"
+#include "storage/recorder.hpp"
+#include "storage/statement.hpp"
+
+using namespace laconic;
+using namespace laconic::testing;
+
+namespace {
+
+RunConfig config_of(const std::string& experiment, const std::string& compressor, double ratio, std::int64_t workers,
+                    double lr) {
+  RunConfig c;
+  c.experiment = experiment;
+  c.dataset = {"dataset", "fashion_mnist", {}};
+  c.model = {"model", "lenet5", {}};
+  c.optimizer = {"optimizer", "sgd", {{"lr", lr}, {"momentum", 0.9}}};
+  c.topology = {"topology", "allreduce", {}};
+  c.schedule = {"schedule", "synchronous", {}};
+  c.compressor = {"compressor", compressor, {}};
+  c.workers = workers;
+  c.seed = 1;
+  c.swept = {{"compressor", compressor}, {"seed", std::int64_t{1}}};
+  c.name = "compressor=" + compressor;
+  if (compressor == "topk") {
+    c.compressor.fields["ratio"] = ratio;
+    c.swept["compressor.ratio"] = ratio;
+    c.name += ",ratio=" + format_value(Value{ratio});
+  }
+  c.name += ",seed=1";
+  return c;
+}
+
+// Two epochs of metrics of `workers` workers, 3 steps each; accuracy and loss of the last epoch
+// are the arguments.
+void record_run(storage::Recorder& recorder, std::int64_t run, int workers, double accuracy, double loss,
+                double bytes_per_step, double dense_per_step) {
+  recorder.start_run(run);
+  auto sink = recorder.metrics_sink(run);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    for (int w = 0; w < workers; ++w) {
+      for (int s = 0; s < 3; ++s) {
+        const int step = epoch * 3 + s;
+        sink->record({"train_loss", step, epoch, w, 0.1 * step, 2.0 - 0.1 * step});
+        sink->record({"time_step", step, epoch, w, 0.1 * step, 0.05});
+        sink->record({"bytes_sent", step, epoch, w, 0.1 * step, bytes_per_step});
+        sink->record({"bytes_dense", step, epoch, w, 0.1 * step, dense_per_step});
+      }
+      sink->record({"epoch_train_loss", epoch * 3 + 2, epoch, w, 0.3, 1.8 - 0.2 * epoch});
+      sink->record({"epoch_time", epoch * 3 + 2, epoch, w, 0.3, 3.0 + w});
+    }
+    sink->record({"test_accuracy", epoch * 3 + 2, epoch, 0, 0.3, epoch == 1 ? accuracy : accuracy / 2});
+    sink->record({"test_loss", epoch * 3 + 2, epoch, 0, 0.3, epoch == 1 ? loss : 2 * loss});
+  }
+}
+
+struct Fixture {
+  std::string dir = make_temp_dir();
+  std::string db = dir + "/t.db";
+  std::int64_t none = 0, topk1 = 0, topk10 = 0, diverged = 0, lm = 0;
+
+  Fixture() {
+    auto database = storage::Database::open(db);
+    storage::Recorder recorder(*database);
+    const auto fmnist = recorder.add_experiment("fmnist", "fmnist.lua", "h1");
+    none = recorder.add_run(fmnist, config_of("fmnist", "none", 0, 2, 0.05));
+    topk1 = recorder.add_run(fmnist, config_of("fmnist", "topk", 0.01, 4, 0.1));
+    topk10 = recorder.add_run(fmnist, config_of("fmnist", "topk", 0.1, 2, 0.1));
+    diverged = recorder.add_run(fmnist, config_of("fmnist", "qsgd", 0, 2, 0.5));
+    record_run(recorder, none, 2, 0.80, 0.55, 4000, 4000);
+    record_run(recorder, topk1, 4, 0.70, 0.75, 80, 4000);
+    record_run(recorder, topk10, 2, 0.85, 0.45, 800, 4000);
+    recorder.finish_run(none, storage::RunStatus::Finished);
+    recorder.finish_run(topk1, storage::RunStatus::Finished);
+    recorder.finish_run(topk10, storage::RunStatus::Finished);
+    recorder.start_run(diverged);
+    {
+      auto sink = recorder.metrics_sink(diverged);
+      sink->record({"train_loss", 0, 0, 0, 0.1, std::nan("")});
+      sink->record({"test_accuracy", 2, 0, 0, 0.3, std::nan("")});
+      sink->record({"test_loss", 2, 0, 0, 0.3, std::numeric_limits<double>::infinity()});
+    }
+    recorder.finish_run(diverged, storage::RunStatus::Diverged, "loss became NaN at step 0");
+    const auto text = recorder.add_experiment("lm", "lm.lua", "h2");
+    lm = recorder.add_run(text, config_of("lm", "none", 0, 2, 1.0));
+    recorder.start_run(lm);
+    {
+      auto sink = recorder.metrics_sink(lm);
+      sink->record({"test_perplexity", 0, 0, 0, 1.0, 123.5});
+      sink->record({"test_accuracy", 0, 0, 0, 1.0, 0.25});
+    }
+    recorder.finish_run(lm, storage::RunStatus::Finished);
+  }
+  ~Fixture() { std::filesystem::remove_all(dir); }
+  CommandResult laconic(const std::string& args) const { return run_laconic(dir, args + " --db t.db", 60); }
+};
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The line of `text` that contains `needle` ("" if none).
+std::string line_with(const std::string& text, const std::string& needle) {
+  for (const auto& line : lines_of(text))
+    if (line.find(needle) != std::string::npos) return line;
+  return "";
+}
+
+// The first line of `text` that starts with `prefix` ("" if none).
+std::string line_starting(const std::string& text, const std::string& prefix) {
+  for (const auto& line : lines_of(text))
+    if (line.starts_with(prefix)) return line;
+  return "";
+}
+
+// The whitespace-separated fields of a line.
+std::vector<std::string> fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string field; in >> field;) out.push_back(field);
+  return out;
+}
+
+std::int64_t count_rows(const std::string& db, const std::string& table) {
+  auto database = storage::Database::open_read_only(db);
+  storage::Statement q(database->handle(), "SELECT count(*) FROM " + table);
+  q.step();
+  return q.column_int64(0);
+}
+
+}  // namespace
+
+TEST_CASE("runs --where selects by swept variables and config, numbers numerically", "[cli][runs]") {
+  Fixture f;
+  auto r = f.laconic("runs --where compressor=topk");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(lines_of(r.out).size() == 3);  // header + 2 runs
+  CHECK_THAT(r.out, Catch::Contains("compressor=topk,ratio=0.01,seed=1") &&
+                        Catch::Contains("compressor=topk,ratio=0.1,seed=1") && !Catch::Contains("compressor=none"));
+
+  r = f.laconic("runs --where ratio=1e-2");
+  REQUIRE(r.status == 0);
+  CHECK(lines_of(r.out).size() == 2);
+  CHECK(line_with(r.out, "ratio=0.01").starts_with(std::to_string(f.topk1) + " "));
+
+  r = f.laconic("runs --where compressor=topk --where workers=2 --where lr=0.1");
+  REQUIRE(r.status == 0);
+  CHECK(lines_of(r.out).size() == 2);
+  CHECK_THAT(r.out, Catch::Contains("compressor=topk,ratio=0.1,seed=1"));
+
+  r = f.laconic("runs --where compressor=dgc");
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("no runs in t.db match"));
+
+  r = f.laconic("runs --where colour=red");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("no run has a swept variable or config field 'colour'") &&
+                        Catch::Contains("compressor.ratio"));
+  r = f.laconic("runs --where compressor");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("not key=value"));
+  r = f.laconic("runs --status DONE");
+  CHECK(r.status == 2);
+  r = f.laconic("runs --format yaml");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("unknown format 'yaml'; known: table, csv, json"));
+}
+
+TEST_CASE("runs shows perplexity, --wide columns, --metric columns and csv / json", "[cli][runs]") {
+  Fixture f;
+  auto r = f.laconic("runs --wide --metric time_step:mean --metric test_loss");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto header = lines_of(r.out).at(0);
+  for (const char* column : {"test_acc", "test_loss", "test_ppl", "ratio", "attempts", "time_step:mean"})
+    CHECK_THAT(header, Catch::Contains(column));
+  CHECK_THAT(line_with(r.out, "ratio=0.01"), Catch::Contains("50.0x") && Catch::Contains("0.05"));
+  CHECK_THAT(line_with(r.out, "qsgd"), Catch::Contains("DIVERGED"));
+  CHECK_THAT(line_with(r.out, " lm "), Catch::Contains("123.50"));
+
+  r = f.laconic("runs --experiment fmnist --format json");
+  REQUIRE(r.status == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  REQUIRE(json.size() == 4);
+  CHECK(json[1]["id"] == f.topk1);
+  CHECK(json[1]["final_test_accuracy"].get<double>() == 0.70);
+  CHECK(json[1]["compression_ratio"].get<double>() == 50.0);
+  CHECK(json[1]["swept"]["compressor.ratio"].get<double>() == 0.01);
+  CHECK(json[3]["final_test_accuracy"].is_null());  // its last accuracy was NaN: no final value
+  CHECK(json[3]["final_test_loss"] == "Infinity");
+  CHECK(json[3]["error"] == "loss became NaN at step 0");
+  CHECK(json[0]["error"].is_null());
+
+  r = f.laconic("runs --experiment fmnist --format csv");
+  REQUIRE(r.status == 0);
+  const auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0].starts_with("id,experiment,name,status,error,seed,"));
+  CHECK_THAT(lines[4], Catch::Contains(",DIVERGED,loss became NaN at step 0,") && Catch::Contains(",,inf,"));
+  // The swept JSON holds commas and quotes, so CSV quotes it and doubles the quotes.
+  CHECK_THAT(lines[2], Catch::Contains("\"{\"\"compressor\"\":\"\"topk\"\""));
+
+  r = f.laconic("runs --experiment nope");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("no experiment 'nope'") && Catch::Contains("fmnist, lm"));
+}
+
+TEST_CASE("show prints facts, config, summary and the per-epoch table of one run", "[cli][show]") {
+  Fixture f;
+  auto r = f.laconic("show " + std::to_string(f.topk1));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::StartsWith("run " + std::to_string(f.topk1) + ": compressor=topk,ratio=0.01,seed=1"));
+  CHECK_THAT(line_with(r.out, "status"), Catch::Contains("FINISHED"));
+  CHECK_THAT(line_with(r.out, "attempts"), Catch::Contains("1"));
+  CHECK_THAT(line_with(r.out, "compressor.ratio"), Catch::Contains("= 0.01"));
+  CHECK_THAT(r.out, Catch::Contains("\"ratio\": 0.01") && Catch::Contains("\"workers\": 4"));
+  // Summary: train_loss over 2 epochs x 3 steps x 4 workers.
+  using Fields = std::vector<std::string>;
+  CHECK(fields(line_starting(r.out, "train_loss ")) == Fields{"train_loss", "1.5", "1.5", "2", "1.75", "24", "0"});
+  CHECK(fields(line_starting(r.out, "bytes_sent ")) == Fields{"bytes_sent", "80", "80", "80", "80", "24", "0"});
+  // Per epoch: epoch 1 has the final accuracy; 3 steps x 4 workers x 80 bytes = 960 B; ratio 50x.
+  const auto epoch1 = lines_of(r.out).back();
+  CHECK_THAT(epoch1, Catch::StartsWith("1 ") && Catch::Contains("0.7000") && Catch::Contains("0.7500") &&
+                         Catch::Contains("1.6000") && Catch::Contains("6.0s") && Catch::Contains("960 B") &&
+                         Catch::Contains("50.0x"));
+
+  r = f.laconic("show " + std::to_string(f.diverged));
+  REQUIRE(r.status == 0);
+  CHECK_THAT(line_with(r.out, "error"), Catch::Contains("loss became NaN at step 0"));
+  CHECK(fields(line_starting(r.out, "train_loss ")) == Fields{"train_loss", "nan", "-", "-", "-", "0", "1"});
+
+  r = f.laconic("show 999");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("no run 999") && Catch::Contains("5 runs with ids 1 to 5"));
+}
+
+TEST_CASE("compare puts runs side by side and marks the rows that differ", "[cli][compare]") {
+  Fixture f;
+  const std::string ids = std::to_string(f.none) + " " + std::to_string(f.topk10);
+  auto r = f.laconic("compare " + ids);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(lines_of(r.out).at(0), Catch::Contains("run " + std::to_string(f.none)) &&
+                                          Catch::Contains("run " + std::to_string(f.topk10)));
+  CHECK_THAT(line_with(r.out, "compressor.name"), Catch::StartsWith("*") && Catch::Contains("none") &&
+                                                      Catch::Contains("topk"));
+  CHECK_THAT(line_with(r.out, "batch_size"), !Catch::StartsWith("*"));
+  CHECK_THAT(line_with(r.out, "workers"), !Catch::StartsWith("*"));
+  CHECK_THAT(line_with(r.out, "test_accuracy (last)"), Catch::StartsWith("*") && Catch::Contains("0.8") &&
+                                                           Catch::Contains("0.85"));
+  CHECK_THAT(line_with(r.out, "bytes_sent (sum)"), Catch::Contains("48000") && Catch::Contains("9600"));
+  CHECK_THAT(line_with(r.out, "compression_ratio"), Catch::Contains("1.00x") && Catch::Contains("5.00x"));
+  CHECK_THAT(r.out, Catch::Contains("rows differ (marked *)"));
+
+  r = f.laconic("compare --diff-only " + ids);
+  REQUIRE(r.status == 0);
+  CHECK(line_with(r.out, "batch_size").empty());
+  CHECK_FALSE(line_with(r.out, "optimizer.lr").empty());
+  for (const auto& line : lines_of(r.out))
+    if (line.find("run ") != 0 && line.find("diff") != 0 && line.find("rows differ") == std::string::npos)
+      CHECK_THAT(line, Catch::StartsWith("*"));
+
+  r = f.laconic("compare " + std::to_string(f.none));
+  CHECK(r.status == 2);
+  r = f.laconic("compare 1 77");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("no run 77"));
+}
+
+TEST_CASE("query prints one read-only statement as a table, csv or json", "[cli][query]") {
+  Fixture f;
+  const std::string sql =
+      "\"SELECT r.id, r.status, s.last AS acc, r.error FROM runs r LEFT JOIN run_summary s ON s.run_id = r.id "
+      "AND s.key = 'test_accuracy' WHERE json_extract(r.swept, '\\$.compressor') != 'topk' ORDER BY r.id\"";
+  auto r = f.laconic("query " + sql);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 4);
+  CHECK_THAT(lines[0], Catch::StartsWith("id") && Catch::Contains("acc") && Catch::Contains("error"));
+  CHECK_THAT(lines[1], Catch::Contains("FINISHED") && Catch::Contains("0.8") && Catch::EndsWith("NULL"));
+  CHECK_THAT(lines[2], Catch::Contains("DIVERGED") && Catch::Contains("NULL") && Catch::Contains("loss became NaN"));
+
+  r = f.laconic("query --format csv " + sql);
+  REQUIRE(r.status == 0);
+  lines = lines_of(r.out);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] == "id,status,acc,error");
+  CHECK(lines[1] == std::to_string(f.none) + ",FINISHED,0.8,");
+  CHECK(lines[2] == std::to_string(f.diverged) + ",DIVERGED,,loss became NaN at step 0");
+
+  r = f.laconic("query --format json " + sql);
+  REQUIRE(r.status == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  REQUIRE(json.size() == 3);
+  CHECK(json[0]["acc"].get<double>() == 0.8);
+  CHECK(json[1]["acc"].is_null());
+  CHECK(json[2]["id"] == f.lm);
+}
+
+TEST_CASE("query refuses writes and leaves the database unchanged", "[cli][query]") {
+  Fixture f;
+  const auto before = read_file(f.db);
+  const std::int64_t metrics = count_rows(f.db, "metrics"), runs = count_rows(f.db, "runs");
+  for (const std::string sql :
+       {"INSERT INTO experiments (name, file_path, file_hash, created) VALUES ('x', 'x', 'x', 0)",
+        "DELETE FROM metrics", "DROP TABLE runs", "UPDATE runs SET status = 'FAILED'",
+        "SELECT 1; DELETE FROM metrics", "ATTACH DATABASE 'other.db' AS o", "PRAGMA query_only = 0"}) {
+    auto r = f.laconic("query \"" + sql + "\"");
+    INFO(sql << "\n" << r.err);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Catch::Contains("laconic query only reads") || Catch::Contains("one statement"));
+  }
+  CHECK_FALSE(std::filesystem::exists(f.dir + "/other.db"));
+  CHECK(count_rows(f.db, "metrics") == metrics);
+  CHECK(count_rows(f.db, "runs") == runs);
+  CHECK(read_file(f.db) == before);
+  auto r = f.laconic("query \"SELECT x FROM nowhere\"");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("no such table: nowhere"));
+}
+
+TEST_CASE("export streams metrics, summaries and runs as csv or json", "[cli][export]") {
+  Fixture f;
+  auto r = f.laconic("export --format csv --experiment fmnist --key test_loss");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 1 + 3 * 2 + 1);  // header, 2 epochs of 3 runs, the diverged run's one
+  CHECK(lines[0] == "run_id,experiment,run,key,step,epoch,worker,wall_time,value");
+  CHECK(lines[1] == std::to_string(f.none) + ",fmnist,\"compressor=none,seed=1\",test_loss,2,0,0,0.3,1.1");
+  CHECK(lines.back() == std::to_string(f.diverged) + ",fmnist,\"compressor=qsgd,seed=1\",test_loss,2,0,0,0.3,inf");
+
+  r = f.laconic("export --format json --run " + std::to_string(f.diverged) + " --out d.json");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.err, Catch::Contains("wrote 3 metrics rows to d.json"));
+  auto json = nlohmann::json::parse(read_file(f.dir + "/d.json"));
+  REQUIRE(json.size() == 3);
+  CHECK(json[0]["key"] == "test_accuracy");
+  CHECK(json[0]["value"] == "NaN");
+  CHECK(json[1]["value"] == "Infinity");
+  CHECK(json[2]["key"] == "train_loss");
+
+  r = f.laconic("export --what summary --format csv --key bytes_sent --experiment fmnist");
+  REQUIRE(r.status == 0);
+  lines = lines_of(r.out);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] == "run_id,experiment,run,key,last,min,max,mean,sum,count,nan_count");
+  CHECK(lines[2] == std::to_string(f.topk1) + ",fmnist,\"compressor=topk,ratio=0.01,seed=1\",bytes_sent,80,80,80,80,"
+                                              "1920,24,0");
+
+  r = f.laconic("export --what runs --format json");
+  REQUIRE(r.status == 0);
+  json = nlohmann::json::parse(r.out);
+  REQUIRE(json.size() == 5);
+  CHECK(json[1]["config"]["compressor"]["ratio"].get<double>() == 0.01);
+  CHECK(json[1]["bytes_sent"].get<double>() == 1920);
+
+  r = f.laconic("export --format table");
+  CHECK(r.status == 2);
+  r = f.laconic("export --what everything");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("known: runs, metrics, summary"));
+  r = f.laconic("export --run 42");
+  CHECK(r.status == 2);
+}
+
+TEST_CASE("best ranks runs by a metric's final value, lower first for losses", "[cli][best]") {
+  Fixture f;
+  auto r = f.laconic("best --experiment fmnist");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 6);
+  CHECK(lines[0] == "top 4 of 4 runs with test_accuracy, by its final (last recorded) value, higher is better");
+  CHECK_THAT(lines[2], Catch::StartsWith("1 ") && Catch::Contains("compressor=topk,ratio=0.1,seed=1") &&
+                           Catch::EndsWith("0.85"));
+  CHECK_THAT(lines[3], Catch::StartsWith("2 ") && Catch::Contains("compressor=none"));
+  CHECK_THAT(lines[5], Catch::StartsWith("4 ") && Catch::Contains("DIVERGED") && Catch::EndsWith("nan"));
+
+  r = f.laconic("best --metric test_loss --experiment fmnist --top 2 --format csv");
+  REQUIRE(r.status == 0);
+  lines = lines_of(r.out);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "rank,id,experiment,run,status,test_loss");
+  CHECK(lines[1] == "1," + std::to_string(f.topk10) + ",fmnist,\"compressor=topk,ratio=0.1,seed=1\",FINISHED,0.45");
+
+  r = f.laconic("best --metric test_accuracy --by max --goal min --where compressor=topk --format json");
+  REQUIRE(r.status == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  REQUIRE(json.size() == 2);
+  CHECK(json[0]["id"] == f.topk1);
+  CHECK(json[0]["test_accuracy:max"].get<double>() == 0.70);
+
+  r = f.laconic("best --metric test_acc");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("no run recorded metric 'test_acc'") &&
+                        Catch::Contains("recorded keys: bytes_dense, bytes_sent") &&
+                        Catch::Contains("test_perplexity"));
+  r = f.laconic("best --goal up");
+  CHECK(r.status == 2);
+}
+
+TEST_CASE("the read commands explain a missing database and appear in --help", "[cli][errors]") {
+  const auto dir = make_temp_dir();
+  for (const std::string command : {"runs", "show 1", "compare 1 2", "query \"SELECT 1\"", "export", "best"}) {
+    auto r = run_laconic(dir, command + " --db missing.db", 30);
+    INFO(command);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Catch::Contains("database missing.db does not exist"));
+  }
+  auto help = run_laconic(dir, "--help", 30);
+  for (const char* command : {"show", "compare", "query", "export", "best"}) CHECK_THAT(help.out, Catch::Contains(command));
+  auto best = run_laconic(dir, "best --help", 30);
+  CHECK_THAT(best.out, Catch::Contains("--top") && Catch::Contains("10") && Catch::Contains("test_accuracy"));
+  auto unknown = run_laconic(dir, "runs --no-such-flag", 30);
+  CHECK(unknown.status == 2);
+  std::filesystem::remove_all(dir);
+}
