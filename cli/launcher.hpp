@@ -19,7 +19,7 @@ struct LaunchSpec {
   std::string run_name;     ///< checked by each worker against its own expansion
   int workers = 1;          ///< processes: the run's workers plus its servers (world size)
   double timeout = 60;      ///< seconds; Gloo waits at most this long, the controller a bit more
-  std::string checkpoint_dir;       ///< where workers write checkpoints; "" = none
+  std::string checkpoint_dir{};     ///< where workers write checkpoints; "" = none
   std::int64_t checkpoint_every = 0;  ///< steps between checkpoints; 0 = none
   std::int64_t resume_step = -1;    ///< workers start from their checkpoints of this step; -1 = fresh
 };

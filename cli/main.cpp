@@ -1,10 +1,13 @@
-// laconic: the command-line entry point. Parses flags, dispatches to the commands, and turns any
+// laconic and laconic-engine: the command-line entry point (cli/CMakeLists.txt builds it twice).
+// Parses flags, dispatches to the commands, and turns any
 // error into one clear message and a non-zero exit status.
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -20,10 +23,12 @@
 
 namespace {
 
+#ifndef LACONIC_FRONT
 // Signal handlers can only reach a global; this one flag is the controller's "stop" request.
 std::atomic<bool> g_stop{false};
 
 void request_stop(int) { g_stop = true; }
+#endif
 
 std::string self_executable(const char* argv0) {
   char buf[PATH_MAX];
@@ -32,12 +37,28 @@ std::string self_executable(const char* argv0) {
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
+#ifdef LACONIC_FRONT
+// Replaces this process by laconic-engine from the same directory, with the same arguments (and
+// so the same pid: a controller's runs.controller_pid stays right). Returns only on failure.
+int exec_engine(char** argv) {
+  const std::string self = self_executable(argv[0]);
+  const std::string engine = self.substr(0, self.rfind('/') + 1) + "laconic-engine";
+  argv[0] = const_cast<char*>(engine.c_str());
+  ::execv(engine.c_str(), argv);
+  std::cerr << "laconic: cannot start " << engine << ": " << std::strerror(errno)
+            << " (run, worker, check and list live in that binary, built next to laconic)\n";
+  return 1;
+}
+#endif
+
+#ifndef LACONIC_FRONT
 // "compressors" and "topologies" name the same kinds as "compressor" and "topology".
 std::string singular(std::string kind) {
   if (kind.size() > 3 && kind.ends_with("ies")) return kind.substr(0, kind.size() - 3) + "y";
   if (kind.size() > 1 && kind.ends_with("s")) return kind.substr(0, kind.size() - 1);
   return kind;
 }
+#endif
 
 }  // namespace
 
@@ -179,6 +200,11 @@ int main(int argc, char** argv) {
   }
 
   try {
+#ifdef LACONIC_FRONT
+    // This binary does not link LibTorch, so the read commands start at once; the commands
+    // that train or need the engine's catalog run in laconic-engine, with the same arguments.
+    if (*run || *worker || *list || *check) return exec_engine(argv);
+#else
     if (*run) {
       struct sigaction action {};
       action.sa_handler = request_stop;
@@ -190,6 +216,11 @@ int main(int argc, char** argv) {
       return laconic::cli::run_command(run_args, g_stop);
     }
     if (*worker) return laconic::cli::worker_command(worker_args);
+    if (*list)
+      return list_markdown ? laconic::cli::list_markdown_command()
+                           : laconic::cli::list_command(list_kind.empty() ? "" : singular(list_kind));
+    if (*check) return laconic::cli::check_command(check_file, check_only);
+#endif
     runs_args.db = compare_args.db = export_args.db = best_args.db = db;
     if (*runs) return laconic::cli::runs_command(runs_args);
     if (*show) return laconic::cli::show_command(db, show_run);
@@ -201,10 +232,6 @@ int main(int argc, char** argv) {
       report_args.db = db;
       return laconic::cli::report_command(report_args);
     }
-    if (*list)
-      return list_markdown ? laconic::cli::list_markdown_command()
-                           : laconic::cli::list_command(list_kind.empty() ? "" : singular(list_kind));
-    if (*check) return laconic::cli::check_command(check_file, check_only);
   } catch (const laconic::ConfigError& e) {
     std::cerr << "laconic: " << e.what() << "\n";
     return 2;

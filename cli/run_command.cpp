@@ -30,8 +30,8 @@ struct PlannedRun {
   std::size_t index;       // position in the plan (what workers are told)
   RunConfig recorded;      // as the database records it (tuning phases rename it)
   std::int64_t id = -1;    // runs.id; -1 when skipped
-  std::optional<std::int64_t> done;  // id of the run that makes this one unnecessary
-  std::string done_as;               // how that run ended ("finished", "diverged", "running")
+  std::optional<std::int64_t> done{};  // id of the run that makes this one unnecessary
+  std::string done_as{};               // how that run ended ("finished", "diverged", "running")
   std::int64_t resume_step = -1;     // continue run `id` from its checkpoint of this step
 };
 
