@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine/core/error.hpp"
+#include "fixture.hpp"
 #include "reports/report.hpp"
 #include "storage/recorder.hpp"
 #include "storage/statement.hpp"
@@ -17,28 +18,9 @@ using namespace laconic::reports;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() : path_(std::filesystem::temp_directory_path() / ("laconic-reports-test-" + std::to_string(getpid()))) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;  // leave a stray directory rather than throw from a destructor
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
+using testing::TempDir;
 
- private:
-  std::filesystem::path path_;
-};
-
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read(const std::string& path) { return testing::read_text(path); }
 
 RunConfig config_named(const std::string& name) {
   RunConfig config;
@@ -96,7 +78,7 @@ bool has_line(const std::string& text, const std::string& line) {
 }  // namespace
 
 TEST_CASE("the report compares the latest run of each run name with exact values", "[reports]") {
-  TempDir dir;
+  TempDir dir("report");
   auto db = Database::open(dir.file("runs.db"));
   Recorder recorder(*db);
   const auto experiment = recorder.add_experiment("fmnist-topk", "experiments/fmnist.lua", "0badc0de");
@@ -143,7 +125,7 @@ TEST_CASE("the report compares the latest run of each run name with exact values
 }
 
 TEST_CASE("strings from the database are escaped in the HTML report", "[reports][html]") {
-  TempDir dir;
+  TempDir dir("report");
   auto db = Database::open(dir.file("runs.db"));
   Recorder recorder(*db);
   const auto experiment = recorder.add_experiment("x", "<b>path</b>.lua", "h&h");
@@ -164,7 +146,7 @@ TEST_CASE("strings from the database are escaped in the HTML report", "[reports]
 }
 
 TEST_CASE("a report of an experiment without runs lists the experiments that exist", "[reports][errors]") {
-  TempDir dir;
+  TempDir dir("report");
   auto db = Database::open(dir.file("runs.db"));
   CHECK_THROWS_WITH(write_report(*db, "fmnist", dir.file("out")),
                     Catch::Contains("'fmnist' has no runs") && Catch::Contains("the database has no experiments"));
