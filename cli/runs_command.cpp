@@ -90,6 +90,44 @@ Cell optional_real(double value) { return std::isnan(value) ? null_cell() : real
 
 }  // namespace
 
+const std::vector<std::string>& run_columns() {
+  static const std::vector<std::string> columns{
+      "id",          "experiment",     "name",      "status",      "error",
+      "seed",        "repetition",     "created",   "started",     "ended",
+      "heartbeat",   "wall_time",      "final_test_accuracy", "final_test_loss", "final_test_perplexity",
+      "bytes_sent",  "bytes_dense",    "compression_ratio",   "host",        "controller_pid",
+      "attempts",    "checkpoint_step", "laconic_version",    "swept",       "config"};
+  return columns;
+}
+
+std::vector<Cell> run_cells(const storage::RunRow& run) {
+  return {integer_cell(run.id),
+          text_cell(run.experiment),
+          text_cell(run.name),
+          text_cell(run.status_label()),
+          run.error.empty() ? null_cell() : text_cell(run.error),
+          integer_cell(run.seed),
+          integer_cell(run.repetition),
+          optional_real(run.created),
+          optional_real(run.started),
+          optional_real(run.ended),
+          optional_real(run.heartbeat),
+          real_cell(run.wall_time),
+          optional_real(run.final_test_accuracy),
+          optional_real(run.final_test_loss),
+          optional_real(run.final_test_perplexity),
+          real_cell(run.bytes_sent),
+          real_cell(run.bytes_dense),
+          optional_real(ratio_of(run)),
+          text_cell(run.host),
+          integer_cell(run.controller_pid),
+          integer_cell(run.attempts),
+          run.checkpoint_step ? integer_cell(*run.checkpoint_step) : null_cell(),
+          text_cell(run.laconic_version),
+          json_cell(run.swept),
+          json_cell(run.config)};
+}
+
 std::unique_ptr<storage::Database> open_for_reading(const std::string& path) {
   if (path != ":memory:" && !std::filesystem::exists(path))
     throw ConfigError(str_cat("database ", path, " does not exist; give --db PATH (or set LACONIC_DB), or record ",
@@ -118,33 +156,11 @@ int runs_command(const RunsArgs& args) {
 
   RowWriter writer(std::cout, format);
   if (format != Format::Table) {
-    std::vector<std::string> columns{"id", "experiment", "name", "status", "error", "seed", "repetition",
-                                     "started", "ended", "wall_time", "final_test_accuracy", "final_test_loss",
-                                     "final_test_perplexity", "bytes_sent", "bytes_dense", "compression_ratio",
-                                     "attempts", "checkpoint_step", "host", "swept"};
+    std::vector<std::string> columns = run_columns();
     for (const auto& column : extra) columns.push_back(column.label());
     writer.header(columns);
     for (const auto& run : runs) {
-      std::vector<Cell> cells{integer_cell(run.id),
-                              text_cell(run.experiment),
-                              text_cell(run.name),
-                              text_cell(run.status_label()),
-                              run.error.empty() ? null_cell() : text_cell(run.error),
-                              integer_cell(run.seed),
-                              integer_cell(run.repetition),
-                              optional_real(run.started),
-                              optional_real(run.ended),
-                              real_cell(run.wall_time),
-                              optional_real(run.final_test_accuracy),
-                              optional_real(run.final_test_loss),
-                              optional_real(run.final_test_perplexity),
-                              real_cell(run.bytes_sent),
-                              real_cell(run.bytes_dense),
-                              optional_real(ratio_of(run)),
-                              integer_cell(run.attempts),
-                              run.checkpoint_step ? integer_cell(*run.checkpoint_step) : null_cell(),
-                              text_cell(run.host),
-                              json_cell(run.swept)};
+      std::vector<Cell> cells = run_cells(run);
       extra_cells(run, cells);
       writer.row(cells);
     }

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "storage/database.hpp"
+#include "storage/queries.hpp"
+#include "storage/user_query.hpp"
 
 namespace laconic::cli {
 
@@ -22,6 +24,11 @@ struct RunsArgs {
   bool wide = false;                      ///< add test_loss, test_ppl, ratio, seed, attempts, host
   std::string format = "table";           ///< table, csv or json
 };
+
+/// Every field of a run as csv / json show it (`runs --format csv|json`, `export --what runs`):
+/// the names, and one run's cells in that order (NaN and absent values as NULL).
+const std::vector<std::string>& run_columns();
+std::vector<storage::Cell> run_cells(const storage::RunRow& run);
 
 /// `laconic runs`: one line per run (table), or every field (csv, json).
 int runs_command(const RunsArgs& args);

@@ -14,47 +14,8 @@
 #include "storage/user_query.hpp"
 
 namespace laconic::cli {
-namespace {
 
 using storage::Cell;
-
-std::vector<Cell> run_cells(const storage::RunRow& run) {
-  auto real = [](double v) { return std::isnan(v) ? null_cell() : real_cell(v); };
-  return {integer_cell(run.id),
-          text_cell(run.experiment),
-          text_cell(run.name),
-          text_cell(run.status_label()),
-          run.error.empty() ? null_cell() : text_cell(run.error),
-          integer_cell(run.seed),
-          integer_cell(run.repetition),
-          real(run.created),
-          real(run.started),
-          real(run.ended),
-          real(run.heartbeat),
-          real_cell(run.wall_time),
-          real(run.final_test_accuracy),
-          real(run.final_test_loss),
-          real(run.final_test_perplexity),
-          real_cell(run.bytes_sent),
-          real_cell(run.bytes_dense),
-          run.bytes_sent > 0 ? real_cell(run.bytes_dense / run.bytes_sent) : null_cell(),
-          text_cell(run.host),
-          integer_cell(run.controller_pid),
-          integer_cell(run.attempts),
-          run.checkpoint_step ? integer_cell(*run.checkpoint_step) : null_cell(),
-          text_cell(run.laconic_version),
-          json_cell(run.swept),
-          json_cell(run.config)};
-}
-
-const std::vector<std::string> kRunColumns{
-    "id",           "experiment",     "name",       "status",          "error",
-    "seed",         "repetition",     "created",    "started",         "ended",
-    "heartbeat",    "wall_time",      "final_test_accuracy", "final_test_loss", "final_test_perplexity",
-    "bytes_sent",   "bytes_dense",    "compression_ratio",   "host",     "controller_pid",
-    "attempts",     "checkpoint_step", "laconic_version",    "swept",    "config"};
-
-}  // namespace
 
 int query_command(const std::string& db_path, const std::string& sql, const std::string& format_text) {
   const Format format = parse_format(format_text);
@@ -92,7 +53,7 @@ int export_command(const ExportArgs& args) {
                         [&](const std::vector<Cell>& cells) { writer.row(cells); }};
   storage::ExportFilter filter{args.experiment, args.runs, args.keys};
   if (args.what == "runs") {
-    writer.header(kRunColumns);
+    writer.header(run_columns());
     for (const auto& run : storage::list_runs(*db, {args.experiment, std::nullopt})) {
       if (!args.runs.empty() && std::find(args.runs.begin(), args.runs.end(), run.id) == args.runs.end()) continue;
       writer.row(run_cells(run));
