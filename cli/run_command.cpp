@@ -218,10 +218,13 @@ class Executor {
       }
       progress_.clear();
     }  // the sink commits its last batch here, before the status says the run is over
+    if (outcome.ok || outcome.diverged) {
+      // Both are results: --resume skips them, so their checkpoints will never be used.
+      std::error_code ignored;
+      std::filesystem::remove_all(checkpoints, ignored);
+    }
     if (outcome.ok) {
       recorder_.finish_run(run.id, storage::RunStatus::Finished);
-      std::error_code ignored;  // a finished run needs no checkpoint
-      std::filesystem::remove_all(checkpoints, ignored);
       ++finished_;
     } else if (outcome.diverged) {
       recorder_.finish_run(run.id, storage::RunStatus::Diverged, outcome.error);
