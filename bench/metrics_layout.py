@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Which layout of the metrics table could ingest 500k rows/s? Inserts the same ~1M rows
-(100 runs x 330 steps x 2 workers x the 15 per-step keys, batches of 2,000 sorted by key, one
-transaction each, WAL, synchronous=NORMAL, as storage::SqliteSink does) into candidate schemas
-and prints rows/s for each. Python's sqlite3 adds its own per-row cost, so compare the ratios,
-not the absolute figures, with bench/storage_bench.sh. Usage: python3 bench/metrics_layout.py"""
+"""Which layout of the metrics table could ingest 500k rows/s? (Schema 3 took the integer key.)
+Inserts the same ~1M rows (100 runs x 330 steps x 2 workers x the 15 per-step keys, batches of
+2,000 sorted by key as schema 2's storage::SqliteSink wrote them, one transaction each, WAL,
+synchronous=NORMAL) into candidate schemas and prints rows/s for each. Python's sqlite3 adds its
+own per-row cost, so compare the ratios, not the absolute figures, with bench/storage_bench.sh.
+Usage: python3 bench/metrics_layout.py"""
 import os
 import random
 import sqlite3
@@ -14,9 +15,12 @@ KEYS = ["train_loss", "time_forward", "time_backward", "time_compress", "time_de
         "bytes_dense", "payload_bytes", "projected_time_communicate", "projected_time_step"]
 COLUMNS = """run_id INTEGER NOT NULL, key TEXT NOT NULL, step INTEGER NOT NULL, epoch INTEGER NOT NULL,
   worker INTEGER NOT NULL, wall_time REAL, value REAL, seq INTEGER NOT NULL"""
+INT_COLUMNS = COLUMNS.replace("key TEXT", "key INTEGER")
 LAYOUTS = [
     ("schema 2: rowid table + index (run_id, key, step)",
      f"CREATE TABLE metrics ({COLUMNS}); CREATE INDEX m ON metrics (run_id, key, step);"),
+    ("schema 3: integer key (metric_keys), rowid table + index (run_id, key_id, step)",
+     f"CREATE TABLE metrics ({INT_COLUMNS}); CREATE INDEX m ON metrics (run_id, key, step);"),
     ("no index (diagnosis only: per-key reads would scan a run)", f"CREATE TABLE metrics ({COLUMNS});"),
     ("WITHOUT ROWID, primary key (run_id, key, step, worker, seq)",
      f"CREATE TABLE metrics ({COLUMNS}, PRIMARY KEY (run_id, key, step, worker, seq)) WITHOUT ROWID;"),
@@ -27,6 +31,7 @@ INSERT = "INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def ingest(schema, path="/tmp/laconic-metrics-layout.db", runs=100, steps=330, workers=2):
+    integer_keys = "key INTEGER" in schema
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(path + suffix):
             os.remove(path + suffix)
@@ -50,9 +55,9 @@ def ingest(schema, path="/tmp/laconic-metrics-layout.db", runs=100, steps=330, w
     for run in range(1, runs + 1):
         for step in range(steps):
             for worker in range(workers):
-                for key in KEYS:
+                for k, key in enumerate(KEYS):
                     seq += 1
-                    batch.append((run, key, step, 0, worker, 0.5, rng.random(), seq))
+                    batch.append((run, k if integer_keys else key, step, 0, worker, 0.5, rng.random(), seq))
                     if len(batch) >= 2000:
                         commit()
         if batch:

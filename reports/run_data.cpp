@@ -67,7 +67,7 @@ void collect_epochs(storage::Database& db, RunData& data, const std::string& met
   };
   storage::Statement worker0(db.handle(),
                              "SELECT key, epoch, value FROM metrics WHERE run_id = ?1 AND key IN (?2, 'epoch_time') "
-                             "AND worker = 0 ORDER BY step, rowid");
+                             "AND worker = 0 ORDER BY step, seq");
   worker0.bind_int64(1, data.run.id).bind_text(2, metric);
   std::map<std::int64_t, double> epoch_time;
   while (worker0.step()) {

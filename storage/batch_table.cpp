@@ -11,7 +11,7 @@
 namespace laconic::storage {
 namespace {
 
-enum Column { kKey, kStep, kEpoch, kWorker, kWallTime, kValue, kBatchArgument };
+enum Column { kKeyId, kStep, kEpoch, kWorker, kWallTime, kValue, kBatchArgument };
 
 struct Cursor {
   sqlite3_vtab_cursor base;  // first, as SQLite requires
@@ -20,7 +20,7 @@ struct Cursor {
 };
 
 int connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** table, char**) {
-  const int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(key, step, epoch, worker, wall_time, value, batch HIDDEN)");
+  const int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(key_id, step, epoch, worker, wall_time, value, batch HIDDEN)");
   if (rc != SQLITE_OK) return rc;
   *table = static_cast<sqlite3_vtab*>(sqlite3_malloc(sizeof(sqlite3_vtab)));
   if (*table == nullptr) return SQLITE_NOMEM;
@@ -81,12 +81,7 @@ int column(sqlite3_vtab_cursor* cursor, sqlite3_context* context, int n) {
   const auto* c = reinterpret_cast<Cursor*>(cursor);
   const BatchRow& row = (*c->batch->rows)[(*c->batch->order)[c->position]];
   switch (n) {
-    case kKey: {
-      const std::string& key = (*c->batch->keys)[row.key];
-      // The keys outlive the statement's step, so SQLite need not copy them.
-      sqlite3_result_text(context, key.data(), static_cast<int>(key.size()), SQLITE_STATIC);
-      break;
-    }
+    case kKeyId: sqlite3_result_int64(context, (*c->batch->key_ids)[row.key]); break;
     case kStep: sqlite3_result_int64(context, row.step); break;
     case kEpoch: sqlite3_result_int64(context, row.epoch); break;
     case kWorker: sqlite3_result_int64(context, row.worker); break;

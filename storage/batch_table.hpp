@@ -2,14 +2,13 @@
 // `laconic_batch(?)`: a table-valued function over rows held in memory, so the writer inserts a
 // whole batch of metrics with one INSERT ... SELECT instead of one bind/step/reset per row.
 #include <cstdint>
-#include <string>
 #include <vector>
 
 struct sqlite3;
 
 namespace laconic::storage {
 
-/// One buffered metric row; `key` indexes Batch::keys.
+/// One buffered metric row; `key` indexes Batch::key_ids.
 struct BatchRow {
   std::uint32_t key;
   int worker;
@@ -22,7 +21,7 @@ struct BatchRow {
 /// What laconic_batch(?) scans: rows[order[0]], rows[order[1]], ... Bound with
 /// sqlite3_bind_pointer(statement, i, &batch, kBatchPointerType, nullptr).
 struct Batch {
-  const std::vector<std::string>* keys;
+  const std::vector<std::int64_t>* key_ids;  ///< metric_keys.id of each key a BatchRow names
   const std::vector<BatchRow>* rows;
   const std::vector<std::uint32_t>* order;
 };
@@ -30,7 +29,7 @@ struct Batch {
 /// The pointer type name of a bound Batch.
 inline constexpr const char* kBatchPointerType = "laconic_batch";
 
-/// Makes laconic_batch(...) (columns key, step, epoch, worker, wall_time, value) known to `db`
+/// Makes laconic_batch(...) (columns key_id, step, epoch, worker, wall_time, value) known to `db`
 /// unless it already is; StorageError if SQLite refuses.
 void register_batch_table(sqlite3* db);
 

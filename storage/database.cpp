@@ -59,6 +59,19 @@ std::unique_ptr<Database> Database::open_read_only(const std::string& path) {
   const int version = read_schema_version(db, path);
   if (version == 0) throw StorageError(str_cat("database ", path, " is not a laconic database (it is empty)"), -1);
   refuse_newer(version, path);
+  if (version < latest_schema_version()) {
+    // The read commands speak only the newest schema. Migrate the file, as the next writer
+    // would, and read it then; a file this process may not write cannot be read.
+    database.reset();
+    try {
+      Database::open(path);
+    } catch (StorageError& e) {
+      e.add_context(str_cat("database ", path, " has schema version ", version, " and this laconic reads version ",
+                            latest_schema_version(), "; migrating it failed"));
+      throw;
+    }
+    return open_read_only(path);
+  }
   database->schema_version_ = version;
   return database;
 }

@@ -19,7 +19,8 @@ class Database {
   /// and migrates it to latest_schema_version(). StorageError if the file's schema is newer.
   static std::unique_ptr<Database> open(const std::string& path);
   /// Opens an existing database read-only (SQLITE_OPEN_READONLY); StorageError if it is missing,
-  /// not a laconic database, or of a newer schema. Reads see what writers have committed.
+  /// not a laconic database, or of a newer schema. A database of an older schema is first migrated
+  /// (opened with open()). Reads see what writers have committed.
   static std::unique_ptr<Database> open_read_only(const std::string& path);
 
   ~Database();

@@ -53,10 +53,12 @@ std::int64_t stream(Statement& q, const std::vector<std::string>& columns,
 }  // namespace
 
 std::int64_t export_metrics(Database& db, const ExportFilter& filter, const RowSink& sink) {
-  Statement q(db.handle(), "SELECT m.run_id, e.name, r.name, m.key, m.step, m.epoch, m.worker, m.wall_time, m.value "
-                           "FROM runs r JOIN experiments e ON e.id = r.experiment_id "
-                           "JOIN metrics m ON m.run_id = r.id WHERE " +
-                               filter_sql("m.key") + " ORDER BY m.run_id, m.key, m.step");
+  // CROSS JOIN fixes the loop order (runs by id, each run's keys by name, each key's index range
+  // by step), which is the ORDER BY: rows stream out with no sort, however many there are.
+  Statement q(db.handle(), "SELECT v.run_id, e.name, r.name, k.name, v.step, v.epoch, v.worker, v.wall_time, v.value "
+                           "FROM runs r CROSS JOIN experiments e CROSS JOIN metric_keys k CROSS JOIN metric_values v "
+                           "WHERE e.id = r.experiment_id AND v.run_id = r.id AND v.key_id = k.id AND " +
+                               filter_sql("k.name") + " ORDER BY r.id, k.name, v.step");
   bind_filter(q, filter);
   return stream(q,
                 {"run_id", "experiment", "run", "key", "step", "epoch", "worker", "wall_time", "value"}, {8}, sink);

@@ -1,5 +1,7 @@
 #include "storage/migrations.hpp"
 
+#include <iostream>
+
 #include <sqlite3.h>
 
 #include "engine/core/error.hpp"
@@ -74,6 +76,45 @@ ALTER TABLE runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
 UPDATE runs SET attempts = 1 WHERE started IS NOT NULL;
 )sql";
 
+// Version 3: metric names are stored once, in metric_keys, and metric_values refers to them by
+// integer id. Integer keys make every row and index entry smaller and cheaper to compare, and
+// metric_values declares no foreign key (the writer checks the run exists when it opens a sink):
+// together about 1.4x the ingest rate of version 2 (docs/benchmarks.md). `metrics` becomes a view
+// with version 2's columns plus `seq` (the row's id, which grows with recording order), so SQL
+// written against version 2 keeps working; inserting into the view still works through a trigger.
+const char* const kSchemaV3 = R"sql(
+CREATE TABLE metric_keys (
+  id   INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE
+);
+INSERT INTO metric_keys (name) SELECT DISTINCT key FROM metrics ORDER BY key;
+CREATE TABLE metric_values (
+  id        INTEGER PRIMARY KEY,
+  run_id    INTEGER NOT NULL,
+  key_id    INTEGER NOT NULL,
+  step      INTEGER NOT NULL,
+  epoch     INTEGER NOT NULL,
+  worker    INTEGER NOT NULL,
+  wall_time REAL,
+  value     REAL
+);
+INSERT INTO metric_values (id, run_id, key_id, step, epoch, worker, wall_time, value)
+SELECT m.rowid, m.run_id, k.id, m.step, m.epoch, m.worker, m.wall_time, m.value
+FROM metrics m JOIN metric_keys k ON k.name = m.key ORDER BY m.rowid;
+DROP TABLE metrics;
+CREATE INDEX metric_values_by_run_key_step ON metric_values (run_id, key_id, step);
+CREATE VIEW metrics (run_id, key, step, epoch, worker, wall_time, value, seq) AS
+SELECT v.run_id, k.name, v.step, v.epoch, v.worker, v.wall_time, v.value, v.id
+FROM metric_values v JOIN metric_keys k ON k.id = v.key_id;
+CREATE TRIGGER metrics_insert INSTEAD OF INSERT ON metrics
+BEGIN
+  INSERT OR IGNORE INTO metric_keys (name) VALUES (NEW.key);
+  INSERT INTO metric_values (run_id, key_id, step, epoch, worker, wall_time, value)
+  VALUES (NEW.run_id, (SELECT id FROM metric_keys WHERE name = NEW.key), NEW.step, NEW.epoch, NEW.worker,
+          NEW.wall_time, NEW.value);
+END;
+)sql";
+
 bool has_table(sqlite3* db, const std::string& name) {
   Statement query(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   query.bind_text(1, name);
@@ -86,6 +127,7 @@ const std::vector<Migration>& migrations() {
   static const std::vector<Migration> all{
       {1, "experiments, runs, metrics, run_summary", kSchemaV1},
       {2, "experiments.source, runs.controller_pid, runs.checkpoint_step, runs.attempts", kSchemaV2},
+      {3, "metrics split into metric_keys and metric_values (integer keys); metrics is a view", kSchemaV3},
   };
   return all;
 }
@@ -121,6 +163,8 @@ int migrate(sqlite3* db, const std::string& path, int target) {
   int version = read_schema_version(db, path);  // refuses a database of other tables
   refuse_newer(version, path);
   if (version >= target) return version;
+  if (version > 0)  // creating a fresh database is quick; migrating a big one may take a while
+    std::cerr << "laconic: migrating " << path << " from schema version " << version << " to " << target << "\n";
   if (version == 0)
     exec(db, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
              "description TEXT NOT NULL, applied REAL NOT NULL)");

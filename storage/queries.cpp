@@ -108,7 +108,7 @@ std::optional<RunRow> find_run(Database& db, std::int64_t run_id) {
 std::vector<MetricRecord> metrics_of(Database& db, std::int64_t run_id, const std::string& key) {
   Statement q(db.handle(),
               "SELECT step, epoch, worker, wall_time, value FROM metrics WHERE run_id = ?1 AND key = ?2 "
-              "ORDER BY epoch, step, worker, rowid");
+              "ORDER BY epoch, step, worker, seq");
   q.bind_int64(1, run_id).bind_text(2, key);
   std::vector<MetricRecord> records;
   while (q.step()) {

@@ -150,22 +150,22 @@ void Recorder::record_checkpoint(std::int64_t run_id, std::int64_t step) {
   update_one(record_checkpoint_, run_id, "record a checkpoint");
 }
 
-// `last` is the value of the newest remaining row of the key (rowids grow with insertion).
+// `last` is the value of the newest remaining row of the key (ids grow with recording order).
 const char* const kRebuildSummary = R"sql(
 INSERT INTO run_summary (run_id, key, last, min, max, sum, count, nan_count)
-SELECT ?1, m.key,
-       (SELECT l.value FROM metrics l WHERE l.run_id = ?1 AND l.key = m.key ORDER BY l.rowid DESC LIMIT 1),
-       min(m.value), max(m.value),
-       CASE WHEN count(m.value) = 0 THEN 0 ELSE sum(m.value) END,
-       count(m.value), sum(m.value IS NULL)
-FROM metrics m WHERE m.run_id = ?1 GROUP BY m.key
+SELECT ?1, k.name,
+       (SELECT l.value FROM metric_values l WHERE l.run_id = ?1 AND l.key_id = v.key_id ORDER BY l.id DESC LIMIT 1),
+       min(v.value), max(v.value),
+       CASE WHEN count(v.value) = 0 THEN 0 ELSE sum(v.value) END,
+       count(v.value), sum(v.value IS NULL)
+FROM metric_values v JOIN metric_keys k ON k.id = v.key_id WHERE v.run_id = ?1 GROUP BY v.key_id
 )sql";
 
 void Recorder::rewind_run(std::int64_t run_id, std::int64_t step) {
   std::lock_guard<std::mutex> lock(db_.write_mutex());
   try {
     Transaction transaction(db_.handle());
-    Statement drop_metrics(db_.handle(), "DELETE FROM metrics WHERE run_id = ?1 AND step >= ?2");
+    Statement drop_metrics(db_.handle(), "DELETE FROM metric_values WHERE run_id = ?1 AND step >= ?2");
     drop_metrics.bind_int64(1, run_id).bind_int64(2, step);
     drop_metrics.run();
     Statement drop_summary(db_.handle(), "DELETE FROM run_summary WHERE run_id = ?1");

@@ -68,8 +68,10 @@ SqliteSink::SqliteSink(Database& db, std::int64_t run_id, std::size_t batch_rows
       run_id_(run_id),
       batch_rows_(batch_rows == 0 ? 1 : batch_rows),
       insert_metrics_(with_batch_table(db),
-                      "INSERT INTO metrics (run_id, key, step, epoch, worker, wall_time, value) "
-                      "SELECT ?1, key, step, epoch, worker, wall_time, value FROM laconic_batch(?2)"),
+                      "INSERT INTO metric_values (run_id, key_id, step, epoch, worker, wall_time, value) "
+                      "SELECT ?1, key_id, step, epoch, worker, wall_time, value FROM laconic_batch(?2)"),
+      add_key_(db.handle(), "INSERT OR IGNORE INTO metric_keys (name) VALUES (?1)"),
+      find_key_(db.handle(), "SELECT id FROM metric_keys WHERE name = ?1"),
       upsert_summary_(db.handle(), kUpsertSummary) {
   pending_.reserve(batch_rows_);
 }
@@ -93,6 +95,7 @@ std::uint32_t SqliteSink::intern(const std::string& key) {
     if (keys_[k] == key) return last_key_ = k;
   }
   keys_.push_back(key);
+  key_ids_.push_back(-1);
   return last_key_ = n;
 }
 
@@ -112,25 +115,44 @@ std::size_t SqliteSink::pending() const {
   return pending_.size();
 }
 
+void SqliteSink::resolve_key_ids(std::vector<std::size_t>& resolved) {
+  for (std::size_t k = 0; k < keys_.size(); ++k) {
+    if (key_ids_[k] >= 0) continue;
+    add_key_.reset();
+    add_key_.bind_text(1, keys_[k]);
+    add_key_.run();
+    find_key_.reset();
+    find_key_.bind_text(1, keys_[k]);
+    if (!find_key_.step())
+      throw StorageError(str_cat("metric key '", keys_[k], "' is missing from metric_keys right after adding it"), -1);
+    key_ids_[k] = find_key_.column_int64(0);
+    find_key_.reset();
+    resolved.push_back(k);
+  }
+}
+
 void SqliteSink::commit_locked() {
   std::lock_guard<std::mutex> write_lock(db_.write_mutex());
   // Per key of this sink (indexed like keys_), what the batch adds to its run_summary row.
   std::vector<BatchSummary> summaries(keys_.size());
   std::vector<bool> seen(keys_.size(), false);
+  std::vector<std::size_t> resolved;
   try {
     Transaction transaction(db_.handle());
+    // A key added in a transaction that rolls back does not exist: forget its id (below).
+    resolve_key_ids(resolved);
     // One INSERT ... SELECT per batch: SQLite reads the rows straight from pending_ through the
     // laconic_batch table (storage/batch_table.hpp), with no bind/step/reset per row.
     // Rows go in grouped by key, each key's rows in their recorded order (a counting sort), so
     // consecutive index entries (run_id, key, step) land on the same leaf page instead of
-    // jumping between one page per key. Per key, rowids still grow with recording order, which
-    // is all that `last` and every ORDER BY ... rowid rely on.
+    // jumping between one page per key. Per key, ids still grow with recording order, which is
+    // all that `last` and every ORDER BY ... seq rely on.
     std::vector<std::uint32_t> start(keys_.size() + 1, 0);
     for (const BatchRow& r : pending_) ++start[r.key + 1];
     for (std::size_t k = 0; k < keys_.size(); ++k) start[k + 1] += start[k];
     std::vector<std::uint32_t> order(pending_.size());
     for (std::uint32_t i = 0; i < pending_.size(); ++i) order[start[pending_[i].key]++] = i;
-    const Batch batch{&keys_, &pending_, &order};
+    const Batch batch{&key_ids_, &pending_, &order};
     insert_metrics_.reset();
     insert_metrics_.bind_int64(1, run_id_);
     check(db_.handle(), sqlite3_bind_pointer(insert_metrics_.handle(), 2, const_cast<Batch*>(&batch), kBatchPointerType,
@@ -157,6 +179,7 @@ void SqliteSink::commit_locked() {
     }
     transaction.commit();
   } catch (StorageError& e) {
+    for (std::size_t k : resolved) key_ids_[k] = -1;
     e.add_context(str_cat("while writing ", pending_.size(), " metric records of run ", run_id_, " to ", db_.path()));
     throw;
   }

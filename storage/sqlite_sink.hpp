@@ -19,7 +19,7 @@ namespace laconic::storage {
 class SqliteSink : public MetricsSink {
  public:
   /// Rows buffered before record() commits a batch on its own.
-  static constexpr std::size_t kBatchRows = 2000;
+  static constexpr std::size_t kBatchRows = 8192;
 
   SqliteSink(Database& db, std::int64_t run_id, std::size_t batch_rows = kBatchRows);
   /// Commits what is buffered; a failure is printed to stderr, never thrown.
@@ -37,6 +37,10 @@ class SqliteSink : public MetricsSink {
 
  private:
   void commit_locked();
+  /// Looks up (adding if new) the metric_keys id of every key that has none yet, inside the
+  /// batch's transaction, appending to `resolved` the index of each key it resolved, so that a
+  /// rollback can forget them.
+  void resolve_key_ids(std::vector<std::size_t>& resolved);
   /// Index of `key` in keys_, added if new. Records cycle through the same few keys, so the key
   /// after the previous one is tried first.
   std::uint32_t intern(const std::string& key);
@@ -47,8 +51,11 @@ class SqliteSink : public MetricsSink {
   mutable std::mutex mutex_;
   std::vector<BatchRow> pending_;  ///< keys interned: no string copy per row
   std::vector<std::string> keys_;  ///< every key this sink has seen, in first-seen order
+  std::vector<std::int64_t> key_ids_;  ///< metric_keys.id of keys_[i]; -1 until a commit resolves it
   std::uint32_t last_key_ = 0;
   Statement insert_metrics_;  ///< INSERT ... SELECT FROM laconic_batch(?2): a whole batch in one step
+  Statement add_key_;
+  Statement find_key_;
   Statement upsert_summary_;
 };
 

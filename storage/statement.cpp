@@ -17,7 +17,8 @@ void check(sqlite3* db, int rc, const std::string& what) {
 }
 
 void exec(sqlite3* db, const std::string& sql) {
-  check(db, sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), str_cat("while running '", sql, "'"));
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) check(db, rc, str_cat("while running '", sql, "'"));
 }
 
 double unix_now() {
@@ -26,31 +27,35 @@ double unix_now() {
 }
 
 Statement::Statement(sqlite3* db, std::string sql) : db_(db), sql_(std::move(sql)) {
-  check(db_, sqlite3_prepare_v2(db_, sql_.c_str(), -1, &stmt_, nullptr),
-        str_cat("while preparing '", sql_, "'"));
+  const int rc = sqlite3_prepare_v2(db_, sql_.c_str(), -1, &stmt_, nullptr);
+  if (rc != SQLITE_OK) check(db_, rc, str_cat("while preparing '", sql_, "'"));
 }
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
 
+// The message is built only on failure: binding is on the writer's per-batch path.
+void Statement::check_bind(int index, int rc) {
+  if (rc != SQLITE_OK) check(db_, rc, str_cat("while binding parameter ", index, " of '", sql_, "'"));
+}
+
 Statement& Statement::bind_int64(int index, std::int64_t value) {
-  check(db_, sqlite3_bind_int64(stmt_, index, value), str_cat("while binding parameter ", index, " of '", sql_, "'"));
+  check_bind(index, sqlite3_bind_int64(stmt_, index, value));
   return *this;
 }
 
 Statement& Statement::bind_double(int index, double value) {
   if (std::isnan(value)) return bind_null(index);
-  check(db_, sqlite3_bind_double(stmt_, index, value), str_cat("while binding parameter ", index, " of '", sql_, "'"));
+  check_bind(index, sqlite3_bind_double(stmt_, index, value));
   return *this;
 }
 
 Statement& Statement::bind_text(int index, const std::string& value) {
-  check(db_, sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT),
-        str_cat("while binding parameter ", index, " of '", sql_, "'"));
+  check_bind(index, sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT));
   return *this;
 }
 
 Statement& Statement::bind_null(int index) {
-  check(db_, sqlite3_bind_null(stmt_, index), str_cat("while binding parameter ", index, " of '", sql_, "'"));
+  check_bind(index, sqlite3_bind_null(stmt_, index));
   return *this;
 }
 

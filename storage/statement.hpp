@@ -53,6 +53,9 @@ class Statement {
   sqlite3_stmt* handle() const { return stmt_; }
 
  private:
+  /// StorageError naming the parameter and the statement unless `rc` is SQLITE_OK.
+  void check_bind(int index, int rc);
+
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
   std::string sql_;

@@ -147,6 +147,11 @@ UserQuery::UserQuery(Database& db, const std::string& sql) : db_(db) {
   if (rc != SQLITE_OK) {
     const std::string message = sqlite3_errmsg(handle);
     sqlite3_set_authorizer(handle, nullptr, nullptr);
+    // SQLite refuses a write to a view (`metrics`) before the authorizer hears of it.
+    const std::string kView = "cannot modify ";
+    const std::size_t because = message.find(" because it is a view");
+    if (refused_.empty() && message.rfind(kView, 0) == 0 && because != std::string::npos)
+      refused_ = str_cat("writing to the view ", message.substr(kView.size(), because - kView.size()));
     if (!refused_.empty())
       throw ConfigError(str_cat("laconic query only reads: ", refused_,
                                 " is refused (use the sqlite3 shell on a copy to change a database)"));

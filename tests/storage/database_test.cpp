@@ -6,6 +6,8 @@
 #include "engine/core/error.hpp"
 #include "storage/database.hpp"
 #include "storage/migrations.hpp"
+#include "storage/queries.hpp"
+#include "storage/recorder.hpp"
 #include "storage/statement.hpp"
 #include "storage_test_support.hpp"
 
@@ -21,9 +23,9 @@ std::string pragma_text(Database& db, const std::string& pragma) {
   return q.column_text(0);
 }
 
-bool has_table(Database& db, const std::string& name) {
-  Statement q(db.handle(), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
-  q.bind_text(1, name);
+bool has_table(Database& db, const std::string& name, const std::string& type = "table") {
+  Statement q(db.handle(), "SELECT 1 FROM sqlite_master WHERE type = ?2 AND name = ?1");
+  q.bind_text(1, name).bind_text(2, type);
   return q.step();
 }
 
@@ -35,10 +37,12 @@ TEST_CASE("a new database gets every table at the latest schema version", "[stor
   const std::string path = kind == "memory" ? ":memory:" : dir.file("runs.db");
   auto db = Database::open(path);
   CHECK(db->schema_version() == latest_schema_version());
-  for (const char* table : {"schema_version", "experiments", "runs", "metrics", "run_summary"}) {
+  for (const char* table : {"schema_version", "experiments", "runs", "metric_keys", "metric_values", "run_summary"}) {
     INFO("table " << table);
     CHECK(has_table(*db, table));
   }
+  CHECK(has_table(*db, "metrics", "view"));
+  CHECK_FALSE(has_table(*db, "metrics"));
   CHECK(pragma_text(*db, "foreign_keys") == "1");
 }
 
@@ -119,7 +123,8 @@ TEST_CASE("a database of the first schema is migrated forward keeping every row"
         VALUES (1, 1, 'a', '{}', '{}', 1, 0, 'FINISHED', 10, 11, 12),
                (2, 1, 'b', '{}', '{}', 1, 0, 'QUEUED', 10, NULL, NULL);
       INSERT INTO metrics (run_id, key, step, epoch, worker, wall_time, value)
-        VALUES (1, 'train_loss', 0, 0, 0, 0.5, 2.5), (1, 'train_loss', 1, 0, 0, 0.6, NULL);
+        VALUES (1, 'train_loss', 0, 0, 0, 0.5, 2.5), (1, 'time_step', 0, 0, 0, 0.5, 0.25),
+               (1, 'train_loss', 1, 0, 0, 0.6, NULL), (1, 'bytes_sent', 1, 0, 0, 0.6, 1e300);
       INSERT INTO run_summary (run_id, key, last, min, max, sum, count, nan_count)
         VALUES (1, 'train_loss', NULL, 2.5, 2.5, 2.5, 1, 1);
     )sql");
@@ -132,7 +137,7 @@ TEST_CASE("a database of the first schema is migrated forward keeping every row"
   CHECK(db->schema_version() == latest_schema_version());
   Statement versions(db->handle(), "SELECT group_concat(version) FROM schema_version");
   REQUIRE(versions.step());
-  CHECK(versions.column_text(0) == "1,2");
+  CHECK(versions.column_text(0) == "1,2,3");
 
   Statement runs(db->handle(), "SELECT id, status, attempts, controller_pid IS NULL, checkpoint_step IS NULL "
                                "FROM runs ORDER BY id");
@@ -146,11 +151,54 @@ TEST_CASE("a database of the first schema is migrated forward keeping every row"
   CHECK(runs.column_int64(2) == 0);  // never started
   CHECK_FALSE(runs.step());
 
-  Statement metrics(db->handle(), "SELECT count(*), sum(value IS NULL) FROM metrics WHERE run_id = 1");
+  // Schema 3 moved the rows into metric_values with integer keys; the metrics view shows them as
+  // they were, in their recording order (seq is the old rowid).
+  Statement metrics(db->handle(), "SELECT group_concat(key || '@' || step || '=' || coalesce(value, 'NaN') || '#' || seq, ' ') "
+                                  "FROM (SELECT * FROM metrics WHERE run_id = 1 ORDER BY seq)");
   REQUIRE(metrics.step());
-  CHECK(metrics.column_int64(0) == 2);
-  CHECK(metrics.column_int64(1) == 1);  // the NaN is still there
+  CHECK(metrics.column_text(0) ==
+        "train_loss@0=2.5#1 time_step@0=0.25#2 train_loss@1=NaN#3 bytes_sent@1=1.0e+300#4");  // the NaN is still NULL
+  Statement keys(db->handle(), "SELECT group_concat(name, ' ') FROM (SELECT name FROM metric_keys ORDER BY id)");
+  REQUIRE(keys.step());
+  CHECK(keys.column_text(0) == "bytes_sent time_step train_loss");
   Statement source(db->handle(), "SELECT source IS NULL FROM experiments WHERE id = 1");
   REQUIRE(source.step());
   CHECK(source.column_int64(0) == 1);
+
+  // Today's writer appends to the migrated table: a known key keeps its id, a new one is added.
+  {
+    Recorder recorder(*db);
+    auto sink = recorder.metrics_sink(1);
+    sink->record({"train_loss", 2, 0, 0, 0.7, 1.5});
+    sink->record({"lr", 2, 0, 0, 0.7, 0.1});
+  }
+  Statement appended(db->handle(), "SELECT group_concat(key || '#' || seq, ' ') FROM "
+                                   "(SELECT key, seq FROM metrics WHERE step = 2 ORDER BY seq)");
+  REQUIRE(appended.step());
+  CHECK(appended.column_text(0) == "train_loss#5 lr#6");
+  CHECK(summary_of(*db, 1).at("lr").count == 1);
+}
+
+TEST_CASE("a read-only open of an older database migrates it first", "[storage][schema][migration]") {
+  TempDir dir;
+  const std::string path = dir.file("v2.db");
+  {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+    CHECK(migrate(raw, path, 2) == 2);
+    exec(raw, R"sql(
+      INSERT INTO experiments (id, name, file_path, file_hash, created) VALUES (1, 'fmnist', 'f.lua', 'h', 10);
+      INSERT INTO runs (id, experiment_id, name, config, swept, seed, repetition, status, created)
+        VALUES (1, 1, 'a', '{}', '{}', 1, 0, 'FINISHED', 10);
+      INSERT INTO metrics (run_id, key, step, epoch, worker, wall_time, value)
+        VALUES (1, 'test_accuracy', 0, 0, 0, 0.5, 0.75);
+    )sql");
+    sqlite3_close(raw);
+  }
+  auto db = Database::open_read_only(path);
+  CHECK(db->read_only());
+  CHECK(db->schema_version() == latest_schema_version());
+  const auto records = metrics_of(*db, 1, "test_accuracy");
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].value == 0.75);
 }

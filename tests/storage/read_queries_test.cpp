@@ -114,7 +114,9 @@ TEST_CASE("the user's query reads and refuses anything that writes", "[storage][
   const std::vector<std::pair<std::string, std::string>> refused{
       {"INSERT INTO experiments (name, file_path, file_hash, created) VALUES ('x', 'x', 'x', 0)",
        "INSERT into experiments"},
-      {"DELETE FROM metrics", "DELETE from metrics"},
+      {"DELETE FROM metric_values", "DELETE from metric_values"},
+      {"DELETE FROM metrics", "only reads: writing to the view metrics is refused"},  // SQLite refuses before asking
+      {"INSERT INTO metrics (run_id, key, step, epoch, worker) VALUES (1, 'x', 0, 0, 0)", "INSERT into"},
       {"UPDATE runs SET status = 'FAILED'", "UPDATE of runs"},
       {"DROP TABLE metrics", "DROP TABLE metrics"},
       {"CREATE TABLE t (x)", "CREATE TABLE t"},
@@ -166,6 +168,12 @@ TEST_CASE("exports stream filtered rows with NaN as NaN", "[storage][export]") {
   CHECK(export_metrics(*db, {}, sink) == 18);
   CHECK(columns == std::vector<std::string>{"run_id", "experiment", "run", "key", "step", "epoch", "worker",
                                             "wall_time", "value"});
+  // Ordered by run, key name (bytes_sent before train_loss, though train_loss got the lower
+  // metric_keys id), step.
+  std::string order;
+  for (const auto& row : rows)
+    order += std::to_string(row[0].integer) + row[3].text.substr(0, 1) + std::to_string(row[4].integer) + " ";
+  CHECK(order == "1b0 1b1 1b2 1t0 1t1 1t2 2b0 2b1 2b2 2t0 2t1 2t2 3b0 3b1 3b2 3t0 3t1 3t2 ");
   rows.clear();
   CHECK(export_metrics(*db, {.experiment = "a", .runs = {}, .keys = {"train_loss"}}, sink) == 6);
   CHECK(rows[0][0].integer == r1);

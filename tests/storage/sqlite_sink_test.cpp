@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "engine/core/error.hpp"
 #include "storage/queries.hpp"
 #include "storage/recorder.hpp"
 #include "storage/sqlite_sink.hpp"
@@ -143,4 +144,39 @@ TEST_CASE("the sink commits every batch of rows by itself and the rest on flush"
   sink.flush();
   CHECK(count_rows(*db, "metrics") == 7);
   CHECK(summary_of(*db, run).at("time_step").count == 7);
+}
+
+TEST_CASE("sinks share metric_keys ids, and a rolled-back batch forgets the ids it added", "[storage][sink][keys]") {
+  auto db = Database::open(":memory:");
+  Recorder recorder(*db);
+  const auto first = new_run(recorder);
+  const auto second = new_run(recorder);
+  SqliteSink a(*db, first);
+  SqliteSink b(*db, second);
+  a.record({"train_loss", 0, 0, 0, 0, 1.0});
+  a.flush();
+  b.record({"train_loss", 0, 0, 0, 0, 2.0});
+  b.flush();
+  CHECK(count_rows(*db, "metric_keys") == 1);  // one id for the name, whichever sink added it
+
+  // A batch that fails after adding its new key rolls that key back. Its id must not be reused
+  // for the key when the batch is retried: another sink may have taken it for another name.
+  exec(db->handle(), "CREATE TEMP TRIGGER refuse AFTER INSERT ON metric_values WHEN NEW.value = 13 "
+                     "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
+  a.record({"bytes_sent", 1, 0, 0, 0, 13.0});
+  CHECK_THROWS_AS(a.flush(), StorageError);
+  CHECK(a.pending() == 1);
+  CHECK(count_rows(*db, "metric_keys") == 1);
+  b.record({"time_step", 1, 0, 0, 0, 0.5});  // takes the id bytes_sent had in the rolled-back batch
+  b.flush();
+  exec(db->handle(), "DROP TRIGGER refuse");
+  a.flush();
+  Statement rows(db->handle(), "SELECT run_id || ':' || key || '=' || value FROM metrics WHERE step = 1 ORDER BY seq");
+  REQUIRE(rows.step());
+  CHECK(rows.column_text(0) == std::to_string(second) + ":time_step=0.5");
+  REQUIRE(rows.step());
+  CHECK(rows.column_text(0) == std::to_string(first) + ":bytes_sent=13.0");
+  CHECK_FALSE(rows.step());
+  CHECK(count_rows(*db, "metric_keys") == 3);
+  CHECK(summary_of(*db, first).at("bytes_sent").sum == 13.0);
 }
