@@ -46,9 +46,52 @@ std::string json_text(const nlohmann::json& value) {
 
 }  // namespace
 
-int show_command(const std::string& db_path, std::int64_t run_id) {
+namespace {
+
+// `show --format json`: {"run": every field as `runs --format json` has it, "summary": one object
+// per key, "epochs": one object per epoch}, encoded as RowWriter encodes JSON (NaN "NaN").
+void show_json(storage::Database& db, const storage::RunRow& run) {
+  std::string out = "{\"run\": ";
+  append_json_object(out, run_columns(), run_cells(run));
+  out += ",\n\"summary\": [";
+  const std::vector<std::string> summary_columns{"key", "last", "min", "max", "mean", "sum", "count", "nan_count"};
+  bool first = true;
+  for (const auto& [key, s] : storage::summary_of(db, run.id)) {
+    out += first ? "\n  " : ",\n  ";
+    first = false;
+    const double mean = s.count ? s.sum / static_cast<double>(s.count) : std::nan("");
+    append_json_object(out, summary_columns,
+                       {text_cell(key), real_cell(s.last), real_cell(s.min), real_cell(s.max), real_cell(mean),
+                        real_cell(s.sum), integer_cell(s.count), integer_cell(s.nan_count)});
+  }
+  out += "],\n\"epochs\": [";
+  const std::vector<std::string> epoch_columns{"epoch",      "test_accuracy", "test_loss",  "test_perplexity",
+                                               "epoch_train_loss", "epoch_time", "bytes_sent", "bytes_dense"};
+  first = true;
+  for (const auto& e : storage::epochs_of(db, run.id)) {
+    out += first ? "\n  " : ",\n  ";
+    first = false;
+    append_json_object(out, epoch_columns,
+                       {integer_cell(e.epoch), real_cell(e.test_accuracy), real_cell(e.test_loss),
+                        real_cell(e.test_perplexity), real_cell(e.epoch_train_loss), real_cell(e.epoch_time),
+                        real_cell(e.bytes_sent), real_cell(e.bytes_dense)});
+  }
+  out += "]}\n";
+  std::cout << out;
+}
+
+}  // namespace
+
+int show_command(const std::string& db_path, std::int64_t run_id, const std::string& format_text) {
+  const Format format = parse_format(format_text);
+  if (format == Format::Csv)
+    throw ConfigError("show --format: table or json (for CSV: laconic export --format csv --what metrics --run ID)");
   auto db = open_for_reading(db_path);
   const storage::RunRow run = storage::require_run(*db, run_id);
+  if (format == Format::Json) {
+    show_json(*db, run);
+    return 0;
+  }
   std::vector<std::vector<std::string>> facts{
       {"experiment", run.experiment},
       {"status", run.status_label()},

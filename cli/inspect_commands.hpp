@@ -7,8 +7,9 @@
 namespace laconic::cli {
 
 /// `laconic show`: header facts, swept variables, the resolved configuration, the run_summary
-/// table and the per-epoch table of one run.
-int show_command(const std::string& db, std::int64_t run_id);
+/// table and the per-epoch table of one run; `format` "table" or "json" (the same in one
+/// object: run fields, summary, epochs).
+int show_command(const std::string& db, std::int64_t run_id, const std::string& format = "table");
 
 struct CompareArgs {
   std::string db;

@@ -149,12 +149,39 @@ void signal_all(std::vector<WorkerProcess>& workers, int sig) {
     if (!w.exited) ::kill(w.pid, sig);
 }
 
+// Kills and reaps the workers still running when launch_workers is left by an exception (a
+// failed write of the sink or of an observer, a failed fork): no worker outlives its run's
+// launch, and the next run of a sweep never starts beside the last one's leftovers.
+class ReapOnError {
+ public:
+  explicit ReapOnError(std::vector<WorkerProcess>& workers) : workers_(workers) {}
+  ~ReapOnError() {
+    if (done_) return;
+    // pid -1 is a worker not yet forked: kill(-1, ...) would signal every process there is.
+    for (auto& w : workers_)
+      if (w.pid > 0 && !w.exited) ::kill(w.pid, SIGKILL);
+    for (auto& w : workers_) {
+      if (w.pid > 0 && !w.exited) ::waitpid(w.pid, &w.status, 0);  // SIGKILL cannot be ignored
+      w.exited = true;
+      if (w.fd >= 0) ::close(w.fd);
+    }
+  }
+  ReapOnError(const ReapOnError&) = delete;
+  ReapOnError& operator=(const ReapOnError&) = delete;
+  void done() { done_ = true; }
+
+ private:
+  std::vector<WorkerProcess>& workers_;
+  bool done_ = false;
+};
+
 }  // namespace
 
 LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
                              const LaunchObserver& observer, const std::atomic<bool>& stop) {
   StoreDir store;
   std::vector<WorkerProcess> workers(static_cast<std::size_t>(spec.workers));
+  ReapOnError reap(workers);
   for (int r = 0; r < spec.workers; ++r) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(str_cat("pipe failed: ", std::strerror(errno)));
@@ -209,6 +236,7 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
     }
   }
   sink.flush();
+  reap.done();  // every worker has exited and been reaped
 
   LaunchOutcome outcome;
   outcome.interrupted = stop.load();

@@ -126,6 +126,8 @@ int main(int argc, char** argv) {
   std::int64_t show_run = 0;
   auto* show = app.add_subcommand("show", "one run in full: facts, swept variables, config, summary, per-epoch table");
   show->add_option("run", show_run, "run id (laconic runs lists them)")->required();
+  std::string show_format = "table";
+  show->add_option("--format", show_format, "table or json (one object: run fields, summary, epochs)");
   add_db_option(show);
 
   laconic::cli::CompareArgs compare_args;
@@ -223,7 +225,7 @@ int main(int argc, char** argv) {
 #endif
     runs_args.db = compare_args.db = export_args.db = best_args.db = db;
     if (*runs) return laconic::cli::runs_command(runs_args);
-    if (*show) return laconic::cli::show_command(db, show_run);
+    if (*show) return laconic::cli::show_command(db, show_run, show_format);
     if (*compare) return laconic::cli::compare_command(compare_args);
     if (*query) return laconic::cli::query_command(db, query_sql, query_format);
     if (*export_cmd) return laconic::cli::export_command(export_args);

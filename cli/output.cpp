@@ -123,6 +123,32 @@ std::string number_text(double value) {
   return out;
 }
 
+void append_json_object(std::string& out, const std::vector<std::string>& columns, const std::vector<Cell>& cells) {
+  out += '{';
+  for (std::size_t c = 0; c < cells.size() && c < columns.size(); ++c) {
+    if (c > 0) out += ", ";
+    append_json_string(out, columns[c]);
+    out += ": ";
+    const Cell& cell = cells[c];
+    switch (cell.type) {
+      case Cell::Type::Null: out += "null"; break;
+      case Cell::Type::Integer: append_integer(out, cell.integer); break;
+      case Cell::Type::Real:
+        if (std::isnan(cell.real))
+          out += "\"NaN\"";
+        else if (std::isinf(cell.real))
+          out += cell.real > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+        else
+          append_number(out, cell.real);
+        break;
+      case Cell::Type::Json: out += cell.text.empty() ? "null" : cell.text; break;
+      case Cell::Type::Blob: append_json_string(out, hex(cell.text)); break;
+      default: append_json_string(out, cell.text);
+    }
+  }
+  out += '}';
+}
+
 RowWriter::RowWriter(std::ostream& out, Format format) : out_(out), format_(format) {}
 
 void RowWriter::header(const std::vector<std::string>& columns) {
@@ -164,29 +190,8 @@ void RowWriter::row(const std::vector<Cell>& cells) {
     }
     line_ += '\n';
   } else {
-    line_ += rows_ == 0 ? "\n{" : ",\n{";
-    for (std::size_t c = 0; c < cells.size() && c < columns_.size(); ++c) {
-      if (c > 0) line_ += ", ";
-      append_json_string(line_, columns_[c]);
-      line_ += ": ";
-      const Cell& cell = cells[c];
-      switch (cell.type) {
-        case Cell::Type::Null: line_ += "null"; break;
-        case Cell::Type::Integer: append_integer(line_, cell.integer); break;
-        case Cell::Type::Real:
-          if (std::isnan(cell.real))
-            line_ += "\"NaN\"";
-          else if (std::isinf(cell.real))
-            line_ += cell.real > 0 ? "\"Infinity\"" : "\"-Infinity\"";
-          else
-            append_number(line_, cell.real);
-          break;
-        case Cell::Type::Json: line_ += cell.text.empty() ? "null" : cell.text; break;
-        case Cell::Type::Blob: append_json_string(line_, hex(cell.text)); break;
-        default: append_json_string(line_, cell.text);
-      }
-    }
-    line_ += '}';
+    line_ += rows_ == 0 ? "\n" : ",\n";
+    append_json_object(line_, columns_, cells);
   }
   out_ << line_;
   ++rows_;

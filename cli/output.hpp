@@ -27,6 +27,10 @@ storage::Cell json_cell(std::string json);
 /// Shortest text that reads back as the same double ("0.1", "1e-05"); "nan", "inf", "-inf".
 std::string number_text(double value);
 
+/// Appends {"column": value, ...} with RowWriter's JSON encoding of each cell (below).
+void append_json_object(std::string& out, const std::vector<std::string>& columns,
+                        const std::vector<storage::Cell>& cells);
+
 /// Writes header() once, row() per row, then finish(). Encodings:
 /// - table: NULL as "NULL", reals with up to 10 significant digits, NaN "nan", infinities
 ///   "inf" / "-inf"; text as is.

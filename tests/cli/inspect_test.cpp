@@ -251,6 +251,42 @@ TEST_CASE("show prints facts, config, summary and the per-epoch table of one run
   CHECK_THAT(r.err, Catch::Contains("no run 999") && Catch::Contains("5 runs with ids 1 to 5"));
 }
 
+TEST_CASE("show --format json holds the run's fields, summary and epochs in one object", "[cli][show]") {
+  Fixture f;
+  auto r = f.laconic("show --format json " + std::to_string(f.topk1));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["run"]["id"] == f.topk1);
+  CHECK(doc["run"]["status"] == "FINISHED");
+  CHECK(doc["run"]["config"]["workers"] == 4);  // embedded as an object, not as text
+  CHECK(doc["run"]["swept"]["compressor"] == "topk");
+  nlohmann::json train_loss;
+  for (const auto& s : doc["summary"])
+    if (s["key"] == "train_loss") train_loss = s;
+  CHECK(train_loss["count"] == 24);
+  CHECK(train_loss["mean"].get<double>() == Approx(1.75));
+  REQUIRE(doc["epochs"].size() == 2);
+  CHECK(doc["epochs"][1]["epoch"] == 1);
+  CHECK(doc["epochs"][1]["test_accuracy"] == 0.7);
+  CHECK(doc["epochs"][1]["bytes_sent"] == 960.0);
+  CHECK(doc["epochs"][1]["test_perplexity"] == "NaN");  // not recorded: NaN, spelled as everywhere
+
+  r = f.laconic("show --format json " + std::to_string(f.diverged));
+  REQUIRE(r.status == 0);
+  const auto diverged = nlohmann::json::parse(r.out);
+  nlohmann::json diverged_loss;
+  for (const auto& s : diverged["summary"])
+    if (s["key"] == "train_loss") diverged_loss = s;
+  CHECK(diverged_loss["last"] == "NaN");
+  CHECK(diverged_loss["mean"] == "NaN");  // no non-NaN value to average
+  CHECK(diverged_loss["nan_count"] == 1);
+
+  r = f.laconic("show --format csv " + std::to_string(f.topk1));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("table or json") && Catch::Contains("export"));
+}
+
 TEST_CASE("compare puts runs side by side and marks the rows that differ", "[cli][compare]") {
   Fixture f;
   const std::string ids = std::to_string(f.none) + " " + std::to_string(f.topk10);
