@@ -176,10 +176,10 @@ class Executor {
     }
     const int world = catalog_.world_size(config);
     const auto checkpoints = checkpoint_dir(args_.db, run.id);
-    // Checkpoints cover the workers' state only; a parameter server's is not saved yet.
-    const bool checkpointing = (args_.checkpoint_every > 0 && world == config.workers) || run.resume_step >= 0;
-    if (args_.checkpoint_every > 0 && world != config.workers && run.resume_step < 0)
-      std::cout << label << ": not checkpointed (runs with a parameter server cannot be yet)\n";
+    const std::string not_checkpointable = catalog_.why_not_checkpointed(config);
+    const bool checkpointing = (args_.checkpoint_every > 0 && not_checkpointable.empty()) || run.resume_step >= 0;
+    if (args_.checkpoint_every > 0 && !not_checkpointable.empty() && run.resume_step < 0)
+      std::cout << label << ": not checkpointed: " << not_checkpointable << "\n";
     if (run.resume_step >= 0) {
       std::cout << label << ": resuming run " << run.id << " at step " << run.resume_step << "\n";
       recorder_.rewind_run(run.id, run.resume_step);

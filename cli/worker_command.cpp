@@ -76,7 +76,7 @@ int worker_command(const WorkerArgs& args) {
       train::run_worker(config, catalog.build(config), comm, sink, progress,
                         loaded.callbacks.get(), checkpointing);
     else
-      train::run_server(config, catalog.build(config), comm, sink, loaded.callbacks.get());
+      train::run_server(config, catalog.build(config), comm, sink, loaded.callbacks.get(), checkpointing);
     sink.flush();
     return 0;
   } catch (const DivergedError& e) {

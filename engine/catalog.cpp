@@ -121,4 +121,11 @@ int EngineCatalog::world_size(const RunConfig& config) const {
   return static_cast<int>(config.workers) + topologies_.create(config.topology)->extra_ranks();
 }
 
+std::string EngineCatalog::why_not_checkpointed(const RunConfig& config) const {
+  if (world_size(config) == config.workers) return "";
+  if (!schedules_.create(config.schedule)->staleness_bound()) return "";
+  return str_cat("an asynchronous parameter server (schedule ", config.schedule.name,
+                 ") has no round that every worker passes");
+}
+
 }  // namespace laconic::engine

@@ -32,6 +32,11 @@ class EngineCatalog : public Catalog {
   /// Processes a run needs: its workers plus its topology's extra ranks (parameter servers).
   int world_size(const RunConfig& config) const;
 
+  /// Whether every process of the run can checkpoint and resume (engine/train/checkpoint.hpp):
+  /// all but parameter servers driven asynchronously (stale_sync, async), whose workers never
+  /// pass a common round. "" when they can, else why not.
+  std::string why_not_checkpointed(const RunConfig& config) const;
+
  private:
   Registry<train::Dataset> datasets_;
   Registry<train::Model> models_;

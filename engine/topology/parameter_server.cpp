@@ -110,10 +110,34 @@ compress::Compressor& ParameterServerTopology::shard_compressor(int shard,
       const auto [begin, end] = server_shard(size, static_cast<int>(options_.servers), s);
       shard_compressors_.push_back(make_shard_compressor(end - begin, s, rank));
       shard_compressors_.back()->set_epoch(point_.epoch);
+      if (!loaded_states_.empty()) {  // resuming: the state the checkpoint saved
+        StateReader in(loaded_states_[static_cast<std::size_t>(s)]);
+        shard_compressors_.back()->load_state(in);
+        LACONIC_ENFORCE(in.done(), "shard compressor ", s, "'s saved state has bytes left over");
+      }
       shard_compressors_.back()->set_step(point_);
     }
+    loaded_states_.clear();
   }
   return *shard_compressors_[static_cast<std::size_t>(shard)];
+}
+
+void ParameterServerTopology::save_state(StateWriter& out) const {
+  out.u64(shard_compressors_.size());  // 0 before the first step, and with a single server
+  for (const auto& c : shard_compressors_) {
+    std::vector<std::uint8_t> bytes;
+    StateWriter state(bytes);
+    c->save_state(state);
+    out.array(bytes);
+  }
+}
+
+void ParameterServerTopology::load_state(StateReader& in) {
+  const std::uint64_t count = in.u64();
+  LACONIC_ENFORCE(count == 0 || count == static_cast<std::uint64_t>(options_.servers), "checkpoint holds ", count,
+                  " shard compressors for ", options_.servers, " servers");
+  loaded_states_.assign(count, {});
+  for (auto& bytes : loaded_states_) in.array(bytes);
 }
 
 ExchangeStats ParameterServerTopology::average(std::span<float> gradient,

@@ -51,6 +51,10 @@ class ParameterServerTopology : public Topology {
                         comm::Communicator& comm) override;
   void finish(comm::Communicator& comm) override;
   void set_step(const StepPoint& point) override;
+  /// The per-shard compressors' states (several servers). They are built at the first step,
+  /// when the gradient's length is known: a loaded state waits for that.
+  void save_state(StateWriter& out) const override;
+  void load_state(StateReader& in) override;
 
   const ParameterServerOptions& options() const { return options_; }
 
@@ -92,6 +96,7 @@ class ParameterServerTopology : public Topology {
   CompressorFactory factory_, pull_factory_;
   StepPoint point_;  // the last set_step()
   std::vector<std::unique_ptr<compress::Compressor>> shard_compressors_;
+  std::vector<std::vector<std::uint8_t>> loaded_states_;  ///< per shard, until the shard's compressor is built
   std::vector<compress::Payload> payloads_;
   std::vector<std::uint8_t> incoming_;
 };

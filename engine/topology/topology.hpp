@@ -50,6 +50,10 @@ class Topology {
   /// set_step): compressors the topology owns itself (a parameter server's per-shard ones)
   /// follow it.
   virtual void set_step(const StepPoint& point) { (void)point; }
+  /// A worker's checkpoint (engine/train/checkpoint.hpp): the state of compressors the topology
+  /// owns itself. load_state() runs on a fresh topology, before its first step.
+  virtual void save_state(StateWriter& out) const { (void)out; }
+  virtual void load_state(StateReader& in) { (void)in; }
   /// Refuses (ConfigError) a compressor this topology cannot run, before training starts.
   virtual void check(const compress::Compressor& compressor) const { (void)compressor; }
   /// Replaces this worker's `gradient` by the aggregate over all workers of their compressed

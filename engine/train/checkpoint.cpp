@@ -17,7 +17,8 @@ namespace laconic::train {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x4b50434e4f43414cull;  // "LACONCPK" little-endian
-constexpr std::uint64_t kFormat = 1;
+// 2: the topology's state (a parameter server's per-shard compressors) after the schedule's.
+constexpr std::uint64_t kFormat = 2;
 
 void text(StateWriter& out, const std::string& value) {
   out.array(std::span<const char>(value.data(), value.size()));
@@ -38,6 +39,12 @@ void sync_fd(int fd, const std::string& path) {
 }
 
 }  // namespace
+
+std::string config_fingerprint(const RunConfig& config) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char c : config.to_json().dump()) h = (h ^ static_cast<std::uint8_t>(c)) * 1099511628211ull;
+  return str_cat(std::hex, h);
+}
 
 std::string checkpoint_path(const std::string& dir, int rank, std::int64_t step) {
   return (std::filesystem::path(dir) / str_cat("rank-", rank, ".step-", step, ".ckpt")).string();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/run_config.hpp"
 #include "engine/core/state_io.hpp"
 #include "engine/train/model.hpp"
 
@@ -36,6 +37,9 @@ struct TrainingPosition {
   double wall = 0;                 ///< seconds since the run started, over every attempt
   double epoch_elapsed = 0;        ///< seconds the epoch had run
 };
+
+/// Identifies the run configuration a checkpoint belongs to: FNV-1a of its JSON, in hex.
+std::string config_fingerprint(const RunConfig& config);
 
 /// `dir`/rank-R.step-S.ckpt.
 std::string checkpoint_path(const std::string& dir, int rank, std::int64_t step);

@@ -5,19 +5,60 @@
 
 #include "engine/core/error.hpp"
 #include "engine/topology/parameter_server.hpp"
+#include "engine/train/checkpoint.hpp"
 #include "engine/train/worker.hpp"
 
 namespace laconic::train {
+namespace {
+
+// A synchronous server's checkpoint before round `position.step`: its weights (the workers'
+// pulls are changes of them), its optimizer, the compressor coding its shard, the epoch that
+// compressor was last told.
+void save_server_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
+                            const TrainingPosition& position, WorkerParts& parts, const compress::Compressor& codec) {
+  std::vector<std::uint8_t> bytes;
+  StateWriter out(bytes);
+  write_checkpoint_header(out, fingerprint, rank, position);
+  save_model(out, *parts.model);
+  parts.optimizer->save_state(out);
+  codec.save_state(out);
+  save_torch_generator(out);
+  write_file_atomically(path, bytes);
+}
+
+TrainingPosition load_server_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
+                                        WorkerParts& parts, compress::Compressor& codec) {
+  const std::vector<std::uint8_t> bytes = read_whole_file(path);
+  StateReader in(bytes);
+  try {
+    const TrainingPosition position = read_checkpoint_header(in, fingerprint, rank, path);
+    load_model(in, *parts.model);
+    parts.optimizer->load_state(in);
+    codec.set_epoch(position.epoch);  // as a fresh compressor would have been told
+    codec.load_state(in);
+    load_torch_generator(in);
+    LACONIC_ENFORCE(in.done(), "checkpoint ", path, " has bytes left after its last section");
+    return position;
+  } catch (const InvariantError& e) {
+    throw ConfigError(str_cat("checkpoint ", path, " does not fit this run: ", e.what()));
+  }
+}
+
+}  // namespace
 
 void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
-                MetricsSink& sink, RunCallbacks* callbacks) {
-  const auto start = std::chrono::steady_clock::now();
+                MetricsSink& sink, RunCallbacks* callbacks, const Checkpointing& checkpointing) {
+  auto start = std::chrono::steady_clock::now();
   auto wall = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   const auto* topology = dynamic_cast<topology::ParameterServerTopology*>(parts.topology.get());
   LACONIC_ENFORCE(topology != nullptr, "rank ", comm.rank(), " is beyond the ", config.workers,
                   " workers, but topology '", parts.topology->name(), "' has no servers");
+  const bool resuming = checkpointing.resume_step >= 0;
+  if ((checkpointing.saves() || resuming) && topology->staleness() >= 0)
+    throw ConfigError(str_cat("schedule ", config.schedule.name, ": an asynchronous parameter server cannot be ",
+                              "checkpointed (no round that every worker passes)"));
   check_identical_start(*parts.model, comm);
   parts.compressor->set_seed(static_cast<std::uint64_t>(config.seed), comm.rank());
 
@@ -139,9 +180,30 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
     return;
   }
 
+  const std::string fingerprint = config_fingerprint(config);
+  std::int64_t first_round = 0;
+  if (resuming) {
+    const std::string path = checkpoint_path(checkpointing.dir, comm.rank(), checkpointing.resume_step);
+    const TrainingPosition resumed = load_server_checkpoint(path, fingerprint, comm.rank(), parts, codec);
+    LACONIC_ENFORCE(resumed.step == checkpointing.resume_step, "checkpoint ", path, " is of step ", resumed.step);
+    first_round = resumed.step;
+    codec_epoch = resumed.epoch;
+    start -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(resumed.wall));
+  }
   topology::ParameterServer server(topology->options(), static_cast<int>(config.workers),
                                    shard_size);
-  for (std::int64_t round = 0;; ++round) {
+  for (std::int64_t round = first_round;; ++round) {
+    // Round r serves the workers' step r: a checkpoint before it pairs with theirs.
+    if (checkpointing.saves() && round % checkpointing.every == 0 && round > first_round) {
+      sink.flush();  // the rounds before it are with the controller first
+      TrainingPosition here;
+      here.step = round;
+      here.epoch = codec_epoch;
+      here.wall = wall();
+      save_server_checkpoint(checkpoint_path(checkpointing.dir, comm.rank(), round), fingerprint, comm.rank(), here,
+                             parts, codec);
+      if (checkpointing.on_saved) checkpointing.on_saved(round);
+    }
     const auto t = std::chrono::steady_clock::now();
     schedule_lr(round);
     compress::Compressor* const codecs[] = {&codec};

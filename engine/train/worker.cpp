@@ -269,13 +269,6 @@ std::uint64_t parameter_hash(Model& model) {
 
 namespace {
 
-/// Identifies the run configuration a checkpoint belongs to: FNV-1a of its JSON, in hex.
-std::string config_fingerprint(const RunConfig& config) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const char c : config.to_json().dump()) h = (h ^ static_cast<std::uint8_t>(c)) * 1099511628211ull;
-  return str_cat(std::hex, h);
-}
-
 /// Everything a worker's loop needs to continue, in the order load_checkpoint() reads it.
 void save_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
                      const TrainingPosition& position, WorkerParts& parts, const Trainer& trainer) {
@@ -286,6 +279,7 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, in
   parts.optimizer->save_state(out);
   parts.compressor->save_state(out);
   parts.schedule->save_state(out);
+  parts.topology->save_state(out);
   out.flag(parts.stop_rule != nullptr);
   if (parts.stop_rule) parts.stop_rule->save_state(out);
   trainer.save_state(out);
@@ -305,6 +299,7 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
     parts.compressor->set_epoch(position.epoch);
     parts.compressor->load_state(in);
     parts.schedule->load_state(in);
+    parts.topology->load_state(in);
     if (in.flag() != (parts.stop_rule != nullptr))
       throw ConfigError(str_cat("checkpoint ", path, " disagrees with the run about its stopping rule"));
     if (parts.stop_rule) parts.stop_rule->load_state(in);

@@ -77,9 +77,12 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
 /// The process of a parameter server (a rank >= config.workers): joins the start check, then
 /// serves rounds (engine/topology/parameter_server.hpp) until every worker has finished,
 /// recording each round's traffic and times under its own rank. With pull = "weights" it
-/// steps `parts.optimizer` on its copy of the model.
+/// steps `parts.optimizer` on its copy of the model. A synchronous server checkpoints like a
+/// worker (before round `every` x k, which the workers' step of that number waits for: its
+/// weights, optimizer and compressor state) and resumes from one; an asynchronous server
+/// (stale_sync, async) has no round every worker passes, and refuses `checkpointing` (ConfigError).
 void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
-                MetricsSink& sink, RunCallbacks* callbacks = nullptr);
+                MetricsSink& sink, RunCallbacks* callbacks = nullptr, const Checkpointing& checkpointing = {});
 
 /// Steps each worker takes per epoch: its shard in batches, at most config.max_steps.
 std::int64_t steps_per_epoch(const RunConfig& config, Dataset& dataset);

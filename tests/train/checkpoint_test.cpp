@@ -46,10 +46,12 @@ struct RankOutcome {
   std::vector<MetricRecord> records;
 };
 
+// Every rank of the run, parameter servers (ranks >= workers) included.
 std::map<int, RankOutcome> train_ranks(const RunConfig& config, const train::Checkpointing& checkpointing) {
   std::map<int, RankOutcome> out;
   std::mutex mutex;
-  testing::run_ranks(2, std::chrono::seconds(120), [&](comm::Communicator& comm) {
+  const int world = engine::EngineCatalog().world_size(config);
+  testing::run_ranks(world, std::chrono::seconds(120), [&](comm::Communicator& comm) {
     engine::EngineCatalog catalog;
     MemorySink sink;
     train::WorkerParts parts;
@@ -57,7 +59,11 @@ std::map<int, RankOutcome> train_ranks(const RunConfig& config, const train::Che
       std::lock_guard<std::mutex> lock(mutex);  // LibTorch's generator is per process
       parts = catalog.build(config);
     }
-    auto result = train::run_worker(config, std::move(parts), comm, sink, {}, nullptr, checkpointing);
+    train::WorkerResult result;
+    if (comm.rank() < config.workers)
+      result = train::run_worker(config, std::move(parts), comm, sink, {}, nullptr, checkpointing);
+    else
+      train::run_server(config, std::move(parts), comm, sink, nullptr, checkpointing);
     std::lock_guard<std::mutex> lock(mutex);
     out[comm.rank()] = {result, sink.records()};
   });
@@ -136,6 +142,63 @@ TEST_CASE("a run resumed from its checkpoints continues exactly as the uninterru
       CHECK(got.size() > 10);
     }
   }
+}
+
+TEST_CASE("a run with synchronous parameter servers resumes exactly as the uninterrupted run",
+          "[train][checkpoint][multirank][ps]") {
+  // pull = weights: the server steps the optimizer (momentum) on its copy of the model;
+  // compress_pull: it codes its replies with Top-k and error feedback of its own; with two
+  // servers the workers hold one Top-k per shard (the topology's state).
+  const std::int64_t servers = GENERATE(std::int64_t{1}, std::int64_t{2});
+  INFO(servers << " servers");
+  auto config = stateful_run("synchronous");
+  config.topology = engine::EngineCatalog().resolve(
+      {"topology", "parameter_server", {{"pull", std::string("weights")}, {"compress_pull", true}, {"servers", servers}}});
+  const int world = 2 + static_cast<int>(servers);
+  TempDir dir;
+  std::vector<std::int64_t> saved;
+  std::mutex saved_mutex;
+  train::Checkpointing save{dir.path(), 4, -1, [&](std::int64_t step) {
+                              std::lock_guard<std::mutex> lock(saved_mutex);
+                              saved.push_back(step);
+                            }};
+  const auto whole = train_ranks(config, save);
+  // Before steps (rounds) 4, 8 and 12, on every rank, servers included.
+  CHECK(std::count(saved.begin(), saved.end(), 8) == world);
+  CHECK(saved.size() == 3 * static_cast<std::size_t>(world));
+
+  const std::int64_t resume = 8;  // epoch 1, index 1
+  const auto resumed = train_ranks(config, {dir.path(), 0, resume, {}});
+  for (int rank = 0; rank < world; ++rank) {
+    INFO("rank " << rank);
+    const auto expected = by_step(whole.at(rank).records, resume);
+    CHECK(by_step(resumed.at(rank).records, 0) == expected);  // bit for bit
+    if (rank < 2) {
+      CHECK(resumed.at(rank).result.parameter_hash == whole.at(rank).result.parameter_hash);
+      CHECK(expected.size() > 10);
+    } else {
+      // The server's rounds from 8 on: what it sent, bit for bit.
+      std::vector<double> sent_whole, sent_resumed;
+      for (const auto& r : whole.at(rank).records)
+        if (r.key == "bytes_sent" && r.step >= resume) sent_whole.push_back(r.value);
+      for (const auto& r : resumed.at(rank).records)
+        if (r.key == "bytes_sent") sent_resumed.push_back(r.value);
+      CHECK(sent_resumed == sent_whole);
+      CHECK(sent_whole.size() == 6);
+    }
+  }
+}
+
+TEST_CASE("an asynchronous parameter server refuses to checkpoint", "[train][checkpoint][ps]") {
+  engine::EngineCatalog catalog;
+  auto config = stateful_run("synchronous");
+  config.topology = catalog.resolve({"topology", "parameter_server", {}});
+  CHECK(catalog.why_not_checkpointed(config).empty());
+  config.schedule = catalog.resolve({"schedule", "async", {}});
+  CHECK_THAT(catalog.why_not_checkpointed(config), Catch::Contains("asynchronous parameter server"));
+  config.topology = catalog.resolve({"topology", "allreduce", {}});
+  config.schedule = catalog.resolve({"schedule", "synchronous", {}});
+  CHECK(catalog.why_not_checkpointed(config).empty());
 }
 
 TEST_CASE("a checkpoint of another configuration or rank is refused", "[train][checkpoint]") {
