@@ -122,6 +122,29 @@ TrainingPosition read_checkpoint_header(StateReader& in, const std::string& fing
   return p;
 }
 
+void write_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
+                      const TrainingPosition& position, const std::function<void(StateWriter&)>& body) {
+  std::vector<std::uint8_t> bytes;
+  StateWriter out(bytes);
+  write_checkpoint_header(out, fingerprint, rank, position);
+  body(out);
+  write_file_atomically(path, bytes);
+}
+
+TrainingPosition read_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
+                                 const std::function<void(StateReader&, const TrainingPosition&)>& body) {
+  const std::vector<std::uint8_t> bytes = read_whole_file(path);
+  StateReader in(bytes);
+  try {
+    const TrainingPosition position = read_checkpoint_header(in, fingerprint, rank, path);
+    body(in, position);
+    LACONIC_ENFORCE(in.done(), "checkpoint ", path, " has bytes left after its last section");
+    return position;
+  } catch (const InvariantError& e) {
+    throw ConfigError(str_cat("checkpoint ", path, " does not fit this run: ", e.what()));
+  }
+}
+
 namespace {
 
 // Parameters then buffers, in registration order: the same list on save and load.

@@ -59,6 +59,15 @@ void write_checkpoint_header(StateWriter& out, const std::string& fingerprint, i
 TrainingPosition read_checkpoint_header(StateReader& in, const std::string& fingerprint, int rank,
                                         const std::string& path);
 
+/// A whole checkpoint file: the header, then what `body` writes; written atomically.
+void write_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
+                      const TrainingPosition& position, const std::function<void(StateWriter&)>& body);
+/// Reads the file at `path`: checks its header (read_checkpoint_header), has `body` read the
+/// rest, and checks nothing is left over; a section that does not fit (InvariantError) becomes a
+/// ConfigError naming the file. Returns the header's position.
+TrainingPosition read_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
+                                 const std::function<void(StateReader&, const TrainingPosition&)>& body);
+
 /// The model's parameters and buffers (batch-norm statistics), by name, with dtype and shape.
 void save_model(StateWriter& out, Model& model);
 /// Loads what save_model() wrote into a model of the same architecture; ConfigError on any

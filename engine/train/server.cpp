@@ -16,32 +16,23 @@ namespace {
 // compressor was last told.
 void save_server_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
                             const TrainingPosition& position, WorkerParts& parts, const compress::Compressor& codec) {
-  std::vector<std::uint8_t> bytes;
-  StateWriter out(bytes);
-  write_checkpoint_header(out, fingerprint, rank, position);
-  save_model(out, *parts.model);
-  parts.optimizer->save_state(out);
-  codec.save_state(out);
-  save_torch_generator(out);
-  write_file_atomically(path, bytes);
+  write_checkpoint(path, fingerprint, rank, position, [&](StateWriter& out) {
+    save_model(out, *parts.model);
+    parts.optimizer->save_state(out);
+    codec.save_state(out);
+    save_torch_generator(out);
+  });
 }
 
 TrainingPosition load_server_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
                                         WorkerParts& parts, compress::Compressor& codec) {
-  const std::vector<std::uint8_t> bytes = read_whole_file(path);
-  StateReader in(bytes);
-  try {
-    const TrainingPosition position = read_checkpoint_header(in, fingerprint, rank, path);
+  return read_checkpoint(path, fingerprint, rank, [&](StateReader& in, const TrainingPosition& position) {
     load_model(in, *parts.model);
     parts.optimizer->load_state(in);
     codec.set_epoch(position.epoch);  // as a fresh compressor would have been told
     codec.load_state(in);
     load_torch_generator(in);
-    LACONIC_ENFORCE(in.done(), "checkpoint ", path, " has bytes left after its last section");
-    return position;
-  } catch (const InvariantError& e) {
-    throw ConfigError(str_cat("checkpoint ", path, " does not fit this run: ", e.what()));
-  }
+  });
 }
 
 }  // namespace

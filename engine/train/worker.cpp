@@ -272,27 +272,22 @@ namespace {
 /// Everything a worker's loop needs to continue, in the order load_checkpoint() reads it.
 void save_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
                      const TrainingPosition& position, WorkerParts& parts, const Trainer& trainer) {
-  std::vector<std::uint8_t> bytes;
-  StateWriter out(bytes);
-  write_checkpoint_header(out, fingerprint, rank, position);
-  save_model(out, *parts.model);
-  parts.optimizer->save_state(out);
-  parts.compressor->save_state(out);
-  parts.schedule->save_state(out);
-  parts.topology->save_state(out);
-  out.flag(parts.stop_rule != nullptr);
-  if (parts.stop_rule) parts.stop_rule->save_state(out);
-  trainer.save_state(out);
-  save_torch_generator(out);
-  write_file_atomically(path, bytes);
+  write_checkpoint(path, fingerprint, rank, position, [&](StateWriter& out) {
+    save_model(out, *parts.model);
+    parts.optimizer->save_state(out);
+    parts.compressor->save_state(out);
+    parts.schedule->save_state(out);
+    parts.topology->save_state(out);
+    out.flag(parts.stop_rule != nullptr);
+    if (parts.stop_rule) parts.stop_rule->save_state(out);
+    trainer.save_state(out);
+    save_torch_generator(out);
+  });
 }
 
 TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
                                  WorkerParts& parts, Trainer& trainer) {
-  const std::vector<std::uint8_t> bytes = read_whole_file(path);
-  StateReader in(bytes);
-  try {
-    const TrainingPosition position = read_checkpoint_header(in, fingerprint, rank, path);
+  return read_checkpoint(path, fingerprint, rank, [&](StateReader& in, const TrainingPosition& position) {
     load_model(in, *parts.model);
     parts.optimizer->load_state(in);
     // A restored compressor is told its epoch first, as a fresh one would be.
@@ -305,11 +300,7 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
     if (parts.stop_rule) parts.stop_rule->load_state(in);
     trainer.load_state(in);
     load_torch_generator(in);
-    LACONIC_ENFORCE(in.done(), "checkpoint ", path, " has bytes left after its last section");
-    return position;
-  } catch (const InvariantError& e) {
-    throw ConfigError(str_cat("checkpoint ", path, " does not fit this run: ", e.what()));
-  }
+  });
 }
 
 /// Worker 0 applies the rule and tells every other worker (point to point, so parameter

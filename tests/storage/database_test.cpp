@@ -29,6 +29,15 @@ bool has_table(Database& db, const std::string& name, const std::string& type = 
   return q.step();
 }
 
+// A database as an older laconic left it: the migrations up to `version`, then `sql`.
+void write_old_database(const std::string& path, int version, const char* sql) {
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  CHECK(migrate(raw, path, version) == version);
+  exec(raw, sql);
+  sqlite3_close(raw);
+}
+
 }  // namespace
 
 TEST_CASE("a new database gets every table at the latest schema version", "[storage][schema]") {
@@ -112,12 +121,8 @@ TEST_CASE("a failing statement throws StorageError with the SQL, the message and
 TEST_CASE("a database of the first schema is migrated forward keeping every row", "[storage][schema][migration]") {
   TempDir dir;
   const std::string path = dir.file("v1.db");
-  {
-    // What laconic wrote before schema 2: migrations up to 1, then a run that started.
-    sqlite3* raw = nullptr;
-    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
-    CHECK(migrate(raw, path, 1) == 1);
-    exec(raw, R"sql(
+  // What laconic wrote before schema 2: migrations up to 1, then a run that started.
+  write_old_database(path, 1, R"sql(
       INSERT INTO experiments (id, name, file_path, file_hash, created) VALUES (1, 'fmnist', 'f.lua', 'h', 10);
       INSERT INTO runs (id, experiment_id, name, config, swept, seed, repetition, status, created, started, ended)
         VALUES (1, 1, 'a', '{}', '{}', 1, 0, 'FINISHED', 10, 11, 12),
@@ -128,11 +133,14 @@ TEST_CASE("a database of the first schema is migrated forward keeping every row"
       INSERT INTO run_summary (run_id, key, last, min, max, sum, count, nan_count)
         VALUES (1, 'train_loss', NULL, 2.5, 2.5, 2.5, 1, 1);
     )sql");
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  {
     Statement columns(raw, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'attempts'");
     REQUIRE(columns.step());
     CHECK(columns.column_int64(0) == 0);  // really the first schema
-    sqlite3_close(raw);
   }
+  sqlite3_close(raw);
   auto db = Database::open(path);
   CHECK(db->schema_version() == latest_schema_version());
   Statement versions(db->handle(), "SELECT group_concat(version) FROM schema_version");
@@ -182,19 +190,13 @@ TEST_CASE("a database of the first schema is migrated forward keeping every row"
 TEST_CASE("a read-only open of an older database migrates it first", "[storage][schema][migration]") {
   TempDir dir;
   const std::string path = dir.file("v2.db");
-  {
-    sqlite3* raw = nullptr;
-    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
-    CHECK(migrate(raw, path, 2) == 2);
-    exec(raw, R"sql(
+  write_old_database(path, 2, R"sql(
       INSERT INTO experiments (id, name, file_path, file_hash, created) VALUES (1, 'fmnist', 'f.lua', 'h', 10);
       INSERT INTO runs (id, experiment_id, name, config, swept, seed, repetition, status, created)
         VALUES (1, 1, 'a', '{}', '{}', 1, 0, 'FINISHED', 10);
       INSERT INTO metrics (run_id, key, step, epoch, worker, wall_time, value)
         VALUES (1, 'test_accuracy', 0, 0, 0, 0.5, 0.75);
     )sql");
-    sqlite3_close(raw);
-  }
   auto db = Database::open_read_only(path);
   CHECK(db->read_only());
   CHECK(db->schema_version() == latest_schema_version());

@@ -92,6 +92,27 @@ std::string thrown(F&& f) {
   return "(nothing thrown)";
 }
 
+// The steps of the checkpoints every rank reported saving (from any thread).
+class SavedSteps {
+ public:
+  train::Checkpointing every(const std::string& dir, std::int64_t steps) {
+    return {dir, steps, -1, [this](std::int64_t step) {
+              std::lock_guard<std::mutex> lock(mutex_);
+              steps_.push_back(step);
+            }};
+  }
+  std::vector<std::int64_t> sorted() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::int64_t> out = steps_;
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::int64_t> steps_;
+};
+
 class TempDir {
  public:
   TempDir() : path_(std::filesystem::temp_directory_path() / ("laconic-ckpt-test-" + std::to_string(::getpid()))) {
@@ -116,16 +137,10 @@ TEST_CASE("a run resumed from its checkpoints continues exactly as the uninterru
   INFO("schedule " << schedule);
   const auto config = stateful_run(schedule);
   TempDir dir;
-  std::vector<std::int64_t> saved;
-  std::mutex saved_mutex;
-  train::Checkpointing save{dir.path(), 4, -1, [&](std::int64_t step) {
-                              std::lock_guard<std::mutex> lock(saved_mutex);
-                              saved.push_back(step);
-                            }};
-  const auto whole = train_ranks(config, save);
-  std::sort(saved.begin(), saved.end());
+  SavedSteps saved;
+  const auto whole = train_ranks(config, saved.every(dir.path(), 4));
   // 14 steps: checkpoints before steps 4, 8 (epoch 1, index 1) and 12, on each rank.
-  CHECK(saved == std::vector<std::int64_t>{4, 4, 8, 8, 12, 12});
+  CHECK(saved.sorted() == std::vector<std::int64_t>{4, 4, 8, 8, 12, 12});
   for (int rank : {0, 1})
     for (std::int64_t step : {4, 8, 12}) CHECK(std::filesystem::exists(train::checkpoint_path(dir.path(), rank, step)));
 
@@ -156,16 +171,12 @@ TEST_CASE("a run with synchronous parameter servers resumes exactly as the unint
       {"topology", "parameter_server", {{"pull", std::string("weights")}, {"compress_pull", true}, {"servers", servers}}});
   const int world = 2 + static_cast<int>(servers);
   TempDir dir;
-  std::vector<std::int64_t> saved;
-  std::mutex saved_mutex;
-  train::Checkpointing save{dir.path(), 4, -1, [&](std::int64_t step) {
-                              std::lock_guard<std::mutex> lock(saved_mutex);
-                              saved.push_back(step);
-                            }};
-  const auto whole = train_ranks(config, save);
+  SavedSteps saved;
+  const auto whole = train_ranks(config, saved.every(dir.path(), 4));
   // Before steps (rounds) 4, 8 and 12, on every rank, servers included.
-  CHECK(std::count(saved.begin(), saved.end(), 8) == world);
-  CHECK(saved.size() == 3 * static_cast<std::size_t>(world));
+  const auto steps = saved.sorted();
+  CHECK(std::count(steps.begin(), steps.end(), 8) == world);
+  CHECK(steps.size() == 3 * static_cast<std::size_t>(world));
 
   const std::int64_t resume = 8;  // epoch 1, index 1
   const auto resumed = train_ranks(config, {dir.path(), 0, resume, {}});
