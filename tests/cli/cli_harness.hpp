@@ -1,12 +1,14 @@
 #pragma once
 // Running the laconic binary from tests: bounded by `timeout`, output captured to strings.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace laconic::testing {
 
@@ -44,6 +46,22 @@ inline CommandResult run_laconic(const std::string& dir, const std::string& args
   r.out = read_file(out);
   r.err = read_file(err);
   return r;
+}
+
+/// Starts `laconic ARGS` in `dir` in the background (stdout and stderr to dir/.stdout and
+/// dir/.stderr) and returns its pid, for tests that signal the controller while it runs; the
+/// caller waits for it.
+inline pid_t start_laconic(const std::string& dir, std::vector<std::string> args) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;  // the parent, or -1
+  if (::chdir(dir.c_str()) != 0) ::_exit(127);
+  std::freopen((dir + "/.stdout").c_str(), "w", stdout);
+  std::freopen((dir + "/.stderr").c_str(), "w", stderr);
+  std::vector<char*> argv{const_cast<char*>(LACONIC_BINARY)};
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execv(LACONIC_BINARY, argv.data());
+  ::_exit(127);
 }
 
 /// A small, fast experiment: 2 workers, a few steps, part of the test split.

@@ -61,15 +61,8 @@ TEST_CASE("a worker killed with SIGKILL fails its run, keeps its metrics, and th
   write_file(dir + "/kill.lua",
              tiny_experiment("kill", "  batch_size = 8,\n  max_steps = sweep { 0, 4 },\n"));
   const std::string db_path = dir + "/k.db";
-  const pid_t controller = ::fork();
-  REQUIRE(controller >= 0);
-  if (controller == 0) {
-    ::chdir(dir.c_str());
-    std::freopen((dir + "/.stdout").c_str(), "w", stdout);
-    std::freopen((dir + "/.stderr").c_str(), "w", stderr);
-    ::execl(LACONIC_BINARY, LACONIC_BINARY, "run", "kill.lua", "--db", "k.db", nullptr);
-    ::_exit(127);
-  }
+  const pid_t controller = start_laconic(dir, {"run", "kill.lua", "--db", "k.db"});
+  REQUIRE(controller > 0);
 
   // Wait until run 1 has recorded some steps, then kill its rank-1 worker.
   const auto deadline = std::chrono::steady_clock::now() + 120s;

@@ -58,15 +58,8 @@ TEST_CASE("a run whose controller was killed is stale, and --resume continues it
   const auto dir = make_temp_dir();
   write_file(dir + "/resume.lua", tiny_experiment("resume", kSlowRun));
   const std::string db_path = dir + "/r.db";
-  const pid_t controller = ::fork();
-  REQUIRE(controller >= 0);
-  if (controller == 0) {
-    ::chdir(dir.c_str());
-    std::freopen((dir + "/.stdout").c_str(), "w", stdout);
-    std::freopen((dir + "/.stderr").c_str(), "w", stderr);
-    ::execl(LACONIC_BINARY, LACONIC_BINARY, "run", "resume.lua", "--db", "r.db", "--checkpoint-every", "5", nullptr);
-    ::_exit(127);
-  }
+  const pid_t controller = start_laconic(dir, {"run", "resume.lua", "--db", "r.db", "--checkpoint-every", "5"});
+  REQUIRE(controller > 0);
   const auto deadline = std::chrono::steady_clock::now() + 120s;
   while (checkpoint_step(db_path) < 10 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(20ms);
