@@ -3,6 +3,8 @@
 #include <iostream>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/catalog.hpp"
 #include "engine/core/error.hpp"
 #include "lua/experiment.hpp"
@@ -44,17 +46,31 @@ void check_runs(const engine::EngineCatalog& catalog, const lua::ExperimentPlan&
     try {
       catalog.check_run(run);
     } catch (Error& e) {
-      e.add_context(str_cat("run ", i + 1, " (", run.name, ")"));
+      // "exp.lua:7: run 1 (...): ...": the model's constructor is where the fix goes.
+      std::string location = plan.location_of(run.model);
+      while (!location.empty() && (location.back() == ' ' || location.back() == ':')) location.pop_back();
+      e.add_context(str_cat(location.empty() ? "" : location + ": ", "run ", i + 1, " (", run.name, ")"));
       throw;
     }
   }
 }
 
-int check_command(const std::string& file, const std::string& only) {
+int check_command(const std::string& file, const std::string& only, CheckListing listing) {
   engine::EngineCatalog catalog;
   auto plan = lua::load_experiment(file, catalog);
   const auto selected = select_runs(plan, file, only);
   check_runs(catalog, plan, selected);
+  if (listing == CheckListing::Names) {
+    for (std::size_t i : selected) std::cout << plan.runs[i].name << "\n";
+    return 0;
+  }
+  if (listing == CheckListing::Json) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (std::size_t i : selected)
+      runs.push_back({{"index", i + 1}, {"name", plan.runs[i].name}, {"config", plan.runs[i].to_json()}});
+    std::cout << runs.dump(2) << "\n";
+    return 0;
+  }
   std::cout << plan.name << " (" << file << ", hash " << plan.file_hash << "): "
             << plan.runs.size() << " runs";
   if (plan.skipped > 0) std::cout << " (where(run) skipped " << plan.skipped << ")";
@@ -65,9 +81,14 @@ int check_command(const std::string& file, const std::string& only) {
     for (const auto& name : plan.callbacks) std::cout << " " << name;
     std::cout << "\n";
   }
-  for (std::size_t i : selected)
-    std::cout << "  " << i + 1 << ". " << plan.runs[i].name << "\n      "
-              << plan.runs[i].to_json().dump() << "\n";
+  for (std::size_t i : selected) {
+    const RunConfig& run = plan.runs[i];
+    const int world = catalog.world_size(run);
+    std::cout << "  " << i + 1 << ". " << run.name << "  (" << run.workers << " workers"
+              << (world > run.workers ? str_cat(" + ", world - run.workers, " servers") : std::string()) << ", "
+              << run.epochs << (run.epochs == 1 ? " epoch" : " epochs") << ")\n";
+  }
+  std::cout << "  (--json prints each run's resolved configuration, --names the names only)\n";
   return 0;
 }
 

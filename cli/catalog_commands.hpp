@@ -17,9 +17,17 @@ int list_command(const std::string& kind);
 /// reference section of docs/dsl.md).
 int list_markdown_command();
 
+/// What `laconic check` prints about each run.
+enum class CheckListing {
+  Summary,  ///< a header (name, file, hash, run count), then the numbered run names
+  Names,    ///< the run names only, one per line (--names)
+  Json,     ///< a JSON array of {"index", "name", "config"}, config resolved (--json)
+};
+
 /// `laconic check FILE [--only TEXT]`: loads the experiment and lists the runs it would
 /// execute (those whose name contains TEXT), training none.
-int check_command(const std::string& file, const std::string& only = "");
+int check_command(const std::string& file, const std::string& only = "",
+                  CheckListing listing = CheckListing::Summary);
 
 /// Indices of the runs of `plan` whose name contains `only` (all when empty); ConfigError when
 /// none does.

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "reports/format.hpp"
+
 namespace laconic::cli {
 
 std::string human_seconds(double seconds) {
@@ -17,6 +19,21 @@ std::string human_seconds(double seconds) {
                   static_cast<long>(seconds) - minutes * 60);
   }
   return buf;
+}
+
+std::string significant(double value, int digits) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, value);
+  return buf;
+}
+
+bool is_byte_key(const std::string& key) { return key.starts_with("bytes_") || key == "payload_bytes"; }
+
+std::string metric_text(const std::string& key, double value) {
+  if (is_byte_key(key) && std::isfinite(value)) return reports::human_bytes(value);
+  return significant(value);
 }
 
 std::string text_table(const std::vector<std::string>& header,

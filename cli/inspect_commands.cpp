@@ -31,15 +31,6 @@ std::string local_time(double unix_seconds) {
 }
 
 
-// Up to 6 significant digits for tables a person reads; exact figures come from query/export.
-std::string short_number(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", value);
-  return buf;
-}
-
 std::string json_text(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
@@ -49,7 +40,8 @@ std::string json_text(const nlohmann::json& value) {
 namespace {
 
 // `show --format json`: {"run": every field as `runs --format json` has it, "summary": one object
-// per key, "epochs": one object per epoch}, encoded as RowWriter encodes JSON (NaN "NaN").
+// per key, "epochs": one object per epoch, "facts": run_facts as one object}, encoded as
+// RowWriter encodes JSON (NaN "NaN").
 void show_json(storage::Database& db, const storage::RunRow& run) {
   std::string out = "{\"run\": ";
   append_json_object(out, run_columns(), run_cells(run));
@@ -76,7 +68,15 @@ void show_json(storage::Database& db, const storage::RunRow& run) {
                         real_cell(e.test_perplexity), real_cell(e.epoch_train_loss), real_cell(e.epoch_time),
                         real_cell(e.bytes_sent), real_cell(e.bytes_dense)});
   }
-  out += "]}\n";
+  out += "],\n\"facts\": ";
+  std::vector<std::string> fact_keys;
+  std::vector<storage::Cell> fact_values;
+  for (const auto& [key, value] : storage::facts_of(db, run.id)) {
+    fact_keys.push_back(key);
+    fact_values.push_back(text_cell(value));
+  }
+  append_json_object(out, fact_keys, fact_values);
+  out += "}\n";
   std::cout << out;
 }
 
@@ -109,6 +109,11 @@ int show_command(const std::string& db_path, std::int64_t run_id, const std::str
   facts.push_back({"laconic", run.laconic_version.empty() ? "-" : run.laconic_version});
   std::cout << "run " << run.id << ": " << run.name << "\n\n" << text_table({"", ""}, facts).substr(1) << "\n";
 
+  std::cout << "how it ran (run_facts)\n";
+  std::vector<std::vector<std::string>> fact_rows;
+  for (const auto& [key, value] : storage::facts_of(*db, run.id)) fact_rows.push_back({"  " + key, "= " + value});
+  std::cout << (fact_rows.empty() ? "  (none recorded)\n" : text_table({"", ""}, fact_rows).substr(1)) << "\n";
+
   std::cout << "swept variables\n";
   const auto swept = nlohmann::json::parse(run.swept, nullptr, false);
   std::vector<std::vector<std::string>> swept_rows;
@@ -127,8 +132,9 @@ int show_command(const std::string& db_path, std::int64_t run_id, const std::str
   } else {
     std::vector<std::vector<std::string>> rows;
     for (const auto& [key, s] : summary)
-      rows.push_back({key, short_number(s.last), s.count ? short_number(s.min) : "-", s.count ? short_number(s.max) : "-",
-                      s.count ? short_number(s.sum / static_cast<double>(s.count)) : "-", std::to_string(s.count),
+      rows.push_back({key, metric_text(key, s.last), s.count ? metric_text(key, s.min) : "-",
+                      s.count ? metric_text(key, s.max) : "-",
+                      s.count ? metric_text(key, s.sum / static_cast<double>(s.count)) : "-", std::to_string(s.count),
                       std::to_string(s.nan_count)});
     std::cout << text_table({"key", "last", "min", "max", "mean", "count", "nan_count"}, rows);
   }
@@ -227,8 +233,13 @@ int compare_command(const CompareArgs& args) {
     walls.push_back(run.wall_time);
     ratios.push_back(run.bytes_sent > 0 ? run.bytes_dense / run.bytes_sent : std::nan(""));
   }
-  add_numbers("wall_time", walls, human_seconds);
-  add_numbers("compression_ratio", ratios, [](double v) { return std::isnan(v) ? "-" : reports::fixed(v, 2) + "x"; });
+  // Tables are for reading (bytes in kB/MB/GB, 4 significant digits); csv and json carry exact values.
+  const bool exact = format != Format::Table;
+  add_numbers("wall_time", walls, exact ? number_text : human_seconds);
+  add_numbers("compression_ratio", ratios, [exact](double v) {
+    if (exact) return number_text(v);
+    return std::isnan(v) ? std::string("-") : reports::fixed(v, 2) + "x";
+  });
   std::set<std::string> keys;
   for (const auto& s : summaries)
     for (const auto& [key, summary] : s) keys.insert(key);
@@ -246,7 +257,8 @@ int compare_command(const CompareArgs& args) {
                        : figure == "last" ? v.last
                                           : (v.count ? v.sum / static_cast<double>(v.count) : std::nan("")));
     }
-    add_numbers(key + " (" + figure + ")", values, short_number);
+    add_numbers(key + " (" + figure + ")", values,
+                [&key, exact](double v) { return exact ? number_text(v) : metric_text(key, v); });
   }
 
   std::vector<std::string> header{"diff", "field"};

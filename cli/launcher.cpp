@@ -55,6 +55,21 @@ class StoreDir {
   std::string path_;
 };
 
+// The controller's environment with one thread for OpenMP and BLAS libraries: OpenBLAS sizes its
+// thread pool from OPENBLAS_NUM_THREADS when it is loaded, before the worker's main() could.
+std::vector<std::string> worker_environment() {
+  static const char* const kPinned[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"};
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    bool pinned = false;
+    for (const char* name : kPinned) pinned = pinned || entry.rfind(std::string(name) + "=", 0) == 0;
+    if (!pinned) env.push_back(entry);
+  }
+  for (const char* name : kPinned) env.push_back(std::string(name) + "=1");
+  return env;
+}
+
 pid_t spawn(const LaunchSpec& spec, const std::string& store, int rank, int write_fd) {
   std::vector<std::string> args = {spec.executable, "worker",
                                    "--file", spec.file,
@@ -74,6 +89,10 @@ pid_t spawn(const LaunchSpec& spec, const std::string& store, int rank, int writ
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env = worker_environment();
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   const pid_t controller = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) throw Error(str_cat("fork failed: ", std::strerror(errno)));
@@ -82,7 +101,7 @@ pid_t spawn(const LaunchSpec& spec, const std::string& store, int rank, int writ
     // (its measurements would go nowhere): die with it, even if it already died.
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != controller) ::_exit(127);
     if (::dup2(write_fd, kMessageFd) < 0) ::_exit(127);
-    ::execv(argv[0], argv.data());
+    ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
   return pid;
@@ -119,6 +138,8 @@ void handle_line(WorkerProcess& w, std::string_view line, MetricsSink& sink,
     if (observer.on_progress && w.rank == 0) observer.on_progress(*p);
   } else if (auto c = std::get_if<CheckpointMessage>(&*message)) {
     if (++checkpoints[c->step] == world && observer.on_checkpoint) observer.on_checkpoint(c->step);
+  } else if (auto f = std::get_if<FactMessage>(&*message)) {
+    if (observer.on_fact && w.rank == 0) observer.on_fact(f->key, f->value);
   } else {
     w.failure = std::get<FailureMessage>(*message).text;
   }

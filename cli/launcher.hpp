@@ -38,6 +38,8 @@ struct LaunchObserver {
   std::function<void()> on_tick;                            ///< about every 5 s (heartbeat)
   /// Every worker's checkpoint before `step` is on disk (and their earlier metrics went to the sink).
   std::function<void(std::int64_t step)> on_checkpoint;
+  /// Rank 0 says how it computes (threads, BLAS library): a row of run_facts.
+  std::function<void(const std::string& key, const std::string& value)> on_fact;
 };
 
 /// Exit status of a worker whose training diverged (DivergedError).

@@ -19,6 +19,7 @@
 #include "cli/sql_commands.hpp"
 #include "cli/run_command.hpp"
 #include "cli/worker_command.hpp"
+#include "cli/version.hpp"
 #include "engine/core/error.hpp"
 
 namespace {
@@ -60,6 +61,13 @@ std::string singular(std::string kind) {
 }
 #endif
 
+// An empty default ("" or an empty list) says nothing in --help; CLI11 would print "=[]".
+void tidy_help_defaults(CLI::App& app) {
+  for (CLI::Option* option : app.get_options())
+    if (option->get_default_str().empty() || option->get_default_str() == "[]") option->default_str("");
+  for (CLI::App* command : app.get_subcommands({})) tidy_help_defaults(*command);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,6 +75,9 @@ int main(int argc, char** argv) {
                "Experiments are Lua files; results go to a SQLite database."};
   app.option_defaults()->always_capture_default();
   app.require_subcommand(1);
+  app.set_version_flag("--version", laconic::cli::version_text(),
+                       "print laconic's version and git description, and the versions of LibTorch, Gloo, Lua and "
+                       "SQLite, then exit");
   std::string db = "laconic.db";
   auto add_db_option = [&db](CLI::App* command) {
     command->add_option("--db", db, "SQLite database of experiments, runs and metrics")
@@ -89,6 +100,11 @@ int main(int argc, char** argv) {
                   "run only the runs whose name contains this text (e.g. compressor=topk)");
   run->add_flag("--dry-run", run_args.dry_run,
                 "validate and list the runs that would execute (as `check`), train nothing");
+  run->add_flag("--quiet,-q", run_args.quiet, "no progress display; only a result line per run");
+  run->add_option("--progress-every", run_args.progress_every,
+                  "seconds between progress lines when standard output is not a terminal (a log); "
+                  "a line is also printed at every evaluation")
+      ->check(CLI::PositiveNumber);
   add_db_option(run);
 
   laconic::cli::WorkerArgs worker_args;
@@ -163,7 +179,10 @@ int main(int argc, char** argv) {
   best->add_option("--goal", best_args.goal,
                    "max or min (default: min for keys with loss, perplexity, time, bytes, staleness, lag or "
                    "distance in their name, else max)");
-  best->add_option("--by", best_args.by, "which value of each run: last (final), min, max or mean");
+  best->add_option("--by", best_args.by,
+                   "run: rank runs; configuration: rank configurations (runs alike but for the seed) by the "
+                   "mean over their runs, with std and n");
+  best->add_option("--value", best_args.value, "which value of each run: last (final), min, max or mean");
   best->add_option("--top", best_args.top, "how many runs to print");
   best->add_option("--format", best_args.format, "table, csv or json");
   add_db_option(best);
@@ -178,6 +197,8 @@ int main(int argc, char** argv) {
                      "value among the configurations)");
   report->add_option("--gnuplot", report_args.gnuplot, "gnuplot executable that draws the figures")
       ->envname("LACONIC_GNUPLOT");
+  report->add_flag("--allow-missing-figures", report_args.allow_missing_figures,
+                   "exit 0 even when a figure could not be drawn (otherwise exit 3)");
   add_db_option(report);
 
   std::string list_kind;
@@ -190,9 +211,15 @@ int main(int argc, char** argv) {
                  "print the reference as Markdown tables (the generated part of docs/dsl.md)");
 
   std::string check_file, check_only;
+  bool check_names = false, check_json = false;
   auto* check = app.add_subcommand("check", "validate an experiment file and list its runs without training");
   check->add_option("file", check_file, "experiment file (.lua)")->required()->check(CLI::ExistingFile);
   check->add_option("--only", check_only, "list only the runs whose name contains this text");
+  auto* names_flag = check->add_flag("--names", check_names, "print the run names only, one per line");
+  check->add_flag("--json", check_json, "print each run's resolved configuration as JSON under its name")
+      ->excludes(names_flag);
+
+  tidy_help_defaults(app);
 
   // A bad flag is the user's error like any other: exit 2 (CLI11's own codes are 100 and up).
   try {
@@ -212,7 +239,7 @@ int main(int argc, char** argv) {
       action.sa_handler = request_stop;
       ::sigaction(SIGINT, &action, nullptr);
       ::sigaction(SIGTERM, &action, nullptr);
-      if (run_args.dry_run) return laconic::cli::check_command(run_args.file, run_args.only);
+      if (run_args.dry_run) return laconic::cli::check_command(run_args.file, run_args.only, laconic::cli::CheckListing::Summary);
       run_args.db = db;
       run_args.executable = self_executable(argv[0]);
       return laconic::cli::run_command(run_args, g_stop);
@@ -221,7 +248,11 @@ int main(int argc, char** argv) {
     if (*list)
       return list_markdown ? laconic::cli::list_markdown_command()
                            : laconic::cli::list_command(list_kind.empty() ? "" : singular(list_kind));
-    if (*check) return laconic::cli::check_command(check_file, check_only);
+    if (*check)
+      return laconic::cli::check_command(check_file, check_only,
+                                         check_names  ? laconic::cli::CheckListing::Names
+                                         : check_json ? laconic::cli::CheckListing::Json
+                                                      : laconic::cli::CheckListing::Summary);
 #endif
     runs_args.db = compare_args.db = export_args.db = best_args.db = db;
     if (*runs) return laconic::cli::runs_command(runs_args);

@@ -23,7 +23,11 @@ int report_command(const ReportArgs& args) {
   if (!std::isnan(paths.target))
     std::cout << "target: " << paths.metric << (paths.metric == "test_perplexity" ? " <= " : " >= ")
               << paths.target << (args.target ? "" : " (default; set with --target)") << "\n";
-  return 0;
+  if (paths.warnings.empty() || args.allow_missing_figures) return 0;
+  std::cerr << "laconic: " << paths.warnings.size() << " figure" << (paths.warnings.size() == 1 ? "" : "s")
+            << " could not be drawn (the tables and documents are written); fix the cause above, or pass "
+               "--allow-missing-figures to accept a report without them\n";
+  return kMissingFiguresExitStatus;
 }
 
 }  // namespace laconic::cli

@@ -13,10 +13,16 @@ struct ReportArgs {
   std::string out;                ///< "" for laconic-reports/EXPERIMENT
   std::optional<double> target;   ///< time-to-target threshold; unset: derived from the runs
   std::string gnuplot = "gnuplot";
+  bool allow_missing_figures = false;  ///< exit 0 even when gnuplot could not draw a figure
 };
 
+/// Exit status of `laconic report` when a figure could not be drawn (the report's files are
+/// written, each missing figure named in them) and --allow-missing-figures was not given.
+inline constexpr int kMissingFiguresExitStatus = 3;
+
 /// `laconic report`: writes index.html, report.md, tables/*.csv and figures/* for an experiment,
-/// prints their paths and the target used, and warns on stderr about each missing figure.
+/// prints their paths and the target used, and warns on stderr about each missing figure; exits
+/// kMissingFiguresExitStatus when one is missing unless `allow_missing_figures`.
 int report_command(const ReportArgs& args);
 
 }  // namespace laconic::cli

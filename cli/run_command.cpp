@@ -9,6 +9,9 @@
 #include <sstream>
 #include <map>
 #include <iostream>
+#include <functional>
+#include <thread>
+#include <cstdlib>
 #include <vector>
 
 #include "cli/format.hpp"
@@ -80,6 +83,29 @@ void check_unchanged(storage::Database& db, const lua::ExperimentPlan& plan, con
                             "resume anyway (runs whose resolved configuration is unchanged are skipped)"));
 }
 
+// The 1-minute load average, "0.52"; "unknown" where the system cannot say.
+std::string load_average_text() {
+  double load[1];
+  if (::getloadavg(load, 1) != 1) return "unknown";
+  return reports::fixed(load[0], 2);
+}
+
+// Passes every record on, and shows worker 0's test metric to `on_evaluation` on the way.
+class EvaluationTap : public MetricsSink {
+ public:
+  EvaluationTap(MetricsSink& inner, std::function<void(const MetricRecord&)> on_evaluation)
+      : inner_(inner), on_evaluation_(std::move(on_evaluation)) {}
+  void record(const MetricRecord& m) override {
+    inner_.record(m);
+    if (m.worker == 0 && m.key == "test_accuracy") on_evaluation_(m);
+  }
+  void flush() override { inner_.flush(); }
+
+ private:
+  MetricsSink& inner_;
+  std::function<void(const MetricRecord&)> on_evaluation_;
+};
+
 std::string result_line(storage::Database& db, std::int64_t run_id) {
   auto row = storage::find_run(db, run_id);
   if (!row) return "";
@@ -99,14 +125,18 @@ class Executor {
            const engine::EngineCatalog& catalog, storage::Database& db,
            storage::Recorder& recorder, std::int64_t experiment_id)
       : args_(args), stop_(stop), plan_(plan), catalog_(catalog), db_(db), recorder_(recorder),
-        experiment_id_(experiment_id), progress_(::isatty(STDERR_FILENO) == 1) {}
+        experiment_id_(experiment_id),
+        progress_(progress_mode_for(stdout, args.quiet), stdout, args.progress_every) {}
 
   /// Records `runs` (filling their ids) and runs them.
   void execute(std::vector<PlannedRun>& runs) {
+    std::size_t to_train = 0;
     for (PlannedRun& run : runs) {
       if (args_.resume) find_previous(run);
       if (!run.done && run.id < 0) run.id = recorder_.add_run(experiment_id_, run.recorded);
+      to_train += run.done ? 0 : 1;
     }
+    progress_.clock().add_runs(to_train);
     for (const PlannedRun& run : runs) execute_one(run, runs.size());
   }
 
@@ -121,6 +151,20 @@ class Executor {
   }
 
   bool interrupted() const { return interrupted_; }
+
+  /// The controller's facts about the host of a run (its ranks' own come from rank 0), and a
+  /// warning when the ranks outnumber the cores.
+  void record_host_facts(std::int64_t run_id, int world, const std::string& label) {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const bool oversubscribed = static_cast<unsigned>(world) > cores;
+    recorder_.record_fact(run_id, "cores", std::to_string(cores));
+    recorder_.record_fact(run_id, "ranks_on_host", std::to_string(world));
+    recorder_.record_fact(run_id, "oversubscribed", oversubscribed ? "true" : "false");
+    recorder_.record_fact(run_id, "load_start", load_average_text());
+    if (oversubscribed && !args_.quiet)
+      std::cout << label << ": warning: " << world << " ranks on " << cores
+                << " cores: they take turns, so its times measure contention as well as the method" << std::endl;
+  }
 
   /// With --resume: what the database already holds of this run decides whether it is done,
   /// continues from a checkpoint, or runs again.
@@ -186,9 +230,13 @@ class Executor {
     }
     if (checkpointing) std::filesystem::create_directories(checkpoints);
     recorder_.start_run(run.id);
+    record_host_facts(run.id, world, label);
     LaunchOutcome outcome;
     {
-      auto sink = recorder_.metrics_sink(run.id);
+      auto stored = recorder_.metrics_sink(run.id);
+      // Worker 0's evaluations also go to the progress display.
+      EvaluationTap tap(*stored, [&](const MetricRecord& m) { progress_.evaluated(m.epoch, m.key, m.value); });
+      MetricsSink* sink = &tap;
       // Workers expand the file themselves: they are told the plan's index and name.
       LaunchSpec spec{args_.executable, args_.file, plan_.file_hash, run.index, config.name, world, config.timeout};
       if (checkpointing) {
@@ -196,9 +244,12 @@ class Executor {
         spec.checkpoint_every = args_.checkpoint_every;
         spec.resume_step = run.resume_step;
       }
-      progress_.begin(label);
+      progress_.begin(label, config.epochs);
       LaunchObserver observer;
-      observer.on_progress = [&](const ProgressMessage& p) { progress_.update(p, config.epochs); };
+      observer.on_progress = [&](const ProgressMessage& p) { progress_.update(p); };
+      observer.on_fact = [&](const std::string& key, const std::string& value) {
+        recorder_.record_fact(run.id, key, value);
+      };
       // Every few seconds: commit what arrived (a controller crash then loses at most that much)
       // and show readers that the run is alive.
       observer.on_tick = [&] {
@@ -216,8 +267,9 @@ class Executor {
       } catch (const Error& e) {
         outcome.error = e.what();
       }
-      progress_.clear();
+      progress_.end();
     }  // the sink commits its last batch here, before the status says the run is over
+    recorder_.record_fact(run.id, "load_end", load_average_text());
     if (outcome.ok || outcome.diverged) {
       // Both are results: --resume skips them, so their checkpoints will never be used.
       std::error_code ignored;
@@ -246,7 +298,7 @@ class Executor {
   storage::Database& db_;
   storage::Recorder& recorder_;
   std::int64_t experiment_id_;
-  ProgressLine progress_;
+  Progress progress_;
   int finished_ = 0, failed_ = 0, skipped_ = 0, diverged_ = 0;
   std::size_t position_ = 0, offset_ = 0;
   bool interrupted_ = false;

@@ -14,6 +14,8 @@ struct RunArgs {
   std::string only;               ///< run only runs whose name contains this (empty: all)
   bool dry_run = false;           ///< list what would run, as `check`, and stop
   std::string executable;         ///< this binary, started again as `laconic worker`
+  bool quiet = false;             ///< no progress display (result lines still printed)
+  double progress_every = 30;     ///< seconds between progress lines when stdout is not a terminal
 };
 
 /// `laconic run`: loads the experiment (nothing is recorded if it does not load), records its

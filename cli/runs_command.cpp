@@ -6,9 +6,13 @@
 #include <iostream>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/format.hpp"
 #include "cli/output.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/suggest.hpp"
+#include "reports/stats.hpp"
 #include "reports/format.hpp"
 #include "storage/queries.hpp"
 #include "storage/run_where.hpp"
@@ -59,8 +63,11 @@ void require_key(storage::Database& db, const std::string& key, const std::optio
                  const std::string& flag) {
   const auto keys = storage::metric_keys(db, experiment);
   if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
+  const std::string suggestion = closest_name(key, keys);
   throw ConfigError(str_cat(flag, ": no run", experiment ? " of experiment '" + *experiment + "'" : std::string(),
-                            " recorded metric '", key, "'; recorded keys: ", keys.empty() ? "(none)" : join(keys)));
+                            " recorded metric '", key, "'",
+                            suggestion.empty() ? std::string() : "; did you mean '" + suggestion + "'?",
+                            " (recorded keys: ", keys.empty() ? "none" : join(keys), ")"));
 }
 
 std::vector<storage::RunRow> selected_runs(storage::Database& db, const std::optional<std::string>& experiment,
@@ -79,7 +86,17 @@ std::vector<storage::RunRow> selected_runs(storage::Database& db, const std::opt
                                 "; recorded: ", names.empty() ? "(none)" : join(names)));
     }
   }
-  return storage::filter_where(storage::list_runs(db, {experiment, status}), conditions);
+  // Keys neither swept nor configured are final metrics: one run_summary lookup per key.
+  std::map<std::string, std::map<std::int64_t, storage::Summary>> finals;
+  const storage::FinalMetric final_metric = [&](const std::string& key,
+                                                std::int64_t run_id) -> std::optional<double> {
+    auto it = finals.find(key);
+    if (it == finals.end()) it = finals.emplace(key, storage::summaries_of_key(db, key)).first;
+    const auto found = it->second.find(run_id);
+    if (found == it->second.end()) return std::nullopt;
+    return found->second.last;
+  };
+  return storage::filter_where(storage::list_runs(db, {experiment, status}), conditions, final_metric);
 }
 
 double ratio_of(const storage::RunRow& run) {
@@ -200,7 +217,7 @@ int runs_command(const RunsArgs& args) {
     for (const auto& column : extra) {
       const auto& values = extra_values[column.key];
       const auto it = values.find(run.id);
-      cells.push_back(text_cell(it == values.end() ? "-" : number_text(figure_of(it->second, column.figure))));
+      cells.push_back(text_cell(it == values.end() ? "-" : metric_text(column.key, figure_of(it->second, column.figure))));
     }
     writer.row(cells);
   }
@@ -214,9 +231,49 @@ std::string default_goal(const std::string& key) {
   return "max";
 }
 
+namespace {
+
+// A run's configuration: its swept variables without the seed (and the experiment), as a key,
+// and its name without the seed part as a label.
+std::string configuration_key(const storage::RunRow& run) {
+  auto swept = nlohmann::json::parse(run.swept, nullptr, false);
+  if (swept.is_object()) swept.erase("seed");
+  return run.experiment + "\n" + (swept.is_discarded() ? run.swept : swept.dump());
+}
+
+std::string configuration_label(const storage::RunRow& run) {
+  std::string label;
+  std::size_t from = 0;
+  while (from <= run.name.size()) {
+    const auto comma = run.name.find(',', from);
+    const std::string part = run.name.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    if (!part.starts_with("seed=")) label += (label.empty() ? "" : ",") + part;
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return label.empty() ? "(no swept variable)" : label;
+}
+
+// NaN ranks after every number; ties keep the earlier entry first.
+bool ranks_before(double a, double b, const std::string& goal) {
+  if (std::isnan(a) || std::isnan(b)) return !std::isnan(a) && std::isnan(b);
+  return goal == "max" ? a > b : a < b;
+}
+
+}  // namespace
+
 int best_command(const BestArgs& args) {
   const Format format = parse_format(args.format);
-  check_figure(args.by, "--by");
+  // --by last|min|max|mean is the older spelling of --value.
+  std::string by = args.by, value = args.value;
+  if (by == "last" || by == "min" || by == "max" || by == "mean" || by == "sum") {
+    value = by;
+    by = "run";
+  }
+  if (by != "run" && by != "configuration")
+    throw ConfigError(str_cat("--by: unknown grouping '", args.by,
+                              "'; known: run, configuration (and, for --value, last, min, max, mean)"));
+  check_figure(value, "--value");
   if (!args.goal.empty() && args.goal != "max" && args.goal != "min")
     throw ConfigError(str_cat("--goal: unknown goal '", args.goal, "'; known: max, min"));
   if (args.top < 1) throw ConfigError(str_cat("--top must be at least 1, got ", args.top));
@@ -225,6 +282,64 @@ int best_command(const BestArgs& args) {
   const auto runs = selected_runs(*db, args.experiment, args.status, args.where);
   require_key(*db, args.metric, args.experiment, "--metric");
   const auto values = storage::summaries_of_key(*db, args.metric);
+  const std::string value_column = value == "last" ? args.metric : args.metric + ":" + value;
+  const std::string what = value == "last" ? "final (last recorded)" : value;
+  RowWriter writer(std::cout, format);
+  std::size_t with_key = 0;
+  for (const auto& run : runs) with_key += values.count(run.id);
+
+  if (by == "configuration") {
+    struct Group {
+      const storage::RunRow* first = nullptr;
+      std::vector<double> values;
+      std::vector<std::int64_t> ids;
+      reports::Stats stats{};
+    };
+    std::vector<std::string> order;
+    std::map<std::string, Group> groups;
+    for (const auto& run : runs) {
+      const auto it = values.find(run.id);
+      if (it == values.end()) continue;
+      const std::string key = configuration_key(run);
+      Group& group = groups[key];
+      if (!group.first) {
+        group.first = &run;
+        order.push_back(key);
+      }
+      group.values.push_back(figure_of(it->second, value));
+      group.ids.push_back(run.id);
+    }
+    std::vector<Group*> ranked;
+    for (const auto& key : order) {
+      Group& group = groups[key];
+      group.stats = reports::stats_of(group.values);
+      ranked.push_back(&group);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [&](const Group* a, const Group* b) { return ranks_before(a->stats.mean, b->stats.mean, goal); });
+    const std::size_t total = ranked.size();
+    if (ranked.size() > static_cast<std::size_t>(args.top)) ranked.resize(static_cast<std::size_t>(args.top));
+    if (format == Format::Table)
+      std::cout << "top " << ranked.size() << " of " << total << " configurations (" << with_key << " runs with "
+                << args.metric << "), by the mean over seeds of each run's " << what << " value, "
+                << (goal == "max" ? "higher" : "lower") << " is better; std over seeds (n - 1)\n";
+    writer.header({"rank", "experiment", "configuration", "n", "mean", "std", "runs"});
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      const Group& group = *ranked[i];
+      std::string ids;
+      for (const auto id : group.ids) ids += (ids.empty() ? "" : " ") + std::to_string(id);
+      const double std_value = group.stats.n > 1 ? group.stats.std : std::nan("");
+      const bool table = format == Format::Table;
+      writer.row({integer_cell(static_cast<std::int64_t>(i + 1)), text_cell(group.first->experiment),
+                  text_cell(configuration_label(*group.first)), integer_cell(static_cast<std::int64_t>(group.stats.n)),
+                  table ? text_cell(metric_text(args.metric, group.stats.mean)) : optional_real(group.stats.mean),
+                  table ? text_cell(group.stats.n > 1 ? metric_text(args.metric, std_value) : "-")
+                        : optional_real(std_value),
+                  text_cell(ids)});
+    }
+    writer.finish();
+    return 0;
+  }
 
   struct Ranked {
     const storage::RunRow* run;
@@ -233,29 +348,22 @@ int best_command(const BestArgs& args) {
   std::vector<Ranked> ranked;
   for (const auto& run : runs) {
     const auto it = values.find(run.id);
-    if (it != values.end()) ranked.push_back({&run, figure_of(it->second, args.by)});
+    if (it != values.end()) ranked.push_back({&run, figure_of(it->second, value)});
   }
-  // NaN (a diverged run) ranks after every number; ties keep the older run first.
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
-    if (std::isnan(a.value) || std::isnan(b.value)) return !std::isnan(a.value) && std::isnan(b.value);
-    return goal == "max" ? a.value > b.value : a.value < b.value;
-  });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const Ranked& a, const Ranked& b) { return ranks_before(a.value, b.value, goal); });
   if (ranked.size() > static_cast<std::size_t>(args.top)) ranked.resize(static_cast<std::size_t>(args.top));
 
-  if (format == Format::Table) {
-    std::size_t with_key = 0;
-    for (const auto& run : runs) with_key += values.count(run.id);
-    std::cout << "top " << ranked.size() << " of " << with_key << " runs with " << args.metric << ", by its "
-              << (args.by == "last" ? "final (last recorded)" : args.by) << " value, "
-              << (goal == "max" ? "higher" : "lower") << " is better\n";
-  }
-  RowWriter writer(std::cout, format);
-  const std::string value_column = args.by == "last" ? args.metric : args.metric + ":" + args.by;
+  if (format == Format::Table)
+    std::cout << "top " << ranked.size() << " of " << with_key << " runs with " << args.metric << ", by its " << what
+              << " value, " << (goal == "max" ? "higher" : "lower") << " is better\n";
   writer.header({"rank", "id", "experiment", "run", "status", value_column});
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     const auto& run = *ranked[i].run;
     writer.row({integer_cell(static_cast<std::int64_t>(i + 1)), integer_cell(run.id), text_cell(run.experiment),
-                text_cell(run.name), text_cell(run.status_label()), real_cell(ranked[i].value)});
+                text_cell(run.name), text_cell(run.status_label()),
+                format == Format::Table ? text_cell(metric_text(args.metric, ranked[i].value))
+                                        : real_cell(ranked[i].value)});
   }
   writer.finish();
   return 0;

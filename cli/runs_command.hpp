@@ -39,8 +39,9 @@ struct BestArgs {
   std::optional<std::string> experiment;
   std::optional<std::string> status;
   std::vector<std::string> where;
-  std::string goal;         ///< "max", "min", or "" for the key's default
-  std::string by = "last";  ///< last, min, max or mean of the key's run_summary row
+  std::string goal;            ///< "max", "min", or "" for the key's default
+  std::string by = "run";      ///< rank runs, or "configuration": mean over seeds per configuration
+  std::string value = "last";  ///< last, min, max or mean of the key's run_summary row
   int top = 10;
   std::string format = "table";
 };
@@ -49,7 +50,9 @@ struct BestArgs {
 /// distance), "max" for the others (accuracy).
 std::string default_goal(const std::string& key);
 
-/// `laconic best`: the runs ranked by one metric's final (or min / max / mean) value.
+/// `laconic best`: the runs ranked by one metric's final (or min / max / mean) value; with
+/// `by` "configuration", the configurations (runs alike but for the seed) ranked by the mean of
+/// that value over their runs, with its sample std and n.
 int best_command(const BestArgs& args);
 
 }  // namespace laconic::cli

@@ -7,12 +7,12 @@
 
 #include <iostream>
 #include <optional>
-#include <thread>
 
 #include "engine/catalog.hpp"
 #include "engine/comm/gloo_communicator.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/worker_message.hpp"
+#include "engine/train/runtime.hpp"
 #include "lua/experiment.hpp"
 
 namespace laconic::cli {
@@ -53,9 +53,12 @@ int worker_command(const WorkerArgs& args) {
     if (world != args.world)
       throw ConfigError(str_cat("run '", config.name, "' wants ", world,
                                 " processes, started with ", args.world));
-    // The workers of a run share the machine's cores; more threads each would only contend.
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    at::set_num_threads(static_cast<int>(std::max(1u, cores / static_cast<unsigned>(args.world))));
+    // One thread per rank for LibTorch and BLAS (docs/architecture.md); rank 0 says so in run_facts.
+    train::pin_threads(1);
+    if (writer && args.rank == 0) {
+      for (const auto& [key, value] : train::runtime_facts()) writer->send(FactMessage{key, value});
+      writer->flush();
+    }
 
     comm::GlooOptions options;
     options.rank = args.rank;

@@ -156,6 +156,9 @@ int construct_body(lua_State* L) {
   std::size_t index = 0;
   bool is_sweep = false;
   {
+    luaL_where(L, 1);  // "file:line: " of this call, for errors found once the runs are planned
+    const std::string location = lua_tostring(L, -1);
+    lua_pop(L, 1);
     const ComponentInfo& info =
         context.constructors[static_cast<std::size_t>(lua_tointeger(L, lua_upvalueindex(2)))];
     std::vector<std::pair<std::string, LuaItem>> fields;
@@ -192,8 +195,11 @@ int construct_body(lua_State* L) {
     } else if (const auto sweep = sweep_inside(context, info, fields)) {
       index = *sweep;
       is_sweep = true;
+      for (Choice& choice : context.sweeps[index].alternatives)
+        if (auto* component = std::get_if<Component>(&choice)) component->location = location;
     } else {
       context.components.push_back(build_component(context, info, fields));
+      context.components.back().location = location;
       index = context.components.size() - 1;
     }
   }

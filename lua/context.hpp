@@ -24,6 +24,7 @@ struct Component {
   /// Set when a sweep inside the constructor made it (`sgd { lr = sweep { ... } }`): only these
   /// fields, not every written one, name its runs.
   std::vector<std::string> swept_fields;
+  std::string location;  ///< "file:line: " of the constructor call; "" for defaults
 };
 
 /// One value an experiment field may take: a scalar or a component.

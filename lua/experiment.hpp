@@ -4,6 +4,8 @@
 // docs/dsl.md.
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,15 @@ struct ExperimentPlan {
     std::vector<std::string> drawn;  ///< swept-variable keys the trials draw ("optimizer.lr")
   };
   std::optional<Tune> tune;
+  /// "file:line: " of the constructor call that made each component, by the component's
+  /// resolved spec as JSON text (ComponentSpec::to_json().dump()): where to point an error found
+  /// after planning (a model that does not fit its dataset). See location_of().
+  std::map<std::string, std::string> component_locations;
+  /// "file:line: " of the experiment { ... } call.
+  std::string location;
+
+  /// Where `spec` was written: its constructor's location, else the experiment call's.
+  std::string location_of(const ComponentSpec& spec) const;
 };
 
 /// Bounds on what an experiment file may consume while it runs.

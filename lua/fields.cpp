@@ -19,6 +19,10 @@ const std::vector<ExperimentField>& experiment_fields() {
        .number = &RunConfig::divergence_factor},
       {.name = "epochs", .type = T::Int, .minimum = 1, .doc = "passes over each worker's shard",
        .integer = &RunConfig::epochs},
+      {.name = "eval_every", .type = T::Int, .minimum = 0,
+       .doc = "steps between extra evaluations on the test split (worker 0), besides every epoch's "
+              "end; 0 = epoch ends only",
+       .integer = &RunConfig::eval_every},
       {.name = "eval_limit", .type = T::Int, .minimum = 0,
        .doc = "test examples evaluated per epoch; 0 = whole test split",
        .integer = &RunConfig::eval_limit},

@@ -168,6 +168,14 @@ std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path,
     plan.tune = std::move(tune);
   }
   plan.callbacks = loaded->context.callbacks;
+  plan.location = draft.location;
+  auto remember = [&plan](const Component& c) {
+    if (!c.location.empty()) plan.component_locations.emplace(c.resolved.to_json().dump(), c.location);
+  };
+  for (const Component& c : loaded->context.components) remember(c);
+  for (const SweepDef& sweep : loaded->context.sweeps)
+    for (const Choice& choice : sweep.alternatives)
+      if (const auto* c = std::get_if<Component>(&choice)) remember(*c);
   if (loaded->has("where")) {
     // where(run): constraints that skip combinations. Every worker filters alike.
     std::vector<RunConfig> kept;
@@ -182,6 +190,11 @@ std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path,
 }
 
 }  // namespace
+
+std::string ExperimentPlan::location_of(const ComponentSpec& spec) const {
+  const auto it = component_locations.find(spec.to_json().dump());
+  return it == component_locations.end() ? location : it->second;
+}
 
 ExperimentPlan load_experiment(const std::string& path, const Catalog& catalog,
                                const LoadOptions& options) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/core/error.hpp"
+#include "engine/core/suggest.hpp"
 
 namespace laconic::lua {
 
@@ -41,42 +42,19 @@ int load_text_only(lua_State* L) {
   return lua_gettop(L);
 }
 
-/// Edit distance of two short names, case-insensitive (for "did you mean").
-std::size_t name_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                        std::tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 /// The "did you mean" and the list of constructors, from what set_constructor_hint stored.
 std::string undefined_global_detail(lua_State* L, const std::string& name) {
   std::string detail;
   lua_getfield(L, LUA_REGISTRYINDEX, kConstructorNamesKey);
   if (lua_istable(L, -1)) {
-    std::string best;
-    std::size_t best_distance = 3;  // suggest only close names
+    std::vector<std::string> candidates;
     const lua_Integer n = luaL_len(L, -1);
     for (lua_Integer i = 1; i <= n; ++i) {
       lua_geti(L, -1, i);
-      const std::string candidate = lua_tostring(L, -1);
+      candidates.push_back(lua_tostring(L, -1));
       lua_pop(L, 1);
-      const std::size_t d = name_distance(name, candidate);
-      if (d < best_distance) {
-        best_distance = d;
-        best = candidate;
-      }
     }
+    const std::string best = closest_name(name, candidates);
     if (!best.empty()) detail += "; did you mean '" + best + "'?";
   }
   lua_pop(L, 1);

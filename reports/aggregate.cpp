@@ -50,6 +50,23 @@ ConfigSummary summarize(const Configuration& config) {
   for (const auto& [epoch, v] : epochs)
     out.epochs.push_back({epoch, stats_of(v.metric), stats_of(v.measured).mean, stats_of(v.projected).mean,
                           stats_of(v.bits).mean});
+
+  struct EvalValues {
+    std::vector<double> epochs, metric, measured, projected;
+  };
+  std::map<std::int64_t, EvalValues> steps;
+  for (const RunData* run : config.runs)
+    for (const EvalPoint& e : run->evaluations) {
+      EvalValues& v = steps[e.step];
+      v.epochs.push_back(run->steps_per_epoch > 0 ? static_cast<double>(e.step) / static_cast<double>(run->steps_per_epoch)
+                                                  : kNaN);
+      v.metric.push_back(e.test_metric);
+      v.measured.push_back(e.measured_time);
+      v.projected.push_back(e.projected_time);
+    }
+  for (const auto& [step, v] : steps)
+    out.evaluations.push_back({step, stats_of(v.epochs).mean, stats_of(v.metric), stats_of(v.measured).mean,
+                               stats_of(v.projected).mean});
   return out;
 }
 

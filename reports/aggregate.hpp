@@ -32,6 +32,16 @@ struct EpochSummary {
   double bits_per_parameter = kNaN;  ///< mean over seeds of 8 * payload_bytes / model_parameters
 };
 
+/// One evaluation step of a configuration (its runs evaluate at the same steps): means over the
+/// seeds that evaluated there.
+struct EvalSummary {
+  std::int64_t step = 0;          ///< steps taken
+  double epochs_trained = kNaN;   ///< step / steps per epoch: 1.0 at the end of the first epoch
+  Stats metric{kNaN, kNaN, 0};
+  double measured_time = kNaN;    ///< s, mean over seeds of EvalPoint::measured_time
+  double projected_time = kNaN;   ///< s, mean over seeds of EvalPoint::projected_time
+};
+
 struct ConfigSummary {
   const Configuration* config = nullptr;
   Stats final_metric{kNaN, kNaN, 0};
@@ -41,6 +51,7 @@ struct ConfigSummary {
   Stats communicate{kNaN, kNaN, 0};
   Stats projected_communicate{kNaN, kNaN, 0};
   std::vector<EpochSummary> epochs;
+  std::vector<EvalSummary> evaluations;  ///< ordered by step
 };
 
 ConfigSummary summarize(const Configuration& config);

@@ -9,11 +9,13 @@ namespace laconic::reports {
 Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
   Section section{
       "Convergence",
-      str_cat(in.metric.label, " (worker 0) at the end of each epoch, mean over seeds. Measured time = the sum of "
-                               "worker 0's epoch_time (wall time of whole epochs on this machine, evaluation "
-                               "included) up to that epoch. Projected time = the sum of worker 0's "
-                               "projected_time_step (measured compute + communication projected onto the link) up "
-                               "to the epoch's last step; it leaves out evaluation and data loading."),
+      str_cat("Table: ", in.metric.label, " (worker 0) at the end of each epoch, mean over seeds. Measured time = the sum "
+              "of worker 0's epoch_time (wall time of whole epochs on this machine) up to that epoch. Projected time = "
+              "the sum of worker 0's projected_time_step (measured compute + communication projected onto the link) "
+              "up to the epoch's last step; it leaves out evaluation and data loading. Figures: every evaluation "
+              "(every epoch's end, and every eval_every steps where the experiment sets it), mean over seeds, against "
+              "epochs trained, worker 0's wall time when the evaluated weights were ready (earlier evaluations "
+              "included), and projected time."),
       {},
       {}};
   Table table;
@@ -26,26 +28,28 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
   table.csv.header = {"configuration", "epoch", "metric_mean", "metric_std", "n", "measured_time_s",
                       "projected_time_s"};
   FigurePlot by_epoch{{"convergence_epoch", in.metric.label + " per epoch",
-                       in.metric.label + " at the end of each epoch (counted from 0), mean over seeds.", "", ""},
+                       in.metric.label + " at every evaluation against the epochs trained (1 = the end of the first "
+                                         "epoch), mean over seeds.",
+                       "", ""},
                       "",
                       {}};
   FigurePlot by_time{{"convergence_time", in.metric.label + " over time: measured and projected",
-                      in.metric.label + " against cumulative time, mean over seeds. Left: measured wall time on this "
-                                        "machine. Right: projected time on the experiment's link.",
+                      in.metric.label + " at every evaluation against time, mean over seeds. Left: measured wall time "
+                                        "on this machine. Right: projected time on the experiment's link.",
                       "", ""},
                      "",
                      {}};
   std::string epoch_plot, measured_plot, projected_plot;
   for (std::size_t i = 0; i < in.summaries.size(); ++i) {
     const ConfigSummary& s = in.summaries[i];
-    std::string data;
-    for (const EpochSummary& e : s.epochs) {
+    for (const EpochSummary& e : s.epochs)
       table.add_row({s.config->label, std::to_string(e.epoch), mean_std_text(e.metric, in.metric.digits),
                      fixed(e.measured_time, 2), fixed(e.projected_time, 2)},
                     {s.config->label, std::to_string(e.epoch), raw_number(e.metric.mean), raw_number(e.metric.std),
                      std::to_string(e.metric.n), raw_number(e.measured_time), raw_number(e.projected_time)});
-      data += data_line({static_cast<double>(e.epoch), e.metric.mean, e.measured_time, e.projected_time});
-    }
+    std::string data;
+    for (const EvalSummary& e : s.evaluations)
+      data += data_line({e.epochs_trained, e.metric.mean, e.measured_time, e.projected_time});
     if (data.empty()) continue;
     const std::string file = str_cat("convergence_", i, ".dat");
     by_epoch.data_files.emplace_back(file, data);
@@ -62,7 +66,7 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
   by_time.data_files = by_epoch.data_files;  // the same files; writing them twice is harmless
   const std::string common = str_cat("set ylabel ", gnuplot_quote(in.metric.label), "\nset grid\nset key ",
                                      in.metric.higher_is_better ? "bottom right" : "top right", "\n");
-  by_epoch.commands = str_cat(common, "set xlabel 'epoch'\n", epoch_plot, "\n");
+  by_epoch.commands = str_cat(common, "set xlabel 'epochs trained'\n", epoch_plot, "\n");
   by_time.commands = str_cat("set multiplot layout 1,2\n", common, "set title 'MEASURED time'\n",
                              "set xlabel 'measured wall time (s)'\n", measured_plot, "\n",
                              "set title 'PROJECTED time'\nset xlabel 'projected time on the link (s)'\n",
@@ -84,52 +88,83 @@ double default_target(const SectionInput& in) {
 }
 
 Section target_section(const SectionInput& in, double target, bool target_given) {
+  const std::string direction = in.metric.higher_is_better ? ">= " : "<= ";
   Section section{
       "Time and bytes to target",
-      str_cat("Target ", in.metric.label, " ", in.metric.higher_is_better ? ">= " : "<= ",
-              fixed(target, in.metric.digits),
+      str_cat("Target ", in.metric.label, " ", direction, fixed(target, in.metric.digits),
               target_given ? " (--target)."
                            : " (default: the least good mean final value among the configurations; set it "
                              "with --target).",
-              " Per run: the first epoch whose ", in.metric.label,
-              " reaches the target, the measured and projected time up to the end of that epoch (as in "
-              "Convergence) and the bytes the worker ranks sent until then; then mean ± std over the runs that "
-              "reached it. reached = runs reaching it / runs."),
+              " Per run: the first evaluation whose ", in.metric.label,
+              " reaches the target (every epoch's end, and every eval_every steps where the run set it), the "
+              "steps and epoch it came in, the measured time (worker 0's wall time since training started, "
+              "earlier evaluations included), the projected time (the sum of worker 0's projected_time_step up "
+              "to it) and the bytes the worker ranks sent until then; then mean ± std over the runs that reached "
+              "it. reached = runs reaching it / runs. best reached = mean ± std over the runs of each run's best ",
+              in.metric.label, "."),
       {},
       {}};
   Table table;
   table.slug = "time_to_target";
   table.columns = {{"configuration"},
                    {"reached", Align::Right},
+                   {"best reached", Align::Right},
+                   {"steps", Align::Right},
                    {"epoch", Align::Right},
                    {"measured time (s)", Align::Right},
                    {"projected time (s)", Align::Right},
                    {"bytes sent", Align::Right}};
-  table.csv.header = {"configuration", "runs_reached", "runs",     "epoch_mean", "measured_time_mean_s",
-                      "measured_time_std_s", "projected_time_mean_s", "projected_time_std_s", "bytes_sent_mean"};
+  table.csv.header = {"configuration",         "runs_reached",        "runs",       "best_mean",
+                      "best_std",              "steps_mean",          "epoch_mean", "measured_time_mean_s",
+                      "measured_time_std_s",   "projected_time_mean_s", "projected_time_std_s", "bytes_sent_mean"};
+  std::size_t reached_runs = 0, runs = 0;
+  double best_overall = kNaN;
+  std::string best_label;
   for (const ConfigSummary& s : in.summaries) {
-    std::vector<double> epochs, measured, projected, bytes;
-    for (const RunData* run : s.config->runs)
-      for (const EpochPoint& e : run->epochs)
+    std::vector<double> steps, epochs, measured, projected, bytes, best;
+    for (const RunData* run : s.config->runs) {
+      best.push_back(run->best_metric(in.metric.higher_is_better));
+      for (const EvalPoint& e : run->evaluations)
         if (in.metric.reaches(e.test_metric, target)) {
+          steps.push_back(static_cast<double>(e.step));
           epochs.push_back(static_cast<double>(e.epoch));
           measured.push_back(e.measured_time);
           projected.push_back(e.projected_time);
           bytes.push_back(e.bytes_sent);
           break;
         }
+    }
+    reached_runs += epochs.size();
+    runs += s.config->runs.size();
     const std::string reached = str_cat(epochs.size(), "/", s.config->runs.size());
-    const Stats epoch = stats_of(epochs), m = stats_of(measured), p = stats_of(projected), b = stats_of(bytes);
+    const Stats best_stats = stats_of(best), step = stats_of(steps), epoch = stats_of(epochs), m = stats_of(measured),
+                p = stats_of(projected), b = stats_of(bytes);
+    if (!std::isnan(best_stats.mean) &&
+        (std::isnan(best_overall) ||
+         (in.metric.higher_is_better ? best_stats.mean > best_overall : best_stats.mean < best_overall))) {
+      best_overall = best_stats.mean;
+      best_label = s.config->label;
+    }
+    const std::string best_text = mean_std_text(best_stats, in.metric.digits);
     if (epochs.empty())
-      table.add_row({s.config->label, reached, "not reached", kMissing, kMissing, kMissing},
-                    {s.config->label, "0", std::to_string(s.config->runs.size()), "", "", "", "", "", ""});
+      table.add_row({s.config->label, reached, best_text, "not reached", kMissing, kMissing, kMissing, kMissing},
+                    {s.config->label, "0", std::to_string(s.config->runs.size()), raw_number(best_stats.mean),
+                     raw_number(best_stats.std), "", "", "", "", "", "", ""});
     else
-      table.add_row({s.config->label, reached, fixed(epoch.mean, 1), mean_std_significant(m),
-                     mean_std_significant(p), human_bytes(b.mean)},
+      table.add_row({s.config->label, reached, best_text, fixed(step.mean, 0), fixed(epoch.mean, 1),
+                     mean_std_significant(m), mean_std_significant(p), human_bytes(b.mean)},
                     {s.config->label, std::to_string(epochs.size()), std::to_string(s.config->runs.size()),
+                     raw_number(best_stats.mean), raw_number(best_stats.std), raw_number(step.mean),
                      raw_number(epoch.mean), raw_number(m.mean), raw_number(m.std), raw_number(p.mean),
                      raw_number(p.std), raw_number(b.mean)});
   }
+  if (reached_runs == 0 && runs > 0)
+    section.text += str_cat(" No run reached the target ", in.metric.label, " ", direction,
+                            fixed(target, in.metric.digits), best_label.empty() ? std::string(".")
+                            : str_cat("; the best mean reached was ", fixed(best_overall, in.metric.digits),
+                                      " (", best_label, ")."));
+  else
+    section.text += str_cat(" ", reached_runs, " of ", runs, " runs reached it.");
   section.tables.push_back(std::move(table));
   return section;
 }

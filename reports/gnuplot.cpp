@@ -52,37 +52,53 @@ std::string last_line_of(const fs::path& path) {
   return last;
 }
 
-// Runs `executable figures.gp` in `dir`; returns "" on exit status 0, else why it failed.
+// What the child reports on its pipe when it fails before gnuplot runs: the step and errno.
+struct ChildFailure {
+  int step = 0;  // 1: entering the directory, 2: exec
+  int error = 0;
+};
+
+// Runs `executable figures.gp` in `dir`; returns "" on exit status 0, else why it failed. The
+// log is opened here, before the child changes directory, so a relative `dir` works (the child
+// used to open "DIR/figures/gnuplot.log" relative to DIR/figures).
 std::string run_gnuplot(const GnuplotOptions& options, const fs::path& dir) {
   const std::string log = (dir / "gnuplot.log").string();
   const std::string directory = dir.string();
+  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd < 0) return str_cat("cannot write the gnuplot log ", log, ": ", std::strerror(errno));
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   int exec_error[2];
-  if (::pipe2(exec_error, O_CLOEXEC) != 0) return str_cat("cannot start gnuplot: ", std::strerror(errno));
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(exec_error[0]);
-    ::close(exec_error[1]);
-    return str_cat("cannot start gnuplot: ", std::strerror(errno));
+  if (::pipe2(exec_error, O_CLOEXEC) != 0) {
+    const std::string why = str_cat("cannot start gnuplot: ", std::strerror(errno));
+    ::close(log_fd);
+    if (null_fd >= 0) ::close(null_fd);
+    return why;
   }
+  const pid_t pid = ::fork();
   if (pid == 0) {  // only async-signal-safe calls from here on
-    int error = 0;
-    if (::chdir(directory.c_str()) != 0) error = errno;
-    const int fd = error ? -1 : ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (!error && fd < 0) error = errno;
-    if (!error) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      const int null = ::open("/dev/null", O_RDONLY);
-      if (null >= 0) ::dup2(null, 0);
+    ChildFailure failure;
+    if (::chdir(directory.c_str()) != 0) {
+      failure = {1, errno};
+    } else {
+      ::dup2(log_fd, 1);
+      ::dup2(log_fd, 2);
+      if (null_fd >= 0) ::dup2(null_fd, 0);
       ::execlp(options.executable.c_str(), options.executable.c_str(), "figures.gp", static_cast<char*>(nullptr));
-      error = errno;
+      failure = {2, errno};
     }
-    [[maybe_unused]] auto ignored = ::write(exec_error[1], &error, sizeof error);
+    [[maybe_unused]] auto ignored = ::write(exec_error[1], &failure, sizeof failure);
     ::_exit(127);
   }
+  const int fork_error = errno;
+  ::close(log_fd);
+  if (null_fd >= 0) ::close(null_fd);
   ::close(exec_error[1]);
-  int error = 0;
-  const bool exec_failed = ::read(exec_error[0], &error, sizeof error) == static_cast<ssize_t>(sizeof error);
+  if (pid < 0) {
+    ::close(exec_error[0]);
+    return str_cat("cannot start gnuplot: ", std::strerror(fork_error));
+  }
+  ChildFailure failure;
+  const bool child_failed = ::read(exec_error[0], &failure, sizeof failure) == static_cast<ssize_t>(sizeof failure);
   ::close(exec_error[0]);
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_seconds);
@@ -98,7 +114,11 @@ std::string run_gnuplot(const GnuplotOptions& options, const fs::path& dir) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  if (exec_failed) return str_cat("cannot run gnuplot '", options.executable, "': ", std::strerror(error));
+  if (child_failed && failure.step == 1)
+    return str_cat("cannot enter the figure directory ", directory, ": ", std::strerror(failure.error));
+  if (child_failed)
+    return str_cat("cannot run gnuplot '", options.executable, "': ", std::strerror(failure.error),
+                   failure.error == ENOENT ? " (install gnuplot-nox, or give --gnuplot PATH)" : "");
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
   const std::string why = WIFEXITED(status) ? str_cat("exit status ", WEXITSTATUS(status))
                                             : str_cat("signal ", WTERMSIG(status));

@@ -108,7 +108,60 @@ void collect_epochs(storage::Database& db, RunData& data, const std::string& met
   }
 }
 
+// Every evaluation of worker 0 with the running sums of bytes and projected time up to its step.
+// Runs that evaluate only at epoch ends take those sums from the epochs (no pass over steps).
+void collect_evaluations(storage::Database& db, RunData& data, const std::string& metric) {
+  storage::Statement evaluations(db.handle(),
+                                 "SELECT step, epoch, wall_time, value FROM metrics WHERE run_id = ?1 AND key = ?2 "
+                                 "AND worker = 0 AND epoch >= 0 ORDER BY step, seq");
+  evaluations.bind_int64(1, data.run.id).bind_text(2, metric);
+  while (evaluations.step())
+    data.evaluations.push_back({evaluations.column_int64(0) + 1, evaluations.column_int64(1),
+                                evaluations.column_double(3), evaluations.column_double(2), kNaN, kNaN});
+  for (const EvalPoint& point : data.evaluations)
+    if (point.epoch == 0) data.steps_per_epoch = point.step;  // the last of epoch 0 is its end
+  if (data.evaluations.size() <= data.epochs.size()) {
+    std::map<std::int64_t, const EpochPoint*> by_epoch;
+    for (const EpochPoint& e : data.epochs) by_epoch[e.epoch] = &e;
+    for (EvalPoint& point : data.evaluations)
+      if (const auto it = by_epoch.find(point.epoch); it != by_epoch.end()) {
+        point.projected_time = it->second->projected_time;
+        point.bytes_sent = it->second->bytes_sent;
+      }
+    return;
+  }
+  // Per-step sums in step order: bytes over the worker ranks, projected time of worker 0.
+  storage::Statement per_step(
+      db.handle(),
+      "SELECT key, step, sum(value) FROM metrics WHERE run_id = ?1 AND key IN ('bytes_sent', 'projected_time_step') "
+      "AND epoch >= 0 AND (CASE key WHEN 'projected_time_step' THEN worker = 0 ELSE worker < ?2 END) "
+      "GROUP BY key, step");
+  per_step.bind_int64(1, data.run.id).bind_int64(2, data.run.workers);
+  std::map<std::int64_t, double> bytes, projected;
+  while (per_step.step())
+    (per_step.column_text(0) == "bytes_sent" ? bytes : projected)[per_step.column_int64(1)] = per_step.column_double(2);
+  auto running = [](const std::map<std::int64_t, double>& values, std::vector<EvalPoint>& points, auto field) {
+    if (values.empty()) return;
+    double sum = 0;
+    auto it = values.begin();
+    for (EvalPoint& point : points) {
+      for (; it != values.end() && it->first < point.step; ++it) sum += it->second;
+      point.*field = sum;
+    }
+  };
+  running(bytes, data.evaluations, &EvalPoint::bytes_sent);
+  running(projected, data.evaluations, &EvalPoint::projected_time);
+}
+
 }  // namespace
+
+double RunData::best_metric(bool higher_is_better) const {
+  double best = kNaN;
+  for (const EvalPoint& e : evaluations)
+    if (!std::isnan(e.test_metric) && (std::isnan(best) || (higher_is_better ? e.test_metric > best : e.test_metric < best)))
+      best = e.test_metric;
+  return best;
+}
 
 double RunData::compression_ratio() const {
   if (std::isnan(bytes_sent) || std::isnan(bytes_dense) || bytes_sent <= 0) return kNaN;
@@ -148,6 +201,7 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   data.communicate = sum_of_means(totals, {"time_communicate"});
   data.projected_communicate = sum_of_means(totals, {"projected_time_communicate"});
   collect_epochs(db, data, metric);
+  collect_evaluations(db, data, metric);
   return data;
 }
 

@@ -14,6 +14,20 @@ namespace laconic::reports {
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+/// One evaluation of worker 0 on the test split: every epoch's end, and every `eval_every` steps
+/// when the run set it.
+struct EvalPoint {
+  std::int64_t step = 0;       ///< steps taken when the evaluated weights were ready
+  std::int64_t epoch = 0;      ///< the epoch it fell in
+  double test_metric = kNaN;   ///< worker 0's test metric
+  /// Seconds since worker 0 started training, when the evaluated weights were ready (the
+  /// record's wall time; earlier evaluations included).
+  double measured_time = kNaN;
+  /// The sum of worker 0's projected_time_step over the steps taken.
+  double projected_time = kNaN;
+  double bytes_sent = kNaN;    ///< handed to Gloo by the worker ranks over the steps taken
+};
+
 /// One epoch of a run; NaN where nothing was recorded.
 struct EpochPoint {
   std::int64_t epoch = 0;
@@ -42,6 +56,13 @@ struct RunData {
   double model_parameters = kNaN;       ///< trainable parameters (metric model_parameters)
   bool has_servers = false;             ///< ranks beyond the workers recorded traffic
   std::vector<EpochPoint> epochs;       ///< ordered by epoch
+  std::vector<EvalPoint> evaluations;   ///< ordered by step
+  /// Steps of each epoch: the steps taken at the first epoch's last evaluation (its end); 0 when
+  /// no epoch was evaluated.
+  std::int64_t steps_per_epoch = 0;
+
+  /// The best test metric any evaluation reached (max, or min when lower is better); NaN if none.
+  double best_metric(bool higher_is_better) const;
 
   /// sum(bytes_dense) / sum(bytes_sent) over worker ranks; NaN when nothing was sent.
   double compression_ratio() const;

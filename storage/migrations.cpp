@@ -115,6 +115,18 @@ BEGIN
 END;
 )sql";
 
+// Version 4: facts about where and how a run ran, one (key, text value) pair each: the threads
+// and BLAS library its ranks used, the host (docs/schema.md lists the keys). A table of pairs,
+// not columns, so that a new fact needs no migration.
+const char* const kSchemaV4 = R"sql(
+CREATE TABLE run_facts (
+  run_id INTEGER NOT NULL,
+  key    TEXT NOT NULL,
+  value  TEXT NOT NULL,
+  PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+)sql";
+
 bool has_table(sqlite3* db, const std::string& name) {
   Statement query(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   query.bind_text(1, name);
@@ -128,6 +140,7 @@ const std::vector<Migration>& migrations() {
       {1, "experiments, runs, metrics, run_summary", kSchemaV1},
       {2, "experiments.source, runs.controller_pid, runs.checkpoint_step, runs.attempts", kSchemaV2},
       {3, "metrics split into metric_keys and metric_values (integer keys); metrics is a view", kSchemaV3},
+      {4, "run_facts: threads, BLAS library and host of each run", kSchemaV4},
   };
   return all;
 }

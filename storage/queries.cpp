@@ -87,11 +87,13 @@ std::vector<ExperimentRow> list_experiments(Database& db) {
 }
 
 std::vector<RunRow> list_runs(Database& db, const RunFilter& filter) {
-  if (filter.status) run_status_from_string(*filter.status);  // a typo is an error, not an empty list
+  // Any case; a typo is an error, not an empty list.
+  const std::optional<std::string> status =
+      filter.status ? std::optional<std::string>(to_string(run_status_from_string(*filter.status))) : std::nullopt;
   Statement q(db.handle(), std::string(kRunColumns) +
                                "WHERE (?1 IS NULL OR e.name = ?1) AND (?2 IS NULL OR r.status = ?2) ORDER BY r.id");
   if (filter.experiment) q.bind_text(1, *filter.experiment);
-  if (filter.status) q.bind_text(2, *filter.status);
+  if (status) q.bind_text(2, *status);
   const double now = unix_now();
   std::vector<RunRow> rows;
   while (q.step()) rows.push_back(read_run(q, now));
@@ -159,13 +161,19 @@ std::map<std::int64_t, Summary> summaries_of_key(Database& db, const std::string
 }
 
 std::vector<EpochRow> epochs_of(Database& db, std::int64_t run_id) {
-  // One index range per key. Test metrics come from worker 0 once per epoch, so their avg is the
-  // value; a NaN (NULL) among the values makes the mean NaN, as it would in arithmetic.
+  // One index range per key. Test metrics come from worker 0: with eval_every there are several
+  // in an epoch, and the epoch's own is its last (SQLite takes `value` from the max(step) row).
+  // Per-worker keys are averaged; a NaN (NULL) among the values makes the mean NaN, as it would
+  // in arithmetic.
   Statement q(db.handle(), R"sql(
-SELECT key, epoch, CASE WHEN count(value) < count(*) THEN NULL ELSE avg(value) END, max(value), total(value)
+SELECT key, epoch, CASE WHEN count(value) < count(*) THEN NULL ELSE avg(value) END, max(value), total(value), 0
 FROM metrics
-WHERE run_id = ?1 AND epoch >= 0 AND key IN ('test_accuracy', 'test_loss', 'test_perplexity', 'epoch_train_loss',
-                                            'epoch_time', 'bytes_sent', 'bytes_dense')
+WHERE run_id = ?1 AND epoch >= 0 AND key IN ('epoch_train_loss', 'epoch_time', 'bytes_sent', 'bytes_dense')
+GROUP BY key, epoch
+UNION ALL
+SELECT key, epoch, value, value, value, max(step)
+FROM metrics
+WHERE run_id = ?1 AND epoch >= 0 AND worker = 0 AND key IN ('test_accuracy', 'test_loss', 'test_perplexity')
 GROUP BY key, epoch
 )sql");
   q.bind_int64(1, run_id);
@@ -195,6 +203,14 @@ std::map<std::string, Summary> summary_of(Database& db, std::int64_t run_id) {
   while (q.step())
     out[q.column_text(0)] = {q.column_double(1), q.column_double(2), q.column_double(3),
                              q.column_double(4), q.column_int64(5),  q.column_int64(6)};
+  return out;
+}
+
+std::map<std::string, std::string> facts_of(Database& db, std::int64_t run_id) {
+  Statement q(db.handle(), "SELECT key, value FROM run_facts WHERE run_id = ?1 ORDER BY key");
+  q.bind_int64(1, run_id);
+  std::map<std::string, std::string> out;
+  while (q.step()) out[q.column_text(0)] = q.column_text(1);
   return out;
 }
 

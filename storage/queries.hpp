@@ -133,4 +133,7 @@ std::vector<EpochRow> epochs_of(Database& db, std::int64_t run_id);
 /// The run's run_summary rows, by key.
 std::map<std::string, Summary> summary_of(Database& db, std::int64_t run_id);
 
+/// The run's rows of run_facts, by key (empty for a run recorded before schema 4).
+std::map<std::string, std::string> facts_of(Database& db, std::int64_t run_id);
+
 }  // namespace laconic::storage

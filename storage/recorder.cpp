@@ -48,7 +48,15 @@ Recorder::Recorder(Database& db)
                        "SELECT r.id FROM runs r JOIN experiments e ON e.id = r.experiment_id "
                        "WHERE e.name = ?1 AND r.status != 'FINISHED' AND r.config = ?2 ORDER BY r.id DESC LIMIT 1"),
       record_checkpoint_(db.handle(), "UPDATE runs SET checkpoint_step = ?2 WHERE id = ?1"),
-      run_exists_(db.handle(), "SELECT 1 FROM runs WHERE id = ?1") {}
+      run_exists_(db.handle(), "SELECT 1 FROM runs WHERE id = ?1"),
+      record_fact_(db.handle(), "INSERT OR REPLACE INTO run_facts (run_id, key, value) VALUES (?1, ?2, ?3)") {}
+
+void Recorder::record_fact(std::int64_t run_id, const std::string& key, const std::string& value) {
+  std::lock_guard<std::mutex> lock(db_.write_mutex());
+  record_fact_.reset();
+  record_fact_.bind_int64(1, run_id).bind_text(2, key).bind_text(3, value);
+  record_fact_.run();
+}
 
 std::int64_t Recorder::add_experiment(const std::string& name, const std::string& file_path,
                                       const std::string& file_hash, const std::string& source) {

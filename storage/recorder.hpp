@@ -48,6 +48,9 @@ class Recorder {
   /// Deletes the run's metrics of steps >= `step` and rebuilds its run_summary rows from what is
   /// left, in one transaction: the state of the run when its checkpoint at `step` was taken.
   void rewind_run(std::int64_t run_id, std::int64_t step);
+  /// Sets one fact about how the run ran (run_facts; a key already there is replaced):
+  /// "torch_threads" = "1", "blas_library" = "/usr/lib/.../libopenblasp-r0.3.21.so", ...
+  void record_fact(std::int64_t run_id, const std::string& key, const std::string& value);
   /// A sink that writes one run's metrics and its run_summary rows in batched transactions
   /// (commit every SqliteSink::kBatchRows rows, on flush(), and in its destructor, which never
   /// throws). It must not outlive the Database. StorageError if there is no run `run_id`.
@@ -68,6 +71,7 @@ class Recorder {
   Statement find_unfinished_;
   Statement record_checkpoint_;
   Statement run_exists_;
+  Statement record_fact_;
 };
 
 }  // namespace laconic::storage

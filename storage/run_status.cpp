@@ -1,6 +1,7 @@
 #include "storage/run_status.hpp"
 
 #include <array>
+#include <cctype>
 #include <utility>
 
 #include "engine/core/error.hpp"
@@ -26,8 +27,10 @@ std::string to_string(RunStatus status) {
 }
 
 RunStatus run_status_from_string(const std::string& text) {
+  std::string upper = text;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   for (const auto& [value, name] : kStatusNames)
-    if (text == name) return value;
+    if (upper == name) return value;
   std::string known;
   for (const auto& entry : kStatusNames) known += (known.empty() ? "" : ", ") + std::string(entry.second);
   throw ConfigError(str_cat("unknown run status '", text, "'; known: ", known));

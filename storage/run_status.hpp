@@ -10,7 +10,8 @@ enum class RunStatus { Queued, Running, Finished, Failed, Killed, Diverged };
 /// The text stored in runs.status: "QUEUED", "RUNNING", "FINISHED", "FAILED", "KILLED", "DIVERGED".
 std::string to_string(RunStatus status);
 
-/// Inverse of to_string(); an unknown text is a ConfigError naming it and listing the valid ones.
+/// Inverse of to_string(), in any case ("finished" too); an unknown text is a ConfigError naming
+/// it and listing the valid ones.
 RunStatus run_status_from_string(const std::string& text);
 
 /// True for the statuses a run ends in (everything but QUEUED and RUNNING).

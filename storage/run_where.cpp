@@ -29,11 +29,32 @@ std::optional<double> as_number(const std::string& text) {
 // absorbs a value that went through float on its way into the config.
 bool same_number(double a, double b) {
   if (a == b) return true;
+  if (!std::isfinite(a) || !std::isfinite(b)) return false;  // inf - x is inf: no slack there
   return std::fabs(a - b) <= 1e-9 * std::fmax(std::fabs(a), std::fabs(b));
 }
 
-bool value_matches(const nlohmann::json& stored, const std::string& wanted) {
-  if (stored.is_object() && stored.contains("name")) return value_matches(stored["name"], wanted);
+bool ordered(double stored, WhereOp op, double wanted) {
+  switch (op) {
+    case WhereOp::Less: return stored < wanted && !same_number(stored, wanted);
+    case WhereOp::LessEqual: return stored < wanted || same_number(stored, wanted);
+    case WhereOp::Greater: return stored > wanted && !same_number(stored, wanted);
+    case WhereOp::GreaterEqual: return stored > wanted || same_number(stored, wanted);
+    default: return false;
+  }
+}
+
+bool equal_matches(const nlohmann::json& stored, const std::string& wanted);
+
+// Whether the stored value satisfies the condition.
+bool value_matches(const nlohmann::json& stored, const WhereCondition& condition) {
+  if (condition.op == WhereOp::Equal) return equal_matches(stored, condition.value);
+  if (condition.op == WhereOp::NotEqual) return !equal_matches(stored, condition.value);
+  const auto wanted = as_number(condition.value);
+  return stored.is_number() && wanted && ordered(stored.get<double>(), condition.op, *wanted);
+}
+
+bool equal_matches(const nlohmann::json& stored, const std::string& wanted) {
+  if (stored.is_object() && stored.contains("name")) return equal_matches(stored["name"], wanted);
   if (stored.is_number()) {
     const auto number = as_number(wanted);
     return number && same_number(stored.get<double>(), *number);
@@ -72,13 +93,49 @@ const nlohmann::json* at_path(const nlohmann::json& root, const std::string& pat
 
 }  // namespace
 
+namespace {
+
+const char* op_text(WhereOp op) {
+  switch (op) {
+    case WhereOp::Equal: return "=";
+    case WhereOp::NotEqual: return "!=";
+    case WhereOp::Less: return "<";
+    case WhereOp::LessEqual: return "<=";
+    case WhereOp::Greater: return ">";
+    default: return ">=";
+  }
+}
+
+}  // namespace
+
+std::string WhereCondition::text() const { return key + op_text(op) + value; }
+
 WhereCondition parse_where(const std::string& text) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos)
-    throw ConfigError(str_cat("--where '", text, "' is not key=value (e.g. compressor=topk, ratio=0.01)"));
-  WhereCondition condition{trim(text.substr(0, eq)), trim(text.substr(eq + 1))};
+  const auto at = text.find_first_of("=!<>");
+  if (at == std::string::npos)
+    throw ConfigError(str_cat("--where '", text, "' is not KEY=VALUE, KEY!=VALUE or KEY<VALUE (<=, >, >=) ",
+                              "(e.g. compressor=topk, ratio=0.01, test_accuracy>0.85)"));
+  WhereCondition condition;
+  std::size_t length = 1;
+  const bool then_equal = at + 1 < text.size() && text[at + 1] == '=';
+  switch (text[at]) {
+    case '=': condition.op = WhereOp::Equal; break;
+    case '!':
+      if (!then_equal) throw ConfigError(str_cat("--where '", text, "': '!' must be followed by '=' (KEY!=VALUE)"));
+      condition.op = WhereOp::NotEqual;
+      length = 2;
+      break;
+    case '<': condition.op = then_equal ? WhereOp::LessEqual : WhereOp::Less; length = then_equal ? 2 : 1; break;
+    default: condition.op = then_equal ? WhereOp::GreaterEqual : WhereOp::Greater; length = then_equal ? 2 : 1;
+  }
+  condition.key = trim(text.substr(0, at));
+  condition.value = trim(text.substr(at + length));
   if (condition.key.empty() || condition.value.empty())
     throw ConfigError(str_cat("--where '", text, "' needs both a key and a value (e.g. compressor=topk)"));
+  const bool ordering = condition.op != WhereOp::Equal && condition.op != WhereOp::NotEqual;
+  if (ordering && !as_number(condition.value))
+    throw ConfigError(str_cat("--where '", text, "': ", op_text(condition.op), " compares numbers, and '",
+                              condition.value, "' is not one"));
   return condition;
 }
 
@@ -90,28 +147,29 @@ std::vector<std::pair<std::string, nlohmann::json>> flatten_json(const nlohmann:
 
 WhereLookup match_where(const WhereCondition& condition, const nlohmann::json& swept, const nlohmann::json& config) {
   const std::string& key = condition.key;
-  if (swept.is_object() && swept.contains(key)) return {true, value_matches(swept[key], condition.value)};
+  if (swept.is_object() && swept.contains(key)) return {true, value_matches(swept[key], condition)};
   WhereLookup lookup;
   if (swept.is_object())
     for (const auto& [path, value] : swept.items())
       if (last_part_is(path, key)) {
         lookup.found = true;
-        lookup.matched = lookup.matched || value_matches(value, condition.value);
+        lookup.matched = lookup.matched || value_matches(value, condition);
       }
   if (lookup.found) return lookup;
   // The config repeats the swept variables under "swept"; they were looked at above.
   if (!key.starts_with("swept")) {
-    if (const nlohmann::json* node = at_path(config, key)) return {true, value_matches(*node, condition.value)};
+    if (const nlohmann::json* node = at_path(config, key)) return {true, value_matches(*node, condition)};
   }
   for (const auto& [path, value] : flatten_json(config)) {
     if (path.starts_with("swept.") || !last_part_is(path, key)) continue;
     lookup.found = true;
-    lookup.matched = lookup.matched || value_matches(value, condition.value);
+    lookup.matched = lookup.matched || value_matches(value, condition);
   }
   return lookup;
 }
 
-std::vector<RunRow> filter_where(const std::vector<RunRow>& runs, const std::vector<WhereCondition>& conditions) {
+std::vector<RunRow> filter_where(const std::vector<RunRow>& runs, const std::vector<WhereCondition>& conditions,
+                                 const FinalMetric& final_metric) {
   if (conditions.empty()) return runs;
   std::vector<bool> key_found(conditions.size(), false);
   std::vector<RunRow> kept;
@@ -123,7 +181,13 @@ std::vector<RunRow> filter_where(const std::vector<RunRow>& runs, const std::vec
       for (const auto& [key, value] : swept.items()) swept_keys.insert(key);
     bool all = true;
     for (std::size_t c = 0; c < conditions.size(); ++c) {
-      const WhereLookup lookup = match_where(conditions[c], swept, config);
+      WhereLookup lookup = match_where(conditions[c], swept, config);
+      if (!lookup.found && final_metric) {
+        if (const auto value = final_metric(conditions[c].key, run.id)) {
+          lookup.found = true;
+          lookup.matched = !std::isnan(*value) && value_matches(nlohmann::json(*value), conditions[c]);
+        }
+      }
       key_found[c] = key_found[c] || lookup.found;
       all = all && lookup.matched;
     }
@@ -133,8 +197,10 @@ std::vector<RunRow> filter_where(const std::vector<RunRow>& runs, const std::vec
     if (key_found[c] || runs.empty()) continue;
     std::string known;
     for (const auto& key : swept_keys) known += (known.empty() ? "" : ", ") + key;
-    throw ConfigError(str_cat("--where ", conditions[c].key, "=", conditions[c].value, ": no run has a swept variable or ",
-                              "config field '", conditions[c].key, "'; swept variables: ",
+    throw ConfigError(str_cat("--where ", conditions[c].text(), ": no run has a ",
+                              final_metric ? "swept variable, config field or metric '"
+                                           : "swept variable or config field '",
+                              conditions[c].key, "'; swept variables: ",
                               known.empty() ? "(none)" : known,
                               "; config fields are paths such as compressor, compressor.ratio, optimizer.lr, "
                               "workers, batch_size (see laconic show RUN)"));

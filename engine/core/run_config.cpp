@@ -24,6 +24,7 @@ nlohmann::json RunConfig::to_json() const {
   out["repetition"] = repetition;
   out["max_steps"] = max_steps;
   out["eval_limit"] = eval_limit;
+  if (eval_every > 0) out["eval_every"] = eval_every;
   out["timeout"] = timeout;
   out["divergence_factor"] = divergence_factor;
   out["swept"] = swept_json();
@@ -60,6 +61,7 @@ RunConfig RunConfig::from_json(const nlohmann::json& json) {
     c.repetition = json.at("repetition").get<std::int64_t>();
     c.max_steps = json.at("max_steps").get<std::int64_t>();
     c.eval_limit = json.at("eval_limit").get<std::int64_t>();
+    if (json.contains("eval_every")) c.eval_every = json["eval_every"].get<std::int64_t>();
     c.timeout = json.at("timeout").get<double>();
     // Runs recorded before divergence detection have none: the default.
     if (json.contains("divergence_factor")) c.divergence_factor = json["divergence_factor"].get<double>();

@@ -84,6 +84,7 @@ std::string encode_message(const WorkerMessage& message) {
            std::to_string(p->steps_per_epoch) + "\t" + format_double(p->loss) + "\t" +
            format_double(p->steps_per_second) + "\n";
   if (auto c = std::get_if<CheckpointMessage>(&message)) return "C\t" + std::to_string(c->step) + "\n";
+  if (auto f = std::get_if<FactMessage>(&message)) return "F\t" + escape(f->key) + "\t" + escape(f->value) + "\n";
   return "E\t" + escape(std::get<FailureMessage>(message).text) + "\n";
 }
 
@@ -110,6 +111,7 @@ std::optional<WorkerMessage> decode_message(std::string_view line) {
     return p;
   }
   if (parts[0] == "E" && parts.size() == 2) return FailureMessage{unescape(parts[1])};
+  if (parts[0] == "F" && parts.size() == 3) return FactMessage{unescape(parts[1]), unescape(parts[2])};
   if (parts[0] == "C" && parts.size() == 2) {
     CheckpointMessage c;
     if (!parse_int(parts[1], c.step)) return std::nullopt;

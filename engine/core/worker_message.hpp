@@ -33,7 +33,14 @@ struct CheckpointMessage {
   std::int64_t step = 0;
 };
 
-using WorkerMessage = std::variant<MetricRecord, ProgressMessage, FailureMessage, CheckpointMessage>;
+/// A fact about how the worker runs, for run_facts: "torch_threads" = "1", "blas_library" =
+/// its path. Sent once, after the threads are set.
+struct FactMessage {
+  std::string key;
+  std::string value;
+};
+
+using WorkerMessage = std::variant<MetricRecord, ProgressMessage, FailureMessage, CheckpointMessage, FactMessage>;
 
 /// One line, newline included.
 std::string encode_message(const WorkerMessage& message);

@@ -74,4 +74,11 @@ void Mlp::check_input(const std::vector<std::int64_t>& shape) const {
                               " values; make it the first entry of sizes"));
 }
 
+std::string Mlp::outputs_setting(std::int64_t wanted) const {
+  std::string sizes;
+  for (std::size_t i = 0; i < options_.sizes.size(); ++i)
+    sizes += (i ? ", " : "") + std::to_string(i + 1 == options_.sizes.size() ? wanted : options_.sizes[i]);
+  return "the last entry of mlp.sizes to " + std::to_string(wanted) + " (sizes = {" + sizes + "})";
+}
+
 }  // namespace laconic::train

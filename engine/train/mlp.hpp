@@ -25,6 +25,8 @@ class Mlp : public Model {
   std::string name() const override { return "mlp"; }
   torch::Tensor forward(torch::Tensor inputs) override;
   std::int64_t outputs() const override { return options_.sizes.back(); }
+  /// "the last entry of mlp.sizes to 10 (sizes = {784, 100, 10})".
+  std::string outputs_setting(std::int64_t wanted) const override;
   void check_input(const std::vector<std::int64_t>& shape) const override;
 
  private:

@@ -17,6 +17,11 @@ class Model : public torch::nn::Module {
   virtual torch::Tensor forward(torch::Tensor inputs) = 0;
   /// Logits per example (classes) or per position (vocabulary size); 0 when not declared.
   virtual std::int64_t outputs() const { return 0; }
+  /// How the user sets the outputs to `wanted`, naming the model's real field:
+  /// "lenet5.classes = 10" (the default uses classes, or vocab for a language model).
+  virtual std::string outputs_setting(std::int64_t wanted) const {
+    return name() + (sequence_length() > 0 ? ".vocab = " : ".classes = ") + std::to_string(wanted);
+  }
   /// Tokens per example a language model predicts (its bptt); 0 for a classifier.
   virtual std::int64_t sequence_length() const { return 0; }
   /// Throws ConfigError, naming the model's field, when examples of `shape` (one example, no

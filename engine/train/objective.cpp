@@ -44,8 +44,7 @@ void check_compatible(const Model& model, const Dataset& dataset) {
     throw ConfigError(str_cat(
         "model ", model.name(), " has ", outputs, " outputs but dataset ", dataset.name(), " has ",
         dataset.classes(), model_tokens > 0 ? " tokens in its vocabulary" : " classes",
-        ": set ", model.name(), model_tokens > 0 ? ".vocab = " : ".classes = ",
-        dataset.classes()));
+        ": set ", model.outputs_setting(dataset.classes())));
   const auto shape = dataset.example_shape();
   try {
     model.check_input(shape);

@@ -303,6 +303,18 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
   });
 }
 
+/// Evaluates on the test split and records test_accuracy, test_loss (and test_perplexity) at
+/// `step` (the last step taken) of `epoch`; `wall` is the record's wall time: when the evaluated
+/// weights were ready, before the evaluation ran.
+Evaluation evaluate_and_record(Model& model, Dataset& dataset, const RunConfig& config, MetricsSink& sink,
+                               std::int64_t step, std::int64_t epoch, double wall) {
+  const Evaluation e = evaluate(model, dataset.test(), config.eval_limit);
+  sink.record({"test_accuracy", step, epoch, 0, wall, e.accuracy});
+  sink.record({"test_loss", step, epoch, 0, wall, e.loss});
+  if (e.perplexity) sink.record({"test_perplexity", step, epoch, 0, wall, *e.perplexity});
+  return e;
+}
+
 /// Worker 0 applies the rule and tells every other worker (point to point, so parameter
 /// servers are not involved); all return the same decision.
 bool decide_stop(StopRule* rule, RunCallbacks* callbacks, const EpochMetrics& metrics,
@@ -402,12 +414,17 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
                                                        " x the first step's loss ", first_loss)
                                              : std::string()));
       }
+      // eval_every: worker 0 evaluates between steps too (the epoch's end has its own evaluation).
+      const bool evaluate_now = config.eval_every > 0 && comm.rank() == 0 && (step + 1) % config.eval_every == 0 &&
+                                i + 1 < steps_per_epoch;
+      // Progress goes out before an evaluation, so that the controller's line for it is current.
       if (progress && comm.rank() == 0 &&
-          (seconds_between(last_progress, step_end) >= 0.5 || i + 1 == steps_per_epoch)) {
+          (seconds_between(last_progress, step_end) >= 0.5 || i + 1 == steps_per_epoch || evaluate_now)) {
         last_progress = step_end;
         double rate = static_cast<double>(i + 1) / seconds_between(epoch_start, step_end);
         progress({epoch, i + 1, steps_per_epoch, trainer.loss(), rate});
       }
+      if (evaluate_now) evaluate_and_record(*parts.model, *parts.dataset, config, sink, step, epoch, wall());
     }
     result.steps = step;
     const std::int64_t last = step - 1;
@@ -424,16 +441,11 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
         sink.record({"consensus_distance", last, epoch, 0, wall(), distance});
     }
     if (comm.rank() == 0) {
-      Evaluation e = evaluate(*parts.model, parts.dataset->test(), config.eval_limit);
-      sink.record({"test_accuracy", last, epoch, 0, wall(), e.accuracy});
-      sink.record({"test_loss", last, epoch, 0, wall(), e.loss});
+      const Evaluation e = evaluate_and_record(*parts.model, *parts.dataset, config, sink, last, epoch, wall());
       result.final_test_accuracy = e.accuracy;
       metrics.values["test_accuracy"] = e.accuracy;
       metrics.values["test_loss"] = e.loss;
-      if (e.perplexity) {
-        sink.record({"test_perplexity", last, epoch, 0, wall(), *e.perplexity});
-        metrics.values["test_perplexity"] = *e.perplexity;
-      }
+      if (e.perplexity) metrics.values["test_perplexity"] = *e.perplexity;
     }
     // Every worker knows whether a rule or a function decides (same config, same file).
     const bool decided = (parts.stop_rule && parts.stop_rule->name() != "never") || lua_epoch_end;

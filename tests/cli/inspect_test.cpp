@@ -170,11 +170,11 @@ TEST_CASE("runs --where selects by swept variables and config, numbers numerical
 
   r = f.laconic("runs --where colour=red");
   CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("no run has a swept variable or config field 'colour'") &&
+  CHECK_THAT(r.err, Catch::Contains("no run has a swept variable, config field or metric 'colour'") &&
                         Catch::Contains("compressor.ratio"));
   r = f.laconic("runs --where compressor");
   CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("not key=value"));
+  CHECK_THAT(r.err, Catch::Contains("is not KEY=VALUE, KEY!=VALUE or KEY<VALUE"));
   r = f.laconic("runs --status DONE");
   CHECK(r.status == 2);
   r = f.laconic("runs --format yaml");
@@ -234,7 +234,9 @@ TEST_CASE("show prints facts, config, summary and the per-epoch table of one run
   // Summary: train_loss over 2 epochs x 3 steps x 4 workers.
   using Fields = std::vector<std::string>;
   CHECK(fields(line_starting(r.out, "train_loss ")) == Fields{"train_loss", "1.5", "1.5", "2", "1.75", "24", "0"});
-  CHECK(fields(line_starting(r.out, "bytes_sent ")) == Fields{"bytes_sent", "80", "80", "80", "80", "24", "0"});
+  // Bytes as `runs` shows them, in decimal units.
+  CHECK(fields(line_starting(r.out, "bytes_sent ")) ==
+        Fields{"bytes_sent", "80", "B", "80", "B", "80", "B", "80", "B", "24", "0"});
   // Per epoch: epoch 1 has the final accuracy; 3 steps x 4 workers x 80 bytes = 960 B; ratio 50x.
   const auto epoch1 = lines_of(r.out).back();
   CHECK_THAT(epoch1, Catch::StartsWith("1 ") && Catch::Contains("0.7000") && Catch::Contains("0.7500") &&
@@ -301,7 +303,7 @@ TEST_CASE("compare puts runs side by side and marks the rows that differ", "[cli
   CHECK_THAT(line_with(r.out, "workers"), !Catch::StartsWith("*"));
   CHECK_THAT(line_with(r.out, "test_accuracy (last)"), Catch::StartsWith("*") && Catch::Contains("0.8") &&
                                                            Catch::Contains("0.85"));
-  CHECK_THAT(line_with(r.out, "bytes_sent (sum)"), Catch::Contains("48000") && Catch::Contains("9600"));
+  CHECK_THAT(line_with(r.out, "bytes_sent (sum)"), Catch::Contains("48.0 kB") && Catch::Contains("9.60 kB"));
   CHECK_THAT(line_with(r.out, "compression_ratio"), Catch::Contains("1.00x") && Catch::Contains("5.00x"));
   CHECK_THAT(r.out, Catch::Contains("rows differ (marked *)"));
 
@@ -447,7 +449,7 @@ TEST_CASE("best ranks runs by a metric's final value, lower first for losses", "
 
   r = f.laconic("best --metric test_acc");
   CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("no run recorded metric 'test_acc'") &&
+  CHECK_THAT(r.err, Catch::Contains("no run recorded metric 'test_acc'; did you mean 'test_accuracy'?") &&
                         Catch::Contains("recorded keys: bytes_dense, bytes_sent") &&
                         Catch::Contains("test_perplexity"));
   r = f.laconic("best --goal up");
@@ -468,5 +470,119 @@ TEST_CASE("the read commands explain a missing database and appear in --help", "
   CHECK_THAT(best.out, Catch::Contains("--top") && Catch::Contains("10") && Catch::Contains("test_accuracy"));
   auto unknown = run_laconic(dir, "runs --no-such-flag", 30);
   CHECK(unknown.status == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("best --by configuration ranks configurations by the mean over seeds, with std and n", "[cli][best]") {
+  const auto dir = make_temp_dir();
+  {
+    auto database = storage::Database::open(dir + "/t.db");
+    storage::Recorder recorder(*database);
+    const auto e = recorder.add_experiment("seeds", "seeds.lua", "h");
+    // none: 0.80 and 0.84 over two seeds; topk 1%: 0.90 on one seed and 0.70 on the other.
+    const struct {
+      const char* compressor;
+      double ratio;
+      std::int64_t seed;
+      double accuracy;
+    } runs[] = {{"none", 0, 1, 0.80}, {"none", 0, 2, 0.84}, {"topk", 0.01, 1, 0.90}, {"topk", 0.01, 2, 0.70}};
+    for (const auto& r : runs) {
+      RunConfig c = config_of("seeds", r.compressor, r.ratio, 2, 0.1);
+      c.seed = r.seed;
+      c.swept["seed"] = r.seed;
+      c.name.replace(c.name.find("seed=1"), 6, "seed=" + std::to_string(r.seed));
+      const auto id = recorder.add_run(e, c);
+      recorder.start_run(id);
+      recorder.metrics_sink(id)->record({"test_accuracy", 0, 0, 0, 1.0, r.accuracy});
+      recorder.finish_run(id, storage::RunStatus::Finished);
+    }
+  }
+  auto r = run_laconic(dir, "best --by configuration --db t.db", 60);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 4);
+  CHECK_THAT(lines[0], Catch::StartsWith("top 2 of 2 configurations (4 runs with test_accuracy), by the mean"));
+  // none: mean 0.82, std 0.02828; topk: mean 0.80, std 0.1414. Higher mean first.
+  CHECK(fields(lines[2]) == std::vector<std::string>{"1", "seeds", "compressor=none", "2", "0.82", "0.02828", "1", "2"});
+  CHECK(fields(lines[3]) ==
+        std::vector<std::string>{"2", "seeds", "compressor=topk,ratio=0.01", "2", "0.8", "0.1414", "3", "4"});
+  r = run_laconic(dir, "best --by configuration --format json --db t.db", 60);
+  REQUIRE(r.status == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  CHECK(json[0]["mean"].get<double>() == Approx(0.82));
+  CHECK(json[1]["std"].get<double>() == Approx(0.141421356));
+  CHECK(json[1]["n"] == 2);
+  r = run_laconic(dir, "best --by seed --db t.db", 60);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("unknown grouping 'seed'; known: run, configuration"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("every table shows bytes in decimal units and metrics with 4 significant digits", "[cli][format]") {
+  Fixture f;
+  auto r = f.laconic("runs --experiment fmnist --metric bytes_sent:sum --metric train_loss:mean");
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(line_with(r.out, "compressor=none"), Catch::Contains("48.0 kB") && Catch::Contains("1.75"));
+  r = f.laconic("best --metric bytes_sent --value sum --experiment fmnist");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(line_with(r.out, "ratio=0.01"), Catch::EndsWith("1.92 kB"));
+  r = f.laconic("best --metric bytes_sent --value sum --experiment fmnist --format csv");
+  CHECK_THAT(line_with(r.out, "ratio=0.01"), Catch::EndsWith(",1920"));  // exact in csv
+  r = f.laconic("compare " + std::to_string(f.none) + " " + std::to_string(f.topk1) + " --format csv");
+  CHECK_THAT(line_with(r.out, "bytes_sent (sum)"), Catch::EndsWith(",48000,1920"));
+  r = f.laconic("show " + std::to_string(f.none));
+  CHECK(fields(line_starting(r.out, "time_step ")) == std::vector<std::string>{"time_step", "0.05", "0.05", "0.05",
+                                                                              "0.05", "12", "0"});
+}
+
+TEST_CASE("statuses are accepted in any case, final metrics work in --where, --help has no empty defaults",
+          "[cli][runs]") {
+  Fixture f;
+  auto r = f.laconic("runs --status finished");
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(lines_of(r.out).size() == 5);  // header + none, topk1, topk10, lm
+  r = f.laconic("runs --status Diverged");
+  CHECK(lines_of(r.out).size() == 2);
+  r = f.laconic("runs --status finshed");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("unknown run status 'finshed'"));
+
+  r = f.laconic("runs --experiment fmnist --where 'test_accuracy>0.75'");
+  REQUIRE(r.status == 0);
+  CHECK(lines_of(r.out).size() == 3);  // none (0.80) and topk 10% (0.85)
+  CHECK_THAT(r.out, Catch::Contains("compressor=none") && Catch::Contains("ratio=0.1,"));
+  r = f.laconic("runs --experiment fmnist --where 'test_loss<=0.55' --where 'compressor!=none'");
+  REQUIRE(r.status == 0);
+  CHECK(lines_of(r.out).size() == 2);  // topk 10% only; the diverged run's loss is inf
+  r = f.laconic("runs --where 'ratio<0.05'");
+  CHECK(lines_of(r.out).size() == 2);  // topk 1%
+
+  for (const std::string command : {"--help", "run --help", "runs --help", "best --help", "report --help",
+                                    "export --help", "check --help"}) {
+    r = run_laconic(f.dir, command, 30);
+    INFO(command << "\n" << r.out);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("=[]") == std::string::npos);
+    CHECK(r.out.find("=\"\"") == std::string::npos);
+  }
+  r = run_laconic(f.dir, "run --help", 30);
+  CHECK_THAT(r.out, Catch::Contains("--progress-every") && Catch::Contains("=30") && Catch::Contains("--quiet"));
+}
+
+TEST_CASE("laconic --version names laconic, its git description and the libraries' versions", "[cli][version]") {
+  const auto dir = make_temp_dir();
+  const auto r = run_laconic(dir, "--version", 30);
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  const auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 5);
+  CHECK_THAT(lines[0], Catch::StartsWith("laconic 0.") && Catch::Contains(" (git "));
+  CHECK_THAT(lines[1], Catch::StartsWith("LibTorch 1."));
+  CHECK_THAT(lines[2], Catch::StartsWith("Gloo "));
+  CHECK_THAT(lines[3], Catch::StartsWith("Lua 5.4"));
+  CHECK_THAT(lines[4], Catch::StartsWith("SQLite 3."));
   std::filesystem::remove_all(dir);
 }

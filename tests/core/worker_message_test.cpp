@@ -50,3 +50,13 @@ TEST_CASE("checkpoint messages carry their step", "[core][message]") {
   CHECK_FALSE(decode_message("C\t12x"));
   CHECK_FALSE(decode_message("C\t1\t2"));
 }
+
+TEST_CASE("fact messages carry a key and a text value, tabs included", "[core][message]") {
+  const auto line = encode_message(laconic::FactMessage{"blas_library", "/usr/lib/a\tb.so"});
+  CHECK(line == "F\tblas_library\t/usr/lib/a\\tb.so\n");
+  auto back = decode_message(line);
+  REQUIRE(back);
+  CHECK(std::get<laconic::FactMessage>(*back).key == "blas_library");
+  CHECK(std::get<laconic::FactMessage>(*back).value == "/usr/lib/a\tb.so");
+  CHECK_FALSE(decode_message("F\tonly-a-key"));
+}

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -90,7 +91,8 @@ TEST_CASE("without gnuplot the report keeps its tables and names each missing fi
   ReportOptions options;
   options.gnuplot.executable = dir.file("no-such-gnuplot");
   const auto paths = write_report(*db, "<b>figures</b>", dir.file("out"), options);
-  const std::string why = "cannot run gnuplot '" + options.gnuplot.executable + "': No such file or directory";
+  const std::string why = "cannot run gnuplot '" + options.gnuplot.executable +
+                          "': No such file or directory (install gnuplot-nox, or give --gnuplot PATH)";
   REQUIRE(paths.warnings.size() == 5);
   CHECK(paths.warnings[0] == "figure metric_vs_compression missing: " + why);
   const std::string md = read_text(paths.markdown);
@@ -119,4 +121,52 @@ TEST_CASE("a gnuplot that hangs is killed after its time limit", "[reports][figu
   const auto paths = write_report(*db, "<b>figures</b>", dir.file("out"), options);
   REQUIRE(paths.warnings.size() == 5);
   CHECK(paths.warnings[1] == "figure step_time missing: gnuplot was killed after its time limit of 0.3 s");
+}
+
+namespace {
+
+// Changes the working directory for one test and back, so relative paths mean what a user's do.
+class WorkingDirectory {
+ public:
+  explicit WorkingDirectory(const std::string& dir) : previous_(std::filesystem::current_path()) {
+    std::filesystem::current_path(dir);
+  }
+  ~WorkingDirectory() {
+    std::error_code ignored;
+    std::filesystem::current_path(previous_, ignored);
+  }
+
+ private:
+  std::filesystem::path previous_;
+};
+
+}  // namespace
+
+TEST_CASE("a relative output directory with spaces gets every figure drawn", "[reports][figures]") {
+  if (!gnuplot_available()) {
+    WARN("gnuplot is not installed; nothing to draw with");
+    return;
+  }
+  TempDir dir("figures-relative");
+  auto db = hostile_database(dir);
+  WorkingDirectory cwd(dir.file(""));
+  const auto paths = write_report(*db, "<b>figures</b>", "my reports/x y");
+  CHECK(paths.warnings.empty());
+  for (const char* figure : kFigures)
+    for (const char* extension : {".svg", ".png"}) {
+      const std::string file = std::string("my reports/x y/figures/") + figure + extension;
+      INFO(file);
+      CHECK(std::filesystem::file_size(file) > 0);
+    }
+}
+
+TEST_CASE("a gnuplot log that cannot be written is named as the cause, not gnuplot", "[reports][figures]") {
+  // A directory where the log should go: unwritable for root as for anyone.
+  TempDir dir("figures-log");
+  auto db = hostile_database(dir);
+  std::filesystem::create_directories(dir.file("out/figures/gnuplot.log"));
+  const auto paths = write_report(*db, "<b>figures</b>", dir.file("out"));
+  REQUIRE(paths.warnings.size() == 5);
+  CHECK(paths.warnings[0] == "figure metric_vs_compression missing: cannot write the gnuplot log " +
+                                 dir.file("out/figures/gnuplot.log") + ": Is a directory");
 }

@@ -95,6 +95,7 @@ inline std::int64_t record_run(storage::Database& db, storage::Recorder& recorde
                              spec.communicate;
     const int epochs = static_cast<int>(spec.accuracy.size());
     if (spec.model_parameters) sink->record({"model_parameters", 0, 0, 0, 0, *spec.model_parameters});
+    double trained = 0;
     for (int epoch = 0; epoch < epochs; ++epoch) {
       for (int s = 0; s < spec.steps; ++s) {
         const std::int64_t step = epoch * spec.steps + s;
@@ -122,7 +123,9 @@ inline std::int64_t record_run(storage::Database& db, storage::Recorder& recorde
         }
       }
       const std::int64_t last = (epoch + 1) * spec.steps - 1;
-      sink->record({"test_accuracy", last, epoch, 0, 0, spec.accuracy[static_cast<std::size_t>(epoch)]});
+      // As a worker records it: seconds since training started, here the sum of the epoch times.
+      trained += spec.epoch_time[static_cast<std::size_t>(epoch)];
+      sink->record({"test_accuracy", last, epoch, 0, trained, spec.accuracy[static_cast<std::size_t>(epoch)]});
       for (int worker = 0; worker < spec.workers; ++worker) {
         sink->record({"epoch_train_loss", last, epoch, worker, 0, 1.0});
         sink->record({"epoch_time", last, epoch, worker, 0, spec.epoch_time[static_cast<std::size_t>(epoch)]});

@@ -4,6 +4,7 @@
 
 #include "reports/report.hpp"
 #include "reports/report_model.hpp"
+#include "storage/queries.hpp"
 #include "tests/reports/fixture.hpp"
 
 using namespace laconic;
@@ -88,7 +89,7 @@ TEST_CASE("compression ratio and step times count worker ranks only, never the p
   CHECK(has_line(md, "| compressor=topk,ratio=0.01,seed=2 | FINISHED | 0.7200 | 4.00 GB | 4.00 GB | 1.0x | 60.0 |  |"));
 }
 
-TEST_CASE("time and bytes to target count up to the first epoch that reaches it", "[reports][values]") {
+TEST_CASE("time and bytes to target count up to the first evaluation that reaches it", "[reports][values]") {
   TempDir dir("values-target");
   auto db = values_database(dir);
   const ReportOptions no_figures{.target = std::nullopt, .gnuplot = {"/nonexistent/gnuplot", 5}};
@@ -101,24 +102,59 @@ TEST_CASE("time and bytes to target count up to the first epoch that reaches it"
     INFO(md);
     CHECK(paths.target == 0.7);
     CHECK(has_line(md, "- target: test_accuracy \\>= 0.7000 (--target)"));
-    // Measured: 10 + 12 s; projected: 4 steps x 0.037 s; bytes: 8 worker-steps x 250000.
-    CHECK(has_line(md, "| none | 2/2 | 1.0 | 22 ± 0 (n=2) | 0.148 ± 0 (n=2) | 2.00 MB |"));
-    // Measured 22 and 44 s (std 11 * sqrt(2)); projected 4 x 0.041 s; bytes 8 x 2500.
-    CHECK(has_line(md, "| topk ratio=0.01 | 2/2 | 1.0 | 33 ± 15.6 (n=2) | 0.164 ± 0 (n=2) | 20.0 kB |"));
+    // Best: 0.75 and 0.8. After 4 steps, in epoch 1. Measured: 10 + 12 s; projected: 4 steps x
+    // 0.037 s; bytes: 8 worker-steps x 250000.
+    CHECK(has_line(md, "| none | 2/2 | 0.7750 ± 0.0354 (n=2) | 4 | 1.0 | 22 ± 0 (n=2) | 0.148 ± 0 (n=2) | 2.00 MB |"));
+    // Best 0.7 and 0.72. Measured 22 and 44 s (std 11 * sqrt(2)); projected 4 x 0.041 s; bytes 8 x 2500.
+    CHECK(has_line(md, "| topk ratio=0.01 | 2/2 | 0.7100 ± 0.0141 (n=2) | 4 | 1.0 | 33 ± 15.6 (n=2) | 0.164 ± 0 (n=2) "
+                       "| 20.0 kB |"));
+    CHECK_THAT(md, Catch::Contains(" 4 of 4 runs reached it."));
   }
   SECTION("a target only one seed of one configuration reaches") {
     ReportOptions options = no_figures;
     options.target = 0.79;
     const std::string md = read_text(write_report(*db, "values", dir.file("out"), options).markdown);
     INFO(md);
-    CHECK(has_line(md, "| none | 1/2 | 1.0 | 22 (n=1) | 0.148 (n=1) | 2.00 MB |"));
-    CHECK(has_line(md, "| topk ratio=0.01 | 0/2 | not reached | - | - | - |"));
+    CHECK(has_line(md, "| none | 1/2 | 0.7750 ± 0.0354 (n=2) | 4 | 1.0 | 22 (n=1) | 0.148 (n=1) | 2.00 MB |"));
+    CHECK(has_line(md, "| topk ratio=0.01 | 0/2 | 0.7100 ± 0.0141 (n=2) | not reached | - | - | - | - |"));
+    CHECK_THAT(md, Catch::Contains(" 1 of 4 runs reached it."));
+  }
+  SECTION("a target no run reaches is said plainly, with the best that was reached") {
+    ReportOptions options = no_figures;
+    options.target = 0.9;
+    const std::string md = read_text(write_report(*db, "values", dir.file("out"), options).markdown);
+    INFO(md);
+    CHECK_THAT(md, Catch::Contains("No run reached the target test accuracy \\>= 0.9000; the best mean reached was "
+                                   "0.7750 (none)."));
   }
   SECTION("the default target is the least good mean final metric") {
     const auto paths = write_report(*db, "values", dir.file("out"), no_figures);
     CHECK(paths.target == Approx(0.71));
     CHECK(has_line(read_text(paths.markdown), "- target: test_accuracy \\>= 0.7100 (default)"));
   }
+}
+
+TEST_CASE("with evaluations between epoch ends, time to target counts up to the step of the first that reaches it",
+          "[reports][values]") {
+  TempDir dir("values-eval-every");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("every", "every.lua", "cafe");
+  const auto run = record_run(*db, recorder, e, "every", dense(1, {0.5, 0.75}));
+  {
+    // eval_every = 3: an evaluation after 3 steps (step index 2, in epoch 1), at 15 s.
+    auto sink = recorder.metrics_sink(run);
+    sink->record({"test_accuracy", 2, 1, 0, 15.0, 0.74});
+  }
+  // The epoch's own value is its end's, not the one in between.
+  const auto epochs = storage::epochs_of(*db, run);
+  REQUIRE(epochs.size() == 2);
+  CHECK(epochs[1].test_accuracy == 0.75);
+  ReportOptions options{.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}};
+  const std::string md = read_text(write_report(*db, "every", dir.file("out"), options).markdown);
+  INFO(md);
+  // 3 steps: projected 3 x 0.037 s, bytes 3 steps x 2 workers x 250000.
+  CHECK(has_line(md, "| none | 1/1 | 0.7500 (n=1) | 3 | 1.0 | 15 (n=1) | 0.111 (n=1) | 1.50 MB |"));
 }
 
 TEST_CASE("a tuned experiment reports the chosen trial, the median trial and the best on all seeds",

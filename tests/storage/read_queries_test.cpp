@@ -1,6 +1,9 @@
 // The read side behind the CLI: --where conditions, the user's guarded SQL, streamed exports,
 // the per-epoch table, and the errors that name what exists.
 #include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +82,49 @@ TEST_CASE("--where matches swept variables and config fields, numbers numericall
   CHECK_THROWS_AS(parse_where("ratio="), ConfigError);
   // Text with SQL in it is just a value that matches nothing.
   CHECK(ids_where(runs, {"compressor=topk' OR 1=1 --"}).empty());
+}
+
+TEST_CASE("--where compares numbers with != < <= > >=, and falls back on final metrics", "[storage][where]") {
+  auto db = Database::open(":memory:");
+  Recorder recorder(*db);
+  const auto e = recorder.add_experiment("e", "e.lua", "h");
+  const auto none = recorder.add_run(e, sample_config("none", 1));
+  const auto topk1 = recorder.add_run(e, topk_config(0.01, 0.1, 4));
+  const auto topk10 = recorder.add_run(e, topk_config(0.1, 0.1, 2));
+  const auto runs = list_runs(*db);
+  using Ids = std::vector<std::int64_t>;
+  CHECK(ids_where(runs, {"ratio<0.05"}) == Ids{topk1});
+  CHECK(ids_where(runs, {"ratio<=0.1"}) == Ids{topk1, topk10});
+  CHECK(ids_where(runs, {"ratio <= 1e-1"}) == Ids{topk1, topk10});
+  CHECK(ids_where(runs, {"workers>2"}) == Ids{topk1});
+  CHECK(ids_where(runs, {"workers>=2"}) == Ids{none, topk1, topk10});
+  CHECK(ids_where(runs, {"compressor!=topk"}) == Ids{none});
+  CHECK(ids_where(runs, {"compressor>3"}).empty());  // a name is not a number
+  CHECK_THROWS_WITH(parse_where("ratio<small"), Catch::Contains("< compares numbers, and 'small' is not one"));
+  CHECK_THROWS_AS(parse_where("ratio!0.1"), ConfigError);
+  CHECK(parse_where("test_accuracy >= 0.85").text() == "test_accuracy>=0.85");
+
+  // Keys that are neither swept nor configured are the runs' final metrics.
+  const std::map<std::int64_t, double> accuracy{{none, 0.86}, {topk1, 0.80}, {topk10, std::nan("")}};
+  CHECK(ids_where(runs, {"workers<=1e308"}).size() == 3);
+  const FinalMetric final_metric = [&](const std::string& key, std::int64_t run) -> std::optional<double> {
+    if (key != "test_accuracy") return std::nullopt;
+    return accuracy.at(run);
+  };
+  auto where = [&](const std::string& text) {
+    Ids ids;
+    for (const auto& run : filter_where(runs, {parse_where(text)}, final_metric)) ids.push_back(run.id);
+    return ids;
+  };
+  CHECK(where("test_accuracy>0.85") == Ids{none});
+  CHECK(where("test_accuracy<0.9") == Ids{none, topk1});  // NaN (a diverged run) satisfies nothing
+  CHECK(where("workers=4") == Ids{topk1});              // the config still comes first
+  const FinalMetric infinite = [&](const std::string&, std::int64_t) -> std::optional<double> {
+    return std::numeric_limits<double>::infinity();
+  };
+  CHECK(filter_where(runs, {parse_where("test_loss<=0.55")}, infinite).empty());  // inf is no near miss
+  CHECK_THROWS_WITH(where("test_acc>0.5"), Catch::Contains("no run has a swept variable, config field or metric "
+                                                           "'test_acc'"));
 }
 
 TEST_CASE("the user's query reads and refuses anything that writes", "[storage][user_query]") {
