@@ -127,10 +127,11 @@ int main(int argc, char** argv) {
   auto* runs = app.add_subcommand("runs", "list recorded runs (from run_summary; works while a sweep writes)");
   runs->add_option("--experiment", runs_args.experiment, "only runs of this experiment");
   runs->add_option("--status", runs_args.status,
-                   "only runs with this status (QUEUED, RUNNING, FINISHED, FAILED, KILLED, DIVERGED)");
+                   "only runs with this status (QUEUED, RUNNING, FINISHED, FAILED, KILLED, DIVERGED; any case)");
   runs->add_option("--where", runs_args.where,
-                   "KEY=VALUE on a swept variable or config field, e.g. compressor=topk, ratio=0.01, "
-                   "workers=4, optimizer.lr=0.1; numbers match numerically; repeat for AND")
+                   "KEY=VALUE (or !=, <, <=, >, >=) on a swept variable, config field or final metric, e.g. "
+                   "compressor=topk, ratio=0.01, workers=4, optimizer.lr=0.1, 'test_accuracy>0.85'; numbers "
+                   "compare numerically; repeat for AND")
       ->allow_extra_args(false);
   runs->add_option("--metric", runs_args.metrics,
                    "add a column per KEY or KEY:FIGURE (FIGURE: last, min, max, mean, sum; default last)")
@@ -171,11 +172,12 @@ int main(int argc, char** argv) {
   add_db_option(export_cmd);
 
   laconic::cli::BestArgs best_args;
-  auto* best = app.add_subcommand("best", "rank runs by one metric's final value");
+  auto* best = app.add_subcommand("best", "rank runs, or configurations over their seeds, by one metric");
   best->add_option("--metric", best_args.metric, "metric key of run_summary");
   best->add_option("--experiment", best_args.experiment, "only runs of this experiment");
   best->add_option("--status", best_args.status, "only runs with this status");
-  best->add_option("--where", best_args.where, "KEY=VALUE conditions, as for runs")->allow_extra_args(false);
+  best->add_option("--where", best_args.where, "conditions, as for runs (KEY=VALUE, KEY>VALUE, ...)")
+      ->allow_extra_args(false);
   best->add_option("--goal", best_args.goal,
                    "max or min (default: min for keys with loss, perplexity, time, bytes, staleness, lag or "
                    "distance in their name, else max)");

@@ -92,7 +92,7 @@ std::optional<std::size_t> sweep_inside(LoadContext& context, const ComponentInf
   for (std::size_t f : swept) names.push_back(fields[f].first);
   // An odometer over the swept fields (one wheel when paired), the last turning fastest.
   std::vector<std::size_t> position(group.empty() ? swept.size() : 1, 0);
-  SweepDef out{{}, group};
+  SweepDef out{{}, group, std::nullopt};
   while (true) {
     std::vector<std::pair<std::string, LuaItem>> combination = fields;
     for (std::size_t s = 0; s < swept.size(); ++s) {
@@ -255,7 +255,7 @@ int sweep_body(lua_State* L) {
                                       ? " (sweeps do not nest, but a component with a sweep "
                                         "inside, ungrouped, may be an alternative)" : ""));
     }
-    context.sweeps.push_back({std::move(alternatives), std::move(group)});
+    context.sweeps.push_back({std::move(alternatives), std::move(group), std::nullopt});
     index = context.sweeps.size() - 1;
   }
   push_handle(L, index, kSweepMeta);

@@ -218,7 +218,7 @@ int experiment_body(lua_State* L) {
     Component lua_function;
     lua_function.written = ComponentSpec{"lr_schedule", "lua_function", {}};
     lua_function.resolved = context.catalog.resolve(lua_function.written);
-    context.draft->fields["lr_schedule"] = FieldChoices{{lua_function}, false, ""};
+    context.draft->fields["lr_schedule"] = FieldChoices{{lua_function}, false, "", std::nullopt, std::nullopt};
   }
   return 0;
 }
@@ -290,7 +290,7 @@ ExperimentDraft parse_experiment(const LoadContext& context,
                                        context.constructors[choices.random->constructor].kind,
                                        context.constructors[choices.random->constructor].name,
                                        {}},
-                                   {}, {}, {}},
+                                   {}, {}, {}, {}},
                          "");
     } else if (const auto* sweep = std::get_if<SweepRef>(&item)) {
       choices.swept = true;
