@@ -8,7 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -22,6 +25,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// A worker sends a heartbeat every second: silent for this long, it is not merely busy.
+constexpr double kSilentAfterSeconds = 3;
+
 /// The fd on which a worker finds its end of the pipe.
 constexpr int kMessageFd = 3;
 
@@ -33,13 +39,22 @@ struct WorkerProcess {
   int status = 0;            // waitpid status
   std::string partial_line;  // bytes after the last newline
   std::string failure;       // the worker's own FailureMessage, if it sent one
+  // Liveness: when anything last arrived, and the last heartbeat's phase and quiet time.
+  Clock::time_point last_heard{};
+  std::string phase = "starting";
+  double quiet = 0;
+  std::string hung;          // why the controller called it hung and killed it
+  std::string stopped;       // why the controller stopped it otherwise (a peer failed first)
 };
 
 // A private rendezvous directory for Gloo's FileStore, removed when the run is over.
 class StoreDir {
  public:
   StoreDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "laconic-XXXXXX").string();
+    // The controller's pid in the name: a later `laconic run` removes the directories of
+    // controllers that died before they could (remove_stale_store_dirs).
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / str_cat(kStoreDirPrefix, ::getpid(), "-XXXXXX")).string();
     if (::mkdtemp(pattern.data()) == nullptr)
       throw Error(str_cat("cannot create a rendezvous directory from '", pattern,
                           "': ", std::strerror(errno)));
@@ -108,8 +123,11 @@ pid_t spawn(const LaunchSpec& spec, const std::string& store, int rank, int writ
 }
 
 std::string describe_exit(const WorkerProcess& w) {
+  if (!w.hung.empty()) return w.hung;
   std::string text;
-  if (WIFSIGNALED(w.status)) {
+  if (!w.stopped.empty() && WIFSIGNALED(w.status)) {
+    text = str_cat("worker ", w.rank, " was stopped by the controller: ", w.stopped);
+  } else if (WIFSIGNALED(w.status)) {
     int sig = WTERMSIG(w.status);
     text = str_cat("worker ", w.rank, " was killed by signal ", sig, " (", ::strsignal(sig), ")");
   } else if (WIFEXITED(w.status) && WEXITSTATUS(w.status) == 127 && w.failure.empty()) {
@@ -132,7 +150,11 @@ void handle_line(WorkerProcess& w, std::string_view line, MetricsSink& sink,
                  const LaunchObserver& observer, CheckpointCounts& checkpoints, int world) {
   auto message = decode_message(line);
   if (!message) return;  // a torn line can only come from a crash; the exit status says why
-  if (auto m = std::get_if<MetricRecord>(&*message)) {
+  w.last_heard = Clock::now();
+  if (auto h = std::get_if<HeartbeatMessage>(&*message)) {
+    w.phase = h->phase;
+    w.quiet = h->quiet;
+  } else if (auto m = std::get_if<MetricRecord>(&*message)) {
     sink.record(*m);
   } else if (auto p = std::get_if<ProgressMessage>(&*message)) {
     if (observer.on_progress && w.rank == 0) observer.on_progress(*p);
@@ -198,6 +220,20 @@ class ReapOnError {
 
 }  // namespace
 
+std::vector<std::string> remove_stale_store_dirs() {
+  std::vector<std::string> removed;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), error)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(kStoreDirPrefix) || !entry.is_directory(error)) continue;
+    const long pid = std::atol(name.c_str() + std::strlen(kStoreDirPrefix));
+    if (pid <= 0 || pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    if (std::filesystem::remove_all(entry.path(), ignored) > 0) removed.push_back(entry.path().string());
+  }
+  return removed;
+}
+
 LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
                              const LaunchObserver& observer, const std::atomic<bool>& stop) {
   StoreDir store;
@@ -212,11 +248,17 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
     w.pid = spawn(spec, store.path(), r, fds[1]);
     ::close(fds[1]);
     w.fd = fds[0];
+    w.last_heard = Clock::now();
   }
 
-  const auto grace = std::chrono::duration<double>(spec.timeout + 10.0);
+  // Once one worker failed, the others get a few seconds to report what they saw, then go: a
+  // run whose worker died ends within seconds, before or after the rendezvous.
+  const auto grace = std::chrono::duration<double>(kFailureGraceSeconds);
+  std::string first_failed;
   std::optional<Clock::time_point> first_failure, stop_time;
   auto last_tick = Clock::now();
+  auto input_resumed = Clock::now();
+  std::string stopped;
   CheckpointCounts checkpoints;
   while (true) {
     std::vector<pollfd> polls;
@@ -230,7 +272,11 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
     for (auto& w : workers) all_exited = all_exited && w.exited;
     if (polls.empty() && all_exited) break;
 
-    if (!polls.empty() && ::poll(polls.data(), polls.size(), 200) > 0) {
+    const bool held = observer.hold_input && observer.hold_input();
+    if (held) {
+      ::usleep(200'000);
+      input_resumed = Clock::now();  // silence while not read is the controller's, not theirs
+    } else if (!polls.empty() && ::poll(polls.data(), polls.size(), 200) > 0) {
       for (std::size_t i = 0; i < polls.size(); ++i)
         if (polls[i].revents & (POLLIN | POLLHUP | POLLERR)) drain(*owners[i], sink, observer, checkpoints, spec.workers);
     } else if (polls.empty()) {
@@ -241,19 +287,55 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
       if (w.exited) continue;
       if (::waitpid(w.pid, &w.status, WNOHANG) == w.pid) {
         w.exited = true;
-        if (!succeeded(w) && !first_failure) first_failure = Clock::now();
+        if (!succeeded(w) && !first_failure) {
+          first_failure = Clock::now();
+          first_failed = str_cat("worker ", w.rank, " failed first");
+        }
       }
     }
     const auto now = Clock::now();
-    if (first_failure && now - *first_failure > grace) signal_all(workers, SIGKILL);
-    if (stop && !stop_time) {
+    // A worker silent for `timeout` seconds (a stopped or frozen process), or whose main thread
+    // made no progress for longer than a collective may wait, is hung: killed, and named.
+    for (auto& w : workers) {
+      if (w.exited || !w.hung.empty()) continue;
+      const double silent = std::chrono::duration<double>(now - std::max(w.last_heard, input_resumed)).count();
+      const double stalled = w.quiet + silent;
+      if (silent <= spec.timeout && stalled <= spec.timeout + kFailureGraceSeconds) continue;
+      w.hung = silent > spec.timeout
+                   ? str_cat("worker ", w.rank, " hung: no sign of life for ", static_cast<long>(silent),
+                             " s (last heard during ", w.phase, ")")
+                   : str_cat("worker ", w.rank, " hung: no progress for ", static_cast<long>(stalled), " s during ",
+                             w.phase);
+      ::kill(w.pid, SIGKILL);
+      if (!first_failure) {
+        first_failure = now;
+        first_failed = str_cat("worker ", w.rank, " hung");
+      }
+    }
+    if (first_failure && now - *first_failure > grace)
+      for (auto& w : workers)
+        if (!w.exited && w.hung.empty()) {
+          // One that has been silent for a while was frozen, not merely waiting on the failed one.
+          const double silent = std::chrono::duration<double>(now - std::max(w.last_heard, input_resumed)).count();
+          if (silent > kSilentAfterSeconds)
+            w.hung = str_cat("worker ", w.rank, " hung: no sign of life for ", static_cast<long>(silent),
+                             " s (last heard during ", w.phase, ")");
+          else if (w.stopped.empty())
+            w.stopped = first_failed;
+          ::kill(w.pid, SIGKILL);
+        }
+    if (stopped.empty() && observer.stop_reason) stopped = observer.stop_reason();
+    if ((stop || !stopped.empty()) && !stop_time) {
       stop_time = now;
       signal_all(workers, SIGTERM);
     }
     if (stop_time && now - *stop_time > std::chrono::seconds(5)) signal_all(workers, SIGKILL);
     if (observer.on_tick && now - last_tick > std::chrono::seconds(5)) {
       last_tick = now;
-      observer.on_tick();
+      double silent = 0;
+      for (const auto& w : workers)
+        if (!w.exited) silent = std::max(silent, std::chrono::duration<double>(now - w.last_heard).count());
+      observer.on_tick(silent);
     }
   }
   sink.flush();
@@ -261,7 +343,8 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
 
   LaunchOutcome outcome;
   outcome.interrupted = stop.load();
-  outcome.ok = !outcome.interrupted;
+  outcome.stopped = stopped;
+  outcome.ok = !outcome.interrupted && stopped.empty();
   for (const auto& w : workers) {
     if (succeeded(w)) continue;
     outcome.ok = false;
@@ -275,6 +358,7 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
       break;
     }
   if (outcome.interrupted && outcome.error.empty()) outcome.error = "interrupted";
+  if (!outcome.stopped.empty() && !outcome.interrupted) outcome.error = "stopped: " + outcome.stopped;
   return outcome;
 }
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "engine/core/metrics.hpp"
 #include "engine/core/worker_message.hpp"
@@ -28,6 +29,7 @@ struct LaunchSpec {
 struct LaunchOutcome {
   bool ok = false;           ///< every worker exited 0
   bool interrupted = false;  ///< `stop` was raised (Ctrl-C / SIGTERM)
+  std::string stopped;       ///< why LaunchObserver::stop_reason stopped the run ("" if it did not)
   bool diverged = false;     ///< a worker stopped because its training loss diverged
   std::string error;         ///< why, worker by worker, when not ok
 };
@@ -35,21 +37,41 @@ struct LaunchOutcome {
 /// Hooks for what arrives while the run is going.
 struct LaunchObserver {
   std::function<void(const ProgressMessage&)> on_progress;  ///< rank 0's progress
-  std::function<void()> on_tick;                            ///< about every 5 s (heartbeat)
+  /// About every 5 s (heartbeat), with the longest time any running worker has been silent.
+  std::function<void(double workers_silent_seconds)> on_tick;
   /// Every worker's checkpoint before `step` is on disk (and their earlier metrics went to the sink).
   std::function<void(std::int64_t step)> on_checkpoint;
   /// Rank 0 says how it computes (threads, BLAS library): a row of run_facts.
   std::function<void(const std::string& key, const std::string& value)> on_fact;
+  /// Asked every loop: a non-empty reason stops the workers as Ctrl-C would (the database could
+  /// not take writes for too long), and becomes LaunchOutcome::stopped.
+  std::function<std::string()> stop_reason;
+  /// Asked every loop: while true, the pipes are not read (the workers block once theirs is
+  /// full: back-pressure that bounds the controller's memory) and nobody is called hung.
+  std::function<bool()> hold_input;
 };
+
+/// Rendezvous directories are TMPDIR/laconic-store-PID-XXXXXX, PID the controller's.
+inline constexpr const char* kStoreDirPrefix = "laconic-store-";
+
+/// Removes the rendezvous directories whose controller is gone (killed before it could remove
+/// them); returns their paths.
+std::vector<std::string> remove_stale_store_dirs();
 
 /// Exit status of a worker whose training diverged (DivergedError).
 inline constexpr int kDivergedExitStatus = 3;
 
+/// Seconds the other workers get after one failed before they are killed.
+inline constexpr double kFailureGraceSeconds = 5;
+
 /// Forks `spec.workers` processes, each with a pipe on which it reports (see
 /// engine/core/worker_message.hpp); stores every metric into `sink` as it arrives. When one
-/// worker dies, the others get `timeout` + 10 s to notice before they are killed; when `stop`
-/// becomes true, all are terminated; workers die with the controller (PR_SET_PDEATHSIG). Returns
-/// after every worker has exited.
+/// worker dies, the others get kFailureGraceSeconds to report before they are killed. A worker
+/// that sends nothing for `timeout` seconds, or whose heartbeat says its main thread made no
+/// progress for `timeout` + kFailureGraceSeconds, is hung: killed and named ("worker 0 hung: no
+/// sign of life for 61 s (last heard during evaluating)"). When `stop` becomes true, all are
+/// terminated; workers die with the controller (PR_SET_PDEATHSIG). Returns after every worker
+/// has exited.
 LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
                              const LaunchObserver& observer, const std::atomic<bool>& stop);
 

@@ -15,12 +15,14 @@
 #include "cli/catalog_commands.hpp"
 #include "cli/inspect_commands.hpp"
 #include "cli/query_commands.hpp"
+#include "cli/recover_command.hpp"
 #include "cli/runs_command.hpp"
 #include "cli/sql_commands.hpp"
 #include "cli/run_command.hpp"
 #include "cli/worker_command.hpp"
 #include "cli/version.hpp"
 #include "engine/core/error.hpp"
+#include "storage/database.hpp"
 
 namespace {
 
@@ -105,6 +107,10 @@ int main(int argc, char** argv) {
                   "seconds between progress lines when standard output is not a terminal (a log); "
                   "a line is also printed at every evaluation")
       ->check(CLI::PositiveNumber);
+  run->add_option("--db-retry", run_args.db_retry,
+                  "seconds the database may refuse writes (locked, disk full, unwritable) before the sweep stops "
+                  "and what is pending goes to a recovery journal for `laconic recover`")
+      ->check(CLI::NonNegativeNumber);
   add_db_option(run);
 
   laconic::cli::WorkerArgs worker_args;
@@ -203,6 +209,13 @@ int main(int argc, char** argv) {
                    "exit 0 even when a figure could not be drawn (otherwise exit 3)");
   add_db_option(report);
 
+  std::string recover_journal, recover_db;
+  auto* recover = app.add_subcommand(
+      "recover", "replay a recovery journal (written when the database took no writes) into its database, once");
+  recover->add_option("journal", recover_journal, "the journal file `laconic run` named")->required()
+      ->check(CLI::ExistingFile);
+  recover->add_option("--db", recover_db, "the database to replay into (default: the one the journal names)");
+
   std::string list_kind;
   bool list_markdown = false;
   auto* list = app.add_subcommand("list", "list built-in components with their fields and defaults");
@@ -241,7 +254,8 @@ int main(int argc, char** argv) {
       action.sa_handler = request_stop;
       ::sigaction(SIGINT, &action, nullptr);
       ::sigaction(SIGTERM, &action, nullptr);
-      if (run_args.dry_run) return laconic::cli::check_command(run_args.file, run_args.only, laconic::cli::CheckListing::Summary);
+      if (run_args.dry_run)
+        return laconic::cli::check_command(run_args.file, run_args.only, laconic::cli::CheckListing::Summary);
       run_args.db = db;
       run_args.executable = self_executable(argv[0]);
       return laconic::cli::run_command(run_args, g_stop);
@@ -267,9 +281,15 @@ int main(int argc, char** argv) {
       report_args.db = db;
       return laconic::cli::report_command(report_args);
     }
+    if (*recover) return laconic::cli::recover_command(recover_journal, recover_db);
   } catch (const laconic::ConfigError& e) {
     std::cerr << "laconic: " << e.what() << "\n";
     return 2;
+  } catch (const laconic::StorageError& e) {
+    // The file, what went wrong in words and what to do; not the SQL that failed.
+    const std::string database = *recover && !recover_db.empty() ? recover_db : db;
+    std::cerr << "laconic: " << laconic::storage::explain_storage_error(e.code(), e.what(), database) << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "laconic: " << e.what() << "\n";
     return 1;

@@ -16,6 +16,8 @@
 
 #include "cli/format.hpp"
 #include "reports/format.hpp"
+#include "cli/durable_writes.hpp"
+#include "cli/recover_command.hpp"
 #include "cli/launcher.hpp"
 #include "cli/progress.hpp"
 #include "cli/catalog_commands.hpp"
@@ -24,7 +26,9 @@
 #include "lua/experiment.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
+#include "storage/journal.hpp"
 #include "storage/recorder.hpp"
+#include "storage/sqlite_sink.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -36,6 +40,7 @@ struct PlannedRun {
   std::optional<std::int64_t> done{};  // id of the run that makes this one unnecessary
   std::string done_as{};               // how that run ended ("finished", "diverged", "running")
   std::int64_t resume_step = -1;     // continue run `id` from its checkpoint of this step
+  bool again = false;                // run `id` again from the start, in place (its rows cleared)
 };
 
 std::string read_text(const std::string& path) {
@@ -118,6 +123,10 @@ std::string result_line(storage::Database& db, std::int64_t run_id) {
   return line;
 }
 
+/// Rows the controller keeps in memory while the database cannot take them (40 bytes each, so
+/// about 80 MB); past it, it stops reading the workers' pipes and they wait.
+constexpr std::size_t kMaxPendingRows = 2'000'000;
+
 /// Runs planned runs one after another, recording each; counts what happened.
 class Executor {
  public:
@@ -126,14 +135,17 @@ class Executor {
            storage::Recorder& recorder, std::int64_t experiment_id)
       : args_(args), stop_(stop), plan_(plan), catalog_(catalog), db_(db), recorder_(recorder),
         experiment_id_(experiment_id),
-        progress_(progress_mode_for(stdout, args.quiet), stdout, args.progress_every) {}
+        progress_(progress_mode_for(stdout, args.quiet), stdout, args.progress_every),
+        writes_(recorder, args.db, args.db_retry) {}
 
   /// Records `runs` (filling their ids) and runs them.
   void execute(std::vector<PlannedRun>& runs) {
     std::size_t to_train = 0;
     for (PlannedRun& run : runs) {
       if (args_.resume) find_previous(run);
-      if (!run.done && run.id < 0) run.id = recorder_.add_run(experiment_id_, run.recorded);
+      if (!run.done && run.id < 0)
+        writes_.retry(str_cat("record run ", run.recorded.name),
+                      [&] { run.id = recorder_.add_run(experiment_id_, run.recorded); });
       to_train += run.done ? 0 : 1;
     }
     progress_.clock().add_runs(to_train);
@@ -150,17 +162,17 @@ class Executor {
     return it == summary.end() ? std::nan("") : it->second.last;
   }
 
-  bool interrupted() const { return interrupted_; }
+  bool interrupted() const { return interrupted_ || gave_up_; }
 
   /// The controller's facts about the host of a run (its ranks' own come from rank 0), and a
   /// warning when the ranks outnumber the cores.
   void record_host_facts(std::int64_t run_id, int world, const std::string& label) {
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     const bool oversubscribed = static_cast<unsigned>(world) > cores;
-    recorder_.record_fact(run_id, "cores", std::to_string(cores));
-    recorder_.record_fact(run_id, "ranks_on_host", std::to_string(world));
-    recorder_.record_fact(run_id, "oversubscribed", oversubscribed ? "true" : "false");
-    recorder_.record_fact(run_id, "load_start", load_average_text());
+    writes_.fact(run_id, "cores", std::to_string(cores));
+    writes_.fact(run_id, "ranks_on_host", std::to_string(world));
+    writes_.fact(run_id, "oversubscribed", oversubscribed ? "true" : "false");
+    writes_.fact(run_id, "load_start", load_average_text());
     if (oversubscribed && !args_.quiet)
       std::cout << label << ": warning: " << world << " ranks on " << cores
                 << " cores: they take turns, so its times measure contention as well as the method" << std::endl;
@@ -187,18 +199,25 @@ class Executor {
       return;
     }
     if (row->status == "RUNNING")
-      recorder_.finish_run(*id, storage::RunStatus::Failed,
-                           "its controller stopped without ending it (stale heartbeat)");
+      writes_.retry(str_cat("end stale run ", *id), [&] {
+        recorder_.finish_run(*id, storage::RunStatus::Failed,
+                             "its controller stopped without ending it (stale heartbeat)");
+      });
+    // Continued in place, never duplicated: from its newest complete checkpoint, else from the
+    // start (its rows are cleared first). Its id stays, attempts counts the tries.
+    run.id = *id;
     const int world = catalog_.world_size(plan_.runs[run.index]);
-    if (row->checkpoint_step && has_checkpoints(checkpoint_dir(args_.db, *id), *row->checkpoint_step, world)) {
-      run.id = *id;
+    if (row->checkpoint_step && has_checkpoints(checkpoint_dir(args_.db, *id), *row->checkpoint_step, world))
       run.resume_step = *row->checkpoint_step;
-    }
+    else
+      run.again = row->status != "QUEUED" || row->attempts > 0;
   }
   int report() const {
     std::cout << plan_.name << ": " << position_ << " runs, " << finished_ << " finished, "
               << failed_ << " failed, " << diverged_ << " diverged, " << skipped_ << " skipped"
-              << (interrupted_ ? ", interrupted" : "") << " (database " << args_.db << ")\n";
+              << (interrupted_ ? ", interrupted" : "") << (gave_up_ ? ", stopped: the database took no writes" : "")
+              << " (database " << args_.db << ")\n";
+    if (gave_up_) return 1;
     if (interrupted_) return 130;
     return failed_ > 0 ? 1 : 0;
   }
@@ -214,29 +233,59 @@ class Executor {
       ++skipped_;
       return;
     }
+    if (gave_up_) return;  // the database took no writes: the run stays QUEUED for --resume
     if (interrupted_) {
-      recorder_.finish_run(run.id, storage::RunStatus::Killed, "not started: interrupted");
+      try {
+        recorder_.finish_run(run.id, storage::RunStatus::Killed, "not started: interrupted");
+      } catch (const StorageError& e) {
+        if (!storage::is_transient(e)) throw;  // else it stays QUEUED, which --resume runs too
+      }
       return;
     }
+    std::unique_ptr<storage::SqliteSink> stored;
+    std::optional<storage::Journal::Status> ending;
+    try {
+      execute_claimed(run, config, label, stored, ending);
+    } catch (const GaveUpOnDatabase& e) {
+      give_up(e.what(), run.id, stored.get(), ending);
+    }
+  }
+
+  // Runs one run once it is known to need running; `stored` and `ending` are left with what a
+  // recovery journal needs when the database gives out.
+  void execute_claimed(const PlannedRun& run, const RunConfig& config, const std::string& label,
+                       std::unique_ptr<storage::SqliteSink>& stored,
+                       std::optional<storage::Journal::Status>& ending) {
     const int world = catalog_.world_size(config);
     const auto checkpoints = checkpoint_dir(args_.db, run.id);
     const std::string not_checkpointable = catalog_.why_not_checkpointed(config);
     const bool checkpointing = (args_.checkpoint_every > 0 && not_checkpointable.empty()) || run.resume_step >= 0;
     if (args_.checkpoint_every > 0 && !not_checkpointable.empty() && run.resume_step < 0)
       std::cout << label << ": not checkpointed: " << not_checkpointable << "\n";
+    // Claimed first: a second controller resuming the same database may have taken it.
+    bool claimed = false;
+    writes_.retry(str_cat("start run ", run.id), [&] { claimed = recorder_.start_run(run.id); });
+    if (!claimed) {
+      std::cout << label << ": run " << run.id << " is RUNNING under another controller, skipped" << std::endl;
+      ++skipped_;
+      return;
+    }
     if (run.resume_step >= 0) {
       std::cout << label << ": resuming run " << run.id << " at step " << run.resume_step << "\n";
-      recorder_.rewind_run(run.id, run.resume_step);
+      writes_.retry(str_cat("rewind run ", run.id), [&] { recorder_.rewind_run(run.id, run.resume_step); });
+    } else if (run.again) {
+      std::cout << label << ": running run " << run.id << " again from the start (no checkpoint to resume)\n";
+      writes_.retry(str_cat("rewind run ", run.id), [&] { recorder_.rewind_run(run.id, 0); });
+      std::error_code ignored;
+      std::filesystem::remove_all(checkpoints, ignored);
     }
     if (checkpointing) std::filesystem::create_directories(checkpoints);
-    recorder_.start_run(run.id);
     record_host_facts(run.id, world, label);
+    writes_.retry(str_cat("open the metrics of run ", run.id), [&] { stored = recorder_.retrying_sink(run.id); });
     LaunchOutcome outcome;
     {
-      auto stored = recorder_.metrics_sink(run.id);
       // Worker 0's evaluations also go to the progress display.
       EvaluationTap tap(*stored, [&](const MetricRecord& m) { progress_.evaluated(m.epoch, m.key, m.value); });
-      MetricsSink* sink = &tap;
       // Workers expand the file themselves: they are told the plan's index and name.
       LaunchSpec spec{args_.executable, args_.file, plan_.file_hash, run.index, config.name, world, config.timeout};
       if (checkpointing) {
@@ -247,48 +296,95 @@ class Executor {
       progress_.begin(label, config.epochs);
       LaunchObserver observer;
       observer.on_progress = [&](const ProgressMessage& p) { progress_.update(p); };
-      observer.on_fact = [&](const std::string& key, const std::string& value) {
-        recorder_.record_fact(run.id, key, value);
-      };
+      observer.on_fact = [&](const std::string& key, const std::string& value) { writes_.fact(run.id, key, value); };
       // Every few seconds: commit what arrived (a controller crash then loses at most that much)
-      // and show readers that the run is alive.
-      observer.on_tick = [&] {
-        sink->flush();
-        recorder_.heartbeat(run.id);
+      // and show readers that the run and its workers are alive. A database that cannot take
+      // writes keeps the rows in the sink; the heartbeat is only a sign of life, and waits.
+      observer.on_tick = [&](double workers_silent) {
+        stored->flush();
+        const bool facts_written = writes_.flush_facts();
+        if (stored->outage_seconds() > 0)
+          writes_.outage_started(str_cat("write the metrics of run ", run.id), stored->last_error());
+        else if (facts_written)
+          writes_.outage_over();
+        try {
+          recorder_.heartbeat(run.id, workers_silent);
+        } catch (const StorageError& e) {
+          if (!storage::is_transient(e)) throw;
+        }
       };
-      // Commit every step before the checkpoint, then say it may be resumed from.
+      observer.stop_reason = [&]() -> std::string {
+        if (stored->outage_seconds() <= args_.db_retry) return "";
+        return str_cat("database ", args_.db, " took no writes for ", static_cast<long>(args_.db_retry),
+                       " s (--db-retry): ", stored->last_error());
+      };
+      observer.hold_input = [&] { return stored->pending() > kMaxPendingRows; };
+      // Commit every step before the checkpoint, then say it may be resumed from. While the
+      // database lags, the checkpoint is kept but not declared: an older one stays the newest.
       observer.on_checkpoint = [&](std::int64_t step) {
-        sink->flush();
-        recorder_.record_checkpoint(run.id, step);
-        remove_older_checkpoints(checkpoints, step);
+        stored->flush();
+        if (stored->pending() > 0) return;
+        try {
+          recorder_.record_checkpoint(run.id, step);
+          remove_older_checkpoints(checkpoints, step);
+        } catch (const StorageError& e) {
+          if (!storage::is_transient(e)) throw;
+        }
       };
       try {
-        outcome = launch_workers(spec, *sink, observer, stop_);
+        outcome = launch_workers(spec, tap, observer, stop_);
+      } catch (const GaveUpOnDatabase&) {
+        throw;
       } catch (const Error& e) {
         outcome.error = e.what();
       }
       progress_.end();
-    }  // the sink commits its last batch here, before the status says the run is over
-    recorder_.record_fact(run.id, "load_end", load_average_text());
+    }
+    const auto status = outcome.ok                     ? storage::RunStatus::Finished
+                        : outcome.diverged             ? storage::RunStatus::Diverged
+                        : outcome.interrupted || !outcome.stopped.empty() ? storage::RunStatus::Killed
+                                                                          : storage::RunStatus::Failed;
+    ending = storage::Journal::Status{run.id, storage::to_string(status), storage::unix_now(),
+                                      outcome.ok ? std::string() : outcome.error};
+    if (!outcome.stopped.empty()) throw GaveUpOnDatabase(outcome.stopped);
+    // Every row the workers sent is committed before the status says the run is over.
+    writes_.drain(*stored);
+    writes_.fact(run.id, "load_end", load_average_text());
+    writes_.write_facts();
     if (outcome.ok || outcome.diverged) {
       // Both are results: --resume skips them, so their checkpoints will never be used.
       std::error_code ignored;
       std::filesystem::remove_all(checkpoints, ignored);
     }
-    if (outcome.ok) {
-      recorder_.finish_run(run.id, storage::RunStatus::Finished);
+    writes_.retry(str_cat("end run ", run.id), [&] { recorder_.finish_run(run.id, status, ending->error); });
+    if (outcome.ok)
       ++finished_;
-    } else if (outcome.diverged) {
-      recorder_.finish_run(run.id, storage::RunStatus::Diverged, outcome.error);
+    else if (outcome.diverged)
       ++diverged_;
-    } else if (outcome.interrupted) {
-      recorder_.finish_run(run.id, storage::RunStatus::Killed, outcome.error);
+    else if (outcome.interrupted)
       interrupted_ = true;
-    } else {
-      recorder_.finish_run(run.id, storage::RunStatus::Failed, outcome.error);
+    else
       ++failed_;
-    }
     std::cout << label << ": " << result_line(db_, run.id) << std::endl;
+  }
+
+  // The database took no writes for --db-retry seconds: what is pending goes to a recovery
+  // journal, and the sweep stops (the runs not started stay QUEUED, for --resume).
+  void give_up(const std::string& why, std::int64_t run_id, storage::SqliteSink* stored,
+               const std::optional<storage::Journal::Status>& ending) {
+    gave_up_ = true;
+    progress_.clear();
+    std::cerr << "laconic: " << why << "\n";
+    const storage::Journal::Status status =
+        ending ? *ending
+               : storage::Journal::Status{run_id, "KILLED", storage::unix_now(), "stopped: " + why};
+    const std::size_t rows = stored ? stored->pending() : 0;
+    const std::string path = writes_.write_journal(stored, {status});
+    std::cerr << "laconic: wrote what the database could not take (" << rows << " metric rows, run " << run_id
+              << " ending " << status.status << ") to the recovery journal " << path
+              << "; once the database takes writes again, replay it with `laconic recover " << path
+              << "` (or `laconic run --resume " << args_.file
+              << "`, which replays it first). Stopping the sweep: runs not started stay QUEUED." << std::endl;
   }
 
   const RunArgs& args_;
@@ -302,6 +398,8 @@ class Executor {
   int finished_ = 0, failed_ = 0, skipped_ = 0, diverged_ = 0;
   std::size_t position_ = 0, offset_ = 0;
   bool interrupted_ = false;
+  bool gave_up_ = false;
+  DurableWrites writes_;
 };
 
 /// The plan's run recorded under a tuning phase: `tune` = "trial" or "best" in its swept
@@ -333,7 +431,13 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   const auto plan = lua::load_experiment(args.file, catalog);
   const std::vector<std::size_t> selected = select_runs(plan, args.file, args.only);
   check_runs(catalog, plan, selected);
+  for (const auto& dir : remove_stale_store_dirs())
+    std::cout << "laconic: removed " << dir << ", the rendezvous directory of a controller that died\n";
+  const bool existed = args.db != ":memory:" && std::filesystem::exists(args.db);
   auto db = storage::Database::open(args.db);
+  // A damaged file is found now, before anything trains into it.
+  if (existed) db->check_integrity();
+  if (args.resume) replay_journals(*db, args.db);
   if (args.resume && !args.force) check_unchanged(*db, plan, args.file);
   storage::Recorder recorder(*db);
   const auto experiment_id = recorder.add_experiment(plan.name, args.file, plan.file_hash, read_text(args.file));

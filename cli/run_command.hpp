@@ -15,18 +15,25 @@ struct RunArgs {
   bool dry_run = false;           ///< list what would run, as `check`, and stop
   std::string executable;         ///< this binary, started again as `laconic worker`
   bool quiet = false;             ///< no progress display (result lines still printed)
+  /// Seconds one outage of the database (locked, full, unwritable) may last before the sweep
+  /// stops and what is pending goes to a recovery journal.
+  double db_retry = 600;
   double progress_every = 30;     ///< seconds between progress lines when stdout is not a terminal
 };
 
 /// `laconic run`: loads the experiment (nothing is recorded if it does not load), records its
 /// runs as QUEUED, then runs them one after another. Returns 0 when every run finished (or
-/// diverged: that is a result), 1 when one failed, 130 when interrupted by `stop`.
+/// diverged: that is a result), 1 when one failed or the database took no writes for
+/// `db_retry` seconds (a recovery journal was written), 130 when interrupted by `stop`.
 /// With `resume`: a run FINISHED or DIVERGED (a result too) with the same configuration is
 /// skipped; an unfinished one (FAILED, KILLED, QUEUED, or RUNNING with a dead controller, which
-/// is first marked FAILED) continues in place
-/// from its newest checkpoint when every worker's file is there, else runs again as a new run;
-/// one RUNNING under a live controller is left alone. Refused (ConfigError) when the experiment
-/// was recorded before but never from a file with today's hash, unless `force`.
+/// is first marked FAILED) continues in place, under its id: from its newest checkpoint when
+/// every worker's file is there, else from the start with its rows cleared; one RUNNING under a
+/// live controller is left alone, and so is one another controller claims first. Refused
+/// (ConfigError) when the experiment was recorded before but never from a file with today's
+/// hash, unless `force`.
+/// Before that: removes the rendezvous directories of dead controllers, refuses a damaged
+/// existing database (PRAGMA quick_check), and with `resume` replays its recovery journals.
 int run_command(const RunArgs& args, const std::atomic<bool>& stop);
 
 }  // namespace laconic::cli

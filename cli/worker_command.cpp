@@ -6,11 +6,16 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "engine/catalog.hpp"
 #include "engine/comm/gloo_communicator.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/liveness.hpp"
 #include "engine/core/worker_message.hpp"
 #include "engine/train/runtime.hpp"
 #include "lua/experiment.hpp"
@@ -24,6 +29,41 @@ class NullSink : public MetricsSink {
   void record(const MetricRecord&) override {}
 };
 
+// Sends the rank's liveness to the controller every second, from a thread of its own, whatever
+// the main thread is doing; a frozen process falls silent (docs/architecture.md, "Liveness").
+class HeartbeatThread {
+ public:
+  HeartbeatThread(MessageWriter& writer, const Liveness& liveness)
+      : writer_(writer), liveness_(liveness), thread_([this] { loop(); }) {}
+  ~HeartbeatThread() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  HeartbeatThread(const HeartbeatThread&) = delete;
+  HeartbeatThread& operator=(const HeartbeatThread&) = delete;
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      writer_.send(HeartbeatMessage{liveness_.phase(), liveness_.quiet_seconds()});
+      writer_.flush();
+      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
+    }
+  }
+
+  MessageWriter& writer_;
+  const Liveness& liveness_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;  // last: started once everything it uses exists
+};
+
 }  // namespace
 
 int worker_command(const WorkerArgs& args) {
@@ -33,6 +73,9 @@ int worker_command(const WorkerArgs& args) {
   if (args.message_fd >= 0) writer.emplace(args.message_fd);
   NullSink null_sink;
   MetricsSink& sink = writer ? static_cast<MetricsSink&>(*writer) : null_sink;
+  Liveness liveness;
+  std::optional<HeartbeatThread> heartbeat;
+  if (writer) heartbeat.emplace(*writer, liveness);
   try {
     engine::EngineCatalog catalog;
     // The file's functions (lr_schedule, on_epoch_end) run here, in the worker.
@@ -60,6 +103,7 @@ int worker_command(const WorkerArgs& args) {
       writer->flush();
     }
 
+    liveness.enter("rendezvous");
     comm::GlooOptions options;
     options.rank = args.rank;
     options.size = args.world;
@@ -75,11 +119,14 @@ int worker_command(const WorkerArgs& args) {
         writer->send(CheckpointMessage{step});
         writer->flush();
       };
+    liveness.enter("building the model");
+    train::WorkerParts parts = catalog.build(config);
+    parts.liveness = &liveness;
     if (args.rank < config.workers)
-      train::run_worker(config, catalog.build(config), comm, sink, progress,
-                        loaded.callbacks.get(), checkpointing);
+      train::run_worker(config, std::move(parts), comm, sink, progress, loaded.callbacks.get(), checkpointing);
     else
-      train::run_server(config, catalog.build(config), comm, sink, loaded.callbacks.get(), checkpointing);
+      train::run_server(config, std::move(parts), comm, sink, loaded.callbacks.get(), checkpointing);
+    liveness.enter("finishing");
     sink.flush();
     return 0;
   } catch (const DivergedError& e) {

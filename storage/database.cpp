@@ -26,7 +26,52 @@ sqlite3* open_connection(const std::string& path, int flags) {
   return db;
 }
 
+void refuse_directory(const std::string& path) {
+  std::error_code error;
+  if (path != ":memory:" && std::filesystem::is_directory(path, error))
+    throw ConfigError(str_cat("--db ", path, " is a directory; give the path of a database file, e.g. ",
+                              (std::filesystem::path(path) / "laconic.db").string()));
+}
+
+// Reads the schema version; the first statement shows whether the file can be read at all.
+int schema_version_of(sqlite3* db, const std::string& path) { return read_schema_version(db, path); }
+
 }  // namespace
+
+std::string explain_storage_error(int code, const std::string& message, const std::string& path) {
+  // laconic's own messages already say what happened and what to do; only SQLite's are reworded.
+  if (message.find("(SQLite code ") == std::string::npos) return message;
+  // SQLite's own words, without the SQL text around them: "database disk image is malformed".
+  const std::string sqlite_words = code > 0 ? sqlite3_errstr(code) : "";
+  auto with = [&](const std::string& text) {
+    return sqlite_words.empty() ? text : str_cat(text, " (SQLite: ", sqlite_words, ", code ", code, ")");
+  };
+  switch (code & 0xff) {
+    case SQLITE_NOTADB:
+      return with(str_cat("database ", path, " is not an SQLite database (or it is encrypted); give --db the path "
+                          "of a laconic database"));
+    case SQLITE_CORRUPT:
+      return with(str_cat("database ", path, " is damaged; recover what it holds with `sqlite3 ", path,
+                          " .recover | sqlite3 recovered.db` and use --db recovered.db"));
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return with(str_cat("database ", path, " stayed locked by another process for longer than ",
+                          Database::kBusyTimeoutMs / 1000, " s; stop the other writer (or let it finish) and try "
+                          "again"));
+    case SQLITE_FULL:
+      return with(str_cat("the disk holding database ", path, " is full; free space, then `laconic run --resume` ",
+                          "continues"));
+    case SQLITE_READONLY:
+      return with(str_cat("database ", path, " cannot be written (a read-only file, directory or medium); copy it "
+                          "somewhere writable, or give --db another file"));
+    case SQLITE_CANTOPEN:
+      return with(str_cat("cannot open database ", path, ": check that its directory exists and may be written"));
+    case SQLITE_IOERR:
+      return with(str_cat("input/output error on database ", path, ": the disk or file system failed; check it, "
+                          "then run again"));
+    default: return message;
+  }
+}
 
 Database::Database(sqlite3* db, std::string path, bool read_only)
     : db_(db), path_(std::move(path)), read_only_(read_only) {}
@@ -34,6 +79,7 @@ Database::Database(sqlite3* db, std::string path, bool read_only)
 Database::~Database() { sqlite3_close_v2(db_); }
 
 std::unique_ptr<Database> Database::open(const std::string& path) {
+  refuse_directory(path);
   std::unique_ptr<Database> database(
       new Database(open_connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE), path, false));
   sqlite3* db = database->db_;
@@ -50,13 +96,27 @@ std::unique_ptr<Database> Database::open(const std::string& path) {
 }
 
 std::unique_ptr<Database> Database::open_read_only(const std::string& path) {
+  refuse_directory(path);
   if (path != ":memory:" && !std::filesystem::exists(path))
     throw StorageError(str_cat("database ", path, " does not exist (nothing has been recorded there yet)"),
                        SQLITE_CANTOPEN);
   std::unique_ptr<Database> database(new Database(open_connection(path, SQLITE_OPEN_READONLY), path, true));
   sqlite3* db = database->db_;
   check(db, sqlite3_busy_timeout(db, kBusyTimeoutMs), str_cat("while setting the busy timeout of ", path));
-  const int version = read_schema_version(db, path);
+  int version = 0;
+  try {
+    version = schema_version_of(db, path);
+  } catch (const StorageError& e) {
+    // A WAL database in a directory this process may not write: SQLite cannot make the -shm file.
+    // Read it as the archive it is.
+    const int code = e.code() & 0xff;
+    if (path == ":memory:" || (code != SQLITE_CANTOPEN && code != SQLITE_READONLY)) throw;
+    database.reset(new Database(open_connection(str_cat("file:", path, "?immutable=1"),
+                                                SQLITE_OPEN_READONLY | SQLITE_OPEN_URI),
+                                path, true));
+    db = database->db_;
+    version = schema_version_of(db, path);
+  }
   if (version == 0) throw StorageError(str_cat("database ", path, " is not a laconic database (it is empty)"), -1);
   refuse_newer(version, path);
   if (version < latest_schema_version()) {
@@ -74,6 +134,24 @@ std::unique_ptr<Database> Database::open_read_only(const std::string& path) {
   }
   database->schema_version_ = version;
   return database;
+}
+
+void Database::check_integrity() {
+  Statement check(db_, "PRAGMA quick_check");
+  std::string first;
+  std::size_t problems = 0;
+  while (check.step()) {
+    const std::string line = check.column_text(0);
+    if (line == "ok") continue;
+    if (first.empty()) first = line;
+    ++problems;
+  }
+  if (problems == 0) return;
+  throw StorageError(str_cat("database ", path_, " is damaged (quick_check found ", problems,
+                             problems == 1 ? " problem" : " problems", ", the first: ", first,
+                             "); nothing was trained. Recover what it holds with `sqlite3 ", path_,
+                             " \".recover\" | sqlite3 recovered.db` and run with --db recovered.db"),
+                     SQLITE_CORRUPT);
 }
 
 }  // namespace laconic::storage

@@ -16,12 +16,19 @@ class Database {
   static constexpr int kBusyTimeoutMs = 5000;
 
   /// Opens (creating if missing) the database at `path` (":memory:" for a private in-memory one)
-  /// and migrates it to latest_schema_version(). StorageError if the file's schema is newer.
+  /// and migrates it to latest_schema_version(). StorageError if the file's schema is newer;
+  /// ConfigError if `path` is a directory.
   static std::unique_ptr<Database> open(const std::string& path);
   /// Opens an existing database read-only (SQLITE_OPEN_READONLY); StorageError if it is missing,
   /// not a laconic database, or of a newer schema. A database of an older schema is first migrated
-  /// (opened with open()). Reads see what writers have committed.
+  /// (opened with open()). Reads see what writers have committed. On a read-only directory or
+  /// medium, where SQLite cannot create the WAL's shared-memory file, it opens the file as
+  /// immutable instead (an archive: nobody writes it). ConfigError if `path` is a directory.
   static std::unique_ptr<Database> open_read_only(const std::string& path);
+
+  /// Runs PRAGMA quick_check; StorageError (SQLITE_CORRUPT) naming the file, the first problem
+  /// and how to recover when the file is damaged.
+  void check_integrity();
 
   ~Database();
   Database(const Database&) = delete;
@@ -47,5 +54,11 @@ class Database {
   int schema_version_ = 0;
   std::mutex write_mutex_;
 };
+
+/// What a user should read for a StorageError about the database at `path`: what went wrong,
+/// in words, naming the file, and what to do (free space, wait for the lock, recover a damaged
+/// file), without the SQL text; SQLite's own words follow in parentheses. Messages laconic wrote
+/// itself (no "(SQLite code N)" in them) and errors of other codes are returned as they are.
+std::string explain_storage_error(int code, const std::string& message, const std::string& path);
 
 }  // namespace laconic::storage

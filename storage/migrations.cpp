@@ -127,6 +127,19 @@ CREATE TABLE run_facts (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 5: how long the run's workers had been silent at the controller's last heartbeat, so
+// that a listing tells a run whose workers hang from a healthy one; and the recovery journals
+// already replayed into this database (each is replayed exactly once).
+const char* const kSchemaV5 = R"sql(
+ALTER TABLE runs ADD COLUMN workers_silent REAL;
+CREATE TABLE replayed_journals (
+  journal_id TEXT PRIMARY KEY,
+  path       TEXT NOT NULL,
+  replayed   REAL NOT NULL,
+  rows       INTEGER NOT NULL
+);
+)sql";
+
 bool has_table(sqlite3* db, const std::string& name) {
   Statement query(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   query.bind_text(1, name);
@@ -141,6 +154,7 @@ const std::vector<Migration>& migrations() {
       {2, "experiments.source, runs.controller_pid, runs.checkpoint_step, runs.attempts", kSchemaV2},
       {3, "metrics split into metric_keys and metric_values (integer keys); metrics is a view", kSchemaV3},
       {4, "run_facts: threads, BLAS library and host of each run", kSchemaV4},
+      {5, "runs.workers_silent; replayed_journals", kSchemaV5},
   };
   return all;
 }

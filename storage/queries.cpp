@@ -24,7 +24,8 @@ SELECT r.id, e.name, r.name, r.status, coalesce(r.error, ''), r.seed, r.repetiti
        coalesce(r.host, ''), coalesce(r.controller_pid, 0), r.attempts, r.checkpoint_step,
        r.config, r.created, coalesce(r.laconic_version, ''),
        (SELECT s.last FROM run_summary s WHERE s.run_id = r.id AND s.key = 'test_loss'),
-       (SELECT s.last FROM run_summary s WHERE s.run_id = r.id AND s.key = 'test_perplexity')
+       (SELECT s.last FROM run_summary s WHERE s.run_id = r.id AND s.key = 'test_perplexity'),
+       r.workers_silent
 FROM runs r JOIN experiments e ON e.id = r.experiment_id
 )sql";
 
@@ -72,11 +73,19 @@ RunRow read_run(const Statement& q, double now) {
   row.laconic_version = q.column_text(20);
   row.final_test_loss = q.column_double(21);
   row.final_test_perplexity = q.column_double(22);
+  row.workers_silent = q.column_double(23);
   row.stale = is_stale(row, now);
   return row;
 }
 
 }  // namespace
+
+std::string RunRow::status_label() const {
+  if (stale) return status + " (stale)";
+  if (status == "RUNNING" && workers_silent > kSilentWorkersAfterSeconds)
+    return str_cat(status, " (workers silent ", static_cast<long>(workers_silent), "s)");
+  return status;
+}
 
 std::vector<ExperimentRow> list_experiments(Database& db) {
   Statement q(db.handle(), "SELECT id, name, file_path, file_hash, created FROM experiments ORDER BY id");

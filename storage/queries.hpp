@@ -55,10 +55,18 @@ struct RunRow {
   /// RUNNING, but nobody is running it: its heartbeat is older than kStaleAfterSeconds, or its
   /// controller was on this host and that process is gone. See status_label().
   bool stale = false;
+  /// Seconds the most silent of its workers had sent nothing, at the controller's last
+  /// heartbeat; NaN when not recorded (runs before schema 5, or not running).
+  double workers_silent = std::numeric_limits<double>::quiet_NaN();
 
-  /// The status as listings show it: "RUNNING (stale)" for a stale run, else `status`.
-  std::string status_label() const { return stale ? status + " (stale)" : status; }
+  /// The status as listings show it: "RUNNING (stale)" for a stale run, "RUNNING (workers silent
+  /// 42s)" for a live controller whose workers have been silent longer than
+  /// kSilentWorkersAfterSeconds (a hang the controller has not yet called), else `status`.
+  std::string status_label() const;
 };
+
+/// Workers silent longer than this make a RUNNING run's label say so.
+inline constexpr double kSilentWorkersAfterSeconds = 10;
 
 /// A RUNNING run whose heartbeat is older than this many seconds is stale. The controller beats
 /// every few seconds while a run trains (cli/launcher.cpp), so this leaves a wide margin.

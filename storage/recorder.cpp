@@ -37,10 +37,11 @@ Recorder::Recorder(Database& db)
                   "laconic_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'QUEUED', ?7, ?8, ?9)"),
       start_run_(db.handle(),
                  "UPDATE runs SET status = 'RUNNING', started = coalesce(started, ?2), heartbeat = ?2, ended = NULL, "
-                 "error = NULL, attempts = attempts + 1, controller_pid = ?3 WHERE id = ?1"),
-      heartbeat_(db.handle(), "UPDATE runs SET heartbeat = ?2 WHERE id = ?1"),
+                 "error = NULL, attempts = attempts + 1, controller_pid = ?3 WHERE id = ?1 AND status != 'RUNNING'"),
+      heartbeat_(db.handle(), "UPDATE runs SET heartbeat = ?2, workers_silent = ?3 WHERE id = ?1"),
       finish_run_(db.handle(),
-                  "UPDATE runs SET status = ?3, ended = ?2, heartbeat = ?2, error = ?4 WHERE id = ?1"),
+                  "UPDATE runs SET status = ?3, ended = ?2, heartbeat = ?2, error = ?4, workers_silent = NULL "
+                  "WHERE id = ?1"),
       find_finished_(db.handle(),
                      "SELECT r.id FROM runs r JOIN experiments e ON e.id = r.experiment_id "
                      "WHERE e.name = ?1 AND r.status = 'FINISHED' AND r.config = ?2 ORDER BY r.id DESC LIMIT 1"),
@@ -103,17 +104,24 @@ void Recorder::update_one(Statement& statement, std::int64_t run_id, const char*
     throw StorageError(str_cat("cannot ", what, ": no run with id ", run_id, " in ", db_.path()), -1);
 }
 
-void Recorder::start_run(std::int64_t run_id) {
+bool Recorder::start_run(std::int64_t run_id) {
   std::lock_guard<std::mutex> lock(db_.write_mutex());
   start_run_.reset();
   start_run_.bind_int64(1, run_id).bind_double(2, unix_now()).bind_int64(3, ::getpid());
-  update_one(start_run_, run_id, "start run");
+  start_run_.run();
+  if (sqlite3_changes(db_.handle()) == 1) return true;
+  run_exists_.reset();
+  run_exists_.bind_int64(1, run_id);
+  const bool exists = run_exists_.step();
+  run_exists_.reset();
+  if (!exists) throw StorageError(str_cat("cannot start run: no run with id ", run_id, " in ", db_.path()), -1);
+  return false;
 }
 
-void Recorder::heartbeat(std::int64_t run_id) {
+void Recorder::heartbeat(std::int64_t run_id, double workers_silent) {
   std::lock_guard<std::mutex> lock(db_.write_mutex());
   heartbeat_.reset();
-  heartbeat_.bind_int64(1, run_id).bind_double(2, unix_now());
+  heartbeat_.bind_int64(1, run_id).bind_double(2, unix_now()).bind_double(3, workers_silent);
   update_one(heartbeat_, run_id, "record heartbeat");
 }
 
@@ -189,16 +197,23 @@ void Recorder::rewind_run(std::int64_t run_id, std::int64_t step) {
   }
 }
 
+void Recorder::require_run(std::int64_t run_id, const char* what) {
+  std::lock_guard<std::mutex> lock(db_.write_mutex());
+  run_exists_.reset();
+  run_exists_.bind_int64(1, run_id);
+  const bool exists = run_exists_.step();
+  run_exists_.reset();
+  if (!exists) throw StorageError(str_cat("cannot ", what, ": no run with id ", run_id, " in ", db_.path()), -1);
+}
+
 std::unique_ptr<MetricsSink> Recorder::metrics_sink(std::int64_t run_id) {
-  {
-    std::lock_guard<std::mutex> lock(db_.write_mutex());
-    run_exists_.reset();
-    run_exists_.bind_int64(1, run_id);
-    const bool exists = run_exists_.step();
-    run_exists_.reset();
-    if (!exists) throw StorageError(str_cat("cannot record metrics: no run with id ", run_id, " in ", db_.path()), -1);
-  }
+  require_run(run_id, "record metrics");
   return std::make_unique<SqliteSink>(db_, run_id);
+}
+
+std::unique_ptr<SqliteSink> Recorder::retrying_sink(std::int64_t run_id) {
+  require_run(run_id, "record metrics");
+  return std::make_unique<SqliteSink>(db_, run_id, SqliteSink::kBatchRows, OnWriteFailure::KeepAndRetry);
 }
 
 }  // namespace laconic::storage

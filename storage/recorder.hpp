@@ -10,6 +10,7 @@
 #include "engine/core/run_config.hpp"
 #include "storage/database.hpp"
 #include "storage/run_status.hpp"
+#include "storage/sqlite_sink.hpp"
 #include "storage/statement.hpp"
 
 namespace laconic::storage {
@@ -29,10 +30,13 @@ class Recorder {
   std::int64_t add_run(std::int64_t experiment_id, const RunConfig& config);
   /// QUEUED (or an unfinished status, when resuming) -> RUNNING: heartbeat = now, started = now
   /// unless it had started before, ended and error cleared, attempts + 1, controller_pid = this
-  /// process.
-  void start_run(std::int64_t run_id);
-  /// Sets heartbeat to now (unix seconds), so a reader can tell a live run from a dead one.
-  void heartbeat(std::int64_t run_id);
+  /// process. A run already RUNNING is another controller's: it is left alone and the result is
+  /// false (two controllers resuming one database never train one run twice). StorageError if
+  /// there is no such run.
+  bool start_run(std::int64_t run_id);
+  /// Sets heartbeat to now (unix seconds), so a reader can tell a live run from a dead one, and
+  /// runs.workers_silent: how long its most silent worker has sent nothing (seconds).
+  void heartbeat(std::int64_t run_id, double workers_silent = 0);
   /// Sets the final status, ended = now (unix seconds) and the error text ("" stores NULL).
   /// ConfigError if `status` is QUEUED or RUNNING.
   void finish_run(std::int64_t run_id, RunStatus status, const std::string& error = "");
@@ -55,10 +59,15 @@ class Recorder {
   /// (commit every SqliteSink::kBatchRows rows, on flush(), and in its destructor, which never
   /// throws). It must not outlive the Database. StorageError if there is no run `run_id`.
   std::unique_ptr<MetricsSink> metrics_sink(std::int64_t run_id);
+  /// The same with OnWriteFailure::KeepAndRetry: a transient failure keeps the rows and retries
+  /// (the controller's sink; it hands what is left to a recovery journal when it gives up).
+  std::unique_ptr<SqliteSink> retrying_sink(std::int64_t run_id);
 
  private:
   /// Runs an UPDATE of one run by id (parameter 1) and checks that it hit exactly one row.
   void update_one(Statement& statement, std::int64_t run_id, const char* what);
+  /// StorageError unless run `run_id` exists.
+  void require_run(std::int64_t run_id, const char* what);
 
   Database& db_;
   Statement insert_experiment_;

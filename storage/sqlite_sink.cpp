@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <iostream>
+#include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include <sqlite3.h>
@@ -63,10 +65,25 @@ sqlite3* with_batch_table(Database& db) {
 
 }  // namespace
 
-SqliteSink::SqliteSink(Database& db, std::int64_t run_id, std::size_t batch_rows)
+bool is_transient(const StorageError& error) {
+  switch (error.code() & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_NOMEM:
+    case SQLITE_READONLY:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PROTOCOL: return true;
+    default: return false;
+  }
+}
+
+SqliteSink::SqliteSink(Database& db, std::int64_t run_id, std::size_t batch_rows, OnWriteFailure on_failure)
     : db_(db),
       run_id_(run_id),
       batch_rows_(batch_rows == 0 ? 1 : batch_rows),
+      on_failure_(on_failure),
       insert_metrics_(with_batch_table(db),
                       "INSERT INTO metric_values (run_id, key_id, step, epoch, worker, wall_time, value) "
                       "SELECT ?1, key_id, step, epoch, worker, wall_time, value FROM laconic_batch(?2)"),
@@ -102,17 +119,66 @@ std::uint32_t SqliteSink::intern(const std::string& key) {
 void SqliteSink::record(const MetricRecord& record) {
   std::lock_guard<std::mutex> lock(mutex_);
   pending_.push_back({intern(record.key), record.worker, record.step, record.epoch, record.wall_time, record.value});
-  if (pending_.size() >= batch_rows_) commit_locked();
+  if (pending_.size() < batch_rows_) return;
+  if (on_failure_ == OnWriteFailure::Throw) {
+    commit_locked();
+  } else if (!failing_since_ || Clock::now() >= next_attempt_) {
+    try_commit_locked();
+  }
 }
 
 void SqliteSink::flush() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!pending_.empty()) commit_locked();
+  if (pending_.empty()) return;
+  if (on_failure_ == OnWriteFailure::Throw)
+    commit_locked();
+  else
+    try_commit_locked();
+}
+
+void SqliteSink::write_in_open_transaction() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!pending_.empty()) commit_locked(false);
+}
+
+void SqliteSink::try_commit_locked() {
+  try {
+    commit_locked();
+    failing_since_.reset();
+    backoff_seconds_ = 0.1;
+    last_error_.clear();
+  } catch (const StorageError& e) {
+    if (!is_transient(e)) throw;
+    const auto now = Clock::now();
+    if (!failing_since_) failing_since_ = now;
+    last_error_ = e.what();
+    next_attempt_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(backoff_seconds_));
+    backoff_seconds_ = std::min(backoff_seconds_ * 2, 5.0);
+  }
 }
 
 std::size_t SqliteSink::pending() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return pending_.size();
+}
+
+double SqliteSink::outage_seconds() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failing_since_ ? std::chrono::duration<double>(Clock::now() - *failing_since_).count() : 0.0;
+}
+
+std::string SqliteSink::last_error() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_error_;
+}
+
+std::vector<MetricRecord> SqliteSink::take_pending() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<MetricRecord> out;
+  out.reserve(pending_.size());
+  for (const BatchRow& r : pending_) out.push_back({keys_[r.key], r.step, r.epoch, r.worker, r.wall_time, r.value});
+  pending_.clear();
+  return out;
 }
 
 void SqliteSink::resolve_key_ids(std::vector<std::size_t>& resolved) {
@@ -131,14 +197,15 @@ void SqliteSink::resolve_key_ids(std::vector<std::size_t>& resolved) {
   }
 }
 
-void SqliteSink::commit_locked() {
+void SqliteSink::commit_locked(bool own_transaction) {
   std::lock_guard<std::mutex> write_lock(db_.write_mutex());
   // Per key of this sink (indexed like keys_), what the batch adds to its run_summary row.
   std::vector<BatchSummary> summaries(keys_.size());
   std::vector<bool> seen(keys_.size(), false);
   std::vector<std::size_t> resolved;
   try {
-    Transaction transaction(db_.handle());
+    std::optional<Transaction> transaction;
+    if (own_transaction) transaction.emplace(db_.handle());
     // A key added in a transaction that rolls back does not exist: forget its id (below).
     resolve_key_ids(resolved);
     // One INSERT ... SELECT per batch: SQLite reads the rows straight from pending_ through the
@@ -177,7 +244,7 @@ void SqliteSink::commit_locked() {
           .bind_int64(8, s.nan_count);
       upsert_summary_.run();
     }
-    transaction.commit();
+    if (transaction) transaction->commit();
   } catch (StorageError& e) {
     for (std::size_t k : resolved) key_ids_[k] = -1;
     e.add_context(str_cat("while writing ", pending_.size(), " metric records of run ", run_id_, " to ", db_.path()));

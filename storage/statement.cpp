@@ -102,6 +102,9 @@ Transaction::Transaction(sqlite3* db) : db_(db) { exec(db_, "BEGIN IMMEDIATE"); 
 
 Transaction::~Transaction() {
   if (!open_) return;
+  // SQLite rolls a transaction back by itself after some failures (a full disk, an I/O error):
+  // then there is nothing left to roll back, and nothing to report.
+  if (sqlite3_get_autocommit(db_) != 0) return;
   // Destructors never throw; a failed rollback leaves SQLite to roll back when the connection closes.
   const int rc = sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK)

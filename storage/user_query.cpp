@@ -61,8 +61,19 @@ std::string describe(int action, const char* a, const char* b) {
     case SQLITE_ANALYZE: return "ANALYZE";
     case SQLITE_CREATE_VTABLE: return "CREATE VIRTUAL TABLE";
     case SQLITE_DROP_VTABLE: return "DROP VIRTUAL TABLE";
+    case SQLITE_FUNCTION: return str_cat("the function ", text_or(b, "?"), "()");
     default: return str_cat("an operation that is not a read (SQLite action code ", action, ")");
   }
+}
+
+// Functions that reach outside the database (load a library, read or write files, swap a
+// tokenizer's code pointer): refused even though they read nothing of laconic's.
+bool refused_function(const std::string& name) {
+  static const std::set<std::string> names{"load_extension", "fts3_tokenizer", "readfile", "writefile",
+                                           "edit", "zipfile", "sqlar_compress", "sqlar_uncompress"};
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return names.count(lower) != 0;
 }
 
 // Allows reading only; anything else is denied at prepare time and remembered for the message.
@@ -70,8 +81,10 @@ int authorize(void* refused, int action, const char* a, const char* b, const cha
   switch (action) {
     case SQLITE_SELECT:
     case SQLITE_READ:
-    case SQLITE_FUNCTION:
     case SQLITE_RECURSIVE: return SQLITE_OK;
+    case SQLITE_FUNCTION:
+      if (!refused_function(text_or(b, ""))) return SQLITE_OK;
+      break;
     case SQLITE_PRAGMA: {
       const std::string name = text_or(a, "");
       if (introspection_pragmas().count(name) != 0) return SQLITE_OK;

@@ -4,6 +4,7 @@
 // controller before a crash is complete and can be stored.
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,17 +41,31 @@ struct FactMessage {
   std::string value;
 };
 
-using WorkerMessage = std::variant<MetricRecord, ProgressMessage, FailureMessage, CheckpointMessage, FactMessage>;
+/// A sign of life, sent every second by a thread of the worker process whatever the main thread
+/// is doing: its phase and how long its main thread has gone without progress.
+struct HeartbeatMessage {
+  std::string phase;  ///< "training", "evaluating", ...
+  double quiet = 0;   ///< seconds since the main thread's last progress
+};
+
+using WorkerMessage =
+    std::variant<MetricRecord, ProgressMessage, FailureMessage, CheckpointMessage, FactMessage, HeartbeatMessage>;
 
 /// One line, newline included.
 std::string encode_message(const WorkerMessage& message);
+
+/// Free text as one tab-separated field: backslash, tab and newline escaped ("a\tb" -> "a\\tb").
+std::string escape_field(std::string_view text);
+/// The inverse of escape_field().
+std::string unescape_field(std::string_view text);
 
 /// Parses one line (with or without its newline); nullopt for a malformed line.
 std::optional<WorkerMessage> decode_message(std::string_view line);
 
 /// Writes messages to a file descriptor (the worker's end of the controller's pipe). Buffered:
 /// a flush happens at 16 KiB or when the oldest unsent line is 0.25 s old, so a worker that dies
-/// loses at most a quarter second of measurements.
+/// loses at most a quarter second of measurements. Safe to use from several threads (the
+/// heartbeat thread and the main thread): lines never interleave.
 class MessageWriter : public MetricsSink {
  public:
   explicit MessageWriter(int fd) : fd_(fd) {}
@@ -60,7 +75,10 @@ class MessageWriter : public MetricsSink {
   void send(const WorkerMessage& message);
 
  private:
+  void flush_locked();
+
   int fd_;
+  std::mutex mutex_;
   std::string buffer_;
   std::chrono::steady_clock::time_point oldest_{};
 };

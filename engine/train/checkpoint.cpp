@@ -54,21 +54,31 @@ void write_file_atomically(const std::string& path, const std::vector<std::uint8
   const std::string temporary = path + ".tmp";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(str_cat("cannot write checkpoint ", temporary, ": ", std::strerror(errno)));
+  // A failed write (a full disk) leaves no half-written temporary behind.
+  auto fail = [&](const std::string& what, int error) {
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    throw Error(str_cat(what, ": ", std::strerror(error)));
+  };
   std::size_t written = 0;
   while (written < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int error = errno;
-      ::close(fd);
-      throw Error(str_cat("cannot write checkpoint ", temporary, ": ", std::strerror(error)));
-    }
+    if (n <= 0) fail(str_cat("cannot write checkpoint ", temporary), n < 0 ? errno : ENOSPC);
     written += static_cast<std::size_t>(n);
   }
-  sync_fd(fd, temporary);
+  try {
+    sync_fd(fd, temporary);  // closes fd when it throws
+  } catch (const Error&) {
+    ::unlink(temporary.c_str());
+    throw;
+  }
   ::close(fd);
-  if (::rename(temporary.c_str(), path.c_str()) != 0)
-    throw Error(str_cat("cannot rename checkpoint ", temporary, " to ", path, ": ", std::strerror(errno)));
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    throw Error(str_cat("cannot rename checkpoint ", temporary, " to ", path, ": ", std::strerror(error)));
+  }
   const std::string dir = std::filesystem::path(path).parent_path().string();
   const int dir_fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {

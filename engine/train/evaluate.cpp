@@ -4,7 +4,7 @@
 
 namespace laconic::train {
 
-Evaluation evaluate(Model& model, const DataSplit& split, std::int64_t limit) {
+Evaluation evaluate(Model& model, const DataSplit& split, std::int64_t limit, const std::function<void()>& on_batch) {
   torch::NoGradGuard no_grad;
   model.eval();
   const std::int64_t n = limit > 0 ? std::min(limit, split.size()) : split.size();
@@ -23,6 +23,7 @@ Evaluation evaluate(Model& model, const DataSplit& split, std::int64_t limit) {
                     torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
                     .item<double>();
     correct += logits.argmax(1).eq(labels).sum().item<double>();
+    if (on_batch) on_batch();
   }
   model.train();
   const double predictions = static_cast<double>(n * tokens);

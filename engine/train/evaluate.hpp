@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 #include <optional>
 
 #include "engine/train/dataset.hpp"
@@ -15,7 +16,9 @@ struct Evaluation {
 };
 
 /// Evaluates `model` on the first `limit` examples of `split` (all when limit is 0), in eval mode
-/// and without gradients; restores train mode afterwards.
-Evaluation evaluate(Model& model, const DataSplit& split, std::int64_t limit);
+/// and without gradients; restores train mode afterwards. `on_batch` (may be empty) is called
+/// after every batch (the rank's liveness tick).
+Evaluation evaluate(Model& model, const DataSplit& split, std::int64_t limit,
+                    const std::function<void()>& on_batch = {});
 
 }  // namespace laconic::train

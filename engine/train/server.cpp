@@ -39,6 +39,7 @@ TrainingPosition load_server_checkpoint(const std::string& path, const std::stri
 
 void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
                 MetricsSink& sink, RunCallbacks* callbacks, const Checkpointing& checkpointing) {
+  if (parts.liveness) parts.liveness->enter("serving");
   auto start = std::chrono::steady_clock::now();
   auto wall = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -152,6 +153,7 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
           std::memcpy(out.data(), before.data_ptr<float>() + shard_begin, out.size_bytes());
         },
         [&](const topology::AppliedUpdate& u) {
+          if (parts.liveness) parts.liveness->tick();
           auto put = [&](const char* key, int worker, double value) {
             sink.record({key, index, -1, worker, wall(), value});
           };
@@ -191,8 +193,10 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
       here.step = round;
       here.epoch = codec_epoch;
       here.wall = wall();
+      if (parts.liveness) parts.liveness->enter("checkpointing");
       save_server_checkpoint(checkpoint_path(checkpointing.dir, comm.rank(), round), fingerprint, comm.rank(), here,
                              parts, codec);
+      if (parts.liveness) parts.liveness->enter("serving");
       if (checkpointing.on_saved) checkpointing.on_saved(round);
     }
     const auto t = std::chrono::steady_clock::now();
@@ -200,6 +204,7 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
     compress::Compressor* const codecs[] = {&codec};
     follow_step(codecs, round);
     const topology::ServerRound r = server.serve_round(codec, comm, update);
+    if (parts.liveness) parts.liveness->tick();
     if (r.done) break;
     const double step_time =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();

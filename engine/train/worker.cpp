@@ -307,8 +307,12 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
 /// `step` (the last step taken) of `epoch`; `wall` is the record's wall time: when the evaluated
 /// weights were ready, before the evaluation ran.
 Evaluation evaluate_and_record(Model& model, Dataset& dataset, const RunConfig& config, MetricsSink& sink,
-                               std::int64_t step, std::int64_t epoch, double wall) {
-  const Evaluation e = evaluate(model, dataset.test(), config.eval_limit);
+                               std::int64_t step, std::int64_t epoch, double wall, Liveness* liveness) {
+  if (liveness) liveness->enter("evaluating");
+  const Evaluation e = evaluate(model, dataset.test(), config.eval_limit, [liveness] {
+    if (liveness) liveness->tick();
+  });
+  if (liveness) liveness->enter("training");
   sink.record({"test_accuracy", step, epoch, 0, wall, e.accuracy});
   sink.record({"test_loss", step, epoch, 0, wall, e.loss});
   if (e.perplexity) sink.record({"test_perplexity", step, epoch, 0, wall, *e.perplexity});
@@ -363,6 +367,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
     sink.record({"model_parameters", 0, 0, 0, 0.0, static_cast<double>(parameters)});
   }
 
+  if (parts.liveness) parts.liveness->enter("training");
   WorkerResult result;
   std::int64_t step = resumed.step;
   double first_loss = resumed.first_loss;
@@ -385,8 +390,10 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
         sink.flush();
         const TrainingPosition here{step, epoch, i, loss_sum, first_loss, wall(),
                                     seconds_between(epoch_start, Clock::now())};
+        if (parts.liveness) parts.liveness->enter("checkpointing");
         save_checkpoint(checkpoint_path(checkpointing.dir, comm.rank(), step), fingerprint, comm.rank(), here,
                         parts, trainer);
+        if (parts.liveness) parts.liveness->enter("training");
         if (checkpointing.on_saved) checkpointing.on_saved(step);
       }
       if (lua_lr)
@@ -401,6 +408,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
       const auto step_start = Clock::now();
       parts.schedule->step(trainer, at);
       const auto step_end = Clock::now();
+      if (parts.liveness) parts.liveness->tick();
       loss_sum += trainer.loss();
       trainer.record_step(sink, step, epoch, wall(), seconds_between(step_start, step_end));
       const double loss = trainer.loss();
@@ -424,7 +432,8 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
         double rate = static_cast<double>(i + 1) / seconds_between(epoch_start, step_end);
         progress({epoch, i + 1, steps_per_epoch, trainer.loss(), rate});
       }
-      if (evaluate_now) evaluate_and_record(*parts.model, *parts.dataset, config, sink, step, epoch, wall());
+      if (evaluate_now)
+        evaluate_and_record(*parts.model, *parts.dataset, config, sink, step, epoch, wall(), parts.liveness);
     }
     result.steps = step;
     const std::int64_t last = step - 1;
@@ -441,7 +450,8 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
         sink.record({"consensus_distance", last, epoch, 0, wall(), distance});
     }
     if (comm.rank() == 0) {
-      const Evaluation e = evaluate_and_record(*parts.model, *parts.dataset, config, sink, last, epoch, wall());
+      const Evaluation e =
+          evaluate_and_record(*parts.model, *parts.dataset, config, sink, last, epoch, wall(), parts.liveness);
       result.final_test_accuracy = e.accuracy;
       metrics.values["test_accuracy"] = e.accuracy;
       metrics.values["test_loss"] = e.loss;
@@ -457,6 +467,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
     sink.flush();
     if (stop) break;
   }
+  if (parts.liveness) parts.liveness->enter("finishing");
   parts.topology->finish(comm);
   result.parameter_hash = parameter_hash(*parts.model);
   return result;

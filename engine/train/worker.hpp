@@ -8,6 +8,7 @@
 #include "engine/comm/network.hpp"
 #include "engine/compress/compressor.hpp"
 #include "engine/core/callbacks.hpp"
+#include "engine/core/liveness.hpp"
 #include "engine/core/metrics.hpp"
 #include "engine/core/run_config.hpp"
 #include "engine/core/worker_message.hpp"
@@ -49,6 +50,9 @@ struct WorkerParts {
   std::unique_ptr<LrSchedule> lr_schedule;  ///< empty: the optimizer's rate throughout
   ComponentSpec lr_schedule_spec;           ///< resolved, for its common fields
   std::unique_ptr<StopRule> stop_rule;      ///< empty: every epoch runs
+  /// Where the rank marks its phase and progress for the controller's hang detection (the
+  /// worker process sends it on; engine/core/liveness.hpp). Null: not watched.
+  Liveness* liveness = nullptr;
 };
 
 /// What the worker reached.

@@ -1,9 +1,16 @@
 #pragma once
 // Running the laconic binary from tests: bounded by `timeout`, output captured to strings.
+#include <dirent.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <optional>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -62,6 +69,41 @@ inline pid_t start_laconic(const std::string& dir, std::vector<std::string> args
   argv.push_back(nullptr);
   ::execv(LACONIC_BINARY, argv.data());
   ::_exit(127);
+}
+
+/// The pid of the child of `parent` whose command line holds "--rank <rank>" (a worker), or -1.
+inline pid_t find_worker(pid_t parent, int rank) {
+  std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), ::closedir);
+  while (dirent* entry = ::readdir(proc.get())) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (pid <= 0) continue;
+    const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const auto close_paren = stat.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    int ppid = 0;
+    char state = 0;
+    if (std::sscanf(stat.c_str() + close_paren + 1, " %c %d", &state, &ppid) != 2) continue;
+    if (ppid != parent) continue;
+    const std::string cmdline = read_file("/proc/" + std::to_string(pid) + "/cmdline");
+    if (cmdline.find(std::string("--rank\0", 7) + std::to_string(rank) + '\0') != std::string::npos) return pid;
+  }
+  return -1;
+}
+
+/// Waits up to `seconds` for `pid` to exit and returns its waitpid status; on timeout kills it
+/// (SIGKILL), reaps it and returns nothing.
+inline std::optional<int> wait_for_exit(pid_t pid, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return status;
 }
 
 /// A small, fast experiment: 2 workers, a few steps, part of the test split.

@@ -1,6 +1,5 @@
 #include <catch2/catch.hpp>
 
-#include <dirent.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -19,27 +18,6 @@ using namespace laconic::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-// The pid of the child of `parent` whose command line holds "--rank <rank>", or -1.
-pid_t find_worker(pid_t parent, int rank) {
-  std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), ::closedir);
-  while (dirent* entry = ::readdir(proc.get())) {
-    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
-    if (pid <= 0) continue;
-    const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-    const auto close_paren = stat.rfind(')');
-    if (close_paren == std::string::npos) continue;
-    int ppid = 0;
-    char state = 0;
-    if (std::sscanf(stat.c_str() + close_paren + 1, " %c %d", &state, &ppid) != 2) continue;
-    if (ppid != parent) continue;
-    const std::string cmdline = read_file("/proc/" + std::to_string(pid) + "/cmdline");
-    if (cmdline.find(std::string("--rank\0", 7) + std::to_string(rank) + '\0') !=
-        std::string::npos)
-      return pid;
-  }
-  return -1;
-}
 
 std::int64_t recorded_steps(const std::string& db_path, std::int64_t run_id) {
   try {
@@ -72,16 +50,9 @@ TEST_CASE("a worker killed with SIGKILL fails its run, keeps its metrics, and th
   REQUIRE(victim > 0);
   REQUIRE(::kill(victim, SIGKILL) == 0);
 
-  int status = 0;
-  const auto exit_deadline = std::chrono::steady_clock::now() + 180s;
-  while (::waitpid(controller, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > exit_deadline) {
-      ::kill(controller, SIGKILL);
-      ::waitpid(controller, &status, 0);
-      FAIL("the controller hung after a worker was killed");
-    }
-    std::this_thread::sleep_for(100ms);
-  }
+  const auto exited = wait_for_exit(controller, 180);
+  if (!exited) FAIL("the controller hung after a worker was killed");
+  const int status = *exited;
   const std::string out = read_file(dir + "/.stdout");
   INFO(out << read_file(dir + "/.stderr"));
   REQUIRE(WIFEXITED(status));

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <filesystem>
 #include <string>
@@ -75,5 +76,52 @@ TEST_CASE("a sink that fails mid-run kills and reaps the workers before the erro
   const std::atomic<bool> stop{false};
   CHECK_THROWS_WITH(cli::launch_workers(spec, sink, {}, stop), Catch::Contains("disk I/O error"));
   CHECK(no_children());  // before the fix both workers went on running, unreaped
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a worker that falls silent for the timeout is called hung, killed and named", "[cli][launcher]") {
+  const std::string dir = make_temp_dir();
+  // Rank 0 reports once and then sleeps (a frozen process sends no heartbeat); rank 1 reports on.
+  const std::string line = encode_message(MetricRecord{"train_loss", 1, 0, 0, 0.5, 2.0});
+  const std::string path = dir + "/worker.sh";
+  write_file(path, "#!/bin/sh\nprintf '%s' '" + line +
+                       "' >&3\ncase \"$*\" in *'--rank 0'*) exec sleep 60 ;; esac\n"
+                       "i=0\nwhile [ $i -lt 400 ]; do printf '%s' '" + line +
+                       "' >&3; i=$((i + 1)); sleep 0.02; done\n");
+  ::chmod(path.c_str(), 0755);
+  cli::LaunchSpec spec;
+  spec.executable = path;
+  spec.workers = 2;
+  spec.timeout = 1.5;
+  CountingSink sink;
+  const std::atomic<bool> stop{false};
+  const auto start = std::chrono::steady_clock::now();
+  const cli::LaunchOutcome outcome = cli::launch_workers(spec, sink, {}, stop);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK_FALSE(outcome.ok);
+  CHECK_THAT(outcome.error, Catch::Contains("worker 0 hung: no sign of life for 1 s (last heard during starting)"));
+  // Rank 1 was still reporting when rank 0 was caught: stopped after the grace, not hung.
+  CHECK_THAT(outcome.error, Catch::Contains("worker 1 was stopped by the controller: worker 0 hung"));
+  CHECK(took < 1.5 + cli::kFailureGraceSeconds + 3);
+  CHECK(no_children());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a stop reason from the observer stops the workers and is reported", "[cli][launcher]") {
+  const std::string dir = make_temp_dir();
+  cli::LaunchSpec spec;
+  spec.executable = fake_worker(dir, 0);
+  spec.workers = 2;
+  spec.timeout = 5;
+  CountingSink sink;
+  cli::LaunchObserver observer;
+  observer.stop_reason = [&]() -> std::string { return sink.records >= 10 ? "the database took no writes" : ""; };
+  const std::atomic<bool> stop{false};
+  const cli::LaunchOutcome outcome = cli::launch_workers(spec, sink, observer, stop);
+  CHECK_FALSE(outcome.ok);
+  CHECK_FALSE(outcome.interrupted);
+  CHECK(outcome.stopped == "the database took no writes");
+  CHECK(outcome.error == "stopped: the database took no writes");
+  CHECK(no_children());
   std::filesystem::remove_all(dir);
 }

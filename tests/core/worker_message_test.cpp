@@ -1,6 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <sstream>
+#include <string>
+#include <thread>
 
 #include "engine/core/worker_message.hpp"
 
@@ -59,4 +64,51 @@ TEST_CASE("fact messages carry a key and a text value, tabs included", "[core][m
   CHECK(std::get<laconic::FactMessage>(*back).key == "blas_library");
   CHECK(std::get<laconic::FactMessage>(*back).value == "/usr/lib/a\tb.so");
   CHECK_FALSE(decode_message("F\tonly-a-key"));
+}
+
+TEST_CASE("heartbeat messages carry the phase and the quiet time", "[core][message]") {
+  const auto line = encode_message(laconic::HeartbeatMessage{"evaluating", 2.5});
+  CHECK(line == "H\tevaluating\t2.5\n");
+  auto back = decode_message(line);
+  REQUIRE(back);
+  CHECK(std::get<laconic::HeartbeatMessage>(*back).phase == "evaluating");
+  CHECK(std::get<laconic::HeartbeatMessage>(*back).quiet == 2.5);
+  CHECK_FALSE(decode_message("H\ttraining\tsoon"));
+}
+
+TEST_CASE("a message writer used from two threads never interleaves lines", "[core][message]") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::string received;
+  std::thread reader([&] {
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0) received.append(buffer, static_cast<std::size_t>(n));
+  });
+  {
+    laconic::MessageWriter writer(fds[1]);
+    std::thread heartbeats([&] {
+      for (int i = 0; i < 2000; ++i) {
+        writer.send(laconic::HeartbeatMessage{"training", 0.001 * i});
+        writer.flush();
+      }
+    });
+    for (int i = 0; i < 20000; ++i)
+      writer.send(laconic::MetricRecord{"train_loss_with_a_long_name", i, 0, 1, 0.5 * i, 1.0 / (i + 1)});
+    heartbeats.join();
+  }  // flushes the rest
+  ::close(fds[1]);
+  reader.join();
+  ::close(fds[0]);
+  std::istringstream lines(received);
+  int metrics = 0, beats = 0, broken = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const auto message = decode_message(line);
+    if (!message) ++broken;
+    else if (std::holds_alternative<laconic::MetricRecord>(*message)) ++metrics;
+    else if (std::holds_alternative<laconic::HeartbeatMessage>(*message)) ++beats;
+  }
+  CHECK(broken == 0);
+  CHECK(metrics == 20000);
+  CHECK(beats == 2000);
 }

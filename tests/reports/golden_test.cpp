@@ -59,7 +59,9 @@ void record_golden(storage::Database& db) {
         spec.model_parameters = std::string(model) == "mlp" ? 125000 : 62500;
         record_run(db, recorder, e, "golden", spec);
       }
-  const auto failed = recorder.add_run(e, config_of("golden", RunSpec{.name = "model=lenet5,compressor=dgc,seed=1"}));
+  RunSpec dgc;
+  dgc.name = "model=lenet5,compressor=dgc,seed=1";
+  const auto failed = recorder.add_run(e, config_of("golden", dgc));
   recorder.start_run(failed);
   recorder.finish_run(failed, storage::RunStatus::Failed, "worker 1: connection reset");
   storage::Statement times(db.handle(), "UPDATE runs SET started = 1000, ended = 1005 WHERE id = ?1");

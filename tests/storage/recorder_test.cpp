@@ -111,6 +111,21 @@ TEST_CASE("updating a run that does not exist names its id", "[storage][recorder
   CHECK_THROWS_AS(recorder.add_run(7, sample_config("topk", 1)), StorageError);  // no experiment 7
 }
 
+TEST_CASE("a run RUNNING under one controller cannot be started by another", "[storage][recorder][resume]") {
+  TempDir dir;
+  const std::string path = dir.file("runs.db");
+  auto first = Database::open(path);
+  auto second = Database::open(path);
+  Recorder a(*first), b(*second);
+  const auto run = a.add_run(a.add_experiment("e", "e.lua", "h"), sample_config("topk", 1));
+  CHECK(a.start_run(run));
+  CHECK_FALSE(b.start_run(run));  // taken: left alone
+  CHECK(find_run(*second, run)->attempts == 1);
+  a.finish_run(run, RunStatus::Killed, "interrupted");
+  CHECK(b.start_run(run));  // unfinished and free: the second may continue it
+  CHECK(find_run(*second, run)->attempts == 2);
+}
+
 TEST_CASE("find_finished finds only a FINISHED run with the same config", "[storage][recorder]") {
   auto db = Database::open(":memory:");
   Recorder recorder(*db);

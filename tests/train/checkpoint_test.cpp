@@ -1,3 +1,4 @@
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -284,4 +285,25 @@ TEST_CASE("a training loss that turns NaN or explodes ends the run with Diverged
     });
     CHECK_THAT(message, Catch::Contains("above divergence_factor 2 x the first step's loss"));
   }
+}
+
+TEST_CASE("a checkpoint write that fails on a full disk leaves no temporary file", "[train][checkpoint]") {
+  if (::geteuid() != 0) {
+    WARN("not root: no small tmpfs to fill; the full-disk case is not run");
+    return;
+  }
+  const auto dir = std::filesystem::temp_directory_path() / ("laconic-full-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=64k") != 0) {
+    std::filesystem::remove_all(dir);
+    WARN("cannot mount a tmpfs here; the full-disk case is not run");
+    return;
+  }
+  const std::string path = (dir / "rank-0.step-1.ckpt").string();
+  CHECK_THROWS_WITH(laconic::train::write_file_atomically(path, std::vector<std::uint8_t>(1 << 20, 7)),
+                    Catch::Contains("No space left on device"));
+  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+  CHECK_FALSE(std::filesystem::exists(path));
+  ::umount2(dir.c_str(), MNT_DETACH);
+  std::filesystem::remove_all(dir);
 }

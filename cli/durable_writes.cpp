@@ -1,0 +1,111 @@
+#include "cli/durable_writes.hpp"
+
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include <sqlite3.h>
+
+#include "storage/sqlite_sink.hpp"
+
+namespace laconic::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+}  // namespace
+
+DurableWrites::DurableWrites(storage::Recorder& recorder, std::string database, double budget_seconds)
+    : recorder_(recorder), database_(std::move(database)), budget_(budget_seconds) {}
+
+void DurableWrites::outage_started(const std::string& what, const std::string& raw_error) {
+  if (in_outage_) return;
+  // SQLite's words only ("database is locked"), not the statement that failed.
+  const auto code_at = raw_error.rfind("(SQLite code ");
+  const auto words_at = raw_error.rfind(": ", code_at);
+  const std::string error = code_at != std::string::npos && words_at != std::string::npos
+                                ? raw_error.substr(words_at + 2, code_at - words_at - 3)
+                                : raw_error;
+  in_outage_ = true;
+  std::cerr << "laconic: database " << database_ << " cannot take writes (while trying to " << what << ": "
+            << error << "); keeping what arrives and retrying for up to " << budget_ << " s (--db-retry)"
+            << std::endl;
+}
+
+void DurableWrites::outage_over() {
+  if (!in_outage_) return;
+  in_outage_ = false;
+  std::cerr << "laconic: database " << database_ << " takes writes again; nothing was lost" << std::endl;
+}
+
+void DurableWrites::retry(const std::string& what, const std::function<void()>& write) {
+  const auto start = Clock::now();
+  double backoff = 0.1;
+  while (true) {
+    try {
+      write();
+      outage_over();
+      return;
+    } catch (const StorageError& e) {
+      if (!storage::is_transient(e)) throw;
+      outage_started(what, e.what());
+      if (seconds_since(start) > budget_)
+        throw GaveUpOnDatabase(str_cat("gave up on database ", database_, " after ", static_cast<long>(budget_),
+                                       " s of failed writes (--db-retry) while trying to ", what, ": ",
+                                       storage::explain_storage_error(e.code(), e.what(), database_)));
+      std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
+      backoff = std::min(backoff * 2, 5.0);
+    }
+  }
+}
+
+void DurableWrites::fact(std::int64_t run_id, const std::string& key, const std::string& value) {
+  facts_.push_back({run_id, key, value});
+  flush_facts();
+}
+
+bool DurableWrites::flush_facts() {
+  while (!facts_.empty()) {
+    const auto& f = facts_.front();
+    try {
+      recorder_.record_fact(f.run_id, f.key, f.value);
+    } catch (const StorageError& e) {
+      if (!storage::is_transient(e)) throw;
+      outage_started("record a fact", e.what());
+      return false;
+    }
+    facts_.erase(facts_.begin());
+  }
+  return true;
+}
+
+void DurableWrites::write_facts() {
+  retry("record the run's facts", [this] {
+    if (!flush_facts()) throw StorageError("facts still pending", SQLITE_BUSY);
+  });
+}
+
+void DurableWrites::drain(storage::SqliteSink& sink) {
+  retry(str_cat("write the last metrics of run ", sink.run_id()), [&sink] {
+    sink.flush();
+    if (sink.pending() > 0) throw StorageError(sink.last_error(), SQLITE_BUSY);
+  });
+}
+
+std::string DurableWrites::write_journal(storage::SqliteSink* sink,
+                                         const std::vector<storage::Journal::Status>& statuses) {
+  storage::Journal journal = storage::new_journal(database_);
+  if (sink != nullptr) {
+    auto rows = sink->take_pending();
+    if (!rows.empty()) journal.metrics.push_back({sink->run_id(), std::move(rows)});
+  }
+  journal.statuses = statuses;
+  journal.facts = std::move(facts_);
+  facts_.clear();
+  if (journal.empty()) return "";
+  return storage::write_journal(journal);
+}
+
+}  // namespace laconic::cli

@@ -1,0 +1,18 @@
+#pragma once
+// `laconic recover JOURNAL`: replays a recovery journal (storage/journal.hpp) into its database.
+#include <string>
+
+#include "storage/database.hpp"
+
+namespace laconic::cli {
+
+/// Replays `journal` into `db` (default: the database the journal names) exactly once, prints
+/// what it wrote, and renames the journal to JOURNAL.replayed. ConfigError (exit 2) for a
+/// journal replayed before, one of another database, or a damaged one.
+int recover_command(const std::string& journal, const std::string& db);
+
+/// Replays every recovery journal of `database` not yet replayed, printing one line per
+/// journal, and marks each replayed (what `laconic run --resume` does first).
+void replay_journals(storage::Database& db, const std::string& database);
+
+}  // namespace laconic::cli

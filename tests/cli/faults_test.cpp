@@ -1,0 +1,340 @@
+// A user's bad night, as tests: a frozen worker, a worker dead before the rendezvous, a
+// controller killed mid-sweep and resumed, a database locked for half a minute, a full disk,
+// damaged and archived databases. Each ends with a final status for every run, nothing lost,
+// no process or rendezvous directory left, and a message that names the cause and the next step.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "cli_harness.hpp"
+#include "storage/database.hpp"
+#include "storage/queries.hpp"
+#include "storage/recorder.hpp"
+#include "storage/statement.hpp"
+
+using namespace laconic;
+using namespace laconic::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<storage::RunRow> runs_of(const std::string& db_path) {
+  auto db = storage::Database::open_read_only(db_path);
+  return storage::list_runs(*db);
+}
+
+// Metric rows per run, in id order: what "nothing lost" is measured against.
+std::vector<std::int64_t> rows_per_run(const std::string& db_path) {
+  auto db = storage::Database::open_read_only(db_path);
+  std::vector<std::int64_t> rows;
+  for (const auto& run : storage::list_runs(*db)) {
+    storage::Statement q(db->handle(), "SELECT count(*) FROM metric_values WHERE run_id = ?1");
+    q.bind_int64(1, run.id);
+    q.step();
+    rows.push_back(q.column_int64(0));
+  }
+  return rows;
+}
+
+// Waits until `pred` holds or `seconds` pass; true if it held.
+template <class Pred>
+bool eventually(Pred pred, double seconds) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return pred();
+}
+
+bool no_store_dir_of(pid_t controller) {
+  const std::string prefix = "laconic-store-" + std::to_string(controller) + "-";
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+    if (entry.path().filename().string().starts_with(prefix)) return false;
+  return true;
+}
+
+bool is_root() { return ::geteuid() == 0; }
+
+// A tmpfs of `size` mounted on `dir` for the test's lifetime (root only).
+class Tmpfs {
+ public:
+  Tmpfs(const std::string& dir, const std::string& size) : dir_(dir) {
+    std::filesystem::create_directories(dir);
+    mounted_ = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
+  }
+  ~Tmpfs() { unmount(); }
+  void unmount() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+    mounted_ = false;
+  }
+  bool mounted() const { return mounted_; }
+  bool remount_read_only() {
+    return ::mount("tmpfs", dir_.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, nullptr) == 0;
+  }
+
+ private:
+  std::string dir_;
+  bool mounted_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("a frozen worker shows as silent, is then called hung, killed and named, and the sweep goes on",
+          "[cli][faults][hung][slow]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/f.lua", tiny_experiment("f", "  max_steps = 1500,\n  timeout = 20,\n"
+                                                  "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
+  const pid_t controller = start_laconic(dir, {"run", "f.lua", "--db", "f.db"});
+  REQUIRE(controller > 0);
+  pid_t rank0 = -1;
+  REQUIRE(eventually([&] { return (rank0 = find_worker(controller, 0)) > 0; }, 60));
+  // Let it pass the rendezvous and train a little, then freeze it.
+  std::this_thread::sleep_for(3s);
+  REQUIRE(::kill(rank0, SIGSTOP) == 0);
+  const auto stopped_at = Clock::now();
+  // Before the timeout, a listing tells the silent run from a healthy one.
+  const bool labelled = eventually(
+      [&] {
+        const auto r = run_laconic(dir, "runs --db f.db", 30);
+        return r.out.find("RUNNING (workers silent ") != std::string::npos;
+      },
+      19);
+  CHECK(labelled);
+  REQUIRE(eventually([&] { return ::kill(rank0, 0) != 0; }, 60));  // killed by the controller
+  const double to_kill = std::chrono::duration<double>(Clock::now() - stopped_at).count();
+  const auto exited = wait_for_exit(controller, 180);
+  REQUIRE(exited);
+  INFO(read_file(dir + "/.stdout") << read_file(dir + "/.stderr"));
+  CHECK(WEXITSTATUS(*exited) == 1);
+  CHECK(to_kill < 20 + 5 + 5);  // the timeout, then at most the grace after its peer gave up
+  const auto runs = runs_of(dir + "/f.db");
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].status == "FAILED");
+  CHECK_THAT(runs[0].error, Catch::Contains("worker 0 hung: no sign of life for"));
+  CHECK(runs[1].status == "FINISHED");
+  CHECK(no_store_dir_of(controller));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a worker that dies before the rendezvous fails its run within seconds", "[cli][faults]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/d.lua", tiny_experiment("d", "  max_steps = 20,\n  timeout = 60,\n"));
+  const pid_t controller = start_laconic(dir, {"run", "d.lua", "--db", "d.db"});
+  REQUIRE(controller > 0);
+  pid_t rank1 = -1;
+  REQUIRE(eventually([&] { return (rank1 = find_worker(controller, 1)) > 0; }, 60));
+  REQUIRE(::kill(rank1, SIGKILL) == 0);  // within milliseconds of its start: long before rendezvous
+  const auto killed_at = Clock::now();
+  const auto exited = wait_for_exit(controller, 120);
+  REQUIRE(exited);
+  const double took = std::chrono::duration<double>(Clock::now() - killed_at).count();
+  INFO(read_file(dir + "/.stdout") << read_file(dir + "/.stderr"));
+  CHECK(took < 15);  // not the 60 s timeout
+  const auto runs = runs_of(dir + "/d.db");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].status == "FAILED");
+  CHECK_THAT(runs[0].error, Catch::Contains("worker 1 was killed by signal 9"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a resume after the controller was killed continues every run in place, never twice",
+          "[cli][faults][resume]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/r.lua", tiny_experiment("r", "  max_steps = 600,\n"
+                                                  "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
+  const pid_t controller = start_laconic(dir, {"run", "r.lua", "--db", "r.db"});
+  REQUIRE(controller > 0);
+  REQUIRE(eventually([&] { return find_worker(controller, 0) > 0; }, 60));
+  std::this_thread::sleep_for(2s);
+  REQUIRE(::kill(controller, SIGKILL) == 0);  // its workers die with it
+  REQUIRE(wait_for_exit(controller, 30));
+  {
+    const auto before = runs_of(dir + "/r.db");
+    REQUIRE(before.size() == 2);
+    CHECK(before[0].status_label() == "RUNNING (stale)");
+    CHECK(before[1].status == "QUEUED");
+  }
+  // Its rendezvous directory is left behind; the next run removes it.
+  CHECK_FALSE(no_store_dir_of(controller));
+  const auto r = run_laconic(dir, "run --resume r.lua --db r.db");
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("removed ") &&
+                        Catch::Contains("the rendezvous directory of a controller that died"));
+  CHECK(no_store_dir_of(controller));
+  const auto after = runs_of(dir + "/r.db");
+  REQUIRE(after.size() == 2);  // the same two rows, no duplicate
+  CHECK(after[0].status == "FINISHED");
+  CHECK(after[0].attempts == 2);
+  CHECK(after[1].status == "FINISHED");
+  CHECK(after[1].attempts == 1);
+  // Run 1's rows are those of one whole run, not two runs' worth.
+  CHECK(storage::metrics_of(*storage::Database::open_read_only(dir + "/r.db"), after[0].id, "train_loss").size() ==
+        1200);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a database locked by another process for 30 s loses no row and ends every run",
+          "[cli][faults][lock][slow]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/l.lua", tiny_experiment("l", "  max_steps = 800,\n"
+                                                  "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
+  // Undisturbed, for the row counts.
+  REQUIRE(run_laconic(dir, "run l.lua --db calm.db --quiet").status == 0);
+  const auto expected = rows_per_run(dir + "/calm.db");
+
+  const pid_t controller = start_laconic(dir, {"run", "l.lua", "--db", "l.db"});
+  REQUIRE(controller > 0);
+  REQUIRE(eventually([&] { return find_worker(controller, 0) > 0; }, 60));
+  std::this_thread::sleep_for(1s);
+  sqlite3* lock = nullptr;
+  REQUIRE(sqlite3_open((dir + "/l.db").c_str(), &lock) == SQLITE_OK);
+  sqlite3_busy_timeout(lock, 10000);
+  REQUIRE(sqlite3_exec(lock, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  std::this_thread::sleep_for(30s);
+  sqlite3_exec(lock, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(lock);
+  const auto exited = wait_for_exit(controller, 300);
+  REQUIRE(exited);
+  const std::string err = read_file(dir + "/.stderr");
+  INFO(read_file(dir + "/.stdout") << err);
+  CHECK(WEXITSTATUS(*exited) == 0);
+  CHECK_THAT(err, Catch::Contains("cannot take writes") && Catch::Contains("takes writes again; nothing was lost"));
+  CHECK(err.find("lost ") == std::string::npos);
+  for (const auto& run : runs_of(dir + "/l.db")) CHECK(run.status == "FINISHED");
+  CHECK(rows_per_run(dir + "/l.db") == expected);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a full disk sends what is pending to a journal in TMPDIR; laconic recover replays it whole, once",
+          "[cli][faults][disk]") {
+  if (!is_root()) {
+    WARN("not root: no tmpfs to fill; the full-disk test needs CAP_SYS_ADMIN");
+    return;
+  }
+  const auto dir = make_temp_dir();
+  Tmpfs disk(dir + "/disk", "8m");
+  if (!disk.mounted()) {
+    WARN("cannot mount a tmpfs here; the full-disk test is skipped");
+    return;
+  }
+  write_file(dir + "/disk/d.lua", tiny_experiment("d", "  max_steps = 300,\n"));
+  REQUIRE(run_laconic(dir, "run disk/d.lua --db calm.db --quiet").status == 0);
+  const auto expected = rows_per_run(dir + "/calm.db");
+
+  const pid_t controller = start_laconic(dir, {"run", "disk/d.lua", "--db", "disk/d.db", "--db-retry", "6"});
+  REQUIRE(controller > 0);
+  REQUIRE(eventually([&] { return find_worker(controller, 0) > 0; }, 60));
+  {
+    // Fill what is left of the disk.
+    std::ofstream filler(dir + "/disk/filler", std::ios::binary);
+    const std::string block(1 << 16, 'x');
+    while (filler.write(block.data(), static_cast<std::streamsize>(block.size()))) {
+    }
+  }
+  const auto exited = wait_for_exit(controller, 180);
+  REQUIRE(exited);
+  const std::string err = read_file(dir + "/.stderr");
+  INFO(read_file(dir + "/.stdout") << err);
+  CHECK(WEXITSTATUS(*exited) == 1);
+  CHECK_THAT(err, Catch::Contains("gave up on database disk/d.db after 6 s"));
+  const auto at = err.find("recovery journal ");
+  REQUIRE(at != std::string::npos);
+  const std::string journal = err.substr(at + 17, err.find(';', at) - at - 17);
+  CHECK(journal.starts_with(std::filesystem::temp_directory_path().string()));  // beside the db: full
+  CHECK(std::filesystem::exists(journal));
+  CHECK_FALSE(std::filesystem::exists(dir + "/disk/d.db.journal"));
+
+  std::filesystem::remove(dir + "/disk/filler");
+  auto r = run_laconic(dir, "recover '" + journal + "'");
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("metric rows"));
+  CHECK(rows_per_run(dir + "/disk/d.db") == expected);
+  const auto runs = runs_of(dir + "/disk/d.db");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].status == "FINISHED");  // its ending was in the journal
+  // Exactly once: the journal was renamed, and the same file again is refused.
+  CHECK_FALSE(std::filesystem::exists(journal));
+  std::filesystem::rename(journal + ".replayed", journal);
+  r = run_laconic(dir, "recover '" + journal + "'");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("was already replayed"));
+  CHECK(rows_per_run(dir + "/disk/d.db") == expected);
+  std::filesystem::remove(journal);
+  disk.unmount();
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("damaged, foreign and archived databases are named with what to do", "[cli][faults][bad]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/b.lua", tiny_experiment("b", "  max_steps = 4,\n"));
+  REQUIRE(run_laconic(dir, "run b.lua --db b.db --quiet").status == 0);
+
+  // Not a database at all.
+  write_file(dir + "/notes.txt", std::string(8192, 'n'));
+  auto r = run_laconic(dir, "runs --db notes.txt", 60);
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("notes.txt is not an SQLite database"));
+  CHECK(r.err.find("while running") == std::string::npos);
+
+  // A directory.
+  r = run_laconic(dir, "runs --db .", 60);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--db . is a directory"));
+
+  // A user query that loads code.
+  r = run_laconic(dir, "query \"SELECT load_extension('x')\" --db b.db", 60);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("the function load_extension() is refused"));
+
+  // A damaged file: refused before anything trains.
+  std::filesystem::copy_file(dir + "/b.db", dir + "/damaged.db");
+  {
+    auto db = storage::Database::open(dir + "/damaged.db");
+    storage::exec(db->handle(), "PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+  {
+    std::fstream f(dir + "/damaged.db", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(dir + "/damaged.db") / 2));
+    const std::string junk(8192, '\x5a');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  const auto before = std::filesystem::file_size(dir + "/damaged.db");
+  r = run_laconic(dir, "run b.lua --db damaged.db", 120);
+  INFO(r.out << r.err);
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("database damaged.db is damaged") && Catch::Contains(".recover"));
+  CHECK(r.out.find("started") == std::string::npos);  // nothing trained
+  CHECK(std::filesystem::file_size(dir + "/damaged.db") == before);
+
+  // An archive on a read-only medium: read commands still work.
+  if (is_root()) {
+    Tmpfs archive(dir + "/archive", "16m");
+    if (archive.mounted()) {
+      std::filesystem::copy_file(dir + "/b.db", dir + "/archive/b.db");
+      REQUIRE(archive.remount_read_only());
+      r = run_laconic(dir, "runs --db archive/b.db", 60);
+      INFO(r.err);
+      CHECK(r.status == 0);
+      CHECK_THAT(r.out, Catch::Contains("FINISHED"));
+      r = run_laconic(dir, "show 1 --db archive/b.db", 60);
+      CHECK(r.status == 0);
+    }
+  } else {
+    WARN("not root: no read-only medium to mount; the archive case is skipped");
+  }
+  std::filesystem::remove_all(dir);
+}
