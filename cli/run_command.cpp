@@ -270,6 +270,10 @@ class Executor {
       ++skipped_;
       return;
     }
+    // From here on the run is RUNNING in the database: if the database gives out, its ending
+    // goes to the journal (replaced below by how it really ended).
+    ending = storage::Journal::Status{run.id, "KILLED", storage::unix_now(),
+                                      "stopped: the database took no writes (--db-retry)"};
     if (run.resume_step >= 0) {
       std::cout << label << ": resuming run " << run.id << " at step " << run.resume_step << "\n";
       writes_.retry(str_cat("rewind run ", run.id), [&] { recorder_.rewind_run(run.id, run.resume_step); });
@@ -375,15 +379,20 @@ class Executor {
     gave_up_ = true;
     progress_.clear();
     std::cerr << "laconic: " << why << "\n";
-    const storage::Journal::Status status =
-        ending ? *ending
-               : storage::Journal::Status{run_id, "KILLED", storage::unix_now(), "stopped: " + why};
     const std::size_t rows = stored ? stored->pending() : 0;
-    const std::string path = writes_.write_journal(stored, {status});
-    std::cerr << "laconic: wrote what the database could not take (" << rows << " metric rows, run " << run_id
-              << " ending " << status.status << ") to the recovery journal " << path
-              << "; once the database takes writes again, replay it with `laconic recover " << path
-              << "` (or `laconic run --resume " << args_.file
+    std::vector<storage::Journal::Status> statuses;
+    if (ending) statuses.push_back(*ending);  // a run never started stays QUEUED
+    const std::string path = writes_.write_journal(stored, statuses);
+    if (path.empty()) {
+      std::cerr << "laconic: nothing was pending, nothing is lost. Stopping the sweep: runs not started stay "
+                   "QUEUED; `laconic run --resume " << args_.file << "` continues once the database takes writes"
+                << std::endl;
+      return;
+    }
+    std::cerr << "laconic: wrote what the database could not take (" << rows << " metric rows"
+              << (ending ? str_cat(", run ", run_id, " ending ", ending->status) : std::string()) << ")"
+              << " to the recovery journal " << path << "; once the database takes writes again, replay it with "
+              << "`laconic recover " << path << "` (or `laconic run --resume " << args_.file
               << "`, which replays it first). Stopping the sweep: runs not started stay QUEUED." << std::endl;
   }
 
