@@ -142,7 +142,8 @@ int main(int argc, char** argv) {
   runs->add_option("--metric", runs_args.metrics,
                    "add a column per KEY or KEY:FIGURE (FIGURE: last, min, max, mean, sum; default last)")
       ->allow_extra_args(false);
-  runs->add_flag("--wide", runs_args.wide, "add test_loss, test_ppl, compression ratio, seed, attempts, host");
+  runs->add_flag("--wide", runs_args.wide,
+                 "add test_loss, test_ppl, compression ratio, seed, attempts, host, oversubscribed");
   runs->add_option("--format", runs_args.format, "table, csv or json (csv and json carry every field)");
   add_db_option(runs);
 

@@ -197,7 +197,9 @@ int runs_command(const RunsArgs& args) {
   if (args.wide) header.insert(header.end(), {"test_loss"});
   if (args.wide || any_perplexity) header.push_back("test_ppl");
   header.insert(header.end(), {"bytes_sent"});
-  if (args.wide) header.insert(header.end(), {"ratio", "seed", "attempts", "host"});
+  if (args.wide) header.insert(header.end(), {"ratio", "seed", "attempts", "host", "oversubscribed"});
+  std::map<std::int64_t, std::string> oversubscribed;
+  if (args.wide) oversubscribed = storage::fact_of_runs(*db, "oversubscribed");
   header.push_back("wall");
   for (const auto& column : extra) header.push_back(column.label());
   writer.header(header);
@@ -212,6 +214,8 @@ int runs_command(const RunsArgs& args) {
       cells.push_back(integer_cell(run.seed));
       cells.push_back(integer_cell(run.attempts));
       cells.push_back(text_cell(run.host));
+      const auto it = oversubscribed.find(run.id);
+      cells.push_back(text_cell(it == oversubscribed.end() ? "-" : it->second == "true" ? "yes" : "no"));
     }
     cells.push_back(text_cell(human_seconds(run.wall_time)));
     for (const auto& column : extra) {

@@ -32,7 +32,11 @@ ConfigSummary summarize(const Configuration& config) {
   out.compression = over_runs(config, [](const RunData& r) { return r.compression_ratio(); });
   out.compute = over_runs(config, [](const RunData& r) { return r.compute; });
   out.compress = over_runs(config, [](const RunData& r) { return r.compress; });
+  out.wait = over_runs(config, [](const RunData& r) { return r.wait; });
   out.communicate = over_runs(config, [](const RunData& r) { return r.communicate; });
+  out.step_median = over_runs(config, [](const RunData& r) { return r.step_median; });
+  out.step_q1 = over_runs(config, [](const RunData& r) { return r.step_q1; }).mean;
+  out.step_q3 = over_runs(config, [](const RunData& r) { return r.step_q3; }).mean;
   out.projected_communicate = over_runs(config, [](const RunData& r) { return r.projected_communicate; });
 
   struct Values {

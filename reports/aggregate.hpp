@@ -48,7 +48,10 @@ struct ConfigSummary {
   Stats compression{kNaN, kNaN, 0};  ///< achieved compression ratio per run
   Stats compute{kNaN, kNaN, 0};      ///< s per step and worker
   Stats compress{kNaN, kNaN, 0};
+  Stats wait{kNaN, kNaN, 0};
   Stats communicate{kNaN, kNaN, 0};
+  Stats step_median{kNaN, kNaN, 0};  ///< each run's median measured step, over seeds
+  double step_q1 = kNaN, step_q3 = kNaN;  ///< means over seeds of each run's quartiles
   Stats projected_communicate{kNaN, kNaN, 0};
   std::vector<EpochSummary> epochs;
   std::vector<EvalSummary> evaluations;  ///< ordered by step

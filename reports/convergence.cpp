@@ -29,13 +29,14 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
                       "projected_time_s"};
   FigurePlot by_epoch{{"convergence_epoch", in.metric.label + " per epoch",
                        in.metric.label + " at every evaluation against the epochs trained (1 = the end of the first "
-                                         "epoch), mean over seeds.",
+                                         "epoch), mean over seeds; bars: sample std over seeds.",
                        "", ""},
                       "",
                       {}};
   FigurePlot by_time{{"convergence_time", in.metric.label + " over time: measured and projected",
-                      in.metric.label + " at every evaluation against time, mean over seeds. Left: measured wall time "
-                                        "on this machine. Right: projected time on the experiment's link.",
+                      in.metric.label + " at every evaluation against time, mean over seeds (bars: sample std). Left: "
+                                        "measured wall time on this machine. Right: projected time on the experiment's "
+                                        "link.",
                       "", ""},
                      "",
                      {}};
@@ -49,17 +50,19 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
                      std::to_string(e.metric.n), raw_number(e.measured_time), raw_number(e.projected_time)});
     std::string data;
     for (const EvalSummary& e : s.evaluations)
-      data += data_line({e.epochs_trained, e.metric.mean, e.measured_time, e.projected_time});
+      data += data_line({e.epochs_trained, e.metric.mean, e.measured_time, e.projected_time,
+                         e.metric.n > 1 ? e.metric.std : 0.0});
     if (data.empty()) continue;
     const std::string file = str_cat("convergence_", i, ".dat");
     by_epoch.data_files.emplace_back(file, data);
-    const std::string title = " with linespoints title " + gnuplot_quote(s.config->label);
+    // Error bars: the sample std over seeds (none with one seed).
+    const std::string title = " with yerrorlines title " + gnuplot_quote(s.config->label);
     const auto add = [&](std::string& list, const char* columns) {
       list += str_cat(list.empty() ? "plot " : ", \\\n     ", "'", file, "' using ", columns, title);
     };
-    add(epoch_plot, "1:2");
-    add(measured_plot, "3:2");
-    add(projected_plot, "4:2");
+    add(epoch_plot, "1:2:5");
+    add(measured_plot, "3:2:5");
+    add(projected_plot, "4:2:5");
   }
   section.tables.push_back(std::move(table));
   if (epoch_plot.empty()) return section;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "reports/stats.hpp"
 #include "storage/queries.hpp"
 #include "storage/statement.hpp"
 
@@ -15,9 +16,22 @@ struct Total {
   double mean() const { return count == 0 ? kNaN : sum / static_cast<double>(count); }
 };
 
-const char* const kStepKeys[] = {"time_forward",  "time_backward",    "time_optimizer",
-                                 "time_compress", "time_decompress",  "time_communicate",
-                                 "bytes_sent",    "bytes_dense",      "projected_time_communicate"};
+const char* const kStepKeys[] = {"time_forward",  "time_backward",   "time_optimizer",
+                                 "time_compress", "time_decompress", "time_communicate",
+                                 "time_wait",     "bytes_sent",      "bytes_dense",
+                                 "projected_time_communicate"};
+
+// The quartiles of time_step over the worker ranks' steps: one pass over the run's rows of it.
+void collect_step_quartiles(storage::Database& db, RunData& data) {
+  storage::Statement q(db.handle(), "SELECT value FROM metrics WHERE run_id = ?1 AND key = 'time_step' AND "
+                                    "epoch >= 0 AND worker < ?2");
+  q.bind_int64(1, data.run.id).bind_int64(2, data.run.workers);
+  std::vector<double> steps;
+  while (q.step()) steps.push_back(q.column_double(0));
+  data.step_q1 = quantile_of(steps, 0.25);
+  data.step_median = quantile_of(steps, 0.5);
+  data.step_q3 = quantile_of(steps, 0.75);
+}
 
 // Totals of the per-step keys over worker ranks. Without servers run_summary has them already;
 // with servers their rows must be left out, which costs one pass over the run's rows of each key
@@ -198,10 +212,15 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   data.bytes_dense = total_sum(totals, "bytes_dense");
   data.compute = sum_of_means(totals, {"time_forward", "time_backward", "time_optimizer"});
   data.compress = sum_of_means(totals, {"time_compress", "time_decompress"});
+  data.wait = sum_of_means(totals, {"time_wait"});
   data.communicate = sum_of_means(totals, {"time_communicate"});
+  collect_step_quartiles(db, data);
   data.projected_communicate = sum_of_means(totals, {"projected_time_communicate"});
   collect_epochs(db, data, metric);
   collect_evaluations(db, data, metric);
+  const auto facts = storage::facts_of(db, run.id);
+  const auto fact = facts.find("oversubscribed");
+  data.oversubscribed = fact != facts.end() && fact->second == "true";
   return data;
 }
 

@@ -51,10 +51,14 @@ struct RunData {
   /// Mean seconds per step and worker rank: forward + backward + optimizer.
   double compute = kNaN;
   double compress = kNaN;     ///< compress + decompress
+  double wait = kNaN;         ///< time_wait: blocked until the slowest worker arrived, measured
   double communicate = kNaN;  ///< time_communicate, measured
+  /// Quartiles of the measured time_step over the steps of the worker ranks (s).
+  double step_q1 = kNaN, step_median = kNaN, step_q3 = kNaN;
   double projected_communicate = kNaN;  ///< projected_time_communicate on the run's link
   double model_parameters = kNaN;       ///< trainable parameters (metric model_parameters)
   bool has_servers = false;             ///< ranks beyond the workers recorded traffic
+  bool oversubscribed = false;          ///< its ranks outnumbered the host's cores (run_facts)
   std::vector<EpochPoint> epochs;       ///< ordered by epoch
   std::vector<EvalPoint> evaluations;   ///< ordered by step
   /// Steps of each epoch: the steps taken at the first epoch's last evaluation (its end); 0 when

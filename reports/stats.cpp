@@ -47,6 +47,33 @@ double median_of(const std::vector<double>& values) {
   return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
+double quantile_of(const std::vector<double>& values, double q) {
+  auto v = without_nan(values);
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const double position = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(position));
+  const std::size_t above = std::min(below + 1, v.size() - 1);
+  return v[below] + (position - static_cast<double>(below)) * (v[above] - v[below]);
+}
+
+double ci95_half_width(const Stats& stats) {
+  if (stats.n < 2) return std::numeric_limits<double>::quiet_NaN();
+  // t(0.975, df) for df = 1..30; beyond, the normal 1.96 is within 2%.
+  static const double kT[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                              2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                              2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  const std::size_t df = stats.n - 1;
+  const double t = df <= 30 ? kT[df - 1] : 1.96;
+  return t * stats.std / std::sqrt(static_cast<double>(stats.n));
+}
+
+std::string mean_ci_text(const Stats& stats) {
+  if (stats.n == 0) return kMissing;
+  if (stats.n == 1) return seconds(stats.mean) + " (n=1)";
+  return seconds(stats.mean) + " ± " + seconds(ci95_half_width(stats)) + " (95%, n=" + std::to_string(stats.n) + ")";
+}
+
 std::string mean_std_text(const Stats& stats, int digits) { return text_of(stats, fixed, digits); }
 
 std::string mean_std_significant(const Stats& stats) { return text_of(stats, significant, 0); }

@@ -20,6 +20,17 @@ Stats stats_of(const std::vector<double>& values);
 /// Median of the non-NaN values (mean of the middle two for an even count); NaN if none.
 double median_of(const std::vector<double>& values);
 
+/// The q-quantile (0 <= q <= 1) of the non-NaN values, interpolating linearly between order
+/// statistics (quantile_of(v, 0.5) == median_of(v)); NaN if none.
+double quantile_of(const std::vector<double>& values, double q);
+
+/// Half the width of the 95% confidence interval of the mean: t(0.975, n - 1) x std / sqrt(n),
+/// Student's t for the few seeds a sweep has; NaN for fewer than two values.
+double ci95_half_width(const Stats& stats);
+
+/// "0.0123 ± 0.000412 (95%, n=3)" with three significant digits, "0.0123 (n=1)", "-" for none.
+std::string mean_ci_text(const Stats& stats);
+
 /// "0.8125 ± 0.0177 (n=2)" with `digits` decimals, "0.8125 (n=1)" for one value, "-" for none.
 std::string mean_std_text(const Stats& stats, int digits);
 

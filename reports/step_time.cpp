@@ -1,6 +1,7 @@
 // Section 3: where a step's time goes, measured on this machine and projected onto the link.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "reports/format.hpp"
@@ -23,67 +24,149 @@ std::string links_of(const Grid& grid) {
 
 }  // namespace
 
+namespace {
+
+// The step of `s` against its row's dense baseline `dense`: "+35%", or "-8.1% (noise)" when the
+// difference lies within the noise: the 95% intervals over seeds overlap (two or more seeds
+// each), else the interquartile ranges over steps overlap.
+std::string versus_dense(const ConfigSummary& s, const ConfigSummary& dense) {
+  const double a = s.step_median.mean, b = dense.step_median.mean;
+  if (std::isnan(a) || std::isnan(b) || b <= 0) return kMissing;
+  if (&s == &dense) return "baseline";
+  const double change = 100 * (a - b) / b;
+  bool noise;
+  if (s.step_median.n >= 2 && dense.step_median.n >= 2) {
+    const double ha = ci95_half_width(s.step_median), hb = ci95_half_width(dense.step_median);
+    noise = a - ha <= b + hb && b - hb <= a + ha;
+  } else {
+    noise = s.step_q1 <= dense.step_q3 && dense.step_q1 <= s.step_q3;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%+.1f%%%s", change, noise ? " (noise)" : "");
+  return buf;
+}
+
+}  // namespace
+
 Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
   const std::string links = links_of(in.grid);
-  Section section{"Time per step",
-                  str_cat("Mean seconds per step and worker rank. compute = forward + backward + optimizer; compress "
-                          "= compress + decompress; communicate (measured) = time_communicate, wall time in "
-                          "collectives on this machine; communicate (projected) = projected_time_communicate, the "
-                          "same messages on the experiment's link (", links,
-                          ") by the alpha-beta model: a projection, not a measurement. "
-                          "Step (projected) = compute + compress + projected communicate."),
-                  {},
-                  {}};
+  Section section{
+      "Time per step",
+      str_cat("Mean seconds per step and worker rank. compute = forward + backward + optimizer; compress = compress + "
+              "decompress; wait = time_wait, blocked at the exchange until the slowest worker arrived (another "
+              "worker's compute, not communication); communicate (measured) = time_communicate, wall time in "
+              "collectives on this machine once all had arrived; communicate (projected) = "
+              "projected_time_communicate, the same messages on the experiment's link (", links,
+              ") by the alpha-beta model: a projection, not a measurement. Step (projected) = compute + compress + "
+              "wait + projected communicate. Spread: step median [IQR] = the median measured time_step over the "
+              "steps of each run and its interquartile range (means over seeds); step over seeds = the mean of the "
+              "runs' medians ± the half-width of its 95% interval (Student's t). vs dense = the step median "
+              "against the same row's dense (none) configuration; (noise) marks a difference within the noise: "
+              "the 95% intervals overlap (with two or more seeds each), else the interquartile ranges do."),
+      {},
+      {}};
   Table table;
   table.slug = "step_time";
   table.columns = {{"configuration"},
                    {"compute (s)", Align::Right},
                    {"compress (s)", Align::Right},
+                   {"wait (s)", Align::Right},
                    {"communicate, measured (s)", Align::Right},
                    {"communicate, projected (s)", Align::Right},
                    {"step, measured (s)", Align::Right},
-                   {"step, projected (s)", Align::Right}};
-  table.csv.header = {"configuration", "compute_s", "compress_s", "communicate_measured_s",
-                      "communicate_projected_s", "step_measured_s", "step_projected_s", "n"};
+                   {"step, projected (s)", Align::Right},
+                   {"step median [IQR] (s)", Align::Right},
+                   {"step over seeds (s)", Align::Right},
+                   {"vs dense", Align::Right}};
+  table.csv.header = {"configuration",    "compute_s",          "compress_s",        "wait_s",
+                      "communicate_measured_s", "communicate_projected_s", "step_measured_s", "step_projected_s",
+                      "step_median_s",    "step_q1_s",          "step_q3_s",         "step_median_ci95_s",
+                      "n"};
   std::string data;
   std::vector<std::string> labels;
+  std::vector<std::string> disturbed;
   double highest = 0;
   bool any_projected = false;
   for (const ConfigSummary& s : in.summaries) {
-    const double compute = s.compute.mean, compress = s.compress.mean;
+    const double compute = s.compute.mean, compress = s.compress.mean, wait = s.wait.mean;
     const double measured = s.communicate.mean, projected = s.projected_communicate.mean;
-    const double step_measured = or_zero(compute) + or_zero(compress) + or_zero(measured);
-    const double step_projected = std::isnan(projected) ? kNaN : or_zero(compute) + or_zero(compress) + projected;
-    table.add_row({s.config->label, seconds(compute), seconds(compress), seconds(measured), seconds(projected),
-                   seconds(step_measured), seconds(step_projected)},
-                  {s.config->label, raw_number(compute), raw_number(compress), raw_number(measured),
-                   raw_number(projected), raw_number(step_measured), raw_number(step_projected),
-                   std::to_string(s.compute.n)});
+    const double step_measured = or_zero(compute) + or_zero(compress) + or_zero(wait) + or_zero(measured);
+    const double step_projected =
+        std::isnan(projected) ? kNaN : or_zero(compute) + or_zero(compress) + or_zero(wait) + projected;
+    // The row's dense configuration: its compute is what the model and batch cost on an
+    // undisturbed machine, since no compressor changes forward, backward or the optimizer.
+    const ConfigSummary* dense = nullptr;
+    if (const Configuration* d = in.grid.find(s.config->row, "none"))
+      for (const ConfigSummary& other : in.summaries)
+        if (other.config == d) dense = &other;
+    std::string versus = kMissing;
+    if (dense != nullptr) {
+      versus = versus_dense(s, *dense);
+      const double base = dense->compute.mean;
+      if (&s != dense && base > 0 && std::fabs(compute - base) > 0.1 * base) {
+        char change[32];
+        std::snprintf(change, sizeof change, "%+.0f%%", 100 * (compute - base) / base);
+        disturbed.push_back(str_cat(s.config->label, " (compute ", change, ")"));
+        versus += " disturbed";
+      }
+    }
+    const std::string iqr = std::isnan(s.step_median.mean)
+                                ? std::string(kMissing)
+                                : str_cat(seconds(s.step_median.mean), " [", seconds(s.step_q1), ", ",
+                                          seconds(s.step_q3), "]");
+    table.add_row({s.config->label, seconds(compute), seconds(compress), seconds(wait), seconds(measured),
+                   seconds(projected), seconds(step_measured), seconds(step_projected), iqr,
+                   mean_ci_text(s.step_median), versus},
+                  {s.config->label, raw_number(compute), raw_number(compress), raw_number(wait),
+                   raw_number(measured), raw_number(projected), raw_number(step_measured),
+                   raw_number(step_projected), raw_number(s.step_median.mean), raw_number(s.step_q1),
+                   raw_number(s.step_q3), raw_number(ci95_half_width(s.step_median)), std::to_string(s.compute.n)});
     // Stacked bars need a number in every slot; a missing part draws as 0 and shows as - above.
-    data += data_line({or_zero(compute), or_zero(compress), or_zero(measured), or_zero(projected)});
+    data += data_line({or_zero(compute), or_zero(compress), or_zero(wait), or_zero(measured), or_zero(projected),
+                       s.step_median.mean, s.step_q1, s.step_q3});
     labels.push_back(s.config->label);
-    highest = std::max({highest, step_measured, or_zero(step_projected)});
+    highest = std::max({highest, step_measured, or_zero(step_projected), or_zero(s.step_q3)});
     any_projected = any_projected || !std::isnan(projected);
   }
   section.tables.push_back(std::move(table));
+  std::string crowded;
+  for (const ConfigSummary& s : in.summaries)
+    for (const RunData* run : s.config->runs)
+      if (run->oversubscribed) {
+        crowded += (crowded.empty() ? "" : ", ") + s.config->label;
+        break;
+      }
+  if (!crowded.empty())
+    section.text += str_cat(" Oversubscribed (more ranks than the host has cores; their times include waiting for "
+                            "a core): ", crowded, ".");
+  if (!disturbed.empty()) {
+    std::string list;
+    for (const auto& d : disturbed) list += (list.empty() ? "" : ", ") + d;
+    section.text += str_cat(" Disturbed by the machine: compute (forward + backward + optimizer, which no compressor "
+                            "changes) differs by more than 10% from the same row's dense configuration in ",
+                            list, "; compare their times with care (docs/reports.md).");
+  }
   if (labels.empty()) return section;
 
   FigurePlot plot{{"step_time", "Time per step: measured and projected",
-                   str_cat("Seconds per step and worker, stacked: compute, compress, communicate. Left: communicate "
-                           "as measured on this machine. Right: communicate as projected onto ",
-                           links, " (compute and compress measured in both)."),
+                   str_cat("Seconds per step and worker, stacked: compute, compress, wait, communicate. Left: "
+                           "communicate as measured on this machine; the whiskers span the interquartile range of "
+                           "the measured step over steps, around its median. Right: communicate as projected onto ",
+                           links, " (compute, compress and wait measured in both)."),
                    "", ""},
                   "",
                   {{"step_time.dat", data}}};
-  const std::string bars = "plot 'step_time.dat' using 1 title 'compute', '' using 2 title 'compress', ";
+  const std::string bars =
+      "plot 'step_time.dat' using 1 title 'compute', '' using 2 title 'compress', '' using 3 title 'wait', ";
   plot.commands = str_cat(
       "set multiplot layout 1,2\nset style data histograms\nset style histogram rowstacked\n"
       "set style fill solid 0.85 border -1\nset boxwidth 0.7\nset key top left\nset grid ytics\n",
       "set ylabel 'seconds per step'\nset yrange [0:", raw_number(highest > 0 ? highest * 1.25 : 1), "]\n",
       xtics_command(labels), "set title 'MEASURED on this machine'\n", bars,
-      "'' using 3 title 'communicate (measured)'\n",
+      "'' using 4 title 'communicate (measured)', "
+      "'' using 0:6:7:8 with yerrorbars lc rgb 'black' pt 7 ps 0.6 title 'step median, IQR'\n",
       "set title ", gnuplot_quote("PROJECTED onto " + links), "\n", bars,
-      "'' using 4 title 'communicate (projected)'\nunset multiplot\n");
+      "'' using 5 title 'communicate (projected)'\nunset multiplot\n");
   if (!any_projected) section.text += " No run recorded projected times; the right panel shows none.";
   section.figures.push_back(plot.figure);
   plots.push_back(std::move(plot));

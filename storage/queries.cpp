@@ -223,4 +223,12 @@ std::map<std::string, std::string> facts_of(Database& db, std::int64_t run_id) {
   return out;
 }
 
+std::map<std::int64_t, std::string> fact_of_runs(Database& db, const std::string& key) {
+  Statement q(db.handle(), "SELECT run_id, value FROM run_facts WHERE key = ?1");
+  q.bind_text(1, key);
+  std::map<std::int64_t, std::string> out;
+  while (q.step()) out[q.column_int64(0)] = q.column_text(1);
+  return out;
+}
+
 }  // namespace laconic::storage

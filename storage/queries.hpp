@@ -144,4 +144,7 @@ std::map<std::string, Summary> summary_of(Database& db, std::int64_t run_id);
 /// The run's rows of run_facts, by key (empty for a run recorded before schema 4).
 std::map<std::string, std::string> facts_of(Database& db, std::int64_t run_id);
 
+/// One fact of every run that recorded it, by run id.
+std::map<std::int64_t, std::string> fact_of_runs(Database& db, const std::string& key);
+
 }  // namespace laconic::storage

@@ -38,12 +38,24 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
                                   compress::Payload& payload,
                                   comm::AllreduceAlgorithm algorithm) {
   ExchangeStats stats;
-  const comm::ByteCounters before = comm.counters();
   stats.bytes_dense =
       comm::allreduce_bytes_sent(gradient.size(), comm.size(), comm.rank(), algorithm);
+  // Waiting apart from moving: a barrier right before the first collective takes the time until
+  // the slowest rank arrives; what follows is communication among ranks that are all there. Its
+  // few bytes are measurement, not the method's: the counters start after it.
+  auto wait_for_all = [&] {
+    const auto t = Clock::now();
+    comm.barrier();
+    stats.time_wait = seconds_since(t);
+    stats.measured_wait = true;
+  };
+  comm::ByteCounters before;
 
   auto t = Clock::now();
   if (compressor.exchanges_itself()) {
+    wait_for_all();
+    before = comm.counters();
+    t = Clock::now();
     // Its collectives are the communication; everything else (both halves of the codec) is
     // counted as compression.
     TimedReducer reducer(comm, algorithm);
@@ -58,6 +70,8 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
   compressor.compress(gradient, payload);
   stats.time_compress = seconds_since(t);
   stats.payload_bytes = payload.size();
+  wait_for_all();
+  before = comm.counters();
 
   if (compressor.summable() && !always_gather) {
     LACONIC_ENFORCE(payload.size() % sizeof(float) == 0, "summable payload of ",

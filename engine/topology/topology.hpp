@@ -14,7 +14,11 @@ namespace laconic::topology {
 struct ExchangeStats {
   double time_compress = 0;
   double time_decompress = 0;
-  double time_communicate = 0;   ///< wall time inside collectives
+  /// Seconds blocked at the exchange until the slowest rank arrived (a barrier just before the
+  /// collectives): a straggler's compute, not communication. Its bytes are in no counter.
+  double time_wait = 0;
+  bool measured_wait = false;    ///< time_wait was measured (exchange_compressed does)
+  double time_communicate = 0;   ///< wall time inside collectives, once every rank had arrived
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t bytes_dense = 0;  ///< bytes the same exchange would send uncompressed in fp32

@@ -166,6 +166,7 @@ class Trainer : public schedule::StepActions {
     put("time_backward", time_backward_);
     put("time_compress", exchange_.time_compress);
     put("time_decompress", exchange_.time_decompress);
+    if (exchange_.measured_wait) put("time_wait", exchange_.time_wait);
     put("time_communicate", exchange_.time_communicate);
     put("time_optimizer", time_optimizer_);
     put("lr", parts_.optimizer->lr());

@@ -2,8 +2,10 @@
 // on a timer, estimates of the time left, --quiet; eval_every; the facts a run records.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -131,5 +133,37 @@ TEST_CASE("a model that does not fit its dataset names the field to change and w
                                       "fashion_mnist has 10 classes: set the last entry of mlp.sizes to 10 "
                                       "(sizes = {784, 10})"));
   CHECK(r.err.find("mlp.classes") == std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a run with more ranks than cores is warned about, recorded and listed as oversubscribed",
+          "[cli][progress][facts]") {
+  const auto dir = make_temp_dir();
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  write_file(dir + "/o.lua", tiny_experiment("o", "  max_steps = 3,\n"));
+  // tiny_experiment has 2 workers; a second file asks for one rank more than the cores.
+  std::string crowded = tiny_experiment("crowded", "  max_steps = 3,\n");
+  crowded.replace(crowded.find("workers = 2"), 11, "workers = " + std::to_string(cores + 1));
+  write_file(dir + "/c.lua", crowded);
+  auto r = run_laconic(dir, "run c.lua --db o.db");
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("warning: " + std::to_string(cores + 1) + " ranks on " + std::to_string(cores) +
+                                    " cores"));
+  if (cores >= 2) REQUIRE(run_laconic(dir, "run o.lua --db o.db --quiet").status == 0);
+  auto db = storage::Database::open_read_only(dir + "/o.db");
+  const auto runs = storage::list_runs(*db);
+  CHECK(storage::facts_of(*db, runs[0].id).at("oversubscribed") == "true");
+  r = run_laconic(dir, "runs --wide --db o.db", 60);
+  CHECK_THAT(r.out, Catch::Contains("oversubscribed"));
+  std::istringstream lines(r.out);
+  std::string line;
+  std::getline(lines, line);  // header
+  std::getline(lines, line);
+  CHECK_THAT(line, Catch::Contains("crowded") && Catch::Contains(" yes "));
+  if (cores >= 2) {
+    std::getline(lines, line);
+    CHECK_THAT(line, Catch::Contains(" o ") && Catch::Contains(" no "));
+  }
   std::filesystem::remove_all(dir);
 }

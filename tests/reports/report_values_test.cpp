@@ -80,13 +80,46 @@ TEST_CASE("compression ratio and step times count worker ranks only, never the p
   // 8 worker-steps x 250000 dense bytes / (8 x 2500 sent) = 100, for both seeds.
   CHECK(has_line(md, "| none | 1.0x | 0.7750 ± 0.0354 (n=2) |"));
   CHECK(has_line(md, "| topk ratio=0.01 | 100.0x | 0.7100 ± 0.0141 (n=2) |"));
-  // compute 0.01 + 0.02 + 0.005; compress 0.003 + 0.001; projected step 0.035 + 0.004 + 0.002.
-  CHECK(has_line(md, "| none | 0.035 | 0 | 0.005 | 0.002 | 0.04 | 0.037 |"));
-  CHECK(has_line(md, "| topk ratio=0.01 | 0.035 | 0.004 | 0.005 | 0.002 | 0.044 | 0.041 |"));
+  // compute 0.01 + 0.02 + 0.005; compress 0.003 + 0.001; no wait recorded; projected step
+  // 0.035 + 0.004 + 0.002. Every step takes the same time: IQR of one point, a 95% interval of 0.
+  CHECK(has_line(md, "| none | 0.035 | 0 | - | 0.005 | 0.002 | 0.04 | 0.037 | 0.04 \\[0.04, 0.04\\] | 0.04 ± 0 (95%, n=2) "
+                     "| baseline |"));
+  CHECK(has_line(md, "| topk ratio=0.01 | 0.035 | 0.004 | - | 0.005 | 0.002 | 0.044 | 0.041 | 0.044 \\[0.044, 0.044\\] | "
+                     "0.044 ± 0 (95%, n=2) | +10.0% |"));
   // 8 x 2500 payload bytes / 8 worker-steps = 2500 per step; 8 * 2500 / 62500 parameters = 0.32.
   CHECK(has_line(md, "| topk ratio=0.01 | 62500 | 1 | 0.320 |"));
   // The Runs table's totals are over all ranks, the server's 4 rounds of 1e9 bytes included.
   CHECK(has_line(md, "| compressor=topk,ratio=0.01,seed=2 | FINISHED | 0.7200 | 4.00 GB | 4.00 GB | 1.0x | 60.0 |  |"));
+}
+
+TEST_CASE("step times: waiting apart, a difference within the noise said so, disturbed compute flagged",
+          "[reports][values]") {
+  TempDir dir("values-noise");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("noise", "noise.lua", "cafe");
+  record_run(*db, recorder, e, "noise", dense(1, {0.5, 0.75}));
+  // Same step time as dense: a difference of nothing, within the noise.
+  RunSpec same = dense(1, {0.5, 0.7});
+  same.name = "compressor=fp16,seed=1";
+  same.swept = {{"compressor", Value{std::string("fp16")}}};
+  same.compressor = "fp16";
+  record_run(*db, recorder, e, "noise", same);
+  // Forward twice as slow: compute 0.045 against 0.035, which no compressor explains.
+  RunSpec slow = topk(1, {0.4, 0.7});
+  slow.forward = 0.02;
+  slow.compress = slow.decompress = 0;
+  record_run(*db, recorder, e, "noise", slow);
+  ReportOptions options{.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}};
+  const std::string md = read_text(write_report(*db, "noise", dir.file("out"), options).markdown);
+  INFO(md);
+  CHECK(has_line(md, "| fp16 | 0.035 | 0 | - | 0.005 | 0.002 | 0.04 | 0.037 | 0.04 \\[0.04, 0.04\\] | 0.04 (n=1) | "
+                     "+0.0% (noise) |"));
+  CHECK(has_line(md, "| topk ratio=0.01 | 0.045 | 0 | - | 0.005 | 0.002 | 0.05 | 0.047 | 0.05 \\[0.05, 0.05\\] | "
+                     "0.05 (n=1) | +25.0% disturbed |"));
+  CHECK_THAT(md, Catch::Contains("Disturbed by the machine: compute (forward + backward + optimizer, which no "
+                                 "compressor changes) differs by more than 10% from the same row's dense "
+                                 "configuration in topk ratio=0.01 (compute +29%)"));
 }
 
 TEST_CASE("time and bytes to target count up to the first evaluation that reaches it", "[reports][values]") {
