@@ -15,6 +15,9 @@ struct Evaluation {
   std::optional<double> perplexity;   ///< language models only
 };
 
+/// Examples per forward pass when evaluating a classifier.
+inline constexpr int kEvaluationBatch = 128;
+
 /// Evaluates `model` on the first `limit` examples of `split` (all when limit is 0), in eval mode
 /// and without gradients; restores train mode afterwards. `on_batch` (may be empty) is called
 /// after every batch (the rank's liveness tick).
