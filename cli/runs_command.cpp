@@ -221,7 +221,8 @@ int runs_command(const RunsArgs& args) {
     for (const auto& column : extra) {
       const auto& values = extra_values[column.key];
       const auto it = values.find(run.id);
-      cells.push_back(text_cell(it == values.end() ? "-" : metric_text(column.key, figure_of(it->second, column.figure))));
+      cells.push_back(
+          text_cell(it == values.end() ? "-" : metric_text(column.key, figure_of(it->second, column.figure))));
     }
     writer.row(cells);
   }

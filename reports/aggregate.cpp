@@ -62,8 +62,8 @@ ConfigSummary summarize(const Configuration& config) {
   for (const RunData* run : config.runs)
     for (const EvalPoint& e : run->evaluations) {
       EvalValues& v = steps[e.step];
-      v.epochs.push_back(run->steps_per_epoch > 0 ? static_cast<double>(e.step) / static_cast<double>(run->steps_per_epoch)
-                                                  : kNaN);
+      const double per_epoch = static_cast<double>(run->steps_per_epoch);
+      v.epochs.push_back(per_epoch > 0 ? static_cast<double>(e.step) / per_epoch : kNaN);
       v.metric.push_back(e.test_metric);
       v.measured.push_back(e.measured_time);
       v.projected.push_back(e.projected_time);

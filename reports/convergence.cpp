@@ -9,8 +9,9 @@ namespace laconic::reports {
 Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
   Section section{
       "Convergence",
-      str_cat("Table: ", in.metric.label, " (worker 0) at the end of each epoch, mean over seeds. Measured time = the sum "
-              "of worker 0's epoch_time (wall time of whole epochs on this machine) up to that epoch. Projected time = "
+      str_cat("Table: ", in.metric.label,
+              " (worker 0) at the end of each epoch, mean over seeds. Measured time = the sum of worker 0's "
+              "epoch_time (wall time of whole epochs on this machine) up to that epoch. Projected time = "
               "the sum of worker 0's projected_time_step (measured compute + communication projected onto the link) "
               "up to the epoch's last step; it leaves out evaluation and data loading. Figures: every evaluation "
               "(every epoch's end, and every eval_every steps where the experiment sets it), mean over seeds, against "

@@ -172,7 +172,8 @@ void collect_evaluations(storage::Database& db, RunData& data, const std::string
 double RunData::best_metric(bool higher_is_better) const {
   double best = kNaN;
   for (const EvalPoint& e : evaluations)
-    if (!std::isnan(e.test_metric) && (std::isnan(best) || (higher_is_better ? e.test_metric > best : e.test_metric < best)))
+    if (!std::isnan(e.test_metric) &&
+        (std::isnan(best) || (higher_is_better ? e.test_metric > best : e.test_metric < best)))
       best = e.test_metric;
   return best;
 }

@@ -37,7 +37,8 @@ std::map<std::string, std::string> runtime_facts() {
   facts["torch_interop_threads"] = std::to_string(at::get_num_interop_threads());
   std::string library = "unknown";
   Dl_info info{};
-  if (void* sgemm = ::dlsym(RTLD_DEFAULT, "sgemm_"); sgemm != nullptr && ::dladdr(sgemm, &info) != 0 && info.dli_fname) {
+  void* sgemm = ::dlsym(RTLD_DEFAULT, "sgemm_");
+  if (sgemm != nullptr && ::dladdr(sgemm, &info) != 0 && info.dli_fname != nullptr) {
     std::error_code error;
     const auto real = std::filesystem::canonical(info.dli_fname, error);
     library = error ? std::string(info.dli_fname) : real.string();
