@@ -13,7 +13,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <vector>
@@ -41,6 +43,7 @@ struct WorkerProcess {
   std::string failure;       // the worker's own FailureMessage, if it sent one
   // Liveness: when anything last arrived, and the last heartbeat's phase and quiet time.
   Clock::time_point last_heard{};
+  std::optional<Clock::time_point> first_heard;  // its first message: the process has started
   std::string phase = "starting";
   double quiet = 0;
   std::string hung;          // why the controller called it hung and killed it
@@ -73,16 +76,46 @@ class StoreDir {
 // The controller's environment with one thread for OpenMP and BLAS libraries: OpenBLAS sizes its
 // thread pool from OPENBLAS_NUM_THREADS when it is loaded, before the worker's main() could.
 std::vector<std::string> worker_environment() {
-  static const char* const kPinned[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"};
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
     bool pinned = false;
-    for (const char* name : kPinned) pinned = pinned || entry.rfind(std::string(name) + "=", 0) == 0;
+    for (const char* name : kPinnedThreadVariables) pinned = pinned || entry.rfind(std::string(name) + "=", 0) == 0;
     if (!pinned) env.push_back(entry);
   }
-  for (const char* name : kPinned) env.push_back(std::string(name) + "=1");
+  for (const char* name : kPinnedThreadVariables) env.push_back(std::string(name) + "=1");
   return env;
+}
+
+// A worker forked from the controller: it calls spec.in_fork and exits with its status, never
+// returning into the controller's code (whose objects it shares copy-on-write).
+pid_t fork_worker(const LaunchSpec& spec, const std::string& store, int rank, int write_fd) {
+  const pid_t controller = ::getpid();
+  std::cout.flush();  // else the child's copy of a pending buffer could be written twice
+  std::cerr.flush();
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) throw Error(str_cat("fork failed: ", std::strerror(errno)));
+  if (pid > 0) return pid;
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != controller) ::_exit(127);
+  if (::dup2(write_fd, kMessageFd) < 0) ::_exit(127);
+  // Its name in ps, top and /proc/PID/comm (its command line stays the controller's).
+  const std::string name = worker_process_name(rank);
+  ::prctl(PR_SET_NAME, name.c_str());
+  // Nothing of the controller's stays open: its database, the other workers' pipes.
+  ::close_range(kMessageFd + 1, ~0U, 0);
+  // The controller's Ctrl-C handler is not the worker's: it dies of SIGINT and SIGTERM.
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  for (const char* name : kPinnedThreadVariables) ::setenv(name, "1", 1);
+  int status = 1;
+  try {
+    status = spec.in_fork(rank, store, kMessageFd);
+  } catch (...) {
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  ::_exit(status);
 }
 
 pid_t spawn(const LaunchSpec& spec, const std::string& store, int rank, int write_fd) {
@@ -151,6 +184,7 @@ void handle_line(WorkerProcess& w, std::string_view line, MetricsSink& sink,
   auto message = decode_message(line);
   if (!message) return;  // a torn line can only come from a crash; the exit status says why
   w.last_heard = Clock::now();
+  if (!w.first_heard) w.first_heard = w.last_heard;
   if (auto h = std::get_if<HeartbeatMessage>(&*message)) {
     w.phase = h->phase;
     w.quiet = h->quiet;
@@ -220,6 +254,8 @@ class ReapOnError {
 
 }  // namespace
 
+std::string worker_process_name(int rank) { return "laconic rank " + std::to_string(rank); }
+
 std::vector<std::string> remove_stale_store_dirs() {
   std::vector<std::string> removed;
   std::error_code error;
@@ -237,6 +273,7 @@ std::vector<std::string> remove_stale_store_dirs() {
 LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
                              const LaunchObserver& observer, const std::atomic<bool>& stop) {
   StoreDir store;
+  const auto launched = Clock::now();
   std::vector<WorkerProcess> workers(static_cast<std::size_t>(spec.workers));
   ReapOnError reap(workers);
   for (int r = 0; r < spec.workers; ++r) {
@@ -245,7 +282,7 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
     auto& w = workers[static_cast<std::size_t>(r)];
     w.rank = r;
     // dup2 in the child clears O_CLOEXEC on the copy, so only fd 3 survives the exec.
-    w.pid = spawn(spec, store.path(), r, fds[1]);
+    w.pid = spec.in_fork ? fork_worker(spec, store.path(), r, fds[1]) : spawn(spec, store.path(), r, fds[1]);
     ::close(fds[1]);
     w.fd = fds[0];
     w.last_heard = Clock::now();
@@ -338,10 +375,17 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
       observer.on_tick(silent);
     }
   }
+  const auto reaped = Clock::now();
   sink.flush();
   reap.done();  // every worker has exited and been reaped
 
   LaunchOutcome outcome;
+  const WorkerProcess& first = workers.front();
+  if (first.first_heard) {
+    outcome.start_seconds = std::chrono::duration<double>(*first.first_heard - launched).count();
+    outcome.teardown_seconds = std::chrono::duration<double>(reaped - first.last_heard).count();
+  }
+  outcome.total_seconds = std::chrono::duration<double>(reaped - launched).count();
   outcome.interrupted = stop.load();
   outcome.stopped = stopped;
   outcome.ok = !outcome.interrupted && stopped.empty();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/pinned_threads.hpp"
 #include "engine/core/metrics.hpp"
 #include "engine/core/worker_message.hpp"
 
@@ -23,6 +24,11 @@ struct LaunchSpec {
   std::string checkpoint_dir{};     ///< where workers write checkpoints; "" = none
   std::int64_t checkpoint_every = 0;  ///< steps between checkpoints; 0 = none
   std::int64_t resume_step = -1;    ///< workers start from their checkpoints of this step; -1 = fresh
+  /// When set, each worker is a fork of this process that calls it (rank, rendezvous directory,
+  /// the fd of its pipe) and exits with what it returns: LibTorch, already loaded and
+  /// initialized here, is not loaded again (about 0.8 s per worker). When empty, each worker
+  /// execs `executable worker ...`.
+  std::function<int(int rank, const std::string& store, int message_fd)> in_fork{};
 };
 
 /// How a run's workers ended.
@@ -32,6 +38,10 @@ struct LaunchOutcome {
   std::string stopped;       ///< why LaunchObserver::stop_reason stopped the run ("" if it did not)
   bool diverged = false;     ///< a worker stopped because its training loss diverged
   std::string error;         ///< why, worker by worker, when not ok
+  // Where the time outside rank 0's own phases went (run_facts seconds_*, docs/schema.md):
+  double start_seconds = 0;     ///< from the fork to rank 0's first message (exec, loading libraries)
+  double teardown_seconds = 0;  ///< from rank 0's last message until every worker was reaped
+  double total_seconds = 0;     ///< from the first fork until every worker was reaped
 };
 
 /// Hooks for what arrives while the run is going.
@@ -57,6 +67,10 @@ inline constexpr const char* kStoreDirPrefix = "laconic-store-";
 /// Removes the rendezvous directories whose controller is gone (killed before it could remove
 /// them); returns their paths.
 std::vector<std::string> remove_stale_store_dirs();
+
+/// The name a forked worker gives itself (PR_SET_NAME: what ps, top and /proc/PID/comm show;
+/// at most 15 characters): "laconic rank 3".
+std::string worker_process_name(int rank);
 
 /// Exit status of a worker whose training diverged (DivergedError).
 inline constexpr int kDivergedExitStatus = 3;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +22,7 @@
 #include "cli/run_command.hpp"
 #include "cli/worker_command.hpp"
 #include "cli/version.hpp"
+#include "cli/pinned_threads.hpp"
 #include "engine/core/error.hpp"
 #include "storage/database.hpp"
 
@@ -248,7 +250,13 @@ int main(int argc, char** argv) {
 #ifdef LACONIC_FRONT
     // This binary does not link LibTorch, so the read commands start at once; the commands
     // that train or need the engine's catalog run in laconic-engine, with the same arguments.
-    if (*run || *worker || *list || *check) return exec_engine(argv);
+    if (*run || *worker || *list || *check) {
+      // A controller's workers are its forks: one thread each for OpenMP and BLAS, which size
+      // their pools when LibTorch is loaded, before laconic-engine's main() (docs/architecture.md).
+      if (*run)
+        for (const char* name : laconic::cli::kPinnedThreadVariables) ::setenv(name, "1", 1);
+      return exec_engine(argv);
+    }
 #else
     if (*run) {
       struct sigaction action {};

@@ -19,10 +19,12 @@
 #include "cli/durable_writes.hpp"
 #include "cli/recover_command.hpp"
 #include "cli/launcher.hpp"
+#include "cli/worker_command.hpp"
 #include "cli/progress.hpp"
 #include "cli/catalog_commands.hpp"
 #include "engine/catalog.hpp"
 #include "engine/train/checkpoint.hpp"
+#include "engine/train/runtime.hpp"
 #include "lua/experiment.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
@@ -285,6 +287,12 @@ class Executor {
     }
     if (checkpointing) std::filesystem::create_directories(checkpoints);
     record_host_facts(run.id, world, label);
+    // The data is read here, once for the sweep, and the forked workers share it.
+    try {
+      writes_.fact(run.id, "seconds_preload", str_cat(catalog_.preload_data(config)));
+    } catch (const Error&) {
+      // Every worker reads it again, and the run fails with their words for what is wrong.
+    }
     writes_.retry(str_cat("open the metrics of run ", run.id), [&] { stored = recorder_.retrying_sink(run.id); });
     LaunchOutcome outcome;
     {
@@ -297,6 +305,22 @@ class Executor {
         spec.checkpoint_every = args_.checkpoint_every;
         spec.resume_step = run.resume_step;
       }
+      // Workers are forks of this process, which has LibTorch loaded already.
+      spec.in_fork = [&](int rank, const std::string& store, int message_fd) {
+        WorkerArgs worker;
+        worker.file = spec.file;
+        worker.file_hash = spec.file_hash;
+        worker.run_index = spec.run_index;
+        worker.run_name = spec.run_name;
+        worker.rank = rank;
+        worker.world = spec.workers;
+        worker.store = store;
+        worker.message_fd = message_fd;
+        worker.checkpoint_dir = spec.checkpoint_dir;
+        worker.checkpoint_every = spec.checkpoint_every;
+        worker.resume_step = spec.resume_step;
+        return worker_command(worker);
+      };
       progress_.begin(label, config.epochs);
       LaunchObserver observer;
       observer.on_progress = [&](const ProgressMessage& p) { progress_.update(p); };
@@ -354,6 +378,11 @@ class Executor {
     // Every row the workers sent is committed before the status says the run is over.
     writes_.drain(*stored);
     writes_.fact(run.id, "load_end", load_average_text());
+    if (outcome.total_seconds > 0) {
+      writes_.fact(run.id, "seconds_process_start", str_cat(outcome.start_seconds));
+      writes_.fact(run.id, "seconds_teardown", str_cat(outcome.teardown_seconds));
+      writes_.fact(run.id, "seconds_launch", str_cat(outcome.total_seconds));
+    }
     writes_.write_facts();
     if (outcome.ok || outcome.diverged) {
       // Both are results: --resume skips them, so their checkpoints will never be used.
@@ -435,6 +464,9 @@ std::string key_without(const RunConfig& run, const std::vector<std::string>& dr
 }  // namespace
 
 int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
+  // The controller computes nothing itself; pinned, it starts no thread pool its forks (the
+  // workers) would inherit broken.
+  train::pin_threads(1);
   engine::EngineCatalog catalog;
   // Load and validate everything before the database is touched: a broken file records nothing.
   const auto plan = lua::load_experiment(args.file, catalog);

@@ -64,6 +64,9 @@ class HeartbeatThread {
   std::thread thread_;  // last: started once everything it uses exists
 };
 
+// run_facts key of the seconds rank 0 spent in a phase.
+std::string phase_fact_key(const std::string& phase) { return "seconds_" + phase; }
+
 }  // namespace
 
 int worker_command(const WorkerArgs& args) {
@@ -119,7 +122,7 @@ int worker_command(const WorkerArgs& args) {
         writer->send(CheckpointMessage{step});
         writer->flush();
       };
-    liveness.enter("building the model");
+    liveness.enter("loading");
     train::WorkerParts parts = catalog.build(config);
     parts.liveness = &liveness;
     if (args.rank < config.workers)
@@ -128,6 +131,13 @@ int worker_command(const WorkerArgs& args) {
       train::run_server(config, std::move(parts), comm, sink, loaded.callbacks.get(), checkpointing);
     liveness.enter("finishing");
     sink.flush();
+    // Where rank 0's time went, phase by phase (run_facts seconds_*; the controller adds the
+    // process start and the teardown it saw).
+    if (writer && args.rank == 0) {
+      for (const auto& [phase, seconds] : liveness.phase_seconds())
+        writer->send(FactMessage{phase_fact_key(phase), str_cat(seconds)});
+      writer->flush();
+    }
     return 0;
   } catch (const DivergedError& e) {
     if (writer) {

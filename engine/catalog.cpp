@@ -1,5 +1,7 @@
 #include "engine/catalog.hpp"
 
+#include <chrono>
+
 #include "engine/comm/network.hpp"
 #include "engine/compress/builtin.hpp"
 #include "engine/compress/random.hpp"
@@ -55,6 +57,15 @@ ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
   if (spec.kind == "lr_schedule") return lr_schedules_.resolve(spec);
   if (spec.kind == "stopping") return stop_rules_.resolve(spec);
   throw ConfigError(str_cat("unknown component kind '", spec.kind, "'"));
+}
+
+double EngineCatalog::preload_data(const RunConfig& config) const {
+  const auto start = std::chrono::steady_clock::now();
+  auto dataset = datasets_.create(config.dataset);
+  if (!dataset->cached()) return 0;  // each worker reads it itself
+  dataset->train();
+  dataset->test();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 train::WorkerParts EngineCatalog::build(const RunConfig& config) const {

@@ -29,6 +29,11 @@ class EngineCatalog : public Catalog {
   /// build() checks the same. Builds both without loading data.
   void check_run(const RunConfig& config) const;
 
+  /// Reads the run's dataset, both splits, into this process's split cache
+  /// (engine/train/split_cache.hpp) when it has one: workers forked afterwards find it there.
+  /// Returns the seconds it took.
+  double preload_data(const RunConfig& config) const;
+
   /// Processes a run needs: its workers plus its topology's extra ranks (parameter servers).
   int world_size(const RunConfig& config) const;
 

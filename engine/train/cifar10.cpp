@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "engine/core/error.hpp"
+#include "engine/train/split_cache.hpp"
 
 namespace laconic::train {
 namespace {
@@ -49,6 +50,12 @@ std::vector<std::string> Cifar10Dataset::file_names() {
 }
 
 DataSplit Cifar10Dataset::load(const std::vector<std::string>& files) const {
+  std::string key = "cifar10";
+  for (const std::string& file : files) key += "\n" + file_key(path_of(options_.root, file));
+  return cached_split(key, [&] { return read(files); });
+}
+
+DataSplit Cifar10Dataset::read(const std::vector<std::string>& files) const {
   std::vector<char> bytes;
   for (const std::string& file : files) {
     const std::string path = path_of(options_.root, file);

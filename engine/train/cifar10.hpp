@@ -31,13 +31,15 @@ class Cifar10Dataset : public Dataset {
   const DataSplit& train() override;
   const DataSplit& test() override;
   std::int64_t classes() const override { return 10; }
+  bool cached() const override { return true; }
   std::vector<std::int64_t> example_shape() const override { return {3, 32, 32}; }
 
   /// The five training batches' file names, then the test batch's.
   static std::vector<std::string> file_names();
 
  private:
-  DataSplit load(const std::vector<std::string>& files) const;
+  DataSplit load(const std::vector<std::string>& files) const;  // through the split cache
+  DataSplit read(const std::vector<std::string>& files) const;  // decodes the files
   Cifar10Options options_;
   std::optional<DataSplit> train_, test_;
 };

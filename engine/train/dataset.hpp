@@ -29,6 +29,9 @@ class Dataset {
   /// Shape of one input example, without the batch dimension ({1, 28, 28}; {T} for tokens),
   /// known without loading; empty when unknown.
   virtual std::vector<std::int64_t> example_shape() const { return {}; }
+  /// Whether its splits are kept in the process's split cache (engine/train/split_cache.hpp),
+  /// so that reading them before the workers are forked spares each worker the work.
+  virtual bool cached() const { return false; }
   /// Tokens per example whose next token is predicted (labels [N, T]); 0 for classification.
   virtual std::int64_t sequence_length() const { return 0; }
 };

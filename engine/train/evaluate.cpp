@@ -4,10 +4,14 @@
 
 namespace laconic::train {
 
-Evaluation evaluate(Model& model, const DataSplit& split, std::int64_t limit, const std::function<void()>& on_batch) {
+std::int64_t evaluated_examples(const DataSplit& split, std::int64_t limit) {
+  return limit > 0 ? std::min(limit, split.size()) : split.size();
+}
+
+EvaluationSums evaluate_sums(Model& model, const DataSplit& split, std::int64_t begin, std::int64_t end,
+                             const std::function<void()>& on_batch) {
   torch::NoGradGuard no_grad;
   model.eval();
-  const std::int64_t n = limit > 0 ? std::min(limit, split.size()) : split.size();
   // A classifier: 128 examples per forward pass. Larger batches push the conv layers'
   // activations out of the cache: LeNet-5 on Fashion-MNIST's 10,000 test images took 3.0 s more
   // in batches of 1000 than of 128 (a 1-step run of 2 workers: 6.8 s against 3.8 s; 256 and 64
@@ -16,26 +20,34 @@ Evaluation evaluate(Model& model, const DataSplit& split, std::int64_t limit, co
   const std::int64_t tokens = split.labels.dim() == 2 ? split.labels.size(1) : 1;
   const std::int64_t batch =
       tokens > 1 ? std::max<std::int64_t>(1, 1000 / tokens) : std::int64_t{kEvaluationBatch};
-  double correct = 0, loss_sum = 0;
-  for (std::int64_t begin = 0; begin < n; begin += batch) {
-    const std::int64_t len = std::min(batch, n - begin);
-    auto logits = model.forward(split.inputs.narrow(0, begin, len));
-    auto labels = split.labels.narrow(0, begin, len).reshape({-1});
+  EvaluationSums sums;
+  for (std::int64_t at = begin; at < end; at += batch) {
+    const std::int64_t len = std::min(batch, end - at);
+    auto logits = model.forward(split.inputs.narrow(0, at, len));
+    auto labels = split.labels.narrow(0, at, len).reshape({-1});
     logits = logits.reshape({labels.size(0), -1});
-    loss_sum += torch::nn::functional::cross_entropy(
-                    logits, labels,
-                    torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                    .item<double>();
-    correct += logits.argmax(1).eq(labels).sum().item<double>();
+    sums.loss += torch::nn::functional::cross_entropy(
+                     logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                     .item<double>();
+    sums.correct += logits.argmax(1).eq(labels).sum().item<double>();
     if (on_batch) on_batch();
   }
   model.train();
-  const double predictions = static_cast<double>(n * tokens);
+  sums.predictions = static_cast<double>(std::max<std::int64_t>(0, end - begin) * tokens);
+  return sums;
+}
+
+Evaluation evaluation_of(const EvaluationSums& sums, bool language_model) {
   Evaluation e;
-  e.accuracy = n > 0 ? correct / predictions : 0.0;
-  e.loss = n > 0 ? loss_sum / predictions : 0.0;
-  if (split.labels.dim() == 2) e.perplexity = perplexity(e.loss);
+  e.accuracy = sums.predictions > 0 ? sums.correct / sums.predictions : 0.0;
+  e.loss = sums.predictions > 0 ? sums.loss / sums.predictions : 0.0;
+  if (language_model) e.perplexity = perplexity(e.loss);
   return e;
+}
+
+Evaluation evaluate(Model& model, const DataSplit& split, std::int64_t limit, const std::function<void()>& on_batch) {
+  return evaluation_of(evaluate_sums(model, split, 0, evaluated_examples(split, limit), on_batch),
+                       split.labels.dim() == 2);
 }
 
 }  // namespace laconic::train

@@ -18,6 +18,30 @@ struct Evaluation {
 /// Examples per forward pass when evaluating a classifier.
 inline constexpr int kEvaluationBatch = 128;
 
+/// What an evaluation adds up, so that the parts of a split evaluated apart can be summed.
+struct EvaluationSums {
+  double correct = 0;      ///< top-1 hits
+  double loss = 0;         ///< summed cross-entropy
+  double predictions = 0;  ///< examples, or tokens for a language model
+  EvaluationSums& operator+=(const EvaluationSums& o) {
+    correct += o.correct;
+    loss += o.loss;
+    predictions += o.predictions;
+    return *this;
+  }
+};
+
+/// How many examples an evaluation with `limit` covers (all when limit is 0).
+std::int64_t evaluated_examples(const DataSplit& split, std::int64_t limit);
+
+/// The sums over examples [begin, end) of `split`, in eval mode and without gradients;
+/// restores train mode afterwards. `on_batch` (may be empty) is called after every batch.
+EvaluationSums evaluate_sums(Model& model, const DataSplit& split, std::int64_t begin, std::int64_t end,
+                             const std::function<void()>& on_batch = {});
+
+/// Accuracy, loss (and a language model's perplexity) from sums.
+Evaluation evaluation_of(const EvaluationSums& sums, bool language_model);
+
 /// Evaluates `model` on the first `limit` examples of `split` (all when limit is 0), in eval mode
 /// and without gradients; restores train mode afterwards. `on_batch` (may be empty) is called
 /// after every batch (the rank's liveness tick).

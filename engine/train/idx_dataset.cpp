@@ -1,6 +1,9 @@
 #include "engine/train/idx_dataset.hpp"
 
+#include <sstream>
+
 #include "engine/train/idx_reader.hpp"
+#include "engine/train/split_cache.hpp"
 
 namespace laconic::train {
 namespace {
@@ -18,9 +21,11 @@ void IdxImageDataset::check_files(const std::string& root, const IdxDatasetInfo&
 }
 
 DataSplit IdxImageDataset::load(const std::string& prefix) const {
-  return read_idx_split(find(root_, prefix + "-images-idx3-ubyte", info_),
-                        find(root_, prefix + "-labels-idx1-ubyte", info_), info_.mean,
-                        info_.deviation, info_.title);
+  const std::string images = find(root_, prefix + "-images-idx3-ubyte", info_);
+  const std::string labels = find(root_, prefix + "-labels-idx1-ubyte", info_);
+  std::ostringstream key;
+  key << "idx\n" << file_key(images) << "\n" << file_key(labels) << "\n" << std::hexfloat << info_.mean << "\n" << info_.deviation;
+  return cached_split(key.str(), [&] { return read_idx_split(images, labels, info_.mean, info_.deviation, info_.title); });
 }
 
 const DataSplit& IdxImageDataset::train() {

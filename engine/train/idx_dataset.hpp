@@ -27,6 +27,7 @@ class IdxImageDataset : public Dataset {
   const DataSplit& train() override;
   const DataSplit& test() override;
   std::int64_t classes() const override { return 10; }
+  bool cached() const override { return true; }
   std::vector<std::int64_t> example_shape() const override { return {1, 28, 28}; }
 
   /// ConfigError, naming the first missing file and the hint, unless all four are in `root`;

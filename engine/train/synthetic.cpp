@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/core/error.hpp"
+#include "engine/train/split_cache.hpp"
 
 namespace laconic::train {
 
@@ -50,18 +51,22 @@ SyntheticOptions SyntheticOptions::from(const ComponentSpec& spec) {
 SyntheticDataset::SyntheticDataset(SyntheticOptions options) : options_(std::move(options)) {}
 
 DataSplit SyntheticDataset::generate(std::int64_t n, std::uint64_t stream) const {
-  std::vector<std::int64_t> means_shape = {options_.classes};
-  means_shape.insert(means_shape.end(), options_.shape.begin(), options_.shape.end());
-  // One generator for the means (shared by both splits), one per split for the noise: the test
-  // split does not depend on n, nor the training split on test_n.
-  const auto seed = static_cast<std::uint64_t>(options_.seed);
-  auto means = torch::randn(means_shape, at::detail::createCPUGenerator(seed * 3));
-  auto labels = torch::arange(n, torch::kInt64).remainder(options_.classes);
-  std::vector<std::int64_t> shape = {n};
-  shape.insert(shape.end(), options_.shape.begin(), options_.shape.end());
-  auto noise = torch::randn(shape, at::detail::createCPUGenerator(seed * 3 + stream));
-  auto inputs = means.index_select(0, labels).add_(noise).div_(std::sqrt(2.0));
-  return DataSplit{inputs.contiguous(), labels};
+  const std::string key = str_cat("synthetic\n", format_value(options_.shape), "\n", options_.classes, "\n",
+                                  n, "\n", options_.seed, "\n", stream);
+  return cached_split(key, [&] {
+    std::vector<std::int64_t> means_shape = {options_.classes};
+    means_shape.insert(means_shape.end(), options_.shape.begin(), options_.shape.end());
+    // One generator for the means (shared by both splits), one per split for the noise: the test
+    // split does not depend on n, nor the training split on test_n.
+    const auto seed = static_cast<std::uint64_t>(options_.seed);
+    auto means = torch::randn(means_shape, at::detail::createCPUGenerator(seed * 3));
+    auto labels = torch::arange(n, torch::kInt64).remainder(options_.classes);
+    std::vector<std::int64_t> shape = {n};
+    shape.insert(shape.end(), options_.shape.begin(), options_.shape.end());
+    auto noise = torch::randn(shape, at::detail::createCPUGenerator(seed * 3 + stream));
+    auto inputs = means.index_select(0, labels).add_(noise).div_(std::sqrt(2.0));
+    return DataSplit{inputs.contiguous(), labels};
+  });
 }
 
 const DataSplit& SyntheticDataset::train() {

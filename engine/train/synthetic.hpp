@@ -30,6 +30,7 @@ class SyntheticDataset : public Dataset {
   const DataSplit& train() override;
   const DataSplit& test() override;
   std::int64_t classes() const override { return options_.classes; }
+  bool cached() const override { return true; }
   std::vector<std::int64_t> example_shape() const override { return options_.shape; }
 
  private:

@@ -9,6 +9,7 @@
 #include "engine/core/error.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/evaluate.hpp"
+#include "engine/train/sharded_evaluation.hpp"
 #include "engine/train/objective.hpp"
 #include "engine/train/shard.hpp"
 
@@ -304,16 +305,21 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
   });
 }
 
-/// Evaluates on the test split and records test_accuracy, test_loss (and test_perplexity) at
-/// `step` (the last step taken) of `epoch`; `wall` is the record's wall time: when the evaluated
-/// weights were ready, before the evaluation ran.
+/// Evaluates on the test split (split across the workers when `shared`, see
+/// sharded_evaluation.hpp) and, on worker 0, records test_accuracy, test_loss (and
+/// test_perplexity) at `step` (the last step taken) of `epoch`; `wall` is the record's wall
+/// time: when the evaluated weights were ready, before the evaluation ran. Worker 0's result;
+/// the others' is empty.
 Evaluation evaluate_and_record(Model& model, Dataset& dataset, const RunConfig& config, MetricsSink& sink,
-                               std::int64_t step, std::int64_t epoch, double wall, Liveness* liveness) {
+                               comm::Communicator& comm, bool shared, std::int64_t step, std::int64_t epoch,
+                               double wall, Liveness* liveness) {
   if (liveness) liveness->enter("evaluating");
-  const Evaluation e = evaluate(model, dataset.test(), config.eval_limit, [liveness] {
-    if (liveness) liveness->tick();
-  });
+  const Evaluation e = evaluate_across(model, dataset.test(), config.eval_limit, comm,
+                                       static_cast<int>(config.workers), shared, [liveness] {
+                                         if (liveness) liveness->tick();
+                                       });
   if (liveness) liveness->enter("training");
+  if (comm.rank() != 0) return e;
   sink.record({"test_accuracy", step, epoch, 0, wall, e.accuracy});
   sink.record({"test_loss", step, epoch, 0, wall, e.loss});
   if (e.perplexity) sink.record({"test_perplexity", step, epoch, 0, wall, *e.perplexity});
@@ -345,8 +351,11 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
                         RunCallbacks* callbacks, const Checkpointing& checkpointing) {
   const bool lua_lr = callbacks != nullptr && callbacks->has("lr_schedule");
   const bool lua_epoch_end = callbacks != nullptr && callbacks->has("on_epoch_end");
+  // Under a synchronous schedule every worker reaches each evaluation together, so all take
+  // part (and split it when their replicas agree); otherwise worker 0 evaluates alone.
+  const bool shared_evaluation = config.schedule.name == "synchronous";
   parts.dataset->train();
-  if (comm.rank() == 0) parts.dataset->test();
+  if (comm.rank() == 0 || shared_evaluation) parts.dataset->test();
   check_identical_start(*parts.model, comm);
   parts.compressor->set_seed(static_cast<std::uint64_t>(config.seed), comm.rank());
 
@@ -424,8 +433,8 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
                                              : std::string()));
       }
       // eval_every: worker 0 evaluates between steps too (the epoch's end has its own evaluation).
-      const bool evaluate_now = config.eval_every > 0 && comm.rank() == 0 && (step + 1) % config.eval_every == 0 &&
-                                i + 1 < steps_per_epoch;
+      const bool evaluate_now = config.eval_every > 0 && (comm.rank() == 0 || shared_evaluation) &&
+                                (step + 1) % config.eval_every == 0 && i + 1 < steps_per_epoch;
       // Progress goes out before an evaluation, so that the controller's line for it is current.
       if (progress && comm.rank() == 0 &&
           (seconds_between(last_progress, step_end) >= 0.5 || i + 1 == steps_per_epoch || evaluate_now)) {
@@ -434,7 +443,8 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
         progress({epoch, i + 1, steps_per_epoch, trainer.loss(), rate});
       }
       if (evaluate_now)
-        evaluate_and_record(*parts.model, *parts.dataset, config, sink, step, epoch, wall(), parts.liveness);
+        evaluate_and_record(*parts.model, *parts.dataset, config, sink, comm, shared_evaluation, step, epoch, wall(),
+                            parts.liveness);
     }
     result.steps = step;
     const std::int64_t last = step - 1;
@@ -450,9 +460,11 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
       if (comm.rank() == 0)
         sink.record({"consensus_distance", last, epoch, 0, wall(), distance});
     }
+    Evaluation e;
+    if (comm.rank() == 0 || shared_evaluation)
+      e = evaluate_and_record(*parts.model, *parts.dataset, config, sink, comm, shared_evaluation, last, epoch,
+                              wall(), parts.liveness);
     if (comm.rank() == 0) {
-      const Evaluation e =
-          evaluate_and_record(*parts.model, *parts.dataset, config, sink, last, epoch, wall(), parts.liveness);
       result.final_test_accuracy = e.accuracy;
       metrics.values["test_accuracy"] = e.accuracy;
       metrics.values["test_loss"] = e.loss;

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/launcher.hpp"
+
 namespace laconic::testing {
 
 struct CommandResult {
@@ -71,7 +73,8 @@ inline pid_t start_laconic(const std::string& dir, std::vector<std::string> args
   ::_exit(127);
 }
 
-/// The pid of the child of `parent` whose command line holds "--rank <rank>" (a worker), or -1.
+/// The pid of the child of `parent` that is worker `rank` (named "laconic rank R" when forked,
+/// "--rank R" on its command line when exec'd), or -1.
 inline pid_t find_worker(pid_t parent, int rank) {
   std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), ::closedir);
   while (dirent* entry = ::readdir(proc.get())) {
@@ -84,6 +87,11 @@ inline pid_t find_worker(pid_t parent, int rank) {
     char state = 0;
     if (std::sscanf(stat.c_str() + close_paren + 1, " %c %d", &state, &ppid) != 2) continue;
     if (ppid != parent) continue;
+    // A forked worker is named "laconic rank R"; an exec'd one has --rank R on its command line.
+    const auto open_paren = stat.find('(');
+    if (open_paren != std::string::npos &&
+        stat.substr(open_paren + 1, close_paren - open_paren - 1) == cli::worker_process_name(rank))
+      return pid;
     const std::string cmdline = read_file("/proc/" + std::to_string(pid) + "/cmdline");
     if (cmdline.find(std::string("--rank\0", 7) + std::to_string(rank) + '\0') != std::string::npos) return pid;
   }

@@ -1,6 +1,7 @@
 // launch_workers with stand-in workers: shell scripts that speak the worker protocol on fd 3.
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -124,4 +125,37 @@ TEST_CASE("a stop reason from the observer stops the workers and is reported", "
   CHECK(outcome.error == "stopped: the database took no writes");
   CHECK(no_children());
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("forked workers run the given function with their rank and report on their pipe", "[cli][launcher]") {
+  cli::LaunchSpec spec;
+  spec.workers = 3;
+  spec.timeout = 5;
+  spec.in_fork = [](int rank, const std::string& store, int fd) {
+    // Each rank reports rank + 1 metrics and checks it was given the run's rendezvous directory.
+    if (!std::filesystem::is_directory(store)) return 1;
+    const std::string line = encode_message(MetricRecord{"train_loss", rank, 0, rank, 0.5, 2.0});
+    for (int i = 0; i <= rank; ++i)
+      if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) return 1;
+    return 0;
+  };
+  CountingSink sink;
+  const std::atomic<bool> stop{false};
+  const cli::LaunchOutcome ok = cli::launch_workers(spec, sink, {}, stop);
+  CHECK(ok.ok);
+  CHECK(sink.records == 1 + 2 + 3);
+  CHECK(ok.start_seconds > 0);
+  CHECK(ok.total_seconds >= ok.start_seconds);
+  CHECK(no_children());
+
+  // A rank that throws exits 1; one that returns the diverged status makes the run diverged.
+  spec.in_fork = [](int rank, const std::string&, int) -> int {
+    if (rank == 1) throw std::runtime_error("from the test");
+    return rank == 2 ? cli::kDivergedExitStatus : 0;
+  };
+  const cli::LaunchOutcome failed = cli::launch_workers(spec, sink, {}, stop);
+  CHECK_FALSE(failed.ok);
+  CHECK(failed.diverged);
+  CHECK(failed.error.find("worker 2 exited with status 3") != std::string::npos);
+  CHECK(no_children());
 }

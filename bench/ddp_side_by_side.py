@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""laconic against PyTorch DDP, side by side on this machine: the same model, data, batch (64 per
+worker), learning rate (SGD 0.05, momentum 0.9), 2 workers over Gloo on loopback, one thread per
+rank and the same BLAS (both load Debian's libblas.so.3). Runs are interleaved (for each
+repetition: every model and method, laconic then DDP), each one epoch; the figure is worker 0's
+epoch time (laconic's `epoch_time` metric; DDP's loop over the epoch's batches, data already in
+memory, no evaluation). Prints the median of each and their ratio, against the targets of issue
+16: laconic's dense epoch at most 0.9x DDP's, compressed ones at most DDP's with the same method.
+
+Models: LeNet-5 and the MLP (784-392-50-10, tanh) on Fashion-MNIST, ResNet-20 on synthetic
+CIFAR-shaped data (3x32x32, 2,560 training examples). Methods: dense (DDP: 25 MB buckets
+allreduced during backward; laconic: `none`), fp16 (DDP's fp16_compress_hook; laconic `fp16`),
+PowerSGD rank 2 (DDP's powerSGD_hook with error feedback and warm start, compressing from step 2;
+laconic `powersgd { rank = 2 }`).
+
+usage: bench/ddp_side_by_side.py [path/to/laconic] [REPETITIONS] [--models lenet5,mlp,resnet20]
+       (defaults: build/cli/laconic 3, every model; about 15 minutes for 3 repetitions here)
+"""
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.abspath(__file__)
+FMNIST = "/usr/share/datasets/fashion-mnist"
+LR, MOMENTUM, BATCH, WORKERS = 0.05, 0.9, 64, 2
+SYNTHETIC_N = 2560
+MODELS = {
+    "lenet5": ("fashion_mnist()", "lenet5()"),
+    "mlp": ("fashion_mnist()", "mlp()"),
+    "resnet20": (f"synthetic {{ shape = {{3, 32, 32}}, n = {SYNTHETIC_N}, test_n = 256 }}",
+                 "resnet { depth = 20 }"),
+}
+METHODS = {"dense": "none()", "fp16": "fp16()", "powersgd": "powersgd { rank = 2 }"}
+PINNED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+# ---------------------------------------------------------------- laconic side
+
+def laconic_epoch(laconic, directory, model, method):
+    data, net = MODELS[model]
+    path = os.path.join(directory, f"{model}-{method}.lua")
+    with open(path, "w") as f:
+        f.write(f"""experiment {{
+  name = "side-by-side", data = {data}, model = {net},
+  optimizer = sgd {{ lr = {LR}, momentum = {MOMENTUM} }}, batch_size = {BATCH}, epochs = 1,
+  workers = {WORKERS}, topology = allreduce {{ algorithm = "ring" }}, schedule = synchronous(),
+  compressor = {METHODS[method]}, seeds = {{ 1 }}, eval_limit = 256,
+}}
+""")
+    db = os.path.join(directory, f"{model}-{method}.db")
+    if os.path.exists(db):
+        os.remove(db)
+    subprocess.run([laconic, "run", path, "--db", db, "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    with sqlite3.connect(db) as c:
+        (value,) = c.execute("SELECT value FROM metrics WHERE key = 'epoch_time' AND worker = 0").fetchone()
+    return value
+
+
+# ---------------------------------------------------------------- DDP side
+
+def ddp_models(torch):
+    nn = torch.nn
+    F = torch.nn.functional
+
+    class LeNet5(nn.Module):  # engine/train/lenet5.cpp
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
+            self.conv2 = nn.Conv2d(6, 16, 5)
+            self.fc1, self.fc2, self.fc3 = nn.Linear(400, 120), nn.Linear(120, 84), nn.Linear(84, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2).flatten(1)
+            return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+    class Mlp(nn.Module):  # engine/train/mlp.cpp
+        def __init__(self, sizes=(784, 392, 50, 10)):
+            super().__init__()
+            self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
+
+        def forward(self, x):
+            x = x.flatten(1)
+            for i, layer in enumerate(self.layers):
+                x = layer(x)
+                if i + 1 < len(self.layers):
+                    x = torch.tanh(x)
+            return x
+
+    class Block(nn.Module):  # engine/train/resnet.cpp, option A shortcut
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.norm1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.norm2 = nn.BatchNorm2d(cout)
+            self.stride, self.pad = stride, cout - cin
+
+        def forward(self, x):
+            y = self.norm2(self.conv2(F.relu(self.norm1(self.conv1(x)))))
+            s = x
+            if self.stride != 1 or self.pad:
+                s = F.pad(x[:, :, ::self.stride, ::self.stride], (0, 0, 0, 0, 0, self.pad))
+            return F.relu(y + s)
+
+    class Resnet20(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem, self.stem_norm = nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16)
+            blocks, cin = [], 16
+            for cout, stride in ((16, 1), (32, 2), (64, 2)):
+                for b in range(3):
+                    blocks.append(Block(cin, cout, stride if b == 0 else 1))
+                    cin = cout
+            self.blocks = nn.Sequential(*blocks)
+            self.classifier = nn.Linear(64, 10)
+
+        def forward(self, x):
+            x = self.blocks(F.relu(self.stem_norm(self.stem(x))))
+            return self.classifier(F.adaptive_avg_pool2d(x, 1).flatten(1))
+
+    return {"lenet5": LeNet5, "mlp": Mlp, "resnet20": Resnet20}
+
+
+def ddp_data(torch, model):
+    if model == "resnet20":
+        g = torch.Generator().manual_seed(1)
+        return torch.randn(SYNTHETIC_N, 3, 32, 32, generator=g), torch.randint(0, 10, (SYNTHETIC_N,), generator=g)
+    import gzip
+    with gzip.open(os.path.join(FMNIST, "train-images-idx3-ubyte.gz")) as f:
+        images = torch.frombuffer(bytearray(f.read()[16:]), dtype=torch.uint8)
+    with gzip.open(os.path.join(FMNIST, "train-labels-idx1-ubyte.gz")) as f:
+        labels = torch.frombuffer(bytearray(f.read()[8:]), dtype=torch.uint8).long()
+    inputs = images.float().div_(255).sub_(0.2860).div_(0.3530).reshape(-1, 1, 28, 28)
+    return inputs, labels
+
+
+def ddp_worker(rank, store, model, method, out):
+    import time
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_hook
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=WORKERS)
+    inputs, labels = ddp_data(torch, model)
+    torch.manual_seed(1)
+    net = DistributedDataParallel(ddp_models(torch)[model]())  # bucket_cap_mb = 25, the default
+    if method == "fp16":
+        net.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    elif method == "powersgd":
+        state = powerSGD_hook.PowerSGDState(process_group=None, matrix_approximation_rank=2,
+                                            start_powerSGD_iter=2, use_error_feedback=True, warm_start=True)
+        net.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
+    opt = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
+    # Each worker's disjoint half, reshuffled per epoch, as laconic shards.
+    shard = torch.randperm(len(labels), generator=torch.Generator().manual_seed(7))[rank::WORKERS]
+    steps = len(shard) // BATCH
+    dist.barrier()
+    start = time.monotonic()
+    for i in range(steps):
+        idx = shard[i * BATCH:(i + 1) * BATCH]
+        loss = torch.nn.functional.cross_entropy(net(inputs.index_select(0, idx)), labels.index_select(0, idx))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    elapsed = time.monotonic() - start
+    dist.barrier()
+    if rank == 0:
+        with open(out, "w") as f:
+            json.dump({"epoch_time": elapsed, "steps": steps}, f)
+    dist.destroy_process_group()
+
+
+def ddp_epoch(directory, model, method):
+    store = os.path.join(directory, f"ddp-store-{model}-{method}")
+    out = os.path.join(directory, f"ddp-{model}-{method}.json")
+    for p in (store, out):
+        if os.path.exists(p):
+            os.remove(p)
+    env = dict(os.environ, **PINNED)
+    procs = [subprocess.Popen([sys.executable, HERE, "--ddp-worker", str(r), store, model, method, out], env=env)
+             for r in range(WORKERS)]
+    codes = [p.wait(timeout=1800) for p in procs]
+    if any(codes):
+        raise SystemExit(f"DDP workers of {model}/{method} exited with {codes}")
+    with open(out) as f:
+        return json.load(f)["epoch_time"]
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--ddp-worker":
+        rank, store, model, method, out = sys.argv[2:7]
+        ddp_worker(int(rank), store, model, method, out)
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("laconic", nargs="?", default="build/cli/laconic")
+    parser.add_argument("repetitions", nargs="?", type=int, default=3)
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--methods", default=",".join(METHODS))
+    args = parser.parse_args()
+    laconic = os.path.abspath(args.laconic)
+    models, methods = args.models.split(","), args.methods.split(",")
+    times = {}
+    with tempfile.TemporaryDirectory() as directory:
+        for rep in range(args.repetitions):
+            for model in models:
+                for method in methods:
+                    lac = laconic_epoch(laconic, directory, model, method)
+                    ddp = ddp_epoch(directory, model, method)
+                    times.setdefault((model, method), []).append((lac, ddp))
+                    print(f"repetition {rep + 1}: {model} {method}: laconic {lac:.2f} s, DDP {ddp:.2f} s",
+                          file=sys.stderr, flush=True)
+    print(f"Median epoch time of worker 0 over {args.repetitions} interleaved repetitions, 2 workers, "
+          "one thread per rank")
+    print()
+    print("| model | method | laconic (s) | DDP (s) | laconic / DDP | target | met |")
+    print("|---|---|---|---|---|---|---|")
+    for (model, method), pairs in times.items():
+        lac = statistics.median(p[0] for p in pairs)
+        ddp = statistics.median(p[1] for p in pairs)
+        target = 0.9 if method == "dense" else 1.0
+        ratio = lac / ddp
+        print(f"| {model} | {method} | {lac:.2f} | {ddp:.2f} | {ratio:.2f} | <= {target} | "
+              f"{'yes' if ratio <= target else 'no'} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+#pragma once
+// Evaluation split across the workers: each evaluates its slice of the test split and worker 0
+// adds up the sums. Only when every replica is the same model (parameters and buffers, such as
+// batch-norm statistics, hash alike): then the result is worker 0's model's, as when worker 0
+// evaluates alone, in 1/workers of the time. Otherwise worker 0 evaluates the whole split.
+#include <cstdint>
+#include <functional>
+
+#include "engine/comm/communicator.hpp"
+#include "engine/train/evaluate.hpp"
+
+namespace laconic::train {
+
+/// Hash of a model's parameters and buffers (what an evaluation depends on).
+std::uint64_t replica_hash(Model& model);
+
+/// Evaluates the first `limit` examples of `split` (all when 0) with the workers 0..workers-1 of
+/// `comm`, every one of which must call it at the same point when `shared` is true; when it is
+/// false only worker 0 calls it (and evaluates alone). The Evaluation is worker 0's; the others'
+/// is empty. `sharded` (may be null) is set to whether the slices were split.
+Evaluation evaluate_across(Model& model, const DataSplit& split, std::int64_t limit, comm::Communicator& comm,
+                           int workers, bool shared, const std::function<void()>& on_batch, bool* sharded = nullptr);
+
+}  // namespace laconic::train
