@@ -14,7 +14,7 @@ PowerSGD rank 2 (DDP's powerSGD_hook with error feedback and warm start, compres
 laconic `powersgd { rank = 2 }`).
 
 usage: bench/ddp_side_by_side.py [path/to/laconic] [REPETITIONS] [--models lenet5,mlp,resnet20]
-       (defaults: build/cli/laconic 3, every model; about 15 minutes for 3 repetitions here)
+       (defaults: build/cli/laconic 5, every model and method; about 25 minutes here)
 """
 import argparse
 import json
@@ -58,6 +58,13 @@ def laconic_epoch(laconic, directory, model, method):
     subprocess.run([laconic, "run", path, "--db", db, "--quiet"], check=True, stdout=subprocess.DEVNULL)
     with sqlite3.connect(db) as c:
         (value,) = c.execute("SELECT value FROM metrics WHERE key = 'epoch_time' AND worker = 0").fetchone()
+        parts = dict(c.execute("SELECT key, SUM(value) FROM metrics WHERE worker = 0 AND key IN "
+                               "('time_step', 'time_wait', 'time_communicate', 'time_forward', 'time_backward') "
+                               "GROUP BY key").fetchall())
+    print(f"  laconic {model} {method}: epoch {value:.2f} s = steps {parts['time_step']:.2f} s (forward "
+          f"{parts['time_forward']:.2f}, backward {parts['time_backward']:.2f}, wait {parts['time_wait']:.2f}, "
+          f"communicate {parts['time_communicate']:.2f}) + {value - parts['time_step']:.2f} s between steps",
+          file=sys.stderr, flush=True)
     return value
 
 
@@ -189,7 +196,8 @@ def ddp_epoch(directory, model, method):
              for r in range(WORKERS)]
     codes = [p.wait(timeout=1800) for p in procs]
     if any(codes):
-        raise SystemExit(f"DDP workers of {model}/{method} exited with {codes}")
+        print(f"  DDP {model} {method}: workers exited with {codes}", file=sys.stderr, flush=True)
+        return None
     with open(out) as f:
         return json.load(f)["epoch_time"]
 
@@ -203,7 +211,7 @@ def main():
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("laconic", nargs="?", default="build/cli/laconic")
-    parser.add_argument("repetitions", nargs="?", type=int, default=3)
+    parser.add_argument("repetitions", nargs="?", type=int, default=5)
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--methods", default=",".join(METHODS))
     args = parser.parse_args()
@@ -217,21 +225,25 @@ def main():
                     lac = laconic_epoch(laconic, directory, model, method)
                     ddp = ddp_epoch(directory, model, method)
                     times.setdefault((model, method), []).append((lac, ddp))
-                    print(f"repetition {rep + 1}: {model} {method}: laconic {lac:.2f} s, DDP {ddp:.2f} s",
-                          file=sys.stderr, flush=True)
+                    print(f"repetition {rep + 1}: {model} {method}: laconic {lac:.2f} s, DDP "
+                          + (f"{ddp:.2f} s" if ddp is not None else "failed"), file=sys.stderr, flush=True)
     print(f"Median epoch time of worker 0 over {args.repetitions} interleaved repetitions, 2 workers, "
           "one thread per rank")
     print()
-    print("| model | method | laconic (s) | DDP (s) | laconic / DDP | target | met |")
+    print("| model | method | laconic (s) [min-max] | DDP (s) [min-max] | laconic / DDP | target | met |")
     print("|---|---|---|---|---|---|---|")
     for (model, method), pairs in times.items():
-        lac = statistics.median(p[0] for p in pairs)
-        ddp = statistics.median(p[1] for p in pairs)
+        lac = [p[0] for p in pairs]
+        ddp = [p[1] for p in pairs if p[1] is not None]
         target = 0.9 if method == "dense" else 1.0
-        ratio = lac / ddp
-        print(f"| {model} | {method} | {lac:.2f} | {ddp:.2f} | {ratio:.2f} | <= {target} | "
+        if not ddp:
+            print(f"| {model} | {method} | {statistics.median(lac):.2f} [{min(lac):.2f}-{max(lac):.2f}] | "
+                  f"failed (see the log) | - | <= {target} | - |")
+            continue
+        ratio = statistics.median(lac) / statistics.median(ddp)
+        print(f"| {model} | {method} | {statistics.median(lac):.2f} [{min(lac):.2f}-{max(lac):.2f}] | "
+              f"{statistics.median(ddp):.2f} [{min(ddp):.2f}-{max(ddp):.2f}] | {ratio:.2f} | <= {target} | "
               f"{'yes' if ratio <= target else 'no'} |")
-
 
 if __name__ == "__main__":
     main()
