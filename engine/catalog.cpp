@@ -59,6 +59,21 @@ ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
   throw ConfigError(str_cat("unknown component kind '", spec.kind, "'"));
 }
 
+namespace {
+
+// The shape of each of the model's parameters, as compressors see the gradient's layers.
+std::vector<compress::LayerShape> layer_shapes(train::Model& model) {
+  std::vector<compress::LayerShape> shapes;
+  for (const auto& p : model.parameters()) {
+    compress::LayerShape shape;
+    for (const std::int64_t d : p.sizes()) shape.push_back(static_cast<std::size_t>(d));
+    shapes.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
+}  // namespace
+
 double EngineCatalog::preload_data(const RunConfig& config) const {
   const auto start = std::chrono::steady_clock::now();
   auto dataset = datasets_.create(config.dataset);
@@ -77,13 +92,7 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.optimizer = optimizers_.create(config.optimizer);
   parts.topology = topologies_.create(config.topology);
   parts.schedule = schedules_.create(config.schedule);
-  std::vector<compress::LayerShape> shapes;
-  for (const auto& p : parts.model->parameters()) {
-    compress::LayerShape shape;
-    for (const std::int64_t d : p.sizes()) shape.push_back(static_cast<std::size_t>(d));
-    shapes.push_back(std::move(shape));
-  }
-  parts.compressor = compress::build_compressor(compressors_, config.compressor, shapes);
+  parts.compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*parts.model));
   parts.topology->check(*parts.compressor);
   parts.network = networks_.create(config.network);
   parts.lr_schedule_spec = lr_schedules_.resolve(config.lr_schedule);
@@ -126,6 +135,10 @@ void EngineCatalog::check_run(const RunConfig& config) const {
   const auto dataset = datasets_.create(config.dataset);
   const auto model = models_.create(config.model);
   train::check_compatible(*model, *dataset);
+  // The compressor for this model's layers, and whether the topology can run it: refused
+  // here, before any worker starts, as build() would refuse it in every worker.
+  const auto compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*model));
+  topologies_.create(config.topology)->check(*compressor);
 }
 
 int EngineCatalog::world_size(const RunConfig& config) const {

@@ -25,8 +25,9 @@ class EngineCatalog : public Catalog {
   /// so all workers of a run start from identical weights.
   train::WorkerParts build(const RunConfig& config) const;
 
-  /// ConfigError unless the run's model fits its dataset (classes, bptt, example shape);
-  /// build() checks the same. Builds both without loading data.
+  /// ConfigError unless the run's model fits its dataset (classes, bptt, example shape) and its
+  /// compressor can be built for the model's layers and run by its topology; build() checks the
+  /// same. Builds them without loading data.
   void check_run(const RunConfig& config) const;
 
   /// Reads the run's dataset, both splits, into this process's split cache

@@ -112,6 +112,13 @@ TEST_CASE("unknown names list the known ones", "[cli][errors]") {
   CHECK(r.status != 0);
   CHECK_THAT(r.err, Catch::Contains("comp.lua:10:") && Catch::Contains("'topK'") &&
                         Catch::Contains("topk") && Catch::Contains("none"));
+
+  // A compressor that cannot be built for the model is refused before any worker starts.
+  write_file(dir + "/scope.lua", tiny_experiment("x", "  compressor = powersgd { scope = \"layer\" },\n"));
+  r = run_laconic(dir, "run scope.lua --db s.db");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("powersgd works layer by layer by itself"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/s.db"));
   std::filesystem::remove_all(dir);
 }
 
