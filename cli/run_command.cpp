@@ -289,8 +289,8 @@ class Executor {
     record_host_facts(run.id, world, label);
     // The data is read here, once for the sweep, and the forked workers share it.
     try {
-      writes_.fact(run.id, "seconds_preload", str_cat(catalog_.preload_data(config)));
-    } catch (const Error&) {
+      if (const auto seconds = catalog_.preload_data(config)) writes_.fact(run.id, "seconds_preload", str_cat(*seconds));
+    } catch (const std::exception&) {
       // Every worker reads it again, and the run fails with their words for what is wrong.
     }
     writes_.retry(str_cat("open the metrics of run ", run.id), [&] { stored = recorder_.retrying_sink(run.id); });

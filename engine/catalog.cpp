@@ -74,10 +74,10 @@ std::vector<compress::LayerShape> layer_shapes(train::Model& model) {
 
 }  // namespace
 
-double EngineCatalog::preload_data(const RunConfig& config) const {
+std::optional<double> EngineCatalog::preload_data(const RunConfig& config) const {
   const auto start = std::chrono::steady_clock::now();
   auto dataset = datasets_.create(config.dataset);
-  if (!dataset->cached()) return 0;  // each worker reads it itself
+  if (!dataset->cached()) return std::nullopt;  // each worker reads it itself
   dataset->train();
   dataset->test();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,6 +1,8 @@
 #pragma once
 // The engine's registries behind one Catalog: what the Lua DSL and `laconic list` describe, and
 // what a worker builds its run from.
+#include <optional>
+
 #include "engine/comm/network.hpp"
 #include "engine/compress/compressor.hpp"
 #include "engine/core/catalog.hpp"
@@ -32,8 +34,8 @@ class EngineCatalog : public Catalog {
 
   /// Reads the run's dataset, both splits, into this process's split cache
   /// (engine/train/split_cache.hpp) when it has one: workers forked afterwards find it there.
-  /// Returns the seconds it took.
-  double preload_data(const RunConfig& config) const;
+  /// Returns the seconds it took; nothing for a dataset each worker reads itself.
+  std::optional<double> preload_data(const RunConfig& config) const;
 
   /// Processes a run needs: its workers plus its topology's extra ranks (parameter servers).
   int world_size(const RunConfig& config) const;

@@ -71,6 +71,19 @@ TEST_CASE("a run whose output goes to a log prints a line per evaluation with th
   CHECK(facts.count("cores") == 1);
   CHECK(facts.count("load_start") == 1);
   CHECK(facts.count("load_end") == 1);
+  // Where the run's time went (the seconds_* facts): every phase rank 0 went through, and the
+  // controller's part. The first run read the data; the second found it in memory.
+  for (const char* phase : {"seconds_starting", "seconds_rendezvous", "seconds_loading", "seconds_training",
+                            "seconds_evaluating", "seconds_finishing", "seconds_process_start",
+                            "seconds_teardown", "seconds_launch", "seconds_preload"}) {
+    INFO(phase);
+    REQUIRE(facts.count(phase) == 1);
+    CHECK(std::stod(facts.at(phase)) >= 0);
+  }
+  CHECK(std::stod(facts.at("seconds_launch")) >= std::stod(facts.at("seconds_training")));
+  const auto second = storage::facts_of(*db, runs[1].id);
+  REQUIRE(second.count("seconds_preload") == 1);
+  CHECK(std::stod(second.at("seconds_preload")) < std::stod(facts.at("seconds_preload")));
   auto show = run_laconic(dir, "show " + std::to_string(runs[0].id) + " --db p.db", 60);
   CHECK_THAT(show.out, Catch::Contains("torch_threads") && Catch::Contains("blas_library"));
 
