@@ -432,7 +432,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
                                                        " x the first step's loss ", first_loss)
                                              : std::string()));
       }
-      // eval_every: worker 0 evaluates between steps too (the epoch's end has its own evaluation).
+      // eval_every: the test split is evaluated between steps too (the epoch's end has its own).
       const bool evaluate_now = config.eval_every > 0 && (comm.rank() == 0 || shared_evaluation) &&
                                 (step + 1) % config.eval_every == 0 && i + 1 < steps_per_epoch;
       // Progress goes out before an evaluation, so that the controller's line for it is current.
