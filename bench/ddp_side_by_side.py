@@ -2,7 +2,7 @@
 """laconic against PyTorch DDP, side by side on this machine: the same model, data, batch (64 per
 worker), learning rate (SGD 0.05, momentum 0.9), 2 workers over Gloo on loopback, one thread per
 rank and the same BLAS (both load Debian's libblas.so.3). Runs are interleaved (for each
-repetition: every model and method, laconic then DDP), each one epoch; the figure is worker 0's
+repetition: every model and method, laconic after backward, laconic overlapped, then DDP), each one epoch; the figure is worker 0's
 epoch time (laconic's `epoch_time` metric; DDP's loop over the epoch's batches, data already in
 memory, no evaluation). Prints the median of each and their ratio, against the targets of issue
 16: laconic's dense epoch at most 0.9x DDP's, compressed ones at most DDP's with the same method.
@@ -11,7 +11,9 @@ Models: LeNet-5 and the MLP (784-392-50-10, tanh) on Fashion-MNIST, ResNet-20 on
 CIFAR-shaped data (3x32x32, 2,560 training examples). Methods: dense (DDP: 25 MB buckets
 allreduced during backward; laconic: `none`), fp16 (DDP's fp16_compress_hook; laconic `fp16`),
 PowerSGD rank 2 (DDP's powerSGD_hook with error feedback and warm start, compressing from step 2;
-laconic `powersgd { rank = 2 }`).
+laconic `powersgd { rank = 2 }`). laconic runs each twice: `allreduce { overlap = false }` (the
+whole gradient after backward) and `allreduce { overlap = true }` (DDP's scheme: buckets of 25 MiB,
+the first of 1 MiB, exchanged on a communication thread while backward runs).
 
 usage: bench/ddp_side_by_side.py [path/to/laconic] [REPETITIONS] [--models lenet5,mlp,resnet20]
        (defaults: build/cli/laconic 5, every model and method; about 25 minutes here)
@@ -41,29 +43,32 @@ PINNED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS"
 
 # ---------------------------------------------------------------- laconic side
 
-def laconic_epoch(laconic, directory, model, method):
+def laconic_epoch(laconic, directory, model, method, overlap):
     data, net = MODELS[model]
-    path = os.path.join(directory, f"{model}-{method}.lua")
+    mode = "overlapped" if overlap else "after"
+    path = os.path.join(directory, f"{model}-{method}-{mode}.lua")
     with open(path, "w") as f:
         f.write(f"""experiment {{
   name = "side-by-side", data = {data}, model = {net},
   optimizer = sgd {{ lr = {LR}, momentum = {MOMENTUM} }}, batch_size = {BATCH}, epochs = 1,
-  workers = {WORKERS}, topology = allreduce {{ algorithm = "ring" }}, schedule = synchronous(),
+  workers = {WORKERS}, topology = allreduce {{ overlap = {'true' if overlap else 'false'} }},
+  schedule = synchronous(),
   compressor = {METHODS[method]}, seeds = {{ 1 }}, eval_limit = 256,
 }}
 """)
-    db = os.path.join(directory, f"{model}-{method}.db")
+    db = os.path.join(directory, f"{model}-{method}-{mode}.db")
     if os.path.exists(db):
         os.remove(db)
     subprocess.run([laconic, "run", path, "--db", db, "--quiet"], check=True, stdout=subprocess.DEVNULL)
     with sqlite3.connect(db) as c:
         (value,) = c.execute("SELECT value FROM metrics WHERE key = 'epoch_time' AND worker = 0").fetchone()
         parts = dict(c.execute("SELECT key, SUM(value) FROM metrics WHERE worker = 0 AND key IN "
-                               "('time_step', 'time_wait', 'time_communicate', 'time_forward', 'time_backward') "
-                               "GROUP BY key").fetchall())
-    print(f"  laconic {model} {method}: epoch {value:.2f} s = steps {parts['time_step']:.2f} s (forward "
+                               "('time_step', 'time_wait', 'time_communicate', 'time_forward', 'time_backward', "
+                               "'time_overlapped') GROUP BY key").fetchall())
+    print(f"  laconic {model} {method} {mode}: epoch {value:.2f} s = steps {parts['time_step']:.2f} s (forward "
           f"{parts['time_forward']:.2f}, backward {parts['time_backward']:.2f}, wait {parts['time_wait']:.2f}, "
-          f"communicate {parts['time_communicate']:.2f}) + {value - parts['time_step']:.2f} s between steps",
+          f"communicate {parts['time_communicate']:.2f}, hidden behind backward {parts.get('time_overlapped', 0):.2f}) "
+          f"+ {value - parts['time_step']:.2f} s between steps",
           file=sys.stderr, flush=True)
     return value
 
@@ -222,28 +227,33 @@ def main():
         for rep in range(args.repetitions):
             for model in models:
                 for method in methods:
-                    lac = laconic_epoch(laconic, directory, model, method)
+                    after = laconic_epoch(laconic, directory, model, method, False)
+                    overlapped = laconic_epoch(laconic, directory, model, method, True)
                     ddp = ddp_epoch(directory, model, method)
-                    times.setdefault((model, method), []).append((lac, ddp))
-                    print(f"repetition {rep + 1}: {model} {method}: laconic {lac:.2f} s, DDP "
+                    times.setdefault((model, method), []).append((after, overlapped, ddp))
+                    print(f"repetition {rep + 1}: {model} {method}: laconic {after:.2f} s after backward, "
+                          f"{overlapped:.2f} s overlapped; DDP "
                           + (f"{ddp:.2f} s" if ddp is not None else "failed"), file=sys.stderr, flush=True)
     print(f"Median epoch time of worker 0 over {args.repetitions} interleaved repetitions, 2 workers, "
           "one thread per rank")
     print()
-    print("| model | method | laconic (s) [min-max] | DDP (s) [min-max] | laconic / DDP | target | met |")
-    print("|---|---|---|---|---|---|---|")
-    for (model, method), pairs in times.items():
-        lac = [p[0] for p in pairs]
-        ddp = [p[1] for p in pairs if p[1] is not None]
+    print("| model | method | laconic after backward (s) [min-max] | laconic overlapped (s) [min-max] | "
+          "DDP (s) [min-max] | after / DDP | overlapped / DDP | target | met |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    cell = lambda xs: f"{statistics.median(xs):.2f} [{min(xs):.2f}-{max(xs):.2f}]"
+    for (model, method), runs in times.items():
+        after = [r[0] for r in runs]
+        overlapped = [r[1] for r in runs]
+        ddp = [r[2] for r in runs if r[2] is not None]
         target = 0.9 if method == "dense" else 1.0
         if not ddp:
-            print(f"| {model} | {method} | {statistics.median(lac):.2f} [{min(lac):.2f}-{max(lac):.2f}] | "
-                  f"failed (see the log) | - | <= {target} | - |")
+            print(f"| {model} | {method} | {cell(after)} | {cell(overlapped)} | failed (see the log) | - | - | "
+                  f"<= {target} | - |")
             continue
-        ratio = statistics.median(lac) / statistics.median(ddp)
-        print(f"| {model} | {method} | {statistics.median(lac):.2f} [{min(lac):.2f}-{max(lac):.2f}] | "
-              f"{statistics.median(ddp):.2f} [{min(ddp):.2f}-{max(ddp):.2f}] | {ratio:.2f} | <= {target} | "
-              f"{'yes' if ratio <= target else 'no'} |")
+        ratios = [statistics.median(xs) / statistics.median(ddp) for xs in (after, overlapped)]
+        met = [name for name, r in zip(("after", "overlapped"), ratios) if r <= target]
+        print(f"| {model} | {method} | {cell(after)} | {cell(overlapped)} | {cell(ddp)} | {ratios[0]:.2f} | "
+              f"{ratios[1]:.2f} | <= {target} | {', '.join(met) if met else 'no'} |")
 
 if __name__ == "__main__":
     main()

@@ -72,6 +72,14 @@ std::vector<compress::LayerShape> layer_shapes(train::Model& model) {
   return shapes;
 }
 
+// An overlapped exchange starts during backward: only a step that exchanges its gradient right
+// after computing it (the synchronous schedule) has one to overlap.
+void check_overlap(const topology::Topology& topology, const RunConfig& config) {
+  if (topology.overlap() && config.schedule.name != "synchronous")
+    throw ConfigError(str_cat(topology.name(), " { overlap = true } needs schedule = synchronous, "
+                              "got ", config.schedule.name));
+}
+
 }  // namespace
 
 std::optional<double> EngineCatalog::preload_data(const RunConfig& config) const {
@@ -94,6 +102,11 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.schedule = schedules_.create(config.schedule);
   parts.compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*parts.model));
   parts.topology->check(*parts.compressor);
+  parts.compressor_for_layers = [registry = compressors_, spec = config.compressor](
+                                    const std::vector<compress::LayerShape>& shapes) {
+    return compress::build_compressor(registry, spec, shapes);
+  };
+  check_overlap(*parts.topology, config);
   parts.network = networks_.create(config.network);
   parts.lr_schedule_spec = lr_schedules_.resolve(config.lr_schedule);
   parts.lr_schedule = lr_schedules_.create(parts.lr_schedule_spec);
@@ -138,7 +151,9 @@ void EngineCatalog::check_run(const RunConfig& config) const {
   // The compressor for this model's layers, and whether the topology can run it: refused
   // here, before any worker starts, as build() would refuse it in every worker.
   const auto compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*model));
-  topologies_.create(config.topology)->check(*compressor);
+  const auto topology = topologies_.create(config.topology);
+  topology->check(*compressor);
+  check_overlap(*topology, config);
 }
 
 int EngineCatalog::world_size(const RunConfig& config) const {

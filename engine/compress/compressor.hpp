@@ -92,6 +92,13 @@ class Compressor {
   /// the first compress(). Compressors that see the gradient as matrices (PowerSGD) use it.
   virtual void set_layer_shapes(const std::vector<LayerShape>& shapes) { (void)shapes; }
 
+  /// True when compressing the gradient in groups of whole layers, each group with a compressor
+  /// of its own of this kind, is the same method as compressing it whole: element-wise codecs
+  /// (none, fp16, signSGD) and compressors that work layer by layer (PowerSGD, scope = "layer").
+  /// Only these may be exchanged bucket by bucket, overlapped with backward (allreduce
+  /// { overlap = true }): a global Top-k of each bucket is not the global Top-k.
+  virtual bool separable_by_layer() const { return false; }
+
   /// True for compressors whose exchange needs more than one collective (PowerSGD: P, then Q).
   /// The topology then calls exchange() instead of compress() / decompress_add() / aggregate().
   virtual bool exchanges_itself() const { return false; }

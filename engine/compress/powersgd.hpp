@@ -38,6 +38,7 @@ class PowerSgdCompressor : public Compressor {
 
   std::string name() const override { return "powersgd"; }
   bool summable() const override { return true; }
+  bool separable_by_layer() const override { return true; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;

@@ -47,6 +47,7 @@ ScopedCompressor::ScopedCompressor(std::vector<std::size_t> layer_sizes, Scope s
     segments_.push_back(std::move(s));
   }
   name_ = make()->name();
+  separable_ = scope == Scope::Layer || make()->separable_by_layer();
   for (auto& s : segments_) {
     // Consecutive layers sit next to each other in the flat gradient: no copy needed.
     s.contiguous = true;

@@ -29,6 +29,9 @@ class ScopedCompressor : public Compressor {
 
   std::string name() const override { return name_; }
   bool summable() const override { return summable_; }
+  /// Layer scope (every layer has its compressor already; small layers are dense either way),
+  /// or an element-wise compressor.
+  bool separable_by_layer() const override { return separable_; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;
@@ -58,6 +61,7 @@ class ScopedCompressor : public Compressor {
   std::vector<Segment> segments_;
   std::string name_;
   bool summable_ = true;
+  bool separable_ = false;
   std::vector<std::size_t> payload_sizes_;  // of the last compress(), for summed payloads
   mutable std::vector<float> gathered_;     // scratch for non-contiguous segments
   mutable std::vector<float> decoded_;

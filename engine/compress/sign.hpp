@@ -62,6 +62,7 @@ class SignSgdCompressor : public Compressor {
   explicit SignSgdCompressor(SignSgdOptions = {}) {}
   std::string name() const override { return "signsgd"; }
   bool summable() const override { return false; }
+  bool separable_by_layer() const override { return true; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   /// Majority vote: sign(sum) per element, 0 stays 0 (a tie).
@@ -85,6 +86,7 @@ class SignumCompressor : public Compressor {
   void save_state(StateWriter& out) const override { out.array(momentum_); }
   void load_state(StateReader& in) override { in.array(momentum_); }
   bool summable() const override { return false; }
+  bool separable_by_layer() const override { return true; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   /// Majority vote: sign(sum) per element, 0 stays 0 (a tie).

@@ -8,7 +8,10 @@
 namespace laconic::topology {
 
 struct AllreduceOptions {
-  std::string algorithm = "ring";  ///< collective algorithm; "ring" is the one implemented
+  std::string algorithm = "ring";  ///< "ring" or "halving_doubling"
+  double bucket_mb = 25;           ///< overlap: bucket cap in MiB (PyTorch DDP's bucket_cap_mb)
+  double first_bucket_mb = 1;      ///< overlap: the first bucket's cap in MiB (DDP's 1 MiB)
+  bool overlap = false;            ///< exchange buckets during backward on a second thread
 
   static std::vector<FieldSpec> fields();
   static AllreduceOptions from(const ComponentSpec& spec);
@@ -16,13 +19,18 @@ struct AllreduceOptions {
 
 /// Every worker ends with the same average. Summable payloads (dense fp32) are reduced with the
 /// ring allreduce; payloads that cannot be summed compressed (Top-k's index/value pairs) are
-/// gathered with the ring allgatherv and decompressed on every worker.
+/// gathered with the ring allgatherv and decompressed on every worker. With overlap, the
+/// gradient travels in buckets while backward is still running, as under PyTorch DDP.
 class AllreduceTopology : public Topology {
  public:
   explicit AllreduceTopology(AllreduceOptions options) : options_(std::move(options)) {}
   std::string name() const override { return "allreduce"; }
+  std::optional<Bucketing> overlap() const override;
+  /// With overlap, refuses a compressor that is not separable_by_layer().
+  void check(const compress::Compressor& compressor) const override;
   ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor,
                         comm::Communicator& comm) override;
+  comm::AllreduceAlgorithm algorithm() const;
 
  private:
   AllreduceOptions options_;

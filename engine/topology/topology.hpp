@@ -1,6 +1,7 @@
 #pragma once
 // A Topology decides how workers combine their updates: which collective, over whom.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -26,6 +27,24 @@ struct ExchangeStats {
                                     ///< = bits per parameter)
   bool gathered = false;          ///< payloads were gathered rather than summed
   comm::ByteCounters traffic;     ///< this exchange's traffic (what the network model projects)
+  /// Seconds of this exchange (compression, waiting, collectives, decoding) that ran on the
+  /// communication thread while backward was still going (allreduce { overlap = true }): hidden
+  /// behind computation. The other times above then hold only what the step waited for after
+  /// backward. Zero for an exchange that starts after backward.
+  double time_overlapped = 0;
+  bool overlapped = false;  ///< the exchange ran bucket by bucket, overlapped with backward
+  /// Overlapped exchanges: the communication time `project` would give on a modelled link, when
+  /// the buckets' traffic is replayed on it with their measured ready times. Empty otherwise.
+  std::optional<double> projected_time_communicate;
+};
+
+/// How an overlapped exchange groups gradients (PyTorch DDP's scheme): buckets of whole layers
+/// in reverse order (the order backward produces them), each closed once it holds at least its
+/// cap; the first bucket has a smaller cap so that communication starts early.
+struct Bucketing {
+  std::size_t first_bucket_bytes = 1 << 20;
+  std::size_t bucket_bytes = 25 << 20;
+  comm::AllreduceAlgorithm algorithm = comm::AllreduceAlgorithm::Ring;  ///< for each bucket
 };
 
 class Topology {
@@ -58,6 +77,10 @@ class Topology {
   /// owns itself. load_state() runs on a fresh topology, before its first step.
   virtual void save_state(StateWriter& out) const { (void)out; }
   virtual void load_state(StateReader& in) { (void)in; }
+  /// Set when gradients are exchanged bucket by bucket on a communication thread while backward
+  /// is still running (allreduce { overlap = true }); the worker then feeds the buckets itself
+  /// (engine/topology/bucketed_exchange.hpp) instead of calling average().
+  virtual std::optional<Bucketing> overlap() const { return std::nullopt; }
   /// Refuses (ConfigError) a compressor this topology cannot run, before training starts.
   virtual void check(const compress::Compressor& compressor) const { (void)compressor; }
   /// Replaces this worker's `gradient` by the aggregate over all workers of their compressed

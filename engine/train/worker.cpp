@@ -9,6 +9,8 @@
 #include "engine/core/error.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/evaluate.hpp"
+#include "engine/train/gradient_hooks.hpp"
+#include "engine/topology/bucketed_exchange.hpp"
 #include "engine/train/sharded_evaluation.hpp"
 #include "engine/train/objective.hpp"
 #include "engine/train/shard.hpp"
@@ -61,6 +63,17 @@ class Trainer : public schedule::StepActions {
     }
     // The last averaged model (every worker's start): what local SGD's averages are taken from.
     read_model(anchor_);
+    if (const auto bucketing = parts.topology->overlap()) start_overlap(*bucketing);
+  }
+
+  /// Tells the compressors of an overlapped exchange's buckets what the run's compressor hears.
+  void set_epoch(std::int64_t epoch) {
+    if (overlapped_)
+      for (const auto& c : overlapped_->compressors()) c->set_epoch(epoch);
+  }
+  void set_step(const StepPoint& at) {
+    if (overlapped_)
+      for (const auto& c : overlapped_->compressors()) c->set_step(at);
   }
 
   void begin_epoch(std::int64_t epoch) {
@@ -79,10 +92,14 @@ class Trainer : public schedule::StepActions {
   void save_state(StateWriter& out) const {
     out.array(anchor_);
     out.array(straggler_rng_.state_words());
+    if (overlapped_)
+      for (const auto& c : overlapped_->compressors()) c->save_state(out);
   }
   void load_state(StateReader& in) {
     in.array(anchor_);
     in.array_exact(straggler_rng_.state_words());
+    if (overlapped_)
+      for (const auto& c : overlapped_->compressors()) c->load_state(in);
   }
 
   std::int64_t steps_per_epoch() const { return train::steps_per_epoch(config_, *parts_.dataset); }
@@ -98,25 +115,33 @@ class Trainer : public schedule::StepActions {
     auto labels = data.labels.index_select(0, index);
     flat_grad_.zero_();
     exchange_ = {};  // a step without an exchange sends nothing
+    time_delay_ = 0;
     auto t0 = Clock::now();
     auto loss = training_loss(parts_.model->forward(inputs), labels);
     auto t1 = Clock::now();
+    if (overlapped_) {
+      // The straggler's delay holds its gradient back, so it goes before backward: after it,
+      // the buckets would already be on their way.
+      straggle();
+      overlapped_->begin();
+      t1 = Clock::now();
+    }
     loss.backward();
     auto t2 = Clock::now();
-    time_forward_ = seconds_between(t0, t1);
+    if (overlapped_) overlapped_->backward_done();
+    time_forward_ = seconds_between(t0, t1) - time_delay_;
     time_backward_ = seconds_between(t1, t2);
-    time_delay_ = 0;
-    if (parts_.stragglers.delay > 0 && parts_.stragglers.slows(comm_.rank(), config_.workers)) {
-      const double spread = parts_.stragglers.jitter * (2.0 * straggler_rng_.uniform() - 1.0);
-      time_delay_ = parts_.stragglers.delay * (1.0 + spread);
-      std::this_thread::sleep_for(std::chrono::duration<double>(time_delay_));
-    }
+    if (!overlapped_) straggle();
     loss_ = loss.item<double>();
     LACONIC_ENFORCE(params_.front().grad().data_ptr() == flat_grad_.data_ptr(),
                     "backward replaced the gradient buffer instead of writing into it");
   }
 
   void exchange_gradients() override {
+    if (overlapped_) {
+      exchange_ = overlapped_->finish(parts_.network.get());
+      return;
+    }
     std::span<float> gradient(flat_grad_.data_ptr<float>(),
                               static_cast<std::size_t>(flat_grad_.numel()));
     exchange_ = parts_.topology->average(gradient, *parts_.compressor, comm_);
@@ -169,6 +194,7 @@ class Trainer : public schedule::StepActions {
     put("time_decompress", exchange_.time_decompress);
     if (exchange_.measured_wait) put("time_wait", exchange_.time_wait);
     put("time_communicate", exchange_.time_communicate);
+    if (exchange_.overlapped) put("time_overlapped", exchange_.time_overlapped);
     put("time_optimizer", time_optimizer_);
     put("lr", parts_.optimizer->lr());
     if (parts_.stragglers.delay > 0) put("time_delay", time_delay_);
@@ -180,7 +206,9 @@ class Trainer : public schedule::StepActions {
     if (parts_.network) {
       // Projected, never measured: this step's messages on the experiment's link, in place of
       // the measured time inside collectives.
-      const double projected = parts_.network->project(exchange_.traffic);
+      const double projected = exchange_.projected_time_communicate
+                                   ? *exchange_.projected_time_communicate
+                                   : parts_.network->project(exchange_.traffic);
       put("projected_time_communicate", projected);
       put("projected_time_step", step_time - exchange_.time_communicate + projected);
     }
@@ -229,6 +257,41 @@ class Trainer : public schedule::StepActions {
   std::vector<torch::Tensor>& params() { return params_; }
 
  private:
+  /// Sleeps the straggler's delay when this worker is one.
+  void straggle() {
+    if (parts_.stragglers.delay > 0 && parts_.stragglers.slows(comm_.rank(), config_.workers)) {
+      const double spread = parts_.stragglers.jitter * (2.0 * straggler_rng_.uniform() - 1.0);
+      time_delay_ = parts_.stragglers.delay * (1.0 + spread);
+      std::this_thread::sleep_for(std::chrono::duration<double>(time_delay_));
+    }
+  }
+
+  /// Exchanges the gradient bucket by bucket while backward runs: a compressor of the run's
+  /// kind per bucket (seeded per bucket, the same on every worker), and a hook per parameter
+  /// that reports its gradient complete.
+  void start_overlap(const topology::Bucketing& bucketing) {
+    std::vector<compress::LayerShape> shapes;
+    std::vector<std::size_t> sizes;
+    for (const auto& p : params_) {
+      shapes.emplace_back(p.sizes().begin(), p.sizes().end());
+      sizes.push_back(static_cast<std::size_t>(p.numel()));
+    }
+    const auto seed = static_cast<std::uint64_t>(config_.seed);
+    const int rank = comm_.rank();
+    auto make = [&](std::size_t first, std::size_t end, std::size_t bucket) {
+      auto c = parts_.compressor_for_layers(
+          {shapes.begin() + static_cast<std::ptrdiff_t>(first),
+           shapes.begin() + static_cast<std::ptrdiff_t>(end)});
+      c->set_seed(compress::derive_seed(seed, 0xb0c4e7 + bucket), rank);
+      return c;
+    };
+    overlapped_ = std::make_unique<topology::BucketedExchange>(
+        std::span<float>(flat_grad_.data_ptr<float>(), static_cast<std::size_t>(flat_grad_.numel())),
+        sizes, bucketing, make, comm_, bucketing.algorithm);
+    hooks_ = std::make_unique<GradientReadyHooks>(
+        params_, [exchange = overlapped_.get()](std::size_t i) { exchange->layer_ready(i); });
+  }
+
   const RunConfig& config_;
   WorkerParts& parts_;
   comm::Communicator& comm_;
@@ -241,6 +304,8 @@ class Trainer : public schedule::StepActions {
                                                      0x5710 + static_cast<std::uint64_t>(comm_.rank()))};
   topology::ExchangeStats exchange_;
   std::vector<float> model_, anchor_;  // flat parameters: scratch, and the last average
+  std::unique_ptr<topology::BucketedExchange> overlapped_;  // allreduce { overlap = true }
+  std::unique_ptr<GradientReadyHooks> hooks_;               // feeds overlapped_; goes first
 };
 
 }  // namespace
@@ -300,6 +365,7 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
     if (in.flag() != (parts.stop_rule != nullptr))
       throw ConfigError(str_cat("checkpoint ", path, " disagrees with the run about its stopping rule"));
     if (parts.stop_rule) parts.stop_rule->load_state(in);
+    trainer.set_epoch(position.epoch);
     trainer.load_state(in);
     load_torch_generator(in);
   });
@@ -392,6 +458,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
     trainer.begin_epoch(epoch);
     if (resumed_epoch) trainer.skip_to(resumed.index);
     parts.compressor->set_epoch(epoch);
+    trainer.set_epoch(epoch);
     parts.model->train();
     for (std::int64_t i = resumed_epoch ? resumed.index : 0; i < steps_per_epoch; ++i, ++step) {
       if (checkpointing.saves() && step % checkpointing.every == 0 && step > resumed.step) {
@@ -414,6 +481,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
                       {step, epoch, steps_per_epoch, config.epochs, config.workers}));
       const StepPoint at{epoch, step, callbacks};
       parts.compressor->set_step(at);
+      trainer.set_step(at);
       parts.topology->set_step(at);
       const auto step_start = Clock::now();
       parts.schedule->step(trainer, at);

@@ -24,8 +24,9 @@
 namespace laconic::train {
 
 /// Injected slowness (the schedules' common fields): the `count` highest worker ranks sleep
-/// `delay` x uniform(1 - jitter, 1 + jitter) seconds per step after their backward pass, so
-/// that stale-sync and async can be studied on one machine.
+/// `delay` x uniform(1 - jitter, 1 + jitter) seconds per step after their backward pass (before
+/// it when the exchange overlaps backward, so that the delay holds the gradient back), so that
+/// stale-sync and async can be studied on one machine.
 struct Stragglers {
   std::int64_t count = 0;
   double delay = 0;   ///< seconds
@@ -45,6 +46,10 @@ struct WorkerParts {
   std::unique_ptr<topology::Topology> topology;
   std::unique_ptr<schedule::Schedule> schedule;
   std::unique_ptr<compress::Compressor> compressor;
+  /// A compressor of the run's kind for some of the model's layers (an overlapped exchange
+  /// gives every bucket its own). Unseeded.
+  std::function<std::unique_ptr<compress::Compressor>(const std::vector<compress::LayerShape>&)>
+      compressor_for_layers;
   std::unique_ptr<comm::NetworkModel> network;  ///< projects communication onto a named link
   Stragglers stragglers;
   std::unique_ptr<LrSchedule> lr_schedule;  ///< empty: the optimizer's rate throughout

@@ -21,8 +21,11 @@ using namespace laconic;
 namespace {
 
 // Stateful everywhere a checkpoint must reach: momentum, Top-k's error-feedback residual,
-// local SGD's counter, the epoch boundary inside the run.
-RunConfig stateful_run(const std::string& schedule) {
+// local SGD's counter, the epoch boundary inside the run. "overlapped": synchronous, with the
+// gradient exchanged in buckets during backward, each bucket with its own layer-wise Top-k.
+RunConfig stateful_run(const std::string& schedule_or_overlapped) {
+  const bool overlapped = schedule_or_overlapped == "overlapped";
+  const std::string schedule = overlapped ? "synchronous" : schedule_or_overlapped;
   engine::EngineCatalog catalog;
   RunConfig c;
   c.experiment = "test";
@@ -34,6 +37,11 @@ RunConfig stateful_run(const std::string& schedule) {
   c.schedule = schedule == "local_sgd" ? catalog.resolve({"schedule", "local_sgd", {{"period", std::int64_t{3}}}})
                                        : catalog.resolve({"schedule", schedule, {}});
   c.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}});
+  if (overlapped) {
+    c.topology = catalog.resolve(
+        {"topology", "allreduce", {{"overlap", true}, {"first_bucket_mb", 0.01}, {"bucket_mb", 0.1}}});
+    c.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}, {"scope", std::string("layer")}}});
+  }
   c.batch_size = 16;
   c.max_steps = 7;
   c.epochs = 2;
@@ -134,7 +142,7 @@ class TempDir {
 
 TEST_CASE("a run resumed from its checkpoints continues exactly as the uninterrupted run",
           "[train][checkpoint][multirank]") {
-  const std::string schedule = GENERATE(as<std::string>{}, "synchronous", "local_sgd");
+  const std::string schedule = GENERATE(as<std::string>{}, "synchronous", "local_sgd", "overlapped");
   INFO("schedule " << schedule);
   const auto config = stateful_run(schedule);
   TempDir dir;
