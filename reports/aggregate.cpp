@@ -34,6 +34,7 @@ ConfigSummary summarize(const Configuration& config) {
   out.compress = over_runs(config, [](const RunData& r) { return r.compress; });
   out.wait = over_runs(config, [](const RunData& r) { return r.wait; });
   out.communicate = over_runs(config, [](const RunData& r) { return r.communicate; });
+  out.overlapped = over_runs(config, [](const RunData& r) { return r.overlapped; });
   out.step_median = over_runs(config, [](const RunData& r) { return r.step_median; });
   out.step_q1 = over_runs(config, [](const RunData& r) { return r.step_q1; }).mean;
   out.step_q3 = over_runs(config, [](const RunData& r) { return r.step_q3; }).mean;

@@ -53,6 +53,9 @@ struct RunData {
   double compress = kNaN;     ///< compress + decompress
   double wait = kNaN;         ///< time_wait: blocked until the slowest worker arrived, measured
   double communicate = kNaN;  ///< time_communicate, measured
+  /// time_overlapped: exchange hidden behind backward (allreduce { overlap = true }); NaN when
+  /// the run did not overlap.
+  double overlapped = kNaN;
   /// Quartiles of the measured time_step over the steps of the worker ranks (s).
   double step_q1 = kNaN, step_median = kNaN, step_q3 = kNaN;
   double projected_communicate = kNaN;  ///< projected_time_communicate on the run's link

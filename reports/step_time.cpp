@@ -82,6 +82,17 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
                       "communicate_measured_s", "communicate_projected_s", "step_measured_s", "step_projected_s",
                       "step_median_s",    "step_q1_s",          "step_q3_s",         "step_median_ci95_s",
                       "n"};
+  // Runs with allreduce { overlap = true }: a column for what their exchange hid behind backward
+  // (not part of the step's sum: it ran while backward did).
+  bool any_overlapped = false;
+  for (const ConfigSummary& s : in.summaries) any_overlapped = any_overlapped || !std::isnan(s.overlapped.mean);
+  if (any_overlapped) {
+    table.columns.insert(table.columns.begin() + 5, {"hidden behind backward (s)", Align::Right});
+    table.csv.header.insert(table.csv.header.begin() + 5, "hidden_behind_backward_s");
+    section.text += " hidden behind backward = time_overlapped: under allreduce { overlap = true }, the part of the "
+                    "exchange that ran on the communication thread while backward was still going; it is in no other "
+                    "column and not in the step's sum, which holds only what the step waited for.";
+  }
   std::string data;
   std::vector<std::string> labels;
   std::vector<std::string> disturbed;
@@ -114,13 +125,19 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
                                 ? std::string(kMissing)
                                 : str_cat(seconds(s.step_median.mean), " [", seconds(s.step_q1), ", ",
                                           seconds(s.step_q3), "]");
-    table.add_row({s.config->label, seconds(compute), seconds(compress), seconds(wait), seconds(measured),
-                   seconds(projected), seconds(step_measured), seconds(step_projected), iqr,
-                   mean_ci_text(s.step_median), versus},
-                  {s.config->label, raw_number(compute), raw_number(compress), raw_number(wait),
-                   raw_number(measured), raw_number(projected), raw_number(step_measured),
-                   raw_number(step_projected), raw_number(s.step_median.mean), raw_number(s.step_q1),
-                   raw_number(s.step_q3), raw_number(ci95_half_width(s.step_median)), std::to_string(s.compute.n)});
+    std::vector<std::string> cells = {s.config->label, seconds(compute), seconds(compress), seconds(wait),
+                                      seconds(measured), seconds(projected), seconds(step_measured),
+                                      seconds(step_projected), iqr, mean_ci_text(s.step_median), versus};
+    std::vector<std::string> raw = {s.config->label, raw_number(compute), raw_number(compress), raw_number(wait),
+                                    raw_number(measured), raw_number(projected), raw_number(step_measured),
+                                    raw_number(step_projected), raw_number(s.step_median.mean), raw_number(s.step_q1),
+                                    raw_number(s.step_q3), raw_number(ci95_half_width(s.step_median)),
+                                    std::to_string(s.compute.n)};
+    if (any_overlapped) {
+      cells.insert(cells.begin() + 5, seconds(s.overlapped.mean));
+      raw.insert(raw.begin() + 5, raw_number(s.overlapped.mean));
+    }
+    table.add_row(cells, raw);
     // Stacked bars need a number in every slot; a missing part draws as 0 and shows as - above.
     data += data_line({or_zero(compute), or_zero(compress), or_zero(wait), or_zero(measured), or_zero(projected),
                        s.step_median.mean, s.step_q1, s.step_q3});

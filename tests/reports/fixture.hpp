@@ -65,6 +65,7 @@ struct RunSpec {
   double bytes_sent = 250000, bytes_dense = 250000, payload_bytes = 250000;
   double forward = 0.01, backward = 0.02, optimizer = 0.005, compress = 0, decompress = 0;
   double communicate = 0.005, projected = 0.002;
+  std::optional<double> overlapped;  ///< time_overlapped per step (allreduce { overlap = true })
   double server_bytes_sent = 1e9;  ///< per server round; must never reach a worker figure
   std::optional<double> model_parameters = 62500;  ///< recorded once by worker 0 at step 0
   std::string status = "FINISHED";
@@ -107,6 +108,7 @@ inline std::int64_t record_run(storage::Database& db, storage::Recorder& recorde
           sink->record({"time_compress", step, epoch, worker, 0, spec.compress});
           sink->record({"time_decompress", step, epoch, worker, 0, spec.decompress});
           sink->record({"time_communicate", step, epoch, worker, 0, spec.communicate});
+          if (spec.overlapped) sink->record({"time_overlapped", step, epoch, worker, 0, *spec.overlapped});
           sink->record({"time_step", step, epoch, worker, 0, step_time});
           sink->record({"bytes_sent", step, epoch, worker, 0, spec.bytes_sent});
           sink->record({"bytes_received", step, epoch, worker, 0, spec.bytes_sent});

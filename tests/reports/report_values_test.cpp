@@ -122,6 +122,35 @@ TEST_CASE("step times: waiting apart, a difference within the noise said so, dis
                                  "configuration in topk ratio=0.01 (compute +29%)"));
 }
 
+TEST_CASE("step times of overlapped runs show what was hidden behind backward, outside the step's sum",
+          "[reports][values][overlap]") {
+  TempDir dir("values-overlap");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("overlap", "overlap.lua", "cafe");
+  record_run(*db, recorder, e, "overlap", dense(1, {0.5, 0.75}));
+  RunSpec overlapped = dense(1, {0.5, 0.75});
+  overlapped.name = "compressor=fp16,seed=1";
+  overlapped.swept = {{"compressor", Value{std::string("fp16")}}};
+  overlapped.compressor = "fp16";
+  overlapped.communicate = 0.001;  // of 0.005: 0.004 ran during backward
+  overlapped.overlapped = 0.004;
+  record_run(*db, recorder, e, "overlap", overlapped);
+  ReportOptions options{.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}};
+  const std::string md = read_text(write_report(*db, "overlap", dir.file("out"), options).markdown);
+  INFO(md);
+  CHECK_THAT(md, Catch::Contains("| configuration | compute (s) | compress (s) | wait (s) | communicate, measured (s) "
+                                 "| hidden behind backward (s) | communicate, projected (s) |"));
+  CHECK(has_line(md, "| none | 0.035 | 0 | - | 0.005 | - | 0.002 | 0.04 | 0.037 | 0.04 \\[0.04, 0.04\\] | 0.04 (n=1) | "
+                     "baseline |"));
+  // The step is compute + communicate after backward: 0.036; the hidden 0.004 is not in it.
+  CHECK(has_line(md, "| fp16 | 0.035 | 0 | - | 0.001 | 0.004 | 0.002 | 0.036 | 0.037 | 0.036 \\[0.036, 0.036\\] | "
+                     "0.036 (n=1) | -10.0% |"));
+  const std::string csv = read_text(dir.file("out/tables/step_time.csv"));
+  CHECK_THAT(csv, Catch::StartsWith("configuration,compute_s,compress_s,wait_s,communicate_measured_s,"
+                                    "hidden_behind_backward_s,communicate_projected_s,"));
+}
+
 TEST_CASE("time and bytes to target count up to the first evaluation that reaches it", "[reports][values]") {
   TempDir dir("values-target");
   auto db = values_database(dir);
