@@ -41,7 +41,10 @@ void check_runs(const engine::EngineCatalog& catalog, const lua::ExperimentPlan&
   std::set<std::string> checked;
   for (std::size_t i : selected) {
     const RunConfig& run = plan.runs[i];
-    if (!checked.insert(run.dataset.to_json().dump() + run.model.to_json().dump()).second)
+    // What check_run looks at: runs that differ only in seed or optimizer are checked once.
+    if (!checked.insert(run.dataset.to_json().dump() + run.model.to_json().dump() + run.compressor.to_json().dump() +
+                        run.topology.to_json().dump() + run.schedule.to_json().dump())
+             .second)
       continue;
     try {
       catalog.check_run(run);

@@ -17,6 +17,7 @@
 #include "cli/format.hpp"
 #include "reports/format.hpp"
 #include "cli/durable_writes.hpp"
+#include "cli/emulated_network.hpp"
 #include "cli/recover_command.hpp"
 #include "cli/launcher.hpp"
 #include "cli/worker_command.hpp"
@@ -295,7 +296,17 @@ class Executor {
     }
     writes_.retry(str_cat("open the metrics of run ", run.id), [&] { stored = recorder_.retrying_sink(run.id); });
     LaunchOutcome outcome;
-    {
+    // An emulated link is built for the run and torn down when it ends, however its workers end.
+    std::optional<EmulatedNetwork> network;
+    if (const auto link = catalog_.emulated_link(config)) {
+      try {
+        network.emplace(run.id, world, link->bits_per_second);
+        writes_.fact(run.id, "network_emulation", network->description());
+      } catch (const std::exception& e) {
+        outcome.error = e.what();
+      }
+    }
+    if (outcome.error.empty()) {
       // Worker 0's evaluations also go to the progress display.
       EvaluationTap tap(*stored, [&](const MetricRecord& m) { progress_.evaluated(m.epoch, m.key, m.value); });
       // Workers expand the file themselves: they are told the plan's index and name.
@@ -319,6 +330,11 @@ class Executor {
         worker.checkpoint_dir = spec.checkpoint_dir;
         worker.checkpoint_every = spec.checkpoint_every;
         worker.resume_step = spec.resume_step;
+        if (network) {
+          worker.netns = network->rank(rank).netns;
+          worker.hostname = network->rank(rank).address;
+          worker.message_delay = catalog_.emulated_link(config)->latency_seconds;
+        }
         return worker_command(worker);
       };
       progress_.begin(label, config.epochs);
@@ -472,8 +488,14 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   const auto plan = lua::load_experiment(args.file, catalog);
   const std::vector<std::size_t> selected = select_runs(plan, args.file, args.only);
   check_runs(catalog, plan, selected);
+  for (std::size_t i : selected)
+    if (catalog.emulated_link(plan.runs[i]))
+      if (const std::string why = why_no_emulation(); !why.empty())
+        throw ConfigError(str_cat("run ", i + 1, " (", plan.runs[i].name, "): ", why, "; or set emulate = false"));
   for (const auto& dir : remove_stale_store_dirs())
     std::cout << "laconic: removed " << dir << ", the rendezvous directory of a controller that died\n";
+  for (const auto& name : remove_stale_namespaces())
+    std::cout << "laconic: removed network namespace " << name << ", of an emulated link whose controller died\n";
   const bool existed = args.db != ":memory:" && std::filesystem::exists(args.db);
   auto db = storage::Database::open(args.db);
   // A damaged file is found now, before anything trains into it.

@@ -1,5 +1,6 @@
 #include "cli/worker_command.hpp"
 
+#include "cli/emulated_network.hpp"
 #include "cli/launcher.hpp"
 
 #include <signal.h>
@@ -107,6 +108,7 @@ int worker_command(const WorkerArgs& args) {
     }
 
     liveness.enter("rendezvous");
+    if (!args.netns.empty()) join_namespace(args.netns);
     comm::GlooOptions options;
     options.rank = args.rank;
     options.size = args.world;
@@ -114,6 +116,7 @@ int worker_command(const WorkerArgs& args) {
     options.hostname = args.hostname;
     options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout * 1000));
     comm::GlooCommunicator comm(options);
+    comm.set_message_delay(args.message_delay);
     train::ProgressFn progress;
     if (writer) progress = [&](const ProgressMessage& p) { writer->send(p); writer->flush(); };
     train::Checkpointing checkpointing{args.checkpoint_dir, args.checkpoint_every, args.resume_step, {}};

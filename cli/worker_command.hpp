@@ -20,6 +20,10 @@ struct WorkerArgs {
   std::string checkpoint_dir;       ///< where checkpoints go; "" = none
   std::int64_t checkpoint_every = 0;  ///< steps between checkpoints; 0 = none
   std::int64_t resume_step = -1;    ///< start from this rank's checkpoint of this step; -1 = fresh
+  /// An emulated link (cli/emulated_network.hpp): the network namespace to join before the
+  /// rendezvous ("" = stay), and the latency every message is held back.
+  std::string netns;
+  double message_delay = 0;
 };
 
 /// Trains one rank of one run. Returns the process exit status: 0, 1 on failure,

@@ -156,6 +156,13 @@ void EngineCatalog::check_run(const RunConfig& config) const {
   check_overlap(*topology, config);
 }
 
+std::optional<comm::LinkOptions> EngineCatalog::emulated_link(const RunConfig& config) const {
+  if (config.network.name != "link") return std::nullopt;
+  const auto options = comm::LinkOptions::from(networks_.resolve(config.network));
+  if (!options.emulate) return std::nullopt;
+  return options;
+}
+
 int EngineCatalog::world_size(const RunConfig& config) const {
   return static_cast<int>(config.workers) + topologies_.create(config.topology)->extra_ranks();
 }

@@ -37,6 +37,10 @@ class EngineCatalog : public Catalog {
   /// Returns the seconds it took; nothing for a dataset each worker reads itself.
   std::optional<double> preload_data(const RunConfig& config) const;
 
+  /// The run's link when it is to be emulated (network = link { emulate = true }): the
+  /// controller then builds it (cli/emulated_network.hpp). Nothing otherwise.
+  std::optional<comm::LinkOptions> emulated_link(const RunConfig& config) const;
+
   /// Processes a run needs: its workers plus its topology's extra ranks (parameter servers).
   int world_size(const RunConfig& config) const;
 

@@ -8,7 +8,8 @@
 #               report in.
 # Running it again skips what is already done: installed packages, built objects, finished runs.
 # OpenBLAS (libopenblas0-pthread) becomes the system's libblas.so.3, which LibTorch uses: about
-# 2x faster training steps than Debian's reference BLAS. Each rank runs one thread.
+# 2x faster training steps than Debian's reference BLAS. Each rank runs one thread. iproute2 (ip,
+# tc) builds emulated links (network = link { emulate = true }, as root).
 set -euo pipefail
 
 mode="${1:-quickstart}"
@@ -21,6 +22,7 @@ packages=(
   libtorch-dev libgloo-dev liblua5.4-dev libsqlite3-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev
   dataset-fashion-mnist gnuplot-nox sqlite3 libopenblas0-pthread
+  iproute2
 )
 # Only the test suite needs these: a test opens the report in headless Chromium.
 test_packages=(chromium)

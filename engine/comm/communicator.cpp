@@ -1,7 +1,9 @@
 #include "engine/comm/communicator.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "engine/core/error.hpp"
 
@@ -38,6 +40,10 @@ std::uint64_t ring_allreduce_bytes_sent(std::size_t n, int p, int rank) {
   return bytes;
 }
 
+void Communicator::delay_message() const {
+  if (message_delay_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(message_delay_));
+}
+
 void Communicator::send_recv(int to, std::span<const std::uint8_t> send, int from,
                              std::span<std::uint8_t> recv) {
   if (send.empty() && recv.empty()) return;
@@ -51,6 +57,7 @@ void Communicator::send_recv(int to, std::span<const std::uint8_t> send, int fro
   const std::uint64_t send_tag = send.empty() ? 0 : sent_to_[static_cast<std::size_t>(to)]++;
   const std::uint64_t recv_tag =
       recv.empty() ? 0 : received_from_[static_cast<std::size_t>(from)]++;
+  if (!send.empty()) delay_message();
   transfer(to, send, send_tag, from, recv, recv_tag);
   counters_.sent += send.size();
   counters_.received += recv.size();
@@ -193,6 +200,7 @@ void Communicator::allreduce_sum_halving_doubling(std::span<float> data) {
 void Communicator::send_to_any_receiver(int to, std::span<const std::uint8_t> send) {
   LACONIC_ENFORCE(!send.empty(), "send_to_any_receiver needs a non-empty message");
   LACONIC_ENFORCE(to >= 0 && to < size(), "send to rank ", to, " of ", size());
+  delay_message();
   transfer(to, send, kAnySourceTag, to, {}, 0);
   counters_.sent += send.size();
   counters_.messages += 1;

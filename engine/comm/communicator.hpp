@@ -88,6 +88,11 @@ class Communicator {
 
   const ByteCounters& counters() const { return counters_; }
 
+  /// Holds every message back by `seconds` before it is sent (send_recv and
+  /// send_to_any_receiver): an emulated link's one-way latency where the kernel cannot add it.
+  void set_message_delay(double seconds) { message_delay_ = seconds; }
+  double message_delay() const { return message_delay_; }
+
  protected:
   /// The transport's primitive behind send_recv. An empty side is skipped. A message's tag is
   /// its number among the messages from its sender to its receiver, so both ends agree on it
@@ -104,7 +109,10 @@ class Communicator {
   static constexpr std::uint64_t kAnySourceTag = std::uint64_t{1} << 62;
 
  private:
+  void delay_message() const;
+
   ByteCounters counters_;
+  double message_delay_ = 0;
   std::vector<std::uint64_t> sent_to_, received_from_;  // messages per peer so far
 };
 

@@ -59,6 +59,10 @@ std::vector<FieldSpec> LinkOptions::fields() {
        "rate per direction (full duplex): \"10Gbit\", \"100Mbit/s\", \"125MB/s\""},
       {"latency", FieldType::String, std::string("50us"),
        "one-way latency per message: \"50us\", \"0.2ms\""},
+      {"emulate", FieldType::Bool, false,
+       "run the ranks on this link for real: each in a network namespace of its own, joined by "
+       "veth pairs shaped with tc tbf to the bandwidth, the latency added to every message by "
+       "laconic's transport (needs root or CAP_NET_ADMIN + CAP_SYS_ADMIN, and iproute2)"},
   };
 }
 
@@ -68,6 +72,7 @@ LinkOptions LinkOptions::from(const ComponentSpec& spec) {
   o.latency = spec.text("latency");
   o.bits_per_second = parse_bandwidth("link.bandwidth", o.bandwidth);
   o.latency_seconds = parse_duration("link.latency", o.latency);
+  o.emulate = spec.flag("emulate");
   return o;
 }
 

@@ -32,6 +32,7 @@ struct LinkOptions {
   std::string latency = "50us";     ///< one way, per message
   double bits_per_second = 1e9;
   double latency_seconds = 50e-6;
+  bool emulate = false;  ///< the controller builds this link for real (cli/emulated_network.hpp)
 
   static std::vector<FieldSpec> fields();
   static LinkOptions from(const ComponentSpec& spec);

@@ -120,3 +120,29 @@ TEST_CASE("halving-doubling allreduce sums every element, powers of two or not",
     }
   }
 }
+
+TEST_CASE("a message delay holds every message back by the emulated link's latency", "[comm][emulate]") {
+  // Two ranks swap a float 5 times: with a 30 ms delay, each swap waits for the other's
+  // delayed message, so 5 swaps take at least 150 ms; the bytes are those of the swaps alone.
+  std::vector<double> seconds(2);
+  std::vector<laconic::comm::ByteCounters> counted(2);
+  run_ranks(2, 20s, [&](laconic::comm::Communicator& comm) {
+    comm.set_message_delay(0.03);
+    CHECK(comm.message_delay() == 0.03);
+    const auto start = std::chrono::steady_clock::now();
+    float mine = static_cast<float>(comm.rank()), theirs = -1;
+    for (int i = 0; i < 5; ++i) {
+      comm.send_recv(1 - comm.rank(), {reinterpret_cast<const std::uint8_t*>(&mine), sizeof mine}, 1 - comm.rank(),
+                     {reinterpret_cast<std::uint8_t*>(&theirs), sizeof theirs});
+      CHECK(theirs == static_cast<float>(1 - comm.rank()));
+    }
+    seconds[static_cast<std::size_t>(comm.rank())] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    counted[static_cast<std::size_t>(comm.rank())] = comm.counters();
+  }, false);
+  for (int r : {0, 1}) {
+    CHECK(seconds[static_cast<std::size_t>(r)] >= 0.15);
+    CHECK(counted[static_cast<std::size_t>(r)].sent == 5 * sizeof(float));
+    CHECK(counted[static_cast<std::size_t>(r)].messages == 5);
+  }
+}

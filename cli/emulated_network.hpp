@@ -1,0 +1,63 @@
+#pragma once
+// An emulated link (network = link { ..., emulate = true }): every rank of a run gets a network
+// namespace of its own, joined by a veth pair to a bridge in a hub namespace. Each pair is shaped
+// in both directions with tc's tbf at the link's bandwidth, so the ranks' Gloo traffic crosses a
+// real bottleneck. The link's latency is added to every message by laconic's transport
+// (Communicator::set_message_delay): netem, the kernel's way, is not in every kernel. Only
+// namespaces this controller creates are touched; deleting them removes every interface and
+// qdisc in them. Linux, as root (or with CAP_NET_ADMIN and CAP_SYS_ADMIN), with iproute2.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace laconic::cli {
+
+/// Namespaces are named laconic-net-PID-RUN-hub and laconic-net-PID-RUN-rRANK, PID the
+/// controller's.
+inline constexpr const char* kNamespacePrefix = "laconic-net-";
+
+/// Where a rank of an emulated link lives.
+struct EmulatedRank {
+  std::string netns;    ///< the namespace's name (/run/netns/NAME)
+  std::string address;  ///< its IPv4 address there, for Gloo to listen on
+};
+
+class EmulatedNetwork {
+ public:
+  /// Builds the namespaces of `ranks` ranks (at most 250) for run `run_id`, each rank's link
+  /// shaped to `bits_per_second` per direction. Throws std::runtime_error naming the command
+  /// that failed and what it printed; what was built by then is torn down.
+  EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per_second);
+  /// Deletes the run's namespaces (and with them the veth pairs, the bridge and the qdiscs).
+  ~EmulatedNetwork();
+  EmulatedNetwork(const EmulatedNetwork&) = delete;
+  EmulatedNetwork& operator=(const EmulatedNetwork&) = delete;
+
+  const EmulatedRank& rank(int r) const { return ranks_.at(static_cast<std::size_t>(r)); }
+  /// The namespaces, hub first.
+  std::vector<std::string> namespaces() const;
+  /// What was built, for run_facts: "veth pairs to a bridge, tbf at 100000000 bit/s per
+  /// direction and rank".
+  std::string description() const;
+
+ private:
+  void tear_down() noexcept;
+
+  std::string hub_;
+  std::vector<EmulatedRank> ranks_;
+  double bits_per_second_;
+};
+
+/// Why emulated links cannot be built on this machine, or "" when they can: the process lacks
+/// root (or CAP_NET_ADMIN and CAP_SYS_ADMIN), or `ip` or `tc` (iproute2) is missing.
+std::string why_no_emulation();
+
+/// Deletes the namespaces of controllers that are gone (killed before they could); returns
+/// their names.
+std::vector<std::string> remove_stale_namespaces();
+
+/// Moves the calling thread into the network namespace `name`; threads it starts afterwards
+/// (Gloo's) are there too. Throws std::runtime_error when it cannot.
+void join_namespace(const std::string& name);
+
+}  // namespace laconic::cli
