@@ -210,6 +210,11 @@ int main(int argc, char** argv) {
       ->envname("LACONIC_GNUPLOT");
   report->add_flag("--allow-missing-figures", report_args.allow_missing_figures,
                    "exit 0 even when a figure could not be drawn (otherwise exit 3)");
+  report->add_option("--link", report_args.links,
+                     "also project every configuration onto this link: BANDWIDTH or BANDWIDTH,LATENCY "
+                     "(\"100Mbit\", \"1Gbit,50us\"; latency default 50us); repeatable (default: none)")
+      ->take_all()
+      ->allow_extra_args(false);
   add_db_option(report);
 
   std::string recover_journal, recover_db;

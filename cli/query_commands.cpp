@@ -13,6 +13,7 @@ int report_command(const ReportArgs& args) {
   const std::string dir = args.out.empty() ? "laconic-reports/" + args.experiment : args.out;
   reports::ReportOptions options;
   options.target = args.target;
+  for (const auto& link : args.links) options.links.push_back(parse_link(link));
   options.gnuplot.executable = args.gnuplot;
   const auto paths = reports::write_report(*db, args.experiment, dir, options);
   for (const auto& warning : paths.warnings) std::cerr << "laconic: warning: " << warning << "\n";

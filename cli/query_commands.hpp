@@ -3,6 +3,7 @@
 // other read-side commands are in runs_command.hpp, inspect_commands.hpp and sql_commands.hpp.
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace laconic::cli {
 
@@ -14,6 +15,7 @@ struct ReportArgs {
   std::optional<double> target;   ///< time-to-target threshold; unset: derived from the runs
   std::string gnuplot = "gnuplot";
   bool allow_missing_figures = false;  ///< exit 0 even when gnuplot could not draw a figure
+  std::vector<std::string> links;      ///< --link: "100Mbit", "1Gbit,50us" (engine/core/units.hpp)
 };
 
 /// Exit status of `laconic report` when a figure could not be drawn (the report's files are

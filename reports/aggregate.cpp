@@ -35,6 +35,8 @@ ConfigSummary summarize(const Configuration& config) {
   out.wait = over_runs(config, [](const RunData& r) { return r.wait; });
   out.communicate = over_runs(config, [](const RunData& r) { return r.communicate; });
   out.overlapped = over_runs(config, [](const RunData& r) { return r.overlapped; });
+  out.messages = over_runs(config, [](const RunData& r) { return r.messages; });
+  out.link_bytes = over_runs(config, [](const RunData& r) { return r.link_bytes; });
   out.step_median = over_runs(config, [](const RunData& r) { return r.step_median; });
   out.step_q1 = over_runs(config, [](const RunData& r) { return r.step_q1; }).mean;
   out.step_q3 = over_runs(config, [](const RunData& r) { return r.step_q3; }).mean;

@@ -51,6 +51,8 @@ struct ConfigSummary {
   Stats wait{kNaN, kNaN, 0};
   Stats communicate{kNaN, kNaN, 0};
   Stats overlapped{kNaN, kNaN, 0};  ///< exchange hidden behind backward, s per step and worker
+  Stats messages{kNaN, kNaN, 0};    ///< per step and worker
+  Stats link_bytes{kNaN, kNaN, 0};  ///< per step and worker
   Stats step_median{kNaN, kNaN, 0};  ///< each run's median measured step, over seeds
   double step_q1 = kNaN, step_q3 = kNaN;  ///< means over seeds of each run's quartiles
   Stats projected_communicate{kNaN, kNaN, 0};

@@ -60,7 +60,7 @@ std::vector<std::string> write_csvs(Report& report, const fs::path& dir) {
 ReportPaths write_report(storage::Database& db, const std::string& experiment, const std::string& out_dir,
                          const ReportOptions& options) {
   // Build first, so a missing experiment leaves no empty directory behind.
-  ReportDraft draft = build_report(db, experiment, options.target);
+  ReportDraft draft = build_report(db, experiment, options.target, options.links);
   const fs::path dir(out_dir);
   make_directory(dir / "tables");
   ReportPaths paths{(dir / "report.md").string(), (dir / "index.html").string(), {}, draft.metric, draft.target, {}};

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/units.hpp"
 #include "reports/gnuplot.hpp"
 #include "storage/database.hpp"
 
@@ -15,6 +16,8 @@ struct ReportOptions {
   /// runs (docs/reports.md).
   std::optional<double> target;
   GnuplotOptions gnuplot;
+  /// Links to project every configuration onto (laconic report --link), besides the runs' own.
+  std::vector<LinkSpec> links{};
 };
 
 /// Where write_report() put its files, and what went wrong with the figures.

@@ -20,7 +20,8 @@ std::vector<RunData> collect(storage::Database& db, const std::vector<ReportRun>
 
 }  // namespace
 
-ReportDraft build_report(storage::Database& db, const std::string& experiment, std::optional<double> target) {
+ReportDraft build_report(storage::Database& db, const std::string& experiment, std::optional<double> target,
+                         const std::vector<LinkSpec>& links) {
   const ExperimentRuns runs = load_experiment_runs(db, experiment);
   ReportDraft draft{{}, {}, choose_test_metric(db, runs.finished), kNaN};
   const TestMetric metric = test_metric_named(draft.metric);
@@ -63,6 +64,7 @@ ReportDraft build_report(storage::Database& db, const std::string& experiment, s
     report.sections.push_back(final_metric_section(in));
     report.sections.push_back(compression_section(in, draft.plots));
     report.sections.push_back(step_time_section(in, draft.plots));
+    if (!links.empty()) report.sections.push_back(other_links_section(in, links));
     report.sections.push_back(convergence_section(in, draft.plots));
     if (!std::isnan(draft.target)) report.sections.push_back(target_section(in, draft.target, target.has_value()));
     report.sections.push_back(bits_section(in, draft.plots));

@@ -7,6 +7,7 @@
 
 #include "reports/plot_script.hpp"
 #include "reports/table.hpp"
+#include "engine/core/units.hpp"
 #include "storage/database.hpp"
 
 namespace laconic::reports {
@@ -22,7 +23,8 @@ struct ReportDraft {
 /// The comparison of `experiment`'s runs (docs/reports.md lists its sections). `target` is the
 /// test-metric threshold of "time and bytes to target"; unset, it is derived from the runs.
 /// ConfigError if the experiment has no runs (the message lists the experiments that exist).
+/// With `links`, a section projects every configuration onto each of them.
 ReportDraft build_report(storage::Database& db, const std::string& experiment,
-                         std::optional<double> target = std::nullopt);
+                         std::optional<double> target = std::nullopt, const std::vector<LinkSpec>& links = {});
 
 }  // namespace laconic::reports

@@ -19,7 +19,7 @@ struct Total {
 const char* const kStepKeys[] = {"time_forward",  "time_backward",   "time_optimizer",
                                  "time_compress", "time_decompress", "time_communicate",
                                  "time_wait",     "bytes_sent",      "bytes_dense",
-                                 "projected_time_communicate", "time_overlapped"};
+                                 "projected_time_communicate", "time_overlapped", "messages", "link_bytes"};
 
 // The quartiles of time_step over the worker ranks' steps: one pass over the run's rows of it.
 void collect_step_quartiles(storage::Database& db, RunData& data) {
@@ -216,6 +216,8 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   data.wait = sum_of_means(totals, {"time_wait"});
   data.communicate = sum_of_means(totals, {"time_communicate"});
   data.overlapped = sum_of_means(totals, {"time_overlapped"});
+  data.messages = sum_of_means(totals, {"messages"});
+  data.link_bytes = sum_of_means(totals, {"link_bytes"});
   collect_step_quartiles(db, data);
   data.projected_communicate = sum_of_means(totals, {"projected_time_communicate"});
   collect_epochs(db, data, metric);

@@ -56,6 +56,9 @@ struct RunData {
   /// time_overlapped: exchange hidden behind backward (allreduce { overlap = true }); NaN when
   /// the run did not overlap.
   double overlapped = kNaN;
+  /// Means per step and worker rank of `messages` and `link_bytes`: what projecting onto
+  /// another link needs (NaN for runs recorded before laconic stored them).
+  double messages = kNaN, link_bytes = kNaN;
   /// Quartiles of the measured time_step over the steps of the worker ranks (s).
   double step_q1 = kNaN, step_median = kNaN, step_q3 = kNaN;
   double projected_communicate = kNaN;  ///< projected_time_communicate on the run's link

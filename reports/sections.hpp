@@ -9,6 +9,7 @@
 #include "reports/experiment_runs.hpp"
 #include "reports/plot_script.hpp"
 #include "reports/table.hpp"
+#include "engine/core/units.hpp"
 
 namespace laconic::reports {
 
@@ -28,6 +29,10 @@ Section compression_section(const SectionInput& in, std::vector<FigurePlot>& plo
 /// 3. Seconds per step as compute / compress / communicate, measured and projected (figure
 /// "step_time").
 Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots);
+
+/// 3b. Seconds per step projected onto each of `links` (laconic report --link) from the
+/// messages the runs recorded, against the same row's dense configuration.
+Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>& links);
 
 /// 4. Test metric per epoch and against cumulative measured and projected time (figures
 /// "convergence_epoch" and "convergence_time").

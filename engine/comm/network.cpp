@@ -1,58 +1,8 @@
 #include "engine/comm/network.hpp"
 
-#include <cctype>
-#include <cstdlib>
-#include <utility>
-
 #include "engine/core/error.hpp"
 
 namespace laconic::comm {
-namespace {
-
-/// Splits "1.5 Gbit/s" into 1.5 and "Gbit"; false when no number leads.
-bool split_quantity(const std::string& text, double& number, std::string& unit) {
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  number = std::strtod(begin, &end);
-  if (end == begin) return false;
-  std::string rest(end);
-  std::string compact;
-  for (char c : rest)
-    if (!std::isspace(static_cast<unsigned char>(c))) compact += c;
-  if (compact.size() >= 2 && compact.compare(compact.size() - 2, 2, "/s") == 0)
-    compact.resize(compact.size() - 2);
-  unit = compact;
-  return true;
-}
-
-}  // namespace
-
-double parse_bandwidth(const std::string& field, const std::string& text) {
-  static const std::vector<std::pair<std::string, double>> kUnits = {
-      {"bit", 1},    {"Kbit", 1e3},  {"Mbit", 1e6},  {"Gbit", 1e9},  {"Tbit", 1e12},
-      {"B", 8},      {"KB", 8e3},    {"MB", 8e6},    {"GB", 8e9},    {"TB", 8e12}};
-  double number = 0;
-  std::string unit;
-  if (split_quantity(text, number, unit))
-    for (const auto& [name, scale] : kUnits)
-      if (unit == name && number > 0) return number * scale;
-  throw ConfigError(str_cat(field, " must be a positive rate such as \"1Gbit\", \"100Mbit/s\" or "
-                            "\"125MB/s\" (units: bit, Kbit, Mbit, Gbit, Tbit, B, KB, MB, GB, TB), "
-                            "got \"", text, "\""));
-}
-
-double parse_duration(const std::string& field, const std::string& text) {
-  static const std::vector<std::pair<std::string, double>> kUnits = {
-      {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}};
-  double number = 0;
-  std::string unit;
-  if (split_quantity(text, number, unit) && unit.find('/') == std::string::npos)
-    for (const auto& [name, scale] : kUnits)
-      if (unit == name && number >= 0) return number * scale;
-  throw ConfigError(str_cat(field, " must be a duration >= 0 such as \"50us\", \"0.2ms\" or "
-                            "\"1s\" (units: ns, us, ms, s), got \"", text, "\""));
-}
-
 std::vector<FieldSpec> LinkOptions::fields() {
   return {
       {"bandwidth", FieldType::String, std::string("1Gbit"),
@@ -77,8 +27,8 @@ LinkOptions LinkOptions::from(const ComponentSpec& spec) {
 }
 
 double Link::project(const ByteCounters& delta) const {
-  return static_cast<double>(delta.messages) * options_.latency_seconds +
-         8.0 * static_cast<double>(delta.link_bytes) / options_.bits_per_second;
+  const LinkSpec link{"", options_.bits_per_second, options_.latency_seconds};
+  return link.project(static_cast<double>(delta.messages), static_cast<double>(delta.link_bytes));
 }
 
 Registry<NetworkModel> builtin_networks() {

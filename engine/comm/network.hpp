@@ -7,16 +7,13 @@
 #include "engine/comm/communicator.hpp"
 #include "engine/core/component.hpp"
 #include "engine/core/registry.hpp"
+#include "engine/core/units.hpp"
 
 namespace laconic::comm {
 
-/// "1Gbit", "100 Mbit/s", "25GbE"-free plain units: bit, Kbit, Mbit, Gbit, Tbit (powers of
-/// 1000) or B, KB, MB, GB (bytes, powers of 1000), each optionally followed by "/s"; returns
-/// bits per second. ConfigError naming `field` otherwise.
-double parse_bandwidth(const std::string& field, const std::string& text);
-
-/// "50us", "0.2 ms", "1s", "800ns"; returns seconds. ConfigError naming `field` otherwise.
-double parse_duration(const std::string& field, const std::string& text);
+// parse_bandwidth and parse_duration live in engine/core/units.hpp.
+using laconic::parse_bandwidth;
+using laconic::parse_duration;
 
 class NetworkModel {
  public:

@@ -203,6 +203,9 @@ class Trainer : public schedule::StepActions {
     put("bytes_received", static_cast<double>(exchange_.bytes_received));
     put("bytes_dense", static_cast<double>(exchange_.bytes_dense));
     put("payload_bytes", static_cast<double>(exchange_.payload_bytes));
+    // What projecting onto another link later needs (laconic report --link).
+    put("messages", static_cast<double>(exchange_.traffic.messages));
+    put("link_bytes", static_cast<double>(exchange_.traffic.link_bytes));
     if (parts_.network) {
       // Projected, never measured: this step's messages on the experiment's link, in place of
       // the measured time inside collectives.

@@ -175,5 +175,32 @@ TEST_CASE("the quickstart as the README runs it: a log with progress, a report w
     INFO(r.out);
     CHECK(r.status == 0);
   }
+  // The same runs on links they never used: every step recorded its messages, so every cell
+  // has a number; dense pays more for the slow link than Top-k 1%.
+  const auto links = run_laconic(dir, "report quickstart --out what-if --link 10Mbit --link 10Gbit,5us", 120);
+  INFO(links.out << links.err);
+  CHECK(links.status == 0);
+  const std::string csv = read_file(dir + "/what-if/tables/other_links.csv");
+  CHECK_THAT(csv, Catch::StartsWith("configuration,step_s@10Mbit,\"step_s@10Gbit,5us\"\r\n"));
+  double dense_slow = 0, topk_slow = 0;
+  std::istringstream rows(csv);
+  std::string row;
+  std::getline(rows, row);  // header
+  int projected = 0;
+  while (std::getline(rows, row)) {
+    double slow = 0, fast = 0;
+    const auto first = row.find(','), second = row.find(',', first + 1);
+    REQUIRE(second != std::string::npos);
+    slow = std::stod(row.substr(first + 1, second - first - 1));
+    fast = std::stod(row.substr(second + 1));
+    CHECK(slow > fast);
+    ++projected;
+    (row.rfind("none", 0) == 0 ? dense_slow : topk_slow) = slow;
+  }
+  CHECK(projected == 2);
+  CHECK(dense_slow > 2 * topk_slow);  // 232 MB against 4.65 MB at 10 Mbit/s
+  const auto bad = run_laconic(dir, "report quickstart --out what-if --link 10Mbps", 60);
+  CHECK(bad.status == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--link bandwidth must be a positive rate"));
   std::filesystem::remove_all(dir);
 }

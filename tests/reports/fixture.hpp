@@ -66,6 +66,9 @@ struct RunSpec {
   double forward = 0.01, backward = 0.02, optimizer = 0.005, compress = 0, decompress = 0;
   double communicate = 0.005, projected = 0.002;
   std::optional<double> overlapped;  ///< time_overlapped per step (allreduce { overlap = true })
+  /// messages and link_bytes per step (what --link projects); unset: not recorded, as by an
+  /// older laconic.
+  std::optional<double> messages, link_bytes;
   double server_bytes_sent = 1e9;  ///< per server round; must never reach a worker figure
   std::optional<double> model_parameters = 62500;  ///< recorded once by worker 0 at step 0
   std::string status = "FINISHED";
@@ -109,6 +112,8 @@ inline std::int64_t record_run(storage::Database& db, storage::Recorder& recorde
           sink->record({"time_decompress", step, epoch, worker, 0, spec.decompress});
           sink->record({"time_communicate", step, epoch, worker, 0, spec.communicate});
           if (spec.overlapped) sink->record({"time_overlapped", step, epoch, worker, 0, *spec.overlapped});
+          if (spec.messages) sink->record({"messages", step, epoch, worker, 0, *spec.messages});
+          if (spec.link_bytes) sink->record({"link_bytes", step, epoch, worker, 0, *spec.link_bytes});
           sink->record({"time_step", step, epoch, worker, 0, step_time});
           sink->record({"bytes_sent", step, epoch, worker, 0, spec.bytes_sent});
           sink->record({"bytes_received", step, epoch, worker, 0, spec.bytes_sent});

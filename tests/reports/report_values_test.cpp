@@ -151,6 +151,43 @@ TEST_CASE("step times of overlapped runs show what was hidden behind backward, o
                                     "hidden_behind_backward_s,communicate_projected_s,"));
 }
 
+TEST_CASE("--link projects every configuration's recorded messages onto links the runs never used",
+          "[reports][values][links]") {
+  TempDir dir("values-links");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("links", "links.lua", "cafe");
+  RunSpec none = dense(1, {0.5, 0.75});
+  none.messages = 2;
+  none.link_bytes = 125000;  // 1 Mbit
+  record_run(*db, recorder, e, "links", none);
+  RunSpec sparse = topk(1, {0.4, 0.7});
+  sparse.messages = 4;
+  sparse.link_bytes = 1250;  // 10 kbit
+  record_run(*db, recorder, e, "links", sparse);
+  RunSpec old = dense(1, {0.5, 0.7});  // recorded by a laconic that stored no messages
+  old.name = "compressor=fp16,seed=1";
+  old.swept = {{"compressor", Value{std::string("fp16")}}};
+  old.compressor = "fp16";
+  record_run(*db, recorder, e, "links", old);
+  ReportOptions options{.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}};
+  options.links = {parse_link("10Mbit"), parse_link("1Gbit,1ms")};
+  const std::string md = read_text(write_report(*db, "links", dir.file("out"), options).markdown);
+  INFO(md);
+  CHECK(has_line(md, "## Projected onto other links"));
+  CHECK(has_line(md, "| configuration | step on 10Mbit (s) | vs dense on 10Mbit | step on 1Gbit,1ms (s) | vs dense on 1Gbit,1ms |"));
+  // dense: compute 0.035; on 10 Mbit/s 2 x 50 us + 1 Mbit / 10 Mbit/s = 0.1001 s; on 1 Gbit/s with 1 ms per
+  // message 2 x 1 ms + 1 ms = 0.003 s.
+  CHECK(has_line(md, "| none | 0.135 | baseline | 0.038 | baseline |"));
+  // topk: compute 0.035 + compress 0.004; 4 x 50 us + 1 ms = 0.0012 s, 4 x 1 ms + 10 us = 0.00401 s.
+  CHECK(has_line(md, "| topk ratio=0.01 | 0.0402 | -70.2% | 0.043 | +13.2% |"));
+  CHECK(has_line(md, "| fp16 | - | - | - | - |"));
+  CHECK_THAT(md, Catch::Contains("the runs did not record their messages"));
+  const std::string csv = read_text(dir.file("out/tables/other_links.csv"));
+  CHECK_THAT(csv, Catch::StartsWith("configuration,step_s@10Mbit,step_s@1Gbit,1ms\r\n") ||
+                      Catch::StartsWith("configuration,step_s@10Mbit,\"step_s@1Gbit,1ms\"\r\n"));
+}
+
 TEST_CASE("time and bytes to target count up to the first evaluation that reaches it", "[reports][values]") {
   TempDir dir("values-target");
   auto db = values_database(dir);
