@@ -67,6 +67,10 @@ ReportDraft build_report(storage::Database& db, const std::string& experiment, s
     if (!links.empty()) report.sections.push_back(other_links_section(in, links));
     report.sections.push_back(convergence_section(in, draft.plots));
     if (!std::isnan(draft.target)) report.sections.push_back(target_section(in, draft.target, target.has_value()));
+    bool messages_recorded = false;
+    for (const auto& s : summaries) messages_recorded = messages_recorded || !std::isnan(s.messages.mean);
+    if (!std::isnan(draft.target) && messages_recorded)
+      report.sections.push_back(pays_off_section(in, draft.target, draft.plots));
     report.sections.push_back(bits_section(in, draft.plots));
   }
   if (tuned) report.sections.push_back(tuning_section(trial_data, compared, tuned_keys, metric));

@@ -45,6 +45,11 @@ double default_target(const SectionInput& in);
 /// 5. Time and bytes until the test metric first reaches `target`.
 Section target_section(const SectionInput& in, double target, bool target_given);
 
+/// 5b. Does it pay off? Time to `target` projected over bandwidths from 10 Mbit/s to 100 Gbit/s
+/// (figure "pays_off"), and each compressed configuration's break-even bandwidth against its
+/// row's fastest dense configuration. Only for runs that recorded messages and link_bytes.
+Section pays_off_section(const SectionInput& in, double target, std::vector<FigurePlot>& plots);
+
 /// 6. Bits per parameter per epoch of the compressed configurations (figure "bits_per_parameter").
 Section bits_section(const SectionInput& in, std::vector<FigurePlot>& plots);
 

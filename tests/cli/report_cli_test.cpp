@@ -143,7 +143,7 @@ TEST_CASE("headless Chromium shows every figure of a report, and tells a report 
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("the quickstart as the README runs it: a log with progress, a report with five drawn figures",
+TEST_CASE("the quickstart as the README runs it: a log with progress, a report with six drawn figures",
           "[cli][report][quickstart][slow]") {
   const auto dir = make_temp_dir();
   std::filesystem::create_directories(dir + "/experiments");
@@ -168,10 +168,15 @@ TEST_CASE("the quickstart as the README runs it: a log with progress, a report w
   CHECK(report.status == 0);
   CHECK(report.err.empty());
   CHECK(figures_in(dir + "/laconic-reports/quickstart") == 10);
+  // Its runs recorded their messages: "Does it pay off?" is there, with its figure.
+  std::error_code missing;
+  CHECK(std::filesystem::file_size(dir + "/laconic-reports/quickstart/figures/pays_off.png", missing) > 0);
+  const std::string md = read_file(dir + "/laconic-reports/quickstart/report.md");
+  CHECK_THAT(md, Catch::Contains("## Does it pay off?"));
   if (!chromium_available()) {
     WARN("chromium is not installed (the test setup installs it); the page is not opened");
   } else {
-    const auto r = check_in_chromium(dir, "laconic-reports/quickstart/index.html", 5);
+    const auto r = check_in_chromium(dir, "laconic-reports/quickstart/index.html", 6);
     INFO(r.out);
     CHECK(r.status == 0);
   }

@@ -188,6 +188,40 @@ TEST_CASE("--link projects every configuration's recorded messages onto links th
                       Catch::StartsWith("configuration,step_s@10Mbit,\"step_s@1Gbit,1ms\"\r\n"));
 }
 
+TEST_CASE("does it pay off: the bandwidth below which a compressor reaches the target sooner than dense",
+          "[reports][values][links]") {
+  TempDir dir("values-pays-off");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("pays", "pays.lua", "cafe");
+  RunSpec none = dense(1, {0.5, 0.75});
+  none.messages = 2;
+  none.link_bytes = 125000;
+  record_run(*db, recorder, e, "pays", none);
+  RunSpec sparse = topk(1, {0.4, 0.7});
+  sparse.messages = 4;
+  sparse.link_bytes = 1250;
+  record_run(*db, recorder, e, "pays", sparse);
+  RunSpec never = topk(2, {0.3, 0.4});  // another configuration that never reaches 0.7
+  never.name = "compressor=topk,ratio=0.001,seed=2";
+  never.swept = {{"compressor", Value{std::string("topk")}}, {"compressor.ratio", Value{0.001}}};
+  never.messages = 4;
+  never.link_bytes = 125;
+  record_run(*db, recorder, e, "pays", never);
+  ReportOptions options{.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}};
+  const std::string md = read_text(write_report(*db, "pays", dir.file("out"), options).markdown);
+  INFO(md);
+  CHECK(has_line(md, "## Does it pay off?"));
+  // Both reach 0.7 after the same steps, so time to target compares as the steps do: dense
+  // 0.035 + 2 x 50 us + 1e6 / b against Top-k's 0.039 + 4 x 50 us + 1e4 / b: Top-k is faster below
+  // 2.41e8 bit/s; the last grid point under it is 10^8.3 = 200 Mbit/s.
+  CHECK_THAT(md, Catch::Contains("| topk ratio=0.01 |") && Catch::Contains("| below 200 Mbit/s |"));
+  CHECK_THAT(md, Catch::Contains("| never (target not reached) |"));
+  CHECK_THAT(md, Catch::Contains("| (dense) |"));
+  const std::string csv = read_text(dir.file("out/tables/pays_off.csv"));
+  CHECK_THAT(csv, Catch::Contains("topk ratio=0.01,") && Catch::Contains(",below 200 Mbit/s\r\n"));
+}
+
 TEST_CASE("time and bytes to target count up to the first evaluation that reaches it", "[reports][values]") {
   TempDir dir("values-target");
   auto db = values_database(dir);

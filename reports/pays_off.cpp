@@ -1,0 +1,187 @@
+// Section "Does it pay off?": every configuration's step and time to target projected onto links
+// from 10 Mbit/s to 100 Gbit/s, and the bandwidth below which a compressor beats its row's
+// fastest dense configuration.
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "reports/format.hpp"
+#include "reports/sections.hpp"
+
+namespace laconic::reports {
+namespace {
+
+constexpr double kLowest = 1e7, kHighest = 1e11;  // bit/s
+constexpr int kPerDecade = 10;
+constexpr double kLatency = 50e-6;  // s per message: link's default
+
+double or_zero(double value) { return std::isnan(value) ? 0 : value; }
+
+std::vector<double> bandwidths() {
+  std::vector<double> out;
+  const int points = static_cast<int>(std::lround(std::log10(kHighest / kLowest))) * kPerDecade;
+  for (int i = 0; i <= points; ++i) out.push_back(kLowest * std::pow(10.0, static_cast<double>(i) / kPerDecade));
+  return out;
+}
+
+/// "100 Mbit/s", "2.5 Gbit/s".
+std::string rate_text(double bits_per_second) {
+  const char* units[] = {"bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"};
+  int u = 0;
+  while (bits_per_second >= 1000 && u < 4) {
+    bits_per_second /= 1000;
+    ++u;
+  }
+  char number[32];
+  std::snprintf(number, sizeof number, "%.3g", bits_per_second);
+  return str_cat(number, " ", units[u]);
+}
+
+// One configuration on the links: its step (s) at each bandwidth, and the steps its runs took to
+// the target (mean over the runs that reached it; NaN when none did).
+struct Curve {
+  const ConfigSummary* summary = nullptr;
+  std::vector<double> step;
+  double steps_to_target = kNaN;
+  double time_to_target(std::size_t i) const {
+    return std::isnan(steps_to_target) ? std::numeric_limits<double>::infinity() : steps_to_target * step[i];
+  }
+};
+
+Curve curve_of(const ConfigSummary& s, const std::vector<double>& rates, const TestMetric& metric, double target) {
+  Curve c;
+  c.summary = &s;
+  const double local = or_zero(s.compute.mean) + or_zero(s.compress.mean) + or_zero(s.wait.mean);
+  for (double rate : rates)
+    c.step.push_back(LinkSpec{"", rate, kLatency}.project(s.messages.mean, s.link_bytes.mean) + local);
+  std::vector<double> steps;
+  for (const RunData* run : s.config->runs)
+    for (const EvalPoint& e : run->evaluations)
+      if (metric.reaches(e.test_metric, target)) {
+        steps.push_back(static_cast<double>(e.step));
+        break;
+      }
+  if (!steps.empty()) c.steps_to_target = stats_of(steps).mean;
+  return c;
+}
+
+bool dense(const ConfigSummary& s) {
+  const std::string& compressor = s.config->runs.front()->run.compressor;
+  return compressor == "none" || compressor == "fp16";
+}
+
+/// Where `c` stops beating `base` in time to target, scanning up from the lowest bandwidth: the
+/// last bandwidth at which it was faster, "always", or "never".
+std::string break_even(const Curve& c, const std::vector<double>& base, const std::vector<double>& rates) {
+  bool any = false, all = true;
+  double last_win = kNaN;
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    const bool wins = c.time_to_target(i) < base[i];
+    any = any || wins;
+    all = all && wins;
+    if (wins) last_win = rates[i];
+  }
+  if (all) return str_cat("always (", rate_text(kLowest), " to ", rate_text(kHighest), ")");
+  if (!any) return "never";
+  return str_cat("below ", rate_text(last_win));
+}
+
+}  // namespace
+
+Section pays_off_section(const SectionInput& in, double target, std::vector<FigurePlot>& plots) {
+  Section section{
+      "Does it pay off?",
+      str_cat("Each configuration projected onto links from ", rate_text(kLowest), " to ", rate_text(kHighest),
+              " (", kPerDecade, " per decade, 50 us per message): step = compute + compress + wait as measured + "
+              "the messages each step recorded (messages, link_bytes) by the alpha-beta model; time to target = "
+              "the steps its runs needed to reach ",
+              in.metric.label, " ", in.metric.higher_is_better ? ">= " : "<= ", fixed(target, in.metric.digits),
+              " (mean over the runs that reached it) x that step, so a method that needs more steps pays for "
+              "them. Break-even: the highest bandwidth at which a configuration still reaches the target sooner "
+              "than the fastest dense configuration of its row (none or fp16), or always / never in the range. "
+              "Projections, not measurements; runs with allreduce { overlap = true } are projected as if nothing "
+              "was hidden."),
+      {},
+      {}};
+  const std::vector<double> rates = bandwidths();
+  std::vector<Curve> curves;
+  std::size_t without = 0;
+  for (const ConfigSummary& s : in.summaries) {
+    if (std::isnan(s.messages.mean) || std::isnan(s.link_bytes.mean)) {
+      ++without;
+      continue;
+    }
+    curves.push_back(curve_of(s, rates, in.metric, target));
+  }
+  if (without > 0)
+    section.text += str_cat(" ", without, " configuration(s) left out: their runs did not record messages and "
+                                          "link_bytes (an older laconic).");
+  Table table;
+  table.slug = "pays_off";
+  table.columns = {{"configuration"}, {"steps to target", Align::Right}, {"time to target on 100 Mbit/s (s)", Align::Right},
+                   {"on 1 Gbit/s (s)", Align::Right}, {"on 10 Gbit/s (s)", Align::Right},
+                   {"beats dense (time to target)", Align::Right}};
+  table.csv.header = {"configuration", "steps_to_target", "time_to_target_100Mbit_s", "time_to_target_1Gbit_s",
+                      "time_to_target_10Gbit_s", "break_even"};
+  auto index_of = [&](double rate) {
+    std::size_t best = 0;
+    for (std::size_t i = 0; i < rates.size(); ++i)
+      if (std::fabs(std::log(rates[i] / rate)) < std::fabs(std::log(rates[best] / rate))) best = i;
+    return best;
+  };
+  FigurePlot plot{{"pays_off", "Does it pay off? Time to target against bandwidth",
+                   str_cat("Projected seconds until the ", in.metric.label,
+                           " target (steps needed x projected step) on links from 10 Mbit/s to 100 Gbit/s, log "
+                           "scales; a curve per configuration that reached the target."),
+                   "", ""},
+                  "",
+                  {}};
+  std::string plot_list;
+  for (std::size_t k = 0; k < curves.size(); ++k) {
+    const Curve& c = curves[k];
+    const ConfigSummary& s = *c.summary;
+    // The row's fastest dense configuration, bandwidth by bandwidth.
+    std::vector<double> base(rates.size(), std::numeric_limits<double>::infinity());
+    bool has_base = false;
+    for (const Curve& other : curves)
+      if (other.summary->config->row == s.config->row && dense(*other.summary)) {
+        has_base = true;
+        for (std::size_t i = 0; i < rates.size(); ++i) base[i] = std::min(base[i], other.time_to_target(i));
+      }
+    std::string verdict = kMissing;
+    if (dense(s))
+      verdict = "(dense)";
+    else if (std::isnan(c.steps_to_target))
+      verdict = "never (target not reached)";
+    else if (has_base)
+      verdict = break_even(c, base, rates);
+    auto ttt = [&](double rate) {
+      const double t = c.time_to_target(index_of(rate));
+      return std::isinf(t) ? kNaN : t;
+    };
+    table.add_row({s.config->label, std::isnan(c.steps_to_target) ? std::string("not reached") : fixed(c.steps_to_target, 0),
+                   seconds(ttt(1e8)), seconds(ttt(1e9)), seconds(ttt(1e10)), verdict},
+                  {s.config->label, raw_number(c.steps_to_target), raw_number(ttt(1e8)), raw_number(ttt(1e9)),
+                   raw_number(ttt(1e10)), verdict});
+    if (std::isnan(c.steps_to_target)) continue;
+    std::string data;
+    for (std::size_t i = 0; i < rates.size(); ++i) data += data_line({rates[i] / 1e6, c.time_to_target(i)});
+    const std::string file = str_cat("pays_off_", k, ".dat");
+    plot.data_files.emplace_back(file, data);
+    plot_list += str_cat(plot_list.empty() ? "plot " : ", \\\n     ", "'", file, "' using 1:2 with lines title ",
+                         gnuplot_quote(s.config->label));
+  }
+  section.tables.push_back(std::move(table));
+  if (plot_list.empty()) {
+    section.text += " No configuration reached the target: nothing to plot.";
+    return section;
+  }
+  plot.commands = str_cat("set logscale xy\nset xlabel 'link bandwidth (Mbit/s)'\nset ylabel 'seconds to target "
+                          "(projected)'\nset grid\nset key outside right top\n",
+                          plot_list, "\n");
+  section.figures.push_back(plot.figure);
+  plots.push_back(std::move(plot));
+  return section;
+}
+
+}  // namespace laconic::reports
