@@ -124,7 +124,21 @@ std::string why_no_emulation() {
   for (const char* tool : {"ip", "tc"})
     if (find_tool(tool).empty())
       missing += str_cat(missing.empty() ? "" : "; ", "the '", tool, "' command (apt-get install iproute2)");
-  return missing.empty() ? "" : str_cat("emulated links (network = link { emulate = true }) need ", missing);
+  if (!missing.empty()) return str_cat("emulated links (network = link { emulate = true }) need ", missing);
+  // Privileged is not always enough (a container may forbid namespaces): try one.
+  const std::string probe = str_cat(kNamespacePrefix, ::getpid(), "-probe");
+  try {
+    run_checked("ip", {"netns", "add", probe});
+  } catch (const std::exception& e) {
+    return str_cat("emulated links (network = link { emulate = true }) need network namespaces, and this machine "
+                   "refused one: ", e.what());
+  }
+  try {
+    run_checked("ip", {"netns", "delete", probe});
+  } catch (const std::exception&) {
+    // remove_stale_namespaces() of a later run deletes it.
+  }
+  return "";
 }
 
 EmulatedNetwork::EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per_second)

@@ -49,7 +49,8 @@ class EmulatedNetwork {
 };
 
 /// Why emulated links cannot be built on this machine, or "" when they can: the process lacks
-/// root (or CAP_NET_ADMIN and CAP_SYS_ADMIN), or `ip` or `tc` (iproute2) is missing.
+/// root (or CAP_NET_ADMIN and CAP_SYS_ADMIN), `ip` or `tc` (iproute2) is missing, or creating a
+/// network namespace (tried, then deleted) fails.
 std::string why_no_emulation();
 
 /// Deletes the namespaces of controllers that are gone (killed before they could); returns

@@ -62,7 +62,8 @@ TEST_CASE("a dense exchange on an emulated 100 Mbit/s link takes about its proje
   const auto r = run_laconic(dir, "run links.lua --db l.db", 180);
   INFO(r.out << r.err);
   if (!why.empty()) {
-    // Not root here, or no iproute2: refused before anything trains, with what is missing.
+    // Not root here, no iproute2, or no namespaces allowed: refused before anything trains,
+    // with what is missing.
     CHECK(r.status == 2);
     CHECK_THAT(r.err, Catch::Contains("emulated links (network = link { emulate = true }) need"));
     CHECK_THAT(r.err, Catch::Contains("or set emulate = false"));
