@@ -18,6 +18,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "cli/launcher.hpp"
 #include "engine/core/error.hpp"
 
 extern char** environ;
@@ -214,9 +215,7 @@ std::vector<std::string> remove_stale_namespaces() {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(kNetnsDir, error)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(kNamespacePrefix, 0) != 0) continue;
-    const long pid = std::atol(name.c_str() + std::strlen(kNamespacePrefix));
-    if (pid <= 0 || pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    if (!left_by_dead_controller(name, kNamespacePrefix)) continue;
     try {
       run_checked("ip", {"netns", "delete", name});
       removed.push_back(name);

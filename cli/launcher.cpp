@@ -256,14 +256,18 @@ class ReapOnError {
 
 std::string worker_process_name(int rank) { return "laconic rank " + std::to_string(rank); }
 
+bool left_by_dead_controller(const std::string& name, const std::string& prefix) {
+  if (!name.starts_with(prefix)) return false;
+  const long pid = std::atol(name.c_str() + prefix.size());
+  return pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
 std::vector<std::string> remove_stale_store_dirs() {
   std::vector<std::string> removed;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), error)) {
     const std::string name = entry.path().filename().string();
-    if (!name.starts_with(kStoreDirPrefix) || !entry.is_directory(error)) continue;
-    const long pid = std::atol(name.c_str() + std::strlen(kStoreDirPrefix));
-    if (pid <= 0 || pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    if (!left_by_dead_controller(name, kStoreDirPrefix) || !entry.is_directory(error)) continue;
     std::error_code ignored;
     if (std::filesystem::remove_all(entry.path(), ignored) > 0) removed.push_back(entry.path().string());
   }

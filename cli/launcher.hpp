@@ -64,6 +64,10 @@ struct LaunchObserver {
 /// Rendezvous directories are TMPDIR/laconic-store-PID-XXXXXX, PID the controller's.
 inline constexpr const char* kStoreDirPrefix = "laconic-store-";
 
+/// True when `name` is `prefix` followed by the pid of a process that no longer exists (not
+/// this one): a leftover of a controller that died before it could clean up.
+bool left_by_dead_controller(const std::string& name, const std::string& prefix);
+
 /// Removes the rendezvous directories whose controller is gone (killed before it could remove
 /// them); returns their paths.
 std::vector<std::string> remove_stale_store_dirs();

@@ -298,7 +298,8 @@ class Executor {
     LaunchOutcome outcome;
     // An emulated link is built for the run and torn down when it ends, however its workers end.
     std::optional<EmulatedNetwork> network;
-    if (const auto link = catalog_.emulated_link(config)) {
+    const auto link = catalog_.emulated_link(config);
+    if (link) {
       try {
         network.emplace(run.id, world, link->bits_per_second);
         writes_.fact(run.id, "network_emulation", network->description());
@@ -333,7 +334,7 @@ class Executor {
         if (network) {
           worker.netns = network->rank(rank).netns;
           worker.hostname = network->rank(rank).address;
-          worker.message_delay = catalog_.emulated_link(config)->latency_seconds;
+          worker.message_delay = link->latency_seconds;
         }
         return worker_command(worker);
       };

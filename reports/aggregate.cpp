@@ -77,4 +77,21 @@ ConfigSummary summarize(const Configuration& config) {
   return out;
 }
 
+double local_seconds(const ConfigSummary& s) {
+  return or_zero(s.compute.mean) + or_zero(s.compress.mean) + or_zero(s.wait.mean);
+}
+
+double step_on_link(const ConfigSummary& s, const LinkSpec& link) {
+  if (std::isnan(s.messages.mean) || std::isnan(s.link_bytes.mean)) return kNaN;
+  return local_seconds(s) + link.project(s.messages.mean, s.link_bytes.mean);
+}
+
+const ConfigSummary* row_dense(const Grid& grid, const std::vector<ConfigSummary>& summaries,
+                               const ConfigSummary& s) {
+  const Configuration* dense = grid.find(s.config->row, "none");
+  for (const ConfigSummary& other : summaries)
+    if (dense != nullptr && other.config == dense) return &other;
+  return nullptr;
+}
+
 }  // namespace laconic::reports

@@ -1,9 +1,11 @@
 #pragma once
 // Per-configuration numbers: each run's figure first, then mean ± sample std over its seeds.
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "engine/core/units.hpp"
 #include "reports/configurations.hpp"
 #include "reports/stats.hpp"
 
@@ -61,5 +63,20 @@ struct ConfigSummary {
 };
 
 ConfigSummary summarize(const Configuration& config);
+
+/// `value`, or 0 for a part of the step a configuration did not record (NaN).
+inline double or_zero(double value) { return std::isnan(value) ? 0 : value; }
+
+/// compute + compress + wait as measured, s per step and worker (parts not recorded as 0): the
+/// step without its communication.
+double local_seconds(const ConfigSummary& s);
+
+/// local_seconds() plus the messages the runs recorded (`messages`, `link_bytes`) projected onto
+/// `link`; NaN when the runs did not record them.
+double step_on_link(const ConfigSummary& s, const LinkSpec& link);
+
+/// The dense (compressor none) configuration of `s`'s row among `summaries`, or null.
+const ConfigSummary* row_dense(const Grid& grid, const std::vector<ConfigSummary>& summaries,
+                               const ConfigSummary& s);
 
 }  // namespace laconic::reports

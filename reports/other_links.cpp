@@ -7,20 +7,6 @@
 #include "reports/sections.hpp"
 
 namespace laconic::reports {
-namespace {
-
-double or_zero(double value) { return std::isnan(value) ? 0 : value; }
-
-// Seconds per step and worker rank of `s` on `link`: measured compute, compress and wait, the
-// recorded messages projected. NaN when the runs did not record their messages.
-double step_on(const ConfigSummary& s, const LinkSpec& link) {
-  if (std::isnan(s.messages.mean) || std::isnan(s.link_bytes.mean)) return kNaN;
-  return or_zero(s.compute.mean) + or_zero(s.compress.mean) + or_zero(s.wait.mean) +
-         link.project(s.messages.mean, s.link_bytes.mean);
-}
-
-}  // namespace
-
 Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>& links) {
   Section section{
       "Projected onto other links",
@@ -43,19 +29,16 @@ Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>&
   }
   bool any_missing = false;
   for (const ConfigSummary& s : in.summaries) {
-    const ConfigSummary* dense = nullptr;
-    if (const Configuration* d = in.grid.find(s.config->row, "none"))
-      for (const ConfigSummary& other : in.summaries)
-        if (other.config == d) dense = &other;
+    const ConfigSummary* dense = row_dense(in.grid, in.summaries, s);
     std::vector<std::string> cells{s.config->label}, raw{s.config->label};
     for (const auto& link : links) {
-      const double step = step_on(s, link);
+      const double step = step_on_link(s, link);
       any_missing = any_missing || std::isnan(step);
       std::string versus = kMissing;
       if (dense == &s && !std::isnan(step)) {
         versus = "baseline";
       } else if (dense != nullptr) {
-        const double base = step_on(*dense, link);
+        const double base = step_on_link(*dense, link);
         if (!std::isnan(step) && !std::isnan(base) && base > 0) {
           char buf[32];
           std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * (step - base) / base);

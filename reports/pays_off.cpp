@@ -15,8 +15,6 @@ constexpr double kLowest = 1e7, kHighest = 1e11;  // bit/s
 constexpr int kPerDecade = 10;
 constexpr double kLatency = 50e-6;  // s per message: link's default
 
-double or_zero(double value) { return std::isnan(value) ? 0 : value; }
-
 std::vector<double> bandwidths() {
   std::vector<double> out;
   const int points = static_cast<int>(std::lround(std::log10(kHighest / kLowest))) * kPerDecade;
@@ -51,9 +49,7 @@ struct Curve {
 Curve curve_of(const ConfigSummary& s, const std::vector<double>& rates, const TestMetric& metric, double target) {
   Curve c;
   c.summary = &s;
-  const double local = or_zero(s.compute.mean) + or_zero(s.compress.mean) + or_zero(s.wait.mean);
-  for (double rate : rates)
-    c.step.push_back(LinkSpec{"", rate, kLatency}.project(s.messages.mean, s.link_bytes.mean) + local);
+  for (double rate : rates) c.step.push_back(step_on_link(s, LinkSpec{"", rate, kLatency}));
   std::vector<double> steps;
   for (const RunData* run : s.config->runs)
     for (const EvalPoint& e : run->evaluations)

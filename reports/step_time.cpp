@@ -10,8 +10,6 @@
 namespace laconic::reports {
 namespace {
 
-double or_zero(double value) { return std::isnan(value) ? 0 : value; }
-
 // The link(s) the projected times are for, as the configs name them.
 std::string links_of(const Grid& grid) {
   std::set<std::string> links;
@@ -101,15 +99,11 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
   for (const ConfigSummary& s : in.summaries) {
     const double compute = s.compute.mean, compress = s.compress.mean, wait = s.wait.mean;
     const double measured = s.communicate.mean, projected = s.projected_communicate.mean;
-    const double step_measured = or_zero(compute) + or_zero(compress) + or_zero(wait) + or_zero(measured);
-    const double step_projected =
-        std::isnan(projected) ? kNaN : or_zero(compute) + or_zero(compress) + or_zero(wait) + projected;
+    const double step_measured = local_seconds(s) + or_zero(measured);
+    const double step_projected = std::isnan(projected) ? kNaN : local_seconds(s) + projected;
     // The row's dense configuration: its compute is what the model and batch cost on an
     // undisturbed machine, since no compressor changes forward, backward or the optimizer.
-    const ConfigSummary* dense = nullptr;
-    if (const Configuration* d = in.grid.find(s.config->row, "none"))
-      for (const ConfigSummary& other : in.summaries)
-        if (other.config == d) dense = &other;
+    const ConfigSummary* dense = row_dense(in.grid, in.summaries, s);
     std::string versus = kMissing;
     if (dense != nullptr) {
       versus = versus_dense(s, *dense);

@@ -1,6 +1,7 @@
 #include "engine/topology/bucketed_exchange.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "engine/core/error.hpp"
@@ -170,12 +171,11 @@ ExchangeStats BucketedExchange::finish(const comm::NetworkModel* network) {
     // exchanges itself waits first and interleaves its codec with its collectives: there the
     // split between compression and communication after backward is approximate).
     const bool itself = compressors_[b]->exchanges_itself();
-    std::vector<std::pair<double, double*>> pieces;
-    if (!itself) pieces.push_back({s.time_compress, &total.time_compress});
-    pieces.push_back({s.time_wait, &total.time_wait});
-    if (itself) pieces.push_back({s.time_compress, &total.time_compress});
-    pieces.push_back({s.time_communicate, &total.time_communicate});
-    pieces.push_back({s.time_decompress, &total.time_decompress});
+    using Piece = std::pair<double, double*>;
+    const Piece compress{s.time_compress, &total.time_compress}, wait{s.time_wait, &total.time_wait};
+    const std::array<Piece, 4> pieces{itself ? wait : compress, itself ? compress : wait,
+                                      Piece{s.time_communicate, &total.time_communicate},
+                                      Piece{s.time_decompress, &total.time_decompress}};
     double at = t.start;
     for (auto [seconds, field] : pieces) {
       *field += part_after(at, seconds, backward_end);
