@@ -11,7 +11,7 @@
 #include "lua/random_search.hpp"
 #include "lua/experiment.hpp"
 #include "lua/experiment_table.hpp"
-#include "lua/hash.hpp"
+#include "engine/core/hash.hpp"
 #include "lua/include.hpp"
 #include "lua/state.hpp"
 #include "lua/sweep.hpp"

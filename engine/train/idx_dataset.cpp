@@ -1,7 +1,9 @@
 #include "engine/train/idx_dataset.hpp"
 
+#include <filesystem>
 #include <sstream>
 
+#include "engine/train/decoded_cache.hpp"
 #include "engine/train/idx_reader.hpp"
 #include "engine/train/split_cache.hpp"
 
@@ -25,7 +27,12 @@ DataSplit IdxImageDataset::load(const std::string& prefix) const {
   const std::string labels = find(root_, prefix + "-labels-idx1-ubyte", info_);
   std::ostringstream key;
   key << "idx\n" << file_key(images) << "\n" << file_key(labels) << "\n" << std::hexfloat << info_.mean << "\n" << info_.deviation;
-  return cached_split(key.str(), [&] { return read_idx_split(images, labels, info_.mean, info_.deviation, info_.title); });
+  auto decode = [&] { return read_idx_split(images, labels, info_.mean, info_.deviation, info_.title); };
+  // Splits of a few megabytes decode in milliseconds: only larger ones are kept on disk.
+  constexpr std::uintmax_t kWorthCaching = std::uintmax_t{1} << 20;
+  std::error_code error;
+  const bool worth_caching = std::filesystem::file_size(images, error) >= kWorthCaching && !error;
+  return cached_split(key.str(), [&] { return worth_caching ? decoded_split(key.str(), decode) : decode(); });
 }
 
 const DataSplit& IdxImageDataset::train() {

@@ -16,4 +16,16 @@ torch::Tensor populated_empty(const std::vector<std::int64_t>& shape, torch::Dty
   return torch::from_blob(memory, shape, [bytes](void* p) { ::munmap(p, bytes); }, torch::TensorOptions(dtype));
 }
 
+void populate_pages(const torch::Tensor& tensor) {
+#ifdef MADV_POPULATE_READ
+  constexpr std::uintptr_t kPage = 4096;
+  if (!tensor.defined() || tensor.nbytes() < kPage) return;
+  const auto begin = reinterpret_cast<std::uintptr_t>(tensor.data_ptr()) / kPage * kPage;
+  const auto end = reinterpret_cast<std::uintptr_t>(tensor.data_ptr()) + tensor.nbytes();
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);  // a hint: failure is harmless
+#else
+  (void)tensor;
+#endif
+}
+
 }  // namespace laconic::train

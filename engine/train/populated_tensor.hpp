@@ -15,4 +15,10 @@ namespace laconic::train {
 /// Small tensors, and a mapping the kernel refuses, come from torch::empty instead.
 torch::Tensor populated_empty(const std::vector<std::int64_t>& shape, torch::Dtype dtype);
 
+/// Maps the pages of a tensor's memory into this process's page tables now (MADV_POPULATE_READ),
+/// so that no later read of it stops on a page fault. A forked worker inherits a file mapping
+/// (a split from the decoded cache) but not its page tables: without this, its first epoch's
+/// steps would take the faults. Does nothing for small tensors or where the kernel lacks it.
+void populate_pages(const torch::Tensor& tensor);
+
 }  // namespace laconic::train

@@ -13,6 +13,7 @@
 #include "engine/topology/bucketed_exchange.hpp"
 #include "engine/train/sharded_evaluation.hpp"
 #include "engine/train/objective.hpp"
+#include "engine/train/populated_tensor.hpp"
 #include "engine/train/shard.hpp"
 
 namespace laconic::train {
@@ -423,8 +424,8 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
   // Under a synchronous schedule every worker reaches each evaluation together, so all take
   // part (and split it when their replicas agree); otherwise worker 0 evaluates alone.
   const bool shared_evaluation = config.schedule.name == "synchronous";
-  parts.dataset->train();
-  if (comm.rank() == 0 || shared_evaluation) parts.dataset->test();
+  populate_pages(parts.dataset->train().inputs);
+  if (comm.rank() == 0 || shared_evaluation) populate_pages(parts.dataset->test().inputs);
   check_identical_start(*parts.model, comm);
   parts.compressor->set_seed(static_cast<std::uint64_t>(config.seed), comm.rank());
 

@@ -1,12 +1,12 @@
 #include <catch2/catch.hpp>
 
-#include "lua/hash.hpp"
+#include "engine/core/hash.hpp"
 #include "fake_catalog.hpp"
 #include "lua/experiment.hpp"
 #include "lua/sweep.hpp"
 
 using laconic::Value;
-using laconic::lua::fnv1a_hex;
+using laconic::fnv1a_hex;
 using laconic::lua::format_name_value;
 
 TEST_CASE("fnv1a_hex matches the published FNV-1a 64 test vectors", "[lua][hash]") {

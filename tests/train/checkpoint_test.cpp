@@ -12,11 +12,13 @@
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/worker.hpp"
 #include "rank_threads.hpp"
+#include "temp_dir.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
 #include <catch2/catch.hpp>
 
 using namespace laconic;
+using laconic::testing::TempDir;
 
 namespace {
 
@@ -122,22 +124,6 @@ class SavedSteps {
   std::vector<std::int64_t> steps_;
 };
 
-class TempDir {
- public:
-  TempDir() : path_(std::filesystem::temp_directory_path() / ("laconic-ckpt-test-" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
-
 }  // namespace
 
 TEST_CASE("a run resumed from its checkpoints continues exactly as the uninterrupted run",
@@ -147,15 +133,15 @@ TEST_CASE("a run resumed from its checkpoints continues exactly as the uninterru
   const auto config = stateful_run(schedule);
   TempDir dir;
   SavedSteps saved;
-  const auto whole = train_ranks(config, saved.every(dir.path(), 4));
+  const auto whole = train_ranks(config, saved.every(dir.path, 4));
   // 14 steps: checkpoints before steps 4, 8 (epoch 1, index 1) and 12, on each rank.
   CHECK(saved.sorted() == std::vector<std::int64_t>{4, 4, 8, 8, 12, 12});
   for (int rank : {0, 1})
-    for (std::int64_t step : {4, 8, 12}) CHECK(std::filesystem::exists(train::checkpoint_path(dir.path(), rank, step)));
+    for (std::int64_t step : {4, 8, 12}) CHECK(std::filesystem::exists(train::checkpoint_path(dir.path, rank, step)));
 
   for (const std::int64_t resume : {std::int64_t{4}, std::int64_t{8}}) {
     INFO("resumed at step " << resume);
-    const auto resumed = train_ranks(config, {dir.path(), 0, resume, {}});
+    const auto resumed = train_ranks(config, {dir.path, 0, resume, {}});
     for (int rank : {0, 1}) {
       INFO("rank " << rank);
       CHECK(resumed.at(rank).result.parameter_hash == whole.at(rank).result.parameter_hash);
@@ -181,14 +167,14 @@ TEST_CASE("a run with synchronous parameter servers resumes exactly as the unint
   const int world = 2 + static_cast<int>(servers);
   TempDir dir;
   SavedSteps saved;
-  const auto whole = train_ranks(config, saved.every(dir.path(), 4));
+  const auto whole = train_ranks(config, saved.every(dir.path, 4));
   // Before steps (rounds) 4, 8 and 12, on every rank, servers included.
   const auto steps = saved.sorted();
   CHECK(std::count(steps.begin(), steps.end(), 8) == world);
   CHECK(steps.size() == 3 * static_cast<std::size_t>(world));
 
   const std::int64_t resume = 8;  // epoch 1, index 1
-  const auto resumed = train_ranks(config, {dir.path(), 0, resume, {}});
+  const auto resumed = train_ranks(config, {dir.path, 0, resume, {}});
   for (int rank = 0; rank < world; ++rank) {
     INFO("rank " << rank);
     const auto expected = by_step(whole.at(rank).records, resume);
@@ -230,9 +216,9 @@ TEST_CASE("a checkpoint of another configuration or rank is refused", "[train][c
   testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
     engine::EngineCatalog catalog;
     MemorySink sink;
-    train::run_worker(config, catalog.build(config), comm, sink, {}, nullptr, {dir.path(), 2, -1, {}});
+    train::run_worker(config, catalog.build(config), comm, sink, {}, nullptr, {dir.path, 2, -1, {}});
   });
-  REQUIRE(std::filesystem::exists(train::checkpoint_path(dir.path(), 0, 2)));
+  REQUIRE(std::filesystem::exists(train::checkpoint_path(dir.path, 0, 2)));
   auto other = config;
   other.optimizer.fields["lr"] = 0.1;
   std::string message;
@@ -240,17 +226,17 @@ TEST_CASE("a checkpoint of another configuration or rank is refused", "[train][c
     engine::EngineCatalog catalog;
     MemorySink sink;
     message = thrown<ConfigError>(
-        [&] { train::run_worker(other, catalog.build(other), comm, sink, {}, nullptr, {dir.path(), 0, 2, {}}); });
+        [&] { train::run_worker(other, catalog.build(other), comm, sink, {}, nullptr, {dir.path, 0, 2, {}}); });
   });
   CHECK_THAT(message, Catch::Contains("belongs to another run configuration"));
   // Truncated: the reader notices.
-  const std::string path = train::checkpoint_path(dir.path(), 0, 2);
+  const std::string path = train::checkpoint_path(dir.path, 0, 2);
   std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
   testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
     engine::EngineCatalog catalog;
     MemorySink sink;
     message = thrown<ConfigError>(
-        [&] { train::run_worker(config, catalog.build(config), comm, sink, {}, nullptr, {dir.path(), 0, 2, {}}); });
+        [&] { train::run_worker(config, catalog.build(config), comm, sink, {}, nullptr, {dir.path, 0, 2, {}}); });
   });
   CHECK_THAT(message, Catch::Contains("does not fit this run") && Catch::Contains(path));
 }

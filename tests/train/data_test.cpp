@@ -15,27 +15,15 @@
 #include "engine/train/text.hpp"
 #include "engine/train/worker.hpp"
 #include "rank_threads.hpp"
+#include "temp_dir.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
 #include <catch2/catch.hpp>
 
 using namespace laconic;
+using laconic::testing::TempDir;
 
 namespace {
-
-/// A temporary directory removed at the end of the test.
-struct TempDir {
-  std::string path = testing::make_temp_dir();
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream out(path + "/" + name, std::ios::binary);
-    out << text;
-    return path + "/" + name;
-  }
-};
 
 /// A CIFAR-10 batch of `n` records: label i % 10, every pixel of channel c equal to
 /// (i + 40 * c) % 256.

@@ -1,8 +1,8 @@
-#include "lua/hash.hpp"
+#include "engine/core/hash.hpp"
 
 #include <cstdint>
 
-namespace laconic::lua {
+namespace laconic {
 
 std::string fnv1a_hex(std::string_view bytes) {
   // Constants of FNV-1a 64 (Fowler, Noll, Vo).
@@ -22,4 +22,4 @@ std::string fnv1a_hex(std::string_view bytes) {
   return out;
 }
 
-}  // namespace laconic::lua
+}  // namespace laconic
