@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/core/error.hpp"
+#include "engine/core/units.hpp"
 #include "storage/statement.hpp"
 
 namespace laconic::reports {
@@ -57,6 +58,15 @@ ReportRun parse_run(const storage::RunRow& row, const std::string& config_text) 
   const auto network = run.config.value("network", nlohmann::json::object());
   const std::string bandwidth = text_field(network, "bandwidth"), latency = text_field(network, "latency");
   if (!bandwidth.empty()) run.network = bandwidth + (latency.empty() ? "" : ", " + latency);
+  const bool emulated = network.is_object() && network.contains("emulate") && network["emulate"].is_boolean() &&
+                        network["emulate"].get<bool>();
+  if (!bandwidth.empty() && emulated) {
+    try {
+      run.emulated_bits_per_second = parse_bandwidth("network.bandwidth", bandwidth);
+    } catch (const ConfigError&) {
+      // a bandwidth this laconic cannot read: the run's times stay unplaced
+    }
+  }
   run.tune = text_field(run.swept, "tune");
   return run;
 }

@@ -2,6 +2,7 @@
 // The runs of one experiment as a report sees them: every run name's latest run, and the latest
 // FINISHED run of each name with its configuration and swept variables parsed from JSON.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct ReportRun {
   std::string model;         ///< config.model.name
   std::string compressor;    ///< config.compressor.name
   std::string network;       ///< "1Gbit, 50us": the link projected times are computed for
+  /// The link's bandwidth (bit/s) when the run trained on it emulated (link { emulate = true }),
+  /// so that its times are measurements on that link; NaN otherwise.
+  double emulated_bits_per_second = std::numeric_limits<double>::quiet_NaN();
   std::string tune;          ///< swept "tune": "trial", "best", or "" when not tuned
 };
 

@@ -41,6 +41,9 @@ struct Curve {
   const ConfigSummary* summary = nullptr;
   std::vector<double> step;
   double steps_to_target = kNaN;
+  /// Where the configuration's runs trained on an emulated link (all of them on the same one):
+  /// that link's bandwidth and the time to target measured there (steps x measured step).
+  double emulated_rate = kNaN, measured_time_to_target = kNaN;
   double time_to_target(std::size_t i) const {
     return std::isnan(steps_to_target) ? std::numeric_limits<double>::infinity() : steps_to_target * step[i];
   }
@@ -58,6 +61,13 @@ Curve curve_of(const ConfigSummary& s, const std::vector<double>& rates, const T
         break;
       }
   if (!steps.empty()) c.steps_to_target = stats_of(steps).mean;
+  const double rate = s.config->runs.front()->run.emulated_bits_per_second;
+  bool same_link = !std::isnan(rate);
+  for (const RunData* run : s.config->runs) same_link = same_link && run->run.emulated_bits_per_second == rate;
+  if (same_link) {
+    c.emulated_rate = rate;
+    c.measured_time_to_target = c.steps_to_target * (local_seconds(s) + or_zero(s.communicate.mean));
+  }
   return c;
 }
 
@@ -96,7 +106,9 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
               "them. Break-even: the highest bandwidth at which a configuration still reaches the target sooner "
               "than the fastest dense configuration of its row (none or fp16), or always / never in the range. "
               "Projections, not measurements; runs with allreduce { overlap = true } are projected as if nothing "
-              "was hidden."),
+              "was hidden. A configuration that trained on an emulated link (link { emulate = true }) also has "
+              "its measured time to target there (steps x measured step), a point on its curve's colour in the "
+              "figure: how far the point lies from the curve is how far the model is from the measurement."),
       {},
       {}};
   const std::vector<double> rates = bandwidths();
@@ -112,6 +124,8 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
   if (without > 0)
     section.text += str_cat(" ", without, " configuration(s) left out: their runs did not record messages and "
                                           "link_bytes (an older laconic).");
+  bool any_emulated = false;
+  for (const Curve& c : curves) any_emulated = any_emulated || !std::isnan(c.emulated_rate);
   Table table;
   table.slug = "pays_off";
   table.columns = {{"configuration"}, {"steps to target", Align::Right}, {"time to target on 100 Mbit/s (s)", Align::Right},
@@ -119,6 +133,10 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
                    {"beats dense (time to target)", Align::Right}};
   table.csv.header = {"configuration", "steps_to_target", "time_to_target_100Mbit_s", "time_to_target_1Gbit_s",
                       "time_to_target_10Gbit_s", "break_even"};
+  if (any_emulated) {
+    table.columns.push_back({"measured on its emulated link (s)", Align::Right});
+    table.csv.header.insert(table.csv.header.end(), {"emulated_bandwidth_bit_s", "measured_time_to_target_s"});
+  }
   auto index_of = [&](double rate) {
     std::size_t best = 0;
     for (std::size_t i = 0; i < rates.size(); ++i)
@@ -128,7 +146,8 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
   FigurePlot plot{{"pays_off", "Does it pay off? Time to target against bandwidth",
                    str_cat("Projected seconds until the ", in.metric.label,
                            " target (steps needed x projected step) on links from 10 Mbit/s to 100 Gbit/s, log "
-                           "scales; a curve per configuration that reached the target."),
+                           "scales; a curve per configuration that reached the target. Points: measured on an "
+                           "emulated link."),
                    "", ""},
                   "",
                   {}};
@@ -155,17 +174,30 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
       const double t = c.time_to_target(index_of(rate));
       return std::isinf(t) ? kNaN : t;
     };
-    table.add_row({s.config->label, std::isnan(c.steps_to_target) ? std::string("not reached") : fixed(c.steps_to_target, 0),
-                   seconds(ttt(1e8)), seconds(ttt(1e9)), seconds(ttt(1e10)), verdict},
-                  {s.config->label, raw_number(c.steps_to_target), raw_number(ttt(1e8)), raw_number(ttt(1e9)),
-                   raw_number(ttt(1e10)), verdict});
+    std::vector<std::string> row = {s.config->label,
+                                    std::isnan(c.steps_to_target) ? std::string("not reached") : fixed(c.steps_to_target, 0),
+                                    seconds(ttt(1e8)), seconds(ttt(1e9)), seconds(ttt(1e10)), verdict};
+    std::vector<std::string> raw = {s.config->label, raw_number(c.steps_to_target), raw_number(ttt(1e8)),
+                                    raw_number(ttt(1e9)), raw_number(ttt(1e10)), verdict};
+    if (any_emulated) {
+      row.push_back(std::isnan(c.emulated_rate) ? kMissing
+                                                 : str_cat(seconds(c.measured_time_to_target), " on ", rate_text(c.emulated_rate)));
+      raw.insert(raw.end(), {raw_number(c.emulated_rate), raw_number(c.measured_time_to_target)});
+    }
+    table.add_row(std::move(row), std::move(raw));
     if (std::isnan(c.steps_to_target)) continue;
     std::string data;
     for (std::size_t i = 0; i < rates.size(); ++i) data += data_line({rates[i] / 1e6, c.time_to_target(i)});
     const std::string file = str_cat("pays_off_", k, ".dat");
     plot.data_files.emplace_back(file, data);
-    plot_list += str_cat(plot_list.empty() ? "plot " : ", \\\n     ", "'", file, "' using 1:2 with lines title ",
-                         gnuplot_quote(s.config->label));
+    const std::size_t colour = k + 1;  // the curve and its measured point share it
+    plot_list += str_cat(plot_list.empty() ? "plot " : ", \\\n     ", "'", file, "' using 1:2 with lines linecolor ",
+                         colour, " title ", gnuplot_quote(s.config->label));
+    if (!std::isnan(c.emulated_rate)) {
+      const std::string point = str_cat("pays_off_", k, "_measured.dat");
+      plot.data_files.emplace_back(point, data_line({c.emulated_rate / 1e6, c.measured_time_to_target}));
+      plot_list += str_cat(", \\\n     '", point, "' using 1:2 with points pointtype 7 linecolor ", colour, " notitle");
+    }
   }
   section.tables.push_back(std::move(table));
   if (plot_list.empty()) {

@@ -69,6 +69,9 @@ struct RunSpec {
   /// messages and link_bytes per step (what --link projects); unset: not recorded, as by an
   /// older laconic.
   std::optional<double> messages, link_bytes;
+  /// The bandwidth of the emulated link the run trained on (link { emulate = true }); unset: a
+  /// link of 1Gbit that was only projected.
+  std::optional<std::string> emulated;
   double server_bytes_sent = 1e9;  ///< per server round; must never reach a worker figure
   std::optional<double> model_parameters = 62500;  ///< recorded once by worker 0 at step 0
   std::string status = "FINISHED";
@@ -80,7 +83,10 @@ inline RunConfig config_of(const std::string& experiment, const RunSpec& spec) {
   config.name = spec.name;
   config.model = {"model", spec.model, {}};
   config.compressor = {"compressor", spec.compressor, spec.compressor_fields};
-  config.network = {"network", "link", {{"bandwidth", Value{std::string("1Gbit")}}, {"latency", Value{std::string("50us")}}}};
+  config.network = {"network", "link",
+                    {{"bandwidth", Value{spec.emulated.value_or("1Gbit")}},
+                     {"latency", Value{std::string("50us")}},
+                     {"emulate", Value{spec.emulated.has_value()}}}};
   config.workers = spec.workers;
   config.seed = spec.seed;
   config.epochs = static_cast<std::int64_t>(spec.accuracy.size());

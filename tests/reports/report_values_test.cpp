@@ -222,6 +222,35 @@ TEST_CASE("does it pay off: the bandwidth below which a compressor reaches the t
   CHECK_THAT(csv, Catch::Contains("topk ratio=0.01,") && Catch::Contains(",below 200 Mbit/s\r\n"));
 }
 
+TEST_CASE("does it pay off: a run on an emulated link is a measured point beside its projected curve",
+          "[reports][values][links]") {
+  TempDir dir("values-pays-off-emulated");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("pays", "pays.lua", "cafe");
+  RunSpec none = dense(1, {0.5, 0.75});
+  none.messages = 2;
+  none.link_bytes = 125000;
+  none.emulated = "100Mbit";
+  none.communicate = 0.012;  // measured on the shaped link
+  record_run(*db, recorder, e, "pays", none);
+  RunSpec sparse = topk(1, {0.4, 0.7});  // trained on loopback: no point
+  sparse.messages = 4;
+  sparse.link_bytes = 1250;
+  record_run(*db, recorder, e, "pays", sparse);
+  ReportOptions options{.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}};
+  const std::string md = read_text(write_report(*db, "pays", dir.file("out"), options).markdown);
+  INFO(md);
+  CHECK_THAT(md, Catch::Contains("| measured on its emulated link (s) |"));
+  // Both reach 0.7 at their last evaluation, step 4. Dense measured there: 4 x (compute 0.035 +
+  // communicate 0.012) = 0.188 s; projected onto 100 Mbit/s: 4 x (0.035 + 2 x 50 us + 0.01 s) = 0.1804 s.
+  CHECK_THAT(md, Catch::Contains("| none | 4 | 0.18 |") && Catch::Contains("| 0.188 on 100 Mbit/s |"));
+  CHECK_THAT(md, Catch::Contains("| topk ratio=0.01 | 4 |"));
+  const std::string csv = read_text(dir.file("out/tables/pays_off.csv"));
+  CHECK_THAT(csv, Catch::Contains(",emulated_bandwidth_bit_s,measured_time_to_target_s\r\n"));
+  CHECK_THAT(csv, Catch::Contains(",(dense),100000000,0.188"));
+}
+
 TEST_CASE("time and bytes to target count up to the first evaluation that reaches it", "[reports][values]") {
   TempDir dir("values-target");
   auto db = values_database(dir);
