@@ -1,15 +1,25 @@
 #!/usr/bin/env python3
 """The network model checked against emulated links: LeNet-5 and the MLP on Fashion-MNIST and
-ResNet-20 on synthetic CIFAR-shaped data, 2 workers, each dense (`none`) and compressed
-(`fp16`, `topk { ratio = 0.01 }`), on links emulated at 10 Gbit/s, 1 Gbit/s and 100 Mbit/s
+ResNet-20 on synthetic CIFAR-shaped data, each dense (`none`) and compressed (`fp16`,
+`topk { ratio = 0.01 }`), and a wide MLP (784-2048-1024-10, 3.7 M parameters) dense and fp16,
+for messages of several megabytes; 2 workers, on links emulated at 10 Gbit/s, 1 Gbit/s and 100 Mbit/s
 (network = link { ..., emulate = true }: veth pairs shaped with tc tbf, latency 50 us added per
-message). Every run measures `time_communicate` on the shaped link and projects the same
-messages onto the same link (`projected_time_communicate`); the table gives the medians over
-steps of worker 0, their ratio, and the bytes each worker sent per step (what sets the message
-sizes). Needs root (the links are real namespaces).
+message). Needs root (the links are real namespaces).
+
+First the host is calibrated: the same runs on an emulated 100 Gbit/s link, where the link
+costs next to nothing and what is left is the host's own cost of a message (system calls,
+copies, the veth pair, the bridge, scheduling on 2 cores). A least-squares fit of the measured
+time per step, less the link's share, to `messages x overhead + 8 x link_bytes / host_rate`
+gives the two host terms of the model (docs/network-model.md).
+
+Then every run on the three links measures `time_communicate` on the shaped link and projects the
+same messages twice: onto the link alone (latency + size / (bandwidth x 0.936, TCP's payload
+share), what `link` projects by default) and with the calibrated host terms (the run's `link { overhead, host_bandwidth }`, so
+its own projected_time_communicate). The table gives medians over steps of worker 0 and the
+ratios; none of these runs took part in the fit.
 
 usage: bench/emulated_vs_projected.py [path/to/laconic] [STEPS]
-       (defaults: build/cli/laconic 30; about 3 minutes here)
+       (defaults: build/cli/laconic 30; about 5 minutes here)
 """
 import os
 import sqlite3
@@ -21,13 +31,17 @@ import tempfile
 laconic = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/cli/laconic")
 steps = int(sys.argv[2]) if len(sys.argv) > 2 else 30
 
+DENSE = ["none()", "fp16()"]
+COMPRESSORS = ["none()", "fp16()", "topk { ratio = 0.01 }"]
+# model: (data, network, compressors, steps as a share of STEPS). mlp_wide's messages are 7.3 MB
+# (dense) and 3.7 MB (fp16): the 1 MB and more that the model is meant for.
 MODELS = {
-    "lenet5": ("fashion_mnist()", "lenet5()"),
-    "mlp": ("fashion_mnist()", "mlp()"),
-    "resnet20": ("synthetic { shape = {3, 32, 32}, n = 2560, test_n = 256 }", "resnet { depth = 20 }"),
+    "lenet5": ("fashion_mnist()", "lenet5()", COMPRESSORS, 1),
+    "mlp": ("fashion_mnist()", "mlp()", COMPRESSORS, 1),
+    "resnet20": ("synthetic { shape = {3, 32, 32}, n = 2560, test_n = 256 }", "resnet { depth = 20 }", COMPRESSORS, 1),
+    "mlp_wide": ("fashion_mnist()", "mlp { sizes = {784, 2048, 1024, 10} }", DENSE, 1 / 3),
 }
 LINKS = ["10Gbit", "1Gbit", "100Mbit"]
-COMPRESSORS = ["none()", "fp16()", "topk { ratio = 0.01 }"]
 
 EXPERIMENT = """
 experiment {{
@@ -39,34 +53,92 @@ experiment {{
   seeds = {{ 1 }},
 }}
 """
+LATENCY = 50e-6
+PAYLOAD = 1448 / 1547  # the link's payload share, TCP over Ethernet (kTcpPayloadFraction)
+CALIBRATION_LINK = "100Gbit"
+
+
+def rate(text):
+    units = {"Gbit": 1e9, "Mbit": 1e6}
+    return next(float(text[: -len(u)]) * f for u, f in units.items() if text.endswith(u))
+
+
+def run(directory, model, links, extra=""):
+    """Runs `model` with every compressor on every link; returns {(compressor, link): per-step
+    values of worker 0 as {key: [values]}}."""
+    data, net, compressors, share = MODELS[model]
+    path = os.path.join(directory, f"{model}-{len(links)}.lua")
+    written = ", ".join(f'link {{ bandwidth = "{b}", latency = "50us", emulate = true{extra} }}' for b in links)
+    with open(path, "w") as f:
+        f.write(EXPERIMENT.format(model=model, data=data, net=net, steps=max(3, round(steps * share)),
+                                  compressors=", ".join(compressors), links=written))
+    db = os.path.join(directory, f"{model}-{len(links)}.db")
+    subprocess.run([laconic, "run", path, "--db", db, "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    out = {}
+    with sqlite3.connect(db) as c:
+        for run_id, name in c.execute("SELECT id, name FROM runs ORDER BY id").fetchall():
+            steps_of = {}
+            for key in ("time_communicate", "projected_time_communicate", "bytes_sent", "messages", "link_bytes"):
+                steps_of[key] = [v for (v,) in c.execute(
+                    "SELECT value FROM metrics WHERE run_id = ? AND worker = 0 AND key = ? ORDER BY step",
+                    (run_id, key))]
+            compressor = name.split(",network=")[0].replace("compressor=", "")
+            link = next(b for b in links if f"bandwidth={b}," in name)
+            out[(compressor, link)] = steps_of
+    return out
+
+
+def fit_host(calibration):
+    """Least squares of (measured - link's share) = messages x overhead + 8 x bytes / host_rate
+    over the calibration runs' medians, each row divided by its measured time (relative errors,
+    so that the small exchanges weigh as much as the large); returns (overhead s, host bit/s)."""
+    rows = []
+    for values in calibration.values():
+        m = statistics.median(values["messages"])
+        b = statistics.median(values["link_bytes"])
+        t = statistics.median(values["time_communicate"])
+        excess = t - m * LATENCY - 8 * b / (rate(CALIBRATION_LINK) * PAYLOAD)
+        rows.append((m / t, 8 * b / t, excess / t))
+    # Normal equations of the two-parameter fit through the origin.
+    smm = sum(m * m for m, _, _ in rows)
+    sbb = sum(b * b for _, b, _ in rows)
+    smb = sum(m * b for m, b, _ in rows)
+    smt = sum(m * t for m, _, t in rows)
+    sbt = sum(b * t for _, b, t in rows)
+    det = smm * sbb - smb * smb
+    overhead = (smt * sbb - sbt * smb) / det
+    inverse_rate = (smm * sbt - smb * smt) / det
+    return max(overhead, 0.0), (1 / inverse_rate if inverse_rate > 0 else 0.0)
 
 
 def main():
-    print(f"Medians over {steps} steps of worker 0, 2 workers, links emulated with veth + tbf (latency 50 us per "
-          "message added by laconic's transport)\n")
-    print("| model | compressor | link | bytes sent per step | measured (ms) | projected (ms) | measured / projected |")
-    print("|---|---|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as directory:
-        for model, (data, net) in MODELS.items():
-            path = os.path.join(directory, f"{model}.lua")
-            links = ", ".join(f'link {{ bandwidth = "{b}", latency = "50us", emulate = true }}' for b in LINKS)
-            with open(path, "w") as f:
-                f.write(EXPERIMENT.format(model=model, data=data, net=net, steps=steps,
-                                          compressors=", ".join(COMPRESSORS), links=links))
-            db = os.path.join(directory, f"{model}.db")
-            subprocess.run([laconic, "run", path, "--db", db, "--quiet"], check=True, stdout=subprocess.DEVNULL)
-            with sqlite3.connect(db) as c:
-                for run_id, name in c.execute("SELECT id, name FROM runs ORDER BY id").fetchall():
-                    def values(key):
-                        return [v for (v,) in c.execute(
-                            "SELECT value FROM metrics WHERE run_id = ? AND worker = 0 AND key = ?", (run_id, key))]
-                    measured = statistics.median(values("time_communicate"))
-                    projected = statistics.median(values("projected_time_communicate"))
-                    sent = statistics.median(values("bytes_sent"))
-                    compressor = name.split(",network=")[0].replace("compressor=", "")
-                    link = next(b for b in LINKS if f"bandwidth={b}," in name)
-                    print(f"| {model} | {compressor} | {link} | {sent / 1e3:.1f} kB | {1e3 * measured:.2f} | "
-                          f"{1e3 * projected:.2f} | {measured / projected:.2f} |", flush=True)
+        calibration = {}
+        for model in MODELS:
+            for key, values in run(directory, model, [CALIBRATION_LINK]).items():
+                calibration[(model,) + key] = values
+        overhead, host_rate = fit_host(calibration)
+        print(f"Host calibration on an emulated {CALIBRATION_LINK} link ({len(calibration)} runs, medians over "
+              f"{steps} steps of worker 0): overhead {1e6 * overhead:.0f} us per message, host rate "
+              f"{host_rate / 1e9:.2f} Gbit/s\n")
+        print(f"Medians over {steps} steps of worker 0, 2 workers, links emulated with veth + tbf (latency 50 us per "
+              "message added by laconic's transport); link = the link alone, host = with the calibrated host terms\n")
+        print("| model | compressor | link | bytes sent per step | measured (ms) | projected, link (ms) | "
+              "measured / link | projected, host (ms) | measured / host |")
+        print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+        host_fields = f', overhead = "{1e6 * overhead:.1f}us"' + (
+            f', host_bandwidth = "{host_rate / 1e6:.0f}Mbit"' if host_rate > 0 else "")
+        for model in MODELS:
+            results = run(directory, model, LINKS, host_fields)
+            for (compressor, link), v in results.items():
+                measured = statistics.median(v["time_communicate"])
+                link_only = statistics.median(
+                    m * LATENCY + 8 * b / (rate(link) * PAYLOAD) for m, b in zip(v["messages"], v["link_bytes"]))
+                host = statistics.median(v["projected_time_communicate"])
+                sent = statistics.median(v["bytes_sent"])
+                print(f"| {model} | {compressor} | {link} | {sent / 1e3:.1f} kB | {1e3 * measured:.2f} | "
+                      f"{1e3 * link_only:.2f} | {measured / link_only:.2f} | {1e3 * host:.2f} | "
+                      f"{measured / host:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

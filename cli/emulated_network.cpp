@@ -104,6 +104,15 @@ void run_checked(const std::string& tool, const std::vector<std::string>& args) 
   }
 }
 
+/// Runs ip or tc with `args`; false when it fails (a qdisc this kernel lacks).
+bool try_tool(const std::string& tool, const std::vector<std::string>& args) {
+  const std::string path = find_tool(tool);
+  if (path.empty()) return false;
+  std::vector<std::string> argv{path};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_tool(argv).first == 0;
+}
+
 /// Bits of the effective capability set (/proc/self/status CapEff); 0 when unreadable.
 std::uint64_t effective_capabilities() {
   std::ifstream status("/proc/self/status");
@@ -142,8 +151,24 @@ std::string why_no_emulation() {
   return "";
 }
 
-EmulatedNetwork::EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per_second)
-    : bits_per_second_(bits_per_second) {
+std::vector<std::vector<std::string>> egress_shaping(const std::string& ns, const std::string& dev,
+                                                     std::uint64_t rate, std::uint64_t burst,
+                                                     std::optional<std::uint64_t> delay_us) {
+  const std::vector<std::string> tbf{"tbf", "rate", str_cat(rate, "bit"), "burst", str_cat(burst), "latency", "500ms"};
+  std::vector<std::string> root{"-n", ns, "qdisc", "add", "dev", dev, "root"};
+  if (!delay_us) {
+    root.insert(root.end(), tbf.begin(), tbf.end());
+    return {root};
+  }
+  // netem's queue holds what is in flight for the delay: 10,000 packets is 15 MB of frames.
+  root.insert(root.end(), {"handle", "1:", "netem", "delay", str_cat(*delay_us, "us"), "limit", "10000"});
+  std::vector<std::string> child{"-n", ns, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:"};
+  child.insert(child.end(), tbf.begin(), tbf.end());
+  return {root, child};
+}
+
+EmulatedNetwork::EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per_second, double latency_seconds)
+    : bits_per_second_(bits_per_second), latency_seconds_(latency_seconds) {
   if (ranks < 1 || ranks > 250)
     throw std::runtime_error(str_cat("emulated link: ", ranks, " ranks; at most 250 are supported"));
   const std::string tag = str_cat(kNamespacePrefix, ::getpid(), "-", run_id);
@@ -155,13 +180,7 @@ EmulatedNetwork::EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per
   // a third of its rate here (docs/network-model.md has both measurements).
   const auto rate = static_cast<std::uint64_t>(std::llround(bits_per_second));
   const std::uint64_t burst = std::max<std::uint64_t>(16384, rate / 8 / 1000);
-  const std::vector<std::string> shape{"root", "tbf", "rate", str_cat(rate, "bit"), "burst", str_cat(burst),
-                                       "latency", "500ms"};
-  auto qdisc = [&](const std::string& ns, const std::string& dev) {
-    std::vector<std::string> args{"-n", ns, "qdisc", "add", "dev", dev};
-    args.insert(args.end(), shape.begin(), shape.end());
-    run_checked("tc", args);
-  };
+  const auto delay_us = static_cast<std::uint64_t>(std::llround(latency_seconds * 1e6));
   try {
     run_checked("ip", {"netns", "add", hub_});
     run_checked("ip", {"-n", hub_, "link", "add", "br0", "type", "bridge"});
@@ -176,8 +195,18 @@ EmulatedNetwork::EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per
       run_checked("ip", {"-n", rank.netns, "link", "set", "eth0", "up"});
       run_checked("ip", {"-n", hub_, "link", "set", port, "master", "br0"});
       run_checked("ip", {"-n", hub_, "link", "set", port, "up"});
-      qdisc(rank.netns, "eth0");  // what the rank sends
-      qdisc(hub_, port);          // what it receives
+      // What the rank sends: netem's delay where the kernel has it (the first rank finds out),
+      // then tbf; what it receives: tbf on the hub's port.
+      if (r == 0 && delay_us > 0) {
+        const auto with_netem = egress_shaping(rank.netns, "eth0", rate, burst, delay_us);
+        netem_ = try_tool("tc", with_netem[0]);
+        if (netem_) run_checked("tc", with_netem[1]);
+      }
+      if (r > 0 || !netem_)
+        for (const auto& command : egress_shaping(rank.netns, "eth0", rate, burst,
+                                                  netem_ ? std::optional<std::uint64_t>(delay_us) : std::nullopt))
+          run_checked("tc", command);
+      for (const auto& command : egress_shaping(hub_, port, rate, burst, std::nullopt)) run_checked("tc", command);
     }
   } catch (...) {
     tear_down();
@@ -205,9 +234,11 @@ std::vector<std::string> EmulatedNetwork::namespaces() const {
 }
 
 std::string EmulatedNetwork::description() const {
+  const std::string latency =
+      netem_ ? str_cat("latency ", std::llround(latency_seconds_ * 1e6), " us by netem delay on each rank's egress")
+             : "latency added per message by laconic's transport (netem is not in this kernel)";
   return str_cat("veth pairs to a bridge, each rank's link shaped with tc tbf at ",
-                 static_cast<std::uint64_t>(std::llround(bits_per_second_)),
-                 " bit/s per direction; latency added per message by laconic's transport (not netem)");
+                 static_cast<std::uint64_t>(std::llround(bits_per_second_)), " bit/s per direction; ", latency);
 }
 
 std::vector<std::string> remove_stale_namespaces() {

@@ -2,11 +2,13 @@
 // An emulated link (network = link { ..., emulate = true }): every rank of a run gets a network
 // namespace of its own, joined by a veth pair to a bridge in a hub namespace. Each pair is shaped
 // in both directions with tc's tbf at the link's bandwidth, so the ranks' Gloo traffic crosses a
-// real bottleneck. The link's latency is added to every message by laconic's transport
-// (Communicator::set_message_delay): netem, the kernel's way, is not in every kernel. Only
+// real bottleneck. The link's latency is netem's delay on each rank's egress where the kernel
+// has netem, else it is added to every message by laconic's transport
+// (Communicator::set_message_delay); the run records which. Only
 // namespaces this controller creates are touched; deleting them removes every interface and
 // qdisc in them. Linux, as root (or with CAP_NET_ADMIN and CAP_SYS_ADMIN), with iproute2.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +27,10 @@ struct EmulatedRank {
 class EmulatedNetwork {
  public:
   /// Builds the namespaces of `ranks` ranks (at most 250) for run `run_id`, each rank's link
-  /// shaped to `bits_per_second` per direction. Throws std::runtime_error naming the command
-  /// that failed and what it printed; what was built by then is torn down.
-  EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per_second);
+  /// shaped to `bits_per_second` per direction, and `latency_seconds` one way by netem where
+  /// the kernel has it (latency_by_netem()). Throws std::runtime_error naming the command that
+  /// failed and what it printed; what was built by then is torn down.
+  EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per_second, double latency_seconds);
   /// Deletes the run's namespaces (and with them the veth pairs, the bridge and the qdiscs).
   ~EmulatedNetwork();
   EmulatedNetwork(const EmulatedNetwork&) = delete;
@@ -36,8 +39,11 @@ class EmulatedNetwork {
   const EmulatedRank& rank(int r) const { return ranks_.at(static_cast<std::size_t>(r)); }
   /// The namespaces, hub first.
   std::vector<std::string> namespaces() const;
-  /// What was built, for run_facts: "veth pairs to a bridge, tbf at 100000000 bit/s per
-  /// direction and rank".
+  /// True when netem delays every packet a rank sends by the latency; false when the kernel
+  /// has no netem (or the latency is 0), and laconic's transport must delay each message.
+  bool latency_by_netem() const { return netem_; }
+  /// What was built, for run_facts: "veth pairs to a bridge, ... tbf at 100000000 bit/s per
+  /// direction; latency ...", naming how the latency is made.
   std::string description() const;
 
  private:
@@ -46,7 +52,16 @@ class EmulatedNetwork {
   std::string hub_;
   std::vector<EmulatedRank> ranks_;
   double bits_per_second_;
+  double latency_seconds_;
+  bool netem_ = false;
 };
+
+/// The tc arguments that shape a rank's egress on `dev` in namespace `ns`: tbf at `rate` bit/s
+/// with a bucket of `burst` bytes, under netem's delay of `delay_us` microseconds when given
+/// (netem as root, tbf its child, as netem's documentation pairs them). One command line each.
+std::vector<std::vector<std::string>> egress_shaping(const std::string& ns, const std::string& dev,
+                                                     std::uint64_t rate, std::uint64_t burst,
+                                                     std::optional<std::uint64_t> delay_us);
 
 /// Why emulated links cannot be built on this machine, or "" when they can: the process lacks
 /// root (or CAP_NET_ADMIN and CAP_SYS_ADMIN), `ip` or `tc` (iproute2) is missing, or creating a

@@ -210,8 +210,10 @@ int dispatch(int argc, char** argv) {
   report->add_flag("--allow-missing-figures", report_args.allow_missing_figures,
                    "exit 0 even when a figure could not be drawn (otherwise exit 3)");
   report->add_option("--link", report_args.links,
-                     "also project every configuration onto this link: BANDWIDTH or BANDWIDTH,LATENCY "
-                     "(\"100Mbit\", \"1Gbit,50us\"; latency default 50us); repeatable (default: none)")
+                     "also project every configuration onto this link: BANDWIDTH[,LATENCY[,OVERHEAD[,"
+                     "HOST_BANDWIDTH]]] (\"100Mbit\", \"1Gbit,50us\", \"10Gbit,50us,340us,5.6Gbit\"; latency "
+                     "default 50us, overhead 0, host bandwidth none; docs/network-model.md); repeatable "
+                     "(default: none)")
       ->take_all()
       ->allow_extra_args(false);
   add_db_option(report);

@@ -301,7 +301,7 @@ class Executor {
     const auto link = catalog_.emulated_link(config);
     if (link) {
       try {
-        network.emplace(run.id, world, link->bits_per_second);
+        network.emplace(run.id, world, link->bits_per_second, link->latency_seconds);
         writes_.fact(run.id, "network_emulation", network->description());
       } catch (const std::exception& e) {
         outcome.error = e.what();
@@ -334,7 +334,7 @@ class Executor {
         if (network) {
           worker.netns = network->rank(rank).netns;
           worker.hostname = network->rank(rank).address;
-          worker.message_delay = link->latency_seconds;
+          worker.message_delay = network->latency_by_netem() ? 0.0 : link->latency_seconds;
         }
         return worker_command(worker);
       };

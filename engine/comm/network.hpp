@@ -30,14 +30,20 @@ struct LinkOptions {
   double bits_per_second = 1e9;
   double latency_seconds = 50e-6;
   bool emulate = false;  ///< the controller builds this link for real (cli/emulated_network.hpp)
+  std::string overhead = "0us";     ///< the hosts' cost per message, added to the latency
+  std::string host_bandwidth = "";  ///< the hosts' own limit on a message's rate; "": none
+  double overhead_seconds = 0;
+  double host_bits_per_second = 0;  ///< 0: none
+  double payload_fraction = kTcpPayloadFraction;  ///< of the link's bytes (framing, ACKs)
 
   static std::vector<FieldSpec> fields();
   static LinkOptions from(const ComponentSpec& spec);
 };
 
-/// One full-duplex link per worker: each send_recv costs latency + max(bytes sent, bytes
-/// received) / bandwidth, and the calls of a step follow each other (as the ring's do). Fan-in
-/// (a server receiving from N workers one after another) is N such messages.
+/// One full-duplex link per worker: each send_recv costs latency + overhead + max(bytes sent,
+/// bytes received) / min(bandwidth x payload_fraction, host bandwidth), and the calls of a step follow each other
+/// (as the ring's do). Fan-in (a server receiving from N workers one after another) is N such
+/// messages.
 class Link : public NetworkModel {
  public:
   explicit Link(LinkOptions options) : options_(std::move(options)) {}

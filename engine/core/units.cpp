@@ -1,5 +1,6 @@
 #include "engine/core/units.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <utility>
@@ -55,17 +56,28 @@ double parse_duration(const std::string& field, const std::string& text) {
 }
 
 LinkSpec parse_link(const std::string& text) {
-  const auto comma = text.find(',');
+  std::vector<std::string> parts;
+  for (std::size_t begin = 0;;) {
+    const auto comma = text.find(',', begin);
+    parts.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  if (parts.size() > 4)
+    throw ConfigError(str_cat("--link takes BANDWIDTH[,LATENCY[,OVERHEAD[,HOST_BANDWIDTH]]], got \"", text, "\""));
   LinkSpec link;
   link.text = text;
-  link.bits_per_second = parse_bandwidth("--link bandwidth", text.substr(0, comma));
-  link.latency_seconds =
-      comma == std::string::npos ? 50e-6 : parse_duration("--link latency", text.substr(comma + 1));
+  link.bits_per_second = parse_bandwidth("--link bandwidth", parts[0]);
+  if (parts.size() > 1) link.latency_seconds = parse_duration("--link latency", parts[1]);
+  if (parts.size() > 2) link.overhead_seconds = parse_duration("--link overhead", parts[2]);
+  if (parts.size() > 3) link.host_bits_per_second = parse_bandwidth("--link host bandwidth", parts[3]);
   return link;
 }
 
 double LinkSpec::project(double messages, double link_bytes) const {
-  return messages * latency_seconds + 8.0 * link_bytes / bits_per_second;
+  const double payload_rate = bits_per_second * payload_fraction;
+  const double rate = host_bits_per_second > 0 ? std::min(payload_rate, host_bits_per_second) : payload_rate;
+  return messages * (latency_seconds + overhead_seconds) + 8.0 * link_bytes / rate;
 }
 
 }  // namespace laconic

@@ -14,17 +14,31 @@ double parse_bandwidth(const std::string& field, const std::string& text);
 /// "50us", "0.2 ms", "1s", "800ns"; returns seconds. ConfigError naming `field` otherwise.
 double parse_duration(const std::string& field, const std::string& text);
 
-/// A link given as "BANDWIDTH" or "BANDWIDTH,LATENCY" ("100Mbit", "1Gbit,50us"); the latency
-/// defaults to 50 us, as `link`'s does.
+/// The share of a TCP link's bytes that is payload: a 1500-byte MTU carries 1448 bytes of
+/// payload in a 1514-byte Ethernet frame (14 bytes Ethernet, 20 IPv4, 32 TCP with timestamps),
+/// and the same direction carries the ACKs of the other direction's data, a 66-byte frame per
+/// two segments (delayed ACK): 1448 / (1514 + 33).
+inline constexpr double kTcpPayloadFraction = 1448.0 / 1547.0;
+
+/// A link to project traffic onto. Each message costs the link's latency plus the host's own
+/// overhead per message (the sender's and receiver's system calls, copies and scheduling: 0 for
+/// the link alone), and its bytes move at the link's payload rate (rate x payload_fraction), or
+/// at the host's where the host cannot keep up with the link (host_bits_per_second; 0: no such
+/// limit). docs/network-model.md.
 struct LinkSpec {
   std::string text;  ///< as given
   double bits_per_second = 1e9;
   double latency_seconds = 50e-6;
-  /// The alpha-beta model (docs/network-model.md): messages x latency + 8 x link_bytes / rate.
+  double overhead_seconds = 0;      ///< per message, on the hosts
+  double host_bits_per_second = 0;  ///< the hosts' own limit on a message's rate; 0: none
+  double payload_fraction = kTcpPayloadFraction;
+  /// messages x (latency + overhead) + 8 x link_bytes / min(rate x payload_fraction, host rate).
   double project(double messages, double link_bytes) const;
 };
 
-/// ConfigError naming the part that is wrong.
+/// A link given as "BANDWIDTH[,LATENCY[,OVERHEAD[,HOST_BANDWIDTH]]]" ("100Mbit", "1Gbit,50us",
+/// "10Gbit,50us,300us,3Gbit"); the latency defaults to 50 us, as `link`'s does, the overhead to 0
+/// and the host bandwidth to none. ConfigError naming the part that is wrong.
 LinkSpec parse_link(const std::string& text);
 
 }  // namespace laconic

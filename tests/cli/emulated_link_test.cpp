@@ -84,7 +84,26 @@ TEST_CASE("a dense exchange on an emulated 100 Mbit/s link takes about its proje
   const auto facts = storage::facts_of(*db, 1);
   REQUIRE(facts.count("network_emulation") == 1);
   CHECK_THAT(facts.at("network_emulation"), Catch::Contains("tbf at 100000000 bit/s"));
+  // How the latency was made is named: netem where the kernel has it, else laconic's transport.
+  CHECK_THAT(facts.at("network_emulation"), Catch::Contains("latency 1000 us by netem delay") ||
+                                                Catch::Contains("by laconic's transport (netem is not in this kernel)"));
   CHECK(storage::facts_of(*db, 2).count("network_emulation") == 0);
+}
+
+TEST_CASE("a rank's egress is tbf alone, or netem's delay with tbf beneath it", "[cli][emulate]") {
+  const std::vector<std::string> tbf{"tbf", "rate", "100000000bit", "burst", "16384", "latency", "500ms"};
+  auto with = [](std::vector<std::string> head, const std::vector<std::string>& tail) {
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  const auto plain = cli::egress_shaping("ns", "eth0", 100000000, 16384, std::nullopt);
+  REQUIRE(plain.size() == 1);
+  CHECK(plain[0] == with({"-n", "ns", "qdisc", "add", "dev", "eth0", "root"}, tbf));
+  const auto delayed = cli::egress_shaping("ns", "eth0", 100000000, 16384, 50);
+  REQUIRE(delayed.size() == 2);
+  CHECK(delayed[0] == std::vector<std::string>{"-n", "ns", "qdisc", "add", "dev", "eth0", "root", "handle", "1:",
+                                               "netem", "delay", "50us", "limit", "10000"});
+  CHECK(delayed[1] == with({"-n", "ns", "qdisc", "add", "dev", "eth0", "parent", "1:1", "handle", "10:"}, tbf));
 }
 
 TEST_CASE("the namespaces of a controller killed mid-run are removed by the next laconic run", "[cli][e2e][emulate]") {

@@ -28,16 +28,63 @@ TEST_CASE("bandwidths and durations parse with their units", "[comm][network]") 
                         Catch::EndsWith("got \"5 parsecs\""));
 }
 
-TEST_CASE("a link projects each message as latency + size / bandwidth", "[comm][network]") {
+TEST_CASE("a link projects each message as latency + size / (bandwidth x payload share)", "[comm][network]") {
   auto link = builtin_networks().create(
       {"network", "link", {{"bandwidth", std::string("8Mbit")}, {"latency", std::string("1ms")}}});
   ByteCounters traffic;
   traffic.messages = 3;
-  traffic.link_bytes = 2'000'000;  // 16 Mbit at 8 Mbit/s = 2 s
-  CHECK(link->project(traffic) == Approx(3 * 1e-3 + 2.0));
+  traffic.link_bytes = 2'000'000;  // 16 Mbit at 8 Mbit/s = 2 s of payload, 2 / 0.936 s with TCP's framing
+  CHECK(link->project(traffic) == Approx(3 * 1e-3 + 2.0 * 1547.0 / 1448.0));
+  auto bare = builtin_networks().create({"network", "link",
+                                         {{"bandwidth", std::string("8Mbit")},
+                                          {"latency", std::string("1ms")},
+                                          {"payload_fraction", 1.0}}});
+  CHECK(bare->project(traffic) == Approx(3 * 1e-3 + 2.0));
+  CHECK_THROWS_WITH(builtin_networks().create({"network", "link", {{"payload_fraction", 1.5}}}),
+                    Catch::Contains("link.payload_fraction must be in (0, 1]"));
   CHECK(link->project(ByteCounters{}) == 0.0);
   CHECK_THROWS_WITH(builtin_networks().create({"network", "link", {{"latency", std::string("x")}}}),
                     Catch::Contains("link.latency must be a duration"));
+}
+
+TEST_CASE("the hosts' overhead per message and their own rate limit join the projection",
+          "[comm][network]") {
+  ByteCounters traffic;
+  traffic.messages = 4;
+  traffic.link_bytes = 1'250'000;  // 10 Mbit
+  auto fast = builtin_networks().create({"network", "link",
+                                         {{"bandwidth", std::string("10Gbit")},
+                                          {"latency", std::string("50us")},
+                                          {"overhead", std::string("300us")},
+                                          {"host_bandwidth", std::string("2Gbit")}}});
+  // The host is the slower: 4 x (50 + 300) us + 10 Mbit / 2 Gbit/s.
+  CHECK(fast->project(traffic) == Approx(4 * 350e-6 + 5e-3));
+  auto slow = builtin_networks().create({"network", "link",
+                                         {{"bandwidth", std::string("100Mbit")},
+                                          {"latency", std::string("50us")},
+                                          {"overhead", std::string("300us")},
+                                          {"host_bandwidth", std::string("2Gbit")}}});
+  // The link is the slower: 10 Mbit / (100 Mbit/s x 0.936).
+  CHECK(slow->project(traffic) == Approx(4 * 350e-6 + 0.1 / kTcpPayloadFraction));
+  CHECK_THROWS_WITH(builtin_networks().create({"network", "link", {{"host_bandwidth", std::string("3Gb")}}}),
+                    Catch::StartsWith("link.host_bandwidth must be a positive rate"));
+}
+
+TEST_CASE("--link reads BANDWIDTH[,LATENCY[,OVERHEAD[,HOST_BANDWIDTH]]]", "[comm][network]") {
+  const LinkSpec plain = parse_link("100Mbit");
+  CHECK(plain.bits_per_second == 1e8);
+  CHECK(plain.latency_seconds == Approx(50e-6));
+  CHECK(plain.overhead_seconds == 0.0);
+  CHECK(plain.host_bits_per_second == 0.0);
+  const LinkSpec full = parse_link("10Gbit,20us,300us,3Gbit");
+  CHECK(full.bits_per_second == 1e10);
+  CHECK(full.latency_seconds == Approx(20e-6));
+  CHECK(full.overhead_seconds == Approx(300e-6));
+  CHECK(full.host_bits_per_second == 3e9);
+  CHECK(full.project(2, 375'000) == Approx(2 * 320e-6 + 1e-3));  // 3 Mbit at the host's 3 Gbit/s
+  CHECK(plain.payload_fraction == kTcpPayloadFraction);
+  CHECK_THROWS_WITH(parse_link("1Gbit,50us,1us,1Gbit,9"), Catch::StartsWith("--link takes BANDWIDTH[,LATENCY"));
+  CHECK_THROWS_WITH(parse_link("1Gbit,50us,soon"), Catch::StartsWith("--link overhead must be a duration"));
 }
 
 TEST_CASE("the communicator records the ring's message pattern", "[comm][network]") {

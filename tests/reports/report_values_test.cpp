@@ -176,11 +176,12 @@ TEST_CASE("--link projects every configuration's recorded messages onto links th
   INFO(md);
   CHECK(has_line(md, "## Projected onto other links"));
   CHECK(has_line(md, "| configuration | step on 10Mbit (s) | vs dense on 10Mbit | step on 1Gbit,1ms (s) | vs dense on 1Gbit,1ms |"));
-  // dense: compute 0.035; on 10 Mbit/s 2 x 50 us + 1 Mbit / 10 Mbit/s = 0.1001 s; on 1 Gbit/s with 1 ms per
-  // message 2 x 1 ms + 1 ms = 0.003 s.
-  CHECK(has_line(md, "| none | 0.135 | baseline | 0.038 | baseline |"));
-  // topk: compute 0.035 + compress 0.004; 4 x 50 us + 1 ms = 0.0012 s, 4 x 1 ms + 10 us = 0.00401 s.
-  CHECK(has_line(md, "| topk ratio=0.01 | 0.0402 | -70.2% | 0.043 | +13.2% |"));
+  // Payload moves at 0.936 of the rate (TCP over Ethernet, kTcpPayloadFraction). dense: compute 0.035; on
+  // 10 Mbit/s 2 x 50 us + 1 Mbit / 9.36 Mbit/s = 0.10694 s; on 1 Gbit/s with 1 ms per message 2 x 1 ms +
+  // 1.0684 ms = 0.0030684 s.
+  CHECK(has_line(md, "| none | 0.142 | baseline | 0.0381 | baseline |"));
+  // topk: compute 0.035 + compress 0.004; 4 x 50 us + 1.0684 ms = 0.0012684 s, 4 x 1 ms + 10.7 us.
+  CHECK(has_line(md, "| topk ratio=0.01 | 0.0403 | -71.6% | 0.043 | +13.0% |"));
   CHECK(has_line(md, "| fp16 | - | - | - | - |"));
   CHECK_THAT(md, Catch::Contains("the runs did not record their messages"));
   const std::string csv = read_text(dir.file("out/tables/other_links.csv"));
@@ -213,13 +214,13 @@ TEST_CASE("does it pay off: the bandwidth below which a compressor reaches the t
   INFO(md);
   CHECK(has_line(md, "## Does it pay off?"));
   // Both reach 0.7 after the same steps, so time to target compares as the steps do: dense
-  // 0.035 + 2 x 50 us + 1e6 / b against Top-k's 0.039 + 4 x 50 us + 1e4 / b: Top-k is faster below
-  // 2.41e8 bit/s; the last grid point under it is 10^8.3 = 200 Mbit/s.
-  CHECK_THAT(md, Catch::Contains("| topk ratio=0.01 |") && Catch::Contains("| below 200 Mbit/s |"));
+  // 0.035 + 2 x 50 us + 1e6 / 0.936b against Top-k's 0.039 + 4 x 50 us + 1e4 / 0.936b: Top-k is faster
+  // below 0.99e6 / (0.936 x 0.0041) = 2.58e8 bit/s; the last grid point under it is 10^8.4 = 251 Mbit/s.
+  CHECK_THAT(md, Catch::Contains("| topk ratio=0.01 |") && Catch::Contains("| below 251 Mbit/s |"));
   CHECK_THAT(md, Catch::Contains("| never (target not reached) |"));
   CHECK_THAT(md, Catch::Contains("| (dense) |"));
   const std::string csv = read_text(dir.file("out/tables/pays_off.csv"));
-  CHECK_THAT(csv, Catch::Contains("topk ratio=0.01,") && Catch::Contains(",below 200 Mbit/s\r\n"));
+  CHECK_THAT(csv, Catch::Contains("topk ratio=0.01,") && Catch::Contains(",below 251 Mbit/s\r\n"));
 }
 
 TEST_CASE("does it pay off: a run on an emulated link is a measured point beside its projected curve",
@@ -243,8 +244,9 @@ TEST_CASE("does it pay off: a run on an emulated link is a measured point beside
   INFO(md);
   CHECK_THAT(md, Catch::Contains("| measured on its emulated link (s) |"));
   // Both reach 0.7 at their last evaluation, step 4. Dense measured there: 4 x (compute 0.035 +
-  // communicate 0.012) = 0.188 s; projected onto 100 Mbit/s: 4 x (0.035 + 2 x 50 us + 0.01 s) = 0.1804 s.
-  CHECK_THAT(md, Catch::Contains("| none | 4 | 0.18 |") && Catch::Contains("| 0.188 on 100 Mbit/s |"));
+  // communicate 0.012) = 0.188 s; projected onto 100 Mbit/s: 4 x (0.035 + 2 x 50 us + 1 Mbit / 93.6 Mbit/s)
+  // = 0.1831 s.
+  CHECK_THAT(md, Catch::Contains("| none | 4 | 0.183 |") && Catch::Contains("| 0.188 on 100 Mbit/s |"));
   CHECK_THAT(md, Catch::Contains("| topk ratio=0.01 | 4 |"));
   const std::string csv = read_text(dir.file("out/tables/pays_off.csv"));
   CHECK_THAT(csv, Catch::Contains(",emulated_bandwidth_bit_s,measured_time_to_target_s\r\n"));
