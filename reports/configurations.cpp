@@ -10,6 +10,30 @@ bool about_compressor(const std::string& key) { return key == "compressor" || ke
 
 void append(std::string& text, const std::string& part) { text += (text.empty() ? "" : ", ") + part; }
 
+// The "key=value" parts of a row, as append() joined them.
+std::vector<std::string> row_parts(const std::string& row) {
+  std::vector<std::string> parts;
+  for (std::size_t begin = 0; begin <= row.size();) {
+    const std::size_t end = std::min(row.find(", ", begin), row.size());
+    parts.push_back(row.substr(begin, end - begin));
+    begin = end + 2;
+  }
+  return parts;
+}
+
+// The parts every row has (workers=2 when no row differs in it).
+std::set<std::string> parts_in_every_row(const std::vector<std::string>& rows) {
+  std::map<std::string, std::size_t> seen;
+  for (const std::string& row : rows) {
+    const std::vector<std::string> parts = row_parts(row);
+    for (const std::string& part : std::set<std::string>(parts.begin(), parts.end())) ++seen[part];
+  }
+  std::set<std::string> common;
+  for (const auto& [part, times] : seen)
+    if (times == rows.size()) common.insert(part);
+  return common;
+}
+
 }  // namespace
 
 std::pair<std::string, std::string> cell_of(const ReportRun& run, const std::set<std::string>& ignore) {
@@ -50,14 +74,19 @@ Grid group_configurations(const std::vector<RunData>& runs, const std::set<std::
     grid.configurations[it->second].runs.push_back(&data);
   }
   // Legends name only what differs: the column when there is one row, the row when there is
-  // one column, both otherwise.
+  // one column, both otherwise; and of a row only the parts some other row lacks.
+  const std::set<std::string> common = parts_in_every_row(grid.rows);
   for (auto& c : grid.configurations) {
+    std::string row;
+    for (const std::string& part : row_parts(c.row))
+      if (!common.count(part)) append(row, part);
+    if (row.empty()) row = c.row;  // a row whose every part the others share too
     if (grid.rows.size() == 1)
       c.label = c.column;
     else if (grid.columns.size() == 1)
-      c.label = c.row;
+      c.label = row;
     else
-      c.label = c.row + " / " + c.column;
+      c.label = row + " / " + c.column;
   }
   return grid;
 }

@@ -152,6 +152,7 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
                   "",
                   {}};
   std::string plot_list;
+  bool drew_point = false;
   for (std::size_t k = 0; k < curves.size(); ++k) {
     const Curve& c = curves[k];
     const ConfigSummary& s = *c.summary;
@@ -194,6 +195,7 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
     plot_list += str_cat(plot_list.empty() ? "plot " : ", \\\n     ", "'", file, "' using 1:2 with lines linecolor ",
                          colour, " title ", gnuplot_quote(s.config->label));
     if (!std::isnan(c.emulated_rate)) {
+      drew_point = true;
       const std::string point = str_cat("pays_off_", k, "_measured.dat");
       plot.data_files.emplace_back(point, data_line({c.emulated_rate / 1e6, c.measured_time_to_target}));
       plot_list += str_cat(", \\\n     '", point, "' using 1:2 with points pointtype 7 linecolor ", colour, " notitle");
@@ -204,8 +206,10 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
     section.text += " No configuration reached the target: nothing to plot.";
     return section;
   }
+  if (drew_point)  // one key entry for every measured point
+    plot_list += ", \\\n     NaN with points pointtype 7 linecolor rgb 'black' title 'measured on its emulated link'";
   plot.commands = str_cat("set logscale xy\nset xlabel 'link bandwidth (Mbit/s)'\nset ylabel 'seconds to target "
-                          "(projected)'\nset grid\nset key outside right top\n",
+                          "(projected)'\nset grid\nset key outside right top font ',8'\n",
                           plot_list, "\n");
   section.figures.push_back(plot.figure);
   plots.push_back(std::move(plot));
