@@ -16,6 +16,7 @@
 #include "cli/catalog_commands.hpp"
 #include "cli/inspect_commands.hpp"
 #include "cli/query_commands.hpp"
+#include "cli/merge_command.hpp"
 #include "cli/recover_command.hpp"
 #include "cli/runs_command.hpp"
 #include "cli/sql_commands.hpp"
@@ -101,6 +102,10 @@ int dispatch(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   run->add_option("--only", run_args.only,
                   "run only the runs whose name contains this text (e.g. compressor=topk)");
+  run->add_option("--shard", run_args.shard,
+                  "I/N: run only share I (0 to N-1) of the selected runs, every N-th from the I-th in "
+                  "plan order, for N machines that each record into their own database; gather them "
+                  "with `laconic merge` (default: all)");
   run->add_flag("--dry-run", run_args.dry_run,
                 "validate and list the runs that would execute (as `check`), train nothing");
   run->add_flag("--quiet,-q", run_args.quiet, "no progress display; only a result line per run");
@@ -225,6 +230,13 @@ int dispatch(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   recover->add_option("--db", recover_db, "the database to replay into (default: the one the journal names)");
 
+  std::string merge_target;
+  std::vector<std::string> merge_sources;
+  auto* merge = app.add_subcommand(
+      "merge", "gather the runs of other databases (the shards of a sweep, `run --shard`) into one");
+  merge->add_option("target", merge_target, "the database to merge into (created when missing)")->required();
+  merge->add_option("sources", merge_sources, "the databases to merge from, in order")->required();
+
   std::string list_kind;
   bool list_markdown = false;
   auto* list = app.add_subcommand("list", "list built-in components with their fields and defaults");
@@ -297,12 +309,13 @@ int dispatch(int argc, char** argv) {
       return laconic::cli::report_command(report_args);
     }
     if (*recover) return laconic::cli::recover_command(recover_journal, recover_db);
+    if (*merge) return laconic::cli::merge_command(merge_target, merge_sources);
   } catch (const laconic::ConfigError& e) {
     std::cerr << "laconic: " << e.what() << "\n";
     return 2;
   } catch (const laconic::StorageError& e) {
     // The file, what went wrong in words and what to do; not the SQL that failed.
-    const std::string database = *recover && !recover_db.empty() ? recover_db : db;
+    const std::string database = *recover && !recover_db.empty() ? recover_db : *merge ? merge_target : db;
     std::cerr << "laconic: " << laconic::storage::explain_storage_error(e.code(), e.what(), database) << "\n";
     return 1;
   } catch (const std::exception& e) {

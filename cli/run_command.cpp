@@ -478,6 +478,28 @@ std::string key_without(const RunConfig& run, const std::vector<std::string>& dr
   return key.dump();
 }
 
+/// The runs of share I of `shard` ("I/N", 0 <= I < N): every N-th of `selected` from the I-th,
+/// in plan order; all of them for "". ConfigError for anything else.
+std::vector<std::size_t> take_shard(const std::vector<std::size_t>& selected, const std::string& shard) {
+  if (shard.empty()) return selected;
+  const auto slash = shard.find('/');
+  std::size_t index = 0, count = 0;
+  try {
+    std::size_t used_i = 0, used_n = 0;
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    index = std::stoul(shard.substr(0, slash), &used_i);
+    count = std::stoul(shard.substr(slash + 1), &used_n);
+    if (used_i != slash || used_n != shard.size() - slash - 1) throw std::invalid_argument("trailing text");
+  } catch (const std::exception&) {
+    count = 0;
+  }
+  if (count == 0 || index >= count || shard.front() == '-')
+    throw ConfigError(str_cat("--shard must be I/N with 0 <= I < N (\"0/4\" to \"3/4\"), got \"", shard, "\""));
+  std::vector<std::size_t> mine;
+  for (std::size_t k = index; k < selected.size(); k += count) mine.push_back(selected[k]);
+  return mine;
+}
+
 }  // namespace
 
 int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
@@ -487,7 +509,10 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   engine::EngineCatalog catalog;
   // Load and validate everything before the database is touched: a broken file records nothing.
   const auto plan = lua::load_experiment(args.file, catalog);
-  const std::vector<std::size_t> selected = select_runs(plan, args.file, args.only);
+  if (!args.shard.empty() && plan.tune)
+    throw ConfigError("--shard cannot split a tuned experiment (tune = {...}): its final runs need every trial's "
+                      "result; run it on one machine");
+  const std::vector<std::size_t> selected = take_shard(select_runs(plan, args.file, args.only), args.shard);
   check_runs(catalog, plan, selected);
   for (std::size_t i : selected)
     if (catalog.emulated_link(plan.runs[i]))

@@ -12,6 +12,7 @@ struct RunArgs {
   bool force = false;             ///< with resume: accept an experiment file that changed
   std::int64_t checkpoint_every = 0;  ///< steps between checkpoints; 0 = none
   std::string only;               ///< run only runs whose name contains this (empty: all)
+  std::string shard;              ///< "I/N": run only share I of N of the selected runs (empty: all)
   bool dry_run = false;           ///< list what would run, as `check`, and stop
   std::string executable;         ///< this binary, started again as `laconic worker`
   bool quiet = false;             ///< no progress display (result lines still printed)
