@@ -71,6 +71,25 @@ Curve curve_of(const ConfigSummary& s, const std::vector<double>& rates, const T
   return c;
 }
 
+// The figure of one row of the grid: its curves' gnuplot commands and data.
+struct RowFigure {
+  std::string row;   ///< Configuration::row
+  std::string name;  ///< what sets it apart from the other rows, for its title
+  std::string plot_list;
+  std::vector<std::pair<std::string, std::string>> data_files;
+  std::size_t curves = 0;
+  bool drew_point = false;
+};
+
+/// A row's part of its configurations' legend label: "model=mlp, network.bandwidth=1Gbit" of
+/// "model=mlp, network.bandwidth=1Gbit / topk ratio=0.01"; the row itself when the label is the
+/// row alone, "" when it is the column alone (a grid of one row).
+std::string row_name(const Configuration& c) {
+  const std::string suffix = " / " + c.column;
+  if (c.label.size() > suffix.size() && c.label.ends_with(suffix)) return c.label.substr(0, c.label.size() - suffix.size());
+  return c.label == c.column ? "" : c.label;
+}
+
 bool dense(const ConfigSummary& s) {
   const std::string& compressor = s.config->runs.front()->run.compressor;
   return compressor == "none" || compressor == "fp16";
@@ -143,16 +162,15 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
       if (std::fabs(std::log(rates[i] / rate)) < std::fabs(std::log(rates[best] / rate))) best = i;
     return best;
   };
-  FigurePlot plot{{"pays_off", "Does it pay off? Time to target against bandwidth",
-                   str_cat("Projected seconds until the ", in.metric.label,
-                           " target (steps needed x projected step) on links from 10 Mbit/s to 100 Gbit/s, log "
-                           "scales; a curve per configuration that reached the target. Points: measured on an "
-                           "emulated link."),
-                   "", ""},
-                  "",
-                  {}};
-  std::string plot_list;
-  bool drew_point = false;
+  // One figure per row of the grid (a model on a link, ...), its curves named by their column
+  // (the compressor): thirty configurations in one figure leave no room for the plot.
+  std::vector<RowFigure> figures;
+  auto figure_of = [&](const ConfigSummary& s) -> RowFigure& {
+    for (RowFigure& f : figures)
+      if (f.row == s.config->row) return f;
+    figures.push_back({s.config->row, row_name(*s.config), "", {}, 0, false});
+    return figures.back();
+  };
   for (std::size_t k = 0; k < curves.size(); ++k) {
     const Curve& c = curves[k];
     const ConfigSummary& s = *c.summary;
@@ -187,32 +205,45 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
     }
     table.add_row(std::move(row), std::move(raw));
     if (std::isnan(c.steps_to_target)) continue;
+    RowFigure& f = figure_of(s);
     std::string data;
     for (std::size_t i = 0; i < rates.size(); ++i) data += data_line({rates[i] / 1e6, c.time_to_target(i)});
     const std::string file = str_cat("pays_off_", k, ".dat");
-    plot.data_files.emplace_back(file, data);
-    const std::size_t colour = k + 1;  // the curve and its measured point share it
-    plot_list += str_cat(plot_list.empty() ? "plot " : ", \\\n     ", "'", file, "' using 1:2 with lines linecolor ",
-                         colour, " title ", gnuplot_quote(s.config->label));
+    f.data_files.emplace_back(file, data);
+    const std::size_t colour = ++f.curves;  // the curve and its measured point share it
+    f.plot_list += str_cat(f.plot_list.empty() ? "plot " : ", \\\n     ", "'", file,
+                           "' using 1:2 with lines linecolor ", colour, " title ", gnuplot_quote(s.config->column));
     if (!std::isnan(c.emulated_rate)) {
-      drew_point = true;
+      f.drew_point = true;
       const std::string point = str_cat("pays_off_", k, "_measured.dat");
-      plot.data_files.emplace_back(point, data_line({c.emulated_rate / 1e6, c.measured_time_to_target}));
-      plot_list += str_cat(", \\\n     '", point, "' using 1:2 with points pointtype 7 linecolor ", colour, " notitle");
+      f.data_files.emplace_back(point, data_line({c.emulated_rate / 1e6, c.measured_time_to_target}));
+      f.plot_list += str_cat(", \\\n     '", point, "' using 1:2 with points pointtype 7 linecolor ", colour, " notitle");
     }
   }
   section.tables.push_back(std::move(table));
-  if (plot_list.empty()) {
+  if (figures.empty()) {
     section.text += " No configuration reached the target: nothing to plot.";
     return section;
   }
-  if (drew_point)  // one key entry for every measured point
-    plot_list += ", \\\n     NaN with points pointtype 7 linecolor rgb 'black' title 'measured on its emulated link'";
-  plot.commands = str_cat("set logscale xy\nset xlabel 'link bandwidth (Mbit/s)'\nset ylabel 'seconds to target "
-                          "(projected)'\nset grid\nset key outside right top font ',8'\n",
-                          plot_list, "\n");
-  section.figures.push_back(plot.figure);
-  plots.push_back(std::move(plot));
+  for (std::size_t i = 0; i < figures.size(); ++i) {
+    RowFigure& f = figures[i];
+    if (f.drew_point)  // one key entry for every measured point
+      f.plot_list += ", \\\n     NaN with points pointtype 7 linecolor rgb 'black' title 'measured on its emulated link'";
+    const bool one = figures.size() == 1;
+    FigurePlot plot{{one ? std::string("pays_off") : str_cat("pays_off_", i + 1),
+                     str_cat("Does it pay off? Time to target against bandwidth", one ? "" : ": " + f.name),
+                     str_cat("Projected seconds until the ", in.metric.label,
+                             " target (steps needed x projected step) on links from 10 Mbit/s to 100 Gbit/s, log "
+                             "scales; a curve per configuration that reached the target",
+                             one ? "" : str_cat(" (", f.name, ")"), ". Points: measured on an emulated link."),
+                     "", ""},
+                    str_cat("set logscale xy\nset xlabel 'link bandwidth (Mbit/s)'\nset ylabel 'seconds to target "
+                            "(projected)'\nset grid\nset key outside right top\n",
+                            f.plot_list, "\n"),
+                    std::move(f.data_files)};
+    section.figures.push_back(plot.figure);
+    plots.push_back(std::move(plot));
+  }
   return section;
 }
 

@@ -253,6 +253,33 @@ TEST_CASE("does it pay off: a run on an emulated link is a measured point beside
   CHECK_THAT(csv, Catch::Contains(",(dense),100000000,0.188"));
 }
 
+TEST_CASE("does it pay off: one figure per row, its curves named by compressor", "[reports][values][links]") {
+  TempDir dir("values-pays-off-rows");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("pays", "pays.lua", "cafe");
+  for (const std::string model : {"lenet5", "mlp"}) {
+    RunSpec none = dense(1, {0.5, 0.75});
+    RunSpec sparse = topk(1, {0.4, 0.7});
+    for (RunSpec* spec : {&none, &sparse}) {
+      spec->model = model;
+      spec->name = "model=" + model + "," + spec->name;
+      spec->swept["model"] = Value{model};
+      spec->messages = 2;
+      spec->link_bytes = 125000;
+      record_run(*db, recorder, e, "pays", *spec);
+    }
+  }
+  ReportOptions options{.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}};
+  const std::string md = read_text(write_report(*db, "pays", dir.file("out"), options).markdown);
+  INFO(md);
+  CHECK_THAT(md, Catch::Contains("Time to target against bandwidth: model=lenet5** (figures/pays_off_1.svg)"));
+  CHECK_THAT(md, Catch::Contains("Time to target against bandwidth: model=mlp** (figures/pays_off_2.svg)"));
+  const std::string script = read_text(dir.file("out/figures/pays_off_2.gp"));
+  CHECK_THAT(script, Catch::Contains("title \"none\"") && Catch::Contains("title \"topk ratio=0.01\""));
+  CHECK_THAT(script, !Catch::Contains("lenet5"));
+}
+
 TEST_CASE("time and bytes to target count up to the first evaluation that reaches it", "[reports][values]") {
   TempDir dir("values-target");
   auto db = values_database(dir);
