@@ -67,35 +67,39 @@ std::map<std::int64_t, std::int64_t> merge_experiments(sqlite3* db, MergeReport&
   return ids;
 }
 
+// Runs an INSERT ... SELECT of source rows with ?1 = `to` and ?2 = `from`; returns the rows it
+// inserted.
+std::int64_t insert_select(sqlite3* db, const char* sql, std::int64_t to, std::int64_t from) {
+  Statement statement(db, sql);
+  statement.bind_int64(1, to).bind_int64(2, from);
+  statement.run();
+  return sqlite3_changes(db);
+}
+
 // Copies source run `from` (its row, metrics, summary and facts) as a new run of experiment
 // `experiment`; returns how many metric rows it had.
 std::int64_t copy_run(sqlite3* db, std::int64_t from, std::int64_t experiment) {
-  Statement run(db,
+  insert_select(db,
                 "INSERT INTO main.runs (experiment_id, name, config, swept, seed, repetition, status, created, "
                 "started, ended, heartbeat, error, host, laconic_version, controller_pid, checkpoint_step, attempts, "
                 "workers_silent) "
                 "SELECT ?1, name, config, swept, seed, repetition, status, created, started, ended, heartbeat, error, "
-                "host, laconic_version, NULL, NULL, attempts, workers_silent FROM src.runs WHERE id = ?2");
-  run.bind_int64(1, experiment).bind_int64(2, from);
-  run.run();
+                "host, laconic_version, NULL, NULL, attempts, workers_silent FROM src.runs WHERE id = ?2",
+                experiment, from);
   const std::int64_t to = sqlite3_last_insert_rowid(db);
-  Statement metrics(db,
-                    "INSERT INTO main.metric_values (run_id, key_id, step, epoch, worker, wall_time, value) "
-                    "SELECT ?1, mk.id, v.step, v.epoch, v.worker, v.wall_time, v.value FROM src.metric_values v "
-                    "JOIN src.metric_keys sk ON sk.id = v.key_id JOIN main.metric_keys mk ON mk.name = sk.name "
-                    "WHERE v.run_id = ?2 ORDER BY v.id");
-  metrics.bind_int64(1, to).bind_int64(2, from);
-  metrics.run();
-  const std::int64_t rows = sqlite3_changes(db);
-  Statement summary(db,
-                    "INSERT INTO main.run_summary (run_id, key, last, min, max, sum, count, nan_count) "
-                    "SELECT ?1, key, last, min, max, sum, count, nan_count FROM src.run_summary WHERE run_id = ?2");
-  summary.bind_int64(1, to).bind_int64(2, from);
-  summary.run();
-  Statement facts(db, "INSERT INTO main.run_facts (run_id, key, value) SELECT ?1, key, value FROM src.run_facts "
-                      "WHERE run_id = ?2");
-  facts.bind_int64(1, to).bind_int64(2, from);
-  facts.run();
+  const std::int64_t rows = insert_select(
+      db,
+      "INSERT INTO main.metric_values (run_id, key_id, step, epoch, worker, wall_time, value) "
+      "SELECT ?1, mk.id, v.step, v.epoch, v.worker, v.wall_time, v.value FROM src.metric_values v "
+      "JOIN src.metric_keys sk ON sk.id = v.key_id JOIN main.metric_keys mk ON mk.name = sk.name "
+      "WHERE v.run_id = ?2 ORDER BY v.id",
+      to, from);
+  insert_select(db,
+                "INSERT INTO main.run_summary (run_id, key, last, min, max, sum, count, nan_count) "
+                "SELECT ?1, key, last, min, max, sum, count, nan_count FROM src.run_summary WHERE run_id = ?2",
+                to, from);
+  insert_select(db, "INSERT INTO main.run_facts (run_id, key, value) SELECT ?1, key, value FROM src.run_facts "
+                    "WHERE run_id = ?2", to, from);
   return rows;
 }
 

@@ -35,6 +35,22 @@ RunSpec topk(std::int64_t seed, std::vector<double> accuracy) {
   return spec;
 }
 
+// The same runs with the messages they sent per step: dense 2 messages of 1 Mbit in all, Top-k
+// 4 messages of 10 kbit (what --link and "Does it pay off?" project).
+RunSpec dense_with_messages(std::int64_t seed, std::vector<double> accuracy) {
+  RunSpec spec = dense(seed, std::move(accuracy));
+  spec.messages = 2;
+  spec.link_bytes = 125000;
+  return spec;
+}
+
+RunSpec topk_with_messages(std::int64_t seed, std::vector<double> accuracy) {
+  RunSpec spec = topk(seed, std::move(accuracy));
+  spec.messages = 4;
+  spec.link_bytes = 1250;
+  return spec;
+}
+
 // none: seeds reach 0.75 and 0.8; topk 1%: 0.7 and 0.72, its second seed with a parameter server
 // whose huge rows must stay out of every worker figure, and twice the epoch time.
 std::unique_ptr<storage::Database> values_database(const TempDir& dir) {
@@ -157,14 +173,8 @@ TEST_CASE("--link projects every configuration's recorded messages onto links th
   auto db = storage::Database::open(dir.file("runs.db"));
   storage::Recorder recorder(*db);
   const auto e = recorder.add_experiment("links", "links.lua", "cafe");
-  RunSpec none = dense(1, {0.5, 0.75});
-  none.messages = 2;
-  none.link_bytes = 125000;  // 1 Mbit
-  record_run(*db, recorder, e, "links", none);
-  RunSpec sparse = topk(1, {0.4, 0.7});
-  sparse.messages = 4;
-  sparse.link_bytes = 1250;  // 10 kbit
-  record_run(*db, recorder, e, "links", sparse);
+  record_run(*db, recorder, e, "links", dense_with_messages(1, {0.5, 0.75}));
+  record_run(*db, recorder, e, "links", topk_with_messages(1, {0.4, 0.7}));
   RunSpec old = dense(1, {0.5, 0.7});  // recorded by a laconic that stored no messages
   old.name = "compressor=fp16,seed=1";
   old.swept = {{"compressor", Value{std::string("fp16")}}};
@@ -195,14 +205,8 @@ TEST_CASE("does it pay off: the bandwidth below which a compressor reaches the t
   auto db = storage::Database::open(dir.file("runs.db"));
   storage::Recorder recorder(*db);
   const auto e = recorder.add_experiment("pays", "pays.lua", "cafe");
-  RunSpec none = dense(1, {0.5, 0.75});
-  none.messages = 2;
-  none.link_bytes = 125000;
-  record_run(*db, recorder, e, "pays", none);
-  RunSpec sparse = topk(1, {0.4, 0.7});
-  sparse.messages = 4;
-  sparse.link_bytes = 1250;
-  record_run(*db, recorder, e, "pays", sparse);
+  record_run(*db, recorder, e, "pays", dense_with_messages(1, {0.5, 0.75}));
+  record_run(*db, recorder, e, "pays", topk_with_messages(1, {0.4, 0.7}));
   RunSpec never = topk(2, {0.3, 0.4});  // another configuration that never reaches 0.7
   never.name = "compressor=topk,ratio=0.001,seed=2";
   never.swept = {{"compressor", Value{std::string("topk")}}, {"compressor.ratio", Value{0.001}}};
@@ -229,15 +233,11 @@ TEST_CASE("does it pay off: a run on an emulated link is a measured point beside
   auto db = storage::Database::open(dir.file("runs.db"));
   storage::Recorder recorder(*db);
   const auto e = recorder.add_experiment("pays", "pays.lua", "cafe");
-  RunSpec none = dense(1, {0.5, 0.75});
-  none.messages = 2;
-  none.link_bytes = 125000;
+  RunSpec none = dense_with_messages(1, {0.5, 0.75});
   none.emulated = "100Mbit";
   none.communicate = 0.012;  // measured on the shaped link
   record_run(*db, recorder, e, "pays", none);
-  RunSpec sparse = topk(1, {0.4, 0.7});  // trained on loopback: no point
-  sparse.messages = 4;
-  sparse.link_bytes = 1250;
+  RunSpec sparse = topk_with_messages(1, {0.4, 0.7});  // trained on loopback: no point
   record_run(*db, recorder, e, "pays", sparse);
   ReportOptions options{.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}};
   const std::string md = read_text(write_report(*db, "pays", dir.file("out"), options).markdown);
@@ -259,14 +259,12 @@ TEST_CASE("does it pay off: one figure per row, its curves named by compressor",
   storage::Recorder recorder(*db);
   const auto e = recorder.add_experiment("pays", "pays.lua", "cafe");
   for (const std::string model : {"lenet5", "mlp"}) {
-    RunSpec none = dense(1, {0.5, 0.75});
-    RunSpec sparse = topk(1, {0.4, 0.7});
+    RunSpec none = dense_with_messages(1, {0.5, 0.75});
+    RunSpec sparse = topk_with_messages(1, {0.4, 0.7});
     for (RunSpec* spec : {&none, &sparse}) {
       spec->model = model;
       spec->name = "model=" + model + "," + spec->name;
       spec->swept["model"] = Value{model};
-      spec->messages = 2;
-      spec->link_bytes = 125000;
       record_run(*db, recorder, e, "pays", *spec);
     }
   }
