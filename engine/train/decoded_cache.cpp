@@ -123,13 +123,13 @@ std::optional<std::filesystem::path> decoded_cache_dir() {
 
 namespace {
 
-std::filesystem::path file_for(const std::filesystem::path& dir, const std::string& key) {
-  return dir / ("split-" + fnv1a_hex(key) + ".bin");
+std::filesystem::path file_for(const std::filesystem::path& dir, const SplitKey& key) {
+  return dir / ("split-" + fnv1a_hex(key.name) + ".bin");
 }
 
 }  // namespace
 
-std::optional<DataSplit> load_decoded_split(const std::filesystem::path& dir, const std::string& key) {
+std::optional<DataSplit> load_decoded_split(const std::filesystem::path& dir, const SplitKey& key) {
   const auto mapping = map_file(file_for(dir, key));
   if (!mapping) return std::nullopt;
   HeaderReader header(static_cast<const char*>(mapping->address), mapping->size);
@@ -138,7 +138,7 @@ std::optional<DataSplit> load_decoded_split(const std::filesystem::path& dir, co
   std::string stored_key;
   Entry inputs, labels;
   if (!header.read(magic) || magic != kMagic || !header.read(key_size) || !header.read_bytes(stored_key, key_size) ||
-      stored_key != key || !header.read_entry(inputs) || !header.read_entry(labels))
+      stored_key != key.key || !header.read_entry(inputs) || !header.read_entry(labels))
     return std::nullopt;
   auto input_tensor = tensor_at(mapping, inputs);
   auto label_tensor = tensor_at(mapping, labels);
@@ -146,12 +146,13 @@ std::optional<DataSplit> load_decoded_split(const std::filesystem::path& dir, co
   return DataSplit{*input_tensor, *label_tensor};
 }
 
-bool store_decoded_split(const std::filesystem::path& dir, const std::string& key, const DataSplit& split) {
+bool store_decoded_split(const std::filesystem::path& dir, const SplitKey& split_key, const DataSplit& split) {
+  const std::string& key = split_key.key;
   const torch::Tensor inputs = split.inputs.contiguous(), labels = split.labels.contiguous();
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) return false;
-  const std::filesystem::path path = file_for(dir, key);
+  const std::filesystem::path path = file_for(dir, split_key);
   const std::filesystem::path temporary = path.string() + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
@@ -191,7 +192,7 @@ bool store_decoded_split(const std::filesystem::path& dir, const std::string& ke
   return false;
 }
 
-DataSplit decoded_split(const std::string& key, const std::function<DataSplit()>& decode) {
+DataSplit decoded_split(const SplitKey& key, const std::function<DataSplit()>& decode) {
   const auto dir = decoded_cache_dir();
   if (dir)
     if (auto stored = load_decoded_split(*dir, key)) return *stored;

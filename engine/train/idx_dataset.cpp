@@ -25,14 +25,15 @@ void IdxImageDataset::check_files(const std::string& root, const IdxDatasetInfo&
 DataSplit IdxImageDataset::load(const std::string& prefix) const {
   const std::string images = find(root_, prefix + "-images-idx3-ubyte", info_);
   const std::string labels = find(root_, prefix + "-labels-idx1-ubyte", info_);
-  std::ostringstream key;
+  std::ostringstream name, key;
+  name << "idx\n" << images << "\n" << labels << "\n" << std::hexfloat << info_.mean << "\n" << info_.deviation;
   key << "idx\n" << file_key(images) << "\n" << file_key(labels) << "\n" << std::hexfloat << info_.mean << "\n" << info_.deviation;
   auto decode = [&] { return read_idx_split(images, labels, info_.mean, info_.deviation, info_.title); };
   // Splits of a few megabytes decode in milliseconds: only larger ones are kept on disk.
   constexpr std::uintmax_t kWorthCaching = std::uintmax_t{1} << 20;
   std::error_code error;
   const bool worth_caching = std::filesystem::file_size(images, error) >= kWorthCaching && !error;
-  return cached_split(key.str(), [&] { return worth_caching ? decoded_split(key.str(), decode) : decode(); });
+  return cached_split(key.str(), [&] { return worth_caching ? decoded_split({name.str(), key.str()}, decode) : decode(); });
 }
 
 const DataSplit& IdxImageDataset::train() {

@@ -1,5 +1,5 @@
-// Decoded splits kept on disk: what is loaded equals what was stored, bit for bit; a file of
-// another key, a cut-short or foreign file is ignored; LACONIC_CACHE_DIR picks or turns off the
+// Decoded splits kept on disk: what is loaded equals what was stored, bit for bit; a new version
+// replaces the old; a file of another key, a cut-short or foreign file is ignored; LACONIC_CACHE_DIR picks or turns off the
 // folder; and Fashion-MNIST read through the cache equals Fashion-MNIST decoded from its files.
 #include <cstdlib>
 #include <filesystem>
@@ -51,36 +51,42 @@ class CacheDirSetting {
 TEST_CASE("a stored split loads back bit for bit, under its key only", "[train][data][cache]") {
   TempDir dir;
   const auto split = small_split();
-  REQUIRE(train::store_decoded_split(dir.path, "key one", split));
-  const auto loaded = train::load_decoded_split(dir.path, "key one");
+  REQUIRE(train::store_decoded_split(dir.path, {"one", "key one"}, split));
+  const auto loaded = train::load_decoded_split(dir.path, {"one", "key one"});
   REQUIRE(loaded);
   CHECK(loaded->inputs.sizes() == split.inputs.sizes());
   CHECK(loaded->inputs.scalar_type() == torch::kFloat32);
   CHECK(loaded->labels.scalar_type() == torch::kInt64);
   CHECK(torch::equal(loaded->inputs, split.inputs));
   CHECK(torch::equal(loaded->labels, split.labels));
-  CHECK_FALSE(train::load_decoded_split(dir.path, "key two"));
+  CHECK_FALSE(train::load_decoded_split(dir.path, {"one", "key two"}));  // its source files changed
+  CHECK_FALSE(train::load_decoded_split(dir.path, {"two", "key one"}));  // another split
   // Only the renamed file is left, no temporary.
   CHECK(files_in(dir.path).size() == 1);
+  // A new version of the split takes the old one's place.
+  REQUIRE(train::store_decoded_split(dir.path, {"one", "key one, version 2"}, split));
+  CHECK(files_in(dir.path).size() == 1);
+  CHECK(train::load_decoded_split(dir.path, {"one", "key one, version 2"}));
+  CHECK_FALSE(train::load_decoded_split(dir.path, {"one", "key one"}));
 }
 
 TEST_CASE("a cut-short or foreign cache file is ignored", "[train][data][cache]") {
   TempDir dir;
-  REQUIRE(train::store_decoded_split(dir.path, "k", small_split()));
+  REQUIRE(train::store_decoded_split(dir.path, {"k", "k"}, small_split()));
   const auto files = files_in(dir.path);
   REQUIRE(files.size() == 1);
   const auto full = std::filesystem::file_size(files[0]);
   SECTION("cut short") {
     std::filesystem::resize_file(files[0], full - 100);
-    CHECK_FALSE(train::load_decoded_split(dir.path, "k"));
+    CHECK_FALSE(train::load_decoded_split(dir.path, {"k", "k"}));
   }
   SECTION("another file under its name") {
     std::ofstream(files[0], std::ios::binary | std::ios::trunc) << "not a split";
-    CHECK_FALSE(train::load_decoded_split(dir.path, "k"));
+    CHECK_FALSE(train::load_decoded_split(dir.path, {"k", "k"}));
   }
   SECTION("empty") {
     std::ofstream(files[0], std::ios::binary | std::ios::trunc);
-    CHECK_FALSE(train::load_decoded_split(dir.path, "k"));
+    CHECK_FALSE(train::load_decoded_split(dir.path, {"k", "k"}));
   }
 }
 
@@ -94,8 +100,8 @@ TEST_CASE("decoded_split decodes once, then maps the stored split; LACONIC_CACHE
   };
   SECTION("a cache folder") {
     CacheDirSetting setting(dir.path + "/cache");
-    const auto first = train::decoded_split("k", decode);
-    const auto second = train::decoded_split("k", decode);
+    const auto first = train::decoded_split({"k", "k"}, decode);
+    const auto second = train::decoded_split({"k", "k"}, decode);
     CHECK(decoded == 1);
     CHECK(torch::equal(first.inputs, second.inputs));
     CHECK(torch::equal(first.labels, second.labels));
@@ -104,8 +110,8 @@ TEST_CASE("decoded_split decodes once, then maps the stored split; LACONIC_CACHE
   SECTION("off") {
     CacheDirSetting setting("off");
     CHECK_FALSE(train::decoded_cache_dir());
-    train::decoded_split("k", decode);
-    train::decoded_split("k", decode);
+    train::decoded_split({"k", "k"}, decode);
+    train::decoded_split({"k", "k"}, decode);
     CHECK(decoded == 2);
     CHECK(files_in(dir.path).empty());
   }
@@ -119,8 +125,8 @@ TEST_CASE("Fashion-MNIST's test split through the cache equals the split decoded
   auto decode = [&] { return train::read_idx_split(images, labels, 0.2860f, 0.3530f, "fashion_mnist"); };
   TempDir dir;
   CacheDirSetting setting(dir.path);
-  train::decoded_split("fashion test", decode);                     // decoded and stored
-  const auto mapped = train::load_decoded_split(dir.path, "fashion test");  // from the file
+  train::decoded_split({"fashion test", "fashion test"}, decode);                     // decoded and stored
+  const auto mapped = train::load_decoded_split(dir.path, {"fashion test", "fashion test"});  // from the file
   REQUIRE(mapped);
   const auto fresh = decode();
   CHECK(mapped->inputs.size(0) == 10000);
