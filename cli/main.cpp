@@ -106,6 +106,14 @@ int dispatch(int argc, char** argv) {
                   "I/N: run only share I (0 to N-1) of the selected runs, every N-th from the I-th in "
                   "plan order, for N machines that each record into their own database; gather them "
                   "with `laconic merge` (default: all)");
+  run->add_option("--jobs,-j", run_args.jobs,
+                  "runs at once on this host, each job on cores of its own (as many as its largest run has "
+                  "ranks), all recording into the same database; refused when they need more cores than the "
+                  "host has, unless --oversubscribe")
+      ->check(CLI::PositiveNumber);
+  run->add_flag("--oversubscribe", run_args.oversubscribe,
+                "with --jobs: allow more ranks than cores (the jobs then share cores, and their times measure "
+                "each other)");
   run->add_flag("--dry-run", run_args.dry_run,
                 "validate and list the runs that would execute (as `check`), train nothing");
   run->add_flag("--quiet,-q", run_args.quiet, "no progress display; only a result line per run");

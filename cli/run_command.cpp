@@ -1,8 +1,12 @@
 #include "cli/run_command.hpp"
 
+#include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -35,6 +39,17 @@
 
 namespace laconic::cli {
 namespace {
+
+/// The cores this process may run on, "0,1" (its workers inherit them).
+std::string affinity_text() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return "?";
+  std::string out;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set)) out += (out.empty() ? "" : ",") + std::to_string(cpu);
+  return out;
+}
 
 struct PlannedRun {
   std::size_t index;       // position in the plan (what workers are told)
@@ -138,7 +153,8 @@ class Executor {
            storage::Recorder& recorder, std::int64_t experiment_id)
       : args_(args), stop_(stop), plan_(plan), catalog_(catalog), db_(db), recorder_(recorder),
         experiment_id_(experiment_id),
-        progress_(progress_mode_for(stdout, args.quiet), stdout, args.progress_every),
+        progress_(args.job_index >= 0 && !args.quiet ? ProgressMode::Log : progress_mode_for(stdout, args.quiet),
+                  stdout, args.progress_every),
         writes_(recorder, args.db, args.db_retry) {}
 
   /// Records `runs` (filling their ids) and runs them.
@@ -176,6 +192,7 @@ class Executor {
     writes_.fact(run_id, "ranks_on_host", std::to_string(world));
     writes_.fact(run_id, "oversubscribed", oversubscribed ? "true" : "false");
     writes_.fact(run_id, "load_start", load_average_text());
+    writes_.fact(run_id, "cpu_affinity", affinity_text());
     if (oversubscribed && !args_.quiet)
       std::cout << label << ": warning: " << world << " ranks on " << cores
                 << " cores: they take turns, so its times measure contention as well as the method" << std::endl;
@@ -478,6 +495,52 @@ std::string key_without(const RunConfig& run, const std::vector<std::string>& dr
   return key.dump();
 }
 
+/// Forks `args.jobs` controllers, job i pinned to `ranks` cores of its own from core i x ranks
+/// (modulo the host's), each running run_command on every jobs-th run; waits for all of them.
+int run_jobs(const RunArgs& args, const std::atomic<bool>& stop, int ranks) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<pid_t> children;
+  std::cout.flush();
+  for (int job = 0; job < args.jobs; ++job) {
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error(str_cat("cannot start job ", job, ": ", std::strerror(errno)));
+    if (pid == 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int k = 0; k < ranks; ++k) CPU_SET((job * ranks + k) % cores, &set);
+      ::sched_setaffinity(0, sizeof set, &set);
+      RunArgs mine = args;
+      mine.job_index = job;
+      int status = 1;
+      try {
+        status = run_command(mine, stop);
+      } catch (const ConfigError& e) {
+        std::cerr << "laconic: job " << job << ": " << e.what() << "\n";
+        status = 2;
+      } catch (const std::exception& e) {
+        std::cerr << "laconic: job " << job << ": " << e.what() << "\n";
+      }
+      std::cout.flush();
+      std::cerr.flush();
+      ::_exit(status);
+    }
+    children.push_back(pid);
+  }
+  int worst = 0;
+  std::string statuses;
+  for (const pid_t pid : children) {
+    int raw = 0;
+    while (::waitpid(pid, &raw, 0) < 0 && errno == EINTR) {
+    }
+    const int status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+    statuses += (statuses.empty() ? "" : ", ") + std::to_string(status);
+    worst = status == 130 || worst == 130 ? 130 : std::max(worst, status);
+  }
+  std::cout << "laconic: " << args.jobs << " jobs ended (exit statuses " << statuses << "; database " << args.db
+            << ")" << std::endl;
+  return worst;
+}
+
 /// The runs of share I of `shard` ("I/N", 0 <= I < N): every N-th of `selected` from the I-th,
 /// in plan order; all of them for "". ConfigError for anything else.
 std::vector<std::size_t> take_shard(const std::vector<std::size_t>& selected, const std::string& shard) {
@@ -512,7 +575,21 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   if (!args.shard.empty() && plan.tune)
     throw ConfigError("--shard cannot split a tuned experiment (tune = {...}): its final runs need every trial's "
                       "result; run it on one machine");
-  const std::vector<std::size_t> selected = take_shard(select_runs(plan, args.file, args.only), args.shard);
+  if (args.jobs > 1 && plan.tune)
+    throw ConfigError("--jobs cannot split a tuned experiment (tune = {...}): its final runs need every trial's "
+                      "result");
+  std::vector<std::size_t> selected = take_shard(select_runs(plan, args.file, args.only), args.shard);
+  if (args.job_index >= 0) selected = take_shard(selected, str_cat(args.job_index, "/", args.jobs));
+  const bool forks_jobs = args.jobs > 1 && args.job_index < 0;
+  int job_ranks = 1;
+  if (forks_jobs) {
+    for (std::size_t i : selected) job_ranks = std::max(job_ranks, catalog.world_size(plan.runs[i]));
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (args.jobs * job_ranks > cores && !args.oversubscribe)
+      throw ConfigError(str_cat("--jobs ", args.jobs, " x ", job_ranks, " ranks per run = ", args.jobs * job_ranks,
+                                " ranks on ", cores, " cores: they would take turns and measure each other; lower "
+                                "--jobs, or add --oversubscribe"));
+  }
   check_runs(catalog, plan, selected);
   for (std::size_t i : selected)
     if (catalog.emulated_link(plan.runs[i]))
@@ -528,6 +605,12 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   if (existed) db->check_integrity();
   if (args.resume) replay_journals(*db, args.db);
   if (args.resume && !args.force) check_unchanged(*db, plan, args.file);
+  if (forks_jobs) {
+    // Recorded once, before the jobs race to record it; then each job opens the database itself.
+    storage::Recorder(*db).add_experiment(plan.name, args.file, plan.file_hash, read_text(args.file));
+    db.reset();
+    return run_jobs(args, stop, job_ranks);
+  }
   storage::Recorder recorder(*db);
   const auto experiment_id = recorder.add_experiment(plan.name, args.file, plan.file_hash, read_text(args.file));
   Executor executor(args, stop, plan, catalog, *db, recorder, experiment_id);

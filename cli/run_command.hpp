@@ -13,6 +13,10 @@ struct RunArgs {
   std::int64_t checkpoint_every = 0;  ///< steps between checkpoints; 0 = none
   std::string only;               ///< run only runs whose name contains this (empty: all)
   std::string shard;              ///< "I/N": run only share I of N of the selected runs (empty: all)
+  int jobs = 1;                   ///< runs at once, each job on cores of its own
+  bool oversubscribe = false;     ///< with jobs: allow more ranks than cores
+  /// Set in each job's process: its share of the runs (job_index of jobs), whole progress lines.
+  int job_index = -1;
   bool dry_run = false;           ///< list what would run, as `check`, and stop
   std::string executable;         ///< this binary, started again as `laconic worker`
   bool quiet = false;             ///< no progress display (result lines still printed)
@@ -35,6 +39,10 @@ struct RunArgs {
 /// hash, unless `force`.
 /// Before that: removes the rendezvous directories of dead controllers, refuses a damaged
 /// existing database (PRAGMA quick_check), and with `resume` replays its recovery journals.
+/// With `jobs` > 1: forks that many controllers, each pinned to cores of its own (as many as the
+/// largest run has ranks; ConfigError when they are more than the host's cores, unless
+/// `oversubscribe`), each running every jobs-th run into the same database; returns the worst
+/// of their statuses.
 int run_command(const RunArgs& args, const std::atomic<bool>& stop);
 
 }  // namespace laconic::cli
