@@ -174,6 +174,7 @@ laconic::comm::Link make_link(double bits_per_second, double latency_seconds) {
   o.latency = laconic::str_cat(latency_seconds * 1e6, "us");
   o.bits_per_second = bits_per_second;
   o.latency_seconds = latency_seconds;
+  o.payload_fraction = 1.0;  // the calibration measured payload bytes per second: no framing on top
   return laconic::comm::Link(o);
 }
 
