@@ -40,6 +40,9 @@
 namespace laconic::cli {
 namespace {
 
+/// The host's cores (at least 1).
+int host_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
 /// The cores this process may run on, "0,1" (its workers inherit them).
 std::string affinity_text() {
   cpu_set_t set;
@@ -186,15 +189,17 @@ class Executor {
   /// The controller's facts about the host of a run (its ranks' own come from rank 0), and a
   /// warning when the ranks outnumber the cores.
   void record_host_facts(std::int64_t run_id, int world, const std::string& label) {
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const bool oversubscribed = static_cast<unsigned>(world) > cores;
+    const int cores = host_cores();
+    // With --jobs, the other jobs' runs share the host too.
+    const int ranks = world * (args_.job_index >= 0 ? args_.jobs : 1);
+    const bool oversubscribed = ranks > cores;
     writes_.fact(run_id, "cores", std::to_string(cores));
-    writes_.fact(run_id, "ranks_on_host", std::to_string(world));
+    writes_.fact(run_id, "ranks_on_host", std::to_string(ranks));
     writes_.fact(run_id, "oversubscribed", oversubscribed ? "true" : "false");
     writes_.fact(run_id, "load_start", load_average_text());
     writes_.fact(run_id, "cpu_affinity", affinity_text());
     if (oversubscribed && !args_.quiet)
-      std::cout << label << ": warning: " << world << " ranks on " << cores
+      std::cout << label << ": warning: " << ranks << " ranks on " << cores
                 << " cores: they take turns, so its times measure contention as well as the method" << std::endl;
   }
 
@@ -498,7 +503,7 @@ std::string key_without(const RunConfig& run, const std::vector<std::string>& dr
 /// Forks `args.jobs` controllers, job i pinned to `ranks` cores of its own from core i x ranks
 /// (modulo the host's), each running run_command on every jobs-th run; waits for all of them.
 int run_jobs(const RunArgs& args, const std::atomic<bool>& stop, int ranks) {
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = host_cores();
   std::vector<pid_t> children;
   std::cout.flush();
   for (int job = 0; job < args.jobs; ++job) {
@@ -584,7 +589,7 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   int job_ranks = 1;
   if (forks_jobs) {
     for (std::size_t i : selected) job_ranks = std::max(job_ranks, catalog.world_size(plan.runs[i]));
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int cores = host_cores();
     if (args.jobs * job_ranks > cores && !args.oversubscribe)
       throw ConfigError(str_cat("--jobs ", args.jobs, " x ", job_ranks, " ranks per run = ", args.jobs * job_ranks,
                                 " ranks on ", cores, " cores: they would take turns and measure each other; lower "

@@ -81,6 +81,8 @@ double local_seconds(const ConfigSummary& s) {
   return or_zero(s.compute.mean) + or_zero(s.compress.mean) + or_zero(s.wait.mean);
 }
 
+double measured_step(const ConfigSummary& s) { return local_seconds(s) + or_zero(s.communicate.mean); }
+
 double step_on_link(const ConfigSummary& s, const LinkSpec& link) {
   if (std::isnan(s.messages.mean) || std::isnan(s.link_bytes.mean)) return kNaN;
   return local_seconds(s) + link.project(s.messages.mean, s.link_bytes.mean);

@@ -71,6 +71,9 @@ inline double or_zero(double value) { return std::isnan(value) ? 0 : value; }
 /// step without its communication.
 double local_seconds(const ConfigSummary& s);
 
+/// local_seconds() plus the communication as measured (time_communicate): the step as it ran.
+double measured_step(const ConfigSummary& s);
+
 /// local_seconds() plus the messages the runs recorded (`messages`, `link_bytes`) projected onto
 /// `link`; NaN when the runs did not record them.
 double step_on_link(const ConfigSummary& s, const LinkSpec& link);

@@ -66,7 +66,7 @@ Curve curve_of(const ConfigSummary& s, const std::vector<double>& rates, const T
   for (const RunData* run : s.config->runs) same_link = same_link && run->run.emulated_bits_per_second == rate;
   if (same_link) {
     c.emulated_rate = rate;
-    c.measured_time_to_target = c.steps_to_target * (local_seconds(s) + or_zero(s.communicate.mean));
+    c.measured_time_to_target = c.steps_to_target * measured_step(s);
   }
   return c;
 }

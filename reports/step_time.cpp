@@ -99,7 +99,7 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
   for (const ConfigSummary& s : in.summaries) {
     const double compute = s.compute.mean, compress = s.compress.mean, wait = s.wait.mean;
     const double measured = s.communicate.mean, projected = s.projected_communicate.mean;
-    const double step_measured = local_seconds(s) + or_zero(measured);
+    const double step_measured = measured_step(s);
     const double step_projected = std::isnan(projected) ? kNaN : local_seconds(s) + projected;
     // The row's dense configuration: its compute is what the model and batch cost on an
     // undisturbed machine, since no compressor changes forward, backward or the optimizer.
