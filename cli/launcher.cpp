@@ -20,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "cli/rank_relay.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::cli {
@@ -48,7 +49,40 @@ struct WorkerProcess {
   double quiet = 0;
   std::string hung;          // why the controller called it hung and killed it
   std::string stopped;       // why the controller stopped it otherwise (a peer failed first)
+  // A rank of a launched sweep, on another process: its connection (pid stays -1), when it was
+  // told to die, and whether it was lost (its connection closed, or it did not answer the kill).
+  RelayConnection* remote = nullptr;
+  std::optional<Clock::time_point> killed_at;
+  bool lost = false;
 };
+
+// "worker 3", or "worker 3 (host b)" for a rank of another process.
+std::string label(const WorkerProcess& w) {
+  if (!w.remote) return str_cat("worker ", w.rank);
+  return str_cat("worker ", w.rank, " (", w.remote->peer().host, ", ", w.remote->peer().address, ")");
+}
+
+// Sends `sig` to a worker: to its process here, or through its rank's connection.
+void signal_worker(WorkerProcess& w, int sig) {
+  if (w.exited) return;
+  if (sig == SIGKILL) {
+    if (w.killed_at && w.remote) return;  // told once; lost if it does not answer
+    if (!w.killed_at) w.killed_at = Clock::now();
+  }
+  if (w.remote)
+    w.remote->send_line(str_cat("S\t", sig));
+  else
+    ::kill(w.pid, sig);
+}
+
+// The rank's process or host is gone: its worker counts as exited, unsuccessfully.
+void mark_lost(WorkerProcess& w, RemoteRanks& remote, const std::string& why) {
+  w.exited = true;
+  w.lost = true;
+  w.fd = -1;
+  if (w.failure.empty()) w.failure = why;
+  if (remote.lost.empty()) remote.lost = str_cat(label(w), ": ", why);
+}
 
 // A private rendezvous directory for Gloo's FileStore, removed when the run is over.
 class StoreDir {
@@ -87,9 +121,11 @@ std::vector<std::string> worker_environment() {
   return env;
 }
 
-// A worker forked from the controller: it calls spec.in_fork and exits with its status, never
+}  // namespace
+
+// A worker forked from the controller: it calls `body` and exits with its status, never
 // returning into the controller's code (whose objects it shares copy-on-write).
-pid_t fork_worker(const LaunchSpec& spec, const std::string& store, int rank, int write_fd) {
+pid_t fork_worker_process(int rank, int write_fd, const std::function<int(int message_fd)>& body) {
   const pid_t controller = ::getpid();
   std::cout.flush();  // else the child's copy of a pending buffer could be written twice
   std::cerr.flush();
@@ -110,12 +146,18 @@ pid_t fork_worker(const LaunchSpec& spec, const std::string& store, int rank, in
   for (const char* name : kPinnedThreadVariables) ::setenv(name, "1", 1);
   int status = 1;
   try {
-    status = spec.in_fork(rank, store, kMessageFd);
+    status = body(kMessageFd);
   } catch (...) {
   }
   std::cout.flush();
   std::cerr.flush();
   ::_exit(status);
+}
+
+namespace {
+
+pid_t fork_worker(const LaunchSpec& spec, const std::string& store, int rank, int write_fd) {
+  return fork_worker_process(rank, write_fd, [&](int message_fd) { return spec.in_fork(rank, store, message_fd); });
 }
 
 pid_t spawn(const LaunchSpec& spec, const std::string& store, int rank, int write_fd) {
@@ -157,23 +199,24 @@ pid_t spawn(const LaunchSpec& spec, const std::string& store, int rank, int writ
 
 std::string describe_exit(const WorkerProcess& w) {
   if (!w.hung.empty()) return w.hung;
+  if (w.lost) return str_cat(label(w), " lost: ", w.failure);
   std::string text;
   if (!w.stopped.empty() && WIFSIGNALED(w.status)) {
-    text = str_cat("worker ", w.rank, " was stopped by the controller: ", w.stopped);
+    text = str_cat(label(w), " was stopped by the controller: ", w.stopped);
   } else if (WIFSIGNALED(w.status)) {
     int sig = WTERMSIG(w.status);
-    text = str_cat("worker ", w.rank, " was killed by signal ", sig, " (", ::strsignal(sig), ")");
+    text = str_cat(label(w), " was killed by signal ", sig, " (", ::strsignal(sig), ")");
   } else if (WIFEXITED(w.status) && WEXITSTATUS(w.status) == 127 && w.failure.empty()) {
-    text = str_cat("worker ", w.rank, " could not be started (exit status 127)");
+    text = str_cat(label(w), " could not be started (exit status 127)");
   } else {
-    text = str_cat("worker ", w.rank, " exited with status ", WEXITSTATUS(w.status));
+    text = str_cat(label(w), " exited with status ", WEXITSTATUS(w.status));
   }
   if (!w.failure.empty()) text += ": " + w.failure;
   return text;
 }
 
 bool succeeded(const WorkerProcess& w) {
-  return w.exited && WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0;
+  return w.exited && !w.lost && WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0;
 }
 
 // How many workers reported a checkpoint of each step.
@@ -201,29 +244,41 @@ void handle_line(WorkerProcess& w, std::string_view line, MetricsSink& sink,
   }
 }
 
+// A remote rank's line "X<TAB>STATUS": its worker was reaped with this wait status.
+bool remote_exit(WorkerProcess& w, std::string_view line) {
+  if (!w.remote || !line.starts_with("X\t")) return false;
+  w.status = std::atoi(std::string(line.substr(2)).c_str());
+  w.exited = true;
+  w.fd = -1;  // the connection stays open for the next run; this run reads no more of it
+  return true;
+}
+
 void drain(WorkerProcess& w, MetricsSink& sink, const LaunchObserver& observer, CheckpointCounts& checkpoints,
-           int world) {
+           int world, RemoteRanks* remote) {
   char buffer[1 << 16];
   ssize_t n = ::read(w.fd, buffer, sizeof buffer);
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
   if (n <= 0) {
-    ::close(w.fd);
+    if (w.remote)
+      mark_lost(w, *remote, "its connection to rank 0 closed: its process or its host went away");
+    else
+      ::close(w.fd);
     w.fd = -1;
     return;
   }
   w.partial_line.append(buffer, static_cast<std::size_t>(n));
   std::size_t start = 0, newline;
   while ((newline = w.partial_line.find('\n', start)) != std::string::npos) {
-    handle_line(w, std::string_view(w.partial_line).substr(start, newline - start), sink, observer,
-                checkpoints, world);
+    const auto line = std::string_view(w.partial_line).substr(start, newline - start);
     start = newline + 1;
+    if (remote_exit(w, line)) break;
+    handle_line(w, line, sink, observer, checkpoints, world);
   }
   w.partial_line.erase(0, start);
 }
 
 void signal_all(std::vector<WorkerProcess>& workers, int sig) {
-  for (auto& w : workers)
-    if (!w.exited) ::kill(w.pid, sig);
+  for (auto& w : workers) signal_worker(w, sig);
 }
 
 // Kills and reaps the workers still running when launch_workers is left by an exception (a
@@ -236,11 +291,11 @@ class ReapOnError {
     if (done_) return;
     // pid -1 is a worker not yet forked: kill(-1, ...) would signal every process there is.
     for (auto& w : workers_)
-      if (w.pid > 0 && !w.exited) ::kill(w.pid, SIGKILL);
+      if ((w.pid > 0 || w.remote) && !w.exited) signal_worker(w, SIGKILL);
     for (auto& w : workers_) {
       if (w.pid > 0 && !w.exited) ::waitpid(w.pid, &w.status, 0);  // SIGKILL cannot be ignored
       w.exited = true;
-      if (w.fd >= 0) ::close(w.fd);
+      if (w.fd >= 0 && !w.remote) ::close(w.fd);
     }
   }
   ReapOnError(const ReapOnError&) = delete;
@@ -276,20 +331,30 @@ std::vector<std::string> remove_stale_store_dirs() {
 
 LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
                              const LaunchObserver& observer, const std::atomic<bool>& stop) {
-  StoreDir store;
+  std::optional<StoreDir> store_dir;
+  if (!spec.remote) store_dir.emplace();
+  const std::string store = spec.remote ? spec.rendezvous_prefix : store_dir->path();
   const auto launched = Clock::now();
   std::vector<WorkerProcess> workers(static_cast<std::size_t>(spec.workers));
   ReapOnError reap(workers);
   for (int r = 0; r < spec.workers; ++r) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(str_cat("pipe failed: ", std::strerror(errno)));
     auto& w = workers[static_cast<std::size_t>(r)];
     w.rank = r;
+    w.last_heard = Clock::now();
+    if (spec.remote && r > 0) {
+      w.remote = spec.remote->connections.at(static_cast<std::size_t>(r - 1)).get();
+      w.fd = w.remote->fd();
+      if (!w.remote->send_line(str_cat("R\t", spec.run_index, "\t", escape_field(spec.run_name), "\t",
+                                       escape_field(spec.rendezvous_prefix))))
+        mark_lost(w, *spec.remote, "its connection to rank 0 is closed: its process or its host went away");
+      continue;
+    }
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(str_cat("pipe failed: ", std::strerror(errno)));
     // dup2 in the child clears O_CLOEXEC on the copy, so only fd 3 survives the exec.
-    w.pid = spec.in_fork ? fork_worker(spec, store.path(), r, fds[1]) : spawn(spec, store.path(), r, fds[1]);
+    w.pid = spec.in_fork ? fork_worker(spec, store, r, fds[1]) : spawn(spec, store, r, fds[1]);
     ::close(fds[1]);
     w.fd = fds[0];
-    w.last_heard = Clock::now();
   }
 
   // Once one worker failed, the others get a few seconds to report what they saw, then go: a
@@ -319,22 +384,24 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
       input_resumed = Clock::now();  // silence while not read is the controller's, not theirs
     } else if (!polls.empty() && ::poll(polls.data(), polls.size(), 200) > 0) {
       for (std::size_t i = 0; i < polls.size(); ++i)
-        if (polls[i].revents & (POLLIN | POLLHUP | POLLERR)) drain(*owners[i], sink, observer, checkpoints, spec.workers);
+        if (polls[i].revents & (POLLIN | POLLHUP | POLLERR))
+          drain(*owners[i], sink, observer, checkpoints, spec.workers, spec.remote);
     } else if (polls.empty()) {
       ::usleep(50'000);
     }
 
+    const auto now = Clock::now();
     for (auto& w : workers) {
-      if (w.exited) continue;
-      if (::waitpid(w.pid, &w.status, WNOHANG) == w.pid) {
-        w.exited = true;
-        if (!succeeded(w) && !first_failure) {
-          first_failure = Clock::now();
-          first_failed = str_cat("worker ", w.rank, " failed first");
-        }
+      if (!w.exited && !w.remote && ::waitpid(w.pid, &w.status, WNOHANG) == w.pid) w.exited = true;
+      // A remote rank told to die that does not answer is unreachable: lost.
+      if (!w.exited && w.remote && w.killed_at && now - *w.killed_at > 2 * grace)
+        mark_lost(w, *spec.remote, "it did not answer rank 0 for " + str_cat(2 * kFailureGraceSeconds) +
+                                       " s: its process or its host is gone or unreachable");
+      if (w.exited && !succeeded(w) && !first_failure) {
+        first_failure = now;
+        first_failed = str_cat(label(w), " failed first");
       }
     }
-    const auto now = Clock::now();
     // A worker silent for `timeout` seconds (a stopped or frozen process), or whose main thread
     // made no progress for longer than a collective may wait, is hung: killed, and named.
     for (auto& w : workers) {
@@ -343,14 +410,14 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
       const double stalled = w.quiet + silent;
       if (silent <= spec.timeout && stalled <= spec.timeout + kFailureGraceSeconds) continue;
       w.hung = silent > spec.timeout
-                   ? str_cat("worker ", w.rank, " hung: no sign of life for ", static_cast<long>(silent),
+                   ? str_cat(label(w), " hung: no sign of life for ", static_cast<long>(silent),
                              " s (last heard during ", w.phase, ")")
-                   : str_cat("worker ", w.rank, " hung: no progress for ", static_cast<long>(stalled), " s during ",
+                   : str_cat(label(w), " hung: no progress for ", static_cast<long>(stalled), " s during ",
                              w.phase);
-      ::kill(w.pid, SIGKILL);
+      signal_worker(w, SIGKILL);
       if (!first_failure) {
         first_failure = now;
-        first_failed = str_cat("worker ", w.rank, " hung");
+        first_failed = str_cat(label(w), " hung");
       }
     }
     if (first_failure && now - *first_failure > grace)
@@ -359,11 +426,11 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
           // One that has been silent for a while was frozen, not merely waiting on the failed one.
           const double silent = std::chrono::duration<double>(now - std::max(w.last_heard, input_resumed)).count();
           if (silent > kSilentAfterSeconds)
-            w.hung = str_cat("worker ", w.rank, " hung: no sign of life for ", static_cast<long>(silent),
+            w.hung = str_cat(label(w), " hung: no sign of life for ", static_cast<long>(silent),
                              " s (last heard during ", w.phase, ")");
           else if (w.stopped.empty())
             w.stopped = first_failed;
-          ::kill(w.pid, SIGKILL);
+          if (!w.killed_at) signal_worker(w, SIGKILL);
         }
     if (stopped.empty() && observer.stop_reason) stopped = observer.stop_reason();
     if ((stop || !stopped.empty()) && !stop_time) {
@@ -393,11 +460,13 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
   outcome.interrupted = stop.load();
   outcome.stopped = stopped;
   outcome.ok = !outcome.interrupted && stopped.empty();
-  for (const auto& w : workers) {
-    if (succeeded(w)) continue;
-    outcome.ok = false;
-    outcome.error += (outcome.error.empty() ? "" : "; ") + describe_exit(w);
-  }
+  // Lost ranks first: their peers' failures only follow from them.
+  for (const bool lost : {true, false})
+    for (const auto& w : workers) {
+      if (succeeded(w) || w.lost != lost) continue;
+      outcome.ok = false;
+      outcome.error += (outcome.error.empty() ? "" : "; ") + describe_exit(w);
+    }
   // A diverged worker's reason is the run's; its peers only lost their connection to it.
   for (const auto& w : workers)
     if (w.exited && WIFEXITED(w.status) && WEXITSTATUS(w.status) == kDivergedExitStatus && !outcome.interrupted) {

@@ -1,8 +1,11 @@
 #pragma once
 // Starts the worker processes of one run, relays what they report, and decides how the run ended.
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +14,16 @@
 #include "engine/core/worker_message.hpp"
 
 namespace laconic::cli {
+
+class RelayConnection;  // cli/rank_relay.hpp
+
+/// Rank 0's view of the other ranks of a launched sweep (torchrun, srun, mpirun: each rank is a
+/// process of its own, maybe on another host): a connection to each, on which it starts their
+/// worker for a run and hears what the worker reports (cli/rank_relay.hpp).
+struct RemoteRanks {
+  std::vector<std::unique_ptr<RelayConnection>> connections;  ///< ranks 1 to world - 1, in order
+  std::string lost;  ///< why a rank is gone ("" while all are there): no later run can start
+};
 
 /// What the worker processes of one run need to find their run.
 struct LaunchSpec {
@@ -29,6 +42,11 @@ struct LaunchSpec {
   /// initialized here, is not loaded again (about 0.8 s per worker). When empty, each worker
   /// execs `executable worker ...`.
   std::function<int(int rank, const std::string& store, int message_fd)> in_fork{};
+  /// A launched sweep's other ranks: only rank 0 is forked here (`in_fork` is then required), and
+  /// each remote rank is told to start its own worker. They meet under `rendezvous_prefix` in the
+  /// launcher's store, which `in_fork` receives as its `store` instead of a private directory.
+  RemoteRanks* remote = nullptr;
+  std::string rendezvous_prefix{};
 };
 
 /// How a run's workers ended.
@@ -76,14 +94,22 @@ std::vector<std::string> remove_stale_store_dirs();
 /// at most 15 characters): "laconic rank 3".
 std::string worker_process_name(int rank);
 
+/// Forks one worker process. It has `write_fd` as its fd 3 and none of this process's other
+/// files, the name worker_process_name(rank), the default SIGINT and SIGTERM, one thread per
+/// library (kPinnedThreadVariables), dies with this process, and exits with what
+/// `body(3)` returns (1 if it throws).
+pid_t fork_worker_process(int rank, int write_fd, const std::function<int(int message_fd)>& body);
+
 /// Exit status of a worker whose training diverged (DivergedError).
 inline constexpr int kDivergedExitStatus = 3;
 
 /// Seconds the other workers get after one failed before they are killed.
 inline constexpr double kFailureGraceSeconds = 5;
 
-/// Forks `spec.workers` processes, each with a pipe on which it reports (see
-/// engine/core/worker_message.hpp); stores every metric into `sink` as it arrives. When one
+/// Forks `spec.workers` processes (or rank 0's alone, the others started through
+/// `spec.remote`), each with a pipe on which it reports (see engine/core/worker_message.hpp);
+/// stores every metric into `sink` as it arrives. A remote rank whose connection closes, or that
+/// does not answer a kill within 2 x kFailureGraceSeconds, is lost (RemoteRanks::lost). When one
 /// worker dies, the others get kFailureGraceSeconds to report before they are killed. A worker
 /// that sends nothing for `timeout` seconds, or whose heartbeat says its main thread made no
 /// progress for `timeout` + kFailureGraceSeconds, is hung: killed and named ("worker 0 hung: no

@@ -121,6 +121,27 @@ int dispatch(int argc, char** argv) {
                   "seconds between progress lines when standard output is not a terminal (a log); "
                   "a line is also printed at every evaluation")
       ->check(CLI::PositiveNumber);
+  laconic::cli::LaunchFlags launch_flags;
+  bool single_host = false;
+  run->add_option("--rank", launch_flags.rank,
+                  "with --world and --store: this process is this rank of every run, the others started likewise "
+                  "(on this or other hosts); rank 0 records into --db (docs/multi-host.md). Without them, the "
+                  "variables of torchrun (RANK, WORLD_SIZE), mpirun (OMPI_COMM_WORLD_RANK/SIZE) or srun "
+                  "(SLURM_PROCID/NTASKS), with MASTER_ADDR and MASTER_PORT, do the same")
+      ->check(CLI::NonNegativeNumber)
+      ->default_str("");
+  run->add_option("--world", launch_flags.world, "with --rank: how many ranks were started")
+      ->check(CLI::PositiveNumber)
+      ->default_str("");
+  run->add_option("--store", launch_flags.store,
+                  "with --rank: where the ranks meet: tcp://HOST:PORT (rank 0 serves it), redis://HOST:PORT, or "
+                  "file:///DIR on a file system every rank sees");
+  run->add_option("--launch-timeout", run_args.launch_timeout,
+                  "seconds the ranks of a launch wait for each other at the start")
+      ->check(CLI::PositiveNumber);
+  run->add_flag("--single-host", single_host,
+                "ignore a launcher's variables (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, ...): fork every run's "
+                "workers on this host");
   run->add_option("--db-retry", run_args.db_retry,
                   "seconds the database may refuse writes (locked, disk full, unwritable) before the sweep stops "
                   "and what is pending goes to a recovery journal for `laconic recover`")
@@ -137,7 +158,9 @@ int dispatch(int argc, char** argv) {
   worker->add_option("--rank", worker_args.rank)->required();
   worker->add_option("--world", worker_args.world)->required();
   worker->add_option("--store", worker_args.store)->required();
+  worker->add_option("--store-prefix", worker_args.store_prefix);
   worker->add_option("--hostname", worker_args.hostname);
+  worker->add_option("--interface", worker_args.interface);
   worker->add_option("--message-fd", worker_args.message_fd);
   worker->add_option("--checkpoint-dir", worker_args.checkpoint_dir);
   worker->add_option("--checkpoint-every", worker_args.checkpoint_every);
@@ -291,6 +314,7 @@ int dispatch(int argc, char** argv) {
       ::sigaction(SIGTERM, &action, nullptr);
       if (run_args.dry_run)
         return laconic::cli::check_command(run_args.file, run_args.only, laconic::cli::CheckListing::Summary);
+      if (!single_host) run_args.launched = laconic::cli::detect_launch(laconic::cli::process_environment(), launch_flags);
       run_args.db = db;
       run_args.executable = self_executable(argv[0]);
       return laconic::cli::run_command(run_args, g_stop);

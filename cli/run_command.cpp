@@ -23,6 +23,7 @@
 #include "cli/durable_writes.hpp"
 #include "cli/emulated_network.hpp"
 #include "cli/recover_command.hpp"
+#include "cli/launched_sweep.hpp"
 #include "cli/launcher.hpp"
 #include "cli/worker_command.hpp"
 #include "cli/progress.hpp"
@@ -153,9 +154,9 @@ class Executor {
  public:
   Executor(const RunArgs& args, const std::atomic<bool>& stop, const lua::ExperimentPlan& plan,
            const engine::EngineCatalog& catalog, storage::Database& db,
-           storage::Recorder& recorder, std::int64_t experiment_id)
+           storage::Recorder& recorder, std::int64_t experiment_id, LaunchedSweep* sweep)
       : args_(args), stop_(stop), plan_(plan), catalog_(catalog), db_(db), recorder_(recorder),
-        experiment_id_(experiment_id),
+        experiment_id_(experiment_id), sweep_(sweep),
         progress_(args.job_index >= 0 && !args.quiet ? ProgressMode::Log : progress_mode_for(stdout, args.quiet),
                   stdout, args.progress_every),
         writes_(recorder, args.db, args.db_retry) {}
@@ -184,15 +185,19 @@ class Executor {
     return it == summary.end() ? std::nan("") : it->second.last;
   }
 
-  bool interrupted() const { return interrupted_ || gave_up_; }
+  bool interrupted() const { return interrupted_ || gave_up_ || rank_lost(); }
 
   /// The controller's facts about the host of a run (its ranks' own come from rank 0), and a
   /// warning when the ranks outnumber the cores.
   void record_host_facts(std::int64_t run_id, int world, const std::string& label) {
     const int cores = host_cores();
-    // With --jobs, the other jobs' runs share the host too.
-    const int ranks = world * (args_.job_index >= 0 ? args_.jobs : 1);
-    const bool oversubscribed = ranks > cores;
+    // With --jobs, the other jobs' runs share the host too; a launcher spreads them over hosts.
+    const int ranks = sweep_ ? sweep_->ranks_here() : world * (args_.job_index >= 0 ? args_.jobs : 1);
+    const bool oversubscribed = sweep_ ? sweep_->oversubscribed() : ranks > cores;
+    if (sweep_) {
+      writes_.fact(run_id, "launcher", sweep_->launched().description);
+      writes_.fact(run_id, "hosts", sweep_->hosts());
+    }
     writes_.fact(run_id, "cores", std::to_string(cores));
     writes_.fact(run_id, "ranks_on_host", std::to_string(ranks));
     writes_.fact(run_id, "oversubscribed", oversubscribed ? "true" : "false");
@@ -241,7 +246,12 @@ class Executor {
     std::cout << plan_.name << ": " << position_ << " runs, " << finished_ << " finished, "
               << failed_ << " failed, " << diverged_ << " diverged, " << skipped_ << " skipped"
               << (interrupted_ ? ", interrupted" : "") << (gave_up_ ? ", stopped: the database took no writes" : "")
-              << " (database " << args_.db << ")\n";
+              << (rank_lost() ? ", stopped: a rank is gone" : "") << " (database " << args_.db << ")\n";
+    if (rank_lost()) {
+      std::cout << plan_.name << ": " << sweep_->remote().lost << "; the runs not started stay QUEUED (launch "
+                << "again with `laconic run --resume` to run them)\n";
+      return 1;
+    }
     if (gave_up_) return 1;
     if (interrupted_) return 130;
     return failed_ > 0 ? 1 : 0;
@@ -258,7 +268,7 @@ class Executor {
       ++skipped_;
       return;
     }
-    if (gave_up_) return;  // the database took no writes: the run stays QUEUED for --resume
+    if (gave_up_ || rank_lost()) return;  // the run stays QUEUED for --resume
     if (interrupted_) {
       try {
         recorder_.finish_run(run.id, storage::RunStatus::Killed, "not started: interrupted");
@@ -339,6 +349,10 @@ class Executor {
         spec.checkpoint_every = args_.checkpoint_every;
         spec.resume_step = run.resume_step;
       }
+      if (sweep_) {
+        spec.remote = &sweep_->remote();
+        spec.rendezvous_prefix = sweep_->rendezvous_prefix(run.id);
+      }
       // Workers are forks of this process, which has LibTorch loaded already.
       spec.in_fork = [&](int rank, const std::string& store, int message_fd) {
         WorkerArgs worker;
@@ -353,6 +367,12 @@ class Executor {
         worker.checkpoint_dir = spec.checkpoint_dir;
         worker.checkpoint_every = spec.checkpoint_every;
         worker.resume_step = spec.resume_step;
+        if (sweep_) {
+          worker.store = sweep_->launched().store.text();
+          worker.store_prefix = store;
+          worker.hostname = sweep_->address();
+          worker.interface = sweep_->launched().interface;
+        }
         if (network) {
           worker.netns = network->rank(rank).netns;
           worker.hostname = network->rank(rank).address;
@@ -442,6 +462,8 @@ class Executor {
 
   // The database took no writes for --db-retry seconds: what is pending goes to a recovery
   // journal, and the sweep stops (the runs not started stay QUEUED, for --resume).
+  bool rank_lost() const { return sweep_ && !sweep_->remote().lost.empty(); }
+
   void give_up(const std::string& why, std::int64_t run_id, storage::SqliteSink* stored,
                const std::optional<storage::Journal::Status>& ending) {
     gave_up_ = true;
@@ -471,6 +493,7 @@ class Executor {
   storage::Database& db_;
   storage::Recorder& recorder_;
   std::int64_t experiment_id_;
+  LaunchedSweep* sweep_;  // the other ranks, when a launcher started this process as rank 0
   Progress progress_;
   int finished_ = 0, failed_ = 0, skipped_ = 0, diverged_ = 0;
   std::size_t position_ = 0, offset_ = 0;
@@ -596,6 +619,12 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
                                 "--jobs, or add --oversubscribe"));
   }
   check_runs(catalog, plan, selected);
+  std::optional<RankHello> mine;
+  if (args.launched) {
+    check_launchable(args, *args.launched, plan, catalog, selected);
+    mine = own_hello(*args.launched, plan, catalog, selected);
+    if (args.launched->rank > 0) return follow_rank0(args, *args.launched, plan, catalog, *mine, stop);
+  }
   for (std::size_t i : selected)
     if (catalog.emulated_link(plan.runs[i]))
       if (const std::string why = why_no_emulation(); !why.empty())
@@ -610,6 +639,13 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   if (existed) db->check_integrity();
   if (args.resume) replay_journals(*db, args.db);
   if (args.resume && !args.force) check_unchanged(*db, plan, args.file);
+  // Rank 0 of a launch: the database is known to open before the other ranks are kept waiting.
+  std::unique_ptr<LaunchedSweep> sweep;
+  if (args.launched) sweep = std::make_unique<LaunchedSweep>(args, *args.launched, *mine);
+  const auto finish = [&](int status) {
+    if (sweep) sweep->finish(status);
+    return status;
+  };
   if (forks_jobs) {
     // Recorded once, before the jobs race to record it; then each job opens the database itself.
     storage::Recorder(*db).add_experiment(plan.name, args.file, plan.file_hash, read_text(args.file));
@@ -618,13 +654,13 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   }
   storage::Recorder recorder(*db);
   const auto experiment_id = recorder.add_experiment(plan.name, args.file, plan.file_hash, read_text(args.file));
-  Executor executor(args, stop, plan, catalog, *db, recorder, experiment_id);
+  Executor executor(args, stop, plan, catalog, *db, recorder, experiment_id, sweep.get());
 
   if (!plan.tune) {
     std::vector<PlannedRun> runs;
     for (std::size_t i : selected) runs.push_back({i, plan.runs[i]});
     executor.execute(runs);
-    return executor.report();
+    return finish(executor.report());
   }
 
   // Tuning: every trial of every configuration on the first seed, then the best trial of each
@@ -637,7 +673,7 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   std::cout << plan.name << ": tuning " << tune.metric << " (" << tune.goal << ") over "
             << tune.trials << " trials per configuration on seed " << tuning_seed << "\n";
   executor.execute(trials);
-  if (executor.interrupted()) return executor.report();
+  if (executor.interrupted()) return finish(executor.report());
   std::map<std::string, std::pair<double, std::string>> best;  // configuration -> metric, trial
   for (const PlannedRun& trial : trials) {
     const double value = executor.final_metric(trial, tune.metric);
@@ -658,7 +694,7 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
     std::cout << "  best " << tune.metric << " " << choice.first << " for " << config << " with "
               << choice.second << "\n";
   executor.execute(finals);
-  return executor.report();
+  return finish(executor.report());
 }
 
 }  // namespace laconic::cli

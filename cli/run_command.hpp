@@ -1,7 +1,10 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "cli/launch_environment.hpp"
 
 namespace laconic::cli {
 
@@ -24,6 +27,12 @@ struct RunArgs {
   /// stops and what is pending goes to a recovery journal.
   double db_retry = 600;
   double progress_every = 30;     ///< seconds between progress lines when stdout is not a terminal
+  /// Set when a launcher (torchrun, srun, mpirun) or --rank/--world/--store made this process
+  /// one rank of every run (cli/launched_sweep.hpp); rank 0 records, the others follow it.
+  std::optional<LaunchedRank> launched;
+  /// Seconds the ranks of a launch wait for each other when they start (the store, rank 0, every
+  /// rank's hello).
+  double launch_timeout = 300;
 };
 
 /// `laconic run`: loads the experiment (nothing is recorded if it does not load), records its

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "engine/catalog.hpp"
+#include "engine/rendezvous_store.hpp"
 #include "engine/comm/gloo_communicator.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/liveness.hpp"
@@ -112,9 +113,14 @@ int worker_command(const WorkerArgs& args) {
     comm::GlooOptions options;
     options.rank = args.rank;
     options.size = args.world;
-    options.store_dir = args.store;
     options.hostname = args.hostname;
+    options.interface = args.interface;
     options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout * 1000));
+    // A store of its own, never one its parent holds: a forked process shares the parent's
+    // connections, which two processes cannot use at once.
+    options.store = comm::prefixed(
+        engine::open_store(comm::StoreAddress::parse(args.store), engine::StoreRole::Client, options.timeout),
+        args.store_prefix);
     comm::GlooCommunicator comm(options);
     comm.set_message_delay(args.message_delay);
     train::ProgressFn progress;

@@ -19,13 +19,15 @@ jobs="${LACONIC_JOBS:-2}"
 
 packages=(
   build-essential cmake pkg-config
-  libtorch-dev libgloo-dev liblua5.4-dev libsqlite3-dev zlib1g-dev
+  libtorch-dev libgloo-dev libhiredis-dev liblua5.4-dev libsqlite3-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev
   dataset-fashion-mnist gnuplot-nox sqlite3 libopenblas0-pthread
   iproute2
 )
-# Only the test suite needs these: a test opens the report in headless Chromium.
-test_packages=(chromium)
+# Only the test suite needs these: a test opens the report in headless Chromium; the multi-host
+# tests start ranks with torchrun (python3-torch) and mpirun (openmpi-bin) and meet through a
+# Redis server (redis-server; started by the test itself, on loopback).
+test_packages=(chromium python3-torch openmpi-bin redis-server)
 
 install_packages() {
   local missing=()

@@ -2,13 +2,33 @@
 
 #include <gloo/common/error.h>
 #include <gloo/rendezvous/context.h>
-#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
 #include "engine/core/error.hpp"
 
 namespace laconic::comm {
+
+namespace {
+
+// laconic's store seen through Gloo's Store interface, every wait bounded by the run's timeout.
+class GlooStore : public gloo::rendezvous::Store {
+ public:
+  GlooStore(KeyValueStore& store, std::chrono::milliseconds timeout) : store_(store), timeout_(timeout) {}
+  void set(const std::string& key, const std::vector<char>& data) override { store_.set(key, data); }
+  std::vector<char> get(const std::string& key) override { return store_.get(key, timeout_); }
+  void wait(const std::vector<std::string>& keys) override { store_.wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    store_.wait(keys, timeout);
+  }
+
+ private:
+  KeyValueStore& store_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace
 
 struct GlooCommunicator::Impl {
   std::shared_ptr<gloo::transport::Device> device;
@@ -22,16 +42,23 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
     throw ConfigError(str_cat("rank must be in [0, ", options.size, "), got ", options.rank));
   try {
     gloo::transport::tcp::attr attr;
-    attr.hostname = options.hostname;
+    if (options.interface.empty())
+      attr.hostname = options.hostname;
+    else
+      attr.iface = options.interface;
     impl_->device = gloo::transport::tcp::CreateDevice(attr);
-    gloo::rendezvous::FileStore store(options.store_dir);
+    std::shared_ptr<KeyValueStore> store = options.store ? options.store : open_file_store(options.store_dir);
+    GlooStore gloo_store(*store, options.timeout);
     impl_->context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.size);
     impl_->context->setTimeout(options.timeout);
-    impl_->context->connectFullMesh(store, impl_->device);
+    impl_->context->connectFullMesh(gloo_store, impl_->device);
   } catch (const gloo::Exception& e) {
-    throw CommError(str_cat("rank ", options.rank, " of ", options.size,
-                            ": rendezvous through '", options.store_dir, "' failed within ",
+    throw CommError(str_cat("rank ", options.rank, " of ", options.size, ": rendezvous through '",
+                            options.store ? std::string("the run's store") : options.store_dir, "' failed within ",
                             options.timeout.count(), " ms: ", e.what()));
+  } catch (CommError& e) {
+    e.add_context(str_cat("rank ", options.rank, " of ", options.size, ": rendezvous"));
+    throw;
   }
 }
 

@@ -1,18 +1,24 @@
 #pragma once
-// The Communicator over Gloo's TCP transport; rendezvous through a store in a shared directory.
+// The Communicator over Gloo's TCP transport; rendezvous through a KeyValueStore
+// (engine/comm/store.hpp): a private directory on one host, a TCP or Redis store across hosts.
 #include <chrono>
 #include <memory>
 #include <string>
 
 #include "engine/comm/communicator.hpp"
+#include "engine/comm/store.hpp"
 
 namespace laconic::comm {
 
 struct GlooOptions {
   int rank = 0;
   int size = 1;
-  std::string store_dir;                      ///< directory of Gloo's FileStore, private to the run
+  /// Where the ranks meet: keys under a prefix of this run's own. When null, `store_dir`.
+  std::shared_ptr<KeyValueStore> store;
+  std::string store_dir;                      ///< a directory private to the run (when no `store`)
   std::string hostname = "127.0.0.1";         ///< address this rank listens on
+  /// Network interface to listen on (GLOO_SOCKET_IFNAME); when set, `hostname` is not used.
+  std::string interface;
   std::chrono::milliseconds timeout{60'000};  ///< limit for rendezvous and for every transfer
 };
 

@@ -224,5 +224,6 @@ TEST_CASE("with the exchange overlapped, a straggler's delay shows as the others
                               << " s; with a 20 ms straggler: wait " << wait << " s, communicate " << communicate);
   CHECK(wait - calm_wait > 0.015);
   CHECK(wait - calm_wait < 0.040);
-  CHECK(communicate < calm_communicate + 0.005);
+  // Not the straggler's 20 ms: at most half of it, which a machine busy with other tests can add.
+  CHECK(communicate < calm_communicate + 0.010);
 }

@@ -1,0 +1,210 @@
+#include "cli/launched_sweep.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "cli/format.hpp"
+#include "cli/worker_command.hpp"
+#include "engine/core/error.hpp"
+#include "engine/core/hash.hpp"
+#include "engine/rendezvous_store.hpp"
+
+namespace laconic::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::chrono::milliseconds launch_timeout(const RunArgs& args) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(args.launch_timeout * 1000));
+}
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("?");
+}
+
+int host_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+// "exited 0", "exited 1", "killed by signal 9" for a wait status.
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) return str_cat("killed by signal ", WTERMSIG(status));
+  return str_cat("exited ", WEXITSTATUS(status));
+}
+
+}  // namespace
+
+void check_launchable(const RunArgs& args, const LaunchedRank& launched, const lua::ExperimentPlan& plan,
+                      const engine::EngineCatalog& catalog, const std::vector<std::size_t>& selected) {
+  if (args.jobs > 1)
+    throw ConfigError(str_cat("--jobs starts several controllers on one host; under a launcher (",
+                              launched.description, ") every process is one rank: leave --jobs out"));
+  if (args.checkpoint_every > 0)
+    throw ConfigError("--checkpoint-every is not supported when a launcher starts the ranks: each host would keep "
+                      "its ranks' checkpoints where rank 0 cannot see them (docs/multi-host.md)");
+  std::string wrong;
+  int shown = 0;
+  for (std::size_t i : selected) {
+    const RunConfig& run = plan.runs[i];
+    if (catalog.emulated_link(run))
+      throw ConfigError(str_cat("run ", i + 1, " (", run.name, ") emulates its link (emulate = true), which builds "
+                                "network namespaces on one host; ranks started by a launcher use the hosts' real "
+                                "network: set emulate = false"));
+    const int world = catalog.world_size(run);
+    if (world != launched.world && shown++ < 3)
+      wrong += str_cat(wrong.empty() ? "" : ", ", "run ", i + 1, " (", run.name, ") needs ", world);
+  }
+  if (!wrong.empty())
+    throw ConfigError(str_cat("the launcher started ", launched.world, " ranks (", launched.description, "), but ",
+                              wrong, shown > 3 ? str_cat(" and ", shown - 3, " more") : std::string(),
+                              ": a run's ranks are its workers plus its servers; launch as many, or select the "
+                              "runs of one size with --only"));
+}
+
+RankHello own_hello(const LaunchedRank& launched, const lua::ExperimentPlan& plan,
+                    const engine::EngineCatalog& catalog, const std::vector<std::size_t>& selected) {
+  std::string planned;
+  for (std::size_t i : selected)
+    planned += str_cat(i, "\t", plan.runs[i].name, "\t", catalog.world_size(plan.runs[i]), "\n");
+  return RankHello{launched.rank, launched.world, plan.file_hash, fnv1a_hex(planned), host_name(),
+                   local_address(launched.interface, launched.route_to), host_cores(), static_cast<long>(::getpid())};
+}
+
+LaunchedSweep::LaunchedSweep(const RunArgs& args, const LaunchedRank& launched, const RankHello& mine)
+    : launched_(launched) {
+  const auto timeout = launch_timeout(args);
+  address_ = mine.address;
+  // Under Slurm, MPI and the flags nobody else serves a TCP store: rank 0 does, as PyTorch does.
+  const bool serve = launched.store.kind == comm::StoreAddress::Kind::Tcp && !launched.store_served_by_launcher;
+  store_ = engine::open_store(launched.store, serve ? engine::StoreRole::Server : engine::StoreRole::Client, timeout);
+  std::cout << "laconic: rank 0 of " << launched.world << " (" << launched.description << "), listening on "
+            << address_ << "; waiting up to " << static_cast<long>(args.launch_timeout) << " s for the other ranks"
+            << std::endl;
+  remote_.connections = gather_ranks(*store_, relay_key(), address_, mine, timeout, nonce_);
+  ranks_.push_back(mine);
+  for (const auto& connection : remote_.connections) ranks_.push_back(connection->peer());
+  std::cout << "laconic: every rank joined: " << hosts() << std::endl;
+}
+
+LaunchedSweep::~LaunchedSweep() {
+  if (!finished_) finish(1);
+}
+
+std::string LaunchedSweep::rendezvous_prefix(std::int64_t run_id) const {
+  return str_cat("laconic/", nonce_, "/run-", run_id, "/");
+}
+
+std::string LaunchedSweep::hosts() const {
+  // host -> its cores, and address -> its ranks
+  std::map<std::string, std::pair<int, std::map<std::string, std::string>>> by_host;
+  for (const auto& r : ranks_) {
+    auto& [cores, addresses] = by_host[r.host];
+    cores = r.cores;
+    auto& ranks = addresses[r.address];
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(r.rank);
+  }
+  std::string out;
+  for (const auto& [host, entry] : by_host) {
+    out += str_cat(out.empty() ? "" : "; ", host, " (", entry.first, " cores):");
+    for (const auto& [address, ranks] : entry.second) out += str_cat(" ranks ", ranks, " at ", address);
+  }
+  return out;
+}
+
+int LaunchedSweep::ranks_here() const {
+  int count = 0;
+  for (const auto& r : ranks_) count += r.host == ranks_.front().host ? 1 : 0;
+  return count;
+}
+
+bool LaunchedSweep::oversubscribed() const {
+  std::map<std::string, int> count;
+  for (const auto& r : ranks_)
+    if (++count[r.host] > r.cores) return true;
+  return false;
+}
+
+void LaunchedSweep::finish(int status) {
+  finished_ = true;
+  for (const auto& connection : remote_.connections) connection->send_line(str_cat("D\t", status));
+}
+
+int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::ExperimentPlan& plan,
+                 const engine::EngineCatalog& catalog, const RankHello& mine, const std::atomic<bool>& stop) {
+  const auto timeout = launch_timeout(args);
+  const std::string who = str_cat("laconic rank ", launched.rank, " of ", launched.world);
+  std::string nonce;
+  std::unique_ptr<RelayConnection> rank0;
+  {
+    // Only to find rank 0: each run's worker opens a store of its own.
+    auto store = engine::open_store(launched.store, engine::StoreRole::Client, timeout);
+    rank0 = join_rank0(*store, relay_key(), mine, timeout, nonce);
+  }
+  std::cout << who << " (" << launched.description << "): joined rank 0 at " << rank0->peer().address << std::endl;
+  while (true) {
+    if (stop) return 130;
+    const auto line = rank0->read_line(std::chrono::milliseconds(500));
+    if (!line) {
+      if (!rank0->closed()) continue;
+      std::cerr << who << ": rank 0 is gone (its connection closed): stopping" << std::endl;
+      return 1;
+    }
+    const auto command = relay_fields(*line);
+    if (command[0] == "D" && command.size() == 2) return std::atoi(command[1].c_str());
+    if (command[0] != "R" || command.size() != 4) continue;  // a signal for a worker already gone
+    const std::size_t index = std::stoul(command[1]);
+    if (index < plan.runs.size()) {
+      try {
+        catalog.preload_data(plan.runs[index]);
+      } catch (const std::exception&) {
+        // The worker reads it itself, and its failure says what is wrong.
+      }
+    }
+    const auto started = Clock::now();
+    const pid_t pid = fork_worker_process(launched.rank, rank0->fd(), [&](int message_fd) {
+      WorkerArgs worker;
+      worker.file = args.file;
+      worker.file_hash = plan.file_hash;
+      worker.run_index = index;
+      worker.run_name = command[2];
+      worker.rank = launched.rank;
+      worker.world = launched.world;
+      worker.store = launched.store.text();
+      worker.store_prefix = command[3];
+      worker.hostname = mine.address;
+      worker.interface = launched.interface;
+      worker.message_fd = message_fd;
+      return worker_command(worker);
+    });
+    int status = 0;
+    bool terminated = false;
+    while (::waitpid(pid, &status, WNOHANG) != pid) {
+      const auto order = rank0->read_line(std::chrono::milliseconds(200));
+      if (order) {
+        const auto fields = relay_fields(*order);
+        if (fields[0] == "S" && fields.size() == 2) ::kill(pid, std::atoi(fields[1].c_str()));
+      } else if (rank0->closed()) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        std::cerr << who << ": rank 0 is gone (its connection closed): stopped run " << index + 1 << std::endl;
+        return 1;
+      }
+      if (stop && !terminated) {
+        ::kill(pid, SIGTERM);
+        terminated = true;
+      }
+    }
+    // The newline first ends a line the worker may have left torn.
+    rank0->send_line(str_cat("\nX\t", status));
+    std::cout << who << ": run " << index + 1 << " (" << command[2] << "): worker " << describe_status(status)
+              << " after " << human_seconds(std::chrono::duration<double>(Clock::now() - started).count())
+              << std::endl;
+  }
+}
+
+}  // namespace laconic::cli

@@ -1,0 +1,264 @@
+// Runs whose ranks a launcher started, across "hosts" that are network namespaces of this
+// machine with addresses of their own (net_hosts.hpp): torchrun as docs/multi-host.md shows it,
+// the explicit --rank/--world/--store flags, a Redis store; the run is FINISHED with every rank's
+// metrics in rank 0's database and the losses of the same sweep on one host; ranks that disagree
+// are refused before anything trains; a host whose processes die fails the run with a reason
+// within its timeout and leaves no laconic process behind.
+#include <catch2/catch.hpp>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "cli_harness.hpp"
+#include "net_hosts.hpp"
+#include "storage/database.hpp"
+#include "storage/statement.hpp"
+
+using namespace laconic;
+using namespace laconic::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Two runs of 4 ranks (workers = 4: torchrun's 2 nodes x 2 processes), a few steps each.
+std::string sweep(const std::string& name, int workers, const std::string& extra = "max_steps = 6,") {
+  return "experiment {\n"
+         "  name = \"" + name + "\",\n"
+         "  data = synthetic { shape = {1, 8, 8}, n = 1024, test_n = 64 },\n"
+         "  model = mlp { sizes = {64, 16, 10} },\n"
+         "  optimizer = sgd { lr = 0.1, momentum = 0.9 },\n"
+         "  batch_size = 16, workers = " + std::to_string(workers) + ", eval_limit = 64, timeout = 20,\n"
+         "  " + extra + "\n"
+         "  compressor = sweep { none(), topk { ratio = 0.25 } },\n"
+         "}\n";
+}
+
+// run name -> "step worker value" of every train_loss row, in order.
+std::map<std::string, std::vector<std::string>> losses(const std::string& path) {
+  auto db = storage::Database::open_read_only(path);
+  storage::Statement rows(db->handle(),
+                          "SELECT r.name, m.step || ' ' || m.worker || ' ' || m.value FROM metrics m "
+                          "JOIN runs r ON r.id = m.run_id WHERE m.key = 'train_loss' ORDER BY r.name, m.step, m.worker");
+  std::map<std::string, std::vector<std::string>> out;
+  while (rows.step()) out[rows.column_text(0)].push_back(rows.column_text(1));
+  return out;
+}
+
+std::string query_text(const std::string& path, const std::string& sql) {
+  auto db = storage::Database::open_read_only(path);
+  storage::Statement rows(db->handle(), sql);
+  std::string out;
+  while (rows.step()) out += (out.empty() ? "" : "\n") + rows.column_text(0);
+  return out;
+}
+
+std::string torchrun(const NetHosts& hosts, int node, const std::string& file, const std::string& db) {
+  return "torchrun --nnodes 2 --nproc_per_node 2 --node_rank " + std::to_string(node) + " --master_addr " +
+         hosts.address(0) + " --master_port 29500 --redirects 1 --tee 1 --log_dir logs" + std::to_string(node) +
+         " --no_python laconic run " + file + " --db " + db + " --launch-timeout 60";
+}
+
+int exit_status(std::optional<int> raw) { return raw && WIFEXITED(*raw) ? WEXITSTATUS(*raw) : -1; }
+
+// A TCP port nobody listens on now, on loopback.
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof at;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&at), sizeof at);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&at), &length);
+  ::close(fd);
+  return ntohs(at.sin_port);
+}
+
+}  // namespace
+
+TEST_CASE("torchrun on two hosts records a finished sweep with every rank's metrics and one host's losses",
+          "[cli][e2e][multihost]") {
+  NetHosts hosts(2);
+  if (!hosts.ok()) {
+    WARN("network namespaces cannot be made here, so no hosts to launch on: " << hosts.why());
+    return;
+  }
+  REQUIRE(std::system("command -v torchrun >/dev/null") == 0);  // Debian's python3-torch (setup script)
+  const auto dir = make_temp_dir();
+  write_file(dir + "/exp.lua", sweep("launched", 4));
+  const auto one = run_laconic(dir, "run exp.lua --db one.db --quiet", 300);
+  INFO(one.out << one.err);
+  REQUIRE(one.status == 0);
+
+  const pid_t b = hosts.start(1, dir, torchrun(hosts, 1, "exp.lua", "results.db"), "b.log");
+  const pid_t a = hosts.start(0, dir, torchrun(hosts, 0, "exp.lua", "results.db"), "a.log");
+  const int a_status = exit_status(wait_for_exit(a, 240));
+  const int b_status = exit_status(wait_for_exit(b, 60));
+  INFO("host 0:\n" << read_file(dir + "/a.log") << "\nhost 1:\n" << read_file(dir + "/b.log"));
+  REQUIRE(a_status == 0);
+  CHECK(b_status == 0);
+  CHECK(query_text(dir + "/results.db", "SELECT group_concat(status) FROM runs") == "FINISHED,FINISHED");
+  // Every rank's per-step metrics reached rank 0's database: 6 steps of each of 4 workers.
+  CHECK(query_text(dir + "/results.db",
+                   "SELECT group_concat(n) FROM (SELECT count(*) AS n FROM metrics WHERE key = 'train_loss' "
+                   "GROUP BY run_id, worker ORDER BY run_id, worker)") == "6,6,6,6,6,6,6,6");
+  CHECK(query_text(dir + "/results.db", "SELECT count(DISTINCT worker) FROM metrics WHERE key = 'bytes_sent'") == "4");
+  const auto launched = losses(dir + "/results.db");
+  CHECK(launched.size() == 2);
+  CHECK(launched == losses(dir + "/one.db"));  // same seed, same losses, bit for bit
+  const std::string facts = query_text(dir + "/results.db", "SELECT key || '=' || value FROM run_facts WHERE run_id = 1");
+  CHECK_THAT(facts, Catch::Contains("launcher=torchrun: rank 0 of 4") && Catch::Contains("served by torchrun's agent"));
+  CHECK_THAT(facts, Catch::Contains("at " + hosts.address(0)) && Catch::Contains("at " + hosts.address(1)));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the explicit flags run a sweep across two hosts, rank 0 serving the TCP store", "[cli][e2e][multihost]") {
+  NetHosts hosts(2);
+  if (!hosts.ok()) {
+    WARN("network namespaces cannot be made here: " << hosts.why());
+    return;
+  }
+  const auto dir = make_temp_dir();
+  write_file(dir + "/exp.lua", sweep("flags", 2));
+  const std::string store = " --world 2 --store tcp://" + hosts.address(0) + ":29400";
+  const pid_t b = hosts.start(1, dir, "laconic run exp.lua --rank 1" + store, "b.log");
+  const pid_t a = hosts.start(0, dir, "laconic run exp.lua --db flags.db --rank 0" + store, "a.log");
+  const int a_status = exit_status(wait_for_exit(a, 180));
+  const int b_status = exit_status(wait_for_exit(b, 30));
+  INFO("host 0:\n" << read_file(dir + "/a.log") << "\nhost 1:\n" << read_file(dir + "/b.log"));
+  CHECK(a_status == 0);
+  CHECK(b_status == 0);
+  CHECK(query_text(dir + "/flags.db", "SELECT group_concat(status) FROM runs") == "FINISHED,FINISHED");
+  CHECK(query_text(dir + "/flags.db", "SELECT count(DISTINCT worker) FROM metrics WHERE key = 'train_loss'") == "2");
+  CHECK_THAT(read_file(dir + "/b.log"), Catch::Contains("laconic rank 1 of 2") &&
+                                            Catch::Contains("joined rank 0 at " + hosts.address(0)));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a Redis store brings the ranks of a sweep together", "[cli][e2e][multihost]") {
+  REQUIRE(std::system("command -v redis-server >/dev/null") == 0);  // Debian's redis-server (setup script)
+  const auto dir = make_temp_dir();
+  write_file(dir + "/exp.lua", sweep("redis", 2));
+  const int port = free_port();
+  const pid_t redis = ::fork();
+  if (redis == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    ::execlp("redis-server", "redis-server", "--port", std::to_string(port).c_str(), "--bind", "127.0.0.1", "--save",
+             "", "--appendonly", "no", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const std::string store = "redis://127.0.0.1:" + std::to_string(port);
+  // Rank 1 in a directory of its own (its output there), with the same file.
+  std::filesystem::create_directories(dir + "/rank1");
+  write_file(dir + "/rank1/exp.lua", sweep("redis", 2));
+  const pid_t b = start_laconic(dir + "/rank1", {"run", "exp.lua", "--launch-timeout", "60", "--rank", "1", "--world", "2", "--store", store});
+  const auto a = run_laconic(dir, "run exp.lua --db redis.db --quiet --rank 0 --world 2 --store " + store, 120);
+  const int b_status = exit_status(wait_for_exit(b, 30));
+  ::kill(redis, SIGTERM);
+  wait_for_exit(redis, 10);
+  INFO("rank 0:\n" << a.out << a.err << "\nrank 1:\n" << read_file(dir + "/rank1/.stdout")
+                   << read_file(dir + "/rank1/.stderr"));
+  CHECK(a.status == 0);
+  CHECK(b_status == 0);
+  CHECK(query_text(dir + "/redis.db", "SELECT group_concat(status) FROM runs") == "FINISHED,FINISHED");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("mpirun's ranks run a sweep with MASTER_ADDR and MASTER_PORT, rank 0 serving the store",
+          "[cli][e2e][multihost]") {
+  REQUIRE(std::system("command -v mpirun >/dev/null") == 0);  // Debian's openmpi-bin (setup script)
+  const auto dir = make_temp_dir();
+  write_file(dir + "/exp.lua", sweep("mpi", 2));
+  const std::string bin = std::string(LACONIC_BINARY).substr(0, std::string(LACONIC_BINARY).rfind('/'));
+  // As root Open MPI wants to be told twice; --oversubscribe: the machine may have fewer cores
+  // than slots Open MPI counts.
+  const std::string command = "cd '" + dir + "' && PATH='" + bin + "':$PATH timeout 120 mpirun --allow-run-as-root "
+                              "--oversubscribe -np 2 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=" +
+                              std::to_string(free_port()) + " laconic run exp.lua --db mpi.db --quiet > mpi.log 2>&1";
+  const int raw = std::system(command.c_str());
+  INFO(read_file(dir + "/mpi.log"));
+  CHECK((WIFEXITED(raw) ? WEXITSTATUS(raw) : -1) == 0);
+  CHECK(query_text(dir + "/mpi.db", "SELECT group_concat(status) FROM runs") == "FINISHED,FINISHED");
+  CHECK_THAT(query_text(dir + "/mpi.db", "SELECT value FROM run_facts WHERE run_id = 1 AND key = 'launcher'"),
+             Catch::StartsWith("openmpi: rank 0 of 2, store tcp://127.0.0.1:"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("ranks that disagree on the experiment are refused before anything trains, naming the rank",
+          "[cli][e2e][multihost]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/exp.lua", sweep("agree", 2));
+  std::filesystem::create_directories(dir + "/other");
+  write_file(dir + "/other/exp.lua", sweep("agree", 2, "max_steps = 7,"));  // edited on one host only
+  const std::string store = "file://" + dir + "/store";
+  const pid_t b = start_laconic(dir + "/other", {"run", "exp.lua", "--launch-timeout", "60", "--rank", "1", "--world", "2", "--store", store});
+  const auto a = run_laconic(dir, "run exp.lua --db agree.db --rank 0 --world 2 --store " + store, 60);
+  const int b_status = exit_status(wait_for_exit(b, 30));
+  const std::string b_err = read_file(dir + "/other/.stderr");
+  INFO(a.out << a.err << "\nrank 1: " << b_err);
+  CHECK(a.status == 2);
+  CHECK_THAT(a.err, Catch::Contains("rank 1 (host ") && Catch::Contains("loaded an experiment file with hash") &&
+                        Catch::Contains("every host needs the same file"));
+  CHECK(b_status == 2);
+  CHECK_THAT(b_err, Catch::Contains("rank 0 refused the sweep: rank 1 (host "));
+  CHECK(query_text(dir + "/agree.db", "SELECT count(*) FROM runs") == "0");
+
+  // A world the runs do not fit is refused by every rank on its own, before it connects.
+  const auto wrong = run_laconic(dir, "run exp.lua --db agree.db --rank 0 --world 3 --store " + store, 60);
+  CHECK(wrong.status == 2);
+  CHECK_THAT(wrong.err, Catch::Contains("the launcher started 3 ranks") && Catch::Contains("needs 2"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a host whose processes die fails the run within its timeout and leaves no laconic process",
+          "[cli][e2e][multihost][slow]") {
+  NetHosts hosts(2);
+  if (!hosts.ok()) {
+    WARN("network namespaces cannot be made here: " << hosts.why());
+    return;
+  }
+  REQUIRE(std::system("command -v torchrun >/dev/null") == 0);
+  const auto dir = make_temp_dir();
+  write_file(dir + "/long.lua", sweep("dies", 4, "epochs = 1000,"));  // far longer than the test
+  const pid_t b = hosts.start(1, dir, torchrun(hosts, 1, "long.lua", "long.db"), "b.log");
+  const pid_t a = hosts.start(0, dir, torchrun(hosts, 0, "long.lua", "long.db"), "a.log");
+  // Wait until the first run trains on every rank.
+  bool training = false;
+  for (int i = 0; i < 600 && !training; ++i) {
+    std::this_thread::sleep_for(100ms);
+    if (!std::filesystem::exists(dir + "/long.db")) continue;
+    try {
+      training = query_text(dir + "/long.db", "SELECT count(DISTINCT worker) FROM metrics WHERE key = 'train_loss'") == "4";
+    } catch (const std::exception&) {
+    }
+  }
+  INFO("host 0:\n" << read_file(dir + "/a.log") << "\nhost 1:\n" << read_file(dir + "/b.log"));
+  REQUIRE(training);
+  hosts.kill_host(1);
+  const auto killed = std::chrono::steady_clock::now();
+  // Rank 0's laconic processes end once the run failed; torchrun's agent on host 0 then waits
+  // for the dead node's agent at its exit barrier, which is torchrun's, not laconic's.
+  while (!hosts.pids_named(0, "laconic").empty() && std::chrono::steady_clock::now() - killed < 60s)
+    std::this_thread::sleep_for(100ms);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  INFO("laconic processes on host 0 ended " << seconds << " s after host 1 died");
+  CHECK(hosts.pids_named(0, "laconic").empty());
+  CHECK(hosts.pids_named(1, "laconic").empty());
+  CHECK(seconds < 20 + 10);  // the run's timeout, and some slack for a loaded machine
+  const std::string runs = query_text(dir + "/long.db", "SELECT status || ': ' || coalesce(error, '') FROM runs ORDER BY id");
+  INFO(runs);
+  CHECK_THAT(runs, Catch::StartsWith("FAILED: worker 2 (") && Catch::Contains("lost: its connection to rank 0 closed"));
+  CHECK_THAT(runs, Catch::EndsWith("QUEUED: "));  // the second run never started; --resume runs it
+  // torchrun's tee copies rank 0's last lines a moment after the process ended.
+  for (int i = 0; i < 100 && read_file(dir + "/a.log").find("stopped: a rank is gone") == std::string::npos; ++i)
+    std::this_thread::sleep_for(100ms);
+  CHECK_THAT(read_file(dir + "/a.log"), Catch::Contains("stopped: a rank is gone"));
+  hosts.kill_host(0);
+  wait_for_exit(a, 10);
+  wait_for_exit(b, 10);
+  std::filesystem::remove_all(dir);
+}
