@@ -136,6 +136,7 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   }
   if (const auto bound = parts.schedule->staleness_bound())
     parts.topology->set_staleness(*bound);
+  check_exchange(config);
   parts.stragglers = train::Stragglers::from(config.schedule);
   if (parts.topology->pulls_weights() && config.schedule.name == "local_sgd")
     throw ConfigError(str_cat("schedule ", config.schedule.name, " averages models itself; with ",
@@ -154,6 +155,22 @@ void EngineCatalog::check_run(const RunConfig& config) const {
   const auto topology = topologies_.create(config.topology);
   topology->check(*compressor);
   check_overlap(*topology, config);
+  check_exchange(config);
+}
+
+void EngineCatalog::check_exchange(const RunConfig& config) const {
+  if (config.exchange == "gradient") return;
+  if (config.exchange != "update")
+    throw ConfigError(str_cat("exchange must be \"gradient\" or \"update\", got \"", config.exchange, "\""));
+  const std::pair<const ComponentSpec*, std::string> refusals[] = {
+      {&config.compressor, compressors_.why_not_update_exchange(config.compressor)},
+      {&config.topology, topologies_.why_not_update_exchange(config.topology)},
+      {&config.schedule, schedules_.why_not_update_exchange(config.schedule)},
+      {&config.optimizer, optimizers_.why_not_update_exchange(config.optimizer)},
+  };
+  for (const auto& [spec, why] : refusals)
+    if (!why.empty())
+      throw ConfigError(str_cat("exchange = \"update\" cannot run with ", spec->kind, " ", spec->name, ": ", why));
 }
 
 std::optional<comm::LinkOptions> EngineCatalog::emulated_link(const RunConfig& config) const {

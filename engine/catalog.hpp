@@ -50,6 +50,10 @@ class EngineCatalog : public Catalog {
   std::string why_not_checkpointed(const RunConfig& config) const;
 
  private:
+  /// ConfigError unless every component of a run with exchange = "update" can exchange updates
+  /// (Registry::why_not_update_exchange), naming the one that cannot and why.
+  void check_exchange(const RunConfig& config) const;
+
   Registry<train::Dataset> datasets_;
   Registry<train::Model> models_;
   Registry<train::Optimizer> optimizers_;

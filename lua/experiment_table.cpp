@@ -53,6 +53,11 @@ std::string expectation(const LoadContext& context, const ExperimentField& field
     case ExperimentFieldType::Number: return field.zero_allowed ? "a number >= 0" : "a number > 0";
     case ExperimentFieldType::String: return "a non-empty string";
     case ExperimentFieldType::IntList: return "a list of integers such as { 1, 2, 3 }";
+    case ExperimentFieldType::Choice: {
+      std::string words;
+      for (const char* word : field.choices) words += str_cat(words.empty() ? "" : " or ", "\"", word, "\"");
+      return words;
+    }
   }
   return "?";
 }
@@ -82,6 +87,13 @@ Choice check_choice(const LoadContext& context, const ExperimentField& field, co
     const bool in_range = field.zero_allowed ? number >= 0 : number > 0;
     if ((!d && !i) || !in_range || !std::isfinite(number)) throw fail();
     return Value{number};
+  }
+  if (field.type == ExperimentFieldType::Choice) {
+    const std::string* text = value ? std::get_if<std::string>(value) : nullptr;
+    if (text == nullptr ||
+        std::none_of(field.choices.begin(), field.choices.end(), [&](const char* word) { return *text == word; }))
+      throw fail();
+    return choice;
   }
   throw InvariantError(str_cat("experiment field '", field.name, "' has no alternatives"));
 }

@@ -26,6 +26,11 @@ const std::vector<ExperimentField>& experiment_fields() {
       {.name = "eval_limit", .type = T::Int, .minimum = 0,
        .doc = "test examples evaluated per epoch; 0 = whole test split",
        .integer = &RunConfig::eval_limit},
+      {.name = "exchange", .type = T::Choice,
+       .doc = "what workers compress and exchange: \"gradient\" (momentum and learning rate applied to the "
+              "average) or \"update\" (each worker applies them first and sends lr x its step, error feedback on "
+              "the update; docs/compressors.md)",
+       .choices = {"gradient", "update"}, .text = &RunConfig::exchange},
       {.name = "lr_schedule", .type = T::Component, .kind = "lr_schedule",
        .default_component = "constant", .doc = "learning-rate schedule",
        .component = &RunConfig::lr_schedule},

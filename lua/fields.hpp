@@ -11,7 +11,7 @@
 namespace laconic::lua {
 
 /// What an experiment field holds.
-enum class ExperimentFieldType { Component, Int, Number, String, IntList };
+enum class ExperimentFieldType { Component, Int, Number, String, IntList, Choice };
 
 /// One field of the experiment table.
 struct ExperimentField {
@@ -22,9 +22,13 @@ struct ExperimentField {
   std::int64_t minimum = 0;            ///< Int fields: smallest valid value
   bool zero_allowed = false;           ///< Number fields: 0 is valid too (else > 0)
   const char* doc = "";                ///< one line, with units
+  /// Choice fields: the words allowed, the first the default. A value other than the default
+  /// is named in the run's name even when not swept ("...,exchange=update,seed=1").
+  std::vector<const char*> choices = {};
   ComponentSpec RunConfig::*component = nullptr;
   std::int64_t RunConfig::*integer = nullptr;
   double RunConfig::*number = nullptr;
+  std::string RunConfig::*text = nullptr;
 };
 
 /// Every experiment field, sorted by name (the order sweeps expand in).

@@ -101,6 +101,10 @@ void apply(const Axis& axis, const Choice& choice, RunConfig& run, std::string& 
   const Value& value = std::get<Value>(choice);
   if (field.integer != nullptr) run.*field.integer = std::get<std::int64_t>(value);
   if (field.number != nullptr) run.*field.number = std::get<double>(value);
+  if (field.text != nullptr) run.*field.text = std::get<std::string>(value);
+  // A choice other than its default says so in the name, swept or not: the name tells which ran.
+  const bool named = field.type == ExperimentFieldType::Choice && std::get<std::string>(value) != field.choices.front();
+  if (!axis.swept && named) add_name(field.name, value);
   if (!axis.swept) return;
   run.swept[field.name] = value;
   add_name(field.name, value);

@@ -46,9 +46,15 @@ std::size_t sign_payload_bytes(std::size_t n);
 /// float32) and ceil(n / 8) bytes of sign bits.
 std::size_t scaled_sign_payload_bytes(std::size_t n);
 
+/// Why signsgd and signum cannot exchange updates: a majority vote carries no magnitude.
+inline constexpr const char* kMajorityVoteNeedsGradients =
+    "its majority vote returns signs without magnitude, so the learning rate has to scale the vote after the "
+    "exchange: use exchange = \"gradient\" (or ef_signsgd / onebit, which send a magnitude)";
+
 struct SignSgdOptions {
   static std::vector<FieldSpec> fields() { return {}; }
   static SignSgdOptions from(const ComponentSpec&) { return {}; }
+  static std::string why_not_update_exchange(const ComponentSpec&) { return kMajorityVoteNeedsGradients; }
 };
 
 /// signSGD with majority vote (Bernstein et al. 2018, "signSGD: Compressed Optimisation for
@@ -74,6 +80,7 @@ struct SignumOptions {
 
   static std::vector<FieldSpec> fields();
   static SignumOptions from(const ComponentSpec& spec);
+  static std::string why_not_update_exchange(const ComponentSpec&) { return kMajorityVoteNeedsGradients; }
 };
 
 /// Signum, signSGD with momentum (Bernstein et al. 2018). The worker keeps

@@ -3,6 +3,7 @@
 // options struct (static fields(), static from(spec) that validates) plus a class constructed from
 // it; a folder's builtin.cpp registers them one line each. Duplicate names are refused.
 #include <algorithm>
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <string>
@@ -32,6 +33,10 @@ class Registry {
     entry.validate = [](const ComponentSpec& spec) { (void)Options::from(spec); };
     if constexpr (requires(ComponentSpec& spec) { Options::normalize(spec); })
       entry.normalize = [](ComponentSpec& spec) { Options::normalize(spec); };
+    if constexpr (requires(const ComponentSpec& spec) {
+                    { Options::why_not_update_exchange(spec) } -> std::convertible_to<std::string>;
+                  })
+      entry.why_not_update = [](const ComponentSpec& spec) { return Options::why_not_update_exchange(spec); };
     entry.make = [](const ComponentSpec& spec) -> std::unique_ptr<T> {
       return std::make_unique<Impl>(Options::from(spec));
     };
@@ -76,6 +81,22 @@ class Registry {
     }
   }
 
+  /// Why a component of this spec cannot run with exchange = "update" (each worker applies its
+  /// optimizer and exchanges the update; docs/compressors.md), asked of its options struct's
+  /// `static std::string why_not_update_exchange(const ComponentSpec&)` and of its nested
+  /// components' without building anything; "" when it can (an entry that does not say can).
+  std::string why_not_update_exchange(const ComponentSpec& spec) const {
+    const ComponentSpec resolved = resolve(spec);
+    const Entry& entry = find(spec.name);
+    if (entry.why_not_update)
+      if (std::string why = entry.why_not_update(resolved); !why.empty()) return why;
+    for (const FieldSpec& field : entry.info.fields)
+      if (field.type == FieldType::Component)
+        if (std::string why = why_not_update_exchange(resolved.component(field.name)); !why.empty())
+          return why;
+    return "";
+  }
+
   const std::string& kind() const { return kind_; }
 
   /// Entries sorted by name.
@@ -95,6 +116,7 @@ class Registry {
     ComponentInfo info;
     std::function<void(const ComponentSpec&)> validate;
     std::function<void(ComponentSpec&)> normalize;  // optional
+    std::function<std::string(const ComponentSpec&)> why_not_update;  // optional: "" = can
     std::function<std::unique_ptr<T>(const ComponentSpec&)> make;
   };
 

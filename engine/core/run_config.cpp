@@ -27,6 +27,7 @@ nlohmann::json RunConfig::to_json() const {
   if (eval_every > 0) out["eval_every"] = eval_every;
   out["timeout"] = timeout;
   out["divergence_factor"] = divergence_factor;
+  if (exchange != "gradient") out["exchange"] = exchange;
   out["swept"] = swept_json();
   return out;
 }
@@ -65,6 +66,7 @@ RunConfig RunConfig::from_json(const nlohmann::json& json) {
     c.timeout = json.at("timeout").get<double>();
     // Runs recorded before divergence detection have none: the default.
     if (json.contains("divergence_factor")) c.divergence_factor = json["divergence_factor"].get<double>();
+    if (json.contains("exchange")) c.exchange = json["exchange"].get<std::string>();
     for (const auto& [key, value] : json.at("swept").items()) c.swept[key] = value_from_json(value);
     return c;
   } catch (const nlohmann::json::exception& e) {

@@ -35,6 +35,11 @@ struct RunConfig {
   /// A training loss above this many times the first step's loss (or NaN / inf at any time)
   /// stops the run as DIVERGED; 0 = only NaN / inf.
   double divergence_factor = 100;
+  /// What the workers compress and exchange: "gradient" (the optimizer's momentum and learning
+  /// rate act on the average) or "update" (each worker applies them and sends lr * direction;
+  /// the average is applied as it is). Left out of to_json() when "gradient", so configurations
+  /// recorded before it compare equal.
+  std::string exchange = "gradient";
   /// The variables the sweep set for this run (name -> value), kept apart from the rest.
   std::map<std::string, Value> swept;
 

@@ -12,6 +12,9 @@ struct LocalSgdOptions {
 
   static std::vector<FieldSpec> fields();
   static LocalSgdOptions from(const ComponentSpec& spec);
+  static std::string why_not_update_exchange(const ComponentSpec&) {
+    return "local SGD already exchanges what its local steps changed in the model, an update of `period` steps";
+  }
 };
 
 /// Local SGD (Stich 2019; "periodic averaging"): every worker takes `period` optimizer steps on

@@ -8,11 +8,16 @@
 
 namespace laconic::schedule {
 
+/// Why the asynchronous schedules cannot exchange updates.
+inline constexpr const char* kServerSteps =
+    "the parameter server applies each worker's push with its own optimizer as it arrives";
+
 struct StaleSyncOptions {
   std::int64_t staleness = 2;  ///< steps a worker may run ahead of the slowest, >= 0
 
   static std::vector<FieldSpec> fields();
   static StaleSyncOptions from(const ComponentSpec& spec);
+  static std::string why_not_update_exchange(const ComponentSpec&) { return kServerSteps; }
 };
 
 /// Stale-synchronous parallel SGD (Ho et al. 2013) with a parameter server: each worker
@@ -33,6 +38,7 @@ class StaleSyncSchedule : public Schedule {
 struct AsyncOptions {
   static std::vector<FieldSpec> fields() { return {}; }
   static AsyncOptions from(const ComponentSpec&) { return {}; }
+  static std::string why_not_update_exchange(const ComponentSpec&) { return kServerSteps; }
 };
 
 /// Asynchronous SGD with a parameter server (Dean et al. 2012, "Downpour"): no bound; the

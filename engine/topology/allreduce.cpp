@@ -22,6 +22,12 @@ std::vector<FieldSpec> AllreduceOptions::fields() {
            "starts early, > 0"}};
 }
 
+std::string AllreduceOptions::why_not_update_exchange(const ComponentSpec& spec) {
+  if (!spec.flag("overlap")) return "";
+  return "allreduce { overlap = true } sends buckets while backward runs, before the optimizer could turn the "
+         "gradient into an update: set overlap = false";
+}
+
 AllreduceOptions AllreduceOptions::from(const ComponentSpec& spec) {
   AllreduceOptions o;
   o.algorithm = spec.text("algorithm");

@@ -15,6 +15,8 @@ struct AllreduceOptions {
 
   static std::vector<FieldSpec> fields();
   static AllreduceOptions from(const ComponentSpec& spec);
+  /// With overlap, the buckets leave while backward runs, before the optimizer could act.
+  static std::string why_not_update_exchange(const ComponentSpec& spec);
 };
 
 /// Every worker ends with the same average. Summable payloads (dense fp32) are reduced with the

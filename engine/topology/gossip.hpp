@@ -15,6 +15,9 @@ struct GossipOptions {
 
   static std::vector<FieldSpec> fields();
   static GossipOptions from(const ComponentSpec& spec);
+  static std::string why_not_update_exchange(const ComponentSpec&) {
+    return "gossip exchanges models, not gradients or updates";
+  }
 };
 
 /// The k peer offsets of one step for p workers: "ring" takes the first k of +1, -1, +2, -2, ...

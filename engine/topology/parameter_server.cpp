@@ -58,6 +58,12 @@ std::vector<FieldSpec> ParameterServerOptions::fields() {
   };
 }
 
+std::string ParameterServerOptions::why_not_update_exchange(const ComponentSpec& spec) {
+  if (spec.text("pull") != "weights") return "";
+  return "with pull = \"weights\" the server steps its own optimizer on the pushes: use pull = \"gradients\", "
+         "and each worker applies the mean update it pulls";
+}
+
 ParameterServerOptions ParameterServerOptions::from(const ComponentSpec& spec) {
   ParameterServerOptions o;
   o.servers = spec.integer("servers");

@@ -23,6 +23,8 @@ struct ParameterServerOptions {
 
   static std::vector<FieldSpec> fields();
   static ParameterServerOptions from(const ComponentSpec& spec);
+  /// With pull = "weights" the server steps its own optimizer on what it receives.
+  static std::string why_not_update_exchange(const ComponentSpec& spec);
 };
 
 /// Elements [begin, end) of a gradient of `n` held by server `server` of `servers`: contiguous,

@@ -15,6 +15,11 @@ class Optimizer {
   virtual std::string name() const = 0;
   /// Applies one update to `params` (same list, same order, every call).
   virtual void step(std::vector<torch::Tensor>& params) = 0;
+  /// exchange = "update" (docs/compressors.md): replaces each parameter's .grad() by what step()
+  /// would subtract from it (the learning rate applied), advancing the optimizer's state
+  /// (momentum) exactly as step() would, and leaves the parameters as they are. The worker
+  /// exchanges these updates and subtracts their mean.
+  virtual void compute_update(std::vector<torch::Tensor>& params) = 0;
   /// The learning rate of the following steps: the configured one times `factor` (set by the
   /// run's learning-rate schedule before each step).
   virtual void set_lr_factor(double factor) = 0;

@@ -47,6 +47,27 @@ void Sgd::step(std::vector<torch::Tensor>& params) {
   }
 }
 
+void Sgd::compute_update(std::vector<torch::Tensor>& params) {
+  torch::NoGradGuard no_grad;
+  if (momentum_.empty() && options_.momentum > 0)
+    for (auto& p : params) momentum_.push_back(torch::zeros_like(p));
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    auto& p = params[i];
+    if (!p.grad().defined()) continue;
+    torch::Tensor g = p.grad();
+    torch::Tensor d = g;
+    if (options_.weight_decay != 0) d = d.add(p, options_.weight_decay);
+    if (options_.momentum > 0) {
+      auto& b = momentum_[i];
+      b.mul_(options_.momentum).add_(d);
+      d = options_.nesterov ? d.add(b, options_.momentum) : b;
+    }
+    // In place: .grad() is a view into the worker's flat buffer, which the topology exchanges.
+    if (!d.is_same(g)) g.copy_(d);
+    g.mul_(lr_);
+  }
+}
+
 void Sgd::save_state(StateWriter& out) const {
   out.u64(momentum_.size());
   for (const auto& buffer : momentum_) {

@@ -22,6 +22,9 @@ class Sgd : public Optimizer {
   explicit Sgd(SgdOptions options) : options_(options) {}
   std::string name() const override { return "sgd"; }
   void step(std::vector<torch::Tensor>& params) override;
+  /// .grad() becomes lr * (nesterov ? d + m*b : b), with d = g + weight_decay * p and b the
+  /// momentum buffer after this step (b = d without momentum).
+  void compute_update(std::vector<torch::Tensor>& params) override;
   void set_lr_factor(double factor) override { lr_ = options_.lr * factor; }
   void set_lr(double lr) override { lr_ = lr; }
   double lr() const override { return lr_; }

@@ -51,7 +51,8 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 class Trainer : public schedule::StepActions {
  public:
   Trainer(const RunConfig& config, WorkerParts& parts, comm::Communicator& comm)
-      : config_(config), parts_(parts), comm_(comm), params_(parts.model->parameters()) {
+      : config_(config), parts_(parts), comm_(comm), params_(parts.model->parameters()),
+        exchange_updates_(config.exchange == "update") {
     std::int64_t total = 0;
     for (auto& p : params_) total += p.numel();
     flat_grad_ = torch::zeros({total});
@@ -117,6 +118,7 @@ class Trainer : public schedule::StepActions {
     flat_grad_.zero_();
     exchange_ = {};  // a step without an exchange sends nothing
     time_delay_ = 0;
+    time_update_ = 0;
     auto t0 = Clock::now();
     auto loss = training_loss(parts_.model->forward(inputs), labels);
     auto t1 = Clock::now();
@@ -142,6 +144,14 @@ class Trainer : public schedule::StepActions {
     if (overlapped_) {
       exchange_ = overlapped_->finish(parts_.network.get());
       return;
+    }
+    if (exchange_updates_) {
+      // exchange = "update": the optimizer's step on this worker's gradient goes out instead
+      // (its momentum and learning rate applied here; the compressor's error feedback then
+      // acts on the update).
+      const auto t0 = Clock::now();
+      parts_.optimizer->compute_update(params_);
+      time_update_ = seconds_between(t0, Clock::now());
     }
     std::span<float> gradient(flat_grad_.data_ptr<float>(),
                               static_cast<std::size_t>(flat_grad_.numel()));
@@ -176,6 +186,13 @@ class Trainer : public schedule::StepActions {
         offset += p.numel();
       }
       time_optimizer_ = seconds_between(t0, Clock::now());
+      return;
+    }
+    if (exchange_updates_) {
+      // The workers' mean update, applied as it is: the optimizer acted before the exchange.
+      torch::NoGradGuard no_grad;
+      for (auto& p : params_) p.sub_(p.grad());
+      time_optimizer_ = time_update_ + seconds_between(t0, Clock::now());
       return;
     }
     parts_.optimizer->step(params_);
@@ -303,7 +320,9 @@ class Trainer : public schedule::StepActions {
   torch::Tensor flat_grad_;
   std::vector<std::int64_t> shard_;
   std::size_t position_ = 0;
+  const bool exchange_updates_;  // exchange = "update"
   double loss_ = 0, time_forward_ = 0, time_backward_ = 0, time_optimizer_ = 0, time_delay_ = 0;
+  double time_update_ = 0;  // exchange = "update": the optimizer's part before the exchange
   compress::Rng straggler_rng_{compress::derive_seed(static_cast<std::uint64_t>(config_.seed),
                                                      0x5710 + static_cast<std::uint64_t>(comm_.rank()))};
   topology::ExchangeStats exchange_;

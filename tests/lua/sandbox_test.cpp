@@ -149,7 +149,7 @@ TEST_CASE("an unknown experiment field lists the known fields", "[lua][errors]")
   const auto path = dir.write("unknown.lua", "\nexperiment {\n  name = 'u',\n  compresor = none(),\n}\n");
   CHECK(load_error(path, catalog) ==
         path + ":2: unknown experiment field 'compresor'; known: batch_size, compressor, data, divergence_factor, "
-               "epochs, eval_every, eval_limit, lr_schedule, max_steps, model, name, network, optimizer, repeats, schedule, seeds, stopping, timeout, "
+               "epochs, eval_every, eval_limit, exchange, lr_schedule, max_steps, model, name, network, optimizer, repeats, schedule, seeds, stopping, timeout, "
                "topology, workers");
 }
 
