@@ -1,11 +1,14 @@
 #include "lua/constructors.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <optional>
 #include <set>
 
 #include "engine/core/error.hpp"
+#include "engine/core/hash.hpp"
 #include "lua/lua_value.hpp"
 
 namespace laconic::lua {
@@ -55,6 +58,56 @@ Value read_int_list(lua_State* L, const LoadContext& context, const ComponentInf
   return list;
 }
 
+
+/// Fields naming a file relative to the experiment file (FieldSpec::relative_to_file, e.g.
+/// torchscript's `file`): resolved against the experiment file's directory, and (when hashed)
+/// the file's bytes made part of the experiment's hash, as for an included file. A file that is
+/// not there is left to the component, whose error names the constructor's line when the runs
+/// are checked.
+void resolve_files(LoadContext& context, const ComponentInfo& info,
+                   std::vector<std::pair<std::string, LuaItem>>& fields) {
+  auto resolve = [&](Value& value, bool hashed) {
+    auto* text = std::get_if<std::string>(&value);
+    if (text == nullptr || text->empty()) return;
+    const std::string written = *text;
+    if (written.front() != '/') *text = context.directory + written;
+    if (!hashed) return;
+    std::ifstream in(*text, std::ios::binary);
+    if (!in) return;
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    context.included += str_cat("\n--file ", written, "\n", fnv1a_hex(bytes.str()));
+  };
+  for (auto& [field, item] : fields) {
+    const auto spec = std::find_if(info.fields.begin(), info.fields.end(),
+                                   [&](const FieldSpec& f) { return f.name == field; });
+    if (spec == info.fields.end() || !spec->relative_to_file) continue;
+    if (auto* value = std::get_if<Value>(&item)) resolve(*value, spec->hashed);
+    if (const auto* sweep = std::get_if<SweepRef>(&item))
+      for (Choice& choice : context.sweeps[sweep->index].alternatives)
+        if (auto* value = std::get_if<Value>(&choice)) resolve(*value, spec->hashed);
+  }
+}
+
+/// `betas = {0.9, 0.999}`: the table of a NumberList field, read like an IntList's.
+Value read_number_list(lua_State* L, const LoadContext& context, const ComponentInfo& info,
+                       const std::string& field) {
+  const std::string owner = str_cat(info.name, ".", field);
+  lua_getfield(L, 1, field.c_str());
+  const std::vector<LuaItem> items = read_list(L, -1, owner);
+  lua_pop(L, 1);
+  std::vector<double> list;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const auto* value = std::get_if<Value>(&items[i]);
+    const auto* number = value ? std::get_if<double>(value) : nullptr;
+    const auto* integer = value ? std::get_if<std::int64_t>(value) : nullptr;
+    if (number == nullptr && integer == nullptr)
+      throw ConfigError(str_cat(owner, " must be a list of numbers, got ", describe_item(context, items[i]),
+                                " at position ", i + 1));
+    list.push_back(number ? *number : static_cast<double>(*integer));
+  }
+  return list;
+}
 
 /// `sgd { lr = sweep { 0.1, 0.01 }, momentum = 0.9 }`: the constructor becomes a sweep of
 /// components, one per combination of its inner sweeps (crossed; paired when they share a
@@ -180,6 +233,8 @@ int construct_body(lua_State* L) {
         if (spec == info.fields.end()) continue;
         if (other->type_name == "table" && spec->type == FieldType::IntList) {
           item = read_int_list(L, context, info, field);
+        } else if (other->type_name == "table" && spec->type == FieldType::NumberList) {
+          item = read_number_list(L, context, info, field);
         } else if (other->type_name == "function" && spec->per_step) {
           // A function given to a per-step field (`ratio = function(epoch, step) ... end`) is
           // kept for the workers and stands in the spec as its id.
@@ -189,6 +244,7 @@ int construct_body(lua_State* L) {
         }
       }
     }
+    resolve_files(context, info, fields);
     if (const auto sweep = random_inside(context, info, fields)) {
       index = *sweep;
       is_sweep = true;

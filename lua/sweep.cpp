@@ -120,6 +120,11 @@ std::string format_name_value(const Value& value) {
       out += str_cat(out.back() == '{' ? "" : ",", key, "=", format_name_value(v));
     return out + "}";
   }
+  if (const auto* list = std::get_if<std::vector<double>>(&value)) {
+    std::string out = "{";
+    for (std::size_t i = 0; i < list->size(); ++i) out += (i == 0 ? "" : ",") + format_name_value(Value{(*list)[i]});
+    return out + "}";
+  }
   if (const auto* list = std::get_if<std::vector<std::int64_t>>(&value)) {
     // Without spaces, like a nested component: sizes={784,392,50,10}.
     std::string out = "{";

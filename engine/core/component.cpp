@@ -42,6 +42,13 @@ const std::vector<std::int64_t>& ComponentSpec::integers(const std::string& fiel
   throw ConfigError(str_cat(name, ".", field, " must be a list of ints, got ", format_value(v)));
 }
 
+std::vector<double> ComponentSpec::numbers(const std::string& field) const {
+  const Value& v = at(field);
+  if (auto list = std::get_if<std::vector<double>>(&v)) return *list;
+  if (auto list = std::get_if<std::vector<std::int64_t>>(&v)) return std::vector<double>(list->begin(), list->end());
+  throw ConfigError(str_cat(name, ".", field, " must be a list of numbers, got ", format_value(v)));
+}
+
 const std::string& ComponentSpec::text(const std::string& field) const {
   const Value& v = at(field);
   if (auto s = std::get_if<std::string>(&v)) return *s;
@@ -77,6 +84,9 @@ bool type_accepts(FieldType type, const Value& value) {
     case FieldType::String: return std::holds_alternative<std::string>(value);
     case FieldType::Component: return std::holds_alternative<NestedComponent>(value);
     case FieldType::IntList: return std::holds_alternative<std::vector<std::int64_t>>(value);
+    case FieldType::NumberList:
+      return std::holds_alternative<std::vector<double>>(value) ||
+             std::holds_alternative<std::vector<std::int64_t>>(value);
   }
   return false;
 }
@@ -111,6 +121,8 @@ ComponentSpec ComponentInfo::resolve(const ComponentSpec& spec) const {
     // Numbers are stored as doubles so that `ratio = 1` and `ratio = 1.0` resolve alike.
     if (match->type == FieldType::Number) {
       out.fields[field] = spec.number(field);
+    } else if (match->type == FieldType::NumberList) {
+      out.fields[field] = spec.numbers(field);  // {1, 1} and {1.0, 1.0} resolve alike
     } else if (match->type == FieldType::Component) {
       ComponentSpec inner = *std::get<NestedComponent>(value).spec;
       if (inner.kind.empty()) inner.kind = kind;

@@ -21,6 +21,12 @@ struct FieldSpec {
   /// An Int or Number field that may also be a function of (epoch, step) from the experiment
   /// file (a StepFunction value; the options struct reads it as a StepValue).
   bool per_step = false;
+  /// A String field naming a file relative to the experiment file (torchscript's `file`,
+  /// tensors' `train`): the Lua layer resolves it against the experiment file's directory.
+  bool relative_to_file = false;
+  /// With relative_to_file: the file's bytes are part of the experiment's hash, as an included
+  /// file's are (a model; not a dataset, which may be large).
+  bool hashed = false;
 };
 
 /// What the user asked for: `topk { ratio = 0.01 }` is {kind "compressor", name "topk", ratio}.
@@ -36,6 +42,8 @@ struct ComponentSpec {
   const std::string& text(const std::string& field) const;
   const ComponentSpec& component(const std::string& field) const;
   const std::vector<std::int64_t>& integers(const std::string& field) const;
+  /// A NumberList field (a list of ints is taken as numbers).
+  std::vector<double> numbers(const std::string& field) const;
 
   nlohmann::json to_json() const;
   static ComponentSpec from_json(const std::string& kind, const nlohmann::json& json);

@@ -17,12 +17,14 @@ const char* field_type_name(FieldType type) {
     case FieldType::String: return "string";
     case FieldType::Component: return "component";
     case FieldType::IntList: return "list of ints";
+    case FieldType::NumberList: return "list of numbers";
   }
   return "?";
 }
 
 const char* value_type_name(const Value& value) {
   if (std::holds_alternative<std::vector<std::int64_t>>(value)) return "list of ints";
+  if (std::holds_alternative<std::vector<double>>(value)) return "list of numbers";
   if (std::holds_alternative<StepFunction>(value)) return "function";
   static const char* const kNames[] = {"bool", "int", "number", "string", "component"};
   return kNames[value.index()];
@@ -43,6 +45,11 @@ std::string format_value(const Value& value) {
     std::string out = "{";
     for (std::size_t i = 0; i < list->size(); ++i)
       out += (i == 0 ? "" : ", ") + std::to_string((*list)[i]);
+    return out + "}";
+  }
+  if (auto list = std::get_if<std::vector<double>>(&value)) {
+    std::string out = "{";
+    for (std::size_t i = 0; i < list->size(); ++i) out += (i == 0 ? "" : ", ") + format_value(Value{(*list)[i]});
     return out + "}";
   }
   const ComponentSpec& spec = *std::get<NestedComponent>(value).spec;
@@ -88,13 +95,14 @@ Value value_from_json(const nlohmann::json& json) {
     return StepFunction{json["function"].get<std::string>()};
   if (json.is_object()) return nested(ComponentSpec::from_json("", json));
   if (json.is_array()) {
-    std::vector<std::int64_t> list;
+    bool integers = true;
     for (const auto& item : json) {
-      if (!item.is_number_integer())
-        throw ConfigError("a list field value in JSON must hold integers only, got " + json.dump());
-      list.push_back(item.get<std::int64_t>());
+      if (!item.is_number())
+        throw ConfigError("a list field value in JSON must hold numbers only, got " + json.dump());
+      integers = integers && item.is_number_integer();
     }
-    return list;
+    if (!integers) return json.get<std::vector<double>>();
+    return json.get<std::vector<std::int64_t>>();
   }
   throw ConfigError("unsupported field value in JSON: " + json.dump());
 }

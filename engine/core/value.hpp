@@ -12,8 +12,9 @@ namespace laconic {
 
 /// The type a component field declares; Number accepts integers too. Component: another
 /// component of the same kind as the field's owner (`chain { first = topk {}, ... }`).
-/// IntList: a list of integers (`mlp { sizes = {784, 392, 50, 10} }`).
-enum class FieldType { Bool, Int, Number, String, Component, IntList };
+/// IntList: a list of integers (`mlp { sizes = {784, 392, 50, 10} }`); NumberList: a list of
+/// numbers (`adam { betas = {0.9, 0.999} }`).
+enum class FieldType { Bool, Int, Number, String, Component, IntList, NumberList };
 
 struct ComponentSpec;
 
@@ -32,9 +33,10 @@ struct StepFunction {
 };
 
 /// One field value. Integers stay integers so that `batch_size = 64.5` can be refused.
-/// A list of integers is a std::vector<std::int64_t> (FieldType::IntList).
+/// A list of integers is a std::vector<std::int64_t> (FieldType::IntList), of numbers a
+/// std::vector<double> (FieldType::NumberList).
 using Value = std::variant<bool, std::int64_t, double, std::string, NestedComponent,
-                           std::vector<std::int64_t>, StepFunction>;
+                           std::vector<std::int64_t>, StepFunction, std::vector<double>>;
 
 /// Wraps a spec as a field value.
 Value nested(ComponentSpec spec);
@@ -54,7 +56,8 @@ nlohmann::json value_to_json(const Value& value);
 
 /// Integers in JSON become Int, other numbers Number, {"function": id} a StepFunction, other
 /// objects nested components (kind left empty: the owner's registry fills it when it resolves
-/// the field), arrays of integers (the empty array included) lists of ints.
+/// the field), arrays of integers (the empty array included) lists of ints, other arrays of
+/// numbers lists of numbers.
 Value value_from_json(const nlohmann::json& json);
 
 }  // namespace laconic

@@ -1,7 +1,9 @@
 #include "engine/train/builtin.hpp"
 
+#include "engine/train/adam.hpp"
 #include "engine/train/cifar10.hpp"
 #include "engine/train/fashion_mnist.hpp"
+#include "engine/train/lamb.hpp"
 #include "engine/train/lenet5.hpp"
 #include "engine/train/lstm_lm.hpp"
 #include "engine/train/mlp.hpp"
@@ -9,7 +11,9 @@
 #include "engine/train/resnet.hpp"
 #include "engine/train/sgd.hpp"
 #include "engine/train/synthetic.hpp"
+#include "engine/train/tensors.hpp"
 #include "engine/train/text.hpp"
+#include "engine/train/torchscript.hpp"
 #include "engine/train/vgg.hpp"
 
 namespace laconic::train {
@@ -26,6 +30,8 @@ Registry<Dataset> builtin_datasets() {
       "synthetic", "learnable class-conditional Gaussian clusters of any shape, seeded");
   r.add<TextDataset, TextOptions>(
       "text", "word-level corpus for language models: windows of bptt tokens, next-token targets");
+  r.add<TensorsDataset, TensorsOptions>(
+      "tensors", "your own data: two files of torch.save({\"inputs\": ..., \"labels\": ...}) from Python");
   return r;
 }
 
@@ -38,12 +44,17 @@ Registry<Model> builtin_models() {
       "resnet", "ResNet-18 adapted to 32x32 images, or the CIFAR ResNet-20 (depth = 20)");
   r.add<LstmLm, LstmLmOptions>(
       "lstm_lm", "word-level LSTM language model, tied embeddings (Harris 2020)");
+  r.add<TorchScriptModel, TorchScriptOptions>(
+      "torchscript", "your PyTorch model, scripted or traced and saved (scripts/export-torchscript.py)");
   return r;
 }
 
 Registry<Optimizer> builtin_optimizers() {
   Registry<Optimizer> r("optimizer");
   r.add<Sgd, SgdOptions>("sgd", "stochastic gradient descent with (Nesterov) momentum");
+  r.add<Adam, AdamOptions>("adam", "Adam (Kingma & Ba 2015) with L2 weight decay, PyTorch's update rule");
+  r.add<AdamW, AdamWOptions>("adamw", "AdamW (Loshchilov & Hutter 2019): Adam with decoupled weight decay");
+  r.add<Lamb, LambOptions>("lamb", "LAMB (You et al. 2020): Adam's direction scaled per layer by ||w|| / ||update||");
   return r;
 }
 

@@ -1,6 +1,7 @@
 #include "engine/train/sgd.hpp"
 
 #include "engine/core/error.hpp"
+#include "engine/train/optimizer_state.hpp"
 
 namespace laconic::train {
 
@@ -68,26 +69,8 @@ void Sgd::compute_update(std::vector<torch::Tensor>& params) {
   }
 }
 
-void Sgd::save_state(StateWriter& out) const {
-  out.u64(momentum_.size());
-  for (const auto& buffer : momentum_) {
-    const auto c = buffer.contiguous();
-    out.array(c.sizes().vec());
-    out.array(std::span<const float>(c.data_ptr<float>(), static_cast<std::size_t>(c.numel())));
-  }
-}
+void Sgd::save_state(StateWriter& out) const { save_tensors(out, momentum_); }
 
-void Sgd::load_state(StateReader& in) {
-  const std::uint64_t count = in.u64();
-  momentum_.clear();
-  std::vector<std::int64_t> sizes;
-  std::vector<float> values;
-  for (std::uint64_t i = 0; i < count; ++i) {
-    in.array(sizes);
-    in.array(values);
-    auto buffer = torch::from_blob(values.data(), {static_cast<std::int64_t>(values.size())}, torch::kFloat);
-    momentum_.push_back(buffer.reshape(sizes).clone());
-  }
-}
+void Sgd::load_state(StateReader& in) { load_tensors(in, momentum_); }
 
 }  // namespace laconic::train

@@ -234,8 +234,12 @@ TEST_CASE("a list-of-ints field resolves, formats as Lua, survives JSON and refu
   CHECK(json.dump() == R"({"name":"polygon","sides":[784,392,50,10]})");
   CHECK(r.resolve(laconic::ComponentSpec::from_json("shape", json)) == given);
   CHECK(laconic::value_from_json(nlohmann::json::array()) == laconic::Value{List{}});
-  CHECK_THROWS_WITH(laconic::value_from_json(nlohmann::json::parse("[1, 2.5]")),
-                    "a list field value in JSON must hold integers only, got [1,2.5]");
+  // A list with a non-integer is a list of numbers (FieldType::NumberList), which this field refuses.
+  CHECK(laconic::value_from_json(nlohmann::json::parse("[1, 2.5]")) == laconic::Value{std::vector<double>{1, 2.5}});
+  CHECK_THROWS_WITH(laconic::value_from_json(nlohmann::json::parse("[1, \"x\"]")),
+                    "a list field value in JSON must hold numbers only, got [1,\"x\"]");
+  CHECK_THROWS_WITH(r.resolve(spec("polygon", {{"sides", std::vector<double>{1.5}}})),
+                    "polygon.sides must be a list of ints, got list of numbers {1.5}");
 
   CHECK_THROWS_WITH(r.resolve(spec("polygon", {{"sides", std::int64_t{3}}})),
                     "polygon.sides must be a list of ints, got int 3");

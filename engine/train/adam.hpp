@@ -1,0 +1,66 @@
+#pragma once
+// Adam (Kingma & Ba 2015) and AdamW (Loshchilov & Hutter 2019), with PyTorch's update rules, on
+// each parameter's .grad() (a view into the worker's flat gradient buffer).
+#include <vector>
+
+#include "engine/core/component.hpp"
+#include "engine/train/optimizer.hpp"
+
+namespace laconic::train {
+
+struct AdamOptions {
+  double lr = 1e-3;            ///< learning rate
+  double beta1 = 0.9;          ///< decay of the first moment
+  double beta2 = 0.999;        ///< decay of the second moment
+  double eps = 1e-8;           ///< added to the second moment's root
+  double weight_decay = 0;     ///< Adam: L2 penalty added to the gradient; AdamW: decoupled decay
+  bool decoupled = false;      ///< AdamW: p = p * (1 - lr * weight_decay) before the Adam step
+
+  static std::vector<FieldSpec> fields();
+  static AdamOptions from(const ComponentSpec& spec);
+};
+
+/// The same options with AdamW's name and default (weight_decay 0.01, decoupled).
+struct AdamWOptions : AdamOptions {
+  static std::vector<FieldSpec> fields();
+  static AdamWOptions from(const ComponentSpec& spec);
+};
+
+/// Per parameter, at step t (from 1): d = g (+ weight_decay * p for Adam);
+/// m = beta1 m + (1 - beta1) d; v = beta2 v + (1 - beta2) d^2;
+/// p -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps), after p *= 1 - lr *
+/// weight_decay for AdamW. Matches torch::optim::Adam and AdamW step for step.
+class Adam : public Optimizer {
+ public:
+  explicit Adam(AdamOptions options) : options_(options) {}
+  std::string name() const override { return options_.decoupled ? "adamw" : "adam"; }
+  void step(std::vector<torch::Tensor>& params) override;
+  /// .grad() becomes what step() would subtract: (lr * weight_decay * p for AdamW) + the Adam step.
+  void compute_update(std::vector<torch::Tensor>& params) override;
+  void set_lr_factor(double factor) override { lr_ = options_.lr * factor; }
+  void set_lr(double lr) override { lr_ = lr; }
+  double lr() const override { return lr_; }
+  /// The step count and both moments of every parameter.
+  void save_state(StateWriter& out) const override;
+  void load_state(StateReader& in) override;
+
+ private:
+  // Advances the moments of parameter i by its gradient and returns the Adam step (without the
+  // learning rate's decoupled decay) to subtract from it.
+  torch::Tensor adam_step(std::size_t i, const torch::Tensor& p);
+  // Makes the moments on the first step, and counts the step.
+  void start(const std::vector<torch::Tensor>& params);
+
+  AdamOptions options_;
+  double lr_ = options_.lr;
+  std::int64_t steps_ = 0;
+  std::vector<torch::Tensor> m_, v_;
+};
+
+/// AdamW: Adam built from AdamW's options.
+class AdamW : public Adam {
+ public:
+  explicit AdamW(AdamWOptions options) : Adam(options) {}
+};
+
+}  // namespace laconic::train

@@ -1,0 +1,48 @@
+#pragma once
+// LAMB (You et al. 2020, "Large Batch Optimization for Deep Learning: Training BERT in 76
+// minutes", Algorithm 2): Adam's direction, scaled per layer by a trust ratio.
+#include <vector>
+
+#include "engine/core/component.hpp"
+#include "engine/train/optimizer.hpp"
+
+namespace laconic::train {
+
+struct LambOptions {
+  double lr = 1e-3;          ///< learning rate
+  double beta1 = 0.9;        ///< decay of the first moment
+  double beta2 = 0.999;      ///< decay of the second moment
+  double eps = 1e-6;         ///< added to the second moment's root
+  double weight_decay = 0.01;  ///< decoupled, inside the trust ratio
+
+  static std::vector<FieldSpec> fields();
+  static LambOptions from(const ComponentSpec& spec);
+};
+
+/// Per parameter tensor (a layer), at step t (from 1): m = beta1 m + (1 - beta1) g;
+/// v = beta2 v + (1 - beta2) g^2; r = (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + eps);
+/// u = r + weight_decay * p; trust = ||p|| / ||u|| (1 when either norm is 0); p -= lr * trust * u.
+class Lamb : public Optimizer {
+ public:
+  explicit Lamb(LambOptions options) : options_(options) {}
+  std::string name() const override { return "lamb"; }
+  void step(std::vector<torch::Tensor>& params) override;
+  void compute_update(std::vector<torch::Tensor>& params) override;
+  void set_lr_factor(double factor) override { lr_ = options_.lr * factor; }
+  void set_lr(double lr) override { lr_ = lr; }
+  double lr() const override { return lr_; }
+  void save_state(StateWriter& out) const override;
+  void load_state(StateReader& in) override;
+
+ private:
+  // Advances the moments of parameter i and returns lr * trust * u, what a step subtracts.
+  torch::Tensor lamb_step(std::size_t i, const torch::Tensor& p);
+  void start(const std::vector<torch::Tensor>& params);
+
+  LambOptions options_;
+  double lr_ = options_.lr;
+  std::int64_t steps_ = 0;
+  std::vector<torch::Tensor> m_, v_;
+};
+
+}  // namespace laconic::train
