@@ -10,6 +10,7 @@ db="${1:-findings.db}"
 run() { "$laconic" run --resume --quiet "$@" --db "$db"; }
 run "$root/experiments/exchange-modes.lua"
 run "$root/experiments/randomk-momentum.lua"
+run "$root/experiments/sparse-no-momentum.lua"
 run "$root/experiments/oland-raj-2015.lua"
 run "$root/experiments/parameter-server.lua"
 # Harris 2020 at hidden 100 only (40 of the file's 80 runs): its claims are about the methods,
