@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/metric_keys.hpp"
 #include "engine/core/run_config.hpp"
 #include "storage/database.hpp"
 #include "storage/recorder.hpp"
@@ -31,10 +32,12 @@ using laconic::MetricRecord;
 using laconic::RunConfig;
 
 // The per-step keys of docs/schema.md that every worker records at every step.
+namespace keys = laconic::keys;
 const std::vector<std::string> kStepKeys{
-    "train_loss",     "time_forward", "time_backward", "time_compress",  "time_decompress",
-    "time_communicate", "time_optimizer", "lr",        "time_step",      "bytes_sent",
-    "bytes_received", "bytes_dense",  "payload_bytes", "projected_time_communicate", "projected_time_step"};
+    keys::kTrainLoss,     keys::kTimeForward, keys::kTimeBackward, keys::kTimeCompress,  keys::kTimeDecompress,
+    keys::kTimeCommunicate, keys::kTimeOptimizer, keys::kLr,        keys::kTimeStep,      keys::kBytesSent,
+    keys::kBytesReceived, keys::kBytesDense,  keys::kPayloadBytes, keys::kProjectedTimeCommunicate,
+    keys::kProjectedTimeStep};
 
 const std::vector<std::string> kCompressors{"none", "topk", "qsgd", "dgc", "powersgd", "signsgd", "randomk", "terngrad"};
 
@@ -106,9 +109,9 @@ std::int64_t write_run(laconic::storage::Recorder& recorder, std::int64_t run, i
         record.wall_time = 0.05 * static_cast<double>(step);
         // 1.7 MB of dense gradient per step (LeNet-5 size order); the compressed traffic is
         // `ratio` of it, give or take.
-        if (key == "bytes_dense")
+        if (key == keys::kBytesDense)
           record.value = 1.7e6;
-        else if (key == "bytes_sent" || key == "bytes_received" || key == "payload_bytes")
+        else if (key == keys::kBytesSent || key == keys::kBytesReceived || key == keys::kPayloadBytes)
           record.value = std::floor(1.7e6 * ratio * (0.9 + 0.2 * random.next()));
         else
           record.value = random.next();

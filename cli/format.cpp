@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engine/core/metric_keys.hpp"
 #include "reports/format.hpp"
 
 namespace laconic::cli {
@@ -29,10 +30,8 @@ std::string significant(double value, int digits) {
   return buf;
 }
 
-bool is_byte_key(const std::string& key) { return key.starts_with("bytes_") || key == "payload_bytes"; }
-
 std::string metric_text(const std::string& key, double value) {
-  if (is_byte_key(key) && std::isfinite(value)) return reports::human_bytes(value);
+  if (keys::is_byte_key(key) && std::isfinite(value)) return reports::human_bytes(value);
   return significant(value);
 }
 

@@ -14,12 +14,9 @@ std::string human_seconds(double seconds);
 /// "-inf". Exact values come from --format csv / json.
 std::string significant(double value, int digits = 4);
 
-/// A metric's value as every table of the CLI shows it: bytes (keys bytes_* and payload_bytes)
-/// in decimal units like `runs` ("4.65 MB"), anything else with significant().
+/// A metric's value as every table of the CLI shows it: bytes (keys::is_byte_key) in decimal
+/// units like `runs` ("4.65 MB"), anything else with significant().
 std::string metric_text(const std::string& key, double value);
-
-/// True for keys that count bytes (bytes_sent, bytes_dense, payload_bytes, ...).
-bool is_byte_key(const std::string& key);
 
 /// Renders rows as a left-aligned text table with a header line.
 std::string text_table(const std::vector<std::string>& header,

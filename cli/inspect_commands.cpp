@@ -16,6 +16,7 @@
 #include "reports/format.hpp"
 #include "storage/queries.hpp"
 #include "storage/run_where.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -57,8 +58,8 @@ void show_json(storage::Database& db, const storage::RunRow& run) {
                         real_cell(s.sum), integer_cell(s.count), integer_cell(s.nan_count)});
   }
   out += "],\n\"epochs\": [";
-  const std::vector<std::string> epoch_columns{"epoch",      "test_accuracy", "test_loss",  "test_perplexity",
-                                               "epoch_train_loss", "epoch_time", "bytes_sent", "bytes_dense"};
+  const std::vector<std::string> epoch_columns{"epoch",      keys::kTestAccuracy, keys::kTestLoss,  keys::kTestPerplexity,
+                                               keys::kEpochTrainLoss, keys::kEpochTime, keys::kBytesSent, keys::kBytesDense};
   first = true;
   for (const auto& e : storage::epochs_of(db, run.id)) {
     out += first ? "\n  " : ",\n  ";
@@ -148,9 +149,9 @@ int show_command(const std::string& db_path, std::int64_t run_id, const std::str
   }
   bool perplexity = false;
   for (const auto& e : epochs) perplexity = perplexity || !std::isnan(e.test_perplexity);
-  std::vector<std::string> header{"epoch", "test_acc", "test_loss"};
+  std::vector<std::string> header{"epoch", "test_acc", keys::kTestLoss};
   if (perplexity) header.push_back("test_ppl");
-  header.insert(header.end(), {"train_loss", "epoch_time", "bytes_sent", "ratio"});
+  header.insert(header.end(), {keys::kTrainLoss, keys::kEpochTime, keys::kBytesSent, "ratio"});
   std::vector<std::vector<std::string>> rows;
   for (const auto& e : epochs) {
     std::vector<std::string> row{std::to_string(e.epoch), reports::fixed(e.test_accuracy, 4),
@@ -165,9 +166,9 @@ int show_command(const std::string& db_path, std::int64_t run_id, const std::str
 }
 
 std::string compare_figure(const std::string& key) {
-  if (key.starts_with("bytes_") || key == "payload_bytes") return "sum";
-  if (key.starts_with("test_") || key.starts_with("epoch_") || key == "consensus_distance" ||
-      key == "stopped_early" || key == "train_loss" || key == "lr")
+  if (keys::is_byte_key(key)) return "sum";
+  if (key.starts_with("test_") || key.starts_with("epoch_") || key == keys::kConsensusDistance ||
+      key == keys::kStoppedEarly || key == keys::kTrainLoss || key == keys::kLr)
     return "last";
   return "mean";
 }

@@ -272,8 +272,8 @@ int dispatch(int argc, char** argv) {
   bool list_markdown = false;
   auto* list = app.add_subcommand("list", "list built-in components with their fields and defaults");
   list->add_option("kind", list_kind,
-                   "dataset, model, optimizer, topology, schedule, compressor, network or "
-                   "lr_schedule (default: all)");
+                   "dataset, model, optimizer, topology, schedule, compressor, network, lr_schedule or "
+                   "stopping (default: all)");
   list->add_flag("--markdown", list_markdown,
                  "print the reference as Markdown tables (the generated part of docs/dsl.md)");
 

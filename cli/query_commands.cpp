@@ -5,6 +5,7 @@
 
 #include "reports/report.hpp"
 #include "storage/database.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::cli {
 
@@ -22,7 +23,7 @@ int report_command(const ReportArgs& args) {
             << "        " << paths.csv.size() << " tables in " << dir << "/tables, figures in " << dir
             << "/figures\n";
   if (!std::isnan(paths.target))
-    std::cout << "target: " << paths.metric << (paths.metric == "test_perplexity" ? " <= " : " >= ")
+    std::cout << "target: " << paths.metric << (paths.metric == keys::kTestPerplexity ? " <= " : " >= ")
               << paths.target << (args.target ? "" : " (default; set with --target)") << "\n";
   if (paths.warnings.empty() || args.allow_missing_figures) return 0;
   std::cerr << "laconic: " << paths.warnings.size() << " figure" << (paths.warnings.size() == 1 ? "" : "s")

@@ -37,6 +37,7 @@
 #include "storage/journal.hpp"
 #include "storage/recorder.hpp"
 #include "storage/sqlite_sink.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -87,11 +88,8 @@ bool has_checkpoints(const std::filesystem::path& dir, std::int64_t step, int wo
 void remove_older_checkpoints(const std::filesystem::path& dir, std::int64_t step) {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
-    const std::string name = entry.path().filename().string();
-    const auto at = name.find(".step-");
-    if (at == std::string::npos) continue;
-    const std::int64_t saved = std::atoll(name.c_str() + at + 6);
-    if (saved < step) std::filesystem::remove(entry.path(), error);
+    const auto saved = train::checkpoint_step_of(entry.path().filename().string());
+    if (saved && *saved < step) std::filesystem::remove(entry.path(), error);
   }
 }
 
@@ -124,7 +122,7 @@ class EvaluationTap : public MetricsSink {
       : inner_(inner), on_evaluation_(std::move(on_evaluation)) {}
   void record(const MetricRecord& m) override {
     inner_.record(m);
-    if (m.worker == 0 && m.key == "test_accuracy") on_evaluation_(m);
+    if (m.worker == 0 && m.key == keys::kTestAccuracy) on_evaluation_(m);
   }
   void flush() override { inner_.flush(); }
 
@@ -136,7 +134,7 @@ class EvaluationTap : public MetricsSink {
 std::string result_line(storage::Database& db, std::int64_t run_id) {
   auto row = storage::find_run(db, run_id);
   if (!row) return "";
-  std::string line = row->status;
+  std::string line = storage::to_string(row->status);
   if (!std::isnan(row->final_test_accuracy))
     line += "  test accuracy " + reports::fixed(row->final_test_accuracy, 4);
   line += "  sent " + reports::human_bytes(row->bytes_sent) + " (dense " + reports::human_bytes(row->bytes_dense) +
@@ -179,7 +177,7 @@ class Executor {
   double final_metric(const PlannedRun& run, const std::string& metric) {
     const std::int64_t id = run.done ? *run.done : run.id;
     const auto row = storage::find_run(db_, id);
-    if (!row || row->status != "FINISHED") return std::nan("");
+    if (!row || row->status != storage::RunStatus::Finished) return std::nan("");
     const auto summary = storage::summary_of(db_, id);
     const auto it = summary.find(metric);
     return it == summary.end() ? std::nan("") : it->second.last;
@@ -218,17 +216,17 @@ class Executor {
     const auto id = recorder_.find_unfinished(plan_.name, run.recorded);
     if (!id) return;
     const auto row = storage::find_run(db_, *id);
-    if (row->status == "DIVERGED") {  // a result: running it again would diverge again
+    if (row->status == storage::RunStatus::Diverged) {  // a result: running it again would diverge again
       run.done = id;
       run.done_as = "diverged";
       return;
     }
-    if (row->status == "RUNNING" && !row->stale) {
+    if (row->status == storage::RunStatus::Running && !row->stale) {
       run.done = id;
       run.done_as = str_cat("running under controller ", row->controller_pid, " on ", row->host);
       return;
     }
-    if (row->status == "RUNNING")
+    if (row->status == storage::RunStatus::Running)
       writes_.retry(str_cat("end stale run ", *id), [&] {
         recorder_.finish_run(*id, storage::RunStatus::Failed,
                              "its controller stopped without ending it (stale heartbeat)");
@@ -240,7 +238,7 @@ class Executor {
     if (row->checkpoint_step && has_checkpoints(checkpoint_dir(args_.db, *id), *row->checkpoint_step, world))
       run.resume_step = *row->checkpoint_step;
     else
-      run.again = row->status != "QUEUED" || row->attempts > 0;
+      run.again = row->status != storage::RunStatus::Queued || row->attempts > 0;
   }
   int report() const {
     std::cout << plan_.name << ": " << position_ << " runs, " << finished_ << " finished, "

@@ -16,6 +16,7 @@
 #include "reports/format.hpp"
 #include "storage/queries.hpp"
 #include "storage/run_where.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -112,7 +113,7 @@ const std::vector<std::string>& run_columns() {
       "id",          "experiment",     "name",      "status",      "error",
       "seed",        "repetition",     "created",   "started",     "ended",
       "heartbeat",   "wall_time",      "final_test_accuracy", "final_test_loss", "final_test_perplexity",
-      "bytes_sent",  "bytes_dense",    "compression_ratio",   "host",        "controller_pid",
+      keys::kBytesSent,  keys::kBytesDense,    "compression_ratio",   "host",        "controller_pid",
       "attempts",    "checkpoint_step", "laconic_version",    "swept",       "config"};
   return columns;
 }
@@ -194,9 +195,9 @@ int runs_command(const RunsArgs& args) {
   const bool any_perplexity =
       std::any_of(runs.begin(), runs.end(), [](const auto& r) { return !std::isnan(r.final_test_perplexity); });
   std::vector<std::string> header{"id", "experiment", "run", "status", "test_acc"};
-  if (args.wide) header.insert(header.end(), {"test_loss"});
+  if (args.wide) header.insert(header.end(), {keys::kTestLoss});
   if (args.wide || any_perplexity) header.push_back("test_ppl");
-  header.insert(header.end(), {"bytes_sent"});
+  header.insert(header.end(), {keys::kBytesSent});
   if (args.wide) header.insert(header.end(), {"ratio", "seed", "attempts", "host", "oversubscribed"});
   std::map<std::int64_t, std::string> oversubscribed;
   if (args.wide) oversubscribed = storage::fact_of_runs(*db, "oversubscribed");
@@ -231,7 +232,7 @@ int runs_command(const RunsArgs& args) {
 }
 
 std::string default_goal(const std::string& key) {
-  for (const char* lower : {"loss", "perplexity", "time", "bytes", "staleness", "lag", "distance"})
+  for (const char* lower : {"loss", "perplexity", "time", "bytes", keys::kStaleness, "lag", "distance"})
     if (key.find(lower) != std::string::npos) return "min";
   return "max";
 }

@@ -9,6 +9,7 @@
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
 #include "storage/user_query.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::cli {
 
@@ -35,7 +36,7 @@ int runs_command(const RunsArgs& args);
 
 struct BestArgs {
   std::string db;
-  std::string metric = "test_accuracy";
+  std::string metric = keys::kTestAccuracy;
   std::optional<std::string> experiment;
   std::optional<std::string> status;
   std::vector<std::string> where;

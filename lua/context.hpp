@@ -13,6 +13,7 @@
 #include "engine/core/catalog.hpp"
 #include "engine/core/component.hpp"
 #include "engine/core/value.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::lua {
 
@@ -77,7 +78,7 @@ struct ExperimentDraft {
   std::int64_t sample_seed = 1;                 ///< `random = { seed = S }`
   bool tune = false;                            ///< `tune = { ... }` instead of `random`
   std::int64_t tune_trials = 0;
-  std::string tune_metric = "test_accuracy";
+  std::string tune_metric = keys::kTestAccuracy;
   std::string tune_goal = "max";
 };
 

@@ -7,6 +7,7 @@
 #include "engine/core/error.hpp"
 #include "lua/fields.hpp"
 #include "lua/random_search.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::lua {
 
@@ -179,7 +180,7 @@ int experiment_body(lua_State* L) {
   // tune = { trials = N, metric = "test_accuracy", goal = "max", seed = S }: random search per
   // configuration, then the best trial of each on every seed (the controller decides which).
   bool tune = false;
-  std::string metric = "test_accuracy", goal = "max";
+  std::string metric = keys::kTestAccuracy, goal = "max";
   lua_pushliteral(L, "tune");
   if (const int type = lua_rawget(L, 1); type != LUA_TNIL) {
     if (type != LUA_TTABLE)

@@ -1,4 +1,5 @@
 #include "reports/aggregate.hpp"
+#include "engine/core/metric_keys.hpp"
 
 #include <cmath>
 #include <map>
@@ -21,7 +22,7 @@ bool TestMetric::reaches(double value, double target) const {
 }
 
 TestMetric test_metric_named(const std::string& key) {
-  if (key == "test_perplexity") return {key, "test perplexity", false, 2};
+  if (key == keys::kTestPerplexity) return {key, "test perplexity", false, 2};
   return {key, "test accuracy", true, 4};
 }
 

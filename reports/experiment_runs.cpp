@@ -88,7 +88,7 @@ ExperimentRuns load_experiment_runs(storage::Database& db, const std::string& ex
 
   std::vector<storage::RunRow> finished;
   for (const auto& run : runs)
-    if (run.status == "FINISHED") finished.push_back(run);
+    if (run.status == storage::RunStatus::Finished) finished.push_back(run);
   // The configs of the finished runs only: one indexed lookup by primary key each.
   storage::Statement config(db.handle(), "SELECT config FROM runs WHERE id = ?1");
   for (const auto& row : latest_per_name(finished)) {

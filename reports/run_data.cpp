@@ -6,6 +6,7 @@
 #include "reports/stats.hpp"
 #include "storage/queries.hpp"
 #include "storage/statement.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::reports {
 namespace {
@@ -16,10 +17,10 @@ struct Total {
   double mean() const { return count == 0 ? kNaN : sum / static_cast<double>(count); }
 };
 
-const char* const kStepKeys[] = {"time_forward",  "time_backward",   "time_optimizer",
-                                 "time_compress", "time_decompress", "time_communicate",
-                                 "time_wait",     "bytes_sent",      "bytes_dense",
-                                 "projected_time_communicate", "time_overlapped", "messages", "link_bytes"};
+const char* const kStepKeys[] = {keys::kTimeForward,  keys::kTimeBackward,   keys::kTimeOptimizer,
+                                 keys::kTimeCompress, keys::kTimeDecompress, keys::kTimeCommunicate,
+                                 keys::kTimeWait,     keys::kBytesSent,      keys::kBytesDense,
+                                 keys::kProjectedTimeCommunicate, keys::kTimeOverlapped, keys::kMessages, keys::kLinkBytes};
 
 // The quartiles of time_step over the worker ranks' steps: one pass over the run's rows of it.
 void collect_step_quartiles(storage::Database& db, RunData& data) {
@@ -103,9 +104,9 @@ void collect_epochs(storage::Database& db, RunData& data, const std::string& met
     EpochPoint& e = at(per_epoch.column_int64(1));
     const double sum = per_epoch.column_double(2);
     const std::int64_t count = per_epoch.column_int64(3);
-    if (key == "bytes_sent") bytes[e.epoch] = sum;
-    if (key == "projected_time_step") projected[e.epoch] = sum;
-    if (key == "payload_bytes" && count > 0) e.payload_bytes = sum / static_cast<double>(count);
+    if (key == keys::kBytesSent) bytes[e.epoch] = sum;
+    if (key == keys::kProjectedTimeStep) projected[e.epoch] = sum;
+    if (key == keys::kPayloadBytes && count > 0) e.payload_bytes = sum / static_cast<double>(count);
   }
   // Running sums; a gap (an epoch without the key) makes the rest unknown rather than wrong.
   double measured_sum = 0, projected_sum = 0, bytes_sum = 0;
@@ -153,7 +154,7 @@ void collect_evaluations(storage::Database& db, RunData& data, const std::string
   per_step.bind_int64(1, data.run.id).bind_int64(2, data.run.workers);
   std::map<std::int64_t, double> bytes, projected;
   while (per_step.step())
-    (per_step.column_text(0) == "bytes_sent" ? bytes : projected)[per_step.column_int64(1)] = per_step.column_double(2);
+    (per_step.column_text(0) == keys::kBytesSent ? bytes : projected)[per_step.column_int64(1)] = per_step.column_double(2);
   auto running = [](const std::map<std::int64_t, double>& values, std::vector<EvalPoint>& points, auto field) {
     if (values.empty()) return;
     double sum = 0;
@@ -188,9 +189,9 @@ std::string choose_test_metric(storage::Database& db, const std::vector<ReportRu
   for (const auto& run : runs) {
     q.reset();
     q.bind_int64(1, run.id);
-    if (q.step()) return "test_perplexity";
+    if (q.step()) return keys::kTestPerplexity;
   }
-  return "test_accuracy";
+  return keys::kTestAccuracy;
 }
 
 RunData collect_run_data(storage::Database& db, const ReportRun& run, const std::string& metric) {
@@ -203,23 +204,23 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   };
   // Every worker records train_loss and bytes_sent at every step; a server records only the
   // latter, so more bytes_sent rows than train_loss rows means server ranks took part.
-  data.has_servers = summary_count("bytes_sent") > summary_count("train_loss");
+  data.has_servers = summary_count(keys::kBytesSent) > summary_count(keys::kTrainLoss);
   if (const auto it = summary.find(metric); it != summary.end()) data.final_metric = it->second.last;
-  if (const auto it = summary.find("model_parameters"); it != summary.end() && it->second.last > 0)
+  if (const auto it = summary.find(keys::kModelParameters); it != summary.end() && it->second.last > 0)
     data.model_parameters = it->second.last;
 
   const auto totals = step_totals(db, data, summary);
-  data.bytes_sent = total_sum(totals, "bytes_sent");
-  data.bytes_dense = total_sum(totals, "bytes_dense");
-  data.compute = sum_of_means(totals, {"time_forward", "time_backward", "time_optimizer"});
-  data.compress = sum_of_means(totals, {"time_compress", "time_decompress"});
-  data.wait = sum_of_means(totals, {"time_wait"});
-  data.communicate = sum_of_means(totals, {"time_communicate"});
-  data.overlapped = sum_of_means(totals, {"time_overlapped"});
-  data.messages = sum_of_means(totals, {"messages"});
-  data.link_bytes = sum_of_means(totals, {"link_bytes"});
+  data.bytes_sent = total_sum(totals, keys::kBytesSent);
+  data.bytes_dense = total_sum(totals, keys::kBytesDense);
+  data.compute = sum_of_means(totals, {keys::kTimeForward, keys::kTimeBackward, keys::kTimeOptimizer});
+  data.compress = sum_of_means(totals, {keys::kTimeCompress, keys::kTimeDecompress});
+  data.wait = sum_of_means(totals, {keys::kTimeWait});
+  data.communicate = sum_of_means(totals, {keys::kTimeCommunicate});
+  data.overlapped = sum_of_means(totals, {keys::kTimeOverlapped});
+  data.messages = sum_of_means(totals, {keys::kMessages});
+  data.link_bytes = sum_of_means(totals, {keys::kLinkBytes});
   collect_step_quartiles(db, data);
-  data.projected_communicate = sum_of_means(totals, {"projected_time_communicate"});
+  data.projected_communicate = sum_of_means(totals, {keys::kProjectedTimeCommunicate});
   collect_epochs(db, data, metric);
   collect_evaluations(db, data, metric);
   const auto facts = storage::facts_of(db, run.id);

@@ -9,6 +9,7 @@
 #include "engine/core/error.hpp"
 #include "storage/run_status.hpp"
 #include "storage/statement.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::storage {
 namespace {
@@ -41,7 +42,7 @@ bool process_gone(std::int64_t pid) {
 }
 
 bool is_stale(const RunRow& row, double now) {
-  if (row.status != "RUNNING") return false;
+  if (row.status != RunStatus::Running) return false;
   if (!(now - row.heartbeat <= kStaleAfterSeconds)) return true;  // NaN heartbeat too
   static const std::string host = this_host();
   return !host.empty() && row.host == host && process_gone(row.controller_pid);
@@ -52,7 +53,7 @@ RunRow read_run(const Statement& q, double now) {
   row.id = q.column_int64(0);
   row.experiment = q.column_text(1);
   row.name = q.column_text(2);
-  row.status = q.column_text(3);
+  row.status = run_status_from_string(q.column_text(3));
   row.error = q.column_text(4);
   row.seed = q.column_int64(5);
   row.repetition = q.column_int64(6);
@@ -81,10 +82,10 @@ RunRow read_run(const Statement& q, double now) {
 }  // namespace
 
 std::string RunRow::status_label() const {
-  if (stale) return status + " (stale)";
-  if (status == "RUNNING" && workers_silent > kSilentWorkersAfterSeconds)
-    return str_cat(status, " (workers silent ", static_cast<long>(workers_silent), "s)");
-  return status;
+  if (stale) return to_string(status) + " (stale)";
+  if (status == RunStatus::Running && workers_silent > kSilentWorkersAfterSeconds)
+    return str_cat(to_string(status), " (workers silent ", static_cast<long>(workers_silent), "s)");
+  return to_string(status);
 }
 
 std::vector<ExperimentRow> list_experiments(Database& db) {
@@ -191,13 +192,13 @@ GROUP BY key, epoch
     const std::string key = q.column_text(0);
     EpochRow& row = rows[q.column_int64(1)];
     row.epoch = q.column_int64(1);
-    if (key == "test_accuracy") row.test_accuracy = q.column_double(2);
-    else if (key == "test_loss") row.test_loss = q.column_double(2);
-    else if (key == "test_perplexity") row.test_perplexity = q.column_double(2);
-    else if (key == "epoch_train_loss") row.epoch_train_loss = q.column_double(2);
-    else if (key == "epoch_time") row.epoch_time = q.column_double(3);
-    else if (key == "bytes_sent") row.bytes_sent = q.column_double(4);
-    else if (key == "bytes_dense") row.bytes_dense = q.column_double(4);
+    if (key == keys::kTestAccuracy) row.test_accuracy = q.column_double(2);
+    else if (key == keys::kTestLoss) row.test_loss = q.column_double(2);
+    else if (key == keys::kTestPerplexity) row.test_perplexity = q.column_double(2);
+    else if (key == keys::kEpochTrainLoss) row.epoch_train_loss = q.column_double(2);
+    else if (key == keys::kEpochTime) row.epoch_time = q.column_double(3);
+    else if (key == keys::kBytesSent) row.bytes_sent = q.column_double(4);
+    else if (key == keys::kBytesDense) row.bytes_dense = q.column_double(4);
   }
   std::vector<EpochRow> out;
   for (auto& [epoch, row] : rows) out.push_back(row);

@@ -10,6 +10,7 @@
 
 #include "engine/core/metrics.hpp"
 #include "storage/database.hpp"
+#include "storage/run_status.hpp"
 
 namespace laconic::storage {
 
@@ -27,7 +28,7 @@ struct RunRow {
   std::int64_t id = 0;
   std::string experiment;  ///< experiment name
   std::string name;        ///< run name ("compressor=topk,seed=1")
-  std::string status;      ///< runs.status text, e.g. "FINISHED"
+  RunStatus status = RunStatus::Queued;  ///< runs.status
   std::string error;       ///< "" when the run recorded no error
   std::int64_t seed = 0;
   std::int64_t repetition = 0;
@@ -45,8 +46,8 @@ struct RunRow {
   double final_test_loss = std::numeric_limits<double>::quiet_NaN();
   /// Last recorded "test_perplexity" (language models); NaN if none.
   double final_test_perplexity = std::numeric_limits<double>::quiet_NaN();
-  double bytes_sent = 0;   ///< sum of "bytes_sent" over steps and workers, bytes
-  double bytes_dense = 0;  ///< sum of "bytes_dense" over steps and workers, bytes
+  double bytes_sent = 0;   ///< sum of keys::kBytesSent over steps and workers, bytes
+  double bytes_dense = 0;  ///< sum of keys::kBytesDense over steps and workers, bytes
   std::string host;                   ///< host of the controller that recorded it
   std::string laconic_version;        ///< version of the binary that recorded it
   std::int64_t controller_pid = 0;    ///< its process id; 0 if unknown (schema 1 runs)

@@ -1,5 +1,6 @@
 #pragma once
 // The life cycle of a run as stored in runs.status.
+#include <ostream>
 #include <string>
 
 namespace laconic::storage {
@@ -13,6 +14,9 @@ std::string to_string(RunStatus status);
 /// Inverse of to_string(), in any case ("finished" too); an unknown text is a ConfigError naming
 /// it and listing the valid ones.
 RunStatus run_status_from_string(const std::string& text);
+
+/// Writes to_string(status): test failures and messages show "FINISHED".
+inline std::ostream& operator<<(std::ostream& out, RunStatus status) { return out << to_string(status); }
 
 /// True for the statuses a run ends in (everything but QUEUED and RUNNING).
 bool is_final(RunStatus status);

@@ -7,7 +7,7 @@
 
 namespace laconic {
 
-/// One measurement. Keys are listed in docs/schema.md (e.g. "train_loss", "bytes_sent").
+/// One measurement. Its key is one of engine/core/metric_keys.hpp (docs/schema.md lists them).
 struct MetricRecord {
   std::string key;
   std::int64_t step = 0;   ///< global step of the worker, counted from 0

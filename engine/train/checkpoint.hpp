@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ std::string config_fingerprint(const RunConfig& config);
 
 /// `dir`/rank-R.step-S.ckpt.
 std::string checkpoint_path(const std::string& dir, int rank, std::int64_t step);
+
+/// The step S of a checkpoint file named as checkpoint_path() names it ("rank-R.step-S.ckpt",
+/// without its directory); nothing for any other name.
+std::optional<std::int64_t> checkpoint_step_of(const std::string& file_name);
 
 /// Writes `bytes` to `path` atomically (temporary file, fsync, rename, fsync of the directory).
 /// Error naming the path on failure.

@@ -7,6 +7,7 @@
 #include "engine/topology/parameter_server.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/worker.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::train {
 namespace {
@@ -157,16 +158,16 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
           auto put = [&](const char* key, int worker, double value) {
             sink.record({key, index, -1, worker, wall(), value});
           };
-          put("staleness", u.worker, static_cast<double>(u.staleness));
-          put("update_lag", u.worker, static_cast<double>(u.lag));
-          put("time_communicate", comm.rank(), u.stats.time_communicate);
-          put("time_decompress", comm.rank(), u.stats.time_decompress);
-          put("time_compress", comm.rank(), u.stats.time_compress);
-          put("bytes_sent", comm.rank(), static_cast<double>(u.stats.bytes_sent));
-          put("bytes_received", comm.rank(), static_cast<double>(u.stats.bytes_received));
-          put("bytes_dense", comm.rank(), static_cast<double>(u.stats.bytes_dense));
+          put(keys::kStaleness, u.worker, static_cast<double>(u.staleness));
+          put(keys::kUpdateLag, u.worker, static_cast<double>(u.lag));
+          put(keys::kTimeCommunicate, comm.rank(), u.stats.time_communicate);
+          put(keys::kTimeDecompress, comm.rank(), u.stats.time_decompress);
+          put(keys::kTimeCompress, comm.rank(), u.stats.time_compress);
+          put(keys::kBytesSent, comm.rank(), static_cast<double>(u.stats.bytes_sent));
+          put(keys::kBytesReceived, comm.rank(), static_cast<double>(u.stats.bytes_received));
+          put(keys::kBytesDense, comm.rank(), static_cast<double>(u.stats.bytes_dense));
           if (parts.network)
-            put("projected_time_communicate", comm.rank(), parts.network->project(u.stats.traffic));
+            put(keys::kProjectedTimeCommunicate, comm.rank(), parts.network->project(u.stats.traffic));
           ++index;
         });
     sink.flush();
@@ -211,18 +212,18 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
     auto put = [&](const char* key, double value) {
       sink.record({key, round, -1, comm.rank(), wall(), value});
     };
-    put("time_compress", r.stats.time_compress);
-    put("time_decompress", r.stats.time_decompress);
-    put("time_communicate", r.stats.time_communicate);
-    put("time_step", step_time);
-    put("bytes_sent", static_cast<double>(r.stats.bytes_sent));
-    put("bytes_received", static_cast<double>(r.stats.bytes_received));
-    put("bytes_dense", static_cast<double>(r.stats.bytes_dense));
-    put("payload_bytes", static_cast<double>(r.stats.payload_bytes));
+    put(keys::kTimeCompress, r.stats.time_compress);
+    put(keys::kTimeDecompress, r.stats.time_decompress);
+    put(keys::kTimeCommunicate, r.stats.time_communicate);
+    put(keys::kTimeStep, step_time);
+    put(keys::kBytesSent, static_cast<double>(r.stats.bytes_sent));
+    put(keys::kBytesReceived, static_cast<double>(r.stats.bytes_received));
+    put(keys::kBytesDense, static_cast<double>(r.stats.bytes_dense));
+    put(keys::kPayloadBytes, static_cast<double>(r.stats.payload_bytes));
     if (parts.network) {
       const double projected = parts.network->project(r.stats.traffic);
-      put("projected_time_communicate", projected);
-      put("projected_time_step", step_time - r.stats.time_communicate + projected);
+      put(keys::kProjectedTimeCommunicate, projected);
+      put(keys::kProjectedTimeStep, step_time - r.stats.time_communicate + projected);
     }
   }
   sink.flush();

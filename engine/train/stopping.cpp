@@ -3,12 +3,13 @@
 #include <algorithm>
 
 #include "engine/core/error.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::train {
 
 std::vector<FieldSpec> EarlyStoppingOptions::fields() {
   return {
-      {"metric", FieldType::String, std::string("test_accuracy"),
+      {"metric", FieldType::String, std::string(keys::kTestAccuracy),
        "epoch metric of worker 0: test_accuracy, test_loss, test_perplexity (language models), "
        "epoch_train_loss"},
       {"patience", FieldType::Int, std::int64_t{3},
@@ -26,7 +27,7 @@ EarlyStoppingOptions EarlyStoppingOptions::from(const ComponentSpec& spec) {
   o.min_delta = spec.number("min_delta");
   o.goal = spec.text("goal");
   static const std::vector<std::string> kMetrics = {
-      "test_accuracy", "test_loss", "test_perplexity", "epoch_train_loss", "consensus_distance"};
+      keys::kTestAccuracy, keys::kTestLoss, keys::kTestPerplexity, keys::kEpochTrainLoss, keys::kConsensusDistance};
   if (std::find(kMetrics.begin(), kMetrics.end(), o.metric) == kMetrics.end())
     throw ConfigError(str_cat("early_stopping.metric must be one of test_accuracy, test_loss, "
                               "test_perplexity, epoch_train_loss, consensus_distance; got \"",

@@ -9,6 +9,7 @@
 #include "engine/core/component.hpp"
 #include "engine/core/registry.hpp"
 #include "engine/core/state_io.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::train {
 
@@ -45,7 +46,7 @@ class NeverStop : public StopRule {
 };
 
 struct EarlyStoppingOptions {
-  std::string metric = "test_accuracy";  ///< an epoch metric of worker 0
+  std::string metric = keys::kTestAccuracy;  ///< an epoch metric of worker 0
   std::int64_t patience = 3;             ///< epochs without improvement before stopping, >= 1
   double min_delta = 0.0;                ///< smallest change that counts as improvement, >= 0
   std::string goal = "auto";             ///< "max", "min", or "auto" (max for accuracy)

@@ -15,6 +15,7 @@
 #include "engine/train/objective.hpp"
 #include "engine/train/populated_tensor.hpp"
 #include "engine/train/shard.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::train {
 
@@ -205,33 +206,33 @@ class Trainer : public schedule::StepActions {
     auto put = [&](const char* key, double value) {
       sink.record({key, step, epoch, comm_.rank(), wall, value});
     };
-    put("train_loss", loss_);
-    put("time_forward", time_forward_);
-    put("time_backward", time_backward_);
-    put("time_compress", exchange_.time_compress);
-    put("time_decompress", exchange_.time_decompress);
-    if (exchange_.measured_wait) put("time_wait", exchange_.time_wait);
-    put("time_communicate", exchange_.time_communicate);
-    if (exchange_.overlapped) put("time_overlapped", exchange_.time_overlapped);
-    put("time_optimizer", time_optimizer_);
-    put("lr", parts_.optimizer->lr());
-    if (parts_.stragglers.delay > 0) put("time_delay", time_delay_);
-    put("time_step", step_time);
-    put("bytes_sent", static_cast<double>(exchange_.bytes_sent));
-    put("bytes_received", static_cast<double>(exchange_.bytes_received));
-    put("bytes_dense", static_cast<double>(exchange_.bytes_dense));
-    put("payload_bytes", static_cast<double>(exchange_.payload_bytes));
+    put(keys::kTrainLoss, loss_);
+    put(keys::kTimeForward, time_forward_);
+    put(keys::kTimeBackward, time_backward_);
+    put(keys::kTimeCompress, exchange_.time_compress);
+    put(keys::kTimeDecompress, exchange_.time_decompress);
+    if (exchange_.measured_wait) put(keys::kTimeWait, exchange_.time_wait);
+    put(keys::kTimeCommunicate, exchange_.time_communicate);
+    if (exchange_.overlapped) put(keys::kTimeOverlapped, exchange_.time_overlapped);
+    put(keys::kTimeOptimizer, time_optimizer_);
+    put(keys::kLr, parts_.optimizer->lr());
+    if (parts_.stragglers.delay > 0) put(keys::kTimeDelay, time_delay_);
+    put(keys::kTimeStep, step_time);
+    put(keys::kBytesSent, static_cast<double>(exchange_.bytes_sent));
+    put(keys::kBytesReceived, static_cast<double>(exchange_.bytes_received));
+    put(keys::kBytesDense, static_cast<double>(exchange_.bytes_dense));
+    put(keys::kPayloadBytes, static_cast<double>(exchange_.payload_bytes));
     // What projecting onto another link later needs (laconic report --link).
-    put("messages", static_cast<double>(exchange_.traffic.messages));
-    put("link_bytes", static_cast<double>(exchange_.traffic.link_bytes));
+    put(keys::kMessages, static_cast<double>(exchange_.traffic.messages));
+    put(keys::kLinkBytes, static_cast<double>(exchange_.traffic.link_bytes));
     if (parts_.network) {
       // Projected, never measured: this step's messages on the experiment's link, in place of
       // the measured time inside collectives.
       const double projected = exchange_.projected_time_communicate
                                    ? *exchange_.projected_time_communicate
                                    : parts_.network->project(exchange_.traffic);
-      put("projected_time_communicate", projected);
-      put("projected_time_step", step_time - exchange_.time_communicate + projected);
+      put(keys::kProjectedTimeCommunicate, projected);
+      put(keys::kProjectedTimeStep, step_time - exchange_.time_communicate + projected);
     }
   }
 
@@ -409,9 +410,9 @@ Evaluation evaluate_and_record(Model& model, Dataset& dataset, const RunConfig& 
                                        });
   if (liveness) liveness->enter("training");
   if (comm.rank() != 0) return e;
-  sink.record({"test_accuracy", step, epoch, 0, wall, e.accuracy});
-  sink.record({"test_loss", step, epoch, 0, wall, e.loss});
-  if (e.perplexity) sink.record({"test_perplexity", step, epoch, 0, wall, *e.perplexity});
+  sink.record({keys::kTestAccuracy, step, epoch, 0, wall, e.accuracy});
+  sink.record({keys::kTestLoss, step, epoch, 0, wall, e.loss});
+  if (e.perplexity) sink.record({keys::kTestPerplexity, step, epoch, 0, wall, *e.perplexity});
   return e;
 }
 
@@ -463,7 +464,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
   if (!resuming && comm.rank() == 0) {
     std::int64_t parameters = 0;
     for (const auto& p : trainer.params()) parameters += p.numel();
-    sink.record({"model_parameters", 0, 0, 0, 0.0, static_cast<double>(parameters)});
+    sink.record({keys::kModelParameters, 0, 0, 0, 0.0, static_cast<double>(parameters)});
   }
 
   if (parts.liveness) parts.liveness->enter("training");
@@ -539,17 +540,17 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
     }
     result.steps = step;
     const std::int64_t last = step - 1;
-    sink.record({"epoch_train_loss", last, epoch, comm.rank(), wall(),
+    sink.record({keys::kEpochTrainLoss, last, epoch, comm.rank(), wall(),
                  loss_sum / static_cast<double>(steps_per_epoch)});
-    sink.record({"epoch_time", last, epoch, comm.rank(), wall(),
+    sink.record({keys::kEpochTime, last, epoch, comm.rank(), wall(),
                  seconds_between(epoch_start, Clock::now())});
     EpochMetrics metrics{epoch,
-                         {{"epoch_train_loss", loss_sum / static_cast<double>(steps_per_epoch)}}};
+                         {{keys::kEpochTrainLoss, loss_sum / static_cast<double>(steps_per_epoch)}}};
     if (parts.topology->mixes_models()) {
       const double distance = trainer.consensus_distance();
-      metrics.values["consensus_distance"] = distance;
+      metrics.values[keys::kConsensusDistance] = distance;
       if (comm.rank() == 0)
-        sink.record({"consensus_distance", last, epoch, 0, wall(), distance});
+        sink.record({keys::kConsensusDistance, last, epoch, 0, wall(), distance});
     }
     Evaluation e;
     if (comm.rank() == 0 || shared_evaluation)
@@ -557,9 +558,9 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
                               wall(), parts.liveness);
     if (comm.rank() == 0) {
       result.final_test_accuracy = e.accuracy;
-      metrics.values["test_accuracy"] = e.accuracy;
-      metrics.values["test_loss"] = e.loss;
-      if (e.perplexity) metrics.values["test_perplexity"] = *e.perplexity;
+      metrics.values[keys::kTestAccuracy] = e.accuracy;
+      metrics.values[keys::kTestLoss] = e.loss;
+      if (e.perplexity) metrics.values[keys::kTestPerplexity] = *e.perplexity;
     }
     // Every worker knows whether a rule or a function decides (same config, same file).
     const bool decided = (parts.stop_rule && parts.stop_rule->name() != "never") || lua_epoch_end;
@@ -567,7 +568,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
                       decide_stop(parts.stop_rule.get(), lua_epoch_end ? callbacks : nullptr,
                                   metrics, comm, config.workers);
     if (stop && comm.rank() == 0)
-      sink.record({"stopped_early", last, epoch, 0, wall(), static_cast<double>(epoch)});
+      sink.record({keys::kStoppedEarly, last, epoch, 0, wall(), static_cast<double>(epoch)});
     sink.flush();
     if (stop) break;
   }

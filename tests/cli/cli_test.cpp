@@ -39,7 +39,7 @@ TEST_CASE("laconic run trains a tiny sweep, records it, and laconic report write
     CHECK(runs[0].name == "compressor=none,seed=1");
     CHECK(runs[1].name == "compressor=topk,ratio=0.01,seed=1");
     for (const auto& r : runs) {
-      CHECK(r.status == "FINISHED");
+      CHECK(r.status == storage::RunStatus::Finished);
       CHECK(r.final_test_accuracy >= 0.0);
       CHECK(r.final_test_accuracy <= 1.0);
       // 8 steps x 2 workers of every per-step key; test metrics from worker 0 only.
@@ -161,9 +161,9 @@ TEST_CASE("the quickstart reaches test accuracy above 0.75 without compression i
   auto runs = storage::list_runs(*db);
   REQUIRE(runs.size() == 2);
   CHECK(runs[0].name == "compressor=none,seed=1");
-  CHECK(runs[0].status == "FINISHED");
+  CHECK(runs[0].status == storage::RunStatus::Finished);
   CHECK(runs[0].final_test_accuracy > 0.75);
-  CHECK(runs[1].status == "FINISHED");
+  CHECK(runs[1].status == storage::RunStatus::Finished);
   // Top-k 1% sends about 2% of the dense bytes (index + value per kept entry).
   CHECK(runs[1].bytes_sent < 0.03 * runs[1].bytes_dense);
   std::filesystem::remove_all(dir);

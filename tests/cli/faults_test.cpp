@@ -121,9 +121,9 @@ TEST_CASE("a frozen worker shows as silent, is then called hung, killed and name
   CHECK(to_kill < 20 + 5 + 5);  // the timeout, then at most the grace after its peer gave up
   const auto runs = runs_of(dir + "/f.db");
   REQUIRE(runs.size() == 2);
-  CHECK(runs[0].status == "FAILED");
+  CHECK(runs[0].status == storage::RunStatus::Failed);
   CHECK_THAT(runs[0].error, Catch::Contains("worker 0 hung: no sign of life for"));
-  CHECK(runs[1].status == "FINISHED");
+  CHECK(runs[1].status == storage::RunStatus::Finished);
   CHECK(no_store_dir_of(controller));
   std::filesystem::remove_all(dir);
 }
@@ -144,7 +144,7 @@ TEST_CASE("a worker that dies before the rendezvous fails its run within seconds
   CHECK(took < 15);  // not the 60 s timeout
   const auto runs = runs_of(dir + "/d.db");
   REQUIRE(runs.size() == 1);
-  CHECK(runs[0].status == "FAILED");
+  CHECK(runs[0].status == storage::RunStatus::Failed);
   CHECK_THAT(runs[0].error, Catch::Contains("worker 1 was killed by signal 9"));
   std::filesystem::remove_all(dir);
 }
@@ -164,7 +164,7 @@ TEST_CASE("a resume after the controller was killed continues every run in place
     const auto before = runs_of(dir + "/r.db");
     REQUIRE(before.size() == 2);
     CHECK(before[0].status_label() == "RUNNING (stale)");
-    CHECK(before[1].status == "QUEUED");
+    CHECK(before[1].status == storage::RunStatus::Queued);
   }
   // Its rendezvous directory is left behind; the next run removes it.
   CHECK_FALSE(no_store_dir_of(controller));
@@ -176,9 +176,9 @@ TEST_CASE("a resume after the controller was killed continues every run in place
   CHECK(no_store_dir_of(controller));
   const auto after = runs_of(dir + "/r.db");
   REQUIRE(after.size() == 2);  // the same two rows, no duplicate
-  CHECK(after[0].status == "FINISHED");
+  CHECK(after[0].status == storage::RunStatus::Finished);
   CHECK(after[0].attempts == 2);
-  CHECK(after[1].status == "FINISHED");
+  CHECK(after[1].status == storage::RunStatus::Finished);
   CHECK(after[1].attempts == 1);
   // Run 1's rows are those of one whole run, not two runs' worth.
   CHECK(storage::metrics_of(*storage::Database::open_read_only(dir + "/r.db"), after[0].id, "train_loss").size() ==
@@ -213,7 +213,7 @@ TEST_CASE("a database locked by another process for 30 s loses no row and ends e
   CHECK(WEXITSTATUS(*exited) == 0);
   CHECK_THAT(err, Catch::Contains("cannot take writes") && Catch::Contains("takes writes again; nothing was lost"));
   CHECK(err.find("lost ") == std::string::npos);
-  for (const auto& run : runs_of(dir + "/l.db")) CHECK(run.status == "FINISHED");
+  for (const auto& run : runs_of(dir + "/l.db")) CHECK(run.status == storage::RunStatus::Finished);
   CHECK(rows_per_run(dir + "/l.db") == expected);
   std::filesystem::remove_all(dir);
 }
@@ -265,7 +265,7 @@ TEST_CASE("a full disk sends what is pending to a journal in TMPDIR; laconic rec
   CHECK(rows_per_run(dir + "/disk/d.db") == expected);
   const auto runs = runs_of(dir + "/disk/d.db");
   REQUIRE(runs.size() == 1);
-  CHECK(runs[0].status == "FINISHED");  // its ending was in the journal
+  CHECK(runs[0].status == storage::RunStatus::Finished);  // its ending was in the journal
   // Exactly once: the journal was renamed, and the same file again is refused.
   CHECK_FALSE(std::filesystem::exists(journal));
   std::filesystem::rename(journal + ".replayed", journal);

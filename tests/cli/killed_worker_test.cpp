@@ -62,10 +62,10 @@ TEST_CASE("a worker killed with SIGKILL fails its run, keeps its metrics, and th
   auto db = storage::Database::open_read_only(db_path);
   auto runs = storage::list_runs(*db);
   REQUIRE(runs.size() == 2);
-  CHECK(runs[0].status == "FAILED");
+  CHECK(runs[0].status == storage::RunStatus::Failed);
   CHECK_THAT(runs[0].error, Catch::Contains("worker 1 was killed by signal 9"));
   CHECK(storage::metrics_of(*db, runs[0].id, "train_loss").size() >= 10);
-  CHECK(runs[1].status == "FINISHED");
+  CHECK(runs[1].status == storage::RunStatus::Finished);
   CHECK(storage::metrics_of(*db, runs[1].id, "train_loss").size() == 8);
 
   char* message = nullptr;

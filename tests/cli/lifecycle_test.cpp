@@ -85,7 +85,7 @@ TEST_CASE("a run whose controller was killed is stale, and --resume continues it
     auto db = storage::Database::open_read_only(db_path);
     const auto runs = storage::list_runs(*db);
     REQUIRE(runs.size() == 1);  // continued in place, not run again
-    CHECK(runs[0].status == "FINISHED");
+    CHECK(runs[0].status == storage::RunStatus::Finished);
     CHECK(runs[0].attempts == 2);
     auto ref_db = storage::Database::open_read_only(dir + "/reference.db");
     CHECK(runs[0].final_test_accuracy == storage::find_run(*ref_db, 1)->final_test_accuracy);
@@ -119,7 +119,7 @@ TEST_CASE("a diverging run ends DIVERGED with its reason; --resume skips it and 
     auto db = storage::Database::open_read_only(dir + "/b.db");
     const auto runs = storage::list_runs(*db);
     REQUIRE(runs.size() == 1);
-    CHECK(runs[0].status == "DIVERGED");
+    CHECK(runs[0].status == storage::RunStatus::Diverged);
     CHECK_THAT(runs[0].error, Catch::StartsWith("training loss"));
   }
   const auto again = run_laconic(dir, "run boom.lua --db b.db --resume", 60);

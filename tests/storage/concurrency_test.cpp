@@ -66,7 +66,7 @@ TEST_CASE("a read-only connection reads while another connection holds an open w
   const auto summary = summary_of(*reader, run);
   const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   REQUIRE(rows.size() == 1);
-  CHECK(rows[0].status == "RUNNING");  // the uncommitted UPDATE is invisible
+  CHECK(rows[0].status == storage::RunStatus::Running);  // the uncommitted UPDATE is invisible
   CHECK(rows[0].final_test_accuracy == 0.5);
   CHECK(summary.at("test_accuracy").count == 1);
   CHECK(metrics_of(*reader, run, "test_accuracy").size() == 1);
@@ -74,7 +74,7 @@ TEST_CASE("a read-only connection reads while another connection holds an open w
 
   exec(other->handle(), "COMMIT");
   const auto after = list_runs(*reader);
-  CHECK(after[0].status == "FINISHED");
+  CHECK(after[0].status == storage::RunStatus::Finished);
   CHECK(after[0].final_test_accuracy == 0.99);
 }
 

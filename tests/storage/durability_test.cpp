@@ -126,7 +126,7 @@ TEST_CASE("a recovery journal round-trips, replays exactly once, and refuses the
 
   CHECK(replay_journal(*db, back, file) == 3);
   CHECK(count_of(*db, run, "train_loss") == 2);
-  CHECK(find_run(*db, run)->status == "FINISHED");
+  CHECK(find_run(*db, run)->status == storage::RunStatus::Finished);
   CHECK(facts_of(*db, run).at("blas_library") == "/usr/lib/x\ty.so");
   CHECK(summary_of(*db, run).at("train_loss").nan_count == 1);
   // Exactly once: the second replay is refused and writes nothing.

@@ -48,7 +48,7 @@ TEST_CASE("list_runs reports final test accuracy and total bytes per run", "[sto
   CHECK(all[0].bytes_dense == 80000);
   CHECK(std::isnan(all[1].final_test_accuracy));
   CHECK(all[1].bytes_sent == 0);
-  CHECK(all[2].status == "RUNNING");
+  CHECK(all[2].status == storage::RunStatus::Running);
   CHECK(all[2].wall_time >= 0);
 
   const auto fmnist_runs = list_runs(*db, {.experiment = "fmnist-topk", .status = std::nullopt});
@@ -78,7 +78,7 @@ TEST_CASE("a read-only connection sees committed rows and refuses to write", "[s
   CHECK(reader->schema_version() == writer->schema_version());
   auto rows = list_runs(*reader);
   REQUIRE(rows.size() == 1);
-  CHECK(rows[0].status == "RUNNING");
+  CHECK(rows[0].status == storage::RunStatus::Running);
   CHECK(rows[0].final_test_accuracy == 0.5);
   CHECK(metrics_of(*reader, run, "test_accuracy").size() == 1);
 

@@ -56,7 +56,7 @@ TEST_CASE("a run goes from QUEUED to RUNNING to FINISHED with its timestamps", "
 
   auto row = find_run(*db, run);
   REQUIRE(row);
-  CHECK(row->status == "QUEUED");
+  CHECK(row->status == storage::RunStatus::Queued);
   CHECK(row->name == "compressor=topk,seed=3");
   CHECK(row->seed == 3);
   CHECK(std::isnan(row->started));
@@ -65,7 +65,7 @@ TEST_CASE("a run goes from QUEUED to RUNNING to FINISHED with its timestamps", "
 
   recorder.start_run(run);
   row = find_run(*db, run);
-  CHECK(row->status == "RUNNING");
+  CHECK(row->status == storage::RunStatus::Running);
   CHECK(row->started >= before);
   CHECK(row->heartbeat == row->started);
   CHECK(std::isnan(row->ended));
@@ -76,7 +76,7 @@ TEST_CASE("a run goes from QUEUED to RUNNING to FINISHED with its timestamps", "
 
   recorder.finish_run(run, RunStatus::Finished);
   row = find_run(*db, run);
-  CHECK(row->status == "FINISHED");
+  CHECK(row->status == storage::RunStatus::Finished);
   CHECK(row->ended >= row->started);
   CHECK(row->ended <= unix_now());
   CHECK(row->wall_time == Approx(row->ended - row->started));
@@ -98,7 +98,7 @@ TEST_CASE("a failed run keeps its error text", "[storage][recorder]") {
   recorder.start_run(run);
   recorder.finish_run(run, RunStatus::Failed, "worker 2 exited with code 134");
   const auto row = find_run(*db, run);
-  CHECK(row->status == "FAILED");
+  CHECK(row->status == storage::RunStatus::Failed);
   CHECK(row->error == "worker 2 exited with code 134");
   CHECK_THROWS_AS(recorder.finish_run(run, RunStatus::Running), ConfigError);
 }
@@ -162,7 +162,7 @@ TEST_CASE("find_unfinished finds the newest run of a config that did not finish"
   recorder.start_run(killed);
   auto row = find_run(*db, killed);
   REQUIRE(row);
-  CHECK(row->status == "RUNNING");
+  CHECK(row->status == storage::RunStatus::Running);
   CHECK(row->attempts == 2);
   CHECK(row->error.empty());
   CHECK(std::isnan(row->ended));

@@ -301,3 +301,13 @@ TEST_CASE("a checkpoint write that fails on a full disk leaves no temporary file
   ::umount2(dir.c_str(), MNT_DETACH);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a checkpoint's file name gives back the step it was named with, and only such a name does",
+          "[train][checkpoint]") {
+  const std::string path = train::checkpoint_path("/some/dir", 3, 1200);
+  const std::string name = std::filesystem::path(path).filename().string();
+  CHECK(name == "rank-3.step-1200.ckpt");
+  CHECK(train::checkpoint_step_of(name) == 1200);
+  for (const char* other : {"rank-3.step-1200.ckpt.tmp", "server.step-5.ckpt", "rank-1.step-x.ckpt", "notes.txt"})
+    CHECK_FALSE(train::checkpoint_step_of(other));
+}

@@ -1,0 +1,46 @@
+#include "engine/core/metric_keys.hpp"
+
+namespace laconic::keys {
+
+const std::vector<KeyInfo>& all_keys() {
+  static const std::vector<KeyInfo> kKeys = {
+      {kTrainLoss, "loss units"},
+      {kTimeForward, "seconds"},
+      {kTimeBackward, "seconds"},
+      {kTimeCompress, "seconds"},
+      {kTimeDecompress, "seconds"},
+      {kTimeWait, "seconds"},
+      {kTimeCommunicate, "seconds"},
+      {kTimeOverlapped, "seconds"},
+      {kTimeOptimizer, "seconds"},
+      {kLr, "learning rate"},
+      {kTimeStep, "seconds"},
+      {kBytesSent, "bytes"},
+      {kBytesReceived, "bytes"},
+      {kBytesDense, "bytes"},
+      {kPayloadBytes, "bytes"},
+      {kMessages, "count"},
+      {kLinkBytes, "bytes"},
+      {kProjectedTimeCommunicate, "seconds"},
+      {kTimeDelay, "seconds"},
+      {kProjectedTimeStep, "seconds"},
+      {kModelParameters, "parameters"},
+      {kTestAccuracy, "fraction in [0, 1]"},
+      {kTestLoss, "loss units"},
+      {kTestPerplexity, "perplexity"},
+      {kEpochTrainLoss, "loss units"},
+      {kEpochTime, "seconds"},
+      {kStoppedEarly, "epoch"},
+      {kConsensusDistance, "parameter units"},
+      {kStaleness, "steps"},
+      {kUpdateLag, "updates"},
+  };
+  return kKeys;
+}
+
+bool is_byte_key(std::string_view key) {
+  return key == kBytesSent || key == kBytesReceived || key == kBytesDense || key == kPayloadBytes ||
+         key == kLinkBytes;
+}
+
+}  // namespace laconic::keys
