@@ -5,7 +5,7 @@
 #include "engine/comm/network.hpp"
 #include "engine/compress/builtin.hpp"
 #include "engine/compress/random.hpp"
-#include "engine/topology/parameter_server.hpp"
+#include "engine/topology/parameter_server/worker_side.hpp"
 #include "engine/core/error.hpp"
 #include "engine/schedule/builtin.hpp"
 #include "engine/topology/builtin.hpp"

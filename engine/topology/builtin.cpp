@@ -3,7 +3,7 @@
 #include "engine/topology/allgather.hpp"
 #include "engine/topology/allreduce.hpp"
 #include "engine/topology/gossip.hpp"
-#include "engine/topology/parameter_server.hpp"
+#include "engine/topology/parameter_server/worker_side.hpp"
 
 namespace laconic::topology {
 

@@ -1,16 +1,20 @@
-// The parameter server's process: the rounds of engine/topology/parameter_server.hpp, with the
+// The parameter server's process: the rounds of engine/topology/parameter_server/, with the
 // optimizer step on its own copy of the model when workers pull weights.
 #include <chrono>
 #include <cstring>
 
 #include "engine/core/error.hpp"
-#include "engine/topology/parameter_server.hpp"
+#include "engine/core/metric_keys.hpp"
+#include "engine/topology/parameter_server/asynchronous_server.hpp"
+#include "engine/topology/parameter_server/synchronous_server.hpp"
+#include "engine/topology/parameter_server/worker_side.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/worker.hpp"
-#include "engine/core/metric_keys.hpp"
 
 namespace laconic::train {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 // A synchronous server's checkpoint before round `position.step`: its weights (the workers'
 // pulls are changes of them), its optimizer, the compressor coding its shard, the epoch that
@@ -36,182 +40,114 @@ TrainingPosition load_server_checkpoint(const std::string& path, const std::stri
   });
 }
 
-}  // namespace
-
-void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
-                MetricsSink& sink, RunCallbacks* callbacks, const Checkpointing& checkpointing) {
-  if (parts.liveness) parts.liveness->enter("serving");
-  auto start = std::chrono::steady_clock::now();
-  auto wall = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  const auto* topology = dynamic_cast<topology::ParameterServerTopology*>(parts.topology.get());
-  LACONIC_ENFORCE(topology != nullptr, "rank ", comm.rank(), " is beyond the ", config.workers,
-                  " workers, but topology '", parts.topology->name(), "' has no servers");
-  const bool resuming = checkpointing.resume_step >= 0;
-  if ((checkpointing.saves() || resuming) && topology->staleness() >= 0)
-    throw ConfigError(str_cat("schedule ", config.schedule.name, ": an asynchronous parameter server cannot be ",
-                              "checkpointed (no round that every worker passes)"));
-  check_identical_start(*parts.model, comm);
-  parts.compressor->set_seed(static_cast<std::uint64_t>(config.seed), comm.rank());
-
-  std::vector<torch::Tensor> params = parts.model->parameters();
-  std::int64_t total = 0;
-  for (auto& p : params) total += p.numel();
-  torch::Tensor flat_grad = torch::zeros({total});
-  std::int64_t offset = 0;
-  for (auto& p : params) {
-    p.mutable_grad() = flat_grad.narrow(0, offset, p.numel()).view_as(p);
-    offset += p.numel();
-  }
-  torch::Tensor before = torch::zeros({total});
-  // This server's shard of the flat parameters, and the compressor that codes it.
-  const int server_index = comm.rank() - static_cast<int>(config.workers);
-  const auto [shard_begin, shard_end] = topology::server_shard(
-      static_cast<std::size_t>(total), static_cast<int>(topology->options().servers),
-      server_index);
-  const std::size_t shard_size = shard_end - shard_begin;
-  std::unique_ptr<compress::Compressor> shard_compressor =
-      topology->make_shard_compressor(shard_size, server_index, comm.rank());
-  compress::Compressor& codec = shard_compressor ? *shard_compressor : *parts.compressor;
-  // The shard's gradient placed in the flat gradient (zero elsewhere), then one optimizer step:
-  // elementwise, so the shard changes as it would on a single server.
-  auto step_on_shard = [&](std::span<const float> shard_gradient) {
-    flat_grad.zero_();
-    std::memcpy(flat_grad.data_ptr<float>() + shard_begin, shard_gradient.data(),
-                shard_gradient.size_bytes());
-    parts.optimizer->step(params);
-  };
-  auto flatten_into = [&](torch::Tensor& out) {
-    torch::NoGradGuard no_grad;
-    std::int64_t at = 0;
-    for (auto& p : params) {
-      out.narrow(0, at, p.numel()).copy_(p.detach().reshape({-1}));
-      at += p.numel();
+// The server's copy of the model and what it does with it: its shard of the flat parameters,
+// the compressor coding that shard, an optimizer step with a shard's gradient, the learning-rate
+// schedule and the pull compressors' epochs, and the metrics it records.
+class ServerProcess : public topology::ServerModel {
+ public:
+  ServerProcess(const RunConfig& config, WorkerParts& parts, comm::Communicator& comm, MetricsSink& sink,
+                RunCallbacks* callbacks)
+      : config_(config), parts_(parts), comm_(comm), sink_(sink), callbacks_(callbacks),
+        topology_(dynamic_cast<topology::ParameterServerTopology*>(parts.topology.get())),
+        params_(parts.model->parameters()), per_epoch_(steps_per_epoch(config, *parts.dataset)) {
+    LACONIC_ENFORCE(topology_ != nullptr, "rank ", comm.rank(), " is beyond the ", config.workers,
+                    " workers, but topology '", parts.topology->name(), "' has no servers");
+    std::int64_t total = 0;
+    for (auto& p : params_) total += p.numel();
+    flat_grad_ = torch::zeros({total});
+    before_ = torch::zeros({total});
+    after_ = torch::zeros({total});
+    std::int64_t offset = 0;
+    for (auto& p : params_) {
+      p.mutable_grad() = flat_grad_.narrow(0, offset, p.numel()).view_as(p);
+      offset += p.numel();
     }
-  };
+    const int index = comm.rank() - static_cast<int>(config.workers);
+    std::tie(shard_begin_, shard_end_) =
+        topology::server_shard(static_cast<std::size_t>(total), static_cast<int>(options().servers), index);
+    shard_compressor_ = topology_->make_shard_compressor(shard_size(), index, comm.rank());
+    if (options().compress_pull && topology_->staleness())
+      for (int w = 0; w < static_cast<int>(config.workers); ++w) {
+        pull_owned_.push_back(topology_->make_pull_compressor(shard_size(), index, w));
+        pull_.push_back(pull_owned_.back().get());
+      }
+  }
 
-  const bool weights = topology->pulls_weights();
-  // The server's optimizer follows the run's learning-rate schedule, by round (synchronous) or
-  // by update / workers (asynchronous).
-  const std::int64_t per_epoch = steps_per_epoch(config, *parts.dataset);
-  // The pull compressor follows the workers' epochs and steps (ratio schedules, DGC's warm-up).
-  std::int64_t codec_epoch = 0;
-  auto follow_step = [&](std::span<compress::Compressor* const> codecs, std::int64_t step) {
-    const std::int64_t epoch = step / per_epoch;
-    const bool new_epoch = epoch != codec_epoch;
-    codec_epoch = epoch;
+  const topology::ParameterServerOptions& options() const { return topology_->options(); }
+  std::optional<std::int64_t> staleness() const { return topology_->staleness(); }
+  std::size_t shard_size() const { return shard_end_ - shard_begin_; }
+  compress::Compressor& codec() { return shard_compressor_ ? *shard_compressor_ : *parts_.compressor; }
+  std::span<compress::Compressor* const> pull_compressors() const { return pull_; }
+  double wall() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  void shift_start(double seconds) {
+    start_ -= std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  }
+  std::int64_t codec_epoch() const { return codec_epoch_; }
+  void set_codec_epoch(std::int64_t epoch) { codec_epoch_ = epoch; }
+
+  /// Before serving the workers' step `step`: the optimizer's rate, and the epoch and step the
+  /// compressors that code replies follow (ratio schedules, DGC's warm-up).
+  void prepare_step(std::int64_t step, std::span<compress::Compressor* const> codecs) {
+    if (callbacks_ != nullptr && callbacks_->has("lr_schedule"))
+      parts_.optimizer->set_lr(callbacks_->learning_rate(step / per_epoch_, step));
+    else if (parts_.lr_schedule)
+      parts_.optimizer->set_lr_factor(lr_factor(*parts_.lr_schedule, parts_.lr_schedule_spec,
+                                                {step, step / per_epoch_, per_epoch_, config_.epochs, config_.workers}));
+    const std::int64_t epoch = step / per_epoch_;
+    const bool new_epoch = epoch != codec_epoch_;
+    codec_epoch_ = epoch;
     for (compress::Compressor* c : codecs) {
       if (new_epoch) c->set_epoch(epoch);
-      c->set_step({epoch, step, callbacks});
+      c->set_step({epoch, step, callbacks_});
     }
-  };
-  auto schedule_lr = [&](std::int64_t step) {
-    if (callbacks != nullptr && callbacks->has("lr_schedule")) {
-      parts.optimizer->set_lr(callbacks->learning_rate(step / per_epoch, step));
-      return;
-    }
-    if (!parts.lr_schedule) return;
-    parts.optimizer->set_lr_factor(lr_factor(*parts.lr_schedule, parts.lr_schedule_spec,
-                                             {step, step / per_epoch, per_epoch, config.epochs,
-                                              config.workers}));
-  };
-  topology::ServerUpdate update = [&](std::span<const float> mean, std::span<float> out) {
-    if (!weights) {
+  }
+
+  /// The synchronous round's update: the mean itself (pull = "gradients"), or the change of the
+  /// weights after an optimizer step with it (pull = "weights").
+  void round_update(std::span<const float> mean, std::span<float> out) {
+    if (!topology_->pulls_weights()) {
       std::memcpy(out.data(), mean.data(), mean.size_bytes());
       return;
     }
-    // Step the server's optimizer with the mean gradient; send the change of the weights.
-    flatten_into(before);
-    step_on_shard(mean);
-    torch::Tensor after = torch::zeros({total});
-    flatten_into(after);
-    torch::Tensor change = after - before;
-    std::memcpy(out.data(), change.data_ptr<float>() + shard_begin, out.size_bytes());
-  };
-
-  if (topology->staleness() >= 0) {
-    // stale_sync / async: each push is one optimizer step of its own. Compressed pulls: one
-    // compressor per worker, whose copies of the weights differ.
-    std::vector<std::unique_ptr<compress::Compressor>> pull_owned;
-    std::vector<compress::Compressor*> pull;
-    if (topology->options().compress_pull)
-      for (int w = 0; w < static_cast<int>(config.workers); ++w) {
-        pull_owned.push_back(topology->make_pull_compressor(shard_size, server_index, w));
-        pull.push_back(pull_owned.back().get());
-      }
-    std::int64_t index = 0;
-    topology::serve_asynchronously(
-        topology->options(), topology->staleness(), static_cast<int>(config.workers),
-        shard_size, codec, pull, comm,
-        [&](std::span<const float> gradient) {
-          schedule_lr(index / config.workers);
-          follow_step(pull, index / config.workers);
-          step_on_shard(gradient);
-        },
-        [&](std::span<float> out) {
-          flatten_into(before);
-          std::memcpy(out.data(), before.data_ptr<float>() + shard_begin, out.size_bytes());
-        },
-        [&](const topology::AppliedUpdate& u) {
-          if (parts.liveness) parts.liveness->tick();
-          auto put = [&](const char* key, int worker, double value) {
-            sink.record({key, index, -1, worker, wall(), value});
-          };
-          put(keys::kStaleness, u.worker, static_cast<double>(u.staleness));
-          put(keys::kUpdateLag, u.worker, static_cast<double>(u.lag));
-          put(keys::kTimeCommunicate, comm.rank(), u.stats.time_communicate);
-          put(keys::kTimeDecompress, comm.rank(), u.stats.time_decompress);
-          put(keys::kTimeCompress, comm.rank(), u.stats.time_compress);
-          put(keys::kBytesSent, comm.rank(), static_cast<double>(u.stats.bytes_sent));
-          put(keys::kBytesReceived, comm.rank(), static_cast<double>(u.stats.bytes_received));
-          put(keys::kBytesDense, comm.rank(), static_cast<double>(u.stats.bytes_dense));
-          if (parts.network)
-            put(keys::kProjectedTimeCommunicate, comm.rank(), parts.network->project(u.stats.traffic));
-          ++index;
-        });
-    sink.flush();
-    return;
+    flatten_into(before_);
+    apply(mean);
+    flatten_into(after_);
+    const torch::Tensor change = after_ - before_;
+    std::memcpy(out.data(), change.data_ptr<float>() + shard_begin_, out.size_bytes());
   }
 
-  const std::string fingerprint = config_fingerprint(config);
-  std::int64_t first_round = 0;
-  if (resuming) {
-    const std::string path = checkpoint_path(checkpointing.dir, comm.rank(), checkpointing.resume_step);
-    const TrainingPosition resumed = load_server_checkpoint(path, fingerprint, comm.rank(), parts, codec);
-    LACONIC_ENFORCE(resumed.step == checkpointing.resume_step, "checkpoint ", path, " is of step ", resumed.step);
-    first_round = resumed.step;
-    codec_epoch = resumed.epoch;
-    start -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(resumed.wall));
+  // topology::ServerModel, for the asynchronous server: each push is an optimizer step.
+  void apply(std::span<const float> shard_gradient) override {
+    // The shard's gradient placed in the flat gradient (zero elsewhere), then one optimizer step:
+    // elementwise, so the shard changes as it would on a single server.
+    flat_grad_.zero_();
+    std::memcpy(flat_grad_.data_ptr<float>() + shard_begin_, shard_gradient.data(), shard_gradient.size_bytes());
+    parts_.optimizer->step(params_);
   }
-  topology::ParameterServer server(topology->options(), static_cast<int>(config.workers),
-                                   shard_size);
-  for (std::int64_t round = first_round;; ++round) {
-    // Round r serves the workers' step r: a checkpoint before it pairs with theirs.
-    if (checkpointing.saves() && round % checkpointing.every == 0 && round > first_round) {
-      sink.flush();  // the rounds before it are with the controller first
-      TrainingPosition here;
-      here.step = round;
-      here.epoch = codec_epoch;
-      here.wall = wall();
-      if (parts.liveness) parts.liveness->enter("checkpointing");
-      save_server_checkpoint(checkpoint_path(checkpointing.dir, comm.rank(), round), fingerprint, comm.rank(), here,
-                             parts, codec);
-      if (parts.liveness) parts.liveness->enter("serving");
-      if (checkpointing.on_saved) checkpointing.on_saved(round);
-    }
-    const auto t = std::chrono::steady_clock::now();
-    schedule_lr(round);
-    compress::Compressor* const codecs[] = {&codec};
-    follow_step(codecs, round);
-    const topology::ServerRound r = server.serve_round(codec, comm, update);
-    if (parts.liveness) parts.liveness->tick();
-    if (r.done) break;
-    const double step_time =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-    auto put = [&](const char* key, double value) {
-      sink.record({key, round, -1, comm.rank(), wall(), value});
-    };
+  void read_weights(std::span<float> out) override {
+    flatten_into(before_);
+    std::memcpy(out.data(), before_.data_ptr<float>() + shard_begin_, out.size_bytes());
+  }
+  void on_update(const topology::AppliedUpdate& u) override {
+    if (parts_.liveness) parts_.liveness->tick();
+    auto put = [&](const char* key, int worker, double value) { sink_.record({key, updates_, -1, worker, wall(), value}); };
+    put(keys::kStaleness, u.worker, static_cast<double>(u.staleness));
+    put(keys::kUpdateLag, u.worker, static_cast<double>(u.lag));
+    put(keys::kTimeCommunicate, comm_.rank(), u.stats.time_communicate);
+    put(keys::kTimeDecompress, comm_.rank(), u.stats.time_decompress);
+    put(keys::kTimeCompress, comm_.rank(), u.stats.time_compress);
+    put(keys::kBytesSent, comm_.rank(), static_cast<double>(u.stats.bytes_sent));
+    put(keys::kBytesReceived, comm_.rank(), static_cast<double>(u.stats.bytes_received));
+    put(keys::kBytesDense, comm_.rank(), static_cast<double>(u.stats.bytes_dense));
+    if (parts_.network) put(keys::kProjectedTimeCommunicate, comm_.rank(), parts_.network->project(u.stats.traffic));
+    ++updates_;
+    // The next push's optimizer step: its schedule's rate, by update / workers.
+    prepare_step(updates_ / config_.workers, pull_);
+  }
+
+  /// A synchronous round's measurements, under the server's rank.
+  void record_round(std::int64_t round, const topology::ServerRound& r, double step_time) {
+    auto put = [&](const char* key, double value) { sink_.record({key, round, -1, comm_.rank(), wall(), value}); };
     put(keys::kTimeCompress, r.stats.time_compress);
     put(keys::kTimeDecompress, r.stats.time_decompress);
     put(keys::kTimeCommunicate, r.stats.time_communicate);
@@ -220,11 +156,98 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
     put(keys::kBytesReceived, static_cast<double>(r.stats.bytes_received));
     put(keys::kBytesDense, static_cast<double>(r.stats.bytes_dense));
     put(keys::kPayloadBytes, static_cast<double>(r.stats.payload_bytes));
-    if (parts.network) {
-      const double projected = parts.network->project(r.stats.traffic);
+    if (parts_.network) {
+      const double projected = parts_.network->project(r.stats.traffic);
       put(keys::kProjectedTimeCommunicate, projected);
       put(keys::kProjectedTimeStep, step_time - r.stats.time_communicate + projected);
     }
+  }
+
+ private:
+  void flatten_into(torch::Tensor& out) {
+    torch::NoGradGuard no_grad;
+    std::int64_t at = 0;
+    for (auto& p : params_) {
+      out.narrow(0, at, p.numel()).copy_(p.detach().reshape({-1}));
+      at += p.numel();
+    }
+  }
+
+  const RunConfig& config_;
+  WorkerParts& parts_;
+  comm::Communicator& comm_;
+  MetricsSink& sink_;
+  RunCallbacks* callbacks_;
+  topology::ParameterServerTopology* topology_;
+  std::vector<torch::Tensor> params_;
+  torch::Tensor flat_grad_, before_, after_;
+  std::size_t shard_begin_ = 0, shard_end_ = 0;
+  std::unique_ptr<compress::Compressor> shard_compressor_;
+  std::vector<std::unique_ptr<compress::Compressor>> pull_owned_;
+  std::vector<compress::Compressor*> pull_;  // asynchronous compressed pulls: one per worker
+  std::int64_t per_epoch_;
+  std::int64_t codec_epoch_ = 0;
+  std::int64_t updates_ = 0;  // asynchronous: updates applied
+  Clock::time_point start_ = Clock::now();
+};
+
+// Rounds until every worker has finished, checkpointing every `checkpointing.every` rounds.
+void serve_rounds(const RunConfig& config, WorkerParts& parts, comm::Communicator& comm, MetricsSink& sink,
+                  ServerProcess& server, const Checkpointing& checkpointing) {
+  const std::string fingerprint = config_fingerprint(config);
+  std::int64_t first_round = 0;
+  if (checkpointing.resume_step >= 0) {
+    const std::string path = checkpoint_path(checkpointing.dir, comm.rank(), checkpointing.resume_step);
+    const TrainingPosition resumed = load_server_checkpoint(path, fingerprint, comm.rank(), parts, server.codec());
+    LACONIC_ENFORCE(resumed.step == checkpointing.resume_step, "checkpoint ", path, " is of step ", resumed.step);
+    first_round = resumed.step;
+    server.set_codec_epoch(resumed.epoch);
+    server.shift_start(resumed.wall);
+  }
+  topology::SynchronousServer rounds(server.options(), static_cast<int>(config.workers), server.shard_size());
+  for (std::int64_t round = first_round;; ++round) {
+    // Round r serves the workers' step r: a checkpoint before it pairs with theirs.
+    if (checkpointing.saves() && round % checkpointing.every == 0 && round > first_round) {
+      sink.flush();  // the rounds before it are with the controller first
+      TrainingPosition here;
+      here.step = round;
+      here.epoch = server.codec_epoch();
+      here.wall = server.wall();
+      if (parts.liveness) parts.liveness->enter("checkpointing");
+      save_server_checkpoint(checkpoint_path(checkpointing.dir, comm.rank(), round), fingerprint, comm.rank(), here,
+                             parts, server.codec());
+      if (parts.liveness) parts.liveness->enter("serving");
+      if (checkpointing.on_saved) checkpointing.on_saved(round);
+    }
+    const auto t = Clock::now();
+    compress::Compressor* const codecs[] = {&server.codec()};
+    server.prepare_step(round, codecs);
+    const topology::ServerRound r = rounds.serve_round(
+        server.codec(), comm, [&](std::span<const float> mean, std::span<float> out) { server.round_update(mean, out); });
+    if (parts.liveness) parts.liveness->tick();
+    if (r.done) break;
+    server.record_round(round, r, std::chrono::duration<double>(Clock::now() - t).count());
+  }
+}
+
+}  // namespace
+
+void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
+                MetricsSink& sink, RunCallbacks* callbacks, const Checkpointing& checkpointing) {
+  if (parts.liveness) parts.liveness->enter("serving");
+  ServerProcess server(config, parts, comm, sink, callbacks);
+  if ((checkpointing.saves() || checkpointing.resume_step >= 0) && server.staleness())
+    throw ConfigError(str_cat("schedule ", config.schedule.name, ": an asynchronous parameter server cannot be ",
+                              "checkpointed (no round that every worker passes)"));
+  check_identical_start(*parts.model, comm);
+  parts.compressor->set_seed(static_cast<std::uint64_t>(config.seed), comm.rank());
+  if (const auto staleness = server.staleness()) {
+    // stale_sync / async: each push is one optimizer step of its own.
+    server.prepare_step(0, server.pull_compressors());
+    topology::AsynchronousServer(server.options(), *staleness, static_cast<int>(config.workers), server.shard_size())
+        .serve(comm, server.codec(), server.pull_compressors(), server);
+  } else {
+    serve_rounds(config, parts, comm, sink, server, checkpointing);
   }
   sink.flush();
 }

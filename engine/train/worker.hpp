@@ -84,7 +84,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
                         RunCallbacks* callbacks = nullptr, const Checkpointing& checkpointing = {});
 
 /// The process of a parameter server (a rank >= config.workers): joins the start check, then
-/// serves rounds (engine/topology/parameter_server.hpp) until every worker has finished,
+/// serves rounds (engine/topology/parameter_server/) until every worker has finished,
 /// recording each round's traffic and times under its own rank. With pull = "weights" it
 /// steps `parts.optimizer` on its copy of the model. A synchronous server checkpoints like a
 /// worker (before round `every` x k, which the workers' step of that number waits for: its
