@@ -117,7 +117,7 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
                                 seed = config.seed](std::size_t size, int shard, int rank) {
       auto c = compress::build_compressor(registry, spec, {{size}});
       c->set_seed(compress::derive_seed(static_cast<std::uint64_t>(seed),
-                                        0x5e7e + static_cast<std::uint64_t>(shard)),
+                                        compress::streams::kServerShard + static_cast<std::uint64_t>(shard)),
                   rank);
       return c;
     });
@@ -129,7 +129,7 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
                                      seed = config.seed](std::size_t size, int shard, int worker) {
       auto c = compress::build_compressor(registry, spec, {{size}});
       c->set_seed(compress::derive_seed(static_cast<std::uint64_t>(seed),
-                                        0x9011 + static_cast<std::uint64_t>(shard)),
+                                        compress::streams::kServerPull + static_cast<std::uint64_t>(shard)),
                   worker);
       return c;
     });

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/compress/bitpack.hpp"
+#include "engine/compress/payload_header.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
@@ -14,7 +16,6 @@ static_assert(std::endian::native == std::endian::little, "adaptive.cpp assumes 
 
 namespace {
 
-constexpr std::uint64_t kSeedStream = 2000;  // private stream: derive_seed(run_seed, 2000 + rank)
 constexpr std::uint8_t kCodingFixed = 0;
 constexpr std::uint8_t kCodingHuffman = 1;
 
@@ -58,28 +59,13 @@ void count_bins(std::span<const std::uint16_t> indices, std::vector<std::uint64_
   for (; i < indices.size(); ++i) ++c[indices[i]];
 }
 
-// A private LSB-first packer and unpacker (same bit order as bitpack.hpp), so that this file
-// does not depend on it.
+// Appends the indices packed LSB-first in `bits` bits each (bitpack.hpp's order).
 void append_packed(std::span<const std::uint16_t> indices, unsigned bits, Payload& out) {
   const std::size_t at = out.size();
   out.resize(at + static_cast<std::size_t>((packed_bits(indices.size(), bits) + 7) / 8));
-  std::uint8_t* to = out.data() + at;
-  std::uint64_t buffer = 0;
-  unsigned have = 0;
-  for (std::uint16_t index : indices) {
-    buffer |= static_cast<std::uint64_t>(index) << have;
-    have += bits;
-    if (have >= 32) {
-      std::memcpy(to, &buffer, 4);
-      to += 4;
-      buffer >>= 32;
-      have -= 32;
-    }
-  }
-  for (; have > 0; have = have > 8 ? have - 8 : 0) {
-    *to++ = static_cast<std::uint8_t>(buffer);
-    buffer >>= 8;
-  }
+  BitSink sink(out.data() + at);
+  for (std::uint16_t index : indices) sink.put(index, bits);
+  sink.finish();
 }
 
 struct Extent {
@@ -192,7 +178,7 @@ unsigned adaptive_bits(double entropy_bits, unsigned floor_bits) {
 }
 
 AdaptiveCodec::AdaptiveCodec(const AdaptiveOptions& options)
-    : options_(options), rng_(derive_seed(0, kSeedStream)) {
+    : options_(options), rng_(derive_seed(0, streams::kAdaptiveSample)) {
   LACONIC_ENFORCE(options.sample_fraction > 0.0 && options.sample_fraction <= 1.0,
                   "adaptive sample_fraction must be in (0, 1], got ", options.sample_fraction);
   LACONIC_ENFORCE(options.probe_bits >= 1 && options.probe_bits <= 16,
@@ -203,7 +189,7 @@ AdaptiveCodec::AdaptiveCodec(const AdaptiveOptions& options)
 
 void AdaptiveCodec::set_seed(std::uint64_t run_seed, int rank) {
   LACONIC_ENFORCE(rank >= 0, "rank must be >= 0, got ", rank);
-  rng_.reseed(derive_seed(run_seed, kSeedStream + static_cast<std::uint64_t>(rank)));
+  rng_.reseed(derive_seed(run_seed, streams::kAdaptiveSample + static_cast<std::uint64_t>(rank)));
 }
 
 void AdaptiveCodec::compress(std::span<const float> gradient, Payload& payload) {
@@ -288,18 +274,10 @@ void AdaptiveCodec::compress(std::span<const float> gradient, Payload& payload) 
 }
 
 void AdaptiveCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
-  LACONIC_ENFORCE(payload.size() >= kAdaptiveHeaderBytes, "expected an adaptive payload of at ",
-                  "least ", kAdaptiveHeaderBytes, " bytes, got ", payload.size());
-  std::uint32_t count;
-  float lo, hi;
-  std::memcpy(&count, payload.data(), 4);
-  std::memcpy(&lo, payload.data() + 4, 4);
-  std::memcpy(&hi, payload.data() + 8, 4);
+  const std::size_t n = read_element_count(payload, kAdaptiveHeaderBytes, dense.size(), "adaptive");
+  const float lo = header_float(payload, 4), hi = header_float(payload, 8);
   const unsigned bits = payload[12];
   const unsigned coding = payload[13];
-  const std::size_t n = count;
-  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
-                  " elements, got one for ", n);
   LACONIC_ENFORCE(bits >= 1 && bits <= kAdaptiveMaxBits, "expected adaptive bits in [1, ",
                   kAdaptiveMaxBits, "], got ", bits);
   const auto body = std::span<const std::uint8_t>(payload).subspan(kAdaptiveHeaderBytes);

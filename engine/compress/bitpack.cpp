@@ -50,12 +50,8 @@ void BitWriter::grow() {
 }
 
 void BitWriter::finish() {
-  out_.resize(size_ + (pending_bits_ + 7) / 8);
-  for (; pending_bits_ > 0; pending_ >>= 8) {
-    out_[size_++] = static_cast<std::uint8_t>(pending_);
-    pending_bits_ = pending_bits_ > 8 ? pending_bits_ - 8 : 0;
-  }
-  pending_ = 0;
+  out_.resize(size_ + pending_.tail_bytes());
+  size_ += pending_.flush(out_.data() + size_);
 }
 
 namespace {

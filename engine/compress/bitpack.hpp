@@ -27,6 +27,61 @@ namespace detail {
 /// Bytes that `count` values of `bits` bits each occupy: ceil(count * bits / 8).
 std::size_t packed_bytes(std::size_t count, unsigned bits);
 
+namespace detail {
+/// The accumulator every LSB-first bit writer here shares: pending bits, lowest first, leaving
+/// a whole little-endian 32-bit word at a time.
+struct PendingBits {
+  std::uint64_t bits = 0;
+  unsigned count = 0;  ///< < 32 between words
+
+  /// Adds the low `n` bits of `value` (n <= 32, higher bits zero); true when a word is ready.
+  bool push(std::uint32_t value, unsigned n) {
+    bits |= static_cast<std::uint64_t>(value) << count;
+    count += n;  // < 64: count < 32 on entry
+    return count >= 32;
+  }
+  /// Stores the ready word at `to` (4 bytes).
+  void pop_word(std::uint8_t* to) {
+    to[0] = static_cast<std::uint8_t>(bits);
+    to[1] = static_cast<std::uint8_t>(bits >> 8);
+    to[2] = static_cast<std::uint8_t>(bits >> 16);
+    to[3] = static_cast<std::uint8_t>(bits >> 24);
+    bits >>= 32;
+    count -= 32;
+  }
+  /// Bytes flush() stores: the pending bits rounded up to a byte.
+  std::size_t tail_bytes() const { return (count + 7) / 8; }
+  /// Stores the pending bits at `to`, the last byte zero-padded; returns tail_bytes().
+  std::size_t flush(std::uint8_t* to) {
+    const std::size_t n = tail_bytes();
+    for (std::size_t i = 0; i < n; ++i, bits >>= 8) to[i] = static_cast<std::uint8_t>(bits);
+    bits = 0;
+    count = 0;
+    return n;
+  }
+};
+}  // namespace detail
+
+/// Writes bits LSB-first into memory the caller has sized (for a known total, e.g. with
+/// packed_bytes()): values of any width up to 32 bits, such as Huffman codes. No checks, for
+/// inner loops; finish() stores the last, zero-padded byte.
+class BitSink {
+ public:
+  explicit BitSink(std::uint8_t* out) : out_(out) {}
+  /// Appends the low `n` bits of `value` (n <= 32, higher bits zero).
+  void put(std::uint32_t value, unsigned n) {
+    if (pending_.push(value, n)) {
+      pending_.pop_word(out_);
+      out_ += 4;
+    }
+  }
+  void finish() { out_ += pending_.flush(out_); }
+
+ private:
+  std::uint8_t* out_;
+  detail::PendingBits pending_;
+};
+
 /// Appends bits to the end of a byte vector, LSB-first. Call finish() once after the last
 /// write(): it flushes the last, zero-padded byte and gives `out` its final size. Until then
 /// `out` may hold scratch bytes past what was written (bytes before the writer's start, such as
@@ -41,21 +96,13 @@ class BitWriter {
   void write(std::uint32_t value, unsigned bits) {
     if (bits > 32 || (static_cast<std::uint64_t>(value) >> bits) != 0) [[unlikely]]
       detail::throw_bad_write(value, bits);
-    pending_ |= static_cast<std::uint64_t>(value) << pending_bits_;
-    pending_bits_ += bits;  // < 64: pending_bits_ < 32 on entry
     bits_written_ += bits;
     // Whole 32-bit words leave at once, into room made ahead (no size bookkeeping per byte).
-    if (pending_bits_ >= 32) {
+    if (pending_.push(value, bits)) {
       if (out_.size() - size_ < 4) [[unlikely]]
         grow();
-      std::uint8_t* at = out_.data() + size_;
-      at[0] = static_cast<std::uint8_t>(pending_);
-      at[1] = static_cast<std::uint8_t>(pending_ >> 8);
-      at[2] = static_cast<std::uint8_t>(pending_ >> 16);
-      at[3] = static_cast<std::uint8_t>(pending_ >> 24);
+      pending_.pop_word(out_.data() + size_);
       size_ += 4;
-      pending_ >>= 32;
-      pending_bits_ -= 32;
     }
   }
 
@@ -70,9 +117,8 @@ class BitWriter {
   void grow();  // resizes out_ to its capacity, or doubles it when full
 
   std::vector<std::uint8_t>& out_;
-  std::size_t size_;           // bytes of out_ in use; the rest is room to write into
-  std::uint64_t pending_ = 0;  // bits not yet stored, lowest first
-  unsigned pending_bits_ = 0;  // always < 32 between calls
+  std::size_t size_;  // bytes of out_ in use; the rest is room to write into
+  detail::PendingBits pending_;
   std::uint64_t bits_written_ = 0;
 };
 

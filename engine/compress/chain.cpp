@@ -132,8 +132,8 @@ void ChainCodec::decompress_add(const Payload& payload, std::span<float> dense) 
 }
 
 void ChainCodec::set_seed(std::uint64_t run_seed, int rank) {
-  first_->set_seed(derive_seed(run_seed, 1), rank);
-  second_->set_seed(derive_seed(run_seed, 2), rank);
+  first_->set_seed(derive_seed(run_seed, streams::kChainFirst), rank);
+  second_->set_seed(derive_seed(run_seed, streams::kChainSecond), rank);
 }
 
 void ChainCodec::set_step(const StepPoint& point) {

@@ -11,8 +11,7 @@ namespace laconic::compress {
 
 namespace {
 
-// Private stream of the threshold sample: derive_seed(run_seed, kSampleStream + rank).
-constexpr std::uint64_t kSampleStream = 3000;
+// Private stream of the threshold sample: derive_seed(run_seed, streams::kDgcSample + rank).
 
 // NaN counts as the largest magnitude (as in Top-k), so it is sent on instead of hiding in v.
 inline float magnitude(float v) { return std::isnan(v) ? INFINITY : std::fabs(v); }
@@ -79,10 +78,10 @@ DgcCompressor::DgcCompressor(DgcOptions options)
     : options_(options),
       ratio_(options.ratio.varies() ? static_cast<double>(options.ratio)
                                     : dgc_epoch_ratio(options.ratio, options.warmup, 0)),
-      rng_(derive_seed(0, kSampleStream)) {}
+      rng_(derive_seed(0, streams::kDgcSample)) {}
 
 void DgcCompressor::set_seed(std::uint64_t run_seed, int rank) {
-  rng_.reseed(derive_seed(run_seed, kSampleStream + static_cast<std::uint64_t>(rank)));
+  rng_.reseed(derive_seed(run_seed, streams::kDgcSample + static_cast<std::uint64_t>(rank)));
 }
 
 void DgcCompressor::set_epoch(std::int64_t epoch) {

@@ -8,6 +8,7 @@
 #include <immintrin.h>
 #endif
 
+#include "engine/compress/payload_header.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
@@ -170,13 +171,7 @@ void encode_half(const char* name, std::span<const float> gradient, Payload& pay
 template <class DecodeAdd>
 void decode_half_add(const char* name, const Payload& payload, std::span<float> dense,
                      DecodeAdd decode_add) {
-  LACONIC_ENFORCE(payload.size() >= 4, "expected a ", name, " payload of at least 4 bytes, got ",
-                  payload.size());
-  std::uint32_t header;
-  std::memcpy(&header, payload.data(), 4);
-  const std::size_t n = header;
-  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
-                  " elements, got one for ", n);
+  const std::size_t n = read_element_count(payload, 4, dense.size(), name);
   LACONIC_ENFORCE(payload.size() == half_payload_bytes(n), "expected ", half_payload_bytes(n),
                   " payload bytes for n=", n, ", got ", payload.size());
   decode_add(payload.data() + 4, dense);

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 
+#include "engine/compress/bitpack.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
@@ -26,38 +27,6 @@ constexpr std::size_t kMinRun = 24;           // shorter runs cost less entry by
 constexpr std::size_t kMaxRun = (std::size_t{1} << kRunBits) + 1;
 constexpr std::size_t kCodebookHeaderBytes = 3;  // uint16 m-1, uint8 kind
 constexpr std::size_t kDepthLimit = 128;  // Huffman depth for a 64-bit total is at most 92
-
-// Writes bits LSB-first into a buffer the caller sized to exactly ceil(bits / 8) bytes (a
-// 32-bit word is stored only once all its bits are written, so it always fits). Private on
-// purpose, so that this file does not depend on bitpack.hpp; the order matches it (bit i in
-// byte i/8, bit i%8).
-class BitSink {
- public:
-  explicit BitSink(std::uint8_t* out) : out_(out) {}
-  // n <= 32 bits of `value` (higher bits zero).
-  void put(std::uint32_t value, unsigned n) {
-    buffer_ |= static_cast<std::uint64_t>(value) << have_;
-    have_ += n;
-    if (have_ >= 32) {
-      std::memcpy(out_, &buffer_, 4);
-      out_ += 4;
-      buffer_ >>= 32;
-      have_ -= 32;
-    }
-  }
-  // Stores the last partial word, zero-padded to a byte.
-  void finish() {
-    for (; have_ > 0; have_ = have_ > 8 ? have_ - 8 : 0) {
-      *out_++ = static_cast<std::uint8_t>(buffer_);
-      buffer_ >>= 8;
-    }
-  }
-
- private:
-  std::uint8_t* out_;
-  std::uint64_t buffer_ = 0;
-  unsigned have_ = 0;
-};
 
 // Bounds-checked bit-at-a-time reads, for the codebook only (a few hundred bits).
 class CheckedBits {

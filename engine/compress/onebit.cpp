@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/compress/payload_header.hpp"
 #include "engine/compress/sign.hpp"
 #include "engine/core/error.hpp"
 
@@ -44,13 +45,7 @@ void OnebitCodec::compress(std::span<const float> gradient, Payload& payload) {
 }
 
 void OnebitCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
-  LACONIC_ENFORCE(payload.size() >= 12, "expected a onebit payload of at least 12 bytes, got ",
-                  payload.size());
-  std::uint32_t count;
-  std::memcpy(&count, payload.data(), 4);
-  const std::size_t n = count;
-  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
-                  " elements, got one for ", n);
+  const std::size_t n = read_element_count(payload, 12, dense.size(), "onebit");
   LACONIC_ENFORCE(payload.size() == onebit_payload_bytes(n), "expected ",
                   onebit_payload_bytes(n), " payload bytes for n=", n, ", got ", payload.size());
   float mean_positive, mean_negative;

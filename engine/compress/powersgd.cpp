@@ -125,7 +125,7 @@ void PowerSgdCompressor::decompress_add(const Payload&, std::span<float>) const 
 
 void PowerSgdCompressor::set_seed(std::uint64_t run_seed, int rank) {
   (void)rank;  // Q must be the same on every worker
-  seed_ = derive_seed(run_seed, 0x9053d);
+  seed_ = derive_seed(run_seed, streams::kPowerSgd);
   q_ready_ = false;
 }
 

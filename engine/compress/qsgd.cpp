@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/compress/payload_header.hpp"
 #include "engine/compress/bitpack.hpp"
 #include "engine/compress/elias.hpp"
 #include "engine/core/error.hpp"
@@ -68,7 +69,7 @@ QsgdCodec::QsgdCodec(unsigned levels, std::size_t bucket_size, QsgdCoding coding
       bucket_size_(bucket_size),
       coding_(coding),
       isa_(isa),
-      rng_(derive_seed(0, 1000)) {
+      rng_(derive_seed(0, streams::kQsgdRounding)) {
   LACONIC_ENFORCE(isa == Isa::Baseline || best_isa() == Isa::Avx2,
                   "qsgd's AVX2 loops need a CPU with AVX2");
   LACONIC_ENFORCE(levels >= 1 && levels <= 65535, "qsgd levels must be in [1, 65535], got ",
@@ -77,7 +78,7 @@ QsgdCodec::QsgdCodec(unsigned levels, std::size_t bucket_size, QsgdCoding coding
 }
 
 void QsgdCodec::set_seed(std::uint64_t run_seed, int rank) {
-  rng_.reseed(derive_seed(run_seed, 1000 + static_cast<std::uint64_t>(rank)));
+  rng_.reseed(derive_seed(run_seed, streams::kQsgdRounding + static_cast<std::uint64_t>(rank)));
 }
 
 namespace {
@@ -247,13 +248,7 @@ void QsgdCodec::compress(std::span<const float> gradient, Payload& payload) {
 }
 
 void QsgdCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
-  LACONIC_ENFORCE(payload.size() >= 4, "expected a qsgd payload of at least 4 bytes, got ",
-                  payload.size());
-  std::uint32_t count;
-  std::memcpy(&count, payload.data(), 4);
-  const std::size_t n = count;
-  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
-                  " elements, got one for ", n);
+  const std::size_t n = read_element_count(payload, 4, dense.size(), "qsgd");
   const std::size_t buckets = qsgd_buckets(n, bucket_size_);
   const std::size_t head = 4 + 4 * buckets;
   LACONIC_ENFORCE(payload.size() >= head, "expected at least ", head, " qsgd payload bytes for ",

@@ -22,6 +22,28 @@ constexpr std::uint64_t derive_seed(std::uint64_t run_seed, std::uint64_t stream
   return mix64(run_seed ^ mix64(stream));
 }
 
+/// The streams laconic draws from, by what draws them: derive_seed(run_seed, stream) (plus the
+/// rank for a worker's private stream). A number only has to differ from the other streams of
+/// the same run seed. Every compressor has a run seed of its own: chain's children, scope's
+/// segments, a parameter server's shards and an overlapped exchange's buckets get theirs from
+/// the streams below. So terngrad's and adaptive's 2000, in two compressors, draw different
+/// numbers; both keep the value they had before this list, so that runs repeat bit for bit.
+namespace streams {
+inline constexpr std::uint64_t kQsgdRounding = 1000;        ///< + rank: stochastic rounding
+inline constexpr std::uint64_t kTerngradRounding = 2000;    ///< + rank
+inline constexpr std::uint64_t kAdaptiveSample = 2000;      ///< + rank: the entropy sample
+inline constexpr std::uint64_t kDgcSample = 3000;           ///< + rank: the threshold sample
+inline constexpr std::uint64_t kRandomkPrivate = std::uint64_t{1} << 32;  ///< + rank, when not shared
+inline constexpr std::uint64_t kPowerSgd = 0x9053d;         ///< the shared initial Q matrices
+inline constexpr std::uint64_t kChainFirst = 1;             ///< chain's first child's run seed
+inline constexpr std::uint64_t kChainSecond = 2;            ///< and its second's
+inline constexpr std::uint64_t kScopeSegment = 0x5e9;       ///< + segment: scope = "layer" segments
+inline constexpr std::uint64_t kServerShard = 0x5e7e;       ///< + shard: a parameter server's shard compressors
+inline constexpr std::uint64_t kServerPull = 0x9011;        ///< + shard: asynchronous pull compressors
+inline constexpr std::uint64_t kBucket = 0xb0c4e7;          ///< + bucket: an overlapped exchange's buckets
+inline constexpr std::uint64_t kStraggler = 0x5710;         ///< + rank: a straggler's delays
+}  // namespace streams
+
 class Rng {
  public:
   explicit Rng(std::uint64_t seed = 1) { reseed(seed); }

@@ -14,7 +14,6 @@ namespace {
 
 // Private streams are numbered from 2^32 up so that they never coincide with a step number
 // (the shared streams derive_seed(run_seed, step)).
-constexpr std::uint64_t kPrivateStreamBase = std::uint64_t{1} << 32;
 
 }  // namespace
 
@@ -43,7 +42,7 @@ std::size_t randomk_payload_bytes(std::size_t k, bool shared_seed) {
 void RandomkCodec::set_seed(std::uint64_t run_seed, int rank) {
   base_seed_ = shared_seed_
                    ? run_seed
-                   : derive_seed(run_seed, kPrivateStreamBase + static_cast<std::uint32_t>(rank));
+                   : derive_seed(run_seed, streams::kRandomkPrivate + static_cast<std::uint32_t>(rank));
 }
 
 void RandomkCodec::choose_indices(std::size_t n, std::size_t k) {

@@ -142,7 +142,7 @@ void ScopedCompressor::decompress_add(const Payload& payload, std::span<float> d
 void ScopedCompressor::set_seed(std::uint64_t run_seed, int rank) {
   // One stream per segment, the same on every rank, so shared-seed selections stay shared.
   for (std::size_t i = 0; i < segments_.size(); ++i)
-    segments_[i].compressor->set_seed(derive_seed(run_seed, 0x5e9 + i), rank);
+    segments_[i].compressor->set_seed(derive_seed(run_seed, streams::kScopeSegment + i), rank);
 }
 
 void ScopedCompressor::save_state(StateWriter& out) const {

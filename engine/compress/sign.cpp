@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/compress/payload_header.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
@@ -65,13 +66,7 @@ void enforce_count(const char* name, std::size_t n) {
 // payload size; returns n.
 std::size_t check_header(const char* name, const Payload& payload, std::size_t header_bytes,
                          std::span<float> dense) {
-  LACONIC_ENFORCE(payload.size() >= header_bytes, "expected a ", name, " payload of at least ",
-                  header_bytes, " bytes, got ", payload.size());
-  std::uint32_t count;
-  std::memcpy(&count, payload.data(), 4);
-  const std::size_t n = count;
-  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
-                  " elements, got one for ", n);
+  const std::size_t n = read_element_count(payload, header_bytes, dense.size(), name);
   const std::size_t expected = header_bytes + sign_bits_bytes(n);
   LACONIC_ENFORCE(payload.size() == expected, "expected ", expected, " payload bytes for n=", n,
                   ", got ", payload.size());

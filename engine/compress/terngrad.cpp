@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/compress/payload_header.hpp"
 #include "engine/compress/bitpack.hpp"
 #include "engine/core/error.hpp"
 
@@ -26,7 +27,7 @@ TerngradOptions TerngradOptions::from(const ComponentSpec& spec) {
 std::size_t terngrad_payload_bytes(std::size_t n) { return 8 + packed_bytes(n, 2); }
 
 void TerngradCodec::set_seed(std::uint64_t run_seed, int rank) {
-  rng_.reseed(derive_seed(run_seed, 2000 + static_cast<std::uint64_t>(rank)));
+  rng_.reseed(derive_seed(run_seed, streams::kTerngradRounding + static_cast<std::uint64_t>(rank)));
 }
 
 void TerngradCodec::compress(std::span<const float> gradient, Payload& payload) {
@@ -70,15 +71,8 @@ void TerngradCodec::compress(std::span<const float> gradient, Payload& payload) 
 }
 
 void TerngradCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
-  LACONIC_ENFORCE(payload.size() >= 8, "expected a terngrad payload of at least 8 bytes, got ",
-                  payload.size());
-  std::uint32_t count;
-  float scale;
-  std::memcpy(&count, payload.data(), 4);
-  std::memcpy(&scale, payload.data() + 4, 4);
-  const std::size_t n = count;
-  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
-                  " elements, got one for ", n);
+  const std::size_t n = read_element_count(payload, 8, dense.size(), "terngrad");
+  const float scale = header_float(payload, 4);
   LACONIC_ENFORCE(payload.size() == terngrad_payload_bytes(n), "expected ",
                   terngrad_payload_bytes(n), " terngrad payload bytes for ", n,
                   " elements, got ", payload.size());

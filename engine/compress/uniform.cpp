@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/compress/payload_header.hpp"
 #include "engine/compress/bitpack.hpp"
 #include "engine/core/error.hpp"
 
@@ -193,16 +194,8 @@ void UniformCodec::compress(std::span<const float> gradient, Payload& payload) {
 }
 
 void UniformCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
-  LACONIC_ENFORCE(payload.size() >= 12, "expected a uniform payload of at least 12 bytes, got ",
-                  payload.size());
-  std::uint32_t count;
-  float lo, hi;
-  std::memcpy(&count, payload.data(), 4);
-  std::memcpy(&lo, payload.data() + 4, 4);
-  std::memcpy(&hi, payload.data() + 8, 4);
-  const std::size_t n = count;
-  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
-                  " elements, got one for ", n);
+  const std::size_t n = read_element_count(payload, 12, dense.size(), "uniform");
+  const float lo = header_float(payload, 4), hi = header_float(payload, 8);
   LACONIC_ENFORCE(payload.size() == uniform_payload_bytes(n, bits_), "expected ",
                   uniform_payload_bytes(n, bits_), " uniform payload bytes for ", n,
                   " elements of ", bits_, " bits, got ", payload.size());

@@ -56,7 +56,7 @@ torch::Tensor Adam::adam_step(std::size_t i, const torch::Tensor& p) {
   const double bias_correction1 = 1 - std::pow(options_.beta1, static_cast<double>(steps_));
   const double bias_correction2 = 1 - std::pow(options_.beta2, static_cast<double>(steps_));
   const auto denom = (v_[i].sqrt() / std::sqrt(bias_correction2)).add_(options_.eps);
-  return (m_[i] / denom).mul_(lr_ / bias_correction1);
+  return (m_[i] / denom).mul_(lr() / bias_correction1);
 }
 
 void Adam::start(const std::vector<torch::Tensor>& params) {
@@ -74,7 +74,7 @@ void Adam::step(std::vector<torch::Tensor>& params) {
   for (std::size_t i = 0; i < params.size(); ++i) {
     auto& p = params[i];
     if (!p.grad().defined()) continue;
-    if (options_.decoupled && options_.weight_decay != 0) p.mul_(1 - lr_ * options_.weight_decay);
+    if (options_.decoupled && options_.weight_decay != 0) p.mul_(1 - lr() * options_.weight_decay);
     p.sub_(adam_step(i, p));
   }
 }
@@ -86,7 +86,7 @@ void Adam::compute_update(std::vector<torch::Tensor>& params) {
     auto& p = params[i];
     if (!p.grad().defined()) continue;
     torch::Tensor update = adam_step(i, p);
-    if (options_.decoupled && options_.weight_decay != 0) update.add_(p, lr_ * options_.weight_decay);
+    if (options_.decoupled && options_.weight_decay != 0) update.add_(p, lr() * options_.weight_decay);
     p.grad().copy_(update);  // in place: .grad() is a view into the flat buffer the topology exchanges
   }
 }

@@ -32,14 +32,11 @@ struct AdamWOptions : AdamOptions {
 /// weight_decay for AdamW. Matches torch::optim::Adam and AdamW step for step.
 class Adam : public Optimizer {
  public:
-  explicit Adam(AdamOptions options) : options_(options) {}
+  explicit Adam(AdamOptions options) : Optimizer(options.lr), options_(options) {}
   std::string name() const override { return options_.decoupled ? "adamw" : "adam"; }
   void step(std::vector<torch::Tensor>& params) override;
   /// .grad() becomes what step() would subtract: (lr * weight_decay * p for AdamW) + the Adam step.
   void compute_update(std::vector<torch::Tensor>& params) override;
-  void set_lr_factor(double factor) override { lr_ = options_.lr * factor; }
-  void set_lr(double lr) override { lr_ = lr; }
-  double lr() const override { return lr_; }
   /// The step count and both moments of every parameter.
   void save_state(StateWriter& out) const override;
   void load_state(StateReader& in) override;
@@ -52,7 +49,6 @@ class Adam : public Optimizer {
   void start(const std::vector<torch::Tensor>& params);
 
   AdamOptions options_;
-  double lr_ = options_.lr;
   std::int64_t steps_ = 0;
   std::vector<torch::Tensor> m_, v_;
 };

@@ -51,7 +51,7 @@ torch::Tensor Lamb::lamb_step(std::size_t i, const torch::Tensor& p) {
   const double weight_norm = p.norm().item<double>();
   const double update_norm = u.norm().item<double>();
   const double trust = weight_norm > 0 && update_norm > 0 ? weight_norm / update_norm : 1.0;
-  return u.mul_(lr_ * trust);
+  return u.mul_(lr() * trust);
 }
 
 void Lamb::step(std::vector<torch::Tensor>& params) {

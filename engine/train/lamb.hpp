@@ -24,13 +24,10 @@ struct LambOptions {
 /// u = r + weight_decay * p; trust = ||p|| / ||u|| (1 when either norm is 0); p -= lr * trust * u.
 class Lamb : public Optimizer {
  public:
-  explicit Lamb(LambOptions options) : options_(options) {}
+  explicit Lamb(LambOptions options) : Optimizer(options.lr), options_(options) {}
   std::string name() const override { return "lamb"; }
   void step(std::vector<torch::Tensor>& params) override;
   void compute_update(std::vector<torch::Tensor>& params) override;
-  void set_lr_factor(double factor) override { lr_ = options_.lr * factor; }
-  void set_lr(double lr) override { lr_ = lr; }
-  double lr() const override { return lr_; }
   void save_state(StateWriter& out) const override;
   void load_state(StateReader& in) override;
 
@@ -40,7 +37,6 @@ class Lamb : public Optimizer {
   void start(const std::vector<torch::Tensor>& params);
 
   LambOptions options_;
-  double lr_ = options_.lr;
   std::int64_t steps_ = 0;
   std::vector<torch::Tensor> m_, v_;
 };

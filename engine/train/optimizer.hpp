@@ -11,6 +11,8 @@ namespace laconic::train {
 /// Updates parameters from their .grad(), which the worker has already averaged over workers.
 class Optimizer {
  public:
+  /// `lr`: the configured learning rate, which the run's schedule scales.
+  explicit Optimizer(double lr) : base_lr_(lr), lr_(lr) {}
   virtual ~Optimizer() = default;
   virtual std::string name() const = 0;
   /// Applies one update to `params` (same list, same order, every call).
@@ -22,15 +24,19 @@ class Optimizer {
   virtual void compute_update(std::vector<torch::Tensor>& params) = 0;
   /// The learning rate of the following steps: the configured one times `factor` (set by the
   /// run's learning-rate schedule before each step).
-  virtual void set_lr_factor(double factor) = 0;
+  void set_lr_factor(double factor) { lr_ = base_lr_ * factor; }
   /// The learning rate of the following steps, as given (a Lua lr_schedule's value).
-  virtual void set_lr(double lr) = 0;
+  void set_lr(double lr) { lr_ = lr; }
   /// The learning rate the next step uses.
-  virtual double lr() const = 0;
+  double lr() const { return lr_; }
   /// Writes what a checkpoint must keep (momentum buffers; not the rate, which the schedule
   /// sets before every step) and reads it back into an optimizer built from the same config.
   virtual void save_state(StateWriter& out) const { (void)out; }
   virtual void load_state(StateReader& in) { (void)in; }
+
+ private:
+  double base_lr_;
+  double lr_;
 };
 
 }  // namespace laconic::train

@@ -9,6 +9,7 @@
 #include "engine/topology/parameter_server/synchronous_server.hpp"
 #include "engine/topology/parameter_server/worker_side.hpp"
 #include "engine/train/checkpoint.hpp"
+#include "engine/train/step_helpers.hpp"
 #include "engine/train/worker.hpp"
 
 namespace laconic::train {
@@ -52,16 +53,10 @@ class ServerProcess : public topology::ServerModel {
         params_(parts.model->parameters()), per_epoch_(steps_per_epoch(config, *parts.dataset)) {
     LACONIC_ENFORCE(topology_ != nullptr, "rank ", comm.rank(), " is beyond the ", config.workers,
                     " workers, but topology '", parts.topology->name(), "' has no servers");
-    std::int64_t total = 0;
-    for (auto& p : params_) total += p.numel();
-    flat_grad_ = torch::zeros({total});
+    flat_grad_ = attach_flat_gradient(params_);
+    const std::int64_t total = flat_grad_.numel();
     before_ = torch::zeros({total});
     after_ = torch::zeros({total});
-    std::int64_t offset = 0;
-    for (auto& p : params_) {
-      p.mutable_grad() = flat_grad_.narrow(0, offset, p.numel()).view_as(p);
-      offset += p.numel();
-    }
     const int index = comm.rank() - static_cast<int>(config.workers);
     std::tie(shard_begin_, shard_end_) =
         topology::server_shard(static_cast<std::size_t>(total), static_cast<int>(options().servers), index);
@@ -88,12 +83,8 @@ class ServerProcess : public topology::ServerModel {
   /// Before serving the workers' step `step`: the optimizer's rate, and the epoch and step the
   /// compressors that code replies follow (ratio schedules, DGC's warm-up).
   void prepare_step(std::int64_t step, std::span<compress::Compressor* const> codecs) {
-    if (callbacks_ != nullptr && callbacks_->has("lr_schedule"))
-      parts_.optimizer->set_lr(callbacks_->learning_rate(step / per_epoch_, step));
-    else if (parts_.lr_schedule)
-      parts_.optimizer->set_lr_factor(lr_factor(*parts_.lr_schedule, parts_.lr_schedule_spec,
-                                                {step, step / per_epoch_, per_epoch_, config_.epochs, config_.workers}));
     const std::int64_t epoch = step / per_epoch_;
+    set_learning_rate(parts_, callbacks_, config_, step, epoch, per_epoch_);
     const bool new_epoch = epoch != codec_epoch_;
     codec_epoch_ = epoch;
     for (compress::Compressor* c : codecs) {
@@ -130,16 +121,13 @@ class ServerProcess : public topology::ServerModel {
   }
   void on_update(const topology::AppliedUpdate& u) override {
     if (parts_.liveness) parts_.liveness->tick();
-    auto put = [&](const char* key, int worker, double value) { sink_.record({key, updates_, -1, worker, wall(), value}); };
-    put(keys::kStaleness, u.worker, static_cast<double>(u.staleness));
-    put(keys::kUpdateLag, u.worker, static_cast<double>(u.lag));
-    put(keys::kTimeCommunicate, comm_.rank(), u.stats.time_communicate);
-    put(keys::kTimeDecompress, comm_.rank(), u.stats.time_decompress);
-    put(keys::kTimeCompress, comm_.rank(), u.stats.time_compress);
-    put(keys::kBytesSent, comm_.rank(), static_cast<double>(u.stats.bytes_sent));
-    put(keys::kBytesReceived, comm_.rank(), static_cast<double>(u.stats.bytes_received));
-    put(keys::kBytesDense, comm_.rank(), static_cast<double>(u.stats.bytes_dense));
-    if (parts_.network) put(keys::kProjectedTimeCommunicate, comm_.rank(), parts_.network->project(u.stats.traffic));
+    // The pushing worker's staleness under its rank, the server's traffic and times under its own.
+    auto put_for = [&](int worker) {
+      return [&, worker](const char* key, double value) { sink_.record({key, updates_, -1, worker, wall(), value}); };
+    };
+    put_for(u.worker)(keys::kStaleness, static_cast<double>(u.staleness));
+    put_for(u.worker)(keys::kUpdateLag, static_cast<double>(u.lag));
+    record_exchange(put_for(comm_.rank()), u.stats, parts_.network.get());
     ++updates_;
     // The next push's optimizer step: its schedule's rate, by update / workers.
     prepare_step(updates_ / config_.workers, pull_);
@@ -147,20 +135,13 @@ class ServerProcess : public topology::ServerModel {
 
   /// A synchronous round's measurements, under the server's rank.
   void record_round(std::int64_t round, const topology::ServerRound& r, double step_time) {
-    auto put = [&](const char* key, double value) { sink_.record({key, round, -1, comm_.rank(), wall(), value}); };
-    put(keys::kTimeCompress, r.stats.time_compress);
-    put(keys::kTimeDecompress, r.stats.time_decompress);
-    put(keys::kTimeCommunicate, r.stats.time_communicate);
+    const PutMetric put = [&](const char* key, double value) {
+      sink_.record({key, round, -1, comm_.rank(), wall(), value});
+    };
+    const double projected = record_exchange(put, r.stats, parts_.network.get());
     put(keys::kTimeStep, step_time);
-    put(keys::kBytesSent, static_cast<double>(r.stats.bytes_sent));
-    put(keys::kBytesReceived, static_cast<double>(r.stats.bytes_received));
-    put(keys::kBytesDense, static_cast<double>(r.stats.bytes_dense));
     put(keys::kPayloadBytes, static_cast<double>(r.stats.payload_bytes));
-    if (parts_.network) {
-      const double projected = parts_.network->project(r.stats.traffic);
-      put(keys::kProjectedTimeCommunicate, projected);
-      put(keys::kProjectedTimeStep, step_time - r.stats.time_communicate + projected);
-    }
+    if (parts_.network) put(keys::kProjectedTimeStep, step_time - r.stats.time_communicate + projected);
   }
 
  private:

@@ -30,22 +30,23 @@ SgdOptions SgdOptions::from(const ComponentSpec& spec) {
   return o;
 }
 
+torch::Tensor Sgd::direction(std::size_t i, const torch::Tensor& p) {
+  torch::Tensor d = p.grad();
+  if (options_.weight_decay != 0) d = d.add(p, options_.weight_decay);
+  if (options_.momentum > 0) {
+    auto& b = momentum_[i];
+    b.mul_(options_.momentum).add_(d);
+    d = options_.nesterov ? d.add(b, options_.momentum) : b;
+  }
+  return d;
+}
+
 void Sgd::step(std::vector<torch::Tensor>& params) {
   torch::NoGradGuard no_grad;
   if (momentum_.empty() && options_.momentum > 0)
     for (auto& p : params) momentum_.push_back(torch::zeros_like(p));
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    auto& p = params[i];
-    if (!p.grad().defined()) continue;
-    torch::Tensor d = p.grad();
-    if (options_.weight_decay != 0) d = d.add(p, options_.weight_decay);
-    if (options_.momentum > 0) {
-      auto& b = momentum_[i];
-      b.mul_(options_.momentum).add_(d);
-      d = options_.nesterov ? d.add(b, options_.momentum) : b;
-    }
-    p.sub_(d, lr_);
-  }
+  for (std::size_t i = 0; i < params.size(); ++i)
+    if (params[i].grad().defined()) params[i].sub_(direction(i, params[i]), lr());
 }
 
 void Sgd::compute_update(std::vector<torch::Tensor>& params) {
@@ -56,16 +57,10 @@ void Sgd::compute_update(std::vector<torch::Tensor>& params) {
     auto& p = params[i];
     if (!p.grad().defined()) continue;
     torch::Tensor g = p.grad();
-    torch::Tensor d = g;
-    if (options_.weight_decay != 0) d = d.add(p, options_.weight_decay);
-    if (options_.momentum > 0) {
-      auto& b = momentum_[i];
-      b.mul_(options_.momentum).add_(d);
-      d = options_.nesterov ? d.add(b, options_.momentum) : b;
-    }
+    const torch::Tensor d = direction(i, p);
     // In place: .grad() is a view into the worker's flat buffer, which the topology exchanges.
     if (!d.is_same(g)) g.copy_(d);
-    g.mul_(lr_);
+    g.mul_(lr());
   }
 }
 

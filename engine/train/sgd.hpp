@@ -19,21 +19,21 @@ struct SgdOptions {
 /// SGD with momentum, with PyTorch's update rule: b = m*b + g; p -= lr * (nesterov ? g + m*b : b).
 class Sgd : public Optimizer {
  public:
-  explicit Sgd(SgdOptions options) : options_(options) {}
+  explicit Sgd(SgdOptions options) : Optimizer(options.lr), options_(options) {}
   std::string name() const override { return "sgd"; }
   void step(std::vector<torch::Tensor>& params) override;
   /// .grad() becomes lr * (nesterov ? d + m*b : b), with d = g + weight_decay * p and b the
   /// momentum buffer after this step (b = d without momentum).
   void compute_update(std::vector<torch::Tensor>& params) override;
-  void set_lr_factor(double factor) override { lr_ = options_.lr * factor; }
-  void set_lr(double lr) override { lr_ = lr; }
-  double lr() const override { return lr_; }
   void save_state(StateWriter& out) const override;
   void load_state(StateReader& in) override;
 
  private:
+  // Advances parameter i's momentum and returns the direction step() scales by the rate:
+  // nesterov ? d + m*b : b (d itself without momentum; .grad() when there is no decay either).
+  torch::Tensor direction(std::size_t i, const torch::Tensor& p);
+
   SgdOptions options_;
-  double lr_ = options_.lr;
   std::vector<torch::Tensor> momentum_;
 };
 

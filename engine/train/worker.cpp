@@ -15,6 +15,7 @@
 #include "engine/train/objective.hpp"
 #include "engine/train/populated_tensor.hpp"
 #include "engine/train/shard.hpp"
+#include "engine/train/step_helpers.hpp"
 #include "engine/core/metric_keys.hpp"
 
 namespace laconic::train {
@@ -54,16 +55,7 @@ class Trainer : public schedule::StepActions {
   Trainer(const RunConfig& config, WorkerParts& parts, comm::Communicator& comm)
       : config_(config), parts_(parts), comm_(comm), params_(parts.model->parameters()),
         exchange_updates_(config.exchange == "update") {
-    std::int64_t total = 0;
-    for (auto& p : params_) total += p.numel();
-    flat_grad_ = torch::zeros({total});
-    // Each parameter's .grad() is a view into one flat buffer, so backward writes the gradient
-    // the topology exchanges without a copy.
-    std::int64_t offset = 0;
-    for (auto& p : params_) {
-      p.mutable_grad() = flat_grad_.narrow(0, offset, p.numel()).view_as(p);
-      offset += p.numel();
-    }
+    flat_grad_ = attach_flat_gradient(params_);
     // The last averaged model (every worker's start): what local SGD's averages are taken from.
     read_model(anchor_);
     if (const auto bucketing = parts.topology->overlap()) start_overlap(*bucketing);
@@ -203,37 +195,26 @@ class Trainer : public schedule::StepActions {
   /// Per-step measurements, in the order of docs/schema.md.
   void record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall,
                    double step_time) const {
-    auto put = [&](const char* key, double value) {
+    const PutMetric put = [&](const char* key, double value) {
       sink.record({key, step, epoch, comm_.rank(), wall, value});
     };
     put(keys::kTrainLoss, loss_);
     put(keys::kTimeForward, time_forward_);
     put(keys::kTimeBackward, time_backward_);
-    put(keys::kTimeCompress, exchange_.time_compress);
-    put(keys::kTimeDecompress, exchange_.time_decompress);
+    // Projected, never measured: this step's messages on the experiment's link, in place of
+    // the measured time inside collectives.
+    const double projected = record_exchange(put, exchange_, parts_.network.get());
     if (exchange_.measured_wait) put(keys::kTimeWait, exchange_.time_wait);
-    put(keys::kTimeCommunicate, exchange_.time_communicate);
     if (exchange_.overlapped) put(keys::kTimeOverlapped, exchange_.time_overlapped);
     put(keys::kTimeOptimizer, time_optimizer_);
     put(keys::kLr, parts_.optimizer->lr());
     if (parts_.stragglers.delay > 0) put(keys::kTimeDelay, time_delay_);
     put(keys::kTimeStep, step_time);
-    put(keys::kBytesSent, static_cast<double>(exchange_.bytes_sent));
-    put(keys::kBytesReceived, static_cast<double>(exchange_.bytes_received));
-    put(keys::kBytesDense, static_cast<double>(exchange_.bytes_dense));
     put(keys::kPayloadBytes, static_cast<double>(exchange_.payload_bytes));
     // What projecting onto another link later needs (laconic report --link).
     put(keys::kMessages, static_cast<double>(exchange_.traffic.messages));
     put(keys::kLinkBytes, static_cast<double>(exchange_.traffic.link_bytes));
-    if (parts_.network) {
-      // Projected, never measured: this step's messages on the experiment's link, in place of
-      // the measured time inside collectives.
-      const double projected = exchange_.projected_time_communicate
-                                   ? *exchange_.projected_time_communicate
-                                   : parts_.network->project(exchange_.traffic);
-      put(keys::kProjectedTimeCommunicate, projected);
-      put(keys::kProjectedTimeStep, step_time - exchange_.time_communicate + projected);
-    }
+    if (parts_.network) put(keys::kProjectedTimeStep, step_time - exchange_.time_communicate + projected);
   }
 
   double loss() const { return loss_; }
@@ -304,7 +285,7 @@ class Trainer : public schedule::StepActions {
       auto c = parts_.compressor_for_layers(
           {shapes.begin() + static_cast<std::ptrdiff_t>(first),
            shapes.begin() + static_cast<std::ptrdiff_t>(end)});
-      c->set_seed(compress::derive_seed(seed, 0xb0c4e7 + bucket), rank);
+      c->set_seed(compress::derive_seed(seed, compress::streams::kBucket + bucket), rank);
       return c;
     };
     overlapped_ = std::make_unique<topology::BucketedExchange>(
@@ -325,7 +306,7 @@ class Trainer : public schedule::StepActions {
   double loss_ = 0, time_forward_ = 0, time_backward_ = 0, time_optimizer_ = 0, time_delay_ = 0;
   double time_update_ = 0;  // exchange = "update": the optimizer's part before the exchange
   compress::Rng straggler_rng_{compress::derive_seed(static_cast<std::uint64_t>(config_.seed),
-                                                     0x5710 + static_cast<std::uint64_t>(comm_.rank()))};
+                                                     compress::streams::kStraggler + static_cast<std::uint64_t>(comm_.rank()))};
   topology::ExchangeStats exchange_;
   std::vector<float> model_, anchor_;  // flat parameters: scratch, and the last average
   std::unique_ptr<topology::BucketedExchange> overlapped_;  // allreduce { overlap = true }
@@ -439,7 +420,6 @@ bool decide_stop(StopRule* rule, RunCallbacks* callbacks, const EpochMetrics& me
 WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
                         MetricsSink& sink, const ProgressFn& progress,
                         RunCallbacks* callbacks, const Checkpointing& checkpointing) {
-  const bool lua_lr = callbacks != nullptr && callbacks->has("lr_schedule");
   const bool lua_epoch_end = callbacks != nullptr && callbacks->has("on_epoch_end");
   // Under a synchronous schedule every worker reaches each evaluation together, so all take
   // part (and split it when their replicas agree); otherwise worker 0 evaluates alone.
@@ -497,12 +477,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
         if (parts.liveness) parts.liveness->enter("training");
         if (checkpointing.on_saved) checkpointing.on_saved(step);
       }
-      if (lua_lr)
-        parts.optimizer->set_lr(callbacks->learning_rate(epoch, step));
-      else if (parts.lr_schedule)
-        parts.optimizer->set_lr_factor(
-            lr_factor(*parts.lr_schedule, parts.lr_schedule_spec,
-                      {step, epoch, steps_per_epoch, config.epochs, config.workers}));
+      set_learning_rate(parts, callbacks, config, step, epoch, steps_per_epoch);
       const StepPoint at{epoch, step, callbacks};
       parts.compressor->set_step(at);
       trainer.set_step(at);

@@ -98,40 +98,25 @@ TEST_CASE("block_randomk with ratio 1 sends the whole gradient", "[compress][blo
   CHECK(decode(codec, payload, g.size()) == g);
 }
 
-TEST_CASE("block_randomk ranks send the same block, and summed payloads decode to the sum",
+TEST_CASE("block_randomk ranks send the same block, a new one each step",
           "[compress][block_randomk][multirank]") {
+  // Summed payloads decoding to the sum: contracts_test.cpp, for every summable compressor.
   const std::size_t n = 4000, workers = 3;
   std::vector<BlockRandomkCompressor> ranks;
   for (std::size_t r = 0; r < workers; ++r) {
     ranks.emplace_back(BlockRandomkOptions{0.03, true});
     ranks.back().set_seed(1234, static_cast<int>(r));
   }
-  REQUIRE(ranks[0].summable());
   std::size_t previous_offset = n;
   int moved = 0;
   for (unsigned step = 0; step < 5; ++step) {
-    std::vector<Payload> payloads(workers);
-    std::vector<float> expected(n, 0.0f);
     for (std::size_t r = 0; r < workers; ++r) {
-      ranks[r].compress(random_gradient(n, static_cast<unsigned>(step * 10 + r)), payloads[r]);
-      ranks[r].decompress_add(payloads[r], expected);
+      Payload payload;
+      ranks[r].compress(random_gradient(n, static_cast<unsigned>(step * 10 + r)), payload);
       CHECK(ranks[r].offset() == ranks[0].offset());
     }
     moved += ranks[0].offset() != previous_offset;
     previous_offset = ranks[0].offset();
-    // What allreduce does: the whole payload is read as float32 and summed element-wise.
-    std::vector<float> summed(payloads[0].size() / 4, 0.0f);
-    for (const auto& p : payloads) {
-      REQUIRE(p.size() == summed.size() * 4);
-      for (std::size_t i = 0; i < summed.size(); ++i) {
-        float v;
-        std::memcpy(&v, p.data() + 4 * i, 4);
-        summed[i] += v;
-      }
-    }
-    Payload reduced(summed.size() * 4);
-    std::memcpy(reduced.data(), summed.data(), reduced.size());
-    for (std::size_t r = 0; r < workers; ++r) CHECK(decode(ranks[r], reduced, n) == expected);
   }
   CHECK(moved >= 4);  // 3881 possible starts: a repeat is a 1-in-3881 event per step
 }

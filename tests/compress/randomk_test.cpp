@@ -126,40 +126,6 @@ TEST_CASE("with a shared seed all ranks choose the same indices, without one the
   }
 }
 
-TEST_CASE("shared-seed randomk payloads summed as float arrays decode to the sum",
-          "[compress][randomk][multirank]") {
-  // What allreduce does: the whole payload is read as float32 and summed element-wise.
-  const std::size_t n = 3000, workers = 4;
-  std::vector<RandomkCompressor> ranks;
-  for (std::size_t r = 0; r < workers; ++r) {
-    ranks.emplace_back(RandomkOptions{0.05, true, true});
-    ranks.back().set_seed(9, static_cast<int>(r));
-  }
-  REQUIRE(ranks[0].summable());
-  REQUIRE_FALSE(RandomkCompressor(RandomkOptions{0.05, false, true}).summable());
-  for (unsigned step = 0; step < 3; ++step) {
-    std::vector<Payload> payloads(workers);
-    std::vector<float> expected(n, 0.0f);
-    for (std::size_t r = 0; r < workers; ++r) {
-      ranks[r].compress(random_gradient(n, static_cast<unsigned>(step * 10 + r)), payloads[r]);
-      ranks[r].decompress_add(payloads[r], expected);
-    }
-    std::vector<float> summed(payloads[0].size() / 4, 0.0f);
-    for (const auto& p : payloads) {
-      REQUIRE(p.size() == summed.size() * 4);
-      for (std::size_t i = 0; i < summed.size(); ++i) {
-        float v;
-        std::memcpy(&v, p.data() + 4 * i, 4);
-        summed[i] += v;
-      }
-    }
-    Payload reduced(summed.size() * 4);
-    std::memcpy(reduced.data(), summed.data(), reduced.size());
-    // Same summation order on both sides, so equality is exact.
-    for (std::size_t r = 0; r < workers; ++r) CHECK(decode(ranks[r], reduced, n) == expected);
-  }
-}
-
 TEST_CASE("randomk chooses each coordinate with frequency k/n", "[compress][randomk]") {
   // n = 100, k = 10, 20000 steps: each count has mean 2000 and, drawing without replacement,
   // variance 20000*0.1*0.9 = 1800. Pearson's statistic sum (O-E)^2/E then has mean 90 and is

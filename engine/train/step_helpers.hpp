@@ -1,0 +1,31 @@
+#pragma once
+// What a worker and a parameter server do alike around a step: the flat gradient buffer their
+// parameters' gradients live in, the learning rate of a step, and the exchange's measurements.
+#include <functional>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "engine/comm/network.hpp"
+#include "engine/core/callbacks.hpp"
+#include "engine/topology/topology.hpp"
+#include "engine/train/worker.hpp"
+
+namespace laconic::train {
+
+/// Makes each parameter's .grad() a view into one flat buffer, in order, and returns the
+/// buffer: backward writes there, and the topology exchanges it without a copy.
+torch::Tensor attach_flat_gradient(std::vector<torch::Tensor>& params);
+
+/// Sets the optimizer's rate for global step `step` of epoch `epoch`: the experiment file's
+/// lr_schedule function when it has one, else the run's lr_schedule component (none: unchanged).
+void set_learning_rate(WorkerParts& parts, RunCallbacks* callbacks, const RunConfig& config, std::int64_t step,
+                       std::int64_t epoch, std::int64_t steps_per_epoch);
+
+/// Records what every exchange measures (docs/schema.md): the times of compressing,
+/// decompressing and communicating, the bytes sent, received and of the dense equivalent, and,
+/// with a network model, the projected communication time, which it returns (0 without one).
+using PutMetric = std::function<void(const char* key, double value)>;
+double record_exchange(const PutMetric& put, const topology::ExchangeStats& stats, const comm::NetworkModel* network);
+
+}  // namespace laconic::train
