@@ -27,8 +27,7 @@ std::vector<float> gradient(std::size_t n) {
 }
 
 void set_throughput(benchmark::State& state, std::size_t n) {
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
-                          static_cast<std::int64_t>(n * sizeof(float)));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(n * sizeof(float)));
 }
 
 void bm_memcpy(benchmark::State& state) {
@@ -55,8 +54,8 @@ void bm_compressor(benchmark::State& state, const ComponentSpec& spec) {
   laconic::bench::reset_heap_peak();
   compressor->compress(g, payload);
   compressor->decompress_add(payload, dense);
-  const double extra = static_cast<double>(laconic::bench::heap_peak_bytes() - base) -
-                       static_cast<double>(payload.capacity());
+  const double extra =
+      static_cast<double>(laconic::bench::heap_peak_bytes() - base) - static_cast<double>(payload.capacity());
   for (auto _ : state) {
     compressor->compress(g, payload);
     compressor->decompress_add(payload, dense);

@@ -16,8 +16,7 @@ void* counted_alloc(std::size_t size) {
   if (p == nullptr) throw std::bad_alloc();
   const std::size_t live = g_live += malloc_usable_size(p);
   std::size_t peak = g_peak.load();
-  while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
-  }
+  while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {}
   return p;
 }
 

@@ -6,6 +6,7 @@
 //
 // A plain program rather than Google Benchmark: every measurement needs all ranks to take part
 // in lockstep, and the report is one table comparing two numbers per row.
+#include <sys/resource.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,7 +14,6 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
-#include <sys/resource.h>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -38,9 +38,7 @@ constexpr std::size_t kBulkBytes = 64u << 20;
 constexpr int kBulkWarmup = 2;
 constexpr int kBulkRepetitions = 9;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 double median(std::vector<double> v) {
   LACONIC_ENFORCE(!v.empty(), "median of no samples");
@@ -59,10 +57,8 @@ double quantile(std::vector<double> v, double q) {
 /// uses them; rethrows the first rank's exception. (The same as tests/comm/rank_threads.hpp,
 /// which the bench does not include so that it depends on laconic::comm alone.)
 void run_ranks(int size, const std::function<void(Communicator&)>& fn) {
-  std::string dir =
-      (std::filesystem::temp_directory_path() / "laconic-netbench-XXXXXX").string();
-  if (::mkdtemp(dir.data()) == nullptr)
-    throw laconic::Error(laconic::str_cat("mkdtemp failed for '", dir, "'"));
+  std::string dir = (std::filesystem::temp_directory_path() / "laconic-netbench-XXXXXX").string();
+  if (::mkdtemp(dir.data()) == nullptr) throw laconic::Error(laconic::str_cat("mkdtemp failed for '", dir, "'"));
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(size));
   std::vector<std::thread> threads;
   for (int r = 0; r < size; ++r)
@@ -90,8 +86,7 @@ void run_ranks(int size, const std::function<void(Communicator&)>& fn) {
 /// last rank leaves it).
 std::vector<double> slowest_rank(const std::vector<std::vector<double>>& seconds) {
   std::vector<double> out;
-  for (const auto& per_rank : seconds)
-    out.push_back(*std::max_element(per_rank.begin(), per_rank.end()));
+  for (const auto& per_rank : seconds) out.push_back(*std::max_element(per_rank.begin(), per_rank.end()));
   return out;
 }
 
@@ -133,8 +128,7 @@ Calibration calibrate() {
       const auto start = Clock::now();
       comm.send_recv(peer, ping, peer, pong);
       if (i >= kPingWarmup)
-        exchange[static_cast<std::size_t>(i - kPingWarmup)][static_cast<std::size_t>(me)] =
-            seconds_since(start);
+        exchange[static_cast<std::size_t>(i - kPingWarmup)][static_cast<std::size_t>(me)] = seconds_since(start);
     }
     std::vector<std::uint8_t> out(kBulkBytes, 2), in(kBulkBytes);
     for (int i = 0; i < kBulkWarmup + kBulkRepetitions; ++i) {
@@ -145,16 +139,14 @@ Calibration calibrate() {
       else
         comm.send_recv(peer, {}, peer, in);
       if (i >= kBulkWarmup)
-        one_way[static_cast<std::size_t>(i - kBulkWarmup)][static_cast<std::size_t>(me)] =
-            seconds_since(start);
+        one_way[static_cast<std::size_t>(i - kBulkWarmup)][static_cast<std::size_t>(me)] = seconds_since(start);
     }
     for (int i = 0; i < kBulkWarmup + kBulkRepetitions; ++i) {
       comm.barrier();
       const auto start = Clock::now();
       comm.send_recv(peer, out, peer, in);
       if (i >= kBulkWarmup)
-        duplex[static_cast<std::size_t>(i - kBulkWarmup)][static_cast<std::size_t>(me)] =
-            seconds_since(start);
+        duplex[static_cast<std::size_t>(i - kBulkWarmup)][static_cast<std::size_t>(me)] = seconds_since(start);
     }
   });
   std::sort(rtt.begin(), rtt.end());
@@ -182,13 +174,13 @@ struct AllreduceRow {
   int ranks = 0;
   std::size_t floats = 0;
   int repetitions = 0;
-  ByteCounters traffic;      ///< rank 0's counters over one call
-  double measured = 0;       ///< median over repetitions of the slowest rank's seconds
-  double measured_p10 = 0;   ///< 10th percentile of the same
-  double measured_p90 = 0;   ///< 90th percentile of the same
-  double projected = 0;      ///< slowest rank's projection on the calibrated link
+  ByteCounters traffic;           ///< rank 0's counters over one call
+  double measured = 0;            ///< median over repetitions of the slowest rank's seconds
+  double measured_p10 = 0;        ///< 10th percentile of the same
+  double measured_p90 = 0;        ///< 90th percentile of the same
+  double projected = 0;           ///< slowest rank's projection on the calibrated link
   double projected_exchange = 0;  ///< the same with the 4-byte exchange time as latency
-  double local_cpu = 0;      ///< seconds of the call's own arithmetic and allocation, one thread
+  double local_cpu = 0;           ///< seconds of the call's own arithmetic and allocation, one thread
 };
 
 /// The work allreduce_sum does besides moving bytes, replayed on one thread with nothing else
@@ -210,8 +202,7 @@ double local_cpu_seconds(std::size_t n, int p, int repetitions) {
   return median(seconds);
 }
 
-AllreduceRow time_allreduce(int p, std::size_t n, int repetitions,
-                            const laconic::comm::Link& link,
+AllreduceRow time_allreduce(int p, std::size_t n, int repetitions, const laconic::comm::Link& link,
                             const laconic::comm::Link& exchange_link) {
   constexpr int kWarmup = 2;
   AllreduceRow row;
@@ -235,8 +226,8 @@ AllreduceRow time_allreduce(int p, std::size_t n, int repetitions,
       traffic[me] = comm.counters().since(before);
       if (i >= kWarmup) seconds[static_cast<std::size_t>(i - kWarmup)][me] = elapsed;
     }
-    LACONIC_ENFORCE(data[0] == static_cast<float>(p), "allreduce of 1.0 on ", p,
-                    " ranks expected ", p, ", got ", data[0]);
+    LACONIC_ENFORCE(data[0] == static_cast<float>(p), "allreduce of 1.0 on ", p, " ranks expected ", p, ", got ",
+                    data[0]);
   });
   const auto slowest = slowest_rank(seconds);
   row.measured = median(slowest);
@@ -279,30 +270,27 @@ void print_calibration(const Calibration& c) {
   auto us = [](double seconds) { return fixed(seconds * 1e6, 1); };
   std::cout << "## Loopback calibration (2 ranks)\n\n"
             << "| quantity | value |\n|---|---|\n"
-            << "| round trip, " << kPingBytes << " B ping-pong (send_recv with one side empty), "
-            << kPingRepetitions << " after " << kPingWarmup
-            << " warm-up: p10 / p25 / median / p75 / p90 | " << us(quantile(r, 0.1)) << " / "
-            << us(quantile(r, 0.25)) << " / " << us(median(r)) << " / " << us(quantile(r, 0.75))
-            << " / " << us(quantile(r, 0.9)) << " us |\n"
-            << "| share of round trips >= 1 ms | " << fixed(100 * share_at_least(r, 1e-3), 1)
-            << " % |\n"
+            << "| round trip, " << kPingBytes << " B ping-pong (send_recv with one side empty), " << kPingRepetitions
+            << " after " << kPingWarmup << " warm-up: p10 / p25 / median / p75 / p90 | " << us(quantile(r, 0.1))
+            << " / " << us(quantile(r, 0.25)) << " / " << us(median(r)) << " / " << us(quantile(r, 0.75)) << " / "
+            << us(quantile(r, 0.9)) << " us |\n"
+            << "| share of round trips >= 1 ms | " << fixed(100 * share_at_least(r, 1e-3), 1) << " % |\n"
             << "| **latency** = median round trip / 2 | **" << us(c.latency) << " us** |\n"
             << "| " << kPingBytes << " B each way in one send_recv (the ring's pattern), median "
             << "of " << kPingRepetitions << ", slowest rank | " << us(c.exchange) << " us |\n"
-            << "| 64 MiB one-way (rank 0 sends, rank 1 receives), median of " << kBulkRepetitions
-            << ", slowest rank | " << ms(c.one_way_seconds) << " ms = "
-            << fixed(c.one_way_bits_per_s / 1e9, 2) << " Gbit/s |\n"
-            << "| 64 MiB each way in one send_recv (full duplex), median of " << kBulkRepetitions
-            << ", slowest rank | " << ms(c.duplex_seconds) << " ms = **"
-            << fixed(c.duplex_bits_per_s / 1e9, 2) << " Gbit/s** per direction |\n\n"
+            << "| 64 MiB one-way (rank 0 sends, rank 1 receives), median of " << kBulkRepetitions << ", slowest rank | "
+            << ms(c.one_way_seconds) << " ms = " << fixed(c.one_way_bits_per_s / 1e9, 2) << " Gbit/s |\n"
+            << "| 64 MiB each way in one send_recv (full duplex), median of " << kBulkRepetitions << ", slowest rank | "
+            << ms(c.duplex_seconds) << " ms = **" << fixed(c.duplex_bits_per_s / 1e9, 2)
+            << " Gbit/s** per direction |\n\n"
             << "Bandwidth is 64 MiB / median time (latency not subtracted: it is below 10% of "
                "either transfer). The model charges a send_recv max(bytes sent, bytes received), "
                "i.e. assumes both directions run at full rate at once, and every send_recv of "
                "the ring sends and receives; so the link below uses the **full-duplex** "
                "bandwidth (on loopback both directions share the same CPUs, which is why it is "
                "about half the one-way figure). As an experiment field:\n\n"
-            << "    network = link { bandwidth = \"" << fixed(c.duplex_bits_per_s / 1e9, 2)
-            << "Gbit\", latency = \"" << us(c.latency) << "us\" }\n\n";
+            << "    network = link { bandwidth = \"" << fixed(c.duplex_bits_per_s / 1e9, 2) << "Gbit\", latency = \""
+            << us(c.latency) << "us\" }\n\n";
 }
 
 void print_allreduce(const std::vector<AllreduceRow>& rows) {
@@ -318,13 +306,12 @@ void print_allreduce(const std::vector<AllreduceRow>& rows) {
                "| measured / projected | local CPU ms | reps |\n"
             << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows)
-    std::cout << "| " << r.ranks << " | " << size_label(r.floats) << " | " << r.traffic.messages
-              << " | " << fixed(static_cast<double>(r.traffic.sent) / (1 << 20), 3) << " | "
-              << ms(r.measured) << " (" << ms(r.measured_p10) << "-" << ms(r.measured_p90)
-              << ") | " << ms(r.projected) << " | " << fixed(r.measured / r.projected, 2)
-              << " | " << ms(r.projected_exchange) << " | "
-              << fixed(r.measured / r.projected_exchange, 2) << " | " << ms(r.local_cpu) << " | "
-              << r.repetitions << " |\n";
+    std::cout << "| " << r.ranks << " | " << size_label(r.floats) << " | " << r.traffic.messages << " | "
+              << fixed(static_cast<double>(r.traffic.sent) / (1 << 20), 3) << " | " << ms(r.measured) << " ("
+              << ms(r.measured_p10) << "-" << ms(r.measured_p90) << ") | " << ms(r.projected) << " | "
+              << fixed(r.measured / r.projected, 2) << " | " << ms(r.projected_exchange) << " | "
+              << fixed(r.measured / r.projected_exchange, 2) << " | " << ms(r.local_cpu) << " | " << r.repetitions
+              << " |\n";
   std::cout << "\n";
 }
 
@@ -338,7 +325,8 @@ int main() {
               << "Ranks are threads of one process, each with its own GlooCommunicator (Gloo TCP "
                  "on 127.0.0.1, each with its own I/O thread), on a machine with "
               << cores << " hardware threads. "
-              << "With 4 ranks on " << cores << " cores, the ranks' reduction arithmetic and "
+              << "With 4 ranks on " << cores
+              << " cores, the ranks' reduction arithmetic and "
                  "Gloo's I/O threads compete for CPU, so loopback is CPU-bound and measured "
                  "times include that contention, which the model does not represent.\n\n";
     const Calibration c = calibrate();
@@ -353,8 +341,7 @@ int main() {
         {1u << 10, 300}, {32u << 10, 100}, {256u << 10, 40}, {4u << 20, 15}, {16u << 20, 7}};
     std::vector<AllreduceRow> rows;
     for (int p : {2, 4})
-      for (const auto& k : cases) rows.push_back(time_allreduce(p, k.floats, k.repetitions, link,
-                                                                 exchange_link));
+      for (const auto& k : cases) rows.push_back(time_allreduce(p, k.floats, k.repetitions, link, exchange_link));
     print_allreduce(rows);
     // Process CPU time against wall time shows how busy the cores were (Gloo's I/O threads
     // poll in the kernel while waiting).
@@ -362,8 +349,7 @@ int main() {
     ::getrusage(RUSAGE_SELF, &usage);
     auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * t.tv_usec; };
     std::cout << "Run time " << fixed(seconds_since(start), 1) << " s wall; process CPU "
-              << fixed(tv(usage.ru_utime), 1) << " s user + " << fixed(tv(usage.ru_stime), 1)
-              << " s system.\n";
+              << fixed(tv(usage.ru_utime), 1) << " s user + " << fixed(tv(usage.ru_stime), 1) << " s system.\n";
   } catch (const std::exception& e) {
     std::cerr << "laconic_network_model_bench: " << e.what() << "\n";
     return 1;

@@ -33,13 +33,17 @@ using laconic::RunConfig;
 
 // The per-step keys of docs/schema.md that every worker records at every step.
 namespace keys = laconic::keys;
-const std::vector<std::string> kStepKeys{
-    keys::kTrainLoss,     keys::kTimeForward, keys::kTimeBackward, keys::kTimeCompress,  keys::kTimeDecompress,
-    keys::kTimeCommunicate, keys::kTimeOptimizer, keys::kLr,        keys::kTimeStep,      keys::kBytesSent,
-    keys::kBytesReceived, keys::kBytesDense,  keys::kPayloadBytes, keys::kProjectedTimeCommunicate,
-    keys::kProjectedTimeStep};
+const std::vector<std::string> kStepKeys{keys::kTrainLoss,        keys::kTimeForward,
+                                         keys::kTimeBackward,     keys::kTimeCompress,
+                                         keys::kTimeDecompress,   keys::kTimeCommunicate,
+                                         keys::kTimeOptimizer,    keys::kLr,
+                                         keys::kTimeStep,         keys::kBytesSent,
+                                         keys::kBytesReceived,    keys::kBytesDense,
+                                         keys::kPayloadBytes,     keys::kProjectedTimeCommunicate,
+                                         keys::kProjectedTimeStep};
 
-const std::vector<std::string> kCompressors{"none", "topk", "qsgd", "dgc", "powersgd", "signsgd", "randomk", "terngrad"};
+const std::vector<std::string> kCompressors{"none",     "topk",    "qsgd",    "dgc",
+                                            "powersgd", "signsgd", "randomk", "terngrad"};
 
 // CPU seconds (user + system) this process has used: with other work on the machine, wall time
 // alone mixes in the time spent waiting for a core.
@@ -177,7 +181,8 @@ int main(int argc, char** argv) {
     // Experiments in turn; within one, compressors x ratios x seeds; 2 to 4 workers.
     const std::int64_t e = r % experiments;
     const std::string experiment = "scale-" + std::to_string(e);
-    const std::int64_t experiment_id = recorder.add_experiment(experiment, experiment + ".lua", "hash" + std::to_string(e));
+    const std::int64_t experiment_id =
+        recorder.add_experiment(experiment, experiment + ".lua", "hash" + std::to_string(e));
     const std::int64_t index = r / experiments;
     const std::string compressor = kCompressors[static_cast<std::size_t>(index) % kCompressors.size()];
     const double ratio = std::pow(10.0, -1.0 - static_cast<double>((index / kCompressors.size()) % 3));
@@ -192,10 +197,11 @@ int main(int argc, char** argv) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double cpu = cpu_seconds() - cpu_start;
-  std::printf("%s: %lld runs, %lld metric rows in %.2f s: %.0f rows/s (%.2f CPU s: %.0f rows per CPU second); "
-              "writer peak RSS %.1f MiB\n",
-              mode.c_str(), static_cast<long long>(runs), static_cast<long long>(written), seconds,
-              static_cast<double>(written) / seconds, cpu, static_cast<double>(written) / cpu,
-              static_cast<double>(peak_rss_kib()) / 1024.0);
+  std::printf(
+      "%s: %lld runs, %lld metric rows in %.2f s: %.0f rows/s (%.2f CPU s: %.0f rows per CPU second); "
+      "writer peak RSS %.1f MiB\n",
+      mode.c_str(), static_cast<long long>(runs), static_cast<long long>(written), seconds,
+      static_cast<double>(written) / seconds, cpu, static_cast<double>(written) / cpu,
+      static_cast<double>(peak_rss_kib()) / 1024.0);
   return 0;
 }

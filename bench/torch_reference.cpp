@@ -23,9 +23,7 @@ torch::Tensor torch_qsgd_roundtrip(const torch::Tensor& g, int levels, std::int6
   return decoded.view(-1).narrow(0, 0, n);
 }
 
-torch::Tensor torch_fp16_roundtrip(const torch::Tensor& g) {
-  return g.to(torch::kHalf).to(torch::kFloat);
-}
+torch::Tensor torch_fp16_roundtrip(const torch::Tensor& g) { return g.to(torch::kHalf).to(torch::kFloat); }
 
 torch::Tensor torch_uniform_roundtrip(const torch::Tensor& g, int bits) {
   const double bins = std::ldexp(1.0, bits);

@@ -89,8 +89,7 @@ void bm_torch(benchmark::State& state, const Case& c) {
   for (auto _ : state) {
     sgd.zero_grad();
     auto logits = model->forward(inputs);
-    auto loss = c.tokens ? torch::nn::functional::cross_entropy(
-                               logits.view({-1, c.classes}), targets.view({-1}))
+    auto loss = c.tokens ? torch::nn::functional::cross_entropy(logits.view({-1, c.classes}), targets.view({-1}))
                          : torch::nn::functional::cross_entropy(logits, targets);
     loss.backward();
     sgd.step();

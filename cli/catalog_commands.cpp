@@ -20,7 +20,8 @@ int list_command(const std::string& kind) {
       std::cout << "  " << info.name << " - " << info.description << "\n";
       for (const auto& f : info.fields)
         std::cout << "      " << f.name << " (" << field_type_name(f.type)
-                  << (f.per_step ? " or function(epoch, step)" : "") << ", default " << format_value(f.default_value) << "): " << f.doc << "\n";
+                  << (f.per_step ? " or function(epoch, step)" : "") << ", default " << format_value(f.default_value)
+                  << "): " << f.doc << "\n";
     }
   }
   return 0;
@@ -31,8 +32,7 @@ std::vector<std::size_t> select_runs(const lua::ExperimentPlan& plan, const std:
   std::vector<std::size_t> selected;
   for (std::size_t i = 0; i < plan.runs.size(); ++i)
     if (only.empty() || plan.runs[i].name.find(only) != std::string::npos) selected.push_back(i);
-  if (selected.empty())
-    throw ConfigError(str_cat("no run of '", file, "' has a name containing '", only, "'"));
+  if (selected.empty()) throw ConfigError(str_cat("no run of '", file, "' has a name containing '", only, "'"));
   return selected;
 }
 
@@ -42,8 +42,9 @@ void check_runs(const engine::EngineCatalog& catalog, const lua::ExperimentPlan&
   for (std::size_t i : selected) {
     const RunConfig& run = plan.runs[i];
     // What check_run looks at: runs that differ only in seed or optimizer are checked once.
-    if (!checked.insert(run.dataset.to_json().dump() + run.model.to_json().dump() + run.compressor.to_json().dump() +
-                        run.topology.to_json().dump() + run.schedule.to_json().dump())
+    if (!checked
+             .insert(run.dataset.to_json().dump() + run.model.to_json().dump() + run.compressor.to_json().dump() +
+                     run.topology.to_json().dump() + run.schedule.to_json().dump())
              .second)
       continue;
     try {
@@ -74,8 +75,7 @@ int check_command(const std::string& file, const std::string& only, CheckListing
     std::cout << runs.dump(2) << "\n";
     return 0;
   }
-  std::cout << plan.name << " (" << file << ", hash " << plan.file_hash << "): "
-            << plan.runs.size() << " runs";
+  std::cout << plan.name << " (" << file << ", hash " << plan.file_hash << "): " << plan.runs.size() << " runs";
   if (plan.skipped > 0) std::cout << " (where(run) skipped " << plan.skipped << ")";
   if (!only.empty()) std::cout << ", " << selected.size() << " matching '" << only << "'";
   std::cout << "\n";
@@ -119,8 +119,8 @@ int list_markdown_command() {
       std::cout << "| field | type | default | meaning |\n|---|---|---|---|\n";
       for (const auto& f : info.fields)
         std::cout << "| `" << f.name << "` | " << field_type_name(f.type)
-                  << (f.per_step ? " or function(epoch, step)" : "") << " | `"
-                  << cell(format_value(f.default_value)) << "` | " << cell(f.doc) << " |\n";
+                  << (f.per_step ? " or function(epoch, step)" : "") << " | `" << cell(format_value(f.default_value))
+                  << "` | " << cell(f.doc) << " |\n";
       std::cout << "\n";
     }
   }

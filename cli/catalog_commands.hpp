@@ -26,13 +26,11 @@ enum class CheckListing {
 
 /// `laconic check FILE [--only TEXT]`: loads the experiment and lists the runs it would
 /// execute (those whose name contains TEXT), training none.
-int check_command(const std::string& file, const std::string& only = "",
-                  CheckListing listing = CheckListing::Summary);
+int check_command(const std::string& file, const std::string& only = "", CheckListing listing = CheckListing::Summary);
 
 /// Indices of the runs of `plan` whose name contains `only` (all when empty); ConfigError when
 /// none does.
-std::vector<std::size_t> select_runs(const lua::ExperimentPlan& plan, const std::string& file,
-                                     const std::string& only);
+std::vector<std::size_t> select_runs(const lua::ExperimentPlan& plan, const std::string& file, const std::string& only);
 
 /// ConfigError, naming the run, unless each selected run's model fits its dataset (classes,
 /// bptt, example shape); each distinct (dataset, model) pair is checked once.

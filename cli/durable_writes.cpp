@@ -29,9 +29,8 @@ void DurableWrites::outage_started(const std::string& what, const std::string& r
                                 ? raw_error.substr(words_at + 2, code_at - words_at - 3)
                                 : raw_error;
   in_outage_ = true;
-  std::cerr << "laconic: database " << database_ << " cannot take writes (while trying to " << what << ": "
-            << error << "); keeping what arrives and retrying for up to " << budget_ << " s (--db-retry)"
-            << std::endl;
+  std::cerr << "laconic: database " << database_ << " cannot take writes (while trying to " << what << ": " << error
+            << "); keeping what arrives and retrying for up to " << budget_ << " s (--db-retry)" << std::endl;
 }
 
 void DurableWrites::outage_over() {

@@ -56,7 +56,6 @@ class DurableWrites {
   void outage_over();
 
  private:
-
   storage::Recorder& recorder_;
   std::string database_;
   double budget_;

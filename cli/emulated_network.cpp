@@ -70,7 +70,8 @@ std::pair<int, std::string> run_tool(const std::vector<std::string>& argv) {
   std::string output;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       ::kill(pid, SIGKILL);
       break;
@@ -79,13 +80,14 @@ std::pair<int, std::string> run_tool(const std::vector<std::string>& argv) {
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
     char buffer[4096];
     const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-    if (n > 0) output.append(buffer, static_cast<std::size_t>(n));
-    else if (n == 0 || errno != EINTR) break;
+    if (n > 0)
+      output.append(buffer, static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      break;
   }
   ::close(fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) output.pop_back();
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
@@ -129,8 +131,9 @@ std::string why_no_emulation() {
   const bool privileged = ::geteuid() == 0 || ((caps >> kNetAdmin & 1) && (caps >> kSysAdmin & 1));
   std::string missing;
   if (!privileged)
-    missing = "root, or the capabilities CAP_NET_ADMIN and CAP_SYS_ADMIN (to create network namespaces and "
-              "shape their links)";
+    missing =
+        "root, or the capabilities CAP_NET_ADMIN and CAP_SYS_ADMIN (to create network namespaces and "
+        "shape their links)";
   for (const char* tool : {"ip", "tc"})
     if (find_tool(tool).empty())
       missing += str_cat(missing.empty() ? "" : "; ", "the '", tool, "' command (apt-get install iproute2)");
@@ -140,8 +143,10 @@ std::string why_no_emulation() {
   try {
     run_checked("ip", {"netns", "add", probe});
   } catch (const std::exception& e) {
-    return str_cat("emulated links (network = link { emulate = true }) need network namespaces, and this machine "
-                   "refused one: ", e.what());
+    return str_cat(
+        "emulated links (network = link { emulate = true }) need network namespaces, and this machine "
+        "refused one: ",
+        e.what());
   }
   try {
     run_checked("ip", {"netns", "delete", probe});
@@ -151,9 +156,8 @@ std::string why_no_emulation() {
   return "";
 }
 
-std::vector<std::vector<std::string>> egress_shaping(const std::string& ns, const std::string& dev,
-                                                     std::uint64_t rate, std::uint64_t burst,
-                                                     std::optional<std::uint64_t> delay_us) {
+std::vector<std::vector<std::string>> egress_shaping(const std::string& ns, const std::string& dev, std::uint64_t rate,
+                                                     std::uint64_t burst, std::optional<std::uint64_t> delay_us) {
   const std::vector<std::string> tbf{"tbf", "rate", str_cat(rate, "bit"), "burst", str_cat(burst), "latency", "500ms"};
   std::vector<std::string> root{"-n", ns, "qdisc", "add", "dev", dev, "root"};
   if (!delay_us) {

@@ -59,9 +59,8 @@ class EmulatedNetwork {
 /// The tc arguments that shape a rank's egress on `dev` in namespace `ns`: tbf at `rate` bit/s
 /// with a bucket of `burst` bytes, under netem's delay of `delay_us` microseconds when given
 /// (netem as root, tbf its child, as netem's documentation pairs them). One command line each.
-std::vector<std::vector<std::string>> egress_shaping(const std::string& ns, const std::string& dev,
-                                                     std::uint64_t rate, std::uint64_t burst,
-                                                     std::optional<std::uint64_t> delay_us);
+std::vector<std::vector<std::string>> egress_shaping(const std::string& ns, const std::string& dev, std::uint64_t rate,
+                                                     std::uint64_t burst, std::optional<std::uint64_t> delay_us);
 
 /// Why emulated links cannot be built on this machine, or "" when they can: the process lacks
 /// root (or CAP_NET_ADMIN and CAP_SYS_ADMIN), `ip` or `tc` (iproute2) is missing, or creating a

@@ -16,8 +16,7 @@ std::string human_seconds(double seconds) {
     std::snprintf(buf, sizeof buf, "%.1fs", seconds);
   } else {
     auto minutes = static_cast<long>(seconds / 60);
-    std::snprintf(buf, sizeof buf, "%ldm%02lds", minutes,
-                  static_cast<long>(seconds) - minutes * 60);
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", minutes, static_cast<long>(seconds) - minutes * 60);
   }
   return buf;
 }
@@ -35,13 +34,11 @@ std::string metric_text(const std::string& key, double value) {
   return significant(value);
 }
 
-std::string text_table(const std::vector<std::string>& header,
-                       const std::vector<std::vector<std::string>>& rows) {
+std::string text_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
   for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c)
-      width[c] = std::max(width[c], row[c].size());
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out;
     for (std::size_t c = 0; c < width.size(); ++c) {

@@ -19,7 +19,6 @@ std::string significant(double value, int digits = 4);
 std::string metric_text(const std::string& key, double value);
 
 /// Renders rows as a left-aligned text table with a header line.
-std::string text_table(const std::vector<std::string>& header,
-                       const std::vector<std::vector<std::string>>& rows);
+std::string text_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 
 }  // namespace laconic::cli

@@ -1,8 +1,8 @@
 #include "cli/inspect_commands.hpp"
 
 #include <cmath>
-#include <functional>
 #include <ctime>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <set>
@@ -13,10 +13,10 @@
 #include "cli/output.hpp"
 #include "cli/runs_command.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/metric_keys.hpp"
 #include "reports/format.hpp"
 #include "storage/queries.hpp"
 #include "storage/run_where.hpp"
-#include "engine/core/metric_keys.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -30,7 +30,6 @@ std::string local_time(double unix_seconds) {
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
   return buf;
 }
-
 
 std::string json_text(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
@@ -58,16 +57,17 @@ void show_json(storage::Database& db, const storage::RunRow& run) {
                         real_cell(s.sum), integer_cell(s.count), integer_cell(s.nan_count)});
   }
   out += "],\n\"epochs\": [";
-  const std::vector<std::string> epoch_columns{"epoch",      keys::kTestAccuracy, keys::kTestLoss,  keys::kTestPerplexity,
-                                               keys::kEpochTrainLoss, keys::kEpochTime, keys::kBytesSent, keys::kBytesDense};
+  const std::vector<std::string> epoch_columns{
+      "epoch",          keys::kTestAccuracy, keys::kTestLoss,  keys::kTestPerplexity, keys::kEpochTrainLoss,
+      keys::kEpochTime, keys::kBytesSent,    keys::kBytesDense};
   first = true;
   for (const auto& e : storage::epochs_of(db, run.id)) {
     out += first ? "\n  " : ",\n  ";
     first = false;
-    append_json_object(out, epoch_columns,
-                       {integer_cell(e.epoch), real_cell(e.test_accuracy), real_cell(e.test_loss),
-                        real_cell(e.test_perplexity), real_cell(e.epoch_train_loss), real_cell(e.epoch_time),
-                        real_cell(e.bytes_sent), real_cell(e.bytes_dense)});
+    append_json_object(
+        out, epoch_columns,
+        {integer_cell(e.epoch), real_cell(e.test_accuracy), real_cell(e.test_loss), real_cell(e.test_perplexity),
+         real_cell(e.epoch_train_loss), real_cell(e.epoch_time), real_cell(e.bytes_sent), real_cell(e.bytes_dense)});
   }
   out += "],\n\"facts\": ";
   std::vector<std::string> fact_keys;

@@ -37,7 +37,8 @@ int integer_variable(const Environment& env, const std::string& name, const std:
 comm::StoreAddress master_store(const Environment& env, const std::string& launcher, const std::string& rank_names) {
   const std::string addr = value_of(env, "MASTER_ADDR"), port = value_of(env, "MASTER_PORT");
   if (addr.empty() || port.empty())
-    throw ConfigError(str_cat("started by ", launcher, " (", rank_names, ") but MASTER_ADDR and MASTER_PORT are not "
+    throw ConfigError(str_cat("started by ", launcher, " (", rank_names,
+                              ") but MASTER_ADDR and MASTER_PORT are not "
                               "both set: export them on every rank (the host of rank 0 and a free port, e.g. "
                               "MASTER_ADDR=node01 MASTER_PORT=29500), or pass --rank, --world and --store "
                               "(docs/multi-host.md)"));
@@ -84,8 +85,9 @@ std::optional<LaunchedRank> detect_launch(const Environment& env, const LaunchFl
   const bool any_flag = flags.rank >= 0 || flags.world >= 0 || !flags.store.empty();
   if (any_flag) {
     if (flags.rank < 0 || flags.world < 1 || flags.store.empty())
-      throw ConfigError("--rank, --world and --store go together: give all three (e.g. --rank 1 --world 4 "
-                        "--store tcp://node01:29500) or none");
+      throw ConfigError(
+          "--rank, --world and --store go together: give all three (e.g. --rank 1 --world 4 "
+          "--store tcp://node01:29500) or none");
     launched.launcher = "flags";
     launched.rank = flags.rank;
     launched.world = flags.world;
@@ -115,15 +117,15 @@ std::optional<LaunchedRank> detect_launch(const Environment& env, const LaunchFl
   }
   if (launched.world <= 1) return std::nullopt;
   if (launched.rank >= launched.world)
-    throw ConfigError(str_cat("rank ", launched.rank, " is not below the world size ", launched.world, " (",
-                              launched.launcher, ")"));
+    throw ConfigError(
+        str_cat("rank ", launched.rank, " is not below the world size ", launched.world, " (", launched.launcher, ")"));
   launched.interface = value_of(env, "GLOO_SOCKET_IFNAME");
   launched.route_to = value_of(env, "MASTER_ADDR");
   if (launched.route_to.empty() && launched.store.kind != comm::StoreAddress::Kind::File)
     launched.route_to = launched.store.host;
   if (launched.description.empty()) {
-    launched.description = str_cat(launched.launcher, ": rank ", launched.rank, " of ", launched.world, ", store ",
-                                   launched.store.text());
+    launched.description =
+        str_cat(launched.launcher, ": rank ", launched.rank, " of ", launched.world, ", store ", launched.store.text());
     if (launched.store_served_by_launcher) launched.description += " (served by torchrun's agent)";
   }
   return launched;
@@ -132,7 +134,8 @@ std::optional<LaunchedRank> detect_launch(const Environment& env, const LaunchFl
 std::string local_address(const std::string& interface, const std::string& host) {
   if (!interface.empty()) {
     ifaddrs* list = nullptr;
-    if (::getifaddrs(&list) != 0) throw ConfigError(str_cat("cannot list the network interfaces: ", std::strerror(errno)));
+    if (::getifaddrs(&list) != 0)
+      throw ConfigError(str_cat("cannot list the network interfaces: ", std::strerror(errno)));
     std::string found;
     for (ifaddrs* i = list; i != nullptr && found.empty(); i = i->ifa_next)
       if (i->ifa_addr != nullptr && i->ifa_addr->sa_family == AF_INET && interface == i->ifa_name) {
@@ -142,7 +145,8 @@ std::string local_address(const std::string& interface, const std::string& host)
       }
     ::freeifaddrs(list);
     if (found.empty())
-      throw ConfigError(str_cat("GLOO_SOCKET_IFNAME=", interface, ": this host has no interface of that name with "
+      throw ConfigError(str_cat("GLOO_SOCKET_IFNAME=", interface,
+                                ": this host has no interface of that name with "
                                 "an IPv4 address (`ip -4 addr` lists them)"));
     return found;
   }

@@ -42,17 +42,19 @@ std::string describe_status(int status) {
 void check_launchable(const RunArgs& args, const LaunchedRank& launched, const lua::ExperimentPlan& plan,
                       const engine::EngineCatalog& catalog, const std::vector<std::size_t>& selected) {
   if (args.jobs > 1)
-    throw ConfigError(str_cat("--jobs starts several controllers on one host; under a launcher (",
-                              launched.description, ") every process is one rank: leave --jobs out"));
+    throw ConfigError(str_cat("--jobs starts several controllers on one host; under a launcher (", launched.description,
+                              ") every process is one rank: leave --jobs out"));
   if (args.checkpoint_every > 0)
-    throw ConfigError("--checkpoint-every is not supported when a launcher starts the ranks: each host would keep "
-                      "its ranks' checkpoints where rank 0 cannot see them (docs/multi-host.md)");
+    throw ConfigError(
+        "--checkpoint-every is not supported when a launcher starts the ranks: each host would keep "
+        "its ranks' checkpoints where rank 0 cannot see them (docs/multi-host.md)");
   std::string wrong;
   int shown = 0;
   for (std::size_t i : selected) {
     const RunConfig& run = plan.runs[i];
     if (catalog.emulated_link(run))
-      throw ConfigError(str_cat("run ", i + 1, " (", run.name, ") emulates its link (emulate = true), which builds "
+      throw ConfigError(str_cat("run ", i + 1, " (", run.name,
+                                ") emulates its link (emulate = true), which builds "
                                 "network namespaces on one host; ranks started by a launcher use the hosts' real "
                                 "network: set emulate = false"));
     const int world = catalog.world_size(run);
@@ -66,13 +68,15 @@ void check_launchable(const RunArgs& args, const LaunchedRank& launched, const l
                               "runs of one size with --only"));
 }
 
-RankHello own_hello(const LaunchedRank& launched, const lua::ExperimentPlan& plan,
-                    const engine::EngineCatalog& catalog, const std::vector<std::size_t>& selected) {
+RankHello own_hello(const LaunchedRank& launched, const lua::ExperimentPlan& plan, const engine::EngineCatalog& catalog,
+                    const std::vector<std::size_t>& selected) {
   std::string planned;
   for (std::size_t i : selected)
     planned += str_cat(i, "\t", plan.runs[i].name, "\t", catalog.world_size(plan.runs[i]), "\n");
-  return RankHello{launched.rank, launched.world, plan.file_hash, fnv1a_hex(planned), host_name(),
-                   local_address(launched.interface, launched.route_to), host_cores(), static_cast<long>(::getpid())};
+  return RankHello{launched.rank,  launched.world,
+                   plan.file_hash, fnv1a_hex(planned),
+                   host_name(),    local_address(launched.interface, launched.route_to),
+                   host_cores(),   static_cast<long>(::getpid())};
 }
 
 LaunchedSweep::LaunchedSweep(const RunArgs& args, const LaunchedRank& launched, const RankHello& mine)
@@ -82,9 +86,8 @@ LaunchedSweep::LaunchedSweep(const RunArgs& args, const LaunchedRank& launched, 
   // Under Slurm, MPI and the flags nobody else serves a TCP store: rank 0 does, as PyTorch does.
   const bool serve = launched.store.kind == comm::StoreAddress::Kind::Tcp && !launched.store_served_by_launcher;
   store_ = engine::open_store(launched.store, serve ? engine::StoreRole::Server : engine::StoreRole::Client, timeout);
-  std::cout << "laconic: rank 0 of " << launched.world << " (" << launched.description << "), listening on "
-            << address_ << "; waiting up to " << static_cast<long>(args.launch_timeout) << " s for the other ranks"
-            << std::endl;
+  std::cout << "laconic: rank 0 of " << launched.world << " (" << launched.description << "), listening on " << address_
+            << "; waiting up to " << static_cast<long>(args.launch_timeout) << " s for the other ranks" << std::endl;
   remote_.connections = gather_ranks(*store_, relay_key(), address_, mine, timeout, nonce_);
   ranks_.push_back(mine);
   for (const auto& connection : remote_.connections) ranks_.push_back(connection->peer());
@@ -202,8 +205,7 @@ int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::E
     // The newline first ends a line the worker may have left torn.
     rank0->send_line(str_cat("\nX\t", status));
     std::cout << who << ": run " << index + 1 << " (" << command[2] << "): worker " << describe_status(status)
-              << " after " << human_seconds(std::chrono::duration<double>(Clock::now() - started).count())
-              << std::endl;
+              << " after " << human_seconds(std::chrono::duration<double>(Clock::now() - started).count()) << std::endl;
   }
 }
 

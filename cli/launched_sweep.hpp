@@ -24,8 +24,8 @@ void check_launchable(const RunArgs& args, const LaunchedRank& launched, const l
                       const engine::EngineCatalog& catalog, const std::vector<std::size_t>& selected);
 
 /// What this process tells rank 0 when it joins (and what rank 0 checks the others against).
-RankHello own_hello(const LaunchedRank& launched, const lua::ExperimentPlan& plan,
-                    const engine::EngineCatalog& catalog, const std::vector<std::size_t>& selected);
+RankHello own_hello(const LaunchedRank& launched, const lua::ExperimentPlan& plan, const engine::EngineCatalog& catalog,
+                    const std::vector<std::size_t>& selected);
 
 /// Rank 0's side of a launched sweep, from the moment every rank has joined.
 class LaunchedSweep {

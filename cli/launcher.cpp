@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -37,7 +37,7 @@ constexpr int kMessageFd = 3;
 struct WorkerProcess {
   int rank = 0;
   pid_t pid = -1;
-  int fd = -1;               // read end of the worker's pipe; -1 once drained
+  int fd = -1;  // read end of the worker's pipe; -1 once drained
   bool exited = false;
   int status = 0;            // waitpid status
   std::string partial_line;  // bytes after the last newline
@@ -47,8 +47,8 @@ struct WorkerProcess {
   std::optional<Clock::time_point> first_heard;  // its first message: the process has started
   std::string phase = "starting";
   double quiet = 0;
-  std::string hung;          // why the controller called it hung and killed it
-  std::string stopped;       // why the controller stopped it otherwise (a peer failed first)
+  std::string hung;     // why the controller called it hung and killed it
+  std::string stopped;  // why the controller stopped it otherwise (a peer failed first)
   // A rank of a launched sweep, on another process: its connection (pid stays -1), when it was
   // told to die, and whether it was lost (its connection closed, or it did not answer the kill).
   RelayConnection* remote = nullptr;
@@ -93,8 +93,7 @@ class StoreDir {
     std::string pattern =
         (std::filesystem::temp_directory_path() / str_cat(kStoreDirPrefix, ::getpid(), "-XXXXXX")).string();
     if (::mkdtemp(pattern.data()) == nullptr)
-      throw Error(str_cat("cannot create a rendezvous directory from '", pattern,
-                          "': ", std::strerror(errno)));
+      throw Error(str_cat("cannot create a rendezvous directory from '", pattern, "': ", std::strerror(errno)));
     path_ = pattern;
   }
   ~StoreDir() {
@@ -147,8 +146,7 @@ pid_t fork_worker_process(int rank, int write_fd, const std::function<int(int me
   int status = 1;
   try {
     status = body(kMessageFd);
-  } catch (...) {
-  }
+  } catch (...) {}
   std::cout.flush();
   std::cerr.flush();
   ::_exit(status);
@@ -162,18 +160,18 @@ pid_t fork_worker(const LaunchSpec& spec, const std::string& store, int rank, in
 
 pid_t spawn(const LaunchSpec& spec, const std::string& store, int rank, int write_fd) {
   std::vector<std::string> args = {spec.executable, "worker",
-                                   "--file", spec.file,
-                                   "--file-hash", spec.file_hash,
-                                   "--run-index", std::to_string(spec.run_index),
-                                   "--run-name", spec.run_name,
-                                   "--rank", std::to_string(rank),
-                                   "--world", std::to_string(spec.workers),
-                                   "--store", store,
-                                   "--message-fd", std::to_string(kMessageFd)};
+                                   "--file",        spec.file,
+                                   "--file-hash",   spec.file_hash,
+                                   "--run-index",   std::to_string(spec.run_index),
+                                   "--run-name",    spec.run_name,
+                                   "--rank",        std::to_string(rank),
+                                   "--world",       std::to_string(spec.workers),
+                                   "--store",       store,
+                                   "--message-fd",  std::to_string(kMessageFd)};
   if (!spec.checkpoint_dir.empty()) {
-    for (const std::string& a : {std::string("--checkpoint-dir"), spec.checkpoint_dir, std::string("--checkpoint-every"),
-                                 std::to_string(spec.checkpoint_every), std::string("--resume-step"),
-                                 std::to_string(spec.resume_step)})
+    for (const std::string& a :
+         {std::string("--checkpoint-dir"), spec.checkpoint_dir, std::string("--checkpoint-every"),
+          std::to_string(spec.checkpoint_every), std::string("--resume-step"), std::to_string(spec.resume_step)})
       args.push_back(a);
   }
   std::vector<char*> argv;
@@ -222,8 +220,8 @@ bool succeeded(const WorkerProcess& w) {
 // How many workers reported a checkpoint of each step.
 using CheckpointCounts = std::map<std::int64_t, int>;
 
-void handle_line(WorkerProcess& w, std::string_view line, MetricsSink& sink,
-                 const LaunchObserver& observer, CheckpointCounts& checkpoints, int world) {
+void handle_line(WorkerProcess& w, std::string_view line, MetricsSink& sink, const LaunchObserver& observer,
+                 CheckpointCounts& checkpoints, int world) {
   auto message = decode_message(line);
   if (!message) return;  // a torn line can only come from a crash; the exit status says why
   w.last_heard = Clock::now();
@@ -329,8 +327,8 @@ std::vector<std::string> remove_stale_store_dirs() {
   return removed;
 }
 
-LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
-                             const LaunchObserver& observer, const std::atomic<bool>& stop) {
+LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink, const LaunchObserver& observer,
+                             const std::atomic<bool>& stop) {
   std::optional<StoreDir> store_dir;
   if (!spec.remote) store_dir.emplace();
   const std::string store = spec.remote ? spec.rendezvous_prefix : store_dir->path();
@@ -395,8 +393,9 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
       if (!w.exited && !w.remote && ::waitpid(w.pid, &w.status, WNOHANG) == w.pid) w.exited = true;
       // A remote rank told to die that does not answer is unreachable: lost.
       if (!w.exited && w.remote && w.killed_at && now - *w.killed_at > 2 * grace)
-        mark_lost(w, *spec.remote, "it did not answer rank 0 for " + str_cat(2 * kFailureGraceSeconds) +
-                                       " s: its process or its host is gone or unreachable");
+        mark_lost(w, *spec.remote,
+                  "it did not answer rank 0 for " + str_cat(2 * kFailureGraceSeconds) +
+                      " s: its process or its host is gone or unreachable");
       if (w.exited && !succeeded(w) && !first_failure) {
         first_failure = now;
         first_failed = str_cat(label(w), " failed first");
@@ -412,8 +411,7 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink,
       w.hung = silent > spec.timeout
                    ? str_cat(label(w), " hung: no sign of life for ", static_cast<long>(silent),
                              " s (last heard during ", w.phase, ")")
-                   : str_cat(label(w), " hung: no progress for ", static_cast<long>(stalled), " s during ",
-                             w.phase);
+                   : str_cat(label(w), " hung: no progress for ", static_cast<long>(stalled), " s during ", w.phase);
       signal_worker(w, SIGKILL);
       if (!first_failure) {
         first_failure = now;

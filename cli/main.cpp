@@ -7,23 +7,23 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/catalog_commands.hpp"
 #include "cli/inspect_commands.hpp"
-#include "cli/query_commands.hpp"
 #include "cli/merge_command.hpp"
+#include "cli/pinned_threads.hpp"
+#include "cli/query_commands.hpp"
 #include "cli/recover_command.hpp"
+#include "cli/run_command.hpp"
 #include "cli/runs_command.hpp"
 #include "cli/sql_commands.hpp"
-#include "cli/run_command.hpp"
-#include "cli/worker_command.hpp"
 #include "cli/version.hpp"
-#include "cli/pinned_threads.hpp"
+#include "cli/worker_command.hpp"
 #include "engine/core/error.hpp"
 #include "storage/database.hpp"
 
@@ -75,8 +75,9 @@ void tidy_help_defaults(CLI::App& app) {
 
 // The command line parsed and the command run; returns the exit status.
 int dispatch(int argc, char** argv) {
-  CLI::App app{"laconic: a testbed for communication-efficient distributed deep learning.\n"
-               "Experiments are Lua files; results go to a SQLite database."};
+  CLI::App app{
+      "laconic: a testbed for communication-efficient distributed deep learning.\n"
+      "Experiments are Lua files; results go to a SQLite database."};
   app.option_defaults()->always_capture_default();
   app.require_subcommand(1);
   app.set_version_flag("--version", laconic::cli::version_text(),
@@ -84,8 +85,7 @@ int dispatch(int argc, char** argv) {
                        "SQLite, then exit");
   std::string db = "laconic.db";
   auto add_db_option = [&db](CLI::App* command) {
-    command->add_option("--db", db, "SQLite database of experiments, runs and metrics")
-        ->envname("LACONIC_DB");
+    command->add_option("--db", db, "SQLite database of experiments, runs and metrics")->envname("LACONIC_DB");
   };
 
   laconic::cli::RunArgs run_args;
@@ -100,8 +100,7 @@ int dispatch(int argc, char** argv) {
                   "steps between checkpoints of each run (0 = none); kept next to the database in "
                   "DB.checkpoints/ until the run finishes")
       ->check(CLI::NonNegativeNumber);
-  run->add_option("--only", run_args.only,
-                  "run only the runs whose name contains this text (e.g. compressor=topk)");
+  run->add_option("--only", run_args.only, "run only the runs whose name contains this text (e.g. compressor=topk)");
   run->add_option("--shard", run_args.shard,
                   "I/N: run only share I (0 to N-1) of the selected runs, every N-th from the I-th in "
                   "plan order, for N machines that each record into their own database; gather them "
@@ -192,7 +191,8 @@ int dispatch(int argc, char** argv) {
   add_db_option(show);
 
   laconic::cli::CompareArgs compare_args;
-  auto* compare = app.add_subcommand("compare", "runs side by side: config fields and final metrics, differences marked *");
+  auto* compare =
+      app.add_subcommand("compare", "runs side by side: config fields and final metrics, differences marked *");
   compare->add_option("runs", compare_args.runs, "two or more run ids")->required();
   compare->add_flag("--diff-only", compare_args.diff_only, "print only the rows whose values differ");
   compare->add_option("--format", compare_args.format, "table, csv or json");
@@ -245,11 +245,12 @@ int dispatch(int argc, char** argv) {
       ->envname("LACONIC_GNUPLOT");
   report->add_flag("--allow-missing-figures", report_args.allow_missing_figures,
                    "exit 0 even when a figure could not be drawn (otherwise exit 3)");
-  report->add_option("--link", report_args.links,
-                     "also project every configuration onto this link: BANDWIDTH[,LATENCY[,OVERHEAD[,"
-                     "HOST_BANDWIDTH]]] (\"100Mbit\", \"1Gbit,50us\", \"10Gbit,50us,340us,5.6Gbit\"; latency "
-                     "default 50us, overhead 0, host bandwidth none; docs/network-model.md); repeatable "
-                     "(default: none)")
+  report
+      ->add_option("--link", report_args.links,
+                   "also project every configuration onto this link: BANDWIDTH[,LATENCY[,OVERHEAD[,"
+                   "HOST_BANDWIDTH]]] (\"100Mbit\", \"1Gbit,50us\", \"10Gbit,50us,340us,5.6Gbit\"; latency "
+                   "default 50us, overhead 0, host bandwidth none; docs/network-model.md); repeatable "
+                   "(default: none)")
       ->take_all()
       ->allow_extra_args(false);
   add_db_option(report);
@@ -257,14 +258,15 @@ int dispatch(int argc, char** argv) {
   std::string recover_journal, recover_db;
   auto* recover = app.add_subcommand(
       "recover", "replay a recovery journal (written when the database took no writes) into its database, once");
-  recover->add_option("journal", recover_journal, "the journal file `laconic run` named")->required()
+  recover->add_option("journal", recover_journal, "the journal file `laconic run` named")
+      ->required()
       ->check(CLI::ExistingFile);
   recover->add_option("--db", recover_db, "the database to replay into (default: the one the journal names)");
 
   std::string merge_target;
   std::vector<std::string> merge_sources;
-  auto* merge = app.add_subcommand(
-      "merge", "gather the runs of other databases (the shards of a sweep, `run --shard`) into one");
+  auto* merge =
+      app.add_subcommand("merge", "gather the runs of other databases (the shards of a sweep, `run --shard`) into one");
   merge->add_option("target", merge_target, "the database to merge into (created when missing)")->required();
   merge->add_option("sources", merge_sources, "the databases to merge from, in order")->required();
 
@@ -314,7 +316,8 @@ int dispatch(int argc, char** argv) {
       ::sigaction(SIGTERM, &action, nullptr);
       if (run_args.dry_run)
         return laconic::cli::check_command(run_args.file, run_args.only, laconic::cli::CheckListing::Summary);
-      if (!single_host) run_args.launched = laconic::cli::detect_launch(laconic::cli::process_environment(), launch_flags);
+      if (!single_host)
+        run_args.launched = laconic::cli::detect_launch(laconic::cli::process_environment(), launch_flags);
       run_args.db = db;
       run_args.executable = self_executable(argv[0]);
       return laconic::cli::run_command(run_args, g_stop);

@@ -12,8 +12,7 @@ int merge_command(const std::string& target, const std::vector<std::string>& sou
     const storage::MergeReport r = storage::merge_database(*db, source);
     std::cout << source << ": " << r.runs_added << " runs added (" << r.metric_rows_added << " metric rows), "
               << r.experiments_added << " experiments added, " << r.duplicates.size() << " already there, "
-              << r.conflicts.size() << " kept beside a run of the same name, " << r.skipped.size()
-              << " not ended\n";
+              << r.conflicts.size() << " kept beside a run of the same name, " << r.skipped.size() << " not ended\n";
     for (const auto& line : r.duplicates) std::cout << "  already there: " << line << "\n";
     for (const auto& line : r.conflicts) std::cout << "  both kept: " << line << "\n";
     for (const auto& line : r.skipped) std::cout << "  not added: " << line << "\n";

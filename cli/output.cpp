@@ -46,8 +46,10 @@ std::string hex(const std::string& bytes) {
 
 std::string table_text(const Cell& cell) {
   switch (cell.type) {
-    case Cell::Type::Null: return "NULL";
-    case Cell::Type::Integer: return std::to_string(cell.integer);
+    case Cell::Type::Null:
+      return "NULL";
+    case Cell::Type::Integer:
+      return std::to_string(cell.integer);
     case Cell::Type::Real: {
       if (std::isnan(cell.real)) return "nan";
       if (std::isinf(cell.real)) return cell.real > 0 ? "inf" : "-inf";
@@ -55,7 +57,8 @@ std::string table_text(const Cell& cell) {
       std::snprintf(buf, sizeof buf, "%.10g", cell.real);
       return buf;
     }
-    case Cell::Type::Blob: return hex(cell.text);
+    case Cell::Type::Blob:
+      return hex(cell.text);
     default: {
       std::string text = cell.text;  // one cell, one line
       for (char& c : text)
@@ -131,8 +134,12 @@ void append_json_object(std::string& out, const std::vector<std::string>& column
     out += ": ";
     const Cell& cell = cells[c];
     switch (cell.type) {
-      case Cell::Type::Null: out += "null"; break;
-      case Cell::Type::Integer: append_integer(out, cell.integer); break;
+      case Cell::Type::Null:
+        out += "null";
+        break;
+      case Cell::Type::Integer:
+        append_integer(out, cell.integer);
+        break;
       case Cell::Type::Real:
         if (std::isnan(cell.real))
           out += "\"NaN\"";
@@ -141,9 +148,14 @@ void append_json_object(std::string& out, const std::vector<std::string>& column
         else
           append_number(out, cell.real);
         break;
-      case Cell::Type::Json: out += cell.text.empty() ? "null" : cell.text; break;
-      case Cell::Type::Blob: append_json_string(out, hex(cell.text)); break;
-      default: append_json_string(out, cell.text);
+      case Cell::Type::Json:
+        out += cell.text.empty() ? "null" : cell.text;
+        break;
+      case Cell::Type::Blob:
+        append_json_string(out, hex(cell.text));
+        break;
+      default:
+        append_json_string(out, cell.text);
     }
   }
   out += '}';
@@ -181,11 +193,19 @@ void RowWriter::row(const std::vector<Cell>& cells) {
       if (c > 0) line_ += ',';
       const Cell& cell = cells[c];
       switch (cell.type) {
-        case Cell::Type::Null: break;
-        case Cell::Type::Integer: append_integer(line_, cell.integer); break;
-        case Cell::Type::Real: append_number(line_, cell.real); break;
-        case Cell::Type::Blob: line_ += hex(cell.text); break;
-        default: append_csv_field(line_, cell.text);
+        case Cell::Type::Null:
+          break;
+        case Cell::Type::Integer:
+          append_integer(line_, cell.integer);
+          break;
+        case Cell::Type::Real:
+          append_number(line_, cell.real);
+          break;
+        case Cell::Type::Blob:
+          line_ += hex(cell.text);
+          break;
+        default:
+          append_csv_field(line_, cell.text);
       }
     }
     line_ += '\n';

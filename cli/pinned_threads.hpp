@@ -6,7 +6,6 @@
 
 namespace laconic::cli {
 
-inline constexpr const char* kPinnedThreadVariables[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                                         "MKL_NUM_THREADS"};
+inline constexpr const char* kPinnedThreadVariables[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"};
 
 }  // namespace laconic::cli

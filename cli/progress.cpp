@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "engine/core/error.hpp"
 #include "cli/format.hpp"
+#include "engine/core/error.hpp"
 
 namespace laconic::cli {
 
@@ -65,9 +65,8 @@ std::string Progress::line(const std::string& extra) const {
   const double run_left = SweepClock::run_left(p, epochs_);
   char buf[160];
   std::snprintf(buf, sizeof buf, "  epoch %lld/%lld  step %lld/%lld  loss %.4f  %.1f steps/s",
-                static_cast<long long>(p.epoch + 1), static_cast<long long>(epochs_),
-                static_cast<long long>(p.step), static_cast<long long>(p.steps_per_epoch), p.loss,
-                p.steps_per_second);
+                static_cast<long long>(p.epoch + 1), static_cast<long long>(epochs_), static_cast<long long>(p.step),
+                static_cast<long long>(p.steps_per_epoch), p.loss, p.steps_per_second);
   return str_cat(label_, buf, extra, "  left: run ", eta_text(run_left), ", sweep ",
                  eta_text(clock_.sweep_left(run_left, elapsed)));
 }

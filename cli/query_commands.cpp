@@ -3,9 +3,9 @@
 #include <cmath>
 #include <iostream>
 
+#include "engine/core/metric_keys.hpp"
 #include "reports/report.hpp"
 #include "storage/database.hpp"
-#include "engine/core/metric_keys.hpp"
 
 namespace laconic::cli {
 
@@ -20,11 +20,10 @@ int report_command(const ReportArgs& args) {
   for (const auto& warning : paths.warnings) std::cerr << "laconic: warning: " << warning << "\n";
   std::cout << "report: " << paths.html << "\n"
             << "        " << paths.markdown << "\n"
-            << "        " << paths.csv.size() << " tables in " << dir << "/tables, figures in " << dir
-            << "/figures\n";
+            << "        " << paths.csv.size() << " tables in " << dir << "/tables, figures in " << dir << "/figures\n";
   if (!std::isnan(paths.target))
-    std::cout << "target: " << paths.metric << (paths.metric == keys::kTestPerplexity ? " <= " : " >= ")
-              << paths.target << (args.target ? "" : " (default; set with --target)") << "\n";
+    std::cout << "target: " << paths.metric << (paths.metric == keys::kTestPerplexity ? " <= " : " >= ") << paths.target
+              << (args.target ? "" : " (default; set with --target)") << "\n";
   if (paths.warnings.empty() || args.allow_missing_figures) return 0;
   std::cerr << "laconic: " << paths.warnings.size() << " figure" << (paths.warnings.size() == 1 ? "" : "s")
             << " could not be drawn (the tables and documents are written); fix the cause above, or pass "

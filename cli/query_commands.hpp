@@ -11,8 +11,8 @@ namespace laconic::cli {
 struct ReportArgs {
   std::string db;
   std::string experiment;
-  std::string out;                ///< "" for laconic-reports/EXPERIMENT
-  std::optional<double> target;   ///< time-to-target threshold; unset: derived from the runs
+  std::string out;               ///< "" for laconic-reports/EXPERIMENT
+  std::optional<double> target;  ///< time-to-target threshold; unset: derived from the runs
   std::string gnuplot = "gnuplot";
   bool allow_missing_figures = false;  ///< exit 0 even when gnuplot could not draw a figure
   std::vector<std::string> links;      ///< --link: "100Mbit", "1Gbit,50us" (engine/core/units.hpp)

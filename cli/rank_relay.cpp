@@ -214,8 +214,10 @@ std::vector<std::unique_ptr<RelayConnection>> gather_ranks(comm::KeyValueStore& 
       for (auto& [rank, connection] : joined)
         connection->send_line(str_cat("!\tranks ", missing, " did not join rank 0 in time"));
       throw CommError(str_cat("rank 0: ranks ", missing, " of ", mine.world, " did not join within ",
-                              timeout.count() / 1000, " s (--launch-timeout): were they started, with the same "
-                              "store (", key, "), and can they reach ", address, "?"));
+                              timeout.count() / 1000,
+                              " s (--launch-timeout): were they started, with the same "
+                              "store (",
+                              key, "), and can they reach ", address, "?"));
     }
     const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
@@ -232,8 +234,10 @@ std::vector<std::unique_ptr<RelayConnection>> gather_ranks(comm::KeyValueStore& 
                         who(*hello));
     else
       refusal = disagreement(mine, *hello);
-    if (!refusal.empty()) connection->send_line("!\t" + escape_field(refusal));
-    else joined[hello->rank] = std::move(connection);
+    if (!refusal.empty())
+      connection->send_line("!\t" + escape_field(refusal));
+    else
+      joined[hello->rank] = std::move(connection);
   }
   if (!refusal.empty()) {
     for (auto& [rank, connection] : joined) connection->send_line("!\t" + escape_field(refusal));
@@ -265,9 +269,11 @@ std::unique_ptr<RelayConnection> join_rank0(comm::KeyValueStore& store, const st
       continue;
     }
     // An address left by an earlier launch refuses the connection: read the key again.
-    const int fd = connect_to(rank0->address, rank0->port, std::min(left_until(deadline), std::chrono::milliseconds(5000)));
+    const int fd =
+        connect_to(rank0->address, rank0->port, std::min(left_until(deadline), std::chrono::milliseconds(5000)));
     if (fd < 0) {
-      last_problem = str_cat("cannot connect to rank 0 at ", rank0->address, ":", rank0->port, ": ", std::strerror(errno));
+      last_problem =
+          str_cat("cannot connect to rank 0 at ", rank0->address, ":", rank0->port, ": ", std::strerror(errno));
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       continue;
     }

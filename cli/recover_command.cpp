@@ -14,8 +14,8 @@ int recover_command(const std::string& journal_path, const std::string& db_path)
   const std::size_t rows = storage::replay_journal(*db, journal, journal_path);
   storage::mark_replayed(journal_path);
   std::cout << "replayed " << journal_path << " into " << database << ": " << rows << " metric rows, "
-            << journal.statuses.size() << " run statuses, " << journal.facts.size()
-            << " facts (the journal is now " << journal_path << ".replayed)\n";
+            << journal.statuses.size() << " run statuses, " << journal.facts.size() << " facts (the journal is now "
+            << journal_path << ".replayed)\n";
   return 0;
 }
 

@@ -6,38 +6,38 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-#include <map>
-#include <iostream>
 #include <functional>
+#include <iostream>
+#include <map>
+#include <sstream>
 #include <thread>
-#include <cstdlib>
 #include <vector>
 
-#include "cli/format.hpp"
-#include "reports/format.hpp"
+#include "cli/catalog_commands.hpp"
 #include "cli/durable_writes.hpp"
 #include "cli/emulated_network.hpp"
-#include "cli/recover_command.hpp"
+#include "cli/format.hpp"
 #include "cli/launched_sweep.hpp"
 #include "cli/launcher.hpp"
-#include "cli/worker_command.hpp"
 #include "cli/progress.hpp"
-#include "cli/catalog_commands.hpp"
+#include "cli/recover_command.hpp"
+#include "cli/worker_command.hpp"
 #include "engine/catalog.hpp"
+#include "engine/core/metric_keys.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/runtime.hpp"
 #include "lua/experiment.hpp"
+#include "reports/format.hpp"
 #include "storage/database.hpp"
-#include "storage/queries.hpp"
 #include "storage/journal.hpp"
+#include "storage/queries.hpp"
 #include "storage/recorder.hpp"
 #include "storage/sqlite_sink.hpp"
-#include "engine/core/metric_keys.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -57,13 +57,13 @@ std::string affinity_text() {
 }
 
 struct PlannedRun {
-  std::size_t index;       // position in the plan (what workers are told)
-  RunConfig recorded;      // as the database records it (tuning phases rename it)
-  std::int64_t id = -1;    // runs.id; -1 when skipped
+  std::size_t index;                   // position in the plan (what workers are told)
+  RunConfig recorded;                  // as the database records it (tuning phases rename it)
+  std::int64_t id = -1;                // runs.id; -1 when skipped
   std::optional<std::int64_t> done{};  // id of the run that makes this one unnecessary
   std::string done_as{};               // how that run ended ("finished", "diverged", "running")
-  std::int64_t resume_step = -1;     // continue run `id` from its checkpoint of this step
-  bool again = false;                // run `id` again from the start, in place (its rows cleared)
+  std::int64_t resume_step = -1;       // continue run `id` from its checkpoint of this step
+  bool again = false;                  // run `id` again from the start, in place (its rows cleared)
 };
 
 std::string read_text(const std::string& path) {
@@ -104,7 +104,8 @@ void check_unchanged(storage::Database& db, const lua::ExperimentPlan& plan, con
   const auto& last = same_name.back();
   throw ConfigError(str_cat("experiment '", plan.name, "' changed since it was recorded: ", file, " now hashes to ",
                             plan.file_hash, ", the runs in the database came from ", last.file_path, " with hash ",
-                            last.file_hash, "; run without --resume to record new runs, or add --force to "
+                            last.file_hash,
+                            "; run without --resume to record new runs, or add --force to "
                             "resume anyway (runs whose resolved configuration is unchanged are skipped)"));
 }
 
@@ -135,8 +136,7 @@ std::string result_line(storage::Database& db, std::int64_t run_id) {
   auto row = storage::find_run(db, run_id);
   if (!row) return "";
   std::string line = storage::to_string(row->status);
-  if (!std::isnan(row->final_test_accuracy))
-    line += "  test accuracy " + reports::fixed(row->final_test_accuracy, 4);
+  if (!std::isnan(row->final_test_accuracy)) line += "  test accuracy " + reports::fixed(row->final_test_accuracy, 4);
   line += "  sent " + reports::human_bytes(row->bytes_sent) + " (dense " + reports::human_bytes(row->bytes_dense) +
           ")  " + human_seconds(row->wall_time);
   if (!row->error.empty()) line += "\n    " + row->error;
@@ -151,10 +151,16 @@ constexpr std::size_t kMaxPendingRows = 2'000'000;
 class Executor {
  public:
   Executor(const RunArgs& args, const std::atomic<bool>& stop, const lua::ExperimentPlan& plan,
-           const engine::EngineCatalog& catalog, storage::Database& db,
-           storage::Recorder& recorder, std::int64_t experiment_id, LaunchedSweep* sweep)
-      : args_(args), stop_(stop), plan_(plan), catalog_(catalog), db_(db), recorder_(recorder),
-        experiment_id_(experiment_id), sweep_(sweep),
+           const engine::EngineCatalog& catalog, storage::Database& db, storage::Recorder& recorder,
+           std::int64_t experiment_id, LaunchedSweep* sweep)
+      : args_(args),
+        stop_(stop),
+        plan_(plan),
+        catalog_(catalog),
+        db_(db),
+        recorder_(recorder),
+        experiment_id_(experiment_id),
+        sweep_(sweep),
         progress_(args.job_index >= 0 && !args.quiet ? ProgressMode::Log : progress_mode_for(stdout, args.quiet),
                   stdout, args.progress_every),
         writes_(recorder, args.db, args.db_retry) {}
@@ -241,9 +247,9 @@ class Executor {
       run.again = row->status != storage::RunStatus::Queued || row->attempts > 0;
   }
   int report() const {
-    std::cout << plan_.name << ": " << position_ << " runs, " << finished_ << " finished, "
-              << failed_ << " failed, " << diverged_ << " diverged, " << skipped_ << " skipped"
-              << (interrupted_ ? ", interrupted" : "") << (gave_up_ ? ", stopped: the database took no writes" : "")
+    std::cout << plan_.name << ": " << position_ << " runs, " << finished_ << " finished, " << failed_ << " failed, "
+              << diverged_ << " diverged, " << skipped_ << " skipped" << (interrupted_ ? ", interrupted" : "")
+              << (gave_up_ ? ", stopped: the database took no writes" : "")
               << (rank_lost() ? ", stopped: a rank is gone" : "") << " (database " << args_.db << ")\n";
     if (rank_lost()) {
       std::cout << plan_.name << ": " << sweep_->remote().lost << "; the runs not started stay QUEUED (launch "
@@ -258,8 +264,7 @@ class Executor {
  private:
   void execute_one(const PlannedRun& run, std::size_t total) {
     const RunConfig& config = plan_.runs[run.index];
-    const std::string label = str_cat("[", ++position_, "/", offset_ + total, "] ", plan_.name,
-                                      " ", run.recorded.name);
+    const std::string label = str_cat("[", ++position_, "/", offset_ + total, "] ", plan_.name, " ", run.recorded.name);
     if (position_ == offset_ + total) offset_ = position_;
     if (run.done) {
       std::cout << label << ": already " << run.done_as << " as run " << *run.done << ", skipped\n";
@@ -287,8 +292,7 @@ class Executor {
   // Runs one run once it is known to need running; `stored` and `ending` are left with what a
   // recovery journal needs when the database gives out.
   void execute_claimed(const PlannedRun& run, const RunConfig& config, const std::string& label,
-                       std::unique_ptr<storage::SqliteSink>& stored,
-                       std::optional<storage::Journal::Status>& ending) {
+                       std::unique_ptr<storage::SqliteSink>& stored, std::optional<storage::Journal::Status>& ending) {
     const int world = catalog_.world_size(config);
     const auto checkpoints = checkpoint_dir(args_.db, run.id);
     const std::string not_checkpointable = catalog_.why_not_checkpointed(config);
@@ -320,7 +324,8 @@ class Executor {
     record_host_facts(run.id, world, label);
     // The data is read here, once for the sweep, and the forked workers share it.
     try {
-      if (const auto seconds = catalog_.preload_data(config)) writes_.fact(run.id, "seconds_preload", str_cat(*seconds));
+      if (const auto seconds = catalog_.preload_data(config))
+        writes_.fact(run.id, "seconds_preload", str_cat(*seconds));
     } catch (const std::exception&) {
       // Every worker reads it again, and the run fails with their words for what is wrong.
     }
@@ -425,8 +430,8 @@ class Executor {
       }
       progress_.end();
     }
-    const auto status = outcome.ok                     ? storage::RunStatus::Finished
-                        : outcome.diverged             ? storage::RunStatus::Diverged
+    const auto status = outcome.ok                                        ? storage::RunStatus::Finished
+                        : outcome.diverged                                ? storage::RunStatus::Diverged
                         : outcome.interrupted || !outcome.stopped.empty() ? storage::RunStatus::Killed
                                                                           : storage::RunStatus::Failed;
     ending = storage::Journal::Status{run.id, storage::to_string(status), storage::unix_now(),
@@ -473,8 +478,8 @@ class Executor {
     const std::string path = writes_.write_journal(stored, statuses);
     if (path.empty()) {
       std::cerr << "laconic: nothing was pending, nothing is lost. Stopping the sweep: runs not started stay "
-                   "QUEUED; `laconic run --resume " << args_.file << "` continues once the database takes writes"
-                << std::endl;
+                   "QUEUED; `laconic run --resume "
+                << args_.file << "` continues once the database takes writes" << std::endl;
       return;
     }
     std::cerr << "laconic: wrote what the database could not take (" << rows << " metric rows"
@@ -510,8 +515,7 @@ RunConfig tuned(const RunConfig& run, const std::string& phase) {
 }
 
 /// A run's swept variables without `drop` (and the seed), as a key.
-std::string key_without(const RunConfig& run, const std::vector<std::string>& drop,
-                        bool keep_only_drop) {
+std::string key_without(const RunConfig& run, const std::vector<std::string>& drop, bool keep_only_drop) {
   nlohmann::json key = nlohmann::json::object();
   for (const auto& [name, value] : run.swept) {
     const bool listed = std::find(drop.begin(), drop.end(), name) != drop.end();
@@ -556,14 +560,13 @@ int run_jobs(const RunArgs& args, const std::atomic<bool>& stop, int ranks) {
   std::string statuses;
   for (const pid_t pid : children) {
     int raw = 0;
-    while (::waitpid(pid, &raw, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &raw, 0) < 0 && errno == EINTR) {}
     const int status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
     statuses += (statuses.empty() ? "" : ", ") + std::to_string(status);
     worst = status == 130 || worst == 130 ? 130 : std::max(worst, status);
   }
-  std::cout << "laconic: " << args.jobs << " jobs ended (exit statuses " << statuses << "; database " << args.db
-            << ")" << std::endl;
+  std::cout << "laconic: " << args.jobs << " jobs ended (exit statuses " << statuses << "; database " << args.db << ")"
+            << std::endl;
   return worst;
 }
 
@@ -599,11 +602,13 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   // Load and validate everything before the database is touched: a broken file records nothing.
   const auto plan = lua::load_experiment(args.file, catalog);
   if (!args.shard.empty() && plan.tune)
-    throw ConfigError("--shard cannot split a tuned experiment (tune = {...}): its final runs need every trial's "
-                      "result; run it on one machine");
+    throw ConfigError(
+        "--shard cannot split a tuned experiment (tune = {...}): its final runs need every trial's "
+        "result; run it on one machine");
   if (args.jobs > 1 && plan.tune)
-    throw ConfigError("--jobs cannot split a tuned experiment (tune = {...}): its final runs need every trial's "
-                      "result");
+    throw ConfigError(
+        "--jobs cannot split a tuned experiment (tune = {...}): its final runs need every trial's "
+        "result");
   std::vector<std::size_t> selected = take_shard(select_runs(plan, args.file, args.only), args.shard);
   if (args.job_index >= 0) selected = take_shard(selected, str_cat(args.job_index, "/", args.jobs));
   const bool forks_jobs = args.jobs > 1 && args.job_index < 0;
@@ -613,7 +618,8 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
     const int cores = host_cores();
     if (args.jobs * job_ranks > cores && !args.oversubscribe)
       throw ConfigError(str_cat("--jobs ", args.jobs, " x ", job_ranks, " ranks per run = ", args.jobs * job_ranks,
-                                " ranks on ", cores, " cores: they would take turns and measure each other; lower "
+                                " ranks on ", cores,
+                                " cores: they would take turns and measure each other; lower "
                                 "--jobs, or add --oversubscribe"));
   }
   check_runs(catalog, plan, selected);
@@ -668,8 +674,8 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   std::vector<PlannedRun> trials;
   for (std::size_t i : selected)
     if (plan.runs[i].seed == tuning_seed) trials.push_back({i, tuned(plan.runs[i], "trial")});
-  std::cout << plan.name << ": tuning " << tune.metric << " (" << tune.goal << ") over "
-            << tune.trials << " trials per configuration on seed " << tuning_seed << "\n";
+  std::cout << plan.name << ": tuning " << tune.metric << " (" << tune.goal << ") over " << tune.trials
+            << " trials per configuration on seed " << tuning_seed << "\n";
   executor.execute(trials);
   if (executor.interrupted()) return finish(executor.report());
   std::map<std::string, std::pair<double, std::string>> best;  // configuration -> metric, trial
@@ -678,8 +684,7 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
     if (std::isnan(value)) continue;
     const std::string config = key_without(plan.runs[trial.index], tune.drawn, false);
     auto it = best.find(config);
-    const bool better = it == best.end() ||
-                        (tune.goal == "max" ? value > it->second.first : value < it->second.first);
+    const bool better = it == best.end() || (tune.goal == "max" ? value > it->second.first : value < it->second.first);
     if (better) best[config] = {value, key_without(plan.runs[trial.index], tune.drawn, true)};
   }
   std::vector<PlannedRun> finals;
@@ -689,8 +694,8 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
       finals.push_back({i, tuned(plan.runs[i], "best")});
   }
   for (const auto& [config, choice] : best)
-    std::cout << "  best " << tune.metric << " " << choice.first << " for " << config << " with "
-              << choice.second << "\n";
+    std::cout << "  best " << tune.metric << " " << choice.first << " for " << config << " with " << choice.second
+              << "\n";
   executor.execute(finals);
   return finish(executor.report());
 }

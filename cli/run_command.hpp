@@ -9,24 +9,24 @@
 namespace laconic::cli {
 
 struct RunArgs {
-  std::string file;               ///< experiment file
-  std::string db = "laconic.db";  ///< SQLite database
-  bool resume = false;            ///< run only what is missing or unfinished (see run_command)
-  bool force = false;             ///< with resume: accept an experiment file that changed
+  std::string file;                   ///< experiment file
+  std::string db = "laconic.db";      ///< SQLite database
+  bool resume = false;                ///< run only what is missing or unfinished (see run_command)
+  bool force = false;                 ///< with resume: accept an experiment file that changed
   std::int64_t checkpoint_every = 0;  ///< steps between checkpoints; 0 = none
-  std::string only;               ///< run only runs whose name contains this (empty: all)
-  std::string shard;              ///< "I/N": run only share I of N of the selected runs (empty: all)
-  int jobs = 1;                   ///< runs at once, each job on cores of its own
-  bool oversubscribe = false;     ///< with jobs: allow more ranks than cores
+  std::string only;                   ///< run only runs whose name contains this (empty: all)
+  std::string shard;                  ///< "I/N": run only share I of N of the selected runs (empty: all)
+  int jobs = 1;                       ///< runs at once, each job on cores of its own
+  bool oversubscribe = false;         ///< with jobs: allow more ranks than cores
   /// Set in each job's process: its share of the runs (job_index of jobs), whole progress lines.
   int job_index = -1;
-  bool dry_run = false;           ///< list what would run, as `check`, and stop
-  std::string executable;         ///< this binary, started again as `laconic worker`
-  bool quiet = false;             ///< no progress display (result lines still printed)
+  bool dry_run = false;    ///< list what would run, as `check`, and stop
+  std::string executable;  ///< this binary, started again as `laconic worker`
+  bool quiet = false;      ///< no progress display (result lines still printed)
   /// Seconds one outage of the database (locked, full, unwritable) may last before the sweep
   /// stops and what is pending goes to a recovery journal.
   double db_retry = 600;
-  double progress_every = 30;     ///< seconds between progress lines when stdout is not a terminal
+  double progress_every = 30;  ///< seconds between progress lines when stdout is not a terminal
   /// Set when a launcher (torchrun, srun, mpirun) or --rank/--world/--store made this process
   /// one rank of every run (cli/launched_sweep.hpp); rank 0 records, the others follow it.
   std::optional<LaunchedRank> launched;

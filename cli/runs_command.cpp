@@ -11,12 +11,12 @@
 #include "cli/format.hpp"
 #include "cli/output.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/metric_keys.hpp"
 #include "engine/core/suggest.hpp"
-#include "reports/stats.hpp"
 #include "reports/format.hpp"
+#include "reports/stats.hpp"
 #include "storage/queries.hpp"
 #include "storage/run_where.hpp"
-#include "engine/core/metric_keys.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -89,8 +89,7 @@ std::vector<storage::RunRow> selected_runs(storage::Database& db, const std::opt
   }
   // Keys neither swept nor configured are final metrics: one run_summary lookup per key.
   std::map<std::string, std::map<std::int64_t, storage::Summary>> finals;
-  const storage::FinalMetric final_metric = [&](const std::string& key,
-                                                std::int64_t run_id) -> std::optional<double> {
+  const storage::FinalMetric final_metric = [&](const std::string& key, std::int64_t run_id) -> std::optional<double> {
     auto it = finals.find(key);
     if (it == finals.end()) it = finals.emplace(key, storage::summaries_of_key(db, key)).first;
     const auto found = it->second.find(run_id);
@@ -109,12 +108,31 @@ Cell optional_real(double value) { return std::isnan(value) ? null_cell() : real
 }  // namespace
 
 const std::vector<std::string>& run_columns() {
-  static const std::vector<std::string> columns{
-      "id",          "experiment",     "name",      "status",      "error",
-      "seed",        "repetition",     "created",   "started",     "ended",
-      "heartbeat",   "wall_time",      "final_test_accuracy", "final_test_loss", "final_test_perplexity",
-      keys::kBytesSent,  keys::kBytesDense,    "compression_ratio",   "host",        "controller_pid",
-      "attempts",    "checkpoint_step", "laconic_version",    "swept",       "config"};
+  static const std::vector<std::string> columns{"id",
+                                                "experiment",
+                                                "name",
+                                                "status",
+                                                "error",
+                                                "seed",
+                                                "repetition",
+                                                "created",
+                                                "started",
+                                                "ended",
+                                                "heartbeat",
+                                                "wall_time",
+                                                "final_test_accuracy",
+                                                "final_test_loss",
+                                                "final_test_perplexity",
+                                                keys::kBytesSent,
+                                                keys::kBytesDense,
+                                                "compression_ratio",
+                                                "host",
+                                                "controller_pid",
+                                                "attempts",
+                                                "checkpoint_step",
+                                                "laconic_version",
+                                                "swept",
+                                                "config"};
   return columns;
 }
 
@@ -336,12 +354,12 @@ int best_command(const BestArgs& args) {
       for (const auto id : group.ids) ids += (ids.empty() ? "" : " ") + std::to_string(id);
       const double std_value = group.stats.n > 1 ? group.stats.std : std::nan("");
       const bool table = format == Format::Table;
-      writer.row({integer_cell(static_cast<std::int64_t>(i + 1)), text_cell(group.first->experiment),
-                  text_cell(configuration_label(*group.first)), integer_cell(static_cast<std::int64_t>(group.stats.n)),
-                  table ? text_cell(metric_text(args.metric, group.stats.mean)) : optional_real(group.stats.mean),
-                  table ? text_cell(group.stats.n > 1 ? metric_text(args.metric, std_value) : "-")
-                        : optional_real(std_value),
-                  text_cell(ids)});
+      writer.row(
+          {integer_cell(static_cast<std::int64_t>(i + 1)), text_cell(group.first->experiment),
+           text_cell(configuration_label(*group.first)), integer_cell(static_cast<std::int64_t>(group.stats.n)),
+           table ? text_cell(metric_text(args.metric, group.stats.mean)) : optional_real(group.stats.mean),
+           table ? text_cell(group.stats.n > 1 ? metric_text(args.metric, std_value) : "-") : optional_real(std_value),
+           text_cell(ids)});
     }
     writer.finish();
     return 0;
@@ -366,10 +384,10 @@ int best_command(const BestArgs& args) {
   writer.header({"rank", "id", "experiment", "run", "status", value_column});
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     const auto& run = *ranked[i].run;
-    writer.row({integer_cell(static_cast<std::int64_t>(i + 1)), integer_cell(run.id), text_cell(run.experiment),
-                text_cell(run.name), text_cell(run.status_label()),
-                format == Format::Table ? text_cell(metric_text(args.metric, ranked[i].value))
-                                        : real_cell(ranked[i].value)});
+    writer.row(
+        {integer_cell(static_cast<std::int64_t>(i + 1)), integer_cell(run.id), text_cell(run.experiment),
+         text_cell(run.name), text_cell(run.status_label()),
+         format == Format::Table ? text_cell(metric_text(args.metric, ranked[i].value)) : real_cell(ranked[i].value)});
   }
   writer.finish();
   return 0;

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/metric_keys.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
 #include "storage/user_query.hpp"
-#include "engine/core/metric_keys.hpp"
 
 namespace laconic::cli {
 

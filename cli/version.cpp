@@ -8,9 +8,9 @@
 namespace laconic::cli {
 
 std::string version_text() {
-  return std::string("laconic ") + LACONIC_VERSION_STRING + " (git " + LACONIC_GIT_DESCRIBE + ")\n" +
-         "LibTorch " + LACONIC_TORCH_VERSION + "\n" + "Gloo " + LACONIC_GLOO_VERSION + "\n" + "Lua " +
-         LACONIC_LUA_VERSION + "\n" + "SQLite " + sqlite3_libversion();
+  return std::string("laconic ") + LACONIC_VERSION_STRING + " (git " + LACONIC_GIT_DESCRIBE + ")\n" + "LibTorch " +
+         LACONIC_TORCH_VERSION + "\n" + "Gloo " + LACONIC_GLOO_VERSION + "\n" + "Lua " + LACONIC_LUA_VERSION + "\n" +
+         "SQLite " + sqlite3_libversion();
 }
 
 }  // namespace laconic::cli

@@ -6,19 +6,19 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <iostream>
 #include <chrono>
 #include <condition_variable>
+#include <iostream>
 #include <mutex>
 #include <optional>
 #include <thread>
 
 #include "engine/catalog.hpp"
-#include "engine/rendezvous_store.hpp"
 #include "engine/comm/gloo_communicator.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/liveness.hpp"
 #include "engine/core/worker_message.hpp"
+#include "engine/rendezvous_store.hpp"
 #include "engine/train/runtime.hpp"
 #include "lua/experiment.hpp"
 
@@ -87,20 +87,18 @@ int worker_command(const WorkerArgs& args) {
     auto loaded = lua::load_experiment_with_callbacks(args.file, catalog);
     const auto& plan = loaded.plan;
     if (!args.file_hash.empty() && plan.file_hash != args.file_hash)
-      throw ConfigError(str_cat("experiment file '", args.file, "' changed since the run was ",
-                                "planned (hash ", plan.file_hash, ", expected ", args.file_hash,
-                                ")"));
+      throw ConfigError(str_cat("experiment file '", args.file, "' changed since the run was ", "planned (hash ",
+                                plan.file_hash, ", expected ", args.file_hash, ")"));
     if (args.run_index >= plan.runs.size())
-      throw ConfigError(str_cat("run index ", args.run_index, " out of range: '", args.file,
-                                "' expands to ", plan.runs.size(), " runs"));
+      throw ConfigError(str_cat("run index ", args.run_index, " out of range: '", args.file, "' expands to ",
+                                plan.runs.size(), " runs"));
     const RunConfig& config = plan.runs[args.run_index];
     if (!args.run_name.empty() && config.name != args.run_name)
-      throw ConfigError(str_cat("run ", args.run_index, " of '", args.file, "' is '", config.name,
-                                "', expected '", args.run_name, "'"));
+      throw ConfigError(str_cat("run ", args.run_index, " of '", args.file, "' is '", config.name, "', expected '",
+                                args.run_name, "'"));
     const int world = catalog.world_size(config);
     if (world != args.world)
-      throw ConfigError(str_cat("run '", config.name, "' wants ", world,
-                                " processes, started with ", args.world));
+      throw ConfigError(str_cat("run '", config.name, "' wants ", world, " processes, started with ", args.world));
     // One thread per rank for LibTorch and BLAS (docs/architecture.md); rank 0 says so in run_facts.
     train::pin_threads(1);
     if (writer && args.rank == 0) {
@@ -124,7 +122,11 @@ int worker_command(const WorkerArgs& args) {
     comm::GlooCommunicator comm(options);
     comm.set_message_delay(args.message_delay);
     train::ProgressFn progress;
-    if (writer) progress = [&](const ProgressMessage& p) { writer->send(p); writer->flush(); };
+    if (writer)
+      progress = [&](const ProgressMessage& p) {
+        writer->send(p);
+        writer->flush();
+      };
     train::Checkpointing checkpointing{args.checkpoint_dir, args.checkpoint_every, args.resume_step, {}};
     if (writer)
       checkpointing.on_saved = [&](std::int64_t step) {

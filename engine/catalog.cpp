@@ -5,10 +5,10 @@
 #include "engine/comm/network.hpp"
 #include "engine/compress/builtin.hpp"
 #include "engine/compress/random.hpp"
-#include "engine/topology/parameter_server/worker_side.hpp"
 #include "engine/core/error.hpp"
 #include "engine/schedule/builtin.hpp"
 #include "engine/topology/builtin.hpp"
+#include "engine/topology/parameter_server/worker_side.hpp"
 #include "engine/train/builtin.hpp"
 #include "engine/train/lr_schedule.hpp"
 #include "engine/train/objective.hpp"
@@ -27,8 +27,7 @@ EngineCatalog::EngineCatalog()
       stop_rules_(train::builtin_stop_rules()) {}
 
 std::vector<std::string> EngineCatalog::kinds() const {
-  return {"dataset",    "model",   "optimizer",  "topology",
-          "schedule",   "compressor", "network", "lr_schedule", "stopping"};
+  return {"dataset", "model", "optimizer", "topology", "schedule", "compressor", "network", "lr_schedule", "stopping"};
 }
 
 std::vector<ComponentInfo> EngineCatalog::infos(const std::string& kind) const {
@@ -76,8 +75,10 @@ std::vector<compress::LayerShape> layer_shapes(train::Model& model) {
 // after computing it (the synchronous schedule) has one to overlap.
 void check_overlap(const topology::Topology& topology, const RunConfig& config) {
   if (topology.overlap() && config.schedule.name != "synchronous")
-    throw ConfigError(str_cat(topology.name(), " { overlap = true } needs schedule = synchronous, "
-                              "got ", config.schedule.name));
+    throw ConfigError(str_cat(topology.name(),
+                              " { overlap = true } needs schedule = synchronous, "
+                              "got ",
+                              config.schedule.name));
 }
 
 }  // namespace
@@ -102,8 +103,8 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.schedule = schedules_.create(config.schedule);
   parts.compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*parts.model));
   parts.topology->check(*parts.compressor);
-  parts.compressor_for_layers = [registry = compressors_, spec = config.compressor](
-                                    const std::vector<compress::LayerShape>& shapes) {
+  parts.compressor_for_layers = [registry = compressors_,
+                                 spec = config.compressor](const std::vector<compress::LayerShape>& shapes) {
     return compress::build_compressor(registry, spec, shapes);
   };
   check_overlap(*parts.topology, config);
@@ -113,29 +114,28 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.stop_rule = stop_rules_.create(config.stopping);
   if (auto* ps = dynamic_cast<topology::ParameterServerTopology*>(parts.topology.get())) {
     // Several servers: every shard gets a compressor of its own (flat, seeded per shard).
-    ps->set_compressor_factory([registry = compressors_, spec = config.compressor,
-                                seed = config.seed](std::size_t size, int shard, int rank) {
-      auto c = compress::build_compressor(registry, spec, {{size}});
-      c->set_seed(compress::derive_seed(static_cast<std::uint64_t>(seed),
-                                        compress::streams::kServerShard + static_cast<std::uint64_t>(shard)),
-                  rank);
-      return c;
-    });
+    ps->set_compressor_factory(
+        [registry = compressors_, spec = config.compressor, seed = config.seed](std::size_t size, int shard, int rank) {
+          auto c = compress::build_compressor(registry, spec, {{size}});
+          c->set_seed(compress::derive_seed(static_cast<std::uint64_t>(seed),
+                                            compress::streams::kServerShard + static_cast<std::uint64_t>(shard)),
+                      rank);
+          return c;
+        });
     // Asynchronous compressed pulls: one compressor per worker and shard, error feedback off
     // (the server keeps each worker's copy of the weights instead).
     ComponentSpec pull_spec = compressors_.resolve(config.compressor);
     if (pull_spec.fields.count("error_feedback")) pull_spec.fields["error_feedback"] = false;
-    ps->set_pull_compressor_factory([registry = compressors_, spec = pull_spec,
-                                     seed = config.seed](std::size_t size, int shard, int worker) {
-      auto c = compress::build_compressor(registry, spec, {{size}});
-      c->set_seed(compress::derive_seed(static_cast<std::uint64_t>(seed),
-                                        compress::streams::kServerPull + static_cast<std::uint64_t>(shard)),
-                  worker);
-      return c;
-    });
+    ps->set_pull_compressor_factory(
+        [registry = compressors_, spec = pull_spec, seed = config.seed](std::size_t size, int shard, int worker) {
+          auto c = compress::build_compressor(registry, spec, {{size}});
+          c->set_seed(compress::derive_seed(static_cast<std::uint64_t>(seed),
+                                            compress::streams::kServerPull + static_cast<std::uint64_t>(shard)),
+                      worker);
+          return c;
+        });
   }
-  if (const auto bound = parts.schedule->staleness_bound())
-    parts.topology->set_staleness(*bound);
+  if (const auto bound = parts.schedule->staleness_bound()) parts.topology->set_staleness(*bound);
   check_exchange(config);
   parts.stragglers = train::Stragglers::from(config.schedule);
   if (parts.topology->pulls_weights() && config.schedule.name == "local_sgd")

@@ -21,8 +21,8 @@ class TcpStore : public comm::KeyValueStore {
     try {
       store_ = std::make_unique<c10d::TCPStore>(address.host, options);
     } catch (const std::exception& e) {
-      throw CommError(str_cat(role == StoreRole::Server ? "cannot serve the " : "cannot reach the ", where_,
-                              " within ", timeout.count(), " ms: ", first_line(e.what())));
+      throw CommError(str_cat(role == StoreRole::Server ? "cannot serve the " : "cannot reach the ", where_, " within ",
+                              timeout.count(), " ms: ", first_line(e.what())));
     }
   }
 
@@ -50,8 +50,8 @@ class TcpStore : public comm::KeyValueStore {
     } catch (const std::exception& e) {
       std::string names;
       for (const auto& k : keys) names += (names.empty() ? "'" : ", '") + k + "'";
-      throw CommError(str_cat(where_, ": ", names, " not all set within ", timeout.count(), " ms: ",
-                              first_line(e.what())));
+      throw CommError(
+          str_cat(where_, ": ", names, " not all set within ", timeout.count(), " ms: ", first_line(e.what())));
     }
   }
 
@@ -68,9 +68,12 @@ class TcpStore : public comm::KeyValueStore {
 std::shared_ptr<comm::KeyValueStore> open_store(const comm::StoreAddress& address, StoreRole role,
                                                 std::chrono::milliseconds timeout) {
   switch (address.kind) {
-    case comm::StoreAddress::Kind::Tcp: return std::make_shared<TcpStore>(address, role, timeout);
-    case comm::StoreAddress::Kind::Redis: return comm::open_redis_store(address.host, address.port, timeout);
-    case comm::StoreAddress::Kind::File: break;
+    case comm::StoreAddress::Kind::Tcp:
+      return std::make_shared<TcpStore>(address, role, timeout);
+    case comm::StoreAddress::Kind::Redis:
+      return comm::open_redis_store(address.host, address.port, timeout);
+    case comm::StoreAddress::Kind::File:
+      break;
   }
   return comm::open_file_store(address.path);
 }

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "engine/core/error.hpp"
 #include "engine/core/hash.hpp"
@@ -17,22 +17,17 @@ namespace {
 
 /// Names a constructor may not take: the DSL's own functions and the sandbox's globals.
 const std::set<std::string, std::less<>> kReservedNames = {
-    "_G",     "_VERSION", "assert",   "error",        "experiment", "getmetatable",
-    "include", "ipairs", "load",     "math",   "override",     "next",         "pairs",      "pcall",
-    "print",  "rawequal", "rawget",   "rawlen",       "rawset",     "select",
-    "setmetatable", "string", "sweep", "table",       "tonumber",   "tostring",
-    "type",   "warn",     "xpcall", "log_uniform", "int", "choice"};
+    "_G",       "_VERSION", "assert",   "error",  "experiment",   "getmetatable", "include", "ipairs",
+    "load",     "math",     "override", "next",   "pairs",        "pcall",        "print",   "rawequal",
+    "rawget",   "rawlen",   "rawset",   "select", "setmetatable", "string",       "sweep",   "table",
+    "tonumber", "tostring", "type",     "warn",   "xpcall",       "log_uniform",  "int",     "choice"};
 
-LoadContext& context_of(lua_State* L) {
-  return *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1)));
-}
+LoadContext& context_of(lua_State* L) { return *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1))); }
 
 std::string describe_item(const LoadContext& context, const LuaItem& item) {
-  if (const auto* value = std::get_if<Value>(&item))
-    return str_cat(value_type_name(*value), " ", format_value(*value));
+  if (const auto* value = std::get_if<Value>(&item)) return str_cat(value_type_name(*value), " ", format_value(*value));
   if (const auto* ref = std::get_if<ComponentRef>(&item))
-    return str_cat(context.components[ref->index].written.kind, " ",
-                   context.components[ref->index].written.name, "()");
+    return str_cat(context.components[ref->index].written.kind, " ", context.components[ref->index].written.name, "()");
   if (std::holds_alternative<SweepRef>(item)) return "a sweep";
   if (std::holds_alternative<DistributionRef>(item)) return "a distribution";
   return std::get<Unsupported>(item).type_name;
@@ -40,8 +35,7 @@ std::string describe_item(const LoadContext& context, const LuaItem& item) {
 
 /// `sizes = {784, 392, 50, 10}`: the table of an IntList field, read from the constructor's
 /// argument (read_fields keeps tables only as their type name). Each entry must be an integer.
-Value read_int_list(lua_State* L, const LoadContext& context, const ComponentInfo& info,
-                    const std::string& field) {
+Value read_int_list(lua_State* L, const LoadContext& context, const ComponentInfo& info, const std::string& field) {
   const std::string owner = str_cat(info.name, ".", field);
   lua_getfield(L, 1, field.c_str());
   const std::vector<LuaItem> items = read_list(L, -1, owner);
@@ -51,13 +45,12 @@ Value read_int_list(lua_State* L, const LoadContext& context, const ComponentInf
     const auto* value = std::get_if<Value>(&items[i]);
     const auto* integer = value ? std::get_if<std::int64_t>(value) : nullptr;
     if (integer == nullptr)
-      throw ConfigError(str_cat(owner, " must be a list of ints, got ",
-                                describe_item(context, items[i]), " at position ", i + 1));
+      throw ConfigError(
+          str_cat(owner, " must be a list of ints, got ", describe_item(context, items[i]), " at position ", i + 1));
     list.push_back(*integer);
   }
   return list;
 }
-
 
 /// Fields naming a file relative to the experiment file (FieldSpec::relative_to_file, e.g.
 /// torchscript's `file`): resolved against the experiment file's directory, and (when hashed)
@@ -79,8 +72,8 @@ void resolve_files(LoadContext& context, const ComponentInfo& info,
     context.included += str_cat("\n--file ", written, "\n", fnv1a_hex(bytes.str()));
   };
   for (auto& [field, item] : fields) {
-    const auto spec = std::find_if(info.fields.begin(), info.fields.end(),
-                                   [&](const FieldSpec& f) { return f.name == field; });
+    const auto spec =
+        std::find_if(info.fields.begin(), info.fields.end(), [&](const FieldSpec& f) { return f.name == field; });
     if (spec == info.fields.end() || !spec->relative_to_file) continue;
     if (auto* value = std::get_if<Value>(&item)) resolve(*value, spec->hashed);
     if (const auto* sweep = std::get_if<SweepRef>(&item))
@@ -90,8 +83,7 @@ void resolve_files(LoadContext& context, const ComponentInfo& info,
 }
 
 /// `betas = {0.9, 0.999}`: the table of a NumberList field, read like an IntList's.
-Value read_number_list(lua_State* L, const LoadContext& context, const ComponentInfo& info,
-                       const std::string& field) {
+Value read_number_list(lua_State* L, const LoadContext& context, const ComponentInfo& info, const std::string& field) {
   const std::string owner = str_cat(info.name, ".", field);
   lua_getfield(L, 1, field.c_str());
   const std::vector<LuaItem> items = read_list(L, -1, owner);
@@ -102,8 +94,8 @@ Value read_number_list(lua_State* L, const LoadContext& context, const Component
     const auto* number = value ? std::get_if<double>(value) : nullptr;
     const auto* integer = value ? std::get_if<std::int64_t>(value) : nullptr;
     if (number == nullptr && integer == nullptr)
-      throw ConfigError(str_cat(owner, " must be a list of numbers, got ", describe_item(context, items[i]),
-                                " at position ", i + 1));
+      throw ConfigError(
+          str_cat(owner, " must be a list of numbers, got ", describe_item(context, items[i]), " at position ", i + 1));
     list.push_back(number ? *number : static_cast<double>(*integer));
   }
   return list;
@@ -129,17 +121,16 @@ std::optional<std::size_t> sweep_inside(LoadContext& context, const ComponentInf
                                 "distributions; draw values in the outer component or the "
                                 "experiment instead"));
     if (sweep_of(f).group != group)
-      throw ConfigError(str_cat("the sweeps inside one ", info.name, " { ... } must all be paired "
-                                "in one group or all ungrouped; '", fields[swept.front()].first,
-                                "' has group '", group, "', '", fields[f].first, "' has '",
+      throw ConfigError(str_cat("the sweeps inside one ", info.name,
+                                " { ... } must all be paired "
+                                "in one group or all ungrouped; '",
+                                fields[swept.front()].first, "' has group '", group, "', '", fields[f].first, "' has '",
                                 sweep_of(f).group, "'"));
-    if (!group.empty() && sweep_of(f).alternatives.size() !=
-                              sweep_of(swept.front()).alternatives.size())
+    if (!group.empty() && sweep_of(f).alternatives.size() != sweep_of(swept.front()).alternatives.size())
       throw ConfigError(str_cat("sweeps of group '", group, "' are paired and need the same ",
-                                "number of alternatives: ", info.name, ".",
-                                fields[swept.front()].first, " has ",
-                                sweep_of(swept.front()).alternatives.size(), ", ", info.name, ".",
-                                fields[f].first, " has ", sweep_of(f).alternatives.size()));
+                                "number of alternatives: ", info.name, ".", fields[swept.front()].first, " has ",
+                                sweep_of(swept.front()).alternatives.size(), ", ", info.name, ".", fields[f].first,
+                                " has ", sweep_of(f).alternatives.size()));
   }
   std::vector<std::string> names;
   for (std::size_t f : swept) names.push_back(fields[f].first);
@@ -194,12 +185,13 @@ std::optional<std::size_t> random_inside(LoadContext& context, const ComponentIn
   }
   if (t.drawn.empty()) return std::nullopt;
   if (!swept.empty())
-    throw ConfigError(str_cat(info.name, " { ... } takes either sweeps or distributions, not "
-                              "both ('", swept, "' is a sweep)"));
+    throw ConfigError(str_cat(info.name,
+                              " { ... } takes either sweeps or distributions, not "
+                              "both ('",
+                              swept, "' is a sweep)"));
   (void)build_component(context, info, probe);
   for (std::size_t c = 0; c < context.constructors.size(); ++c)
-    if (context.constructors[c].name == info.name && context.constructors[c].kind == info.kind)
-      t.constructor = c;
+    if (context.constructors[c].name == info.name && context.constructors[c].kind == info.kind) t.constructor = c;
   context.sweeps.push_back({{}, "", std::move(t)});
   return context.sweeps.size() - 1;
 }
@@ -212,24 +204,22 @@ int construct_body(lua_State* L) {
     luaL_where(L, 1);  // "file:line: " of this call, for errors found once the runs are planned
     const std::string location = lua_tostring(L, -1);
     lua_pop(L, 1);
-    const ComponentInfo& info =
-        context.constructors[static_cast<std::size_t>(lua_tointeger(L, lua_upvalueindex(2)))];
+    const ComponentInfo& info = context.constructors[static_cast<std::size_t>(lua_tointeger(L, lua_upvalueindex(2)))];
     std::vector<std::pair<std::string, LuaItem>> fields;
     const int arguments = lua_gettop(L);
     if (arguments > 1)
-      throw ConfigError(str_cat(info.name, " takes one table of fields (", info.name,
-                                " { field = value }), got ", arguments, " arguments"));
+      throw ConfigError(str_cat(info.name, " takes one table of fields (", info.name, " { field = value }), got ",
+                                arguments, " arguments"));
     if (arguments == 1 && !lua_isnil(L, 1)) {
       if (!lua_istable(L, 1))
-        throw ConfigError(str_cat(info.name, " takes a table of fields (", info.name,
-                                  " { field = value }), got ",
+        throw ConfigError(str_cat(info.name, " takes a table of fields (", info.name, " { field = value }), got ",
                                   describe_item(context, read_item(L, 1))));
       fields = read_fields(L, 1, info.name);
       for (auto& [field, item] : fields) {
         const auto* other = std::get_if<Unsupported>(&item);
         if (other == nullptr) continue;
-        const auto spec = std::find_if(info.fields.begin(), info.fields.end(),
-                                       [&](const FieldSpec& f) { return f.name == field; });
+        const auto spec =
+            std::find_if(info.fields.begin(), info.fields.end(), [&](const FieldSpec& f) { return f.name == field; });
         if (spec == info.fields.end()) continue;
         if (other->type_name == "table" && spec->type == FieldType::IntList) {
           item = read_int_list(L, context, info, field);
@@ -271,15 +261,14 @@ int sweep_body(lua_State* L) {
   {
     if (lua_gettop(L) != 1 || !lua_istable(L, 1))
       throw ConfigError(str_cat("sweep takes a list of alternatives (sweep { a, b, ... }), got ",
-                                lua_gettop(L) == 0 ? std::string("nothing")
-                                                   : describe_item(context, read_item(L, 1))));
+                                lua_gettop(L) == 0 ? std::string("nothing") : describe_item(context, read_item(L, 1))));
     // `group = "name"`: sweeps of the same group are paired. Taken out of the (temporary)
     // table so that the rest reads as a plain list.
     std::string group;
     if (lua_getfield(L, 1, "group") != LUA_TNIL) {
       if (lua_type(L, -1) != LUA_TSTRING || lua_rawlen(L, -1) == 0)
-        throw ConfigError(str_cat("sweep.group must be a non-empty string, got ",
-                                  describe_item(context, read_item(L, -1))));
+        throw ConfigError(
+            str_cat("sweep.group must be a non-empty string, got ", describe_item(context, read_item(L, -1))));
       group = lua_tostring(L, -1);
       lua_pushnil(L);
       lua_setfield(L, 1, "group");
@@ -294,8 +283,7 @@ int sweep_body(lua_State* L) {
       else if (const auto* ref = std::get_if<ComponentRef>(&items[i]))
         alternatives.emplace_back(context.components[ref->index]);
       else if (const auto* inner = std::get_if<SweepRef>(&items[i]);
-               inner != nullptr && context.sweeps[inner->index].group.empty() &&
-               !context.sweeps[inner->index].random &&
+               inner != nullptr && context.sweeps[inner->index].group.empty() && !context.sweeps[inner->index].random &&
                std::holds_alternative<Component>(context.sweeps[inner->index].alternatives[0]))
         // topk { ratio = sweep { ... } } among the alternatives: its components, in order.
         // Named like any alternative (compressor=topk,ratio=0.1), not by the inner sweep alone.
@@ -304,12 +292,12 @@ int sweep_body(lua_State* L) {
           alternatives.push_back(std::move(c));
         }
       else
-        throw ConfigError(str_cat("sweep alternative ", i + 1,
-                                  " must be a component, bool, number or string, got ",
+        throw ConfigError(str_cat("sweep alternative ", i + 1, " must be a component, bool, number or string, got ",
                                   describe_item(context, items[i]),
                                   std::holds_alternative<SweepRef>(items[i])
                                       ? " (sweeps do not nest, but a component with a sweep "
-                                        "inside, ungrouped, may be an alternative)" : ""));
+                                        "inside, ungrouped, may be an alternative)"
+                                      : ""));
     }
     context.sweeps.push_back({std::move(alternatives), std::move(group), std::nullopt});
     index = context.sweeps.size() - 1;
@@ -342,8 +330,7 @@ int component_tostring(lua_State* L) {
 
 int sweep_tostring(lua_State* L) {
   const auto ref = std::get<SweepRef>(read_item(L, 1));
-  lua_pushfstring(L, "sweep of %d alternatives",
-                  static_cast<int>(context_of(L).sweeps[ref.index].alternatives.size()));
+  lua_pushfstring(L, "sweep of %d alternatives", static_cast<int>(context_of(L).sweeps[ref.index].alternatives.size()));
   return 1;
 }
 
@@ -398,8 +385,8 @@ Component build_component(const LoadContext& context, const ComponentInfo& info,
   component.written.kind = info.kind;
   component.written.name = info.name;
   for (const auto& [field, item] : fields) {
-    const auto spec = std::find_if(info.fields.begin(), info.fields.end(),
-                                   [&](const FieldSpec& f) { return f.name == field; });
+    const auto spec =
+        std::find_if(info.fields.begin(), info.fields.end(), [&](const FieldSpec& f) { return f.name == field; });
     const bool wants_component = spec != info.fields.end() && spec->type == FieldType::Component;
     const auto* ref = std::get_if<ComponentRef>(&item);
     if (ref != nullptr && wants_component) {
@@ -410,10 +397,9 @@ Component build_component(const LoadContext& context, const ComponentInfo& info,
     const auto* value = std::get_if<Value>(&item);
     if (value == nullptr || wants_component)
       throw ConfigError(str_cat(info.name, ".", field, " must be ",
-                                wants_component ? str_cat("a ", info.kind, " component")
-                                : spec != info.fields.end()
-                                    ? str_cat("a ", field_type_name(spec->type))
-                                    : std::string("a bool, number or string"),
+                                wants_component             ? str_cat("a ", info.kind, " component")
+                                : spec != info.fields.end() ? str_cat("a ", field_type_name(spec->type))
+                                                            : std::string("a bool, number or string"),
                                 ", got ", describe_item(context, item)));
     component.written.fields[field] = *value;
   }
@@ -434,12 +420,10 @@ void install_constructors(SandboxedState& state, LoadContext& context) {
     for (ComponentInfo& info : context.catalog.infos(kind)) {
       if (info.internal) continue;  // set by the DSL itself, never written
       if (kReservedNames.count(info.name))
-        throw InvariantError(str_cat(kind, " '", info.name,
-                                     "' would hide the Lua global of the same name"));
+        throw InvariantError(str_cat(kind, " '", info.name, "' would hide the Lua global of the same name"));
       auto [it, fresh] = kind_of.emplace(info.name, kind);
       if (!fresh)
-        throw InvariantError(str_cat("component name '", info.name, "' is defined by both ",
-                                     it->second, " and ", kind,
+        throw InvariantError(str_cat("component name '", info.name, "' is defined by both ", it->second, " and ", kind,
                                      "; each Lua constructor needs a unique name"));
       if (info.kind.empty()) info.kind = kind;
       context.constructors.push_back(std::move(info));

@@ -12,16 +12,16 @@
 
 #include "engine/core/catalog.hpp"
 #include "engine/core/component.hpp"
-#include "engine/core/value.hpp"
 #include "engine/core/metric_keys.hpp"
+#include "engine/core/value.hpp"
 
 namespace laconic::lua {
 
 /// One constructor call: what the user wrote and what the catalog made of it.
 struct Component {
-  ComponentSpec written;                    ///< only the fields given explicitly
-  ComponentSpec resolved;                   ///< every field, defaults filled
-  std::vector<std::string> written_order;   ///< written field names, in the catalog's order
+  ComponentSpec written;                   ///< only the fields given explicitly
+  ComponentSpec resolved;                  ///< every field, defaults filled
+  std::vector<std::string> written_order;  ///< written field names, in the catalog's order
   /// Set when a sweep inside the constructor made it (`sgd { lr = sweep { ... } }`): only these
   /// fields, not every written one, name its runs.
   std::vector<std::string> swept_fields;
@@ -42,10 +42,10 @@ struct Distribution {
 /// A constructor call with distributions among its fields (`sgd { lr = log_uniform(...) }`):
 /// built once per sample of the random search, when the experiment says how many.
 struct RandomTemplate {
-  std::size_t constructor = 0;  ///< index into LoadContext::constructors
-  std::vector<std::pair<std::string, Value>> fixed;          ///< fields given plainly
+  std::size_t constructor = 0;                                        ///< index into LoadContext::constructors
+  std::vector<std::pair<std::string, Value>> fixed;                   ///< fields given plainly
   std::vector<std::pair<std::string, std::size_t>> fixed_components;  ///< component fields
-  std::vector<std::pair<std::string, std::size_t>> drawn;    ///< field -> distribution index
+  std::vector<std::pair<std::string, std::size_t>> drawn;             ///< field -> distribution index
 };
 
 /// The values one experiment field takes: one, or several from a `sweep { ... }`.
@@ -69,14 +69,14 @@ struct SweepDef {
 
 /// The `experiment { ... }` table, checked field by field but not yet expanded.
 struct ExperimentDraft {
-  std::string location;                         ///< "file:line: " of the experiment call
-  std::string name;                             ///< the `name` field
-  std::map<std::string, FieldChoices> fields;   ///< given fields other than name and seeds
-  std::vector<std::int64_t> seeds;              ///< empty when the file gives none
-  std::int64_t repeat = 0;                      ///< `repeats = N`: seeds 1..N; 0 when not given
-  std::int64_t samples = 0;                     ///< `random = { n = N }`: 0 when not given
-  std::int64_t sample_seed = 1;                 ///< `random = { seed = S }`
-  bool tune = false;                            ///< `tune = { ... }` instead of `random`
+  std::string location;                        ///< "file:line: " of the experiment call
+  std::string name;                            ///< the `name` field
+  std::map<std::string, FieldChoices> fields;  ///< given fields other than name and seeds
+  std::vector<std::int64_t> seeds;             ///< empty when the file gives none
+  std::int64_t repeat = 0;                     ///< `repeats = N`: seeds 1..N; 0 when not given
+  std::int64_t samples = 0;                    ///< `random = { n = N }`: 0 when not given
+  std::int64_t sample_seed = 1;                ///< `random = { seed = S }`
+  bool tune = false;                           ///< `tune = { ... }` instead of `random`
   std::int64_t tune_trials = 0;
   std::string tune_metric = keys::kTestAccuracy;
   std::string tune_goal = "max";
@@ -87,15 +87,15 @@ struct LoadContext {
   explicit LoadContext(const Catalog& c) : catalog(c) {}
 
   const Catalog& catalog;
-  std::vector<ComponentInfo> constructors;   ///< one per global constructor
-  std::vector<Component> components;         ///< one per constructor call (userdata index)
-  std::vector<SweepDef> sweeps;              ///< one per sweep call (userdata index)
-  std::vector<Distribution> distributions;   ///< one per distribution call (userdata index)
-  std::optional<ExperimentDraft> draft;      ///< set by the experiment call
-  std::vector<std::string> callbacks;        ///< experiment fields given as functions
-  std::string directory;                     ///< of the experiment file, with a trailing '/'
-  std::string included;                      ///< every included file's path and text, in order
-  int include_depth = 0;                     ///< includes being run right now
+  std::vector<ComponentInfo> constructors;  ///< one per global constructor
+  std::vector<Component> components;        ///< one per constructor call (userdata index)
+  std::vector<SweepDef> sweeps;             ///< one per sweep call (userdata index)
+  std::vector<Distribution> distributions;  ///< one per distribution call (userdata index)
+  std::optional<ExperimentDraft> draft;     ///< set by the experiment call
+  std::vector<std::string> callbacks;       ///< experiment fields given as functions
+  std::string directory;                    ///< of the experiment file, with a trailing '/'
+  std::string included;                     ///< every included file's path and text, in order
+  int include_depth = 0;                    ///< includes being run right now
 };
 
 /// The Lua registry key under which the experiment's function for `field` is kept.

@@ -19,18 +19,18 @@ namespace laconic::lua {
 
 /// What an experiment file asks for: one RunConfig per combination of swept values and seed.
 struct ExperimentPlan {
-  std::string name;              ///< experiment name (the `name` field)
-  std::string file;              ///< path of the experiment file, as given
-  std::string file_hash;         ///< 64-bit FNV-1a of the file's bytes, 16 lowercase hex digits
-  std::vector<RunConfig> runs;   ///< swept fields in field-name order, seeds innermost
+  std::string name;                    ///< experiment name (the `name` field)
+  std::string file;                    ///< path of the experiment file, as given
+  std::string file_hash;               ///< 64-bit FNV-1a of the file's bytes, 16 lowercase hex digits
+  std::vector<RunConfig> runs;         ///< swept fields in field-name order, seeds innermost
   std::vector<std::string> callbacks;  ///< experiment fields the file gave as functions
-  std::size_t skipped = 0;       ///< combinations `where(run)` left out
+  std::size_t skipped = 0;             ///< combinations `where(run)` left out
   /// `tune = { trials, metric, goal }`: the runs are every trial on every seed; the controller
   /// runs the trials on the first seed, then the best trial of each configuration on all seeds.
   struct Tune {
     std::int64_t trials = 0;
-    std::string metric;         ///< its last recorded value decides
-    std::string goal;           ///< "max" or "min"
+    std::string metric;              ///< its last recorded value decides
+    std::string goal;                ///< "max" or "min"
     std::vector<std::string> drawn;  ///< swept-variable keys the trials draw ("optimizer.lr")
   };
   std::optional<Tune> tune;
@@ -54,8 +54,7 @@ struct LoadOptions {
 /// Runs the experiment file in a sandbox and expands its sweeps. Any problem is a
 /// laconic::ConfigError whose message starts with "file:line: " where a line is known
 /// (and "file: " otherwise).
-ExperimentPlan load_experiment(const std::string& path, const Catalog& catalog,
-                               const LoadOptions& options = {});
+ExperimentPlan load_experiment(const std::string& path, const Catalog& catalog, const LoadOptions& options = {});
 
 /// The plan, and the file's functions ready to be called (what a worker needs): the Lua state
 /// stays open inside `callbacks`, which must not outlive `catalog`.

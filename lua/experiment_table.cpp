@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "engine/core/error.hpp"
+#include "engine/core/metric_keys.hpp"
 #include "lua/fields.hpp"
 #include "lua/random_search.hpp"
-#include "engine/core/metric_keys.hpp"
 
 namespace laconic::lua {
 
@@ -22,8 +22,7 @@ namespace {
 
 std::string describe(const LoadContext& context, const LuaItem& item) {
   if (const auto* value = std::get_if<Value>(&item)) return describe_choice(*value);
-  if (const auto* ref = std::get_if<ComponentRef>(&item))
-    return describe_choice(context.components[ref->index]);
+  if (const auto* ref = std::get_if<ComponentRef>(&item)) return describe_choice(context.components[ref->index]);
   if (std::holds_alternative<SweepRef>(item)) return "a sweep";
   if (std::holds_alternative<DistributionRef>(item)) return "a distribution";
   return "a " + std::get<Unsupported>(item).type_name;
@@ -31,8 +30,7 @@ std::string describe(const LoadContext& context, const LuaItem& item) {
 
 std::string known_names(const Catalog& catalog, const std::string& kind) {
   std::string out;
-  for (const ComponentInfo& info : catalog.infos(kind))
-    out += (out.empty() ? "" : ", ") + info.name + "()";
+  for (const ComponentInfo& info : catalog.infos(kind)) out += (out.empty() ? "" : ", ") + info.name + "()";
   return out.empty() ? "(none)" : out;
 }
 
@@ -40,8 +38,7 @@ std::string known_names(const Catalog& catalog, const std::string& kind) {
 std::optional<std::int64_t> as_integer(const Value& value) {
   if (const auto* i = std::get_if<std::int64_t>(&value)) return *i;
   if (const auto* d = std::get_if<double>(&value))
-    if (std::isfinite(*d) && std::trunc(*d) == *d && std::fabs(*d) < 9.0e18)
-      return static_cast<std::int64_t>(*d);
+    if (std::isfinite(*d) && std::trunc(*d) == *d && std::fabs(*d) < 9.0e18) return static_cast<std::int64_t>(*d);
   return std::nullopt;
 }
 
@@ -50,10 +47,14 @@ std::string expectation(const LoadContext& context, const ExperimentField& field
   switch (field.type) {
     case ExperimentFieldType::Component:
       return str_cat("a ", field.kind, " (known: ", known_names(context.catalog, field.kind), ")");
-    case ExperimentFieldType::Int: return str_cat("an int >= ", field.minimum);
-    case ExperimentFieldType::Number: return field.zero_allowed ? "a number >= 0" : "a number > 0";
-    case ExperimentFieldType::String: return "a non-empty string";
-    case ExperimentFieldType::IntList: return "a list of integers such as { 1, 2, 3 }";
+    case ExperimentFieldType::Int:
+      return str_cat("an int >= ", field.minimum);
+    case ExperimentFieldType::Number:
+      return field.zero_allowed ? "a number >= 0" : "a number > 0";
+    case ExperimentFieldType::String:
+      return "a non-empty string";
+    case ExperimentFieldType::IntList:
+      return "a list of integers such as { 1, 2, 3 }";
     case ExperimentFieldType::Choice: {
       std::string words;
       for (const char* word : field.choices) words += str_cat(words.empty() ? "" : " or ", "\"", word, "\"");
@@ -67,8 +68,8 @@ std::string expectation(const LoadContext& context, const ExperimentField& field
 Choice check_choice(const LoadContext& context, const ExperimentField& field, const Choice& choice,
                     const std::string& where) {
   const auto fail = [&] {
-    return ConfigError(str_cat("experiment field '", field.name, "'", where, " must be ",
-                               expectation(context, field), ", got ", describe_choice(choice)));
+    return ConfigError(str_cat("experiment field '", field.name, "'", where, " must be ", expectation(context, field),
+                               ", got ", describe_choice(choice)));
   };
   if (field.type == ExperimentFieldType::Component) {
     const auto* component = std::get_if<Component>(&choice);
@@ -99,19 +100,17 @@ Choice check_choice(const LoadContext& context, const ExperimentField& field, co
   throw InvariantError(str_cat("experiment field '", field.name, "' has no alternatives"));
 }
 
-std::vector<std::int64_t> parse_seeds(const LoadContext& context,
-                                      const std::vector<LuaItem>& items) {
+std::vector<std::int64_t> parse_seeds(const LoadContext& context, const std::vector<LuaItem>& items) {
   if (items.empty()) throw ConfigError("experiment field 'seeds' must list at least one seed");
   std::vector<std::int64_t> seeds;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const auto* value = std::get_if<Value>(&items[i]);
     const auto integer = value ? as_integer(*value) : std::nullopt;
     if (!integer)
-      throw ConfigError(str_cat("experiment field 'seeds' must list integers, got ",
-                                describe(context, items[i]), " at position ", i + 1));
+      throw ConfigError(str_cat("experiment field 'seeds' must list integers, got ", describe(context, items[i]),
+                                " at position ", i + 1));
     for (std::int64_t seen : seeds)
-      if (seen == *integer)
-        throw ConfigError(str_cat("experiment field 'seeds' lists seed ", seen, " twice"));
+      if (seen == *integer) throw ConfigError(str_cat("experiment field 'seeds' lists seed ", seen, " twice"));
     seeds.push_back(*integer);
   }
   return seeds;
@@ -142,33 +141,37 @@ int experiment_body(lua_State* L) {
     } else {
       lua_pop(L, 1);
       if (field == "on_epoch_end" && type != LUA_TNIL)
-        throw ConfigError(str_cat("experiment field 'on_epoch_end' must be a function(ctx) "
-                                  "returning true to stop, got a ", lua_typename(L, type)));
+        throw ConfigError(
+            str_cat("experiment field 'on_epoch_end' must be a function(ctx) "
+                    "returning true to stop, got a ",
+                    lua_typename(L, type)));
       if (field == "where" && type != LUA_TNIL)
-        throw ConfigError(str_cat("experiment field 'where' must be a function(run) returning "
-                                  "true for the runs to keep, got a ", lua_typename(L, type)));
+        throw ConfigError(
+            str_cat("experiment field 'where' must be a function(run) returning "
+                    "true for the runs to keep, got a ",
+                    lua_typename(L, type)));
     }
   }
   std::optional<std::vector<LuaItem>> seeds;
   lua_pushliteral(L, "seeds");
-  if (lua_rawget(L, 1) == LUA_TTABLE)
-    seeds = read_list(L, -1, "experiment field 'seeds'");
+  if (lua_rawget(L, 1) == LUA_TTABLE) seeds = read_list(L, -1, "experiment field 'seeds'");
   lua_pop(L, 1);
   // random = { n = N, seed = S }: how many joint samples of the distributions to draw.
   std::int64_t samples = 0, sample_seed = 1;
   lua_pushliteral(L, "random");
   if (const int type = lua_rawget(L, 1); type != LUA_TNIL) {
     if (type != LUA_TTABLE)
-      throw ConfigError(str_cat("experiment field 'random' must be a table { n = N, seed = S }, "
-                                "got a ", lua_typename(L, type)));
+      throw ConfigError(
+          str_cat("experiment field 'random' must be a table { n = N, seed = S }, "
+                  "got a ",
+                  lua_typename(L, type)));
     for (const auto& [key, item] : read_fields(L, -1, "random")) {
       const auto* value = std::get_if<Value>(&item);
       const auto integer = value ? as_integer(*value) : std::nullopt;
-      if (key != "n" && key != "seed")
-        throw ConfigError(str_cat("random takes n and seed, got '", key, "'"));
+      if (key != "n" && key != "seed") throw ConfigError(str_cat("random takes n and seed, got '", key, "'"));
       if (!integer || (key == "n" && *integer < 1))
-        throw ConfigError(str_cat("random.", key, " must be an int", key == "n" ? " >= 1" : "",
-                                  ", got ", describe(context, item)));
+        throw ConfigError(
+            str_cat("random.", key, " must be an int", key == "n" ? " >= 1" : "", ", got ", describe(context, item)));
       (key == "n" ? samples : sample_seed) = *integer;
     }
     if (samples == 0) throw ConfigError("random = { ... } needs n, the number of samples");
@@ -185,23 +188,20 @@ int experiment_body(lua_State* L) {
   if (const int type = lua_rawget(L, 1); type != LUA_TNIL) {
     if (type != LUA_TTABLE)
       throw ConfigError(str_cat("experiment field 'tune' must be a table { trials = N, metric = ",
-                                "\"test_accuracy\", goal = \"max\" }, got a ",
-                                lua_typename(L, type)));
+                                "\"test_accuracy\", goal = \"max\" }, got a ", lua_typename(L, type)));
     if (samples > 0) throw ConfigError("give either random = { ... } or tune = { ... }, not both");
     for (const auto& [key, item] : read_fields(L, -1, "tune")) {
       const auto* value = std::get_if<Value>(&item);
       if (key == "trials" || key == "seed") {
         const auto integer = value ? as_integer(*value) : std::nullopt;
         if (!integer || (key == "trials" && *integer < 1))
-          throw ConfigError(str_cat("tune.", key, " must be an int", key == "trials" ? " >= 1" : "",
-                                    ", got ", describe(context, item)));
+          throw ConfigError(str_cat("tune.", key, " must be an int", key == "trials" ? " >= 1" : "", ", got ",
+                                    describe(context, item)));
         (key == "trials" ? samples : sample_seed) = *integer;
       } else if (key == "metric" || key == "goal") {
         const auto* text = value ? std::get_if<std::string>(value) : nullptr;
-        if (text == nullptr || text->empty() ||
-            (key == "goal" && *text != "max" && *text != "min"))
-          throw ConfigError(str_cat("tune.", key, " must be ",
-                                    key == "goal" ? "\"max\" or \"min\"" : "a metric name",
+        if (text == nullptr || text->empty() || (key == "goal" && *text != "max" && *text != "min"))
+          throw ConfigError(str_cat("tune.", key, " must be ", key == "goal" ? "\"max\" or \"min\"" : "a metric name",
                                     ", got ", describe(context, item)));
         (key == "metric" ? metric : goal) = *text;
       } else {
@@ -226,8 +226,7 @@ int experiment_body(lua_State* L) {
   draw_random_samples(context, *context.draft, [&](const std::string& name, const Choice& c) {
     return check_choice(context, *find_experiment_field(name), c, " (random sample)");
   });
-  if (std::find(context.callbacks.begin(), context.callbacks.end(), "lr_schedule") !=
-      context.callbacks.end()) {
+  if (std::find(context.callbacks.begin(), context.callbacks.end(), "lr_schedule") != context.callbacks.end()) {
     Component lua_function;
     lua_function.written = ComponentSpec{"lr_schedule", "lua_function", {}};
     lua_function.resolved = context.catalog.resolve(lua_function.written);
@@ -247,22 +246,19 @@ int register_experiment(lua_State* L) {
 
 }  // namespace
 
-ExperimentDraft parse_experiment(const LoadContext& context,
-                                 const std::vector<std::pair<std::string, LuaItem>>& fields,
+ExperimentDraft parse_experiment(const LoadContext& context, const std::vector<std::pair<std::string, LuaItem>>& fields,
                                  const std::optional<std::vector<LuaItem>>& seeds) {
   ExperimentDraft draft;
   bool named = false;
   for (const auto& [key, item] : fields) {
     const ExperimentField* field = find_experiment_field(key);
     if (field == nullptr)
-      throw ConfigError(str_cat("unknown experiment field '", key, "'; known: ",
-                                experiment_field_names()));
+      throw ConfigError(str_cat("unknown experiment field '", key, "'; known: ", experiment_field_names()));
     if (field->type == ExperimentFieldType::String) {
       const auto* value = std::get_if<Value>(&item);
       const auto* text = value ? std::get_if<std::string>(value) : nullptr;
       if (text == nullptr || text->empty())
-        throw ConfigError(str_cat("experiment field '", key, "' must be ",
-                                  expectation(context, *field), ", got ",
+        throw ConfigError(str_cat("experiment field '", key, "' must be ", expectation(context, *field), ", got ",
                                   text ? "an empty string" : describe(context, item)));
       draft.name = *text;
       named = true;
@@ -272,16 +268,14 @@ ExperimentDraft parse_experiment(const LoadContext& context,
       const auto* value = std::get_if<Value>(&item);
       const auto* count = value ? std::get_if<std::int64_t>(value) : nullptr;
       if (count == nullptr || *count < 1)
-        throw ConfigError(str_cat("experiment field 'repeats' must be an int >= 1, got ",
-                                  describe(context, item)));
+        throw ConfigError(str_cat("experiment field 'repeats' must be an int >= 1, got ", describe(context, item)));
       draft.repeat = *count;
       continue;
     }
     if (field->type == ExperimentFieldType::IntList) {
       if (!seeds)
-        throw ConfigError(str_cat("experiment field 'seeds' must be ",
-                                expectation(context, *field), ", got ",
-                                describe(context, item)));
+        throw ConfigError(str_cat("experiment field 'seeds' must be ", expectation(context, *field), ", got ",
+                                  describe(context, item)));
       draft.seeds = parse_seeds(context, *seeds);
       continue;
     }
@@ -290,44 +284,42 @@ ExperimentDraft parse_experiment(const LoadContext& context,
       // Drawn later (random = { n = ... }); every value it can give is checked now.
       const Distribution& dist = context.distributions[d->index];
       choices.distribution = d->index;
-      const std::vector<Value> probes =
-          dist.kind == "choice" ? dist.options
-          : dist.kind == "int"  ? std::vector<Value>{static_cast<std::int64_t>(dist.low)}
-                                : std::vector<Value>{dist.low};
+      const std::vector<Value> probes = dist.kind == "choice" ? dist.options
+                                        : dist.kind == "int"  ? std::vector<Value>{static_cast<std::int64_t>(dist.low)}
+                                                              : std::vector<Value>{dist.low};
       for (const Value& probe : probes) (void)check_choice(context, *field, probe, "");
     } else if (const auto* sweep = std::get_if<SweepRef>(&item);
                sweep != nullptr && context.sweeps[sweep->index].random) {
       choices.random = context.sweeps[sweep->index].random;
       (void)check_choice(context, *field,
-                         Component{ComponentSpec{
-                                       context.constructors[choices.random->constructor].kind,
-                                       context.constructors[choices.random->constructor].name,
-                                       {}},
-                                   {}, {}, {}, {}},
+                         Component{ComponentSpec{context.constructors[choices.random->constructor].kind,
+                                                 context.constructors[choices.random->constructor].name,
+                                                 {}},
+                                   {},
+                                   {},
+                                   {},
+                                   {}},
                          "");
     } else if (const auto* sweep = std::get_if<SweepRef>(&item)) {
       choices.swept = true;
       const auto& alternatives = context.sweeps[sweep->index].alternatives;
       choices.group = context.sweeps[sweep->index].group;
       for (std::size_t i = 0; i < alternatives.size(); ++i)
-        choices.alternatives.push_back(check_choice(
-            context, *field, alternatives[i], str_cat(" (sweep alternative ", i + 1, ")")));
+        choices.alternatives.push_back(
+            check_choice(context, *field, alternatives[i], str_cat(" (sweep alternative ", i + 1, ")")));
     } else if (const auto* value = std::get_if<Value>(&item)) {
       choices.alternatives.push_back(check_choice(context, *field, *value, ""));
     } else if (const auto* ref = std::get_if<ComponentRef>(&item)) {
-      choices.alternatives.push_back(
-          check_choice(context, *field, context.components[ref->index], ""));
+      choices.alternatives.push_back(check_choice(context, *field, context.components[ref->index], ""));
     } else {
-      throw ConfigError(str_cat("experiment field '", key, "' must be ",
-                                expectation(context, *field), ", got ", describe(context, item),
-                                std::get<Unsupported>(item).type_name == "function"
-                                    ? " (call the constructor: name() or name { ... })"
-                                    : ""));
+      throw ConfigError(str_cat(
+          "experiment field '", key, "' must be ", expectation(context, *field), ", got ", describe(context, item),
+          std::get<Unsupported>(item).type_name == "function" ? " (call the constructor: name() or name { ... })"
+                                                              : ""));
     }
     draft.fields[key] = std::move(choices);
   }
-  if (!named)
-    throw ConfigError("experiment is missing the required field 'name' (a string)");
+  if (!named) throw ConfigError("experiment is missing the required field 'name' (a string)");
   if (draft.repeat > 0 && !draft.seeds.empty())
     throw ConfigError("give either seeds = { ... } or repeats = N, not both");
   for (std::int64_t seed = 1; seed <= draft.repeat; ++seed) draft.seeds.push_back(seed);

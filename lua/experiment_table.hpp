@@ -17,8 +17,7 @@ void install_experiment(SandboxedState& state, LoadContext& context);
 
 /// Checks the fields of the experiment table (sorted by name, as read_fields gives them) and
 /// the items of its `seeds` list when it is a list. ConfigError without location.
-ExperimentDraft parse_experiment(const LoadContext& context,
-                                 const std::vector<std::pair<std::string, LuaItem>>& fields,
+ExperimentDraft parse_experiment(const LoadContext& context, const std::vector<std::pair<std::string, LuaItem>>& fields,
                                  const std::optional<std::vector<LuaItem>>& seeds);
 
 }  // namespace laconic::lua

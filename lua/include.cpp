@@ -14,9 +14,7 @@ namespace {
 
 constexpr int kMaxDepth = 8;
 
-LoadContext& context_of(lua_State* L) {
-  return *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1)));
-}
+LoadContext& context_of(lua_State* L) { return *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1))); }
 
 /// Reads the file and loads it as a function on the stack. Arguments: the path, and the
 /// "file:line: " of the include call, which prefixes every error.
@@ -25,19 +23,18 @@ int load_body(lua_State* L) {
   const std::string where = lua_tostring(L, 2) ? lua_tostring(L, 2) : "";
   try {
     if (lua_type(L, 1) != LUA_TSTRING)
-      throw ConfigError("include takes the path of a Lua file, relative to the experiment "
-                        "file: include \"base.lua\"");
+      throw ConfigError(
+          "include takes the path of a Lua file, relative to the experiment "
+          "file: include \"base.lua\"");
     const std::string relative = lua_tostring(L, 1);
     if (relative.empty() || relative.front() == '/')
-      throw ConfigError(str_cat("include needs a path relative to the experiment file, got \"",
-                                relative, "\""));
+      throw ConfigError(str_cat("include needs a path relative to the experiment file, got \"", relative, "\""));
     if (context.include_depth >= kMaxDepth)
-      throw ConfigError(str_cat("include \"", relative, "\" nests deeper than ", kMaxDepth,
-                                " files (an include cycle?)"));
+      throw ConfigError(
+          str_cat("include \"", relative, "\" nests deeper than ", kMaxDepth, " files (an include cycle?)"));
     const std::string path = context.directory + relative;
     std::ifstream in(path, std::ios::binary);
-    if (!in)
-      throw ConfigError(str_cat("cannot include '", path, "': ", std::strerror(errno)));
+    if (!in) throw ConfigError(str_cat("cannot include '", path, "': ", std::strerror(errno)));
     std::stringstream text;
     text << in.rdbuf();
     const std::string bytes = text.str();
@@ -97,8 +94,6 @@ int register_include(lua_State* L) {
 
 }  // namespace
 
-void install_include(SandboxedState& state, LoadContext& context) {
-  state.call_protected(register_include, &context);
-}
+void install_include(SandboxedState& state, LoadContext& context) { state.call_protected(register_include, &context); }
 
 }  // namespace laconic::lua

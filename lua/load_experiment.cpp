@@ -6,13 +6,13 @@
 #include <memory>
 
 #include "engine/core/error.hpp"
+#include "engine/core/hash.hpp"
 #include "lua/constructors.hpp"
 #include "lua/context.hpp"
-#include "lua/random_search.hpp"
 #include "lua/experiment.hpp"
 #include "lua/experiment_table.hpp"
-#include "engine/core/hash.hpp"
 #include "lua/include.hpp"
+#include "lua/random_search.hpp"
 #include "lua/state.hpp"
 #include "lua/sweep.hpp"
 
@@ -25,8 +25,7 @@ std::string read_file(const std::string& path) {
     void operator()(std::FILE* file) const { std::fclose(file); }
   };
   std::unique_ptr<std::FILE, Closer> file(std::fopen(path.c_str(), "rb"));
-  if (!file)
-    throw ConfigError(str_cat("cannot open experiment file '", path, "': ", std::strerror(errno)));
+  if (!file) throw ConfigError(str_cat("cannot open experiment file '", path, "': ", std::strerror(errno)));
   std::string bytes;
   char buffer[1 << 16];
   std::size_t got = 0;
@@ -36,7 +35,6 @@ std::string read_file(const std::string& path) {
   return bytes;
 }
 
-
 /// The file's functions, called in its still-open sandbox (the same budgets per call).
 class LuaCallbacks : public RunCallbacks {
  public:
@@ -44,8 +42,7 @@ class LuaCallbacks : public RunCallbacks {
       : context(catalog), state(options.instruction_limit, options.memory_limit) {}
 
   bool has(const std::string& name) const override {
-    return std::find(context.callbacks.begin(), context.callbacks.end(), name) !=
-           context.callbacks.end();
+    return std::find(context.callbacks.begin(), context.callbacks.end(), name) != context.callbacks.end();
   }
 
   double learning_rate(std::int64_t epoch, std::int64_t step) override {
@@ -59,13 +56,12 @@ class LuaCallbacks : public RunCallbacks {
         },
         [&](lua_State* L) {
           if (!lua_isnumber(L, -1))
-            throw ConfigError(str_cat("lr_schedule(", epoch, ", ", step,
-                                      ") must return a number, got ", luaL_typename(L, -1)));
+            throw ConfigError(
+                str_cat("lr_schedule(", epoch, ", ", step, ") must return a number, got ", luaL_typename(L, -1)));
           lr = lua_tonumber(L, -1);
         });
     if (!(lr >= 0) || !std::isfinite(lr))
-      throw ConfigError(str_cat("lr_schedule(", epoch, ", ", step,
-                                ") must return a learning rate >= 0, got ", lr));
+      throw ConfigError(str_cat("lr_schedule(", epoch, ", ", step, ") must return a learning rate >= 0, got ", lr));
     return lr;
   }
 
@@ -95,11 +91,16 @@ class LuaCallbacks : public RunCallbacks {
         [&](lua_State* L) {
           lua_createtable(L, 0, static_cast<int>(run.swept.size()) + 3);
           auto set = [&](const std::string& key, const Value& value) {
-            if (const auto* b = std::get_if<bool>(&value)) lua_pushboolean(L, *b);
-            else if (const auto* i = std::get_if<std::int64_t>(&value)) lua_pushinteger(L, *i);
-            else if (const auto* d = std::get_if<double>(&value)) lua_pushnumber(L, *d);
-            else if (const auto* s = std::get_if<std::string>(&value)) lua_pushstring(L, s->c_str());
-            else lua_pushstring(L, format_value(value).c_str());
+            if (const auto* b = std::get_if<bool>(&value))
+              lua_pushboolean(L, *b);
+            else if (const auto* i = std::get_if<std::int64_t>(&value))
+              lua_pushinteger(L, *i);
+            else if (const auto* d = std::get_if<double>(&value))
+              lua_pushnumber(L, *d);
+            else if (const auto* s = std::get_if<std::string>(&value))
+              lua_pushstring(L, s->c_str());
+            else
+              lua_pushstring(L, format_value(value).c_str());
             lua_setfield(L, -2, key.c_str());
           };
           set("batch_size", run.batch_size);
@@ -134,10 +135,8 @@ class LuaCallbacks : public RunCallbacks {
   SandboxedState state;
 };
 
-std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path,
-                                                  const Catalog& catalog,
-                                                  const LoadOptions& options,
-                                                  ExperimentPlan& plan) {
+std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path, const Catalog& catalog,
+                                                  const LoadOptions& options, ExperimentPlan& plan) {
   plan.file = path;
   const std::string text = read_file(path);
   plan.file_hash = fnv1a_hex(text);
@@ -150,10 +149,8 @@ std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path,
   install_include(loaded->state, loaded->context);
   loaded->state.run_file(text, path);
   // Included files are part of the experiment: a change to one changes the hash.
-  if (!loaded->context.included.empty())
-    plan.file_hash = fnv1a_hex(text + loaded->context.included);
-  if (!loaded->context.draft)
-    throw ConfigError(str_cat(path, ": the file never calls experiment { ... }"));
+  if (!loaded->context.included.empty()) plan.file_hash = fnv1a_hex(text + loaded->context.included);
+  if (!loaded->context.draft) throw ConfigError(str_cat(path, ": the file never calls experiment { ... }"));
   plan.name = loaded->context.draft->name;
   const ExperimentDraft& draft = *loaded->context.draft;
   plan.runs = expand_sweeps(draft, catalog);
@@ -162,8 +159,7 @@ std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path,
     for (const auto& [name, choices] : draft.fields) {
       if (choices.distribution) tune.drawn.push_back(name);
       if (choices.random)
-        for (const auto& [field, d] : choices.random->drawn)
-          tune.drawn.push_back(str_cat(name, ".", field));
+        for (const auto& [field, d] : choices.random->drawn) tune.drawn.push_back(str_cat(name, ".", field));
     }
     plan.tune = std::move(tune);
   }
@@ -181,8 +177,7 @@ std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path,
     std::vector<RunConfig> kept;
     for (RunConfig& run : plan.runs)
       if (loaded->keep(run)) kept.push_back(std::move(run));
-    if (kept.empty())
-      throw ConfigError(str_cat(path, ": where(run) rejected all ", plan.runs.size(), " runs"));
+    if (kept.empty()) throw ConfigError(str_cat(path, ": where(run) rejected all ", plan.runs.size(), " runs"));
     plan.skipped = plan.runs.size() - kept.size();
     plan.runs = std::move(kept);
   }
@@ -196,8 +191,7 @@ std::string ExperimentPlan::location_of(const ComponentSpec& spec) const {
   return it == component_locations.end() ? location : it->second;
 }
 
-ExperimentPlan load_experiment(const std::string& path, const Catalog& catalog,
-                               const LoadOptions& options) {
+ExperimentPlan load_experiment(const std::string& path, const Catalog& catalog, const LoadOptions& options) {
   ExperimentPlan plan;
   run_experiment_file(path, catalog, options, plan);
   return plan;

@@ -48,13 +48,13 @@ std::string register_step_function(lua_State* L, int index) {
   lua_getinfo(L, ">S", &info);
   if (info.what == nullptr || std::strcmp(info.what, "C") == 0) {
     lua_pop(L, 1);
-    throw ConfigError("a per-step field takes a function written in the file "
-                      "(function(epoch, step) return ... end), got a built-in function");
+    throw ConfigError(
+        "a per-step field takes a function written in the file "
+        "(function(epoch, step) return ... end), got a built-in function");
   }
   // The file's name without its directory: the workers may reach it by another path.
   std::string source = info.short_src;
-  if (const auto slash = source.find_last_of('/'); slash != std::string::npos)
-    source = source.substr(slash + 1);
+  if (const auto slash = source.find_last_of('/'); slash != std::string::npos) source = source.substr(slash + 1);
   const std::string base = str_cat(source, ":", info.linedefined);
   std::string id = base;
   for (int n = 2; lua_getfield(L, table, id.c_str()) != LUA_TNIL; ++n) {
@@ -85,8 +85,7 @@ LuaItem read_item(lua_State* L, int index) {
     case LUA_TUSERDATA:
       if (void* p = luaL_testudata(L, index, kComponentMeta)) return ComponentRef{handle_index(p)};
       if (void* p = luaL_testudata(L, index, kSweepMeta)) return SweepRef{handle_index(p)};
-      if (void* p = luaL_testudata(L, index, kDistributionMeta))
-        return DistributionRef{handle_index(p)};
+      if (void* p = luaL_testudata(L, index, kDistributionMeta)) return DistributionRef{handle_index(p)};
       break;
     default:
       break;
@@ -94,22 +93,20 @@ LuaItem read_item(lua_State* L, int index) {
   return Unsupported{luaL_typename(L, index)};
 }
 
-std::vector<std::pair<std::string, LuaItem>> read_fields(lua_State* L, int index,
-                                                         const std::string& owner) {
+std::vector<std::pair<std::string, LuaItem>> read_fields(lua_State* L, int index, const std::string& owner) {
   index = lua_absindex(L, index);
   std::vector<std::pair<std::string, LuaItem>> out;
   lua_pushnil(L);
   while (lua_next(L, index) != 0) {
     if (lua_type(L, -2) != LUA_TSTRING)
-      throw ConfigError(str_cat(owner, " takes named fields (", owner,
-                                " { field = value }), got a value at ", describe_key(L, -2)));
+      throw ConfigError(
+          str_cat(owner, " takes named fields (", owner, " { field = value }), got a value at ", describe_key(L, -2)));
     std::size_t length = 0;
     const char* key = lua_tolstring(L, -2, &length);
     out.emplace_back(std::string(key, length), read_item(L, -1));
     lua_pop(L, 1);
   }
-  std::sort(out.begin(), out.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 
@@ -121,17 +118,15 @@ std::vector<LuaItem> read_list(lua_State* L, int index, const std::string& owner
   while (lua_next(L, index) != 0) {
     if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > length) {
       if (lua_type(L, -2) == LUA_TSTRING)
-        throw ConfigError(str_cat(owner, " takes a list { a, b, ... }, got a field '",
-                                  lua_tostring(L, -2), "'"));
-      throw ConfigError(str_cat(owner, " takes a list { a, b, ... }, got a value at ",
-                                describe_key(L, -2)));
+        throw ConfigError(str_cat(owner, " takes a list { a, b, ... }, got a field '", lua_tostring(L, -2), "'"));
+      throw ConfigError(str_cat(owner, " takes a list { a, b, ... }, got a value at ", describe_key(L, -2)));
     }
     ++entries;
     lua_pop(L, 1);
   }
   if (entries != length)
-    throw ConfigError(str_cat(owner, " takes a list without holes; it has ", entries,
-                              " values over positions 1..", length));
+    throw ConfigError(
+        str_cat(owner, " takes a list without holes; it has ", entries, " values over positions 1..", length));
   std::vector<LuaItem> out;
   for (lua_Integer i = 1; i <= length; ++i) {
     lua_rawgeti(L, index, i);

@@ -45,8 +45,7 @@ LuaItem read_item(lua_State* L, int index);
 
 /// The string-keyed entries of the table at `index`, sorted by key (Lua's order is not
 /// stable across runs). A non-string key is a ConfigError naming `owner`.
-std::vector<std::pair<std::string, LuaItem>> read_fields(lua_State* L, int index,
-                                                         const std::string& owner);
+std::vector<std::pair<std::string, LuaItem>> read_fields(lua_State* L, int index, const std::string& owner);
 
 /// The entries 1..n of the list at `index`; any other key is a ConfigError naming `owner`.
 std::vector<LuaItem> read_list(lua_State* L, int index, const std::string& owner);

@@ -13,14 +13,11 @@ namespace laconic::lua {
 
 namespace {
 
-LoadContext& context_of(lua_State* L) {
-  return *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1)));
-}
+LoadContext& context_of(lua_State* L) { return *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1))); }
 
 double number_argument(lua_State* L, int index, const char* function, const char* what) {
   if (lua_type(L, index) != LUA_TNUMBER)
-    throw ConfigError(str_cat(function, "(low, high) takes two numbers; ", what, " is a ",
-                              luaL_typename(L, index)));
+    throw ConfigError(str_cat(function, "(low, high) takes two numbers; ", what, " is a ", luaL_typename(L, index)));
   return lua_tonumber(L, index);
 }
 
@@ -35,16 +32,13 @@ int bounded_body(lua_State* L) {
     d.low = number_argument(L, 1, kind.c_str(), "low");
     d.high = number_argument(L, 2, kind.c_str(), "high");
     if (lua_gettop(L) != 2)
-      throw ConfigError(str_cat(kind, "(low, high) takes two numbers, got ", lua_gettop(L),
-                                " arguments"));
+      throw ConfigError(str_cat(kind, "(low, high) takes two numbers, got ", lua_gettop(L), " arguments"));
     if (!(std::isfinite(d.low) && std::isfinite(d.high) && d.low < d.high))
-      throw ConfigError(str_cat(kind, "(low, high) needs finite low < high, got (", d.low, ", ",
-                                d.high, ")"));
+      throw ConfigError(str_cat(kind, "(low, high) needs finite low < high, got (", d.low, ", ", d.high, ")"));
     if (kind == "log_uniform" && !(d.low > 0))
       throw ConfigError(str_cat("log_uniform(low, high) needs low > 0, got ", d.low));
     if (kind == "int" && (std::trunc(d.low) != d.low || std::trunc(d.high) != d.high))
-      throw ConfigError(str_cat("int(low, high) takes integer bounds, got (", d.low, ", ",
-                                d.high, ")"));
+      throw ConfigError(str_cat("int(low, high) takes integer bounds, got (", d.low, ", ", d.high, ")"));
     context.distributions.push_back(std::move(d));
     index = context.distributions.size() - 1;
   }
@@ -164,8 +158,7 @@ Value draw(const Distribution& d, SampleRng& rng) {
 std::string describe_distribution(const Distribution& d) {
   if (d.kind != "choice") return str_cat(d.kind, "(", d.low, ", ", d.high, ")");
   std::string out = "choice { ";
-  for (std::size_t i = 0; i < d.options.size(); ++i)
-    out += (i ? ", " : "") + format_value(d.options[i]);
+  for (std::size_t i = 0; i < d.options.size(); ++i) out += (i ? ", " : "") + format_value(d.options[i]);
   return out + " }";
 }
 
@@ -173,9 +166,8 @@ void install_distributions(SandboxedState& state, LoadContext& context) {
   state.call_protected(register_distributions, &context);
 }
 
-void draw_random_samples(
-    LoadContext& context, ExperimentDraft& draft,
-    const std::function<Choice(const std::string& field, const Choice& choice)>& check) {
+void draw_random_samples(LoadContext& context, ExperimentDraft& draft,
+                         const std::function<Choice(const std::string& field, const Choice& choice)>& check) {
   // The distributions the experiment uses, in field order.
   std::vector<std::size_t> used;
   std::vector<std::pair<std::string, FieldChoices*>> random_fields;
@@ -187,25 +179,24 @@ void draw_random_samples(
   }
   if (used.empty()) {
     if (draft.samples > 0)
-      throw ConfigError("random = { n = ... } and tune = { trials = ... } need distributions "
-                        "to draw from: write "
-                        "uniform(a, b), log_uniform(a, b), int(a, b) or choice { ... } where a "
-                        "value goes");
+      throw ConfigError(
+          "random = { n = ... } and tune = { trials = ... } need distributions "
+          "to draw from: write "
+          "uniform(a, b), log_uniform(a, b), int(a, b) or choice { ... } where a "
+          "value goes");
     return;
   }
   if (draft.samples == 0)
-    throw ConfigError(str_cat("the experiment draws values from ", describe_distribution(
-                                  context.distributions[used.front()]),
+    throw ConfigError(str_cat("the experiment draws values from ",
+                              describe_distribution(context.distributions[used.front()]),
                               "; say how many samples with random = { n = 8 }"));
   SampleRng rng{static_cast<std::uint64_t>(draft.sample_seed) * 0x2545f4914f6cdd1dULL + 1};
   std::set<std::vector<std::string>> seen;
   std::vector<std::map<std::size_t, Value>> samples;
-  for (std::int64_t attempt = 0; static_cast<std::int64_t>(samples.size()) < draft.samples;
-       ++attempt) {
+  for (std::int64_t attempt = 0; static_cast<std::int64_t>(samples.size()) < draft.samples; ++attempt) {
     if (attempt >= 100 * draft.samples)
       throw ConfigError(str_cat("random = { n = ", draft.samples, " } asks for more distinct ",
-                                "samples than the distributions give (found ", samples.size(),
-                                ")"));
+                                "samples than the distributions give (found ", samples.size(), ")"));
     std::map<std::size_t, Value> sample;
     std::vector<std::string> key;
     for (std::size_t d : used) {
@@ -232,8 +223,7 @@ void draw_random_samples(
         fields.emplace_back(field, sample.at(d));
         drawn.push_back(field);
       }
-      std::sort(fields.begin(), fields.end(),
-                [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::sort(fields.begin(), fields.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
       Component component = build_component(context, context.constructors[t.constructor], fields);
       component.swept_fields = drawn;
       choices->alternatives.push_back(check(name, std::move(component)));

@@ -23,9 +23,8 @@ std::string describe_distribution(const Distribution& distribution);
 /// `random` without distributions, or when fewer distinct samples exist than asked for.
 /// `check` validates (and normalizes: ints for Number fields) each drawn alternative of the
 /// named experiment field.
-void draw_random_samples(
-    LoadContext& context, ExperimentDraft& draft,
-    const std::function<Choice(const std::string& field, const Choice& choice)>& check);
+void draw_random_samples(LoadContext& context, ExperimentDraft& draft,
+                         const std::function<Choice(const std::string& field, const Choice& choice)>& check);
 
 /// The group name the random samples' axes share (no `sweep { group = ... }` can take it).
 inline constexpr const char* kRandomGroup = "(random search)";

@@ -1,9 +1,9 @@
 #include "lua/state.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <cctype>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -67,8 +67,7 @@ std::string undefined_global_detail(lua_State* L, const std::string& name) {
 /// __index of the global table: reading a global nobody defined is a typo, not a nil. The
 /// message suggests the nearest constructor and lists them by kind.
 int undefined_global(lua_State* L) {
-  if (lua_type(L, 2) != LUA_TSTRING)
-    return luaL_error(L, "undefined global (a key of type %s)", luaL_typename(L, 2));
+  if (lua_type(L, 2) != LUA_TSTRING) return luaL_error(L, "undefined global (a key of type %s)", luaL_typename(L, 2));
   luaL_where(L, 1);
   {
     // C++ objects must be gone before lua_error unwinds with longjmp.
@@ -83,21 +82,17 @@ int undefined_global(lua_State* L) {
 }  // namespace
 
 SandboxedState::SandboxedState(std::int64_t instruction_limit, std::size_t memory_limit) {
-  if (instruction_limit < 1)
-    throw ConfigError(str_cat("instruction limit must be >= 1, got ", instruction_limit));
+  if (instruction_limit < 1) throw ConfigError(str_cat("instruction limit must be >= 1, got ", instruction_limit));
   if (memory_limit < (1u << 20))
     throw ConfigError(str_cat("memory limit must be >= 1 MiB, got ", memory_limit, " bytes"));
   budget_.memory_limit = memory_limit;
   budget_.instruction_limit = instruction_limit;
   budget_.hook_step = static_cast<int>(std::min(kHookStep, instruction_limit));
-  budget_.memory_message =
-      str_cat("experiment file exceeded its memory limit of ", format_mib(memory_limit), " MiB");
-  budget_.instruction_message =
-      str_cat("experiment file exceeded its instruction budget of ", instruction_limit,
-              " instructions (infinite loop?)");
+  budget_.memory_message = str_cat("experiment file exceeded its memory limit of ", format_mib(memory_limit), " MiB");
+  budget_.instruction_message = str_cat("experiment file exceeded its instruction budget of ", instruction_limit,
+                                        " instructions (infinite loop?)");
   state_ = lua_newstate(&SandboxedState::allocate, &budget_);
-  if (state_ == nullptr)
-    throw ConfigError(str_cat("cannot create a Lua state within ", budget_.memory_message));
+  if (state_ == nullptr) throw ConfigError(str_cat("cannot create a Lua state within ", budget_.memory_message));
   lua_atpanic(state_, [](lua_State* L) -> int {
     // Only reachable through an unprotected call, which this file never makes.
     std::fprintf(stderr, "laconic: unprotected Lua error: %s\n", lua_tostring(L, -1));
@@ -120,8 +115,7 @@ void* SandboxedState::allocate(void* ud, void* ptr, std::size_t old_size, std::s
     return nullptr;
   }
   if (new_size > old_bytes) {
-    const std::size_t cap =
-        budget->memory_limit + (budget->memory_exceeded ? kMemorySlack : 0);
+    const std::size_t cap = budget->memory_limit + (budget->memory_exceeded ? kMemorySlack : 0);
     const std::size_t others = budget->memory_used - old_bytes;
     if (others > cap || new_size > cap - others) {
       budget->memory_exceeded = true;
@@ -145,8 +139,7 @@ void SandboxedState::locate_refusal(Budget& budget) {
   for (int level = 0; lua_getstack(budget.running, level, &ar) != 0; ++level) {
     lua_getinfo(budget.running, "Sl", &ar);
     if (ar.currentline > 0) {
-      std::snprintf(budget.refused_at, sizeof budget.refused_at, "%s:%d: ", ar.short_src,
-                    ar.currentline);
+      std::snprintf(budget.refused_at, sizeof budget.refused_at, "%s:%d: ", ar.short_src, ar.currentline);
       return;
     }
   }
@@ -170,8 +163,7 @@ void SandboxedState::count_hook(lua_State* L, lua_Debug*) {
 }
 
 int SandboxedState::message_handler(lua_State* L) {
-  if (lua_tostring(L, 1) == nullptr)
-    lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  if (lua_tostring(L, 1) == nullptr) lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   return 1;
 }
 
@@ -218,22 +210,18 @@ void SandboxedState::call_protected(lua_CFunction fn, void* data) {
   if (lua_pcall(state_, 1, 0, 0) != LUA_OK) {
     std::string message = lua_tostring(state_, -1) ? lua_tostring(state_, -1) : "(no message)";
     lua_pop(state_, 1);
-    if (budget_.memory_exceeded)
-      throw ConfigError(str_cat("cannot set up the Lua sandbox: ", budget_.memory_message));
+    if (budget_.memory_exceeded) throw ConfigError(str_cat("cannot set up the Lua sandbox: ", budget_.memory_message));
     throw InvariantError(str_cat("cannot set up the Lua sandbox: ", message));
   }
 }
 
-std::string SandboxedState::describe_error(int status, const std::string& file,
-                                           const std::string& shown) {
+std::string SandboxedState::describe_error(int status, const std::string& file, const std::string& shown) {
   std::string message = "(no message)";
   if (const char* text = lua_tostring(state_, -1)) message = text;
   lua_pop(state_, 1);
-  if (budget_.instructions_exceeded &&
-      message.find(budget_.instruction_message) == std::string::npos)
+  if (budget_.instructions_exceeded && message.find(budget_.instruction_message) == std::string::npos)
     message = budget_.instruction_message;
-  else if (budget_.memory_exceeded &&
-           (status == LUA_ERRMEM || status == LUA_ERRERR || message == "not enough memory"))
+  else if (budget_.memory_exceeded && (status == LUA_ERRMEM || status == LUA_ERRERR || message == "not enough memory"))
     message = budget_.refused_at + budget_.memory_message;
   // Lua shortens long chunk names ("...t/dir/x.lua"); show the path as the user gave it.
   if (!shown.empty() && message.compare(0, shown.size() + 1, shown + ":") == 0)
@@ -276,8 +264,7 @@ void SandboxedState::run_file(std::string_view text, const std::string& file) {
   lua_settop(L, 0);
 }
 
-void SandboxedState::call_registered(const char* key,
-                                     const std::function<int(lua_State*)>& push,
+void SandboxedState::call_registered(const char* key, const std::function<int(lua_State*)>& push,
                                      const std::function<void(lua_State*)>& read) {
   lua_State* L = state_;
   lua_settop(L, 0);
@@ -293,8 +280,8 @@ void SandboxedState::call_registered(const char* table, const std::string& field
   lua_State* L = state_;
   lua_settop(L, 0);
   lua_pushcfunction(L, &SandboxedState::message_handler);
-  const bool found = lua_getfield(L, LUA_REGISTRYINDEX, table) == LUA_TTABLE &&
-                     lua_getfield(L, -1, field.c_str()) == LUA_TFUNCTION;
+  const bool found =
+      lua_getfield(L, LUA_REGISTRYINDEX, table) == LUA_TTABLE && lua_getfield(L, -1, field.c_str()) == LUA_TFUNCTION;
   LACONIC_ENFORCE(found, "no Lua function registered as '", table, "'['", field, "']");
   lua_remove(L, -2);  // the table
   call_pushed(push, read);

@@ -43,28 +43,26 @@ class SandboxedState {
   void call_registered(const char* key, const std::function<int(lua_State*)>& push,
                        const std::function<void(lua_State*)>& read);
   /// The same for the function stored at `field` of the registry's table `table`.
-  void call_registered(const char* table, const std::string& field,
-                       const std::function<int(lua_State*)>& push,
+  void call_registered(const char* table, const std::string& field, const std::function<int(lua_State*)>& push,
                        const std::function<void(lua_State*)>& read);
 
  private:
   /// Calls the function on top of the stack (above the message handler) as call_registered().
-  void call_pushed(const std::function<int(lua_State*)>& push,
-                   const std::function<void(lua_State*)>& read);
+  void call_pushed(const std::function<int(lua_State*)>& push, const std::function<void(lua_State*)>& read);
 
   /// Shared with the allocator and the hook (both reach it through the allocator's ud).
   struct Budget {
-    std::size_t memory_limit = 0;       ///< bytes
-    std::size_t memory_used = 0;        ///< bytes currently allocated by the state
-    bool memory_exceeded = false;       ///< an allocation was refused
+    std::size_t memory_limit = 0;  ///< bytes
+    std::size_t memory_used = 0;   ///< bytes currently allocated by the state
+    bool memory_exceeded = false;  ///< an allocation was refused
     std::int64_t instruction_limit = 0;
-    std::int64_t instructions = 0;      ///< counted in steps of hook_step
+    std::int64_t instructions = 0;  ///< counted in steps of hook_step
     int hook_step = 1;
     bool instructions_exceeded = false;
-    lua_State* running = nullptr;       ///< set while the file runs: where refusals are located
+    lua_State* running = nullptr;           ///< set while the file runs: where refusals are located
     char refused_at[LUA_IDSIZE + 32] = "";  ///< "file:line: " of the last refused allocation
-    std::string memory_message;         ///< "experiment file exceeded its memory limit of ..."
-    std::string instruction_message;    ///< "experiment file exceeded its instruction budget ..."
+    std::string memory_message;             ///< "experiment file exceeded its memory limit of ..."
+    std::string instruction_message;        ///< "experiment file exceeded its instruction budget ..."
   };
 
   static void* allocate(void* ud, void* ptr, std::size_t old_size, std::size_t new_size);

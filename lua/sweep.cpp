@@ -36,9 +36,8 @@ std::vector<Unit> make_units(const std::vector<Axis>& axes) {
         const Axis& first = axes[unit.axes.front()];
         if (axis.alternatives.size() != unit.length)
           throw ConfigError(str_cat("sweeps of group '", axis.group, "' are paired and need ",
-                                    "the same number of alternatives: '", first.field->name,
-                                    "' has ", unit.length, ", '", axis.field->name, "' has ",
-                                    axis.alternatives.size()));
+                                    "the same number of alternatives: '", first.field->name, "' has ", unit.length,
+                                    ", '", axis.field->name, "' has ", axis.alternatives.size()));
         unit.axes.push_back(a);
         continue;
       }
@@ -56,8 +55,8 @@ Component default_component(const ExperimentField& field, const Catalog& catalog
     component.resolved = catalog.resolve(component.written);
     return component;
   }
-  throw ConfigError(str_cat("experiment field '", field.name, "' is required: the catalog has no ",
-                            "default ", field.kind, " '", field.default_component, "'"));
+  throw ConfigError(str_cat("experiment field '", field.name, "' is required: the catalog has no ", "default ",
+                            field.kind, " '", field.default_component, "'"));
 }
 
 std::vector<Axis> make_axes(const ExperimentDraft& draft, const Catalog& catalog) {
@@ -65,8 +64,7 @@ std::vector<Axis> make_axes(const ExperimentDraft& draft, const Catalog& catalog
   for (const ExperimentField& field : experiment_fields()) {
     auto given = draft.fields.find(field.name);
     if (given != draft.fields.end())
-      axes.push_back({&field, given->second.alternatives, given->second.swept,
-                      given->second.group});
+      axes.push_back({&field, given->second.alternatives, given->second.swept, given->second.group});
     else if (field.type == ExperimentFieldType::Component)
       axes.push_back({&field, {default_component(field, catalog)}, false, ""});
     // Omitted scalar fields keep RunConfig's defaults.
@@ -90,9 +88,8 @@ void apply(const Axis& axis, const Choice& choice, RunConfig& run, std::string& 
     for (const std::string& key : inner ? component->swept_fields : component->written_order) {
       // A nested component is named as written (topk{ratio=0.01}), not with every default.
       const Value& written = component->written.fields.at(key);
-      const Value& value = std::holds_alternative<NestedComponent>(written)
-                               ? written
-                               : component->resolved.fields.at(key);
+      const Value& value =
+          std::holds_alternative<NestedComponent>(written) ? written : component->resolved.fields.at(key);
       run.swept[str_cat(field.name, ".", key)] = value;
       add_name(key, value);
     }
@@ -138,8 +135,7 @@ std::vector<RunConfig> expand_sweeps(const ExperimentDraft& draft, const Catalog
   try {
     const std::vector<Axis> axes = make_axes(draft, catalog);
     const std::vector<Unit> units = make_units(axes);
-    const std::vector<std::int64_t> seeds =
-        draft.seeds.empty() ? std::vector<std::int64_t>{1} : draft.seeds;
+    const std::vector<std::int64_t> seeds = draft.seeds.empty() ? std::vector<std::int64_t>{1} : draft.seeds;
     std::vector<RunConfig> runs;
     std::set<std::string> names;
     // An odometer over the units: the last turns fastest; the axes of a group share a wheel.
@@ -158,8 +154,8 @@ std::vector<RunConfig> expand_sweeps(const ExperimentDraft& draft, const Catalog
         run.swept["seed"] = seed;
         run.name += str_cat(run.name.empty() ? "" : ",", "seed=", seed);
         if (!names.insert(run.name).second)
-          throw ConfigError(str_cat("two runs would both be named '", run.name,
-                                    "'; make the alternatives of each sweep differ"));
+          throw ConfigError(
+              str_cat("two runs would both be named '", run.name, "'; make the alternatives of each sweep differ"));
         runs.push_back(std::move(run));
       }
       std::size_t u = units.size();

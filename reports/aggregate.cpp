@@ -56,8 +56,8 @@ ConfigSummary summarize(const Configuration& config) {
       v.bits.push_back(8 * e.payload_bytes / run->model_parameters);  // NaN without model_parameters
     }
   for (const auto& [epoch, v] : epochs)
-    out.epochs.push_back({epoch, stats_of(v.metric), stats_of(v.measured).mean, stats_of(v.projected).mean,
-                          stats_of(v.bits).mean});
+    out.epochs.push_back(
+        {epoch, stats_of(v.metric), stats_of(v.measured).mean, stats_of(v.projected).mean, stats_of(v.bits).mean});
 
   struct EvalValues {
     std::vector<double> epochs, metric, measured, projected;
@@ -73,8 +73,8 @@ ConfigSummary summarize(const Configuration& config) {
       v.projected.push_back(e.projected_time);
     }
   for (const auto& [step, v] : steps)
-    out.evaluations.push_back({step, stats_of(v.epochs).mean, stats_of(v.metric), stats_of(v.measured).mean,
-                               stats_of(v.projected).mean});
+    out.evaluations.push_back(
+        {step, stats_of(v.epochs).mean, stats_of(v.metric), stats_of(v.measured).mean, stats_of(v.projected).mean});
   return out;
 }
 
@@ -89,8 +89,7 @@ double step_on_link(const ConfigSummary& s, const LinkSpec& link) {
   return local_seconds(s) + link.project(s.messages.mean, s.link_bytes.mean);
 }
 
-const ConfigSummary* row_dense(const Grid& grid, const std::vector<ConfigSummary>& summaries,
-                               const ConfigSummary& s) {
+const ConfigSummary* row_dense(const Grid& grid, const std::vector<ConfigSummary>& summaries, const ConfigSummary& s) {
   const Configuration* dense = grid.find(s.config->row, "none");
   for (const ConfigSummary& other : summaries)
     if (dense != nullptr && other.config == dense) return &other;

@@ -16,7 +16,7 @@ struct TestMetric {
   std::string key;    ///< "test_accuracy" or "test_perplexity"
   std::string label;  ///< "test accuracy"
   bool higher_is_better = true;
-  int digits = 4;     ///< decimals in tables
+  int digits = 4;  ///< decimals in tables
 
   /// True when `value` reaches `target` in the metric's direction.
   bool reaches(double value, double target) const;
@@ -29,19 +29,19 @@ TestMetric test_metric_named(const std::string& key);
 struct EpochSummary {
   std::int64_t epoch = 0;
   Stats metric{kNaN, kNaN, 0};
-  double measured_time = kNaN;   ///< s, mean over seeds of the cumulative measured time
-  double projected_time = kNaN;  ///< s, mean over seeds of the cumulative projected time
+  double measured_time = kNaN;       ///< s, mean over seeds of the cumulative measured time
+  double projected_time = kNaN;      ///< s, mean over seeds of the cumulative projected time
   double bits_per_parameter = kNaN;  ///< mean over seeds of 8 * payload_bytes / model_parameters
 };
 
 /// One evaluation step of a configuration (its runs evaluate at the same steps): means over the
 /// seeds that evaluated there.
 struct EvalSummary {
-  std::int64_t step = 0;          ///< steps taken
-  double epochs_trained = kNaN;   ///< step / steps per epoch: 1.0 at the end of the first epoch
+  std::int64_t step = 0;         ///< steps taken
+  double epochs_trained = kNaN;  ///< step / steps per epoch: 1.0 at the end of the first epoch
   Stats metric{kNaN, kNaN, 0};
-  double measured_time = kNaN;    ///< s, mean over seeds of EvalPoint::measured_time
-  double projected_time = kNaN;   ///< s, mean over seeds of EvalPoint::projected_time
+  double measured_time = kNaN;   ///< s, mean over seeds of EvalPoint::measured_time
+  double projected_time = kNaN;  ///< s, mean over seeds of EvalPoint::projected_time
 };
 
 struct ConfigSummary {
@@ -52,10 +52,10 @@ struct ConfigSummary {
   Stats compress{kNaN, kNaN, 0};
   Stats wait{kNaN, kNaN, 0};
   Stats communicate{kNaN, kNaN, 0};
-  Stats overlapped{kNaN, kNaN, 0};  ///< exchange hidden behind backward, s per step and worker
-  Stats messages{kNaN, kNaN, 0};    ///< per step and worker
-  Stats link_bytes{kNaN, kNaN, 0};  ///< per step and worker
-  Stats step_median{kNaN, kNaN, 0};  ///< each run's median measured step, over seeds
+  Stats overlapped{kNaN, kNaN, 0};        ///< exchange hidden behind backward, s per step and worker
+  Stats messages{kNaN, kNaN, 0};          ///< per step and worker
+  Stats link_bytes{kNaN, kNaN, 0};        ///< per step and worker
+  Stats step_median{kNaN, kNaN, 0};       ///< each run's median measured step, over seeds
   double step_q1 = kNaN, step_q3 = kNaN;  ///< means over seeds of each run's quartiles
   Stats projected_communicate{kNaN, kNaN, 0};
   std::vector<EpochSummary> epochs;
@@ -79,7 +79,6 @@ double measured_step(const ConfigSummary& s);
 double step_on_link(const ConfigSummary& s, const LinkSpec& link);
 
 /// The dense (compressor none) configuration of `s`'s row among `summaries`, or null.
-const ConfigSummary* row_dense(const Grid& grid, const std::vector<ConfigSummary>& summaries,
-                               const ConfigSummary& s);
+const ConfigSummary* row_dense(const Grid& grid, const std::vector<ConfigSummary>& summaries, const ConfigSummary& s);
 
 }  // namespace laconic::reports

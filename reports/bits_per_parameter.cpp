@@ -16,8 +16,8 @@ Section bits_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
                   {}};
   Table table;
   table.slug = "bits_per_parameter";
-  table.columns = {{"configuration"}, {"parameters", Align::Right}, {"epoch", Align::Right},
-                   {"bits per parameter", Align::Right}};
+  table.columns = {
+      {"configuration"}, {"parameters", Align::Right}, {"epoch", Align::Right}, {"bits per parameter", Align::Right}};
   table.csv.header = {"configuration", "parameters", "epoch", "bits_per_parameter"};
   FigurePlot plot{{"bits_per_parameter", "Bits per parameter over training",
                    "8 x payload bytes / trainable parameters per step, mean per epoch and over seeds (log scale); "
@@ -41,9 +41,9 @@ Section bits_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
     std::string data;
     for (const EpochSummary& e : s.epochs) {
       if (std::isnan(e.bits_per_parameter)) continue;
-      table.add_row({s.config->label, raw_number(parameters), std::to_string(e.epoch), fixed(e.bits_per_parameter, 3)},
-                    {s.config->label, raw_number(parameters), std::to_string(e.epoch),
-                     raw_number(e.bits_per_parameter)});
+      table.add_row(
+          {s.config->label, raw_number(parameters), std::to_string(e.epoch), fixed(e.bits_per_parameter, 3)},
+          {s.config->label, raw_number(parameters), std::to_string(e.epoch), raw_number(e.bits_per_parameter)});
       data += data_line({static_cast<double>(e.epoch), e.bits_per_parameter});
     }
     if (data.empty()) continue;
@@ -58,10 +58,10 @@ Section bits_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
     section.text += " Nothing to plot.";
     return section;
   }
-  plot.commands = str_cat("set logscale y\nset xlabel 'epoch'\nset ylabel 'bits per parameter'\nset grid\n",
-                          "set key outside right top\nset yrange [*:64]\n",
-                          "plot 32 with lines dashtype 2 linecolor rgb 'gray40' title 'dense fp32 (32 bits)'",
-                          plot_list, "\n");
+  plot.commands =
+      str_cat("set logscale y\nset xlabel 'epoch'\nset ylabel 'bits per parameter'\nset grid\n",
+              "set key outside right top\nset yrange [*:64]\n",
+              "plot 32 with lines dashtype 2 linecolor rgb 'gray40' title 'dense fp32 (32 bits)'", plot_list, "\n");
   section.figures.push_back(plot.figure);
   plots.push_back(std::move(plot));
   return section;

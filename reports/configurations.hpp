@@ -12,15 +12,15 @@
 namespace laconic::reports {
 
 struct Configuration {
-  std::string row;     ///< "model=lenet5, workers=2, optimizer.lr=0.05"
-  std::string column;  ///< "topk ratio=0.01"; "none"
-  std::string label;   ///< short name for legends: the parts that differ between configurations
+  std::string row;                   ///< "model=lenet5, workers=2, optimizer.lr=0.05"
+  std::string column;                ///< "topk ratio=0.01"; "none"
+  std::string label;                 ///< short name for legends: the parts that differ between configurations
   std::vector<const RunData*> runs;  ///< its seeds and repetitions, in plan order
 };
 
 struct Grid {
-  std::vector<std::string> rows;     ///< in order of first appearance
-  std::vector<std::string> columns;  ///< in order of first appearance
+  std::vector<std::string> rows;              ///< in order of first appearance
+  std::vector<std::string> columns;           ///< in order of first appearance
   std::vector<Configuration> configurations;  ///< in order of first appearance
 
   /// The configuration in cell (row, column), or nullptr.

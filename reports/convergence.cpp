@@ -26,8 +26,8 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
                    {in.metric.label, Align::Right},
                    {"measured time (s)", Align::Right},
                    {"projected time (s)", Align::Right}};
-  table.csv.header = {"configuration", "epoch", "metric_mean", "metric_std", "n", "measured_time_s",
-                      "projected_time_s"};
+  table.csv.header = {"configuration",   "epoch",           "metric_mean", "metric_std", "n",
+                      "measured_time_s", "projected_time_s"};
   FigurePlot by_epoch{{"convergence_epoch", in.metric.label + " per epoch",
                        in.metric.label + " at every evaluation against the epochs trained (1 = the end of the first "
                                          "epoch), mean over seeds; bars: sample std over seeds.",
@@ -51,8 +51,8 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
                      std::to_string(e.metric.n), raw_number(e.measured_time), raw_number(e.projected_time)});
     std::string data;
     for (const EvalSummary& e : s.evaluations)
-      data += data_line({e.epochs_trained, e.metric.mean, e.measured_time, e.projected_time,
-                         e.metric.n > 1 ? e.metric.std : 0.0});
+      data += data_line(
+          {e.epochs_trained, e.metric.mean, e.measured_time, e.projected_time, e.metric.n > 1 ? e.metric.std : 0.0});
     if (data.empty()) continue;
     const std::string file = str_cat("convergence_", i, ".dat");
     by_epoch.data_files.emplace_back(file, data);
@@ -118,9 +118,18 @@ Section target_section(const SectionInput& in, double target, bool target_given)
                    {"measured time (s)", Align::Right},
                    {"projected time (s)", Align::Right},
                    {"bytes sent", Align::Right}};
-  table.csv.header = {"configuration",         "runs_reached",        "runs",       "best_mean",
-                      "best_std",              "steps_mean",          "epoch_mean", "measured_time_mean_s",
-                      "measured_time_std_s",   "projected_time_mean_s", "projected_time_std_s", "bytes_sent_mean"};
+  table.csv.header = {"configuration",
+                      "runs_reached",
+                      "runs",
+                      "best_mean",
+                      "best_std",
+                      "steps_mean",
+                      "epoch_mean",
+                      "measured_time_mean_s",
+                      "measured_time_std_s",
+                      "projected_time_mean_s",
+                      "projected_time_std_s",
+                      "bytes_sent_mean"};
   std::size_t reached_runs = 0, runs = 0;
   double best_overall = kNaN;
   std::string best_label;
@@ -155,18 +164,19 @@ Section target_section(const SectionInput& in, double target, bool target_given)
                     {s.config->label, "0", std::to_string(s.config->runs.size()), raw_number(best_stats.mean),
                      raw_number(best_stats.std), "", "", "", "", "", "", ""});
     else
-      table.add_row({s.config->label, reached, best_text, fixed(step.mean, 0), fixed(epoch.mean, 1),
-                     mean_std_significant(m), mean_std_significant(p), human_bytes(b.mean)},
-                    {s.config->label, std::to_string(epochs.size()), std::to_string(s.config->runs.size()),
-                     raw_number(best_stats.mean), raw_number(best_stats.std), raw_number(step.mean),
-                     raw_number(epoch.mean), raw_number(m.mean), raw_number(m.std), raw_number(p.mean),
-                     raw_number(p.std), raw_number(b.mean)});
+      table.add_row(
+          {s.config->label, reached, best_text, fixed(step.mean, 0), fixed(epoch.mean, 1), mean_std_significant(m),
+           mean_std_significant(p), human_bytes(b.mean)},
+          {s.config->label, std::to_string(epochs.size()), std::to_string(s.config->runs.size()),
+           raw_number(best_stats.mean), raw_number(best_stats.std), raw_number(step.mean), raw_number(epoch.mean),
+           raw_number(m.mean), raw_number(m.std), raw_number(p.mean), raw_number(p.std), raw_number(b.mean)});
   }
   if (reached_runs == 0 && runs > 0)
-    section.text += str_cat(" No run reached the target ", in.metric.label, " ", direction,
-                            fixed(target, in.metric.digits), best_label.empty() ? std::string(".")
-                            : str_cat("; the best mean reached was ", fixed(best_overall, in.metric.digits),
-                                      " (", best_label, ")."));
+    section.text += str_cat(
+        " No run reached the target ", in.metric.label, " ", direction, fixed(target, in.metric.digits),
+        best_label.empty()
+            ? std::string(".")
+            : str_cat("; the best mean reached was ", fixed(best_overall, in.metric.digits), " (", best_label, ")."));
   else
     section.text += str_cat(" ", reached_runs, " of ", runs, " runs reached it.");
   section.tables.push_back(std::move(table));

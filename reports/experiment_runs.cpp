@@ -16,8 +16,7 @@ namespace {
   std::string known;
   for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
   throw ConfigError(str_cat("experiment '", experiment, "' has no runs in ", db.path(), "; ",
-                            names.empty() ? std::string("the database has no experiments")
-                                          : "experiments: " + known));
+                            names.empty() ? std::string("the database has no experiments") : "experiments: " + known));
 }
 
 // The latest row of each name, in the order the names first appear (the plan's order).

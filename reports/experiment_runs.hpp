@@ -21,14 +21,14 @@ struct ReportRun {
   std::int64_t repetition = 0;
   nlohmann::json swept = nlohmann::json::object();   ///< runs.swept
   nlohmann::json config = nlohmann::json::object();  ///< runs.config (RunConfig::to_json)
-  std::int64_t workers = 1;  ///< training ranks; ranks >= workers are parameter servers
-  std::string model;         ///< config.model.name
-  std::string compressor;    ///< config.compressor.name
-  std::string network;       ///< "1Gbit, 50us": the link projected times are computed for
+  std::int64_t workers = 1;                          ///< training ranks; ranks >= workers are parameter servers
+  std::string model;                                 ///< config.model.name
+  std::string compressor;                            ///< config.compressor.name
+  std::string network;                               ///< "1Gbit, 50us": the link projected times are computed for
   /// The link's bandwidth (bit/s) when the run trained on it emulated (link { emulate = true }),
   /// so that its times are measurements on that link; NaN otherwise.
   double emulated_bits_per_second = std::numeric_limits<double>::quiet_NaN();
-  std::string tune;          ///< swept "tune": "trial", "best", or "" when not tuned
+  std::string tune;  ///< swept "tune": "trial", "best", or "" when not tuned
 };
 
 struct ExperimentRuns {

@@ -27,8 +27,7 @@ Section final_metric_section(const SectionInput& in) {
     table.add_row(std::move(cells));
   }
   return {"Final " + in.metric.label,
-          str_cat("Last recorded ", in.metric.key, " (worker 0; ",
-                  in.metric.higher_is_better ? "higher" : "lower",
+          str_cat("Last recorded ", in.metric.key, " (worker 0; ", in.metric.higher_is_better ? "higher" : "lower",
                   " is better) of the latest FINISHED run of each run name: mean ± sample standard deviation over "
                   "seeds and repetitions, n runs; - where nothing finished. Rows: model x workers x the other "
                   "swept variables; columns: compressor x its swept fields."),
@@ -48,7 +47,8 @@ Section compression_section(const SectionInput& in, std::vector<FigurePlot>& plo
   table.columns = {{"configuration"}, {"compression ratio", Align::Right}, {in.metric.label, Align::Right}};
   table.csv.header = {"configuration", "compression_mean", "compression_std", "metric_mean", "metric_std", "n"};
   FigurePlot plot{{"metric_vs_compression", in.metric.label + " vs achieved compression ratio",
-                   str_cat("Final ", in.metric.label, " (mean over seeds, bars: sample std) against the achieved "
+                   str_cat("Final ", in.metric.label,
+                           " (mean over seeds, bars: sample std) against the achieved "
                            "compression ratio dense / sent bytes (log scale), one series per row of the final "
                            "table."),
                    "", ""},
@@ -60,11 +60,11 @@ Section compression_section(const SectionInput& in, std::vector<FigurePlot>& plo
     for (std::size_t i = 0; i < in.summaries.size(); ++i) {
       const ConfigSummary& s = in.summaries[i];
       if (r == 0)
-        table.add_row({s.config->label, s.compression.n ? fixed(s.compression.mean, 1) + "x" : kMissing,
-                       mean_std_text(s.final_metric, in.metric.digits)},
-                      {s.config->label, raw_number(s.compression.mean), raw_number(s.compression.std),
-                       raw_number(s.final_metric.mean), raw_number(s.final_metric.std),
-                       std::to_string(s.final_metric.n)});
+        table.add_row(
+            {s.config->label, s.compression.n ? fixed(s.compression.mean, 1) + "x" : kMissing,
+             mean_std_text(s.final_metric, in.metric.digits)},
+            {s.config->label, raw_number(s.compression.mean), raw_number(s.compression.std),
+             raw_number(s.final_metric.mean), raw_number(s.final_metric.std), std::to_string(s.final_metric.n)});
       if (s.config->row != in.grid.rows[r] || std::isnan(s.compression.mean) || std::isnan(s.final_metric.mean))
         continue;
       data += data_line({s.compression.mean, s.final_metric.mean, s.final_metric.std});
@@ -82,10 +82,10 @@ Section compression_section(const SectionInput& in, std::vector<FigurePlot>& plo
     section.text += " No run sent any bytes, so there is no figure.";
     return section;
   }
-  plot.commands = str_cat("set logscale x\nset xlabel 'achieved compression ratio (dense / sent bytes)'\n",
-                          "set ylabel ", gnuplot_quote(in.metric.label), "\nset key outside right top\n",
-                          "set grid\nset offsets graph 0.05, graph 0.15, graph 0.05, graph 0.05\n", labels, plot_list,
-                          "\n");
+  plot.commands =
+      str_cat("set logscale x\nset xlabel 'achieved compression ratio (dense / sent bytes)'\n", "set ylabel ",
+              gnuplot_quote(in.metric.label), "\nset key outside right top\n",
+              "set grid\nset offsets graph 0.05, graph 0.15, graph 0.05, graph 0.05\n", labels, plot_list, "\n");
   section.figures.push_back(plot.figure);
   plots.push_back(std::move(plot));
   return section;

@@ -120,8 +120,8 @@ std::string run_gnuplot(const GnuplotOptions& options, const fs::path& dir) {
     return str_cat("cannot run gnuplot '", options.executable, "': ", std::strerror(failure.error),
                    failure.error == ENOENT ? " (install gnuplot-nox, or give --gnuplot PATH)" : "");
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
-  const std::string why = WIFEXITED(status) ? str_cat("exit status ", WEXITSTATUS(status))
-                                            : str_cat("signal ", WTERMSIG(status));
+  const std::string why =
+      WIFEXITED(status) ? str_cat("exit status ", WEXITSTATUS(status)) : str_cat("signal ", WTERMSIG(status));
   return str_cat("gnuplot failed (", why, "): ", last_line_of(log), " (see ", log, ")");
 }
 

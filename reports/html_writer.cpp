@@ -56,12 +56,23 @@ std::string html_escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -69,8 +80,8 @@ std::string html_escape(std::string_view text) {
 
 std::string render_html(const Report& report) {
   std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
-      << html_escape(report.title) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" << html_escape(report.title)
+      << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
   out << "<h1>" << html_escape(report.title) << "</h1>\n<ul>\n";
   for (const auto& fact : report.facts) {
     out << "<li>" << html_escape(fact.label) << ": ";

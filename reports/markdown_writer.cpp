@@ -41,7 +41,14 @@ std::string markdown_escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '\\': case '|': case '<': case '>': case '`': case '*': case '[': case ']':
+      case '\\':
+      case '|':
+      case '<':
+      case '>':
+      case '`':
+      case '*':
+      case '[':
+      case ']':
         out += '\\';
         out += c;
         break;

@@ -52,8 +52,9 @@ Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>&
     table.add_row(cells, raw);
   }
   if (any_missing)
-    section.text += " - : the runs did not record their messages (an older laconic stored no messages and "
-                    "link_bytes per step); train them again to project them.";
+    section.text +=
+        " - : the runs did not record their messages (an older laconic stored no messages and "
+        "link_bytes per step); train them again to project them.";
   section.tables.push_back(std::move(table));
   return section;
 }

@@ -86,7 +86,8 @@ struct RowFigure {
 /// row alone, "" when it is the column alone (a grid of one row).
 std::string row_name(const Configuration& c) {
   const std::string suffix = " / " + c.column;
-  if (c.label.size() > suffix.size() && c.label.ends_with(suffix)) return c.label.substr(0, c.label.size() - suffix.size());
+  if (c.label.size() > suffix.size() && c.label.ends_with(suffix))
+    return c.label.substr(0, c.label.size() - suffix.size());
   return c.label == c.column ? "" : c.label;
 }
 
@@ -116,8 +117,9 @@ std::string break_even(const Curve& c, const std::vector<double>& base, const st
 Section pays_off_section(const SectionInput& in, double target, std::vector<FigurePlot>& plots) {
   Section section{
       "Does it pay off?",
-      str_cat("Each configuration projected onto links from ", rate_text(kLowest), " to ", rate_text(kHighest),
-              " (", kPerDecade, " per decade, 50 us per message): step = compute + compress + wait as measured + "
+      str_cat("Each configuration projected onto links from ", rate_text(kLowest), " to ", rate_text(kHighest), " (",
+              kPerDecade,
+              " per decade, 50 us per message): step = compute + compress + wait as measured + "
               "the messages each step recorded (messages, link_bytes) by the alpha-beta model; time to target = "
               "the steps its runs needed to reach ",
               in.metric.label, " ", in.metric.higher_is_better ? ">= " : "<= ", fixed(target, in.metric.digits),
@@ -141,17 +143,21 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
     curves.push_back(curve_of(s, rates, in.metric, target));
   }
   if (without > 0)
-    section.text += str_cat(" ", without, " configuration(s) left out: their runs did not record messages and "
-                                          "link_bytes (an older laconic).");
+    section.text += str_cat(" ", without,
+                            " configuration(s) left out: their runs did not record messages and "
+                            "link_bytes (an older laconic).");
   bool any_emulated = false;
   for (const Curve& c : curves) any_emulated = any_emulated || !std::isnan(c.emulated_rate);
   Table table;
   table.slug = "pays_off";
-  table.columns = {{"configuration"}, {"steps to target", Align::Right}, {"time to target on 100 Mbit/s (s)", Align::Right},
-                   {"on 1 Gbit/s (s)", Align::Right}, {"on 10 Gbit/s (s)", Align::Right},
+  table.columns = {{"configuration"},
+                   {"steps to target", Align::Right},
+                   {"time to target on 100 Mbit/s (s)", Align::Right},
+                   {"on 1 Gbit/s (s)", Align::Right},
+                   {"on 10 Gbit/s (s)", Align::Right},
                    {"beats dense (time to target)", Align::Right}};
-  table.csv.header = {"configuration", "steps_to_target", "time_to_target_100Mbit_s", "time_to_target_1Gbit_s",
-                      "time_to_target_10Gbit_s", "break_even"};
+  table.csv.header = {"configuration",          "steps_to_target",         "time_to_target_100Mbit_s",
+                      "time_to_target_1Gbit_s", "time_to_target_10Gbit_s", "break_even"};
   if (any_emulated) {
     table.columns.push_back({"measured on its emulated link (s)", Align::Right});
     table.csv.header.insert(table.csv.header.end(), {"emulated_bandwidth_bit_s", "measured_time_to_target_s"});
@@ -193,14 +199,16 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
       const double t = c.time_to_target(index_of(rate));
       return std::isinf(t) ? kNaN : t;
     };
-    std::vector<std::string> row = {s.config->label,
-                                    std::isnan(c.steps_to_target) ? std::string("not reached") : fixed(c.steps_to_target, 0),
-                                    seconds(ttt(1e8)), seconds(ttt(1e9)), seconds(ttt(1e10)), verdict};
-    std::vector<std::string> raw = {s.config->label, raw_number(c.steps_to_target), raw_number(ttt(1e8)),
-                                    raw_number(ttt(1e9)), raw_number(ttt(1e10)), verdict};
+    std::vector<std::string> row = {
+        s.config->label,    std::isnan(c.steps_to_target) ? std::string("not reached") : fixed(c.steps_to_target, 0),
+        seconds(ttt(1e8)),  seconds(ttt(1e9)),
+        seconds(ttt(1e10)), verdict};
+    std::vector<std::string> raw = {s.config->label,      raw_number(c.steps_to_target), raw_number(ttt(1e8)),
+                                    raw_number(ttt(1e9)), raw_number(ttt(1e10)),         verdict};
     if (any_emulated) {
-      row.push_back(std::isnan(c.emulated_rate) ? kMissing
-                                                 : str_cat(seconds(c.measured_time_to_target), " on ", rate_text(c.emulated_rate)));
+      row.push_back(std::isnan(c.emulated_rate)
+                        ? kMissing
+                        : str_cat(seconds(c.measured_time_to_target), " on ", rate_text(c.emulated_rate)));
       raw.insert(raw.end(), {raw_number(c.emulated_rate), raw_number(c.measured_time_to_target)});
     }
     table.add_row(std::move(row), std::move(raw));
@@ -217,7 +225,8 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
       f.drew_point = true;
       const std::string point = str_cat("pays_off_", k, "_measured.dat");
       f.data_files.emplace_back(point, data_line({c.emulated_rate / 1e6, c.measured_time_to_target}));
-      f.plot_list += str_cat(", \\\n     '", point, "' using 1:2 with points pointtype 7 linecolor ", colour, " notitle");
+      f.plot_list +=
+          str_cat(", \\\n     '", point, "' using 1:2 with points pointtype 7 linecolor ", colour, " notitle");
     }
   }
   section.tables.push_back(std::move(table));
@@ -228,7 +237,8 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
   for (std::size_t i = 0; i < figures.size(); ++i) {
     RowFigure& f = figures[i];
     if (f.drew_point)  // one key entry for every measured point
-      f.plot_list += ", \\\n     NaN with points pointtype 7 linecolor rgb 'black' title 'measured on its emulated link'";
+      f.plot_list +=
+          ", \\\n     NaN with points pointtype 7 linecolor rgb 'black' title 'measured on its emulated link'";
     const bool one = figures.size() == 1;
     FigurePlot plot{{one ? std::string("pays_off") : str_cat("pays_off_", i + 1),
                      str_cat("Does it pay off? Time to target against bandwidth", one ? "" : ": " + f.name),

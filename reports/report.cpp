@@ -85,8 +85,9 @@ ReportPaths write_report(storage::Database& db, const std::string& experiment, c
     }
   if (!draft.plots.empty())
     draft.report.facts.push_back(
-        {"figures", str_cat(drawn, " of ", draft.plots.size(), " drawn by gnuplot (figures/*.svg, figures/*.png)",
-                            drawn < draft.plots.size() ? "; missing ones are named where they belong" : ""),
+        {"figures",
+         str_cat(drawn, " of ", draft.plots.size(), " drawn by gnuplot (figures/*.svg, figures/*.png)",
+                 drawn < draft.plots.size() ? "; missing ones are named where they belong" : ""),
          false});
   write_file(paths.markdown, render_markdown(draft.report));
   write_file(paths.html, render_html(draft.report));

@@ -22,12 +22,12 @@ struct ReportOptions {
 
 /// Where write_report() put its files, and what went wrong with the figures.
 struct ReportPaths {
-  std::string markdown;                ///< <out_dir>/report.md
-  std::string html;                    ///< <out_dir>/index.html
-  std::vector<std::string> csv;        ///< <out_dir>/tables/<slug>.csv, one per table
-  std::string metric;                  ///< the test metric's key
-  double target = 0;                   ///< the time-to-target threshold used (NaN if none)
-  std::vector<std::string> warnings;   ///< one per missing figure: "figure step_time missing: why"
+  std::string markdown;               ///< <out_dir>/report.md
+  std::string html;                   ///< <out_dir>/index.html
+  std::vector<std::string> csv;       ///< <out_dir>/tables/<slug>.csv, one per table
+  std::string metric;                 ///< the test metric's key
+  double target = 0;                  ///< the time-to-target threshold used (NaN if none)
+  std::vector<std::string> warnings;  ///< one per missing figure: "figure step_time missing: why"
 };
 
 /// Writes report.md, index.html, tables/*.csv and figures/* comparing the runs of `experiment`

@@ -31,12 +31,12 @@ ReportDraft build_report(storage::Database& db, const std::string& experiment, s
     report.facts.push_back({"file", e.file_path, true});
     report.facts.push_back({"hash", e.file_hash, true});
   }
-  report.facts.push_back(
-      {"runs", str_cat(runs.latest.size(), " run names, ", runs.recorded, " runs recorded"), false});
+  report.facts.push_back({"runs", str_cat(runs.latest.size(), " run names, ", runs.recorded, " runs recorded"), false});
 
   // Tuned experiments compare their tune=best runs; the trials get a section of their own.
   std::vector<ReportRun> plain, trial, best;
-  for (const auto& run : runs.finished) (run.tune == "trial" ? trial : run.tune == "best" ? best : plain).push_back(run);
+  for (const auto& run : runs.finished)
+    (run.tune == "trial" ? trial : run.tune == "best" ? best : plain).push_back(run);
   const std::vector<RunData> compared = collect(db, best.empty() ? plain : best, draft.metric);
   const bool tuned = !trial.empty() || !best.empty();
   std::vector<RunData> trial_data;
@@ -50,16 +50,17 @@ ReportDraft build_report(storage::Database& db, const std::string& experiment, s
   for (const auto& c : grid.configurations) summaries.push_back(summarize(c));
   const SectionInput in{grid, summaries, metric};
 
-  report.facts.push_back({"test metric",
-                          str_cat(metric.key, " (", metric.higher_is_better ? "higher" : "lower", " is better)"),
-                          false});
-  report.facts.push_back({"compared", str_cat(compared.size(), " FINISHED runs in ", grid.configurations.size(),
-                                              " configurations", tuned ? " (tune=best runs)" : ""),
+  report.facts.push_back(
+      {"test metric", str_cat(metric.key, " (", metric.higher_is_better ? "higher" : "lower", " is better)"), false});
+  report.facts.push_back({"compared",
+                          str_cat(compared.size(), " FINISHED runs in ", grid.configurations.size(), " configurations",
+                                  tuned ? " (tune=best runs)" : ""),
                           false});
   if (!grid.configurations.empty()) {
     draft.target = target ? *target : default_target(in);
-    report.facts.push_back({"target", str_cat(metric.key, " ", metric.higher_is_better ? ">= " : "<= ",
-                                              fixed(draft.target, metric.digits), target ? " (--target)" : " (default)"),
+    report.facts.push_back({"target",
+                            str_cat(metric.key, " ", metric.higher_is_better ? ">= " : "<= ",
+                                    fixed(draft.target, metric.digits), target ? " (--target)" : " (default)"),
                             false});
     report.sections.push_back(final_metric_section(in));
     report.sections.push_back(compression_section(in, draft.plots));

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/units.hpp"
 #include "reports/plot_script.hpp"
 #include "reports/table.hpp"
-#include "engine/core/units.hpp"
 #include "storage/database.hpp"
 
 namespace laconic::reports {

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <map>
 
+#include "engine/core/metric_keys.hpp"
 #include "reports/stats.hpp"
 #include "storage/queries.hpp"
 #include "storage/statement.hpp"
-#include "engine/core/metric_keys.hpp"
 
 namespace laconic::reports {
 namespace {
@@ -17,15 +17,19 @@ struct Total {
   double mean() const { return count == 0 ? kNaN : sum / static_cast<double>(count); }
 };
 
-const char* const kStepKeys[] = {keys::kTimeForward,  keys::kTimeBackward,   keys::kTimeOptimizer,
-                                 keys::kTimeCompress, keys::kTimeDecompress, keys::kTimeCommunicate,
-                                 keys::kTimeWait,     keys::kBytesSent,      keys::kBytesDense,
-                                 keys::kProjectedTimeCommunicate, keys::kTimeOverlapped, keys::kMessages, keys::kLinkBytes};
+const char* const kStepKeys[] = {keys::kTimeForward,    keys::kTimeBackward,
+                                 keys::kTimeOptimizer,  keys::kTimeCompress,
+                                 keys::kTimeDecompress, keys::kTimeCommunicate,
+                                 keys::kTimeWait,       keys::kBytesSent,
+                                 keys::kBytesDense,     keys::kProjectedTimeCommunicate,
+                                 keys::kTimeOverlapped, keys::kMessages,
+                                 keys::kLinkBytes};
 
 // The quartiles of time_step over the worker ranks' steps: one pass over the run's rows of it.
 void collect_step_quartiles(storage::Database& db, RunData& data) {
-  storage::Statement q(db.handle(), "SELECT value FROM metrics WHERE run_id = ?1 AND key = 'time_step' AND "
-                                    "epoch >= 0 AND worker < ?2");
+  storage::Statement q(db.handle(),
+                       "SELECT value FROM metrics WHERE run_id = ?1 AND key = 'time_step' AND "
+                       "epoch >= 0 AND worker < ?2");
   q.bind_int64(1, data.run.id).bind_int64(2, data.run.workers);
   std::vector<double> steps;
   while (q.step()) steps.push_back(q.column_double(0));
@@ -154,7 +158,8 @@ void collect_evaluations(storage::Database& db, RunData& data, const std::string
   per_step.bind_int64(1, data.run.id).bind_int64(2, data.run.workers);
   std::map<std::int64_t, double> bytes, projected;
   while (per_step.step())
-    (per_step.column_text(0) == keys::kBytesSent ? bytes : projected)[per_step.column_int64(1)] = per_step.column_double(2);
+    (per_step.column_text(0) == keys::kBytesSent ? bytes : projected)[per_step.column_int64(1)] =
+        per_step.column_double(2);
   auto running = [](const std::map<std::int64_t, double>& values, std::vector<EvalPoint>& points, auto field) {
     if (values.empty()) return;
     double sum = 0;

@@ -17,15 +17,15 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 /// One evaluation of worker 0 on the test split: every epoch's end, and every `eval_every` steps
 /// when the run set it.
 struct EvalPoint {
-  std::int64_t step = 0;       ///< steps taken when the evaluated weights were ready
-  std::int64_t epoch = 0;      ///< the epoch it fell in
-  double test_metric = kNaN;   ///< worker 0's test metric
+  std::int64_t step = 0;      ///< steps taken when the evaluated weights were ready
+  std::int64_t epoch = 0;     ///< the epoch it fell in
+  double test_metric = kNaN;  ///< worker 0's test metric
   /// Seconds since worker 0 started training, when the evaluated weights were ready (the
   /// record's wall time; earlier evaluations included).
   double measured_time = kNaN;
   /// The sum of worker 0's projected_time_step over the steps taken.
   double projected_time = kNaN;
-  double bytes_sent = kNaN;    ///< handed to Gloo by the worker ranks over the steps taken
+  double bytes_sent = kNaN;  ///< handed to Gloo by the worker ranks over the steps taken
 };
 
 /// One epoch of a run; NaN where nothing was recorded.

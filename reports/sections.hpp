@@ -5,11 +5,11 @@
 #include <optional>
 #include <vector>
 
+#include "engine/core/units.hpp"
 #include "reports/aggregate.hpp"
 #include "reports/experiment_runs.hpp"
 #include "reports/plot_script.hpp"
 #include "reports/table.hpp"
-#include "engine/core/units.hpp"
 
 namespace laconic::reports {
 

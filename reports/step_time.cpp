@@ -54,7 +54,8 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
               "decompress; wait = time_wait, blocked at the exchange until the slowest worker arrived (another "
               "worker's compute, not communication); communicate (measured) = time_communicate, wall time in "
               "collectives on this machine once all had arrived; communicate (projected) = "
-              "projected_time_communicate, the same messages on the experiment's link (", links,
+              "projected_time_communicate, the same messages on the experiment's link (",
+              links,
               ") by the alpha-beta model: a projection, not a measurement. Step (projected) = compute + compress + "
               "wait + projected communicate. Spread: step median [IQR] = the median measured time_step over the "
               "steps of each run and its interquartile range (means over seeds); step over seeds = the mean of the "
@@ -76,9 +77,18 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
                    {"step median [IQR] (s)", Align::Right},
                    {"step over seeds (s)", Align::Right},
                    {"vs dense", Align::Right}};
-  table.csv.header = {"configuration",    "compute_s",          "compress_s",        "wait_s",
-                      "communicate_measured_s", "communicate_projected_s", "step_measured_s", "step_projected_s",
-                      "step_median_s",    "step_q1_s",          "step_q3_s",         "step_median_ci95_s",
+  table.csv.header = {"configuration",
+                      "compute_s",
+                      "compress_s",
+                      "wait_s",
+                      "communicate_measured_s",
+                      "communicate_projected_s",
+                      "step_measured_s",
+                      "step_projected_s",
+                      "step_median_s",
+                      "step_q1_s",
+                      "step_q3_s",
+                      "step_median_ci95_s",
                       "n"};
   // Runs with allreduce { overlap = true }: a column for what their exchange hid behind backward
   // (not part of the step's sum: it ran while backward did).
@@ -87,9 +97,10 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
   if (any_overlapped) {
     table.columns.insert(table.columns.begin() + 5, {"hidden behind backward (s)", Align::Right});
     table.csv.header.insert(table.csv.header.begin() + 5, "hidden_behind_backward_s");
-    section.text += " hidden behind backward = time_overlapped: under allreduce { overlap = true }, the part of the "
-                    "exchange that ran on the communication thread while backward was still going; it is in no other "
-                    "column and not in the step's sum, which holds only what the step waited for.";
+    section.text +=
+        " hidden behind backward = time_overlapped: under allreduce { overlap = true }, the part of the "
+        "exchange that ran on the communication thread while backward was still going; it is in no other "
+        "column and not in the step's sum, which holds only what the step waited for.";
   }
   std::string data;
   std::vector<std::string> labels;
@@ -115,17 +126,32 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
         versus += " disturbed";
       }
     }
-    const std::string iqr = std::isnan(s.step_median.mean)
-                                ? std::string(kMissing)
-                                : str_cat(seconds(s.step_median.mean), " [", seconds(s.step_q1), ", ",
-                                          seconds(s.step_q3), "]");
-    std::vector<std::string> cells = {s.config->label, seconds(compute), seconds(compress), seconds(wait),
-                                      seconds(measured), seconds(projected), seconds(step_measured),
-                                      seconds(step_projected), iqr, mean_ci_text(s.step_median), versus};
-    std::vector<std::string> raw = {s.config->label, raw_number(compute), raw_number(compress), raw_number(wait),
-                                    raw_number(measured), raw_number(projected), raw_number(step_measured),
-                                    raw_number(step_projected), raw_number(s.step_median.mean), raw_number(s.step_q1),
-                                    raw_number(s.step_q3), raw_number(ci95_half_width(s.step_median)),
+    const std::string iqr = std::isnan(s.step_median.mean) ? std::string(kMissing)
+                                                           : str_cat(seconds(s.step_median.mean), " [",
+                                                                     seconds(s.step_q1), ", ", seconds(s.step_q3), "]");
+    std::vector<std::string> cells = {s.config->label,
+                                      seconds(compute),
+                                      seconds(compress),
+                                      seconds(wait),
+                                      seconds(measured),
+                                      seconds(projected),
+                                      seconds(step_measured),
+                                      seconds(step_projected),
+                                      iqr,
+                                      mean_ci_text(s.step_median),
+                                      versus};
+    std::vector<std::string> raw = {s.config->label,
+                                    raw_number(compute),
+                                    raw_number(compress),
+                                    raw_number(wait),
+                                    raw_number(measured),
+                                    raw_number(projected),
+                                    raw_number(step_measured),
+                                    raw_number(step_projected),
+                                    raw_number(s.step_median.mean),
+                                    raw_number(s.step_q1),
+                                    raw_number(s.step_q3),
+                                    raw_number(ci95_half_width(s.step_median)),
                                     std::to_string(s.compute.n)};
     if (any_overlapped) {
       cells.insert(cells.begin() + 5, seconds(s.overlapped.mean));
@@ -148,14 +174,17 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
         break;
       }
   if (!crowded.empty())
-    section.text += str_cat(" Oversubscribed (more ranks than the host has cores; their times include waiting for "
-                            "a core): ", crowded, ".");
+    section.text += str_cat(
+        " Oversubscribed (more ranks than the host has cores; their times include waiting for "
+        "a core): ",
+        crowded, ".");
   if (!disturbed.empty()) {
     std::string list;
     for (const auto& d : disturbed) list += (list.empty() ? "" : ", ") + d;
-    section.text += str_cat(" Disturbed by the machine: compute (forward + backward + optimizer, which no compressor "
-                            "changes) differs by more than 10% from the same row's dense configuration in ",
-                            list, "; compare their times with care (docs/reports.md).");
+    section.text += str_cat(
+        " Disturbed by the machine: compute (forward + backward + optimizer, which no compressor "
+        "changes) differs by more than 10% from the same row's dense configuration in ",
+        list, "; compare their times with care (docs/reports.md).");
   }
   if (labels.empty()) return section;
 

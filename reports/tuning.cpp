@@ -94,18 +94,21 @@ Keys infer_tuned_keys(const std::vector<RunData>& trials, const std::vector<RunD
 
 Section tuning_section(const std::vector<RunData>& trials, const std::vector<RunData>& best, const Keys& tuned_keys,
                        const TestMetric& metric) {
-  Section section{"Tuning",
-                  str_cat("tune = { ... }: each configuration's random-search trials ran on the first seed (tune=trial), "
-                          "then its best trial on every seed (tune=best). Chosen = the hyperparameters of its "
-                          "tune=best runs; chosen trial = that trial's final ",
-                          metric.label, "; median trial = the median over its FINISHED trials (an untuned pick "
-                                        "does about this well); best on all seeds = mean ± std of the tune=best runs. "
-                                        "The sections above show the tune=best runs only."),
-                  {},
-                  {}};
+  Section section{
+      "Tuning",
+      str_cat("tune = { ... }: each configuration's random-search trials ran on the first seed (tune=trial), "
+              "then its best trial on every seed (tune=best). Chosen = the hyperparameters of its "
+              "tune=best runs; chosen trial = that trial's final ",
+              metric.label,
+              "; median trial = the median over its FINISHED trials (an untuned pick "
+              "does about this well); best on all seeds = mean ± std of the tune=best runs. "
+              "The sections above show the tune=best runs only."),
+      {},
+      {}};
   if (tuned_keys.empty()) {
-    section.text += " The report could not tell the tuned hyperparameters from the grid's variables (no tune=best "
-                    "runs yet, or too few trials), so there is no table.";
+    section.text +=
+        " The report could not tell the tuned hyperparameters from the grid's variables (no tune=best "
+        "runs yet, or too few trials), so there is no table.";
     return section;
   }
   const std::set<std::string> tuned(tuned_keys.begin(), tuned_keys.end());
@@ -118,11 +121,14 @@ Section tuning_section(const std::vector<RunData>& trials, const std::vector<Run
 
   Table table;
   table.slug = "tuning";
-  table.columns = {{"configuration"},         {"chosen"},
-                   {"trials", Align::Right},  {"chosen trial", Align::Right},
-                   {"median trial", Align::Right}, {"best on all seeds", Align::Right}};
-  table.csv.header = {"configuration", "chosen", "trials", "chosen_trial", "median_trial", "best_mean", "best_std",
-                      "best_n"};
+  table.columns = {{"configuration"},
+                   {"chosen"},
+                   {"trials", Align::Right},
+                   {"chosen trial", Align::Right},
+                   {"median trial", Align::Right},
+                   {"best on all seeds", Align::Right}};
+  table.csv.header = {"configuration", "chosen",    "trials",   "chosen_trial",
+                      "median_trial",  "best_mean", "best_std", "best_n"};
   std::vector<std::string> order;
   std::map<std::string, std::vector<const RunData*>> best_of, trials_of;
   for (const auto& run : best) {
@@ -144,11 +150,11 @@ Section tuning_section(const std::vector<RunData>& trials, const std::vector<Run
     for (const RunData* b : best_of[key]) best_metrics.push_back(b->final_metric);
     const Stats s = stats_of(best_metrics);
     const double median = median_of(trial_metrics);
-    table.add_row({row + " / " + column, assignment(first, tuned_keys), std::to_string(trial_metrics.size()),
-                   fixed(chosen_metric, metric.digits), fixed(median, metric.digits), mean_std_text(s, metric.digits)},
-                  {row + " / " + column, assignment(first, tuned_keys), std::to_string(trial_metrics.size()),
-                   raw_number(chosen_metric), raw_number(median), raw_number(s.mean), raw_number(s.std),
-                   std::to_string(s.n)});
+    table.add_row(
+        {row + " / " + column, assignment(first, tuned_keys), std::to_string(trial_metrics.size()),
+         fixed(chosen_metric, metric.digits), fixed(median, metric.digits), mean_std_text(s, metric.digits)},
+        {row + " / " + column, assignment(first, tuned_keys), std::to_string(trial_metrics.size()),
+         raw_number(chosen_metric), raw_number(median), raw_number(s.mean), raw_number(s.std), std::to_string(s.n)});
   }
   section.tables.push_back(std::move(table));
   return section;

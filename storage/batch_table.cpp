@@ -20,7 +20,8 @@ struct Cursor {
 };
 
 int connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** table, char**) {
-  const int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(key_id, step, epoch, worker, wall_time, value, batch HIDDEN)");
+  const int rc =
+      sqlite3_declare_vtab(db, "CREATE TABLE x(key_id, step, epoch, worker, wall_time, value, batch HIDDEN)");
   if (rc != SQLITE_OK) return rc;
   *table = static_cast<sqlite3_vtab*>(sqlite3_malloc(sizeof(sqlite3_vtab)));
   if (*table == nullptr) return SQLITE_NOMEM;
@@ -81,11 +82,21 @@ int column(sqlite3_vtab_cursor* cursor, sqlite3_context* context, int n) {
   const auto* c = reinterpret_cast<Cursor*>(cursor);
   const BatchRow& row = (*c->batch->rows)[(*c->batch->order)[c->position]];
   switch (n) {
-    case kKeyId: sqlite3_result_int64(context, (*c->batch->key_ids)[row.key]); break;
-    case kStep: sqlite3_result_int64(context, row.step); break;
-    case kEpoch: sqlite3_result_int64(context, row.epoch); break;
-    case kWorker: sqlite3_result_int64(context, row.worker); break;
-    case kWallTime: sqlite3_result_double(context, row.wall_time); break;
+    case kKeyId:
+      sqlite3_result_int64(context, (*c->batch->key_ids)[row.key]);
+      break;
+    case kStep:
+      sqlite3_result_int64(context, row.step);
+      break;
+    case kEpoch:
+      sqlite3_result_int64(context, row.epoch);
+      break;
+    case kWorker:
+      sqlite3_result_int64(context, row.worker);
+      break;
+    case kWallTime:
+      sqlite3_result_double(context, row.wall_time);
+      break;
     case kValue:
       // NaN is stored as NULL, as everywhere in laconic.
       if (std::isnan(row.value))
@@ -93,7 +104,8 @@ int column(sqlite3_vtab_cursor* cursor, sqlite3_context* context, int n) {
       else
         sqlite3_result_double(context, row.value);
       break;
-    default: sqlite3_result_null(context);
+    default:
+      sqlite3_result_null(context);
   }
   return SQLITE_OK;
 }

@@ -48,7 +48,8 @@ std::string explain_storage_error(int code, const std::string& message, const st
   };
   switch (code & 0xff) {
     case SQLITE_NOTADB:
-      return with(str_cat("database ", path, " is not an SQLite database (or it is encrypted); give --db the path "
+      return with(str_cat("database ", path,
+                          " is not an SQLite database (or it is encrypted); give --db the path "
                           "of a laconic database"));
     case SQLITE_CORRUPT:
       return with(str_cat("database ", path, " is damaged; recover what it holds with `sqlite3 ", path,
@@ -56,20 +57,24 @@ std::string explain_storage_error(int code, const std::string& message, const st
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
       return with(str_cat("database ", path, " stayed locked by another process for longer than ",
-                          Database::kBusyTimeoutMs / 1000, " s; stop the other writer (or let it finish) and try "
+                          Database::kBusyTimeoutMs / 1000,
+                          " s; stop the other writer (or let it finish) and try "
                           "again"));
     case SQLITE_FULL:
       return with(str_cat("the disk holding database ", path, " is full; free space, then `laconic run --resume` ",
                           "continues"));
     case SQLITE_READONLY:
-      return with(str_cat("database ", path, " cannot be written (a read-only file, directory or medium); copy it "
+      return with(str_cat("database ", path,
+                          " cannot be written (a read-only file, directory or medium); copy it "
                           "somewhere writable, or give --db another file"));
     case SQLITE_CANTOPEN:
       return with(str_cat("cannot open database ", path, ": check that its directory exists and may be written"));
     case SQLITE_IOERR:
-      return with(str_cat("input/output error on database ", path, ": the disk or file system failed; check it, "
+      return with(str_cat("input/output error on database ", path,
+                          ": the disk or file system failed; check it, "
                           "then run again"));
-    default: return message;
+    default:
+      return message;
   }
 }
 
@@ -111,9 +116,8 @@ std::unique_ptr<Database> Database::open_read_only(const std::string& path) {
     // Read it as the archive it is.
     const int code = e.code() & 0xff;
     if (path == ":memory:" || (code != SQLITE_CANTOPEN && code != SQLITE_READONLY)) throw;
-    database.reset(new Database(open_connection(str_cat("file:", path, "?immutable=1"),
-                                                SQLITE_OPEN_READONLY | SQLITE_OPEN_URI),
-                                path, true));
+    database.reset(new Database(
+        open_connection(str_cat("file:", path, "?immutable=1"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI), path, true));
     db = database->db_;
     version = schema_version_of(db, path);
   }
@@ -147,11 +151,11 @@ void Database::check_integrity() {
     ++problems;
   }
   if (problems == 0) return;
-  throw StorageError(str_cat("database ", path_, " is damaged (quick_check found ", problems,
-                             problems == 1 ? " problem" : " problems", ", the first: ", first,
-                             "); nothing was trained. Recover what it holds with `sqlite3 ", path_,
-                             " \".recover\" | sqlite3 recovered.db` and run with --db recovered.db"),
-                     SQLITE_CORRUPT);
+  throw StorageError(
+      str_cat("database ", path_, " is damaged (quick_check found ", problems, problems == 1 ? " problem" : " problems",
+              ", the first: ", first, "); nothing was trained. Recover what it holds with `sqlite3 ", path_,
+              " \".recover\" | sqlite3 recovered.db` and run with --db recovered.db"),
+      SQLITE_CORRUPT);
 }
 
 }  // namespace laconic::storage

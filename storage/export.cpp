@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include <nlohmann/json.hpp>
 #include <sqlite3.h>
+#include <nlohmann/json.hpp>
 
 #include "storage/statement.hpp"
 
@@ -30,8 +30,8 @@ void bind_filter(Statement& q, const ExportFilter& filter) {
   if (!filter.keys.empty()) q.bind_text(3, nlohmann::json(filter.keys).dump());
 }
 
-std::int64_t stream(Statement& q, const std::vector<std::string>& columns,
-                    const std::vector<int>& nan_if_null, const RowSink& sink) {
+std::int64_t stream(Statement& q, const std::vector<std::string>& columns, const std::vector<int>& nan_if_null,
+                    const RowSink& sink) {
   sink.header(columns);
   std::vector<Cell> row;
   std::int64_t rows = 0;
@@ -55,13 +55,13 @@ std::int64_t stream(Statement& q, const std::vector<std::string>& columns,
 std::int64_t export_metrics(Database& db, const ExportFilter& filter, const RowSink& sink) {
   // CROSS JOIN fixes the loop order (runs by id, each run's keys by name, each key's index range
   // by step), which is the ORDER BY: rows stream out with no sort, however many there are.
-  Statement q(db.handle(), "SELECT v.run_id, e.name, r.name, k.name, v.step, v.epoch, v.worker, v.wall_time, v.value "
-                           "FROM runs r CROSS JOIN experiments e CROSS JOIN metric_keys k CROSS JOIN metric_values v "
-                           "WHERE e.id = r.experiment_id AND v.run_id = r.id AND v.key_id = k.id AND " +
-                               filter_sql("k.name") + " ORDER BY r.id, k.name, v.step");
+  Statement q(db.handle(),
+              "SELECT v.run_id, e.name, r.name, k.name, v.step, v.epoch, v.worker, v.wall_time, v.value "
+              "FROM runs r CROSS JOIN experiments e CROSS JOIN metric_keys k CROSS JOIN metric_values v "
+              "WHERE e.id = r.experiment_id AND v.run_id = r.id AND v.key_id = k.id AND " +
+                  filter_sql("k.name") + " ORDER BY r.id, k.name, v.step");
   bind_filter(q, filter);
-  return stream(q,
-                {"run_id", "experiment", "run", "key", "step", "epoch", "worker", "wall_time", "value"}, {8}, sink);
+  return stream(q, {"run_id", "experiment", "run", "key", "step", "epoch", "worker", "wall_time", "value"}, {8}, sink);
 }
 
 std::int64_t export_summary(Database& db, const ExportFilter& filter, const RowSink& sink) {
@@ -71,8 +71,7 @@ std::int64_t export_summary(Database& db, const ExportFilter& filter, const RowS
               "JOIN run_summary s ON s.run_id = r.id WHERE " +
                   filter_sql("s.key") + " ORDER BY s.run_id, s.key");
   bind_filter(q, filter);
-  return stream(q,
-                {"run_id", "experiment", "run", "key", "last", "min", "max", "mean", "sum", "count", "nan_count"},
+  return stream(q, {"run_id", "experiment", "run", "key", "last", "min", "max", "mean", "sum", "count", "nan_count"},
                 {4, 5, 6, 7, 8}, sink);
 }
 

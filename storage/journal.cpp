@@ -115,8 +115,7 @@ std::int64_t to_int(const std::string& text, const std::string& path, std::size_
     std::size_t used = 0;
     const std::int64_t value = std::stoll(text, &used);
     if (used == text.size()) return value;
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   throw ConfigError(str_cat("journal ", path, " line ", line, ": '", text, "' is not a number"));
 }
 
@@ -234,8 +233,9 @@ std::size_t replay_journal(Database& db, const Journal& journal, const std::stri
     sink.write_in_open_transaction();
     rows += r.records.size();
   }
-  Statement status(db.handle(), "UPDATE runs SET status = ?2, ended = ?3, heartbeat = ?3, error = ?4, "
-                                "workers_silent = NULL WHERE id = ?1");
+  Statement status(db.handle(),
+                   "UPDATE runs SET status = ?2, ended = ?3, heartbeat = ?3, error = ?4, "
+                   "workers_silent = NULL WHERE id = ?1");
   for (const auto& s : journal.statuses) {
     status.reset();
     status.bind_int64(1, s.run_id).bind_text(2, s.status).bind_double(3, s.ended);

@@ -87,19 +87,21 @@ std::int64_t copy_run(sqlite3* db, std::int64_t from, std::int64_t experiment) {
                 "host, laconic_version, NULL, NULL, attempts, workers_silent FROM src.runs WHERE id = ?2",
                 experiment, from);
   const std::int64_t to = sqlite3_last_insert_rowid(db);
-  const std::int64_t rows = insert_select(
-      db,
-      "INSERT INTO main.metric_values (run_id, key_id, step, epoch, worker, wall_time, value) "
-      "SELECT ?1, mk.id, v.step, v.epoch, v.worker, v.wall_time, v.value FROM src.metric_values v "
-      "JOIN src.metric_keys sk ON sk.id = v.key_id JOIN main.metric_keys mk ON mk.name = sk.name "
-      "WHERE v.run_id = ?2 ORDER BY v.id",
-      to, from);
+  const std::int64_t rows =
+      insert_select(db,
+                    "INSERT INTO main.metric_values (run_id, key_id, step, epoch, worker, wall_time, value) "
+                    "SELECT ?1, mk.id, v.step, v.epoch, v.worker, v.wall_time, v.value FROM src.metric_values v "
+                    "JOIN src.metric_keys sk ON sk.id = v.key_id JOIN main.metric_keys mk ON mk.name = sk.name "
+                    "WHERE v.run_id = ?2 ORDER BY v.id",
+                    to, from);
   insert_select(db,
                 "INSERT INTO main.run_summary (run_id, key, last, min, max, sum, count, nan_count) "
                 "SELECT ?1, key, last, min, max, sum, count, nan_count FROM src.run_summary WHERE run_id = ?2",
                 to, from);
-  insert_select(db, "INSERT INTO main.run_facts (run_id, key, value) SELECT ?1, key, value FROM src.run_facts "
-                    "WHERE run_id = ?2", to, from);
+  insert_select(db,
+                "INSERT INTO main.run_facts (run_id, key, value) SELECT ?1, key, value FROM src.run_facts "
+                "WHERE run_id = ?2",
+                to, from);
   return rows;
 }
 
@@ -121,8 +123,8 @@ MergeReport merge_database(Database& target, const std::string& source) {
   exec(db, "INSERT OR IGNORE INTO main.metric_keys (name) SELECT name FROM src.metric_keys");
   const auto experiments = merge_experiments(db, report);
   Statement runs(db, "SELECT id, experiment_id, name, config, created, status FROM src.runs ORDER BY id");
-  Statement same(db,
-                 "SELECT id, created FROM main.runs WHERE experiment_id = ?1 AND name = ?2 AND config = ?3 ORDER BY id");
+  Statement same(
+      db, "SELECT id, created FROM main.runs WHERE experiment_id = ?1 AND name = ?2 AND config = ?3 ORDER BY id");
   while (runs.step()) {
     const std::int64_t id = runs.column_int64(0);
     const std::string name = runs.column_text(2), config = runs.column_text(3), status = runs.column_text(5);
@@ -137,8 +139,10 @@ MergeReport merge_database(Database& target, const std::string& source) {
     same.bind_int64(1, experiment).bind_text(2, name).bind_text(3, config);
     std::int64_t copy_of = 0, other = 0;
     while (same.step()) {
-      if (same.column_double(1) == created) copy_of = same.column_int64(0);
-      else other = same.column_int64(0);
+      if (same.column_double(1) == created)
+        copy_of = same.column_int64(0);
+      else
+        other = same.column_int64(0);
     }
     const std::int64_t rows = count(db, "SELECT count(*) FROM src.metric_values WHERE run_id = ?1", id);
     if (copy_of != 0 && count(db, "SELECT count(*) FROM main.metric_values WHERE run_id = ?1", copy_of) == rows) {

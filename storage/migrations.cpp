@@ -165,8 +165,8 @@ int read_schema_version(sqlite3* db, const std::string& path) {
   if (!has_table(db, "schema_version")) {
     Statement any(db, "SELECT name FROM sqlite_master WHERE type = 'table' LIMIT 1");
     if (any.step())
-      throw StorageError(str_cat("database ", path, " is not a laconic database: it has table '",
-                                 any.column_text(0), "' but no schema_version"),
+      throw StorageError(str_cat("database ", path, " is not a laconic database: it has table '", any.column_text(0),
+                                 "' but no schema_version"),
                          -1);
     return 0;
   }
@@ -193,8 +193,9 @@ int migrate(sqlite3* db, const std::string& path, int target) {
   if (version > 0)  // creating a fresh database is quick; migrating a big one may take a while
     std::cerr << "laconic: migrating " << path << " from schema version " << version << " to " << target << "\n";
   if (version == 0)
-    exec(db, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
-             "description TEXT NOT NULL, applied REAL NOT NULL)");
+    exec(db,
+         "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
+         "description TEXT NOT NULL, applied REAL NOT NULL)");
   Statement record(db, "INSERT INTO schema_version (version, description, applied) VALUES (?1, ?2, ?3)");
   for (const Migration& migration : migrations()) {
     if (migration.version <= version || migration.version > target) continue;

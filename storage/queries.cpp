@@ -7,9 +7,9 @@
 #include <cerrno>
 
 #include "engine/core/error.hpp"
+#include "engine/core/metric_keys.hpp"
 #include "storage/run_status.hpp"
 #include "storage/statement.hpp"
-#include "engine/core/metric_keys.hpp"
 
 namespace laconic::storage {
 namespace {
@@ -37,9 +37,7 @@ std::string this_host() {
 }
 
 // True only when the process certainly does not exist here (ESRCH); EPERM means it does.
-bool process_gone(std::int64_t pid) {
-  return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == -1 && errno == ESRCH;
-}
+bool process_gone(std::int64_t pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == -1 && errno == ESRCH; }
 
 bool is_stale(const RunRow& row, double now) {
   if (row.status != RunStatus::Running) return false;
@@ -192,13 +190,20 @@ GROUP BY key, epoch
     const std::string key = q.column_text(0);
     EpochRow& row = rows[q.column_int64(1)];
     row.epoch = q.column_int64(1);
-    if (key == keys::kTestAccuracy) row.test_accuracy = q.column_double(2);
-    else if (key == keys::kTestLoss) row.test_loss = q.column_double(2);
-    else if (key == keys::kTestPerplexity) row.test_perplexity = q.column_double(2);
-    else if (key == keys::kEpochTrainLoss) row.epoch_train_loss = q.column_double(2);
-    else if (key == keys::kEpochTime) row.epoch_time = q.column_double(3);
-    else if (key == keys::kBytesSent) row.bytes_sent = q.column_double(4);
-    else if (key == keys::kBytesDense) row.bytes_dense = q.column_double(4);
+    if (key == keys::kTestAccuracy)
+      row.test_accuracy = q.column_double(2);
+    else if (key == keys::kTestLoss)
+      row.test_loss = q.column_double(2);
+    else if (key == keys::kTestPerplexity)
+      row.test_perplexity = q.column_double(2);
+    else if (key == keys::kEpochTrainLoss)
+      row.epoch_train_loss = q.column_double(2);
+    else if (key == keys::kEpochTime)
+      row.epoch_time = q.column_double(3);
+    else if (key == keys::kBytesSent)
+      row.bytes_sent = q.column_double(4);
+    else if (key == keys::kBytesDense)
+      row.bytes_dense = q.column_double(4);
   }
   std::vector<EpochRow> out;
   for (auto& [epoch, row] : rows) out.push_back(row);

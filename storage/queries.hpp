@@ -26,14 +26,14 @@ struct ExperimentRow {
 /// One run as `laconic runs` lists it.
 struct RunRow {
   std::int64_t id = 0;
-  std::string experiment;  ///< experiment name
-  std::string name;        ///< run name ("compressor=topk,seed=1")
+  std::string experiment;                ///< experiment name
+  std::string name;                      ///< run name ("compressor=topk,seed=1")
   RunStatus status = RunStatus::Queued;  ///< runs.status
-  std::string error;       ///< "" when the run recorded no error
+  std::string error;                     ///< "" when the run recorded no error
   std::int64_t seed = 0;
   std::int64_t repetition = 0;
-  std::string swept;       ///< JSON text of the swept variables
-  std::string config;      ///< JSON text of the fully resolved configuration (RunConfig::to_json)
+  std::string swept;   ///< JSON text of the swept variables
+  std::string config;  ///< JSON text of the fully resolved configuration (RunConfig::to_json)
   double created = std::numeric_limits<double>::quiet_NaN();    ///< unix seconds, when planned
   double started = std::numeric_limits<double>::quiet_NaN();    ///< unix seconds; NaN before start
   double ended = std::numeric_limits<double>::quiet_NaN();      ///< unix seconds; NaN until it ends
@@ -46,12 +46,12 @@ struct RunRow {
   double final_test_loss = std::numeric_limits<double>::quiet_NaN();
   /// Last recorded "test_perplexity" (language models); NaN if none.
   double final_test_perplexity = std::numeric_limits<double>::quiet_NaN();
-  double bytes_sent = 0;   ///< sum of keys::kBytesSent over steps and workers, bytes
-  double bytes_dense = 0;  ///< sum of keys::kBytesDense over steps and workers, bytes
-  std::string host;                   ///< host of the controller that recorded it
-  std::string laconic_version;        ///< version of the binary that recorded it
-  std::int64_t controller_pid = 0;    ///< its process id; 0 if unknown (schema 1 runs)
-  std::int64_t attempts = 0;          ///< times the run was started (resumes count)
+  double bytes_sent = 0;                        ///< sum of keys::kBytesSent over steps and workers, bytes
+  double bytes_dense = 0;                       ///< sum of keys::kBytesDense over steps and workers, bytes
+  std::string host;                             ///< host of the controller that recorded it
+  std::string laconic_version;                  ///< version of the binary that recorded it
+  std::int64_t controller_pid = 0;              ///< its process id; 0 if unknown (schema 1 runs)
+  std::int64_t attempts = 0;                    ///< times the run was started (resumes count)
   std::optional<std::int64_t> checkpoint_step;  ///< step its newest checkpoint resumes at
   /// RUNNING, but nobody is running it: its heartbeat is older than kStaleAfterSeconds, or its
   /// controller was on this host and that process is gone. See status_label().
@@ -94,11 +94,11 @@ struct Summary {
 /// value is NaN when the run did not record that key in that epoch.
 struct EpochRow {
   std::int64_t epoch = 0;
-  double test_accuracy = std::numeric_limits<double>::quiet_NaN();    ///< worker 0, fraction
-  double test_loss = std::numeric_limits<double>::quiet_NaN();        ///< worker 0, loss units
-  double test_perplexity = std::numeric_limits<double>::quiet_NaN();  ///< worker 0
-  double epoch_train_loss = std::numeric_limits<double>::quiet_NaN(); ///< mean over workers
-  double epoch_time = std::numeric_limits<double>::quiet_NaN();       ///< slowest worker, seconds
+  double test_accuracy = std::numeric_limits<double>::quiet_NaN();     ///< worker 0, fraction
+  double test_loss = std::numeric_limits<double>::quiet_NaN();         ///< worker 0, loss units
+  double test_perplexity = std::numeric_limits<double>::quiet_NaN();   ///< worker 0
+  double epoch_train_loss = std::numeric_limits<double>::quiet_NaN();  ///< mean over workers
+  double epoch_time = std::numeric_limits<double>::quiet_NaN();        ///< slowest worker, seconds
   double bytes_sent = 0;   ///< sum over the epoch's steps and workers, bytes
   double bytes_dense = 0;  ///< the same exchange uncompressed, bytes
 };

@@ -14,7 +14,8 @@ namespace {
 
 Database& writable(Database& db) {
   if (db.read_only())
-    throw StorageError(str_cat("cannot record into database ", db.path(), ": it was opened read-only"), SQLITE_READONLY);
+    throw StorageError(str_cat("cannot record into database ", db.path(), ": it was opened read-only"),
+                       SQLITE_READONLY);
   return db;
 }
 
@@ -28,9 +29,10 @@ std::string host_name() {
 
 Recorder::Recorder(Database& db)
     : db_(writable(db)),
-      insert_experiment_(db.handle(),
-                         "INSERT INTO experiments (name, file_path, file_hash, created, source) VALUES (?1, ?2, ?3, ?4, ?5) "
-                         "ON CONFLICT (name, file_hash) DO NOTHING"),
+      insert_experiment_(
+          db.handle(),
+          "INSERT INTO experiments (name, file_path, file_hash, created, source) VALUES (?1, ?2, ?3, ?4, ?5) "
+          "ON CONFLICT (name, file_hash) DO NOTHING"),
       select_experiment_(db.handle(), "SELECT id FROM experiments WHERE name = ?1 AND file_hash = ?2"),
       insert_run_(db.handle(),
                   "INSERT INTO runs (experiment_id, name, config, swept, seed, repetition, status, created, host, "
@@ -71,7 +73,8 @@ std::int64_t Recorder::add_experiment(const std::string& name, const std::string
   insert_experiment_.run();
   select_experiment_.reset();
   select_experiment_.bind_text(1, name).bind_text(2, file_hash);
-  LACONIC_ENFORCE(select_experiment_.step(), "experiment '", name, "' with hash ", file_hash, " not found after insert");
+  LACONIC_ENFORCE(select_experiment_.step(), "experiment '", name, "' with hash ", file_hash,
+                  " not found after insert");
   const std::int64_t id = select_experiment_.column_int64(0);
   select_experiment_.reset();
   return id;

@@ -36,8 +36,6 @@ RunStatus run_status_from_string(const std::string& text) {
   throw ConfigError(str_cat("unknown run status '", text, "'; known: ", known));
 }
 
-bool is_final(RunStatus status) {
-  return status != RunStatus::Queued && status != RunStatus::Running;
-}
+bool is_final(RunStatus status) { return status != RunStatus::Queued && status != RunStatus::Running; }
 
 }  // namespace laconic::storage

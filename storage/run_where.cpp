@@ -35,11 +35,16 @@ bool same_number(double a, double b) {
 
 bool ordered(double stored, WhereOp op, double wanted) {
   switch (op) {
-    case WhereOp::Less: return stored < wanted && !same_number(stored, wanted);
-    case WhereOp::LessEqual: return stored < wanted || same_number(stored, wanted);
-    case WhereOp::Greater: return stored > wanted && !same_number(stored, wanted);
-    case WhereOp::GreaterEqual: return stored > wanted || same_number(stored, wanted);
-    default: return false;
+    case WhereOp::Less:
+      return stored < wanted && !same_number(stored, wanted);
+    case WhereOp::LessEqual:
+      return stored < wanted || same_number(stored, wanted);
+    case WhereOp::Greater:
+      return stored > wanted && !same_number(stored, wanted);
+    case WhereOp::GreaterEqual:
+      return stored > wanted || same_number(stored, wanted);
+    default:
+      return false;
   }
 }
 
@@ -97,12 +102,18 @@ namespace {
 
 const char* op_text(WhereOp op) {
   switch (op) {
-    case WhereOp::Equal: return "=";
-    case WhereOp::NotEqual: return "!=";
-    case WhereOp::Less: return "<";
-    case WhereOp::LessEqual: return "<=";
-    case WhereOp::Greater: return ">";
-    default: return ">=";
+    case WhereOp::Equal:
+      return "=";
+    case WhereOp::NotEqual:
+      return "!=";
+    case WhereOp::Less:
+      return "<";
+    case WhereOp::LessEqual:
+      return "<=";
+    case WhereOp::Greater:
+      return ">";
+    default:
+      return ">=";
   }
 }
 
@@ -119,14 +130,21 @@ WhereCondition parse_where(const std::string& text) {
   std::size_t length = 1;
   const bool then_equal = at + 1 < text.size() && text[at + 1] == '=';
   switch (text[at]) {
-    case '=': condition.op = WhereOp::Equal; break;
+    case '=':
+      condition.op = WhereOp::Equal;
+      break;
     case '!':
       if (!then_equal) throw ConfigError(str_cat("--where '", text, "': '!' must be followed by '=' (KEY!=VALUE)"));
       condition.op = WhereOp::NotEqual;
       length = 2;
       break;
-    case '<': condition.op = then_equal ? WhereOp::LessEqual : WhereOp::Less; length = then_equal ? 2 : 1; break;
-    default: condition.op = then_equal ? WhereOp::GreaterEqual : WhereOp::Greater; length = then_equal ? 2 : 1;
+    case '<':
+      condition.op = then_equal ? WhereOp::LessEqual : WhereOp::Less;
+      length = then_equal ? 2 : 1;
+      break;
+    default:
+      condition.op = then_equal ? WhereOp::GreaterEqual : WhereOp::Greater;
+      length = then_equal ? 2 : 1;
   }
   condition.key = trim(text.substr(0, at));
   condition.value = trim(text.substr(at + length));
@@ -197,13 +215,12 @@ std::vector<RunRow> filter_where(const std::vector<RunRow>& runs, const std::vec
     if (key_found[c] || runs.empty()) continue;
     std::string known;
     for (const auto& key : swept_keys) known += (known.empty() ? "" : ", ") + key;
-    throw ConfigError(str_cat("--where ", conditions[c].text(), ": no run has a ",
-                              final_metric ? "swept variable, config field or metric '"
-                                           : "swept variable or config field '",
-                              conditions[c].key, "'; swept variables: ",
-                              known.empty() ? "(none)" : known,
-                              "; config fields are paths such as compressor, compressor.ratio, optimizer.lr, "
-                              "workers, batch_size (see laconic show RUN)"));
+    throw ConfigError(
+        str_cat("--where ", conditions[c].text(), ": no run has a ",
+                final_metric ? "swept variable, config field or metric '" : "swept variable or config field '",
+                conditions[c].key, "'; swept variables: ", known.empty() ? "(none)" : known,
+                "; config fields are paths such as compressor, compressor.ratio, optimizer.lr, "
+                "workers, batch_size (see laconic show RUN)"));
   }
   return kept;
 }

@@ -1,8 +1,8 @@
 #include "storage/sqlite_sink.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
-#include <algorithm>
 #include <limits>
 #include <optional>
 #include <string>
@@ -74,8 +74,10 @@ bool is_transient(const StorageError& error) {
     case SQLITE_IOERR:
     case SQLITE_FULL:
     case SQLITE_CANTOPEN:
-    case SQLITE_PROTOCOL: return true;
-    default: return false;
+    case SQLITE_PROTOCOL:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -222,8 +224,8 @@ void SqliteSink::commit_locked(bool own_transaction) {
     const Batch batch{&key_ids_, &pending_, &order};
     insert_metrics_.reset();
     insert_metrics_.bind_int64(1, run_id_);
-    check(db_.handle(), sqlite3_bind_pointer(insert_metrics_.handle(), 2, const_cast<Batch*>(&batch), kBatchPointerType,
-                                             nullptr),
+    check(db_.handle(),
+          sqlite3_bind_pointer(insert_metrics_.handle(), 2, const_cast<Batch*>(&batch), kBatchPointerType, nullptr),
           "while binding a batch of metrics");
     insert_metrics_.run();  // resets and clears the bindings: nothing points at `batch` after this
     for (const BatchRow& r : pending_) {

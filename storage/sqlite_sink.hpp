@@ -85,8 +85,8 @@ class SqliteSink : public MetricsSink {
   Clock::time_point next_attempt_{};
   double backoff_seconds_ = 0.1;
   std::string last_error_;
-  std::vector<BatchRow> pending_;  ///< keys interned: no string copy per row
-  std::vector<std::string> keys_;  ///< every key this sink has seen, in first-seen order
+  std::vector<BatchRow> pending_;      ///< keys interned: no string copy per row
+  std::vector<std::string> keys_;      ///< every key this sink has seen, in first-seen order
   std::vector<std::int64_t> key_ids_;  ///< metric_keys.id of keys_[i]; -1 until a commit resolves it
   std::uint32_t last_key_ = 0;
   Statement insert_metrics_;  ///< INSERT ... SELECT FROM laconic_batch(?2): a whole batch in one step

@@ -14,9 +14,9 @@ namespace {
 // Pragmas that only report something. Those marked "no argument" set something when given one
 // (`PRAGMA user_version = 5`), so they pass only bare.
 const std::set<std::string>& introspection_pragmas() {
-  static const std::set<std::string> names{"table_info",   "table_xinfo",     "table_list",     "index_list",
-                                           "index_info",   "index_xinfo",     "foreign_key_list", "integrity_check",
-                                           "quick_check",  "function_list",   "pragma_list",    "collation_list",
+  static const std::set<std::string> names{"table_info",      "table_xinfo",   "table_list",       "index_list",
+                                           "index_info",      "index_xinfo",   "foreign_key_list", "integrity_check",
+                                           "quick_check",     "function_list", "pragma_list",      "collation_list",
                                            "compile_options", "database_list"};
   return names;
 }
@@ -32,45 +32,68 @@ std::string text_or(const char* text, const char* otherwise) { return text != nu
 // What an action is, in the words of SQL, for the refusal message.
 std::string describe(int action, const char* a, const char* b) {
   switch (action) {
-    case SQLITE_INSERT: return str_cat("INSERT into ", text_or(a, "?"));
-    case SQLITE_UPDATE: return str_cat("UPDATE of ", text_or(a, "?"));
-    case SQLITE_DELETE: return str_cat("DELETE from ", text_or(a, "?"));
+    case SQLITE_INSERT:
+      return str_cat("INSERT into ", text_or(a, "?"));
+    case SQLITE_UPDATE:
+      return str_cat("UPDATE of ", text_or(a, "?"));
+    case SQLITE_DELETE:
+      return str_cat("DELETE from ", text_or(a, "?"));
     case SQLITE_DROP_TABLE:
-    case SQLITE_DROP_TEMP_TABLE: return str_cat("DROP TABLE ", text_or(a, "?"));
+    case SQLITE_DROP_TEMP_TABLE:
+      return str_cat("DROP TABLE ", text_or(a, "?"));
     case SQLITE_DROP_INDEX:
-    case SQLITE_DROP_TEMP_INDEX: return str_cat("DROP INDEX ", text_or(a, "?"));
+    case SQLITE_DROP_TEMP_INDEX:
+      return str_cat("DROP INDEX ", text_or(a, "?"));
     case SQLITE_DROP_VIEW:
-    case SQLITE_DROP_TEMP_VIEW: return str_cat("DROP VIEW ", text_or(a, "?"));
+    case SQLITE_DROP_TEMP_VIEW:
+      return str_cat("DROP VIEW ", text_or(a, "?"));
     case SQLITE_DROP_TRIGGER:
-    case SQLITE_DROP_TEMP_TRIGGER: return str_cat("DROP TRIGGER ", text_or(a, "?"));
+    case SQLITE_DROP_TEMP_TRIGGER:
+      return str_cat("DROP TRIGGER ", text_or(a, "?"));
     case SQLITE_CREATE_TABLE:
-    case SQLITE_CREATE_TEMP_TABLE: return str_cat("CREATE TABLE ", text_or(a, "?"));
+    case SQLITE_CREATE_TEMP_TABLE:
+      return str_cat("CREATE TABLE ", text_or(a, "?"));
     case SQLITE_CREATE_INDEX:
-    case SQLITE_CREATE_TEMP_INDEX: return str_cat("CREATE INDEX ", text_or(a, "?"));
+    case SQLITE_CREATE_TEMP_INDEX:
+      return str_cat("CREATE INDEX ", text_or(a, "?"));
     case SQLITE_CREATE_VIEW:
-    case SQLITE_CREATE_TEMP_VIEW: return str_cat("CREATE VIEW ", text_or(a, "?"));
+    case SQLITE_CREATE_TEMP_VIEW:
+      return str_cat("CREATE VIEW ", text_or(a, "?"));
     case SQLITE_CREATE_TRIGGER:
-    case SQLITE_CREATE_TEMP_TRIGGER: return str_cat("CREATE TRIGGER ", text_or(a, "?"));
-    case SQLITE_ALTER_TABLE: return str_cat("ALTER TABLE ", text_or(b, "?"));
-    case SQLITE_ATTACH: return str_cat("ATTACH ", text_or(a, "?"));
-    case SQLITE_DETACH: return str_cat("DETACH ", text_or(a, "?"));
-    case SQLITE_PRAGMA: return b != nullptr ? str_cat("PRAGMA ", a, " = ", b) : str_cat("PRAGMA ", text_or(a, "?"));
-    case SQLITE_TRANSACTION: return str_cat(text_or(a, "BEGIN"), " (transactions)");
-    case SQLITE_SAVEPOINT: return "SAVEPOINT";
-    case SQLITE_REINDEX: return "REINDEX";
-    case SQLITE_ANALYZE: return "ANALYZE";
-    case SQLITE_CREATE_VTABLE: return "CREATE VIRTUAL TABLE";
-    case SQLITE_DROP_VTABLE: return "DROP VIRTUAL TABLE";
-    case SQLITE_FUNCTION: return str_cat("the function ", text_or(b, "?"), "()");
-    default: return str_cat("an operation that is not a read (SQLite action code ", action, ")");
+    case SQLITE_CREATE_TEMP_TRIGGER:
+      return str_cat("CREATE TRIGGER ", text_or(a, "?"));
+    case SQLITE_ALTER_TABLE:
+      return str_cat("ALTER TABLE ", text_or(b, "?"));
+    case SQLITE_ATTACH:
+      return str_cat("ATTACH ", text_or(a, "?"));
+    case SQLITE_DETACH:
+      return str_cat("DETACH ", text_or(a, "?"));
+    case SQLITE_PRAGMA:
+      return b != nullptr ? str_cat("PRAGMA ", a, " = ", b) : str_cat("PRAGMA ", text_or(a, "?"));
+    case SQLITE_TRANSACTION:
+      return str_cat(text_or(a, "BEGIN"), " (transactions)");
+    case SQLITE_SAVEPOINT:
+      return "SAVEPOINT";
+    case SQLITE_REINDEX:
+      return "REINDEX";
+    case SQLITE_ANALYZE:
+      return "ANALYZE";
+    case SQLITE_CREATE_VTABLE:
+      return "CREATE VIRTUAL TABLE";
+    case SQLITE_DROP_VTABLE:
+      return "DROP VIRTUAL TABLE";
+    case SQLITE_FUNCTION:
+      return str_cat("the function ", text_or(b, "?"), "()");
+    default:
+      return str_cat("an operation that is not a read (SQLite action code ", action, ")");
   }
 }
 
 // Functions that reach outside the database (load a library, read or write files, swap a
 // tokenizer's code pointer): refused even though they read nothing of laconic's.
 bool refused_function(const std::string& name) {
-  static const std::set<std::string> names{"load_extension", "fts3_tokenizer", "readfile", "writefile",
-                                           "edit", "zipfile", "sqlar_compress", "sqlar_uncompress"};
+  static const std::set<std::string> names{"load_extension", "fts3_tokenizer", "readfile",       "writefile",
+                                           "edit",           "zipfile",        "sqlar_compress", "sqlar_uncompress"};
   std::string lower = name;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return names.count(lower) != 0;
@@ -81,7 +104,8 @@ int authorize(void* refused, int action, const char* a, const char* b, const cha
   switch (action) {
     case SQLITE_SELECT:
     case SQLITE_READ:
-    case SQLITE_RECURSIVE: return SQLITE_OK;
+    case SQLITE_RECURSIVE:
+      return SQLITE_OK;
     case SQLITE_FUNCTION:
       if (!refused_function(text_or(b, ""))) return SQLITE_OK;
       break;
@@ -105,7 +129,8 @@ int authorize(void* refused, int action, const char* a, const char* b, const cha
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   auto& message = *static_cast<std::string*>(refused);
   if (message == "a change of the schema") message.clear();  // the specific DDL says more
@@ -146,7 +171,8 @@ void read_row(sqlite3_stmt* stmt, int n, std::vector<Cell>& row) {
         if (bytes != nullptr) cell.text.assign(bytes, static_cast<std::size_t>(sqlite3_column_bytes(stmt, c)));
         break;
       }
-      default: cell.type = Cell::Type::Null;
+      default:
+        cell.type = Cell::Type::Null;
     }
   }
 }

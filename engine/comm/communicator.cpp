@@ -44,19 +44,16 @@ void Communicator::delay_message() const {
   if (message_delay_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(message_delay_));
 }
 
-void Communicator::send_recv(int to, std::span<const std::uint8_t> send, int from,
-                             std::span<std::uint8_t> recv) {
+void Communicator::send_recv(int to, std::span<const std::uint8_t> send, int from, std::span<std::uint8_t> recv) {
   if (send.empty() && recv.empty()) return;
   if (sent_to_.empty()) {
     sent_to_.assign(static_cast<std::size_t>(size()), 0);
     received_from_.assign(static_cast<std::size_t>(size()), 0);
   }
   LACONIC_ENFORCE(send.empty() || (to >= 0 && to < size()), "send to rank ", to, " of ", size());
-  LACONIC_ENFORCE(recv.empty() || (from >= 0 && from < size()), "receive from rank ", from,
-                  " of ", size());
+  LACONIC_ENFORCE(recv.empty() || (from >= 0 && from < size()), "receive from rank ", from, " of ", size());
   const std::uint64_t send_tag = send.empty() ? 0 : sent_to_[static_cast<std::size_t>(to)]++;
-  const std::uint64_t recv_tag =
-      recv.empty() ? 0 : received_from_[static_cast<std::size_t>(from)]++;
+  const std::uint64_t recv_tag = recv.empty() ? 0 : received_from_[static_cast<std::size_t>(from)]++;
   if (!send.empty()) delay_message();
   transfer(to, send, send_tag, from, recv, recv_tag);
   counters_.sent += send.size();
@@ -82,13 +79,11 @@ void Communicator::allreduce_sum(std::span<float> data) {
   for (int s = 0; s < p - 1; ++s) {
     auto [sb, se] = chunk(data.size(), p, wrap(r + 1 - s, p));
     auto [rb, re] = chunk(data.size(), p, wrap(r - s, p));
-    send_recv(right, float_bytes(data.subspan(sb, se - sb)), left,
-              mutable_float_bytes(data.subspan(rb, re - rb)));
+    send_recv(right, float_bytes(data.subspan(sb, se - sb)), left, mutable_float_bytes(data.subspan(rb, re - rb)));
   }
 }
 
-std::vector<std::vector<std::uint8_t>> Communicator::allgatherv(
-    std::span<const std::uint8_t> mine) {
+std::vector<std::vector<std::uint8_t>> Communicator::allgatherv(std::span<const std::uint8_t> mine) {
   const int p = size(), r = rank();
   std::vector<std::vector<std::uint8_t>> out(static_cast<std::size_t>(p));
   out[static_cast<std::size_t>(r)].assign(mine.begin(), mine.end());
@@ -169,8 +164,8 @@ void halving_doubling_schedule(std::size_t n, int p, int r, Exchange exchange) {
 std::uint64_t halving_doubling_bytes_sent(std::size_t n, int p, int rank) {
   if (p == 1 || n == 0) return 0;
   std::uint64_t bytes = 0;
-  halving_doubling_schedule(n, p, rank, [&](int, std::size_t sb, std::size_t se, std::size_t,
-                                            std::size_t, bool) { bytes += 4 * (se - sb); });
+  halving_doubling_schedule(
+      n, p, rank, [&](int, std::size_t sb, std::size_t se, std::size_t, std::size_t, bool) { bytes += 4 * (se - sb); });
   return bytes;
 }
 
@@ -183,18 +178,17 @@ void Communicator::allreduce_sum_halving_doubling(std::span<float> data) {
   const int p = size(), r = rank();
   if (p == 1 || data.empty()) return;
   std::vector<float> incoming;
-  halving_doubling_schedule(
-      data.size(), p, r,
-      [&](int peer, std::size_t sb, std::size_t se, std::size_t rb, std::size_t re, bool reduce) {
-        const auto send = float_bytes(data.subspan(sb, se - sb));
-        if (!reduce) {
-          send_recv(peer, send, peer, mutable_float_bytes(data.subspan(rb, re - rb)));
-          return;
-        }
-        incoming.resize(re - rb);
-        send_recv(peer, send, peer, mutable_float_bytes(std::span<float>(incoming)));
-        for (std::size_t i = 0; i < incoming.size(); ++i) data[rb + i] += incoming[i];
-      });
+  halving_doubling_schedule(data.size(), p, r,
+                            [&](int peer, std::size_t sb, std::size_t se, std::size_t rb, std::size_t re, bool reduce) {
+                              const auto send = float_bytes(data.subspan(sb, se - sb));
+                              if (!reduce) {
+                                send_recv(peer, send, peer, mutable_float_bytes(data.subspan(rb, re - rb)));
+                                return;
+                              }
+                              incoming.resize(re - rb);
+                              send_recv(peer, send, peer, mutable_float_bytes(std::span<float>(incoming)));
+                              for (std::size_t i = 0; i < incoming.size(); ++i) data[rb + i] += incoming[i];
+                            });
 }
 
 void Communicator::send_to_any_receiver(int to, std::span<const std::uint8_t> send) {
@@ -219,8 +213,7 @@ int Communicator::receive_from_any(std::span<const int> from, std::span<std::uin
 void Communicator::barrier() {
   float token = 1.0f;
   allreduce_sum({&token, 1});
-  LACONIC_ENFORCE(token == static_cast<float>(size()), "barrier expected ", size(),
-                  " ranks, counted ", token);
+  LACONIC_ENFORCE(token == static_cast<float>(size()), "barrier expected ", size(), " ranks, counted ", token);
 }
 
 }  // namespace laconic::comm

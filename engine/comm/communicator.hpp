@@ -48,8 +48,7 @@ class Communicator {
 
   /// Sends `send` to rank `to` while receiving exactly `recv.size()` bytes from rank `from`.
   /// Either side may be empty (then it is skipped). Throws CommError on timeout or a lost peer.
-  void send_recv(int to, std::span<const std::uint8_t> send, int from,
-                 std::span<std::uint8_t> recv);
+  void send_recv(int to, std::span<const std::uint8_t> send, int from, std::span<std::uint8_t> recv);
 
   /// Element-wise sum over all ranks, in place (ring reduce-scatter + ring allgather: each rank
   /// sends 2(p-1)/p of the vector).
@@ -98,12 +97,11 @@ class Communicator {
   /// its number among the messages from its sender to its receiver, so both ends agree on it
   /// whatever else each of them exchanges with other ranks (a parameter server talks to every
   /// worker, each worker to the server only).
-  virtual void transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag,
-                        int from, std::span<std::uint8_t> recv, std::uint64_t recv_tag) = 0;
+  virtual void transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
+                        std::span<std::uint8_t> recv, std::uint64_t recv_tag) = 0;
 
   /// The transport's receive from whichever of `from` sends on `tag` first; returns its rank.
-  virtual int transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv,
-                                std::uint64_t tag) = 0;
+  virtual int transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv, std::uint64_t tag) = 0;
 
   /// The tag of send_to_any_receiver() messages: above every per-peer message number.
   static constexpr std::uint64_t kAnySourceTag = std::uint64_t{1} << 62;

@@ -36,8 +36,7 @@ struct GlooCommunicator::Impl {
 };
 
 GlooCommunicator::GlooCommunicator(const GlooOptions& options)
-    : rank_(options.rank), size_(options.size), timeout_(options.timeout),
-      impl_(std::make_unique<Impl>()) {
+    : rank_(options.rank), size_(options.size), timeout_(options.timeout), impl_(std::make_unique<Impl>()) {
   if (options.size < 1 || options.rank < 0 || options.rank >= options.size)
     throw ConfigError(str_cat("rank must be in [0, ", options.size, "), got ", options.rank));
   try {
@@ -64,9 +63,8 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
 
 GlooCommunicator::~GlooCommunicator() = default;
 
-void GlooCommunicator::transfer(int to, std::span<const std::uint8_t> send,
-                                std::uint64_t send_tag, int from, std::span<std::uint8_t> recv,
-                                std::uint64_t recv_tag) {
+void GlooCommunicator::transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
+                                std::span<std::uint8_t> recv, std::uint64_t recv_tag) {
   try {
     std::unique_ptr<gloo::transport::UnboundBuffer> out, in;
     // Gloo's unbound buffer takes a non-const pointer but only reads from it when sending.
@@ -75,8 +73,7 @@ void GlooCommunicator::transfer(int to, std::span<const std::uint8_t> send,
       in->recv(from, recv_tag);
     }
     if (!send.empty()) {
-      out = impl_->context->createUnboundBuffer(const_cast<std::uint8_t*>(send.data()),
-                                                send.size());
+      out = impl_->context->createUnboundBuffer(const_cast<std::uint8_t*>(send.data()), send.size());
       out->send(to, send_tag);
     }
     if (in && !in->waitRecv(timeout_))
@@ -84,25 +81,22 @@ void GlooCommunicator::transfer(int to, std::span<const std::uint8_t> send,
     if (out && !out->waitSend(timeout_))
       throw CommError(str_cat("rank ", rank_, ": send to rank ", to, " was aborted"));
   } catch (const gloo::Exception& e) {
-    throw CommError(str_cat("rank ", rank_, ": exchange with ranks ", to, "/", from, " (",
-                            send.size(), " bytes out, ", recv.size(), " bytes in) failed: ",
-                            e.what()));
+    throw CommError(str_cat("rank ", rank_, ": exchange with ranks ", to, "/", from, " (", send.size(), " bytes out, ",
+                            recv.size(), " bytes in) failed: ", e.what()));
   }
 }
 
-int GlooCommunicator::transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv,
-                                        std::uint64_t tag) {
+int GlooCommunicator::transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv, std::uint64_t tag) {
   try {
     auto in = impl_->context->createUnboundBuffer(recv.data(), recv.size());
     in->recv(std::vector<int>(from.begin(), from.end()), tag);
     int sender = -1;
     if (!in->waitRecv(&sender, timeout_))
-      throw CommError(str_cat("rank ", rank_, ": receive from any of ", from.size(),
-                              " ranks was aborted"));
+      throw CommError(str_cat("rank ", rank_, ": receive from any of ", from.size(), " ranks was aborted"));
     return sender;
   } catch (const gloo::Exception& e) {
-    throw CommError(str_cat("rank ", rank_, ": receive from any of ", from.size(), " ranks (",
-                            recv.size(), " bytes) failed: ", e.what()));
+    throw CommError(str_cat("rank ", rank_, ": receive from any of ", from.size(), " ranks (", recv.size(),
+                            " bytes) failed: ", e.what()));
   }
 }
 

@@ -15,8 +15,8 @@ struct GlooOptions {
   int size = 1;
   /// Where the ranks meet: keys under a prefix of this run's own. When null, `store_dir`.
   std::shared_ptr<KeyValueStore> store;
-  std::string store_dir;                      ///< a directory private to the run (when no `store`)
-  std::string hostname = "127.0.0.1";         ///< address this rank listens on
+  std::string store_dir;               ///< a directory private to the run (when no `store`)
+  std::string hostname = "127.0.0.1";  ///< address this rank listens on
   /// Network interface to listen on (GLOO_SOCKET_IFNAME); when set, `hostname` is not used.
   std::string interface;
   std::chrono::milliseconds timeout{60'000};  ///< limit for rendezvous and for every transfer
@@ -34,8 +34,7 @@ class GlooCommunicator : public Communicator {
  protected:
   void transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
                 std::span<std::uint8_t> recv, std::uint64_t recv_tag) override;
-  int transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv,
-                        std::uint64_t tag) override;
+  int transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv, std::uint64_t tag) override;
 
  private:
   struct Impl;  // keeps Gloo's headers out of the engine's public interface

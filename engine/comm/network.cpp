@@ -7,8 +7,7 @@ std::vector<FieldSpec> LinkOptions::fields() {
   return {
       {"bandwidth", FieldType::String, std::string("1Gbit"),
        "rate per direction (full duplex): \"10Gbit\", \"100Mbit/s\", \"125MB/s\""},
-      {"latency", FieldType::String, std::string("50us"),
-       "one-way latency per message: \"50us\", \"0.2ms\""},
+      {"latency", FieldType::String, std::string("50us"), "one-way latency per message: \"50us\", \"0.2ms\""},
       {"emulate", FieldType::Bool, false,
        "run the ranks on this link for real: each in a network namespace of its own, joined by "
        "veth pairs shaped with tc tbf to the bandwidth, the latency by netem where the kernel has "
@@ -44,16 +43,21 @@ LinkOptions LinkOptions::from(const ComponentSpec& spec) {
 }
 
 double Link::project(const ByteCounters& delta) const {
-  const LinkSpec link{"", options_.bits_per_second, options_.latency_seconds, options_.overhead_seconds,
-                      options_.host_bits_per_second, options_.payload_fraction};
+  const LinkSpec link{"",
+                      options_.bits_per_second,
+                      options_.latency_seconds,
+                      options_.overhead_seconds,
+                      options_.host_bits_per_second,
+                      options_.payload_fraction};
   return link.project(static_cast<double>(delta.messages), static_cast<double>(delta.link_bytes));
 }
 
 Registry<NetworkModel> builtin_networks() {
   Registry<NetworkModel> r("network");
-  r.add<Link, LinkOptions>("link", "a full-duplex link of given bandwidth and latency per "
-                                   "worker; projects each message as latency + overhead + size / "
-                                   "bandwidth");
+  r.add<Link, LinkOptions>("link",
+                           "a full-duplex link of given bandwidth and latency per "
+                           "worker; projects each message as latency + overhead + size / "
+                           "bandwidth");
   return r;
 }
 

@@ -29,11 +29,11 @@ struct LinkOptions {
   std::string latency = "50us";     ///< one way, per message
   double bits_per_second = 1e9;
   double latency_seconds = 50e-6;
-  bool emulate = false;  ///< the controller builds this link for real (cli/emulated_network.hpp)
+  bool emulate = false;             ///< the controller builds this link for real (cli/emulated_network.hpp)
   std::string overhead = "0us";     ///< the hosts' cost per message, added to the latency
   std::string host_bandwidth = "";  ///< the hosts' own limit on a message's rate; "": none
   double overhead_seconds = 0;
-  double host_bits_per_second = 0;  ///< 0: none
+  double host_bits_per_second = 0;                ///< 0: none
   double payload_fraction = kTcpPayloadFraction;  ///< of the link's bytes (framing, ACKs)
 
   static std::vector<FieldSpec> fields();

@@ -57,7 +57,8 @@ class FileStore : public KeyValueStore {
     }
     std::error_code error;
     std::filesystem::rename(temporary, path, error);
-    if (error) throw CommError(str_cat("store: cannot rename '", temporary, "' to '", path.string(), "': ", error.message()));
+    if (error)
+      throw CommError(str_cat("store: cannot rename '", temporary, "' to '", path.string(), "': ", error.message()));
   }
 
   std::vector<char> get(const std::string& key, std::chrono::milliseconds timeout) override {
@@ -71,8 +72,8 @@ class FileStore : public KeyValueStore {
     for (const auto& key : keys)
       while (!std::filesystem::exists(path_of(key))) {
         if (Clock::now() > deadline)
-          throw CommError(str_cat("store '", directory_, "': ", join_keys(keys), " not all set within ",
-                                  timeout.count(), " ms"));
+          throw CommError(
+              str_cat("store '", directory_, "': ", join_keys(keys), " not all set within ", timeout.count(), " ms"));
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
   }
@@ -92,7 +93,8 @@ class FileStore : public KeyValueStore {
 class RedisStore : public KeyValueStore {
  public:
   RedisStore(const std::string& host, int port, std::chrono::milliseconds timeout) : host_(host), port_(port) {
-    const timeval limit{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+    const timeval limit{static_cast<time_t>(timeout.count() / 1000),
+                        static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
     redis_ = ::redisConnectWithTimeout(host.c_str(), port, limit);
     if (redis_ == nullptr || redis_->err != 0) {
       const std::string why = redis_ ? redis_->errstr : "out of memory";
@@ -176,7 +178,8 @@ class PrefixedStore : public KeyValueStore {
 StoreAddress StoreAddress::parse(const std::string& text) {
   StoreAddress address;
   const auto bad = [&] {
-    return ConfigError(str_cat("store address '", text, "' is none of file:///DIR, tcp://HOST:PORT, "
+    return ConfigError(str_cat("store address '", text,
+                               "' is none of file:///DIR, tcp://HOST:PORT, "
                                "redis://HOST:PORT (or a directory path)"));
   };
   if (text.starts_with("tcp://") || text.starts_with("redis://")) {
@@ -197,9 +200,12 @@ StoreAddress StoreAddress::parse(const std::string& text) {
 
 std::string StoreAddress::text() const {
   switch (kind) {
-    case Kind::Tcp: return str_cat("tcp://", host, ":", port);
-    case Kind::Redis: return str_cat("redis://", host, ":", port);
-    case Kind::File: break;
+    case Kind::Tcp:
+      return str_cat("tcp://", host, ":", port);
+    case Kind::Redis:
+      return str_cat("redis://", host, ":", port);
+    case Kind::File:
+      break;
   }
   return path.starts_with("/") ? "file://" + path : path;
 }

@@ -44,8 +44,7 @@ std::unique_ptr<KeyValueStore> open_file_store(const std::string& directory);
 /// A Redis server as a store (SET with a 7-day expiry, so a server shared by many sweeps does
 /// not fill up; GET polled every 10 ms while waiting). CommError when it cannot be reached
 /// within `timeout`.
-std::unique_ptr<KeyValueStore> open_redis_store(const std::string& host, int port,
-                                                std::chrono::milliseconds timeout);
+std::unique_ptr<KeyValueStore> open_redis_store(const std::string& host, int port, std::chrono::milliseconds timeout);
 
 /// `store` seen with `prefix` before every key: the runs of a sweep share one store, each under
 /// a prefix of its own.

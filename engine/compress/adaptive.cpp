@@ -19,9 +19,7 @@ namespace {
 constexpr std::uint8_t kCodingFixed = 0;
 constexpr std::uint8_t kCodingHuffman = 1;
 
-std::uint64_t packed_bits(std::size_t n, unsigned bits) {
-  return static_cast<std::uint64_t>(n) * bits;
-}
+std::uint64_t packed_bits(std::size_t n, unsigned bits) { return static_cast<std::uint64_t>(n) * bits; }
 
 // Min-max bin of x (see the class comment); `bins_per_unit` = 2^bits / (max - min) > 0 finite.
 inline std::uint32_t bin_of(float x, float lo, float bins_per_unit, std::uint32_t top) {
@@ -130,16 +128,13 @@ void unpack(std::span<const std::uint8_t> bytes, unsigned bits, std::span<std::u
 
 std::vector<FieldSpec> AdaptiveOptions::fields() {
   return {
-      {"sample_fraction", FieldType::Number, 0.03,
-       "fraction of elements sampled to estimate the entropy, in (0, 1]"},
-      {"probe_bits", FieldType::Int, std::int64_t{4},
-       "bits of the quantizer the entropy is measured at, in [1, 16]"},
+      {"sample_fraction", FieldType::Number, 0.03, "fraction of elements sampled to estimate the entropy, in (0, 1]"},
+      {"probe_bits", FieldType::Int, std::int64_t{4}, "bits of the quantizer the entropy is measured at, in [1, 16]"},
       {"floor_bits", FieldType::Int, std::int64_t{6},
        "fewest bits per element; bits = floor_bits + ceil(entropy), at most 16; in [1, 16]"},
       {"huffman", FieldType::Bool, true,
        "Huffman-code the bin indices (codebook in the payload) instead of packing them"},
-      {"error_feedback", FieldType::Bool, false,
-       "accumulate the quantization error and add it to the next gradient"},
+      {"error_feedback", FieldType::Bool, false, "accumulate the quantization error and add it to the next gradient"},
   };
 }
 
@@ -151,8 +146,7 @@ AdaptiveOptions AdaptiveOptions::from(const ComponentSpec& spec) {
   o.huffman = spec.flag("huffman");
   o.error_feedback = spec.flag("error_feedback");
   if (!(o.sample_fraction > 0.0 && o.sample_fraction <= 1.0))
-    throw ConfigError(
-        str_cat("adaptive.sample_fraction must be in (0, 1], got ", o.sample_fraction));
+    throw ConfigError(str_cat("adaptive.sample_fraction must be in (0, 1], got ", o.sample_fraction));
   if (o.probe_bits < 1 || o.probe_bits > 16)
     throw ConfigError(str_cat("adaptive.probe_bits must be in [1, 16], got ", o.probe_bits));
   if (o.floor_bits < 1 || o.floor_bits > 16)
@@ -161,8 +155,7 @@ AdaptiveOptions AdaptiveOptions::from(const ComponentSpec& spec) {
 }
 
 std::size_t adaptive_payload_bytes(const AdaptivePayloadParts& parts) {
-  return parts.header_bytes + parts.codebook_bytes +
-         static_cast<std::size_t>((parts.code_bits + 7) / 8);
+  return parts.header_bytes + parts.codebook_bytes + static_cast<std::size_t>((parts.code_bits + 7) / 8);
 }
 
 std::size_t adaptive_sample_size(double fraction, std::size_t n) {
@@ -173,18 +166,17 @@ std::size_t adaptive_sample_size(double fraction, std::size_t n) {
 
 unsigned adaptive_bits(double entropy_bits, unsigned floor_bits) {
   const double extra = std::ceil(std::max(0.0, entropy_bits - 1e-9));
-  return static_cast<unsigned>(
-      std::min<double>(kAdaptiveMaxBits, static_cast<double>(floor_bits) + extra));
+  return static_cast<unsigned>(std::min<double>(kAdaptiveMaxBits, static_cast<double>(floor_bits) + extra));
 }
 
 AdaptiveCodec::AdaptiveCodec(const AdaptiveOptions& options)
     : options_(options), rng_(derive_seed(0, streams::kAdaptiveSample)) {
   LACONIC_ENFORCE(options.sample_fraction > 0.0 && options.sample_fraction <= 1.0,
                   "adaptive sample_fraction must be in (0, 1], got ", options.sample_fraction);
-  LACONIC_ENFORCE(options.probe_bits >= 1 && options.probe_bits <= 16,
-                  "adaptive probe_bits must be in [1, 16], got ", options.probe_bits);
-  LACONIC_ENFORCE(options.floor_bits >= 1 && options.floor_bits <= 16,
-                  "adaptive floor_bits must be in [1, 16], got ", options.floor_bits);
+  LACONIC_ENFORCE(options.probe_bits >= 1 && options.probe_bits <= 16, "adaptive probe_bits must be in [1, 16], got ",
+                  options.probe_bits);
+  LACONIC_ENFORCE(options.floor_bits >= 1 && options.floor_bits <= 16, "adaptive floor_bits must be in [1, 16], got ",
+                  options.floor_bits);
 }
 
 void AdaptiveCodec::set_seed(std::uint64_t run_seed, int rank) {
@@ -194,8 +186,8 @@ void AdaptiveCodec::set_seed(std::uint64_t run_seed, int rank) {
 
 void AdaptiveCodec::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t n = gradient.size();
-  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "adaptive handles at most ",
-                  "2^32-1 elements, got ", n);
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "adaptive handles at most ", "2^32-1 elements, got ",
+                  n);
   const auto [lo, hi, nan] = extent(gradient);
   const float range = hi - lo;
   const bool spread = range > 0.0f && std::isfinite(range);
@@ -245,8 +237,7 @@ void AdaptiveCodec::compress(std::span<const float> gradient, Payload& payload) 
   std::uint8_t coding = kCodingFixed;
   if (options_.huffman) {
     encoder_.build(counts_);
-    const AdaptivePayloadParts huffman{kAdaptiveHeaderBytes, encoder_.codebook_bytes(),
-                                       encoder_.coded_bits(counts_)};
+    const AdaptivePayloadParts huffman{kAdaptiveHeaderBytes, encoder_.codebook_bytes(), encoder_.coded_bits(counts_)};
     if (adaptive_payload_bytes(huffman) < adaptive_payload_bytes(last_parts_)) {
       last_parts_ = huffman;
       coding = kCodingHuffman;
@@ -268,9 +259,8 @@ void AdaptiveCodec::compress(std::span<const float> gradient, Payload& payload) 
   } else {
     append_packed(indices_, bits, payload);
   }
-  LACONIC_ENFORCE(payload.size() == adaptive_payload_bytes(last_parts_), "wrote ",
-                  payload.size(), " adaptive payload bytes, expected ",
-                  adaptive_payload_bytes(last_parts_));
+  LACONIC_ENFORCE(payload.size() == adaptive_payload_bytes(last_parts_), "wrote ", payload.size(),
+                  " adaptive payload bytes, expected ", adaptive_payload_bytes(last_parts_));
 }
 
 void AdaptiveCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
@@ -278,32 +268,27 @@ void AdaptiveCodec::decompress_add(const Payload& payload, std::span<float> dens
   const float lo = header_float(payload, 4), hi = header_float(payload, 8);
   const unsigned bits = payload[12];
   const unsigned coding = payload[13];
-  LACONIC_ENFORCE(bits >= 1 && bits <= kAdaptiveMaxBits, "expected adaptive bits in [1, ",
-                  kAdaptiveMaxBits, "], got ", bits);
+  LACONIC_ENFORCE(bits >= 1 && bits <= kAdaptiveMaxBits, "expected adaptive bits in [1, ", kAdaptiveMaxBits, "], got ",
+                  bits);
   const auto body = std::span<const std::uint8_t>(payload).subspan(kAdaptiveHeaderBytes);
   decoded_.resize(n);
   if (coding == kCodingFixed) {
     const auto expected = static_cast<std::size_t>((packed_bits(n, bits) + 7) / 8);
     LACONIC_ENFORCE(body.size() == expected, "expected ", kAdaptiveHeaderBytes + expected,
-                    " adaptive payload bytes for ", n, " elements of ", bits, " bits, got ",
-                    payload.size());
+                    " adaptive payload bytes for ", n, " elements of ", bits, " bits, got ", payload.size());
     unpack(body, bits, decoded_);
   } else {
-    LACONIC_ENFORCE(coding == kCodingHuffman, "unknown adaptive coding ", coding,
-                    " (expected 0 or 1)");
+    LACONIC_ENFORCE(coding == kCodingHuffman, "unknown adaptive coding ", coding, " (expected 0 or 1)");
     const std::size_t codebook = decoder_.read_codebook(body);
-    LACONIC_ENFORCE(decoder_.alphabet() == (std::size_t{1} << bits), "expected a codebook of ",
-                    std::size_t{1} << bits, " symbols for ", bits, " bits, got ",
-                    decoder_.alphabet());
+    LACONIC_ENFORCE(decoder_.alphabet() == (std::size_t{1} << bits), "expected a codebook of ", std::size_t{1} << bits,
+                    " symbols for ", bits, " bits, got ", decoder_.alphabet());
     const std::size_t codes = decoder_.read_codes(body.subspan(codebook), decoded_);
-    LACONIC_ENFORCE(codebook + codes == body.size(), "expected ",
-                    kAdaptiveHeaderBytes + codebook + codes, " adaptive payload bytes, got ",
-                    payload.size());
+    LACONIC_ENFORCE(codebook + codes == body.size(), "expected ", kAdaptiveHeaderBytes + codebook + codes,
+                    " adaptive payload bytes, got ", payload.size());
   }
   // Bin centres, as the encoder's rule (Algorithm 2, line 4).
   const float width = (hi - lo) / static_cast<float>(1u << bits);
-  for (std::size_t i = 0; i < n; ++i)
-    dense[i] += lo + (static_cast<float>(decoded_[i]) + 0.5f) * width;
+  for (std::size_t i = 0; i < n; ++i) dense[i] += lo + (static_cast<float>(decoded_[i]) + 0.5f) * width;
 }
 
 }  // namespace laconic::compress

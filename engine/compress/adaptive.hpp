@@ -122,8 +122,7 @@ class AdaptiveCodec : public Compressor {
 /// (almost)", Algorithms 1 and 2).
 class AdaptiveCompressor : public WithErrorFeedback<AdaptiveCodec> {
  public:
-  explicit AdaptiveCompressor(AdaptiveOptions options)
-      : WithErrorFeedback(options.error_feedback, options) {}
+  explicit AdaptiveCompressor(AdaptiveOptions options) : WithErrorFeedback(options.error_feedback, options) {}
   unsigned last_bits() const { return codec().last_bits(); }
   double last_entropy() const { return codec().last_entropy(); }
   const AdaptivePayloadParts& last_parts() const { return codec().last_parts(); }

@@ -17,13 +17,11 @@ void throw_bad_write(std::uint32_t value, unsigned bits) {
   throw InvariantError(str_cat("value ", value, " does not fit in ", bits, " bits"));
 }
 
-void throw_bad_read_width(unsigned bits) {
-  throw InvariantError(str_cat("bit width must be in [0, 32], got ", bits));
-}
+void throw_bad_read_width(unsigned bits) { throw InvariantError(str_cat("bit width must be in [0, 32], got ", bits)); }
 
 void throw_read_past_end(unsigned bits, std::uint64_t bits_read, std::size_t size) {
-  throw InvariantError(str_cat("reading ", bits, " bits at bit ", bits_read,
-                               " runs past the end of a ", size, "-byte buffer"));
+  throw InvariantError(
+      str_cat("reading ", bits, " bits at bit ", bits_read, " runs past the end of a ", size, "-byte buffer"));
 }
 
 }  // namespace detail
@@ -58,8 +56,7 @@ namespace {
 
 // Values one at a time through a 64-bit accumulator, whole bytes out: the tails of
 // pack_bits_to()/unpack_bits_from() and widths above 16 bits.
-void pack_bytewise(const std::uint32_t* values, std::size_t count, unsigned bits,
-                   std::uint8_t* out) {
+void pack_bytewise(const std::uint32_t* values, std::size_t count, unsigned bits, std::uint8_t* out) {
   const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
   std::uint64_t pending = 0;
   unsigned pending_bits = 0;  // < 8 between values, so < 40 after adding one
@@ -71,8 +68,7 @@ void pack_bytewise(const std::uint32_t* values, std::size_t count, unsigned bits
   if (pending_bits > 0) *out = static_cast<std::uint8_t>(pending);
 }
 
-void unpack_bytewise(const std::uint8_t* in, std::size_t count, unsigned bits,
-                     std::uint32_t* values) {
+void unpack_bytewise(const std::uint8_t* in, std::size_t count, unsigned bits, std::uint32_t* values) {
   const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
   std::uint64_t buffer = 0;
   unsigned buffer_bits = 0;
@@ -152,8 +148,7 @@ constexpr std::array<PackGroups, sizeof...(I)> pack_table(std::integer_sequence<
   return {&pack_groups<I + 1>...};
 }
 template <unsigned... I>
-constexpr std::array<UnpackGroups, sizeof...(I)> unpack_table(
-    std::integer_sequence<unsigned, I...>) {
+constexpr std::array<UnpackGroups, sizeof...(I)> unpack_table(std::integer_sequence<unsigned, I...>) {
   return {&unpack_groups<I + 1>...};
 }
 constexpr auto kPackGroups = pack_table(std::make_integer_sequence<unsigned, 16>{});
@@ -161,8 +156,7 @@ constexpr auto kUnpackGroups = unpack_table(std::make_integer_sequence<unsigned,
 
 }  // namespace
 
-void pack_bits_to(const std::uint32_t* values, std::size_t count, unsigned bits,
-                  std::uint8_t* out) {
+void pack_bits_to(const std::uint32_t* values, std::size_t count, unsigned bits, std::uint8_t* out) {
   LACONIC_ENFORCE(bits >= 1 && bits <= 32, "bit width must be in [1, 32], got ", bits);
   if (bits > kPackGroups.size()) return pack_bytewise(values, count, bits, out);
   const std::size_t groups = count / 8;
@@ -170,8 +164,7 @@ void pack_bits_to(const std::uint32_t* values, std::size_t count, unsigned bits,
   pack_bytewise(values + 8 * groups, count - 8 * groups, bits, out + groups * bits);
 }
 
-void unpack_bits_from(const std::uint8_t* in, std::size_t count, unsigned bits,
-                      std::uint32_t* values) {
+void unpack_bits_from(const std::uint8_t* in, std::size_t count, unsigned bits, std::uint32_t* values) {
   LACONIC_ENFORCE(bits >= 1 && bits <= 32, "bit width must be in [1, 32], got ", bits);
   if (bits > kUnpackGroups.size()) return unpack_bytewise(in, count, bits, values);
   const std::size_t groups = count / 8;
@@ -179,8 +172,7 @@ void unpack_bits_from(const std::uint8_t* in, std::size_t count, unsigned bits,
   unpack_bytewise(in + groups * bits, count - 8 * groups, bits, values + 8 * groups);
 }
 
-void pack_bits(std::span<const std::uint32_t> values, unsigned bits,
-               std::vector<std::uint8_t>& out) {
+void pack_bits(std::span<const std::uint32_t> values, unsigned bits, std::vector<std::uint8_t>& out) {
   LACONIC_ENFORCE(bits >= 1 && bits <= 32, "bit width must be in [1, 32], got ", bits);
   std::uint32_t high = 0;  // any bit at or above `bits`, in one vectorizable pass
   for (std::uint32_t v : values) high |= bits == 32 ? 0 : v >> bits;
@@ -193,12 +185,11 @@ void pack_bits(std::span<const std::uint32_t> values, unsigned bits,
   pack_bits_to(values.data(), values.size(), bits, out.data() + start);
 }
 
-void unpack_bits(std::span<const std::uint8_t> data, unsigned bits,
-                 std::span<std::uint32_t> values) {
+void unpack_bits(std::span<const std::uint8_t> data, unsigned bits, std::span<std::uint32_t> values) {
   LACONIC_ENFORCE(bits >= 1 && bits <= 32, "bit width must be in [1, 32], got ", bits);
   const std::size_t need = packed_bytes(values.size(), bits);
-  LACONIC_ENFORCE(data.size() >= need, "expected at least ", need, " bytes for ", values.size(),
-                  " values of ", bits, " bits, got ", data.size());
+  LACONIC_ENFORCE(data.size() >= need, "expected at least ", need, " bytes for ", values.size(), " values of ", bits,
+                  " bits, got ", data.size());
   unpack_bits_from(data.data(), values.size(), bits, values.data());
 }
 

@@ -155,8 +155,8 @@ class BitReader {
 
  private:
   std::span<const std::uint8_t> data_;
-  std::size_t next_byte_ = 0;   // first byte not yet loaded into buffer_
-  std::uint64_t buffer_ = 0;    // loaded, unread bits, lowest first
+  std::size_t next_byte_ = 0;  // first byte not yet loaded into buffer_
+  std::uint64_t buffer_ = 0;   // loaded, unread bits, lowest first
   unsigned buffer_bits_ = 0;
   std::uint64_t bits_read_ = 0;
 };
@@ -165,22 +165,18 @@ class BitReader {
 /// dropped), to exactly out[0, packed_bytes(count, bits)): the bytes a BitWriter starting at a
 /// byte boundary would write. Groups of 8 values, which fill `bits` whole bytes, go at once
 /// (vectorizable for bits <= 16).
-void pack_bits_to(const std::uint32_t* values, std::size_t count, unsigned bits,
-                  std::uint8_t* out);
+void pack_bits_to(const std::uint32_t* values, std::size_t count, unsigned bits, std::uint8_t* out);
 
 /// Reads `count` values of `bits` bits (bits in [1, 32]) from in[0, packed_bytes(count, bits)),
 /// and no further, into values[0, count); the inverse of pack_bits_to().
-void unpack_bits_from(const std::uint8_t* in, std::size_t count, unsigned bits,
-                      std::uint32_t* values);
+void unpack_bits_from(const std::uint8_t* in, std::size_t count, unsigned bits, std::uint32_t* values);
 
 /// Appends packed_bytes(values.size(), bits) bytes holding `values`, each of `bits` bits
 /// (bits in [1, 32]; every value must fit).
-void pack_bits(std::span<const std::uint32_t> values, unsigned bits,
-               std::vector<std::uint8_t>& out);
+void pack_bits(std::span<const std::uint32_t> values, unsigned bits, std::vector<std::uint8_t>& out);
 
 /// Fills `values` from the first packed_bytes(values.size(), bits) bytes of `data`; throws
 /// InvariantError when `data` is shorter.
-void unpack_bits(std::span<const std::uint8_t> data, unsigned bits,
-                 std::span<std::uint32_t> values);
+void unpack_bits(std::span<const std::uint8_t> data, unsigned bits, std::span<std::uint32_t> values);
 
 }  // namespace laconic::compress

@@ -9,10 +9,8 @@ namespace laconic::compress {
 
 std::vector<FieldSpec> BlockRandomkOptions::fields() {
   return {
-      StepRatio::field(0.01,
-                       "fraction of elements sent per step as one contiguous block, in (0, 1]"),
-      {"error_feedback", FieldType::Bool, true,
-       "accumulate what was not sent and add it to the next gradient"},
+      StepRatio::field(0.01, "fraction of elements sent per step as one contiguous block, in (0, 1]"),
+      {"error_feedback", FieldType::Bool, true, "accumulate what was not sent and add it to the next gradient"},
   };
 }
 
@@ -43,11 +41,10 @@ void BlockRandomkCodec::compress(std::span<const float> gradient, Payload& paylo
 void BlockRandomkCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
   LACONIC_ENFORCE(compressed_, "a block_randomk payload decodes against the offset of this ",
                   "worker's compress() for the same step, and none has run yet");
-  LACONIC_ENFORCE(dense.size() == n_, "expected a dense vector of ", n_,
-                  " elements (this step's gradient), got ", dense.size());
-  LACONIC_ENFORCE(payload.size() == block_randomk_payload_bytes(k_), "expected ",
-                  block_randomk_payload_bytes(k_), " payload bytes for k=", k_, ", got ",
-                  payload.size());
+  LACONIC_ENFORCE(dense.size() == n_, "expected a dense vector of ", n_, " elements (this step's gradient), got ",
+                  dense.size());
+  LACONIC_ENFORCE(payload.size() == block_randomk_payload_bytes(k_), "expected ", block_randomk_payload_bytes(k_),
+                  " payload bytes for k=", k_, ", got ", payload.size());
   float* block = dense.data() + offset_;
   for (std::size_t i = 0; i < k_; ++i) {
     float value;

@@ -3,9 +3,9 @@
 #include <vector>
 
 #include "engine/compress/compressor.hpp"
-#include "engine/compress/step_ratio.hpp"
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/random.hpp"
+#include "engine/compress/step_ratio.hpp"
 #include "engine/core/component.hpp"
 
 namespace laconic::compress {

@@ -11,8 +11,7 @@ Registry<Compressor> builtin_compressors();
 /// Builds the compressor of `spec` for a gradient made of layers of `shapes`, in order,
 /// honouring `scope` and `min_size` (see scoped.hpp); without either, the plain compressor,
 /// told the shapes. A compressor that exchanges itself (powersgd) takes neither field.
-std::unique_ptr<Compressor> build_compressor(const Registry<Compressor>& registry,
-                                             const ComponentSpec& spec,
+std::unique_ptr<Compressor> build_compressor(const Registry<Compressor>& registry, const ComponentSpec& spec,
                                              const std::vector<LayerShape>& shapes);
 
 }  // namespace laconic::compress

@@ -36,8 +36,7 @@ std::vector<FieldSpec> ChainOptions::fields() {
 
 void ChainOptions::normalize(ComponentSpec& spec) {
   if (!spec.flag("error_feedback")) return;
-  for (const char* child : {"first", "second"})
-    spec.fields[child] = nested(without_feedback(spec.component(child)));
+  for (const char* child : {"first", "second"}) spec.fields[child] = nested(without_feedback(spec.component(child)));
 }
 
 ChainOptions ChainOptions::from(const ComponentSpec& spec) {
@@ -58,13 +57,13 @@ ChainCodec::ChainCodec(const ComponentSpec& first, const ComponentSpec& second) 
   first_ = registry.create(first);
   second_ = registry.create(second);
   if (first_->exchanges_itself() || second_->exchanges_itself())
-    throw ConfigError(str_cat("chain cannot hold ",
-                              first_->exchanges_itself() ? first.name : second.name,
+    throw ConfigError(str_cat("chain cannot hold ", first_->exchanges_itself() ? first.name : second.name,
                               ": it runs its own collectives"));
   if (!first_->summable() && !first_->sparse_pairs())
-    throw ConfigError(str_cat(
-        "chain.first must be a sparsifier whose values can be compressed further (topk, "
-        "threshold, dgc, randomk, block_randomk), got ", first.name));
+    throw ConfigError(
+        str_cat("chain.first must be a sparsifier whose values can be compressed further (topk, "
+                "threshold, dgc, randomk, block_randomk), got ",
+                first.name));
 }
 
 void ChainCodec::compress(std::span<const float> gradient, Payload& payload) {
@@ -82,8 +81,8 @@ void ChainCodec::compress(std::span<const float> gradient, Payload& payload) {
   std::memcpy(header, inner_.data(), sizeof header);
   const std::size_t count = header[1];
   const std::size_t kept = sizeof header + 4 * count;  // header and indices
-  LACONIC_ENFORCE(inner_.size() == kept + 4 * count, "chain.first sent ", inner_.size(),
-                  " bytes for ", count, " entries");
+  LACONIC_ENFORCE(inner_.size() == kept + 4 * count, "chain.first sent ", inner_.size(), " bytes for ", count,
+                  " entries");
   values_.resize(count);
   std::memcpy(values_.data(), inner_.data() + kept, 4 * count);
   payload.assign(inner_.begin(), inner_.begin() + static_cast<std::ptrdiff_t>(kept));
@@ -95,38 +94,38 @@ void ChainCodec::compress(std::span<const float> gradient, Payload& payload) {
 void ChainCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
   if (first_->summable()) {
     values_.assign(last_count_, 0.0f);
-    if (last_count_ > 0) second_->decompress_add(payload, values_);
-    else LACONIC_ENFORCE(payload.empty(), "expected an empty chain payload, got ", payload.size(),
-                         " bytes");
+    if (last_count_ > 0)
+      second_->decompress_add(payload, values_);
+    else
+      LACONIC_ENFORCE(payload.empty(), "expected an empty chain payload, got ", payload.size(), " bytes");
     rebuilt_.resize(last_count_ * sizeof(float));
     std::memcpy(rebuilt_.data(), values_.data(), rebuilt_.size());
     first_->decompress_add(rebuilt_, dense);
     return;
   }
   std::uint32_t header[2];
-  LACONIC_ENFORCE(payload.size() >= sizeof header, "expected a chain payload of at least 8 bytes, "
-                  "got ", payload.size());
+  LACONIC_ENFORCE(payload.size() >= sizeof header,
+                  "expected a chain payload of at least 8 bytes, "
+                  "got ",
+                  payload.size());
   std::memcpy(header, payload.data(), sizeof header);
   const std::size_t n = header[0], count = header[1];
-  LACONIC_ENFORCE(n == dense.size(), "expected a chain payload for ", dense.size(),
-                  " elements, got one for ", n);
+  LACONIC_ENFORCE(n == dense.size(), "expected a chain payload for ", dense.size(), " elements, got one for ", n);
   const std::size_t kept = sizeof header + 4 * count;
-  LACONIC_ENFORCE(payload.size() >= kept, "chain payload of ", payload.size(),
-                  " bytes is shorter than its ", count, " indices");
+  LACONIC_ENFORCE(payload.size() >= kept, "chain payload of ", payload.size(), " bytes is shorter than its ", count,
+                  " indices");
   values_.assign(count, 0.0f);
   if (count > 0) {
     rebuilt_.assign(payload.begin() + static_cast<std::ptrdiff_t>(kept), payload.end());
     second_->decompress_add(rebuilt_, values_);
   } else {
-    LACONIC_ENFORCE(payload.size() == kept, "chain payload of ", payload.size(),
-                    " bytes carries values for 0 entries");
+    LACONIC_ENFORCE(payload.size() == kept, "chain payload of ", payload.size(), " bytes carries values for 0 entries");
   }
   const std::uint8_t* indices = payload.data() + sizeof header;
   for (std::size_t i = 0; i < count; ++i) {
     std::uint32_t index;
     std::memcpy(&index, indices + 4 * i, 4);
-    LACONIC_ENFORCE(index < n, "chain payload index ", index, " out of range for ", n,
-                    " elements");
+    LACONIC_ENFORCE(index < n, "chain payload index ", index, " out of range for ", n, " elements");
     dense[index] += values_[i];
   }
 }

@@ -9,9 +9,9 @@
 namespace laconic::compress {
 
 struct ChainOptions {
-  ComponentSpec first;          ///< a sparsifier: its kept values go on to `second`
-  ComponentSpec second;         ///< compresses the values `first` keeps
-  bool error_feedback = true;   ///< feed back what the whole chain drops (children's own off)
+  ComponentSpec first;         ///< a sparsifier: its kept values go on to `second`
+  ComponentSpec second;        ///< compresses the values `first` keeps
+  bool error_feedback = true;  ///< feed back what the whole chain drops (children's own off)
 
   static std::vector<FieldSpec> fields();
   static ChainOptions from(const ComponentSpec& spec);
@@ -58,16 +58,14 @@ class ChainCodec : public Compressor {
     second_->load_state(in);
   }
   /// The first compressor's (the mean for every sparsifier).
-  void aggregate(std::span<float> sum, int workers) const override {
-    first_->aggregate(sum, workers);
-  }
+  void aggregate(std::span<float> sum, int workers) const override { first_->aggregate(sum, workers); }
 
  private:
   std::unique_ptr<Compressor> first_, second_;
-  Payload inner_;                        // first's payload of the last compress()
-  std::size_t last_count_ = 0;           // values first kept in the last compress()
-  mutable std::vector<float> values_;    // decoded values, reused
-  mutable Payload rebuilt_;              // first's float-array payload, rebuilt for decoding
+  Payload inner_;                      // first's payload of the last compress()
+  std::size_t last_count_ = 0;         // values first kept in the last compress()
+  mutable std::vector<float> values_;  // decoded values, reused
+  mutable Payload rebuilt_;            // first's float-array payload, rebuilt for decoding
 };
 
 /// `chain { first, second, error_feedback }`.

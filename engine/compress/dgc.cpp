@@ -25,8 +25,8 @@ std::pair<float, std::size_t> kth_largest(std::vector<float>& magnitudes, std::s
   const auto cut = magnitudes.end() - static_cast<std::ptrdiff_t>(k);
   std::nth_element(magnitudes.begin(), cut, magnitudes.end());
   const float kth = *cut;
-  const auto above = static_cast<std::size_t>(
-      std::count_if(cut + 1, magnitudes.end(), [&](float m) { return m > kth; }));
+  const auto above =
+      static_cast<std::size_t>(std::count_if(cut + 1, magnitudes.end(), [&](float m) { return m > kth; }));
   return {kth, above};
 }
 
@@ -40,10 +40,8 @@ std::vector<FieldSpec> DgcOptions::fields() {
        "momentum to 0)"},
       {"clip_norm", FieldType::Number, 0.0,
        "L2 norm each worker clips its gradient to before the momentum; 0 = no clipping"},
-      {"sample_fraction", FieldType::Number, 0.01,
-       "fraction of elements sampled to estimate the threshold, in (0, 1]"},
-      {"warmup", FieldType::Int, std::int64_t{4},
-       "epochs e whose ratio is max(ratio, 0.25^(e+1)); 0 = no warm-up"},
+      {"sample_fraction", FieldType::Number, 0.01, "fraction of elements sampled to estimate the threshold, in (0, 1]"},
+      {"warmup", FieldType::Int, std::int64_t{4}, "epochs e whose ratio is max(ratio, 0.25^(e+1)); 0 = no warm-up"},
   };
 }
 
@@ -57,12 +55,10 @@ DgcOptions DgcOptions::from(const ComponentSpec& spec) {
   if (!(o.momentum >= 0.0 && o.momentum < 1.0))
     throw ConfigError(str_cat("dgc.momentum must be in [0, 1), got ", o.momentum));
   if (!(o.clip_norm >= 0.0 && std::isfinite(o.clip_norm)))
-    throw ConfigError(str_cat("dgc.clip_norm must be in [0, inf) (0 = no clipping), got ",
-                              o.clip_norm));
+    throw ConfigError(str_cat("dgc.clip_norm must be in [0, inf) (0 = no clipping), got ", o.clip_norm));
   if (!(o.sample_fraction > 0.0 && o.sample_fraction <= 1.0))
     throw ConfigError(str_cat("dgc.sample_fraction must be in (0, 1], got ", o.sample_fraction));
-  if (o.warmup < 0)
-    throw ConfigError(str_cat("dgc.warmup must be >= 0, got ", o.warmup));
+  if (o.warmup < 0) throw ConfigError(str_cat("dgc.warmup must be >= 0, got ", o.warmup));
   return o;
 }
 
@@ -97,8 +93,7 @@ void DgcCompressor::set_step(const StepPoint& point) {
 
 void DgcCompressor::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t n = gradient.size();
-  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "dgc handles at most 2^32-1 ",
-                  "elements, got ", n);
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "dgc handles at most 2^32-1 ", "elements, got ", n);
   if (!started_) {
     u_.assign(n, 0.0f);
     v_.assign(n, 0.0f);
@@ -167,8 +162,7 @@ void DgcCompressor::compress(std::span<const float> gradient, Payload& payload) 
   }
   const std::size_t count = refine ? k : candidates_.size();
   payload.resize(dgc_payload_bytes(count));
-  const std::uint32_t header[2] = {static_cast<std::uint32_t>(n),
-                                   static_cast<std::uint32_t>(count)};
+  const std::uint32_t header[2] = {static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(count)};
   std::memcpy(payload.data(), header, sizeof header);
   std::uint8_t* indices = payload.data() + 8;
   std::uint8_t* values = indices + 4 * count;

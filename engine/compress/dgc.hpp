@@ -5,19 +5,19 @@
 #include <vector>
 
 #include "engine/compress/compressor.hpp"
-#include "engine/compress/step_ratio.hpp"
 #include "engine/compress/random.hpp"
+#include "engine/compress/step_ratio.hpp"
 #include "engine/compress/topk.hpp"
 #include "engine/core/component.hpp"
 
 namespace laconic::compress {
 
 struct DgcOptions {
-  StepRatio ratio = 0.001;  ///< fraction sent per step after warm-up, in (0, 1], or a function
+  StepRatio ratio = 0.001;        ///< fraction sent per step after warm-up, in (0, 1], or a function
   double momentum = 0.9;          ///< momentum m of the correction u = m*u + g, in [0, 1)
   double clip_norm = 0.0;         ///< L2 norm each worker clips its gradient to; 0 = no clipping
   double sample_fraction = 0.01;  ///< fraction of elements sampled for the threshold, in (0, 1]
-  std::int64_t warmup = 4;  ///< epochs of exponentially shrinking ratio; 0 = no warm-up
+  std::int64_t warmup = 4;        ///< epochs of exponentially shrinking ratio; 0 = no warm-up
 
   static std::vector<FieldSpec> fields();
   static DgcOptions from(const ComponentSpec& spec);
@@ -103,7 +103,7 @@ class DgcCompressor : public Compressor {
 
  private:
   DgcOptions options_;
-  double ratio_;  // fraction sent in the current epoch
+  double ratio_;            // fraction sent in the current epoch
   TopkCodec decoder_{1.0};  // only its decompress_add() is used: the wire formats are the same
   Rng rng_;
   bool started_ = false;  // the first compress() has fixed the gradient length

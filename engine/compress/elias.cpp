@@ -6,13 +6,11 @@ namespace laconic::compress::detail {
 
 void throw_elias_zero() { throw InvariantError("Elias gamma codes values >= 1, got 0"); }
 
-void throw_elias_too_large() {
-  throw InvariantError("Elias codes non-negative values below 2^64-1, got 2^64-1");
-}
+void throw_elias_too_large() { throw InvariantError("Elias codes non-negative values below 2^64-1, got 2^64-1"); }
 
 void throw_elias_overlong(std::uint64_t bits_read) {
-  throw InvariantError(str_cat("an Elias gamma code with more than 63 leading zeros at bit ",
-                               bits_read, " is not a 64-bit value"));
+  throw InvariantError(
+      str_cat("an Elias gamma code with more than 63 leading zeros at bit ", bits_read, " is not a 64-bit value"));
 }
 
 // BitWriter/BitReader move at most 32 bits per call; these codes have up to 127.

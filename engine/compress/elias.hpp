@@ -20,9 +20,7 @@ namespace detail {
 void write_elias_gamma_wide(BitWriter& writer, std::uint64_t x, unsigned n);
 std::uint64_t read_elias_gamma_wide(BitReader& reader, unsigned n);
 
-inline unsigned floor_log2(std::uint64_t x) {
-  return static_cast<unsigned>(63 - std::countl_zero(x));
-}
+inline unsigned floor_log2(std::uint64_t x) { return static_cast<unsigned>(63 - std::countl_zero(x)); }
 }  // namespace detail
 
 /// Bits of the Elias gamma code of x (x >= 1): 2 * floor(log2 x) + 1.

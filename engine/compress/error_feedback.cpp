@@ -4,11 +4,10 @@
 
 namespace laconic::compress {
 
-void ErrorFeedback::compress(Compressor& inner, std::span<const float> gradient,
-                             Payload& payload) {
+void ErrorFeedback::compress(Compressor& inner, std::span<const float> gradient, Payload& payload) {
   if (residual_.empty()) residual_.assign(gradient.size(), 0.0f);
-  LACONIC_ENFORCE(residual_.size() == gradient.size(), "expected a gradient of ",
-                  residual_.size(), " elements, got ", gradient.size());
+  LACONIC_ENFORCE(residual_.size() == gradient.size(), "expected a gradient of ", residual_.size(), " elements, got ",
+                  gradient.size());
   for (std::size_t i = 0; i < gradient.size(); ++i) residual_[i] += gradient[i];
   inner.compress(residual_, payload);
   // residual = corrected - sent without a second buffer: decoding adds, so decode into the

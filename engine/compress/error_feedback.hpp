@@ -60,12 +60,8 @@ class WithErrorFeedback : public Compressor {
     codec_.load_state(in);
     feedback_.load_state(in);
   }
-  void set_layer_shapes(const std::vector<LayerShape>& shapes) override {
-    codec_.set_layer_shapes(shapes);
-  }
-  void aggregate(std::span<float> sum, int workers) const override {
-    codec_.aggregate(sum, workers);
-  }
+  void set_layer_shapes(const std::vector<LayerShape>& shapes) override { codec_.set_layer_shapes(shapes); }
+  void aggregate(std::span<float> sum, int workers) const override { codec_.aggregate(sum, workers); }
 
   /// What error feedback holds back (empty without error feedback).
   std::span<const float> residual() const { return feedback_.residual(); }

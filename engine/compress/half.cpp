@@ -52,8 +52,7 @@ float fp16_to_float(std::uint16_t bits) {
   std::uint32_t mantissa = bits & 0x03FFu;
   if (exponent == 0x1F)  // infinity or NaN: same payload, widened
     return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
-  if (exponent != 0)
-    return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  if (exponent != 0) return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
   if (mantissa == 0) return std::bit_cast<float>(sign);
   // Subnormal: mantissa * 2^-24; normalise so that the leading one becomes the implicit bit.
   const int lead = std::bit_width(mantissa) - 1;  // 0..9
@@ -70,9 +69,7 @@ std::uint16_t float_to_bf16(float value) {
   return static_cast<std::uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
 }
 
-float bf16_to_float(std::uint16_t bits) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-}
+float bf16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 
 bool fp16_hardware_available() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -112,13 +109,11 @@ void fp16_decode_add_portable(const std::uint8_t* in, std::span<float> dense) {
   fp16_encode_portable(in.subspan(whole), out + 2 * whole);
 }
 
-[[gnu::target("avx2,f16c")]] void fp16_decode_add_f16c(const std::uint8_t* in,
-                                                       std::span<float> dense) {
+[[gnu::target("avx2,f16c")]] void fp16_decode_add_f16c(const std::uint8_t* in, std::span<float> dense) {
   const std::size_t whole = dense.size() - dense.size() % 8;
   float* d = dense.data();
   for (std::size_t i = 0; i < whole; i += 8) {
-    const __m256 value =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 2 * i)));
+    const __m256 value = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 2 * i)));
     _mm256_storeu_ps(d + i, _mm256_add_ps(_mm256_loadu_ps(d + i), value));
   }
   fp16_decode_add_portable(in + 2 * whole, dense.subspan(whole));
@@ -157,11 +152,9 @@ namespace {
 
 // The header and its checks around a bulk conversion `code`.
 template <class Encode>
-void encode_half(const char* name, std::span<const float> gradient, Payload& payload,
-                 Encode code) {
+void encode_half(const char* name, std::span<const float> gradient, Payload& payload, Encode code) {
   const std::size_t n = gradient.size();
-  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), name,
-                  " handles at most 2^32-1 elements, got ", n);
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), name, " handles at most 2^32-1 elements, got ", n);
   payload.resize(half_payload_bytes(n));
   const auto header = static_cast<std::uint32_t>(n);
   std::memcpy(payload.data(), &header, 4);
@@ -169,8 +162,7 @@ void encode_half(const char* name, std::span<const float> gradient, Payload& pay
 }
 
 template <class DecodeAdd>
-void decode_half_add(const char* name, const Payload& payload, std::span<float> dense,
-                     DecodeAdd decode_add) {
+void decode_half_add(const char* name, const Payload& payload, std::span<float> dense, DecodeAdd decode_add) {
   const std::size_t n = read_element_count(payload, 4, dense.size(), name);
   LACONIC_ENFORCE(payload.size() == half_payload_bytes(n), "expected ", half_payload_bytes(n),
                   " payload bytes for n=", n, ", got ", payload.size());
@@ -180,15 +172,13 @@ void decode_half_add(const char* name, const Payload& payload, std::span<float> 
 }  // namespace
 
 void Fp16Compressor::compress(std::span<const float> gradient, Payload& payload) {
-  encode_half("fp16", gradient, payload, [&](std::span<const float> in, std::uint8_t* out) {
-    fp16_encode(in, out, hardware_);
-  });
+  encode_half("fp16", gradient, payload,
+              [&](std::span<const float> in, std::uint8_t* out) { fp16_encode(in, out, hardware_); });
 }
 
 void Fp16Compressor::decompress_add(const Payload& payload, std::span<float> dense) const {
-  decode_half_add("fp16", payload, dense, [&](const std::uint8_t* in, std::span<float> out) {
-    fp16_decode_add(in, out, hardware_);
-  });
+  decode_half_add("fp16", payload, dense,
+                  [&](const std::uint8_t* in, std::span<float> out) { fp16_decode_add(in, out, hardware_); });
 }
 
 void Bf16Compressor::compress(std::span<const float> gradient, Payload& payload) {

@@ -17,24 +17,24 @@ namespace {
 constexpr unsigned kDecodeTableBits = 11;  // 2048 entries: every code of up to 11 bits in one look
 // Codebook entries (see huffman.hpp): '0' same length, '10' and a sign bit one up or down,
 // '11' and 5 bits an explicit length or kRunValue, which is followed by a run length.
-constexpr std::uint32_t kSame = 0b0;          // 1 bit
-constexpr std::uint32_t kUp = 0b001;          // 3 bits: 1, 0, sign 0
-constexpr std::uint32_t kDown = 0b101;        // 3 bits: 1, 0, sign 1
-constexpr std::uint32_t kExplicit = 0b11;     // 2 bits, then 5 bits of value
-constexpr std::uint32_t kRunValue = 31;       // explicit value: a run of unused symbols
-constexpr unsigned kRunBits = 16;             // the run length minus 2
-constexpr std::size_t kMinRun = 24;           // shorter runs cost less entry by entry
+constexpr std::uint32_t kSame = 0b0;       // 1 bit
+constexpr std::uint32_t kUp = 0b001;       // 3 bits: 1, 0, sign 0
+constexpr std::uint32_t kDown = 0b101;     // 3 bits: 1, 0, sign 1
+constexpr std::uint32_t kExplicit = 0b11;  // 2 bits, then 5 bits of value
+constexpr std::uint32_t kRunValue = 31;    // explicit value: a run of unused symbols
+constexpr unsigned kRunBits = 16;          // the run length minus 2
+constexpr std::size_t kMinRun = 24;        // shorter runs cost less entry by entry
 constexpr std::size_t kMaxRun = (std::size_t{1} << kRunBits) + 1;
 constexpr std::size_t kCodebookHeaderBytes = 3;  // uint16 m-1, uint8 kind
-constexpr std::size_t kDepthLimit = 128;  // Huffman depth for a 64-bit total is at most 92
+constexpr std::size_t kDepthLimit = 128;         // Huffman depth for a 64-bit total is at most 92
 
 // Bounds-checked bit-at-a-time reads, for the codebook only (a few hundred bits).
 class CheckedBits {
  public:
   explicit CheckedBits(std::span<const std::uint8_t> bytes) : bytes_(bytes) {}
   std::uint32_t read(unsigned n) {
-    LACONIC_ENFORCE(position_ + n <= 8 * bytes_.size(), "huffman codebook truncated: needs ",
-                    position_ + n, " bits, has ", 8 * bytes_.size());
+    LACONIC_ENFORCE(position_ + n <= 8 * bytes_.size(), "huffman codebook truncated: needs ", position_ + n,
+                    " bits, has ", 8 * bytes_.size());
     std::uint32_t value = 0;
     for (unsigned b = 0; b < n; ++b, ++position_)
       value |= static_cast<std::uint32_t>((bytes_[position_ / 8] >> (position_ % 8)) & 1u) << b;
@@ -90,8 +90,7 @@ void for_each_entry(std::span<const std::uint8_t> lengths, Emit&& emit) {
 
 void HuffmanCode::build(std::span<const std::uint64_t> counts) {
   const std::size_t m = counts.size();
-  LACONIC_ENFORCE(m >= 1 && m <= kMaxSymbols, "huffman alphabet must have 1 to ", kMaxSymbols,
-                  " symbols, got ", m);
+  LACONIC_ENFORCE(m >= 1 && m <= kMaxSymbols, "huffman alphabet must have 1 to ", kMaxSymbols, " symbols, got ", m);
   lengths_.assign(m, 0);
   order_.clear();
   for (std::size_t s = 0; s < m; ++s)
@@ -116,8 +115,7 @@ void HuffmanCode::build(std::span<const std::uint64_t> counts) {
     for (std::size_t next = k; next < nodes; ++next) {
       std::size_t pick[2];
       for (auto& p : pick) {
-        const bool take_leaf =
-            leaf < k && (internal >= next || weights_[leaf] <= weights_[internal]);
+        const bool take_leaf = leaf < k && (internal >= next || weights_[leaf] <= weights_[internal]);
         p = take_leaf ? leaf++ : internal++;
       }
       weights_[next] = weights_[pick[0]] + weights_[pick[1]];
@@ -129,8 +127,7 @@ void HuffmanCode::build(std::span<const std::uint64_t> counts) {
     for (std::size_t i = nodes - 1; i-- > 0;) {
       depths_[i] = depths_[parents_[i]] + 1;
       if (i < k) {
-        LACONIC_ENFORCE(depths_[i] < kDepthLimit, "huffman depth ", depths_[i],
-                        " too large: total count overflows");
+        LACONIC_ENFORCE(depths_[i] < kDepthLimit, "huffman depth ", depths_[i], " too large: total count overflows");
         ++depth_counts[depths_[i]];
         deepest = std::max<std::size_t>(deepest, depths_[i]);
       }
@@ -173,13 +170,12 @@ void HuffmanCode::assign_codes() {
   }
   codes_.assign(lengths_.size(), 0);
   for (std::size_t s = 0; s < lengths_.size(); ++s)
-    if (const unsigned length = lengths_[s]; length > 0)
-      codes_[s] = reverse_bits(next_code[length]++, length);
+    if (const unsigned length = lengths_[s]; length > 0) codes_[s] = reverse_bits(next_code[length]++, length);
 }
 
 std::uint64_t HuffmanCode::coded_bits(std::span<const std::uint64_t> counts) const {
-  LACONIC_ENFORCE(counts.size() == lengths_.size(), "expected counts for ", lengths_.size(),
-                  " symbols, got ", counts.size());
+  LACONIC_ENFORCE(counts.size() == lengths_.size(), "expected counts for ", lengths_.size(), " symbols, got ",
+                  counts.size());
   std::uint64_t bits = 0;
   for (std::size_t s = 0; s < counts.size(); ++s) bits += counts[s] * lengths_[s];
   return bits;
@@ -211,13 +207,12 @@ void HuffmanCode::write_codebook(std::vector<std::uint8_t>& out) const {
   }
 }
 
-void HuffmanCode::write_codes(std::span<const std::uint16_t> symbols,
-                              std::vector<std::uint8_t>& out) const {
+void HuffmanCode::write_codes(std::span<const std::uint16_t> symbols, std::vector<std::uint8_t>& out) const {
   if (used_ <= 1) {
     // No bits: every symbol must be the only one (and there are none without a used symbol).
     for (std::uint16_t s : symbols)
-      LACONIC_ENFORCE(used_ == 1 && s == only_symbol_, "symbol ", s,
-                      " has no huffman code (the code has ", used_, " symbols)");
+      LACONIC_ENFORCE(used_ == 1 && s == only_symbol_, "symbol ", s, " has no huffman code (the code has ", used_,
+                      " symbols)");
     return;
   }
   // Two passes: the first checks the symbols and sizes the output once, so that the second
@@ -225,8 +220,7 @@ void HuffmanCode::write_codes(std::span<const std::uint16_t> symbols,
   const std::size_t m = lengths_.size();
   std::uint64_t bits = 0;
   for (std::uint16_t s : symbols) {
-    LACONIC_ENFORCE(s < m && lengths_[s] > 0, "symbol ", s, " has no huffman code (alphabet ",
-                    m, ")");
+    LACONIC_ENFORCE(s < m && lengths_[s] > 0, "symbol ", s, " has no huffman code (alphabet ", m, ")");
     bits += lengths_[s];
   }
   const std::size_t at = out.size();
@@ -255,11 +249,10 @@ std::size_t HuffmanCode::read_codebook(std::span<const std::uint8_t> bytes) {
   max_length_ = 0;
   if (kind == 0) return kCodebookHeaderBytes;
   if (kind == 1) {
-    LACONIC_ENFORCE(bytes.size() >= kCodebookHeaderBytes + 2,
-                    "expected a one-symbol huffman codebook of 5 bytes, got ", bytes.size());
+    LACONIC_ENFORCE(bytes.size() >= kCodebookHeaderBytes + 2, "expected a one-symbol huffman codebook of 5 bytes, got ",
+                    bytes.size());
     std::memcpy(&only_symbol_, bytes.data() + kCodebookHeaderBytes, 2);
-    LACONIC_ENFORCE(only_symbol_ < m, "huffman codebook symbol ", only_symbol_,
-                    " outside an alphabet of ", m);
+    LACONIC_ENFORCE(only_symbol_ < m, "huffman codebook symbol ", only_symbol_, " outside an alphabet of ", m);
     used_ = 1;
     return kCodebookHeaderBytes + 2;
   }
@@ -274,23 +267,21 @@ std::size_t HuffmanCode::read_codebook(std::span<const std::uint8_t> bytes) {
     if (in.read(1) != 0) {
       if (in.read(1) == 0) {
         const bool down = in.read(1) != 0;
-        LACONIC_ENFORCE(!down || previous > 0, "huffman codebook steps below length 0 at symbol ",
-                        s);
+        LACONIC_ENFORCE(!down || previous > 0, "huffman codebook steps below length 0 at symbol ", s);
         length = down ? previous - 1 : previous + 1;
       } else {
         length = in.read(5);
         if (length == kRunValue) {
           const std::size_t run = in.read(kRunBits) + std::size_t{2};
-          LACONIC_ENFORCE(run <= m - s, "huffman codebook run of ", run,
-                          " unused symbols at symbol ", s, " passes the alphabet of ", m);
+          LACONIC_ENFORCE(run <= m - s, "huffman codebook run of ", run, " unused symbols at symbol ", s,
+                          " passes the alphabet of ", m);
           s += run;
           previous = 0;
           continue;
         }
       }
     }
-    LACONIC_ENFORCE(length <= kMaxLength, "huffman code length ", length, " over the limit of ",
-                    kMaxLength);
+    LACONIC_ENFORCE(length <= kMaxLength, "huffman code length ", length, " over the limit of ", kMaxLength);
     if (length > 0) {
       ++used;
       kraft += std::uint64_t{1} << (kMaxLength - length);
@@ -299,8 +290,8 @@ std::size_t HuffmanCode::read_codebook(std::span<const std::uint8_t> bytes) {
     previous = length;
   }
   LACONIC_ENFORCE(used >= 2 && kraft == (std::uint64_t{1} << kMaxLength),
-                  "huffman code lengths do not form a complete prefix code: ", used,
-                  " symbols, Kraft sum ", kraft, " / ", std::uint64_t{1} << kMaxLength);
+                  "huffman code lengths do not form a complete prefix code: ", used, " symbols, Kraft sum ", kraft,
+                  " / ", std::uint64_t{1} << kMaxLength);
   assign_codes();
   used_ = used;
 
@@ -322,11 +313,9 @@ std::size_t HuffmanCode::read_codebook(std::span<const std::uint8_t> bytes) {
   return kCodebookHeaderBytes + in.bytes_used();
 }
 
-std::size_t HuffmanCode::read_codes(std::span<const std::uint8_t> bytes,
-                                    std::span<std::uint16_t> out) const {
+std::size_t HuffmanCode::read_codes(std::span<const std::uint8_t> bytes, std::span<std::uint16_t> out) const {
   if (used_ <= 1) {
-    LACONIC_ENFORCE(used_ == 1 || out.empty(), "a huffman code without symbols cannot decode ",
-                    out.size(), " symbols");
+    LACONIC_ENFORCE(used_ == 1 || out.empty(), "a huffman code without symbols cannot decode ", out.size(), " symbols");
     std::fill(out.begin(), out.end(), only_symbol_);
     return 0;
   }
@@ -376,14 +365,12 @@ std::size_t HuffmanCode::read_codes(std::span<const std::uint8_t> bytes,
     have -= length;
     consumed += length;
   }
-  LACONIC_ENFORCE(consumed <= 8 * static_cast<std::uint64_t>(size),
-                  "huffman codes truncated: decoding ", out.size(), " symbols needs ", consumed,
-                  " bits, got ", 8 * static_cast<std::uint64_t>(size));
+  LACONIC_ENFORCE(consumed <= 8 * static_cast<std::uint64_t>(size), "huffman codes truncated: decoding ", out.size(),
+                  " symbols needs ", consumed, " bits, got ", 8 * static_cast<std::uint64_t>(size));
   return static_cast<std::size_t>((consumed + 7) / 8);
 }
 
-std::vector<std::uint64_t> huffman_counts(std::span<const std::uint16_t> symbols,
-                                          std::size_t alphabet) {
+std::vector<std::uint64_t> huffman_counts(std::span<const std::uint16_t> symbols, std::size_t alphabet) {
   std::vector<std::uint64_t> counts(alphabet, 0);
   for (std::uint16_t s : symbols) {
     LACONIC_ENFORCE(s < alphabet, "symbol ", s, " outside an alphabet of ", alphabet);
@@ -392,8 +379,7 @@ std::vector<std::uint64_t> huffman_counts(std::span<const std::uint16_t> symbols
   return counts;
 }
 
-std::vector<std::uint8_t> huffman_encode(std::span<const std::uint16_t> symbols,
-                                         std::size_t alphabet) {
+std::vector<std::uint8_t> huffman_encode(std::span<const std::uint16_t> symbols, std::size_t alphabet) {
   HuffmanCode code;
   code.build(huffman_counts(symbols, alphabet));
   std::vector<std::uint8_t> out;
@@ -407,8 +393,8 @@ std::vector<std::uint16_t> huffman_decode(std::span<const std::uint8_t> bytes, s
   const std::size_t codebook = code.read_codebook(bytes);
   std::vector<std::uint16_t> out(count);
   const std::size_t codes = code.read_codes(bytes.subspan(codebook), out);
-  LACONIC_ENFORCE(codebook + codes == bytes.size(), "expected a huffman message of ",
-                  codebook + codes, " bytes for ", count, " symbols, got ", bytes.size());
+  LACONIC_ENFORCE(codebook + codes == bytes.size(), "expected a huffman message of ", codebook + codes, " bytes for ",
+                  count, " symbols, got ", bytes.size());
   return out;
 }
 

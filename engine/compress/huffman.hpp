@@ -77,13 +77,13 @@ class HuffmanCode {
  private:
   void assign_codes();
 
-  std::vector<std::uint8_t> lengths_;     // per symbol, bits
-  std::vector<std::uint32_t> codes_;      // per symbol, bit-reversed (ready for LSB-first)
+  std::vector<std::uint8_t> lengths_;  // per symbol, bits
+  std::vector<std::uint32_t> codes_;   // per symbol, bit-reversed (ready for LSB-first)
   std::size_t used_ = 0;
-  std::uint16_t only_symbol_ = 0;         // the symbol of a one-symbol code
+  std::uint16_t only_symbol_ = 0;  // the symbol of a one-symbol code
   unsigned max_length_ = 0;
   std::uint32_t length_counts_[kMaxLength + 1] = {};  // codes per length
-  std::vector<std::uint16_t> sorted_;     // used symbols by (length, symbol), for slow decoding
+  std::vector<std::uint16_t> sorted_;                 // used symbols by (length, symbol), for slow decoding
   // Decoding table indexed by the next table_bits_ bits: symbol << 8 | length, or 0 for codes
   // longer than table_bits_ (decoded bit by bit).
   unsigned table_bits_ = 0;
@@ -96,13 +96,11 @@ class HuffmanCode {
 };
 
 /// Counts of each symbol of `symbols` over an alphabet of `alphabet` symbols.
-std::vector<std::uint64_t> huffman_counts(std::span<const std::uint16_t> symbols,
-                                          std::size_t alphabet);
+std::vector<std::uint64_t> huffman_counts(std::span<const std::uint16_t> symbols, std::size_t alphabet);
 
 /// Codes `symbols` (each < alphabet, alphabet in [1, 65536]) as one message: the codebook of
 /// their counts, then the codes.
-std::vector<std::uint8_t> huffman_encode(std::span<const std::uint16_t> symbols,
-                                         std::size_t alphabet);
+std::vector<std::uint8_t> huffman_encode(std::span<const std::uint16_t> symbols, std::size_t alphabet);
 
 /// Decodes `count` symbols from a message of huffman_encode(); InvariantError when the message
 /// is truncated, corrupted, or longer than its codes.

@@ -1,8 +1,8 @@
 #pragma once
 #include <vector>
 
-#include "engine/core/component.hpp"
 #include "engine/compress/compressor.hpp"
+#include "engine/core/component.hpp"
 
 namespace laconic::compress {
 

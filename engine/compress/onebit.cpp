@@ -11,8 +11,7 @@ namespace laconic::compress {
 
 std::vector<FieldSpec> OnebitOptions::fields() {
   return {
-      {"error_feedback", FieldType::Bool, true,
-       "accumulate the quantization error and add it to the next gradient"},
+      {"error_feedback", FieldType::Bool, true, "accumulate the quantization error and add it to the next gradient"},
   };
 }
 
@@ -26,8 +25,7 @@ std::size_t onebit_payload_bytes(std::size_t n) { return 12 + sign_bits_bytes(n)
 
 void OnebitCodec::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t n = gradient.size();
-  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(),
-                  "onebit handles at most 2^32-1 elements, got ", n);
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "onebit handles at most 2^32-1 elements, got ", n);
   payload.resize(onebit_payload_bytes(n));
   // The bits do not depend on the means: one pass packs them and sums each side, the means go
   // into the header afterwards.
@@ -36,8 +34,7 @@ void OnebitCodec::compress(std::span<const float> gradient, Payload& payload) {
   const float mean_positive =
       positives == 0 ? 0.0f : static_cast<float>(sums.positive / static_cast<double>(positives));
   const float mean_negative =
-      sums.negatives == 0 ? 0.0f
-                          : static_cast<float>(sums.negative / static_cast<double>(sums.negatives));
+      sums.negatives == 0 ? 0.0f : static_cast<float>(sums.negative / static_cast<double>(sums.negatives));
   const auto count = static_cast<std::uint32_t>(n);
   std::memcpy(payload.data(), &count, 4);
   std::memcpy(payload.data() + 4, &mean_positive, 4);
@@ -46,8 +43,8 @@ void OnebitCodec::compress(std::span<const float> gradient, Payload& payload) {
 
 void OnebitCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
   const std::size_t n = read_element_count(payload, 12, dense.size(), "onebit");
-  LACONIC_ENFORCE(payload.size() == onebit_payload_bytes(n), "expected ",
-                  onebit_payload_bytes(n), " payload bytes for n=", n, ", got ", payload.size());
+  LACONIC_ENFORCE(payload.size() == onebit_payload_bytes(n), "expected ", onebit_payload_bytes(n),
+                  " payload bytes for n=", n, ", got ", payload.size());
   float mean_positive, mean_negative;
   std::memcpy(&mean_positive, payload.data() + 4, 4);
   std::memcpy(&mean_negative, payload.data() + 8, 4);

@@ -37,8 +37,7 @@ class OnebitCodec : public Compressor {
 /// by OnebitCodec and e = p - sent is carried to the next step. aggregate() is the mean.
 class OnebitCompressor : public WithErrorFeedback<OnebitCodec> {
  public:
-  explicit OnebitCompressor(OnebitOptions options)
-      : WithErrorFeedback(options.error_feedback) {}
+  explicit OnebitCompressor(OnebitOptions options) : WithErrorFeedback(options.error_feedback) {}
 };
 
 }  // namespace laconic::compress

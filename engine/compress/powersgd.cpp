@@ -15,8 +15,7 @@ std::vector<FieldSpec> PowerSgdOptions::fields() {
        "start each step's power iteration from the last step's Q (else a fresh random Q)"},
       {"start_iter", FieldType::Int, std::int64_t{0},
        "steps exchanged dense (fp32 mean) before compression starts, >= 0"},
-      {"error_feedback", FieldType::Bool, true,
-       "keep M - P Q^T and add it to the next gradient"},
+      {"error_feedback", FieldType::Bool, true, "keep M - P Q^T and add it to the next gradient"},
   };
 }
 
@@ -26,10 +25,8 @@ PowerSgdOptions PowerSgdOptions::from(const ComponentSpec& spec) {
   o.warm_start = spec.flag("warm_start");
   o.start_iter = spec.integer("start_iter");
   o.error_feedback = spec.flag("error_feedback");
-  if (o.rank < 1 || o.rank > 1024)
-    throw ConfigError(str_cat("powersgd.rank must be in [1, 1024], got ", o.rank));
-  if (o.start_iter < 0)
-    throw ConfigError(str_cat("powersgd.start_iter must be >= 0, got ", o.start_iter));
+  if (o.rank < 1 || o.rank > 1024) throw ConfigError(str_cat("powersgd.rank must be in [1, 1024], got ", o.rank));
+  if (o.start_iter < 0) throw ConfigError(str_cat("powersgd.start_iter must be >= 0, got ", o.start_iter));
   return o;
 }
 
@@ -55,8 +52,7 @@ bool worth_compressing(Matrix m, std::size_t rank) {
 }
 
 /// out (rows x r) = m (rows x cols) * q (cols x r), all row-major.
-void multiply(const float* m, std::size_t rows, std::size_t cols, const float* q, std::size_t r,
-              float* out) {
+void multiply(const float* m, std::size_t rows, std::size_t cols, const float* q, std::size_t r, float* out) {
   std::fill(out, out + rows * r, 0.0f);
   for (std::size_t i = 0; i < rows; ++i) {
     float* o = out + i * r;
@@ -70,8 +66,8 @@ void multiply(const float* m, std::size_t rows, std::size_t cols, const float* q
 }
 
 /// out (cols x r) = m^T (cols x rows) * p (rows x r).
-void multiply_transposed(const float* m, std::size_t rows, std::size_t cols, const float* p,
-                         std::size_t r, float* out) {
+void multiply_transposed(const float* m, std::size_t rows, std::size_t cols, const float* p, std::size_t r,
+                         float* out) {
   std::fill(out, out + cols * r, 0.0f);
   for (std::size_t i = 0; i < rows; ++i) {
     const float* row = m + i * cols;
@@ -90,14 +86,11 @@ void orthogonalize(float* p, std::size_t rows, std::size_t r) {
   for (std::size_t j = 0; j < r; ++j) {
     for (std::size_t k = 0; k < j; ++k) {
       double dot = 0;
-      for (std::size_t i = 0; i < rows; ++i)
-        dot += static_cast<double>(p[i * r + j]) * p[i * r + k];
-      for (std::size_t i = 0; i < rows; ++i)
-        p[i * r + j] -= static_cast<float>(dot) * p[i * r + k];
+      for (std::size_t i = 0; i < rows; ++i) dot += static_cast<double>(p[i * r + j]) * p[i * r + k];
+      for (std::size_t i = 0; i < rows; ++i) p[i * r + j] -= static_cast<float>(dot) * p[i * r + k];
     }
     double norm = 0;
-    for (std::size_t i = 0; i < rows; ++i)
-      norm += static_cast<double>(p[i * r + j]) * p[i * r + j];
+    for (std::size_t i = 0; i < rows; ++i) norm += static_cast<double>(p[i * r + j]) * p[i * r + j];
     norm = std::sqrt(norm);
     const float scale = norm > 1e-30 ? static_cast<float>(1.0 / norm) : 0.0f;
     for (std::size_t i = 0; i < rows; ++i) p[i * r + j] *= scale;
@@ -152,8 +145,8 @@ void PowerSgdCompressor::load_state(StateReader& in) {
   }
   plan(residual_.empty() ? total : residual_.size());
   if (q.empty()) return;  // saved before the first compressed step
-  LACONIC_ENFORCE(q.size() == q_.size(), "powersgd state holds Q of ", q.size(),
-                  " floats, these layers need ", q_.size());
+  LACONIC_ENFORCE(q.size() == q_.size(), "powersgd state holds Q of ", q.size(), " floats, these layers need ",
+                  q_.size());
   q_ = std::move(q);
   q_ready_ = q_ready;
 }
@@ -166,8 +159,7 @@ void PowerSgdCompressor::set_layer_shapes(const std::vector<LayerShape>& shapes)
 void PowerSgdCompressor::plan(std::size_t total) {
   layers_.clear();
   // Without shapes the gradient is one vector, sent dense.
-  const std::vector<LayerShape> shapes =
-      shapes_.empty() ? std::vector<LayerShape>{{total}} : shapes_;
+  const std::vector<LayerShape> shapes = shapes_.empty() ? std::vector<LayerShape>{{total}} : shapes_;
   const auto r = static_cast<std::size_t>(options_.rank);
   std::size_t offset = 0, p_floats = 0, q_floats = 0;
   for (const LayerShape& shape : shapes) {
@@ -182,8 +174,7 @@ void PowerSgdCompressor::plan(std::size_t total) {
     offset += m.rows * m.cols;
     layers_.push_back(layer);
   }
-  LACONIC_ENFORCE(offset == total, "powersgd layer shapes cover ", offset,
-                  " elements, the gradient has ", total);
+  LACONIC_ENFORCE(offset == total, "powersgd layer shapes cover ", offset, " elements, the gradient has ", total);
   dense_floats_ = 0;
   for (Layer& layer : layers_)
     if (!layer.low_rank) {
@@ -203,8 +194,7 @@ void PowerSgdCompressor::draw_q(std::uint64_t stream) {
     const double u2 = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;
     const double radius = std::sqrt(-2.0 * std::log(u1));
     q_[i] = static_cast<float>(radius * std::cos(2 * std::numbers::pi * u2));
-    if (i + 1 < q_.size())
-      q_[i + 1] = static_cast<float>(radius * std::sin(2 * std::numbers::pi * u2));
+    if (i + 1 < q_.size()) q_[i + 1] = static_cast<float>(radius * std::sin(2 * std::numbers::pi * u2));
   }
   q_ready_ = true;
 }
@@ -217,8 +207,7 @@ std::size_t PowerSgdCompressor::exchange(std::span<float> gradient, SumReducer& 
     for (float& g : gradient) g *= mean;
     return gradient.size() * sizeof(float);
   }
-  if (layers_.empty() || layers_.back().offset + layers_.back().rows * layers_.back().cols !=
-                             gradient.size())
+  if (layers_.empty() || layers_.back().offset + layers_.back().rows * layers_.back().cols != gradient.size())
     plan(gradient.size());
   if (!options_.warm_start || !q_ready_) draw_q(static_cast<std::uint64_t>(step));
 
@@ -245,8 +234,7 @@ std::size_t PowerSgdCompressor::exchange(std::span<float> gradient, SumReducer& 
   for (const Layer& l : layers_) {
     if (!l.low_rank) continue;
     orthogonalize(p_.data() + l.p_offset, l.rows, r);
-    multiply_transposed(m + l.offset, l.rows, l.cols, p_.data() + l.p_offset, r,
-                        q_.data() + l.q_offset);
+    multiply_transposed(m + l.offset, l.rows, l.cols, p_.data() + l.p_offset, r, q_.data() + l.q_offset);
   }
   reducer.sum(q_);
   for (float& v : q_) v *= mean;

@@ -65,13 +65,13 @@ class PowerSgdCompressor : public Compressor {
   PowerSgdOptions options_;
   std::vector<LayerShape> shapes_;
   std::vector<Layer> layers_;
-  std::size_t dense_floats_ = 0;   // elements of the layers sent dense
-  std::uint64_t seed_ = 0;         // shared by all workers
+  std::size_t dense_floats_ = 0;  // elements of the layers sent dense
+  std::uint64_t seed_ = 0;        // shared by all workers
   std::int64_t step_ = 0;
   bool q_ready_ = false;
   std::vector<float> residual_;
-  std::vector<float> p_;           // all layers' P, then the dense layers' values
-  std::vector<float> q_;           // all layers' Q
+  std::vector<float> p_;  // all layers' P, then the dense layers' values
+  std::vector<float> q_;  // all layers' Q
 };
 
 }  // namespace laconic::compress

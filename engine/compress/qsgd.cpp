@@ -6,24 +6,21 @@
 #include <cstring>
 #include <limits>
 
-#include "engine/compress/payload_header.hpp"
 #include "engine/compress/bitpack.hpp"
 #include "engine/compress/elias.hpp"
+#include "engine/compress/payload_header.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
 
 std::vector<FieldSpec> QsgdOptions::fields() {
   return {
-      {"levels", FieldType::Int, std::int64_t{16},
-       "quantization levels s of |x|/norm per bucket, in [1, 65535]"},
-      {"bucket_size", FieldType::Int, std::int64_t{512},
-       "elements sharing one float32 norm, >= 1"},
+      {"levels", FieldType::Int, std::int64_t{16}, "quantization levels s of |x|/norm per bucket, in [1, 65535]"},
+      {"bucket_size", FieldType::Int, std::int64_t{512}, "elements sharing one float32 norm, >= 1"},
       {"coding", FieldType::String, std::string("fixed"),
        "\"fixed\": sign bit + ceil(log2(levels+1)) bits per element; \"elias\": Elias-gamma "
        "coded levels, sign only for nonzero levels"},
-      {"error_feedback", FieldType::Bool, false,
-       "accumulate the quantization error and add it to the next gradient"},
+      {"error_feedback", FieldType::Bool, false, "accumulate the quantization error and add it to the next gradient"},
   };
 }
 
@@ -33,13 +30,10 @@ QsgdOptions QsgdOptions::from(const ComponentSpec& spec) {
   o.bucket_size = spec.integer("bucket_size");
   o.coding = spec.text("coding");
   o.error_feedback = spec.flag("error_feedback");
-  if (o.levels < 1 || o.levels > 65535)
-    throw ConfigError(str_cat("qsgd.levels must be in [1, 65535], got ", o.levels));
-  if (o.bucket_size < 1)
-    throw ConfigError(str_cat("qsgd.bucket_size must be >= 1, got ", o.bucket_size));
+  if (o.levels < 1 || o.levels > 65535) throw ConfigError(str_cat("qsgd.levels must be in [1, 65535], got ", o.levels));
+  if (o.bucket_size < 1) throw ConfigError(str_cat("qsgd.bucket_size must be >= 1, got ", o.bucket_size));
   if (o.coding != "fixed" && o.coding != "elias")
-    throw ConfigError(
-        str_cat("qsgd.coding must be one of \"fixed\", \"elias\", got \"", o.coding, "\""));
+    throw ConfigError(str_cat("qsgd.coding must be one of \"fixed\", \"elias\", got \"", o.coding, "\""));
   return o;
 }
 
@@ -48,20 +42,16 @@ unsigned qsgd_fixed_bits(unsigned levels) {
   return 1 + static_cast<unsigned>(std::bit_width(levels));
 }
 
-std::size_t qsgd_buckets(std::size_t n, std::size_t bucket_size) {
-  return (n + bucket_size - 1) / bucket_size;
-}
+std::size_t qsgd_buckets(std::size_t n, std::size_t bucket_size) { return (n + bucket_size - 1) / bucket_size; }
 
 std::size_t qsgd_payload_bytes(std::size_t n, std::size_t bucket_size, unsigned levels) {
   return 4 + 4 * qsgd_buckets(n, bucket_size) + packed_bytes(n, qsgd_fixed_bits(levels));
 }
 
-std::size_t qsgd_elias_payload_bytes(std::span<const std::uint32_t> element_levels,
-                                     std::size_t bucket_size) {
+std::size_t qsgd_elias_payload_bytes(std::span<const std::uint32_t> element_levels, std::size_t bucket_size) {
   std::uint64_t bits = 0;
   for (std::uint32_t l : element_levels) bits += elias_bits(l) + (l > 0 ? 1 : 0);
-  return 4 + 4 * qsgd_buckets(element_levels.size(), bucket_size) +
-         static_cast<std::size_t>((bits + 7) / 8);
+  return 4 + 4 * qsgd_buckets(element_levels.size(), bucket_size) + static_cast<std::size_t>((bits + 7) / 8);
 }
 
 QsgdCodec::QsgdCodec(unsigned levels, std::size_t bucket_size, QsgdCoding coding, Isa isa)
@@ -70,10 +60,8 @@ QsgdCodec::QsgdCodec(unsigned levels, std::size_t bucket_size, QsgdCoding coding
       coding_(coding),
       isa_(isa),
       rng_(derive_seed(0, streams::kQsgdRounding)) {
-  LACONIC_ENFORCE(isa == Isa::Baseline || best_isa() == Isa::Avx2,
-                  "qsgd's AVX2 loops need a CPU with AVX2");
-  LACONIC_ENFORCE(levels >= 1 && levels <= 65535, "qsgd levels must be in [1, 65535], got ",
-                  levels);
+  LACONIC_ENFORCE(isa == Isa::Baseline || best_isa() == Isa::Avx2, "qsgd's AVX2 loops need a CPU with AVX2");
+  LACONIC_ENFORCE(levels >= 1 && levels <= 65535, "qsgd levels must be in [1, 65535], got ", levels);
   LACONIC_ENFORCE(bucket_size >= 1, "qsgd bucket size must be >= 1, got ", bucket_size);
 }
 
@@ -90,12 +78,10 @@ namespace {
   double partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   const std::size_t whole = n - n % 8;
   for (std::size_t i = 0; i < whole; i += 8)
-    for (std::size_t j = 0; j < 8; ++j)
-      partial[j] += static_cast<double>(x[i + j]) * static_cast<double>(x[i + j]);
-  for (std::size_t i = whole; i < n; ++i)
-    partial[i - whole] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
-  const double squares = ((partial[0] + partial[4]) + (partial[1] + partial[5])) +
-                         ((partial[2] + partial[6]) + (partial[3] + partial[7]));
+    for (std::size_t j = 0; j < 8; ++j) partial[j] += static_cast<double>(x[i + j]) * static_cast<double>(x[i + j]);
+  for (std::size_t i = whole; i < n; ++i) partial[i - whole] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  const double squares =
+      ((partial[0] + partial[4]) + (partial[1] + partial[5])) + ((partial[2] + partial[6]) + (partial[3] + partial[7]));
   return static_cast<float>(std::sqrt(squares));
 }
 
@@ -105,24 +91,21 @@ constexpr std::size_t kWindow = 2048;
 
 // codes[k] = (level << 1) | sign for one bucket's elements, with `uniform` one draw per element.
 // No branches and no libm calls, so the loop vectorizes; r <= s <= 65535 fits an int32.
-[[gnu::always_inline]] inline void quantize(const float* x, const float* uniform,
-                                            std::uint32_t* codes, std::size_t count, float scale,
-                                            float s) {
+[[gnu::always_inline]] inline void quantize(const float* x, const float* uniform, std::uint32_t* codes,
+                                            std::size_t count, float scale, float s) {
   for (std::size_t k = 0; k < count; ++k) {
     // Clamping r (not the level) keeps r = s exact for the largest element: p = 0 there.
     const float r = std::min(std::fabs(x[k]) * scale, s);
     const auto floor = static_cast<std::int32_t>(r);  // r >= 0: truncation is floor
-    const auto level =
-        static_cast<std::uint32_t>(floor) +
-        (uniform[k] < r - static_cast<float>(floor) ? 1u : 0u);
+    const auto level = static_cast<std::uint32_t>(floor) + (uniform[k] < r - static_cast<float>(floor) ? 1u : 0u);
     const std::uint32_t negative = (std::bit_cast<std::uint32_t>(x[k]) >> 31) & (level != 0);
     codes[k] = (level << 1) | negative;
   }
 }
 
 // dense[k] += +-level * unit for one bucket's codes; the sign is an XOR, not a branch.
-[[gnu::always_inline]] inline void dequantize_add(const std::uint32_t* codes, float* dense,
-                                                  std::size_t count, float unit) {
+[[gnu::always_inline]] inline void dequantize_add(const std::uint32_t* codes, float* dense, std::size_t count,
+                                                  float unit) {
   for (std::size_t k = 0; k < count; ++k) {
     const float value = static_cast<float>(static_cast<std::int32_t>(codes[k] >> 1)) * unit;
     dense[k] += std::bit_cast<float>(std::bit_cast<std::uint32_t>(value) ^ (codes[k] << 31));
@@ -144,23 +127,16 @@ constexpr Kernels kBaseline = {
     [](const float* x, const float* u, std::uint32_t* c, std::size_t n, float scale, float s) {
       quantize(x, u, c, n, scale, s);
     },
-    [](const std::uint32_t* c, float* d, std::size_t n, float unit) {
-      dequantize_add(c, d, n, unit);
-    }};
+    [](const std::uint32_t* c, float* d, std::size_t n, float unit) { dequantize_add(c, d, n, unit); }};
 
 #if defined(__x86_64__) || defined(__i386__)
-[[gnu::target("avx2")]] float norm_avx2(const float* x, std::size_t n) {
-  return bucket_norm(x, n);
-}
-[[gnu::target("avx2")]] void fill_avx2(UniformStream& rng, float* out, std::size_t count) {
-  rng.fill(out, count);
-}
-[[gnu::target("avx2")]] void quantize_avx2(const float* x, const float* u, std::uint32_t* c,
-                                           std::size_t n, float scale, float s) {
+[[gnu::target("avx2")]] float norm_avx2(const float* x, std::size_t n) { return bucket_norm(x, n); }
+[[gnu::target("avx2")]] void fill_avx2(UniformStream& rng, float* out, std::size_t count) { rng.fill(out, count); }
+[[gnu::target("avx2")]] void quantize_avx2(const float* x, const float* u, std::uint32_t* c, std::size_t n, float scale,
+                                           float s) {
   quantize(x, u, c, n, scale, s);
 }
-[[gnu::target("avx2")]] void dequantize_add_avx2(const std::uint32_t* c, float* d,
-                                                 std::size_t n, float unit) {
+[[gnu::target("avx2")]] void dequantize_add_avx2(const std::uint32_t* c, float* d, std::size_t n, float unit) {
   dequantize_add(c, d, n, unit);
 }
 constexpr Kernels kAvx2 = {norm_avx2, fill_avx2, quantize_avx2, dequantize_add_avx2};
@@ -176,14 +152,11 @@ const Kernels& kernels(Isa isa) {
 
 }  // namespace
 
-float qsgd_bucket_norm(std::span<const float> bucket) {
-  return bucket_norm(bucket.data(), bucket.size());
-}
+float qsgd_bucket_norm(std::span<const float> bucket) { return bucket_norm(bucket.data(), bucket.size()); }
 
 void QsgdCodec::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t n = gradient.size();
-  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "qsgd handles at most 2^32-1 ",
-                  "elements, got ", n);
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "qsgd handles at most 2^32-1 ", "elements, got ", n);
   const std::size_t buckets = qsgd_buckets(n, bucket_size_);
   const std::size_t head = 4 + 4 * buckets;
   const unsigned fixed_bits = qsgd_fixed_bits(levels_);
@@ -251,14 +224,14 @@ void QsgdCodec::decompress_add(const Payload& payload, std::span<float> dense) c
   const std::size_t n = read_element_count(payload, 4, dense.size(), "qsgd");
   const std::size_t buckets = qsgd_buckets(n, bucket_size_);
   const std::size_t head = 4 + 4 * buckets;
-  LACONIC_ENFORCE(payload.size() >= head, "expected at least ", head, " qsgd payload bytes for ",
-                  buckets, " buckets, got ", payload.size());
+  LACONIC_ENFORCE(payload.size() >= head, "expected at least ", head, " qsgd payload bytes for ", buckets,
+                  " buckets, got ", payload.size());
   const unsigned fixed_bits = qsgd_fixed_bits(levels_);
   const bool fixed = coding_ == QsgdCoding::Fixed;
   if (fixed) {
     const std::size_t expected = qsgd_payload_bytes(n, bucket_size_, levels_);
-    LACONIC_ENFORCE(payload.size() == expected, "expected ", expected, " qsgd payload bytes for ",
-                    n, " elements, got ", payload.size());
+    LACONIC_ENFORCE(payload.size() == expected, "expected ", expected, " qsgd payload bytes for ", n, " elements, got ",
+                    payload.size());
   }
   const auto s = static_cast<float>(levels_);
   const Kernels& kern = kernels(isa_);
@@ -280,17 +253,14 @@ void QsgdCodec::decompress_add(const Payload& payload, std::span<float> dense) c
     } else {
       for (std::size_t k = 0; k < wn; ++k) {
         const std::uint64_t level = read_elias(reader);
-        LACONIC_ENFORCE(level <= levels_, "payload level ", level, " of element ", w0 + k,
-                        " exceeds levels=", levels_);
+        LACONIC_ENFORCE(level <= levels_, "payload level ", level, " of element ", w0 + k, " exceeds levels=", levels_);
         codes[k] = static_cast<std::uint32_t>(level << 1) | reader.read(level != 0 ? 1 : 0);
       }
     }
     if ((largest >> 1) > levels_) {  // one compare per window; find the element to name it
       const std::size_t k = static_cast<std::size_t>(
-          std::find_if(codes, codes + wn, [&](std::uint32_t c) { return (c >> 1) > levels_; }) -
-          codes);
-      LACONIC_ENFORCE(false, "payload level ", codes[k] >> 1, " of element ", w0 + k,
-                      " exceeds levels=", levels_);
+          std::find_if(codes, codes + wn, [&](std::uint32_t c) { return (c >> 1) > levels_; }) - codes);
+      LACONIC_ENFORCE(false, "payload level ", codes[k] >> 1, " of element ", w0 + k, " exceeds levels=", levels_);
     }
     // Buckets overlapping this window, each with its own unit.
     for (std::size_t i = w0; i < w0 + wn;) {
@@ -301,9 +271,8 @@ void QsgdCodec::decompress_add(const Payload& payload, std::span<float> dense) c
     }
   }
   if (!fixed)
-    LACONIC_ENFORCE(reader.bytes_read() == payload.size() - head, "expected ",
-                    head + reader.bytes_read(), " qsgd payload bytes for ", n,
-                    " elements, got ", payload.size());
+    LACONIC_ENFORCE(reader.bytes_read() == payload.size() - head, "expected ", head + reader.bytes_read(),
+                    " qsgd payload bytes for ", n, " elements, got ", payload.size());
 }
 
 namespace {
@@ -311,15 +280,13 @@ namespace {
 QsgdCoding parse_coding(const std::string& coding) {
   if (coding == "fixed") return QsgdCoding::Fixed;
   if (coding == "elias") return QsgdCoding::Elias;
-  throw ConfigError(str_cat("qsgd.coding must be one of \"fixed\", \"elias\", got \"", coding,
-                            "\""));
+  throw ConfigError(str_cat("qsgd.coding must be one of \"fixed\", \"elias\", got \"", coding, "\""));
 }
 
 }  // namespace
 
 QsgdCompressor::QsgdCompressor(QsgdOptions options)
     : WithErrorFeedback(options.error_feedback, static_cast<unsigned>(options.levels),
-                        static_cast<std::size_t>(options.bucket_size),
-                        parse_coding(options.coding)) {}
+                        static_cast<std::size_t>(options.bucket_size), parse_coding(options.coding)) {}
 
 }  // namespace laconic::compress

@@ -13,10 +13,10 @@
 namespace laconic::compress {
 
 struct QsgdOptions {
-  std::int64_t levels = 16;         ///< s, quantization levels of |x|/norm in (0, 1]; [1, 65535]
-  std::int64_t bucket_size = 512;   ///< elements sharing one norm, >= 1
-  std::string coding = "fixed";     ///< "fixed" (sign + level bits) or "elias" (gamma-coded)
-  bool error_feedback = false;      ///< keep the quantization error and add it next step
+  std::int64_t levels = 16;        ///< s, quantization levels of |x|/norm in (0, 1]; [1, 65535]
+  std::int64_t bucket_size = 512;  ///< elements sharing one norm, >= 1
+  std::string coding = "fixed";    ///< "fixed" (sign + level bits) or "elias" (gamma-coded)
+  bool error_feedback = false;     ///< keep the quantization error and add it next step
 
   static std::vector<FieldSpec> fields();
   static QsgdOptions from(const ComponentSpec& spec);
@@ -37,8 +37,7 @@ std::size_t qsgd_payload_bytes(std::size_t n, std::size_t bucket_size, unsigned 
 
 /// Bytes of an "elias" QSGD payload whose elements got `element_levels`: 4 + 4 per bucket +
 /// ceil(sum over elements of (elias_bits(l) + [l > 0]) / 8).
-std::size_t qsgd_elias_payload_bytes(std::span<const std::uint32_t> element_levels,
-                                     std::size_t bucket_size);
+std::size_t qsgd_elias_payload_bytes(std::span<const std::uint32_t> element_levels, std::size_t bucket_size);
 
 /// The float32 norm QSGD sends for one bucket: sqrt of the sum of squares in double, summed as
 /// eight interleaved partial sums (element i into sum i mod 8, then ((0+4)+(1+5))+((2+6)+(3+7))).

@@ -4,8 +4,8 @@
 // unlike the standard distributions.
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <cstring>
+#include <span>
 
 namespace laconic::compress {
 
@@ -29,19 +29,19 @@ constexpr std::uint64_t derive_seed(std::uint64_t run_seed, std::uint64_t stream
 /// the streams below. So terngrad's and adaptive's 2000, in two compressors, draw different
 /// numbers; both keep the value they had before this list, so that runs repeat bit for bit.
 namespace streams {
-inline constexpr std::uint64_t kQsgdRounding = 1000;        ///< + rank: stochastic rounding
-inline constexpr std::uint64_t kTerngradRounding = 2000;    ///< + rank
-inline constexpr std::uint64_t kAdaptiveSample = 2000;      ///< + rank: the entropy sample
-inline constexpr std::uint64_t kDgcSample = 3000;           ///< + rank: the threshold sample
+inline constexpr std::uint64_t kQsgdRounding = 1000;                      ///< + rank: stochastic rounding
+inline constexpr std::uint64_t kTerngradRounding = 2000;                  ///< + rank
+inline constexpr std::uint64_t kAdaptiveSample = 2000;                    ///< + rank: the entropy sample
+inline constexpr std::uint64_t kDgcSample = 3000;                         ///< + rank: the threshold sample
 inline constexpr std::uint64_t kRandomkPrivate = std::uint64_t{1} << 32;  ///< + rank, when not shared
-inline constexpr std::uint64_t kPowerSgd = 0x9053d;         ///< the shared initial Q matrices
-inline constexpr std::uint64_t kChainFirst = 1;             ///< chain's first child's run seed
-inline constexpr std::uint64_t kChainSecond = 2;            ///< and its second's
-inline constexpr std::uint64_t kScopeSegment = 0x5e9;       ///< + segment: scope = "layer" segments
-inline constexpr std::uint64_t kServerShard = 0x5e7e;       ///< + shard: a parameter server's shard compressors
-inline constexpr std::uint64_t kServerPull = 0x9011;        ///< + shard: asynchronous pull compressors
-inline constexpr std::uint64_t kBucket = 0xb0c4e7;          ///< + bucket: an overlapped exchange's buckets
-inline constexpr std::uint64_t kStraggler = 0x5710;         ///< + rank: a straggler's delays
+inline constexpr std::uint64_t kPowerSgd = 0x9053d;                       ///< the shared initial Q matrices
+inline constexpr std::uint64_t kChainFirst = 1;                           ///< chain's first child's run seed
+inline constexpr std::uint64_t kChainSecond = 2;                          ///< and its second's
+inline constexpr std::uint64_t kScopeSegment = 0x5e9;                     ///< + segment: scope = "layer" segments
+inline constexpr std::uint64_t kServerShard = 0x5e7e;  ///< + shard: a parameter server's shard compressors
+inline constexpr std::uint64_t kServerPull = 0x9011;   ///< + shard: asynchronous pull compressors
+inline constexpr std::uint64_t kBucket = 0xb0c4e7;     ///< + bucket: an overlapped exchange's buckets
+inline constexpr std::uint64_t kStraggler = 0x5710;    ///< + rank: a straggler's delays
 }  // namespace streams
 
 class Rng {
@@ -85,7 +85,6 @@ class Rng {
   static constexpr std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   std::uint64_t state_[4];
 };
-
 
 /// Uniform floats in [0, 1) in bulk for stochastic rounding: eight interleaved xoshiro256+
 /// generators (Blackman & Vigna 2018), each 64-bit draw giving two 24-bit uniforms (bits 40..63
@@ -137,11 +136,9 @@ class UniformStream {
         s2[v] ^= t;
         s3[v] = (s3[v] << 45) | (s3[v] >> 19);
         // Through int32: below 2^24 the conversion is exact, and signed converts vectorize.
-        const Floats high =
-            __builtin_convertvector(__builtin_convertvector(r >> 40, Ints), Floats) * 0x1p-24f;
-        const Floats middle = __builtin_convertvector(
-                                  __builtin_convertvector((r >> 16) & 0xFFFFFFu, Ints), Floats) *
-                              0x1p-24f;
+        const Floats high = __builtin_convertvector(__builtin_convertvector(r >> 40, Ints), Floats) * 0x1p-24f;
+        const Floats middle =
+            __builtin_convertvector(__builtin_convertvector((r >> 16) & 0xFFFFFFu, Ints), Floats) * 0x1p-24f;
         std::memcpy(out + b + v * kWidth, &high, sizeof high);
         std::memcpy(out + b + kLanes + v * kWidth, &middle, sizeof middle);
       }

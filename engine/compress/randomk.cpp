@@ -4,8 +4,8 @@
 #include <cstring>
 #include <limits>
 
-#include "engine/compress/topk.hpp"
 #include "engine/compress/sparse_pairs.hpp"
+#include "engine/compress/topk.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
@@ -22,8 +22,7 @@ std::vector<FieldSpec> RandomkOptions::fields() {
       StepRatio::field(0.01, "fraction of elements sent per step, in (0, 1]"),
       {"shared_seed", FieldType::Bool, true,
        "all workers draw the same indices, so payloads are values only and summed by allreduce"},
-      {"error_feedback", FieldType::Bool, true,
-       "accumulate what was not sent and add it to the next gradient"},
+      {"error_feedback", FieldType::Bool, true, "accumulate what was not sent and add it to the next gradient"},
   };
 }
 
@@ -40,9 +39,8 @@ std::size_t randomk_payload_bytes(std::size_t k, bool shared_seed) {
 }
 
 void RandomkCodec::set_seed(std::uint64_t run_seed, int rank) {
-  base_seed_ = shared_seed_
-                   ? run_seed
-                   : derive_seed(run_seed, streams::kRandomkPrivate + static_cast<std::uint32_t>(rank));
+  base_seed_ =
+      shared_seed_ ? run_seed : derive_seed(run_seed, streams::kRandomkPrivate + static_cast<std::uint32_t>(rank));
 }
 
 void RandomkCodec::choose_indices(std::size_t n, std::size_t k) {
@@ -74,8 +72,7 @@ void RandomkCodec::choose_indices(std::size_t n, std::size_t k) {
 
 void RandomkCodec::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t n = gradient.size();
-  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(),
-                  "randomk handles at most 2^32-1 elements, got ", n);
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "randomk handles at most 2^32-1 elements, got ", n);
   const std::size_t k = topk_count(ratio_, n);
   choose_indices(n, k);
   ++step_;
@@ -85,8 +82,7 @@ void RandomkCodec::compress(std::span<const float> gradient, Payload& payload) {
   payload.resize(randomk_payload_bytes(k, shared_seed_));
   std::uint8_t* values = payload.data();
   if (!shared_seed_) {
-    const std::uint32_t header[2] = {static_cast<std::uint32_t>(n),
-                                     static_cast<std::uint32_t>(k)};
+    const std::uint32_t header[2] = {static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k)};
     std::memcpy(payload.data(), header, sizeof header);
     if (k > 0) std::memcpy(payload.data() + 8, indices_.data(), 4 * k);
     values = payload.data() + 8 + 4 * k;
@@ -98,12 +94,11 @@ void RandomkCodec::decompress_add(const Payload& payload, std::span<float> dense
   if (shared_seed_) {
     LACONIC_ENFORCE(compressed_, "a shared-seed randomk payload decodes against the indices of ",
                     "this worker's compress() for the same step, and none has run yet");
-    LACONIC_ENFORCE(dense.size() == n_, "expected a dense vector of ", n_,
-                    " elements (this step's gradient), got ", dense.size());
+    LACONIC_ENFORCE(dense.size() == n_, "expected a dense vector of ", n_, " elements (this step's gradient), got ",
+                    dense.size());
     const std::size_t k = indices_.size();
-    LACONIC_ENFORCE(payload.size() == randomk_payload_bytes(k, true), "expected ",
-                    randomk_payload_bytes(k, true), " payload bytes for k=", k, ", got ",
-                    payload.size());
+    LACONIC_ENFORCE(payload.size() == randomk_payload_bytes(k, true), "expected ", randomk_payload_bytes(k, true),
+                    " payload bytes for k=", k, ", got ", payload.size());
     for (std::size_t i = 0; i < k; ++i) {
       float value;
       std::memcpy(&value, payload.data() + 4 * i, 4);

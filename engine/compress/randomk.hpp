@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "engine/compress/compressor.hpp"
-#include "engine/compress/step_ratio.hpp"
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/random.hpp"
+#include "engine/compress/step_ratio.hpp"
 #include "engine/core/component.hpp"
 
 namespace laconic::compress {
@@ -67,12 +67,12 @@ class RandomkCodec : public Compressor {
 
   StepRatio ratio_;
   bool shared_seed_;
-  std::uint64_t base_seed_ = 0;          // run_seed (shared) or a per-rank stream of it
+  std::uint64_t base_seed_ = 0;  // run_seed (shared) or a per-rank stream of it
   std::uint64_t step_ = 0;
-  bool compressed_ = false;              // a compress() has run: indices_ and n_ are valid
-  std::size_t n_ = 0;                    // gradient length of the last compress()
-  std::vector<std::uint32_t> indices_;   // indices of the last compress(), ascending
-  std::vector<std::uint64_t> chosen_;    // Floyd's scratch bitmap, all zero between calls
+  bool compressed_ = false;             // a compress() has run: indices_ and n_ are valid
+  std::size_t n_ = 0;                   // gradient length of the last compress()
+  std::vector<std::uint32_t> indices_;  // indices of the last compress(), ascending
+  std::vector<std::uint64_t> chosen_;   // Floyd's scratch bitmap, all zero between calls
   Rng rng_;
 };
 

@@ -12,12 +12,11 @@ namespace laconic::compress {
 Scope parse_scope(const std::string& compressor, const std::string& text) {
   if (text == "global") return Scope::Global;
   if (text == "layer") return Scope::Layer;
-  throw ConfigError(str_cat(compressor, ".scope must be \"global\" or \"layer\", got \"", text,
-                            "\""));
+  throw ConfigError(str_cat(compressor, ".scope must be \"global\" or \"layer\", got \"", text, "\""));
 }
 
-ScopedCompressor::ScopedCompressor(std::vector<std::size_t> layer_sizes, Scope scope,
-                                   std::size_t min_size, const Factory& make)
+ScopedCompressor::ScopedCompressor(std::vector<std::size_t> layer_sizes, Scope scope, std::size_t min_size,
+                                   const Factory& make)
     : layer_sizes_(std::move(layer_sizes)) {
   for (std::size_t size : layer_sizes_) {
     layer_offsets_.push_back(total_);
@@ -51,14 +50,12 @@ ScopedCompressor::ScopedCompressor(std::vector<std::size_t> layer_sizes, Scope s
   for (auto& s : segments_) {
     // Consecutive layers sit next to each other in the flat gradient: no copy needed.
     s.contiguous = true;
-    for (std::size_t i = 1; i < s.layers.size(); ++i)
-      s.contiguous = s.contiguous && s.layers[i] == s.layers[i - 1] + 1;
+    for (std::size_t i = 1; i < s.layers.size(); ++i) s.contiguous = s.contiguous && s.layers[i] == s.layers[i - 1] + 1;
     summable_ = summable_ && s.compressor->summable();
   }
 }
 
-std::span<const float> ScopedCompressor::gather(const Segment& s,
-                                                std::span<const float> flat) const {
+std::span<const float> ScopedCompressor::gather(const Segment& s, std::span<const float> flat) const {
   if (s.contiguous) return flat.subspan(layer_offsets_[s.layers.front()], s.size);
   gathered_.resize(s.size);
   std::size_t at = 0;
@@ -70,16 +67,14 @@ std::span<const float> ScopedCompressor::gather(const Segment& s,
   return gathered_;
 }
 
-void ScopedCompressor::scatter_add(const Segment& s, std::span<const float> part,
-                                   std::span<float> flat) const {
+void ScopedCompressor::scatter_add(const Segment& s, std::span<const float> part, std::span<float> flat) const {
   std::size_t at = 0;
   for (std::size_t l : s.layers)
     for (std::size_t i = 0; i < layer_sizes_[l]; ++i) flat[layer_offsets_[l] + i] += part[at++];
 }
 
 void ScopedCompressor::compress(std::span<const float> gradient, Payload& payload) {
-  LACONIC_ENFORCE(gradient.size() == total_, "expected a gradient of ", total_,
-                  " elements, got ", gradient.size());
+  LACONIC_ENFORCE(gradient.size() == total_, "expected a gradient of ", total_, " elements, got ", gradient.size());
   const std::size_t header = summable_ ? 0 : 4 * (1 + segments_.size());
   payload.resize(header);
   payload_sizes_.clear();
@@ -108,11 +103,9 @@ void ScopedCompressor::decompress_add(const Payload& payload, std::span<float> d
     LACONIC_ENFORCE(payload.size() >= 4, "scoped payload of ", payload.size(), " bytes");
     std::uint32_t count = 0;
     std::memcpy(&count, payload.data(), 4);
-    LACONIC_ENFORCE(count == segments_.size(), "expected ", segments_.size(),
-                    " segments, payload has ", count);
+    LACONIC_ENFORCE(count == segments_.size(), "expected ", segments_.size(), " segments, payload has ", count);
     at = 4 * (1 + static_cast<std::size_t>(count));
-    LACONIC_ENFORCE(payload.size() >= at, "scoped payload of ", payload.size(),
-                    " bytes is shorter than its header");
+    LACONIC_ENFORCE(payload.size() >= at, "scoped payload of ", payload.size(), " bytes is shorter than its header");
     for (std::size_t i = 0; i < count; ++i) {
       std::uint32_t bytes = 0;
       std::memcpy(&bytes, payload.data() + 4 * (1 + i), 4);
@@ -121,8 +114,7 @@ void ScopedCompressor::decompress_add(const Payload& payload, std::span<float> d
   }
   std::size_t expected = at;
   for (std::size_t s : sizes) expected += s;
-  LACONIC_ENFORCE(payload.size() == expected, "expected a payload of ", expected,
-                  " bytes, got ", payload.size());
+  LACONIC_ENFORCE(payload.size() == expected, "expected a payload of ", expected, " bytes, got ", payload.size());
   Payload part;
   for (std::size_t i = 0; i < segments_.size(); ++i) {
     const Segment& s = segments_[i];
@@ -179,8 +171,7 @@ void ScopedCompressor::aggregate(std::span<float> sum, int workers) const {
     s.compressor->aggregate(gathered_, workers);
     std::size_t at = 0;
     for (std::size_t l : s.layers)
-      for (std::size_t i = 0; i < layer_sizes_[l]; ++i)
-        sum[layer_offsets_[l] + i] = gathered_[at++];
+      for (std::size_t i = 0; i < layer_sizes_[l]; ++i) sum[layer_offsets_[l] + i] = gathered_[at++];
   }
 }
 

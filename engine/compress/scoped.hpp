@@ -24,8 +24,7 @@ class ScopedCompressor : public Compressor {
   using Factory = std::function<std::unique_ptr<Compressor>()>;
 
   /// `layer_sizes`: elements of each parameter tensor, in the flat gradient's order.
-  ScopedCompressor(std::vector<std::size_t> layer_sizes, Scope scope, std::size_t min_size,
-                   const Factory& make);
+  ScopedCompressor(std::vector<std::size_t> layer_sizes, Scope scope, std::size_t min_size, const Factory& make);
 
   std::string name() const override { return name_; }
   bool summable() const override { return summable_; }

@@ -18,8 +18,7 @@ namespace {
 // runs at throughput, and double keeps million-element sums accurate. Everything is branch-free:
 // random signs would mispredict half the time.
 template <bool kSums>
-void pack_byte(const float* v, unsigned count, std::uint8_t* out, double* positive,
-               double* negative) {
+void pack_byte(const float* v, unsigned count, std::uint8_t* out, double* positive, double* negative) {
   unsigned byte = 0;
   for (unsigned j = 0; j < count; ++j) {
     const bool is_negative = v[j] < 0.0f;
@@ -40,11 +39,9 @@ template <bool kSums>
 SignSums pack(std::span<const float> values, std::uint8_t* bits) {
   double positive[8] = {}, negative[8] = {};
   const std::size_t n = values.size(), full = n / 8;
-  for (std::size_t b = 0; b < full; ++b)
-    pack_byte<kSums>(values.data() + 8 * b, 8, bits + b, positive, negative);
+  for (std::size_t b = 0; b < full; ++b) pack_byte<kSums>(values.data() + 8 * b, 8, bits + b, positive, negative);
   if (n % 8 != 0)
-    pack_byte<kSums>(values.data() + 8 * full, static_cast<unsigned>(n % 8), bits + full,
-                     positive, negative);
+    pack_byte<kSums>(values.data() + 8 * full, static_cast<unsigned>(n % 8), bits + full, positive, negative);
   SignSums sums;
   if constexpr (kSums) {
     for (int j = 0; j < 8; ++j) {
@@ -58,18 +55,16 @@ SignSums pack(std::span<const float> values, std::uint8_t* bits) {
 }
 
 void enforce_count(const char* name, std::size_t n) {
-  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), name,
-                  " handles at most 2^32-1 elements, got ", n);
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), name, " handles at most 2^32-1 elements, got ", n);
 }
 
 // Checks the uint32 element count at the front of a payload against the dense length and the
 // payload size; returns n.
-std::size_t check_header(const char* name, const Payload& payload, std::size_t header_bytes,
-                         std::span<float> dense) {
+std::size_t check_header(const char* name, const Payload& payload, std::size_t header_bytes, std::span<float> dense) {
   const std::size_t n = read_element_count(payload, header_bytes, dense.size(), name);
   const std::size_t expected = header_bytes + sign_bits_bytes(n);
-  LACONIC_ENFORCE(payload.size() == expected, "expected ", expected, " payload bytes for n=", n,
-                  ", got ", payload.size());
+  LACONIC_ENFORCE(payload.size() == expected, "expected ", expected, " payload bytes for n=", n, ", got ",
+                  payload.size());
   return n;
 }
 
@@ -89,16 +84,11 @@ void decode_signs_add(const Payload& payload, std::span<float> dense) {
 
 }  // namespace
 
-void pack_sign_bits(std::span<const float> values, std::uint8_t* bits) {
-  pack<false>(values, bits);
-}
+void pack_sign_bits(std::span<const float> values, std::uint8_t* bits) { pack<false>(values, bits); }
 
-SignSums pack_sign_bits_summed(std::span<const float> values, std::uint8_t* bits) {
-  return pack<true>(values, bits);
-}
+SignSums pack_sign_bits_summed(std::span<const float> values, std::uint8_t* bits) { return pack<true>(values, bits); }
 
-void add_sign_bits(const std::uint8_t* bits, float if_positive, float if_negative,
-                   std::span<float> dense) {
+void add_sign_bits(const std::uint8_t* bits, float if_positive, float if_negative, std::span<float> dense) {
   // Indexing by the bit instead of a select keeps the loop free of unpredictable branches.
   const float value[2] = {if_positive, if_negative};
   const std::size_t n = dense.size(), full = n / 8;
@@ -120,9 +110,7 @@ std::size_t scaled_sign_payload_bytes(std::size_t n) { return 8 + sign_bits_byte
 
 // signsgd
 
-void SignSgdCompressor::compress(std::span<const float> gradient, Payload& payload) {
-  encode_signs(gradient, payload);
-}
+void SignSgdCompressor::compress(std::span<const float> gradient, Payload& payload) { encode_signs(gradient, payload); }
 
 void SignSgdCompressor::decompress_add(const Payload& payload, std::span<float> dense) const {
   decode_signs_add(payload, dense);
@@ -134,8 +122,7 @@ void SignSgdCompressor::aggregate(std::span<float> sum, int) const { majority_vo
 
 std::vector<FieldSpec> SignumOptions::fields() {
   return {
-      {"momentum", FieldType::Number, 0.9,
-       "weight of the old momentum in m = momentum*m + (1-momentum)*g, in [0, 1)"},
+      {"momentum", FieldType::Number, 0.9, "weight of the old momentum in m = momentum*m + (1-momentum)*g, in [0, 1)"},
   };
 }
 
@@ -148,15 +135,13 @@ SignumOptions SignumOptions::from(const ComponentSpec& spec) {
 }
 
 SignumCompressor::SignumCompressor(SignumOptions options)
-    : beta_(static_cast<float>(options.momentum)),
-      one_minus_beta_(static_cast<float>(1.0 - options.momentum)) {}
+    : beta_(static_cast<float>(options.momentum)), one_minus_beta_(static_cast<float>(1.0 - options.momentum)) {}
 
 void SignumCompressor::compress(std::span<const float> gradient, Payload& payload) {
   if (momentum_.empty()) momentum_.assign(gradient.size(), 0.0f);
-  LACONIC_ENFORCE(momentum_.size() == gradient.size(), "expected a gradient of ",
-                  momentum_.size(), " elements, got ", gradient.size());
-  for (std::size_t i = 0; i < gradient.size(); ++i)
-    momentum_[i] = beta_ * momentum_[i] + one_minus_beta_ * gradient[i];
+  LACONIC_ENFORCE(momentum_.size() == gradient.size(), "expected a gradient of ", momentum_.size(), " elements, got ",
+                  gradient.size());
+  for (std::size_t i = 0; i < gradient.size(); ++i) momentum_[i] = beta_ * momentum_[i] + one_minus_beta_ * gradient[i];
   encode_signs(momentum_, payload);
 }
 
@@ -188,8 +173,7 @@ void ScaledSignCodec::compress(std::span<const float> gradient, Payload& payload
   // The signs do not depend on the scale, so bits and the l1 norm come from one pass and the
   // scale is written into the header afterwards.
   const SignSums sums = pack<true>(gradient, payload.data() + 8);
-  const float scale =
-      n == 0 ? 0.0f : static_cast<float>((sums.positive - sums.negative) / static_cast<double>(n));
+  const float scale = n == 0 ? 0.0f : static_cast<float>((sums.positive - sums.negative) / static_cast<double>(n));
   const auto count = static_cast<std::uint32_t>(n);
   std::memcpy(payload.data(), &count, 4);
   std::memcpy(payload.data() + 4, &scale, 4);

@@ -18,9 +18,9 @@ std::size_t sign_bits_bytes(std::size_t n);
 
 /// What pack_sign_bits_summed() adds up on the way (in double, so long vectors stay accurate).
 struct SignSums {
-  double positive = 0.0;        ///< sum of the elements >= 0 (a NaN lands here and stays visible)
-  double negative = 0.0;        ///< sum of the elements < 0 (so <= 0)
-  std::size_t negatives = 0;    ///< how many elements are < 0
+  double positive = 0.0;      ///< sum of the elements >= 0 (a NaN lands here and stays visible)
+  double negative = 0.0;      ///< sum of the elements < 0 (so <= 0)
+  std::size_t negatives = 0;  ///< how many elements are < 0
 };
 
 /// Packs bit i = (values[i] < 0) into bits[i / 8] at bit i % 8, least significant bit first;
@@ -32,8 +32,7 @@ void pack_sign_bits(std::span<const float> values, std::uint8_t* bits);
 SignSums pack_sign_bits_summed(std::span<const float> values, std::uint8_t* bits);
 
 /// dense[i] += (bit i set ? if_negative : if_positive), for the layout of pack_sign_bits().
-void add_sign_bits(const std::uint8_t* bits, float if_positive, float if_negative,
-                   std::span<float> dense);
+void add_sign_bits(const std::uint8_t* bits, float if_positive, float if_negative, std::span<float> dense);
 
 /// Majority vote over a sum of +-1 votes: each entry becomes +1, -1, or 0 on a tie.
 void majority_vote(std::span<float> sum);
@@ -130,8 +129,7 @@ class ScaledSignCodec : public Compressor {
 /// Wire format of ScaledSignCodec; aggregate() is the mean.
 class EfSignSgdCompressor : public WithErrorFeedback<ScaledSignCodec> {
  public:
-  explicit EfSignSgdCompressor(EfSignSgdOptions options)
-      : WithErrorFeedback(options.error_feedback) {}
+  explicit EfSignSgdCompressor(EfSignSgdOptions options) : WithErrorFeedback(options.error_feedback) {}
 };
 
 }  // namespace laconic::compress

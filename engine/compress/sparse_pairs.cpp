@@ -10,13 +10,11 @@ namespace laconic::compress {
 std::size_t sparse_pairs_bytes(std::size_t count) { return 8 + count * (4 + 4); }
 
 void add_sparse_pairs(const Payload& payload, std::span<float> dense, const char* what) {
-  LACONIC_ENFORCE(payload.size() >= 8, "expected a ", what, " payload of at least 8 bytes, got ",
-                  payload.size());
+  LACONIC_ENFORCE(payload.size() >= 8, "expected a ", what, " payload of at least 8 bytes, got ", payload.size());
   std::uint32_t header[2];
   std::memcpy(header, payload.data(), sizeof header);
   const std::size_t n = header[0], k = header[1];
-  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(),
-                  " elements, got one for ", n);
+  LACONIC_ENFORCE(n == dense.size(), "expected a payload for ", dense.size(), " elements, got one for ", n);
   LACONIC_ENFORCE(payload.size() == sparse_pairs_bytes(k), "expected ", sparse_pairs_bytes(k),
                   " payload bytes for k=", k, ", got ", payload.size());
   const std::uint8_t* indices = payload.data() + 8;

@@ -30,8 +30,8 @@ void StepRatio::set_step(const StepPoint& point) {
   if (!value_.varies()) return;
   const double ratio = value_.at(point);
   if (!(ratio > 0.0 && ratio <= 1.0))
-    throw ConfigError(str_cat(owner_, " (a function) returned ", ratio, " at epoch ",
-                              point.epoch, ", step ", point.step, "; it must be in (0, 1]"));
+    throw ConfigError(str_cat(owner_, " (a function) returned ", ratio, " at epoch ", point.epoch, ", step ",
+                              point.step, "; it must be in (0, 1]"));
   current_ = ratio;
 }
 

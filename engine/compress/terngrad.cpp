@@ -5,16 +5,15 @@
 #include <cstring>
 #include <limits>
 
-#include "engine/compress/payload_header.hpp"
 #include "engine/compress/bitpack.hpp"
+#include "engine/compress/payload_header.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
 
 std::vector<FieldSpec> TerngradOptions::fields() {
   return {
-      {"error_feedback", FieldType::Bool, false,
-       "accumulate the ternarization error and add it to the next gradient"},
+      {"error_feedback", FieldType::Bool, false, "accumulate the ternarization error and add it to the next gradient"},
   };
 }
 
@@ -32,8 +31,8 @@ void TerngradCodec::set_seed(std::uint64_t run_seed, int rank) {
 
 void TerngradCodec::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t n = gradient.size();
-  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "terngrad handles at most ",
-                  "2^32-1 elements, got ", n);
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "terngrad handles at most ", "2^32-1 elements, got ",
+                  n);
   float scale = 0.0f;
   bool nan = false;
   for (float g : gradient) {
@@ -73,9 +72,8 @@ void TerngradCodec::compress(std::span<const float> gradient, Payload& payload) 
 void TerngradCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
   const std::size_t n = read_element_count(payload, 8, dense.size(), "terngrad");
   const float scale = header_float(payload, 4);
-  LACONIC_ENFORCE(payload.size() == terngrad_payload_bytes(n), "expected ",
-                  terngrad_payload_bytes(n), " terngrad payload bytes for ", n,
-                  " elements, got ", payload.size());
+  LACONIC_ENFORCE(payload.size() == terngrad_payload_bytes(n), "expected ", terngrad_payload_bytes(n),
+                  " terngrad payload bytes for ", n, " elements, got ", payload.size());
   // scale * 0 rather than a plain 0 for code 0: an inf or NaN scale reaches every element.
   const float values[3] = {scale * 0.0f, scale, -scale};
   BitReader reader(std::span<const std::uint8_t>(payload).subspan(8));

@@ -47,8 +47,7 @@ class TerngradCodec : public Compressor {
 /// Reduce Communication in Distributed Deep Learning"; one scale per tensor, no clipping).
 class TerngradCompressor : public WithErrorFeedback<TerngradCodec> {
  public:
-  explicit TerngradCompressor(TerngradOptions options)
-      : WithErrorFeedback(options.error_feedback) {}
+  explicit TerngradCompressor(TerngradOptions options) : WithErrorFeedback(options.error_feedback) {}
 };
 
 }  // namespace laconic::compress

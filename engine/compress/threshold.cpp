@@ -13,8 +13,7 @@ std::vector<FieldSpec> ThresholdOptions::fields() {
   return {
       {"tau", FieldType::Number, 0.001,
        "an element is sent when its magnitude (after error correction) exceeds tau, in (0, inf)"},
-      {"error_feedback", FieldType::Bool, true,
-       "accumulate what was not sent and add it to the next gradient"},
+      {"error_feedback", FieldType::Bool, true, "accumulate what was not sent and add it to the next gradient"},
   };
 }
 
@@ -42,8 +41,7 @@ ThresholdCodec::ThresholdCodec(double tau) {
 
 void ThresholdCodec::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t n = gradient.size();
-  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(),
-                  "threshold handles at most 2^32-1 elements, got ", n);
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "threshold handles at most 2^32-1 elements, got ", n);
   // One pass into reused scratch (the count is unknown until the end), then two block copies.
   indices_.clear();
   values_.clear();
@@ -56,8 +54,7 @@ void ThresholdCodec::compress(std::span<const float> gradient, Payload& payload)
   }
   const std::size_t count = indices_.size();
   payload.resize(threshold_payload_bytes(count));
-  const std::uint32_t header[2] = {static_cast<std::uint32_t>(n),
-                                   static_cast<std::uint32_t>(count)};
+  const std::uint32_t header[2] = {static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(count)};
   std::memcpy(payload.data(), header, sizeof header);
   if (count == 0) return;
   std::memcpy(payload.data() + 8, indices_.data(), 4 * count);

@@ -48,8 +48,7 @@ class ThresholdCodec : public Compressor {
 /// cloud computing"), with error feedback (Strom's residual) when the option is on.
 class ThresholdCompressor : public WithErrorFeedback<ThresholdCodec> {
  public:
-  explicit ThresholdCompressor(ThresholdOptions options)
-      : WithErrorFeedback(options.error_feedback, options.tau) {}
+  explicit ThresholdCompressor(ThresholdOptions options) : WithErrorFeedback(options.error_feedback, options.tau) {}
 };
 
 }  // namespace laconic::compress

@@ -13,8 +13,7 @@ namespace laconic::compress {
 std::vector<FieldSpec> TopkOptions::fields() {
   return {
       StepRatio::field(0.01, "fraction of elements sent per step, in (0, 1]"),
-      {"error_feedback", FieldType::Bool, true,
-       "accumulate what was not sent and add it to the next gradient"},
+      {"error_feedback", FieldType::Bool, true, "accumulate what was not sent and add it to the next gradient"},
   };
 }
 
@@ -54,8 +53,8 @@ constexpr std::size_t kSampleSize = 4096;
 // Writes the selected (index, value) pairs into the payload in index order: every candidate
 // above `threshold`, and ties at it until k are taken.
 std::size_t emit(std::span<const float> gradient, std::span<const std::uint32_t> candidates,
-                 std::span<const float> candidate_magnitudes, float threshold, std::size_t ties,
-                 std::size_t k, std::uint8_t* indices, std::uint8_t* values) {
+                 std::span<const float> candidate_magnitudes, float threshold, std::size_t ties, std::size_t k,
+                 std::uint8_t* indices, std::uint8_t* values) {
   std::size_t taken = 0;
   for (std::size_t c = 0; c < candidates.size() && taken < k; ++c) {
     const float m = candidate_magnitudes[c];
@@ -74,8 +73,8 @@ std::pair<float, std::size_t> kth_largest(std::vector<float>& magnitudes, std::s
   const auto cut = magnitudes.end() - static_cast<std::ptrdiff_t>(k);
   std::nth_element(magnitudes.begin(), cut, magnitudes.end());
   const float threshold = *cut;
-  const auto above = static_cast<std::size_t>(
-      std::count_if(cut + 1, magnitudes.end(), [&](float m) { return m > threshold; }));
+  const auto above =
+      static_cast<std::size_t>(std::count_if(cut + 1, magnitudes.end(), [&](float m) { return m > threshold; }));
   return {threshold, above};
 }
 
@@ -83,8 +82,7 @@ std::pair<float, std::size_t> kth_largest(std::vector<float>& magnitudes, std::s
 
 void TopkCodec::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t n = gradient.size();
-  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "topk handles at most 2^32-1 ",
-                  "elements, got ", n);
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "topk handles at most 2^32-1 ", "elements, got ", n);
   const std::size_t k = topk_count(ratio_, n);
   payload.resize(topk_payload_bytes(k));
   const std::uint32_t header[2] = {static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k)};
@@ -101,10 +99,9 @@ void TopkCodec::compress(std::span<const float> gradient, Payload& payload) {
   candidate_magnitudes_.clear();
   if (n >= kFilterMinElements && ratio_ <= kFilterMaxRatio) {
     scratch_.resize(kSampleSize);
-    for (std::size_t s = 0; s < kSampleSize; ++s)
-      scratch_[s] = magnitude(gradient[s * n / kSampleSize]);
-    const auto keep = static_cast<std::size_t>(
-        std::ceil(2.0 * static_cast<double>(k) / static_cast<double>(n) * kSampleSize));
+    for (std::size_t s = 0; s < kSampleSize; ++s) scratch_[s] = magnitude(gradient[s * n / kSampleSize]);
+    const auto keep =
+        static_cast<std::size_t>(std::ceil(2.0 * static_cast<double>(k) / static_cast<double>(n) * kSampleSize));
     const float guess = kth_largest(scratch_, std::clamp<std::size_t>(keep, 1, kSampleSize)).first;
     for (std::size_t i = 0; i < n; ++i) {
       const float m = magnitude(gradient[i]);
@@ -124,8 +121,8 @@ void TopkCodec::compress(std::span<const float> gradient, Payload& payload) {
   }
   scratch_.assign(candidate_magnitudes_.begin(), candidate_magnitudes_.end());
   const auto [threshold, above] = kth_largest(scratch_, k);
-  const std::size_t taken = emit(gradient, candidates_, candidate_magnitudes_, threshold,
-                                 k - above, k, indices, values);
+  const std::size_t taken =
+      emit(gradient, candidates_, candidate_magnitudes_, threshold, k - above, k, indices, values);
   LACONIC_ENFORCE(taken == k, "selected ", taken, " entries, expected k=", k);
 }
 

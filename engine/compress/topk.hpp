@@ -10,8 +10,8 @@
 namespace laconic::compress {
 
 struct TopkOptions {
-  StepRatio ratio = 0.01;       ///< fraction of elements kept, in (0, 1], or a function
-  bool error_feedback = true;   ///< keep what was not sent and add it to the next gradient
+  StepRatio ratio = 0.01;      ///< fraction of elements kept, in (0, 1], or a function
+  bool error_feedback = true;  ///< keep what was not sent and add it to the next gradient
 
   static std::vector<FieldSpec> fields();
   static TopkOptions from(const ComponentSpec& spec);
@@ -48,8 +48,7 @@ class TopkCodec : public Compressor {
 /// Top-k sparsification (Aji & Heafield 2017; Stich et al. 2018 with error feedback).
 class TopkCompressor : public WithErrorFeedback<TopkCodec> {
  public:
-  explicit TopkCompressor(TopkOptions options)
-      : WithErrorFeedback(options.error_feedback, options.ratio) {}
+  explicit TopkCompressor(TopkOptions options) : WithErrorFeedback(options.error_feedback, options.ratio) {}
 };
 
 }  // namespace laconic::compress

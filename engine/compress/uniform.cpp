@@ -5,8 +5,8 @@
 #include <cstring>
 #include <limits>
 
-#include "engine/compress/payload_header.hpp"
 #include "engine/compress/bitpack.hpp"
+#include "engine/compress/payload_header.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
@@ -15,8 +15,7 @@ std::vector<FieldSpec> UniformOptions::fields() {
   return {
       {"bits", FieldType::Int, std::int64_t{8},
        "bits per element, in [1, 16]: 2^bits equal bins between the gradient's min and max"},
-      {"error_feedback", FieldType::Bool, false,
-       "accumulate the quantization error and add it to the next gradient"},
+      {"error_feedback", FieldType::Bool, false, "accumulate the quantization error and add it to the next gradient"},
   };
 }
 
@@ -24,14 +23,11 @@ UniformOptions UniformOptions::from(const ComponentSpec& spec) {
   UniformOptions o;
   o.bits = spec.integer("bits");
   o.error_feedback = spec.flag("error_feedback");
-  if (o.bits < 1 || o.bits > 16)
-    throw ConfigError(str_cat("uniform.bits must be in [1, 16], got ", o.bits));
+  if (o.bits < 1 || o.bits > 16) throw ConfigError(str_cat("uniform.bits must be in [1, 16], got ", o.bits));
   return o;
 }
 
-std::size_t uniform_payload_bytes(std::size_t n, unsigned bits) {
-  return 12 + packed_bytes(n, bits);
-}
+std::size_t uniform_payload_bytes(std::size_t n, unsigned bits) { return 12 + packed_bytes(n, bits); }
 
 float uniform_bin_width(float min, float max, unsigned bits) {
   // Dividing by a power of two is exact (short of subnormals), so sender and receiver agree.
@@ -40,8 +36,7 @@ float uniform_bin_width(float min, float max, unsigned bits) {
 
 UniformCodec::UniformCodec(unsigned bits, Isa isa) : bits_(bits), isa_(isa) {
   LACONIC_ENFORCE(bits >= 1 && bits <= 16, "uniform bits must be in [1, 16], got ", bits);
-  LACONIC_ENFORCE(isa == Isa::Baseline || best_isa() == Isa::Avx2,
-                  "uniform's AVX2 loops need a CPU with AVX2");
+  LACONIC_ENFORCE(isa == Isa::Baseline || best_isa() == Isa::Avx2, "uniform's AVX2 loops need a CPU with AVX2");
 }
 
 namespace {
@@ -94,8 +89,8 @@ void min_max(std::span<const float> x, float& lo, float& hi, bool& nan) {
 // neighbouring bin, beyond the promised width/2. x >= lo, so t >= 0; t reaches 2^bits only at
 // x = max, which belongs to the last bin. Branch-free (a min, a truncation): it vectorizes.
 template <class Index>
-[[gnu::always_inline]] inline void bin_indices(const float* x, std::size_t count, double base,
-                                               double bins_per_unit, double top, Index* out) {
+[[gnu::always_inline]] inline void bin_indices(const float* x, std::size_t count, double base, double bins_per_unit,
+                                               double top, Index* out) {
   for (std::size_t k = 0; k < count; ++k) {
     const double t = std::min((static_cast<double>(x[k]) - base) * bins_per_unit, top);
     out[k] = static_cast<Index>(static_cast<std::int32_t>(t));
@@ -103,8 +98,8 @@ template <class Index>
 }
 
 template <class Index>
-[[gnu::always_inline]] inline void add_centres(const Index* index, float* dense,
-                                               std::size_t count, float lo, float width) {
+[[gnu::always_inline]] inline void add_centres(const Index* index, float* dense, std::size_t count, float lo,
+                                               float width) {
   for (std::size_t k = 0; k < count; ++k)
     dense[k] += lo + (static_cast<float>(static_cast<std::int32_t>(index[k])) + 0.5f) * width;
 }
@@ -112,31 +107,30 @@ template <class Index>
 // The loops above compiled for each Isa (AVX2 without FMA: a fused multiply-add would round
 // differently from the baseline).
 template <class Index>
-void bin_indices_baseline(const float* x, std::size_t count, double base, double bins_per_unit,
-                          double top, Index* out) {
+void bin_indices_baseline(const float* x, std::size_t count, double base, double bins_per_unit, double top,
+                          Index* out) {
   bin_indices(x, count, base, bins_per_unit, top, out);
 }
 template <class Index>
-void add_centres_baseline(const Index* index, float* dense, std::size_t count, float lo,
-                          float width) {
+void add_centres_baseline(const Index* index, float* dense, std::size_t count, float lo, float width) {
   add_centres(index, dense, count, lo, width);
 }
 #if defined(__x86_64__) || defined(__i386__)
 template <class Index>
-[[gnu::target("avx2")]] void bin_indices_avx2(const float* x, std::size_t count, double base,
-                                              double bins_per_unit, double top, Index* out) {
+[[gnu::target("avx2")]] void bin_indices_avx2(const float* x, std::size_t count, double base, double bins_per_unit,
+                                              double top, Index* out) {
   bin_indices(x, count, base, bins_per_unit, top, out);
 }
 template <class Index>
-[[gnu::target("avx2")]] void add_centres_avx2(const Index* index, float* dense,
-                                              std::size_t count, float lo, float width) {
+[[gnu::target("avx2")]] void add_centres_avx2(const Index* index, float* dense, std::size_t count, float lo,
+                                              float width) {
   add_centres(index, dense, count, lo, width);
 }
 #endif
 
 template <class Index>
-void bin_indices_on(Isa isa, const float* x, std::size_t count, double base,
-                    double bins_per_unit, double top, Index* out) {
+void bin_indices_on(Isa isa, const float* x, std::size_t count, double base, double bins_per_unit, double top,
+                    Index* out) {
 #if defined(__x86_64__) || defined(__i386__)
   if (isa == Isa::Avx2) return bin_indices_avx2(x, count, base, bins_per_unit, top, out);
 #endif
@@ -144,8 +138,7 @@ void bin_indices_on(Isa isa, const float* x, std::size_t count, double base,
 }
 
 template <class Index>
-void add_centres_on(Isa isa, const Index* index, float* dense, std::size_t count, float lo,
-                    float width) {
+void add_centres_on(Isa isa, const Index* index, float* dense, std::size_t count, float lo, float width) {
 #if defined(__x86_64__) || defined(__i386__)
   if (isa == Isa::Avx2) return add_centres_avx2(index, dense, count, lo, width);
 #endif
@@ -156,8 +149,8 @@ void add_centres_on(Isa isa, const Index* index, float* dense, std::size_t count
 
 void UniformCodec::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t n = gradient.size();
-  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "uniform handles at most ",
-                  "2^32-1 elements, got ", n);
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "uniform handles at most ", "2^32-1 elements, got ",
+                  n);
   float lo, hi;
   bool nan;
   min_max(gradient, lo, hi, nan);
@@ -196,9 +189,8 @@ void UniformCodec::compress(std::span<const float> gradient, Payload& payload) {
 void UniformCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
   const std::size_t n = read_element_count(payload, 12, dense.size(), "uniform");
   const float lo = header_float(payload, 4), hi = header_float(payload, 8);
-  LACONIC_ENFORCE(payload.size() == uniform_payload_bytes(n, bits_), "expected ",
-                  uniform_payload_bytes(n, bits_), " uniform payload bytes for ", n,
-                  " elements of ", bits_, " bits, got ", payload.size());
+  LACONIC_ENFORCE(payload.size() == uniform_payload_bytes(n, bits_), "expected ", uniform_payload_bytes(n, bits_),
+                  " uniform payload bytes for ", n, " elements of ", bits_, " bits, got ", payload.size());
   const float width = uniform_bin_width(lo, hi, bits_);
   const std::uint8_t* in = payload.data() + 12;
   if (bits_ == 8) {

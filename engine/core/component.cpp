@@ -6,8 +6,7 @@ namespace laconic {
 
 const Value& ComponentSpec::at(const std::string& field) const {
   auto it = fields.find(field);
-  if (it == fields.end())
-    throw ConfigError(str_cat(name, ".", field, " is not set"));
+  if (it == fields.end()) throw ConfigError(str_cat(name, ".", field, " is not set"));
   return it->second;
 }
 
@@ -77,13 +76,18 @@ namespace {
 
 bool type_accepts(FieldType type, const Value& value) {
   switch (type) {
-    case FieldType::Bool: return std::holds_alternative<bool>(value);
-    case FieldType::Int: return std::holds_alternative<std::int64_t>(value);
+    case FieldType::Bool:
+      return std::holds_alternative<bool>(value);
+    case FieldType::Int:
+      return std::holds_alternative<std::int64_t>(value);
     case FieldType::Number:
       return std::holds_alternative<double>(value) || std::holds_alternative<std::int64_t>(value);
-    case FieldType::String: return std::holds_alternative<std::string>(value);
-    case FieldType::Component: return std::holds_alternative<NestedComponent>(value);
-    case FieldType::IntList: return std::holds_alternative<std::vector<std::int64_t>>(value);
+    case FieldType::String:
+      return std::holds_alternative<std::string>(value);
+    case FieldType::Component:
+      return std::holds_alternative<NestedComponent>(value);
+    case FieldType::IntList:
+      return std::holds_alternative<std::vector<std::int64_t>>(value);
     case FieldType::NumberList:
       return std::holds_alternative<std::vector<double>>(value) ||
              std::holds_alternative<std::vector<std::int64_t>>(value);
@@ -104,8 +108,8 @@ ComponentSpec ComponentInfo::resolve(const ComponentSpec& spec) const {
     if (match == nullptr) {
       std::string known;
       for (const auto& f : fields) known += (known.empty() ? "" : ", ") + f.name;
-      throw ConfigError(str_cat("unknown field '", field, "' in ", kind, " '", name,
-                                "'; known: ", known.empty() ? "(none)" : known));
+      throw ConfigError(
+          str_cat("unknown field '", field, "' in ", kind, " '", name, "'; known: ", known.empty() ? "(none)" : known));
     }
     if (std::holds_alternative<StepFunction>(value)) {
       if (!match->per_step)
@@ -116,8 +120,8 @@ ComponentSpec ComponentInfo::resolve(const ComponentSpec& spec) const {
       continue;
     }
     if (!type_accepts(match->type, value))
-      throw ConfigError(str_cat(name, ".", field, " must be a ", field_type_name(match->type),
-                                ", got ", value_type_name(value), " ", format_value(value)));
+      throw ConfigError(str_cat(name, ".", field, " must be a ", field_type_name(match->type), ", got ",
+                                value_type_name(value), " ", format_value(value)));
     // Numbers are stored as doubles so that `ratio = 1` and `ratio = 1.0` resolve alike.
     if (match->type == FieldType::Number) {
       out.fields[field] = spec.number(field);
@@ -127,8 +131,7 @@ ComponentSpec ComponentInfo::resolve(const ComponentSpec& spec) const {
       ComponentSpec inner = *std::get<NestedComponent>(value).spec;
       if (inner.kind.empty()) inner.kind = kind;
       if (inner.kind != kind)
-        throw ConfigError(str_cat(name, ".", field, " must be a ", kind, ", got ", inner.kind,
-                                  " '", inner.name, "'"));
+        throw ConfigError(str_cat(name, ".", field, " must be a ", kind, ", got ", inner.kind, " '", inner.name, "'"));
       out.fields[field] = nested(std::move(inner));
     } else {
       out.fields[field] = value;

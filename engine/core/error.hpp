@@ -75,10 +75,9 @@ std::string str_cat(const Args&... args) {
 }  // namespace laconic
 
 /// Checks an invariant; the message should carry both values: ("expected ", n, " bytes, got ", m).
-#define LACONIC_ENFORCE(cond, ...)                                                          \
-  do {                                                                                      \
-    if (!(cond))                                                                            \
-      throw ::laconic::InvariantError(::laconic::str_cat(__FILE__, ":", __LINE__, ": ",     \
-                                                         "check '" #cond "' failed: ",      \
-                                                         __VA_ARGS__));                     \
+#define LACONIC_ENFORCE(cond, ...)                                                                       \
+  do {                                                                                                   \
+    if (!(cond))                                                                                         \
+      throw ::laconic::InvariantError(                                                                   \
+          ::laconic::str_cat(__FILE__, ":", __LINE__, ": ", "check '" #cond "' failed: ", __VA_ARGS__)); \
   } while (0)

@@ -39,8 +39,7 @@ const std::vector<KeyInfo>& all_keys() {
 }
 
 bool is_byte_key(std::string_view key) {
-  return key == kBytesSent || key == kBytesReceived || key == kBytesDense || key == kPayloadBytes ||
-         key == kLinkBytes;
+  return key == kBytesSent || key == kBytesReceived || key == kBytesDense || key == kPayloadBytes || key == kLinkBytes;
 }
 
 }  // namespace laconic::keys

@@ -31,7 +31,7 @@ class Registry {
     Entry entry;
     entry.info = ComponentInfo{kind_, name, description, Options::fields(), internal};
     entry.validate = [](const ComponentSpec& spec) { (void)Options::from(spec); };
-    if constexpr (requires(ComponentSpec& spec) { Options::normalize(spec); })
+    if constexpr (requires(ComponentSpec & spec) { Options::normalize(spec); })
       entry.normalize = [](ComponentSpec& spec) { Options::normalize(spec); };
     if constexpr (requires(const ComponentSpec& spec) {
                     { Options::why_not_update_exchange(spec) } -> std::convertible_to<std::string>;
@@ -46,8 +46,7 @@ class Registry {
   /// Adds fields that every entry accepts (a compressor's `scope`), after their own; the
   /// entries' options structs ignore them and the caller of create() interprets them.
   void add_common_fields(const std::vector<FieldSpec>& fields) {
-    for (auto& entry : entries_)
-      entry.info.fields.insert(entry.info.fields.end(), fields.begin(), fields.end());
+    for (auto& entry : entries_) entry.info.fields.insert(entry.info.fields.end(), fields.begin(), fields.end());
   }
 
   /// Checks names, types and ranges; fills defaults, nested components' included (a nested
@@ -92,8 +91,7 @@ class Registry {
       if (std::string why = entry.why_not_update(resolved); !why.empty()) return why;
     for (const FieldSpec& field : entry.info.fields)
       if (field.type == FieldType::Component)
-        if (std::string why = why_not_update_exchange(resolved.component(field.name)); !why.empty())
-          return why;
+        if (std::string why = why_not_update_exchange(resolved.component(field.name)); !why.empty()) return why;
     return "";
   }
 
@@ -107,25 +105,22 @@ class Registry {
   }
 
   bool contains(const std::string& name) const {
-    return std::any_of(entries_.begin(), entries_.end(),
-                       [&](const Entry& e) { return e.info.name == name; });
+    return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.info.name == name; });
   }
 
  private:
   struct Entry {
     ComponentInfo info;
     std::function<void(const ComponentSpec&)> validate;
-    std::function<void(ComponentSpec&)> normalize;  // optional
+    std::function<void(ComponentSpec&)> normalize;                    // optional
     std::function<std::string(const ComponentSpec&)> why_not_update;  // optional: "" = can
     std::function<std::unique_ptr<T>(const ComponentSpec&)> make;
   };
 
   void add_entry(Entry entry) {
-    if (contains(entry.info.name))
-      throw InvariantError(str_cat(kind_, " '", entry.info.name, "' is registered twice"));
-    auto pos = std::lower_bound(
-        entries_.begin(), entries_.end(), entry.info.name,
-        [](const Entry& e, const std::string& name) { return e.info.name < name; });
+    if (contains(entry.info.name)) throw InvariantError(str_cat(kind_, " '", entry.info.name, "' is registered twice"));
+    auto pos = std::lower_bound(entries_.begin(), entries_.end(), entry.info.name,
+                                [](const Entry& e, const std::string& name) { return e.info.name < name; });
     entries_.insert(pos, std::move(entry));
   }
 

@@ -51,10 +51,8 @@ RunConfig RunConfig::from_json(const nlohmann::json& json) {
     c.compressor = ComponentSpec::from_json("compressor", json.at("compressor"));
     // Runs recorded before the network model have none: the default link.
     if (json.contains("network")) c.network = ComponentSpec::from_json("network", json["network"]);
-    if (json.contains("stopping"))
-      c.stopping = ComponentSpec::from_json("stopping", json["stopping"]);
-    if (json.contains("lr_schedule"))
-      c.lr_schedule = ComponentSpec::from_json("lr_schedule", json["lr_schedule"]);
+    if (json.contains("stopping")) c.stopping = ComponentSpec::from_json("stopping", json["stopping"]);
+    if (json.contains("lr_schedule")) c.lr_schedule = ComponentSpec::from_json("lr_schedule", json["lr_schedule"]);
     c.batch_size = json.at("batch_size").get<std::int64_t>();
     c.epochs = json.at("epochs").get<std::int64_t>();
     c.workers = json.at("workers").get<std::int64_t>();

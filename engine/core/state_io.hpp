@@ -51,8 +51,8 @@ class StateReader {
   template <class T>
   void array(std::vector<T>& values) {
     const std::uint64_t count = u64();
-    LACONIC_ENFORCE(count <= (in_.size() - at_) / sizeof(T), "saved state holds ", count,
-                    " elements but only ", in_.size() - at_, " bytes remain");
+    LACONIC_ENFORCE(count <= (in_.size() - at_) / sizeof(T), "saved state holds ", count, " elements but only ",
+                    in_.size() - at_, " bytes remain");
     values.resize(count);
     raw(values.data(), count * sizeof(T));
   }
@@ -60,8 +60,8 @@ class StateReader {
   template <class T>
   void array_exact(std::span<T> values) {
     const std::uint64_t count = u64();
-    LACONIC_ENFORCE(count == values.size(), "saved state holds ", count,
-                    " elements where ", values.size(), " are expected");
+    LACONIC_ENFORCE(count == values.size(), "saved state holds ", count, " elements where ", values.size(),
+                    " are expected");
     raw(values.data(), values.size_bytes());
   }
   /// True when everything was read.
@@ -75,8 +75,8 @@ class StateReader {
     return value;
   }
   void raw(void* data, std::size_t bytes) {
-    LACONIC_ENFORCE(bytes <= in_.size() - at_, "saved state is truncated: ", bytes,
-                    " bytes wanted at offset ", at_, " of ", in_.size());
+    LACONIC_ENFORCE(bytes <= in_.size() - at_, "saved state is truncated: ", bytes, " bytes wanted at offset ", at_,
+                    " of ", in_.size());
     std::memcpy(data, in_.data() + at_, bytes);
     at_ += bytes;
   }

@@ -24,13 +24,12 @@ double StepValue::constant() const {
 
 double StepValue::at(const StepPoint& point) const {
   if (!varies()) return constant_;
-  LACONIC_ENFORCE(point.callbacks != nullptr, owner_, " is the experiment file's function ",
-                  function_, "; only a worker that loaded the file (laconic run) can call it");
+  LACONIC_ENFORCE(point.callbacks != nullptr, owner_, " is the experiment file's function ", function_,
+                  "; only a worker that loaded the file (laconic run) can call it");
   const double value = point.callbacks->step_function(function_, point.epoch, point.step);
   if (!std::isfinite(value))
-    throw ConfigError(str_cat(owner_, " = function at ", function_, " returned ", value,
-                              " for epoch ", point.epoch, ", step ", point.step,
-                              "; it must return a finite number"));
+    throw ConfigError(str_cat(owner_, " = function at ", function_, " returned ", value, " for epoch ", point.epoch,
+                              ", step ", point.step, "; it must return a finite number"));
   return value;
 }
 

@@ -21,8 +21,7 @@ bool split_quantity(const std::string& text, double& number, std::string& unit) 
   std::string compact;
   for (char c : rest)
     if (!std::isspace(static_cast<unsigned char>(c))) compact += c;
-  if (compact.size() >= 2 && compact.compare(compact.size() - 2, 2, "/s") == 0)
-    compact.resize(compact.size() - 2);
+  if (compact.size() >= 2 && compact.compare(compact.size() - 2, 2, "/s") == 0) compact.resize(compact.size() - 2);
   unit = compact;
   return true;
 }
@@ -31,16 +30,18 @@ bool split_quantity(const std::string& text, double& number, std::string& unit) 
 
 double parse_bandwidth(const std::string& field, const std::string& text) {
   static const std::vector<std::pair<std::string, double>> kUnits = {
-      {"bit", 1},    {"Kbit", 1e3},  {"Mbit", 1e6},  {"Gbit", 1e9},  {"Tbit", 1e12},
-      {"B", 8},      {"KB", 8e3},    {"MB", 8e6},    {"GB", 8e9},    {"TB", 8e12}};
+      {"bit", 1}, {"Kbit", 1e3}, {"Mbit", 1e6}, {"Gbit", 1e9}, {"Tbit", 1e12},
+      {"B", 8},   {"KB", 8e3},   {"MB", 8e6},   {"GB", 8e9},   {"TB", 8e12}};
   double number = 0;
   std::string unit;
   if (split_quantity(text, number, unit))
     for (const auto& [name, scale] : kUnits)
       if (unit == name && number > 0) return number * scale;
-  throw ConfigError(str_cat(field, " must be a positive rate such as \"1Gbit\", \"100Mbit/s\" or "
+  throw ConfigError(str_cat(field,
+                            " must be a positive rate such as \"1Gbit\", \"100Mbit/s\" or "
                             "\"125MB/s\" (units: bit, Kbit, Mbit, Gbit, Tbit, B, KB, MB, GB, TB), "
-                            "got \"", text, "\""));
+                            "got \"",
+                            text, "\""));
 }
 
 double parse_duration(const std::string& field, const std::string& text) {
@@ -51,8 +52,10 @@ double parse_duration(const std::string& field, const std::string& text) {
   if (split_quantity(text, number, unit) && unit.find('/') == std::string::npos)
     for (const auto& [name, scale] : kUnits)
       if (unit == name && number >= 0) return number * scale;
-  throw ConfigError(str_cat(field, " must be a duration >= 0 such as \"50us\", \"0.2ms\" or "
-                            "\"1s\" (units: ns, us, ms, s), got \"", text, "\""));
+  throw ConfigError(str_cat(field,
+                            " must be a duration >= 0 such as \"50us\", \"0.2ms\" or "
+                            "\"1s\" (units: ns, us, ms, s), got \"",
+                            text, "\""));
 }
 
 LinkSpec parse_link(const std::string& text) {

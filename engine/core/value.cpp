@@ -11,13 +11,20 @@ namespace laconic {
 
 const char* field_type_name(FieldType type) {
   switch (type) {
-    case FieldType::Bool: return "bool";
-    case FieldType::Int: return "int";
-    case FieldType::Number: return "number";
-    case FieldType::String: return "string";
-    case FieldType::Component: return "component";
-    case FieldType::IntList: return "list of ints";
-    case FieldType::NumberList: return "list of numbers";
+    case FieldType::Bool:
+      return "bool";
+    case FieldType::Int:
+      return "int";
+    case FieldType::Number:
+      return "number";
+    case FieldType::String:
+      return "string";
+    case FieldType::Component:
+      return "component";
+    case FieldType::IntList:
+      return "list of ints";
+    case FieldType::NumberList:
+      return "list of numbers";
   }
   return "?";
 }
@@ -43,8 +50,7 @@ std::string format_value(const Value& value) {
   if (auto function = std::get_if<StepFunction>(&value)) return "function@" + function->id;
   if (auto list = std::get_if<std::vector<std::int64_t>>(&value)) {
     std::string out = "{";
-    for (std::size_t i = 0; i < list->size(); ++i)
-      out += (i == 0 ? "" : ", ") + std::to_string((*list)[i]);
+    for (std::size_t i = 0; i < list->size(); ++i) out += (i == 0 ? "" : ", ") + std::to_string((*list)[i]);
     return out + "}";
   }
   if (auto list = std::get_if<std::vector<double>>(&value)) {
@@ -65,15 +71,11 @@ bool NestedComponent::operator==(const NestedComponent& other) const {
   return *spec == *other.spec;
 }
 
-Value nested(ComponentSpec spec) {
-  return NestedComponent{std::make_shared<const ComponentSpec>(std::move(spec))};
-}
+Value nested(ComponentSpec spec) { return NestedComponent{std::make_shared<const ComponentSpec>(std::move(spec))}; }
 
 nlohmann::json value_to_json(const Value& value) {
-  if (const auto* component = std::get_if<NestedComponent>(&value))
-    return component->spec->to_json();
-  if (const auto* function = std::get_if<StepFunction>(&value))
-    return nlohmann::json{{"function", function->id}};
+  if (const auto* component = std::get_if<NestedComponent>(&value)) return component->spec->to_json();
+  if (const auto* function = std::get_if<StepFunction>(&value)) return nlohmann::json{{"function", function->id}};
   return std::visit(
       [](const auto& v) -> nlohmann::json {
         using V = std::decay_t<decltype(v)>;
@@ -90,15 +92,13 @@ Value value_from_json(const nlohmann::json& json) {
   if (json.is_number_integer()) return json.get<std::int64_t>();
   if (json.is_number()) return json.get<double>();
   if (json.is_string()) return json.get<std::string>();
-  if (json.is_object() && json.size() == 1 && json.contains("function") &&
-      json["function"].is_string())
+  if (json.is_object() && json.size() == 1 && json.contains("function") && json["function"].is_string())
     return StepFunction{json["function"].get<std::string>()};
   if (json.is_object()) return nested(ComponentSpec::from_json("", json));
   if (json.is_array()) {
     bool integers = true;
     for (const auto& item : json) {
-      if (!item.is_number())
-        throw ConfigError("a list field value in JSON must hold numbers only, got " + json.dump());
+      if (!item.is_number()) throw ConfigError("a list field value in JSON must hold numbers only, got " + json.dump());
       integers = integers && item.is_number_integer();
     }
     if (!integers) return json.get<std::vector<double>>();

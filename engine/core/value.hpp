@@ -35,8 +35,8 @@ struct StepFunction {
 /// One field value. Integers stay integers so that `batch_size = 64.5` can be refused.
 /// A list of integers is a std::vector<std::int64_t> (FieldType::IntList), of numbers a
 /// std::vector<double> (FieldType::NumberList).
-using Value = std::variant<bool, std::int64_t, double, std::string, NestedComponent,
-                           std::vector<std::int64_t>, StepFunction, std::vector<double>>;
+using Value = std::variant<bool, std::int64_t, double, std::string, NestedComponent, std::vector<std::int64_t>,
+                           StepFunction, std::vector<double>>;
 
 /// Wraps a spec as a field value.
 Value nested(ComponentSpec spec);

@@ -21,9 +21,18 @@ std::string format_double(double v) {
 }
 
 bool parse_double(std::string_view s, double& out) {
-  if (s == "nan") { out = std::nan(""); return true; }
-  if (s == "inf") { out = INFINITY; return true; }
-  if (s == "-inf") { out = -INFINITY; return true; }
+  if (s == "nan") {
+    out = std::nan("");
+    return true;
+  }
+  if (s == "inf") {
+    out = INFINITY;
+    return true;
+  }
+  if (s == "-inf") {
+    out = -INFINITY;
+    return true;
+  }
   std::string copy(s);
   char* end = nullptr;
   out = std::strtod(copy.c_str(), &end);
@@ -53,10 +62,14 @@ std::vector<std::string_view> split_tabs(std::string_view line) {
 std::string escape_field(std::string_view text) {
   std::string out;
   for (char c : text) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -76,9 +89,8 @@ std::string unescape_field(std::string_view text) {
 
 std::string encode_message(const WorkerMessage& message) {
   if (auto m = std::get_if<MetricRecord>(&message))
-    return "M\t" + escape_field(m->key) + "\t" + std::to_string(m->step) + "\t" +
-           std::to_string(m->epoch) + "\t" + std::to_string(m->worker) + "\t" +
-           format_double(m->wall_time) + "\t" + format_double(m->value) + "\n";
+    return "M\t" + escape_field(m->key) + "\t" + std::to_string(m->step) + "\t" + std::to_string(m->epoch) + "\t" +
+           std::to_string(m->worker) + "\t" + format_double(m->wall_time) + "\t" + format_double(m->value) + "\n";
   if (auto p = std::get_if<ProgressMessage>(&message))
     return "P\t" + std::to_string(p->epoch) + "\t" + std::to_string(p->step) + "\t" +
            std::to_string(p->steps_per_epoch) + "\t" + format_double(p->loss) + "\t" +
@@ -98,18 +110,16 @@ std::optional<WorkerMessage> decode_message(std::string_view line) {
     MetricRecord m;
     m.key = unescape_field(parts[1]);
     std::int64_t worker = 0;
-    if (!parse_int(parts[2], m.step) || !parse_int(parts[3], m.epoch) ||
-        !parse_int(parts[4], worker) || !parse_double(parts[5], m.wall_time) ||
-        !parse_double(parts[6], m.value))
+    if (!parse_int(parts[2], m.step) || !parse_int(parts[3], m.epoch) || !parse_int(parts[4], worker) ||
+        !parse_double(parts[5], m.wall_time) || !parse_double(parts[6], m.value))
       return std::nullopt;
     m.worker = static_cast<int>(worker);
     return m;
   }
   if (parts[0] == "P" && parts.size() == 6) {
     ProgressMessage p;
-    if (!parse_int(parts[1], p.epoch) || !parse_int(parts[2], p.step) ||
-        !parse_int(parts[3], p.steps_per_epoch) || !parse_double(parts[4], p.loss) ||
-        !parse_double(parts[5], p.steps_per_second))
+    if (!parse_int(parts[1], p.epoch) || !parse_int(parts[2], p.step) || !parse_int(parts[3], p.steps_per_epoch) ||
+        !parse_double(parts[4], p.loss) || !parse_double(parts[5], p.steps_per_second))
       return std::nullopt;
     return p;
   }
@@ -132,8 +142,7 @@ MessageWriter::~MessageWriter() {
   // Destructors never throw; a lost tail here means the controller is gone anyway.
   try {
     flush();
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
 }
 
 void MessageWriter::send(const WorkerMessage& message) {

@@ -17,9 +17,9 @@ namespace laconic {
 /// Training progress, sent by rank 0 for the terminal's progress line.
 struct ProgressMessage {
   std::int64_t epoch = 0;
-  std::int64_t step = 0;             ///< step within the epoch, counted from 1
+  std::int64_t step = 0;  ///< step within the epoch, counted from 1
   std::int64_t steps_per_epoch = 0;
-  double loss = 0;                   ///< training loss of the last step
+  double loss = 0;  ///< training loss of the last step
   double steps_per_second = 0;
 };
 

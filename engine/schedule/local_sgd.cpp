@@ -27,8 +27,8 @@ void LocalSgdSchedule::step(StepActions& actions, const StepPoint& at) {
   actions.apply_update();
   const double period = options_.period.at(at);
   if (!(period >= 1 && std::trunc(period) == period))
-    throw ConfigError(str_cat("local_sgd.period (a function) returned ", period, " at epoch ",
-                              at.epoch, ", step ", at.step, "; it must be an integer >= 1"));
+    throw ConfigError(str_cat("local_sgd.period (a function) returned ", period, " at epoch ", at.epoch, ", step ",
+                              at.step, "; it must be an integer >= 1"));
   if (++since_average_ >= static_cast<std::int64_t>(period)) {
     actions.average_models();
     since_average_ = 0;

@@ -13,8 +13,7 @@ std::vector<FieldSpec> StaleSyncOptions::fields() {
 StaleSyncOptions StaleSyncOptions::from(const ComponentSpec& spec) {
   StaleSyncOptions o;
   o.staleness = spec.integer("staleness");
-  if (o.staleness < 0)
-    throw ConfigError(str_cat("stale_sync.staleness must be >= 0, got ", o.staleness));
+  if (o.staleness < 0) throw ConfigError(str_cat("stale_sync.staleness must be >= 0, got ", o.staleness));
   return o;
 }
 

@@ -48,9 +48,7 @@ class AsyncSchedule : public Schedule {
   explicit AsyncSchedule(AsyncOptions) {}
   std::string name() const override { return "async"; }
   void step(StepActions& actions, const StepPoint& at) override;
-  std::optional<std::int64_t> staleness_bound() const override {
-    return std::numeric_limits<std::int64_t>::max() / 2;
-  }
+  std::optional<std::int64_t> staleness_bound() const override { return std::numeric_limits<std::int64_t>::max() / 2; }
 };
 
 }  // namespace laconic::schedule

@@ -7,12 +7,12 @@ namespace laconic::topology {
 
 void AllgatherTopology::check(const compress::Compressor& compressor) const {
   if (compressor.exchanges_itself())
-    throw ConfigError(str_cat(compressor.name(), " runs its own allreduces; use topology = "
+    throw ConfigError(str_cat(compressor.name(),
+                              " runs its own allreduces; use topology = "
                               "allreduce()"));
 }
 
-ExchangeStats AllgatherTopology::average(std::span<float> gradient,
-                                         compress::Compressor& compressor,
+ExchangeStats AllgatherTopology::average(std::span<float> gradient, compress::Compressor& compressor,
                                          comm::Communicator& comm) {
   check(compressor);
   return exchange_compressed(gradient, compressor, comm, true, payload_);

@@ -19,8 +19,7 @@ class AllgatherTopology : public Topology {
   explicit AllgatherTopology(AllgatherOptions) {}
   std::string name() const override { return "allgather"; }
   void check(const compress::Compressor& compressor) const override;
-  ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor,
-                        comm::Communicator& comm) override;
+  ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor, comm::Communicator& comm) override;
 
  private:
   compress::Payload payload_;

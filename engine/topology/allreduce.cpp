@@ -32,13 +32,15 @@ AllreduceOptions AllreduceOptions::from(const ComponentSpec& spec) {
   AllreduceOptions o;
   o.algorithm = spec.text("algorithm");
   if (o.algorithm != "ring" && o.algorithm != "halving_doubling")
-    throw ConfigError(str_cat("allreduce.algorithm must be \"ring\" or \"halving_doubling\", "
-                              "got \"", o.algorithm, "\""));
+    throw ConfigError(
+        str_cat("allreduce.algorithm must be \"ring\" or \"halving_doubling\", "
+                "got \"",
+                o.algorithm, "\""));
   o.overlap = spec.flag("overlap");
   o.bucket_mb = spec.number("bucket_mb");
   o.first_bucket_mb = spec.number("first_bucket_mb");
-  for (const auto& [field, value] : {std::pair{"bucket_mb", o.bucket_mb},
-                                     std::pair{"first_bucket_mb", o.first_bucket_mb}})
+  for (const auto& [field, value] :
+       {std::pair{"bucket_mb", o.bucket_mb}, std::pair{"first_bucket_mb", o.first_bucket_mb}})
     if (!(value > 0 && std::isfinite(value)))
       throw ConfigError(str_cat("allreduce.", field, " must be > 0, got ", value));
   return o;
@@ -46,29 +48,24 @@ AllreduceOptions AllreduceOptions::from(const ComponentSpec& spec) {
 
 std::optional<Bucketing> AllreduceTopology::overlap() const {
   if (!options_.overlap) return std::nullopt;
-  auto bytes = [](double mb) {
-    return static_cast<std::size_t>(std::max(1.0, std::round(mb * 1024.0 * 1024.0)));
-  };
+  auto bytes = [](double mb) { return static_cast<std::size_t>(std::max(1.0, std::round(mb * 1024.0 * 1024.0))); };
   return Bucketing{bytes(options_.first_bucket_mb), bytes(options_.bucket_mb), algorithm()};
 }
 
 void AllreduceTopology::check(const compress::Compressor& compressor) const {
   if (options_.overlap && !compressor.separable_by_layer())
-    throw ConfigError(str_cat(
-        "allreduce { overlap = true } exchanges the gradient bucket by bucket, and ",
-        compressor.name(), " over a bucket is not ", compressor.name(),
-        " over the whole gradient; use a compressor that works element- or layer-wise ",
-        "(none, fp16, bf16, signsgd, signum, powersgd, or any with scope = \"layer\"), "
-        "or overlap = false"));
+    throw ConfigError(str_cat("allreduce { overlap = true } exchanges the gradient bucket by bucket, and ",
+                              compressor.name(), " over a bucket is not ", compressor.name(),
+                              " over the whole gradient; use a compressor that works element- or layer-wise ",
+                              "(none, fp16, bf16, signsgd, signum, powersgd, or any with scope = \"layer\"), "
+                              "or overlap = false"));
 }
 
 comm::AllreduceAlgorithm AllreduceTopology::algorithm() const {
-  return options_.algorithm == "ring" ? comm::AllreduceAlgorithm::Ring
-                                      : comm::AllreduceAlgorithm::HalvingDoubling;
+  return options_.algorithm == "ring" ? comm::AllreduceAlgorithm::Ring : comm::AllreduceAlgorithm::HalvingDoubling;
 }
 
-ExchangeStats AllreduceTopology::average(std::span<float> gradient,
-                                         compress::Compressor& compressor,
+ExchangeStats AllreduceTopology::average(std::span<float> gradient, compress::Compressor& compressor,
                                          comm::Communicator& comm) {
   return exchange_compressed(gradient, compressor, comm, false, payload_, algorithm());
 }

@@ -30,8 +30,7 @@ class AllreduceTopology : public Topology {
   std::optional<Bucketing> overlap() const override;
   /// With overlap, refuses a compressor that is not separable_by_layer().
   void check(const compress::Compressor& compressor) const override;
-  ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor,
-                        comm::Communicator& comm) override;
+  ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor, comm::Communicator& comm) override;
   comm::AllreduceAlgorithm algorithm() const;
 
  private:

@@ -9,8 +9,7 @@
 
 namespace laconic::topology {
 
-std::vector<GradientBucket> plan_buckets(const std::vector<std::size_t>& layer_sizes,
-                                         const Bucketing& caps) {
+std::vector<GradientBucket> plan_buckets(const std::vector<std::size_t>& layer_sizes, const Bucketing& caps) {
   std::vector<std::size_t> offsets(layer_sizes.size());
   std::size_t total = 0;
   for (std::size_t l = 0; l < layer_sizes.size(); ++l) {
@@ -33,10 +32,9 @@ std::vector<GradientBucket> plan_buckets(const std::vector<std::size_t>& layer_s
   return buckets;
 }
 
-BucketedExchange::BucketedExchange(std::span<float> gradient,
-                                   const std::vector<std::size_t>& layer_sizes,
-                                   const Bucketing& caps, const CompressorFactory& make,
-                                   comm::Communicator& comm, comm::AllreduceAlgorithm algorithm)
+BucketedExchange::BucketedExchange(std::span<float> gradient, const std::vector<std::size_t>& layer_sizes,
+                                   const Bucketing& caps, const CompressorFactory& make, comm::Communicator& comm,
+                                   comm::AllreduceAlgorithm algorithm)
     : gradient_(gradient),
       buckets_(plan_buckets(layer_sizes, caps)),
       bucket_of_layer_(layer_sizes.size()),
@@ -44,11 +42,9 @@ BucketedExchange::BucketedExchange(std::span<float> gradient,
       algorithm_(algorithm) {
   std::size_t total = 0;
   for (std::size_t size : layer_sizes) total += size;
-  LACONIC_ENFORCE(total == gradient.size(), "layers of ", total, " elements for a gradient of ",
-                  gradient.size());
+  LACONIC_ENFORCE(total == gradient.size(), "layers of ", total, " elements for a gradient of ", gradient.size());
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
-    for (std::size_t l = buckets_[b].first_layer; l < buckets_[b].end_layer; ++l)
-      bucket_of_layer_[l] = b;
+    for (std::size_t l = buckets_[b].first_layer; l < buckets_[b].end_layer; ++l) bucket_of_layer_[l] = b;
     compressors_.push_back(make(buckets_[b].first_layer, buckets_[b].end_layer, b));
   }
   payloads_.resize(buckets_.size());
@@ -126,9 +122,8 @@ void BucketedExchange::serve() {
       std::exception_ptr error;
       try {
         // Only the first bucket waits for the slowest peer: after it, all are there.
-        stats = exchange_compressed(gradient_.subspan(bucket.offset, bucket.size),
-                                    *compressors_[b], comm_, false, payloads_[b], algorithm_,
-                                    b == 0);
+        stats = exchange_compressed(gradient_.subspan(bucket.offset, bucket.size), *compressors_[b], comm_, false,
+                                    payloads_[b], algorithm_, b == 0);
       } catch (...) {
         error = std::current_exception();
       }

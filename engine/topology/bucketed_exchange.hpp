@@ -31,8 +31,7 @@ struct GradientBucket {
 /// The buckets in the order they are exchanged: from the last layer backwards, each closed once
 /// it holds at least its cap in fp32 bytes (the first bucket's cap is caps.first_bucket_bytes);
 /// a layer larger than the cap is a bucket of its own. Every layer is in exactly one bucket.
-std::vector<GradientBucket> plan_buckets(const std::vector<std::size_t>& layer_sizes,
-                                         const Bucketing& caps);
+std::vector<GradientBucket> plan_buckets(const std::vector<std::size_t>& layer_sizes, const Bucketing& caps);
 
 /// What happened to one bucket in the last round, in seconds from the round's begin().
 struct BucketTimeline {
@@ -50,9 +49,8 @@ class BucketedExchange {
       std::size_t first_layer, std::size_t end_layer, std::size_t bucket)>;
 
   /// `gradient` is the flat gradient backward writes into; it must stay where it is.
-  BucketedExchange(std::span<float> gradient, const std::vector<std::size_t>& layer_sizes,
-                   const Bucketing& caps, const CompressorFactory& make,
-                   comm::Communicator& comm, comm::AllreduceAlgorithm algorithm);
+  BucketedExchange(std::span<float> gradient, const std::vector<std::size_t>& layer_sizes, const Bucketing& caps,
+                   const CompressorFactory& make, comm::Communicator& comm, comm::AllreduceAlgorithm algorithm);
   /// Stops the communication thread (after the collective it is in, if any, ends or times out).
   ~BucketedExchange();
   BucketedExchange(const BucketedExchange&) = delete;
@@ -73,9 +71,7 @@ class BucketedExchange {
 
   const std::vector<GradientBucket>& buckets() const { return buckets_; }
   /// The per-bucket compressors, in bucket order (set_epoch, set_step, checkpoints).
-  const std::vector<std::unique_ptr<compress::Compressor>>& compressors() const {
-    return compressors_;
-  }
+  const std::vector<std::unique_ptr<compress::Compressor>>& compressors() const { return compressors_; }
   /// The last round, bucket by bucket (valid after finish()).
   const std::vector<BucketTimeline>& timeline() const { return timeline_; }
 
@@ -95,8 +91,8 @@ class BucketedExchange {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::uint64_t round_ = 0, served_round_ = 0;  // begin() counts rounds up; serve() follows
-  std::vector<std::size_t> pending_;           // layers each bucket still waits for
-  std::size_t next_bucket_ = 0;                // the one the thread takes up next
+  std::vector<std::size_t> pending_;            // layers each bucket still waits for
+  std::size_t next_bucket_ = 0;                 // the one the thread takes up next
   bool stopping_ = false;
   std::exception_ptr error_;
   Clock::time_point begin_at_;

@@ -9,15 +9,12 @@ namespace laconic::topology {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 /// The sum a self-exchanging compressor asks for: the ring allreduce, timed.
 class TimedReducer : public compress::SumReducer {
  public:
-  TimedReducer(comm::Communicator& comm, comm::AllreduceAlgorithm algorithm)
-      : comm_(comm), algorithm_(algorithm) {}
+  TimedReducer(comm::Communicator& comm, comm::AllreduceAlgorithm algorithm) : comm_(comm), algorithm_(algorithm) {}
   void sum(std::span<float> values) override {
     const auto t = Clock::now();
     comm_.allreduce_sum(values, algorithm_);
@@ -33,13 +30,11 @@ class TimedReducer : public compress::SumReducer {
 
 }  // namespace
 
-ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compressor& compressor,
-                                  comm::Communicator& comm, bool always_gather,
-                                  compress::Payload& payload,
-                                  comm::AllreduceAlgorithm algorithm, bool wait_for_peers) {
+ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compressor& compressor, comm::Communicator& comm,
+                                  bool always_gather, compress::Payload& payload, comm::AllreduceAlgorithm algorithm,
+                                  bool wait_for_peers) {
   ExchangeStats stats;
-  stats.bytes_dense =
-      comm::allreduce_bytes_sent(gradient.size(), comm.size(), comm.rank(), algorithm);
+  stats.bytes_dense = comm::allreduce_bytes_sent(gradient.size(), comm.size(), comm.rank(), algorithm);
   // Waiting apart from moving: a barrier right before the first collective takes the time until
   // the slowest rank arrives; what follows is communication among ranks that are all there. Its
   // few bytes are measurement, not the method's: the counters start after it.
@@ -75,10 +70,9 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
   before = comm.counters();
 
   if (compressor.summable() && !always_gather) {
-    LACONIC_ENFORCE(payload.size() % sizeof(float) == 0, "summable payload of ",
-                    payload.size(), " bytes is not a float array");
-    std::span<float> values(reinterpret_cast<float*>(payload.data()),
-                            payload.size() / sizeof(float));
+    LACONIC_ENFORCE(payload.size() % sizeof(float) == 0, "summable payload of ", payload.size(),
+                    " bytes is not a float array");
+    std::span<float> values(reinterpret_cast<float*>(payload.data()), payload.size() / sizeof(float));
     t = Clock::now();
     comm.allreduce_sum(values, algorithm);
     stats.time_communicate = seconds_since(t);

@@ -14,10 +14,9 @@ namespace laconic::topology {
 /// unless `always_gather`; the others are gathered and decoded on every worker. `payload` is
 /// scratch reused across calls. With `wait_for_peers`, a barrier before the first collective
 /// measures time_wait (a bucketed exchange does it for its first bucket only).
-ExchangeStats exchange_compressed(
-    std::span<float> gradient, compress::Compressor& compressor, comm::Communicator& comm,
-    bool always_gather, compress::Payload& payload,
-    comm::AllreduceAlgorithm algorithm = comm::AllreduceAlgorithm::Ring,
-    bool wait_for_peers = true);
+ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compressor& compressor, comm::Communicator& comm,
+                                  bool always_gather, compress::Payload& payload,
+                                  comm::AllreduceAlgorithm algorithm = comm::AllreduceAlgorithm::Ring,
+                                  bool wait_for_peers = true);
 
 }  // namespace laconic::topology

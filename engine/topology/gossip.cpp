@@ -12,8 +12,7 @@ std::vector<FieldSpec> GossipOptions::fields() {
   return {
       {"peers", FieldType::String, std::string("ring"),
        "\"ring\": fixed neighbours +1, -1, +2, ...; \"random\": k distinct offsets per step"},
-      {"neighbours", FieldType::Int, std::int64_t{2},
-       "peers each worker mixes with, in [1, workers - 1]"},
+      {"neighbours", FieldType::Int, std::int64_t{2}, "peers each worker mixes with, in [1, workers - 1]"},
       {"seed", FieldType::Int, std::int64_t{0}, "stream of the random offsets"},
   };
 }
@@ -24,18 +23,15 @@ GossipOptions GossipOptions::from(const ComponentSpec& spec) {
   o.neighbours = spec.integer("neighbours");
   o.seed = spec.integer("seed");
   if (o.peers != "ring" && o.peers != "random")
-    throw ConfigError(str_cat("gossip.peers must be \"ring\" or \"random\", got \"", o.peers,
-                              "\""));
-  if (o.neighbours < 1)
-    throw ConfigError(str_cat("gossip.neighbours must be >= 1, got ", o.neighbours));
+    throw ConfigError(str_cat("gossip.peers must be \"ring\" or \"random\", got \"", o.peers, "\""));
+  if (o.neighbours < 1) throw ConfigError(str_cat("gossip.neighbours must be >= 1, got ", o.neighbours));
   return o;
 }
 
 std::vector<int> gossip_offsets(const GossipOptions& options, int workers, std::uint64_t step) {
   const auto k = static_cast<int>(options.neighbours);
   if (k > workers - 1)
-    throw ConfigError(str_cat("gossip.neighbours must be in [1, workers - 1] = [1, ", workers - 1,
-                              "], got ", k));
+    throw ConfigError(str_cat("gossip.neighbours must be in [1, workers - 1] = [1, ", workers - 1, "], got ", k));
   std::vector<int> offsets;
   if (options.peers == "ring") {
     for (int d = 1; static_cast<int>(offsets.size()) < k; ++d) {
@@ -58,8 +54,8 @@ std::vector<int> gossip_offsets(const GossipOptions& options, int workers, std::
 
 void GossipTopology::check(const compress::Compressor& compressor) const {
   if (compressor.name() != "none")
-    throw ConfigError(str_cat("gossip exchanges whole models in fp32; compressor '",
-                              compressor.name(), "' is not supported with it (use none())"));
+    throw ConfigError(str_cat("gossip exchanges whole models in fp32; compressor '", compressor.name(),
+                              "' is not supported with it (use none())"));
 }
 
 ExchangeStats GossipTopology::average(std::span<float> model, compress::Compressor& compressor,
@@ -75,8 +71,7 @@ ExchangeStats GossipTopology::average(std::span<float> model, compress::Compress
   sum_.assign(model.begin(), model.end());
   incoming_.resize(model.size());
   const auto bytes = [](auto span) {
-    return std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(span.data()),
-                                   span.size() * sizeof(float));
+    return std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(span.data()), span.size() * sizeof(float));
   };
   const auto t = Clock::now();
   for (int o : offsets) {

@@ -9,9 +9,9 @@
 namespace laconic::topology {
 
 struct GossipOptions {
-  std::string peers = "ring";  ///< "ring": fixed offsets +1, -1, +2, ...; "random": drawn per step
-  std::int64_t neighbours = 2; ///< k peers each worker mixes with, 1 <= k <= workers - 1
-  std::int64_t seed = 0;       ///< stream of the random offsets (the same on every worker)
+  std::string peers = "ring";   ///< "ring": fixed offsets +1, -1, +2, ...; "random": drawn per step
+  std::int64_t neighbours = 2;  ///< k peers each worker mixes with, 1 <= k <= workers - 1
+  std::int64_t seed = 0;        ///< stream of the random offsets (the same on every worker)
 
   static std::vector<FieldSpec> fields();
   static GossipOptions from(const ComponentSpec& spec);
@@ -37,8 +37,7 @@ class GossipTopology : public Topology {
   std::string name() const override { return "gossip"; }
   bool mixes_models() const override { return true; }
   void check(const compress::Compressor& compressor) const override;
-  ExchangeStats average(std::span<float> model, compress::Compressor& compressor,
-                        comm::Communicator& comm) override;
+  ExchangeStats average(std::span<float> model, compress::Compressor& compressor, comm::Communicator& comm) override;
 
  private:
   GossipOptions options_;

@@ -18,15 +18,15 @@ struct ExchangeStats {
   /// Seconds blocked at the exchange until the slowest rank arrived (a barrier just before the
   /// collectives): a straggler's compute, not communication. Its bytes are in no counter.
   double time_wait = 0;
-  bool measured_wait = false;    ///< time_wait was measured (exchange_compressed does)
-  double time_communicate = 0;   ///< wall time inside collectives, once every rank had arrived
+  bool measured_wait = false;   ///< time_wait was measured (exchange_compressed does)
+  double time_communicate = 0;  ///< wall time inside collectives, once every rank had arrived
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
-  std::uint64_t bytes_dense = 0;  ///< bytes the same exchange would send uncompressed in fp32
+  std::uint64_t bytes_dense = 0;    ///< bytes the same exchange would send uncompressed in fp32
   std::uint64_t payload_bytes = 0;  ///< size of this worker's compressed payload (8 x this / n
                                     ///< = bits per parameter)
-  bool gathered = false;          ///< payloads were gathered rather than summed
-  comm::ByteCounters traffic;     ///< this exchange's traffic (what the network model projects)
+  bool gathered = false;            ///< payloads were gathered rather than summed
+  comm::ByteCounters traffic;       ///< this exchange's traffic (what the network model projects)
   /// Seconds of this exchange (compression, waiting, collectives, decoding) that ran on the
   /// communication thread while backward was still going (allreduce { overlap = true }): hidden
   /// behind computation. The other times above then hold only what the step waited for after
@@ -61,8 +61,10 @@ class Topology {
   /// parameter server can (ConfigError otherwise).
   virtual void set_staleness(std::int64_t staleness) {
     (void)staleness;
-    throw ConfigError(str_cat("schedules stale_sync and async need topology = "
-                              "parameter_server { ... }, got ", name()));
+    throw ConfigError(
+        str_cat("schedules stale_sync and async need topology = "
+                "parameter_server { ... }, got ",
+                name()));
   }
   /// Called once by every worker after its last step.
   virtual void finish(comm::Communicator& comm) { (void)comm; }

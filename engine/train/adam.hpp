@@ -9,12 +9,12 @@
 namespace laconic::train {
 
 struct AdamOptions {
-  double lr = 1e-3;            ///< learning rate
-  double beta1 = 0.9;          ///< decay of the first moment
-  double beta2 = 0.999;        ///< decay of the second moment
-  double eps = 1e-8;           ///< added to the second moment's root
-  double weight_decay = 0;     ///< Adam: L2 penalty added to the gradient; AdamW: decoupled decay
-  bool decoupled = false;      ///< AdamW: p = p * (1 - lr * weight_decay) before the Adam step
+  double lr = 1e-3;         ///< learning rate
+  double beta1 = 0.9;       ///< decay of the first moment
+  double beta2 = 0.999;     ///< decay of the second moment
+  double eps = 1e-8;        ///< added to the second moment's root
+  double weight_decay = 0;  ///< Adam: L2 penalty added to the gradient; AdamW: decoupled decay
+  bool decoupled = false;   ///< AdamW: p = p * (1 - lr * weight_decay) before the Adam step
 
   static std::vector<FieldSpec> fields();
   static AdamOptions from(const ComponentSpec& spec);

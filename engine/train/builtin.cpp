@@ -22,14 +22,14 @@ Registry<Dataset> builtin_datasets() {
   Registry<Dataset> r("dataset");
   r.add<FashionMnistDataset, FashionMnistOptions>(
       "fashion_mnist", "Fashion-MNIST, 60k/10k 28x28 grey images, 10 classes (Debian package)");
-  r.add<MnistDataset, MnistOptions>(
-      "mnist", "MNIST digits, 60k/10k 28x28 grey images, 10 classes (idx files you download)");
+  r.add<MnistDataset, MnistOptions>("mnist",
+                                    "MNIST digits, 60k/10k 28x28 grey images, 10 classes (idx files you download)");
   r.add<Cifar10Dataset, Cifar10Options>(
       "cifar10", "CIFAR-10, 50k/10k 32x32 colour images, 10 classes (binary batches you download)");
-  r.add<SyntheticDataset, SyntheticOptions>(
-      "synthetic", "learnable class-conditional Gaussian clusters of any shape, seeded");
-  r.add<TextDataset, TextOptions>(
-      "text", "word-level corpus for language models: windows of bptt tokens, next-token targets");
+  r.add<SyntheticDataset, SyntheticOptions>("synthetic",
+                                            "learnable class-conditional Gaussian clusters of any shape, seeded");
+  r.add<TextDataset, TextOptions>("text",
+                                  "word-level corpus for language models: windows of bptt tokens, next-token targets");
   r.add<TensorsDataset, TensorsOptions>(
       "tensors", "your own data: two files of torch.save({\"inputs\": ..., \"labels\": ...}) from Python");
   return r;
@@ -40,10 +40,8 @@ Registry<Model> builtin_models() {
   r.add<Lenet5, Lenet5Options>("lenet5", "LeNet-5 CNN for 28x28 images, 61,706 parameters");
   r.add<Mlp, MlpOptions>("mlp", "fully connected network on flattened inputs (Øland & Raj 2015)");
   r.add<Vgg11, Vgg11Options>("vgg11", "VGG-11 with batch norm for 32x32 images, width-scalable");
-  r.add<Resnet, ResnetOptions>(
-      "resnet", "ResNet-18 adapted to 32x32 images, or the CIFAR ResNet-20 (depth = 20)");
-  r.add<LstmLm, LstmLmOptions>(
-      "lstm_lm", "word-level LSTM language model, tied embeddings (Harris 2020)");
+  r.add<Resnet, ResnetOptions>("resnet", "ResNet-18 adapted to 32x32 images, or the CIFAR ResNet-20 (depth = 20)");
+  r.add<LstmLm, LstmLmOptions>("lstm_lm", "word-level LSTM language model, tied embeddings (Harris 2020)");
   r.add<TorchScriptModel, TorchScriptOptions>(
       "torchscript", "your PyTorch model, scripted or traced and saved (scripts/export-torchscript.py)");
   return r;

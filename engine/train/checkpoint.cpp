@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -21,9 +21,7 @@ constexpr std::uint64_t kMagic = 0x4b50434e4f43414cull;  // "LACONCPK" little-en
 // 2: the topology's state (a parameter server's per-shard compressors) after the schedule's.
 constexpr std::uint64_t kFormat = 2;
 
-void text(StateWriter& out, const std::string& value) {
-  out.array(std::span<const char>(value.data(), value.size()));
-}
+void text(StateWriter& out, const std::string& value) { out.array(std::span<const char>(value.data(), value.size())); }
 
 std::string text(StateReader& in) {
   std::vector<char> chars;
@@ -127,8 +125,8 @@ TrainingPosition read_checkpoint_header(StateReader& in, const std::string& fing
     throw ConfigError(str_cat("checkpoint ", path, " has format ", format, "; this laconic reads ", kFormat));
   const std::string theirs = text(in);
   if (theirs != fingerprint)
-    throw ConfigError(str_cat("checkpoint ", path, " belongs to another run configuration (fingerprint ",
-                              theirs, ", this run ", fingerprint, ")"));
+    throw ConfigError(str_cat("checkpoint ", path, " belongs to another run configuration (fingerprint ", theirs,
+                              ", this run ", fingerprint, ")"));
   const std::int64_t their_rank = in.i64();
   if (their_rank != rank)
     throw ConfigError(str_cat("checkpoint ", path, " is rank ", their_rank, "'s, read by rank ", rank));
@@ -194,8 +192,8 @@ void load_model(StateReader& in, Model& model) {
   const auto tensors = model_tensors(model);
   const std::uint64_t count = in.u64();
   if (count != tensors.size())
-    throw ConfigError(str_cat("checkpoint holds ", count, " model tensors, model '", model.name(), "' has ",
-                              tensors.size()));
+    throw ConfigError(
+        str_cat("checkpoint holds ", count, " model tensors, model '", model.name(), "' has ", tensors.size()));
   torch::NoGradGuard no_grad;
   std::vector<std::int64_t> sizes;
   std::vector<std::uint8_t> bytes;
@@ -206,8 +204,8 @@ void load_model(StateReader& in, Model& model) {
     in.array(bytes);
     if (saved != name || dtype != static_cast<std::int64_t>(tensor.scalar_type()) || sizes != tensor.sizes().vec() ||
         bytes.size() != tensor.nbytes())
-      throw ConfigError(str_cat("checkpoint tensor '", saved, "' does not fit model tensor '", name, "' of ",
-                                model.name()));
+      throw ConfigError(
+          str_cat("checkpoint tensor '", saved, "' does not fit model tensor '", name, "' of ", model.name()));
     auto source = torch::from_blob(bytes.data(), tensor.sizes(), tensor.options().device(torch::kCPU));
     tensor.copy_(source);
   }

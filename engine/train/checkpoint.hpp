@@ -19,9 +19,9 @@ namespace laconic::train {
 
 /// What the controller asks of a worker's checkpoints.
 struct Checkpointing {
-  std::string dir;               ///< where the files go; "" = no checkpoints
-  std::int64_t every = 0;        ///< a checkpoint before every step that is a multiple of it; 0 = none
-  std::int64_t resume_step = -1; ///< continue from the checkpoint taken before this step; -1 = fresh
+  std::string dir;                ///< where the files go; "" = no checkpoints
+  std::int64_t every = 0;         ///< a checkpoint before every step that is a multiple of it; 0 = none
+  std::int64_t resume_step = -1;  ///< continue from the checkpoint taken before this step; -1 = fresh
   /// Called once a checkpoint is durable on disk (the worker tells the controller).
   std::function<void(std::int64_t step)> on_saved;
 
@@ -30,13 +30,13 @@ struct Checkpointing {
 
 /// Where training stands when a checkpoint is taken: before global step `step`.
 struct TrainingPosition {
-  std::int64_t step = 0;           ///< the next global step to run
-  std::int64_t epoch = 0;          ///< its epoch
-  std::int64_t index = 0;          ///< its index within the epoch
-  double epoch_loss_sum = 0;       ///< training losses of the epoch's earlier steps, summed
+  std::int64_t step = 0;      ///< the next global step to run
+  std::int64_t epoch = 0;     ///< its epoch
+  std::int64_t index = 0;     ///< its index within the epoch
+  double epoch_loss_sum = 0;  ///< training losses of the epoch's earlier steps, summed
   double first_loss = std::numeric_limits<double>::quiet_NaN();  ///< the run's first step's loss
-  double wall = 0;                 ///< seconds since the run started, over every attempt
-  double epoch_elapsed = 0;        ///< seconds the epoch had run
+  double wall = 0;                                               ///< seconds since the run started, over every attempt
+  double epoch_elapsed = 0;                                      ///< seconds the epoch had run
 };
 
 /// Identifies the run configuration a checkpoint belongs to: FNV-1a of its JSON, in hex.

@@ -19,12 +19,11 @@ constexpr float kStd[3] = {0.2470f, 0.2435f, 0.2616f};
 std::string path_of(const std::string& root, const std::string& file) {
   const std::string path = root + "/" + file;
   if (!std::filesystem::exists(path))
-    throw ConfigError(str_cat(
-        "CIFAR-10 file '", file, "' not found in '", root,
-        "': no Debian package ships CIFAR-10; download the \"CIFAR-10 binary version\" "
-        "(cifar-10-binary.tar.gz) from Alex Krizhevsky's CIFAR page (www.cs.toronto.edu/~kriz/"
-        "cifar.html), unpack it and point cifar10 { root = ... } at its cifar-10-batches-bin "
-        "directory"));
+    throw ConfigError(str_cat("CIFAR-10 file '", file, "' not found in '", root,
+                              "': no Debian package ships CIFAR-10; download the \"CIFAR-10 binary version\" "
+                              "(cifar-10-binary.tar.gz) from Alex Krizhevsky's CIFAR page (www.cs.toronto.edu/~kriz/"
+                              "cifar.html), unpack it and point cifar10 { root = ... } at its cifar-10-batches-bin "
+                              "directory"));
   return path;
 }
 
@@ -63,9 +62,8 @@ DataSplit Cifar10Dataset::read(const std::vector<std::string>& files) const {
     std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (!in.eof() && in.fail()) throw ConfigError(str_cat("cannot read '", path, "'"));
     if (data.empty() || data.size() % kRecord != 0)
-      throw ConfigError(str_cat("'", path, "' is not a CIFAR-10 batch: expected a multiple of ",
-                                kRecord, " bytes (1 label + 3072 pixels per image), got ",
-                                data.size()));
+      throw ConfigError(str_cat("'", path, "' is not a CIFAR-10 batch: expected a multiple of ", kRecord,
+                                " bytes (1 label + 3072 pixels per image), got ", data.size()));
     bytes.insert(bytes.end(), data.begin(), data.end());
   }
   const std::int64_t n = static_cast<std::int64_t>(bytes.size()) / kRecord;
@@ -73,8 +71,7 @@ DataSplit Cifar10Dataset::read(const std::vector<std::string>& files) const {
   auto labels = records.select(1, 0).to(torch::kInt64);
   const std::int64_t largest = labels.max().item<std::int64_t>();
   if (largest > 9)
-    throw ConfigError(str_cat("CIFAR-10 in '", options_.root, "': label ", largest,
-                              " is not a class 0..9"));
+    throw ConfigError(str_cat("CIFAR-10 in '", options_.root, "': label ", largest, " is not a class 0..9"));
   auto inputs = records.narrow(1, 1, kPixels).reshape({n, 3, 32, 32}).to(torch::kFloat32);
   inputs.div_(255.0f);
   for (int c = 0; c < 3; ++c) inputs.select(1, c).sub_(kMean[c]).div_(kStd[c]);

@@ -20,7 +20,8 @@ namespace {
 // A cache file: the magic, the key, then for inputs and labels their dtype, shape, offset and
 // size in bytes; each tensor's bytes start on a page boundary. Host byte order: the file is this
 // machine's cache, not an exchange format.
-constexpr std::array<char, 16> kMagic = {'l', 'a', 'c', 'o', 'n', 'i', 'c', '-', 's', 'p', 'l', 'i', 't', ' ', 'v', '1'};
+constexpr std::array<char, 16> kMagic = {'l', 'a', 'c', 'o', 'n', 'i', 'c', '-',
+                                         's', 'p', 'l', 'i', 't', ' ', 'v', '1'};
 constexpr std::uint64_t kPage = 4096;
 constexpr int kMaxDims = 8;
 
@@ -105,7 +106,8 @@ std::optional<torch::Tensor> tensor_at(const std::shared_ptr<Mapping>& mapping, 
       mapping->size - e.offset < e.bytes)
     return std::nullopt;
   void* data = static_cast<char*>(mapping->address) + e.offset;
-  return torch::from_blob(data, e.shape, [mapping](void*) {}, torch::TensorOptions(type));
+  return torch::from_blob(
+      data, e.shape, [mapping](void*) {}, torch::TensorOptions(type));
 }
 
 }  // namespace

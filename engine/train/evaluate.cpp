@@ -18,8 +18,7 @@ EvaluationSums evaluate_sums(Model& model, const DataSplit& split, std::int64_t 
   // were as fast as 128). A language model: about 1000 predictions per pass, since its logits
   // are [batch, T, vocab] (1000 sequences of 35 tokens over 10,000 words would need 1.4 GB).
   const std::int64_t tokens = split.labels.dim() == 2 ? split.labels.size(1) : 1;
-  const std::int64_t batch =
-      tokens > 1 ? std::max<std::int64_t>(1, 1000 / tokens) : std::int64_t{kEvaluationBatch};
+  const std::int64_t batch = tokens > 1 ? std::max<std::int64_t>(1, 1000 / tokens) : std::int64_t{kEvaluationBatch};
   EvaluationSums sums;
   for (std::int64_t at = begin; at < end; at += batch) {
     const std::int64_t len = std::min(batch, end - at);

@@ -10,9 +10,9 @@ namespace laconic::train {
 /// How a model does on a split. For a language model (labels [N, T]) accuracy and loss are per
 /// predicted token and `perplexity` = exp(loss) is set.
 struct Evaluation {
-  double accuracy = 0;                ///< in [0, 1]: top-1, per example or per token
-  double loss = 0;                    ///< mean cross-entropy, per example or per token
-  std::optional<double> perplexity;   ///< language models only
+  double accuracy = 0;               ///< in [0, 1]: top-1, per example or per token
+  double loss = 0;                   ///< mean cross-entropy, per example or per token
+  std::optional<double> perplexity;  ///< language models only
 };
 
 /// Examples per forward pass when evaluating a classifier.

@@ -10,9 +10,11 @@ constexpr float kMean = 0.2860f;
 constexpr float kStd = 0.3530f;
 
 std::string hint(const std::string& base) {
-  return str_cat("install the Debian package dataset-fashion-mnist (apt-get install "
-                 "dataset-fashion-mnist), or point fashion_mnist { root = ... } at a directory "
-                 "holding ", base, "[.gz]");
+  return str_cat(
+      "install the Debian package dataset-fashion-mnist (apt-get install "
+      "dataset-fashion-mnist), or point fashion_mnist { root = ... } at a directory "
+      "holding ",
+      base, "[.gz]");
 }
 
 const IdxDatasetInfo kInfo{"fashion_mnist", "Fashion-MNIST", kMean, kStd, hint};

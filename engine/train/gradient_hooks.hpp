@@ -15,8 +15,7 @@ class GradientReadyHooks {
  public:
   /// After each backward pass, `ready(i)` is called once .grad() of `params[i]` holds the
   /// pass's whole gradient (on backward's thread, in the order backward reaches them).
-  GradientReadyHooks(const std::vector<torch::Tensor>& params,
-                     std::function<void(std::size_t)> ready);
+  GradientReadyHooks(const std::vector<torch::Tensor>& params, std::function<void(std::size_t)> ready);
   /// Removes the hooks.
   ~GradientReadyHooks();
   GradientReadyHooks(const GradientReadyHooks&) = delete;

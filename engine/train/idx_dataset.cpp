@@ -17,8 +17,8 @@ std::string find(const std::string& root, const std::string& base, const IdxData
 }  // namespace
 
 void IdxImageDataset::check_files(const std::string& root, const IdxDatasetInfo& info) {
-  for (const char* base : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
+  for (const char* base :
+       {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
     find(root, base, info);
 }
 
@@ -27,13 +27,19 @@ DataSplit IdxImageDataset::load(const std::string& prefix) const {
   const std::string labels = find(root_, prefix + "-labels-idx1-ubyte", info_);
   std::ostringstream name, key;
   name << "idx\n" << images << "\n" << labels << "\n" << std::hexfloat << info_.mean << "\n" << info_.deviation;
-  key << "idx\n" << file_key(images) << "\n" << file_key(labels) << "\n" << std::hexfloat << info_.mean << "\n" << info_.deviation;
+  key << "idx\n"
+      << file_key(images) << "\n"
+      << file_key(labels) << "\n"
+      << std::hexfloat << info_.mean << "\n"
+      << info_.deviation;
   auto decode = [&] { return read_idx_split(images, labels, info_.mean, info_.deviation, info_.title); };
   // Splits of a few megabytes decode in milliseconds: only larger ones are kept on disk.
   constexpr std::uintmax_t kWorthCaching = std::uintmax_t{1} << 20;
   std::error_code error;
   const bool worth_caching = std::filesystem::file_size(images, error) >= kWorthCaching && !error;
-  return cached_split(key.str(), [&] { return worth_caching ? decoded_split({name.str(), key.str()}, decode) : decode(); });
+  return cached_split(key.str(), [&] {
+    return worth_caching ? decoded_split({name.str(), key.str()}, decode) : decode();
+  });
 }
 
 const DataSplit& IdxImageDataset::train() {

@@ -21,8 +21,7 @@ struct IdxDatasetInfo {
 
 class IdxImageDataset : public Dataset {
  public:
-  IdxImageDataset(std::string root, const IdxDatasetInfo& info)
-      : root_(std::move(root)), info_(info) {}
+  IdxImageDataset(std::string root, const IdxDatasetInfo& info) : root_(std::move(root)), info_(info) {}
   std::string name() const override { return info_.name; }
   const DataSplit& train() override;
   const DataSplit& test() override;

@@ -64,8 +64,8 @@ class IdxFile {
     if (got == size)
       while ((n = read(chunk.data(), chunk.size())) > 0) got += n;
     if (got != size)
-      throw ConfigError(str_cat("'", path_, "': expected ", header_bytes + size, " bytes for ", what, ", got ",
-                                header_bytes + got));
+      throw ConfigError(
+          str_cat("'", path_, "': expected ", header_bytes + size, " bytes for ", what, ", got ", header_bytes + got));
   }
 
  private:
@@ -94,8 +94,9 @@ torch::Tensor read_idx_images(const std::string& path) {
   const ImageHeader h = read_image_header(file, path);
   auto images = torch::empty({h.n, h.rows, h.cols}, torch::kUInt8);
   std::uint8_t* out = images.data_ptr<std::uint8_t>();
-  file.read_payload(static_cast<std::size_t>(images.numel()), 16, h.what(),
-                    [out](const std::uint8_t* bytes, std::size_t at, std::size_t n) { std::memcpy(out + at, bytes, n); });
+  file.read_payload(
+      static_cast<std::size_t>(images.numel()), 16, h.what(),
+      [out](const std::uint8_t* bytes, std::size_t at, std::size_t n) { std::memcpy(out + at, bytes, n); });
   return images;
 }
 
@@ -115,22 +116,22 @@ torch::Tensor read_idx_labels(const std::string& path) {
   return labels;
 }
 
-std::string find_idx_file(const std::string& root, const std::string& base,
-                          const std::string& dataset, const std::string& hint) {
+std::string find_idx_file(const std::string& root, const std::string& base, const std::string& dataset,
+                          const std::string& hint) {
   // Debian ships the files gzipped; a user's own copy may be unpacked.
   for (const std::string& name : {base + ".gz", base})
     if (std::filesystem::exists(root + "/" + name)) return root + "/" + name;
   throw ConfigError(str_cat(dataset, " file '", base, "' not found in '", root, "': ", hint));
 }
 
-DataSplit read_idx_split(const std::string& images_path, const std::string& labels_path,
-                         float mean, float deviation, const std::string& dataset) {
+DataSplit read_idx_split(const std::string& images_path, const std::string& labels_path, float mean, float deviation,
+                         const std::string& dataset) {
   auto labels = read_idx_labels(labels_path);
   IdxFile file(images_path);
   const ImageHeader h = read_image_header(file, images_path);
   if (h.n != labels.size(0))
-    throw ConfigError(str_cat(dataset, ": ", h.n, " images in '", images_path, "' but ", labels.size(0),
-                              " labels in '", labels_path, "'"));
+    throw ConfigError(str_cat(dataset, ": ", h.n, " images in '", images_path, "' but ", labels.size(0), " labels in '",
+                              labels_path, "'"));
   // A pixel has 256 values: each is converted once, as (x / 255 - mean) / deviation in float
   // (what the tensor expression computes, bit for bit), and the pixels are converted by table
   // lookup as they are decompressed, chunk by chunk, with no byte tensor of the whole file.

@@ -17,13 +17,13 @@ torch::Tensor read_idx_labels(const std::string& path);
 
 /// `root/base.gz` or `root/base`, whichever exists (gzipped first); otherwise a ConfigError
 /// "<dataset> file '<base>' not found in '<root>': <hint>".
-std::string find_idx_file(const std::string& root, const std::string& base,
-                          const std::string& dataset, const std::string& hint);
+std::string find_idx_file(const std::string& root, const std::string& base, const std::string& dataset,
+                          const std::string& hint);
 
 /// An image file and its label file as a split: inputs [N, 1, rows, cols] float32 scaled to
 /// [0, 1] then standardized with (mean, deviation); labels [N] int64. `dataset` names it in
 /// errors.
-DataSplit read_idx_split(const std::string& images_path, const std::string& labels_path,
-                         float mean, float deviation, const std::string& dataset);
+DataSplit read_idx_split(const std::string& images_path, const std::string& labels_path, float mean, float deviation,
+                         const std::string& dataset);
 
 }  // namespace laconic::train

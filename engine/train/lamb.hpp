@@ -9,10 +9,10 @@
 namespace laconic::train {
 
 struct LambOptions {
-  double lr = 1e-3;          ///< learning rate
-  double beta1 = 0.9;        ///< decay of the first moment
-  double beta2 = 0.999;      ///< decay of the second moment
-  double eps = 1e-6;         ///< added to the second moment's root
+  double lr = 1e-3;            ///< learning rate
+  double beta1 = 0.9;          ///< decay of the first moment
+  double beta2 = 0.999;        ///< decay of the second moment
+  double eps = 1e-6;           ///< added to the second moment's root
   double weight_decay = 0.01;  ///< decoupled, inside the trust ratio
 
   static std::vector<FieldSpec> fields();

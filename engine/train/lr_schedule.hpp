@@ -12,8 +12,8 @@ namespace laconic::train {
 
 /// Where training stands when the factor is asked for.
 struct TrainingClock {
-  std::int64_t step = 0;             ///< global step, from 0
-  std::int64_t epoch = 0;            ///< from 0
+  std::int64_t step = 0;   ///< global step, from 0
+  std::int64_t epoch = 0;  ///< from 0
   std::int64_t steps_per_epoch = 1;
   std::int64_t epochs = 1;
   std::int64_t workers = 1;

@@ -13,16 +13,15 @@ struct Activation {
   const char* name;
   torch::Tensor (*apply)(const torch::Tensor&);
 };
-constexpr Activation kActivations[] = {
-    {"tanh", apply_tanh}, {"relu", apply_relu}, {"sigmoid", apply_sigmoid}};
+constexpr Activation kActivations[] = {{"tanh", apply_tanh}, {"relu", apply_relu}, {"sigmoid", apply_sigmoid}};
 
 }  // namespace
 
 std::vector<FieldSpec> MlpOptions::fields() {
-  return {{"sizes", FieldType::IntList, std::vector<std::int64_t>{784, 392, 50, 10},
-           "layer widths: inputs per example, hidden layers..., classes"},
-          {"activation", FieldType::String, std::string("tanh"),
-           "after every layer but the last: tanh, relu or sigmoid"}};
+  return {
+      {"sizes", FieldType::IntList, std::vector<std::int64_t>{784, 392, 50, 10},
+       "layer widths: inputs per example, hidden layers..., classes"},
+      {"activation", FieldType::String, std::string("tanh"), "after every layer but the last: tanh, relu or sigmoid"}};
 }
 
 MlpOptions MlpOptions::from(const ComponentSpec& spec) {
@@ -30,19 +29,15 @@ MlpOptions MlpOptions::from(const ComponentSpec& spec) {
   o.sizes = spec.integers("sizes");
   o.activation = spec.text("activation");
   if (o.sizes.size() < 2)
-    throw ConfigError(str_cat("mlp.sizes needs at least inputs and classes (2 entries), got ",
-                              format_value(o.sizes)));
+    throw ConfigError(str_cat("mlp.sizes needs at least inputs and classes (2 entries), got ", format_value(o.sizes)));
   for (std::size_t i = 0; i < o.sizes.size(); ++i)
     if (o.sizes[i] < 1)
-      throw ConfigError(str_cat("mlp.sizes entries must be >= 1, got ", o.sizes[i],
-                                " at position ", i + 1, " of ", format_value(o.sizes)));
-  if (o.sizes.back() < 2)
-    throw ConfigError(str_cat("mlp.sizes must end with >= 2 classes, got ", o.sizes.back()));
+      throw ConfigError(str_cat("mlp.sizes entries must be >= 1, got ", o.sizes[i], " at position ", i + 1, " of ",
+                                format_value(o.sizes)));
+  if (o.sizes.back() < 2) throw ConfigError(str_cat("mlp.sizes must end with >= 2 classes, got ", o.sizes.back()));
   bool known = false;
   for (const auto& a : kActivations) known = known || o.activation == a.name;
-  if (!known)
-    throw ConfigError(str_cat("mlp.activation must be tanh, relu or sigmoid, got \"",
-                              o.activation, "\""));
+  if (!known) throw ConfigError(str_cat("mlp.activation must be tanh, relu or sigmoid, got \"", o.activation, "\""));
   return o;
 }
 
@@ -51,8 +46,8 @@ Mlp::Mlp(MlpOptions options) : options_(std::move(options)) {
     if (options_.activation == a.name) activation_ = a.apply;
   LACONIC_ENFORCE(activation_ != nullptr, "unchecked mlp.activation ", options_.activation);
   for (std::size_t i = 0; i + 1 < options_.sizes.size(); ++i)
-    layers_.push_back(register_module(
-        str_cat("fc", i + 1), torch::nn::Linear(options_.sizes[i], options_.sizes[i + 1])));
+    layers_.push_back(
+        register_module(str_cat("fc", i + 1), torch::nn::Linear(options_.sizes[i], options_.sizes[i + 1])));
 }
 
 torch::Tensor Mlp::forward(torch::Tensor x) {
@@ -69,8 +64,7 @@ void Mlp::check_input(const std::vector<std::int64_t>& shape) const {
   std::int64_t values = 1;
   for (const std::int64_t d : shape) values *= d;
   if (values != options_.sizes.front())
-    throw ConfigError(str_cat("mlp.sizes starts with ", options_.sizes.front(),
-                              " inputs but each example has ", values,
+    throw ConfigError(str_cat("mlp.sizes starts with ", options_.sizes.front(), " inputs but each example has ", values,
                               " values; make it the first entry of sizes"));
 }
 

@@ -9,7 +9,7 @@ namespace laconic::train {
 
 struct MlpOptions {
   std::vector<std::int64_t> sizes = {784, 392, 50, 10};  ///< inputs, hidden widths..., classes
-  std::string activation = "tanh";                        ///< tanh, relu or sigmoid
+  std::string activation = "tanh";                       ///< tanh, relu or sigmoid
 
   static std::vector<FieldSpec> fields();
   static MlpOptions from(const ComponentSpec& spec);

@@ -34,7 +34,6 @@ MnistOptions MnistOptions::from(const ComponentSpec& spec) {
   return o;
 }
 
-MnistDataset::MnistDataset(MnistOptions options)
-    : IdxImageDataset(std::move(options.root), kInfo) {}
+MnistDataset::MnistDataset(MnistOptions options) : IdxImageDataset(std::move(options.root), kInfo) {}
 
 }  // namespace laconic::train

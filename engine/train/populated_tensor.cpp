@@ -7,13 +7,14 @@ namespace laconic::train {
 torch::Tensor populated_empty(const std::vector<std::int64_t>& shape, torch::Dtype dtype) {
   std::int64_t count = 1;
   for (const std::int64_t d : shape) count *= d;
-  const auto bytes = static_cast<std::size_t>(count) * c10::elementSize(c10::typeMetaToScalarType(
-                                                             caffe2::TypeMeta::fromScalarType(dtype)));
+  const auto bytes = static_cast<std::size_t>(count) *
+                     c10::elementSize(c10::typeMetaToScalarType(caffe2::TypeMeta::fromScalarType(dtype)));
   constexpr std::size_t kWorthIt = std::size_t{1} << 22;  // below 4 MiB the faults cost little
   if (bytes < kWorthIt) return torch::empty(shape, dtype);
   void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (memory == MAP_FAILED) return torch::empty(shape, dtype);
-  return torch::from_blob(memory, shape, [bytes](void* p) { ::munmap(p, bytes); }, torch::TensorOptions(dtype));
+  return torch::from_blob(
+      memory, shape, [bytes](void* p) { ::munmap(p, bytes); }, torch::TensorOptions(dtype));
 }
 
 void populate_pages(const torch::Tensor& tensor) {

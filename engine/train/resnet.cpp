@@ -25,8 +25,7 @@ class BasicBlockImpl : public nn::Module {
     norm2_ = register_module("norm2", nn::BatchNorm2d(out));
     reshapes_ = stride != 1 || in != out;
     if (reshapes_ && shortcut == Shortcut::Projection) {
-      project_ = register_module(
-          "project", nn::Conv2d(nn::Conv2dOptions(in, out, 1).stride(stride).bias(false)));
+      project_ = register_module("project", nn::Conv2d(nn::Conv2dOptions(in, out, 1).stride(stride).bias(false)));
       project_norm_ = register_module("project_norm", nn::BatchNorm2d(out));
     }
   }
@@ -76,19 +75,16 @@ ResnetOptions ResnetOptions::from(const ComponentSpec& spec) {
   o.depth = spec.integer("depth");
   o.classes = spec.integer("classes");
   o.in_channels = spec.integer("in_channels");
-  if (o.depth != 18 && o.depth != 20)
-    throw ConfigError(str_cat("resnet.depth must be 18 or 20, got ", o.depth));
+  if (o.depth != 18 && o.depth != 20) throw ConfigError(str_cat("resnet.depth must be 18 or 20, got ", o.depth));
   if (o.classes < 2) throw ConfigError(str_cat("resnet.classes must be >= 2, got ", o.classes));
-  if (o.in_channels < 1)
-    throw ConfigError(str_cat("resnet.in_channels must be >= 1, got ", o.in_channels));
+  if (o.in_channels < 1) throw ConfigError(str_cat("resnet.in_channels must be >= 1, got ", o.in_channels));
   return o;
 }
 
 Resnet::Resnet(ResnetOptions options) : options_(options) {
   const bool cifar = options_.depth == 20;
-  const std::vector<Stage> stages =
-      cifar ? std::vector<Stage>{{16, 3, 1}, {32, 3, 2}, {64, 3, 2}}
-            : std::vector<Stage>{{64, 2, 1}, {128, 2, 2}, {256, 2, 2}, {512, 2, 2}};
+  const std::vector<Stage> stages = cifar ? std::vector<Stage>{{16, 3, 1}, {32, 3, 2}, {64, 3, 2}}
+                                          : std::vector<Stage>{{64, 2, 1}, {128, 2, 2}, {256, 2, 2}, {512, 2, 2}};
   const Shortcut shortcut = cifar ? Shortcut::ZeroPad : Shortcut::Projection;
   std::int64_t channels = stages.front().channels;
   stem_ = register_module("stem", conv3x3(options_.in_channels, channels, 1));
@@ -96,8 +92,7 @@ Resnet::Resnet(ResnetOptions options) : options_(options) {
   nn::Sequential blocks;
   for (const Stage& stage : stages)
     for (std::int64_t b = 0; b < stage.blocks; ++b) {
-      blocks->push_back(
-          BasicBlock(channels, stage.channels, b == 0 ? stage.stride : 1, shortcut));
+      blocks->push_back(BasicBlock(channels, stage.channels, b == 0 ? stage.stride : 1, shortcut));
       channels = stage.channels;
     }
   blocks_ = register_module("blocks", blocks);
@@ -114,8 +109,8 @@ torch::Tensor Resnet::forward(torch::Tensor x) {
 void Resnet::check_input(const std::vector<std::int64_t>& shape) const {
   if (shape.empty()) return;
   if (shape.size() != 3 || shape[0] != options_.in_channels || shape[1] < 8 || shape[2] < 8)
-    throw ConfigError(str_cat("resnet takes images of in_channels = ", options_.in_channels,
-                              " channels, at least 8x8"));
+    throw ConfigError(
+        str_cat("resnet takes images of in_channels = ", options_.in_channels, " channels, at least 8x8"));
 }
 
 }  // namespace laconic::train

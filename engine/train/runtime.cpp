@@ -26,8 +26,7 @@ void pin_threads(int threads) {
   // process) throws, and the first setting stands.
   try {
     at::set_num_interop_threads(threads);
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   if (auto set = blas_function<SetThreads>("openblas_set_num_threads")) set(threads);
 }
 

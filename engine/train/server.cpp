@@ -48,9 +48,14 @@ class ServerProcess : public topology::ServerModel {
  public:
   ServerProcess(const RunConfig& config, WorkerParts& parts, comm::Communicator& comm, MetricsSink& sink,
                 RunCallbacks* callbacks)
-      : config_(config), parts_(parts), comm_(comm), sink_(sink), callbacks_(callbacks),
+      : config_(config),
+        parts_(parts),
+        comm_(comm),
+        sink_(sink),
+        callbacks_(callbacks),
         topology_(dynamic_cast<topology::ParameterServerTopology*>(parts.topology.get())),
-        params_(parts.model->parameters()), per_epoch_(steps_per_epoch(config, *parts.dataset)) {
+        params_(parts.model->parameters()),
+        per_epoch_(steps_per_epoch(config, *parts.dataset)) {
     LACONIC_ENFORCE(topology_ != nullptr, "rank ", comm.rank(), " is beyond the ", config.workers,
                     " workers, but topology '", parts.topology->name(), "' has no servers");
     flat_grad_ = attach_flat_gradient(params_);
@@ -203,8 +208,9 @@ void serve_rounds(const RunConfig& config, WorkerParts& parts, comm::Communicato
     const auto t = Clock::now();
     compress::Compressor* const codecs[] = {&server.codec()};
     server.prepare_step(round, codecs);
-    const topology::ServerRound r = rounds.serve_round(
-        server.codec(), comm, [&](std::span<const float> mean, std::span<float> out) { server.round_update(mean, out); });
+    const topology::ServerRound r =
+        rounds.serve_round(server.codec(), comm,
+                           [&](std::span<const float> mean, std::span<float> out) { server.round_update(mean, out); });
     if (parts.liveness) parts.liveness->tick();
     if (r.done) break;
     server.record_round(round, r, std::chrono::duration<double>(Clock::now() - t).count());
@@ -213,8 +219,8 @@ void serve_rounds(const RunConfig& config, WorkerParts& parts, comm::Communicato
 
 }  // namespace
 
-void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
-                MetricsSink& sink, RunCallbacks* callbacks, const Checkpointing& checkpointing) {
+void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm, MetricsSink& sink,
+                RunCallbacks* callbacks, const Checkpointing& checkpointing) {
   if (parts.liveness) parts.liveness->enter("serving");
   ServerProcess server(config, parts, comm, sink, callbacks);
   if ((checkpointing.saves() || checkpointing.resume_step >= 0) && server.staleness())

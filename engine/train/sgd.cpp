@@ -23,10 +23,8 @@ SgdOptions SgdOptions::from(const ComponentSpec& spec) {
   if (!(o.lr > 0)) throw ConfigError(str_cat("sgd.lr must be > 0, got ", o.lr));
   if (!(o.momentum >= 0 && o.momentum < 1))
     throw ConfigError(str_cat("sgd.momentum must be in [0, 1), got ", o.momentum));
-  if (!(o.weight_decay >= 0))
-    throw ConfigError(str_cat("sgd.weight_decay must be >= 0, got ", o.weight_decay));
-  if (o.nesterov && o.momentum == 0)
-    throw ConfigError("sgd.nesterov needs momentum > 0, got momentum = 0");
+  if (!(o.weight_decay >= 0)) throw ConfigError(str_cat("sgd.weight_decay must be >= 0, got ", o.weight_decay));
+  if (o.nesterov && o.momentum == 0) throw ConfigError("sgd.nesterov needs momentum > 0, got momentum = 0");
   return o;
 }
 

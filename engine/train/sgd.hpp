@@ -7,9 +7,9 @@
 namespace laconic::train {
 
 struct SgdOptions {
-  double lr = 0.01;            ///< learning rate
-  double momentum = 0;         ///< heavy-ball momentum in [0, 1)
-  double weight_decay = 0;     ///< L2 penalty added to the gradient
+  double lr = 0.01;         ///< learning rate
+  double momentum = 0;      ///< heavy-ball momentum in [0, 1)
+  double weight_decay = 0;  ///< L2 penalty added to the gradient
   bool nesterov = false;
 
   static std::vector<FieldSpec> fields();

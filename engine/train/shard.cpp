@@ -7,8 +7,7 @@
 
 namespace laconic::train {
 
-std::vector<std::int64_t> shard_indices(std::int64_t n, int workers, int rank, std::int64_t seed,
-                                        std::int64_t epoch) {
+std::vector<std::int64_t> shard_indices(std::int64_t n, int workers, int rank, std::int64_t seed, std::int64_t epoch) {
   LACONIC_ENFORCE(workers >= 1 && rank >= 0 && rank < workers, "rank ", rank, " of ", workers);
   std::vector<std::int64_t> all(static_cast<std::size_t>(n));
   std::iota(all.begin(), all.end(), std::int64_t{0});

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "engine/core/component.hpp"
+#include "engine/core/metric_keys.hpp"
 #include "engine/core/registry.hpp"
 #include "engine/core/state_io.hpp"
-#include "engine/core/metric_keys.hpp"
 
 namespace laconic::train {
 
@@ -47,9 +47,9 @@ class NeverStop : public StopRule {
 
 struct EarlyStoppingOptions {
   std::string metric = keys::kTestAccuracy;  ///< an epoch metric of worker 0
-  std::int64_t patience = 3;             ///< epochs without improvement before stopping, >= 1
-  double min_delta = 0.0;                ///< smallest change that counts as improvement, >= 0
-  std::string goal = "auto";             ///< "max", "min", or "auto" (max for accuracy)
+  std::int64_t patience = 3;                 ///< epochs without improvement before stopping, >= 1
+  double min_delta = 0.0;                    ///< smallest change that counts as improvement, >= 0
+  std::string goal = "auto";                 ///< "max", "min", or "auto" (max for accuracy)
 
   static std::vector<FieldSpec> fields();
   static EarlyStoppingOptions from(const ComponentSpec& spec);

@@ -26,20 +26,15 @@ SyntheticOptions SyntheticOptions::from(const ComponentSpec& spec) {
   o.n = spec.integer("n");
   o.test_n = spec.integer("test_n");
   o.seed = spec.integer("seed");
-  if (o.shape.empty())
-    throw ConfigError("synthetic.shape must list at least one dimension, got {}");
+  if (o.shape.empty()) throw ConfigError("synthetic.shape must list at least one dimension, got {}");
   std::int64_t values = 1;
   for (const std::int64_t d : o.shape) {
-    if (d < 1)
-      throw ConfigError(str_cat("synthetic.shape dimensions must be >= 1, got ",
-                                format_value(o.shape)));
+    if (d < 1) throw ConfigError(str_cat("synthetic.shape dimensions must be >= 1, got ", format_value(o.shape)));
     values *= d;
     if (values > (std::int64_t{1} << 24))
-      throw ConfigError(str_cat("synthetic.shape ", format_value(o.shape),
-                                " has more than 2^24 values per example"));
+      throw ConfigError(str_cat("synthetic.shape ", format_value(o.shape), " has more than 2^24 values per example"));
   }
-  if (o.classes < 2)
-    throw ConfigError(str_cat("synthetic.classes must be >= 2, got ", o.classes));
+  if (o.classes < 2) throw ConfigError(str_cat("synthetic.classes must be >= 2, got ", o.classes));
   if (o.n < 1) throw ConfigError(str_cat("synthetic.n must be >= 1, got ", o.n));
   if (o.test_n < 1) throw ConfigError(str_cat("synthetic.test_n must be >= 1, got ", o.test_n));
   if (values * (o.n + o.test_n) > (std::int64_t{1} << 31))
@@ -51,8 +46,8 @@ SyntheticOptions SyntheticOptions::from(const ComponentSpec& spec) {
 SyntheticDataset::SyntheticDataset(SyntheticOptions options) : options_(std::move(options)) {}
 
 DataSplit SyntheticDataset::generate(std::int64_t n, std::uint64_t stream) const {
-  const std::string key = str_cat("synthetic\n", format_value(options_.shape), "\n", options_.classes, "\n",
-                                  n, "\n", options_.seed, "\n", stream);
+  const std::string key = str_cat("synthetic\n", format_value(options_.shape), "\n", options_.classes, "\n", n, "\n",
+                                  options_.seed, "\n", stream);
   return cached_split(key, [&] {
     std::vector<std::int64_t> means_shape = {options_.classes};
     means_shape.insert(means_shape.end(), options_.shape.begin(), options_.shape.end());

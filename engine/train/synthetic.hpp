@@ -10,9 +10,9 @@ namespace laconic::train {
 struct SyntheticOptions {
   std::vector<std::int64_t> shape = {3, 32, 32};  ///< one example, without the batch dimension
   std::int64_t classes = 10;
-  std::int64_t n = 10000;       ///< training examples
-  std::int64_t test_n = 2000;   ///< test examples
-  std::int64_t seed = 1;        ///< the data, not the run: every run of a seed sees the same
+  std::int64_t n = 10000;      ///< training examples
+  std::int64_t test_n = 2000;  ///< test examples
+  std::int64_t seed = 1;       ///< the data, not the run: every run of a seed sees the same
 
   static std::vector<FieldSpec> fields();
   static SyntheticOptions from(const ComponentSpec& spec);

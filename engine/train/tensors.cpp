@@ -22,14 +22,17 @@ std::string shape_of(const torch::Tensor& t) {
 DataSplit read_split(const std::string& path, const std::string& field) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw ConfigError(str_cat("tensors.", field, ": cannot open '", path, "' (torch.save({\"inputs\": ..., "
-                              "\"labels\": ...}, \"", path, "\") writes one)"));
+    throw ConfigError(str_cat("tensors.", field, ": cannot open '", path,
+                              "' (torch.save({\"inputs\": ..., "
+                              "\"labels\": ...}, \"",
+                              path, "\") writes one)"));
   const std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   c10::IValue value;
   try {
     value = torch::pickle_load(bytes);
   } catch (const std::exception& e) {
-    throw ConfigError(str_cat("tensors.", field, ": '", path, "' is not a file torch.save wrote: ", first_line(e.what())));
+    throw ConfigError(
+        str_cat("tensors.", field, ": '", path, "' is not a file torch.save wrote: ", first_line(e.what())));
   }
   if (!value.isGenericDict())
     throw ConfigError(str_cat("tensors.", field, ": '", path, "' holds a ", value.tagKind(),
@@ -52,16 +55,19 @@ DataSplit read_split(const std::string& path, const std::string& field) {
     throw ConfigError(str_cat("tensors.", field, ": '", path, "': labels ", shape_of(split.labels),
                               " must be integers (class indices, or next tokens)"));
   if (tokens && (split.inputs.dim() != 2 || split.labels.sizes() != split.inputs.sizes()))
-    throw ConfigError(str_cat("tensors.", field, ": '", path, "': integer inputs are tokens of a language model and need "
-                              "inputs and labels [N, T] alike, got ", shape_of(split.inputs), " and ",
-                              shape_of(split.labels), " (images must be a floating type)"));
+    throw ConfigError(str_cat("tensors.", field, ": '", path,
+                              "': integer inputs are tokens of a language model and need "
+                              "inputs and labels [N, T] alike, got ",
+                              shape_of(split.inputs), " and ", shape_of(split.labels),
+                              " (images must be a floating type)"));
   if (!tokens && split.labels.dim() != 1)
     throw ConfigError(str_cat("tensors.", field, ": '", path, "': labels ", shape_of(split.labels),
                               " must be [N], one class per example"));
   split.inputs = split.inputs.to(tokens ? torch::kInt64 : torch::kFloat32);
   split.labels = split.labels.to(torch::kInt64);
   if (split.labels.min().item<std::int64_t>() < 0)
-    throw ConfigError(str_cat("tensors.", field, ": '", path, "': a label is negative (", split.labels.min().item<std::int64_t>(), ")"));
+    throw ConfigError(str_cat("tensors.", field, ": '", path, "': a label is negative (",
+                              split.labels.min().item<std::int64_t>(), ")"));
   return split;
 }
 
@@ -73,7 +79,8 @@ std::vector<FieldSpec> TensorsOptions::fields() {
                   "experiment file"};
   FieldSpec test{"test", FieldType::String, std::string(), "the test split, the same way"};
   train.relative_to_file = test.relative_to_file = true;
-  return {train, test,
+  return {train,
+          test,
           {"classes", FieldType::Int, std::int64_t{0},
            "classes (a language model: vocabulary size); 0 = the training split's largest label + 1"}};
 }
@@ -84,8 +91,9 @@ TensorsOptions TensorsOptions::from(const ComponentSpec& spec) {
   o.test = spec.text("test");
   o.classes = spec.integer("classes");
   if (o.train.empty() || o.test.empty())
-    throw ConfigError("tensors needs train = \"FILE\" and test = \"FILE\", each written by torch.save({\"inputs\": "
-                      "..., \"labels\": ...}, FILE)");
+    throw ConfigError(
+        "tensors needs train = \"FILE\" and test = \"FILE\", each written by torch.save({\"inputs\": "
+        "..., \"labels\": ...}, FILE)");
   if (o.classes < 0 || o.classes == 1) throw ConfigError(str_cat("tensors.classes must be 0 or >= 2, got ", o.classes));
   return o;
 }
@@ -99,7 +107,8 @@ const DataSplit& TensorsDataset::train() {
   const DataSplit& split = loaded_train();
   const std::int64_t largest = split.labels.max().item<std::int64_t>();
   if (largest >= classes())
-    throw ConfigError(str_cat("tensors.train: '", options_.train, "' has label ", largest, " but classes = ", classes()));
+    throw ConfigError(
+        str_cat("tensors.train: '", options_.train, "' has label ", largest, " but classes = ", classes()));
   return split;
 }
 
@@ -125,9 +134,7 @@ std::int64_t TensorsDataset::classes() const {
   return loaded_train().labels.max().item<std::int64_t>() + 1;
 }
 
-std::vector<std::int64_t> TensorsDataset::example_shape() const {
-  return loaded_train().inputs.sizes().slice(1).vec();
-}
+std::vector<std::int64_t> TensorsDataset::example_shape() const { return loaded_train().inputs.sizes().slice(1).vec(); }
 
 std::int64_t TensorsDataset::sequence_length() const {
   const DataSplit& split = loaded_train();

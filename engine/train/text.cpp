@@ -48,8 +48,7 @@ std::vector<FieldSpec> TextOptions::fields() {
           {"vocab", FieldType::Int, std::int64_t{10000},
            "vocabulary size: unknown-word and end-of-line tokens, and the vocab - 2 commonest "
            "training words"},
-          {"bptt", FieldType::Int, std::int64_t{35},
-           "tokens per example; must equal the model's bptt"}};
+          {"bptt", FieldType::Int, std::int64_t{35}, "tokens per example; must equal the model's bptt"}};
 }
 
 TextOptions TextOptions::from(const ComponentSpec& spec) {
@@ -57,11 +56,8 @@ TextOptions TextOptions::from(const ComponentSpec& spec) {
   o.file = spec.text("file");
   o.vocab = spec.integer("vocab");
   o.bptt = spec.integer("bptt");
-  if (o.file.empty())
-    throw ConfigError("text.file must name a corpus: text { file = \"corpus.txt\" }");
-  if (o.vocab < 3)
-    throw ConfigError(str_cat("text.vocab must be >= 3 (<unk>, <eos> and a word), got ",
-                              o.vocab));
+  if (o.file.empty()) throw ConfigError("text.file must name a corpus: text { file = \"corpus.txt\" }");
+  if (o.vocab < 3) throw ConfigError(str_cat("text.vocab must be >= 3 (<unk>, <eos> and a word), got ", o.vocab));
   if (o.bptt < 1) throw ConfigError(str_cat("text.bptt must be >= 1, got ", o.bptt));
   // Checked when the experiment is loaded, so a missing corpus stops the run before any worker.
   (void)is_triple(o.file);
@@ -97,8 +93,7 @@ void TextDataset::build_vocabulary() {
   const auto keep = std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(options_.vocab - 2));
   words_ = {kUnk, kEos};
   for (std::size_t i = 0; i < keep; ++i) words_.push_back(ranked[i].first);
-  for (std::size_t i = 0; i < words_.size(); ++i)
-    ids_[words_[i]] = static_cast<std::int64_t>(i);
+  for (std::size_t i = 0; i < words_.size(); ++i) ids_[words_[i]] = static_cast<std::int64_t>(i);
 }
 
 const std::vector<std::string>& TextDataset::words() {
@@ -121,8 +116,7 @@ DataSplit TextDataset::windows(const std::vector<std::string>& lines) {
   if (n == 0)
     throw ConfigError(str_cat("text corpus '", options_.file, "': a split of ", tokens.size(),
                               " tokens is shorter than one window of bptt = ", bptt, " + 1"));
-  auto stream = torch::from_blob(tokens.data(), {static_cast<std::int64_t>(tokens.size())},
-                                 torch::kInt64);
+  auto stream = torch::from_blob(tokens.data(), {static_cast<std::int64_t>(tokens.size())}, torch::kInt64);
   auto inputs = stream.narrow(0, 0, n * bptt).reshape({n, bptt}).clone();
   auto targets = stream.narrow(0, 1, n * bptt).reshape({n, bptt}).clone();
   return DataSplit{inputs, targets};

@@ -46,8 +46,9 @@ TorchScriptOptions TorchScriptOptions::from(const ComponentSpec& spec) {
   o.classes = spec.integer("classes");
   o.bptt = spec.integer("bptt");
   if (o.file.empty())
-    throw ConfigError("torchscript.file is required: the .pt file a PyTorch model was saved to "
-                      "(python3 scripts/export-torchscript.py MODULE:CLASS --out model.pt)");
+    throw ConfigError(
+        "torchscript.file is required: the .pt file a PyTorch model was saved to "
+        "(python3 scripts/export-torchscript.py MODULE:CLASS --out model.pt)");
   if (o.classes < 2) throw ConfigError(str_cat("torchscript.classes must be >= 2, got ", o.classes));
   if (o.bptt < 0) throw ConfigError(str_cat("torchscript.bptt must be >= 0, got ", o.bptt));
   for (const std::int64_t d : o.input)
@@ -59,8 +60,8 @@ TorchScriptModel::TorchScriptModel(TorchScriptOptions options) : options_(std::m
   try {
     module_ = torch::jit::load(options_.file);
   } catch (const std::exception& e) {
-    throw ConfigError(str_cat("torchscript.file '", options_.file, "' cannot be loaded as a TorchScript module: ",
-                              first_line(e.what())));
+    throw ConfigError(str_cat("torchscript.file '", options_.file,
+                              "' cannot be loaded as a TorchScript module: ", first_line(e.what())));
   }
   std::set<std::string> taken;
   auto unique = [&](const std::string& dotted) {
@@ -77,7 +78,8 @@ TorchScriptModel::TorchScriptModel(TorchScriptOptions options) : options_(std::m
   }
   for (const auto& b : module_.named_buffers(/*recurse=*/true)) register_buffer(unique(b.name), b.value);
   if (parameters().empty())
-    throw ConfigError(str_cat("torchscript.file '", options_.file, "' has no trainable parameters (none with "
+    throw ConfigError(str_cat("torchscript.file '", options_.file,
+                              "' has no trainable parameters (none with "
                               "requires_grad)"));
   module_.train(true);
 }
@@ -121,10 +123,10 @@ void TorchScriptModel::check_input(const std::vector<std::int64_t>& dataset_shap
   }
   module_.train(was_training);
   if (!out.isTensor() || out.toTensor().sizes().vec() != expected)
-    throw ConfigError(str_cat("torchscript.file '", options_.file, "' turns one example ", shape_text(shape),
-                              " into ", out.isTensor() ? shape_text(out.toTensor().sizes()) : out.tagKind(),
-                              ", expected logits ", shape_text(expected), " (torchscript.classes = ",
-                              options_.classes, options_.bptt > 0 ? str_cat(", bptt = ", options_.bptt) : "", ")"));
+    throw ConfigError(str_cat("torchscript.file '", options_.file, "' turns one example ", shape_text(shape), " into ",
+                              out.isTensor() ? shape_text(out.toTensor().sizes()) : out.tagKind(), ", expected logits ",
+                              shape_text(expected), " (torchscript.classes = ", options_.classes,
+                              options_.bptt > 0 ? str_cat(", bptt = ", options_.bptt) : "", ")"));
 }
 
 }  // namespace laconic::train

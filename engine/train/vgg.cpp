@@ -8,8 +8,7 @@ namespace laconic::train {
 namespace {
 
 constexpr std::int64_t kPool = 0;  // a 2x2 max pooling in the layer list
-constexpr std::int64_t kVgg11Layers[] = {64,  kPool, 128, kPool, 256, 256, kPool,
-                                         512, 512, kPool, 512, 512, kPool};
+constexpr std::int64_t kVgg11Layers[] = {64, kPool, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool};
 
 std::int64_t scaled(std::int64_t channels, double width) {
   return std::max<std::int64_t>(1, std::llround(static_cast<double>(channels) * width));
@@ -28,11 +27,9 @@ Vgg11Options Vgg11Options::from(const ComponentSpec& spec) {
   o.width = spec.number("width");
   o.classes = spec.integer("classes");
   o.in_channels = spec.integer("in_channels");
-  if (!(o.width > 0 && o.width <= 16))
-    throw ConfigError(str_cat("vgg11.width must be in (0, 16], got ", o.width));
+  if (!(o.width > 0 && o.width <= 16)) throw ConfigError(str_cat("vgg11.width must be in (0, 16], got ", o.width));
   if (o.classes < 2) throw ConfigError(str_cat("vgg11.classes must be >= 2, got ", o.classes));
-  if (o.in_channels < 1)
-    throw ConfigError(str_cat("vgg11.in_channels must be >= 1, got ", o.in_channels));
+  if (o.in_channels < 1) throw ConfigError(str_cat("vgg11.in_channels must be >= 1, got ", o.in_channels));
   return o;
 }
 

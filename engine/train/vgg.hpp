@@ -7,9 +7,9 @@
 namespace laconic::train {
 
 struct Vgg11Options {
-  double width = 1.0;           ///< multiplies every channel count (0.5: half as wide)
-  std::int64_t classes = 10;    ///< outputs of the last layer
-  std::int64_t in_channels = 3; ///< channels of the input images
+  double width = 1.0;            ///< multiplies every channel count (0.5: half as wide)
+  std::int64_t classes = 10;     ///< outputs of the last layer
+  std::int64_t in_channels = 3;  ///< channels of the input images
 
   static std::vector<FieldSpec> fields();
   static Vgg11Options from(const ComponentSpec& spec);

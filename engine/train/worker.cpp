@@ -1,22 +1,22 @@
 #include "engine/train/worker.hpp"
 
 #include <chrono>
-#include <thread>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "engine/compress/random.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/metric_keys.hpp"
+#include "engine/topology/bucketed_exchange.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/evaluate.hpp"
 #include "engine/train/gradient_hooks.hpp"
-#include "engine/topology/bucketed_exchange.hpp"
-#include "engine/train/sharded_evaluation.hpp"
 #include "engine/train/objective.hpp"
 #include "engine/train/populated_tensor.hpp"
 #include "engine/train/shard.hpp"
+#include "engine/train/sharded_evaluation.hpp"
 #include "engine/train/step_helpers.hpp"
-#include "engine/core/metric_keys.hpp"
 
 namespace laconic::train {
 
@@ -32,13 +32,10 @@ Stragglers Stragglers::from(const ComponentSpec& schedule) {
   s.count = schedule.integer("stragglers");
   s.delay = schedule.number("straggler_delay");
   s.jitter = schedule.number("straggler_jitter");
-  if (s.count < 0)
-    throw ConfigError(str_cat(schedule.name, ".stragglers must be >= 0, got ", s.count));
-  if (!(s.delay >= 0))
-    throw ConfigError(str_cat(schedule.name, ".straggler_delay must be >= 0, got ", s.delay));
+  if (s.count < 0) throw ConfigError(str_cat(schedule.name, ".stragglers must be >= 0, got ", s.count));
+  if (!(s.delay >= 0)) throw ConfigError(str_cat(schedule.name, ".straggler_delay must be >= 0, got ", s.delay));
   if (!(s.jitter >= 0 && s.jitter <= 1))
-    throw ConfigError(str_cat(schedule.name, ".straggler_jitter must be in [0, 1], got ",
-                              s.jitter));
+    throw ConfigError(str_cat(schedule.name, ".straggler_jitter must be in [0, 1], got ", s.jitter));
   return s;
 }
 
@@ -53,7 +50,10 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 class Trainer : public schedule::StepActions {
  public:
   Trainer(const RunConfig& config, WorkerParts& parts, comm::Communicator& comm)
-      : config_(config), parts_(parts), comm_(comm), params_(parts.model->parameters()),
+      : config_(config),
+        parts_(parts),
+        comm_(comm),
+        params_(parts.model->parameters()),
         exchange_updates_(config.exchange == "update") {
     flat_grad_ = attach_flat_gradient(params_);
     // The last averaged model (every worker's start): what local SGD's averages are taken from.
@@ -73,8 +73,7 @@ class Trainer : public schedule::StepActions {
 
   void begin_epoch(std::int64_t epoch) {
     // The workers share the data; parameter servers (ranks after them) hold none.
-    shard_ = shard_indices(parts_.dataset->train().size(), config_.workers, comm_.rank(),
-                           config_.seed, epoch);
+    shard_ = shard_indices(parts_.dataset->train().size(), config_.workers, comm_.rank(), config_.seed, epoch);
     position_ = 0;
   }
 
@@ -101,10 +100,9 @@ class Trainer : public schedule::StepActions {
 
   void compute_gradients() override {
     const auto& data = parts_.dataset->train();
-    auto end = std::min<std::size_t>(position_ + static_cast<std::size_t>(config_.batch_size),
-                                     shard_.size());
-    auto index = torch::from_blob(shard_.data() + position_,
-                                  {static_cast<std::int64_t>(end - position_)}, torch::kInt64);
+    auto end = std::min<std::size_t>(position_ + static_cast<std::size_t>(config_.batch_size), shard_.size());
+    auto index =
+        torch::from_blob(shard_.data() + position_, {static_cast<std::int64_t>(end - position_)}, torch::kInt64);
     position_ = end;
     auto inputs = data.inputs.index_select(0, index);
     auto labels = data.labels.index_select(0, index);
@@ -146,8 +144,7 @@ class Trainer : public schedule::StepActions {
       parts_.optimizer->compute_update(params_);
       time_update_ = seconds_between(t0, Clock::now());
     }
-    std::span<float> gradient(flat_grad_.data_ptr<float>(),
-                              static_cast<std::size_t>(flat_grad_.numel()));
+    std::span<float> gradient(flat_grad_.data_ptr<float>(), static_cast<std::size_t>(flat_grad_.numel()));
     exchange_ = parts_.topology->average(gradient, *parts_.compressor, comm_);
   }
 
@@ -193,8 +190,7 @@ class Trainer : public schedule::StepActions {
   }
 
   /// Per-step measurements, in the order of docs/schema.md.
-  void record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall,
-                   double step_time) const {
+  void record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall, double step_time) const {
     const PutMetric put = [&](const char* key, double value) {
       sink.record({key, step, epoch, comm_.rank(), wall, value});
     };
@@ -241,8 +237,7 @@ class Trainer : public schedule::StepActions {
     std::size_t offset = 0;
     for (const auto& p : params_) {
       auto c = p.detach().contiguous();
-      std::memcpy(out.data() + offset, c.data_ptr<float>(),
-                  static_cast<std::size_t>(c.numel()) * sizeof(float));
+      std::memcpy(out.data() + offset, c.data_ptr<float>(), static_cast<std::size_t>(c.numel()) * sizeof(float));
       offset += static_cast<std::size_t>(c.numel());
     }
   }
@@ -251,8 +246,7 @@ class Trainer : public schedule::StepActions {
     torch::NoGradGuard no_grad;
     std::size_t offset = 0;
     for (auto& p : params_) {
-      auto source = torch::from_blob(const_cast<float*>(in.data() + offset), p.sizes(),
-                                     torch::kFloat);
+      auto source = torch::from_blob(const_cast<float*>(in.data() + offset), p.sizes(), torch::kFloat);
       p.copy_(source);
       offset += static_cast<std::size_t>(p.numel());
     }
@@ -283,14 +277,13 @@ class Trainer : public schedule::StepActions {
     const int rank = comm_.rank();
     auto make = [&](std::size_t first, std::size_t end, std::size_t bucket) {
       auto c = parts_.compressor_for_layers(
-          {shapes.begin() + static_cast<std::ptrdiff_t>(first),
-           shapes.begin() + static_cast<std::ptrdiff_t>(end)});
+          {shapes.begin() + static_cast<std::ptrdiff_t>(first), shapes.begin() + static_cast<std::ptrdiff_t>(end)});
       c->set_seed(compress::derive_seed(seed, compress::streams::kBucket + bucket), rank);
       return c;
     };
     overlapped_ = std::make_unique<topology::BucketedExchange>(
-        std::span<float>(flat_grad_.data_ptr<float>(), static_cast<std::size_t>(flat_grad_.numel())),
-        sizes, bucketing, make, comm_, bucketing.algorithm);
+        std::span<float>(flat_grad_.data_ptr<float>(), static_cast<std::size_t>(flat_grad_.numel())), sizes, bucketing,
+        make, comm_, bucketing.algorithm);
     hooks_ = std::make_unique<GradientReadyHooks>(
         params_, [exchange = overlapped_.get()](std::size_t i) { exchange->layer_ready(i); });
   }
@@ -305,10 +298,11 @@ class Trainer : public schedule::StepActions {
   const bool exchange_updates_;  // exchange = "update"
   double loss_ = 0, time_forward_ = 0, time_backward_ = 0, time_optimizer_ = 0, time_delay_ = 0;
   double time_update_ = 0;  // exchange = "update": the optimizer's part before the exchange
-  compress::Rng straggler_rng_{compress::derive_seed(static_cast<std::uint64_t>(config_.seed),
-                                                     compress::streams::kStraggler + static_cast<std::uint64_t>(comm_.rank()))};
+  compress::Rng straggler_rng_{
+      compress::derive_seed(static_cast<std::uint64_t>(config_.seed),
+                            compress::streams::kStraggler + static_cast<std::uint64_t>(comm_.rank()))};
   topology::ExchangeStats exchange_;
-  std::vector<float> model_, anchor_;  // flat parameters: scratch, and the last average
+  std::vector<float> model_, anchor_;                       // flat parameters: scratch, and the last average
   std::unique_ptr<topology::BucketedExchange> overlapped_;  // allreduce { overlap = true }
   std::unique_ptr<GradientReadyHooks> hooks_;               // feeds overlapped_; goes first
 };
@@ -323,8 +317,8 @@ void check_identical_start(Model& model, comm::Communicator& comm) {
     std::uint64_t theirs = 0;
     LACONIC_ENFORCE(all[r].size() == sizeof theirs, "expected 8 hash bytes, got ", all[r].size());
     std::memcpy(&theirs, all[r].data(), sizeof theirs);
-    LACONIC_ENFORCE(theirs == mine, "rank ", r, " starts from weights with hash ", theirs,
-                    ", rank ", comm.rank(), " from ", mine);
+    LACONIC_ENFORCE(theirs == mine, "rank ", r, " starts from weights with hash ", theirs, ", rank ", comm.rank(),
+                    " from ", mine);
   }
 }
 
@@ -357,8 +351,8 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, in
   });
 }
 
-TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
-                                 WorkerParts& parts, Trainer& trainer) {
+TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, int rank, WorkerParts& parts,
+                                 Trainer& trainer) {
   return read_checkpoint(path, fingerprint, rank, [&](StateReader& in, const TrainingPosition& position) {
     load_model(in, *parts.model);
     parts.optimizer->load_state(in);
@@ -385,8 +379,8 @@ Evaluation evaluate_and_record(Model& model, Dataset& dataset, const RunConfig& 
                                comm::Communicator& comm, bool shared, std::int64_t step, std::int64_t epoch,
                                double wall, Liveness* liveness) {
   if (liveness) liveness->enter("evaluating");
-  const Evaluation e = evaluate_across(model, dataset.test(), config.eval_limit, comm,
-                                       static_cast<int>(config.workers), shared, [liveness] {
+  const Evaluation e = evaluate_across(model, dataset.test(), config.eval_limit, comm, static_cast<int>(config.workers),
+                                       shared, [liveness] {
                                          if (liveness) liveness->tick();
                                        });
   if (liveness) liveness->enter("training");
@@ -399,14 +393,13 @@ Evaluation evaluate_and_record(Model& model, Dataset& dataset, const RunConfig& 
 
 /// Worker 0 applies the rule and tells every other worker (point to point, so parameter
 /// servers are not involved); all return the same decision.
-bool decide_stop(StopRule* rule, RunCallbacks* callbacks, const EpochMetrics& metrics,
-                 comm::Communicator& comm, std::int64_t workers) {
+bool decide_stop(StopRule* rule, RunCallbacks* callbacks, const EpochMetrics& metrics, comm::Communicator& comm,
+                 std::int64_t workers) {
   std::uint8_t decision = 0;
   if (comm.rank() == 0) {
     // Both are asked (a rule keeps its streak even when the function stops first).
     const bool by_rule = rule != nullptr && rule->should_stop(metrics);
-    const bool by_function =
-        callbacks != nullptr && callbacks->on_epoch_end(metrics.epoch, metrics.values);
+    const bool by_function = callbacks != nullptr && callbacks->on_epoch_end(metrics.epoch, metrics.values);
     decision = by_rule || by_function ? 1 : 0;
     for (int r = 1; r < workers; ++r) comm.send_recv(r, {&decision, 1}, r, {});
   } else {
@@ -417,9 +410,8 @@ bool decide_stop(StopRule* rule, RunCallbacks* callbacks, const EpochMetrics& me
 
 }  // namespace
 
-WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
-                        MetricsSink& sink, const ProgressFn& progress,
-                        RunCallbacks* callbacks, const Checkpointing& checkpointing) {
+WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm, MetricsSink& sink,
+                        const ProgressFn& progress, RunCallbacks* callbacks, const Checkpointing& checkpointing) {
   const bool lua_epoch_end = callbacks != nullptr && callbacks->has("on_epoch_end");
   // Under a synchronous schedule every worker reaches each evaluation together, so all take
   // part (and split it when their replicas agree); otherwise worker 0 evaluates alone.
@@ -438,8 +430,8 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
     resumed = load_checkpoint(path, fingerprint, comm.rank(), parts, trainer);
     LACONIC_ENFORCE(resumed.step == checkpointing.resume_step, "checkpoint ", path, " is of step ", resumed.step);
   }
-  const auto start = Clock::now() - std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(resumed.wall));
+  const auto start =
+      Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(resumed.wall));
   auto wall = [&] { return seconds_between(start, Clock::now()); };
   if (!resuming && comm.rank() == 0) {
     std::int64_t parameters = 0;
@@ -454,9 +446,8 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
   const std::int64_t steps_per_epoch = trainer.steps_per_epoch();
   for (std::int64_t epoch = resumed.epoch; epoch < config.epochs; ++epoch) {
     const bool resumed_epoch = resuming && epoch == resumed.epoch;
-    const auto epoch_start =
-        Clock::now() - std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(resumed_epoch ? resumed.epoch_elapsed : 0.0));
+    const auto epoch_start = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                                resumed_epoch ? resumed.epoch_elapsed : 0.0));
     auto last_progress = epoch_start;
     double loss_sum = resumed_epoch ? resumed.epoch_loss_sum : 0;
     trainer.begin_epoch(epoch);
@@ -469,11 +460,11 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
         // Outside the step's timers. Metrics go first, so the controller has every step before
         // this one when it hears of the checkpoint.
         sink.flush();
-        const TrainingPosition here{step, epoch, i, loss_sum, first_loss, wall(),
-                                    seconds_between(epoch_start, Clock::now())};
+        const TrainingPosition here{
+            step, epoch, i, loss_sum, first_loss, wall(), seconds_between(epoch_start, Clock::now())};
         if (parts.liveness) parts.liveness->enter("checkpointing");
-        save_checkpoint(checkpoint_path(checkpointing.dir, comm.rank(), step), fingerprint, comm.rank(), here,
-                        parts, trainer);
+        save_checkpoint(checkpoint_path(checkpointing.dir, comm.rank(), step), fingerprint, comm.rank(), here, parts,
+                        trainer);
         if (parts.liveness) parts.liveness->enter("training");
         if (checkpointing.on_saved) checkpointing.on_saved(step);
       }
@@ -490,7 +481,8 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
       trainer.record_step(sink, step, epoch, wall(), seconds_between(step_start, step_end));
       const double loss = trainer.loss();
       if (std::isnan(first_loss)) first_loss = loss;
-      const bool exploded = config.divergence_factor > 0 && first_loss > 0 && loss > config.divergence_factor * first_loss;
+      const bool exploded =
+          config.divergence_factor > 0 && first_loss > 0 && loss > config.divergence_factor * first_loss;
       if (!std::isfinite(loss) || exploded) {
         sink.flush();  // the loss that diverged is kept
         throw DivergedError(str_cat("training loss ", loss, " at epoch ", epoch, ", step ", step, " on worker ",
@@ -515,22 +507,19 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
     }
     result.steps = step;
     const std::int64_t last = step - 1;
-    sink.record({keys::kEpochTrainLoss, last, epoch, comm.rank(), wall(),
-                 loss_sum / static_cast<double>(steps_per_epoch)});
-    sink.record({keys::kEpochTime, last, epoch, comm.rank(), wall(),
-                 seconds_between(epoch_start, Clock::now())});
-    EpochMetrics metrics{epoch,
-                         {{keys::kEpochTrainLoss, loss_sum / static_cast<double>(steps_per_epoch)}}};
+    sink.record(
+        {keys::kEpochTrainLoss, last, epoch, comm.rank(), wall(), loss_sum / static_cast<double>(steps_per_epoch)});
+    sink.record({keys::kEpochTime, last, epoch, comm.rank(), wall(), seconds_between(epoch_start, Clock::now())});
+    EpochMetrics metrics{epoch, {{keys::kEpochTrainLoss, loss_sum / static_cast<double>(steps_per_epoch)}}};
     if (parts.topology->mixes_models()) {
       const double distance = trainer.consensus_distance();
       metrics.values[keys::kConsensusDistance] = distance;
-      if (comm.rank() == 0)
-        sink.record({keys::kConsensusDistance, last, epoch, 0, wall(), distance});
+      if (comm.rank() == 0) sink.record({keys::kConsensusDistance, last, epoch, 0, wall(), distance});
     }
     Evaluation e;
     if (comm.rank() == 0 || shared_evaluation)
-      e = evaluate_and_record(*parts.model, *parts.dataset, config, sink, comm, shared_evaluation, last, epoch,
-                              wall(), parts.liveness);
+      e = evaluate_and_record(*parts.model, *parts.dataset, config, sink, comm, shared_evaluation, last, epoch, wall(),
+                              parts.liveness);
     if (comm.rank() == 0) {
       result.final_test_accuracy = e.accuracy;
       metrics.values[keys::kTestAccuracy] = e.accuracy;
@@ -539,9 +528,9 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
     }
     // Every worker knows whether a rule or a function decides (same config, same file).
     const bool decided = (parts.stop_rule && parts.stop_rule->name() != "never") || lua_epoch_end;
-    const bool stop = decided && epoch + 1 < config.epochs &&
-                      decide_stop(parts.stop_rule.get(), lua_epoch_end ? callbacks : nullptr,
-                                  metrics, comm, config.workers);
+    const bool stop =
+        decided && epoch + 1 < config.epochs &&
+        decide_stop(parts.stop_rule.get(), lua_epoch_end ? callbacks : nullptr, metrics, comm, config.workers);
     if (stop && comm.rank() == 0)
       sink.record({keys::kStoppedEarly, last, epoch, 0, wall(), static_cast<double>(epoch)});
     sink.flush();

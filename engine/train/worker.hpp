@@ -17,9 +17,9 @@
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/dataset.hpp"
 #include "engine/train/lr_schedule.hpp"
-#include "engine/train/stopping.hpp"
 #include "engine/train/model.hpp"
 #include "engine/train/optimizer.hpp"
+#include "engine/train/stopping.hpp"
 
 namespace laconic::train {
 
@@ -48,8 +48,7 @@ struct WorkerParts {
   std::unique_ptr<compress::Compressor> compressor;
   /// A compressor of the run's kind for some of the model's layers (an overlapped exchange
   /// gives every bucket its own). Unseeded.
-  std::function<std::unique_ptr<compress::Compressor>(const std::vector<compress::LayerShape>&)>
-      compressor_for_layers;
+  std::function<std::unique_ptr<compress::Compressor>(const std::vector<compress::LayerShape>&)> compressor_for_layers;
   std::unique_ptr<comm::NetworkModel> network;  ///< projects communication onto a named link
   Stragglers stragglers;
   std::unique_ptr<LrSchedule> lr_schedule;  ///< empty: the optimizer's rate throughout
@@ -62,9 +61,9 @@ struct WorkerParts {
 
 /// What the worker reached.
 struct WorkerResult {
-  std::int64_t steps = 0;                ///< steps taken
-  double final_test_accuracy = -1;       ///< rank 0 only; -1 where this rank did not evaluate
-  std::uint64_t parameter_hash = 0;      ///< parameter_hash() of the replica at the end
+  std::int64_t steps = 0;            ///< steps taken
+  double final_test_accuracy = -1;   ///< rank 0 only; -1 where this rank did not evaluate
+  std::uint64_t parameter_hash = 0;  ///< parameter_hash() of the replica at the end
 };
 
 using ProgressFn = std::function<void(const ProgressMessage&)>;
@@ -79,9 +78,9 @@ using ProgressFn = std::function<void(const ProgressMessage&)>;
 /// flushing `sink`) and may start from one (engine/train/checkpoint.hpp); the parts must be
 /// built from the same config as the saved ones. A NaN or infinite training loss, or one above
 /// config.divergence_factor x the first step's, throws DivergedError after recording it.
-WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
-                        MetricsSink& sink, const ProgressFn& progress = {},
-                        RunCallbacks* callbacks = nullptr, const Checkpointing& checkpointing = {});
+WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm, MetricsSink& sink,
+                        const ProgressFn& progress = {}, RunCallbacks* callbacks = nullptr,
+                        const Checkpointing& checkpointing = {});
 
 /// The process of a parameter server (a rank >= config.workers): joins the start check, then
 /// serves rounds (engine/topology/parameter_server/) until every worker has finished,
@@ -90,8 +89,8 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
 /// worker (before round `every` x k, which the workers' step of that number waits for: its
 /// weights, optimizer and compressor state) and resumes from one; an asynchronous server
 /// (stale_sync, async) has no round every worker passes, and refuses `checkpointing` (ConfigError).
-void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm,
-                MetricsSink& sink, RunCallbacks* callbacks = nullptr, const Checkpointing& checkpointing = {});
+void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm, MetricsSink& sink,
+                RunCallbacks* callbacks = nullptr, const Checkpointing& checkpointing = {});
 
 /// Steps each worker takes per epoch: its shard in batches, at most config.max_steps.
 std::int64_t steps_per_epoch(const RunConfig& config, Dataset& dataset);

@@ -8,13 +8,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
-#include <optional>
-#include <thread>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/launcher.hpp"
@@ -40,15 +40,13 @@ inline std::string read_file(const std::string& path) {
   return s.str();
 }
 
-inline void write_file(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+inline void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 /// Runs `laconic ARGS` in `dir` (ARGS already shell-quoted), at most `seconds` long.
 inline CommandResult run_laconic(const std::string& dir, const std::string& args, int seconds = 300) {
   const std::string out = dir + "/.stdout", err = dir + "/.stderr";
-  const std::string command = "cd '" + dir + "' && timeout " + std::to_string(seconds) + " '" +
-                              LACONIC_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "'";
+  const std::string command = "cd '" + dir + "' && timeout " + std::to_string(seconds) + " '" + LACONIC_BINARY + "' " +
+                              args + " >'" + out + "' 2>'" + err + "'";
   int raw = std::system(command.c_str());
   CommandResult r;
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
@@ -117,15 +115,17 @@ inline std::optional<int> wait_for_exit(pid_t pid, double seconds) {
 /// A small, fast experiment: 2 workers, a few steps, part of the test split.
 inline std::string tiny_experiment(const std::string& name, const std::string& extra = "") {
   return "experiment {\n"
-         "  name = \"" + name + "\",\n"
+         "  name = \"" +
+         name +
+         "\",\n"
          "  data = fashion_mnist(),\n"
          "  model = lenet5(),\n"
          "  optimizer = sgd { lr = 0.05, momentum = 0.9 },\n"
          "  batch_size = 32,\n"
          "  workers = 2,\n"
          "  eval_limit = 500,\n"
-         "  timeout = 20,\n" + extra +
-         "}\n";
+         "  timeout = 20,\n" +
+         extra + "}\n";
 }
 
 }  // namespace laconic::testing

@@ -21,12 +21,11 @@ double sum_of(storage::Database& db, std::int64_t run, const std::string& key) {
 
 }  // namespace
 
-TEST_CASE("laconic run trains a tiny sweep, records it, and laconic report writes the report",
-          "[cli][e2e]") {
+TEST_CASE("laconic run trains a tiny sweep, records it, and laconic report writes the report", "[cli][e2e]") {
   const auto dir = make_temp_dir();
-  write_file(dir + "/tiny.lua",
-             tiny_experiment("tiny", "  max_steps = 8,\n"
-                                     "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
+  write_file(dir + "/tiny.lua", tiny_experiment("tiny",
+                                                "  max_steps = 8,\n"
+                                                "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
   auto run = run_laconic(dir, "run tiny.lua --db t.db");
   INFO(run.out << run.err);
   REQUIRE(run.status == 0);
@@ -43,8 +42,8 @@ TEST_CASE("laconic run trains a tiny sweep, records it, and laconic report write
       CHECK(r.final_test_accuracy >= 0.0);
       CHECK(r.final_test_accuracy <= 1.0);
       // 8 steps x 2 workers of every per-step key; test metrics from worker 0 only.
-      for (const char* key : {"train_loss", "time_forward", "time_backward", "time_compress",
-                              "time_communicate", "bytes_sent", "bytes_dense"})
+      for (const char* key : {"train_loss", "time_forward", "time_backward", "time_compress", "time_communicate",
+                              "bytes_sent", "bytes_dense"})
         CHECK(storage::metrics_of(*db, r.id, key).size() == 16);
       CHECK(storage::metrics_of(*db, r.id, "test_accuracy").size() == 1);
     }
@@ -56,8 +55,8 @@ TEST_CASE("laconic run trains a tiny sweep, records it, and laconic report write
 
   auto listing = run_laconic(dir, "runs --db t.db");
   REQUIRE(listing.status == 0);
-  CHECK_THAT(listing.out, Catch::Contains("compressor=topk,ratio=0.01,seed=1") &&
-                              Catch::Contains("FINISHED") && Catch::Contains("test_acc"));
+  CHECK_THAT(listing.out, Catch::Contains("compressor=topk,ratio=0.01,seed=1") && Catch::Contains("FINISHED") &&
+                              Catch::Contains("test_acc"));
 
   auto report = run_laconic(dir, "report tiny --db t.db --out rep");
   INFO(report.err);
@@ -76,8 +75,7 @@ TEST_CASE("laconic run trains a tiny sweep, records it, and laconic report write
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a Lua syntax error prints file:line, exits non-zero and records nothing",
-          "[cli][errors]") {
+TEST_CASE("a Lua syntax error prints file:line, exits non-zero and records nothing", "[cli][errors]") {
   const auto dir = make_temp_dir();
   write_file(dir + "/bad.lua", "experiment {\n  name = \"bad\"\n  epochs = 2,\n}\n");
   auto r = run_laconic(dir, "run bad.lua --db t.db");
@@ -87,8 +85,7 @@ TEST_CASE("a Lua syntax error prints file:line, exits non-zero and records nothi
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a Lua runtime error prints file:line, exits non-zero and records nothing",
-          "[cli][errors]") {
+TEST_CASE("a Lua runtime error prints file:line, exits non-zero and records nothing", "[cli][errors]") {
   const auto dir = make_temp_dir();
   write_file(dir + "/boom.lua", "local n = 1\nif n then\n  error(\"boom\")\nend\n");
   auto r = run_laconic(dir, "run boom.lua --db t.db");
@@ -100,18 +97,16 @@ TEST_CASE("a Lua runtime error prints file:line, exits non-zero and records noth
 
 TEST_CASE("unknown names list the known ones", "[cli][errors]") {
   const auto dir = make_temp_dir();
-  write_file(dir + "/topo.lua",
-             tiny_experiment("x", "  topology = allreduce { algorithm = \"tree\" },\n"));
+  write_file(dir + "/topo.lua", tiny_experiment("x", "  topology = allreduce { algorithm = \"tree\" },\n"));
   auto r = run_laconic(dir, "check topo.lua");
   CHECK(r.status != 0);
-  CHECK_THAT(r.err, Catch::Contains("topo.lua:10:") && Catch::Contains("\"ring\"") &&
-                        Catch::Contains("\"tree\""));
+  CHECK_THAT(r.err, Catch::Contains("topo.lua:10:") && Catch::Contains("\"ring\"") && Catch::Contains("\"tree\""));
 
   write_file(dir + "/comp.lua", tiny_experiment("x", "  compressor = topK { ratio = 0.1 },\n"));
   r = run_laconic(dir, "check comp.lua");
   CHECK(r.status != 0);
-  CHECK_THAT(r.err, Catch::Contains("comp.lua:10:") && Catch::Contains("'topK'") &&
-                        Catch::Contains("topk") && Catch::Contains("none"));
+  CHECK_THAT(r.err, Catch::Contains("comp.lua:10:") && Catch::Contains("'topK'") && Catch::Contains("topk") &&
+                        Catch::Contains("none"));
 
   // A compressor that cannot be built for the model is refused before any worker starts.
   write_file(dir + "/scope.lua", tiny_experiment("x", "  compressor = powersgd { scope = \"layer\" },\n"));
@@ -128,8 +123,7 @@ TEST_CASE("a missing dataset names the Debian package that provides it", "[cli][
              "experiment {\n  name = \"x\",\n  data = fashion_mnist { root = \"/nonexistent\" },\n}\n");
   auto r = run_laconic(dir, "run nodata.lua --db t.db");
   CHECK(r.status != 0);
-  CHECK_THAT(r.err, Catch::Contains("nodata.lua:3:") &&
-                        Catch::Contains("dataset-fashion-mnist") &&
+  CHECK_THAT(r.err, Catch::Contains("nodata.lua:3:") && Catch::Contains("dataset-fashion-mnist") &&
                         Catch::Contains("/nonexistent"));
   CHECK_FALSE(std::filesystem::exists(dir + "/t.db"));
   std::filesystem::remove_all(dir);
@@ -139,8 +133,7 @@ TEST_CASE("--help shows every command and the defaults", "[cli][help]") {
   const auto dir = make_temp_dir();
   auto top = run_laconic(dir, "--help");
   CHECK(top.status == 0);
-  for (const char* command : {"run", "runs", "report", "list", "check"})
-    CHECK_THAT(top.out, Catch::Contains(command));
+  for (const char* command : {"run", "runs", "report", "list", "check"}) CHECK_THAT(top.out, Catch::Contains(command));
   auto run = run_laconic(dir, "run --help");
   CHECK(run.status == 0);
   CHECK_THAT(run.out, Catch::Contains("--db") && Catch::Contains("laconic.db"));
@@ -150,8 +143,7 @@ TEST_CASE("--help shows every command and the defaults", "[cli][help]") {
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("the quickstart reaches test accuracy above 0.75 without compression in one epoch",
-          "[cli][e2e][slow]") {
+TEST_CASE("the quickstart reaches test accuracy above 0.75 without compression in one epoch", "[cli][e2e][slow]") {
   const auto dir = make_temp_dir();
   const std::string quickstart = std::string(LACONIC_SOURCE_DIR) + "/experiments/quickstart.lua";
   auto run = run_laconic(dir, "run '" + quickstart + "' --db q.db", 900);
@@ -172,8 +164,7 @@ TEST_CASE("the quickstart reaches test accuracy above 0.75 without compression i
 TEST_CASE("every experiment file in experiments/ loads and expands", "[cli][experiments]") {
   const auto dir = make_temp_dir();
   int files = 0;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(LACONIC_SOURCE_DIR) + "/experiments")) {
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(LACONIC_SOURCE_DIR) + "/experiments")) {
     if (entry.path().extension() != ".lua") continue;
     ++files;
     auto r = run_laconic(dir, "check '" + entry.path().string() + "'");
@@ -185,8 +176,7 @@ TEST_CASE("every experiment file in experiments/ loads and expands", "[cli][expe
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("docs/dsl.md's component reference is what the registries say",
-          "[cli][docs]") {
+TEST_CASE("docs/dsl.md's component reference is what the registries say", "[cli][docs]") {
   const auto dir = make_temp_dir();
   const auto r = run_laconic(dir, "list --markdown");
   REQUIRE(r.status == 0);
@@ -199,18 +189,17 @@ TEST_CASE("docs/dsl.md's component reference is what the registries say",
   INFO("regenerate with scripts/update-dsl-reference.py");
   CHECK(doc.substr(from + begin.size(), to - from - begin.size()) == r.out);
   // Every registered component appears (a sanity check of the generator itself).
-  for (const char* name : {"`powersgd`", "`chain`", "`parameter_server`", "`stale_sync`",
-                           "`link`", "`step_decay`", "`fashion_mnist`"})
+  for (const char* name :
+       {"`powersgd`", "`chain`", "`parameter_server`", "`stale_sync`", "`link`", "`step_decay`", "`fashion_mnist`"})
     CHECK_THAT(r.out, Catch::Contains(std::string("#### ") + name));
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("--only selects runs by name; run --dry-run trains and records nothing",
-          "[cli][only]") {
+TEST_CASE("--only selects runs by name; run --dry-run trains and records nothing", "[cli][only]") {
   const auto dir = make_temp_dir();
-  write_file(dir + "/s.lua",
-             tiny_experiment("s", "  compressor = sweep { none(), topk { ratio = 0.1 }, "
-                                  "topk { ratio = 0.01 } },\n  max_steps = 2,\n"));
+  write_file(dir + "/s.lua", tiny_experiment("s",
+                                             "  compressor = sweep { none(), topk { ratio = 0.1 }, "
+                                             "topk { ratio = 0.01 } },\n  max_steps = 2,\n"));
   auto r = run_laconic(dir, "check s.lua --only ratio=0.1");
   CHECK(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("3 runs, 1 matching 'ratio=0.1'") &&
@@ -233,13 +222,12 @@ TEST_CASE("--only selects runs by name; run --dry-run trains and records nothing
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("the file's lr_schedule and on_epoch_end functions run inside the workers",
-          "[cli][callbacks]") {
+TEST_CASE("the file's lr_schedule and on_epoch_end functions run inside the workers", "[cli][callbacks]") {
   const auto dir = make_temp_dir();
-  write_file(dir + "/cb.lua",
-             tiny_experiment("cb", "  max_steps = 2,\n  epochs = 4,\n"
-                                   "  lr_schedule = function(epoch, step) return 0.01 * (epoch + 1) end,\n"
-                                   "  on_epoch_end = function(ctx) return ctx.epoch >= 1 end,\n"));
+  write_file(dir + "/cb.lua", tiny_experiment("cb",
+                                              "  max_steps = 2,\n  epochs = 4,\n"
+                                              "  lr_schedule = function(epoch, step) return 0.01 * (epoch + 1) end,\n"
+                                              "  on_epoch_end = function(ctx) return ctx.epoch >= 1 end,\n"));
   auto check = run_laconic(dir, "check cb.lua");
   CHECK_THAT(check.out, Catch::Contains("functions run in the workers: lr_schedule on_epoch_end"));
   auto run = run_laconic(dir, "run cb.lua --db t.db");
@@ -258,8 +246,10 @@ TEST_CASE("the file's lr_schedule and on_epoch_end functions run inside the work
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("tune runs every trial on the first seed, then the best trial of each configuration "
-          "on every seed", "[cli][tune]") {
+TEST_CASE(
+    "tune runs every trial on the first seed, then the best trial of each configuration "
+    "on every seed",
+    "[cli][tune]") {
   const auto dir = make_temp_dir();
   write_file(dir + "/t.lua",
              "experiment {\n  name = \"t\", batch_size = 32, workers = 2, timeout = 20,\n"

@@ -85,8 +85,9 @@ TEST_CASE("a dense exchange on an emulated 100 Mbit/s link takes about its proje
   REQUIRE(facts.count("network_emulation") == 1);
   CHECK_THAT(facts.at("network_emulation"), Catch::Contains("tbf at 100000000 bit/s"));
   // How the latency was made is named: netem where the kernel has it, else laconic's transport.
-  CHECK_THAT(facts.at("network_emulation"), Catch::Contains("latency 1000 us by netem delay") ||
-                                                Catch::Contains("by laconic's transport (netem is not in this kernel)"));
+  CHECK_THAT(facts.at("network_emulation"),
+             Catch::Contains("latency 1000 us by netem delay") ||
+                 Catch::Contains("by laconic's transport (netem is not in this kernel)"));
   CHECK(storage::facts_of(*db, 2).count("network_emulation") == 0);
 }
 
@@ -101,8 +102,8 @@ TEST_CASE("a rank's egress is tbf alone, or netem's delay with tbf beneath it", 
   CHECK(plain[0] == with({"-n", "ns", "qdisc", "add", "dev", "eth0", "root"}, tbf));
   const auto delayed = cli::egress_shaping("ns", "eth0", 100000000, 16384, 50);
   REQUIRE(delayed.size() == 2);
-  CHECK(delayed[0] == std::vector<std::string>{"-n", "ns", "qdisc", "add", "dev", "eth0", "root", "handle", "1:",
-                                               "netem", "delay", "50us", "limit", "10000"});
+  CHECK(delayed[0] == std::vector<std::string>{"-n", "ns", "qdisc", "add", "dev", "eth0", "root", "handle",
+                                               "1:", "netem", "delay", "50us", "limit", "10000"});
   CHECK(delayed[1] == with({"-n", "ns", "qdisc", "add", "dev", "eth0", "parent", "1:1", "handle", "10:"}, tbf));
 }
 
@@ -124,7 +125,7 @@ TEST_CASE("the namespaces of a controller killed mid-run are removed by the next
     std::this_thread::sleep_for(20ms);
   INFO(read_file(dir + "/.stdout") << read_file(dir + "/.stderr"));
   REQUIRE(namespaces_of(controller).size() == 3);  // the hub and one per rank
-  REQUIRE(::kill(controller, SIGKILL) == 0);        // nobody tears anything down
+  REQUIRE(::kill(controller, SIGKILL) == 0);       // nobody tears anything down
   int status = 0;
   REQUIRE(::waitpid(controller, &status, 0) == controller);
   CHECK(namespaces_of(controller).size() == 3);

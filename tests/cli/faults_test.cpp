@@ -80,9 +80,7 @@ class Tmpfs {
     mounted_ = false;
   }
   bool mounted() const { return mounted_; }
-  bool remount_read_only() {
-    return ::mount("tmpfs", dir_.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, nullptr) == 0;
-  }
+  bool remount_read_only() { return ::mount("tmpfs", dir_.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, nullptr) == 0; }
 
  private:
   std::string dir_;
@@ -94,8 +92,9 @@ class Tmpfs {
 TEST_CASE("a frozen worker shows as silent, is then called hung, killed and named, and the sweep goes on",
           "[cli][faults][hung][slow]") {
   const auto dir = make_temp_dir();
-  write_file(dir + "/f.lua", tiny_experiment("f", "  max_steps = 1500,\n  timeout = 20,\n"
-                                                  "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
+  write_file(dir + "/f.lua", tiny_experiment("f",
+                                             "  max_steps = 1500,\n  timeout = 20,\n"
+                                             "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
   const pid_t controller = start_laconic(dir, {"run", "f.lua", "--db", "f.db"});
   REQUIRE(controller > 0);
   pid_t rank0 = -1;
@@ -152,8 +151,9 @@ TEST_CASE("a worker that dies before the rendezvous fails its run within seconds
 TEST_CASE("a resume after the controller was killed continues every run in place, never twice",
           "[cli][faults][resume]") {
   const auto dir = make_temp_dir();
-  write_file(dir + "/r.lua", tiny_experiment("r", "  max_steps = 600,\n"
-                                                  "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
+  write_file(dir + "/r.lua", tiny_experiment("r",
+                                             "  max_steps = 600,\n"
+                                             "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
   const pid_t controller = start_laconic(dir, {"run", "r.lua", "--db", "r.db"});
   REQUIRE(controller > 0);
   REQUIRE(eventually([&] { return find_worker(controller, 0) > 0; }, 60));
@@ -171,8 +171,8 @@ TEST_CASE("a resume after the controller was killed continues every run in place
   const auto r = run_laconic(dir, "run --resume r.lua --db r.db");
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
-  CHECK_THAT(r.out, Catch::Contains("removed ") &&
-                        Catch::Contains("the rendezvous directory of a controller that died"));
+  CHECK_THAT(r.out,
+             Catch::Contains("removed ") && Catch::Contains("the rendezvous directory of a controller that died"));
   CHECK(no_store_dir_of(controller));
   const auto after = runs_of(dir + "/r.db");
   REQUIRE(after.size() == 2);  // the same two rows, no duplicate
@@ -189,8 +189,9 @@ TEST_CASE("a resume after the controller was killed continues every run in place
 TEST_CASE("a database locked by another process for 30 s loses no row and ends every run",
           "[cli][faults][lock][slow]") {
   const auto dir = make_temp_dir();
-  write_file(dir + "/l.lua", tiny_experiment("l", "  max_steps = 800,\n"
-                                                  "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
+  write_file(dir + "/l.lua", tiny_experiment("l",
+                                             "  max_steps = 800,\n"
+                                             "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
   // Undisturbed, for the row counts.
   REQUIRE(run_laconic(dir, "run l.lua --db calm.db --quiet").status == 0);
   const auto expected = rows_per_run(dir + "/calm.db");
@@ -241,8 +242,7 @@ TEST_CASE("a full disk sends what is pending to a journal in TMPDIR; laconic rec
     // Fill what is left of the disk.
     std::ofstream filler(dir + "/disk/filler", std::ios::binary);
     const std::string block(1 << 16, 'x');
-    while (filler.write(block.data(), static_cast<std::streamsize>(block.size()))) {
-    }
+    while (filler.write(block.data(), static_cast<std::streamsize>(block.size()))) {}
   }
   const auto exited = wait_for_exit(controller, 180);
   REQUIRE(exited);

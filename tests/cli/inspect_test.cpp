@@ -295,14 +295,14 @@ TEST_CASE("compare puts runs side by side and marks the rows that differ", "[cli
   auto r = f.laconic("compare " + ids);
   INFO(r.err);
   REQUIRE(r.status == 0);
-  CHECK_THAT(lines_of(r.out).at(0), Catch::Contains("run " + std::to_string(f.none)) &&
-                                          Catch::Contains("run " + std::to_string(f.topk10)));
-  CHECK_THAT(line_with(r.out, "compressor.name"), Catch::StartsWith("*") && Catch::Contains("none") &&
-                                                      Catch::Contains("topk"));
+  CHECK_THAT(lines_of(r.out).at(0),
+             Catch::Contains("run " + std::to_string(f.none)) && Catch::Contains("run " + std::to_string(f.topk10)));
+  CHECK_THAT(line_with(r.out, "compressor.name"),
+             Catch::StartsWith("*") && Catch::Contains("none") && Catch::Contains("topk"));
   CHECK_THAT(line_with(r.out, "batch_size"), !Catch::StartsWith("*"));
   CHECK_THAT(line_with(r.out, "workers"), !Catch::StartsWith("*"));
-  CHECK_THAT(line_with(r.out, "test_accuracy (last)"), Catch::StartsWith("*") && Catch::Contains("0.8") &&
-                                                           Catch::Contains("0.85"));
+  CHECK_THAT(line_with(r.out, "test_accuracy (last)"),
+             Catch::StartsWith("*") && Catch::Contains("0.8") && Catch::Contains("0.85"));
   CHECK_THAT(line_with(r.out, "bytes_sent (sum)"), Catch::Contains("48.0 kB") && Catch::Contains("9.60 kB"));
   CHECK_THAT(line_with(r.out, "compression_ratio"), Catch::Contains("1.00x") && Catch::Contains("5.00x"));
   CHECK_THAT(r.out, Catch::Contains("rows differ (marked *)"));
@@ -359,8 +359,8 @@ TEST_CASE("query refuses writes and leaves the database unchanged", "[cli][query
   const std::int64_t metrics = count_rows(f.db, "metrics"), runs = count_rows(f.db, "runs");
   for (const std::string sql :
        {"INSERT INTO experiments (name, file_path, file_hash, created) VALUES ('x', 'x', 'x', 0)",
-        "DELETE FROM metrics", "DROP TABLE runs", "UPDATE runs SET status = 'FAILED'",
-        "SELECT 1; DELETE FROM metrics", "ATTACH DATABASE 'other.db' AS o", "PRAGMA query_only = 0"}) {
+        "DELETE FROM metrics", "DROP TABLE runs", "UPDATE runs SET status = 'FAILED'", "SELECT 1; DELETE FROM metrics",
+        "ATTACH DATABASE 'other.db' AS o", "PRAGMA query_only = 0"}) {
     auto r = f.laconic("query \"" + sql + "\"");
     INFO(sql << "\n" << r.err);
     CHECK(r.status == 2);
@@ -401,8 +401,9 @@ TEST_CASE("export streams metrics, summaries and runs as csv or json", "[cli][ex
   lines = lines_of(r.out);
   REQUIRE(lines.size() == 4);
   CHECK(lines[0] == "run_id,experiment,run,key,last,min,max,mean,sum,count,nan_count");
-  CHECK(lines[2] == std::to_string(f.topk1) + ",fmnist,\"compressor=topk,ratio=0.01,seed=1\",bytes_sent,80,80,80,80,"
-                                              "1920,24,0");
+  CHECK(lines[2] == std::to_string(f.topk1) +
+                        ",fmnist,\"compressor=topk,ratio=0.01,seed=1\",bytes_sent,80,80,80,80,"
+                        "1920,24,0");
 
   r = f.laconic("export --what runs --format json");
   REQUIRE(r.status == 0);
@@ -428,8 +429,8 @@ TEST_CASE("best ranks runs by a metric's final value, lower first for losses", "
   auto lines = lines_of(r.out);
   REQUIRE(lines.size() == 6);
   CHECK(lines[0] == "top 4 of 4 runs with test_accuracy, by its final (last recorded) value, higher is better");
-  CHECK_THAT(lines[2], Catch::StartsWith("1 ") && Catch::Contains("compressor=topk,ratio=0.1,seed=1") &&
-                           Catch::EndsWith("0.85"));
+  CHECK_THAT(lines[2],
+             Catch::StartsWith("1 ") && Catch::Contains("compressor=topk,ratio=0.1,seed=1") && Catch::EndsWith("0.85"));
   CHECK_THAT(lines[3], Catch::StartsWith("2 ") && Catch::Contains("compressor=none"));
   CHECK_THAT(lines[5], Catch::StartsWith("4 ") && Catch::Contains("DIVERGED") && Catch::EndsWith("nan"));
 
@@ -465,7 +466,8 @@ TEST_CASE("the read commands explain a missing database and appear in --help", "
     CHECK_THAT(r.err, Catch::Contains("database missing.db does not exist"));
   }
   auto help = run_laconic(dir, "--help", 30);
-  for (const char* command : {"show", "compare", "query", "export", "best"}) CHECK_THAT(help.out, Catch::Contains(command));
+  for (const char* command : {"show", "compare", "query", "export", "best"})
+    CHECK_THAT(help.out, Catch::Contains(command));
   auto best = run_laconic(dir, "best --help", 30);
   CHECK_THAT(best.out, Catch::Contains("--top") && Catch::Contains("10") && Catch::Contains("test_accuracy"));
   auto unknown = run_laconic(dir, "runs --no-such-flag", 30);
@@ -504,7 +506,8 @@ TEST_CASE("best --by configuration ranks configurations by the mean over seeds, 
   REQUIRE(lines.size() == 4);
   CHECK_THAT(lines[0], Catch::StartsWith("top 2 of 2 configurations (4 runs with test_accuracy), by the mean"));
   // none: mean 0.82, std 0.02828; topk: mean 0.80, std 0.1414. Higher mean first.
-  CHECK(fields(lines[2]) == std::vector<std::string>{"1", "seeds", "compressor=none", "2", "0.82", "0.02828", "1", "2"});
+  CHECK(fields(lines[2]) ==
+        std::vector<std::string>{"1", "seeds", "compressor=none", "2", "0.82", "0.02828", "1", "2"});
   CHECK(fields(lines[3]) ==
         std::vector<std::string>{"2", "seeds", "compressor=topk,ratio=0.01", "2", "0.8", "0.1414", "3", "4"});
   r = run_laconic(dir, "best --by configuration --format json --db t.db", 60);
@@ -533,8 +536,8 @@ TEST_CASE("every table shows bytes in decimal units and metrics with 4 significa
   r = f.laconic("compare " + std::to_string(f.none) + " " + std::to_string(f.topk1) + " --format csv");
   CHECK_THAT(line_with(r.out, "bytes_sent (sum)"), Catch::EndsWith(",48000,1920"));
   r = f.laconic("show " + std::to_string(f.none));
-  CHECK(fields(line_starting(r.out, "time_step ")) == std::vector<std::string>{"time_step", "0.05", "0.05", "0.05",
-                                                                              "0.05", "12", "0"});
+  CHECK(fields(line_starting(r.out, "time_step ")) ==
+        std::vector<std::string>{"time_step", "0.05", "0.05", "0.05", "0.05", "12", "0"});
 }
 
 TEST_CASE("statuses are accepted in any case, final metrics work in --where, --help has no empty defaults",
@@ -560,8 +563,8 @@ TEST_CASE("statuses are accepted in any case, final metrics work in --where, --h
   r = f.laconic("runs --where 'ratio<0.05'");
   CHECK(lines_of(r.out).size() == 2);  // topk 1%
 
-  for (const std::string command : {"--help", "run --help", "runs --help", "best --help", "report --help",
-                                    "export --help", "check --help"}) {
+  for (const std::string command :
+       {"--help", "run --help", "runs --help", "best --help", "report --help", "export --help", "check --help"}) {
     r = run_laconic(f.dir, command, 30);
     INFO(command << "\n" << r.out);
     CHECK(r.status == 0);

@@ -39,8 +39,8 @@ std::vector<RunRow> runs_of(const std::string& path) {
                           "f.run_id = r.id AND f.key = 'cpu_affinity') FROM runs r ORDER BY id");
   std::vector<RunRow> out;
   while (rows.step())
-    out.push_back({rows.column_text(0), rows.column_text(4), rows.column_double(1), rows.column_double(2),
-                   rows.column_int64(3)});
+    out.push_back(
+        {rows.column_text(0), rows.column_text(4), rows.column_double(1), rows.column_double(2), rows.column_int64(3)});
   return out;
 }
 
@@ -50,8 +50,8 @@ TEST_CASE("--jobs 2 runs two runs at once, on cores of their own, into one datab
   const std::string dir = make_temp_dir();
   write_file(dir + "/jobs.lua", kFourRuns);
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const auto r = run_laconic(dir, std::string("run jobs.lua --db j.db --jobs 2") + (cores < 2 ? " --oversubscribe" : ""),
-                             300);
+  const auto r =
+      run_laconic(dir, std::string("run jobs.lua --db j.db --jobs 2") + (cores < 2 ? " --oversubscribe" : ""), 300);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("laconic: 2 jobs ended (exit statuses 0, 0"));
@@ -84,8 +84,8 @@ TEST_CASE("--jobs that need more cores than the host has are refused unless --ov
   const auto refused = run_laconic(dir, "run jobs.lua --db j.db --jobs " + std::to_string(cores + 1), 60);
   INFO(refused.out << refused.err);
   CHECK(refused.status == 2);
-  CHECK_THAT(refused.err, Catch::Contains("ranks on " + std::to_string(cores) + " cores") &&
-                              Catch::Contains("--oversubscribe"));
+  CHECK_THAT(refused.err,
+             Catch::Contains("ranks on " + std::to_string(cores) + " cores") && Catch::Contains("--oversubscribe"));
   CHECK_FALSE(std::filesystem::exists(dir + "/j.db"));
   std::filesystem::remove_all(dir);
 }

@@ -36,8 +36,7 @@ TEST_CASE("a worker killed with SIGKILL fails its run, keeps its metrics, and th
           "[cli][e2e][killed]") {
   const auto dir = make_temp_dir();
   // Run 1 is long (a whole epoch at batch 8); run 2 takes 4 steps.
-  write_file(dir + "/kill.lua",
-             tiny_experiment("kill", "  batch_size = 8,\n  max_steps = sweep { 0, 4 },\n"));
+  write_file(dir + "/kill.lua", tiny_experiment("kill", "  batch_size = 8,\n  max_steps = sweep { 0, 4 },\n"));
   const std::string db_path = dir + "/k.db";
   const pid_t controller = start_laconic(dir, {"run", "kill.lua", "--db", "k.db"});
   REQUIRE(controller > 0);

@@ -26,8 +26,11 @@ TEST_CASE("no launcher's variables and no flags: laconic forks its own workers",
 }
 
 TEST_CASE("torchrun's variables make a rank that meets the others at the agent's TCP store", "[cli][launch]") {
-  const auto env = with(kMaster, {{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"},
-                                  {"TORCHELASTIC_RUN_ID", "none"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
+  const auto env = with(kMaster, {{"RANK", "3"},
+                                  {"WORLD_SIZE", "4"},
+                                  {"LOCAL_RANK", "1"},
+                                  {"TORCHELASTIC_RUN_ID", "none"},
+                                  {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
   const auto launched = detect_launch(env, {});
   REQUIRE(launched);
   CHECK(launched->launcher == "torchrun");
@@ -56,9 +59,11 @@ TEST_CASE("Open MPI's and Slurm's variables, with MASTER_ADDR and MASTER_PORT, m
   CHECK(slurm->rank == 5);
   CHECK(slurm->world == 8);
   // mpirun inside a Slurm allocation: Open MPI's numbering is the one its ranks have.
-  const auto both = detect_launch(with(kMaster, {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"},
-                                                 {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}}),
-                                  {});
+  const auto both = detect_launch(
+      with(
+          kMaster,
+          {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}}),
+      {});
   REQUIRE(both);
   CHECK(both->launcher == "openmpi");
   CHECK(both->rank == 1);
@@ -85,8 +90,9 @@ TEST_CASE("the explicit flags come first and go together", "[cli][launch]") {
 }
 
 TEST_CASE("what a launcher left out or got wrong is named", "[cli][launch]") {
-  CHECK_THROWS_WITH(detect_launch({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_STEP_ID", "3"}}, {}),
-                    Catch::Contains("started by srun") && Catch::Contains("MASTER_ADDR and MASTER_PORT are not both set"));
+  CHECK_THROWS_WITH(
+      detect_launch({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_STEP_ID", "3"}}, {}),
+      Catch::Contains("started by srun") && Catch::Contains("MASTER_ADDR and MASTER_PORT are not both set"));
   CHECK_THROWS_WITH(detect_launch(with(kMaster, {{"RANK", "x"}, {"WORLD_SIZE", "4"}}), {}),
                     Catch::Contains("RANK=\"x\", which is not a non-negative integer"));
   CHECK_THROWS_WITH(detect_launch(with(kMaster, {{"RANK", "4"}, {"WORLD_SIZE", "4"}}), {}),

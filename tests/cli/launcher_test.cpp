@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <string>
 
@@ -87,8 +87,8 @@ TEST_CASE("a worker that falls silent for the timeout is called hung, killed and
   const std::string path = dir + "/worker.sh";
   write_file(path, "#!/bin/sh\nprintf '%s' '" + line +
                        "' >&3\ncase \"$*\" in *'--rank 0'*) exec sleep 60 ;; esac\n"
-                       "i=0\nwhile [ $i -lt 400 ]; do printf '%s' '" + line +
-                       "' >&3; i=$((i + 1)); sleep 0.02; done\n");
+                       "i=0\nwhile [ $i -lt 400 ]; do printf '%s' '" +
+                       line + "' >&3; i=$((i + 1)); sleep 0.02; done\n");
   ::chmod(path.c_str(), 0755);
   cli::LaunchSpec spec;
   spec.executable = path;

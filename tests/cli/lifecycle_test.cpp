@@ -129,8 +129,8 @@ TEST_CASE("a diverging run ends DIVERGED with its reason; --resume skips it and 
   write_file(dir + "/boom.lua", "-- edited\n" + text);
   const auto refused = run_laconic(dir, "run boom.lua --db b.db --resume", 60);
   CHECK(refused.status == 2);
-  CHECK_THAT(refused.err, Catch::Contains("experiment 'boom' changed since it was recorded") &&
-                              Catch::Contains("--force"));
+  CHECK_THAT(refused.err,
+             Catch::Contains("experiment 'boom' changed since it was recorded") && Catch::Contains("--force"));
   const auto forced = run_laconic(dir, "run boom.lua --db b.db --resume --force", 60);
   CHECK(forced.status == 0);
   CHECK_THAT(forced.out, Catch::Contains("already diverged as run 1, skipped"));

@@ -28,12 +28,18 @@ namespace {
 // Two runs of 4 ranks (workers = 4: torchrun's 2 nodes x 2 processes), a few steps each.
 std::string sweep(const std::string& name, int workers, const std::string& extra = "max_steps = 6,") {
   return "experiment {\n"
-         "  name = \"" + name + "\",\n"
+         "  name = \"" +
+         name +
+         "\",\n"
          "  data = synthetic { shape = {1, 8, 8}, n = 1024, test_n = 64 },\n"
          "  model = mlp { sizes = {64, 16, 10} },\n"
          "  optimizer = sgd { lr = 0.1, momentum = 0.9 },\n"
-         "  batch_size = 16, workers = " + std::to_string(workers) + ", eval_limit = 64, timeout = 20,\n"
-         "  " + extra + "\n"
+         "  batch_size = 16, workers = " +
+         std::to_string(workers) +
+         ", eval_limit = 64, timeout = 20,\n"
+         "  " +
+         extra +
+         "\n"
          "  compressor = sweep { none(), topk { ratio = 0.25 } },\n"
          "}\n";
 }
@@ -41,9 +47,10 @@ std::string sweep(const std::string& name, int workers, const std::string& extra
 // run name -> "step worker value" of every train_loss row, in order.
 std::map<std::string, std::vector<std::string>> losses(const std::string& path) {
   auto db = storage::Database::open_read_only(path);
-  storage::Statement rows(db->handle(),
-                          "SELECT r.name, m.step || ' ' || m.worker || ' ' || m.value FROM metrics m "
-                          "JOIN runs r ON r.id = m.run_id WHERE m.key = 'train_loss' ORDER BY r.name, m.step, m.worker");
+  storage::Statement rows(
+      db->handle(),
+      "SELECT r.name, m.step || ' ' || m.worker || ' ' || m.value FROM metrics m "
+      "JOIN runs r ON r.id = m.run_id WHERE m.key = 'train_loss' ORDER BY r.name, m.step, m.worker");
   std::map<std::string, std::vector<std::string>> out;
   while (rows.step()) out[rows.column_text(0)].push_back(rows.column_text(1));
   return out;
@@ -110,7 +117,8 @@ TEST_CASE("torchrun on two hosts records a finished sweep with every rank's metr
   const auto launched = losses(dir + "/results.db");
   CHECK(launched.size() == 2);
   CHECK(launched == losses(dir + "/one.db"));  // same seed, same losses, bit for bit
-  const std::string facts = query_text(dir + "/results.db", "SELECT key || '=' || value FROM run_facts WHERE run_id = 1");
+  const std::string facts =
+      query_text(dir + "/results.db", "SELECT key || '=' || value FROM run_facts WHERE run_id = 1");
   CHECK_THAT(facts, Catch::Contains("launcher=torchrun: rank 0 of 4") && Catch::Contains("served by torchrun's agent"));
   CHECK_THAT(facts, Catch::Contains("at " + hosts.address(0)) && Catch::Contains("at " + hosts.address(1)));
   std::filesystem::remove_all(dir);
@@ -134,8 +142,8 @@ TEST_CASE("the explicit flags run a sweep across two hosts, rank 0 serving the T
   CHECK(b_status == 0);
   CHECK(query_text(dir + "/flags.db", "SELECT group_concat(status) FROM runs") == "FINISHED,FINISHED");
   CHECK(query_text(dir + "/flags.db", "SELECT count(DISTINCT worker) FROM metrics WHERE key = 'train_loss'") == "2");
-  CHECK_THAT(read_file(dir + "/b.log"), Catch::Contains("laconic rank 1 of 2") &&
-                                            Catch::Contains("joined rank 0 at " + hosts.address(0)));
+  CHECK_THAT(read_file(dir + "/b.log"),
+             Catch::Contains("laconic rank 1 of 2") && Catch::Contains("joined rank 0 at " + hosts.address(0)));
   std::filesystem::remove_all(dir);
 }
 
@@ -155,13 +163,15 @@ TEST_CASE("a Redis store brings the ranks of a sweep together", "[cli][e2e][mult
   // Rank 1 in a directory of its own (its output there), with the same file.
   std::filesystem::create_directories(dir + "/rank1");
   write_file(dir + "/rank1/exp.lua", sweep("redis", 2));
-  const pid_t b = start_laconic(dir + "/rank1", {"run", "exp.lua", "--launch-timeout", "60", "--rank", "1", "--world", "2", "--store", store});
+  const pid_t b = start_laconic(
+      dir + "/rank1", {"run", "exp.lua", "--launch-timeout", "60", "--rank", "1", "--world", "2", "--store", store});
   const auto a = run_laconic(dir, "run exp.lua --db redis.db --quiet --rank 0 --world 2 --store " + store, 120);
   const int b_status = exit_status(wait_for_exit(b, 30));
   ::kill(redis, SIGTERM);
   wait_for_exit(redis, 10);
-  INFO("rank 0:\n" << a.out << a.err << "\nrank 1:\n" << read_file(dir + "/rank1/.stdout")
-                   << read_file(dir + "/rank1/.stderr"));
+  INFO("rank 0:\n"
+       << a.out << a.err << "\nrank 1:\n"
+       << read_file(dir + "/rank1/.stdout") << read_file(dir + "/rank1/.stderr"));
   CHECK(a.status == 0);
   CHECK(b_status == 0);
   CHECK(query_text(dir + "/redis.db", "SELECT group_concat(status) FROM runs") == "FINISHED,FINISHED");
@@ -176,7 +186,8 @@ TEST_CASE("mpirun's ranks run a sweep with MASTER_ADDR and MASTER_PORT, rank 0 s
   const std::string bin = std::string(LACONIC_BINARY).substr(0, std::string(LACONIC_BINARY).rfind('/'));
   // As root Open MPI wants to be told twice; --oversubscribe: the machine may have fewer cores
   // than slots Open MPI counts.
-  const std::string command = "cd '" + dir + "' && PATH='" + bin + "':$PATH timeout 120 mpirun --allow-run-as-root "
+  const std::string command = "cd '" + dir + "' && PATH='" + bin +
+                              "':$PATH timeout 120 mpirun --allow-run-as-root "
                               "--oversubscribe -np 2 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=" +
                               std::to_string(free_port()) + " laconic run exp.lua --db mpi.db --quiet > mpi.log 2>&1";
   const int raw = std::system(command.c_str());
@@ -195,7 +206,8 @@ TEST_CASE("ranks that disagree on the experiment are refused before anything tra
   std::filesystem::create_directories(dir + "/other");
   write_file(dir + "/other/exp.lua", sweep("agree", 2, "max_steps = 7,"));  // edited on one host only
   const std::string store = "file://" + dir + "/store";
-  const pid_t b = start_laconic(dir + "/other", {"run", "exp.lua", "--launch-timeout", "60", "--rank", "1", "--world", "2", "--store", store});
+  const pid_t b = start_laconic(
+      dir + "/other", {"run", "exp.lua", "--launch-timeout", "60", "--rank", "1", "--world", "2", "--store", store});
   const auto a = run_laconic(dir, "run exp.lua --db agree.db --rank 0 --world 2 --store " + store, 60);
   const int b_status = exit_status(wait_for_exit(b, 30));
   const std::string b_err = read_file(dir + "/other/.stderr");
@@ -232,9 +244,9 @@ TEST_CASE("a host whose processes die fails the run within its timeout and leave
     std::this_thread::sleep_for(100ms);
     if (!std::filesystem::exists(dir + "/long.db")) continue;
     try {
-      training = query_text(dir + "/long.db", "SELECT count(DISTINCT worker) FROM metrics WHERE key = 'train_loss'") == "4";
-    } catch (const std::exception&) {
-    }
+      training =
+          query_text(dir + "/long.db", "SELECT count(DISTINCT worker) FROM metrics WHERE key = 'train_loss'") == "4";
+    } catch (const std::exception&) {}
   }
   INFO("host 0:\n" << read_file(dir + "/a.log") << "\nhost 1:\n" << read_file(dir + "/b.log"));
   REQUIRE(training);
@@ -249,7 +261,8 @@ TEST_CASE("a host whose processes die fails the run within its timeout and leave
   CHECK(hosts.pids_named(0, "laconic").empty());
   CHECK(hosts.pids_named(1, "laconic").empty());
   CHECK(seconds < 20 + 10);  // the run's timeout, and some slack for a loaded machine
-  const std::string runs = query_text(dir + "/long.db", "SELECT status || ': ' || coalesce(error, '') FROM runs ORDER BY id");
+  const std::string runs =
+      query_text(dir + "/long.db", "SELECT status || ': ' || coalesce(error, '') FROM runs ORDER BY id");
   INFO(runs);
   CHECK_THAT(runs, Catch::StartsWith("FAILED: worker 2 (") && Catch::Contains("lost: its connection to rank 0 closed"));
   CHECK_THAT(runs, Catch::EndsWith("QUEUED: "));  // the second run never started; --resume runs it

@@ -62,8 +62,8 @@ class NetHosts {
     const pid_t pid = ::fork();
     if (pid != 0) return pid;
     ::execlp("ip", "ip", "netns", "exec", name(host).c_str(), "/bin/sh", "-c",
-            ("cd '" + dir + "' && PATH='" + bin + "':$PATH exec " + command + " > '" + log + "' 2>&1").c_str(),
-            static_cast<char*>(nullptr));
+             ("cd '" + dir + "' && PATH='" + bin + "':$PATH exec " + command + " > '" + log + "' 2>&1").c_str(),
+             static_cast<char*>(nullptr));
     ::_exit(127);
   }
 

@@ -30,8 +30,9 @@ std::vector<std::string> lines_containing(const std::string& text, const std::st
 
 TEST_CASE("a run whose output goes to a log prints a line per evaluation with the time left", "[cli][progress]") {
   const auto dir = make_temp_dir();
-  write_file(dir + "/p.lua", tiny_experiment("p", "  max_steps = 30,\n  epochs = 2,\n  eval_every = 20,\n"
-                                                  "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
+  write_file(dir + "/p.lua", tiny_experiment("p",
+                                             "  max_steps = 30,\n  epochs = 2,\n  eval_every = 20,\n"
+                                             "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
   // stdout and stderr go to files: not a terminal, so the log form.
   auto r = run_laconic(dir, "run p.lua --db p.db --progress-every 0.3");
   INFO(r.out << r.err);
@@ -73,9 +74,9 @@ TEST_CASE("a run whose output goes to a log prints a line per evaluation with th
   CHECK(facts.count("load_end") == 1);
   // Where the run's time went (the seconds_* facts): every phase rank 0 went through, and the
   // controller's part. The first run read the data; the second found it in memory.
-  for (const char* phase : {"seconds_starting", "seconds_rendezvous", "seconds_loading", "seconds_training",
-                            "seconds_evaluating", "seconds_finishing", "seconds_process_start",
-                            "seconds_teardown", "seconds_launch", "seconds_preload"}) {
+  for (const char* phase :
+       {"seconds_starting", "seconds_rendezvous", "seconds_loading", "seconds_training", "seconds_evaluating",
+        "seconds_finishing", "seconds_process_start", "seconds_teardown", "seconds_launch", "seconds_preload"}) {
     INFO(phase);
     REQUIRE(facts.count(phase) == 1);
     CHECK(std::stod(facts.at(phase)) >= 0);
@@ -134,11 +135,11 @@ TEST_CASE("check lists names, names only, or the resolved configurations as JSON
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a model that does not fit its dataset names the field to change and where it was written",
-          "[cli][errors]") {
+TEST_CASE("a model that does not fit its dataset names the field to change and where it was written", "[cli][errors]") {
   const auto dir = make_temp_dir();
-  write_file(dir + "/fit.lua", "experiment {\n  name = \"fit\",\n  data = fashion_mnist(),\n"
-                               "  model = mlp { sizes = {784, 100} },\n}\n");
+  write_file(dir + "/fit.lua",
+             "experiment {\n  name = \"fit\",\n  data = fashion_mnist(),\n"
+             "  model = mlp { sizes = {784, 100} },\n}\n");
   auto r = run_laconic(dir, "check fit.lua", 60);
   INFO(r.err);
   CHECK(r.status == 2);

@@ -78,8 +78,7 @@ TEST_CASE("laconic report draws every figure whatever the output path, relative 
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("laconic report exits 3 naming the cause when a figure cannot be drawn, unless allowed",
-          "[cli][report]") {
+TEST_CASE("laconic report exits 3 naming the cause when a figure cannot be drawn, unless allowed", "[cli][report]") {
   const auto dir = make_temp_dir();
   record_two_runs(dir + "/runs.db");
   auto r = run_laconic(dir, "report figs --db runs.db --out rep --gnuplot ./no-such-gnuplot", 60);
@@ -150,8 +149,8 @@ TEST_CASE("the quickstart as the README runs it: a log with progress, a report w
   std::filesystem::copy_file(std::string(LACONIC_SOURCE_DIR) + "/experiments/quickstart.lua",
                              dir + "/experiments/quickstart.lua");
   // Output to a log file, relative paths, the default database and report locations.
-  const std::string command = "cd '" + dir + "' && timeout 900 '" + LACONIC_BINARY +
-                              "' run experiments/quickstart.lua > log 2>&1";
+  const std::string command =
+      "cd '" + dir + "' && timeout 900 '" + LACONIC_BINARY + "' run experiments/quickstart.lua > log 2>&1";
   const int raw = std::system(command.c_str());
   const std::string log = read_file(dir + "/log");
   INFO(log);

@@ -29,9 +29,10 @@ const char* const kSweep =
 // run name -> "key step worker value" of its train_loss rows, and how many runs FINISHED.
 std::map<std::string, std::vector<std::string>> losses(const std::string& path, int& finished) {
   auto db = storage::Database::open_read_only(path);
-  storage::Statement rows(db->handle(),
-                          "SELECT r.name, m.step || ' ' || m.worker || ' ' || m.value FROM metrics m "
-                          "JOIN runs r ON r.id = m.run_id WHERE m.key = 'train_loss' ORDER BY r.name, m.step, m.worker");
+  storage::Statement rows(
+      db->handle(),
+      "SELECT r.name, m.step || ' ' || m.worker || ' ' || m.value FROM metrics m "
+      "JOIN runs r ON r.id = m.run_id WHERE m.key = 'train_loss' ORDER BY r.name, m.step, m.worker");
   std::map<std::string, std::vector<std::string>> out;
   while (rows.step()) out[rows.column_text(0)].push_back(rows.column_text(1));
   storage::Statement count(db->handle(), "SELECT count(*) FROM runs WHERE status = 'FINISHED'");

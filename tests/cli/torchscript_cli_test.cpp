@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <map>
 
-#include "cli_harness.hpp"
 #include <torch/script.h>
+#include "cli_harness.hpp"
 
 #include "engine/train/builtin.hpp"
 #include "storage/database.hpp"
@@ -32,8 +32,9 @@ void export_model(const std::string& cls, const std::string& out) {
 // run id -> train_loss of worker 0, step by step.
 std::map<std::int64_t, std::vector<double>> losses(const std::string& path) {
   auto db = storage::Database::open_read_only(path);
-  storage::Statement rows(db->handle(), "SELECT run_id, value FROM metrics WHERE key = 'train_loss' AND worker = 0 "
-                                        "ORDER BY run_id, step");
+  storage::Statement rows(db->handle(),
+                          "SELECT run_id, value FROM metrics WHERE key = 'train_loss' AND worker = 0 "
+                          "ORDER BY run_id, step");
   std::map<std::int64_t, std::vector<double>> out;
   while (rows.step()) out[rows.column_int64(0)].push_back(rows.column_double(1));
   return out;
@@ -42,8 +43,10 @@ std::map<std::int64_t, std::vector<double>> losses(const std::string& path) {
 // run id -> "STATUS VALUE" of the run's last `key`.
 std::map<std::int64_t, std::string> statuses(const std::string& path, const std::string& key) {
   auto db = storage::Database::open_read_only(path);
-  storage::Statement rows(db->handle(), "SELECT r.id, r.name || ': ' || r.status || ' ' || coalesce(s.last, '') "
-                                        "FROM runs r LEFT JOIN run_summary s ON s.run_id = r.id AND s.key = '" + key + "'");
+  storage::Statement rows(db->handle(),
+                          "SELECT r.id, r.name || ': ' || r.status || ' ' || coalesce(s.last, '') "
+                          "FROM runs r LEFT JOIN run_summary s ON s.run_id = r.id AND s.key = '" +
+                              key + "'");
   std::map<std::int64_t, std::string> out;
   while (rows.step()) out[rows.column_int64(0)] = rows.column_text(1);
   return out;
@@ -131,7 +134,8 @@ TEST_CASE("a scripted model with batch norm trains with PowerSGD under Adam and 
     for (std::size_t t = 35; t < 40; ++t) last += loss[t] / 5;
     CHECK(last < 0.8 * first);  // it learns
   }
-  for (const auto& [id, status] : statuses(dir + "/bn.db", "test_accuracy")) CHECK_THAT(status, Catch::Contains(": FINISHED "));
+  for (const auto& [id, status] : statuses(dir + "/bn.db", "test_accuracy"))
+    CHECK_THAT(status, Catch::Contains(": FINISHED "));
   // Editing the model changes the experiment's hash: --resume refuses the changed file.
   export_model("LeNet5", dir + "/bn.pt");
   const auto again = run_laconic(dir, "run bn.lua --db bn.db --resume --quiet", 120);

@@ -17,15 +17,13 @@ TEST_CASE("ring allreduce over Gloo sums every element on every rank", "[comm][a
           data[i] = static_cast<float>(comm.rank() + 1) * 0.5f + static_cast<float>(i % 17);
         comm.allreduce_sum(data);
         const float rank_sum = 0.5f * static_cast<float>(p * (p + 1) / 2);
-        for (std::size_t i = 0; i < n; ++i)
-          REQUIRE(data[i] == Approx(rank_sum + static_cast<float>(p) * (i % 17)));
+        for (std::size_t i = 0; i < n; ++i) REQUIRE(data[i] == Approx(rank_sum + static_cast<float>(p) * (i % 17)));
       });
     }
   }
 }
 
-TEST_CASE("allreduce sends exactly the bytes of the ring schedule, 2(p-1)/p of the vector",
-          "[comm][allreduce]") {
+TEST_CASE("allreduce sends exactly the bytes of the ring schedule, 2(p-1)/p of the vector", "[comm][allreduce]") {
   for (int p : {2, 3, 4}) {
     const std::size_t n = 10007;
     run_ranks(p, 20s, [&](laconic::comm::Communicator& comm) {
@@ -34,8 +32,7 @@ TEST_CASE("allreduce sends exactly the bytes of the ring schedule, 2(p-1)/p of t
       const auto expected = laconic::comm::ring_allreduce_bytes_sent(n, p, comm.rank());
       REQUIRE(comm.counters().sent == expected);
       // What arrives is what the left neighbour sent.
-      REQUIRE(comm.counters().received ==
-              laconic::comm::ring_allreduce_bytes_sent(n, p, (comm.rank() + p - 1) % p));
+      REQUIRE(comm.counters().received == laconic::comm::ring_allreduce_bytes_sent(n, p, (comm.rank() + p - 1) % p));
       // The formula itself: within one chunk (4 bytes per rounding) of 2(p-1)/p * 4n.
       const double ideal = 2.0 * (p - 1) / p * 4.0 * n;
       REQUIRE(std::abs(static_cast<double>(expected) - ideal) <= 8.0 * (p - 1));
@@ -43,20 +40,17 @@ TEST_CASE("allreduce sends exactly the bytes of the ring schedule, 2(p-1)/p of t
   }
 }
 
-TEST_CASE("allgatherv delivers payloads of different sizes, empty ones included",
-          "[comm][allgatherv]") {
+TEST_CASE("allgatherv delivers payloads of different sizes, empty ones included", "[comm][allgatherv]") {
   for (int p : {1, 2, 3, 4}) {
     run_ranks(p, 20s, [&](laconic::comm::Communicator& comm) {
       // Rank r sends r*5 bytes of value r (rank 0 sends nothing).
-      std::vector<std::uint8_t> mine(static_cast<std::size_t>(comm.rank()) * 5,
-                                     static_cast<std::uint8_t>(comm.rank()));
+      std::vector<std::uint8_t> mine(static_cast<std::size_t>(comm.rank()) * 5, static_cast<std::uint8_t>(comm.rank()));
       auto all = comm.allgatherv(mine);
       REQUIRE(all.size() == static_cast<std::size_t>(p));
       std::uint64_t others = 0;
       for (int r = 0; r < p; ++r) {
         REQUIRE(all[static_cast<std::size_t>(r)] ==
-                std::vector<std::uint8_t>(static_cast<std::size_t>(r) * 5,
-                                          static_cast<std::uint8_t>(r)));
+                std::vector<std::uint8_t>(static_cast<std::size_t>(r) * 5, static_cast<std::uint8_t>(r)));
         if (r != comm.rank()) others += static_cast<std::uint64_t>(r) * 5;
       }
       // Received: every other rank's payload plus its 8-byte size.
@@ -65,8 +59,7 @@ TEST_CASE("allgatherv delivers payloads of different sizes, empty ones included"
   }
 }
 
-TEST_CASE("a rank that never shows up makes the others fail with a timeout, not hang",
-          "[comm][timeout]") {
+TEST_CASE("a rank that never shows up makes the others fail with a timeout, not hang", "[comm][timeout]") {
   const std::string dir = laconic::testing::make_temp_dir();
   laconic::comm::GlooOptions options;
   options.rank = 0;
@@ -79,15 +72,15 @@ TEST_CASE("a rank that never shows up makes the others fail with a timeout, not 
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a peer that stops participating makes a collective fail within the timeout",
-          "[comm][timeout]") {
-  REQUIRE_THROWS_AS(run_ranks(2, 1500ms,
-                              [](laconic::comm::Communicator& comm) {
-                                if (comm.rank() == 1) return;  // leaves without a word
-                                std::vector<float> data(100, 1.0f);
-                                comm.allreduce_sum(data);
-                              },
-                              /*final_barrier=*/false),
+TEST_CASE("a peer that stops participating makes a collective fail within the timeout", "[comm][timeout]") {
+  REQUIRE_THROWS_AS(run_ranks(
+                        2, 1500ms,
+                        [](laconic::comm::Communicator& comm) {
+                          if (comm.rank() == 1) return;  // leaves without a word
+                          std::vector<float> data(100, 1.0f);
+                          comm.allreduce_sum(data);
+                        },
+                        /*final_barrier=*/false),
                     laconic::CommError);
 }
 
@@ -102,8 +95,7 @@ TEST_CASE("halving-doubling allreduce sums every element, powers of two or not",
         const auto before = comm.counters();
         comm.allreduce_sum_halving_doubling(data);
         const float rank_sum = 0.5f * static_cast<float>(p * (p + 1) / 2);
-        for (std::size_t i = 0; i < n; ++i)
-          REQUIRE(data[i] == Approx(rank_sum + static_cast<float>(p) * (i % 17)));
+        for (std::size_t i = 0; i < n; ++i) REQUIRE(data[i] == Approx(rank_sum + static_cast<float>(p) * (i % 17)));
         const auto traffic = comm.counters().since(before);
         REQUIRE(traffic.sent == laconic::comm::halving_doubling_bytes_sent(n, p, comm.rank()));
         if (n >= 8 && (p & (p - 1)) == 0) {
@@ -112,8 +104,7 @@ TEST_CASE("halving-doubling allreduce sums every element, powers of two or not",
           int log2p = 0;
           while ((1 << log2p) < p) ++log2p;
           REQUIRE(traffic.messages == static_cast<std::uint64_t>(2 * log2p));
-          const double ring = static_cast<double>(
-              laconic::comm::ring_allreduce_bytes_sent(n, p, comm.rank()));
+          const double ring = static_cast<double>(laconic::comm::ring_allreduce_bytes_sent(n, p, comm.rank()));
           REQUIRE(std::abs(static_cast<double>(traffic.sent) - ring) <= 8.0 * p);
         }
       });
@@ -126,20 +117,23 @@ TEST_CASE("a message delay holds every message back by the emulated link's laten
   // delayed message, so 5 swaps take at least 150 ms; the bytes are those of the swaps alone.
   std::vector<double> seconds(2);
   std::vector<laconic::comm::ByteCounters> counted(2);
-  run_ranks(2, 20s, [&](laconic::comm::Communicator& comm) {
-    comm.set_message_delay(0.03);
-    CHECK(comm.message_delay() == 0.03);
-    const auto start = std::chrono::steady_clock::now();
-    float mine = static_cast<float>(comm.rank()), theirs = -1;
-    for (int i = 0; i < 5; ++i) {
-      comm.send_recv(1 - comm.rank(), {reinterpret_cast<const std::uint8_t*>(&mine), sizeof mine}, 1 - comm.rank(),
-                     {reinterpret_cast<std::uint8_t*>(&theirs), sizeof theirs});
-      CHECK(theirs == static_cast<float>(1 - comm.rank()));
-    }
-    seconds[static_cast<std::size_t>(comm.rank())] =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    counted[static_cast<std::size_t>(comm.rank())] = comm.counters();
-  }, false);
+  run_ranks(
+      2, 20s,
+      [&](laconic::comm::Communicator& comm) {
+        comm.set_message_delay(0.03);
+        CHECK(comm.message_delay() == 0.03);
+        const auto start = std::chrono::steady_clock::now();
+        float mine = static_cast<float>(comm.rank()), theirs = -1;
+        for (int i = 0; i < 5; ++i) {
+          comm.send_recv(1 - comm.rank(), {reinterpret_cast<const std::uint8_t*>(&mine), sizeof mine}, 1 - comm.rank(),
+                         {reinterpret_cast<std::uint8_t*>(&theirs), sizeof theirs});
+          CHECK(theirs == static_cast<float>(1 - comm.rank()));
+        }
+        seconds[static_cast<std::size_t>(comm.rank())] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        counted[static_cast<std::size_t>(comm.rank())] = comm.counters();
+      },
+      false);
   for (int r : {0, 1}) {
     CHECK(seconds[static_cast<std::size_t>(r)] >= 0.15);
     CHECK(counted[static_cast<std::size_t>(r)].sent == 5 * sizeof(float));

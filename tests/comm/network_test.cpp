@@ -19,13 +19,11 @@ TEST_CASE("bandwidths and durations parse with their units", "[comm][network]") 
   CHECK(parse_duration("f", "1s") == 1.0);
   CHECK(parse_duration("f", "0us") == 0.0);
   CHECK_THROWS_WITH(parse_bandwidth("link.bandwidth", "fast"),
-                    Catch::StartsWith("link.bandwidth must be a positive rate") &&
-                        Catch::EndsWith("got \"fast\""));
+                    Catch::StartsWith("link.bandwidth must be a positive rate") && Catch::EndsWith("got \"fast\""));
   CHECK_THROWS_AS(parse_bandwidth("link.bandwidth", "1Gb"), ConfigError);  // bits or bytes?
   CHECK_THROWS_AS(parse_bandwidth("link.bandwidth", "0Gbit"), ConfigError);
   CHECK_THROWS_WITH(parse_duration("link.latency", "5 parsecs"),
-                    Catch::StartsWith("link.latency must be a duration >= 0") &&
-                        Catch::EndsWith("got \"5 parsecs\""));
+                    Catch::StartsWith("link.latency must be a duration >= 0") && Catch::EndsWith("got \"5 parsecs\""));
 }
 
 TEST_CASE("a link projects each message as latency + size / (bandwidth x payload share)", "[comm][network]") {
@@ -35,10 +33,10 @@ TEST_CASE("a link projects each message as latency + size / (bandwidth x payload
   traffic.messages = 3;
   traffic.link_bytes = 2'000'000;  // 16 Mbit at 8 Mbit/s = 2 s of payload, 2 / 0.936 s with TCP's framing
   CHECK(link->project(traffic) == Approx(3 * 1e-3 + 2.0 * 1547.0 / 1448.0));
-  auto bare = builtin_networks().create({"network", "link",
-                                         {{"bandwidth", std::string("8Mbit")},
-                                          {"latency", std::string("1ms")},
-                                          {"payload_fraction", 1.0}}});
+  auto bare = builtin_networks().create(
+      {"network",
+       "link",
+       {{"bandwidth", std::string("8Mbit")}, {"latency", std::string("1ms")}, {"payload_fraction", 1.0}}});
   CHECK(bare->project(traffic) == Approx(3 * 1e-3 + 2.0));
   CHECK_THROWS_WITH(builtin_networks().create({"network", "link", {{"payload_fraction", 1.5}}}),
                     Catch::Contains("link.payload_fraction must be in (0, 1]"));
@@ -47,19 +45,20 @@ TEST_CASE("a link projects each message as latency + size / (bandwidth x payload
                     Catch::Contains("link.latency must be a duration"));
 }
 
-TEST_CASE("the hosts' overhead per message and their own rate limit join the projection",
-          "[comm][network]") {
+TEST_CASE("the hosts' overhead per message and their own rate limit join the projection", "[comm][network]") {
   ByteCounters traffic;
   traffic.messages = 4;
   traffic.link_bytes = 1'250'000;  // 10 Mbit
-  auto fast = builtin_networks().create({"network", "link",
+  auto fast = builtin_networks().create({"network",
+                                         "link",
                                          {{"bandwidth", std::string("10Gbit")},
                                           {"latency", std::string("50us")},
                                           {"overhead", std::string("300us")},
                                           {"host_bandwidth", std::string("2Gbit")}}});
   // The host is the slower: 4 x (50 + 300) us + 10 Mbit / 2 Gbit/s.
   CHECK(fast->project(traffic) == Approx(4 * 350e-6 + 5e-3));
-  auto slow = builtin_networks().create({"network", "link",
+  auto slow = builtin_networks().create({"network",
+                                         "link",
                                          {{"bandwidth", std::string("100Mbit")},
                                           {"latency", std::string("50us")},
                                           {"overhead", std::string("300us")},

@@ -22,8 +22,7 @@ inline std::string make_temp_dir() {
 /// Calls fn(comm) on `size` ranks concurrently, then (with `final_barrier`) a barrier so that no
 /// rank tears its connections down while a peer is still finishing its handshake; rethrows the
 /// first exception any rank threw.
-inline void run_ranks(int size, std::chrono::milliseconds timeout,
-                      const std::function<void(comm::Communicator&)>& fn,
+inline void run_ranks(int size, std::chrono::milliseconds timeout, const std::function<void(comm::Communicator&)>& fn,
                       bool final_barrier = true) {
   const std::string dir = make_temp_dir();
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(size));

@@ -24,8 +24,8 @@ TEST_CASE("store addresses are parsed, and a malformed one names the forms that 
   CHECK(comm::StoreAddress::parse("/tmp/laconic-store-1").text() == "file:///tmp/laconic-store-1");
   CHECK(comm::StoreAddress::parse("relative/dir").text() == "relative/dir");
   CHECK(comm::StoreAddress::parse("tcp://[::1]:29500").host == "::1");
-  for (const char* bad : {"tcp://host", "tcp://host:0", "tcp://host:70000", "tcp://:29500", "http://x:1",
-                          "file://relative", ""})
+  for (const char* bad :
+       {"tcp://host", "tcp://host:0", "tcp://host:70000", "tcp://:29500", "http://x:1", "file://relative", ""})
     CHECK_THROWS_WITH(comm::StoreAddress::parse(bad),
                       Catch::Contains("file:///DIR, tcp://HOST:PORT, redis://HOST:PORT"));
 }
@@ -70,7 +70,8 @@ TEST_CASE("an unreachable Redis store is a communication error that names it", "
                     Catch::Contains("cannot reach the Redis store at 127.0.0.1:1"));
 }
 
-TEST_CASE("three ranks connect their full mesh through a prefixed store and exchange bytes", "[comm][store][multirank]") {
+TEST_CASE("three ranks connect their full mesh through a prefixed store and exchange bytes",
+          "[comm][store][multirank]") {
   const std::string dir = testing::make_temp_dir();
   std::shared_ptr<comm::KeyValueStore> shared = comm::open_file_store(dir);
   std::vector<float> sums(3);

@@ -92,14 +92,13 @@ std::vector<float> laplace(std::size_t n, unsigned seed) {
 
 }  // namespace
 
-TEST_CASE("adaptive matches a plain reference of the bit choice and the quantization",
-          "[compress][adaptive]") {
+TEST_CASE("adaptive matches a plain reference of the bit choice and the quantization", "[compress][adaptive]") {
   const std::vector<std::vector<float>> inputs{
-      random_gradient(10000, 1), uniform_noise(5000, 2), nearly_constant(3000), laplace(20000, 3),
+      random_gradient(10000, 1), uniform_noise(5000, 2), nearly_constant(3000),        laplace(20000, 3),
       random_gradient(3, 4),     random_gradient(1, 5),  std::vector<float>(50, -2.0f)};
-  const std::vector<AdaptiveOptions> settings{
-      AdaptiveOptions{},           options(1.0, 4, 6, true), options(0.03, 1, 6, false),
-      options(0.2, 8, 2, true),    options(0.5, 16, 16, true), options(0.01, 12, 9, false)};
+  const std::vector<AdaptiveOptions> settings{AdaptiveOptions{},          options(1.0, 4, 6, true),
+                                              options(0.03, 1, 6, false), options(0.2, 8, 2, true),
+                                              options(0.5, 16, 16, true), options(0.01, 12, 9, false)};
   for (const auto& o : settings) {
     AdaptiveCodec codec(o);
     codec.set_seed(42, 3);
@@ -136,8 +135,7 @@ TEST_CASE("adaptive bits follow floor_bits + ceil(H), capped at 16", "[compress]
 }
 
 TEST_CASE("adaptive error is at most half a bin width", "[compress][adaptive]") {
-  for (const auto& g : {random_gradient(50000, 7), uniform_noise(20000, 8), laplace(30000, 9),
-                        nearly_constant(1000)}) {
+  for (const auto& g : {random_gradient(50000, 7), uniform_noise(20000, 8), laplace(30000, 9), nearly_constant(1000)}) {
     for (bool huffman : {true, false}) {
       AdaptiveCodec codec(options(0.03, 4, 6, huffman));
       Payload payload;
@@ -153,10 +151,9 @@ TEST_CASE("adaptive error is at most half a bin width", "[compress][adaptive]") 
   }
 }
 
-TEST_CASE("adaptive with huffman decodes to the same values as without, in fewer bytes",
-          "[compress][adaptive]") {
-  for (const auto& g : {random_gradient(100000, 10), laplace(50000, 11), nearly_constant(5000),
-                        uniform_noise(30000, 12)}) {
+TEST_CASE("adaptive with huffman decodes to the same values as without, in fewer bytes", "[compress][adaptive]") {
+  for (const auto& g :
+       {random_gradient(100000, 10), laplace(50000, 11), nearly_constant(5000), uniform_noise(30000, 12)}) {
     AdaptiveCodec coded(options(0.03, 4, 6, true)), packed(options(0.03, 4, 6, false));
     coded.set_seed(5, 1);
     packed.set_seed(5, 1);
@@ -215,8 +212,7 @@ TEST_CASE("an adaptive payload is the sum of its parts", "[compress][adaptive]")
         c.compress(g, payload);
         const auto& parts = c.last_parts();
         CHECK(parts.header_bytes == 14);
-        CHECK(payload.size() ==
-              parts.header_bytes + parts.codebook_bytes + (parts.code_bits + 7) / 8);
+        CHECK(payload.size() == parts.header_bytes + parts.codebook_bytes + (parts.code_bits + 7) / 8);
         CHECK(payload.size() == adaptive_payload_bytes(parts));
         if (payload[13] == 0) {
           CHECK(parts.codebook_bytes == 0);
@@ -234,8 +230,7 @@ TEST_CASE("an adaptive payload is the sum of its parts", "[compress][adaptive]")
   }
 }
 
-TEST_CASE("adaptive sampling is private: it follows derive_seed(run_seed, 2000 + rank)",
-          "[compress][adaptive]") {
+TEST_CASE("adaptive sampling is private: it follows derive_seed(run_seed, 2000 + rank)", "[compress][adaptive]") {
   const auto g = random_gradient(20000, 19);
   AdaptiveCodec a(AdaptiveOptions{}), b(AdaptiveOptions{}), other_rank(AdaptiveOptions{});
   a.set_seed(7, 2);
@@ -255,8 +250,7 @@ TEST_CASE("adaptive sampling is private: it follows derive_seed(run_seed, 2000 +
   CHECK(pa == pb);
 }
 
-TEST_CASE("adaptive with error feedback sends plus keeps what it was fed",
-          "[compress][adaptive][error_feedback]") {
+TEST_CASE("adaptive with error feedback sends plus keeps what it was fed", "[compress][adaptive][error_feedback]") {
   const std::size_t n = 4000;
   auto with_feedback = options(0.03, 4, 6, true);
   with_feedback.error_feedback = true;
@@ -302,25 +296,18 @@ TEST_CASE("adaptive options name the field and the valid range", "[compress][ada
   CHECK(defaults.floor_bits == 6);
   CHECK(defaults.huffman);
   CHECK_FALSE(defaults.error_feedback);
-  REQUIRE_THROWS_WITH(make("sample_fraction", 0.0),
-                      "adaptive.sample_fraction must be in (0, 1], got 0");
-  REQUIRE_THROWS_WITH(make("sample_fraction", 1.5),
-                      "adaptive.sample_fraction must be in (0, 1], got 1.5");
-  REQUIRE_THROWS_WITH(make("probe_bits", std::int64_t{0}),
-                      "adaptive.probe_bits must be in [1, 16], got 0");
-  REQUIRE_THROWS_WITH(make("probe_bits", std::int64_t{17}),
-                      "adaptive.probe_bits must be in [1, 16], got 17");
-  REQUIRE_THROWS_WITH(make("floor_bits", std::int64_t{0}),
-                      "adaptive.floor_bits must be in [1, 16], got 0");
-  REQUIRE_THROWS_WITH(make("floor_bits", std::int64_t{17}),
-                      "adaptive.floor_bits must be in [1, 16], got 17");
+  REQUIRE_THROWS_WITH(make("sample_fraction", 0.0), "adaptive.sample_fraction must be in (0, 1], got 0");
+  REQUIRE_THROWS_WITH(make("sample_fraction", 1.5), "adaptive.sample_fraction must be in (0, 1], got 1.5");
+  REQUIRE_THROWS_WITH(make("probe_bits", std::int64_t{0}), "adaptive.probe_bits must be in [1, 16], got 0");
+  REQUIRE_THROWS_WITH(make("probe_bits", std::int64_t{17}), "adaptive.probe_bits must be in [1, 16], got 17");
+  REQUIRE_THROWS_WITH(make("floor_bits", std::int64_t{0}), "adaptive.floor_bits must be in [1, 16], got 0");
+  REQUIRE_THROWS_WITH(make("floor_bits", std::int64_t{17}), "adaptive.floor_bits must be in [1, 16], got 17");
   REQUIRE_THROWS_AS(make("probe_bits", 4.5), ConfigError);
   CHECK(make("sample_fraction", 1.0).sample_fraction == 1.0);
   CHECK(make("floor_bits", std::int64_t{16}).floor_bits == 16);
 }
 
-TEST_CASE("adaptive refuses payloads for another length and broken payloads",
-          "[compress][adaptive]") {
+TEST_CASE("adaptive refuses payloads for another length and broken payloads", "[compress][adaptive]") {
   // 10000 elements: enough for Huffman to beat packing (at 3000 a 10-bit codebook does not).
   const std::size_t n = 10000;
   const auto g = random_gradient(n, 20);

@@ -25,8 +25,7 @@ std::vector<std::uint32_t> random_values(std::size_t count, unsigned bits, unsig
 
 }  // namespace
 
-TEST_CASE("bitpack round-trips every width from 1 to 32 bits and odd counts exactly",
-          "[compress][bitpack]") {
+TEST_CASE("bitpack round-trips every width from 1 to 32 bits and odd counts exactly", "[compress][bitpack]") {
   for (unsigned bits = 1; bits <= 32; ++bits) {
     for (std::size_t count : {0u, 1u, 3u, 7u, 33u, 1001u}) {
       const auto values = random_values(count, bits, bits * 1000 + static_cast<unsigned>(count));
@@ -42,8 +41,7 @@ TEST_CASE("bitpack round-trips every width from 1 to 32 bits and odd counts exac
 
 TEST_CASE("packed_bytes is ceil(count * bits / 8)", "[compress][bitpack]") {
   for (unsigned bits = 1; bits <= 32; ++bits)
-    for (std::size_t count = 0; count < 50; ++count)
-      CHECK(packed_bytes(count, bits) == (count * bits + 7) / 8);
+    for (std::size_t count = 0; count < 50; ++count) CHECK(packed_bytes(count, bits) == (count * bits + 7) / 8);
   CHECK(packed_bytes(61706, 17) == 131126);  // 61706 * 17 = 1049002 bits
   CHECK_THROWS_AS(packed_bytes(10, 0), InvariantError);
   CHECK_THROWS_AS(packed_bytes(10, 33), InvariantError);
@@ -54,10 +52,10 @@ TEST_CASE("bit writing is LSB-first and continues across bytes", "[compress][bit
   BitWriter writer(bytes);
   writer.write(0b11, 2);
   writer.write(0b001, 3);
-  writer.write(0b111, 3);   // first byte: 111 001 11
-  writer.write(0x1FF, 9);   // 8 ones, then a 1 in the lowest bit of the third byte
+  writer.write(0b111, 3);  // first byte: 111 001 11
+  writer.write(0x1FF, 9);  // 8 ones, then a 1 in the lowest bit of the third byte
   writer.write(0, 1);
-  writer.write(1, 1);       // third byte: ...0 0 0 0 0 1 0 1
+  writer.write(1, 1);  // third byte: ...0 0 0 0 0 1 0 1
   CHECK(writer.bits_written() == 19);
   writer.finish();
   CHECK(bytes == std::vector<std::uint8_t>{0xAA, 0b11100111, 0xFF, 0b101});
@@ -71,8 +69,7 @@ TEST_CASE("mixed widths written with BitWriter read back with BitReader", "[comp
   std::uint64_t total = 0;
   for (int i = 0; i < 5000; ++i) {
     const unsigned bits = rng() % 33;  // 0 writes nothing
-    const std::uint32_t value =
-        bits == 0 ? 0 : static_cast<std::uint32_t>(rng() & ((std::uint64_t{1} << bits) - 1));
+    const std::uint32_t value = bits == 0 ? 0 : static_cast<std::uint32_t>(rng() & ((std::uint64_t{1} << bits) - 1));
     writer.write(value, bits);
     written.emplace_back(value, bits);
     total += bits;
@@ -85,8 +82,7 @@ TEST_CASE("mixed widths written with BitWriter read back with BitReader", "[comp
   CHECK(reader.bytes_read() == bytes.size());
 }
 
-TEST_CASE("reading past the end of the buffer is an error, the padding is not",
-          "[compress][bitpack]") {
+TEST_CASE("reading past the end of the buffer is an error, the padding is not", "[compress][bitpack]") {
   const std::vector<std::uint32_t> values = {1, 2, 3};
   std::vector<std::uint8_t> bytes;
   pack_bits(values, 5, bytes);  // 15 bits in 2 bytes
@@ -96,9 +92,8 @@ TEST_CASE("reading past the end of the buffer is an error, the padding is not",
   CHECK(reader.read(5) == 2);
   CHECK(reader.read(5) == 3);
   CHECK(reader.read(1) == 0);  // the zero padding of the last byte
-  CHECK_THROWS_WITH(reader.read(1),
-                    Catch::Contains("reading 1 bits at bit 16 runs past the end of a 2-byte "
-                                    "buffer"));
+  CHECK_THROWS_WITH(reader.read(1), Catch::Contains("reading 1 bits at bit 16 runs past the end of a 2-byte "
+                                                    "buffer"));
 
   std::vector<std::uint32_t> four(4);
   CHECK_THROWS_WITH(unpack_bits(bytes, 5, four),
@@ -117,8 +112,7 @@ TEST_CASE("a value wider than its bit width is refused", "[compress][bitpack]") 
   CHECK_THROWS_AS(pack_bits(values, 2, bytes), InvariantError);
 }
 
-TEST_CASE("bulk packing writes exactly the bytes BitWriter writes, and reads them back",
-          "[compress][bitpack]") {
+TEST_CASE("bulk packing writes exactly the bytes BitWriter writes, and reads them back", "[compress][bitpack]") {
   for (unsigned bits = 1; bits <= 32; ++bits) {
     // Counts below, at and past the whole-word groups, with a tail of every length.
     for (std::size_t count : {0u, 5u, 8u, 16u, 17u, 24u, 31u, 64u, 1003u}) {
@@ -132,8 +126,7 @@ TEST_CASE("bulk packing writes exactly the bytes BitWriter writes, and reads the
       pack_bits_to(values.data(), count, bits, out.data() + 16);
       INFO("bits=" << bits << " count=" << count);
       REQUIRE(std::vector<std::uint8_t>(out.begin() + 16, out.end() - 16) == expected);
-      for (std::size_t i = 0; i < 16; ++i)
-        REQUIRE((out[i] == 0xCD && out[out.size() - 1 - i] == 0xCD));
+      for (std::size_t i = 0; i < 16; ++i) REQUIRE((out[i] == 0xCD && out[out.size() - 1 - i] == 0xCD));
       std::vector<std::uint32_t> back(count + 1, 0xdeadbeef);
       unpack_bits_from(expected.data(), count, bits, back.data());
       REQUIRE(std::vector<std::uint32_t>(back.begin(), back.end() - 1) == values);

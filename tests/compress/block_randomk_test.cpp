@@ -18,14 +18,12 @@ namespace {
 
 // The obviously-correct reference: the offset is Rng(derive_seed(run_seed, step)).below(n-k+1),
 // and g[offset, offset+k) is sent as is.
-std::size_t reference_offset(std::uint64_t run_seed, std::uint64_t step, std::size_t n,
-                             std::size_t k) {
+std::size_t reference_offset(std::uint64_t run_seed, std::uint64_t step, std::size_t n, std::size_t k) {
   Rng rng(derive_seed(run_seed, step));
   return static_cast<std::size_t>(rng.below(n - k + 1));
 }
 
-std::vector<float> reference_block(const std::vector<float>& g, std::size_t offset,
-                                   std::size_t k) {
+std::vector<float> reference_block(const std::vector<float>& g, std::size_t offset, std::size_t k) {
   std::vector<float> out(g.size(), 0.0f);
   for (std::size_t i = offset; i < offset + k; ++i) out[i] = g[i];
   return out;
@@ -37,8 +35,7 @@ ComponentSpec block_spec(double ratio) {
 
 }  // namespace
 
-TEST_CASE("block_randomk sends one contiguous block of ceil(ratio*n) elements, unscaled",
-          "[compress][block_randomk]") {
+TEST_CASE("block_randomk sends one contiguous block of ceil(ratio*n) elements, unscaled", "[compress][block_randomk]") {
   for (std::size_t n : {1u, 7u, 100u, 1000u, 61706u}) {
     for (double ratio : {0.001, 0.01, 0.1, 0.5, 1.0}) {
       const std::size_t k = topk_count(ratio, n);
@@ -83,8 +80,7 @@ TEST_CASE("block_randomk starts cover [0, n-k] uniformly", "[compress][block_ran
   CHECK(counts[0] > 0);
   CHECK(counts[n - 5] > 0);
   double chi2 = 0;
-  for (std::size_t s = 0; s <= n - 5; ++s)
-    chi2 += (counts[s] - 1000.0) * (counts[s] - 1000.0) / 1000.0;
+  for (std::size_t s = 0; s <= n - 5; ++s) chi2 += (counts[s] - 1000.0) * (counts[s] - 1000.0) / 1000.0;
   INFO("chi2=" << chi2);
   CHECK(chi2 < 37.70);
 }
@@ -98,8 +94,7 @@ TEST_CASE("block_randomk with ratio 1 sends the whole gradient", "[compress][blo
   CHECK(decode(codec, payload, g.size()) == g);
 }
 
-TEST_CASE("block_randomk ranks send the same block, a new one each step",
-          "[compress][block_randomk][multirank]") {
+TEST_CASE("block_randomk ranks send the same block, a new one each step", "[compress][block_randomk][multirank]") {
   // Summed payloads decoding to the sum: contracts_test.cpp, for every summable compressor.
   const std::size_t n = 4000, workers = 3;
   std::vector<BlockRandomkCompressor> ranks;
@@ -135,27 +130,22 @@ TEST_CASE("block_randomk with error feedback: sent plus residual equals what was
     auto sent = decode(block, payload, n);
     auto residual = block.residual();
     REQUIRE(residual.size() == n);
-    for (std::size_t i = 0; i < n; ++i)
-      REQUIRE(sent[i] + residual[i] == g[i] + previous_residual[i]);
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(sent[i] + residual[i] == g[i] + previous_residual[i]);
     previous_residual.assign(residual.begin(), residual.end());
   }
 }
 
-TEST_CASE("block_randomk options name the field and the valid range",
-          "[compress][block_randomk]") {
+TEST_CASE("block_randomk options name the field and the valid range", "[compress][block_randomk]") {
   REQUIRE_THROWS_AS(BlockRandomkOptions::from(block_spec(0.0)), ConfigError);
-  REQUIRE_THROWS_WITH(BlockRandomkOptions::from(block_spec(0.0)),
-                      "block_randomk.ratio must be in (0, 1], got 0");
-  REQUIRE_THROWS_WITH(BlockRandomkOptions::from(block_spec(2.0)),
-                      "block_randomk.ratio must be in (0, 1], got 2");
+  REQUIRE_THROWS_WITH(BlockRandomkOptions::from(block_spec(0.0)), "block_randomk.ratio must be in (0, 1], got 0");
+  REQUIRE_THROWS_WITH(BlockRandomkOptions::from(block_spec(2.0)), "block_randomk.ratio must be in (0, 1], got 2");
   ComponentInfo info{"compressor", "block_randomk", "", BlockRandomkOptions::fields()};
   auto defaults = BlockRandomkOptions::from(info.resolve({"compressor", "block_randomk", {}}));
   CHECK(defaults.ratio == 0.01);
   CHECK(defaults.error_feedback);
 }
 
-TEST_CASE("a block_randomk payload that does not match this step is refused",
-          "[compress][block_randomk]") {
+TEST_CASE("a block_randomk payload that does not match this step is refused", "[compress][block_randomk]") {
   BlockRandomkCodec codec(0.1);
   Payload payload(40);
   std::vector<float> dense(100, 0.0f);
@@ -163,8 +153,7 @@ TEST_CASE("a block_randomk payload that does not match this step is refused",
   codec.compress(random_gradient(100, 1), payload);
   std::vector<float> wrong(101, 0.0f);
   REQUIRE_THROWS_WITH(codec.decompress_add(payload, wrong),
-                      Catch::Contains("expected a dense vector of 100 elements") &&
-                          Catch::Contains("got 101"));
+                      Catch::Contains("expected a dense vector of 100 elements") && Catch::Contains("got 101"));
   payload.push_back(0);
   REQUIRE_THROWS_WITH(codec.decompress_add(payload, dense),
                       Catch::Contains("expected 40 payload bytes for k=10, got 41"));

@@ -23,15 +23,14 @@ ComponentSpec spec(const std::string& name, std::map<std::string, Value> fields 
 }
 
 ComponentSpec chain(ComponentSpec first, ComponentSpec second, bool error_feedback) {
-  return spec("chain", {{"first", nested(std::move(first))},
-                        {"second", nested(std::move(second))},
-                        {"error_feedback", error_feedback}});
+  return spec(
+      "chain",
+      {{"first", nested(std::move(first))}, {"second", nested(std::move(second))}, {"error_feedback", error_feedback}});
 }
 
 }  // namespace
 
-TEST_CASE("chain of topk and qsgd sends topk's indices and qsgd's payload of the kept values",
-          "[compress][chain]") {
+TEST_CASE("chain of topk and qsgd sends topk's indices and qsgd's payload of the kept values", "[compress][chain]") {
   const auto registry = builtin_compressors();
   const auto topk = spec("topk", {{"ratio", 0.05}, {"error_feedback", false}});
   const auto qsgd = spec("qsgd", {{"levels", std::int64_t{4}}, {"bucket_size", std::int64_t{16}}});
@@ -68,9 +67,10 @@ TEST_CASE("chain of topk and qsgd sends topk's indices and qsgd's payload of the
   CHECK(decoded == expected);
 }
 
-TEST_CASE("chain of a shared-seed sparsifier compresses its value array and stays summable "
-          "when the second is",
-          "[compress][chain]") {
+TEST_CASE(
+    "chain of a shared-seed sparsifier compresses its value array and stays summable "
+    "when the second is",
+    "[compress][chain]") {
   const auto registry = builtin_compressors();
   const auto g = testing::random_gradient(400, 8);
   for (const std::string second_name : {"fp16", "none"}) {
@@ -96,11 +96,10 @@ TEST_CASE("chain of a shared-seed sparsifier compresses its value array and stay
   }
 }
 
-TEST_CASE("chain with error feedback: what was sent plus the residual equals what was fed in",
-          "[compress][chain]") {
+TEST_CASE("chain with error feedback: what was sent plus the residual equals what was fed in", "[compress][chain]") {
   const auto registry = builtin_compressors();
-  ChainCompressor c(ChainOptions::from(registry.resolve(
-      chain(spec("topk", {{"ratio", 0.1}}), spec("qsgd", {{"levels", std::int64_t{2}}}), true))));
+  ChainCompressor c(ChainOptions::from(
+      registry.resolve(chain(spec("topk", {{"ratio", 0.1}}), spec("qsgd", {{"levels", std::int64_t{2}}}), true))));
   c.set_seed(2, 0);
   std::vector<double> fed(500, 0.0), sent(500, 0.0);
   for (int step = 0; step < 20; ++step) {
@@ -113,12 +112,10 @@ TEST_CASE("chain with error feedback: what was sent plus the residual equals wha
       sent[i] += decoded[i];
     }
   }
-  for (std::size_t i = 0; i < fed.size(); ++i)
-    REQUIRE(sent[i] + c.residual()[i] == Approx(fed[i]).margin(1e-4));
+  for (std::size_t i = 0; i < fed.size(); ++i) REQUIRE(sent[i] + c.residual()[i] == Approx(fed[i]).margin(1e-4));
 }
 
-TEST_CASE("chain switches its children's error feedback off when it feeds back itself",
-          "[compress][chain]") {
+TEST_CASE("chain switches its children's error feedback off when it feeds back itself", "[compress][chain]") {
   const auto registry = builtin_compressors();
   const auto on = ChainOptions::from(registry.resolve(spec("chain")));
   CHECK(on.first.name == "topk");
@@ -133,20 +130,17 @@ TEST_CASE("chain switches its children's error feedback off when it feeds back i
 
 TEST_CASE("chain refuses children that cannot be chained, naming them", "[compress][chain]") {
   const auto registry = builtin_compressors();
-  CHECK_THROWS_WITH(
-      registry.resolve(chain(spec("qsgd"), spec("fp16"), true)),
-      "chain.first must be a sparsifier whose values can be compressed further (topk, "
-      "threshold, dgc, randomk, block_randomk), got qsgd");
+  CHECK_THROWS_WITH(registry.resolve(chain(spec("qsgd"), spec("fp16"), true)),
+                    "chain.first must be a sparsifier whose values can be compressed further (topk, "
+                    "threshold, dgc, randomk, block_randomk), got qsgd");
   CHECK_THROWS_WITH(registry.resolve(chain(spec("topk"), spec("powersgd"), true)),
                     "chain cannot hold powersgd: it runs its own collectives");
   CHECK_THROWS_WITH(registry.resolve(chain(spec("topk", {{"ratio", 1.5}}), spec("fp16"), true)),
                     "in chain.first: topk.ratio must be in (0, 1], got 1.5");
-  CHECK_THROWS_WITH(registry.resolve(spec("chain", {{"first", 3.0}})),
-                    "chain.first must be a component, got number 3");
+  CHECK_THROWS_WITH(registry.resolve(spec("chain", {{"first", 3.0}})), "chain.first must be a component, got number 3");
 }
 
-TEST_CASE("a chain decodes on its own only when its first part does",
-          "[compress][chain]") {
+TEST_CASE("a chain decodes on its own only when its first part does", "[compress][chain]") {
   const auto registry = builtin_compressors();
   CHECK(registry.create(chain(spec("topk"), spec("qsgd"), true))->self_decoding());
   CHECK_FALSE(registry.create(chain(spec("block_randomk"), spec("fp16"), true))->self_decoding());

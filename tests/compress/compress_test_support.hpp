@@ -18,8 +18,7 @@ inline std::vector<float> random_gradient(std::size_t n, unsigned seed) {
 }
 
 /// The dense vector a payload decodes to.
-inline std::vector<float> decode(const compress::Compressor& c, const compress::Payload& p,
-                                 std::size_t n) {
+inline std::vector<float> decode(const compress::Compressor& c, const compress::Payload& p, std::size_t n) {
   std::vector<float> dense(n, 0.0f);
   c.decompress_add(p, dense);
   return dense;

@@ -29,8 +29,7 @@ struct ReferenceDgc {
   std::size_t last_k = 0;
 
   ReferenceDgc(DgcOptions o, std::size_t n, std::uint64_t run_seed, int rank)
-      : options(o), u(n, 0.0f), v(n, 0.0f),
-        rng(derive_seed(run_seed, 3000 + static_cast<std::uint64_t>(rank))) {}
+      : options(o), u(n, 0.0f), v(n, 0.0f), rng(derive_seed(run_seed, 3000 + static_cast<std::uint64_t>(rank))) {}
 
   double ratio() const {
     if (epoch >= options.warmup) return options.ratio;
@@ -49,8 +48,7 @@ struct ReferenceDgc {
       // odds per step; these fixed seeds do not).
       double sq = 0;
       for (float x : g) sq += static_cast<double>(x) * x;
-      if (std::sqrt(sq) > options.clip_norm)
-        scale = static_cast<float>(options.clip_norm / std::sqrt(sq));
+      if (std::sqrt(sq) > options.clip_norm) scale = static_cast<float>(options.clip_norm / std::sqrt(sq));
     }
     const auto m = static_cast<float>(options.momentum);
     for (std::size_t i = 0; i < n; ++i) {
@@ -58,8 +56,7 @@ struct ReferenceDgc {
       v[i] = v[i] + u[i];
     }
     const auto count = [](double fraction, std::size_t of) {
-      return std::clamp<std::size_t>(
-          static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(of))), 1, of);
+      return std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(of))), 1, of);
     };
     const std::size_t s = count(options.sample_fraction, n);
     std::vector<float> sample;
@@ -72,9 +69,8 @@ struct ReferenceDgc {
     last_candidates = passed.size();
     last_k = count(ratio(), n);
     if (passed.size() > last_k) {
-      std::stable_sort(passed.begin(), passed.end(), [&](std::size_t a, std::size_t b) {
-        return std::fabs(v[a]) > std::fabs(v[b]);
-      });
+      std::stable_sort(passed.begin(), passed.end(),
+                       [&](std::size_t a, std::size_t b) { return std::fabs(v[a]) > std::fabs(v[b]); });
       passed.resize(last_k);
     }
     std::vector<float> sent(n, 0.0f);
@@ -96,8 +92,7 @@ std::vector<float> step_gradient(std::size_t n, unsigned seed) {
   return g;
 }
 
-ComponentSpec dgc_spec(double ratio, double momentum, double clip_norm, double sample_fraction,
-                       std::int64_t warmup) {
+ComponentSpec dgc_spec(double ratio, double momentum, double clip_norm, double sample_fraction, std::int64_t warmup) {
   return {"compressor",
           "dgc",
           {{"ratio", ratio},
@@ -115,8 +110,7 @@ std::uint32_t header_count(const Payload& p) {
 
 }  // namespace
 
-TEST_CASE("dgc matches a plain reference step after step: selection, u and v",
-          "[compress][dgc]") {
+TEST_CASE("dgc matches a plain reference step after step: selection, u and v", "[compress][dgc]") {
   bool refined = false, short_of_k = false;
   for (std::size_t n : {1u, 10u, 1000u, 20000u}) {
     for (double momentum : {0.0, 0.9}) {
@@ -154,8 +148,7 @@ TEST_CASE("dgc matches a plain reference step after step: selection, u and v",
   CHECK(short_of_k);
 }
 
-TEST_CASE("a dgc payload is a Top-k payload: TopkCodec decodes it, 8 + 8*count bytes",
-          "[compress][dgc]") {
+TEST_CASE("a dgc payload is a Top-k payload: TopkCodec decodes it, 8 + 8*count bytes", "[compress][dgc]") {
   const std::size_t n = 20000;
   DgcCompressor dgc(DgcOptions{0.01, 0.9, 0.0, 0.05, 0});
   dgc.set_seed(5, 0);
@@ -175,8 +168,8 @@ TEST_CASE("a dgc payload is a Top-k payload: TopkCodec decodes it, 8 + 8*count b
     CHECK(payload.size() == 8 + 8 * count);
     auto dense = decode(topk, payload, n);
     CHECK(dense == decode(dgc, payload, n));
-    CHECK(static_cast<std::size_t>(std::count_if(dense.begin(), dense.end(),
-                                                 [](float x) { return x != 0.0f; })) == count);
+    CHECK(static_cast<std::size_t>(std::count_if(dense.begin(), dense.end(), [](float x) { return x != 0.0f; })) ==
+          count);
     std::vector<std::uint32_t> indices(count);
     std::memcpy(indices.data(), payload.data() + 8, 4 * count);
     CHECK(std::is_sorted(indices.begin(), indices.end()));
@@ -186,8 +179,7 @@ TEST_CASE("a dgc payload is a Top-k payload: TopkCodec decodes it, 8 + 8*count b
   CHECK(total > 0);
 }
 
-TEST_CASE("when more than k pass, dgc keeps the k largest, ties to the lowest indices",
-          "[compress][dgc]") {
+TEST_CASE("when more than k pass, dgc keeps the k largest, ties to the lowest indices", "[compress][dgc]") {
   // 50 entries of magnitude 3, 100 of magnitude 2 (mixed signs), the rest 0.25; k = 100. One
   // sampled element sets the threshold; with this seed it is a 0.25 (98.5% of the entries), so
   // all 150 large entries pass and the refinement must cut the tied 2s at the 50 lowest indices.
@@ -214,8 +206,7 @@ TEST_CASE("when more than k pass, dgc keeps the k largest, ties to the lowest in
   CHECK(decode(dgc, payload, n) == expected);
 }
 
-TEST_CASE("momentum factor masking zeroes u and v exactly at the sent positions",
-          "[compress][dgc]") {
+TEST_CASE("momentum factor masking zeroes u and v exactly at the sent positions", "[compress][dgc]") {
   const std::size_t n = 5000;
   DgcCompressor dgc(DgcOptions{0.02, 0.9, 0.0, 0.1, 0});
   dgc.set_seed(9, 1);
@@ -270,8 +261,7 @@ TEST_CASE("what dgc sent plus what remains in v equals the accumulated u", "[com
   }
   // Over many steps v's float additions round: each add errs by at most 2^-24 of a result no
   // larger than sum |u|, so 50 steps stay within 50 * 6e-8 * sum |u| < 1e-5 * sum |u|.
-  for (std::size_t i = 0; i < n; ++i)
-    REQUIRE(std::fabs(sum_sent[i] + v_prev[i] - sum_u[i]) <= 1e-5 * sum_abs_u[i]);
+  for (std::size_t i = 0; i < n; ++i) REQUIRE(std::fabs(sum_sent[i] + v_prev[i] - sum_u[i]) <= 1e-5 * sum_abs_u[i]);
 }
 
 TEST_CASE("dgc warms its ratio up as 0.25^(epoch+1) until it reaches ratio", "[compress][dgc]") {
@@ -301,8 +291,7 @@ TEST_CASE("dgc warms its ratio up as 0.25^(epoch+1) until it reaches ratio", "[c
   CHECK(no_warmup.current_ratio() == 0.001);
 }
 
-TEST_CASE("in each warm-up epoch dgc sends close to, and never more than, that epoch's k",
-          "[compress][dgc]") {
+TEST_CASE("in each warm-up epoch dgc sends close to, and never more than, that epoch's k", "[compress][dgc]") {
   const std::size_t n = 1 << 20;
   const auto g = random_gradient(n, 77);
   for (std::int64_t e = 0; e < 6; ++e) {
@@ -393,25 +382,19 @@ TEST_CASE("a dgc payload for another length is refused with both sizes", "[compr
 
 TEST_CASE("dgc options name the field and the valid range", "[compress][dgc]") {
   REQUIRE_THROWS_AS(DgcOptions::from(dgc_spec(2.0, 0.9, 0.0, 0.01, 4)), ConfigError);
-  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(2.0, 0.9, 0.0, 0.01, 4)),
-                      "dgc.ratio must be in (0, 1], got 2");
-  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.0, 0.9, 0.0, 0.01, 4)),
-                      "dgc.ratio must be in (0, 1], got 0");
-  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 1.0, 0.0, 0.01, 4)),
-                      "dgc.momentum must be in [0, 1), got 1");
-  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, -0.1, 0.0, 0.01, 4)),
-                      "dgc.momentum must be in [0, 1), got -0.1");
+  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(2.0, 0.9, 0.0, 0.01, 4)), "dgc.ratio must be in (0, 1], got 2");
+  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.0, 0.9, 0.0, 0.01, 4)), "dgc.ratio must be in (0, 1], got 0");
+  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 1.0, 0.0, 0.01, 4)), "dgc.momentum must be in [0, 1), got 1");
+  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, -0.1, 0.0, 0.01, 4)), "dgc.momentum must be in [0, 1), got -0.1");
   REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 0.9, -1.0, 0.01, 4)),
                       "dgc.clip_norm must be in [0, inf) (0 = no clipping), got -1");
-  REQUIRE_THROWS_AS(
-      DgcOptions::from(dgc_spec(0.01, 0.9, std::numeric_limits<double>::infinity(), 0.01, 4)),
-      ConfigError);
+  REQUIRE_THROWS_AS(DgcOptions::from(dgc_spec(0.01, 0.9, std::numeric_limits<double>::infinity(), 0.01, 4)),
+                    ConfigError);
   REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 0.9, 0.0, 0.0, 4)),
                       "dgc.sample_fraction must be in (0, 1], got 0");
   REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 0.9, 0.0, 1.5, 4)),
                       "dgc.sample_fraction must be in (0, 1], got 1.5");
-  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 0.9, 0.0, 0.01, -1)),
-                      "dgc.warmup must be >= 0, got -1");
+  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 0.9, 0.0, 0.01, -1)), "dgc.warmup must be >= 0, got -1");
   REQUIRE_THROWS_AS(DgcOptions::from(dgc_spec(std::nan(""), 0.9, 0.0, 0.01, 4)), ConfigError);
   auto ok = DgcOptions::from(dgc_spec(1.0, 0.0, 2.5, 1.0, 0));
   CHECK(ok.ratio == 1.0);
@@ -427,6 +410,5 @@ TEST_CASE("dgc options name the field and the valid range", "[compress][dgc]") {
   CHECK(defaults.warmup == 4);
   std::vector<std::string> names;
   for (const auto& f : DgcOptions::fields()) names.push_back(f.name);
-  CHECK(names == std::vector<std::string>{"ratio", "momentum", "clip_norm", "sample_fraction",
-                                          "warmup"});
+  CHECK(names == std::vector<std::string>{"ratio", "momentum", "clip_norm", "sample_fraction", "warmup"});
 }

@@ -74,10 +74,8 @@ TEST_CASE("Elias gamma codes round-trip many values, large ones included", "[com
   CHECK(reader.bits_read() == bits);
 }
 
-TEST_CASE("non-negative values travel as the gamma code of value+1, zero in one bit",
-          "[compress][elias]") {
-  std::vector<std::uint64_t> values = {0, 0, 1, 2, 3, 15, 16, 65535, 0,
-                                       std::numeric_limits<std::uint64_t>::max() - 1};
+TEST_CASE("non-negative values travel as the gamma code of value+1, zero in one bit", "[compress][elias]") {
+  std::vector<std::uint64_t> values = {0, 0, 1, 2, 3, 15, 16, 65535, 0, std::numeric_limits<std::uint64_t>::max() - 1};
   std::mt19937_64 rng(3);
   for (int i = 0; i < 1000; ++i) values.push_back(rng() % 40);
   std::vector<std::uint8_t> bytes;
@@ -111,8 +109,7 @@ TEST_CASE("Elias gamma codes have the documented bit layout", "[compress][elias]
 TEST_CASE("Elias decoding refuses zero, truncated and overlong codes", "[compress][elias]") {
   std::vector<std::uint8_t> bytes;
   BitWriter writer(bytes);
-  CHECK_THROWS_WITH(write_elias_gamma(writer, 0),
-                    Catch::Contains("Elias gamma codes values >= 1, got 0"));
+  CHECK_THROWS_WITH(write_elias_gamma(writer, 0), Catch::Contains("Elias gamma codes values >= 1, got 0"));
 
   // gamma(2^20) needs 41 bits; cut it to 4 bytes.
   write_elias_gamma(writer, std::uint64_t{1} << 20);

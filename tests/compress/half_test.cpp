@@ -68,8 +68,7 @@ std::vector<float> probe_floats(std::size_t n, unsigned seed) {
   out.reserve(n);
   while (out.size() < n) {
     std::uint32_t bits = static_cast<std::uint32_t>(rng());
-    if (out.size() % 2 == 0)
-      bits = (bits & 0x807FFFFFu) | ((97u + static_cast<std::uint32_t>(rng() % 51)) << 23);
+    if (out.size() % 2 == 0) bits = (bits & 0x807FFFFFu) | ((97u + static_cast<std::uint32_t>(rng() % 51)) << 23);
     const float f = std::bit_cast<float>(bits);
     if (!std::isnan(f)) out.push_back(f);
   }
@@ -88,20 +87,20 @@ TEST_CASE("fp16 encodes known values to their IEEE binary16 bits", "[compress][h
       {-2.0f, 0xC000},
       {0.1f, 0x2E66},
       {1.0f / 3.0f, 0x3555},
-      {65504.0f, 0x7BFF},                                     // largest finite fp16
-      {std::nextafter(65520.0f, 0.0f), 0x7BFF},               // just below the midpoint
-      {65520.0f, 0x7C00},                                     // midpoint, ties to even: inf
+      {65504.0f, 0x7BFF},                        // largest finite fp16
+      {std::nextafter(65520.0f, 0.0f), 0x7BFF},  // just below the midpoint
+      {65520.0f, 0x7C00},                        // midpoint, ties to even: inf
       {1e10f, 0x7C00},
       {INFINITY, 0x7C00},
       {-INFINITY, 0xFC00},
-      {5.96e-8f, 0x0001},                                     // ~2^-24, smallest subnormal
-      {std::ldexp(1.0f, -25), 0x0000},                        // midpoint 0..2^-24: to even 0
-      {std::nextafter(std::ldexp(1.0f, -25), 1.0f), 0x0001},  // just above it
-      {3.0f * std::ldexp(1.0f, -25), 0x0002},                 // 1.5 units: to even 2
-      {std::ldexp(1.0f, -14), 0x0400},                        // smallest normal
+      {5.96e-8f, 0x0001},                                       // ~2^-24, smallest subnormal
+      {std::ldexp(1.0f, -25), 0x0000},                          // midpoint 0..2^-24: to even 0
+      {std::nextafter(std::ldexp(1.0f, -25), 1.0f), 0x0001},    // just above it
+      {3.0f * std::ldexp(1.0f, -25), 0x0002},                   // 1.5 units: to even 2
+      {std::ldexp(1.0f, -14), 0x0400},                          // smallest normal
       {std::ldexp(1.0f, -14) - std::ldexp(1.0f, -24), 0x03FF},  // largest subnormal
-      {1.0f + std::ldexp(1.0f, -11), 0x3C00},                 // tie: stays on even 0x3C00
-      {1.0f + 3.0f * std::ldexp(1.0f, -11), 0x3C02},          // tie: up to even 0x3C02
+      {1.0f + std::ldexp(1.0f, -11), 0x3C00},                   // tie: stays on even 0x3C00
+      {1.0f + 3.0f * std::ldexp(1.0f, -11), 0x3C02},            // tie: up to even 0x3C02
       {1e-10f, 0x0000},
       {0.0f, 0x0000},
       {-0.0f, 0x8000},
@@ -116,8 +115,7 @@ TEST_CASE("fp16 encodes known values to their IEEE binary16 bits", "[compress][h
   CHECK(std::signbit(fp16_to_float(0x8000)));
 }
 
-TEST_CASE("fp16 keeps NaN a NaN, with its sign, even when only low payload bits are set",
-          "[compress][half]") {
+TEST_CASE("fp16 keeps NaN a NaN, with its sign, even when only low payload bits are set", "[compress][half]") {
   CHECK(is_fp16_nan(float_to_fp16(std::numeric_limits<float>::quiet_NaN())));
   const std::uint16_t low_payload = float_to_fp16(std::bit_cast<float>(0x7F800001u));
   CHECK(is_fp16_nan(low_payload));
@@ -127,8 +125,7 @@ TEST_CASE("fp16 keeps NaN a NaN, with its sign, even when only low payload bits 
   CHECK(std::isnan(fp16_to_float(0x7C01)));
 }
 
-TEST_CASE("every non-NaN fp16 bit pattern decodes exactly and encodes back to itself",
-          "[compress][half]") {
+TEST_CASE("every non-NaN fp16 bit pattern decodes exactly and encodes back to itself", "[compress][half]") {
   for (std::uint32_t h = 0; h <= 0xFFFF; ++h) {
     const auto bits = static_cast<std::uint16_t>(h);
     if (is_fp16_nan(bits)) continue;
@@ -175,8 +172,7 @@ TEST_CASE("bf16 rounds to nearest even like a double-arithmetic reference", "[co
   CHECK(float_to_bf16(-0.0f) == 0x8000);
 }
 
-TEST_CASE("bf16 keeps NaN a quiet NaN and every non-NaN pattern round-trips",
-          "[compress][half]") {
+TEST_CASE("bf16 keeps NaN a quiet NaN and every non-NaN pattern round-trips", "[compress][half]") {
   const std::uint16_t low_payload = float_to_bf16(std::bit_cast<float>(0x7F800001u));
   CHECK(std::isnan(bf16_to_float(low_payload)));
   CHECK((low_payload & 0x0040u) != 0);
@@ -202,9 +198,10 @@ TEST_CASE("bf16 relative error is at most 2^-8", "[compress][half]") {
   }
 }
 
-TEST_CASE("fp16 and bf16 payloads are 4 header bytes plus 2 bytes per element and decode "
-          "to the rounded gradient",
-          "[compress][half]") {
+TEST_CASE(
+    "fp16 and bf16 payloads are 4 header bytes plus 2 bytes per element and decode "
+    "to the rounded gradient",
+    "[compress][half]") {
   Fp16Compressor fp16;
   Bf16Compressor bf16;
   CHECK(fp16.name() == "fp16");
@@ -233,8 +230,7 @@ TEST_CASE("fp16 and bf16 payloads are 4 header bytes plus 2 bytes per element an
   }
 }
 
-TEST_CASE("a half payload for another length or of the wrong size is refused",
-          "[compress][half]") {
+TEST_CASE("a half payload for another length or of the wrong size is refused", "[compress][half]") {
   Fp16Compressor fp16;
   Payload payload;
   fp16.compress(random_gradient(100, 1), payload);
@@ -249,8 +245,7 @@ TEST_CASE("a half payload for another length or of the wrong size is refused",
   REQUIRE_THROWS_AS(Bf16Compressor().decompress_add(tiny, right), InvariantError);
 }
 
-TEST_CASE("fp16's F16C path gives the portable path's bits on every kind of float",
-          "[compress][half]") {
+TEST_CASE("fp16's F16C path gives the portable path's bits on every kind of float", "[compress][half]") {
   if (!fp16_hardware_available()) {
     WARN("this CPU has no AVX2+F16C: only the portable path runs");
     return;
@@ -262,10 +257,9 @@ TEST_CASE("fp16's F16C path gives the portable path's bits on every kind of floa
   for (std::uint32_t high = 0; high < 0x10000; high += 7)
     for (std::uint32_t low : {0x0FFFu, 0x1000u, 0x1001u, 0x0000u, 0x1FFFu})
       in.push_back(std::bit_cast<float>((high << 16) | (low & 0xFFFFu)));
-  for (std::uint32_t bits : {0x477FF000u, 0x477FEFFFu, 0x477FF001u, 0x33000000u, 0x33000001u,
-                             0x387FE000u, 0x387FF000u, 0x00000001u, 0x807FFFFFu, 0x7F800000u,
-                             0xFF800000u, 0x7FC00000u, 0xFFC00001u, 0x7F800001u, 0x7FA00000u,
-                             0xFFFFFFFFu, 0x80000000u})
+  for (std::uint32_t bits : {0x477FF000u, 0x477FEFFFu, 0x477FF001u, 0x33000000u, 0x33000001u, 0x387FE000u, 0x387FF000u,
+                             0x00000001u, 0x807FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00001u, 0x7F800001u,
+                             0x7FA00000u, 0xFFFFFFFFu, 0x80000000u})
     in.push_back(std::bit_cast<float>(bits));
   std::vector<std::uint8_t> portable(2 * in.size()), hardware(2 * in.size());
   fp16_encode(in, portable.data(), false);

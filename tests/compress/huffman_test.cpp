@@ -27,9 +27,15 @@ std::vector<std::uint16_t> random_symbols(std::size_t n, std::size_t m, Law law,
   std::discrete_distribution<std::size_t> zipf(weights.begin(), weights.end());
   for (auto& s : out) {
     switch (law) {
-      case Law::Uniform: s = static_cast<std::uint16_t>(uniform(rng)); break;
-      case Law::Geometric: s = static_cast<std::uint16_t>(geometric(rng) % m); break;
-      case Law::Zipf: s = static_cast<std::uint16_t>(zipf(rng)); break;
+      case Law::Uniform:
+        s = static_cast<std::uint16_t>(uniform(rng));
+        break;
+      case Law::Geometric:
+        s = static_cast<std::uint16_t>(geometric(rng) % m);
+        break;
+      case Law::Zipf:
+        s = static_cast<std::uint16_t>(zipf(rng));
+        break;
     }
   }
   return out;
@@ -96,8 +102,7 @@ TEST_CASE("huffman costs exactly what an optimal prefix code costs", "[compress]
   }
 }
 
-TEST_CASE("the average huffman code length lies within [H, H+1) of the empirical entropy",
-          "[compress][huffman]") {
+TEST_CASE("the average huffman code length lies within [H, H+1) of the empirical entropy", "[compress][huffman]") {
   for (std::size_t m : {2u, 7u, 256u, 4096u}) {
     for (Law law : {Law::Uniform, Law::Geometric, Law::Zipf}) {
       const auto symbols = random_symbols(30000, m, law, 11);
@@ -110,8 +115,7 @@ TEST_CASE("the average huffman code length lies within [H, H+1) of the empirical
       CHECK(average >= h - 1e-9);
       CHECK(average < h + 1.0);
       // And the message carries exactly the codebook and those bits, padded to a byte.
-      CHECK(huffman_encode(symbols, m).size() ==
-            code.codebook_bytes() + (code.coded_bits(counts) + 7) / 8);
+      CHECK(huffman_encode(symbols, m).size() == code.codebook_bytes() + (code.coded_bits(counts) + 7) / 8);
     }
   }
 }
@@ -157,7 +161,7 @@ TEST_CASE("the serialized huffman codebook round-trips", "[compress][huffman]") 
   std::vector<std::vector<std::uint64_t>> cases;
   cases.push_back(std::vector<std::uint64_t>(300, 0));  // empty
   cases.push_back(std::vector<std::uint64_t>(300, 0));
-  cases.back()[123] = 9;                                 // one symbol
+  cases.back()[123] = 9;  // one symbol
   cases.push_back(huffman_counts(random_symbols(5000, 1024, Law::Zipf, 3), 1024));
   cases.push_back(huffman_counts(random_symbols(40, 65536, Law::Uniform, 4), 65536));  // sparse
   cases.push_back(std::vector<std::uint64_t>(65536, 1));
@@ -172,12 +176,10 @@ TEST_CASE("the serialized huffman codebook round-trips", "[compress][huffman]") 
     REQUIRE(bytes.size() == 1 + code.codebook_bytes());
     bytes.push_back(0xCD);  // and read from the front of what follows
     HuffmanCode read;
-    CHECK(read.read_codebook(std::span<const std::uint8_t>(bytes).subspan(1)) ==
-          code.codebook_bytes());
+    CHECK(read.read_codebook(std::span<const std::uint8_t>(bytes).subspan(1)) == code.codebook_bytes());
     CHECK(read.alphabet() == counts.size());
     CHECK(read.used_symbols() == code.used_symbols());
-    CHECK(std::equal(read.lengths().begin(), read.lengths().end(), code.lengths().begin(),
-                     code.lengths().end()));
+    CHECK(std::equal(read.lengths().begin(), read.lengths().end(), code.lengths().begin(), code.lengths().end()));
   }
   // Compactness: 40 used symbols of 65536 take at most 7 bits each plus 41 runs of 23 bits
   // (157 bytes); a smooth Zipf histogram over 1024 symbols well under 2 bits per symbol.
@@ -190,8 +192,7 @@ TEST_CASE("the serialized huffman codebook round-trips", "[compress][huffman]") 
   CHECK(smooth.codebook_bytes() < 1024 * 2 / 8);
 }
 
-TEST_CASE("huffman code lengths are limited to 24 bits and the code stays complete",
-          "[compress][huffman]") {
+TEST_CASE("huffman code lengths are limited to 24 bits and the code stays complete", "[compress][huffman]") {
   // Fibonacci counts make Huffman's tree a chain: without a limit the longest code is 39 bits.
   const std::size_t m = 40;
   std::vector<std::uint64_t> counts(m);
@@ -215,8 +216,7 @@ TEST_CASE("huffman code lengths are limited to 24 bits and the code stays comple
   CHECK(huffman_decode(huffman_encode(symbols, m), symbols.size()) == symbols);
 }
 
-TEST_CASE("truncated huffman messages are errors, never out-of-bounds reads",
-          "[compress][huffman]") {
+TEST_CASE("truncated huffman messages are errors, never out-of-bounds reads", "[compress][huffman]") {
   for (Law law : {Law::Uniform, Law::Zipf}) {
     const auto symbols = random_symbols(500, 300, law, 5);
     const auto bytes = huffman_encode(symbols, 300);
@@ -230,13 +230,11 @@ TEST_CASE("truncated huffman messages are errors, never out-of-bounds reads",
     auto longer = bytes;
     longer.push_back(0);
     REQUIRE_THROWS_WITH(huffman_decode(longer, symbols.size()),
-                        Catch::Contains("bytes for 500 symbols, got " +
-                                        std::to_string(longer.size())));
+                        Catch::Contains("bytes for 500 symbols, got " + std::to_string(longer.size())));
   }
 }
 
-TEST_CASE("corrupted huffman messages are errors or wrong symbols, never crashes",
-          "[compress][huffman]") {
+TEST_CASE("corrupted huffman messages are errors or wrong symbols, never crashes", "[compress][huffman]") {
   const auto symbols = random_symbols(2000, 1024, Law::Geometric, 6);
   const auto bytes = huffman_encode(symbols, 1024);
   std::mt19937 rng(8);
@@ -246,8 +244,7 @@ TEST_CASE("corrupted huffman messages are errors or wrong symbols, never crashes
     // Flip one to three bits, most often in the codebook (its first ~100 bytes).
     const int flips = 1 + trial % 3;
     for (int f = 0; f < flips; ++f) {
-      const std::size_t at = trial % 2 ? rng() % std::min<std::size_t>(bad.size(), 100)
-                                       : rng() % bad.size();
+      const std::size_t at = trial % 2 ? rng() % std::min<std::size_t>(bad.size(), 100) : rng() % bad.size();
       bad[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
     }
     try {

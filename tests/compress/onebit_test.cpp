@@ -43,14 +43,11 @@ float payload_float(const Payload& p, std::size_t offset) {
 
 // The codec sums in another order (eight double lanes) before rounding to float: at most one
 // float ulp (relative 2^-23) from the left-to-right double sum.
-bool within_one_ulp(float got, float want) {
-  return std::fabs(got - want) <= std::ldexp(std::fabs(want), -23);
-}
+bool within_one_ulp(float got, float want) { return std::fabs(got - want) <= std::ldexp(std::fabs(want), -23); }
 
 }  // namespace
 
-TEST_CASE("onebit sends one bit per element and the mean of each side, in 12 header bytes",
-          "[compress][onebit]") {
+TEST_CASE("onebit sends one bit per element and the mean of each side, in 12 header bytes", "[compress][onebit]") {
   OnebitCodec codec;
   CHECK(codec.name() == "onebit");
   CHECK_FALSE(codec.summable());
@@ -115,8 +112,7 @@ TEST_CASE("onebit with error feedback: sent plus residual is what was fed in, ev
       // sent + residual reproduces fed up to that one rounding (in double, where the sum is
       // exact): |error| <= 2^-24 |fed - sent|. Exact float equality cannot hold for every input.
       const double reconstruction = static_cast<double>(sent[i]) + residual[i];
-      REQUIRE(std::fabs(reconstruction - fed[i]) <=
-              std::ldexp(std::fabs(static_cast<double>(fed[i]) - sent[i]), -24));
+      REQUIRE(std::fabs(reconstruction - fed[i]) <= std::ldexp(std::fabs(static_cast<double>(fed[i]) - sent[i]), -24));
     }
     previous_residual.assign(residual.begin(), residual.end());
   }

@@ -121,17 +121,17 @@ TEST_CASE("powersgd recovers a rank-r matrix exactly at rank r", "[compress][pow
   }
 }
 
-TEST_CASE("powersgd's update is the projection of the workers' mean onto r directions, and "
-          "error feedback keeps the rest",
-          "[compress][powersgd]") {
+TEST_CASE(
+    "powersgd's update is the projection of the workers' mean onto r directions, and "
+    "error feedback keeps the rest",
+    "[compress][powersgd]") {
   // Layers: a conv-shaped weight (8 x 3x3x3 = 8 x 27), a bias (dense), a 20 x 12 matrix.
   const std::vector<LayerShape> shapes = {{8, 3, 3, 3}, {8}, {20, 12}};
   const std::size_t n = 8 * 27 + 8 + 20 * 12, r = 2;
   constexpr int kWorkers = 3;
   ThreadReducer reducer(kWorkers);
   std::vector<std::vector<float>> inputs, outputs(kWorkers), residuals(kWorkers);
-  for (int w = 0; w < kWorkers; ++w)
-    inputs.push_back(testing::random_gradient(n, 100 + static_cast<unsigned>(w)));
+  for (int w = 0; w < kWorkers; ++w) inputs.push_back(testing::random_gradient(n, 100 + static_cast<unsigned>(w)));
   std::vector<std::size_t> floats(kWorkers);
   std::vector<std::thread> threads;
   for (int w = 0; w < kWorkers; ++w)
@@ -170,15 +170,13 @@ TEST_CASE("powersgd's update is the projection of the workers' mean onto r direc
   // Error feedback on the matrix layers: residual = (own input) - update, element by element.
   for (int w = 0; w < kWorkers; ++w)
     for (std::size_t i = 0; i < n; ++i)
-      if (i < 216 || i >= 224)
-        REQUIRE(residuals[w][i] == Approx(inputs[w][i] - out[i]).margin(1e-5));
+      if (i < 216 || i >= 224) REQUIRE(residuals[w][i] == Approx(inputs[w][i] - out[i]).margin(1e-5));
   // Bytes: (8 + 27) * 2 + (20 + 12) * 2 floats of P and Q, plus the 8 dense bias values.
   CHECK(powersgd_floats(shapes, r) == 35 * 2 + 32 * 2 + 8);
   for (int w = 0; w < kWorkers; ++w) CHECK(floats[w] == powersgd_floats(shapes, r));
 }
 
-TEST_CASE("warm-started powersgd steps converge to the best rank-r approximation",
-          "[compress][powersgd]") {
+TEST_CASE("warm-started powersgd steps converge to the best rank-r approximation", "[compress][powersgd]") {
   // M = U diag(s) V^T with known singular values: the best rank-2 error is s3^2 + s4^2 + ...
   const std::size_t rows = 30, cols = 25, full = 6;
   const std::vector<double> s = {10, 6, 3, 2, 1, 0.5};
@@ -215,8 +213,7 @@ TEST_CASE("warm-started powersgd steps converge to the best rank-r approximation
   CHECK(cold_err > best * 1.01);
 }
 
-TEST_CASE("powersgd sends the plain mean for its first start_iter steps",
-          "[compress][powersgd]") {
+TEST_CASE("powersgd sends the plain mean for its first start_iter steps", "[compress][powersgd]") {
   PowerSgdCompressor c(options(1, true, true, 2));
   c.set_seed(1, 0);
   c.set_layer_shapes({{10, 10}});
@@ -234,14 +231,12 @@ TEST_CASE("powersgd sends the plain mean for its first start_iter steps",
 
 TEST_CASE("powersgd options name the field, the value and the range", "[compress][powersgd]") {
   auto spec = [](std::int64_t rank, std::int64_t start) {
-    return ComponentSpec{"compressor", "powersgd",
-                         {{"rank", rank}, {"warm_start", true}, {"start_iter", start},
-                          {"error_feedback", true}}};
+    return ComponentSpec{"compressor",
+                         "powersgd",
+                         {{"rank", rank}, {"warm_start", true}, {"start_iter", start}, {"error_feedback", true}}};
   };
-  CHECK_THROWS_WITH(PowerSgdOptions::from(spec(0, 0)),
-                    "powersgd.rank must be in [1, 1024], got 0");
-  CHECK_THROWS_WITH(PowerSgdOptions::from(spec(2, -1)),
-                    "powersgd.start_iter must be >= 0, got -1");
+  CHECK_THROWS_WITH(PowerSgdOptions::from(spec(0, 0)), "powersgd.rank must be in [1, 1024], got 0");
+  CHECK_THROWS_WITH(PowerSgdOptions::from(spec(2, -1)), "powersgd.start_iter must be >= 0, got -1");
   PowerSgdCompressor c(options(2));
   Payload p;
   CHECK_THROWS_AS(c.compress(std::vector<float>(4), p), InvariantError);

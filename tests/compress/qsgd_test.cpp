@@ -27,11 +27,9 @@ struct Reference {
 // norm is the plain sequential double sum; the codec's eight partial sums round to the same
 // float except with probability ~2^-29 per bucket (checked below), so for these fixed inputs the
 // comparison is exact.
-Reference reference_qsgd(const std::vector<float>& g, unsigned s, std::size_t bucket,
-                         UniformStream& rng) {
+Reference reference_qsgd(const std::vector<float>& g, unsigned s, std::size_t bucket, UniformStream& rng) {
   Reference out{std::vector<float>(g.size(), 0.0f), std::vector<std::uint32_t>(g.size(), 0)};
-  std::vector<float> u((g.size() + UniformStream::kBlock - 1) / UniformStream::kBlock *
-                       UniformStream::kBlock);
+  std::vector<float> u((g.size() + UniformStream::kBlock - 1) / UniformStream::kBlock * UniformStream::kBlock);
   rng.fill(u.data(), u.size());
   for (std::size_t begin = 0; begin < g.size(); begin += bucket) {
     const std::size_t end = std::min(g.size(), begin + bucket);
@@ -74,9 +72,8 @@ TEST_CASE("qsgd decodes exactly what the reference draws, every step", "[compres
   };
   // Sizes across the codec's 2048-element windows, with buckets that straddle them, and every
   // packing width class: 2 bits (s = 1), 6, 9 (255) and the bytewise 17 (65535).
-  for (Case c : {Case{1, 16, 512}, Case{1000, 16, 512}, Case{1000, 1, 7}, Case{4097, 255, 512},
-                 Case{300, 65535, 64}, Case{50, 3, 1}, Case{2000, 4, 2000}, Case{9001, 16, 700},
-                 Case{6150, 65535, 2049}, Case{4103, 7, 3}}) {
+  for (Case c : {Case{1, 16, 512}, Case{1000, 16, 512}, Case{1000, 1, 7}, Case{4097, 255, 512}, Case{300, 65535, 64},
+                 Case{50, 3, 1}, Case{2000, 4, 2000}, Case{9001, 16, 700}, Case{6150, 65535, 2049}, Case{4103, 7, 3}}) {
     for (QsgdCoding coding : {QsgdCoding::Fixed, QsgdCoding::Elias}) {
       QsgdCodec codec(c.levels, c.bucket, coding);
       codec.set_seed(42, 3);
@@ -133,8 +130,7 @@ TEST_CASE("qsgd's uniform stream is eight scalar xoshiro256+ generators, two uni
   CHECK(std::fabs(sum / double(got.size()) - 0.5) < 0.021);
 }
 
-TEST_CASE("the bucket norm's partial sums agree with a sequential double sum",
-          "[compress][qsgd]") {
+TEST_CASE("the bucket norm's partial sums agree with a sequential double sum", "[compress][qsgd]") {
   // Both sum exact squares in double; only the rounding of the additions differs (~1e-16
   // relative), so the float norms agree but where the double lands within that of a float
   // rounding boundary. Over these 2000 buckets: never, and never by more than one ulp.
@@ -223,8 +219,7 @@ TEST_CASE("qsgd's squared error stays below the paper's bound per bucket", "[com
   }
 }
 
-TEST_CASE("a fixed-coded qsgd payload is 4 + 4 per bucket + packed (1 + level bits) per element",
-          "[compress][qsgd]") {
+TEST_CASE("a fixed-coded qsgd payload is 4 + 4 per bucket + packed (1 + level bits) per element", "[compress][qsgd]") {
   CHECK(qsgd_fixed_bits(1) == 2);
   CHECK(qsgd_fixed_bits(3) == 3);
   CHECK(qsgd_fixed_bits(4) == 4);
@@ -242,8 +237,10 @@ TEST_CASE("a fixed-coded qsgd payload is 4 + 4 per bucket + packed (1 + level bi
   }
 }
 
-TEST_CASE("elias-coded qsgd is smaller than fixed when levels are mostly small, and decodes the "
-          "same", "[compress][qsgd]") {
+TEST_CASE(
+    "elias-coded qsgd is smaller than fixed when levels are mostly small, and decodes the "
+    "same",
+    "[compress][qsgd]") {
   // Standard-normal entries in buckets of 512 with s = 16 land mostly on levels 0 and 1
   // (1 and 4 Elias bits against 6 fixed bits).
   const std::size_t n = 61706;
@@ -260,8 +257,7 @@ TEST_CASE("elias-coded qsgd is smaller than fixed when levels are mostly small, 
   }
 }
 
-TEST_CASE("qsgd refuses payloads of the wrong length or size, naming both",
-          "[compress][qsgd]") {
+TEST_CASE("qsgd refuses payloads of the wrong length or size, naming both", "[compress][qsgd]") {
   for (QsgdCoding coding : {QsgdCoding::Fixed, QsgdCoding::Elias}) {
     QsgdCodec codec(16, 64, coding);
     Payload payload;
@@ -289,8 +285,7 @@ TEST_CASE("qsgd refuses payloads of the wrong length or size, naming both",
   CHECK_THROWS_WITH(codec.decompress_add(payload, dense), Catch::Contains("exceeds levels=4"));
 }
 
-TEST_CASE("qsgd sends zeros for a zero gradient and carries a NaN on in its bucket",
-          "[compress][qsgd]") {
+TEST_CASE("qsgd sends zeros for a zero gradient and carries a NaN on in its bucket", "[compress][qsgd]") {
   QsgdCodec codec(16, 4, QsgdCoding::Elias);
   Payload payload;
   codec.compress(std::vector<float>(10, 0.0f), payload);
@@ -358,9 +353,9 @@ TEST_CASE("qsgd's AVX2 loops give the baseline's payloads and sums", "[compress]
         auto g = random_gradient(5003, 70 + step);
         g[7] = 0.0f;
         g[8] = -0.0f;
-        g[1000] = 1e-30f;  // subnormal after scaling in some buckets
+        g[1000] = 1e-30f;                                   // subnormal after scaling in some buckets
         std::fill(g.begin() + 600, g.begin() + 900, 0.0f);  // an all-zero bucket
-        g[4000] = INFINITY;                                  // a degenerate bucket
+        g[4000] = INFINITY;                                 // a degenerate bucket
         Payload a, b;
         baseline.compress(g, a);
         avx2.compress(g, b);

@@ -20,8 +20,7 @@ namespace {
 
 // The obviously-correct reference for the shared-seed choice of step `step`: Floyd's algorithm
 // with a std::set, driven by the same generator, then the set read in order.
-std::vector<std::uint32_t> reference_indices(std::uint64_t run_seed, std::uint64_t step,
-                                             std::size_t n, std::size_t k) {
+std::vector<std::uint32_t> reference_indices(std::uint64_t run_seed, std::uint64_t step, std::size_t n, std::size_t k) {
   Rng rng(derive_seed(run_seed, step));
   std::set<std::uint32_t> chosen;
   for (std::size_t j = n - k; j < n; ++j) {
@@ -38,9 +37,7 @@ std::vector<float> masked(const std::vector<float>& g, std::span<const std::uint
   return out;
 }
 
-std::vector<std::uint32_t> to_vector(std::span<const std::uint32_t> s) {
-  return {s.begin(), s.end()};
-}
+std::vector<std::uint32_t> to_vector(std::span<const std::uint32_t> s) { return {s.begin(), s.end()}; }
 
 bool strictly_ascending_below(std::span<const std::uint32_t> indices, std::size_t n) {
   for (std::size_t i = 0; i < indices.size(); ++i) {
@@ -51,14 +48,12 @@ bool strictly_ascending_below(std::span<const std::uint32_t> indices, std::size_
 }
 
 ComponentSpec randomk_spec(double ratio) {
-  return {"compressor", "randomk",
-          {{"ratio", ratio}, {"shared_seed", true}, {"error_feedback", true}}};
+  return {"compressor", "randomk", {{"ratio", ratio}, {"shared_seed", true}, {"error_feedback", true}}};
 }
 
 }  // namespace
 
-TEST_CASE("randomk sends exactly ceil(ratio*n) distinct entries, ascending, unscaled",
-          "[compress][randomk]") {
+TEST_CASE("randomk sends exactly ceil(ratio*n) distinct entries, ascending, unscaled", "[compress][randomk]") {
   for (bool shared : {true, false}) {
     for (std::size_t n : {1u, 7u, 100u, 1000u, 61706u}) {
       for (double ratio : {0.001, 0.01, 0.1, 0.5, 1.0}) {
@@ -82,8 +77,7 @@ TEST_CASE("randomk sends exactly ceil(ratio*n) distinct entries, ascending, unsc
   }
 }
 
-TEST_CASE("shared-seed randomk draws step t's indices from derive_seed(run_seed, t) alone",
-          "[compress][randomk]") {
+TEST_CASE("shared-seed randomk draws step t's indices from derive_seed(run_seed, t) alone", "[compress][randomk]") {
   const std::size_t n = 5000;
   RandomkCompressor randomk(RandomkOptions{0.02, true, false});
   randomk.set_seed(2024, 5);
@@ -96,8 +90,7 @@ TEST_CASE("shared-seed randomk draws step t's indices from derive_seed(run_seed,
   }
 }
 
-TEST_CASE("with a shared seed all ranks choose the same indices, without one they differ",
-          "[compress][randomk]") {
+TEST_CASE("with a shared seed all ranks choose the same indices, without one they differ", "[compress][randomk]") {
   const std::size_t n = 1000;
   for (bool shared : {true, false}) {
     RandomkCompressor a(RandomkOptions{0.01, shared, true});
@@ -187,8 +180,7 @@ TEST_CASE("randomk with error feedback: sent plus residual equals what was fed i
       auto sent = decode(randomk, payload, n);
       auto residual = randomk.residual();
       REQUIRE(residual.size() == n);
-      for (std::size_t i = 0; i < n; ++i)
-        REQUIRE(sent[i] + residual[i] == g[i] + previous_residual[i]);
+      for (std::size_t i = 0; i < n; ++i) REQUIRE(sent[i] + residual[i] == g[i] + previous_residual[i]);
       previous_residual.assign(residual.begin(), residual.end());
     }
   }
@@ -219,10 +211,8 @@ TEST_CASE("randomk options name the field and the valid range", "[compress][rand
   auto spec = randomk_spec(0.0);
   REQUIRE_THROWS_AS(RandomkOptions::from(spec), ConfigError);
   REQUIRE_THROWS_WITH(RandomkOptions::from(spec), "randomk.ratio must be in (0, 1], got 0");
-  REQUIRE_THROWS_WITH(RandomkOptions::from(randomk_spec(1.5)),
-                      "randomk.ratio must be in (0, 1], got 1.5");
-  REQUIRE_THROWS_WITH(RandomkOptions::from(randomk_spec(-0.1)),
-                      "randomk.ratio must be in (0, 1], got -0.1");
+  REQUIRE_THROWS_WITH(RandomkOptions::from(randomk_spec(1.5)), "randomk.ratio must be in (0, 1], got 1.5");
+  REQUIRE_THROWS_WITH(RandomkOptions::from(randomk_spec(-0.1)), "randomk.ratio must be in (0, 1], got -0.1");
   CHECK(RandomkOptions::from(randomk_spec(1.0)).ratio == 1.0);
 
   // The declared defaults are the struct's.
@@ -236,8 +226,7 @@ TEST_CASE("randomk options name the field and the valid range", "[compress][rand
   CHECK(defaults.error_feedback);
 }
 
-TEST_CASE("a shared-seed randomk payload that does not match this step is refused",
-          "[compress][randomk]") {
+TEST_CASE("a shared-seed randomk payload that does not match this step is refused", "[compress][randomk]") {
   RandomkCodec codec(0.1, true);
   Payload payload(40);
   std::vector<float> dense(100, 0.0f);
@@ -245,15 +234,13 @@ TEST_CASE("a shared-seed randomk payload that does not match this step is refuse
   codec.compress(random_gradient(100, 1), payload);
   std::vector<float> wrong(99, 0.0f);
   REQUIRE_THROWS_WITH(codec.decompress_add(payload, wrong),
-                      Catch::Contains("expected a dense vector of 100 elements") &&
-                          Catch::Contains("got 99"));
+                      Catch::Contains("expected a dense vector of 100 elements") && Catch::Contains("got 99"));
   payload.resize(36);
   REQUIRE_THROWS_WITH(codec.decompress_add(payload, dense),
                       Catch::Contains("expected 40 payload bytes for k=10, got 36"));
 }
 
-TEST_CASE("a private randomk payload for another length or with a bad index is refused",
-          "[compress][randomk]") {
+TEST_CASE("a private randomk payload for another length or with a bad index is refused", "[compress][randomk]") {
   RandomkCodec codec(0.1, false);
   Payload payload;
   codec.compress(random_gradient(100, 1), payload);
@@ -265,8 +252,7 @@ TEST_CASE("a private randomk payload for another length or with a bad index is r
   REQUIRE_THROWS_WITH(codec.decompress_add(truncated, dense),
                       Catch::Contains("expected 88 payload bytes for k=10, got 87"));
   Payload tiny(5);
-  REQUIRE_THROWS_WITH(codec.decompress_add(tiny, dense),
-                      Catch::Contains("at least 8 bytes, got 5"));
+  REQUIRE_THROWS_WITH(codec.decompress_add(tiny, dense), Catch::Contains("at least 8 bytes, got 5"));
   const std::uint32_t bad = 100;
   std::memcpy(payload.data() + 8, &bad, 4);
   REQUIRE_THROWS_WITH(codec.decompress_add(payload, dense),

@@ -51,8 +51,7 @@ TEST_CASE("layer scope compresses every layer on its own", "[compress][scope]") 
   CHECK(payload.size() == expected_bytes);
 }
 
-TEST_CASE("layers below min_size go dense; global scope compresses the rest together",
-          "[compress][scope]") {
+TEST_CASE("layers below min_size go dense; global scope compresses the rest together", "[compress][scope]") {
   const std::vector<std::size_t> layers = {3000, 20, 4000, 10};  // the small ones sit between
   auto g = random_gradient(7030, 6);
   ScopedCompressor scoped(layers, Scope::Global, 100, topk_factory(0.01));
@@ -73,8 +72,7 @@ TEST_CASE("layers below min_size go dense; global scope compresses the rest toge
   CHECK(payload.size() == 4 * 3 + 30 * 4 + topk_payload_bytes(topk_count(0.01, 7000)));
 }
 
-TEST_CASE("summable compressors keep a headerless payload that sums across workers",
-          "[compress][scope]") {
+TEST_CASE("summable compressors keep a headerless payload that sums across workers", "[compress][scope]") {
   const std::vector<std::size_t> layers = {100, 3, 50};
   auto make_none = [] { return std::make_unique<NoneCompressor>(NoneOptions{}); };
   ScopedCompressor a(layers, Scope::Layer, 10, make_none), b(layers, Scope::Layer, 10, make_none);
@@ -95,16 +93,13 @@ TEST_CASE("summable compressors keep a headerless payload that sums across worke
   for (std::size_t i = 0; i < 153; ++i) CHECK(dense[i] == Approx((ga[i] + gb[i]) / 2));
 }
 
-TEST_CASE("scope and min_size are fields of every compressor, checked by name",
-          "[compress][scope]") {
+TEST_CASE("scope and min_size are fields of every compressor, checked by name", "[compress][scope]") {
   auto registry = builtin_compressors();
   const std::vector<LayerShape> layers = {{10}, {2, 5}};
-  REQUIRE_THROWS_WITH(
-      build_compressor(registry, {"compressor", "topk", {{"scope", std::string("tensor")}}}, layers),
-      "topk.scope must be \"global\" or \"layer\", got \"tensor\"");
-  REQUIRE_THROWS_WITH(
-      build_compressor(registry, {"compressor", "none", {{"min_size", std::int64_t{-1}}}}, layers),
-      "none.min_size must be >= 0, got -1");
+  REQUIRE_THROWS_WITH(build_compressor(registry, {"compressor", "topk", {{"scope", std::string("tensor")}}}, layers),
+                      "topk.scope must be \"global\" or \"layer\", got \"tensor\"");
+  REQUIRE_THROWS_WITH(build_compressor(registry, {"compressor", "none", {{"min_size", std::int64_t{-1}}}}, layers),
+                      "none.min_size must be >= 0, got -1");
   auto plain = build_compressor(registry, {"compressor", "topk", {}}, layers);
   CHECK(dynamic_cast<ScopedCompressor*>(plain.get()) == nullptr);
   auto layered = build_compressor(registry, {"compressor", "topk", {{"scope", std::string("layer")}}}, layers);

@@ -31,9 +31,7 @@ Registry<Compressor> sign_registry() {
 float reference_sign(float v) { return v < 0.0f ? -1.0f : 1.0f; }
 
 // Bit i of the packed signs, read the obvious way.
-bool packed_bit(const Payload& p, std::size_t header, std::size_t i) {
-  return (p[header + i / 8] >> (i % 8)) & 1;
-}
+bool packed_bit(const Payload& p, std::size_t header, std::size_t i) { return (p[header + i / 8] >> (i % 8)) & 1; }
 
 // ||p||_1 / n, summed left to right in double.
 float reference_scale(const std::vector<float>& p) {
@@ -51,8 +49,7 @@ float payload_float(const Payload& p, std::size_t offset) {
 
 }  // namespace
 
-TEST_CASE("signsgd sends one bit per element, set for negatives, and decodes to +1 or -1",
-          "[compress][sign]") {
+TEST_CASE("signsgd sends one bit per element, set for negatives, and decodes to +1 or -1", "[compress][sign]") {
   SignSgdCompressor signsgd;
   CHECK(signsgd.name() == "signsgd");
   CHECK_FALSE(signsgd.summable());
@@ -73,8 +70,7 @@ TEST_CASE("signsgd sends one bit per element, set for negatives, and decodes to 
   }
 }
 
-TEST_CASE("the majority vote of 3 workers' signs equals a reference vote",
-          "[compress][sign][vote]") {
+TEST_CASE("the majority vote of 3 workers' signs equals a reference vote", "[compress][sign][vote]") {
   const std::size_t n = 5001;
   for (const char* name : {"signsgd", "signum"}) {
     INFO(name);
@@ -99,8 +95,7 @@ TEST_CASE("the majority vote of 3 workers' signs equals a reference vote",
   }
 }
 
-TEST_CASE("the majority vote of an even number of workers is 0 on a tie",
-          "[compress][sign][vote]") {
+TEST_CASE("the majority vote of an even number of workers is 0 on a tie", "[compress][sign][vote]") {
   SignSgdCompressor signsgd;
   const std::vector<float> a = {1.0f, -1.0f, 2.0f, -3.0f}, b = {-1.0f, -1.0f, 5.0f, 0.5f};
   std::vector<float> sum(4, 0.0f);
@@ -113,8 +108,7 @@ TEST_CASE("the majority vote of an even number of workers is 0 on a tie",
   CHECK(sum == std::vector<float>{0.0f, -1.0f, 1.0f, 0.0f});
 }
 
-TEST_CASE("signum momentum matches a reference loop and is signsgd at momentum 0",
-          "[compress][sign][signum]") {
+TEST_CASE("signum momentum matches a reference loop and is signsgd at momentum 0", "[compress][sign][signum]") {
   const std::size_t n = 3000;
   for (double momentum : {0.0, 0.5, 0.9, 0.99}) {
     INFO("momentum " << momentum);
@@ -194,15 +188,13 @@ TEST_CASE("ef_signsgd with error feedback: sent plus residual is what was fed in
       // checked in double where sent + residual is exact. (Exact float equality cannot hold for
       // every input: fl(fed - sent) + sent can differ from fed by that half ulp.)
       const double reconstruction = static_cast<double>(sent[i]) + residual[i];
-      REQUIRE(std::fabs(reconstruction - fed[i]) <=
-              std::ldexp(std::fabs(static_cast<double>(fed[i]) - sent[i]), -24));
+      REQUIRE(std::fabs(reconstruction - fed[i]) <= std::ldexp(std::fabs(static_cast<double>(fed[i]) - sent[i]), -24));
     }
     previous_residual.assign(residual.begin(), residual.end());
   }
 }
 
-TEST_CASE("all-zero gradients: signs go out as +1, the scaled sign as 0 with no residual",
-          "[compress][sign]") {
+TEST_CASE("all-zero gradients: signs go out as +1, the scaled sign as 0 with no residual", "[compress][sign]") {
   const std::vector<float> zeros(100, 0.0f);
   Payload payload;
   SignSgdCompressor signsgd;
@@ -243,8 +235,7 @@ TEST_CASE("sign compressors' options name the field and the valid range", "[comp
   CHECK(registry.create({"compressor", "signsgd", {}})->name() == "signsgd");
 }
 
-TEST_CASE("a sign payload for another length or of the wrong size is refused",
-          "[compress][sign]") {
+TEST_CASE("a sign payload for another length or of the wrong size is refused", "[compress][sign]") {
   SignSgdCompressor signsgd;
   ScaledSignCodec scaled;
   Payload payload;
@@ -257,6 +248,5 @@ TEST_CASE("a sign payload for another length or of the wrong size is refused",
                       Catch::Contains("expected 17 payload bytes for n=100, got 18"));
   scaled.compress(random_gradient(100, 1), payload);
   payload.resize(7);
-  REQUIRE_THROWS_WITH(scaled.decompress_add(payload, right),
-                      Catch::Contains("of at least 8 bytes, got 7"));
+  REQUIRE_THROWS_WITH(scaled.decompress_add(payload, right), Catch::Contains("of at least 8 bytes, got 7"));
 }

@@ -44,15 +44,12 @@ std::unique_ptr<Compressor> fresh(const ComponentSpec& spec) {
 
 }  // namespace
 
-TEST_CASE("every compressor restored from its saved state continues with the same payloads",
-          "[compress][state]") {
+TEST_CASE("every compressor restored from its saved state continues with the same payloads", "[compress][state]") {
   // Compressors whose later payloads depend on what came before (residual, momentum, RNG, step).
-  const std::set<std::string> stateful = {"block_randomk", "chain", "dgc", "ef_signsgd",
-                                          "onebit", "powersgd", "qsgd", "randomk", "signum",
-                                          "terngrad", "threshold", "topk"};
+  const std::set<std::string> stateful = {"block_randomk", "chain",   "dgc",    "ef_signsgd", "onebit",    "powersgd",
+                                          "qsgd",          "randomk", "signum", "terngrad",   "threshold", "topk"};
   std::vector<ComponentSpec> specs;
-  for (const ComponentInfo& info : builtin_compressors().infos())
-    specs.push_back({"compressor", info.name, {}});
+  for (const ComponentInfo& info : builtin_compressors().infos()) specs.push_back({"compressor", info.name, {}});
   specs.push_back({"compressor", "topk", {{"scope", std::string("layer")}}});
   specs.push_back({"compressor", "qsgd", {{"min_size", std::int64_t{100}}}});
   for (const ComponentSpec& spec : specs) {
@@ -93,6 +90,5 @@ TEST_CASE("a truncated or mismatched state is refused", "[compress][state]") {
   StateWriter w(other);
   w.array(std::vector<std::uint64_t>(3, 0));  // 3 words where an RNG has 32
   StateReader r(other);
-  CHECK_THROWS_WITH(qsgd->load_state(r),
-                    Catch::EndsWith("saved state holds 3 elements where 32 are expected"));
+  CHECK_THROWS_WITH(qsgd->load_state(r), Catch::EndsWith("saved state holds 3 elements where 32 are expected"));
 }

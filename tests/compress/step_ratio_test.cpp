@@ -48,18 +48,18 @@ std::size_t sent_count(Compressor& c, const std::vector<float>& g) {
 
 }  // namespace
 
-TEST_CASE("a sparsifier whose ratio is a function sends ceil(f(epoch, step) * n) elements at "
-          "every step", "[compress][step]") {
+TEST_CASE(
+    "a sparsifier whose ratio is a function sends ceil(f(epoch, step) * n) elements at "
+    "every step",
+    "[compress][step]") {
   const auto registry = builtin_compressors();
   ScheduleCallbacks callbacks;
   const std::size_t n = 1000;
   const auto g = nonzero_gradient(n);
   for (const std::string name : {"topk", "randomk", "block_randomk"}) {
     SECTION(name) {
-      auto c = build_compressor(registry,
-                                {"compressor", name,
-                                 {{"ratio", StepFunction{"halving"}}, {"error_feedback", false}}},
-                                {{n}});
+      auto c = build_compressor(
+          registry, {"compressor", name, {{"ratio", StepFunction{"halving"}}, {"error_feedback", false}}}, {{n}});
       c->set_seed(1, 0);
       for (std::int64_t epoch = 0; epoch < 4; ++epoch) {
         c->set_step({epoch, epoch * 10, &callbacks});
@@ -68,15 +68,14 @@ TEST_CASE("a sparsifier whose ratio is a function sends ceil(f(epoch, step) * n)
     }
   }
   SECTION("chain and scope layer pass the point on") {
-    auto chain = build_compressor(
-        registry,
-        {"compressor", "chain",
-         {{"first", nested({"compressor", "topk", {{"ratio", StepFunction{"by_step"}}}})},
-          {"second", nested({"compressor", "none", {}})}}},
-        {{n}});
+    auto chain = build_compressor(registry,
+                                  {"compressor",
+                                   "chain",
+                                   {{"first", nested({"compressor", "topk", {{"ratio", StepFunction{"by_step"}}}})},
+                                    {"second", nested({"compressor", "none", {}})}}},
+                                  {{n}});
     auto layered = build_compressor(
-        registry, {"compressor", "topk", {{"ratio", StepFunction{"by_step"}}, {"scope", "layer"}}},
-        {{600}, {400}});
+        registry, {"compressor", "topk", {{"ratio", StepFunction{"by_step"}}, {"scope", "layer"}}}, {{600}, {400}});
     for (std::int64_t step : {0, 4, 19}) {
       chain->set_step({0, step, &callbacks});
       layered->set_step({0, step, &callbacks});
@@ -86,8 +85,8 @@ TEST_CASE("a sparsifier whose ratio is a function sends ceil(f(epoch, step) * n)
     }
   }
   SECTION("dgc: the function's value, still warmed up over the first epochs") {
-    DgcOptions options = DgcOptions::from(registry.resolve(
-        {"compressor", "dgc", {{"ratio", StepFunction{"by_step"}}, {"warmup", std::int64_t{2}}}}));
+    DgcOptions options = DgcOptions::from(
+        registry.resolve({"compressor", "dgc", {{"ratio", StepFunction{"by_step"}}, {"warmup", std::int64_t{2}}}}));
     DgcCompressor dgc(options);
     dgc.set_step({0, 0, &callbacks});
     CHECK(dgc.current_ratio() == 0.25);  // max(0.01, 0.25^1)
@@ -96,8 +95,10 @@ TEST_CASE("a sparsifier whose ratio is a function sends ceil(f(epoch, step) * n)
   }
 }
 
-TEST_CASE("a ratio function's bad value names the function and the step; a constant is checked "
-          "when built", "[compress][step]") {
+TEST_CASE(
+    "a ratio function's bad value names the function and the step; a constant is checked "
+    "when built",
+    "[compress][step]") {
   const auto registry = builtin_compressors();
   ScheduleCallbacks callbacks;
   auto c = registry.create({"compressor", "topk", {{"ratio", StepFunction{"broken"}}}});

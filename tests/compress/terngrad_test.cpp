@@ -32,8 +32,7 @@ std::vector<float> reference_terngrad(const std::vector<float>& g, Rng& rng) {
 
 }  // namespace
 
-TEST_CASE("terngrad decodes exactly what the reference draws, every step",
-          "[compress][terngrad]") {
+TEST_CASE("terngrad decodes exactly what the reference draws, every step", "[compress][terngrad]") {
   for (std::size_t n : {1u, 5u, 1000u, 61706u}) {
     TerngradCodec codec;
     codec.set_seed(42, 2);
@@ -47,8 +46,7 @@ TEST_CASE("terngrad decodes exactly what the reference draws, every step",
   }
 }
 
-TEST_CASE("terngrad sends only -s, 0 and s with s = max|g|, and always the largest",
-          "[compress][terngrad]") {
+TEST_CASE("terngrad sends only -s, 0 and s with s = max|g|, and always the largest", "[compress][terngrad]") {
   auto g = random_gradient(5000, 8);
   g[1234] = -9.0f;  // the largest magnitude: p = 1
   TerngradCodec codec;
@@ -84,8 +82,7 @@ TEST_CASE("terngrad is unbiased: the mean of 4000 draws is the input", "[compres
   CHECK(zero_never_sent);
 }
 
-TEST_CASE("a terngrad payload is 8 header bytes plus 2 bits per element",
-          "[compress][terngrad]") {
+TEST_CASE("a terngrad payload is 8 header bytes plus 2 bits per element", "[compress][terngrad]") {
   TerngradCodec codec;
   for (std::size_t n : {0u, 1u, 3u, 4u, 5u, 1001u, 61706u}) {
     Payload payload;
@@ -128,12 +125,10 @@ TEST_CASE("terngrad refuses payloads of the wrong length, size or code", "[compr
 
 TEST_CASE("terngrad options default to no error feedback", "[compress][terngrad]") {
   const ComponentInfo info{"compressor", "terngrad", "", TerngradOptions::fields()};
-  const auto options =
-      TerngradOptions::from(info.resolve(ComponentSpec{"compressor", "terngrad", {}}));
+  const auto options = TerngradOptions::from(info.resolve(ComponentSpec{"compressor", "terngrad", {}}));
   CHECK_FALSE(options.error_feedback);
   TerngradCompressor terngrad(options);
   CHECK_FALSE(terngrad.summable());
   CHECK(terngrad.name() == "terngrad");
-  CHECK_THROWS_AS(
-      info.resolve(ComponentSpec{"compressor", "terngrad", {{"scale", 1.0}}}), ConfigError);
+  CHECK_THROWS_AS(info.resolve(ComponentSpec{"compressor", "terngrad", {{"scale", 1.0}}}), ConfigError);
 }

@@ -36,8 +36,7 @@ ComponentSpec threshold_spec(double tau) {
 
 }  // namespace
 
-TEST_CASE("threshold keeps exactly the elements whose magnitude exceeds tau",
-          "[compress][threshold]") {
+TEST_CASE("threshold keeps exactly the elements whose magnitude exceeds tau", "[compress][threshold]") {
   for (std::size_t n : {1u, 7u, 100u, 1000u, 61706u}) {
     for (double tau : {0.001, 0.5, 1.0, 2.5, 10.0}) {
       auto g = random_gradient(n, static_cast<unsigned>(n * 3 + tau * 100));
@@ -63,15 +62,13 @@ TEST_CASE("threshold keeps exactly the elements whose magnitude exceeds tau",
   }
 }
 
-TEST_CASE("threshold compares strictly and without rounding tau to float",
-          "[compress][threshold]") {
+TEST_CASE("threshold compares strictly and without rounding tau to float", "[compress][threshold]") {
   const double tau = 0.5;
   std::vector<float> g = {0.5f, -0.5f, 0.50000006f, -0.50000006f, 0.0f, 0.49999997f};
   ThresholdCodec codec(tau);
   Payload payload;
   codec.compress(g, payload);
-  CHECK(decode(codec, payload, g.size()) ==
-        std::vector<float>{0.0f, 0.0f, 0.50000006f, -0.50000006f, 0.0f, 0.0f});
+  CHECK(decode(codec, payload, g.size()) == std::vector<float>{0.0f, 0.0f, 0.50000006f, -0.50000006f, 0.0f, 0.0f});
   // 0.1f is above the double 0.1 (0.100000001490116...), so it is sent; a float tau would tie.
   ThresholdCodec tenth(0.1);
   std::vector<float> h = {0.1f, -0.1f};
@@ -83,8 +80,13 @@ TEST_CASE("threshold compares strictly and without rounding tau to float",
   for (double t : {0.1, 0.3, 0.7, 1e-3, 0.5, 1e-50, 3.4028234663852886e38, 1e300}) {
     const float f = static_cast<float>(std::min(t, 3.4028234663852886e38));
     const float inf = std::numeric_limits<float>::infinity();
-    std::vector<float> near = {f, std::nextafter(f, 0.0f), std::nextafter(f, inf), -f,
-                               -std::nextafter(f, inf), inf, 0.0f,
+    std::vector<float> near = {f,
+                               std::nextafter(f, 0.0f),
+                               std::nextafter(f, inf),
+                               -f,
+                               -std::nextafter(f, inf),
+                               inf,
+                               0.0f,
                                std::numeric_limits<float>::denorm_min()};
     ThresholdCodec at(t);
     at.compress(near, payload);
@@ -93,8 +95,7 @@ TEST_CASE("threshold compares strictly and without rounding tau to float",
   }
 }
 
-TEST_CASE("a threshold payload with nothing above tau is just the header",
-          "[compress][threshold]") {
+TEST_CASE("a threshold payload with nothing above tau is just the header", "[compress][threshold]") {
   ThresholdCodec codec(10.0);
   auto g = random_gradient(1000, 5);  // standard normal: nothing near 10
   Payload payload;
@@ -170,20 +171,15 @@ TEST_CASE("threshold error feedback sends small gradients once they add up past 
     sizes_without.push_back(p.size());
   }
   const std::size_t full = threshold_payload_bytes(10), empty = threshold_payload_bytes(0);
-  CHECK(sizes_with ==
-        std::vector<std::size_t>{empty, empty, empty, full, empty, empty, empty, full});
+  CHECK(sizes_with == std::vector<std::size_t>{empty, empty, empty, full, empty, empty, empty, full});
   CHECK(sizes_without == std::vector<std::size_t>(8, empty));
 }
 
 TEST_CASE("threshold options name the field and the valid range", "[compress][threshold]") {
   REQUIRE_THROWS_AS(ThresholdOptions::from(threshold_spec(0.0)), ConfigError);
-  REQUIRE_THROWS_WITH(ThresholdOptions::from(threshold_spec(0.0)),
-                      "threshold.tau must be in (0, inf), got 0");
-  REQUIRE_THROWS_WITH(ThresholdOptions::from(threshold_spec(-0.5)),
-                      "threshold.tau must be in (0, inf), got -0.5");
-  REQUIRE_THROWS_AS(
-      ThresholdOptions::from(threshold_spec(std::numeric_limits<double>::infinity())),
-      ConfigError);
+  REQUIRE_THROWS_WITH(ThresholdOptions::from(threshold_spec(0.0)), "threshold.tau must be in (0, inf), got 0");
+  REQUIRE_THROWS_WITH(ThresholdOptions::from(threshold_spec(-0.5)), "threshold.tau must be in (0, inf), got -0.5");
+  REQUIRE_THROWS_AS(ThresholdOptions::from(threshold_spec(std::numeric_limits<double>::infinity())), ConfigError);
   REQUIRE_THROWS_AS(ThresholdOptions::from(threshold_spec(std::nan(""))), ConfigError);
   ComponentInfo info{"compressor", "threshold", "", ThresholdOptions::fields()};
   auto defaults = ThresholdOptions::from(info.resolve({"compressor", "threshold", {}}));
@@ -191,8 +187,7 @@ TEST_CASE("threshold options name the field and the valid range", "[compress][th
   CHECK(defaults.error_feedback);
 }
 
-TEST_CASE("a threshold payload for another length or with a bad index is refused",
-          "[compress][threshold]") {
+TEST_CASE("a threshold payload for another length or with a bad index is refused", "[compress][threshold]") {
   ThresholdCodec codec(0.5);
   Payload payload;
   auto g = random_gradient(100, 1);
@@ -205,12 +200,10 @@ TEST_CASE("a threshold payload for another length or with a bad index is refused
   std::vector<float> dense(100, 0.0f);
   Payload truncated(payload.begin(), payload.end() - 3);
   REQUIRE_THROWS_WITH(codec.decompress_add(truncated, dense),
-                      Catch::Contains("expected " + std::to_string(8 + 8 * count) +
-                                      " payload bytes for k=" + std::to_string(count) +
-                                      ", got " + std::to_string(8 + 8 * count - 3)));
+                      Catch::Contains("expected " + std::to_string(8 + 8 * count) + " payload bytes for k=" +
+                                      std::to_string(count) + ", got " + std::to_string(8 + 8 * count - 3)));
   Payload tiny(7);
-  REQUIRE_THROWS_WITH(codec.decompress_add(tiny, dense),
-                      Catch::Contains("at least 8 bytes, got 7"));
+  REQUIRE_THROWS_WITH(codec.decompress_add(tiny, dense), Catch::Contains("at least 8 bytes, got 7"));
   const std::uint32_t bad = 4000;
   std::memcpy(payload.data() + 8, &bad, 4);
   REQUIRE_THROWS_WITH(codec.decompress_add(payload, dense),

@@ -17,8 +17,7 @@ namespace {
 std::vector<float> reference_topk(const std::vector<float>& g, std::size_t k) {
   std::vector<std::size_t> idx(g.size());
   for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::sort(idx.begin(), idx.end(),
-            [&](std::size_t a, std::size_t b) { return std::fabs(g[a]) > std::fabs(g[b]); });
+  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return std::fabs(g[a]) > std::fabs(g[b]); });
   std::vector<float> out(g.size(), 0.0f);
   for (std::size_t i = 0; i < k; ++i) out[idx[i]] = g[idx[i]];
   return out;
@@ -80,8 +79,7 @@ TEST_CASE("with error feedback, sent plus residual equals what was fed in, every
     auto sent = decode(topk, payload, n);
     auto residual = topk.residual();
     REQUIRE(residual.size() == n);
-    for (std::size_t i = 0; i < n; ++i)
-      REQUIRE(sent[i] + residual[i] == g[i] + previous_residual[i]);
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(sent[i] + residual[i] == g[i] + previous_residual[i]);
     previous_residual.assign(residual.begin(), residual.end());
   }
 }
@@ -125,11 +123,10 @@ TEST_CASE("a payload for another length is refused with both sizes", "[compress]
                       Catch::Contains("expected a payload for 99 elements, got one for 100"));
 }
 
-TEST_CASE("topk keeps exactly k entries when magnitudes tie, the lowest indices first",
-          "[compress][topk]") {
+TEST_CASE("topk keeps exactly k entries when magnitudes tie, the lowest indices first", "[compress][topk]") {
   std::vector<float> g(100, 1.0f);
-  g[7] = -1.0f;  // same magnitude, other sign
-  g[50] = 3.0f;  // the one clear winner
+  g[7] = -1.0f;           // same magnitude, other sign
+  g[50] = 3.0f;           // the one clear winner
   TopkCodec codec(0.05);  // k = 5
   Payload payload;
   codec.compress(g, payload);
@@ -152,8 +149,7 @@ TEST_CASE("topk sends a NaN on instead of hiding it in the residual", "[compress
   CHECK(payload.size() == topk_payload_bytes(10));
 }
 
-TEST_CASE("topk on a million elements matches the reference, also when the sample misleads",
-          "[compress][topk]") {
+TEST_CASE("topk on a million elements matches the reference, also when the sample misleads", "[compress][topk]") {
   const std::size_t n = 1 << 20;
   auto g = random_gradient(n, 21);
   // Every 256th element (where the threshold sample looks) is huge: the guessed threshold lets

@@ -32,14 +32,12 @@ float centre(std::uint32_t index, float lo, float hi, unsigned bits) {
 
 UniformOptions options_from(std::map<std::string, Value> fields) {
   const ComponentInfo info{"compressor", "uniform", "", UniformOptions::fields()};
-  return UniformOptions::from(
-      info.resolve(ComponentSpec{"compressor", "uniform", std::move(fields)}));
+  return UniformOptions::from(info.resolve(ComponentSpec{"compressor", "uniform", std::move(fields)}));
 }
 
 }  // namespace
 
-TEST_CASE("uniform sends each element's bin and decodes its centre, as the reference",
-          "[compress][uniform]") {
+TEST_CASE("uniform sends each element's bin and decodes its centre, as the reference", "[compress][uniform]") {
   for (unsigned bits : {1u, 2u, 3u, 8u, 12u, 16u}) {
     for (std::size_t n : {2u, 7u, 1000u, 61706u}) {
       const auto g = random_gradient(n, bits * 100 + static_cast<unsigned>(n));
@@ -58,8 +56,8 @@ TEST_CASE("uniform sends each element's bin and decodes its centre, as the refer
         // edge into the neighbouring bin. Anything else is a bug.
         const double edge = double(lo) + double(width) * std::round((double(g[i]) - lo) / width);
         INFO("bits=" << bits << " n=" << n << " i=" << i << " x=" << g[i] << " got " << q[i]);
-        REQUIRE(std::fabs(g[i] - edge) <= 4 * std::numeric_limits<float>::epsilon() *
-                                              std::max(std::fabs(lo), std::fabs(hi)));
+        REQUIRE(std::fabs(g[i] - edge) <=
+                4 * std::numeric_limits<float>::epsilon() * std::max(std::fabs(lo), std::fabs(hi)));
         REQUIRE((q[i] == centre(bin + 1, lo, hi, bits) || q[i] == centre(bin - 1, lo, hi, bits)));
         ++edge_cases;
       }
@@ -80,19 +78,16 @@ TEST_CASE("uniform's error is at most half a bin width", "[compress][uniform]") 
     const double width = uniform_bin_width(*lo, *hi, bits);
     // width/2, plus float rounding of the centre and of the bin choice near an edge: a few ulps
     // of the largest magnitude.
-    const double slack = 4 * std::numeric_limits<float>::epsilon() *
-                         std::max(std::fabs(*lo), std::fabs(*hi));
+    const double slack = 4 * std::numeric_limits<float>::epsilon() * std::max(std::fabs(*lo), std::fabs(*hi));
     double worst = 0.0;
-    for (std::size_t i = 0; i < g.size(); ++i)
-      worst = std::max(worst, std::fabs(double(q[i]) - g[i]));
+    for (std::size_t i = 0; i < g.size(); ++i) worst = std::max(worst, std::fabs(double(q[i]) - g[i]));
     INFO("bits=" << bits << " width=" << width << " worst=" << worst);
     CHECK(worst <= width / 2 + slack);
     if (bits <= 8) CHECK(worst >= width / 4);  // the bound is not vacuous
   }
 }
 
-TEST_CASE("a uniform payload is 12 header bytes plus packed bits per element",
-          "[compress][uniform]") {
+TEST_CASE("a uniform payload is 12 header bytes plus packed bits per element", "[compress][uniform]") {
   for (unsigned bits : {1u, 3u, 8u, 13u, 16u}) {
     UniformCodec codec(bits);
     for (std::size_t n : {0u, 1u, 5u, 1001u, 61706u}) {
@@ -141,21 +136,17 @@ TEST_CASE("uniform refuses payloads of the wrong length or size", "[compress][un
   CHECK_THROWS_WITH(codec.decompress_add(payload, wrong),
                     Catch::Contains("expected a payload for 101 elements, got one for 100"));
   Payload shorter(payload.begin(), payload.end() - 1);
-  CHECK_THROWS_WITH(
-      codec.decompress_add(shorter, right),
-      Catch::Contains("expected 75 uniform payload bytes for 100 elements of 5 bits, got 74"));
+  CHECK_THROWS_WITH(codec.decompress_add(shorter, right),
+                    Catch::Contains("expected 75 uniform payload bytes for 100 elements of 5 bits, got 74"));
 }
 
-TEST_CASE("uniform options name the field, the value and the valid range",
-          "[compress][uniform]") {
+TEST_CASE("uniform options name the field, the value and the valid range", "[compress][uniform]") {
   const auto defaults = options_from({});
   CHECK(defaults.bits == 8);
   CHECK_FALSE(defaults.error_feedback);
   CHECK(options_from({{"bits", std::int64_t{16}}}).bits == 16);
-  CHECK_THROWS_WITH(options_from({{"bits", std::int64_t{0}}}),
-                    "uniform.bits must be in [1, 16], got 0");
-  CHECK_THROWS_WITH(options_from({{"bits", std::int64_t{17}}}),
-                    "uniform.bits must be in [1, 16], got 17");
+  CHECK_THROWS_WITH(options_from({{"bits", std::int64_t{0}}}), "uniform.bits must be in [1, 16], got 0");
+  CHECK_THROWS_WITH(options_from({{"bits", std::int64_t{17}}}), "uniform.bits must be in [1, 16], got 17");
   UniformCompressor uniform(defaults);
   CHECK_FALSE(uniform.summable());
 }

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "engine/core/error.hpp"
 #include "engine/core/callbacks.hpp"
+#include "engine/core/error.hpp"
 #include "engine/core/registry.hpp"
 #include "engine/core/step_value.hpp"
 
@@ -14,13 +14,10 @@ struct Shape {
 
 struct SquareOptions {
   double side = 1;
-  static std::vector<laconic::FieldSpec> fields() {
-    return {{"side", laconic::FieldType::Number, 1.0, "edge length"}};
-  }
+  static std::vector<laconic::FieldSpec> fields() { return {{"side", laconic::FieldType::Number, 1.0, "edge length"}}; }
   static SquareOptions from(const laconic::ComponentSpec& spec) {
     SquareOptions o{spec.number("side")};
-    if (!(o.side > 0))
-      throw laconic::ConfigError(laconic::str_cat("square.side must be > 0, got ", o.side));
+    if (!(o.side > 0)) throw laconic::ConfigError(laconic::str_cat("square.side must be > 0, got ", o.side));
     return o;
   }
 };
@@ -32,9 +29,7 @@ struct CircleOptions {
     radius.per_step = true;
     return {radius};
   }
-  static CircleOptions from(const laconic::ComponentSpec& spec) {
-    return {laconic::StepValue::read(spec, "radius")};
-  }
+  static CircleOptions from(const laconic::ComponentSpec& spec) { return {laconic::StepValue::read(spec, "radius")}; }
 };
 
 struct Circle : Shape {
@@ -68,8 +63,7 @@ laconic::Registry<Shape> shapes() {
   return r;
 }
 
-laconic::ComponentSpec spec(const std::string& name,
-                            std::map<std::string, laconic::Value> fields = {}) {
+laconic::ComponentSpec spec(const std::string& name, std::map<std::string, laconic::Value> fields = {}) {
   return {"shape", name, std::move(fields)};
 }
 
@@ -87,15 +81,13 @@ TEST_CASE("an unknown name lists the known ones", "[core][registry]") {
   REQUIRE_THROWS_WITH(r.create(spec("hexagon")), "unknown shape 'hexagon'; known: circle, square");
 }
 
-TEST_CASE("unknown fields, wrong types and bad values name the field and the value",
-          "[core][registry]") {
+TEST_CASE("unknown fields, wrong types and bad values name the field and the value", "[core][registry]") {
   auto r = shapes();
   REQUIRE_THROWS_WITH(r.resolve(spec("square", {{"sides", 2.0}})),
                       "unknown field 'sides' in shape 'square'; known: side");
   REQUIRE_THROWS_WITH(r.resolve(spec("square", {{"side", std::string("big")}})),
                       "square.side must be a number, got string \"big\"");
-  REQUIRE_THROWS_WITH(r.resolve(spec("square", {{"side", -2.0}})),
-                      "square.side must be > 0, got -2");
+  REQUIRE_THROWS_WITH(r.resolve(spec("square", {{"side", -2.0}})), "square.side must be > 0, got -2");
 }
 
 TEST_CASE("a registry refuses a duplicate name", "[core][registry]") {
@@ -114,8 +106,7 @@ namespace {
 struct PairOptions {
   laconic::ComponentSpec left;
   static std::vector<laconic::FieldSpec> fields() {
-    return {{"left", laconic::FieldType::Component,
-             laconic::nested({"shape", "square", {{"side", 2.0}}}), "a shape"}};
+    return {{"left", laconic::FieldType::Component, laconic::nested({"shape", "square", {{"side", 2.0}}}), "a shape"}};
   }
   static PairOptions from(const laconic::ComponentSpec& spec) { return {spec.component("left")}; }
 };
@@ -128,8 +119,7 @@ struct Pair : Shape {
 
 }  // namespace
 
-TEST_CASE("nested components are resolved by the owner's registry and survive JSON",
-          "[core][registry]") {
+TEST_CASE("nested components are resolved by the owner's registry and survive JSON", "[core][registry]") {
   laconic::Registry<Shape> r("shape");
   r.add<Square, SquareOptions>("square", "a square");
   r.add<Circle, CircleOptions>("circle", "a circle whose radius may change per step");
@@ -148,18 +138,14 @@ TEST_CASE("nested components are resolved by the owner's registry and survive JS
   CHECK(json.dump() == R"({"left":{"name":"square","side":1.0},"name":"pair"})");
   CHECK(r.resolve(laconic::ComponentSpec::from_json("shape", json)) == given);
 
-  CHECK_THROWS_WITH(
-      r.resolve(spec("pair", {{"left", laconic::nested({"", "square", {{"side", -1.0}}})}})),
-      "in pair.left: square.side must be > 0, got -1");
-  CHECK_THROWS_WITH(
-      r.resolve(spec("pair", {{"left", laconic::nested({"model", "lenet5", {}})}})),
-      "pair.left must be a shape, got model 'lenet5'");
-  CHECK_THROWS_WITH(r.resolve(spec("pair", {{"left", 1.0}})),
-                    "pair.left must be a component, got number 1");
+  CHECK_THROWS_WITH(r.resolve(spec("pair", {{"left", laconic::nested({"", "square", {{"side", -1.0}}})}})),
+                    "in pair.left: square.side must be > 0, got -1");
+  CHECK_THROWS_WITH(r.resolve(spec("pair", {{"left", laconic::nested({"model", "lenet5", {}})}})),
+                    "pair.left must be a shape, got model 'lenet5'");
+  CHECK_THROWS_WITH(r.resolve(spec("pair", {{"left", 1.0}})), "pair.left must be a component, got number 1");
 }
 
-TEST_CASE("a per-step field takes a constant or a function; other fields refuse functions",
-          "[core][registry][step]") {
+TEST_CASE("a per-step field takes a constant or a function; other fields refuse functions", "[core][registry][step]") {
   using namespace laconic;
   const auto r = shapes();
   CHECK(r.create(spec("circle", {{"radius", std::int64_t{2}}}))->area() == 12);
@@ -180,8 +166,7 @@ TEST_CASE("a per-step field takes a constant or a function; other fields refuse 
   CHECK(callbacks.calls == std::vector<std::string>{"e.lua:3"});
   CHECK_THROWS_WITH(radius.at({0, 0, nullptr}),
                     Catch::Contains("circle.radius is the experiment file's function e.lua:3"));
-  const StepValue nan = StepValue::read(r.resolve(spec("circle", {{"radius", StepFunction{"nan"}}})),
-                                        "radius");
+  const StepValue nan = StepValue::read(r.resolve(spec("circle", {{"radius", StepFunction{"nan"}}})), "radius");
   CHECK_THROWS_WITH(nan.at({1, 4, &callbacks}),
                     "circle.radius = function at nan returned nan for epoch 1, step 4; it must "
                     "return a finite number");
@@ -195,14 +180,12 @@ namespace {
 struct PolygonOptions {
   std::vector<std::int64_t> sides;
   static std::vector<laconic::FieldSpec> fields() {
-    return {{"sides", laconic::FieldType::IntList, std::vector<std::int64_t>{3, 4, 5},
-             "edge lengths"}};
+    return {{"sides", laconic::FieldType::IntList, std::vector<std::int64_t>{3, 4, 5}, "edge lengths"}};
   }
   static PolygonOptions from(const laconic::ComponentSpec& spec) {
     PolygonOptions o{spec.integers("sides")};
     if (o.sides.size() < 3)
-      throw laconic::ConfigError(laconic::str_cat("polygon.sides needs at least 3 entries, got ",
-                                                  o.sides.size()));
+      throw laconic::ConfigError(laconic::str_cat("polygon.sides needs at least 3 entries, got ", o.sides.size()));
     return o;
   }
 };

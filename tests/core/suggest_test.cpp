@@ -20,8 +20,8 @@ TEST_CASE("the closest name is a completed prefix first, then the nearest by edi
   CHECK(closest_name("test_los", keys) == "test_loss");
   CHECK(closest_name("trian_loss", keys) == "train_loss");  // two substitutions
   CHECK(closest_name("bytes_snet", keys) == "bytes_sent");
-  CHECK(closest_name("accuracy", keys).empty());  // neither a prefix nor close
-  CHECK(closest_name("te", keys).empty());        // two letters fit too many names
+  CHECK(closest_name("accuracy", keys).empty());            // neither a prefix nor close
+  CHECK(closest_name("te", keys).empty());                  // two letters fit too many names
   CHECK(closest_name("test_loss", {"test_loss"}).empty());  // a name is never its own suggestion
   CHECK(closest_name("", keys).empty());
 }

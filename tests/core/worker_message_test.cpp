@@ -104,9 +104,12 @@ TEST_CASE("a message writer used from two threads never interleaves lines", "[co
   int metrics = 0, beats = 0, broken = 0;
   for (std::string line; std::getline(lines, line);) {
     const auto message = decode_message(line);
-    if (!message) ++broken;
-    else if (std::holds_alternative<laconic::MetricRecord>(*message)) ++metrics;
-    else if (std::holds_alternative<laconic::HeartbeatMessage>(*message)) ++beats;
+    if (!message)
+      ++broken;
+    else if (std::holds_alternative<laconic::MetricRecord>(*message))
+      ++metrics;
+    else if (std::holds_alternative<laconic::HeartbeatMessage>(*message))
+      ++beats;
   }
   CHECK(broken == 0);
   CHECK(metrics == 20000);

@@ -43,7 +43,6 @@ class TempDir {
 };
 
 /// The message of the ConfigError that loading `path` raises ("" when it loads fine).
-std::string load_error(const std::string& path, const Catalog& catalog,
-                       const LoadOptions& options = {});
+std::string load_error(const std::string& path, const Catalog& catalog, const LoadOptions& options = {});
 
 }  // namespace laconic::lua::testing

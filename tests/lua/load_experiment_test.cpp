@@ -47,11 +47,9 @@ TEST_CASE("the quickstart example expands into one run per compressor", "[lua][s
 
   const auto& topk = plan.runs[1];
   CHECK(topk.experiment == "quickstart");
-  CHECK(topk.compressor == ComponentSpec{"compressor", "topk",
-                                         {{"ratio", 0.01}, {"error_feedback", true}}});
+  CHECK(topk.compressor == ComponentSpec{"compressor", "topk", {{"ratio", 0.01}, {"error_feedback", true}}});
   CHECK(topk.optimizer == ComponentSpec{"optimizer", "sgd", {{"lr", 0.05}, {"momentum", 0.9}}});
-  CHECK(topk.topology ==
-        ComponentSpec{"topology", "allreduce", {{"algorithm", std::string("ring")}}});
+  CHECK(topk.topology == ComponentSpec{"topology", "allreduce", {{"algorithm", std::string("ring")}}});
   CHECK(topk.dataset.name == "fashion_mnist");
   CHECK(topk.model.name == "lenet5");
   CHECK(topk.schedule.name == "synchronous");
@@ -64,12 +62,11 @@ TEST_CASE("the quickstart example expands into one run per compressor", "[lua][s
                                                    {"compressor.ratio", 0.01},
                                                    {"compressor.error_feedback", true},
                                                    {"seed", std::int64_t{1}}});
-  CHECK(plan.runs[0].swept == std::map<std::string, Value>{{"compressor", std::string("none")},
-                                                           {"seed", std::int64_t{1}}});
+  CHECK(plan.runs[0].swept ==
+        std::map<std::string, Value>{{"compressor", std::string("none")}, {"seed", std::int64_t{1}}});
 }
 
-TEST_CASE("omitted fields take the catalog's default components and RunConfig's scalars",
-          "[lua][sweep]") {
+TEST_CASE("omitted fields take the catalog's default components and RunConfig's scalars", "[lua][sweep]") {
   TempDir dir;
   FakeCatalog catalog;
   const auto plan = load_experiment(dir.write("min.lua", "experiment { name = 'min' }\n"), catalog);
@@ -90,10 +87,10 @@ TEST_CASE("omitted fields take the catalog's default components and RunConfig's 
 TEST_CASE("scalar fields reach every run", "[lua]") {
   TempDir dir;
   FakeCatalog catalog;
-  const auto plan = load_experiment(
-      dir.write("s.lua", "experiment { name = 's', batch_size = 2^5, epochs = 3, workers = 4,\n"
-                         "  max_steps = 10, eval_limit = 100, timeout = 2.5 }\n"),
-      catalog);
+  const auto plan = load_experiment(dir.write("s.lua",
+                                              "experiment { name = 's', batch_size = 2^5, epochs = 3, workers = 4,\n"
+                                              "  max_steps = 10, eval_limit = 100, timeout = 2.5 }\n"),
+                                    catalog);
   const auto& run = plan.runs.at(0);
   CHECK(run.batch_size == 32);
   CHECK(run.epochs == 3);
@@ -103,8 +100,7 @@ TEST_CASE("scalar fields reach every run", "[lua]") {
   CHECK(run.timeout == 2.5);
 }
 
-TEST_CASE("two sweeps times two seeds give every combination once, in field-name order",
-          "[lua][sweep]") {
+TEST_CASE("two sweeps times two seeds give every combination once, in field-name order", "[lua][sweep]") {
   TempDir dir;
   FakeCatalog catalog;
   const auto plan = load_experiment(dir.write("grid.lua", R"(
@@ -153,11 +149,10 @@ experiment { name = name, compressor = sweep(ratios { 0.1, 0.5, 1 }) }
 TEST_CASE("identical alternatives are refused because their runs would share a name", "[lua]") {
   TempDir dir;
   FakeCatalog catalog;
-  const std::string path = dir.write(
-      "dup.lua", "\nexperiment { name = 'd', compressor = sweep { topk{}, topk{} } }\n");
-  CHECK(load_error(path, catalog) ==
-        path + ":2: two runs would both be named 'compressor=topk,seed=1'; "
-               "make the alternatives of each sweep differ");
+  const std::string path = dir.write("dup.lua", "\nexperiment { name = 'd', compressor = sweep { topk{}, topk{} } }\n");
+  CHECK(load_error(path, catalog) == path +
+                                         ":2: two runs would both be named 'compressor=topk,seed=1'; "
+                                         "make the alternatives of each sweep differ");
 }
 
 TEST_CASE("the file hash changes when the file changes", "[lua]") {
@@ -181,13 +176,12 @@ TEST_CASE("a missing default component makes the field required", "[lua]") {
     }
   } without;
   const std::string path = dir.write("req.lua", "experiment { name = 'r' }\n");
-  CHECK(load_error(path, without) ==
-        path + ":1: experiment field 'compressor' is required: the catalog has no default "
-               "compressor 'none'");
+  CHECK(load_error(path, without) == path +
+                                         ":1: experiment field 'compressor' is required: the catalog has no default "
+                                         "compressor 'none'");
 }
 
-TEST_CASE("a component may be a field of another, and names its run as written",
-          "[lua][sweep]") {
+TEST_CASE("a component may be a field of another, and names its run as written", "[lua][sweep]") {
   TempDir dir;
   FakeCatalog catalog;
   const auto plan = load_experiment(dir.write("chain.lua", R"(
@@ -206,14 +200,15 @@ experiment {
   CHECK(first.number("ratio") == 0.5);
   CHECK(plan.runs[1].compressor.component("first").name == "topk");  // the default
 
-  const std::string bad = dir.write("bad.lua", "experiment { name = 'b',\n"
-                                               "  compressor = chain { first = {} } }\n");
-  CHECK(load_error(bad, catalog).find("bad.lua:2: chain.first must be a compressor component, "
-                                      "got table") != std::string::npos);
+  const std::string bad = dir.write("bad.lua",
+                                    "experiment { name = 'b',\n"
+                                    "  compressor = chain { first = {} } }\n");
+  CHECK(load_error(bad, catalog)
+            .find("bad.lua:2: chain.first must be a compressor component, "
+                  "got table") != std::string::npos);
 }
 
-TEST_CASE("functions given for lr_schedule and on_epoch_end stay callable for the workers",
-          "[lua][callbacks]") {
+TEST_CASE("functions given for lr_schedule and on_epoch_end stay callable for the workers", "[lua][callbacks]") {
   TempDir dir;
   FakeCatalog catalog;
   const std::string path = dir.write("cb.lua", R"(
@@ -241,8 +236,10 @@ experiment {
   CHECK(load_experiment(path, catalog).callbacks.size() == 2);
 }
 
-TEST_CASE("a function given to a per-step field stands in the run as its file:line and stays "
-          "callable", "[lua][callbacks]") {
+TEST_CASE(
+    "a function given to a per-step field stands in the run as its file:line and stays "
+    "callable",
+    "[lua][callbacks]") {
   TempDir dir;
   FakeCatalog catalog;
   const std::string path = dir.write("steps.lua", R"(local shrink = function(epoch, step)
@@ -272,22 +269,26 @@ experiment {
   CHECK(again.compressor.fields.at("ratio") == laconic::Value{laconic::StepFunction{"steps.lua:6"}});
 
   // Two functions on one line get distinct ids; a field that is not per step refuses one.
-  const std::string two = dir.write("two.lua", "experiment { name = 't', compressor = sweep { "
-                                               "topk { ratio = function() return 0.1 end }, "
-                                               "topk { ratio = function() return 0.2 end } } }\n");
+  const std::string two = dir.write("two.lua",
+                                    "experiment { name = 't', compressor = sweep { "
+                                    "topk { ratio = function() return 0.1 end }, "
+                                    "topk { ratio = function() return 0.2 end } } }\n");
   auto both = laconic::lua::load_experiment_with_callbacks(two, catalog);
   CHECK(both.plan.runs[1].compressor.fields.at("ratio") == laconic::Value{laconic::StepFunction{"two.lua:1#2"}});
   CHECK(both.callbacks->step_function("two.lua:1#2", 0, 0) == Approx(0.2));
-  const std::string flag = dir.write("flag.lua", "experiment { name = 'f',\n  compressor = topk "
-                                                 "{ error_feedback = function() return true end } }\n");
-  CHECK(load_error(flag, catalog) ==
-        flag + ":2: topk.error_feedback must be a bool, got function");
-  const std::string builtin = dir.write("builtin.lua", "experiment { name = 'b',\n  compressor = "
-                                                       "topk { ratio = math.sin } }\n");
-  CHECK(load_error(builtin, catalog).find("builtin.lua:2: a per-step field takes a function "
-                                          "written in the file") != std::string::npos);
-  const std::string text = dir.write("text.lua", "experiment { name = 'x', compressor = topk { "
-                                                 "ratio = function() return 'a' end } }\n");
+  const std::string flag = dir.write("flag.lua",
+                                     "experiment { name = 'f',\n  compressor = topk "
+                                     "{ error_feedback = function() return true end } }\n");
+  CHECK(load_error(flag, catalog) == flag + ":2: topk.error_feedback must be a bool, got function");
+  const std::string builtin = dir.write("builtin.lua",
+                                        "experiment { name = 'b',\n  compressor = "
+                                        "topk { ratio = math.sin } }\n");
+  CHECK(load_error(builtin, catalog)
+            .find("builtin.lua:2: a per-step field takes a function "
+                  "written in the file") != std::string::npos);
+  const std::string text = dir.write("text.lua",
+                                     "experiment { name = 'x', compressor = topk { "
+                                     "ratio = function() return 'a' end } }\n");
   auto bad = laconic::lua::load_experiment_with_callbacks(text, catalog);
   CHECK_THROWS_WITH(bad.callbacks->step_function("text.lua:1", 0, 3),
                     "the function at text.lua:1 called with (0, 3) must return a number, got "
@@ -297,11 +298,12 @@ experiment {
 TEST_CASE("errors inside a callback point at its line; bad values are named", "[lua][callbacks]") {
   TempDir dir;
   FakeCatalog catalog;
-  const std::string path = dir.write("bad.lua", "experiment {\n  name = 'b',\n"
-                                                "  lr_schedule = function(e, s)\n"
-                                                "    if e > 0 then error('no lr after epoch 0') end\n"
-                                                "    return e == 0 and 0.1 or 'x'\n  end,\n"
-                                                "  on_epoch_end = function(ctx) return ctx.missing.field end,\n}\n");
+  const std::string path = dir.write("bad.lua",
+                                     "experiment {\n  name = 'b',\n"
+                                     "  lr_schedule = function(e, s)\n"
+                                     "    if e > 0 then error('no lr after epoch 0') end\n"
+                                     "    return e == 0 and 0.1 or 'x'\n  end,\n"
+                                     "  on_epoch_end = function(ctx) return ctx.missing.field end,\n}\n");
   auto loaded = laconic::lua::load_experiment_with_callbacks(path, catalog);
   CHECK(loaded.callbacks->learning_rate(0, 0) == Approx(0.1));
   CHECK_THROWS_WITH(loaded.callbacks->learning_rate(1, 0),
@@ -309,17 +311,18 @@ TEST_CASE("errors inside a callback point at its line; bad values are named", "[
   CHECK_THROWS_WITH(loaded.callbacks->on_epoch_end(0, {}), Catch::StartsWith(path + ":7:"));
   const std::string wrong = dir.write("wrong.lua", "experiment { name = 'w', on_epoch_end = 3 }\n");
   CHECK(load_error(wrong, catalog) ==
-        wrong + ":1: experiment field 'on_epoch_end' must be a function(ctx) returning true to "
-                "stop, got a number");
+        wrong +
+            ":1: experiment field 'on_epoch_end' must be a function(ctx) returning true to "
+            "stop, got a number");
 }
 
 TEST_CASE("repeats = N runs every combination with seeds 1..N", "[lua][sweep]") {
   TempDir dir;
   FakeCatalog catalog;
-  const auto plan = load_experiment(
-      dir.write("r.lua", "experiment { name = 'r', compressor = sweep { none(), topk() },\n"
-                         "  repeats = 3 }\n"),
-      catalog);
+  const auto plan = load_experiment(dir.write("r.lua",
+                                              "experiment { name = 'r', compressor = sweep { none(), topk() },\n"
+                                              "  repeats = 3 }\n"),
+                                    catalog);
   REQUIRE(plan.runs.size() == 6);
   CHECK(plan.runs[0].name == "compressor=none,seed=1");
   CHECK(plan.runs[2].name == "compressor=none,seed=3");
@@ -330,8 +333,7 @@ TEST_CASE("repeats = N runs every combination with seeds 1..N", "[lua][sweep]") 
   CHECK(load_error(zero, catalog) == zero + ":1: experiment field 'repeats' must be an int >= 1, got int 0");
 }
 
-TEST_CASE("include runs a file relative to the experiment and returns its values",
-          "[lua][include]") {
+TEST_CASE("include runs a file relative to the experiment and returns its values", "[lua][include]") {
   TempDir dir;
   FakeCatalog catalog;
   dir.write("base.lua", "return { optimizer = sgd { lr = 0.2 }, batch_size = 16 }\n");
@@ -363,8 +365,7 @@ experiment {
   CHECK_THAT(load_error(absolute, catalog), Catch::Contains("needs a path relative"));
 }
 
-TEST_CASE("override derives an experiment from a base table without changing the base",
-          "[lua][include]") {
+TEST_CASE("override derives an experiment from a base table without changing the base", "[lua][include]") {
   TempDir dir;
   FakeCatalog catalog;
   dir.write("base.lua", "return { name = 'base', batch_size = 16, optimizer = sgd { lr = 0.2 } }\n");
@@ -393,8 +394,7 @@ TEST_CASE("a list-of-ints field reaches the run's configuration and its name", "
 )"),
                                     catalog);
   REQUIRE(plan.runs.size() == 2);
-  CHECK(plan.runs[0].model.integers("sizes") ==
-        std::vector<std::int64_t>{784, 392, 50, 10});
+  CHECK(plan.runs[0].model.integers("sizes") == std::vector<std::int64_t>{784, 392, 50, 10});
   CHECK(plan.runs[1].model.integers("sizes") == std::vector<std::int64_t>{784, 10});
   CHECK(plan.runs[0].name == "model=mlp,sizes={784,392,50,10},seed=1");
 }

@@ -35,10 +35,9 @@ experiment {
 }
 )"),
                                        catalog);
-  CHECK(names(crossed) ==
-        std::vector<std::string>{"compressor=none,lr=0.1,seed=1", "compressor=none,lr=0.01,seed=1",
-                                 "compressor=topk,ratio=0.05,lr=0.1,seed=1",
-                                 "compressor=topk,ratio=0.05,lr=0.01,seed=1"});
+  CHECK(names(crossed) == std::vector<std::string>{"compressor=none,lr=0.1,seed=1", "compressor=none,lr=0.01,seed=1",
+                                                   "compressor=topk,ratio=0.05,lr=0.1,seed=1",
+                                                   "compressor=topk,ratio=0.05,lr=0.01,seed=1"});
   CHECK(crossed.runs[1].optimizer.number("lr") == 0.01);
   CHECK(crossed.runs[1].optimizer.number("momentum") == 0.9);
   CHECK(crossed.runs[1].swept.at("optimizer.lr") == Value{0.01});
@@ -53,36 +52,38 @@ experiment {
 }
 )"),
                                       catalog);
-  CHECK(names(paired) == std::vector<std::string>{"compressor=none,lr=0.1,seed=1",
-                                                  "compressor=topk,ratio=0.05,lr=0.03,seed=1"});
+  CHECK(names(paired) ==
+        std::vector<std::string>{"compressor=none,lr=0.1,seed=1", "compressor=topk,ratio=0.05,lr=0.03,seed=1"});
 
   // Nested components: a sweep in the inner one sweeps the outer one.
   const auto chained = load_experiment(dir.write("chain.lua", R"(
 experiment { name = "c", compressor = chain { first = topk { ratio = sweep { 0.1, 0.01 } } } }
 )"),
                                        catalog);
-  CHECK(names(chained) == std::vector<std::string>{"first=topk{ratio=0.1},seed=1",
-                                                   "first=topk{ratio=0.01},seed=1"});
+  CHECK(names(chained) == std::vector<std::string>{"first=topk{ratio=0.1},seed=1", "first=topk{ratio=0.01},seed=1"});
 
   // Such a component among a sweep's alternatives contributes each of its own.
   const auto spliced = load_experiment(dir.write("splice.lua", R"(
 experiment { name = "s", compressor = sweep { none(), topk { ratio = sweep { 0.1, 0.01 } } } }
 )"),
                                        catalog);
-  CHECK(names(spliced) == std::vector<std::string>{"compressor=none,seed=1",
-                                                   "compressor=topk,ratio=0.1,seed=1",
+  CHECK(names(spliced) == std::vector<std::string>{"compressor=none,seed=1", "compressor=topk,ratio=0.1,seed=1",
                                                    "compressor=topk,ratio=0.01,seed=1"});
 
-  const std::string mixed = dir.write("mixed.lua", "experiment { name = 'm',\n  optimizer = sgd "
-                                                   "{ lr = sweep { 0.1, 0.2, group = 'a' }, "
-                                                   "momentum = sweep { 0, 0.9 } } }\n");
+  const std::string mixed = dir.write("mixed.lua",
+                                      "experiment { name = 'm',\n  optimizer = sgd "
+                                      "{ lr = sweep { 0.1, 0.2, group = 'a' }, "
+                                      "momentum = sweep { 0, 0.9 } } }\n");
   CHECK(load_error(mixed, catalog) ==
-        mixed + ":2: the sweeps inside one sgd { ... } must all be paired in one group or all "
-                "ungrouped; 'lr' has group 'a', 'momentum' has ''");
+        mixed +
+            ":2: the sweeps inside one sgd { ... } must all be paired in one group or all "
+            "ungrouped; 'lr' has group 'a', 'momentum' has ''");
 }
 
-TEST_CASE("random search draws n distinct joint samples, the same for every grid combination "
-          "and every load", "[lua][random]") {
+TEST_CASE(
+    "random search draws n distinct joint samples, the same for every grid combination "
+    "and every load",
+    "[lua][random]") {
   TempDir dir;
   FakeCatalog catalog;
   const std::string path = dir.write("random.lua", R"(
@@ -123,12 +124,13 @@ experiment {
   const std::string other = dir.write("other.lua", R"(
 experiment { name = "r", optimizer = sgd { lr = log_uniform(1e-3, 1e-1) }, random = { n = 5, seed = 4 } }
 )");
-  CHECK(load_experiment(other, catalog).runs[0].optimizer.number("lr") !=
-        plan.runs[0].optimizer.number("lr"));
+  CHECK(load_experiment(other, catalog).runs[0].optimizer.number("lr") != plan.runs[0].optimizer.number("lr"));
 }
 
-TEST_CASE("log_uniform is uniform in the logarithm, int covers its inclusive range, choice "
-          "picks its values", "[lua][random]") {
+TEST_CASE(
+    "log_uniform is uniform in the logarithm, int covers its inclusive range, choice "
+    "picks its values",
+    "[lua][random]") {
   TempDir dir;
   FakeCatalog catalog;
   const auto plan = load_experiment(dir.write("stats.lua", R"(
@@ -184,20 +186,22 @@ TEST_CASE("random search mistakes name the distribution, the field and the line"
         ":1: random = { n = ... } and tune = { trials = ... } need distributions to draw from: "
         "write uniform(a, b), "
         "log_uniform(a, b), int(a, b) or choice { ... } where a value goes");
-  CHECK(error_of("few.lua", "experiment { name = 'x', batch_size = choice { 32, 64 },\n"
-                            "  random = { n = 3 } }\n") ==
+  CHECK(error_of("few.lua",
+                 "experiment { name = 'x', batch_size = choice { 32, 64 },\n"
+                 "  random = { n = 3 } }\n") ==
         ":1: random = { n = 3 } asks for more distinct samples than the distributions give "
         "(found 2)");
-  CHECK(error_of("log.lua", "local lr = log_uniform(0, 1)\n") ==
-        ":1: log_uniform(low, high) needs low > 0, got 0");
+  CHECK(error_of("log.lua", "local lr = log_uniform(0, 1)\n") == ":1: log_uniform(low, high) needs low > 0, got 0");
   CHECK(error_of("int.lua", "experiment { name = 'x',\n  batch_size = int(1.5, 4) }\n") ==
         ":2: int(low, high) takes integer bounds, got (1.5, 4)");
-  CHECK(error_of("type.lua", "experiment { name = 'x',\n  batch_size = uniform(16, 64),\n"
-                             "  random = { n = 2 } }\n") ==
+  CHECK(error_of("type.lua",
+                 "experiment { name = 'x',\n  batch_size = uniform(16, 64),\n"
+                 "  random = { n = 2 } }\n") ==
         ":1: experiment field 'batch_size' (random sample) must be an int >= 1, got number "
         "34.34");
-  CHECK(error_of("field.lua", "experiment { name = 'x',\n  optimizer = sgd { lr = choice { "
-                              "'fast', 'slow' } },\n  random = { n = 2 } }\n") ==
+  CHECK(error_of("field.lua",
+                 "experiment { name = 'x',\n  optimizer = sgd { lr = choice { "
+                 "'fast', 'slow' } },\n  random = { n = 2 } }\n") ==
         ":2: sgd.lr must be a number, got string \"fast\"");
   CHECK(error_of("bad_random.lua", "experiment { name = 'x', random = { samples = 3 } }\n") ==
         ":1: random takes n and seed, got 'samples'");
@@ -219,15 +223,14 @@ experiment {
                                     catalog);
   CHECK(plan.runs.size() == 5);
   CHECK(plan.skipped == 1);
-  for (const auto& run : plan.runs)
-    CHECK(run.name != "batch_size=64,compressor=topk,ratio=0.01,seed=1");
-  const std::string none = dir.write("none.lua", "experiment { name = 'n', where = function() "
-                                                 "return false end }\n");
+  for (const auto& run : plan.runs) CHECK(run.name != "batch_size=64,compressor=topk,ratio=0.01,seed=1");
+  const std::string none = dir.write("none.lua",
+                                     "experiment { name = 'n', where = function() "
+                                     "return false end }\n");
   CHECK(load_error(none, catalog) == none + ": where(run) rejected all 1 runs");
 }
 
-TEST_CASE("tune draws its trials like random search and tells the controller what to compare",
-          "[lua][random][tune]") {
+TEST_CASE("tune draws its trials like random search and tells the controller what to compare", "[lua][random][tune]") {
   TempDir dir;
   FakeCatalog catalog;
   const auto plan = load_experiment(dir.write("tune.lua", R"(
@@ -252,10 +255,10 @@ experiment {
     const std::string path = dir.write(name, text);
     return load_error(path, catalog).substr(path.size());
   };
-  CHECK(error_of("both.lua", "experiment { name = 'x', batch_size = int(1, 9),\n random = { n = 2 }, "
-                             "tune = { trials = 2 } }\n") ==
-        ":1: give either random = { ... } or tune = { ... }, not both");
-  CHECK(error_of("goal.lua", "experiment { name = 'x', batch_size = int(1, 9), tune = { trials = 2, "
-                             "goal = 'up' } }\n") ==
-        ":1: tune.goal must be \"max\" or \"min\", got string \"up\"");
+  CHECK(error_of("both.lua",
+                 "experiment { name = 'x', batch_size = int(1, 9),\n random = { n = 2 }, "
+                 "tune = { trials = 2 } }\n") == ":1: give either random = { ... } or tune = { ... }, not both");
+  CHECK(error_of("goal.lua",
+                 "experiment { name = 'x', batch_size = int(1, 9), tune = { trials = 2, "
+                 "goal = 'up' } }\n") == ":1: tune.goal must be \"max\" or \"min\", got string \"up\"");
 }

@@ -35,17 +35,16 @@ TEST_CASE("an error without a position still names the file", "[lua][errors]") {
         dir.path() + "/b.lua: (error object is a table value)");
 }
 
-TEST_CASE("reading an undefined global is an error, such as a misspelled constructor",
-          "[lua][errors]") {
+TEST_CASE("reading an undefined global is an error, such as a misspelled constructor", "[lua][errors]") {
   TempDir dir;
   FakeCatalog catalog;
-  const auto path = dir.write("typo.lua",
-                              "experiment {\n  name = 'x',\n  compressor = topK { ratio = 0.1 },\n}\n");
+  const auto path = dir.write("typo.lua", "experiment {\n  name = 'x',\n  compressor = topK { ratio = 0.1 },\n}\n");
   CHECK(load_error(path, catalog) ==
-        path + ":3: undefined global 'topK'; did you mean 'topk'? (constructors: compressor: "
-               "chain, none, topk; dataset: fashion_mnist; lr_schedule: constant; model: lenet5, mlp; "
-               "network: link; optimizer: sgd; schedule: synchronous; stopping: never; "
-               "topology: allreduce)");
+        path +
+            ":3: undefined global 'topK'; did you mean 'topk'? (constructors: compressor: "
+            "chain, none, topk; dataset: fashion_mnist; lr_schedule: constant; model: lenet5, mlp; "
+            "network: link; optimizer: sgd; schedule: synchronous; stopping: never; "
+            "topology: allreduce)");
 }
 
 TEST_CASE("an unknown component field is reported with the known fields", "[lua][errors]") {
@@ -56,8 +55,7 @@ TEST_CASE("an unknown component field is reported with the known fields", "[lua]
         path + ":2: unknown field 'rato' in compressor 'topk'; known: ratio, error_feedback");
 }
 
-TEST_CASE("an out-of-range value carries the catalog's message at the constructor's line",
-          "[lua][errors]") {
+TEST_CASE("an out-of-range value carries the catalog's message at the constructor's line", "[lua][errors]") {
   TempDir dir;
   FakeCatalog catalog;
   const auto path = dir.write("quick.lua", R"(experiment {
@@ -74,35 +72,30 @@ TEST_CASE("an out-of-range value carries the catalog's message at the constructo
   CHECK(load_error(path, catalog) == path + ":9: topk.ratio must be in (0, 1], got 1.5");
 }
 
-TEST_CASE("a field value of the wrong kind is refused, naming the type the field takes",
-          "[lua][errors]") {
+TEST_CASE("a field value of the wrong kind is refused, naming the type the field takes", "[lua][errors]") {
   TempDir dir;
   FakeCatalog catalog;
   const auto path = dir.write("table.lua", "\nlocal t = topk { ratio = {} }\n");
   CHECK(load_error(path, catalog) == path + ":2: topk.ratio must be a number, got table");
   const auto component = dir.write("comp.lua", "local t = topk { ratio = none() }\n");
-  CHECK(load_error(component, catalog) ==
-        component + ":1: topk.ratio must be a number, got compressor none()");
+  CHECK(load_error(component, catalog) == component + ":1: topk.ratio must be a number, got compressor none()");
   const auto positional = dir.write("pos.lua", "local t = topk { 0.1 }\n");
   CHECK(load_error(positional, catalog) ==
         positional + ":1: topk takes named fields (topk { field = value }), got a value at position 1");
 }
 
-TEST_CASE("a list-of-ints field takes a Lua sequence of integers and names a bad entry",
-          "[lua][errors][list]") {
+TEST_CASE("a list-of-ints field takes a Lua sequence of integers and names a bad entry", "[lua][errors][list]") {
   TempDir dir;
   FakeCatalog catalog;
   const auto mixed = dir.write("mixed.lua", "\nlocal m = mlp { sizes = {1, \"a\"} }\n");
-  CHECK(load_error(mixed, catalog) ==
-        mixed + ":2: mlp.sizes must be a list of ints, got string \"a\" at position 2");
+  CHECK(load_error(mixed, catalog) == mixed + ":2: mlp.sizes must be a list of ints, got string \"a\" at position 2");
   const auto scalar = dir.write("scalar.lua", "local m = mlp { sizes = 3 }\n");
   CHECK(load_error(scalar, catalog) == scalar + ":1: mlp.sizes must be a list of ints, got int 3");
   const auto fractional = dir.write("frac.lua", "local m = mlp { sizes = {784, 2.5} }\n");
   CHECK(load_error(fractional, catalog) ==
         fractional + ":1: mlp.sizes must be a list of ints, got number 2.5 at position 2");
   const auto named = dir.write("named.lua", "local m = mlp { sizes = {784, x = 1} }\n");
-  CHECK(load_error(named, catalog) ==
-        named + ":1: mlp.sizes takes a list { a, b, ... }, got a field 'x'");
+  CHECK(load_error(named, catalog) == named + ":1: mlp.sizes takes a list { a, b, ... }, got a field 'x'");
 }
 
 TEST_CASE("a component of the wrong kind names the field and the expected kind", "[lua][errors]") {
@@ -111,11 +104,11 @@ TEST_CASE("a component of the wrong kind names the field and the expected kind",
   const auto path = dir.write("kind.lua", "\n\nexperiment { name = 'k', model = topk {} }\n");
   CHECK(load_error(path, catalog) ==
         path + ":3: experiment field 'model' must be a model (known: lenet5(), mlp()), got compressor 'topk'");
-  const auto swept = dir.write(
-      "kind2.lua", "experiment { name = 'k', compressor = sweep { none(), sgd() } }\n");
+  const auto swept = dir.write("kind2.lua", "experiment { name = 'k', compressor = sweep { none(), sgd() } }\n");
   CHECK(load_error(swept, catalog) ==
-        swept + ":1: experiment field 'compressor' (sweep alternative 2) must be a compressor "
-                "(known: chain(), none(), topk()), got optimizer 'sgd'");
+        swept +
+            ":1: experiment field 'compressor' (sweep alternative 2) must be a compressor "
+            "(known: chain(), none(), topk()), got optimizer 'sgd'");
 }
 
 TEST_CASE("a constructor passed without calling it is explained", "[lua][errors]") {
@@ -123,8 +116,9 @@ TEST_CASE("a constructor passed without calling it is explained", "[lua][errors]
   FakeCatalog catalog;
   const auto path = dir.write("fn.lua", "experiment { name = 'f', compressor = none }\n");
   CHECK(load_error(path, catalog) ==
-        path + ":1: experiment field 'compressor' must be a compressor (known: chain(), none(), topk()), "
-               "got a function (call the constructor: name() or name { ... })");
+        path +
+            ":1: experiment field 'compressor' must be a compressor (known: chain(), none(), topk()), "
+            "got a function (call the constructor: name() or name { ... })");
 }
 
 TEST_CASE("scalar experiment fields are checked", "[lua][errors]") {
@@ -137,8 +131,9 @@ TEST_CASE("scalar experiment fields are checked", "[lua][errors]") {
   CHECK(load_error(dir.write("t.lua", "experiment { name = 't', timeout = -1 }"), catalog) ==
         dir.path() + "/t.lua:1: experiment field 'timeout' must be a number > 0, got int -1");
   CHECK(load_error(dir.write("s.lua", "experiment { name = 's', seeds = 3 }"), catalog) ==
-        dir.path() + "/s.lua:1: experiment field 'seeds' must be a list of integers such as "
-                     "{ 1, 2, 3 }, got int 3");
+        dir.path() +
+            "/s.lua:1: experiment field 'seeds' must be a list of integers such as "
+            "{ 1, 2, 3 }, got int 3");
   CHECK(load_error(dir.write("d.lua", "experiment { name = 'd', seeds = { 1, 1 } }"), catalog) ==
         dir.path() + "/d.lua:1: experiment field 'seeds' lists seed 1 twice");
 }
@@ -148,17 +143,18 @@ TEST_CASE("an unknown experiment field lists the known fields", "[lua][errors]")
   FakeCatalog catalog;
   const auto path = dir.write("unknown.lua", "\nexperiment {\n  name = 'u',\n  compresor = none(),\n}\n");
   CHECK(load_error(path, catalog) ==
-        path + ":2: unknown experiment field 'compresor'; known: batch_size, compressor, data, divergence_factor, "
-               "epochs, eval_every, eval_limit, exchange, lr_schedule, max_steps, model, name, network, optimizer, repeats, schedule, seeds, stopping, timeout, "
-               "topology, workers");
+        path +
+            ":2: unknown experiment field 'compresor'; known: batch_size, compressor, data, divergence_factor, "
+            "epochs, eval_every, eval_limit, exchange, lr_schedule, max_steps, model, name, network, optimizer, "
+            "repeats, schedule, seeds, stopping, timeout, "
+            "topology, workers");
 }
 
 TEST_CASE("the experiment name is required", "[lua][errors]") {
   TempDir dir;
   FakeCatalog catalog;
   const auto path = dir.write("noname.lua", "experiment { epochs = 2 }\n");
-  CHECK(load_error(path, catalog) ==
-        path + ":1: experiment is missing the required field 'name' (a string)");
+  CHECK(load_error(path, catalog) == path + ":1: experiment is missing the required field 'name' (a string)");
 }
 
 TEST_CASE("experiment must be called exactly once", "[lua][errors]") {
@@ -166,8 +162,7 @@ TEST_CASE("experiment must be called exactly once", "[lua][errors]") {
   FakeCatalog catalog;
   const auto twice = dir.write("twice.lua", "experiment { name = 'a' }\n\nexperiment { name = 'b' }\n");
   CHECK(load_error(twice, catalog) ==
-        twice + ":3: experiment { ... } may be called only once; it was already called at " +
-            twice + ":1");
+        twice + ":3: experiment { ... } may be called only once; it was already called at " + twice + ":1");
   const auto never = dir.write("never.lua", "local x = none()\n");
   CHECK(load_error(never, catalog) == never + ": the file never calls experiment { ... }");
 }
@@ -175,27 +170,24 @@ TEST_CASE("experiment must be called exactly once", "[lua][errors]") {
 TEST_CASE("io, os, require and file loading are not available", "[lua][sandbox]") {
   TempDir dir;
   FakeCatalog catalog;
-  for (const char* name : {"io", "os", "require", "package", "debug", "dofile", "loadfile",
-                           "collectgarbage"}) {
+  for (const char* name : {"io", "os", "require", "package", "debug", "dofile", "loadfile", "collectgarbage"}) {
     const auto path = dir.write(std::string(name) + ".lua", std::string("\nlocal f = ") + name + "\n");
-    CHECK_THAT(load_error(path, catalog),
-               Catch::StartsWith(path + ":2: undefined global '" + name + "'"));
+    CHECK_THAT(load_error(path, catalog), Catch::StartsWith(path + ":2: undefined global '" + name + "'"));
   }
   const auto path = dir.write("io_open.lua", "io.open('/etc/passwd')\n");
   CHECK_THAT(load_error(path, catalog), Catch::StartsWith(path + ":1: undefined global 'io'"));
-  const auto dump = dir.write("dump.lua", "local d = string.dump\nassert(d == nil, 'dump')\n"
-                                          "experiment { name = 'x' }\n");
+  const auto dump = dir.write("dump.lua",
+                              "local d = string.dump\nassert(d == nil, 'dump')\n"
+                              "experiment { name = 'x' }\n");
   CHECK(load_error(dump, catalog) == "");
 }
 
 TEST_CASE("binary chunks are refused, from load and as the file", "[lua][sandbox]") {
   TempDir dir;
   FakeCatalog catalog;
-  const auto path = dir.write(
-      "bin.lua", "local f, err = load('\\27Lua', 'x', 'b')\nassert(f == nil)\nerror(err, 0)\n");
+  const auto path = dir.write("bin.lua", "local f, err = load('\\27Lua', 'x', 'b')\nassert(f == nil)\nerror(err, 0)\n");
   CHECK(load_error(path, catalog) == path + ": attempt to load a binary chunk (mode is 't')");
-  const auto text = dir.write(
-      "text.lua", "local f = load('return 7', 'x', 'b')\nexperiment { name = 'n' .. f() }\n");
+  const auto text = dir.write("text.lua", "local f = load('return 7', 'x', 'b')\nexperiment { name = 'n' .. f() }\n");
   CHECK(load_error(text, catalog) == "");
   const auto binary = dir.write("binary.lua", std::string("\x1bLua\x54\x00", 6));
   CHECK(load_error(binary, catalog) == binary + ": attempt to load a binary chunk (mode is 't')");
@@ -209,12 +201,10 @@ TEST_CASE("an endless loop stops at the instruction budget, pcall or not", "[lua
   const auto loop = dir.write("loop.lua", "local n = 0\nwhile true do\n  n = n + 1\nend\n");
   const std::string message = load_error(loop, catalog, options);
   // The hook may stop the loop on either of its lines; it must name one of them.
-  CHECK_THAT(message, StartsWith(loop + ":3: ") || StartsWith(loop + ":4: ") ||
-                          StartsWith(loop + ":2: "));
+  CHECK_THAT(message, StartsWith(loop + ":3: ") || StartsWith(loop + ":4: ") || StartsWith(loop + ":2: "));
   CHECK_THAT(message, EndsWith("experiment file exceeded its instruction budget of 100000 "
                                "instructions (infinite loop?)"));
-  const auto swallowed = dir.write(
-      "pcall.lua", "while true do\n  pcall(function() while true do end end)\nend\n");
+  const auto swallowed = dir.write("pcall.lua", "while true do\n  pcall(function() while true do end end)\nend\n");
   CHECK_THAT(load_error(swallowed, catalog, options),
              StartsWith(swallowed + ":") && Contains("exceeded its instruction budget"));
 }
@@ -225,11 +215,9 @@ TEST_CASE("a huge allocation stops at the memory cap", "[lua][sandbox]") {
   LoadOptions options;
   options.memory_limit = 8 << 20;
   const auto huge = dir.write("huge.lua", "local a = 1\nlocal s = string.rep('x', 1 << 30)\n");
-  CHECK(load_error(huge, catalog, options) ==
-        huge + ":2: experiment file exceeded its memory limit of 8 MiB");
+  CHECK(load_error(huge, catalog, options) == huge + ":2: experiment file exceeded its memory limit of 8 MiB");
   const auto growing = dir.write("grow.lua", "local t = {}\nfor i = 1, 1e9 do t[i] = i end\n");
-  CHECK(load_error(growing, catalog, options) ==
-        growing + ":2: experiment file exceeded its memory limit of 8 MiB");
+  CHECK(load_error(growing, catalog, options) == growing + ":2: experiment file exceeded its memory limit of 8 MiB");
 }
 
 TEST_CASE("a missing file is a ConfigError naming the path and the reason", "[lua][errors]") {
@@ -240,8 +228,7 @@ TEST_CASE("a missing file is a ConfigError naming the path and the reason", "[lu
 TEST_CASE("long paths are shown in full, not as Lua shortens them", "[lua][errors]") {
   TempDir dir;
   FakeCatalog catalog;
-  const auto path = dir.write(std::string(40, 'd') + "/" + std::string(40, 'e') + "/boom.lua",
-                              "\nerror('boom')\n");
+  const auto path = dir.write(std::string(40, 'd') + "/" + std::string(40, 'e') + "/boom.lua", "\nerror('boom')\n");
   CHECK(load_error(path, catalog) == path + ":2: boom");
 }
 
@@ -258,6 +245,5 @@ TEST_CASE("two kinds defining one constructor name is an invariant error", "[lua
   catalog.add({"model", "none", "a model that clashes", {}});
   const auto path = dir.write("clash.lua", "experiment { name = 'c' }\n");
   CHECK_THROWS_AS(laconic::lua::load_experiment(path, catalog), laconic::InvariantError);
-  CHECK_THROWS_WITH(laconic::lua::load_experiment(path, catalog),
-                    Contains("component name 'none' is defined by both"));
+  CHECK_THROWS_WITH(laconic::lua::load_experiment(path, catalog), Contains("component name 'none' is defined by both"));
 }

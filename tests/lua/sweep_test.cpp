@@ -5,8 +5,8 @@
 #include "lua/experiment.hpp"
 #include "lua/sweep.hpp"
 
-using laconic::Value;
 using laconic::fnv1a_hex;
+using laconic::Value;
 using laconic::lua::format_name_value;
 
 TEST_CASE("fnv1a_hex matches the published FNV-1a 64 test vectors", "[lua][hash]") {
@@ -24,8 +24,7 @@ TEST_CASE("run-name values are written as a user would type them", "[lua][sweep]
   CHECK(format_name_value(Value{std::string("ring")}) == "ring");
 }
 
-TEST_CASE("sweeps of one group are paired: they advance together instead of multiplying",
-          "[lua][sweep]") {
+TEST_CASE("sweeps of one group are paired: they advance together instead of multiplying", "[lua][sweep]") {
   laconic::lua::testing::TempDir dir;
   laconic::lua::testing::FakeCatalog catalog;
   const auto plan = laconic::lua::load_experiment(dir.write("pair.lua", R"(
@@ -50,8 +49,9 @@ experiment {
   batch_size = sweep { 32, 64, 128, group = "m" },
 })");
   CHECK(laconic::lua::testing::load_error(bad, catalog) ==
-        bad + ":1: sweeps of group 'm' are paired and need the same number of alternatives: "
-              "'batch_size' has 3, 'compressor' has 2");
+        bad +
+            ":1: sweeps of group 'm' are paired and need the same number of alternatives: "
+            "'batch_size' has 3, 'compressor' has 2");
   const auto typo = dir.write("typo.lua", "local s = sweep { 1, 2, group = 3 }\n");
   CHECK(laconic::lua::testing::load_error(typo, catalog) ==
         typo + ":1: sweep.group must be a non-empty string, got int 3");

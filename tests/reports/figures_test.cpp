@@ -77,7 +77,8 @@ TEST_CASE("hostile run names stay text in the HTML, the Markdown and the gnuplot
   INFO(html.substr(0, 4000));
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("<b>") == std::string::npos);
-  CHECK(html.find("&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt; \\&quot; &amp; &#39;&#39;") != std::string::npos);
+  CHECK(html.find("&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt; \\&quot; &amp; &#39;&#39;") !=
+        std::string::npos);
   CHECK(read_text(paths.markdown).find("<script>") == std::string::npos);
   // In a double-quoted gnuplot string, the quote and the backslash are escaped.
   const std::string script = read_text(dir.file("out/figures/step_time.gp"));
@@ -97,8 +98,9 @@ TEST_CASE("without gnuplot the report keeps its tables and names each missing fi
   CHECK(paths.warnings[0] == "figure metric_vs_compression missing: " + why);
   const std::string md = read_text(paths.markdown);
   CHECK(has_line(md, "**Figure missing: Time per step: measured and projected** (figures/step_time.svg): " + why));
-  CHECK(has_line(md, "- figures: 0 of 5 drawn by gnuplot (figures/\\*.svg, figures/\\*.png); missing ones are named "
-                     "where they belong"));
+  CHECK(has_line(md,
+                 "- figures: 0 of 5 drawn by gnuplot (figures/\\*.svg, figures/\\*.png); missing ones are named "
+                 "where they belong"));
   const std::string html = read_text(paths.html);
   CHECK(html.find("<p class=\"missing\"><strong>Figure missing: Time per step: measured and projected</strong>") !=
         std::string::npos);

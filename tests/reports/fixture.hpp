@@ -19,8 +19,7 @@ namespace laconic::reports::testing {
 class TempDir {
  public:
   explicit TempDir(const std::string& tag)
-      : path_(std::filesystem::temp_directory_path() /
-              ("laconic-reports-" + tag + "-" + std::to_string(::getpid()))) {
+      : path_(std::filesystem::temp_directory_path() / ("laconic-reports-" + tag + "-" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -59,7 +58,7 @@ struct RunSpec {
   std::map<std::string, Value> compressor_fields;
   std::int64_t workers = 2;
   int servers = 0;
-  int steps = 2;  ///< per epoch
+  int steps = 2;                            ///< per epoch
   std::vector<double> accuracy{0.5, 0.75};  ///< per epoch, worker 0; also fixes the epoch count
   std::vector<double> epoch_time{10, 12};   ///< s per epoch, every worker
   double bytes_sent = 250000, bytes_dense = 250000, payload_bytes = 250000;
@@ -72,7 +71,7 @@ struct RunSpec {
   /// The bandwidth of the emulated link the run trained on (link { emulate = true }); unset: a
   /// link of 1Gbit that was only projected.
   std::optional<std::string> emulated;
-  double server_bytes_sent = 1e9;  ///< per server round; must never reach a worker figure
+  double server_bytes_sent = 1e9;                  ///< per server round; must never reach a worker figure
   std::optional<double> model_parameters = 62500;  ///< recorded once by worker 0 at step 0
   std::string status = "FINISHED";
 };
@@ -83,7 +82,8 @@ inline RunConfig config_of(const std::string& experiment, const RunSpec& spec) {
   config.name = spec.name;
   config.model = {"model", spec.model, {}};
   config.compressor = {"compressor", spec.compressor, spec.compressor_fields};
-  config.network = {"network", "link",
+  config.network = {"network",
+                    "link",
                     {{"bandwidth", Value{spec.emulated.value_or("1Gbit")}},
                      {"latency", Value{std::string("50us")}},
                      {"emulate", Value{spec.emulated.has_value()}}}};
@@ -101,8 +101,8 @@ inline std::int64_t record_run(storage::Database& db, storage::Recorder& recorde
   recorder.start_run(run);
   {
     auto sink = recorder.metrics_sink(run);
-    const double step_time = spec.forward + spec.backward + spec.optimizer + spec.compress + spec.decompress +
-                             spec.communicate;
+    const double step_time =
+        spec.forward + spec.backward + spec.optimizer + spec.compress + spec.decompress + spec.communicate;
     const int epochs = static_cast<int>(spec.accuracy.size());
     if (spec.model_parameters) sink->record({"model_parameters", 0, 0, 0, 0, *spec.model_parameters});
     double trained = 0;

@@ -27,9 +27,8 @@ void record_golden(storage::Database& db) {
     double sent;  // bytes per step and worker
     double compress;
   };
-  const Method methods[] = {{"none", nullptr, 0, 250000, 0},
-                            {"topk", "ratio", 0.01, 5000, 0.004},
-                            {"qsgd", "levels", 4, 31250, 0.002}};
+  const Method methods[] = {
+      {"none", nullptr, 0, 250000, 0}, {"topk", "ratio", 0.01, 5000, 0.004}, {"qsgd", "levels", 4, 31250, 0.002}};
   int index = 0;
   for (const char* model : {"lenet5", "mlp"})
     for (const Method& m : methods)
@@ -49,7 +48,8 @@ void record_golden(storage::Database& db) {
         }
         spec.name += ",seed=" + std::to_string(seed);
         const double quality = (std::string(model) == "mlp" ? 0.05 : 0) + (seed == 2 ? 0.02 : 0);
-        spec.accuracy = {0.5 - index * 0.01 + quality, 0.8 - (m.compress * 10) + quality, 0.85 - m.compress * 10 + quality};
+        spec.accuracy = {0.5 - index * 0.01 + quality, 0.8 - (m.compress * 10) + quality,
+                         0.85 - m.compress * 10 + quality};
         spec.epoch_time = {10.0 + seed, 11.0, 12.0};
         spec.bytes_sent = spec.payload_bytes = m.sent;
         spec.compress = m.compress;

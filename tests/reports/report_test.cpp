@@ -1,8 +1,8 @@
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -100,8 +100,9 @@ TEST_CASE("the report compares the latest run of each run name with exact values
   CHECK(has_line(md, "- file: `experiments/fmnist.lua`"));
   CHECK(has_line(md, "- hash: `0badc0de`"));
   CHECK(has_line(md, "- runs: 2 run names, 3 runs recorded"));
-  CHECK(has_line(md, "| run | status | final test accuracy | bytes sent | dense bytes | compression | "
-                     "wall time (s) | error |"));
+  CHECK(has_line(md,
+                 "| run | status | final test accuracy | bytes sent | dense bytes | compression | "
+                 "wall time (s) | error |"));
   CHECK(has_line(md, "|---|---|---:|---:|---:|---:|---:|---|"));
   CHECK(has_line(md, "| compressor=none | FINISHED | 0.7500 | 2.00 MB | 2.00 MB | 1.0x | 62.5 |  |"));
   CHECK(has_line(md, "| compressor=topk | FINISHED | 0.6875 | 20.0 kB | 2.00 MB | 100.0x | 30.0 |  |"));

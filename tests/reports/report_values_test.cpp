@@ -69,10 +69,12 @@ std::unique_ptr<storage::Database> values_database(const TempDir& dir) {
 
 }  // namespace
 
-TEST_CASE("the final table shows mean ± sample std over seeds per model x workers and compressor", "[reports][values]") {
+TEST_CASE("the final table shows mean ± sample std over seeds per model x workers and compressor",
+          "[reports][values]") {
   TempDir dir("values-final");
   auto db = values_database(dir);
-  const auto paths = write_report(*db, "values", dir.file("out"), {.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}});
+  const auto paths =
+      write_report(*db, "values", dir.file("out"), {.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}});
   const std::string md = read_text(paths.markdown);
   INFO(md);
   CHECK(has_line(md, "| configuration | none | topk ratio=0.01 |"));
@@ -82,15 +84,17 @@ TEST_CASE("the final table shows mean ± sample std over seeds per model x worke
   CHECK(has_line(md, "- compared: 4 FINISHED runs in 2 configurations"));
 
   const std::string csv = read_text(dir.file("out/tables/final_metric.csv"));
-  CHECK(csv == "row,column,mean,std,n\r\n"
-               "\"model=lenet5, workers=2\",none,0.775,0.03535533906,2\r\n"
-               "\"model=lenet5, workers=2\",topk ratio=0.01,0.71,0.01414213562,2\r\n");
+  CHECK(csv ==
+        "row,column,mean,std,n\r\n"
+        "\"model=lenet5, workers=2\",none,0.775,0.03535533906,2\r\n"
+        "\"model=lenet5, workers=2\",topk ratio=0.01,0.71,0.01414213562,2\r\n");
 }
 
 TEST_CASE("compression ratio and step times count worker ranks only, never the parameter server", "[reports][values]") {
   TempDir dir("values-compression");
   auto db = values_database(dir);
-  const auto paths = write_report(*db, "values", dir.file("out"), {.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}});
+  const auto paths =
+      write_report(*db, "values", dir.file("out"), {.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}});
   const std::string md = read_text(paths.markdown);
   INFO(md);
   // 8 worker-steps x 250000 dense bytes / (8 x 2500 sent) = 100, for both seeds.
@@ -98,10 +102,12 @@ TEST_CASE("compression ratio and step times count worker ranks only, never the p
   CHECK(has_line(md, "| topk ratio=0.01 | 100.0x | 0.7100 ± 0.0141 (n=2) |"));
   // compute 0.01 + 0.02 + 0.005; compress 0.003 + 0.001; no wait recorded; projected step
   // 0.035 + 0.004 + 0.002. Every step takes the same time: IQR of one point, a 95% interval of 0.
-  CHECK(has_line(md, "| none | 0.035 | 0 | - | 0.005 | 0.002 | 0.04 | 0.037 | 0.04 \\[0.04, 0.04\\] | 0.04 ± 0 (95%, n=2) "
-                     "| baseline |"));
-  CHECK(has_line(md, "| topk ratio=0.01 | 0.035 | 0.004 | - | 0.005 | 0.002 | 0.044 | 0.041 | 0.044 \\[0.044, 0.044\\] | "
-                     "0.044 ± 0 (95%, n=2) | +10.0% |"));
+  CHECK(has_line(md,
+                 "| none | 0.035 | 0 | - | 0.005 | 0.002 | 0.04 | 0.037 | 0.04 \\[0.04, 0.04\\] | 0.04 ± 0 (95%, n=2) "
+                 "| baseline |"));
+  CHECK(has_line(md,
+                 "| topk ratio=0.01 | 0.035 | 0.004 | - | 0.005 | 0.002 | 0.044 | 0.041 | 0.044 \\[0.044, 0.044\\] | "
+                 "0.044 ± 0 (95%, n=2) | +10.0% |"));
   // 8 x 2500 payload bytes / 8 worker-steps = 2500 per step; 8 * 2500 / 62500 parameters = 0.32.
   CHECK(has_line(md, "| topk ratio=0.01 | 62500 | 1 | 0.320 |"));
   // The Runs table's totals are over all ranks, the server's 4 rounds of 1e9 bytes included.
@@ -129,10 +135,12 @@ TEST_CASE("step times: waiting apart, a difference within the noise said so, dis
   ReportOptions options{.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}};
   const std::string md = read_text(write_report(*db, "noise", dir.file("out"), options).markdown);
   INFO(md);
-  CHECK(has_line(md, "| fp16 | 0.035 | 0 | - | 0.005 | 0.002 | 0.04 | 0.037 | 0.04 \\[0.04, 0.04\\] | 0.04 (n=1) | "
-                     "+0.0% (noise) |"));
-  CHECK(has_line(md, "| topk ratio=0.01 | 0.045 | 0 | - | 0.005 | 0.002 | 0.05 | 0.047 | 0.05 \\[0.05, 0.05\\] | "
-                     "0.05 (n=1) | +25.0% disturbed |"));
+  CHECK(has_line(md,
+                 "| fp16 | 0.035 | 0 | - | 0.005 | 0.002 | 0.04 | 0.037 | 0.04 \\[0.04, 0.04\\] | 0.04 (n=1) | "
+                 "+0.0% (noise) |"));
+  CHECK(has_line(md,
+                 "| topk ratio=0.01 | 0.045 | 0 | - | 0.005 | 0.002 | 0.05 | 0.047 | 0.05 \\[0.05, 0.05\\] | "
+                 "0.05 (n=1) | +25.0% disturbed |"));
   CHECK_THAT(md, Catch::Contains("Disturbed by the machine: compute (forward + backward + optimizer, which no "
                                  "compressor changes) differs by more than 10% from the same row's dense "
                                  "configuration in topk ratio=0.01 (compute +29%)"));
@@ -157,11 +165,13 @@ TEST_CASE("step times of overlapped runs show what was hidden behind backward, o
   INFO(md);
   CHECK_THAT(md, Catch::Contains("| configuration | compute (s) | compress (s) | wait (s) | communicate, measured (s) "
                                  "| hidden behind backward (s) | communicate, projected (s) |"));
-  CHECK(has_line(md, "| none | 0.035 | 0 | - | 0.005 | - | 0.002 | 0.04 | 0.037 | 0.04 \\[0.04, 0.04\\] | 0.04 (n=1) | "
-                     "baseline |"));
+  CHECK(has_line(md,
+                 "| none | 0.035 | 0 | - | 0.005 | - | 0.002 | 0.04 | 0.037 | 0.04 \\[0.04, 0.04\\] | 0.04 (n=1) | "
+                 "baseline |"));
   // The step is compute + communicate after backward: 0.036; the hidden 0.004 is not in it.
-  CHECK(has_line(md, "| fp16 | 0.035 | 0 | - | 0.001 | 0.004 | 0.002 | 0.036 | 0.037 | 0.036 \\[0.036, 0.036\\] | "
-                     "0.036 (n=1) | -10.0% |"));
+  CHECK(has_line(md,
+                 "| fp16 | 0.035 | 0 | - | 0.001 | 0.004 | 0.002 | 0.036 | 0.037 | 0.036 \\[0.036, 0.036\\] | "
+                 "0.036 (n=1) | -10.0% |"));
   const std::string csv = read_text(dir.file("out/tables/step_time.csv"));
   CHECK_THAT(csv, Catch::StartsWith("configuration,compute_s,compress_s,wait_s,communicate_measured_s,"
                                     "hidden_behind_backward_s,communicate_projected_s,"));
@@ -185,7 +195,9 @@ TEST_CASE("--link projects every configuration's recorded messages onto links th
   const std::string md = read_text(write_report(*db, "links", dir.file("out"), options).markdown);
   INFO(md);
   CHECK(has_line(md, "## Projected onto other links"));
-  CHECK(has_line(md, "| configuration | step on 10Mbit (s) | vs dense on 10Mbit | step on 1Gbit,1ms (s) | vs dense on 1Gbit,1ms |"));
+  CHECK(has_line(
+      md,
+      "| configuration | step on 10Mbit (s) | vs dense on 10Mbit | step on 1Gbit,1ms (s) | vs dense on 1Gbit,1ms |"));
   // Payload moves at 0.936 of the rate (TCP over Ethernet, kTcpPayloadFraction). dense: compute 0.035; on
   // 10 Mbit/s 2 x 50 us + 1 Mbit / 9.36 Mbit/s = 0.10694 s; on 1 Gbit/s with 1 ms per message 2 x 1 ms +
   // 1.0684 ms = 0.0030684 s.
@@ -295,8 +307,9 @@ TEST_CASE("time and bytes to target count up to the first evaluation that reache
     // 0.037 s; bytes: 8 worker-steps x 250000.
     CHECK(has_line(md, "| none | 2/2 | 0.7750 ± 0.0354 (n=2) | 4 | 1.0 | 22 ± 0 (n=2) | 0.148 ± 0 (n=2) | 2.00 MB |"));
     // Best 0.7 and 0.72. Measured 22 and 44 s (std 11 * sqrt(2)); projected 4 x 0.041 s; bytes 8 x 2500.
-    CHECK(has_line(md, "| topk ratio=0.01 | 2/2 | 0.7100 ± 0.0141 (n=2) | 4 | 1.0 | 33 ± 15.6 (n=2) | 0.164 ± 0 (n=2) "
-                       "| 20.0 kB |"));
+    CHECK(has_line(md,
+                   "| topk ratio=0.01 | 2/2 | 0.7100 ± 0.0141 (n=2) | 4 | 1.0 | 33 ± 15.6 (n=2) | 0.164 ± 0 (n=2) "
+                   "| 20.0 kB |"));
     CHECK_THAT(md, Catch::Contains(" 4 of 4 runs reached it."));
   }
   SECTION("a target only one seed of one configuration reaches") {
@@ -369,13 +382,16 @@ TEST_CASE("a tuned experiment reports the chosen trial, the median trial and the
     record_run(*db, recorder, e, "tuned", tuned(dense(seed, {0.1, seed == 1 ? 0.8 : 0.82}), 0.1, "best"));
     record_run(*db, recorder, e, "tuned", tuned(topk(seed, {0.1, seed == 1 ? 0.7 : 0.74}), 0.01, "best"));
   }
-  const auto paths = write_report(*db, "tuned", dir.file("out"), {.target = std::nullopt, .gnuplot = {"/nonexistent/gnuplot", 5}});
+  const auto paths =
+      write_report(*db, "tuned", dir.file("out"), {.target = std::nullopt, .gnuplot = {"/nonexistent/gnuplot", 5}});
   const std::string md = read_text(paths.markdown);
   INFO(md);
   CHECK(has_line(md, "| configuration | chosen | trials | chosen trial | median trial | best on all seeds |"));
-  CHECK(has_line(md, "| model=lenet5, workers=2 / none | optimizer.lr=0.1 | 3 | 0.8000 | 0.7000 | 0.8100 ± 0.0141 (n=2) |"));
-  CHECK(has_line(md, "| model=lenet5, workers=2 / topk ratio=0.01 | optimizer.lr=0.01 | 3 | 0.7000 | 0.6500 | "
-                     "0.7200 ± 0.0283 (n=2) |"));
+  CHECK(has_line(
+      md, "| model=lenet5, workers=2 / none | optimizer.lr=0.1 | 3 | 0.8000 | 0.7000 | 0.8100 ± 0.0141 (n=2) |"));
+  CHECK(has_line(md,
+                 "| model=lenet5, workers=2 / topk ratio=0.01 | optimizer.lr=0.01 | 3 | 0.7000 | 0.6500 | "
+                 "0.7200 ± 0.0283 (n=2) |"));
   // The comparison uses the tune=best runs, grouped without the tuned learning rate.
   CHECK(has_line(md, "| model=lenet5, workers=2 | 0.8100 ± 0.0141 (n=2) | 0.7200 ± 0.0283 (n=2) |"));
   CHECK(has_line(md, "- compared: 4 FINISHED runs in 2 configurations (tune=best runs)"));

@@ -39,8 +39,7 @@ TEST_CASE("CSV fields are quoted only when RFC 4180 requires it, quotes doubled"
   CHECK(render_csv(table) == "run,bytes\r\n\"x\"\"y\",1500\r\n");  // the raw twin wins
 }
 
-TEST_CASE("gnuplot strings escape double quotes and backslashes and blank control characters",
-          "[reports][gnuplot]") {
+TEST_CASE("gnuplot strings escape double quotes and backslashes and blank control characters", "[reports][gnuplot]") {
   CHECK(gnuplot_quote("topk") == R"("topk")");
   CHECK(gnuplot_quote("it's ''") == R"("it's ''")");
   CHECK(gnuplot_quote(R"(a"b)") == R"("a\"b")");

@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <sqlite3.h>
+#include <catch2/catch.hpp>
 
 #include "engine/core/error.hpp"
 #include "storage/queries.hpp"
@@ -130,8 +130,7 @@ TEST_CASE("a reader polling while a writer thread commits batches sees only whol
   CHECK(scalar(*reader, "SELECT count(*) FROM metrics") == kBatch * kBatches);
 }
 
-TEST_CASE("a writer killed inside a batch loses nothing committed and leaves an intact database",
-          "[storage][crash]") {
+TEST_CASE("a writer killed inside a batch loses nothing committed and leaves an intact database", "[storage][crash]") {
   TempDir dir;
   const std::string path = dir.file("runs.db");
   std::int64_t run = 0;

@@ -1,7 +1,7 @@
 #include <string>
 
-#include <catch2/catch.hpp>
 #include <sqlite3.h>
+#include <catch2/catch.hpp>
 
 #include "engine/core/error.hpp"
 #include "storage/database.hpp"
@@ -147,8 +147,9 @@ TEST_CASE("a database of the first schema is migrated forward keeping every row"
   REQUIRE(versions.step());
   CHECK(versions.column_text(0) == "1,2,3,4,5");
 
-  Statement runs(db->handle(), "SELECT id, status, attempts, controller_pid IS NULL, checkpoint_step IS NULL "
-                               "FROM runs ORDER BY id");
+  Statement runs(db->handle(),
+                 "SELECT id, status, attempts, controller_pid IS NULL, checkpoint_step IS NULL "
+                 "FROM runs ORDER BY id");
   REQUIRE(runs.step());
   CHECK(runs.column_int64(0) == 1);
   CHECK(runs.column_text(1) == "FINISHED");
@@ -161,8 +162,9 @@ TEST_CASE("a database of the first schema is migrated forward keeping every row"
 
   // Schema 3 moved the rows into metric_values with integer keys; the metrics view shows them as
   // they were, in their recording order (seq is the old rowid).
-  Statement metrics(db->handle(), "SELECT group_concat(key || '@' || step || '=' || coalesce(value, 'NaN') || '#' || seq, ' ') "
-                                  "FROM (SELECT * FROM metrics WHERE run_id = 1 ORDER BY seq)");
+  Statement metrics(db->handle(),
+                    "SELECT group_concat(key || '@' || step || '=' || coalesce(value, 'NaN') || '#' || seq, ' ') "
+                    "FROM (SELECT * FROM metrics WHERE run_id = 1 ORDER BY seq)");
   REQUIRE(metrics.step());
   CHECK(metrics.column_text(0) ==
         "train_loss@0=2.5#1 time_step@0=0.25#2 train_loss@1=NaN#3 bytes_sent@1=1.0e+300#4");  // the NaN is still NULL
@@ -180,8 +182,9 @@ TEST_CASE("a database of the first schema is migrated forward keeping every row"
     sink->record({"train_loss", 2, 0, 0, 0.7, 1.5});
     sink->record({"lr", 2, 0, 0, 0.7, 0.1});
   }
-  Statement appended(db->handle(), "SELECT group_concat(key || '#' || seq, ' ') FROM "
-                                   "(SELECT key, seq FROM metrics WHERE step = 2 ORDER BY seq)");
+  Statement appended(db->handle(),
+                     "SELECT group_concat(key || '#' || seq, ' ') FROM "
+                     "(SELECT key, seq FROM metrics WHERE step = 2 ORDER BY seq)");
   REQUIRE(appended.step());
   CHECK(appended.column_text(0) == "train_loss#5 lr#6");
   CHECK(summary_of(*db, 1).at("lr").count == 1);

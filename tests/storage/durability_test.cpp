@@ -107,9 +107,10 @@ TEST_CASE("a recovery journal round-trips, replays exactly once, and refuses the
   REQUIRE(recorder.start_run(run));
 
   Journal journal = new_journal(path);
-  journal.metrics.push_back({run, {{"train_loss", 0, 0, 0, 0.5, 2.0},
-                                   {"train_loss", 1, 0, 1, 0.6, std::nan("")},
-                                   {"odd\tkey", 2, 0, 0, 0.7, -INFINITY}}});
+  journal.metrics.push_back({run,
+                             {{"train_loss", 0, 0, 0, 0.5, 2.0},
+                              {"train_loss", 1, 0, 1, 0.6, std::nan("")},
+                              {"odd\tkey", 2, 0, 0, 0.7, -INFINITY}}});
   journal.statuses.push_back({run, "FINISHED", 1234.5, ""});
   journal.facts.push_back({run, "blas_library", "/usr/lib/x\ty.so"});
   const std::string file = write_journal(journal);

@@ -55,8 +55,7 @@ std::vector<std::string> metric_rows(Database& db) {
 
 }  // namespace
 
-TEST_CASE("two shards merge into one database with every run's metrics, summary and facts",
-          "[storage][merge]") {
+TEST_CASE("two shards merge into one database with every run's metrics, summary and facts", "[storage][merge]") {
   TempDir dir;
   {
     auto a = Database::open(dir.file("a.db"));
@@ -91,8 +90,9 @@ TEST_CASE("two shards merge into one database with every run's metrics, summary 
   auto merged = metric_rows(*out);
   std::sort(merged.begin(), merged.end());
   CHECK(merged == expected);
-  CHECK(scalar(*out, "SELECT count FROM run_summary s JOIN runs r ON r.id = s.run_id "
-                     "WHERE r.name = 'compressor=topk,seed=1' AND s.key = 'loss'") == 4);
+  CHECK(scalar(*out,
+               "SELECT count FROM run_summary s JOIN runs r ON r.id = s.run_id "
+               "WHERE r.name = 'compressor=topk,seed=1' AND s.key = 'loss'") == 4);
   CHECK(scalar(*out, "SELECT count(*) FROM run_facts WHERE key = 'host_name' AND value = 'shard-topk'") == 2);
 }
 
@@ -113,8 +113,7 @@ TEST_CASE("merging the same database again adds nothing", "[storage][merge]") {
   CHECK(scalar(*out, "SELECT count(*) FROM metric_values") == 4);
 }
 
-TEST_CASE("runs that have not ended are left out, and a run recorded in two shards is kept twice",
-          "[storage][merge]") {
+TEST_CASE("runs that have not ended are left out, and a run recorded in two shards is kept twice", "[storage][merge]") {
   TempDir dir;
   {
     auto a = Database::open(dir.file("a.db"));

@@ -1,8 +1,8 @@
 #include <cmath>
 #include <string>
 
-#include <catch2/catch.hpp>
 #include <sqlite3.h>
+#include <catch2/catch.hpp>
 
 #include "engine/core/error.hpp"
 #include "storage/queries.hpp"

@@ -55,7 +55,7 @@ TEST_CASE("--where matches swept variables and config fields, numbers numericall
   auto db = Database::open(":memory:");
   Recorder recorder(*db);
   const auto e = recorder.add_experiment("e", "e.lua", "h");
-  const auto none = recorder.add_run(e, sample_config("none", 1));          // workers 2, lr 0.05
+  const auto none = recorder.add_run(e, sample_config("none", 1));  // workers 2, lr 0.05
   const auto topk1 = recorder.add_run(e, topk_config(0.01, 0.1, 4));
   const auto topk10 = recorder.add_run(e, topk_config(0.1, 0.1, 2));
   const auto runs = list_runs(*db);
@@ -118,7 +118,7 @@ TEST_CASE("--where compares numbers with != < <= > >=, and falls back on final m
   };
   CHECK(where("test_accuracy>0.85") == Ids{none});
   CHECK(where("test_accuracy<0.9") == Ids{none, topk1});  // NaN (a diverged run) satisfies nothing
-  CHECK(where("workers=4") == Ids{topk1});              // the config still comes first
+  CHECK(where("workers=4") == Ids{topk1});                // the config still comes first
   const FinalMetric infinite = [&](const std::string&, std::int64_t) -> std::optional<double> {
     return std::numeric_limits<double>::infinity();
   };
@@ -154,8 +154,9 @@ TEST_CASE("the user's query reads and refuses anything that writes", "[storage][
   }
   CHECK_NOTHROW(UserQuery(*db, "PRAGMA table_info(runs)"));
   CHECK_NOTHROW(UserQuery(*db, "SELECT json_extract(swept, '$.compressor') FROM runs"));
-  CHECK_NOTHROW(UserQuery(*db, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) "
-                                "SELECT i FROM n"));
+  CHECK_NOTHROW(UserQuery(*db,
+                          "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) "
+                          "SELECT i FROM n"));
 
   const std::vector<std::pair<std::string, std::string>> refused{
       {"INSERT INTO experiments (name, file_path, file_hash, created) VALUES ('x', 'x', 'x', 0)",
@@ -178,9 +179,11 @@ TEST_CASE("the user's query reads and refuses anything that writes", "[storage][
   };
   for (const auto& [sql, message] : refused) {
     INFO(sql);
-    CHECK_THROWS_MATCHES(UserQuery(*db, sql), ConfigError, Catch::Matchers::Predicate<ConfigError>(
-        [&](const ConfigError& e) { return std::string(e.what()).find(message) != std::string::npos; },
-        "message contains '" + message + "'"));
+    CHECK_THROWS_MATCHES(
+        UserQuery(*db, sql), ConfigError,
+        Catch::Matchers::Predicate<ConfigError>(
+            [&](const ConfigError& e) { return std::string(e.what()).find(message) != std::string::npos; },
+            "message contains '" + message + "'"));
   }
   CHECK(count_rows(*db, "metrics") == 2);
   CHECK(count_rows(*db, "experiments") == 1);
@@ -288,9 +291,9 @@ TEST_CASE("an unknown run id names the ids that exist; metric keys are listed", 
   const auto first = recorder.add_run(e, sample_config("topk", 1));
   const auto last = recorder.add_run(other, sample_config("none", 1));
   CHECK(run_id_range(*db).count == 2);
-  CHECK_THROWS_WITH(require_run(*db, 99), Catch::Contains("no run 99") &&
-                                              Catch::Contains("2 runs with ids " + std::to_string(first) + " to " +
-                                                              std::to_string(last)));
+  CHECK_THROWS_WITH(require_run(*db, 99),
+                    Catch::Contains("no run 99") &&
+                        Catch::Contains("2 runs with ids " + std::to_string(first) + " to " + std::to_string(last)));
   CHECK(require_run(*db, first).name == "compressor=topk,seed=1");
   {
     auto sink = recorder.metrics_sink(first);

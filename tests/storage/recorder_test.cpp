@@ -2,8 +2,8 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -20,8 +20,8 @@ using laconic::storage::testing::sample_config;
 using laconic::storage::testing::TempDir;
 
 TEST_CASE("run statuses round-trip through their stored text", "[storage][status]") {
-  for (RunStatus s : {RunStatus::Queued, RunStatus::Running, RunStatus::Finished, RunStatus::Failed,
-                      RunStatus::Killed, RunStatus::Diverged})
+  for (RunStatus s : {RunStatus::Queued, RunStatus::Running, RunStatus::Finished, RunStatus::Failed, RunStatus::Killed,
+                      RunStatus::Diverged})
     CHECK(run_status_from_string(to_string(s)) == s);
   CHECK(to_string(RunStatus::Diverged) == "DIVERGED");
   // Any case is accepted (`laconic runs --status finished`); a typo is named with the valid ones.
@@ -208,7 +208,8 @@ TEST_CASE("a RUNNING run whose heartbeat stopped or whose controller is gone is 
   CHECK_FALSE(find_run(*db, run)->stale);  // only RUNNING runs can be stale
 }
 
-TEST_CASE("rewind_run drops the metrics from a step on and rebuilds the summary exactly", "[storage][recorder][resume]") {
+TEST_CASE("rewind_run drops the metrics from a step on and rebuilds the summary exactly",
+          "[storage][recorder][resume]") {
   TempDir dir;
   auto db = Database::open(database_path(GENERATE(as<std::string>{}, "memory", "file"), dir));
   Recorder recorder(*db);

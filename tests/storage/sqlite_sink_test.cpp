@@ -161,8 +161,9 @@ TEST_CASE("sinks share metric_keys ids, and a rolled-back batch forgets the ids 
 
   // A batch that fails after adding its new key rolls that key back. Its id must not be reused
   // for the key when the batch is retried: another sink may have taken it for another name.
-  exec(db->handle(), "CREATE TEMP TRIGGER refuse AFTER INSERT ON metric_values WHEN NEW.value = 13 "
-                     "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
+  exec(db->handle(),
+       "CREATE TEMP TRIGGER refuse AFTER INSERT ON metric_values WHEN NEW.value = 13 "
+       "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
   a.record({"bytes_sent", 1, 0, 0, 0, 13.0});
   CHECK_THROWS_AS(a.flush(), StorageError);
   CHECK(a.pending() == 1);

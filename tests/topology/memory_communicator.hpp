@@ -43,8 +43,8 @@ class MemoryNetwork {
     });
     if (!got) throw CommError(str_cat("rank ", to, ": no message on tag ", tag, " within 10 s"));
     auto& box = boxes_[{sender, to, tag}];
-    LACONIC_ENFORCE(box.front().size() == into.size(), "rank ", to, " expected ", into.size(),
-                    " bytes from rank ", sender, ", got ", box.front().size());
+    LACONIC_ENFORCE(box.front().size() == into.size(), "rank ", to, " expected ", into.size(), " bytes from rank ",
+                    sender, ", got ", box.front().size());
     std::copy(box.front().begin(), box.front().end(), into.begin());
     box.pop_front();
     return sender;

@@ -157,5 +157,6 @@ TEST_CASE("the asynchronous server applies every push and keeps each worker with
   // after the straggler finished: its last pull holds every update.
   CHECK(last_pull[0][0] == kFastSteps + kSlowSteps);
   // The fast worker was held back: some of its updates were applied one step ahead.
-  CHECK(std::any_of(model.updates.begin(), model.updates.end(), [](const AppliedUpdate& u) { return u.staleness == 1; }));
+  CHECK(
+      std::any_of(model.updates.begin(), model.updates.end(), [](const AppliedUpdate& u) { return u.staleness == 1; }));
 }

@@ -21,8 +21,7 @@ namespace {
 
 std::vector<float> gradient_of(int rank, std::size_t n) {
   std::vector<float> g(n);
-  for (std::size_t i = 0; i < n; ++i)
-    g[i] = static_cast<float>((rank + 1) * 0.25 + static_cast<double>(i % 7) - 3.0);
+  for (std::size_t i = 0; i < n; ++i) g[i] = static_cast<float>((rank + 1) * 0.25 + static_cast<double>(i % 7) - 3.0);
   return g;
 }
 
@@ -31,8 +30,7 @@ struct Outcome {
   std::vector<topology::ExchangeStats> stats;
 };
 
-Outcome exchange(const std::string& topology, const std::string& compressor, int ranks,
-                 std::size_t n) {
+Outcome exchange(const std::string& topology, const std::string& compressor, int ranks, std::size_t n) {
   Outcome out;
   out.results.resize(static_cast<std::size_t>(ranks));
   out.stats.resize(static_cast<std::size_t>(ranks));
@@ -50,8 +48,7 @@ Outcome exchange(const std::string& topology, const std::string& compressor, int
 
 }  // namespace
 
-TEST_CASE("allreduce and allgather give every worker the mean of the dense gradients",
-          "[topology]") {
+TEST_CASE("allreduce and allgather give every worker the mean of the dense gradients", "[topology]") {
   constexpr int kRanks = 3;
   constexpr std::size_t n = 1000;
   const auto reduced = exchange("allreduce", "none", kRanks, n);
@@ -63,8 +60,7 @@ TEST_CASE("allreduce and allgather give every worker the mean of the dense gradi
     CHECK(gathered.stats[static_cast<std::size_t>(r)].gathered);
     // Ring allgatherv: p-1 forwarded sizes of 8 bytes, then p-1 forwarded payloads of 4n.
     CHECK(gathered.stats[static_cast<std::size_t>(r)].bytes_sent == (kRanks - 1) * (8 + 4 * n));
-    CHECK(reduced.stats[static_cast<std::size_t>(r)].bytes_sent ==
-          comm::ring_allreduce_bytes_sent(n, kRanks, r));
+    CHECK(reduced.stats[static_cast<std::size_t>(r)].bytes_sent == comm::ring_allreduce_bytes_sent(n, kRanks, r));
   }
   for (std::size_t i = 0; i < n; ++i) {
     double mean = 0;
@@ -85,8 +81,7 @@ TEST_CASE("topk through allreduce and allgather is the same gather", "[topology]
 TEST_CASE("allgather refuses a compressor that runs its own allreduces", "[topology]") {
   auto topo = topology::builtin_topologies().create({"topology", "allgather", {}});
   auto powersgd = compress::builtin_compressors().create({"compressor", "powersgd", {}});
-  CHECK_THROWS_WITH(topo->check(*powersgd),
-                    "powersgd runs its own allreduces; use topology = allreduce()");
+  CHECK_THROWS_WITH(topo->check(*powersgd), "powersgd runs its own allreduces; use topology = allreduce()");
   auto ring = topology::builtin_topologies().create({"topology", "allreduce", {}});
   CHECK_NOTHROW(ring->check(*powersgd));
 }
@@ -106,15 +101,14 @@ double consensus(const std::vector<std::vector<float>>& models) {
 }
 
 /// Runs `steps` gossip rounds on `ranks` workers; models[step][rank] after each round.
-std::vector<std::vector<std::vector<float>>> gossip_rounds(const std::string& peers, int ranks,
-                                                           std::int64_t neighbours, int steps) {
+std::vector<std::vector<std::vector<float>>> gossip_rounds(const std::string& peers, int ranks, std::int64_t neighbours,
+                                                           int steps) {
   constexpr std::size_t n = 500;
   std::vector<std::vector<std::vector<float>>> history(
-      static_cast<std::size_t>(steps + 1),
-      std::vector<std::vector<float>>(static_cast<std::size_t>(ranks)));
+      static_cast<std::size_t>(steps + 1), std::vector<std::vector<float>>(static_cast<std::size_t>(ranks)));
   testing::run_ranks(ranks, std::chrono::seconds(30), [&](comm::Communicator& comm) {
-    auto topo = topology::builtin_topologies().create(
-        {"topology", "gossip", {{"peers", peers}, {"neighbours", neighbours}}});
+    auto topo =
+        topology::builtin_topologies().create({"topology", "gossip", {{"peers", peers}, {"neighbours", neighbours}}});
     auto none = compress::builtin_compressors().create({"compressor", "none", {}});
     REQUIRE(topo->mixes_models());
     std::vector<float> model(n);
@@ -133,9 +127,10 @@ std::vector<std::vector<std::vector<float>>> gossip_rounds(const std::string& pe
 
 }  // namespace
 
-TEST_CASE("gossip on a ring keeps the mean and shrinks the consensus distance by the mixing "
-          "matrix's second eigenvalue",
-          "[topology][gossip]") {
+TEST_CASE(
+    "gossip on a ring keeps the mean and shrinks the consensus distance by the mixing "
+    "matrix's second eigenvalue",
+    "[topology][gossip]") {
   // 4 workers, neighbours +1 and -1, weights 1/3: the circulant's other eigenvalues are
   // (1 + 2 cos(2 pi j / 4)) / 3 = 1/3, -1/3, 1/3, so each round shrinks the distance by 3.
   const auto history = gossip_rounds("ring", 4, 2, 8);
@@ -158,8 +153,7 @@ TEST_CASE("gossip with random peers also converges to the mean", "[topology][gos
   CHECK(consensus(history.back()) < 0.05 * consensus(history.front()));
 }
 
-TEST_CASE("gossip offsets: ring order, distinct random ones, and the range of neighbours",
-          "[topology][gossip]") {
+TEST_CASE("gossip offsets: ring order, distinct random ones, and the range of neighbours", "[topology][gossip]") {
   topology::GossipOptions ring;
   ring.neighbours = 3;
   CHECK(topology::gossip_offsets(ring, 5, 0) == std::vector<int>{1, 4, 2});

@@ -40,8 +40,8 @@ RunConfig stateful_run(const std::string& schedule_or_overlapped) {
                                        : catalog.resolve({"schedule", schedule, {}});
   c.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}});
   if (overlapped) {
-    c.topology = catalog.resolve(
-        {"topology", "allreduce", {{"overlap", true}, {"first_bucket_mb", 0.01}, {"bucket_mb", 0.1}}});
+    c.topology =
+        catalog.resolve({"topology", "allreduce", {{"overlap", true}, {"first_bucket_mb", 0.01}, {"bucket_mb", 0.1}}});
     c.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}, {"scope", std::string("layer")}}});
   }
   c.batch_size = 16;
@@ -83,7 +83,7 @@ std::map<int, RankOutcome> train_ranks(const RunConfig& config, const train::Che
 
 // (step, key) -> value of one rank's per-step and per-epoch records, from `from_step` on.
 std::map<std::pair<std::int64_t, std::string>, double> by_step(const std::vector<MetricRecord>& records,
-                                                              std::int64_t from_step) {
+                                                               std::int64_t from_step) {
   std::map<std::pair<std::int64_t, std::string>, double> out;
   for (const auto& r : records)
     if (r.step >= from_step && (r.key == "train_loss" || r.key == "payload_bytes" || r.key == "test_accuracy" ||
@@ -163,7 +163,9 @@ TEST_CASE("a run with synchronous parameter servers resumes exactly as the unint
   INFO(servers << " servers");
   auto config = stateful_run("synchronous");
   config.topology = engine::EngineCatalog().resolve(
-      {"topology", "parameter_server", {{"pull", std::string("weights")}, {"compress_pull", true}, {"servers", servers}}});
+      {"topology",
+       "parameter_server",
+       {{"pull", std::string("weights")}, {"compress_pull", true}, {"servers", servers}}});
   const int world = 2 + static_cast<int>(servers);
   TempDir dir;
   SavedSteps saved;
@@ -225,8 +227,9 @@ TEST_CASE("a checkpoint of another configuration or rank is refused", "[train][c
   testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
     engine::EngineCatalog catalog;
     MemorySink sink;
-    message = thrown<ConfigError>(
-        [&] { train::run_worker(other, catalog.build(other), comm, sink, {}, nullptr, {dir.path, 0, 2, {}}); });
+    message = thrown<ConfigError>([&] {
+      train::run_worker(other, catalog.build(other), comm, sink, {}, nullptr, {dir.path, 0, 2, {}});
+    });
   });
   CHECK_THAT(message, Catch::Contains("belongs to another run configuration"));
   // Truncated: the reader notices.
@@ -235,8 +238,9 @@ TEST_CASE("a checkpoint of another configuration or rank is refused", "[train][c
   testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
     engine::EngineCatalog catalog;
     MemorySink sink;
-    message = thrown<ConfigError>(
-        [&] { train::run_worker(config, catalog.build(config), comm, sink, {}, nullptr, {dir.path, 0, 2, {}}); });
+    message = thrown<ConfigError>([&] {
+      train::run_worker(config, catalog.build(config), comm, sink, {}, nullptr, {dir.path, 0, 2, {}});
+    });
   });
   CHECK_THAT(message, Catch::Contains("does not fit this run") && Catch::Contains(path));
 }

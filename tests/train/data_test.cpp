@@ -48,23 +48,20 @@ train::TextOptions text_options(const std::string& file, std::int64_t vocab, std
 
 TEST_CASE("a missing MNIST names the path and where to get the files", "[train][dataset]") {
   auto r = train::builtin_datasets();
-  REQUIRE_THROWS_WITH(
-      r.create({"dataset", "mnist", {{"root", std::string("/nonexistent/mnist")}}}),
-      Catch::Contains("MNIST file 'train-images-idx3-ubyte' not found in '/nonexistent/mnist'") &&
-          Catch::Contains("yann.lecun.com/exdb/mnist") &&
-          Catch::Contains("mnist { root = ... }"));
+  REQUIRE_THROWS_WITH(r.create({"dataset", "mnist", {{"root", std::string("/nonexistent/mnist")}}}),
+                      Catch::Contains("MNIST file 'train-images-idx3-ubyte' not found in '/nonexistent/mnist'") &&
+                          Catch::Contains("yann.lecun.com/exdb/mnist") && Catch::Contains("mnist { root = ... }"));
 }
 
-TEST_CASE("the CIFAR-10 reader reads binary batches, labels and standardized channels",
-          "[train][dataset][cifar10]") {
+TEST_CASE("the CIFAR-10 reader reads binary batches, labels and standardized channels", "[train][dataset][cifar10]") {
   TempDir dir;
   auto r = train::builtin_datasets();
   const auto spec = ComponentSpec{"dataset", "cifar10", {{"root", dir.path}}};
   REQUIRE_THROWS_WITH(r.create(spec), Catch::Contains("CIFAR-10 file 'data_batch_1.bin' not "
-                                                      "found in '" + dir.path + "'") &&
+                                                      "found in '" +
+                                                      dir.path + "'") &&
                                           Catch::Contains("cifar-10-batches-bin"));
-  for (int b = 1; b <= 5; ++b)
-    dir.write("data_batch_" + std::to_string(b) + ".bin", cifar_batch(3, 3 * (b - 1)));
+  for (int b = 1; b <= 5; ++b) dir.write("data_batch_" + std::to_string(b) + ".bin", cifar_batch(3, 3 * (b - 1)));
   dir.write("test_batch.bin", cifar_batch(4, 100));
   auto data = r.create(spec);
   const auto& train_split = data->train();
@@ -73,19 +70,15 @@ TEST_CASE("the CIFAR-10 reader reads binary batches, labels and standardized cha
   CHECK(train_split.labels[7].item<std::int64_t>() == 7);
   CHECK(data->test().labels[0].item<std::int64_t>() == 0);  // record 100
   // Record 7, green channel: (7 + 40) / 255 standardized with 0.4822 and 0.2435.
-  CHECK(train_split.inputs[7][1][31][0].item<double>() ==
-        Approx((47.0 / 255.0 - 0.4822) / 0.2435).epsilon(1e-5));
-  CHECK(train_split.inputs[7][2][0][5].item<double>() ==
-        Approx((87.0 / 255.0 - 0.4465) / 0.2616).epsilon(1e-5));
+  CHECK(train_split.inputs[7][1][31][0].item<double>() == Approx((47.0 / 255.0 - 0.4822) / 0.2435).epsilon(1e-5));
+  CHECK(train_split.inputs[7][2][0][5].item<double>() == Approx((87.0 / 255.0 - 0.4465) / 0.2616).epsilon(1e-5));
 
   dir.write("test_batch.bin", cifar_batch(4, 0) + "x");
   REQUIRE_THROWS_WITH(r.create(spec)->test(),
-                      Catch::Contains("expected a multiple of 3073 bytes") &&
-                          Catch::Contains("got 12293"));
+                      Catch::Contains("expected a multiple of 3073 bytes") && Catch::Contains("got 12293"));
 }
 
-TEST_CASE("synthetic data is deterministic for a seed, balanced and learnable",
-          "[train][dataset][synthetic]") {
+TEST_CASE("synthetic data is deterministic for a seed, balanced and learnable", "[train][dataset][synthetic]") {
   auto options = [](std::int64_t seed) {
     train::SyntheticOptions o;
     o.shape = {3, 8, 8};
@@ -121,22 +114,19 @@ TEST_CASE("synthetic data is deterministic for a seed, balanced and learnable",
   auto flat = a.train().inputs.reshape({400, -1});
   means.index_add_(0, a.train().labels, flat).div_(100);
   auto distances = torch::cdist(a.test().inputs.reshape({100, -1}), means);
-  const double accuracy =
-      distances.argmin(1).eq(a.test().labels).to(torch::kFloat).mean().item<double>();
+  const double accuracy = distances.argmin(1).eq(a.test().labels).to(torch::kFloat).mean().item<double>();
   CHECK(accuracy > 0.9);
 }
 
 TEST_CASE("synthetic options name the bad value", "[train][dataset][synthetic]") {
   auto r = train::builtin_datasets();
-  CHECK_THROWS_WITH(
-      r.create({"dataset", "synthetic", {{"shape", std::vector<std::int64_t>{3, 0, 32}}}}),
-      "synthetic.shape dimensions must be >= 1, got {3, 0, 32}");
+  CHECK_THROWS_WITH(r.create({"dataset", "synthetic", {{"shape", std::vector<std::int64_t>{3, 0, 32}}}}),
+                    "synthetic.shape dimensions must be >= 1, got {3, 0, 32}");
   CHECK_THROWS_WITH(r.create({"dataset", "synthetic", {{"classes", std::int64_t{1}}}}),
                     "synthetic.classes must be >= 2, got 1");
 }
 
-TEST_CASE("text caps the vocabulary, maps the rest to <unk>, ends lines with <eos>",
-          "[train][dataset][text]") {
+TEST_CASE("text caps the vocabulary, maps the rest to <unk>, ends lines with <eos>", "[train][dataset][text]") {
   TempDir dir;
   // 10 lines: 8 train, 1 valid, 1 test. In train, "a" x8, "b" x4, "c" x2, "d" x2, "e" x1.
   std::string corpus;
@@ -147,8 +137,8 @@ TEST_CASE("text caps the vocabulary, maps the rest to <unk>, ends lines with <eo
     if (i == 7) corpus += " e <unk>";
     corpus += "\n";
   }
-  corpus += "a z b\n";     // valid
-  corpus += "e a c d b\n"; // test
+  corpus += "a z b\n";      // valid
+  corpus += "e a c d b\n";  // test
   const auto file = dir.write("corpus.txt", corpus);
   train::TextDataset data(text_options(file, 5, 3));
   // <unk>, <eos>, then a (8), b (4), and of c and d (2 each) the first in byte order.
@@ -177,44 +167,35 @@ TEST_CASE("text caps the vocabulary, maps the rest to <unk>, ends lines with <eo
   CHECK(train_split.inputs.max().item<std::int64_t>() < 5);
 }
 
-TEST_CASE("text reads a .train/.valid/.test triple and refuses a missing corpus",
-          "[train][dataset][text]") {
+TEST_CASE("text reads a .train/.valid/.test triple and refuses a missing corpus", "[train][dataset][text]") {
   TempDir dir;
   dir.write("ptb.train.txt", "the cat sat\nthe dog sat\n");
   dir.write("ptb.valid.txt", "the cat\n");
   dir.write("ptb.test.txt", "a dog sat\n");
   train::TextDataset data(text_options(dir.path + "/ptb", 100, 2));
-  CHECK(data.words() ==
-        std::vector<std::string>{"<unk>", "<eos>", "sat", "the", "cat", "dog"});
+  CHECK(data.words() == std::vector<std::string>{"<unk>", "<eos>", "sat", "the", "cat", "dog"});
   CHECK(torch::equal(data.test().inputs, torch::tensor({{0, 5}}, torch::kInt64)));
   CHECK(data.train().size() == 3);  // 8 tokens -> (8 - 1) / 2 windows
 
   auto r = train::builtin_datasets();
   CHECK_THROWS_WITH(
       r.create({"dataset", "text", {{"file", dir.path + "/wiki"}}}),
-      Catch::Contains("text.file: neither '" + dir.path + "/wiki' nor '" + dir.path +
-                      "/wiki.train.txt' exists"));
-  CHECK_THROWS_WITH(r.create({"dataset", "text", {}}),
-                    Catch::Contains("text.file must name a corpus"));
-  CHECK_THROWS_WITH(r.create({"dataset", "text", {{"file", dir.path + "/ptb"},
-                                                  {"vocab", std::int64_t{2}}}}),
+      Catch::Contains("text.file: neither '" + dir.path + "/wiki' nor '" + dir.path + "/wiki.train.txt' exists"));
+  CHECK_THROWS_WITH(r.create({"dataset", "text", {}}), Catch::Contains("text.file must name a corpus"));
+  CHECK_THROWS_WITH(r.create({"dataset", "text", {{"file", dir.path + "/ptb"}, {"vocab", std::int64_t{2}}}}),
                     "text.vocab must be >= 3 (<unk>, <eos> and a word), got 2");
 }
 
-TEST_CASE("the language model's bptt and vocab must match the text dataset's",
-          "[train][dataset][text]") {
+TEST_CASE("the language model's bptt and vocab must match the text dataset's", "[train][dataset][text]") {
   TempDir dir;
   const auto file = dir.write("c.txt", "a b c\n");
   auto text = train::builtin_datasets().create({"dataset", "text", {{"file", file}}});
   auto models = train::builtin_models();
   CHECK_NOTHROW(train::check_compatible(*models.create({"model", "lstm_lm", {}}), *text));
+  CHECK_THROWS_WITH(train::check_compatible(*models.create({"model", "lstm_lm", {{"bptt", std::int64_t{20}}}}), *text),
+                    "lstm_lm.bptt = 20 but text.bptt = 35: set the same bptt on both");
   CHECK_THROWS_WITH(
-      train::check_compatible(
-          *models.create({"model", "lstm_lm", {{"bptt", std::int64_t{20}}}}), *text),
-      "lstm_lm.bptt = 20 but text.bptt = 35: set the same bptt on both");
-  CHECK_THROWS_WITH(
-      train::check_compatible(
-          *models.create({"model", "lstm_lm", {{"vocab", std::int64_t{500}}}}), *text),
+      train::check_compatible(*models.create({"model", "lstm_lm", {{"vocab", std::int64_t{500}}}}), *text),
       "model lstm_lm has 500 outputs but dataset text has 10000 tokens in its vocabulary: set "
       "lstm_lm.vocab = 10000");
   CHECK_THROWS_WITH(train::check_compatible(*models.create({"model", "mlp", {}}), *text),
@@ -222,8 +203,7 @@ TEST_CASE("the language model's bptt and vocab must match the text dataset's",
                                       "holds token sequences"));
 }
 
-TEST_CASE("a worker trains the language model on text and records test perplexity",
-          "[train][worker][text]") {
+TEST_CASE("a worker trains the language model on text and records test perplexity", "[train][worker][text]") {
   TempDir dir;
   // A corpus with structure to learn: each line counts up from a random start.
   std::string corpus;
@@ -235,13 +215,16 @@ TEST_CASE("a worker trains the language model on text and records test perplexit
   RunConfig c;
   c.experiment = "test";
   c.name = "lm";
-  c.dataset = catalog.resolve({"dataset", "text",
-                               {{"file", dir.write("count.txt", corpus)},
-                                {"vocab", std::int64_t{40}},
-                                {"bptt", std::int64_t{10}}}});
-  c.model = catalog.resolve({"model", "lstm_lm",
-                             {{"vocab", std::int64_t{40}}, {"embed", std::int64_t{16}},
-                              {"hidden", std::int64_t{16}}, {"bptt", std::int64_t{10}}}});
+  c.dataset = catalog.resolve(
+      {"dataset",
+       "text",
+       {{"file", dir.write("count.txt", corpus)}, {"vocab", std::int64_t{40}}, {"bptt", std::int64_t{10}}}});
+  c.model = catalog.resolve({"model",
+                             "lstm_lm",
+                             {{"vocab", std::int64_t{40}},
+                              {"embed", std::int64_t{16}},
+                              {"hidden", std::int64_t{16}},
+                              {"bptt", std::int64_t{10}}}});
   // LSTMs sit on a plateau near the uniform guess for a while; a large rate with momentum
   // leaves it within 4 short epochs (lr 0.5 stays near 29 here; lr 20 with momentum diverges).
   c.optimizer = catalog.resolve({"optimizer", "sgd", {{"lr", 5.0}, {"momentum", 0.9}}});

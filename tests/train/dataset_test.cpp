@@ -16,16 +16,14 @@ using namespace laconic;
 namespace {
 
 void write_be32(std::ofstream& out, std::uint32_t v) {
-  const unsigned char b[4] = {static_cast<unsigned char>(v >> 24),
-                              static_cast<unsigned char>(v >> 16),
+  const unsigned char b[4] = {static_cast<unsigned char>(v >> 24), static_cast<unsigned char>(v >> 16),
                               static_cast<unsigned char>(v >> 8), static_cast<unsigned char>(v)};
   out.write(reinterpret_cast<const char*>(b), 4);
 }
 
 }  // namespace
 
-TEST_CASE("the idx reader reads a plain idx3 file and rejects a truncated one",
-          "[train][idx]") {
+TEST_CASE("the idx reader reads a plain idx3 file and rejects a truncated one", "[train][idx]") {
   auto dir = testing::make_temp_dir();
   {
     std::ofstream out(dir + "/img", std::ios::binary);
@@ -44,8 +42,7 @@ TEST_CASE("the idx reader reads a plain idx3 file and rejects a truncated one",
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("an idx split holds every pixel value standardized as the tensor expression would",
-          "[train][idx]") {
+TEST_CASE("an idx split holds every pixel value standardized as the tensor expression would", "[train][idx]") {
   auto dir = testing::make_temp_dir();
   {
     // 4 images of 8x8: every byte value once, and a label file with one byte too many.
@@ -70,8 +67,7 @@ TEST_CASE("an idx split holds every pixel value standardized as the tensor expre
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("the split cache loads a key once, shares its tensors, and sees a replaced file",
-          "[train][dataset]") {
+TEST_CASE("the split cache loads a key once, shares its tensors, and sees a replaced file", "[train][dataset]") {
   int loads = 0;
   auto load = [&loads] {
     ++loads;
@@ -96,12 +92,10 @@ TEST_CASE("a missing Fashion-MNIST names the Debian package", "[train][dataset]"
   auto r = train::builtin_datasets();
   REQUIRE_THROWS_WITH(
       r.create({"dataset", "fashion_mnist", {{"root", std::string("/nonexistent/fmnist")}}}),
-      Catch::Contains("install the Debian package dataset-fashion-mnist") &&
-          Catch::Contains("/nonexistent/fmnist"));
+      Catch::Contains("install the Debian package dataset-fashion-mnist") && Catch::Contains("/nonexistent/fmnist"));
 }
 
-TEST_CASE("Fashion-MNIST has 60,000 / 10,000 images, 6,000 / 1,000 per class",
-          "[train][dataset]") {
+TEST_CASE("Fashion-MNIST has 60,000 / 10,000 images, 6,000 / 1,000 per class", "[train][dataset]") {
   train::FashionMnistDataset data(train::FashionMnistOptions{});
   const auto& train_split = data.train();
   const auto& test_split = data.test();

@@ -1,6 +1,6 @@
 // Decoded splits kept on disk: what is loaded equals what was stored, bit for bit; a new version
-// replaces the old; a file of another key, a cut-short or foreign file is ignored; LACONIC_CACHE_DIR picks or turns off the
-// folder; and Fashion-MNIST read through the cache equals Fashion-MNIST decoded from its files.
+// replaces the old; a file of another key, a cut-short or foreign file is ignored; LACONIC_CACHE_DIR picks or turns off
+// the folder; and Fashion-MNIST read through the cache equals Fashion-MNIST decoded from its files.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -38,8 +38,10 @@ class CacheDirSetting {
     ::setenv("LACONIC_CACHE_DIR", value.c_str(), 1);
   }
   ~CacheDirSetting() {
-    if (old_) ::setenv("LACONIC_CACHE_DIR", old_->c_str(), 1);
-    else ::unsetenv("LACONIC_CACHE_DIR");
+    if (old_)
+      ::setenv("LACONIC_CACHE_DIR", old_->c_str(), 1);
+    else
+      ::unsetenv("LACONIC_CACHE_DIR");
   }
 
  private:
@@ -125,7 +127,7 @@ TEST_CASE("Fashion-MNIST's test split through the cache equals the split decoded
   auto decode = [&] { return train::read_idx_split(images, labels, 0.2860f, 0.3530f, "fashion_mnist"); };
   TempDir dir;
   CacheDirSetting setting(dir.path);
-  train::decoded_split({"fashion test", "fashion test"}, decode);                     // decoded and stored
+  train::decoded_split({"fashion test", "fashion test"}, decode);                             // decoded and stored
   const auto mapped = train::load_decoded_split(dir.path, {"fashion test", "fashion test"});  // from the file
   REQUIRE(mapped);
   const auto fresh = decode();

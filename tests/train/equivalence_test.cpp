@@ -30,9 +30,10 @@ std::vector<float> lenet_gradient(const torch::Tensor& inputs, const torch::Tens
 
 }  // namespace
 
-TEST_CASE("N workers with batch b and a dense allreduce give the gradient of one worker with "
-          "batch N*b",
-          "[train][equivalence][multirank]") {
+TEST_CASE(
+    "N workers with batch b and a dense allreduce give the gradient of one worker with "
+    "batch N*b",
+    "[train][equivalence][multirank]") {
   constexpr int kWorkers = 4;
   constexpr std::int64_t b = 8;
   torch::manual_seed(11);

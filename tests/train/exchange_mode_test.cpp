@@ -26,7 +26,7 @@ namespace {
 constexpr int kWorkers = 2;
 constexpr std::size_t kSize = 40;  // parameters: a 5x6 "weight" and a 10-element "bias"
 constexpr int kSteps = 12;
-constexpr double kRatio = 0.2;     // Top-k keeps ceil(0.2 * 40) = 8 of 40
+constexpr double kRatio = 0.2;  // Top-k keeps ceil(0.2 * 40) = 8 of 40
 
 struct Setting {
   double momentum, weight_decay;
@@ -52,7 +52,8 @@ std::vector<float> topk_with_feedback(const std::vector<float>& v, std::vector<f
   for (std::size_t i = 0; i < v.size(); ++i) p[i] = v[i] + e[i];
   std::vector<std::size_t> order(v.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return std::fabs(p[a]) > std::fabs(p[b]); });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return std::fabs(p[a]) > std::fabs(p[b]); });
   const auto k = static_cast<std::size_t>(std::ceil(kRatio * static_cast<double>(v.size())));
   for (std::size_t j = 0; j < k; ++j) sent[order[j]] = p[order[j]];
   for (std::size_t i = 0; i < v.size(); ++i) e[i] = p[i] - sent[i];
@@ -114,8 +115,8 @@ std::vector<float> laconic_run(const std::string& exchange, const Setting& s) {
     params[0].mutable_grad() = flat_grad.narrow(0, 0, 30).view({5, 6});
     params[1].mutable_grad() = flat_grad.narrow(0, 30, 10);
     train::Sgd sgd(train::SgdOptions{0.05, s.momentum, s.weight_decay, s.nesterov});
-    auto compressor = compress::builtin_compressors().create(
-        {"compressor", "topk", {{"ratio", kRatio}, {"error_feedback", true}}});
+    auto compressor =
+        compress::builtin_compressors().create({"compressor", "topk", {{"ratio", kRatio}, {"error_feedback", true}}});
     auto allreduce = topology::builtin_topologies().create({"topology", "allreduce", {}});
     std::span<float> gradient(flat_grad.data_ptr<float>(), kSize);
     for (int t = 0; t < kSteps; ++t) {
@@ -145,7 +146,8 @@ std::vector<float> laconic_run(const std::string& exchange, const Setting& s) {
 double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
   double worst = 0;
   for (std::size_t i = 0; i < a.size(); ++i)
-    worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]) / std::max(1e-3, std::fabs(static_cast<double>(b[i]))));
+    worst = std::max(
+        worst, std::fabs(static_cast<double>(a[i]) - b[i]) / std::max(1e-3, std::fabs(static_cast<double>(b[i]))));
   return worst;
 }
 
@@ -154,8 +156,10 @@ RunConfig small_run(const std::string& exchange, double momentum) {
   RunConfig c;
   c.experiment = "test";
   c.name = exchange;
-  c.dataset = catalog.resolve({"dataset", "synthetic", {{"shape", std::vector<std::int64_t>{1, 8, 8}},
-                                                         {"n", std::int64_t{256}}, {"test_n", std::int64_t{64}}}});
+  c.dataset = catalog.resolve(
+      {"dataset",
+       "synthetic",
+       {{"shape", std::vector<std::int64_t>{1, 8, 8}}, {"n", std::int64_t{256}}, {"test_n", std::int64_t{64}}}});
   c.model = catalog.resolve({"model", "mlp", {{"sizes", std::vector<std::int64_t>{64, 16, 10}}}});
   c.optimizer = catalog.resolve({"optimizer", "sgd", {{"lr", 0.1}, {"momentum", momentum}}});
   c.topology = catalog.resolve({"topology", "allreduce", {}});
@@ -236,8 +240,7 @@ TEST_CASE("a run with exchange = \"update\" is refused, with the reason, by what
                     Catch::Contains("exchange = \"update\" cannot run with compressor signsgd: its majority vote"));
   CHECK_THROWS_WITH(catalog.check_run(refused("topology", "allreduce", {{"overlap", true}})),
                     Catch::Contains("topology allreduce: allreduce { overlap = true } sends buckets while backward"));
-  CHECK_THROWS_WITH(catalog.check_run(refused("topology", "gossip", {})),
-                    Catch::Contains("gossip exchanges models"));
+  CHECK_THROWS_WITH(catalog.check_run(refused("topology", "gossip", {})), Catch::Contains("gossip exchanges models"));
   CHECK_THROWS_WITH(catalog.check_run(refused("schedule", "local_sgd", {})), Catch::Contains("schedule local_sgd"));
   // A parameter server that averages what it receives can; one that steps an optimizer cannot.
   CHECK_NOTHROW(catalog.check_run(refused("topology", "parameter_server", {{"pull", std::string("gradients")}})));

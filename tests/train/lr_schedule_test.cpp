@@ -20,8 +20,7 @@ double factor_at(const ComponentSpec& spec, TrainingClock clock) {
 }  // namespace
 
 TEST_CASE("learning-rate schedules follow their formulas", "[train][lr]") {
-  const ComponentSpec decay{"lr_schedule", "step_decay",
-                            {{"every", std::int64_t{2}}, {"factor", 0.5}}};
+  const ComponentSpec decay{"lr_schedule", "step_decay", {{"every", std::int64_t{2}}, {"factor", 0.5}}};
   TrainingClock clock{0, 0, 10, 6, 4};
   for (std::int64_t epoch = 0; epoch < 6; ++epoch) {
     clock.epoch = epoch;
@@ -35,8 +34,8 @@ TEST_CASE("learning-rate schedules follow their formulas", "[train][lr]") {
   CHECK(factor_at(cosine, {0, 0, 11, 1, 1}) == Approx(1.0));
   CHECK(factor_at(cosine, {5, 0, 11, 1, 1}) == Approx(0.55));
 
-  const ComponentSpec warm{"lr_schedule", "constant",
-                           {{"warmup_steps", std::int64_t{4}}, {"scale_with_workers", true}}};
+  const ComponentSpec warm{
+      "lr_schedule", "constant", {{"warmup_steps", std::int64_t{4}}, {"scale_with_workers", true}}};
   CHECK(factor_at(warm, {0, 0, 10, 1, 4}) == Approx(4 * 0.25));
   CHECK(factor_at(warm, {2, 0, 10, 1, 4}) == Approx(4 * 0.75));
   CHECK(factor_at(warm, {4, 0, 10, 1, 4}) == Approx(4.0));

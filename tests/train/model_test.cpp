@@ -16,8 +16,7 @@ using namespace laconic;
 
 namespace {
 
-std::unique_ptr<train::Model> make_model(const std::string& name,
-                                         std::map<std::string, Value> fields = {}) {
+std::unique_ptr<train::Model> make_model(const std::string& name, std::map<std::string, Value> fields = {}) {
   torch::manual_seed(1);
   return train::builtin_models().create({"model", name, std::move(fields)});
 }
@@ -29,8 +28,8 @@ std::int64_t parameter_count(train::Model& model) {
 }
 
 /// Loss before and after `steps` SGD steps on one fixed batch.
-std::pair<double, double> fit(train::Model& model, const torch::Tensor& inputs,
-                              const torch::Tensor& targets, int steps, double lr) {
+std::pair<double, double> fit(train::Model& model, const torch::Tensor& inputs, const torch::Tensor& targets, int steps,
+                              double lr) {
   auto params = model.parameters();
   train::Sgd sgd(train::SgdOptions{lr, 0.9});
   double first = 0, last = 0;
@@ -49,22 +48,18 @@ std::pair<double, double> fit(train::Model& model, const torch::Tensor& inputs,
 }  // namespace
 
 TEST_CASE("every model maps its inputs to logits of the declared shape", "[train][model]") {
-  CHECK(make_model("mlp")->forward(torch::randn({4, 1, 28, 28})).sizes() ==
-        torch::IntArrayRef({4, 10}));
+  CHECK(make_model("mlp")->forward(torch::randn({4, 1, 28, 28})).sizes() == torch::IntArrayRef({4, 10}));
   CHECK(make_model("mlp", {{"sizes", std::vector<std::int64_t>{3072, 100, 7}}})
             ->forward(torch::randn({2, 3, 32, 32}))
             .sizes() == torch::IntArrayRef({2, 7}));
-  CHECK(make_model("vgg11")->forward(torch::randn({2, 3, 32, 32})).sizes() ==
+  CHECK(make_model("vgg11")->forward(torch::randn({2, 3, 32, 32})).sizes() == torch::IntArrayRef({2, 10}));
+  CHECK(make_model("resnet", {{"depth", std::int64_t{18}}})->forward(torch::randn({2, 3, 32, 32})).sizes() ==
         torch::IntArrayRef({2, 10}));
-  CHECK(make_model("resnet", {{"depth", std::int64_t{18}}})
-            ->forward(torch::randn({2, 3, 32, 32}))
-            .sizes() == torch::IntArrayRef({2, 10}));
   CHECK(make_model("resnet", {{"depth", std::int64_t{20}}, {"classes", std::int64_t{100}}})
             ->forward(torch::randn({2, 3, 32, 32}))
             .sizes() == torch::IntArrayRef({2, 100}));
-  CHECK(make_model("lstm_lm")
-            ->forward(torch::randint(10000, {2, 35}, torch::kInt64))
-            .sizes() == torch::IntArrayRef({2, 35, 10000}));
+  CHECK(make_model("lstm_lm")->forward(torch::randint(10000, {2, 35}, torch::kInt64)).sizes() ==
+        torch::IntArrayRef({2, 35, 10000}));
 }
 
 TEST_CASE("models have the parameter counts their doc comments state", "[train][model]") {
@@ -75,11 +70,9 @@ TEST_CASE("models have the parameter counts their doc comments state", "[train][
   CHECK(parameter_count(*make_model("resnet", {{"depth", std::int64_t{20}}})) == 269722);
   // Tied: the 10000x100 embedding once, two LSTM layers of 4*100*(100+100) + 2*4*100, the bias.
   CHECK(parameter_count(*make_model("lstm_lm")) == 1000000 + 2 * 80800 + 10000);
-  CHECK(parameter_count(*make_model("lstm_lm", {{"tied", false}})) ==
-        1000000 + 2 * 80800 + 10000 + 1000000);
+  CHECK(parameter_count(*make_model("lstm_lm", {{"tied", false}})) == 1000000 + 2 * 80800 + 10000 + 1000000);
   // width scales every channel count.
-  CHECK(parameter_count(*make_model("vgg11", {{"width", 0.5}})) <
-        parameter_count(*make_model("vgg11")) / 3);
+  CHECK(parameter_count(*make_model("vgg11", {{"width", 0.5}})) < parameter_count(*make_model("vgg11")) / 3);
 }
 
 TEST_CASE("model options name the bad value", "[train][model]") {
@@ -87,9 +80,10 @@ TEST_CASE("model options name the bad value", "[train][model]") {
   CHECK_THROWS_WITH(r.create({"model", "lstm_lm", {{"hidden", std::int64_t{300}}}}),
                     Catch::Contains("lstm_lm.tied = true needs embed == hidden, got embed = 100 "
                                     "and hidden = 300"));
-  CHECK_NOTHROW(r.create({"model", "lstm_lm",
-                          {{"hidden", std::int64_t{30}}, {"embed", std::int64_t{20}},
-                           {"tied", false}, {"vocab", std::int64_t{50}}}}));
+  CHECK_NOTHROW(r.create(
+      {"model",
+       "lstm_lm",
+       {{"hidden", std::int64_t{30}}, {"embed", std::int64_t{20}}, {"tied", false}, {"vocab", std::int64_t{50}}}}));
   CHECK_THROWS_WITH(r.create({"model", "mlp", {{"activation", std::string("gelu")}}}),
                     Catch::Contains("mlp.activation must be tanh, relu or sigmoid, got \"gelu\""));
   CHECK_THROWS_WITH(r.create({"model", "mlp", {{"sizes", std::vector<std::int64_t>{784}}}}),
@@ -113,8 +107,8 @@ TEST_CASE("a few SGD steps on a fixed batch reduce every model's loss", "[train]
   }
   SECTION("mlp, relu and sigmoid") {
     for (const char* activation : {"relu", "sigmoid"}) {
-      auto model = make_model("mlp", {{"sizes", std::vector<std::int64_t>{3072, 64, 10}},
-                                      {"activation", std::string(activation)}});
+      auto model = make_model(
+          "mlp", {{"sizes", std::vector<std::int64_t>{3072, 64, 10}}, {"activation", std::string(activation)}});
       auto [before, after] = fit(*model, images, labels, 5, 0.05);
       CHECK(after < before);
     }
@@ -145,10 +139,11 @@ TEST_CASE("a few SGD steps on a fixed batch reduce every model's loss", "[train]
   }
 }
 
-TEST_CASE("a tied language model holds its embedding once and uses it as the decoder",
-          "[train][model]") {
-  auto model = make_model("lstm_lm", {{"vocab", std::int64_t{20}}, {"embed", std::int64_t{8}},
-                                      {"hidden", std::int64_t{8}}, {"bptt", std::int64_t{5}}});
+TEST_CASE("a tied language model holds its embedding once and uses it as the decoder", "[train][model]") {
+  auto model = make_model("lstm_lm", {{"vocab", std::int64_t{20}},
+                                      {"embed", std::int64_t{8}},
+                                      {"hidden", std::int64_t{8}},
+                                      {"bptt", std::int64_t{5}}});
   std::set<const void*> storages;
   for (const auto& p : model->parameters()) CHECK(storages.insert(p.data_ptr()).second);
   auto named = model->named_parameters();

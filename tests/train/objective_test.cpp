@@ -44,8 +44,7 @@ TEST_CASE("perplexity is exp of the mean per-token cross-entropy, by hand", "[tr
   // argmax: token 0 -> 1 (right), token 1 -> 0 (ties go to the first): right, wrong, wrong.
   CHECK(e.accuracy == Approx(0.5));
   // The training loss is the same mean over the 4 tokens.
-  CHECK(train::training_loss(model.forward(split.inputs), split.labels).item<double>() ==
-        Approx(mean).epsilon(1e-6));
+  CHECK(train::training_loss(model.forward(split.inputs), split.labels).item<double>() == Approx(mean).epsilon(1e-6));
   // Only the first example: (-ln 3/4 - ln 1/2) / 2.
   CHECK(train::evaluate(model, split, 1).loss == Approx(std::log(8.0 / 3.0) / 2.0).epsilon(1e-6));
 }
@@ -67,21 +66,16 @@ TEST_CASE("a model that does not fit its dataset is refused, naming both", "[tra
   auto cifar_like = synthetic({3, 32, 32}, 10);
   CHECK_NOTHROW(train::check_compatible(*models.create({"model", "vgg11", {}}), *cifar_like));
   CHECK_NOTHROW(train::check_compatible(*models.create({"model", "resnet", {}}), *cifar_like));
+  CHECK_THROWS_WITH(train::check_compatible(*models.create({"model", "lenet5", {}}), *cifar_like),
+                    "model lenet5 on dataset synthetic (examples 3x32x32): lenet5 takes 1x28x28 grey images");
+  CHECK_THROWS_WITH(train::check_compatible(*models.create({"model", "mlp", {}}), *cifar_like),
+                    Catch::Contains("mlp.sizes starts with 784 inputs but each example has 3072 values"));
   CHECK_THROWS_WITH(
-      train::check_compatible(*models.create({"model", "lenet5", {}}), *cifar_like),
-      "model lenet5 on dataset synthetic (examples 3x32x32): lenet5 takes 1x28x28 grey images");
-  CHECK_THROWS_WITH(
-      train::check_compatible(*models.create({"model", "mlp", {}}), *cifar_like),
-      Catch::Contains("mlp.sizes starts with 784 inputs but each example has 3072 values"));
-  CHECK_THROWS_WITH(
-      train::check_compatible(*models.create({"model", "resnet", {{"classes", std::int64_t{100}}}}),
-                              *cifar_like),
+      train::check_compatible(*models.create({"model", "resnet", {{"classes", std::int64_t{100}}}}), *cifar_like),
       "model resnet has 100 outputs but dataset synthetic has 10 classes: set resnet.classes = 10");
-  CHECK_THROWS_WITH(
-      train::check_compatible(*models.create({"model", "vgg11", {}}), *synthetic({1, 28, 28}, 10)),
-      Catch::Contains("vgg11 takes images of in_channels = 3 channels, at least 32x32"));
-  CHECK_THROWS_WITH(
-      train::check_compatible(*models.create({"model", "lstm_lm", {}}), *cifar_like),
-      Catch::StartsWith("model lstm_lm is a language model, but dataset synthetic holds "
-                        "classification examples"));
+  CHECK_THROWS_WITH(train::check_compatible(*models.create({"model", "vgg11", {}}), *synthetic({1, 28, 28}, 10)),
+                    Catch::Contains("vgg11 takes images of in_channels = 3 channels, at least 32x32"));
+  CHECK_THROWS_WITH(train::check_compatible(*models.create({"model", "lstm_lm", {}}), *cifar_like),
+                    Catch::StartsWith("model lstm_lm is a language model, but dataset synthetic holds "
+                                      "classification examples"));
 }

@@ -68,8 +68,7 @@ TEST_CASE("adam and adamw match LibTorch's Adam and AdamW step for step", "[trai
       std::unique_ptr<torch::optim::Optimizer> theirs;
       if (decoupled)
         theirs = std::make_unique<torch::optim::AdamW>(
-            theirs_params,
-            torch::optim::AdamWOptions(0.01).betas({0.8, 0.99}).eps(1e-6).weight_decay(weight_decay));
+            theirs_params, torch::optim::AdamWOptions(0.01).betas({0.8, 0.99}).eps(1e-6).weight_decay(weight_decay));
       else
         theirs = std::make_unique<torch::optim::Adam>(
             theirs_params, torch::optim::AdamOptions(0.01).betas({0.8, 0.99}).eps(1e-6).weight_decay(weight_decay));
@@ -128,9 +127,9 @@ TEST_CASE("every optimizer continues bit for bit from its saved state", "[train]
   for (const auto& info : registry.infos()) {
     INFO(info.name);
     // sgd with momentum, so that it has state to keep.
-    const std::map<std::string, Value> fields =
-        info.name == "sgd" ? std::map<std::string, Value>{{"lr", 0.01}, {"momentum", 0.9}}
-                           : std::map<std::string, Value>{{"lr", 0.01}};
+    const std::map<std::string, Value> fields = info.name == "sgd"
+                                                    ? std::map<std::string, Value>{{"lr", 0.01}, {"momentum", 0.9}}
+                                                    : std::map<std::string, Value>{{"lr", 0.01}};
     auto original = registry.create(spec(info.name, fields));
     auto params = fresh_parameters();
     for (int step = 0; step < 3; ++step) {
@@ -155,7 +154,8 @@ TEST_CASE("every optimizer continues bit for bit from its saved state", "[train]
   }
 }
 
-TEST_CASE("every optimizer's update for exchange = \"update\" is what its step subtracts", "[train][optimizer][exchange]") {
+TEST_CASE("every optimizer's update for exchange = \"update\" is what its step subtracts",
+          "[train][optimizer][exchange]") {
   const auto registry = train::builtin_optimizers();
   for (const auto& info : registry.infos()) {
     INFO(info.name);

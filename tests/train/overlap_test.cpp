@@ -88,8 +88,8 @@ TEST_CASE("an overlapped exchange trains the replicas the exchange after backwar
     REQUIRE(bytes.size() == whole.size());
     for (std::size_t i = 0; i < bytes.size(); ++i) {
       if (name == "none") CHECK(bytes[i] == whole[i]);
-      if (name == "fp16") CHECK((bytes[i] - whole[i] > 0 && bytes[i] - whole[i] < 40 &&
-                                 static_cast<int>(bytes[i] - whole[i]) % 4 == 0));
+      if (name == "fp16")
+        CHECK((bytes[i] - whole[i] > 0 && bytes[i] - whole[i] < 40 && static_cast<int>(bytes[i] - whole[i]) % 4 == 0));
     }
     // Each step says how much of its exchange was hidden behind backward; the other never does.
     const auto hidden = values(overlapped.records.at(0), "time_overlapped");
@@ -100,8 +100,7 @@ TEST_CASE("an overlapped exchange trains the replicas the exchange after backwar
   }
 }
 
-TEST_CASE("PowerSGD overlaps bucket by bucket with the payload of the whole exchange",
-          "[train][overlap][multirank]") {
+TEST_CASE("PowerSGD overlaps bucket by bucket with the payload of the whole exchange", "[train][overlap][multirank]") {
   const ComponentSpec compressor{"compressor", "powersgd", {{"rank", std::int64_t{2}}}};
   const auto after = train_two(lenet_run(compressor, false));
   const auto overlapped = train_two(lenet_run(compressor, true));
@@ -112,8 +111,9 @@ TEST_CASE("PowerSGD overlaps bucket by bucket with the payload of the whole exch
   for (double loss : values(overlapped.records.at(0), "train_loss")) CHECK(std::isfinite(loss));
 }
 
-TEST_CASE("overlap refuses compressors that cannot be cut into buckets, and schedules without an exchange after backward",
-          "[train][overlap]") {
+TEST_CASE(
+    "overlap refuses compressors that cannot be cut into buckets, and schedules without an exchange after backward",
+    "[train][overlap]") {
   engine::EngineCatalog catalog;
   auto refusal = [&](const RunConfig& config) -> std::string {
     try {

@@ -7,8 +7,7 @@
 
 using laconic::train::shard_indices;
 
-TEST_CASE("shards are disjoint, cover n - n % workers examples, and repeat for a seed",
-          "[train][shard]") {
+TEST_CASE("shards are disjoint, cover n - n % workers examples, and repeat for a seed", "[train][shard]") {
   for (int workers : {1, 2, 3, 4, 7}) {
     const std::int64_t n = 1003;
     std::set<std::int64_t> seen;

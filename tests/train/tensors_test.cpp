@@ -33,16 +33,17 @@ std::unique_ptr<train::Dataset> tensors(const std::string& train, const std::str
 
 TEST_CASE("splits saved with torch.save are read as float32 examples and int64 labels", "[train][tensors]") {
   testing::TempDir dir;
-  python(dir.path,
-         "g = torch.Generator().manual_seed(0)\n"
-         "torch.save({'inputs': torch.rand(20, 1, 6, 6, dtype=torch.float64, generator=g),"
-         " 'labels': torch.arange(20, dtype=torch.int32) % 4}, d + '/train.pt')\n"
-         "torch.save({'inputs': torch.rand(8, 1, 6, 6, generator=g), 'labels': torch.arange(8) % 3}, d + '/test.pt')\n"
-         "torch.save({'inputs': torch.randint(0, 50, (10, 7)), 'labels': torch.randint(0, 50, (10, 7))}, d + '/lm.pt')\n"
-         "torch.save([1, 2], d + '/list.pt')\n"
-         "torch.save({'inputs': torch.rand(5, 3), 'targets': torch.arange(5)}, d + '/nolabels.pt')\n"
-         "torch.save({'inputs': torch.rand(5, 3), 'labels': torch.arange(4)}, d + '/short.pt')\n"
-         "torch.save({'inputs': torch.rand(8, 1, 5, 5), 'labels': torch.arange(8) % 3}, d + '/other.pt')");
+  python(
+      dir.path,
+      "g = torch.Generator().manual_seed(0)\n"
+      "torch.save({'inputs': torch.rand(20, 1, 6, 6, dtype=torch.float64, generator=g),"
+      " 'labels': torch.arange(20, dtype=torch.int32) % 4}, d + '/train.pt')\n"
+      "torch.save({'inputs': torch.rand(8, 1, 6, 6, generator=g), 'labels': torch.arange(8) % 3}, d + '/test.pt')\n"
+      "torch.save({'inputs': torch.randint(0, 50, (10, 7)), 'labels': torch.randint(0, 50, (10, 7))}, d + '/lm.pt')\n"
+      "torch.save([1, 2], d + '/list.pt')\n"
+      "torch.save({'inputs': torch.rand(5, 3), 'targets': torch.arange(5)}, d + '/nolabels.pt')\n"
+      "torch.save({'inputs': torch.rand(5, 3), 'labels': torch.arange(4)}, d + '/short.pt')\n"
+      "torch.save({'inputs': torch.rand(8, 1, 5, 5), 'labels': torch.arange(8) % 3}, d + '/other.pt')");
   auto data = tensors(dir.path + "/train.pt", dir.path + "/test.pt");
   CHECK(data->classes() == 4);  // the largest training label + 1
   CHECK(data->example_shape() == std::vector<std::int64_t>{1, 6, 6});
@@ -65,8 +66,9 @@ TEST_CASE("splits saved with torch.save are read as float32 examples and int64 l
   CHECK_THROWS_WITH(tensors(dir.path + "/nolabels.pt", test)->train(), Catch::Contains("has no tensor \"labels\""));
   CHECK_THROWS_WITH(tensors(dir.path + "/short.pt", test)->train(),
                     Catch::Contains("must hold the same number of examples"));
-  CHECK_THROWS_WITH(tensors(dir.path + "/train.pt", dir.path + "/other.pt")->test(),
-                    Catch::Contains("holds examples [8, 1, 5, 5] Float, unlike the training split's [20, 1, 6, 6] Float"));
+  CHECK_THROWS_WITH(
+      tensors(dir.path + "/train.pt", dir.path + "/other.pt")->test(),
+      Catch::Contains("holds examples [8, 1, 5, 5] Float, unlike the training split's [20, 1, 6, 6] Float"));
   CHECK_THROWS_WITH(tensors(dir.path + "/train.pt", test, 3)->train(), Catch::Contains("has label 3 but classes = 3"));
   CHECK_THROWS_WITH(train::builtin_datasets().create({"dataset", "tensors", {}}),
                     Catch::Contains("tensors needs train = \"FILE\" and test = \"FILE\""));

@@ -88,7 +88,7 @@ TEST_CASE("a scripted model's batch-norm statistics are buffers and train()/eval
   model->train();
   const auto before = model->buffers()[0].clone();
   const auto first = model->forward(inputs), second = model->forward(inputs);
-  CHECK_FALSE(torch::equal(first, second));  // dropout draws anew in training
+  CHECK_FALSE(torch::equal(first, second));                // dropout draws anew in training
   CHECK_FALSE(torch::equal(before, model->buffers()[0]));  // the running mean moved
   model->eval();
   CHECK(torch::equal(model->forward(inputs), model->forward(inputs)));

@@ -69,7 +69,7 @@ TEST_CASE("two workers end with bit-identical replicas and count the bytes each 
     CHECK(results[0].steps == kSteps);
     CHECK(results[0].final_test_accuracy >= 0.0);
     CHECK(values(records[1], "test_accuracy").empty());  // rank 0 evaluates
-    const std::size_t n = 61706;                          // LeNet-5's parameters
+    const std::size_t n = 61706;                         // LeNet-5's parameters
     std::vector<compress::LayerShape> shapes;
     for (const auto& p : engine::EngineCatalog().build(config).model->parameters())
       shapes.push_back({p.sizes().begin(), p.sizes().end()});
@@ -102,8 +102,7 @@ TEST_CASE("two workers end with bit-identical replicas and count the bytes each 
   }
 }
 
-TEST_CASE("a few steps of LeNet-5 on Fashion-MNIST reduce the training loss",
-          "[train][worker]") {
+TEST_CASE("a few steps of LeNet-5 on Fashion-MNIST reduce the training loss", "[train][worker]") {
   auto config = small_run("none", 60);
   config.workers = 1;
   std::vector<MetricRecord> records;
@@ -135,29 +134,28 @@ RankRecords train_ranks(const RunConfig& config, RunCallbacks* callbacks = nullp
   std::mutex mutex;
   testing::run_ranks(engine::EngineCatalog().world_size(config), std::chrono::seconds(60),
                      [&](comm::Communicator& comm) {
-    engine::EngineCatalog catalog;
-    MemorySink sink;
-    train::WorkerParts parts;
-    {
-      std::lock_guard<std::mutex> lock(mutex);  // LibTorch's global generator (see above)
-      parts = catalog.build(config);
-    }
-    train::WorkerResult result;
-    if (comm.rank() < config.workers)
-      result = train::run_worker(config, std::move(parts), comm, sink, {}, callbacks);
-    else
-      train::run_server(config, std::move(parts), comm, sink, callbacks);
-    std::lock_guard<std::mutex> lock(mutex);
-    out.results[comm.rank()] = result;
-    out.records[comm.rank()] = sink.records();
-  });
+                       engine::EngineCatalog catalog;
+                       MemorySink sink;
+                       train::WorkerParts parts;
+                       {
+                         std::lock_guard<std::mutex> lock(mutex);  // LibTorch's global generator (see above)
+                         parts = catalog.build(config);
+                       }
+                       train::WorkerResult result;
+                       if (comm.rank() < config.workers)
+                         result = train::run_worker(config, std::move(parts), comm, sink, {}, callbacks);
+                       else
+                         train::run_server(config, std::move(parts), comm, sink, callbacks);
+                       std::lock_guard<std::mutex> lock(mutex);
+                       out.results[comm.rank()] = result;
+                       out.records[comm.rank()] = sink.records();
+                     });
   return out;
 }
 
 }  // namespace
 
-TEST_CASE("local SGD with period 1 is synchronous SGD, and its replicas stay identical",
-          "[train][worker][multirank]") {
+TEST_CASE("local SGD with period 1 is synchronous SGD, and its replicas stay identical", "[train][worker][multirank]") {
   auto sync = small_run("none", 8);
   auto local = sync;
   engine::EngineCatalog catalog;
@@ -187,8 +185,7 @@ TEST_CASE("gossip between two workers mixes their models and records the consens
           "[train][worker][multirank]") {
   auto config = small_run("none", 5);
   engine::EngineCatalog catalog;
-  config.topology =
-      catalog.resolve({"topology", "gossip", {{"neighbours", std::int64_t{1}}}});
+  config.topology = catalog.resolve({"topology", "gossip", {{"neighbours", std::int64_t{1}}}});
   const auto out = train_ranks(config);
   const auto distance = values(out.records.at(0), "consensus_distance");
   REQUIRE(distance.size() == 1);
@@ -199,9 +196,10 @@ TEST_CASE("gossip between two workers mixes their models and records the consens
   for (double s : sent) CHECK(s == 4.0 * 61706);
 }
 
-TEST_CASE("a parameter server pulling gradients or weights trains like allreduce, and its "
-          "workers stay identical",
-          "[train][worker][multirank][ps]") {
+TEST_CASE(
+    "a parameter server pulling gradients or weights trains like allreduce, and its "
+    "workers stay identical",
+    "[train][worker][multirank][ps]") {
   constexpr std::int64_t kSteps = 6;
   const auto reference = train_ranks(small_run("none", kSteps));
   const auto loss_ref = values(reference.records.at(0), "train_loss");
@@ -213,27 +211,24 @@ TEST_CASE("a parameter server pulling gradients or weights trains like allreduce
     REQUIRE(catalog.world_size(config) == 3);
     // Two servers, each with half of the parameters: the same training.
     auto sharded = config;
-    sharded.topology = catalog.resolve(
-        {"topology", "parameter_server", {{"pull", pull}, {"servers", std::int64_t{2}}}});
+    sharded.topology =
+        catalog.resolve({"topology", "parameter_server", {{"pull", pull}, {"servers", std::int64_t{2}}}});
     REQUIRE(catalog.world_size(sharded) == 4);
     const auto two = train_ranks(sharded);
     CHECK(two.results.at(0).parameter_hash == two.results.at(1).parameter_hash);
     const auto loss_two = values(two.records.at(0), "train_loss");
     REQUIRE(loss_two.size() == kSteps);
-    for (std::size_t i = 0; i < loss_two.size(); ++i)
-      CHECK(loss_two[i] == Approx(loss_ref[i]).epsilon(1e-4));
+    for (std::size_t i = 0; i < loss_two.size(); ++i) CHECK(loss_two[i] == Approx(loss_ref[i]).epsilon(1e-4));
     // Each server sends the header and its half back to both workers.
     const std::size_t half = 61706 / 2;
     for (int server : {2, 3})
-      for (double sent : values(two.records.at(server), "bytes_sent"))
-        CHECK(sent == 2 * (24 + 4.0 * half));
+      for (double sent : values(two.records.at(server), "bytes_sent")) CHECK(sent == 2 * (24 + 4.0 * half));
     const auto out = train_ranks(config);
     CHECK(out.results.at(0).parameter_hash == out.results.at(1).parameter_hash);
     const auto loss = values(out.records.at(0), "train_loss");
     REQUIRE(loss.size() == kSteps);
     // The same mean gradient, stepped by the workers or by the server: float rounding apart.
-    for (std::size_t i = 0; i < loss.size(); ++i)
-      CHECK(loss[i] == Approx(loss_ref[i]).epsilon(1e-4));
+    for (std::size_t i = 0; i < loss.size(); ++i) CHECK(loss[i] == Approx(loss_ref[i]).epsilon(1e-4));
     const std::size_t n = 61706;
     for (double sent : values(out.records.at(1), "bytes_sent")) CHECK(sent == 8 + 4.0 * n);
     // The server (rank 2) records its rounds: the fan-out of a header and n floats per worker.
@@ -248,10 +243,10 @@ TEST_CASE("a parameter server compressing both ways trains LeNet-5 on Fashion-MN
   auto config = small_run("topk", 80);
   engine::EngineCatalog catalog;
   config.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}});
-  config.topology = catalog.resolve(
-      {"topology", "parameter_server", {{"pull", std::string("gradients")},
-                                        {"compress_pull", true},
-                                        {"servers", std::int64_t{2}}}});
+  config.topology =
+      catalog.resolve({"topology",
+                       "parameter_server",
+                       {{"pull", std::string("gradients")}, {"compress_pull", true}, {"servers", std::int64_t{2}}}});
   const auto out = train_ranks(config);
   CHECK(out.results.at(0).parameter_hash == out.results.at(1).parameter_hash);
   const auto loss = values(out.records.at(0), "train_loss");
@@ -265,41 +260,37 @@ TEST_CASE("a parameter server compressing both ways trains LeNet-5 on Fashion-MN
   // Both directions compressed, over two servers of half the parameters each: a worker
   // pushes 8 + Top-k's payload of each half; each server pulls back Top-k of its half's mean.
   const std::size_t half = 61706 / 2, k = compress::topk_count(0.05, half);
-  for (double sent : values(out.records.at(0), "bytes_sent"))
-    CHECK(sent == 2 * (8 + compress::topk_payload_bytes(k)));
+  for (double sent : values(out.records.at(0), "bytes_sent")) CHECK(sent == 2 * (8 + compress::topk_payload_bytes(k)));
   for (int server : {2, 3})
     for (double sent : values(out.records.at(server), "bytes_sent"))
       CHECK(sent == 2 * (24 + compress::topk_payload_bytes(k)));
 }
 
-TEST_CASE("parameter_server options and compressors it cannot serve are refused by name",
-          "[train][ps]") {
+TEST_CASE("parameter_server options and compressors it cannot serve are refused by name", "[train][ps]") {
   engine::EngineCatalog catalog;
   CHECK_THROWS_WITH(catalog.resolve({"topology", "parameter_server", {{"servers", std::int64_t{0}}}}),
                     "parameter_server.servers must be in [1, 64], got 0");
-  CHECK_THROWS_WITH(
-      catalog.resolve({"topology", "parameter_server", {{"pull", std::string("models")}}}),
-      "parameter_server.pull must be \"weights\" or \"gradients\", got \"models\"");
+  CHECK_THROWS_WITH(catalog.resolve({"topology", "parameter_server", {{"pull", std::string("models")}}}),
+                    "parameter_server.pull must be \"weights\" or \"gradients\", got \"models\"");
   auto config = small_run("randomk", 1);
   config.topology = catalog.resolve({"topology", "parameter_server", {}});
-  CHECK_THROWS_WITH(catalog.build(config),
-                    Catch::StartsWith("parameter_server cannot decode randomk's payloads"));
+  CHECK_THROWS_WITH(catalog.build(config), Catch::StartsWith("parameter_server cannot decode randomk's payloads"));
   // The same for a chain whose first part is a shared-seed sparsifier.
-  config.compressor = catalog.resolve(
-      {"compressor", "chain",
-       {{"first", nested(ComponentSpec{"compressor", "block_randomk", {}})},
-        {"second", nested(ComponentSpec{"compressor", "fp16", {}})}}});
-  CHECK_THROWS_WITH(catalog.build(config),
-                    Catch::StartsWith("parameter_server cannot decode chain's payloads"));
+  config.compressor = catalog.resolve({"compressor",
+                                       "chain",
+                                       {{"first", nested(ComponentSpec{"compressor", "block_randomk", {}})},
+                                        {"second", nested(ComponentSpec{"compressor", "fp16", {}})}}});
+  CHECK_THROWS_WITH(catalog.build(config), Catch::StartsWith("parameter_server cannot decode chain's payloads"));
   config = small_run("none", 1);
   config.topology = catalog.resolve({"topology", "parameter_server", {}});
   config.schedule = catalog.resolve({"schedule", "local_sgd", {}});
   CHECK_THROWS_WITH(catalog.build(config), Catch::Contains("use parameter_server { pull = "));
 }
 
-TEST_CASE("stale-synchronous SGD never applies an update computed more than s steps ahead; "
-          "async with a straggler does",
-          "[train][worker][multirank][ps]") {
+TEST_CASE(
+    "stale-synchronous SGD never applies an update computed more than s steps ahead; "
+    "async with a straggler does",
+    "[train][worker][multirank][ps]") {
   engine::EngineCatalog catalog;
   auto config = small_run("none", 24);
   config.topology = catalog.resolve({"topology", "parameter_server", {}});
@@ -308,8 +299,7 @@ TEST_CASE("stale-synchronous SGD never applies an update computed more than s st
     fields["straggler_delay"] = 0.03;
     return catalog.resolve({"schedule", name, std::move(fields)});
   };
-  auto max_of = [](const std::vector<MetricRecord>& records, const std::string& key,
-                   int worker) {
+  auto max_of = [](const std::vector<MetricRecord>& records, const std::string& key, int worker) {
     double m = -1;
     for (const auto& r : records)
       if (r.key == key && r.worker == worker) m = std::max(m, r.value);
@@ -321,8 +311,8 @@ TEST_CASE("stale-synchronous SGD never applies an update computed more than s st
   REQUIRE(values(server, "staleness").size() == 48);  // every push of both workers
   CHECK(max_of(server, "staleness", 0) <= 1);
   CHECK(max_of(server, "staleness", 1) <= 1);
-  CHECK(max_of(server, "staleness", 0) == 1);  // the fast worker does run ahead, by one
-  CHECK(max_of(server, "update_lag", 1) >= 1); // the straggler computes on stale weights
+  CHECK(max_of(server, "staleness", 0) == 1);   // the fast worker does run ahead, by one
+  CHECK(max_of(server, "update_lag", 1) >= 1);  // the straggler computes on stale weights
   const auto slow = values(bounded.records.at(1), "time_delay");
   REQUIRE(slow.size() == 24);
   for (double d : slow) CHECK(d == Approx(0.03));
@@ -345,8 +335,8 @@ TEST_CASE("the learning rate a worker records is the one its schedule sets", "[t
   auto config = small_run("none", 3);
   config.workers = 1;
   config.epochs = 2;
-  config.lr_schedule = catalog.resolve(
-      {"lr_schedule", "step_decay", {{"factor", 0.5}, {"warmup_steps", std::int64_t{2}}}});
+  config.lr_schedule =
+      catalog.resolve({"lr_schedule", "step_decay", {{"factor", 0.5}, {"warmup_steps", std::int64_t{2}}}});
   std::vector<MetricRecord> records;
   testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
     MemorySink sink;
@@ -357,14 +347,13 @@ TEST_CASE("the learning rate a worker records is the one its schedule sets", "[t
   CHECK(values(records, "lr") == std::vector<double>{0.025, 0.05, 0.05, 0.025, 0.025, 0.025});
 }
 
-TEST_CASE("an early-stopping run ends on every worker after the same epoch",
-          "[train][worker][multirank][stopping]") {
+TEST_CASE("an early-stopping run ends on every worker after the same epoch", "[train][worker][multirank][stopping]") {
   engine::EngineCatalog catalog;
   auto config = small_run("none", 2);
   config.epochs = 6;
   // min_delta 1: no epoch can improve test accuracy by that much, so it stops after epoch 1.
-  config.stopping = catalog.resolve(
-      {"stopping", "early_stopping", {{"patience", std::int64_t{1}}, {"min_delta", 1.0}}});
+  config.stopping =
+      catalog.resolve({"stopping", "early_stopping", {{"patience", std::int64_t{1}}, {"min_delta", 1.0}}});
   const auto out = train_ranks(config);
   CHECK(out.results.at(0).steps == 4);
   CHECK(out.results.at(1).steps == 4);
@@ -389,8 +378,10 @@ struct StepFunctions : RunCallbacks {
 
 }  // namespace
 
-TEST_CASE("a local SGD period given as a function averages once the steps since the last "
-          "average reach it", "[train][worker][multirank][step]") {
+TEST_CASE(
+    "a local SGD period given as a function averages once the steps since the last "
+    "average reach it",
+    "[train][worker][multirank][step]") {
   engine::EngineCatalog catalog;
   auto config = small_run("none", 12);
   config.schedule = catalog.resolve({"schedule", "local_sgd", {{"period", StepFunction{"period"}}}});
@@ -399,8 +390,7 @@ TEST_CASE("a local SGD period given as a function averages once the steps since 
   const auto sent = values(out.records.at(0), "bytes_sent");
   REQUIRE(sent.size() == 12);
   // Periods 2, 2 (steps 0-3), then 3, 3, 3 (steps 4-12): averages after steps 1, 3, 6, 9.
-  for (std::size_t i = 0; i < sent.size(); ++i)
-    CHECK((sent[i] > 0) == (i == 1 || i == 3 || i == 6 || i == 9));
+  for (std::size_t i = 0; i < sent.size(); ++i) CHECK((sent[i] > 0) == (i == 1 || i == 3 || i == 6 || i == 9));
   // Without the file's functions (a worker that did not load it), the run refuses to guess.
   CHECK_THROWS_WITH(train_ranks(config), Catch::Contains("local_sgd.period is the experiment "
                                                          "file's function period"));
@@ -417,14 +407,15 @@ TEST_CASE("a topk ratio given as a function sets each step's payload on every wo
     const auto payload = values(out.records.at(rank), "payload_bytes");
     REQUIRE(payload.size() == 6);
     for (std::size_t i = 0; i < payload.size(); ++i)
-      CHECK(payload[i] == compress::topk_payload_bytes(
-                              compress::topk_count(i % 2 == 0 ? 0.1 : 0.02, 61706)));
+      CHECK(payload[i] == compress::topk_payload_bytes(compress::topk_count(i % 2 == 0 ? 0.1 : 0.02, 61706)));
   }
   CHECK(out.results.at(0).parameter_hash == out.results.at(1).parameter_hash);
 }
 
-TEST_CASE("async with compressed pulls trains; each reply is a Top-k payload of the change "
-          "since that worker's last reply", "[train][worker][multirank][ps]") {
+TEST_CASE(
+    "async with compressed pulls trains; each reply is a Top-k payload of the change "
+    "since that worker's last reply",
+    "[train][worker][multirank][ps]") {
   engine::EngineCatalog catalog;
   auto config = small_run("topk", 150);
   config.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}});
@@ -440,12 +431,10 @@ TEST_CASE("async with compressed pulls trains; each reply is a Top-k payload of 
     for (auto it = begin; it != end; ++it) s += *it;
     return s / static_cast<double>(end - begin);
   };
-  INFO("first 10 steps " << mean(loss.begin(), loss.begin() + 10) << ", last 10 "
-                          << mean(loss.end() - 10, loss.end()));
+  INFO("first 10 steps " << mean(loss.begin(), loss.begin() + 10) << ", last 10 " << mean(loss.end() - 10, loss.end()));
   CHECK(mean(loss.end() - 10, loss.end()) < 0.6 * mean(loss.begin(), loss.begin() + 10));
   // 300 pushes, 300 replies of (header, Top-k 5% of all 61,706 parameters).
   double server_sent = 0;
   for (double s : values(out.records.at(2), "bytes_sent")) server_sent += s;
-  CHECK(server_sent ==
-        300.0 * (24 + compress::topk_payload_bytes(compress::topk_count(0.05, 61706))));
+  CHECK(server_sent == 300.0 * (24 + compress::topk_payload_bytes(compress::topk_count(0.05, 61706))));
 }

@@ -17,9 +17,19 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 AsynchronousServer::AsynchronousServer(ParameterServerOptions options, std::int64_t staleness, int workers,
                                        std::size_t n)
-    : options_(std::move(options)), staleness_(staleness), workers_(static_cast<std::size_t>(workers)), n_(n),
-      clock_(workers_, 0), read_version_(workers_, 0), read_staleness_(workers_, 0), active_(workers_, true),
-      held_(workers_, false), sent_(workers_, std::vector<float>(n)), current_(n), gradient_(n), change_(n),
+    : options_(std::move(options)),
+      staleness_(staleness),
+      workers_(static_cast<std::size_t>(workers)),
+      n_(n),
+      clock_(workers_, 0),
+      read_version_(workers_, 0),
+      read_staleness_(workers_, 0),
+      active_(workers_, true),
+      held_(workers_, false),
+      sent_(workers_, std::vector<float>(n)),
+      current_(n),
+      gradient_(n),
+      change_(n),
       decoded_(n) {}
 
 std::uint64_t AsynchronousServer::release(comm::Communicator& comm, std::span<compress::Compressor* const> pull,

@@ -42,8 +42,8 @@ class AsynchronousServer {
   /// (compress_pull) through `pull[worker]`, in which case the server adds what the worker
   /// decodes to its copy of that worker's weights, so the next reply carries what this one left
   /// out.
-  void serve(comm::Communicator& comm, compress::Compressor& compressor,
-             std::span<compress::Compressor* const> pull, ServerModel& model);
+  void serve(comm::Communicator& comm, compress::Compressor& compressor, std::span<compress::Compressor* const> pull,
+             ServerModel& model);
 
  private:
   // Replies to every held worker that is now within the bound of the slowest active one;

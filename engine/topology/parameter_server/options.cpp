@@ -22,8 +22,7 @@ std::vector<FieldSpec> ParameterServerOptions::fields() {
       {"pull", FieldType::String, std::string("weights"),
        "what workers pull: \"weights\" (the server steps the optimizer and sends the change of "
        "its weights) or \"gradients\" (the mean gradient; workers step their own optimizers)"},
-      {"compress_push", FieldType::Bool, true,
-       "workers push through the run's compressor (else dense fp32)"},
+      {"compress_push", FieldType::Bool, true, "workers push through the run's compressor (else dense fp32)"},
       {"compress_pull", FieldType::Bool, false,
        "the server encodes what it sends back with a compressor of the same kind, with its own "
        "state (else dense fp32)"},

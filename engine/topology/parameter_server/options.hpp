@@ -16,10 +16,10 @@ enum class Pull {
 };
 
 struct ParameterServerOptions {
-  std::int64_t servers = 1;     ///< server processes, one shard of the parameters each
-  Pull pull = Pull::Weights;    ///< what workers pull (they always push gradients)
-  bool compress_push = true;    ///< push through the run's compressor (else dense fp32)
-  bool compress_pull = false;   ///< pull through a compressor of the same kind (else dense)
+  std::int64_t servers = 1;    ///< server processes, one shard of the parameters each
+  Pull pull = Pull::Weights;   ///< what workers pull (they always push gradients)
+  bool compress_push = true;   ///< push through the run's compressor (else dense fp32)
+  bool compress_pull = false;  ///< pull through a compressor of the same kind (else dense)
 
   static std::vector<FieldSpec> fields();
   static ParameterServerOptions from(const ComponentSpec& spec);

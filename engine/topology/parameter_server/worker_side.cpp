@@ -164,13 +164,15 @@ void ParameterServerTopology::set_step(const StepPoint& point) {
 
 void ParameterServerTopology::finish(comm::Communicator& comm) {
   const auto done = PushHeader{0, true}.encode();
-  for (int s = 0; s < options_.servers; ++s) send_header(comm, comm.size() - static_cast<int>(options_.servers) + s, done);
+  for (int s = 0; s < options_.servers; ++s)
+    send_header(comm, comm.size() - static_cast<int>(options_.servers) + s, done);
 }
 
 void ParameterServerTopology::set_staleness(std::int64_t staleness) {
   if (options_.pull != Pull::Weights)
-    throw ConfigError("stale_sync and async need parameter_server { pull = \"weights\" }: "
-                      "the server steps its optimizer with each push on its own");
+    throw ConfigError(
+        "stale_sync and async need parameter_server { pull = \"weights\" }: "
+        "the server steps its optimizer with each push on its own");
   LACONIC_ENFORCE(staleness >= 0, "staleness bound ", staleness, " < 0");
   staleness_ = staleness;
 }

@@ -28,8 +28,7 @@ class ParameterServerTopology : public Topology {
   int extra_ranks() const override { return static_cast<int>(options_.servers); }
   bool pulls_weights() const override { return options_.pull == Pull::Weights; }
   void check(const compress::Compressor& compressor) const override;
-  ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor,
-                        comm::Communicator& comm) override;
+  ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor, comm::Communicator& comm) override;
   void finish(comm::Communicator& comm) override;
   void set_step(const StepPoint& point) override;
   /// The per-shard compressors' states (several servers). They are built at the first step,
@@ -50,8 +49,7 @@ class ParameterServerTopology : public Topology {
   /// Builds a compressor of the run's kind for a flat shard of `size` elements, seeded for
   /// shard `shard` and rank `rank`; with several servers each shard gets its own (state and
   /// all), on the workers and on its server.
-  using CompressorFactory = std::function<std::unique_ptr<compress::Compressor>(
-      std::size_t size, int shard, int rank)>;
+  using CompressorFactory = std::function<std::unique_ptr<compress::Compressor>(std::size_t size, int shard, int rank)>;
   void set_compressor_factory(CompressorFactory factory) { factory_ = std::move(factory); }
   /// The factory's compressor for `shard`, or null with a single server (which uses the run's
   /// compressor as built, layer shapes and all).
