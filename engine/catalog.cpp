@@ -175,7 +175,7 @@ void EngineCatalog::check_exchange(const RunConfig& config) const {
 
 std::optional<comm::LinkOptions> EngineCatalog::emulated_link(const RunConfig& config) const {
   if (config.network.name != "link") return std::nullopt;
-  const auto options = comm::LinkOptions::from(networks_.resolve(config.network));
+  const auto options = comm::LinkOptions::fields().read(networks_.resolve(config.network));
   if (!options.emulate) return std::nullopt;
   return options;
 }

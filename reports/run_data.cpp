@@ -114,7 +114,8 @@ void collect_epochs(storage::Database& db, RunData& data, const std::string& met
   }
   // Running sums; a gap (an epoch without the key) makes the rest unknown rather than wrong.
   double measured_sum = 0, projected_sum = 0, bytes_sum = 0;
-  for (auto& [epoch, e] : epochs) {
+  for (auto& [key, e] : epochs) {
+    const std::int64_t epoch = key;  // a variable of its own: lambdas capture it (clang 14 cannot capture a binding)
     auto accumulate = [epoch](const std::map<std::int64_t, double>& values, double& sum) {
       const auto it = values.find(epoch);
       sum = it == values.end() ? kNaN : sum + it->second;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "engine/comm/communicator.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/core/registry.hpp"
 #include "engine/core/units.hpp"
 
@@ -25,19 +25,19 @@ class NetworkModel {
 };
 
 struct LinkOptions {
-  std::string bandwidth = "1Gbit";  ///< per direction, full duplex
-  std::string latency = "50us";     ///< one way, per message
+  std::string bandwidth = "1Gbit";
+  std::string latency = "50us";
+  bool emulate = false;  // the controller builds this link for real (cli/emulated_network.hpp)
+  std::string overhead = "0us";
+  std::string host_bandwidth = "";
+  double payload_fraction = kTcpPayloadFraction;
+  // Not fields: the texts above as numbers, set when the spec is read.
   double bits_per_second = 1e9;
   double latency_seconds = 50e-6;
-  bool emulate = false;             ///< the controller builds this link for real (cli/emulated_network.hpp)
-  std::string overhead = "0us";     ///< the hosts' cost per message, added to the latency
-  std::string host_bandwidth = "";  ///< the hosts' own limit on a message's rate; "": none
   double overhead_seconds = 0;
-  double host_bits_per_second = 0;                ///< 0: none
-  double payload_fraction = kTcpPayloadFraction;  ///< of the link's bytes (framing, ACKs)
+  double host_bits_per_second = 0;  // 0: none
 
-  static std::vector<FieldSpec> fields();
-  static LinkOptions from(const ComponentSpec& spec);
+  static OptionFields<LinkOptions> fields();
 };
 
 /// One full-duplex link per worker: each send_recv costs latency + overhead + max(bytes sent,

@@ -126,32 +126,16 @@ void unpack(std::span<const std::uint8_t> bytes, unsigned bits, std::span<std::u
 
 }  // namespace
 
-std::vector<FieldSpec> AdaptiveOptions::fields() {
-  return {
-      {"sample_fraction", FieldType::Number, 0.03, "fraction of elements sampled to estimate the entropy, in (0, 1]"},
-      {"probe_bits", FieldType::Int, std::int64_t{4}, "bits of the quantizer the entropy is measured at, in [1, 16]"},
-      {"floor_bits", FieldType::Int, std::int64_t{6},
-       "fewest bits per element; bits = floor_bits + ceil(entropy), at most 16; in [1, 16]"},
-      {"huffman", FieldType::Bool, true,
-       "Huffman-code the bin indices (codebook in the payload) instead of packing them"},
-      {"error_feedback", FieldType::Bool, false, "accumulate the quantization error and add it to the next gradient"},
-  };
-}
-
-AdaptiveOptions AdaptiveOptions::from(const ComponentSpec& spec) {
-  AdaptiveOptions o;
-  o.sample_fraction = spec.number("sample_fraction");
-  o.probe_bits = spec.integer("probe_bits");
-  o.floor_bits = spec.integer("floor_bits");
-  o.huffman = spec.flag("huffman");
-  o.error_feedback = spec.flag("error_feedback");
-  if (!(o.sample_fraction > 0.0 && o.sample_fraction <= 1.0))
-    throw ConfigError(str_cat("adaptive.sample_fraction must be in (0, 1], got ", o.sample_fraction));
-  if (o.probe_bits < 1 || o.probe_bits > 16)
-    throw ConfigError(str_cat("adaptive.probe_bits must be in [1, 16], got ", o.probe_bits));
-  if (o.floor_bits < 1 || o.floor_bits > 16)
-    throw ConfigError(str_cat("adaptive.floor_bits must be in [1, 16], got ", o.floor_bits));
-  return o;
+OptionFields<AdaptiveOptions> AdaptiveOptions::fields() {
+  using O = AdaptiveOptions;
+  return OptionFields<O>()
+      .number("sample_fraction", &O::sample_fraction, "F: fraction of elements sampled to estimate the entropy",
+              open_closed(0, 1))
+      .integer("probe_bits", &O::probe_bits, "M: bits of the quantizer the entropy is measured at", closed(1, 16))
+      .integer("floor_bits", &O::floor_bits,
+               "c: fewest bits per element; bits = floor_bits + ceil(entropy), at most 16", closed(1, 16))
+      .flag("huffman", &O::huffman, "Huffman-code the bin indices (codebook in the payload) instead of packing them")
+      .flag("error_feedback", &O::error_feedback, "accumulate the quantization error and add it to the next gradient");
 }
 
 std::size_t adaptive_payload_bytes(const AdaptivePayloadParts& parts) {

@@ -7,19 +7,18 @@
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/huffman.hpp"
 #include "engine/compress/random.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
 struct AdaptiveOptions {
-  double sample_fraction = 0.03;  ///< F: fraction of elements sampled for the entropy, in (0, 1]
-  std::int64_t probe_bits = 4;    ///< M: bits of the quantizer the entropy is measured at, [1, 16]
-  std::int64_t floor_bits = 6;    ///< c: the floor, fewest bits per element, in [1, 16]
-  bool huffman = true;            ///< Huffman-code the bin indices (else fixed-width packed)
-  bool error_feedback = false;    ///< keep the quantization error and add it next step
+  double sample_fraction = 0.03;
+  std::int64_t probe_bits = 4;
+  std::int64_t floor_bits = 6;
+  bool huffman = true;
+  bool error_feedback = false;
 
-  static std::vector<FieldSpec> fields();
-  static AdaptiveOptions from(const ComponentSpec& spec);
+  static OptionFields<AdaptiveOptions> fields();
 };
 
 /// Bytes of the fixed adaptive header: uint32 n, float32 min, float32 max, uint8 bits,

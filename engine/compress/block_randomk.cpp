@@ -7,18 +7,11 @@
 
 namespace laconic::compress {
 
-std::vector<FieldSpec> BlockRandomkOptions::fields() {
-  return {
-      StepRatio::field(0.01, "fraction of elements sent per step as one contiguous block, in (0, 1]"),
-      {"error_feedback", FieldType::Bool, true, "accumulate what was not sent and add it to the next gradient"},
-  };
-}
-
-BlockRandomkOptions BlockRandomkOptions::from(const ComponentSpec& spec) {
-  BlockRandomkOptions o;
-  o.ratio = StepRatio::read(spec);
-  o.error_feedback = spec.flag("error_feedback");
-  return o;
+OptionFields<BlockRandomkOptions> BlockRandomkOptions::fields() {
+  using O = BlockRandomkOptions;
+  return OptionFields<O>()
+      .field("ratio", &O::ratio, "fraction of elements sent per step as one contiguous block")
+      .flag("error_feedback", &O::error_feedback, "accumulate what was not sent and add it to the next gradient");
 }
 
 std::size_t block_randomk_payload_bytes(std::size_t k) { return 4 * k; }

@@ -6,16 +6,15 @@
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/compress/step_ratio.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
 struct BlockRandomkOptions {
-  StepRatio ratio = 0.01;      ///< fraction sent per step (the block length), in (0, 1], or a function
-  bool error_feedback = true;  ///< keep what was not sent and add it to the next gradient
+  StepRatio ratio = 0.01;
+  bool error_feedback = true;
 
-  static std::vector<FieldSpec> fields();
-  static BlockRandomkOptions from(const ComponentSpec& spec);
+  static OptionFields<BlockRandomkOptions> fields();
 };
 
 /// Bytes of a Block-random-k payload carrying a block of k elements: 4*k (values only).

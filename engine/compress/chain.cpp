@@ -10,10 +10,6 @@ namespace laconic::compress {
 
 namespace {
 
-ComponentSpec spec_of(const std::string& name, std::map<std::string, Value> fields = {}) {
-  return ComponentSpec{"compressor", name, std::move(fields)};
-}
-
 /// A child with its own error feedback switched off (when the chain feeds back its whole
 /// error, a child doing it too would feed the same error back twice).
 ComponentSpec without_feedback(ComponentSpec child) {
@@ -23,33 +19,25 @@ ComponentSpec without_feedback(ComponentSpec child) {
 
 }  // namespace
 
-std::vector<FieldSpec> ChainOptions::fields() {
-  return {
-      {"first", FieldType::Component, nested(spec_of("topk", {{"ratio", 0.01}})),
-       "the sparsifier: topk, randomk, block_randomk, threshold or dgc"},
-      {"second", FieldType::Component, nested(spec_of("qsgd")),
-       "the compressor applied to the values `first` keeps (e.g. qsgd, fp16, uniform)"},
-      {"error_feedback", FieldType::Bool, true,
-       "feed back what the whole chain drops; switches the children's own error_feedback off"},
-  };
+OptionFields<ChainOptions> ChainOptions::fields() {
+  using O = ChainOptions;
+  return OptionFields<O>()
+      .component("first", &O::first, "the sparsifier: topk, randomk, block_randomk, threshold or dgc")
+      .component("second", &O::second, "the compressor applied to the values `first` keeps (e.g. qsgd, fp16, uniform)")
+      .flag("error_feedback", &O::error_feedback,
+            "feed back what the whole chain drops; switches the children's own error_feedback off")
+      .rule([](const ComponentSpec&, O& o) {
+        if (o.error_feedback) {  // as normalize() does, for specs that did not go through resolve()
+          o.first = without_feedback(o.first);
+          o.second = without_feedback(o.second);
+        }
+        ChainCodec check(o.first, o.second);  // the kinds of children are known once built
+      });
 }
 
 void ChainOptions::normalize(ComponentSpec& spec) {
   if (!spec.flag("error_feedback")) return;
   for (const char* child : {"first", "second"}) spec.fields[child] = nested(without_feedback(spec.component(child)));
-}
-
-ChainOptions ChainOptions::from(const ComponentSpec& spec) {
-  ChainOptions o;
-  o.first = spec.component("first");
-  o.second = spec.component("second");
-  o.error_feedback = spec.flag("error_feedback");
-  if (o.error_feedback) {  // as normalize() does, for specs that did not go through resolve()
-    o.first = without_feedback(o.first);
-    o.second = without_feedback(o.second);
-  }
-  ChainCodec check(o.first, o.second);  // the kinds of children are known once built
-  return o;
 }
 
 ChainCodec::ChainCodec(const ComponentSpec& first, const ComponentSpec& second) {

@@ -4,17 +4,16 @@
 
 #include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
 struct ChainOptions {
-  ComponentSpec first;         ///< a sparsifier: its kept values go on to `second`
-  ComponentSpec second;        ///< compresses the values `first` keeps
-  bool error_feedback = true;  ///< feed back what the whole chain drops (children's own off)
+  ComponentSpec first{"compressor", "topk", {{"ratio", 0.01}}};
+  ComponentSpec second{"compressor", "qsgd", {}};
+  bool error_feedback = true;
 
-  static std::vector<FieldSpec> fields();
-  static ChainOptions from(const ComponentSpec& spec);
+  static OptionFields<ChainOptions> fields();
   /// With the chain's error feedback on, sets the children's own `error_feedback` to false (a
   /// child feeding back too would feed the same error back twice).
   static void normalize(ComponentSpec& spec);

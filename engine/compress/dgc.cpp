@@ -32,34 +32,18 @@ std::pair<float, std::size_t> kth_largest(std::vector<float>& magnitudes, std::s
 
 }  // namespace
 
-std::vector<FieldSpec> DgcOptions::fields() {
-  return {
-      StepRatio::field(0.001, "fraction of elements sent per step once warm-up is over, in (0, 1]"),
-      {"momentum", FieldType::Number, 0.9,
-       "momentum m of the correction u = m*u + g, v = v + u, in [0, 1) (set the optimizer's "
-       "momentum to 0)"},
-      {"clip_norm", FieldType::Number, 0.0,
-       "L2 norm each worker clips its gradient to before the momentum; 0 = no clipping"},
-      {"sample_fraction", FieldType::Number, 0.01, "fraction of elements sampled to estimate the threshold, in (0, 1]"},
-      {"warmup", FieldType::Int, std::int64_t{4}, "epochs e whose ratio is max(ratio, 0.25^(e+1)); 0 = no warm-up"},
-  };
-}
-
-DgcOptions DgcOptions::from(const ComponentSpec& spec) {
-  DgcOptions o;
-  o.ratio = StepRatio::read(spec);
-  o.momentum = spec.number("momentum");
-  o.clip_norm = spec.number("clip_norm");
-  o.sample_fraction = spec.number("sample_fraction");
-  o.warmup = spec.integer("warmup");
-  if (!(o.momentum >= 0.0 && o.momentum < 1.0))
-    throw ConfigError(str_cat("dgc.momentum must be in [0, 1), got ", o.momentum));
-  if (!(o.clip_norm >= 0.0 && std::isfinite(o.clip_norm)))
-    throw ConfigError(str_cat("dgc.clip_norm must be in [0, inf) (0 = no clipping), got ", o.clip_norm));
-  if (!(o.sample_fraction > 0.0 && o.sample_fraction <= 1.0))
-    throw ConfigError(str_cat("dgc.sample_fraction must be in (0, 1], got ", o.sample_fraction));
-  if (o.warmup < 0) throw ConfigError(str_cat("dgc.warmup must be >= 0, got ", o.warmup));
-  return o;
+OptionFields<DgcOptions> DgcOptions::fields() {
+  using O = DgcOptions;
+  return OptionFields<O>()
+      .field("ratio", &O::ratio, "fraction of elements sent per step once warm-up is over")
+      .number("momentum", &O::momentum,
+              "momentum m of the correction u = m*u + g, v = v + u (set the optimizer's momentum to 0)",
+              closed_open(0, 1))
+      .number("clip_norm", &O::clip_norm, "L2 norm each worker clips its gradient to before the momentum; 0 = no clipping",
+              finite_at_least(0))
+      .number("sample_fraction", &O::sample_fraction, "fraction of elements sampled to estimate the threshold",
+              open_closed(0, 1))
+      .integer("warmup", &O::warmup, "epochs e whose ratio is max(ratio, 0.25^(e+1)); 0 = no warm-up", at_least(0));
 }
 
 double dgc_epoch_ratio(double ratio, std::int64_t warmup, std::int64_t epoch) {

@@ -8,19 +8,18 @@
 #include "engine/compress/random.hpp"
 #include "engine/compress/step_ratio.hpp"
 #include "engine/compress/topk.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
 struct DgcOptions {
-  StepRatio ratio = 0.001;        ///< fraction sent per step after warm-up, in (0, 1], or a function
-  double momentum = 0.9;          ///< momentum m of the correction u = m*u + g, in [0, 1)
-  double clip_norm = 0.0;         ///< L2 norm each worker clips its gradient to; 0 = no clipping
-  double sample_fraction = 0.01;  ///< fraction of elements sampled for the threshold, in (0, 1]
-  std::int64_t warmup = 4;        ///< epochs of exponentially shrinking ratio; 0 = no warm-up
+  StepRatio ratio = 0.001;
+  double momentum = 0.9;
+  double clip_norm = 0.0;
+  double sample_fraction = 0.01;
+  std::int64_t warmup = 4;
 
-  static std::vector<FieldSpec> fields();
-  static DgcOptions from(const ComponentSpec& spec);
+  static OptionFields<DgcOptions> fields();
 };
 
 /// The fraction of elements DGC sends in `epoch` (from 0): max(ratio, 0.25^(epoch+1)) while

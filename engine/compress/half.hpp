@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/compress/compressor.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
@@ -44,13 +44,11 @@ void fp16_decode_add(const std::uint8_t* in, std::span<float> dense, bool hardwa
 std::size_t half_payload_bytes(std::size_t n);
 
 struct Fp16Options {
-  static std::vector<FieldSpec> fields() { return {}; }
-  static Fp16Options from(const ComponentSpec&) { return {}; }
+  static OptionFields<Fp16Options> fields() { return {}; }
 };
 
 struct Bf16Options {
-  static std::vector<FieldSpec> fields() { return {}; }
-  static Bf16Options from(const ComponentSpec&) { return {}; }
+  static OptionFields<Bf16Options> fields() { return {}; }
 };
 
 /// fp16 cast (IEEE 754 binary16, as in mixed-precision training, Micikevicius et al. 2018).

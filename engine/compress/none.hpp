@@ -2,13 +2,12 @@
 #include <vector>
 
 #include "engine/compress/compressor.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
 struct NoneOptions {
-  static std::vector<FieldSpec> fields() { return {}; }
-  static NoneOptions from(const ComponentSpec&) { return {}; }
+  static OptionFields<NoneOptions> fields() { return {}; }
 };
 
 /// No compression: the payload is the fp32 gradient itself (4 bytes per element).

@@ -9,16 +9,9 @@
 
 namespace laconic::compress {
 
-std::vector<FieldSpec> OnebitOptions::fields() {
-  return {
-      {"error_feedback", FieldType::Bool, true, "accumulate the quantization error and add it to the next gradient"},
-  };
-}
-
-OnebitOptions OnebitOptions::from(const ComponentSpec& spec) {
-  OnebitOptions o;
-  o.error_feedback = spec.flag("error_feedback");
-  return o;
+OptionFields<OnebitOptions> OnebitOptions::fields() {
+  return OptionFields<OnebitOptions>().flag("error_feedback", &OnebitOptions::error_feedback,
+                                            "accumulate the quantization error and add it to the next gradient");
 }
 
 std::size_t onebit_payload_bytes(std::size_t n) { return 12 + sign_bits_bytes(n); }

@@ -4,15 +4,14 @@
 
 #include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
 struct OnebitOptions {
-  bool error_feedback = true;  ///< keep the quantization error and add it to the next gradient
+  bool error_feedback = true;
 
-  static std::vector<FieldSpec> fields();
-  static OnebitOptions from(const ComponentSpec& spec);
+  static OptionFields<OnebitOptions> fields();
 };
 
 /// Bytes of a onebit payload for n elements: a 12-byte header (n as uint32, mean_positive and

@@ -8,26 +8,15 @@
 
 namespace laconic::compress {
 
-std::vector<FieldSpec> PowerSgdOptions::fields() {
-  return {
-      {"rank", FieldType::Int, std::int64_t{2}, "rank r of each layer's approximation, >= 1"},
-      {"warm_start", FieldType::Bool, true,
-       "start each step's power iteration from the last step's Q (else a fresh random Q)"},
-      {"start_iter", FieldType::Int, std::int64_t{0},
-       "steps exchanged dense (fp32 mean) before compression starts, >= 0"},
-      {"error_feedback", FieldType::Bool, true, "keep M - P Q^T and add it to the next gradient"},
-  };
-}
-
-PowerSgdOptions PowerSgdOptions::from(const ComponentSpec& spec) {
-  PowerSgdOptions o;
-  o.rank = spec.integer("rank");
-  o.warm_start = spec.flag("warm_start");
-  o.start_iter = spec.integer("start_iter");
-  o.error_feedback = spec.flag("error_feedback");
-  if (o.rank < 1 || o.rank > 1024) throw ConfigError(str_cat("powersgd.rank must be in [1, 1024], got ", o.rank));
-  if (o.start_iter < 0) throw ConfigError(str_cat("powersgd.start_iter must be >= 0, got ", o.start_iter));
-  return o;
+OptionFields<PowerSgdOptions> PowerSgdOptions::fields() {
+  using O = PowerSgdOptions;
+  return OptionFields<O>()
+      .integer("rank", &O::rank, "rank r of each layer's approximation", closed(1, 1024))
+      .flag("warm_start", &O::warm_start,
+            "start each step's power iteration from the last step's Q (else a fresh random Q)")
+      .integer("start_iter", &O::start_iter, "steps exchanged dense (fp32 mean) before compression starts",
+               at_least(0))
+      .flag("error_feedback", &O::error_feedback, "keep M - P Q^T and add it to the next gradient");
 }
 
 namespace {

@@ -4,18 +4,17 @@
 
 #include "engine/compress/compressor.hpp"
 #include "engine/compress/random.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
 struct PowerSgdOptions {
-  std::int64_t rank = 2;        ///< rank r of each layer's approximation, >= 1
-  bool warm_start = true;       ///< reuse last step's Q instead of a fresh random one
-  std::int64_t start_iter = 0;  ///< steps exchanged dense (plain fp32 mean) before compressing
-  bool error_feedback = true;   ///< keep M - P Q^T and add it to the next gradient
+  std::int64_t rank = 2;
+  bool warm_start = true;
+  std::int64_t start_iter = 0;
+  bool error_feedback = true;
 
-  static std::vector<FieldSpec> fields();
-  static PowerSgdOptions from(const ComponentSpec& spec);
+  static OptionFields<PowerSgdOptions> fields();
 };
 
 /// Floats a worker contributes per step for layers of `shapes` at rank r: for each layer seen as

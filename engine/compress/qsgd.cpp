@@ -13,28 +13,16 @@
 
 namespace laconic::compress {
 
-std::vector<FieldSpec> QsgdOptions::fields() {
-  return {
-      {"levels", FieldType::Int, std::int64_t{16}, "quantization levels s of |x|/norm per bucket, in [1, 65535]"},
-      {"bucket_size", FieldType::Int, std::int64_t{512}, "elements sharing one float32 norm, >= 1"},
-      {"coding", FieldType::String, std::string("fixed"),
-       "\"fixed\": sign bit + ceil(log2(levels+1)) bits per element; \"elias\": Elias-gamma "
-       "coded levels, sign only for nonzero levels"},
-      {"error_feedback", FieldType::Bool, false, "accumulate the quantization error and add it to the next gradient"},
-  };
-}
-
-QsgdOptions QsgdOptions::from(const ComponentSpec& spec) {
-  QsgdOptions o;
-  o.levels = spec.integer("levels");
-  o.bucket_size = spec.integer("bucket_size");
-  o.coding = spec.text("coding");
-  o.error_feedback = spec.flag("error_feedback");
-  if (o.levels < 1 || o.levels > 65535) throw ConfigError(str_cat("qsgd.levels must be in [1, 65535], got ", o.levels));
-  if (o.bucket_size < 1) throw ConfigError(str_cat("qsgd.bucket_size must be >= 1, got ", o.bucket_size));
-  if (o.coding != "fixed" && o.coding != "elias")
-    throw ConfigError(str_cat("qsgd.coding must be one of \"fixed\", \"elias\", got \"", o.coding, "\""));
-  return o;
+OptionFields<QsgdOptions> QsgdOptions::fields() {
+  using O = QsgdOptions;
+  return OptionFields<O>()
+      .integer("levels", &O::levels, "quantization levels s of |x|/norm per bucket", closed(1, 65535))
+      .integer("bucket_size", &O::bucket_size, "elements sharing one float32 norm", at_least(1))
+      .text("coding", &O::coding,
+            "\"fixed\": sign bit + ceil(log2(levels+1)) bits per element; \"elias\": Elias-gamma coded levels, sign "
+            "only for nonzero levels",
+            {"fixed", "elias"})
+      .flag("error_feedback", &O::error_feedback, "accumulate the quantization error and add it to the next gradient");
 }
 
 unsigned qsgd_fixed_bits(unsigned levels) {

@@ -8,18 +8,17 @@
 #include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/random.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
 struct QsgdOptions {
-  std::int64_t levels = 16;        ///< s, quantization levels of |x|/norm in (0, 1]; [1, 65535]
-  std::int64_t bucket_size = 512;  ///< elements sharing one norm, >= 1
-  std::string coding = "fixed";    ///< "fixed" (sign + level bits) or "elias" (gamma-coded)
-  bool error_feedback = false;     ///< keep the quantization error and add it next step
+  std::int64_t levels = 16;
+  std::int64_t bucket_size = 512;
+  std::string coding = "fixed";
+  bool error_feedback = false;
 
-  static std::vector<FieldSpec> fields();
-  static QsgdOptions from(const ComponentSpec& spec);
+  static OptionFields<QsgdOptions> fields();
 };
 
 /// How the levels travel on the wire.

@@ -17,21 +17,13 @@ namespace {
 
 }  // namespace
 
-std::vector<FieldSpec> RandomkOptions::fields() {
-  return {
-      StepRatio::field(0.01, "fraction of elements sent per step, in (0, 1]"),
-      {"shared_seed", FieldType::Bool, true,
-       "all workers draw the same indices, so payloads are values only and summed by allreduce"},
-      {"error_feedback", FieldType::Bool, true, "accumulate what was not sent and add it to the next gradient"},
-  };
-}
-
-RandomkOptions RandomkOptions::from(const ComponentSpec& spec) {
-  RandomkOptions o;
-  o.ratio = StepRatio::read(spec);
-  o.shared_seed = spec.flag("shared_seed");
-  o.error_feedback = spec.flag("error_feedback");
-  return o;
+OptionFields<RandomkOptions> RandomkOptions::fields() {
+  using O = RandomkOptions;
+  return OptionFields<O>()
+      .field("ratio", &O::ratio, "fraction of elements sent per step")
+      .flag("shared_seed", &O::shared_seed,
+            "all workers draw the same indices, so payloads are values only and summed by allreduce")
+      .flag("error_feedback", &O::error_feedback, "accumulate what was not sent and add it to the next gradient");
 }
 
 std::size_t randomk_payload_bytes(std::size_t k, bool shared_seed) {

@@ -7,17 +7,16 @@
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/compress/step_ratio.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
 struct RandomkOptions {
-  StepRatio ratio = 0.01;      ///< fraction of elements sent per step, in (0, 1], or a function
-  bool shared_seed = true;     ///< every worker draws the same indices (payloads are summable)
-  bool error_feedback = true;  ///< keep what was not sent and add it to the next gradient
+  StepRatio ratio = 0.01;
+  bool shared_seed = true;
+  bool error_feedback = true;
 
-  static std::vector<FieldSpec> fields();
-  static RandomkOptions from(const ComponentSpec& spec);
+  static OptionFields<RandomkOptions> fields();
 };
 
 /// Bytes of a Random-k payload carrying k entries: 4*k (values only) with a shared seed,

@@ -120,18 +120,10 @@ void SignSgdCompressor::aggregate(std::span<float> sum, int) const { majority_vo
 
 // signum
 
-std::vector<FieldSpec> SignumOptions::fields() {
-  return {
-      {"momentum", FieldType::Number, 0.9, "weight of the old momentum in m = momentum*m + (1-momentum)*g, in [0, 1)"},
-  };
-}
-
-SignumOptions SignumOptions::from(const ComponentSpec& spec) {
-  SignumOptions o;
-  o.momentum = spec.number("momentum");
-  if (!(o.momentum >= 0.0 && o.momentum < 1.0))
-    throw ConfigError(str_cat("signum.momentum must be in [0, 1), got ", o.momentum));
-  return o;
+OptionFields<SignumOptions> SignumOptions::fields() {
+  return OptionFields<SignumOptions>().number("momentum", &SignumOptions::momentum,
+                                              "weight of the old momentum in m = momentum*m + (1-momentum)*g",
+                                              closed_open(0, 1));
 }
 
 SignumCompressor::SignumCompressor(SignumOptions options)
@@ -153,17 +145,9 @@ void SignumCompressor::aggregate(std::span<float> sum, int) const { majority_vot
 
 // ef_signsgd
 
-std::vector<FieldSpec> EfSignSgdOptions::fields() {
-  return {
-      {"error_feedback", FieldType::Bool, true,
-       "accumulate what the scaled sign missed and add it to the next gradient"},
-  };
-}
-
-EfSignSgdOptions EfSignSgdOptions::from(const ComponentSpec& spec) {
-  EfSignSgdOptions o;
-  o.error_feedback = spec.flag("error_feedback");
-  return o;
+OptionFields<EfSignSgdOptions> EfSignSgdOptions::fields() {
+  return OptionFields<EfSignSgdOptions>().flag("error_feedback", &EfSignSgdOptions::error_feedback,
+                                               "accumulate what the scaled sign missed and add it to the next gradient");
 }
 
 void ScaledSignCodec::compress(std::span<const float> gradient, Payload& payload) {

@@ -9,7 +9,7 @@
 
 #include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
@@ -51,8 +51,7 @@ inline constexpr const char* kMajorityVoteNeedsGradients =
     "exchange: use exchange = \"gradient\" (or ef_signsgd / onebit, which send a magnitude)";
 
 struct SignSgdOptions {
-  static std::vector<FieldSpec> fields() { return {}; }
-  static SignSgdOptions from(const ComponentSpec&) { return {}; }
+  static OptionFields<SignSgdOptions> fields() { return {}; }
   static std::string why_not_update_exchange(const ComponentSpec&) { return kMajorityVoteNeedsGradients; }
 };
 
@@ -75,10 +74,9 @@ class SignSgdCompressor : public Compressor {
 };
 
 struct SignumOptions {
-  double momentum = 0.9;  ///< weight of the old momentum, in [0, 1)
+  double momentum = 0.9;
 
-  static std::vector<FieldSpec> fields();
-  static SignumOptions from(const ComponentSpec& spec);
+  static OptionFields<SignumOptions> fields();
   static std::string why_not_update_exchange(const ComponentSpec&) { return kMajorityVoteNeedsGradients; }
 };
 
@@ -107,10 +105,9 @@ class SignumCompressor : public Compressor {
 };
 
 struct EfSignSgdOptions {
-  bool error_feedback = true;  ///< keep what the scaled sign missed and add it to the next step
+  bool error_feedback = true;
 
-  static std::vector<FieldSpec> fields();
-  static EfSignSgdOptions from(const ComponentSpec& spec);
+  static OptionFields<EfSignSgdOptions> fields();
 };
 
 /// Scaled sign without state: sends (||p||_1 / n) * sign(p) for an input p of n elements.

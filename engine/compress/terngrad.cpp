@@ -11,16 +11,10 @@
 
 namespace laconic::compress {
 
-std::vector<FieldSpec> TerngradOptions::fields() {
-  return {
-      {"error_feedback", FieldType::Bool, false, "accumulate the ternarization error and add it to the next gradient"},
-  };
-}
-
-TerngradOptions TerngradOptions::from(const ComponentSpec& spec) {
-  TerngradOptions o;
-  o.error_feedback = spec.flag("error_feedback");
-  return o;
+OptionFields<TerngradOptions> TerngradOptions::fields() {
+  return OptionFields<TerngradOptions>().flag(
+      "error_feedback", &TerngradOptions::error_feedback,
+      "accumulate the ternarization error and add it to the next gradient");
 }
 
 std::size_t terngrad_payload_bytes(std::size_t n) { return 8 + packed_bytes(n, 2); }

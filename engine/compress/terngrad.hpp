@@ -6,15 +6,14 @@
 #include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/random.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
 struct TerngradOptions {
-  bool error_feedback = false;  ///< keep the ternarization error and add it next step
+  bool error_feedback = false;
 
-  static std::vector<FieldSpec> fields();
-  static TerngradOptions from(const ComponentSpec& spec);
+  static OptionFields<TerngradOptions> fields();
 };
 
 /// Bytes of a TernGrad payload for n elements: 8 (n, scale) + ceil(n / 4) (2 bits each).

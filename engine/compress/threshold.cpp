@@ -9,21 +9,12 @@
 
 namespace laconic::compress {
 
-std::vector<FieldSpec> ThresholdOptions::fields() {
-  return {
-      {"tau", FieldType::Number, 0.001,
-       "an element is sent when its magnitude (after error correction) exceeds tau, in (0, inf)"},
-      {"error_feedback", FieldType::Bool, true, "accumulate what was not sent and add it to the next gradient"},
-  };
-}
-
-ThresholdOptions ThresholdOptions::from(const ComponentSpec& spec) {
-  ThresholdOptions o;
-  o.tau = spec.number("tau");
-  o.error_feedback = spec.flag("error_feedback");
-  if (!(o.tau > 0.0 && std::isfinite(o.tau)))
-    throw ConfigError(str_cat("threshold.tau must be in (0, inf), got ", o.tau));
-  return o;
+OptionFields<ThresholdOptions> ThresholdOptions::fields() {
+  using O = ThresholdOptions;
+  return OptionFields<O>()
+      .number("tau", &O::tau, "an element is sent when its magnitude (after error correction) exceeds tau",
+              finite_above(0))
+      .flag("error_feedback", &O::error_feedback, "accumulate what was not sent and add it to the next gradient");
 }
 
 std::size_t threshold_payload_bytes(std::size_t count) { return sparse_pairs_bytes(count); }

@@ -4,16 +4,15 @@
 
 #include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
 struct ThresholdOptions {
-  double tau = 0.001;          ///< magnitude an element must exceed to be sent, in (0, inf)
-  bool error_feedback = true;  ///< keep what was not sent and add it to the next gradient
+  double tau = 0.001;
+  bool error_feedback = true;
 
-  static std::vector<FieldSpec> fields();
-  static ThresholdOptions from(const ComponentSpec& spec);
+  static OptionFields<ThresholdOptions> fields();
 };
 
 /// Bytes of a Threshold payload carrying `count` entries: an 8-byte header (n, count as uint32)

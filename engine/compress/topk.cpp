@@ -10,18 +10,11 @@
 
 namespace laconic::compress {
 
-std::vector<FieldSpec> TopkOptions::fields() {
-  return {
-      StepRatio::field(0.01, "fraction of elements sent per step, in (0, 1]"),
-      {"error_feedback", FieldType::Bool, true, "accumulate what was not sent and add it to the next gradient"},
-  };
-}
-
-TopkOptions TopkOptions::from(const ComponentSpec& spec) {
-  TopkOptions o;
-  o.ratio = StepRatio::read(spec);
-  o.error_feedback = spec.flag("error_feedback");
-  return o;
+OptionFields<TopkOptions> TopkOptions::fields() {
+  using O = TopkOptions;
+  return OptionFields<O>()
+      .field("ratio", &O::ratio, "fraction of elements sent per step")
+      .flag("error_feedback", &O::error_feedback, "accumulate what was not sent and add it to the next gradient");
 }
 
 std::size_t topk_count(double ratio, std::size_t n) {

@@ -5,16 +5,15 @@
 #include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/step_ratio.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
 struct TopkOptions {
-  StepRatio ratio = 0.01;      ///< fraction of elements kept, in (0, 1], or a function
-  bool error_feedback = true;  ///< keep what was not sent and add it to the next gradient
+  StepRatio ratio = 0.01;
+  bool error_feedback = true;
 
-  static std::vector<FieldSpec> fields();
-  static TopkOptions from(const ComponentSpec& spec);
+  static OptionFields<TopkOptions> fields();
 };
 
 /// k = ceil(ratio * n) for a gradient of n elements.

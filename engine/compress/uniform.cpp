@@ -11,20 +11,12 @@
 
 namespace laconic::compress {
 
-std::vector<FieldSpec> UniformOptions::fields() {
-  return {
-      {"bits", FieldType::Int, std::int64_t{8},
-       "bits per element, in [1, 16]: 2^bits equal bins between the gradient's min and max"},
-      {"error_feedback", FieldType::Bool, false, "accumulate the quantization error and add it to the next gradient"},
-  };
-}
-
-UniformOptions UniformOptions::from(const ComponentSpec& spec) {
-  UniformOptions o;
-  o.bits = spec.integer("bits");
-  o.error_feedback = spec.flag("error_feedback");
-  if (o.bits < 1 || o.bits > 16) throw ConfigError(str_cat("uniform.bits must be in [1, 16], got ", o.bits));
-  return o;
+OptionFields<UniformOptions> UniformOptions::fields() {
+  using O = UniformOptions;
+  return OptionFields<O>()
+      .integer("bits", &O::bits, "bits per element: 2^bits equal bins between the gradient's min and max",
+               closed(1, 16))
+      .flag("error_feedback", &O::error_feedback, "accumulate the quantization error and add it to the next gradient");
 }
 
 std::size_t uniform_payload_bytes(std::size_t n, unsigned bits) { return 12 + packed_bytes(n, bits); }

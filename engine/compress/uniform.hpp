@@ -6,16 +6,15 @@
 #include "engine/compress/bitpack.hpp"
 #include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::compress {
 
 struct UniformOptions {
-  std::int64_t bits = 8;        ///< bits per element, in [1, 16]: 2^bits bins over [min, max]
-  bool error_feedback = false;  ///< keep the quantization error and add it next step
+  std::int64_t bits = 8;
+  bool error_feedback = false;
 
-  static std::vector<FieldSpec> fields();
-  static UniformOptions from(const ComponentSpec& spec);
+  static OptionFields<UniformOptions> fields();
 };
 
 /// Bytes of a uniform payload for n elements of `bits` bits: 12 (n, min, max) +

@@ -1,7 +1,7 @@
 #pragma once
 // Registry<T>: the table of built-in implementations of one pluggable interface. Each entry is an
-// options struct (static fields(), static from(spec) that validates) plus a class constructed from
-// it; a folder's builtin.cpp registers them one line each. Duplicate names are refused.
+// options struct (its fields declared once, engine/core/option_fields.hpp) plus a class
+// constructed from it; a folder's builtin.cpp registers them one line each. Duplicate names are refused.
 #include <algorithm>
 #include <concepts>
 #include <functional>
@@ -11,6 +11,7 @@
 
 #include "engine/core/component.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic {
 
@@ -20,25 +21,29 @@ class Registry {
   /// `kind` names the interface in messages: "compressor", "topology", ...
   explicit Registry(std::string kind) : kind_(std::move(kind)) {}
 
-  /// Registers Impl, built from Options. Options provides `static std::vector<FieldSpec>
-  /// fields()` and `static Options from(const ComponentSpec&)` (validating, ConfigError on bad
-  /// values); Impl has a constructor taking Options. Options may provide `static void
-  /// normalize(ComponentSpec&)`, run on every resolved spec, when one field's value changes
+  /// Registers Impl, built from Options. Options declares its fields once in `static
+  /// OptionFields<Options> fields()` (engine/core/option_fields.hpp): the field table, the
+  /// reading of a spec and its range checks come from there, the component's name in messages
+  /// from this registration. Impl has a constructor taking Options. Options may provide `static
+  /// void normalize(ComponentSpec&)`, run on every resolved spec, when one field's value changes
   /// another's meaning (chain's error feedback switches its children's off): the stored
   /// configuration then says what runs.
   template <class Impl, class Options>
   void add(const std::string& name, const std::string& description, bool internal = false) {
+    static_assert(std::same_as<decltype(Options::fields()), OptionFields<Options>>,
+                  "an options struct declares its fields as static OptionFields<Options> fields()");
+    const auto table = std::make_shared<const OptionFields<Options>>(Options::fields());
     Entry entry;
-    entry.info = ComponentInfo{kind_, name, description, Options::fields(), internal};
-    entry.validate = [](const ComponentSpec& spec) { (void)Options::from(spec); };
+    entry.info = ComponentInfo{kind_, name, description, table->specs(), internal};
+    entry.validate = [table](const ComponentSpec& spec) { (void)table->read(spec); };
     if constexpr (requires(ComponentSpec & spec) { Options::normalize(spec); })
       entry.normalize = [](ComponentSpec& spec) { Options::normalize(spec); };
     if constexpr (requires(const ComponentSpec& spec) {
                     { Options::why_not_update_exchange(spec) } -> std::convertible_to<std::string>;
                   })
       entry.why_not_update = [](const ComponentSpec& spec) { return Options::why_not_update_exchange(spec); };
-    entry.make = [](const ComponentSpec& spec) -> std::unique_ptr<T> {
-      return std::make_unique<Impl>(Options::from(spec));
+    entry.make = [table](const ComponentSpec& spec) -> std::unique_ptr<T> {
+      return std::make_unique<Impl>(table->read(spec));
     };
     add_entry(std::move(entry));
   }

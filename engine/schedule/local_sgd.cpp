@@ -6,20 +6,10 @@
 
 namespace laconic::schedule {
 
-std::vector<FieldSpec> LocalSgdOptions::fields() {
-  FieldSpec period{"period", FieldType::Int, std::int64_t{4},
-                   "local steps between two model averages (H), >= 1; the last step of an "
-                   "epoch does not force an average"};
-  period.per_step = true;
-  return {period};
-}
-
-LocalSgdOptions LocalSgdOptions::from(const ComponentSpec& spec) {
-  LocalSgdOptions o;
-  o.period = StepValue::read(spec, "period");
-  if (!o.period.varies() && o.period.constant() < 1)
-    throw ConfigError(str_cat("local_sgd.period must be >= 1, got ", o.period.constant()));
-  return o;
+OptionFields<LocalSgdOptions> LocalSgdOptions::fields() {
+  return OptionFields<LocalSgdOptions>().step_integer(
+      "period", &LocalSgdOptions::period,
+      "local steps between two model averages (H); the last step of an epoch does not force an average", at_least(1));
 }
 
 void LocalSgdSchedule::step(StepActions& actions, const StepPoint& at) {

@@ -2,16 +2,15 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/schedule/schedule.hpp"
 
 namespace laconic::schedule {
 
 struct LocalSgdOptions {
-  StepValue period = 4;  ///< local steps between model averages (H), >= 1, or a function
+  StepValue period = 4;
 
-  static std::vector<FieldSpec> fields();
-  static LocalSgdOptions from(const ComponentSpec& spec);
+  static OptionFields<LocalSgdOptions> fields();
   static std::string why_not_update_exchange(const ComponentSpec&) {
     return "local SGD already exchanges what its local steps changed in the model, an update of `period` steps";
   }

@@ -5,16 +5,10 @@
 
 namespace laconic::schedule {
 
-std::vector<FieldSpec> StaleSyncOptions::fields() {
-  return {{"staleness", FieldType::Int, std::int64_t{2},
-           "steps a worker may run ahead of the slowest unfinished worker, >= 0"}};
-}
-
-StaleSyncOptions StaleSyncOptions::from(const ComponentSpec& spec) {
-  StaleSyncOptions o;
-  o.staleness = spec.integer("staleness");
-  if (o.staleness < 0) throw ConfigError(str_cat("stale_sync.staleness must be >= 0, got ", o.staleness));
-  return o;
+OptionFields<StaleSyncOptions> StaleSyncOptions::fields() {
+  return OptionFields<StaleSyncOptions>().integer(
+      "staleness", &StaleSyncOptions::staleness, "steps a worker may run ahead of the slowest unfinished worker",
+      at_least(0));
 }
 
 // Worker side, both schedules: a synchronous step; the parameter server decides when the pull

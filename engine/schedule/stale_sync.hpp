@@ -3,7 +3,7 @@
 #include <limits>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/schedule/schedule.hpp"
 
 namespace laconic::schedule {
@@ -13,10 +13,9 @@ inline constexpr const char* kServerSteps =
     "the parameter server applies each worker's push with its own optimizer as it arrives";
 
 struct StaleSyncOptions {
-  std::int64_t staleness = 2;  ///< steps a worker may run ahead of the slowest, >= 0
+  std::int64_t staleness = 2;
 
-  static std::vector<FieldSpec> fields();
-  static StaleSyncOptions from(const ComponentSpec& spec);
+  static OptionFields<StaleSyncOptions> fields();
   static std::string why_not_update_exchange(const ComponentSpec&) { return kServerSteps; }
 };
 
@@ -36,8 +35,7 @@ class StaleSyncSchedule : public Schedule {
 };
 
 struct AsyncOptions {
-  static std::vector<FieldSpec> fields() { return {}; }
-  static AsyncOptions from(const ComponentSpec&) { return {}; }
+  static OptionFields<AsyncOptions> fields() { return {}; }
   static std::string why_not_update_exchange(const ComponentSpec&) { return kServerSteps; }
 };
 

@@ -1,14 +1,13 @@
 #pragma once
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/schedule/schedule.hpp"
 
 namespace laconic::schedule {
 
 struct SynchronousOptions {
-  static std::vector<FieldSpec> fields() { return {}; }
-  static SynchronousOptions from(const ComponentSpec&) { return {}; }
+  static OptionFields<SynchronousOptions> fields() { return {}; }
 };
 
 /// One bulk-synchronous step: compute, exchange, update (with a topology that mixes models:

@@ -1,14 +1,13 @@
 #pragma once
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/topology/topology.hpp"
 
 namespace laconic::topology {
 
 struct AllgatherOptions {
-  static std::vector<FieldSpec> fields() { return {}; }
-  static AllgatherOptions from(const ComponentSpec&) { return {}; }
+  static OptionFields<AllgatherOptions> fields() { return {}; }
 };
 
 /// Every worker gathers every worker's payload (ring allgatherv: sizes first, so payloads may

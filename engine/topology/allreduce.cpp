@@ -7,43 +7,27 @@
 
 namespace laconic::topology {
 
-std::vector<FieldSpec> AllreduceOptions::fields() {
-  return {{"algorithm", FieldType::String, std::string("ring"),
-           "\"ring\" (reduce-scatter + allgather, 2(p-1) messages) or \"halving_doubling\" "
-           "(recursive halving + doubling, 2 log2 p messages)"},
-          {"overlap", FieldType::Bool, false,
-           "exchange the gradient in buckets while backward is still running, on a "
-           "communication thread (PyTorch DDP's scheme); needs schedule synchronous and a "
-           "compressor that works element- or layer-wise"},
-          {"bucket_mb", FieldType::Number, 25.0,
-           "with overlap: a bucket closes once it holds this many MiB of gradient, > 0"},
-          {"first_bucket_mb", FieldType::Number, 1.0,
-           "with overlap: the cap of the first bucket (the last layers), so that communication "
-           "starts early, > 0"}};
+OptionFields<AllreduceOptions> AllreduceOptions::fields() {
+  using O = AllreduceOptions;
+  return OptionFields<O>()
+      .text("algorithm", &O::algorithm,
+            "\"ring\" (reduce-scatter + allgather, 2(p-1) messages) or \"halving_doubling\" (recursive halving + "
+            "doubling, 2 log2 p messages)",
+            {"ring", "halving_doubling"})
+      .flag("overlap", &O::overlap,
+            "exchange the gradient in buckets while backward is still running, on a communication thread (PyTorch "
+            "DDP's scheme); needs schedule synchronous and a compressor that works element- or layer-wise")
+      .number("bucket_mb", &O::bucket_mb, "with overlap: a bucket closes once it holds this many MiB of gradient",
+              finite_above(0))
+      .number("first_bucket_mb", &O::first_bucket_mb,
+              "with overlap: the cap of the first bucket (the last layers), so that communication starts early",
+              finite_above(0));
 }
 
 std::string AllreduceOptions::why_not_update_exchange(const ComponentSpec& spec) {
   if (!spec.flag("overlap")) return "";
   return "allreduce { overlap = true } sends buckets while backward runs, before the optimizer could turn the "
          "gradient into an update: set overlap = false";
-}
-
-AllreduceOptions AllreduceOptions::from(const ComponentSpec& spec) {
-  AllreduceOptions o;
-  o.algorithm = spec.text("algorithm");
-  if (o.algorithm != "ring" && o.algorithm != "halving_doubling")
-    throw ConfigError(
-        str_cat("allreduce.algorithm must be \"ring\" or \"halving_doubling\", "
-                "got \"",
-                o.algorithm, "\""));
-  o.overlap = spec.flag("overlap");
-  o.bucket_mb = spec.number("bucket_mb");
-  o.first_bucket_mb = spec.number("first_bucket_mb");
-  for (const auto& [field, value] :
-       {std::pair{"bucket_mb", o.bucket_mb}, std::pair{"first_bucket_mb", o.first_bucket_mb}})
-    if (!(value > 0 && std::isfinite(value)))
-      throw ConfigError(str_cat("allreduce.", field, " must be > 0, got ", value));
-  return o;
 }
 
 std::optional<Bucketing> AllreduceTopology::overlap() const {

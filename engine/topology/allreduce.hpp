@@ -2,19 +2,18 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/topology/topology.hpp"
 
 namespace laconic::topology {
 
 struct AllreduceOptions {
-  std::string algorithm = "ring";  ///< "ring" or "halving_doubling"
-  double bucket_mb = 25;           ///< overlap: bucket cap in MiB (PyTorch DDP's bucket_cap_mb)
-  double first_bucket_mb = 1;      ///< overlap: the first bucket's cap in MiB (DDP's 1 MiB)
-  bool overlap = false;            ///< exchange buckets during backward on a second thread
+  std::string algorithm = "ring";
+  double bucket_mb = 25;
+  double first_bucket_mb = 1;
+  bool overlap = false;
 
-  static std::vector<FieldSpec> fields();
-  static AllreduceOptions from(const ComponentSpec& spec);
+  static OptionFields<AllreduceOptions> fields();
   /// With overlap, the buckets leave while backward runs, before the optimizer could act.
   static std::string why_not_update_exchange(const ComponentSpec& spec);
 };

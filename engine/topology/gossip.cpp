@@ -8,24 +8,13 @@
 
 namespace laconic::topology {
 
-std::vector<FieldSpec> GossipOptions::fields() {
-  return {
-      {"peers", FieldType::String, std::string("ring"),
-       "\"ring\": fixed neighbours +1, -1, +2, ...; \"random\": k distinct offsets per step"},
-      {"neighbours", FieldType::Int, std::int64_t{2}, "peers each worker mixes with, in [1, workers - 1]"},
-      {"seed", FieldType::Int, std::int64_t{0}, "stream of the random offsets"},
-  };
-}
-
-GossipOptions GossipOptions::from(const ComponentSpec& spec) {
-  GossipOptions o;
-  o.peers = spec.text("peers");
-  o.neighbours = spec.integer("neighbours");
-  o.seed = spec.integer("seed");
-  if (o.peers != "ring" && o.peers != "random")
-    throw ConfigError(str_cat("gossip.peers must be \"ring\" or \"random\", got \"", o.peers, "\""));
-  if (o.neighbours < 1) throw ConfigError(str_cat("gossip.neighbours must be >= 1, got ", o.neighbours));
-  return o;
+OptionFields<GossipOptions> GossipOptions::fields() {
+  using O = GossipOptions;
+  return OptionFields<O>()
+      .text("peers", &O::peers, "\"ring\": fixed neighbours +1, -1, +2, ...; \"random\": k distinct offsets per step",
+            {"ring", "random"})
+      .integer("neighbours", &O::neighbours, "peers each worker mixes with, at most workers - 1", at_least(1))
+      .integer("seed", &O::seed, "stream of the random offsets (the same on every worker)");
 }
 
 std::vector<int> gossip_offsets(const GossipOptions& options, int workers, std::uint64_t step) {

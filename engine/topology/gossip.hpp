@@ -3,18 +3,17 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/topology/topology.hpp"
 
 namespace laconic::topology {
 
 struct GossipOptions {
-  std::string peers = "ring";   ///< "ring": fixed offsets +1, -1, +2, ...; "random": drawn per step
-  std::int64_t neighbours = 2;  ///< k peers each worker mixes with, 1 <= k <= workers - 1
-  std::int64_t seed = 0;        ///< stream of the random offsets (the same on every worker)
+  std::string peers = "ring";
+  std::int64_t neighbours = 2;
+  std::int64_t seed = 0;
 
-  static std::vector<FieldSpec> fields();
-  static GossipOptions from(const ComponentSpec& spec);
+  static OptionFields<GossipOptions> fields();
   static std::string why_not_update_exchange(const ComponentSpec&) {
     return "gossip exchanges models, not gradients or updates";
   }

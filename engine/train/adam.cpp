@@ -8,44 +8,24 @@
 namespace laconic::train {
 namespace {
 
-std::vector<FieldSpec> adam_fields(double weight_decay, const char* decay_doc) {
-  return {{"lr", FieldType::Number, 1e-3, "learning rate"},
-          {"betas", FieldType::NumberList, std::vector<double>{0.9, 0.999},
-           "decay rates of the first and second moments, each in [0, 1)"},
-          {"eps", FieldType::Number, 1e-8, "added to the second moment's root, > 0"},
-          {"weight_decay", FieldType::Number, weight_decay, decay_doc}};
-}
-
-AdamOptions read(const ComponentSpec& spec, bool decoupled) {
-  AdamOptions o;
-  const std::string& n = spec.name;
-  o.lr = spec.number("lr");
-  const auto betas = spec.numbers("betas");
-  o.eps = spec.number("eps");
-  o.weight_decay = spec.number("weight_decay");
-  o.decoupled = decoupled;
-  if (!(o.lr > 0)) throw ConfigError(str_cat(n, ".lr must be > 0, got ", o.lr));
-  if (betas.size() != 2 || !(betas[0] >= 0 && betas[0] < 1) || !(betas[1] >= 0 && betas[1] < 1))
-    throw ConfigError(str_cat(n, ".betas must be two numbers in [0, 1), got ", format_value(Value{betas})));
-  o.beta1 = betas[0];
-  o.beta2 = betas[1];
-  if (!(o.eps > 0)) throw ConfigError(str_cat(n, ".eps must be > 0, got ", o.eps));
-  if (!(o.weight_decay >= 0)) throw ConfigError(str_cat(n, ".weight_decay must be >= 0, got ", o.weight_decay));
-  return o;
+// Adam's and AdamW's fields: the same but for what weight_decay means.
+template <class O>
+OptionFields<O> adam_fields(const char* decay_doc) {
+  return OptionFields<O>()
+      .number("lr", &O::lr, "learning rate", above(0))
+      .number_pair("betas", &O::beta1, &O::beta2, "decay rates of the first and second moments", closed_open(0, 1))
+      .number("eps", &O::eps, "added to the second moment's root", above(0))
+      .number("weight_decay", &O::weight_decay, decay_doc, at_least(0));
 }
 
 }  // namespace
 
-std::vector<FieldSpec> AdamOptions::fields() { return adam_fields(0.0, "L2 penalty added to the gradient, >= 0"); }
-AdamOptions AdamOptions::from(const ComponentSpec& spec) { return read(spec, false); }
-
-std::vector<FieldSpec> AdamWOptions::fields() {
-  return adam_fields(1e-2, "decoupled weight decay: p = p * (1 - lr * weight_decay) each step, >= 0");
+OptionFields<AdamOptions> AdamOptions::fields() {
+  return adam_fields<AdamOptions>("L2 penalty added to the gradient");
 }
-AdamWOptions AdamWOptions::from(const ComponentSpec& spec) {
-  AdamWOptions o;
-  static_cast<AdamOptions&>(o) = read(spec, true);
-  return o;
+
+OptionFields<AdamWOptions> AdamWOptions::fields() {
+  return adam_fields<AdamWOptions>("decoupled weight decay: p = p * (1 - lr * weight_decay) each step");
 }
 
 torch::Tensor Adam::adam_step(std::size_t i, const torch::Tensor& p) {

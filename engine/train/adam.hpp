@@ -3,27 +3,29 @@
 // each parameter's .grad() (a view into the worker's flat gradient buffer).
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/optimizer.hpp"
 
 namespace laconic::train {
 
 struct AdamOptions {
-  double lr = 1e-3;         ///< learning rate
-  double beta1 = 0.9;       ///< decay of the first moment
-  double beta2 = 0.999;     ///< decay of the second moment
-  double eps = 1e-8;        ///< added to the second moment's root
-  double weight_decay = 0;  ///< Adam: L2 penalty added to the gradient; AdamW: decoupled decay
-  bool decoupled = false;   ///< AdamW: p = p * (1 - lr * weight_decay) before the Adam step
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0;
+  bool decoupled = false;  // not a field: AdamW's; p = p * (1 - lr * weight_decay) before the step
 
-  static std::vector<FieldSpec> fields();
-  static AdamOptions from(const ComponentSpec& spec);
+  static OptionFields<AdamOptions> fields();
 };
 
 /// The same options with AdamW's name and default (weight_decay 0.01, decoupled).
 struct AdamWOptions : AdamOptions {
-  static std::vector<FieldSpec> fields();
-  static AdamWOptions from(const ComponentSpec& spec);
+  AdamWOptions() {
+    weight_decay = 1e-2;
+    decoupled = true;
+  }
+  static OptionFields<AdamWOptions> fields();
 };
 
 /// Per parameter, at step t (from 1): d = g (+ weight_decay * p for Adam);

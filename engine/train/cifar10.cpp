@@ -29,18 +29,14 @@ std::string path_of(const std::string& root, const std::string& file) {
 
 }  // namespace
 
-std::vector<FieldSpec> Cifar10Options::fields() {
-  return {{"root", FieldType::String, std::string(kCifar10Root),
-           "directory holding data_batch_1..5.bin and test_batch.bin"}};
-}
-
-Cifar10Options Cifar10Options::from(const ComponentSpec& spec) {
-  Cifar10Options o;
-  o.root = spec.text("root");
-  if (o.root.empty()) throw ConfigError("cifar10.root must not be empty");
-  // Checked when the experiment is loaded, so missing files stop the run before any worker.
-  for (const std::string& file : Cifar10Dataset::file_names()) path_of(o.root, file);
-  return o;
+OptionFields<Cifar10Options> Cifar10Options::fields() {
+  return OptionFields<Cifar10Options>()
+      .text("root", &Cifar10Options::root, "directory holding data_batch_1..5.bin and test_batch.bin")
+      .rule([](const ComponentSpec& spec, Cifar10Options& o) {
+        if (o.root.empty()) throw ConfigError(str_cat(spec.name, ".root must not be empty"));
+        // Checked when the experiment is loaded, so missing files stop the run before any worker.
+        for (const std::string& file : Cifar10Dataset::file_names()) path_of(o.root, file);
+      });
 }
 
 std::vector<std::string> Cifar10Dataset::file_names() {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/dataset.hpp"
 
 namespace laconic::train {
@@ -13,10 +13,9 @@ namespace laconic::train {
 inline constexpr const char* kCifar10Root = "/usr/share/datasets/cifar-10-batches-bin";
 
 struct Cifar10Options {
-  std::string root = kCifar10Root;  ///< directory with data_batch_1..5.bin and test_batch.bin
+  std::string root = kCifar10Root;
 
-  static std::vector<FieldSpec> fields();
-  static Cifar10Options from(const ComponentSpec& spec);
+  static OptionFields<Cifar10Options> fields();
 };
 
 /// CIFAR-10 (Krizhevsky 2009): 50,000 train and 10,000 test 32x32 colour images, 10 classes,

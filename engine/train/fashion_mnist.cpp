@@ -21,19 +21,14 @@ const IdxDatasetInfo kInfo{"fashion_mnist", "Fashion-MNIST", kMean, kStd, hint};
 
 }  // namespace
 
-std::vector<FieldSpec> FashionMnistOptions::fields() {
-  return {{"root", FieldType::String, std::string(kFashionMnistRoot),
-           "directory holding the idx files (from Debian's dataset-fashion-mnist)"}};
-}
-
-FashionMnistOptions FashionMnistOptions::from(const ComponentSpec& spec) {
-  FashionMnistOptions o;
-  o.root = spec.text("root");
-  if (o.root.empty()) throw ConfigError("fashion_mnist.root must not be empty");
-  // Checked here, when the experiment is loaded, so a missing package stops the run before any
-  // worker starts.
-  IdxImageDataset::check_files(o.root, kInfo);
-  return o;
+OptionFields<FashionMnistOptions> FashionMnistOptions::fields() {
+  return OptionFields<FashionMnistOptions>()
+      .text("root", &FashionMnistOptions::root, "directory holding the idx files (from Debian's dataset-fashion-mnist)")
+      .rule([](const ComponentSpec& spec, FashionMnistOptions& o) {
+        if (o.root.empty()) throw ConfigError(str_cat(spec.name, ".root must not be empty"));
+        // Checked when the experiment is loaded, so missing files stop the run before any worker.
+        IdxImageDataset::check_files(o.root, kInfo);
+      });
 }
 
 FashionMnistDataset::FashionMnistDataset(FashionMnistOptions options)

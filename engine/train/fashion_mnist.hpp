@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/idx_dataset.hpp"
 
 namespace laconic::train {
@@ -11,10 +11,9 @@ namespace laconic::train {
 inline constexpr const char* kFashionMnistRoot = "/usr/share/datasets/fashion-mnist";
 
 struct FashionMnistOptions {
-  std::string root = kFashionMnistRoot;  ///< directory with the four idx files (.gz or plain)
+  std::string root = kFashionMnistRoot;
 
-  static std::vector<FieldSpec> fields();
-  static FashionMnistOptions from(const ComponentSpec& spec);
+  static OptionFields<FashionMnistOptions> fields();
 };
 
 /// Fashion-MNIST (Xiao et al. 2017): 60,000 train and 10,000 test 28x28 grey images, 10 classes.

@@ -7,28 +7,13 @@
 
 namespace laconic::train {
 
-std::vector<FieldSpec> LambOptions::fields() {
-  return {{"lr", FieldType::Number, 1e-3, "learning rate"},
-          {"betas", FieldType::NumberList, std::vector<double>{0.9, 0.999},
-           "decay rates of the first and second moments, each in [0, 1)"},
-          {"eps", FieldType::Number, 1e-6, "added to the second moment's root, > 0"},
-          {"weight_decay", FieldType::Number, 0.01, "decoupled weight decay, inside the trust ratio, >= 0"}};
-}
-
-LambOptions LambOptions::from(const ComponentSpec& spec) {
-  LambOptions o;
-  o.lr = spec.number("lr");
-  const auto betas = spec.numbers("betas");
-  o.eps = spec.number("eps");
-  o.weight_decay = spec.number("weight_decay");
-  if (!(o.lr > 0)) throw ConfigError(str_cat("lamb.lr must be > 0, got ", o.lr));
-  if (betas.size() != 2 || !(betas[0] >= 0 && betas[0] < 1) || !(betas[1] >= 0 && betas[1] < 1))
-    throw ConfigError(str_cat("lamb.betas must be two numbers in [0, 1), got ", format_value(Value{betas})));
-  o.beta1 = betas[0];
-  o.beta2 = betas[1];
-  if (!(o.eps > 0)) throw ConfigError(str_cat("lamb.eps must be > 0, got ", o.eps));
-  if (!(o.weight_decay >= 0)) throw ConfigError(str_cat("lamb.weight_decay must be >= 0, got ", o.weight_decay));
-  return o;
+OptionFields<LambOptions> LambOptions::fields() {
+  using O = LambOptions;
+  return OptionFields<O>()
+      .number("lr", &O::lr, "learning rate", above(0))
+      .number_pair("betas", &O::beta1, &O::beta2, "decay rates of the first and second moments", closed_open(0, 1))
+      .number("eps", &O::eps, "added to the second moment's root", above(0))
+      .number("weight_decay", &O::weight_decay, "decoupled weight decay, inside the trust ratio", at_least(0));
 }
 
 void Lamb::start(const std::vector<torch::Tensor>& params) {

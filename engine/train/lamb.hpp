@@ -3,20 +3,19 @@
 // minutes", Algorithm 2): Adam's direction, scaled per layer by a trust ratio.
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/optimizer.hpp"
 
 namespace laconic::train {
 
 struct LambOptions {
-  double lr = 1e-3;            ///< learning rate
-  double beta1 = 0.9;          ///< decay of the first moment
-  double beta2 = 0.999;        ///< decay of the second moment
-  double eps = 1e-6;           ///< added to the second moment's root
-  double weight_decay = 0.01;  ///< decoupled, inside the trust ratio
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-6;
+  double weight_decay = 0.01;
 
-  static std::vector<FieldSpec> fields();
-  static LambOptions from(const ComponentSpec& spec);
+  static OptionFields<LambOptions> fields();
 };
 
 /// Per parameter tensor (a layer), at step t (from 1): m = beta1 m + (1 - beta1) g;

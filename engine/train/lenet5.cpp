@@ -4,15 +4,9 @@
 
 namespace laconic::train {
 
-std::vector<FieldSpec> Lenet5Options::fields() {
-  return {{"classes", FieldType::Int, std::int64_t{10}, "number of output classes"}};
-}
-
-Lenet5Options Lenet5Options::from(const ComponentSpec& spec) {
-  Lenet5Options o;
-  o.classes = spec.integer("classes");
-  if (o.classes < 2) throw ConfigError(str_cat("lenet5.classes must be >= 2, got ", o.classes));
-  return o;
+OptionFields<Lenet5Options> Lenet5Options::fields() {
+  using O = Lenet5Options;
+  return OptionFields<O>().integer("classes", &O::classes, "number of output classes", at_least(2));
 }
 
 Lenet5::Lenet5(Lenet5Options options) : classes_(options.classes) {

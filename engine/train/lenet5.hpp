@@ -1,16 +1,15 @@
 #pragma once
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/model.hpp"
 
 namespace laconic::train {
 
 struct Lenet5Options {
-  std::int64_t classes = 10;  ///< outputs of the last layer
+  std::int64_t classes = 10;
 
-  static std::vector<FieldSpec> fields();
-  static Lenet5Options from(const ComponentSpec& spec);
+  static OptionFields<Lenet5Options> fields();
 };
 
 /// LeNet-5 (LeCun et al. 1998) for 1x28x28 inputs, in its common modern form: ReLU and max

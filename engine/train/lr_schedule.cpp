@@ -7,34 +7,20 @@
 
 namespace laconic::train {
 
-std::vector<FieldSpec> StepDecayOptions::fields() {
-  return {{"every", FieldType::Int, std::int64_t{1}, "epochs between two decays, >= 1"},
-          {"factor", FieldType::Number, 0.1, "multiplier at each decay, in (0, 1]"}};
-}
-
-StepDecayOptions StepDecayOptions::from(const ComponentSpec& spec) {
-  StepDecayOptions o;
-  o.every = spec.integer("every");
-  o.factor = spec.number("factor");
-  if (o.every < 1) throw ConfigError(str_cat("step_decay.every must be >= 1, got ", o.every));
-  if (!(o.factor > 0 && o.factor <= 1))
-    throw ConfigError(str_cat("step_decay.factor must be in (0, 1], got ", o.factor));
-  return o;
+OptionFields<StepDecayOptions> StepDecayOptions::fields() {
+  using O = StepDecayOptions;
+  return OptionFields<O>()
+      .integer("every", &O::every, "epochs between two decays", at_least(1))
+      .number("factor", &O::factor, "multiplier at each decay", open_closed(0, 1));
 }
 
 double StepDecayLr::factor(const TrainingClock& clock) const {
   return std::pow(options_.factor, static_cast<double>(clock.epoch / options_.every));
 }
 
-std::vector<FieldSpec> CosineLrOptions::fields() {
-  return {{"final", FieldType::Number, 0.0, "factor reached at the last step, in [0, 1]"}};
-}
-
-CosineLrOptions CosineLrOptions::from(const ComponentSpec& spec) {
-  CosineLrOptions o;
-  o.final = spec.number("final");
-  if (!(o.final >= 0 && o.final <= 1)) throw ConfigError(str_cat("cosine.final must be in [0, 1], got ", o.final));
-  return o;
+OptionFields<CosineLrOptions> CosineLrOptions::fields() {
+  return OptionFields<CosineLrOptions>().number("final", &CosineLrOptions::final,
+                                                "factor reached at the last step", closed(0, 1));
 }
 
 double CosineLr::factor(const TrainingClock& clock) const {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/core/registry.hpp"
 
 namespace laconic::train {
@@ -28,8 +28,7 @@ class LrSchedule {
 };
 
 struct ConstantLrOptions {
-  static std::vector<FieldSpec> fields() { return {}; }
-  static ConstantLrOptions from(const ComponentSpec&) { return {}; }
+  static OptionFields<ConstantLrOptions> fields() { return {}; }
 };
 
 /// The configured learning rate throughout.
@@ -41,11 +40,10 @@ class ConstantLr : public LrSchedule {
 };
 
 struct StepDecayOptions {
-  std::int64_t every = 1;  ///< epochs between two decays, >= 1
-  double factor = 0.1;     ///< multiplier at each decay, in (0, 1]
+  std::int64_t every = 1;
+  double factor = 0.1;
 
-  static std::vector<FieldSpec> fields();
-  static StepDecayOptions from(const ComponentSpec& spec);
+  static OptionFields<StepDecayOptions> fields();
 };
 
 /// factor^(floor(epoch / every)): e.g. x0.1 every 30 epochs (He et al. 2016).
@@ -60,10 +58,9 @@ class StepDecayLr : public LrSchedule {
 };
 
 struct CosineLrOptions {
-  double final = 0.0;  ///< factor reached at the end of training, in [0, 1]
+  double final = 0.0;
 
-  static std::vector<FieldSpec> fields();
-  static CosineLrOptions from(const ComponentSpec& spec);
+  static OptionFields<CosineLrOptions> fields();
 };
 
 /// Cosine annealing over the whole run (Loshchilov & Hutter 2017), per step.
@@ -78,8 +75,7 @@ class CosineLr : public LrSchedule {
 };
 
 struct LuaFunctionLrOptions {
-  static std::vector<FieldSpec> fields() { return {}; }
-  static LuaFunctionLrOptions from(const ComponentSpec&) { return {}; }
+  static OptionFields<LuaFunctionLrOptions> fields() { return {}; }
 };
 
 /// Stands for `lr_schedule = function(epoch, step) ... end` in the experiment file: the worker

@@ -4,41 +4,24 @@
 
 namespace laconic::train {
 
-std::vector<FieldSpec> LstmLmOptions::fields() {
-  return {
-      {"vocab", FieldType::Int, std::int64_t{10000},
-       "vocabulary size (unknown-word and end-of-line tokens included); must equal the "
-       "dataset's vocab"},
-      {"embed", FieldType::Int, std::int64_t{100}, "embedding width"},
-      {"hidden", FieldType::Int, std::int64_t{100}, "LSTM width (Harris 2020: 100 small, 300 medium, 500 large)"},
-      {"layers", FieldType::Int, std::int64_t{2}, "stacked LSTM layers"},
-      {"dropout", FieldType::Number, 0.0,
-       "dropout probability in [0, 1) on embeddings, between layers and before the decoder"},
-      {"tied", FieldType::Bool, true, "decoder shares the embedding's weight (embed == hidden)"},
-      {"bptt", FieldType::Int, std::int64_t{35}, "tokens per example; must equal the dataset's bptt"},
-  };
-}
-
-LstmLmOptions LstmLmOptions::from(const ComponentSpec& spec) {
-  LstmLmOptions o;
-  o.vocab = spec.integer("vocab");
-  o.embed = spec.integer("embed");
-  o.hidden = spec.integer("hidden");
-  o.layers = spec.integer("layers");
-  o.dropout = spec.number("dropout");
-  o.tied = spec.flag("tied");
-  o.bptt = spec.integer("bptt");
-  if (o.vocab < 3) throw ConfigError(str_cat("lstm_lm.vocab must be >= 3 (<unk>, <eos> and a word), got ", o.vocab));
-  if (o.embed < 1) throw ConfigError(str_cat("lstm_lm.embed must be >= 1, got ", o.embed));
-  if (o.hidden < 1) throw ConfigError(str_cat("lstm_lm.hidden must be >= 1, got ", o.hidden));
-  if (o.layers < 1) throw ConfigError(str_cat("lstm_lm.layers must be >= 1, got ", o.layers));
-  if (!(o.dropout >= 0 && o.dropout < 1))
-    throw ConfigError(str_cat("lstm_lm.dropout must be in [0, 1), got ", o.dropout));
-  if (o.bptt < 1) throw ConfigError(str_cat("lstm_lm.bptt must be >= 1, got ", o.bptt));
-  if (o.tied && o.embed != o.hidden)
-    throw ConfigError(str_cat("lstm_lm.tied = true needs embed == hidden, got embed = ", o.embed,
-                              " and hidden = ", o.hidden, "; set them equal or tied = false"));
-  return o;
+OptionFields<LstmLmOptions> LstmLmOptions::fields() {
+  using O = LstmLmOptions;
+  return OptionFields<O>()
+      .integer("vocab", &O::vocab,
+               "vocabulary size (unknown-word and end-of-line tokens included); must equal the dataset's vocab")
+      .integer("embed", &O::embed, "embedding width", at_least(1))
+      .integer("hidden", &O::hidden, "LSTM width (Harris 2020: 100 small, 300 medium, 500 large)", at_least(1))
+      .integer("layers", &O::layers, "stacked LSTM layers", at_least(1))
+      .number("dropout", &O::dropout, "dropout probability on embeddings, between layers and before the decoder",
+              closed_open(0, 1))
+      .flag("tied", &O::tied, "decoder shares the embedding's weight (embed == hidden)")
+      .integer("bptt", &O::bptt, "tokens per example; must equal the dataset's bptt", at_least(1))
+      .rule([](const ComponentSpec& spec, O& o) {
+        if (o.vocab < 3) throw out_of_range(spec, "vocab", ">= 3 (<unk>, <eos> and a word)", str_cat(o.vocab));
+        if (o.tied && o.embed != o.hidden)
+          throw ConfigError(str_cat(spec.name, ".tied = true needs embed == hidden, got embed = ", o.embed,
+                                    " and hidden = ", o.hidden, "; set them equal or tied = false"));
+      });
 }
 
 LstmLm::LstmLm(LstmLmOptions options) : options_(options) {

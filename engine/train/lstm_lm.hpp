@@ -1,22 +1,21 @@
 #pragma once
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/model.hpp"
 
 namespace laconic::train {
 
 struct LstmLmOptions {
-  std::int64_t vocab = 10000;  ///< words, <unk> and <eos> included (the text dataset's vocab)
-  std::int64_t embed = 100;    ///< embedding width
-  std::int64_t hidden = 100;   ///< LSTM width: 100, 300, 500 for small, medium, large
-  std::int64_t layers = 2;     ///< stacked LSTM layers
-  double dropout = 0.0;        ///< on the embeddings, between layers and before the decoder
-  bool tied = true;            ///< decoder weight = embedding weight (needs embed == hidden)
-  std::int64_t bptt = 35;      ///< tokens per example; must equal the text dataset's bptt
+  std::int64_t vocab = 10000;
+  std::int64_t embed = 100;
+  std::int64_t hidden = 100;
+  std::int64_t layers = 2;
+  double dropout = 0.0;
+  bool tied = true;
+  std::int64_t bptt = 35;
 
-  static std::vector<FieldSpec> fields();
-  static LstmLmOptions from(const ComponentSpec& spec);
+  static OptionFields<LstmLmOptions> fields();
 };
 
 /// Word-level LSTM language model, as used by Harris (2020) for compressed communication:

@@ -17,28 +17,24 @@ constexpr Activation kActivations[] = {{"tanh", apply_tanh}, {"relu", apply_relu
 
 }  // namespace
 
-std::vector<FieldSpec> MlpOptions::fields() {
-  return {
-      {"sizes", FieldType::IntList, std::vector<std::int64_t>{784, 392, 50, 10},
-       "layer widths: inputs per example, hidden layers..., classes"},
-      {"activation", FieldType::String, std::string("tanh"), "after every layer but the last: tanh, relu or sigmoid"}};
-}
-
-MlpOptions MlpOptions::from(const ComponentSpec& spec) {
-  MlpOptions o;
-  o.sizes = spec.integers("sizes");
-  o.activation = spec.text("activation");
-  if (o.sizes.size() < 2)
-    throw ConfigError(str_cat("mlp.sizes needs at least inputs and classes (2 entries), got ", format_value(o.sizes)));
-  for (std::size_t i = 0; i < o.sizes.size(); ++i)
-    if (o.sizes[i] < 1)
-      throw ConfigError(str_cat("mlp.sizes entries must be >= 1, got ", o.sizes[i], " at position ", i + 1, " of ",
-                                format_value(o.sizes)));
-  if (o.sizes.back() < 2) throw ConfigError(str_cat("mlp.sizes must end with >= 2 classes, got ", o.sizes.back()));
-  bool known = false;
-  for (const auto& a : kActivations) known = known || o.activation == a.name;
-  if (!known) throw ConfigError(str_cat("mlp.activation must be tanh, relu or sigmoid, got \"", o.activation, "\""));
-  return o;
+OptionFields<MlpOptions> MlpOptions::fields() {
+  using O = MlpOptions;
+  std::vector<std::string> activations;
+  for (const auto& a : kActivations) activations.emplace_back(a.name);
+  return OptionFields<O>()
+      .integers("sizes", &O::sizes, "layer widths: inputs per example, hidden layers..., classes")
+      .text("activation", &O::activation, "applied after every layer but the last", activations)
+      .rule([](const ComponentSpec& spec, O& o) {
+        if (o.sizes.size() < 2)
+          throw ConfigError(str_cat(spec.name, ".sizes needs at least inputs and classes (2 entries), got ",
+                                    format_value(o.sizes)));
+        for (std::size_t i = 0; i < o.sizes.size(); ++i)
+          if (o.sizes[i] < 1)
+            throw ConfigError(str_cat(spec.name, ".sizes entries must be >= 1, got ", o.sizes[i], " at position ",
+                                      i + 1, " of ", format_value(o.sizes)));
+        if (o.sizes.back() < 2)
+          throw ConfigError(str_cat(spec.name, ".sizes must end with >= 2 classes, got ", o.sizes.back()));
+      });
 }
 
 Mlp::Mlp(MlpOptions options) : options_(std::move(options)) {

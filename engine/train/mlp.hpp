@@ -2,17 +2,16 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/model.hpp"
 
 namespace laconic::train {
 
 struct MlpOptions {
-  std::vector<std::int64_t> sizes = {784, 392, 50, 10};  ///< inputs, hidden widths..., classes
-  std::string activation = "tanh";                       ///< tanh, relu or sigmoid
+  std::vector<std::int64_t> sizes = {784, 392, 50, 10};
+  std::string activation = "tanh";
 
-  static std::vector<FieldSpec> fields();
-  static MlpOptions from(const ComponentSpec& spec);
+  static OptionFields<MlpOptions> fields();
 };
 
 /// A fully connected network, as in Øland & Raj (2015): sizes {784, 392, 50, 10} is

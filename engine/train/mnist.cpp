@@ -20,18 +20,14 @@ const IdxDatasetInfo kInfo{"mnist", "MNIST", kMean, kStd, hint};
 
 }  // namespace
 
-std::vector<FieldSpec> MnistOptions::fields() {
-  return {{"root", FieldType::String, std::string(kMnistRoot),
-           "directory holding the four MNIST idx files (.gz or plain)"}};
-}
-
-MnistOptions MnistOptions::from(const ComponentSpec& spec) {
-  MnistOptions o;
-  o.root = spec.text("root");
-  if (o.root.empty()) throw ConfigError("mnist.root must not be empty");
-  // Checked when the experiment is loaded, so missing files stop the run before any worker.
-  IdxImageDataset::check_files(o.root, kInfo);
-  return o;
+OptionFields<MnistOptions> MnistOptions::fields() {
+  return OptionFields<MnistOptions>()
+      .text("root", &MnistOptions::root, "directory holding the four MNIST idx files (.gz or plain)")
+      .rule([](const ComponentSpec& spec, MnistOptions& o) {
+        if (o.root.empty()) throw ConfigError(str_cat(spec.name, ".root must not be empty"));
+        // Checked when the experiment is loaded, so missing files stop the run before any worker.
+        IdxImageDataset::check_files(o.root, kInfo);
+      });
 }
 
 MnistDataset::MnistDataset(MnistOptions options) : IdxImageDataset(std::move(options.root), kInfo) {}

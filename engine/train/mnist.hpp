@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/idx_dataset.hpp"
 
 namespace laconic::train {
@@ -12,10 +12,9 @@ namespace laconic::train {
 inline constexpr const char* kMnistRoot = "/usr/share/datasets/mnist";
 
 struct MnistOptions {
-  std::string root = kMnistRoot;  ///< directory with the four idx files (.gz or plain)
+  std::string root = kMnistRoot;
 
-  static std::vector<FieldSpec> fields();
-  static MnistOptions from(const ComponentSpec& spec);
+  static OptionFields<MnistOptions> fields();
 };
 
 /// MNIST (LeCun et al. 1998): 60,000 train and 10,000 test 28x28 grey digits, 10 classes, in

@@ -63,22 +63,15 @@ struct Stage {
 
 }  // namespace
 
-std::vector<FieldSpec> ResnetOptions::fields() {
-  return {{"depth", FieldType::Int, std::int64_t{18},
-           "18 (ResNet-18 for 32x32 images) or 20 (He et al.'s CIFAR ResNet-20)"},
-          {"classes", FieldType::Int, std::int64_t{10}, "number of output classes"},
-          {"in_channels", FieldType::Int, std::int64_t{3}, "channels of the input images"}};
-}
-
-ResnetOptions ResnetOptions::from(const ComponentSpec& spec) {
-  ResnetOptions o;
-  o.depth = spec.integer("depth");
-  o.classes = spec.integer("classes");
-  o.in_channels = spec.integer("in_channels");
-  if (o.depth != 18 && o.depth != 20) throw ConfigError(str_cat("resnet.depth must be 18 or 20, got ", o.depth));
-  if (o.classes < 2) throw ConfigError(str_cat("resnet.classes must be >= 2, got ", o.classes));
-  if (o.in_channels < 1) throw ConfigError(str_cat("resnet.in_channels must be >= 1, got ", o.in_channels));
-  return o;
+OptionFields<ResnetOptions> ResnetOptions::fields() {
+  using O = ResnetOptions;
+  return OptionFields<O>()
+      .integer("depth", &O::depth, "18 (ResNet-18 for 32x32 images) or 20 (He et al.'s CIFAR ResNet-20)")
+      .integer("classes", &O::classes, "number of output classes", at_least(2))
+      .integer("in_channels", &O::in_channels, "channels of the input images", at_least(1))
+      .rule([](const ComponentSpec& spec, O& o) {
+        if (o.depth != 18 && o.depth != 20) throw out_of_range(spec, "depth", "18 or 20", str_cat(o.depth));
+      });
 }
 
 Resnet::Resnet(ResnetOptions options) : options_(options) {

@@ -1,18 +1,17 @@
 #pragma once
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/model.hpp"
 
 namespace laconic::train {
 
 struct ResnetOptions {
-  std::int64_t depth = 18;       ///< 18 or 20
-  std::int64_t classes = 10;     ///< outputs of the last layer
-  std::int64_t in_channels = 3;  ///< channels of the input images
+  std::int64_t depth = 18;
+  std::int64_t classes = 10;
+  std::int64_t in_channels = 3;
 
-  static std::vector<FieldSpec> fields();
-  static ResnetOptions from(const ComponentSpec& spec);
+  static OptionFields<ResnetOptions> fields();
 };
 
 /// Residual networks of basic blocks (He et al. 2016) for 32x32 images, the two used in the

@@ -5,27 +5,17 @@
 
 namespace laconic::train {
 
-std::vector<FieldSpec> SgdOptions::fields() {
-  return {
-      {"lr", FieldType::Number, 0.01, "learning rate"},
-      {"momentum", FieldType::Number, 0.0, "momentum factor in [0, 1)"},
-      {"weight_decay", FieldType::Number, 0.0, "L2 penalty, >= 0"},
-      {"nesterov", FieldType::Bool, false, "use Nesterov momentum"},
-  };
-}
-
-SgdOptions SgdOptions::from(const ComponentSpec& spec) {
-  SgdOptions o;
-  o.lr = spec.number("lr");
-  o.momentum = spec.number("momentum");
-  o.weight_decay = spec.number("weight_decay");
-  o.nesterov = spec.flag("nesterov");
-  if (!(o.lr > 0)) throw ConfigError(str_cat("sgd.lr must be > 0, got ", o.lr));
-  if (!(o.momentum >= 0 && o.momentum < 1))
-    throw ConfigError(str_cat("sgd.momentum must be in [0, 1), got ", o.momentum));
-  if (!(o.weight_decay >= 0)) throw ConfigError(str_cat("sgd.weight_decay must be >= 0, got ", o.weight_decay));
-  if (o.nesterov && o.momentum == 0) throw ConfigError("sgd.nesterov needs momentum > 0, got momentum = 0");
-  return o;
+OptionFields<SgdOptions> SgdOptions::fields() {
+  using O = SgdOptions;
+  return OptionFields<O>()
+      .number("lr", &O::lr, "learning rate", above(0))
+      .number("momentum", &O::momentum, "heavy-ball momentum factor", closed_open(0, 1))
+      .number("weight_decay", &O::weight_decay, "L2 penalty added to the gradient", at_least(0))
+      .flag("nesterov", &O::nesterov, "use Nesterov momentum (needs momentum > 0)")
+      .rule([](const ComponentSpec& spec, O& o) {
+        if (o.nesterov && o.momentum == 0)
+          throw ConfigError(str_cat(spec.name, ".nesterov needs momentum > 0, got momentum = 0"));
+      });
 }
 
 torch::Tensor Sgd::direction(std::size_t i, const torch::Tensor& p) {

@@ -1,19 +1,18 @@
 #pragma once
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/optimizer.hpp"
 
 namespace laconic::train {
 
 struct SgdOptions {
-  double lr = 0.01;         ///< learning rate
-  double momentum = 0;      ///< heavy-ball momentum in [0, 1)
-  double weight_decay = 0;  ///< L2 penalty added to the gradient
+  double lr = 0.01;
+  double momentum = 0;
+  double weight_decay = 0;
   bool nesterov = false;
 
-  static std::vector<FieldSpec> fields();
-  static SgdOptions from(const ComponentSpec& spec);
+  static OptionFields<SgdOptions> fields();
 };
 
 /// SGD with momentum, with PyTorch's update rule: b = m*b + g; p -= lr * (nesterov ? g + m*b : b).

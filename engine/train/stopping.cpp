@@ -7,36 +7,17 @@
 
 namespace laconic::train {
 
-std::vector<FieldSpec> EarlyStoppingOptions::fields() {
-  return {
-      {"metric", FieldType::String, std::string(keys::kTestAccuracy),
-       "epoch metric of worker 0: test_accuracy, test_loss, test_perplexity (language models), "
-       "epoch_train_loss"},
-      {"patience", FieldType::Int, std::int64_t{3}, "epochs in a row without improvement before the run stops, >= 1"},
-      {"min_delta", FieldType::Number, 0.0, "smallest change that counts as improvement, >= 0"},
-      {"goal", FieldType::String, std::string("auto"),
-       "\"max\", \"min\", or \"auto\" (max for metrics ending in accuracy, else min)"},
-  };
-}
-
-EarlyStoppingOptions EarlyStoppingOptions::from(const ComponentSpec& spec) {
-  EarlyStoppingOptions o;
-  o.metric = spec.text("metric");
-  o.patience = spec.integer("patience");
-  o.min_delta = spec.number("min_delta");
-  o.goal = spec.text("goal");
-  static const std::vector<std::string> kMetrics = {keys::kTestAccuracy, keys::kTestLoss, keys::kTestPerplexity,
-                                                    keys::kEpochTrainLoss, keys::kConsensusDistance};
-  if (std::find(kMetrics.begin(), kMetrics.end(), o.metric) == kMetrics.end())
-    throw ConfigError(
-        str_cat("early_stopping.metric must be one of test_accuracy, test_loss, "
-                "test_perplexity, epoch_train_loss, consensus_distance; got \"",
-                o.metric, "\""));
-  if (o.patience < 1) throw ConfigError(str_cat("early_stopping.patience must be >= 1, got ", o.patience));
-  if (!(o.min_delta >= 0)) throw ConfigError(str_cat("early_stopping.min_delta must be >= 0, got ", o.min_delta));
-  if (o.goal != "auto" && o.goal != "max" && o.goal != "min")
-    throw ConfigError(str_cat("early_stopping.goal must be \"auto\", \"max\" or \"min\", got \"", o.goal, "\""));
-  return o;
+OptionFields<EarlyStoppingOptions> EarlyStoppingOptions::fields() {
+  using O = EarlyStoppingOptions;
+  return OptionFields<O>()
+      .text("metric", &O::metric,
+            "epoch metric of worker 0 (test_perplexity: language models; consensus_distance: gossip)",
+            {keys::kTestAccuracy, keys::kTestLoss, keys::kTestPerplexity, keys::kEpochTrainLoss,
+             keys::kConsensusDistance})
+      .integer("patience", &O::patience, "epochs in a row without improvement before the run stops", at_least(1))
+      .number("min_delta", &O::min_delta, "smallest change that counts as improvement", at_least(0))
+      .text("goal", &O::goal, "whether larger is better; \"auto\": \"max\" for metrics ending in accuracy, else \"min\"",
+            {"auto", "max", "min"});
 }
 
 EarlyStopping::EarlyStopping(EarlyStoppingOptions options)

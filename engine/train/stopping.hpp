@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "engine/core/registry.hpp"
 #include "engine/core/state_io.hpp"
@@ -33,8 +33,7 @@ class StopRule {
 };
 
 struct NeverStopOptions {
-  static std::vector<FieldSpec> fields() { return {}; }
-  static NeverStopOptions from(const ComponentSpec&) { return {}; }
+  static OptionFields<NeverStopOptions> fields() { return {}; }
 };
 
 /// Every epoch runs.
@@ -46,13 +45,12 @@ class NeverStop : public StopRule {
 };
 
 struct EarlyStoppingOptions {
-  std::string metric = keys::kTestAccuracy;  ///< an epoch metric of worker 0
-  std::int64_t patience = 3;                 ///< epochs without improvement before stopping, >= 1
-  double min_delta = 0.0;                    ///< smallest change that counts as improvement, >= 0
-  std::string goal = "auto";                 ///< "max", "min", or "auto" (max for accuracy)
+  std::string metric = keys::kTestAccuracy;
+  std::int64_t patience = 3;
+  double min_delta = 0.0;
+  std::string goal = "auto";
 
-  static std::vector<FieldSpec> fields();
-  static EarlyStoppingOptions from(const ComponentSpec& spec);
+  static OptionFields<EarlyStoppingOptions> fields();
 };
 
 /// Stops once `metric` has not improved on its best by more than `min_delta` for `patience`

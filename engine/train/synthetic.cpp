@@ -9,38 +9,30 @@
 
 namespace laconic::train {
 
-std::vector<FieldSpec> SyntheticOptions::fields() {
-  return {{"shape", FieldType::IntList, std::vector<std::int64_t>{3, 32, 32},
-           "shape of one example, e.g. {3, 32, 32} or {1, 28, 28}"},
-          {"classes", FieldType::Int, std::int64_t{10}, "number of classes, >= 2"},
-          {"n", FieldType::Int, std::int64_t{10000}, "training examples"},
-          {"test_n", FieldType::Int, std::int64_t{2000}, "test examples"},
-          {"seed", FieldType::Int, std::int64_t{1},
-           "seed of the data (class means and noise), independent of the run's seed"}};
-}
-
-SyntheticOptions SyntheticOptions::from(const ComponentSpec& spec) {
-  SyntheticOptions o;
-  o.shape = spec.integers("shape");
-  o.classes = spec.integer("classes");
-  o.n = spec.integer("n");
-  o.test_n = spec.integer("test_n");
-  o.seed = spec.integer("seed");
-  if (o.shape.empty()) throw ConfigError("synthetic.shape must list at least one dimension, got {}");
-  std::int64_t values = 1;
-  for (const std::int64_t d : o.shape) {
-    if (d < 1) throw ConfigError(str_cat("synthetic.shape dimensions must be >= 1, got ", format_value(o.shape)));
-    values *= d;
-    if (values > (std::int64_t{1} << 24))
-      throw ConfigError(str_cat("synthetic.shape ", format_value(o.shape), " has more than 2^24 values per example"));
-  }
-  if (o.classes < 2) throw ConfigError(str_cat("synthetic.classes must be >= 2, got ", o.classes));
-  if (o.n < 1) throw ConfigError(str_cat("synthetic.n must be >= 1, got ", o.n));
-  if (o.test_n < 1) throw ConfigError(str_cat("synthetic.test_n must be >= 1, got ", o.test_n));
-  if (values * (o.n + o.test_n) > (std::int64_t{1} << 31))
-    throw ConfigError(str_cat("synthetic would hold ", values * (o.n + o.test_n),
-                              " floats (> 2^31, 8 GiB): lower n, test_n or shape"));
-  return o;
+OptionFields<SyntheticOptions> SyntheticOptions::fields() {
+  using O = SyntheticOptions;
+  return OptionFields<O>()
+      .integers("shape", &O::shape, "shape of one example, e.g. {3, 32, 32} or {1, 28, 28}")
+      .integer("classes", &O::classes, "number of classes", at_least(2))
+      .integer("n", &O::n, "training examples", at_least(1))
+      .integer("test_n", &O::test_n, "test examples", at_least(1))
+      .integer("seed", &O::seed, "seed of the data (class means and noise), independent of the run's seed")
+      .rule([](const ComponentSpec& spec, O& o) {
+        if (o.shape.empty())
+          throw ConfigError(str_cat(spec.name, ".shape must list at least one dimension, got {}"));
+        std::int64_t values = 1;
+        for (const std::int64_t d : o.shape) {
+          if (d < 1)
+            throw ConfigError(str_cat(spec.name, ".shape dimensions must be >= 1, got ", format_value(o.shape)));
+          values *= d;
+          if (values > (std::int64_t{1} << 24))
+            throw ConfigError(
+                str_cat(spec.name, ".shape ", format_value(o.shape), " has more than 2^24 values per example"));
+        }
+        if (values * (o.n + o.test_n) > (std::int64_t{1} << 31))
+          throw ConfigError(str_cat(spec.name, " would hold ", values * (o.n + o.test_n),
+                                    " floats (> 2^31, 8 GiB): lower n, test_n or shape"));
+      });
 }
 
 SyntheticDataset::SyntheticDataset(SyntheticOptions options) : options_(std::move(options)) {}

@@ -2,20 +2,19 @@
 #include <optional>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/dataset.hpp"
 
 namespace laconic::train {
 
 struct SyntheticOptions {
-  std::vector<std::int64_t> shape = {3, 32, 32};  ///< one example, without the batch dimension
+  std::vector<std::int64_t> shape = {3, 32, 32};
   std::int64_t classes = 10;
-  std::int64_t n = 10000;      ///< training examples
-  std::int64_t test_n = 2000;  ///< test examples
-  std::int64_t seed = 1;       ///< the data, not the run: every run of a seed sees the same
+  std::int64_t n = 10000;
+  std::int64_t test_n = 2000;
+  std::int64_t seed = 1;
 
-  static std::vector<FieldSpec> fields();
-  static SyntheticOptions from(const ComponentSpec& spec);
+  static OptionFields<SyntheticOptions> fields();
 };
 
 /// Learnable class-conditional clusters of any shape, so CIFAR-sized models can be trained and

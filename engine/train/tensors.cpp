@@ -73,29 +73,24 @@ DataSplit read_split(const std::string& path, const std::string& field) {
 
 }  // namespace
 
-std::vector<FieldSpec> TensorsOptions::fields() {
-  FieldSpec train{"train", FieldType::String, std::string(),
-                  "the training split: a file of torch.save({\"inputs\": ..., \"labels\": ...}), relative to the "
-                  "experiment file"};
-  FieldSpec test{"test", FieldType::String, std::string(), "the test split, the same way"};
-  train.relative_to_file = test.relative_to_file = true;
-  return {train,
-          test,
-          {"classes", FieldType::Int, std::int64_t{0},
-           "classes (a language model: vocabulary size); 0 = the training split's largest label + 1"}};
-}
-
-TensorsOptions TensorsOptions::from(const ComponentSpec& spec) {
-  TensorsOptions o;
-  o.train = spec.text("train");
-  o.test = spec.text("test");
-  o.classes = spec.integer("classes");
-  if (o.train.empty() || o.test.empty())
-    throw ConfigError(
-        "tensors needs train = \"FILE\" and test = \"FILE\", each written by torch.save({\"inputs\": "
-        "..., \"labels\": ...}, FILE)");
-  if (o.classes < 0 || o.classes == 1) throw ConfigError(str_cat("tensors.classes must be 0 or >= 2, got ", o.classes));
-  return o;
+OptionFields<TensorsOptions> TensorsOptions::fields() {
+  using O = TensorsOptions;
+  return OptionFields<O>()
+      .text("train", &O::train,
+            "the training split: a file of torch.save({\"inputs\": ..., \"labels\": ...}), relative to the "
+            "experiment file")
+      .relative_to_file()
+      .text("test", &O::test, "the test split, the same way")
+      .relative_to_file()
+      .integer("classes", &O::classes,
+               "classes (a language model: vocabulary size); 0 = the training split's largest label + 1", at_least(0))
+      .rule([](const ComponentSpec& spec, O& o) {
+        if (o.train.empty() || o.test.empty())
+          throw ConfigError(str_cat(spec.name,
+                                    " needs train = \"FILE\" and test = \"FILE\", each written by "
+                                    "torch.save({\"inputs\": ..., \"labels\": ...}, FILE)"));
+        if (o.classes == 1) throw out_of_range(spec, "classes", "0 or >= 2", "1");
+      });
 }
 
 const DataSplit& TensorsDataset::loaded_train() const {

@@ -5,18 +5,17 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/dataset.hpp"
 
 namespace laconic::train {
 
 struct TensorsOptions {
-  std::string train;         ///< torch.save'd dict of the training split (relative to the experiment file in the DSL)
-  std::string test;          ///< the same for the test split
-  std::int64_t classes = 0;  ///< classes (a language model: vocabulary size); 0 = the largest label + 1
+  std::string train;
+  std::string test;
+  std::int64_t classes = 0;
 
-  static std::vector<FieldSpec> fields();
-  static TensorsOptions from(const ComponentSpec& spec);
+  static OptionFields<TensorsOptions> fields();
 };
 
 /// Each file holds a dict with "inputs" and "labels". Classification: inputs [N, ...] of a

@@ -41,27 +41,21 @@ bool is_triple(const std::string& file) {
 
 }  // namespace
 
-std::vector<FieldSpec> TextOptions::fields() {
-  return {{"file", FieldType::String, std::string(),
-           "corpus file (split 80/10/10 by lines), or the prefix P of P.train.txt, P.valid.txt, "
-           "P.test.txt"},
-          {"vocab", FieldType::Int, std::int64_t{10000},
-           "vocabulary size: unknown-word and end-of-line tokens, and the vocab - 2 commonest "
-           "training words"},
-          {"bptt", FieldType::Int, std::int64_t{35}, "tokens per example; must equal the model's bptt"}};
-}
-
-TextOptions TextOptions::from(const ComponentSpec& spec) {
-  TextOptions o;
-  o.file = spec.text("file");
-  o.vocab = spec.integer("vocab");
-  o.bptt = spec.integer("bptt");
-  if (o.file.empty()) throw ConfigError("text.file must name a corpus: text { file = \"corpus.txt\" }");
-  if (o.vocab < 3) throw ConfigError(str_cat("text.vocab must be >= 3 (<unk>, <eos> and a word), got ", o.vocab));
-  if (o.bptt < 1) throw ConfigError(str_cat("text.bptt must be >= 1, got ", o.bptt));
-  // Checked when the experiment is loaded, so a missing corpus stops the run before any worker.
-  (void)is_triple(o.file);
-  return o;
+OptionFields<TextOptions> TextOptions::fields() {
+  using O = TextOptions;
+  return OptionFields<O>()
+      .text("file", &O::file,
+            "corpus file (split 80/10/10 by lines), or the prefix P of P.train.txt, P.valid.txt, P.test.txt")
+      .integer("vocab", &O::vocab,
+               "vocabulary size: unknown-word and end-of-line tokens, and the vocab - 2 commonest training words")
+      .integer("bptt", &O::bptt, "tokens per example; must equal the model's bptt", at_least(1))
+      .rule([](const ComponentSpec& spec, O& o) {
+        if (o.file.empty())
+          throw ConfigError(str_cat(spec.name, ".file must name a corpus: text { file = \"corpus.txt\" }"));
+        if (o.vocab < 3) throw out_of_range(spec, "vocab", ">= 3 (<unk>, <eos> and a word)", str_cat(o.vocab));
+        // Checked when the experiment is loaded, so a missing corpus stops the run before any worker.
+        (void)is_triple(o.file);
+      });
 }
 
 void TextDataset::read_splits() {

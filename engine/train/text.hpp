@@ -4,18 +4,17 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/dataset.hpp"
 
 namespace laconic::train {
 
 struct TextOptions {
-  std::string file;            ///< a corpus file, or the prefix of a .train/.valid/.test triple
-  std::int64_t vocab = 10000;  ///< token ids: <unk>, <eos> and the vocab - 2 commonest words
-  std::int64_t bptt = 35;      ///< tokens per example; must equal the model's bptt
+  std::string file;
+  std::int64_t vocab = 10000;
+  std::int64_t bptt = 35;
 
-  static std::vector<FieldSpec> fields();
-  static TextOptions from(const ComponentSpec& spec);
+  static OptionFields<TextOptions> fields();
 };
 
 /// A word-level corpus for language modelling. Tokens are the whitespace-separated words of

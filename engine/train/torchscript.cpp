@@ -26,34 +26,27 @@ std::string local_name(const std::string& dotted) {
 
 }  // namespace
 
-std::vector<FieldSpec> TorchScriptOptions::fields() {
-  FieldSpec file{"file", FieldType::String, std::string(),
-                 "the TorchScript file (torch.jit.save; scripts/export-torchscript.py writes one), relative to the "
-                 "experiment file; part of the experiment's hash"};
-  file.relative_to_file = file.hashed = true;
-  return {file,
-          {"input", FieldType::IntList, std::vector<std::int64_t>{},
-           "shape of one example without the batch dimension, e.g. {1, 28, 28}; {} = the dataset's"},
-          {"classes", FieldType::Int, std::int64_t{10}, "logits per example (a language model: the vocabulary size)"},
-          {"bptt", FieldType::Int, std::int64_t{0},
-           "0 for a classifier; a language model's tokens per example: [N, bptt] int64 in, [N, bptt, classes] out"}};
-}
-
-TorchScriptOptions TorchScriptOptions::from(const ComponentSpec& spec) {
-  TorchScriptOptions o;
-  o.file = spec.text("file");
-  o.input = spec.integers("input");
-  o.classes = spec.integer("classes");
-  o.bptt = spec.integer("bptt");
-  if (o.file.empty())
-    throw ConfigError(
-        "torchscript.file is required: the .pt file a PyTorch model was saved to "
-        "(python3 scripts/export-torchscript.py MODULE:CLASS --out model.pt)");
-  if (o.classes < 2) throw ConfigError(str_cat("torchscript.classes must be >= 2, got ", o.classes));
-  if (o.bptt < 0) throw ConfigError(str_cat("torchscript.bptt must be >= 0, got ", o.bptt));
-  for (const std::int64_t d : o.input)
-    if (d < 1) throw ConfigError(str_cat("torchscript.input entries must be >= 1, got ", format_value(o.input)));
-  return o;
+OptionFields<TorchScriptOptions> TorchScriptOptions::fields() {
+  using O = TorchScriptOptions;
+  return OptionFields<O>()
+      .text("file", &O::file,
+            "the TorchScript file (torch.jit.save; scripts/export-torchscript.py writes one), relative to the "
+            "experiment file; part of the experiment's hash")
+      .relative_to_file(/*hashed=*/true)
+      .integers("input", &O::input,
+                "shape of one example without the batch dimension, e.g. {1, 28, 28}; {} = the dataset's")
+      .integer("classes", &O::classes, "logits per example (a language model: the vocabulary size)", at_least(2))
+      .integer("bptt", &O::bptt,
+               "0 for a classifier; a language model's tokens per example: [N, bptt] int64 in, [N, bptt, classes] out",
+               at_least(0))
+      .rule([](const ComponentSpec& spec, O& o) {
+        if (o.file.empty())
+          throw ConfigError(str_cat(spec.name,
+                                    ".file is required: the .pt file a PyTorch model was saved to "
+                                    "(python3 scripts/export-torchscript.py MODULE:CLASS --out model.pt)"));
+        for (const std::int64_t d : o.input)
+          if (d < 1) throw out_of_range(spec, "input", "a list of entries >= 1", format_value(o.input));
+      });
 }
 
 TorchScriptModel::TorchScriptModel(TorchScriptOptions options) : options_(std::move(options)) {

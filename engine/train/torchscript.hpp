@@ -6,19 +6,18 @@
 
 #include <torch/script.h>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/model.hpp"
 
 namespace laconic::train {
 
 struct TorchScriptOptions {
-  std::string file;                 ///< the .pt file (relative to the experiment file in the DSL)
-  std::vector<std::int64_t> input;  ///< shape of one example without the batch dimension; {} = the dataset's
-  std::int64_t classes = 10;        ///< logits per example (per position: the vocabulary size)
-  std::int64_t bptt = 0;            ///< > 0: a language model, tokens [N, bptt] -> logits [N, bptt, classes]
+  std::string file;
+  std::vector<std::int64_t> input;
+  std::int64_t classes = 10;
+  std::int64_t bptt = 0;
 
-  static std::vector<FieldSpec> fields();
-  static TorchScriptOptions from(const ComponentSpec& spec);
+  static OptionFields<TorchScriptOptions> fields();
 };
 
 /// A TorchScript module as a Model. Its trainable parameters are registered as this module's

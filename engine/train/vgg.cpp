@@ -16,21 +16,12 @@ std::int64_t scaled(std::int64_t channels, double width) {
 
 }  // namespace
 
-std::vector<FieldSpec> Vgg11Options::fields() {
-  return {{"width", FieldType::Number, 1.0, "multiplies every channel count, > 0"},
-          {"classes", FieldType::Int, std::int64_t{10}, "number of output classes"},
-          {"in_channels", FieldType::Int, std::int64_t{3}, "channels of the input images"}};
-}
-
-Vgg11Options Vgg11Options::from(const ComponentSpec& spec) {
-  Vgg11Options o;
-  o.width = spec.number("width");
-  o.classes = spec.integer("classes");
-  o.in_channels = spec.integer("in_channels");
-  if (!(o.width > 0 && o.width <= 16)) throw ConfigError(str_cat("vgg11.width must be in (0, 16], got ", o.width));
-  if (o.classes < 2) throw ConfigError(str_cat("vgg11.classes must be >= 2, got ", o.classes));
-  if (o.in_channels < 1) throw ConfigError(str_cat("vgg11.in_channels must be >= 1, got ", o.in_channels));
-  return o;
+OptionFields<Vgg11Options> Vgg11Options::fields() {
+  using O = Vgg11Options;
+  return OptionFields<O>()
+      .number("width", &O::width, "multiplies every channel count", open_closed(0, 16))
+      .integer("classes", &O::classes, "number of output classes", at_least(2))
+      .integer("in_channels", &O::in_channels, "channels of the input images", at_least(1));
 }
 
 Vgg11::Vgg11(Vgg11Options options) : options_(options) {

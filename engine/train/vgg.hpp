@@ -1,18 +1,17 @@
 #pragma once
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/train/model.hpp"
 
 namespace laconic::train {
 
 struct Vgg11Options {
-  double width = 1.0;            ///< multiplies every channel count (0.5: half as wide)
-  std::int64_t classes = 10;     ///< outputs of the last layer
-  std::int64_t in_channels = 3;  ///< channels of the input images
+  double width = 1.0;
+  std::int64_t classes = 10;
+  std::int64_t in_channels = 3;
 
-  static std::vector<FieldSpec> fields();
-  static Vgg11Options from(const ComponentSpec& spec);
+  static OptionFields<Vgg11Options> fields();
 };
 
 /// VGG-11 (Simonyan & Zisserman 2015, configuration A) for CIFAR-sized images, in the form

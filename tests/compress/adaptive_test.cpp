@@ -288,9 +288,9 @@ TEST_CASE("adaptive options name the field and the valid range", "[compress][ada
   const ComponentInfo info{"compressor", "adaptive", "", AdaptiveOptions::fields()};
   auto make = [&](const std::string& field, Value value) {
     ComponentSpec spec{"compressor", "adaptive", {{field, value}}};
-    return AdaptiveOptions::from(info.resolve(spec));
+    return AdaptiveOptions::fields().read(info.resolve(spec));
   };
-  const auto defaults = AdaptiveOptions::from(info.resolve({"compressor", "adaptive", {}}));
+  const auto defaults = AdaptiveOptions::fields().read(info.resolve({"compressor", "adaptive", {}}));
   CHECK(defaults.sample_fraction == 0.03);
   CHECK(defaults.probe_bits == 4);
   CHECK(defaults.floor_bits == 6);

@@ -98,7 +98,7 @@ TEST_CASE(
 
 TEST_CASE("chain with error feedback: what was sent plus the residual equals what was fed in", "[compress][chain]") {
   const auto registry = builtin_compressors();
-  ChainCompressor c(ChainOptions::from(
+  ChainCompressor c(ChainOptions::fields().read(
       registry.resolve(chain(spec("topk", {{"ratio", 0.1}}), spec("qsgd", {{"levels", std::int64_t{2}}}), true))));
   c.set_seed(2, 0);
   std::vector<double> fed(500, 0.0), sent(500, 0.0);
@@ -117,12 +117,12 @@ TEST_CASE("chain with error feedback: what was sent plus the residual equals wha
 
 TEST_CASE("chain switches its children's error feedback off when it feeds back itself", "[compress][chain]") {
   const auto registry = builtin_compressors();
-  const auto on = ChainOptions::from(registry.resolve(spec("chain")));
+  const auto on = ChainOptions::fields().read(registry.resolve(spec("chain")));
   CHECK(on.first.name == "topk");
   CHECK(on.first.flag("error_feedback") == false);
   CHECK(on.second.name == "qsgd");
   CHECK(on.second.flag("error_feedback") == false);
-  const auto off = ChainOptions::from(registry.resolve(spec("chain", {{"error_feedback", false}})));
+  const auto off = ChainOptions::fields().read(registry.resolve(spec("chain", {{"error_feedback", false}})));
   CHECK(off.first.flag("error_feedback") == true);  // topk's own default
   // The resolved configuration (what the database stores) says so too.
   CHECK(registry.resolve(spec("chain")).component("first").flag("error_feedback") == false);

@@ -381,34 +381,34 @@ TEST_CASE("a dgc payload for another length is refused with both sizes", "[compr
 }
 
 TEST_CASE("dgc options name the field and the valid range", "[compress][dgc]") {
-  REQUIRE_THROWS_AS(DgcOptions::from(dgc_spec(2.0, 0.9, 0.0, 0.01, 4)), ConfigError);
-  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(2.0, 0.9, 0.0, 0.01, 4)), "dgc.ratio must be in (0, 1], got 2");
-  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.0, 0.9, 0.0, 0.01, 4)), "dgc.ratio must be in (0, 1], got 0");
-  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 1.0, 0.0, 0.01, 4)), "dgc.momentum must be in [0, 1), got 1");
-  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, -0.1, 0.0, 0.01, 4)), "dgc.momentum must be in [0, 1), got -0.1");
-  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 0.9, -1.0, 0.01, 4)),
-                      "dgc.clip_norm must be in [0, inf) (0 = no clipping), got -1");
-  REQUIRE_THROWS_AS(DgcOptions::from(dgc_spec(0.01, 0.9, std::numeric_limits<double>::infinity(), 0.01, 4)),
+  REQUIRE_THROWS_AS(DgcOptions::fields().read(dgc_spec(2.0, 0.9, 0.0, 0.01, 4)), ConfigError);
+  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(2.0, 0.9, 0.0, 0.01, 4)), "dgc.ratio must be in (0, 1], got 2");
+  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.0, 0.9, 0.0, 0.01, 4)), "dgc.ratio must be in (0, 1], got 0");
+  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.01, 1.0, 0.0, 0.01, 4)), "dgc.momentum must be in [0, 1), got 1");
+  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.01, -0.1, 0.0, 0.01, 4)), "dgc.momentum must be in [0, 1), got -0.1");
+  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.01, 0.9, -1.0, 0.01, 4)),
+                      "dgc.clip_norm must be in [0, inf), got -1");
+  REQUIRE_THROWS_AS(DgcOptions::fields().read(dgc_spec(0.01, 0.9, std::numeric_limits<double>::infinity(), 0.01, 4)),
                     ConfigError);
-  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 0.9, 0.0, 0.0, 4)),
+  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.01, 0.9, 0.0, 0.0, 4)),
                       "dgc.sample_fraction must be in (0, 1], got 0");
-  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 0.9, 0.0, 1.5, 4)),
+  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.01, 0.9, 0.0, 1.5, 4)),
                       "dgc.sample_fraction must be in (0, 1], got 1.5");
-  REQUIRE_THROWS_WITH(DgcOptions::from(dgc_spec(0.01, 0.9, 0.0, 0.01, -1)), "dgc.warmup must be >= 0, got -1");
-  REQUIRE_THROWS_AS(DgcOptions::from(dgc_spec(std::nan(""), 0.9, 0.0, 0.01, 4)), ConfigError);
-  auto ok = DgcOptions::from(dgc_spec(1.0, 0.0, 2.5, 1.0, 0));
+  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.01, 0.9, 0.0, 0.01, -1)), "dgc.warmup must be >= 0, got -1");
+  REQUIRE_THROWS_AS(DgcOptions::fields().read(dgc_spec(std::nan(""), 0.9, 0.0, 0.01, 4)), ConfigError);
+  auto ok = DgcOptions::fields().read(dgc_spec(1.0, 0.0, 2.5, 1.0, 0));
   CHECK(ok.ratio == 1.0);
   CHECK(ok.clip_norm == 2.5);
   CHECK(ok.warmup == 0);
 
   ComponentInfo info{"compressor", "dgc", "", DgcOptions::fields()};
-  auto defaults = DgcOptions::from(info.resolve({"compressor", "dgc", {}}));
+  auto defaults = DgcOptions::fields().read(info.resolve({"compressor", "dgc", {}}));
   CHECK(defaults.ratio == 0.001);
   CHECK(defaults.momentum == 0.9);
   CHECK(defaults.clip_norm == 0.0);
   CHECK(defaults.sample_fraction == 0.01);
   CHECK(defaults.warmup == 4);
   std::vector<std::string> names;
-  for (const auto& f : DgcOptions::fields()) names.push_back(f.name);
+  for (const auto& f : DgcOptions::fields().specs()) names.push_back(f.name);
   CHECK(names == std::vector<std::string>{"ratio", "momentum", "clip_norm", "sample_fraction", "warmup"});
 }

@@ -235,8 +235,8 @@ TEST_CASE("powersgd options name the field, the value and the range", "[compress
                          "powersgd",
                          {{"rank", rank}, {"warm_start", true}, {"start_iter", start}, {"error_feedback", true}}};
   };
-  CHECK_THROWS_WITH(PowerSgdOptions::from(spec(0, 0)), "powersgd.rank must be in [1, 1024], got 0");
-  CHECK_THROWS_WITH(PowerSgdOptions::from(spec(2, -1)), "powersgd.start_iter must be >= 0, got -1");
+  CHECK_THROWS_WITH(PowerSgdOptions::fields().read(spec(0, 0)), "powersgd.rank must be in [1, 1024], got 0");
+  CHECK_THROWS_WITH(PowerSgdOptions::fields().read(spec(2, -1)), "powersgd.start_iter must be >= 0, got -1");
   PowerSgdCompressor c(options(2));
   Payload p;
   CHECK_THROWS_AS(c.compress(std::vector<float>(4), p), InvariantError);

@@ -53,7 +53,7 @@ Reference reference_qsgd(const std::vector<float>& g, unsigned s, std::size_t bu
 template <class Options>
 Options options_from(const std::string& name, std::map<std::string, Value> fields) {
   const ComponentInfo info{"compressor", name, "", Options::fields()};
-  return Options::from(info.resolve(ComponentSpec{"compressor", name, std::move(fields)}));
+  return Options::fields().read(info.resolve(ComponentSpec{"compressor", name, std::move(fields)}));
 }
 
 double squared_norm(std::span<const float> v, std::size_t begin, std::size_t end) {

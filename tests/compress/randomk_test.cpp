@@ -209,15 +209,15 @@ TEST_CASE("randomk handles an empty gradient", "[compress][randomk]") {
 
 TEST_CASE("randomk options name the field and the valid range", "[compress][randomk]") {
   auto spec = randomk_spec(0.0);
-  REQUIRE_THROWS_AS(RandomkOptions::from(spec), ConfigError);
-  REQUIRE_THROWS_WITH(RandomkOptions::from(spec), "randomk.ratio must be in (0, 1], got 0");
-  REQUIRE_THROWS_WITH(RandomkOptions::from(randomk_spec(1.5)), "randomk.ratio must be in (0, 1], got 1.5");
-  REQUIRE_THROWS_WITH(RandomkOptions::from(randomk_spec(-0.1)), "randomk.ratio must be in (0, 1], got -0.1");
-  CHECK(RandomkOptions::from(randomk_spec(1.0)).ratio == 1.0);
+  REQUIRE_THROWS_AS(RandomkOptions::fields().read(spec), ConfigError);
+  REQUIRE_THROWS_WITH(RandomkOptions::fields().read(spec), "randomk.ratio must be in (0, 1], got 0");
+  REQUIRE_THROWS_WITH(RandomkOptions::fields().read(randomk_spec(1.5)), "randomk.ratio must be in (0, 1], got 1.5");
+  REQUIRE_THROWS_WITH(RandomkOptions::fields().read(randomk_spec(-0.1)), "randomk.ratio must be in (0, 1], got -0.1");
+  CHECK(RandomkOptions::fields().read(randomk_spec(1.0)).ratio == 1.0);
 
   // The declared defaults are the struct's.
   ComponentInfo info{"compressor", "randomk", "", RandomkOptions::fields()};
-  auto defaults = RandomkOptions::from(info.resolve({"compressor", "randomk", {}}));
+  auto defaults = RandomkOptions::fields().read(info.resolve({"compressor", "randomk", {}}));
   CHECK(defaults.ratio == RandomkOptions{}.ratio);
   CHECK(defaults.shared_seed == RandomkOptions{}.shared_seed);
   CHECK(defaults.error_feedback == RandomkOptions{}.error_feedback);

@@ -85,7 +85,7 @@ TEST_CASE(
     }
   }
   SECTION("dgc: the function's value, still warmed up over the first epochs") {
-    DgcOptions options = DgcOptions::from(
+    DgcOptions options = DgcOptions::fields().read(
         registry.resolve({"compressor", "dgc", {{"ratio", StepFunction{"by_step"}}, {"warmup", std::int64_t{2}}}}));
     DgcCompressor dgc(options);
     dgc.set_step({0, 0, &callbacks});

@@ -125,7 +125,7 @@ TEST_CASE("terngrad refuses payloads of the wrong length, size or code", "[compr
 
 TEST_CASE("terngrad options default to no error feedback", "[compress][terngrad]") {
   const ComponentInfo info{"compressor", "terngrad", "", TerngradOptions::fields()};
-  const auto options = TerngradOptions::from(info.resolve(ComponentSpec{"compressor", "terngrad", {}}));
+  const auto options = TerngradOptions::fields().read(info.resolve(ComponentSpec{"compressor", "terngrad", {}}));
   CHECK_FALSE(options.error_feedback);
   TerngradCompressor terngrad(options);
   CHECK_FALSE(terngrad.summable());

@@ -32,7 +32,7 @@ float centre(std::uint32_t index, float lo, float hi, unsigned bits) {
 
 UniformOptions options_from(std::map<std::string, Value> fields) {
   const ComponentInfo info{"compressor", "uniform", "", UniformOptions::fields()};
-  return UniformOptions::from(info.resolve(ComponentSpec{"compressor", "uniform", std::move(fields)}));
+  return UniformOptions::fields().read(info.resolve(ComponentSpec{"compressor", "uniform", std::move(fields)}));
 }
 
 }  // namespace

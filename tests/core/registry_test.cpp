@@ -14,22 +14,16 @@ struct Shape {
 
 struct SquareOptions {
   double side = 1;
-  static std::vector<laconic::FieldSpec> fields() { return {{"side", laconic::FieldType::Number, 1.0, "edge length"}}; }
-  static SquareOptions from(const laconic::ComponentSpec& spec) {
-    SquareOptions o{spec.number("side")};
-    if (!(o.side > 0)) throw laconic::ConfigError(laconic::str_cat("square.side must be > 0, got ", o.side));
-    return o;
+  static laconic::OptionFields<SquareOptions> fields() {
+    return laconic::OptionFields<SquareOptions>().number("side", &SquareOptions::side, "edge length", laconic::above(0));
   }
 };
 
 struct CircleOptions {
   laconic::StepValue radius = 1;
-  static std::vector<laconic::FieldSpec> fields() {
-    laconic::FieldSpec radius{"radius", laconic::FieldType::Number, 1.0, "radius"};
-    radius.per_step = true;
-    return {radius};
+  static laconic::OptionFields<CircleOptions> fields() {
+    return laconic::OptionFields<CircleOptions>().step_value("radius", &CircleOptions::radius, "radius");
   }
-  static CircleOptions from(const laconic::ComponentSpec& spec) { return {laconic::StepValue::read(spec, "radius")}; }
 };
 
 struct Circle : Shape {
@@ -104,11 +98,10 @@ TEST_CASE("errors gather context on the way up", "[core][error]") {
 namespace {
 
 struct PairOptions {
-  laconic::ComponentSpec left;
-  static std::vector<laconic::FieldSpec> fields() {
-    return {{"left", laconic::FieldType::Component, laconic::nested({"shape", "square", {{"side", 2.0}}}), "a shape"}};
+  laconic::ComponentSpec left{"shape", "square", {{"side", 2.0}}};
+  static laconic::OptionFields<PairOptions> fields() {
+    return laconic::OptionFields<PairOptions>().component("left", &PairOptions::left, "a shape");
   }
-  static PairOptions from(const laconic::ComponentSpec& spec) { return {spec.component("left")}; }
 };
 
 struct Pair : Shape {
@@ -178,15 +171,14 @@ TEST_CASE("a per-step field takes a constant or a function; other fields refuse 
 namespace {
 
 struct PolygonOptions {
-  std::vector<std::int64_t> sides;
-  static std::vector<laconic::FieldSpec> fields() {
-    return {{"sides", laconic::FieldType::IntList, std::vector<std::int64_t>{3, 4, 5}, "edge lengths"}};
-  }
-  static PolygonOptions from(const laconic::ComponentSpec& spec) {
-    PolygonOptions o{spec.integers("sides")};
-    if (o.sides.size() < 3)
-      throw laconic::ConfigError(laconic::str_cat("polygon.sides needs at least 3 entries, got ", o.sides.size()));
-    return o;
+  std::vector<std::int64_t> sides = {3, 4, 5};
+  static laconic::OptionFields<PolygonOptions> fields() {
+    return laconic::OptionFields<PolygonOptions>()
+        .integers("sides", &PolygonOptions::sides, "edge lengths")
+        .rule([](const laconic::ComponentSpec& spec, PolygonOptions& o) {
+          if (o.sides.size() < 3)
+            throw laconic::ConfigError(laconic::str_cat(spec.name, ".sides needs at least 3 entries, got ", o.sides.size()));
+        });
   }
 };
 

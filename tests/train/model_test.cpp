@@ -85,7 +85,7 @@ TEST_CASE("model options name the bad value", "[train][model]") {
        "lstm_lm",
        {{"hidden", std::int64_t{30}}, {"embed", std::int64_t{20}}, {"tied", false}, {"vocab", std::int64_t{50}}}}));
   CHECK_THROWS_WITH(r.create({"model", "mlp", {{"activation", std::string("gelu")}}}),
-                    Catch::Contains("mlp.activation must be tanh, relu or sigmoid, got \"gelu\""));
+                    Catch::Contains("mlp.activation must be one of \"tanh\", \"relu\", \"sigmoid\", got \"gelu\""));
   CHECK_THROWS_WITH(r.create({"model", "mlp", {{"sizes", std::vector<std::int64_t>{784}}}}),
                     Catch::Contains("mlp.sizes needs at least inputs and classes"));
   CHECK_THROWS_WITH(r.create({"model", "mlp", {{"sizes", std::vector<std::int64_t>{784, 0, 10}}}}),

@@ -271,7 +271,7 @@ TEST_CASE("parameter_server options and compressors it cannot serve are refused 
   CHECK_THROWS_WITH(catalog.resolve({"topology", "parameter_server", {{"servers", std::int64_t{0}}}}),
                     "parameter_server.servers must be in [1, 64], got 0");
   CHECK_THROWS_WITH(catalog.resolve({"topology", "parameter_server", {{"pull", std::string("models")}}}),
-                    "parameter_server.pull must be \"weights\" or \"gradients\", got \"models\"");
+                    "parameter_server.pull must be one of \"weights\", \"gradients\", got \"models\"");
   auto config = small_run("randomk", 1);
   config.topology = catalog.resolve({"topology", "parameter_server", {}});
   CHECK_THROWS_WITH(catalog.build(config), Catch::StartsWith("parameter_server cannot decode randomk's payloads"));

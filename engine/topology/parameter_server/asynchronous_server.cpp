@@ -17,7 +17,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 AsynchronousServer::AsynchronousServer(ParameterServerOptions options, std::int64_t staleness, int workers,
                                        std::size_t n)
-    : options_(std::move(options)),
+    : options_(options),
       staleness_(staleness),
       workers_(static_cast<std::size_t>(workers)),
       n_(n),

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/core/component.hpp"
+#include "engine/core/option_fields.hpp"
 
 namespace laconic::topology {
 
@@ -15,14 +15,18 @@ enum class Pull {
   Gradients,  ///< the mean gradient: each worker steps its own optimizer
 };
 
-struct ParameterServerOptions {
-  std::int64_t servers = 1;    ///< server processes, one shard of the parameters each
-  Pull pull = Pull::Weights;   ///< what workers pull (they always push gradients)
-  bool compress_push = true;   ///< push through the run's compressor (else dense fp32)
-  bool compress_pull = false;  ///< pull through a compressor of the same kind (else dense)
+/// How the DSL spells them.
+inline const std::vector<std::pair<Pull, std::string>> kPullNames = {{Pull::Weights, "weights"},
+                                                                     {Pull::Gradients, "gradients"}};
 
-  static std::vector<FieldSpec> fields();
-  static ParameterServerOptions from(const ComponentSpec& spec);
+struct ParameterServerOptions {
+  std::int64_t servers = 1;
+  std::string push = "gradients";  // the one value there is, named for the reader
+  Pull pull = Pull::Weights;
+  bool compress_push = true;
+  bool compress_pull = false;
+
+  static OptionFields<ParameterServerOptions> fields();
   /// With pull = "weights" the server steps its own optimizer on what it receives.
   static std::string why_not_update_exchange(const ComponentSpec& spec);
 };

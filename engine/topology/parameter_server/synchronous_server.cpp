@@ -15,7 +15,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 }  // namespace
 
 SynchronousServer::SynchronousServer(ParameterServerOptions options, int workers, std::size_t n)
-    : options_(std::move(options)), workers_(workers), sum_(n), update_(n) {}
+    : options_(options), workers_(workers), sum_(n), update_(n) {}
 
 ServerRound SynchronousServer::serve_round(compress::Compressor& compressor, comm::Communicator& comm,
                                            const ServerUpdate& update) {
