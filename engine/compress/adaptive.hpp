@@ -83,7 +83,7 @@ class AdaptiveCodec : public Compressor {
  public:
   explicit AdaptiveCodec(const AdaptiveOptions& options);
   std::string name() const override { return "adaptive"; }
-  bool summable() const override { return false; }
+  Capabilities capabilities() const override { return {.summable = false}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   /// Private sampling randomness: Rng(derive_seed(run_seed, 2000 + rank)). Without a call,

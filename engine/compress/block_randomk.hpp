@@ -33,8 +33,7 @@ class BlockRandomkCodec : public Compressor {
  public:
   explicit BlockRandomkCodec(StepRatio ratio) : ratio_(ratio) {}
   std::string name() const override { return "block_randomk"; }
-  bool summable() const override { return true; }
-  bool self_decoding() const override { return false; }
+  Capabilities capabilities() const override { return {.summable = true, .self_decoding = false}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   /// Only `run_seed` matters: the block is the same on every rank.

@@ -38,10 +38,11 @@ class ChainCodec : public Compressor {
   ChainCodec(const ComponentSpec& first, const ComponentSpec& second);
 
   std::string name() const override { return "chain"; }
-  bool summable() const override { return first_->summable() && second_->summable(); }
-  /// A float-array first is decoded against the count of the last compress().
-  bool self_decoding() const override {
-    return !first_->summable() && first_->self_decoding() && second_->self_decoding();
+  /// Summable when both are; a float-array first is decoded against the count of the last
+  /// compress(); the payload is the chain's own layout.
+  Capabilities capabilities() const override {
+    return {.summable = first_->summable() && second_->summable(),
+            .self_decoding = !first_->summable() && first_->self_decoding() && second_->self_decoding()};
   }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;

@@ -28,17 +28,51 @@ class SumReducer {
   virtual int workers() const = 0;
 };
 
+/// What a compressor can do, asked by topologies, schedules and checks. Each compressor says all
+/// of it in one place, capabilities(); a decorator (error feedback, scope) returns its inner
+/// compressor's and changes only what it changes, so that it cannot drop one by forgetting a
+/// method (tests/compress/contracts_test.cpp checks every registered compressor).
+struct Capabilities {
+  /// Payloads of different workers can be summed element-wise as float32 arrays in compressed
+  /// form (then the topology may allreduce them); otherwise they are gathered and decompressed
+  /// one by one.
+  bool summable = false;
+  /// A payload carries everything needed to decode it; false when decoding also needs the
+  /// sender's state of that step (shared-seed random-k and block-random-k decode against the
+  /// indices their own last compress() drew), so only a party that compressed the same step can
+  /// decode (a parameter server cannot).
+  bool self_decoding = true;
+  /// The payload is the sparse layout of sparse_pairs.hpp (header, indices, values), so that
+  /// `chain` can compress its values further.
+  bool sparse_pairs = false;
+  /// Compressing the gradient in groups of whole layers, each group with a compressor of its own
+  /// of this kind, is the same method as compressing it whole: element-wise codecs (none, fp16,
+  /// signSGD) and compressors that work layer by layer (PowerSGD, scope = "layer"). Only these
+  /// may be exchanged bucket by bucket, overlapped with backward (allreduce { overlap = true }):
+  /// a global Top-k of each bucket is not the global Top-k.
+  bool separable_by_layer = false;
+  /// The exchange needs more than one collective (PowerSGD: P, then Q): the topology calls
+  /// exchange() instead of compress() / decompress_add() / aggregate().
+  bool exchanges_itself = false;
+
+  bool operator==(const Capabilities& other) const = default;
+};
+
 class Compressor {
  public:
   virtual ~Compressor() = default;
 
+  /// Everything the compressor can do (Capabilities); every compressor says it, decorators
+  /// return their inner one's.
+  virtual Capabilities capabilities() const = 0;
+  bool summable() const { return capabilities().summable; }
+  bool self_decoding() const { return capabilities().self_decoding; }
+  bool sparse_pairs() const { return capabilities().sparse_pairs; }
+  bool separable_by_layer() const { return capabilities().separable_by_layer; }
+  bool exchanges_itself() const { return capabilities().exchanges_itself; }
+
   /// The registry name ("topk").
   virtual std::string name() const = 0;
-
-  /// True when payloads of different workers can be summed element-wise as float32 arrays in
-  /// compressed form (then the topology may allreduce them); false when they must be gathered
-  /// and decompressed one by one.
-  virtual bool summable() const = 0;
 
   /// Encodes `gradient` into `payload` (replacing its contents). May update internal state.
   virtual void compress(std::span<const float> gradient, Payload& payload) = 0;
@@ -78,33 +112,12 @@ class Compressor {
   virtual void save_state(StateWriter& out) const { (void)out; }
   virtual void load_state(StateReader& in) { (void)in; }
 
-  /// True when a payload carries everything needed to decode it; false when decoding also
-  /// needs the sender's state of that step (shared-seed random-k and block-random-k decode
-  /// against the indices their own last compress() drew), so only a party that compressed the
-  /// same step can decode (a parameter server cannot).
-  virtual bool self_decoding() const { return true; }
-
-  /// True when the payload is the sparse layout of sparse_pairs.hpp (header, indices, values),
-  /// so that `chain` can compress its values further.
-  virtual bool sparse_pairs() const { return false; }
-
   /// Tells the compressor the shapes of the layers its gradient is made of, in order, before
   /// the first compress(). Compressors that see the gradient as matrices (PowerSGD) use it.
   virtual void set_layer_shapes(const std::vector<LayerShape>& shapes) { (void)shapes; }
 
-  /// True when compressing the gradient in groups of whole layers, each group with a compressor
-  /// of its own of this kind, is the same method as compressing it whole: element-wise codecs
-  /// (none, fp16, signSGD) and compressors that work layer by layer (PowerSGD, scope = "layer").
-  /// Only these may be exchanged bucket by bucket, overlapped with backward (allreduce
-  /// { overlap = true }): a global Top-k of each bucket is not the global Top-k.
-  virtual bool separable_by_layer() const { return false; }
-
-  /// True for compressors whose exchange needs more than one collective (PowerSGD: P, then Q).
-  /// The topology then calls exchange() instead of compress() / decompress_add() / aggregate().
-  virtual bool exchanges_itself() const { return false; }
-
-  /// Replaces `gradient` by the update every worker applies, using only `reducer`; returns the
-  /// bytes of this worker's compressed contribution (what payload_bytes reports).
+  /// With capabilities().exchanges_itself: replaces `gradient` by the update every worker
+  /// applies, using only `reducer`; returns the bytes of this worker's compressed contribution (what payload_bytes reports).
   virtual std::size_t exchange(std::span<float> gradient, SumReducer& reducer);
 };
 

@@ -67,8 +67,7 @@ class DgcCompressor : public Compressor {
  public:
   explicit DgcCompressor(DgcOptions options);
   std::string name() const override { return "dgc"; }
-  bool summable() const override { return false; }
-  bool sparse_pairs() const override { return true; }
+  Capabilities capabilities() const override { return {.summable = false, .sparse_pairs = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override {
     decoder_.decompress_add(payload, dense);

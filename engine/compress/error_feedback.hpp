@@ -37,7 +37,8 @@ class WithErrorFeedback : public Compressor {
       : codec_(std::forward<Args>(codec_args)...), error_feedback_(error_feedback) {}
 
   std::string name() const override { return codec_.name(); }
-  bool summable() const override { return codec_.summable(); }
+  /// The codec's: error feedback changes what is sent, not how it travels.
+  Capabilities capabilities() const override { return codec_.capabilities(); }
   void compress(std::span<const float> gradient, Payload& payload) override {
     if (error_feedback_)
       feedback_.compress(codec_, gradient, payload);
@@ -50,8 +51,6 @@ class WithErrorFeedback : public Compressor {
   void set_seed(std::uint64_t run_seed, int rank) override { codec_.set_seed(run_seed, rank); }
   void set_epoch(std::int64_t epoch) override { codec_.set_epoch(epoch); }
   void set_step(const StepPoint& point) override { codec_.set_step(point); }
-  bool sparse_pairs() const override { return codec_.sparse_pairs(); }
-  bool self_decoding() const override { return codec_.self_decoding(); }
   void save_state(StateWriter& out) const override {
     codec_.save_state(out);
     feedback_.save_state(out);

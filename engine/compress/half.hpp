@@ -58,8 +58,7 @@ class Fp16Compressor : public Compressor {
  public:
   explicit Fp16Compressor(Fp16Options = {}) {}
   std::string name() const override { return "fp16"; }
-  bool summable() const override { return false; }
-  bool separable_by_layer() const override { return true; }
+  Capabilities capabilities() const override { return {.summable = false, .separable_by_layer = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 
@@ -74,8 +73,7 @@ class Bf16Compressor : public Compressor {
  public:
   explicit Bf16Compressor(Bf16Options = {}) {}
   std::string name() const override { return "bf16"; }
-  bool summable() const override { return false; }
-  bool separable_by_layer() const override { return true; }
+  Capabilities capabilities() const override { return {.summable = false, .separable_by_layer = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 };

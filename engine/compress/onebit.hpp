@@ -26,7 +26,7 @@ std::size_t onebit_payload_bytes(std::size_t n);
 class OnebitCodec : public Compressor {
  public:
   std::string name() const override { return "onebit"; }
-  bool summable() const override { return false; }
+  Capabilities capabilities() const override { return {.summable = false}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 };

@@ -36,13 +36,11 @@ class PowerSgdCompressor : public Compressor {
   explicit PowerSgdCompressor(PowerSgdOptions options) : options_(options) {}
 
   std::string name() const override { return "powersgd"; }
-  bool summable() const override { return true; }
-  bool separable_by_layer() const override { return true; }
+  Capabilities capabilities() const override { return {.summable = true, .separable_by_layer = true, .exchanges_itself = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;
   void set_layer_shapes(const std::vector<LayerShape>& shapes) override;
-  bool exchanges_itself() const override { return true; }
   std::size_t exchange(std::span<float> gradient, SumReducer& reducer) override;
   void save_state(StateWriter& out) const override;
   void load_state(StateReader& in) override;

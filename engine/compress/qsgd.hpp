@@ -56,7 +56,7 @@ class QsgdCodec : public Compressor {
   /// `isa`: which compiled loops run (all give the same payloads); the CPU's best by default.
   QsgdCodec(unsigned levels, std::size_t bucket_size, QsgdCoding coding, Isa isa = best_isa());
   std::string name() const override { return "qsgd"; }
-  bool summable() const override { return false; }
+  Capabilities capabilities() const override { return {.summable = false}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   /// Private stochastic rounding: a UniformStream seeded with derive_seed(run_seed, 1000 + rank);

@@ -45,15 +45,27 @@ ScopedCompressor::ScopedCompressor(std::vector<std::size_t> layer_sizes, Scope s
     s.compressor = make();
     segments_.push_back(std::move(s));
   }
-  name_ = make()->name();
-  separable_ = scope == Scope::Layer || make()->separable_by_layer();
+  const std::unique_ptr<Compressor> inner = make();
+  name_ = inner->name();
+  LACONIC_ENFORCE(!inner->exchanges_itself(), name_, " exchanges itself and cannot be scoped");
+  bool summable = true;
   for (auto& s : segments_) {
     // Consecutive layers sit next to each other in the flat gradient: no copy needed.
     s.contiguous = true;
     for (std::size_t i = 1; i < s.layers.size(); ++i) s.contiguous = s.contiguous && s.layers[i] == s.layers[i - 1] + 1;
-    summable_ = summable_ && s.compressor->summable();
+    summable = summable && s.compressor->summable();
   }
+  // Summed payloads are split by the sizes of the last compress(), so they need it to decode.
+  bool self_decoding = !summable;
+  for (const auto& s : segments_) self_decoding = self_decoding && s.compressor->self_decoding();
+  capabilities_ = inner->capabilities();
+  capabilities_.summable = summable;
+  capabilities_.self_decoding = self_decoding;
+  capabilities_.sparse_pairs = false;
+  capabilities_.separable_by_layer = scope == Scope::Layer || inner->separable_by_layer();
 }
+
+Capabilities ScopedCompressor::capabilities() const { return capabilities_; }
 
 std::span<const float> ScopedCompressor::gather(const Segment& s, std::span<const float> flat) const {
   if (s.contiguous) return flat.subspan(layer_offsets_[s.layers.front()], s.size);
@@ -75,7 +87,7 @@ void ScopedCompressor::scatter_add(const Segment& s, std::span<const float> part
 
 void ScopedCompressor::compress(std::span<const float> gradient, Payload& payload) {
   LACONIC_ENFORCE(gradient.size() == total_, "expected a gradient of ", total_, " elements, got ", gradient.size());
-  const std::size_t header = summable_ ? 0 : 4 * (1 + segments_.size());
+  const std::size_t header = capabilities_.summable ? 0 : 4 * (1 + segments_.size());
   payload.resize(header);
   payload_sizes_.clear();
   for (auto& s : segments_) {
@@ -83,7 +95,7 @@ void ScopedCompressor::compress(std::span<const float> gradient, Payload& payloa
     payload.insert(payload.end(), part_.begin(), part_.end());
     payload_sizes_.push_back(part_.size());
   }
-  if (summable_) return;
+  if (capabilities_.summable) return;
   // Summed payloads cannot carry a header (it would be summed too); gathered ones do.
   const auto count = static_cast<std::uint32_t>(segments_.size());
   std::memcpy(payload.data(), &count, 4);
@@ -97,7 +109,7 @@ void ScopedCompressor::decompress_add(const Payload& payload, std::span<float> d
   LACONIC_ENFORCE(dense.size() == total_, "expected ", total_, " elements, got ", dense.size());
   std::vector<std::size_t> sizes;
   std::size_t at = 0;
-  if (summable_) {
+  if (capabilities_.summable) {
     sizes = payload_sizes_;  // identical on every worker for summable compressors
   } else {
     LACONIC_ENFORCE(payload.size() >= 4, "scoped payload of ", payload.size(), " bytes");
@@ -143,14 +155,6 @@ void ScopedCompressor::save_state(StateWriter& out) const {
 
 void ScopedCompressor::load_state(StateReader& in) {
   for (auto& s : segments_) s.compressor->load_state(in);
-}
-
-bool ScopedCompressor::self_decoding() const {
-  // Summed payloads are split by the sizes of the last compress(), so they need it too.
-  if (summable_) return false;
-  for (const auto& s : segments_)
-    if (!s.compressor->self_decoding()) return false;
-  return true;
 }
 
 void ScopedCompressor::set_step(const StepPoint& point) {

@@ -27,16 +27,16 @@ class ScopedCompressor : public Compressor {
   ScopedCompressor(std::vector<std::size_t> layer_sizes, Scope scope, std::size_t min_size, const Factory& make);
 
   std::string name() const override { return name_; }
-  bool summable() const override { return summable_; }
-  /// Layer scope (every layer has its compressor already; small layers are dense either way),
-  /// or an element-wise compressor.
-  bool separable_by_layer() const override { return separable_; }
+  /// The inner compressor's, but: summable when every segment is; self-decoding when not
+  /// summable and every segment is; not sparse pairs (segments are framed); separable by layer
+  /// with layer scope (every layer has its compressor already; small layers are dense either
+  /// way) or an element-wise inner compressor.
+  Capabilities capabilities() const override;
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;
   void set_epoch(std::int64_t epoch) override;
   void set_step(const StepPoint& point) override;
-  bool self_decoding() const override;
   void aggregate(std::span<float> sum, int workers) const override;
   void save_state(StateWriter& out) const override;
   void load_state(StateReader& in) override;
@@ -59,8 +59,7 @@ class ScopedCompressor : public Compressor {
   std::size_t total_ = 0;
   std::vector<Segment> segments_;
   std::string name_;
-  bool summable_ = true;
-  bool separable_ = false;
+  Capabilities capabilities_;
   std::vector<std::size_t> payload_sizes_;  // of the last compress(), for summed payloads
   mutable std::vector<float> gathered_;     // scratch for non-contiguous segments
   mutable std::vector<float> decoded_;

@@ -65,8 +65,7 @@ class SignSgdCompressor : public Compressor {
  public:
   explicit SignSgdCompressor(SignSgdOptions = {}) {}
   std::string name() const override { return "signsgd"; }
-  bool summable() const override { return false; }
-  bool separable_by_layer() const override { return true; }
+  Capabilities capabilities() const override { return {.summable = false, .separable_by_layer = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   /// Majority vote: sign(sum) per element, 0 stays 0 (a tie).
@@ -89,8 +88,7 @@ class SignumCompressor : public Compressor {
   std::string name() const override { return "signum"; }
   void save_state(StateWriter& out) const override { out.array(momentum_); }
   void load_state(StateReader& in) override { in.array(momentum_); }
-  bool summable() const override { return false; }
-  bool separable_by_layer() const override { return true; }
+  Capabilities capabilities() const override { return {.summable = false, .separable_by_layer = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   /// Majority vote: sign(sum) per element, 0 stays 0 (a tie).
@@ -116,7 +114,7 @@ struct EfSignSgdOptions {
 class ScaledSignCodec : public Compressor {
  public:
   std::string name() const override { return "ef_signsgd"; }
-  bool summable() const override { return false; }
+  Capabilities capabilities() const override { return {.summable = false}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 };

@@ -29,7 +29,7 @@ class TerngradCodec : public Compressor {
  public:
   TerngradCodec() : rng_(derive_seed(0, 2000)) {}
   std::string name() const override { return "terngrad"; }
-  bool summable() const override { return false; }
+  Capabilities capabilities() const override { return {.summable = false}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   /// Private stochastic rounding: derive_seed(run_seed, 2000 + rank).

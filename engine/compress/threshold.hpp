@@ -30,8 +30,7 @@ class ThresholdCodec : public Compressor {
   /// `tau` is compared exactly as given: |g| > tau in real numbers, not after rounding to float.
   explicit ThresholdCodec(double tau);
   std::string name() const override { return "threshold"; }
-  bool summable() const override { return false; }
-  bool sparse_pairs() const override { return true; }
+  Capabilities capabilities() const override { return {.summable = false, .sparse_pairs = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 

@@ -29,8 +29,7 @@ class TopkCodec : public Compressor {
  public:
   explicit TopkCodec(StepRatio ratio) : ratio_(ratio) {}
   std::string name() const override { return "topk"; }
-  bool summable() const override { return false; }
-  bool sparse_pairs() const override { return true; }
+  Capabilities capabilities() const override { return {.summable = false, .sparse_pairs = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_step(const StepPoint& point) override { ratio_.set_step(point); }

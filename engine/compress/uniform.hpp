@@ -35,7 +35,7 @@ class UniformCodec : public Compressor {
   /// `isa`: which compiled loops run (all give the same payload); the CPU's best by default.
   explicit UniformCodec(unsigned bits, Isa isa = best_isa());
   std::string name() const override { return "uniform"; }
-  bool summable() const override { return false; }
+  Capabilities capabilities() const override { return {.summable = false}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 

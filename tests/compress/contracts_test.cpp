@@ -119,3 +119,63 @@ TEST_CASE("summable payloads summed as float arrays decode to the sum of the dec
     for (std::size_t r = 0; r < workers; ++r) CHECK(decode(*ranks[r], reduced, n) == expected);
   }
 }
+
+namespace {
+
+// Every registered compressor at its defaults.
+std::vector<ComponentSpec> every_compressor() {
+  std::vector<ComponentSpec> out;
+  for (const auto& info : builtin_compressors().infos()) out.push_back(ComponentSpec{"compressor", info.name, {}});
+  return out;
+}
+
+std::string describe(const Capabilities& c) {
+  return str_cat("summable ", c.summable, ", self_decoding ", c.self_decoding, ", sparse_pairs ", c.sparse_pairs,
+                 ", separable_by_layer ", c.separable_by_layer, ", exchanges_itself ", c.exchanges_itself);
+}
+
+}  // namespace
+
+TEST_CASE("error feedback changes what a compressor sends, never what it can do", "[compress][contract][capabilities]") {
+  // The decorator returns its codec's capabilities whole; a compressor with error feedback on
+  // and off must say the same.
+  const auto spec = GENERATE_COPY(from_range(every_compressor()));
+  const auto resolved = builtin_compressors().resolve(spec);
+  if (!resolved.fields.count("error_feedback")) return;
+  INFO(spec.name);
+  ComponentSpec on = resolved, off = resolved;
+  on.fields["error_feedback"] = true;
+  off.fields["error_feedback"] = false;
+  const Capabilities with = builtin_compressors().create(on)->capabilities();
+  const Capabilities without = builtin_compressors().create(off)->capabilities();
+  INFO("with: " << describe(with) << "; without: " << describe(without));
+  CHECK(with == without);
+}
+
+TEST_CASE("a scope keeps every capability of the compressor it wraps but those it changes",
+          "[compress][contract][capabilities]") {
+  // Three layers, the first below min_size (sent dense): the scoped compressor is summable when
+  // its compressed segments are (the dense one is), separable by layer with layer scope, never
+  // sparse pairs (segments are framed), self-decoding only when its payloads are gathered and
+  // every segment's decodes alone; exchanges_itself is refused a scope.
+  const auto spec = GENERATE_COPY(from_range(every_compressor()));
+  const auto scope = GENERATE(as<std::string>{}, "global", "layer");
+  INFO(spec.name << ", scope " << scope);
+  const std::vector<LayerShape> shapes = {{8}, {40, 8}, {64}};
+  const auto bare = builtin_compressors().create(spec);
+  ComponentSpec scoped_spec = spec;
+  scoped_spec.fields["scope"] = scope;
+  scoped_spec.fields["min_size"] = std::int64_t{16};
+  if (bare->exchanges_itself()) {
+    CHECK_THROWS_AS(build_compressor(builtin_compressors(), scoped_spec, shapes), ConfigError);
+    return;
+  }
+  const Capabilities inner = bare->capabilities();
+  const Capabilities got = build_compressor(builtin_compressors(), scoped_spec, shapes)->capabilities();
+  INFO("inner: " << describe(inner) << "; scoped: " << describe(got));
+  CHECK(got.summable == inner.summable);
+  CHECK(got.self_decoding == (!inner.summable && inner.self_decoding));
+  CHECK_FALSE(got.sparse_pairs);
+  CHECK(got.separable_by_layer == (scope == "layer" || inner.separable_by_layer));
+  CHECK_FALSE(got.exchanges_itself);
+}
