@@ -26,7 +26,8 @@ OptionFields<LinkOptions> LinkOptions::fields() {
         o.bits_per_second = parse_bandwidth(field("bandwidth"), o.bandwidth);
         o.latency_seconds = parse_duration(field("latency"), o.latency);
         o.overhead_seconds = parse_duration(field("overhead"), o.overhead);
-        if (!o.host_bandwidth.empty()) o.host_bits_per_second = parse_bandwidth(field("host_bandwidth"), o.host_bandwidth);
+        if (!o.host_bandwidth.empty())
+          o.host_bits_per_second = parse_bandwidth(field("host_bandwidth"), o.host_bandwidth);
       });
 }
 

@@ -117,7 +117,8 @@ class Compressor {
   virtual void set_layer_shapes(const std::vector<LayerShape>& shapes) { (void)shapes; }
 
   /// With capabilities().exchanges_itself: replaces `gradient` by the update every worker
-  /// applies, using only `reducer`; returns the bytes of this worker's compressed contribution (what payload_bytes reports).
+  /// applies, using only `reducer`; returns the bytes of this worker's compressed contribution (what payload_bytes
+  /// reports).
   virtual std::size_t exchange(std::span<float> gradient, SumReducer& reducer);
 };
 

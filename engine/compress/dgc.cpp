@@ -39,8 +39,8 @@ OptionFields<DgcOptions> DgcOptions::fields() {
       .number("momentum", &O::momentum,
               "momentum m of the correction u = m*u + g, v = v + u (set the optimizer's momentum to 0)",
               closed_open(0, 1))
-      .number("clip_norm", &O::clip_norm, "L2 norm each worker clips its gradient to before the momentum; 0 = no clipping",
-              finite_at_least(0))
+      .number("clip_norm", &O::clip_norm,
+              "L2 norm each worker clips its gradient to before the momentum; 0 = no clipping", finite_at_least(0))
       .number("sample_fraction", &O::sample_fraction, "fraction of elements sampled to estimate the threshold",
               open_closed(0, 1))
       .integer("warmup", &O::warmup, "epochs e whose ratio is max(ratio, 0.25^(e+1)); 0 = no warm-up", at_least(0));

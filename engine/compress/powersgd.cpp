@@ -14,8 +14,7 @@ OptionFields<PowerSgdOptions> PowerSgdOptions::fields() {
       .integer("rank", &O::rank, "rank r of each layer's approximation", closed(1, 1024))
       .flag("warm_start", &O::warm_start,
             "start each step's power iteration from the last step's Q (else a fresh random Q)")
-      .integer("start_iter", &O::start_iter, "steps exchanged dense (fp32 mean) before compression starts",
-               at_least(0))
+      .integer("start_iter", &O::start_iter, "steps exchanged dense (fp32 mean) before compression starts", at_least(0))
       .flag("error_feedback", &O::error_feedback, "keep M - P Q^T and add it to the next gradient");
 }
 

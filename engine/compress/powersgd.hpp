@@ -36,7 +36,9 @@ class PowerSgdCompressor : public Compressor {
   explicit PowerSgdCompressor(PowerSgdOptions options) : options_(options) {}
 
   std::string name() const override { return "powersgd"; }
-  Capabilities capabilities() const override { return {.summable = true, .separable_by_layer = true, .exchanges_itself = true}; }
+  Capabilities capabilities() const override {
+    return {.summable = true, .separable_by_layer = true, .exchanges_itself = true};
+  }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;

@@ -39,7 +39,9 @@ class RandomkCodec : public Compressor {
  public:
   RandomkCodec(StepRatio ratio, bool shared_seed) : ratio_(ratio), shared_seed_(shared_seed) {}
   std::string name() const override { return "randomk"; }
-  Capabilities capabilities() const override { return {.summable = shared_seed_, .self_decoding = !shared_seed_, .sparse_pairs = !shared_seed_}; }
+  Capabilities capabilities() const override {
+    return {.summable = shared_seed_, .self_decoding = !shared_seed_, .sparse_pairs = !shared_seed_};
+  }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;

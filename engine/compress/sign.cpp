@@ -146,8 +146,9 @@ void SignumCompressor::aggregate(std::span<float> sum, int) const { majority_vot
 // ef_signsgd
 
 OptionFields<EfSignSgdOptions> EfSignSgdOptions::fields() {
-  return OptionFields<EfSignSgdOptions>().flag("error_feedback", &EfSignSgdOptions::error_feedback,
-                                               "accumulate what the scaled sign missed and add it to the next gradient");
+  return OptionFields<EfSignSgdOptions>().flag(
+      "error_feedback", &EfSignSgdOptions::error_feedback,
+      "accumulate what the scaled sign missed and add it to the next gradient");
 }
 
 void ScaledSignCodec::compress(std::span<const float> gradient, Payload& payload) {

@@ -12,9 +12,8 @@
 namespace laconic::compress {
 
 OptionFields<TerngradOptions> TerngradOptions::fields() {
-  return OptionFields<TerngradOptions>().flag(
-      "error_feedback", &TerngradOptions::error_feedback,
-      "accumulate the ternarization error and add it to the next gradient");
+  return OptionFields<TerngradOptions>().flag("error_feedback", &TerngradOptions::error_feedback,
+                                              "accumulate the ternarization error and add it to the next gradient");
 }
 
 std::size_t terngrad_payload_bytes(std::size_t n) { return 8 + packed_bytes(n, 2); }

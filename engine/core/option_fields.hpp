@@ -74,10 +74,9 @@ class OptionFields {
   using Rule = std::function<void(const ComponentSpec& spec, Options&)>;
 
   OptionFields& flag(std::string name, bool Options::*member, std::string doc) {
-    return add({std::move(name), FieldType::Bool, defaults().*member, std::move(doc)},
-               [member](const ComponentSpec& spec, const std::string& field, Options& o) {
-                 o.*member = spec.flag(field);
-               });
+    return add(
+        {std::move(name), FieldType::Bool, defaults().*member, std::move(doc)},
+        [member](const ComponentSpec& spec, const std::string& field, Options& o) { o.*member = spec.flag(field); });
   }
 
   OptionFields& integer(std::string name, std::int64_t Options::*member, std::string doc, Bounds bounds = {}) {
@@ -131,7 +130,8 @@ class OptionFields {
                    }
                    allowed.push_back(text);
                  }
-                 throw out_of_range(spec, field, str_cat("one of ", quoted_choices(allowed)), str_cat("\"", given, "\""));
+                 throw out_of_range(spec, field, str_cat("one of ", quoted_choices(allowed)),
+                                    str_cat("\"", given, "\""));
                });
   }
 
@@ -143,10 +143,9 @@ class OptionFields {
   }
 
   OptionFields& numbers(std::string name, std::vector<double> Options::*member, std::string doc) {
-    return add({std::move(name), FieldType::NumberList, defaults().*member, std::move(doc)},
-               [member](const ComponentSpec& spec, const std::string& field, Options& o) {
-                 o.*member = spec.numbers(field);
-               });
+    return add(
+        {std::move(name), FieldType::NumberList, defaults().*member, std::move(doc)},
+        [member](const ComponentSpec& spec, const std::string& field, Options& o) { o.*member = spec.numbers(field); });
   }
 
   /// A nested component of the same registry.

@@ -6,9 +6,9 @@
 namespace laconic::schedule {
 
 OptionFields<StaleSyncOptions> StaleSyncOptions::fields() {
-  return OptionFields<StaleSyncOptions>().integer(
-      "staleness", &StaleSyncOptions::staleness, "steps a worker may run ahead of the slowest unfinished worker",
-      at_least(0));
+  return OptionFields<StaleSyncOptions>().integer("staleness", &StaleSyncOptions::staleness,
+                                                  "steps a worker may run ahead of the slowest unfinished worker",
+                                                  at_least(0));
 }
 
 // Worker side, both schedules: a synchronous step; the parameter server decides when the pull

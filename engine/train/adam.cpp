@@ -20,9 +20,7 @@ OptionFields<O> adam_fields(const char* decay_doc) {
 
 }  // namespace
 
-OptionFields<AdamOptions> AdamOptions::fields() {
-  return adam_fields<AdamOptions>("L2 penalty added to the gradient");
-}
+OptionFields<AdamOptions> AdamOptions::fields() { return adam_fields<AdamOptions>("L2 penalty added to the gradient"); }
 
 OptionFields<AdamWOptions> AdamWOptions::fields() {
   return adam_fields<AdamWOptions>("decoupled weight decay: p = p * (1 - lr * weight_decay) each step");

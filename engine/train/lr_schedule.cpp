@@ -19,8 +19,8 @@ double StepDecayLr::factor(const TrainingClock& clock) const {
 }
 
 OptionFields<CosineLrOptions> CosineLrOptions::fields() {
-  return OptionFields<CosineLrOptions>().number("final", &CosineLrOptions::final,
-                                                "factor reached at the last step", closed(0, 1));
+  return OptionFields<CosineLrOptions>().number("final", &CosineLrOptions::final, "factor reached at the last step",
+                                                closed(0, 1));
 }
 
 double CosineLr::factor(const TrainingClock& clock) const {

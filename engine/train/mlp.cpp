@@ -26,8 +26,8 @@ OptionFields<MlpOptions> MlpOptions::fields() {
       .text("activation", &O::activation, "applied after every layer but the last", activations)
       .rule([](const ComponentSpec& spec, O& o) {
         if (o.sizes.size() < 2)
-          throw ConfigError(str_cat(spec.name, ".sizes needs at least inputs and classes (2 entries), got ",
-                                    format_value(o.sizes)));
+          throw ConfigError(
+              str_cat(spec.name, ".sizes needs at least inputs and classes (2 entries), got ", format_value(o.sizes)));
         for (std::size_t i = 0; i < o.sizes.size(); ++i)
           if (o.sizes[i] < 1)
             throw ConfigError(str_cat(spec.name, ".sizes entries must be >= 1, got ", o.sizes[i], " at position ",

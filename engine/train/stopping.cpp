@@ -16,7 +16,8 @@ OptionFields<EarlyStoppingOptions> EarlyStoppingOptions::fields() {
              keys::kConsensusDistance})
       .integer("patience", &O::patience, "epochs in a row without improvement before the run stops", at_least(1))
       .number("min_delta", &O::min_delta, "smallest change that counts as improvement", at_least(0))
-      .text("goal", &O::goal, "whether larger is better; \"auto\": \"max\" for metrics ending in accuracy, else \"min\"",
+      .text("goal", &O::goal,
+            "whether larger is better; \"auto\": \"max\" for metrics ending in accuracy, else \"min\"",
             {"auto", "max", "min"});
 }
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/option_fields.hpp"
 #include "engine/core/metric_keys.hpp"
+#include "engine/core/option_fields.hpp"
 #include "engine/core/registry.hpp"
 #include "engine/core/state_io.hpp"
 

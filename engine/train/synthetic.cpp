@@ -18,8 +18,7 @@ OptionFields<SyntheticOptions> SyntheticOptions::fields() {
       .integer("test_n", &O::test_n, "test examples", at_least(1))
       .integer("seed", &O::seed, "seed of the data (class means and noise), independent of the run's seed")
       .rule([](const ComponentSpec& spec, O& o) {
-        if (o.shape.empty())
-          throw ConfigError(str_cat(spec.name, ".shape must list at least one dimension, got {}"));
+        if (o.shape.empty()) throw ConfigError(str_cat(spec.name, ".shape must list at least one dimension, got {}"));
         std::int64_t values = 1;
         for (const std::int64_t d : o.shape) {
           if (d < 1)

@@ -137,8 +137,10 @@ TEST_CASE("block_randomk with error feedback: sent plus residual equals what was
 
 TEST_CASE("block_randomk options name the field and the valid range", "[compress][block_randomk]") {
   REQUIRE_THROWS_AS(BlockRandomkOptions::fields().read(block_spec(0.0)), ConfigError);
-  REQUIRE_THROWS_WITH(BlockRandomkOptions::fields().read(block_spec(0.0)), "block_randomk.ratio must be in (0, 1], got 0");
-  REQUIRE_THROWS_WITH(BlockRandomkOptions::fields().read(block_spec(2.0)), "block_randomk.ratio must be in (0, 1], got 2");
+  REQUIRE_THROWS_WITH(BlockRandomkOptions::fields().read(block_spec(0.0)),
+                      "block_randomk.ratio must be in (0, 1], got 0");
+  REQUIRE_THROWS_WITH(BlockRandomkOptions::fields().read(block_spec(2.0)),
+                      "block_randomk.ratio must be in (0, 1], got 2");
   ComponentInfo info{"compressor", "block_randomk", "", BlockRandomkOptions::fields()};
   auto defaults = BlockRandomkOptions::fields().read(info.resolve({"compressor", "block_randomk", {}}));
   CHECK(defaults.ratio == 0.01);

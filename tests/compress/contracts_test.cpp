@@ -136,7 +136,8 @@ std::string describe(const Capabilities& c) {
 
 }  // namespace
 
-TEST_CASE("error feedback changes what a compressor sends, never what it can do", "[compress][contract][capabilities]") {
+TEST_CASE("error feedback changes what a compressor sends, never what it can do",
+          "[compress][contract][capabilities]") {
   // The decorator returns its codec's capabilities whole; a compressor with error feedback on
   // and off must say the same.
   const auto spec = GENERATE_COPY(from_range(every_compressor()));

@@ -382,10 +382,14 @@ TEST_CASE("a dgc payload for another length is refused with both sizes", "[compr
 
 TEST_CASE("dgc options name the field and the valid range", "[compress][dgc]") {
   REQUIRE_THROWS_AS(DgcOptions::fields().read(dgc_spec(2.0, 0.9, 0.0, 0.01, 4)), ConfigError);
-  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(2.0, 0.9, 0.0, 0.01, 4)), "dgc.ratio must be in (0, 1], got 2");
-  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.0, 0.9, 0.0, 0.01, 4)), "dgc.ratio must be in (0, 1], got 0");
-  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.01, 1.0, 0.0, 0.01, 4)), "dgc.momentum must be in [0, 1), got 1");
-  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.01, -0.1, 0.0, 0.01, 4)), "dgc.momentum must be in [0, 1), got -0.1");
+  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(2.0, 0.9, 0.0, 0.01, 4)),
+                      "dgc.ratio must be in (0, 1], got 2");
+  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.0, 0.9, 0.0, 0.01, 4)),
+                      "dgc.ratio must be in (0, 1], got 0");
+  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.01, 1.0, 0.0, 0.01, 4)),
+                      "dgc.momentum must be in [0, 1), got 1");
+  REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.01, -0.1, 0.0, 0.01, 4)),
+                      "dgc.momentum must be in [0, 1), got -0.1");
   REQUIRE_THROWS_WITH(DgcOptions::fields().read(dgc_spec(0.01, 0.9, -1.0, 0.01, 4)),
                       "dgc.clip_norm must be in [0, inf), got -1");
   REQUIRE_THROWS_AS(DgcOptions::fields().read(dgc_spec(0.01, 0.9, std::numeric_limits<double>::infinity(), 0.01, 4)),

@@ -178,8 +178,10 @@ TEST_CASE("threshold error feedback sends small gradients once they add up past 
 TEST_CASE("threshold options name the field and the valid range", "[compress][threshold]") {
   REQUIRE_THROWS_AS(ThresholdOptions::fields().read(threshold_spec(0.0)), ConfigError);
   REQUIRE_THROWS_WITH(ThresholdOptions::fields().read(threshold_spec(0.0)), "threshold.tau must be in (0, inf), got 0");
-  REQUIRE_THROWS_WITH(ThresholdOptions::fields().read(threshold_spec(-0.5)), "threshold.tau must be in (0, inf), got -0.5");
-  REQUIRE_THROWS_AS(ThresholdOptions::fields().read(threshold_spec(std::numeric_limits<double>::infinity())), ConfigError);
+  REQUIRE_THROWS_WITH(ThresholdOptions::fields().read(threshold_spec(-0.5)),
+                      "threshold.tau must be in (0, inf), got -0.5");
+  REQUIRE_THROWS_AS(ThresholdOptions::fields().read(threshold_spec(std::numeric_limits<double>::infinity())),
+                    ConfigError);
   REQUIRE_THROWS_AS(ThresholdOptions::fields().read(threshold_spec(std::nan(""))), ConfigError);
   ComponentInfo info{"compressor", "threshold", "", ThresholdOptions::fields()};
   auto defaults = ThresholdOptions::fields().read(info.resolve({"compressor", "threshold", {}}));

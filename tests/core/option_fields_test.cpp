@@ -118,8 +118,7 @@ TEST_CASE("the field table comes from the declaration: defaults from the initial
   CHECK(at("period").default_value == Value{std::int64_t{4}});
 }
 
-TEST_CASE("reading a spec fills every member and names the component in range messages",
-          "[core][option_fields]") {
+TEST_CASE("reading a spec fills every member and names the component in range messages", "[core][option_fields]") {
   const GadgetOptions o = GadgetOptions::fields().read(spec_with({{"count", std::int64_t{7}},
                                                                   {"loud", true},
                                                                   {"mode", std::string("fast")},
@@ -139,7 +138,8 @@ TEST_CASE("reading a spec fills every member and names the component in range me
   CHECK(message_of({{"gain", std::numeric_limits<double>::infinity()}}) == "gadget.gain must be in (0, inf), got inf");
   CHECK(message_of({{"flavour", std::string("sweet")}}) ==
         "gadget.flavour must be one of \"plain\", \"salty\", got \"sweet\"");
-  CHECK(message_of({{"mode", std::string("slow")}}) == "gadget.mode must be one of \"fast\", \"careful\", got \"slow\"");
+  CHECK(message_of({{"mode", std::string("slow")}}) ==
+        "gadget.mode must be one of \"fast\", \"careful\", got \"slow\"");
   CHECK(message_of({{"band", std::vector<double>{0.5}}}) == "gadget.band must be two numbers in [0, 1], got {0.5}");
   CHECK(message_of({{"band", std::vector<double>{0.5, 2.0}}}) ==
         "gadget.band must be two numbers in [0, 1], got {0.5, 2}");

@@ -15,7 +15,8 @@ struct Shape {
 struct SquareOptions {
   double side = 1;
   static laconic::OptionFields<SquareOptions> fields() {
-    return laconic::OptionFields<SquareOptions>().number("side", &SquareOptions::side, "edge length", laconic::above(0));
+    return laconic::OptionFields<SquareOptions>().number("side", &SquareOptions::side, "edge length",
+                                                         laconic::above(0));
   }
 };
 
@@ -177,7 +178,8 @@ struct PolygonOptions {
         .integers("sides", &PolygonOptions::sides, "edge lengths")
         .rule([](const laconic::ComponentSpec& spec, PolygonOptions& o) {
           if (o.sides.size() < 3)
-            throw laconic::ConfigError(laconic::str_cat(spec.name, ".sides needs at least 3 entries, got ", o.sides.size()));
+            throw laconic::ConfigError(
+                laconic::str_cat(spec.name, ".sides needs at least 3 entries, got ", o.sides.size()));
         });
   }
 };
