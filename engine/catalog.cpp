@@ -181,12 +181,12 @@ std::optional<comm::LinkOptions> EngineCatalog::emulated_link(const RunConfig& c
 }
 
 int EngineCatalog::world_size(const RunConfig& config) const {
-  return static_cast<int>(config.workers) + topologies_.create(config.topology)->extra_ranks();
+  return static_cast<int>(config.workers) + topologies_.traits(config.topology).extra_ranks;
 }
 
 std::string EngineCatalog::why_not_checkpointed(const RunConfig& config) const {
   if (world_size(config) == config.workers) return "";
-  if (!schedules_.create(config.schedule)->staleness_bound()) return "";
+  if (!schedules_.traits(config.schedule).staleness_bound) return "";
   return str_cat("an asynchronous parameter server (schedule ", config.schedule.name,
                  ") has no round that every worker passes");
 }

@@ -4,11 +4,12 @@
 
 namespace laconic::compress {
 
-std::size_t Compressor::exchange(std::span<float> gradient, SumReducer& reducer) {
-  (void)gradient;
-  (void)reducer;
-  throw InvariantError(
-      str_cat("compressor '", name(), "' does not exchange itself; use compress() and decompress_add()"));
+void MultiRoundCompressor::compress(std::span<const float>, Payload&) {
+  throw InvariantError(str_cat(name(), " exchanges itself (several collectives per step); call exchange()"));
+}
+
+void MultiRoundCompressor::decompress_add(const Payload&, std::span<float>) const {
+  throw InvariantError(str_cat(name(), " exchanges itself (several collectives per step); call exchange()"));
 }
 
 }  // namespace laconic::compress

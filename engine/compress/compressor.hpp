@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/compress/state.hpp"
@@ -51,12 +52,11 @@ struct Capabilities {
   /// may be exchanged bucket by bucket, overlapped with backward (allreduce { overlap = true }):
   /// a global Top-k of each bucket is not the global Top-k.
   bool separable_by_layer = false;
-  /// The exchange needs more than one collective (PowerSGD: P, then Q): the topology calls
-  /// exchange() instead of compress() / decompress_add() / aggregate().
-  bool exchanges_itself = false;
 
   bool operator==(const Capabilities& other) const = default;
 };
+
+class MultiRoundCompressor;
 
 class Compressor {
  public:
@@ -69,7 +69,13 @@ class Compressor {
   bool self_decoding() const { return capabilities().self_decoding; }
   bool sparse_pairs() const { return capabilities().sparse_pairs; }
   bool separable_by_layer() const { return capabilities().separable_by_layer; }
-  bool exchanges_itself() const { return capabilities().exchanges_itself; }
+
+  /// The compressor as one whose exchange needs more than one collective (MultiRoundCompressor),
+  /// or nullptr: the topology then calls its exchange() instead of compress() /
+  /// decompress_add() / aggregate().
+  virtual const MultiRoundCompressor* multi_round() const { return nullptr; }
+  MultiRoundCompressor* multi_round() { return const_cast<MultiRoundCompressor*>(std::as_const(*this).multi_round()); }
+  bool exchanges_itself() const { return multi_round() != nullptr; }
 
   /// The registry name ("topk").
   virtual std::string name() const = 0;
@@ -115,11 +121,21 @@ class Compressor {
   /// Tells the compressor the shapes of the layers its gradient is made of, in order, before
   /// the first compress(). Compressors that see the gradient as matrices (PowerSGD) use it.
   virtual void set_layer_shapes(const std::vector<LayerShape>& shapes) { (void)shapes; }
+};
 
-  /// With capabilities().exchanges_itself: replaces `gradient` by the update every worker
-  /// applies, using only `reducer`; returns the bytes of this worker's compressed contribution (what payload_bytes
-  /// reports).
-  virtual std::size_t exchange(std::span<float> gradient, SumReducer& reducer);
+/// A compressor whose exchange needs more than one collective (PowerSGD: P, then Q). It has no
+/// single payload to compress or decode: exchange() does the whole of it through the reducer.
+class MultiRoundCompressor : public Compressor {
+ public:
+  using Compressor::multi_round;
+  const MultiRoundCompressor* multi_round() const final { return this; }
+  /// Replaces `gradient` by the update every worker applies, using only `reducer`; returns the
+  /// bytes of this worker's compressed contribution (what payload_bytes reports).
+  virtual std::size_t exchange(std::span<float> gradient, SumReducer& reducer) = 0;
+
+  /// Not used: InvariantError.
+  void compress(std::span<const float> gradient, Payload& payload) final;
+  void decompress_add(const Payload& payload, std::span<float> dense) const final;
 };
 
 }  // namespace laconic::compress

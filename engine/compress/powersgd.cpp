@@ -96,14 +96,6 @@ std::size_t powersgd_floats(const std::vector<LayerShape>& shapes, std::size_t r
   return floats;
 }
 
-void PowerSgdCompressor::compress(std::span<const float>, Payload&) {
-  throw InvariantError("powersgd exchanges itself (two collectives per step); call exchange()");
-}
-
-void PowerSgdCompressor::decompress_add(const Payload&, std::span<float>) const {
-  throw InvariantError("powersgd exchanges itself (two collectives per step); call exchange()");
-}
-
 void PowerSgdCompressor::set_seed(std::uint64_t run_seed, int rank) {
   (void)rank;  // Q must be the same on every worker
   seed_ = derive_seed(run_seed, streams::kPowerSgd);

@@ -29,18 +29,13 @@ std::size_t powersgd_floats(const std::vector<LayerShape>& shapes, std::size_t r
 /// the dense layers, all Q in a second. Q starts as the same random Gaussian matrix on every
 /// worker (from the run seed) and, with warm_start, carries over to the next step.
 ///
-/// Needs two collectives per step, so it exchanges itself (exchanges_itself(), exchange());
-/// compress() and decompress_add() are not used and throw.
-class PowerSgdCompressor : public Compressor {
+/// Needs two collectives per step, so it is a MultiRoundCompressor (exchange()).
+class PowerSgdCompressor : public MultiRoundCompressor {
  public:
   explicit PowerSgdCompressor(PowerSgdOptions options) : options_(options) {}
 
   std::string name() const override { return "powersgd"; }
-  Capabilities capabilities() const override {
-    return {.summable = true, .separable_by_layer = true, .exchanges_itself = true};
-  }
-  void compress(std::span<const float> gradient, Payload& payload) override;
-  void decompress_add(const Payload& payload, std::span<float> dense) const override;
+  Capabilities capabilities() const override { return {.summable = true, .separable_by_layer = true}; }
   void set_seed(std::uint64_t run_seed, int rank) override;
   void set_layer_shapes(const std::vector<LayerShape>& shapes) override;
   std::size_t exchange(std::span<float> gradient, SumReducer& reducer) override;

@@ -15,9 +15,26 @@
 
 namespace laconic {
 
+/// What an interface's entries say about themselves without being built: T::Traits where the
+/// interface declares one (a topology's extra ranks, a schedule's staleness bound), else nothing.
+struct NoTraits {
+  bool operator==(const NoTraits&) const = default;
+};
+template <class T>
+struct TraitsOf {
+  using type = NoTraits;
+};
+template <class T>
+requires requires { typename T::Traits; }
+struct TraitsOf<T> {
+  using type = typename T::Traits;
+};
+
 template <class T>
 class Registry {
  public:
+  using Traits = typename TraitsOf<T>::type;
+
   /// `kind` names the interface in messages: "compressor", "topology", ...
   explicit Registry(std::string kind) : kind_(std::move(kind)) {}
 
@@ -36,6 +53,14 @@ class Registry {
     Entry entry;
     entry.info = ComponentInfo{kind_, name, description, table->specs(), internal};
     entry.validate = [table](const ComponentSpec& spec) { (void)table->read(spec); };
+    entry.traits = [table](const ComponentSpec& spec) -> Traits {
+      if constexpr (requires(const Options& o) {
+                      { Options::traits(o) } -> std::convertible_to<Traits>;
+                    })
+        return Options::traits(table->read(spec));
+      else
+        return Traits{};
+    };
     if constexpr (requires(ComponentSpec & spec) { Options::normalize(spec); })
       entry.normalize = [](ComponentSpec& spec) { Options::normalize(spec); };
     if constexpr (requires(const ComponentSpec& spec) {
@@ -100,6 +125,15 @@ class Registry {
     return "";
   }
 
+  /// What the spec's component is, asked of its options struct's `static Traits traits(const
+  /// Options&)` without building it (Traits{} for an entry that says nothing). The component's
+  /// class passes the same to its interface's constructor, so the instance says the same
+  /// (tests check it over every entry).
+  Traits traits(const ComponentSpec& spec) const {
+    const ComponentSpec resolved = resolve(spec);
+    return find(spec.name).traits(resolved);
+  }
+
   const std::string& kind() const { return kind_; }
 
   /// Entries sorted by name.
@@ -117,6 +151,7 @@ class Registry {
   struct Entry {
     ComponentInfo info;
     std::function<void(const ComponentSpec&)> validate;
+    std::function<Traits(const ComponentSpec&)> traits;
     std::function<void(ComponentSpec&)> normalize;                    // optional
     std::function<std::string(const ComponentSpec&)> why_not_update;  // optional: "" = can
     std::function<std::unique_ptr<T>(const ComponentSpec&)> make;

@@ -29,20 +29,34 @@ class StepActions {
   virtual bool topology_mixes_models() const = 0;
 };
 
+/// What a schedule is, known from its options without building it (Registry::traits).
+struct ScheduleTraits {
+  /// Set for schedules run by an asynchronous parameter server (stale_sync, async): how many
+  /// steps a worker may run ahead of the slowest.
+  std::optional<std::int64_t> staleness_bound;
+
+  bool operator==(const ScheduleTraits& other) const = default;
+};
+
 class Schedule {
  public:
+  using Traits = ScheduleTraits;
+
+  explicit Schedule(ScheduleTraits traits = {}) : traits_(traits) {}
   virtual ~Schedule() = default;
   virtual std::string name() const = 0;
+  const ScheduleTraits& traits() const { return traits_; }
+  std::optional<std::int64_t> staleness_bound() const { return traits_.staleness_bound; }
   /// Runs the step at `at` (global step and epoch, from 0; the file's functions for fields
   /// given per step).
   virtual void step(StepActions& actions, const StepPoint& at) = 0;
-  /// Set for schedules run by an asynchronous parameter server (stale_sync, async): how many
-  /// steps a worker may run ahead of the slowest.
-  virtual std::optional<std::int64_t> staleness_bound() const { return std::nullopt; }
   /// Writes the counters a checkpoint must keep and reads them back (local SGD's steps since
   /// the last average). Stateless schedules keep the defaults.
   virtual void save_state(StateWriter& out) const { (void)out; }
   virtual void load_state(StateReader& in) { (void)in; }
+
+ private:
+  ScheduleTraits traits_;
 };
 
 }  // namespace laconic::schedule

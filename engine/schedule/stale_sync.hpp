@@ -16,6 +16,7 @@ struct StaleSyncOptions {
   std::int64_t staleness = 2;
 
   static OptionFields<StaleSyncOptions> fields();
+  static ScheduleTraits traits(const StaleSyncOptions& o) { return {.staleness_bound = o.staleness}; }
   static std::string why_not_update_exchange(const ComponentSpec&) { return kServerSteps; }
 };
 
@@ -25,10 +26,10 @@ struct StaleSyncOptions {
 /// slowest. staleness = 0 is lock-step with individual updates.
 class StaleSyncSchedule : public Schedule {
  public:
-  explicit StaleSyncSchedule(StaleSyncOptions options) : options_(options) {}
+  explicit StaleSyncSchedule(StaleSyncOptions options)
+      : Schedule(StaleSyncOptions::traits(options)), options_(options) {}
   std::string name() const override { return "stale_sync"; }
   void step(StepActions& actions, const StepPoint& at) override;
-  std::optional<std::int64_t> staleness_bound() const override { return options_.staleness; }
 
  private:
   StaleSyncOptions options_;
@@ -36,6 +37,10 @@ class StaleSyncSchedule : public Schedule {
 
 struct AsyncOptions {
   static OptionFields<AsyncOptions> fields() { return {}; }
+  /// No bound: a very large one.
+  static ScheduleTraits traits(const AsyncOptions&) {
+    return {.staleness_bound = std::numeric_limits<std::int64_t>::max() / 2};
+  }
   static std::string why_not_update_exchange(const ComponentSpec&) { return kServerSteps; }
 };
 
@@ -43,10 +48,9 @@ struct AsyncOptions {
 /// server applies each push as it arrives and replies at once.
 class AsyncSchedule : public Schedule {
  public:
-  explicit AsyncSchedule(AsyncOptions) {}
+  explicit AsyncSchedule(AsyncOptions options) : Schedule(AsyncOptions::traits(options)) {}
   std::string name() const override { return "async"; }
   void step(StepActions& actions, const StepPoint& at) override;
-  std::optional<std::int64_t> staleness_bound() const override { return std::numeric_limits<std::int64_t>::max() / 2; }
 };
 
 }  // namespace laconic::schedule

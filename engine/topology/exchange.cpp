@@ -48,14 +48,14 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
   comm::ByteCounters before;
 
   auto t = Clock::now();
-  if (compressor.exchanges_itself()) {
+  if (compress::MultiRoundCompressor* multi_round = compressor.multi_round()) {
     wait_for_all();
     before = comm.counters();
     t = Clock::now();
     // Its collectives are the communication; everything else (both halves of the codec) is
     // counted as compression.
     TimedReducer reducer(comm, algorithm);
-    stats.payload_bytes = compressor.exchange(gradient, reducer);
+    stats.payload_bytes = multi_round->exchange(gradient, reducer);
     stats.time_communicate = reducer.seconds;
     stats.time_compress = seconds_since(t) - reducer.seconds;
     stats.traffic = comm.counters().since(before);

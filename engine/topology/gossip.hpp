@@ -14,6 +14,7 @@ struct GossipOptions {
   std::int64_t seed = 0;
 
   static OptionFields<GossipOptions> fields();
+  static TopologyTraits traits(const GossipOptions&) { return {.mixes_models = true}; }
   static std::string why_not_update_exchange(const ComponentSpec&) {
     return "gossip exchanges models, not gradients or updates";
   }
@@ -32,9 +33,9 @@ std::vector<int> gossip_offsets(const GossipOptions& options, int workers, std::
 /// the consensus distance measures by how much.
 class GossipTopology : public Topology {
  public:
-  explicit GossipTopology(GossipOptions options) : options_(std::move(options)) {}
+  explicit GossipTopology(GossipOptions options)
+      : Topology(GossipOptions::traits(options)), options_(std::move(options)) {}
   std::string name() const override { return "gossip"; }
-  bool mixes_models() const override { return true; }
   void check(const compress::Compressor& compressor) const override;
   ExchangeStats average(std::span<float> model, compress::Compressor& compressor, comm::Communicator& comm) override;
 

@@ -47,16 +47,34 @@ struct Bucketing {
   comm::AllreduceAlgorithm algorithm = comm::AllreduceAlgorithm::Ring;  ///< for each bucket
 };
 
-class Topology {
- public:
-  virtual ~Topology() = default;
-  virtual std::string name() const = 0;
+/// What a topology is, known from its options without building it (Registry::traits): the
+/// options struct's `static TopologyTraits traits(const Options&)`, which the topology's
+/// constructor hands to Topology's.
+struct TopologyTraits {
   /// Processes the topology needs beyond the workers (parameter servers); they take the ranks
   /// after the workers'.
-  virtual int extra_ranks() const { return 0; }
-  /// True when average() leaves the change of the server's weights in the gradient's place,
-  /// to be added to the model instead of an optimizer step (parameter_server, pull = weights).
-  virtual bool pulls_weights() const { return false; }
+  int extra_ranks = 0;
+  /// average() leaves the change of the server's weights in the gradient's place, to be added
+  /// to the model instead of an optimizer step (parameter_server, pull = weights).
+  bool pulls_weights = false;
+  /// The topology mixes models with neighbours (gossip) instead of averaging gradients over all
+  /// workers; schedules then update locally and mix.
+  bool mixes_models = false;
+
+  bool operator==(const TopologyTraits& other) const = default;
+};
+
+class Topology {
+ public:
+  using Traits = TopologyTraits;
+
+  explicit Topology(TopologyTraits traits = {}) : traits_(traits) {}
+  virtual ~Topology() = default;
+  virtual std::string name() const = 0;
+  const TopologyTraits& traits() const { return traits_; }
+  int extra_ranks() const { return traits_.extra_ranks; }
+  bool pulls_weights() const { return traits_.pulls_weights; }
+  bool mixes_models() const { return traits_.mixes_models; }
   /// Makes the topology serve an asynchronous schedule with this staleness bound; only a
   /// parameter server can (ConfigError otherwise).
   virtual void set_staleness(std::int64_t staleness) {
@@ -68,9 +86,6 @@ class Topology {
   }
   /// Called once by every worker after its last step.
   virtual void finish(comm::Communicator& comm) { (void)comm; }
-  /// True when the topology mixes models with neighbours (gossip) instead of averaging
-  /// gradients over all workers; schedules then update locally and mix.
-  virtual bool mixes_models() const { return false; }
   /// Called before every step with the point the run's compressor got (set_epoch and
   /// set_step): compressors the topology owns itself (a parameter server's per-shard ones)
   /// follow it.
@@ -90,6 +105,9 @@ class Topology {
   /// with a gradient of the same length.
   virtual ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor,
                                 comm::Communicator& comm) = 0;
+
+ private:
+  TopologyTraits traits_;
 };
 
 }  // namespace laconic::topology

@@ -131,7 +131,7 @@ std::vector<ComponentSpec> every_compressor() {
 
 std::string describe(const Capabilities& c) {
   return str_cat("summable ", c.summable, ", self_decoding ", c.self_decoding, ", sparse_pairs ", c.sparse_pairs,
-                 ", separable_by_layer ", c.separable_by_layer, ", exchanges_itself ", c.exchanges_itself);
+                 ", separable_by_layer ", c.separable_by_layer);
 }
 
 }  // namespace
@@ -158,7 +158,7 @@ TEST_CASE("a scope keeps every capability of the compressor it wraps but those i
   // Three layers, the first below min_size (sent dense): the scoped compressor is summable when
   // its compressed segments are (the dense one is), separable by layer with layer scope, never
   // sparse pairs (segments are framed), self-decoding only when its payloads are gathered and
-  // every segment's decodes alone; exchanges_itself is refused a scope.
+  // every segment's decodes alone; a compressor that exchanges itself is refused a scope.
   const auto spec = GENERATE_COPY(from_range(every_compressor()));
   const auto scope = GENERATE(as<std::string>{}, "global", "layer");
   INFO(spec.name << ", scope " << scope);
@@ -178,5 +178,4 @@ TEST_CASE("a scope keeps every capability of the compressor it wraps but those i
   CHECK(got.self_decoding == (!inner.summable && inner.self_decoding));
   CHECK_FALSE(got.sparse_pairs);
   CHECK(got.separable_by_layer == (scope == "layer" || inner.separable_by_layer));
-  CHECK_FALSE(got.exchanges_itself);
 }

@@ -24,9 +24,9 @@ constexpr std::size_t kSize = 20 * 30 + 30 + 120;
 /// One step's output: the payload, or (for a compressor that exchanges itself) the update.
 std::vector<std::uint8_t> step(Compressor& c, unsigned seed) {
   auto g = testing::random_gradient(kSize, seed);
-  if (c.exchanges_itself()) {
+  if (MultiRoundCompressor* multi_round = c.multi_round()) {
     SoloReducer reducer;
-    c.exchange(g, reducer);
+    multi_round->exchange(g, reducer);
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(g.data());
     return {bytes, bytes + g.size() * sizeof(float)};
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/core/option_fields.hpp"
+#include "engine/topology/topology.hpp"
 
 namespace laconic::topology {
 
@@ -27,6 +28,10 @@ struct ParameterServerOptions {
   bool compress_pull = false;
 
   static OptionFields<ParameterServerOptions> fields();
+  /// The servers take ranks of their own; pull = "weights" leaves the change of the weights.
+  static TopologyTraits traits(const ParameterServerOptions& o) {
+    return {.extra_ranks = static_cast<int>(o.servers), .pulls_weights = o.pull == Pull::Weights};
+  }
   /// With pull = "weights" the server steps its own optimizer on what it receives.
   static std::string why_not_update_exchange(const ComponentSpec& spec);
 };

@@ -23,10 +23,9 @@ namespace laconic::topology {
 /// sent), which a worker waits for; asynchronous (set_staleness()), its own exchanges.
 class ParameterServerTopology : public Topology {
  public:
-  explicit ParameterServerTopology(ParameterServerOptions options) : options_(std::move(options)) {}
+  explicit ParameterServerTopology(ParameterServerOptions options)
+      : Topology(ParameterServerOptions::traits(options)), options_(std::move(options)) {}
   std::string name() const override { return "parameter_server"; }
-  int extra_ranks() const override { return static_cast<int>(options_.servers); }
-  bool pulls_weights() const override { return options_.pull == Pull::Weights; }
   void check(const compress::Compressor& compressor) const override;
   ExchangeStats average(std::span<float> gradient, compress::Compressor& compressor, comm::Communicator& comm) override;
   void finish(comm::Communicator& comm) override;
