@@ -8,7 +8,6 @@
 #include "engine/core/error.hpp"
 #include "engine/schedule/builtin.hpp"
 #include "engine/topology/builtin.hpp"
-#include "engine/topology/parameter_server/worker_side.hpp"
 #include "engine/train/builtin.hpp"
 #include "engine/train/lr_schedule.hpp"
 #include "engine/train/objective.hpp"
@@ -73,6 +72,20 @@ std::vector<compress::LayerShape> layer_shapes(train::Model& model) {
 
 // An overlapped exchange starts during backward: only a step that exchanges its gradient right
 // after computing it (the synchronous schedule) has one to overlap.
+// The run's compressor kind for a flat piece a topology codes on its own (a parameter server's
+// shard or pull), seeded from the run's seed, the piece's stream and its index.
+topology::FlatCompressorFactory flat_compressor_factory(const Registry<compress::Compressor>& registry,
+                                                        const RunConfig& config) {
+  return [registry, spec = registry.resolve(config.compressor), seed = config.seed](
+             std::size_t size, std::uint64_t stream, int index, bool error_feedback) {
+    ComponentSpec piece = spec;
+    if (!error_feedback && piece.fields.count("error_feedback")) piece.fields["error_feedback"] = false;
+    auto c = compress::build_compressor(registry, piece, {{size}});
+    c->set_seed(compress::derive_seed(static_cast<std::uint64_t>(seed), stream), index);
+    return c;
+  };
+}
+
 void check_overlap(const topology::Topology& topology, const RunConfig& config) {
   if (topology.overlap() && config.schedule.name != "synchronous")
     throw ConfigError(str_cat(topology.name(),
@@ -112,35 +125,11 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.lr_schedule_spec = lr_schedules_.resolve(config.lr_schedule);
   parts.lr_schedule = lr_schedules_.create(parts.lr_schedule_spec);
   parts.stop_rule = stop_rules_.create(config.stopping);
-  if (auto* ps = dynamic_cast<topology::ParameterServerTopology*>(parts.topology.get())) {
-    // Several servers: every shard gets a compressor of its own (flat, seeded per shard).
-    ps->set_compressor_factory(
-        [registry = compressors_, spec = config.compressor, seed = config.seed](std::size_t size, int shard, int rank) {
-          auto c = compress::build_compressor(registry, spec, {{size}});
-          c->set_seed(compress::derive_seed(static_cast<std::uint64_t>(seed),
-                                            compress::streams::kServerShard + static_cast<std::uint64_t>(shard)),
-                      rank);
-          return c;
-        });
-    // Asynchronous compressed pulls: one compressor per worker and shard, error feedback off
-    // (the server keeps each worker's copy of the weights instead).
-    ComponentSpec pull_spec = compressors_.resolve(config.compressor);
-    if (pull_spec.fields.count("error_feedback")) pull_spec.fields["error_feedback"] = false;
-    ps->set_pull_compressor_factory(
-        [registry = compressors_, spec = pull_spec, seed = config.seed](std::size_t size, int shard, int worker) {
-          auto c = compress::build_compressor(registry, spec, {{size}});
-          c->set_seed(compress::derive_seed(static_cast<std::uint64_t>(seed),
-                                            compress::streams::kServerPull + static_cast<std::uint64_t>(shard)),
-                      worker);
-          return c;
-        });
-  }
-  if (const auto bound = parts.schedule->staleness_bound()) parts.topology->set_staleness(*bound);
+  check_schedule(config);
+  parts.topology->wire({.staleness_bound = parts.schedule->staleness_bound(),
+                        .flat_compressor = flat_compressor_factory(compressors_, config)});
   check_exchange(config);
   parts.stragglers = train::Stragglers::from(config.schedule);
-  if (parts.topology->pulls_weights() && config.schedule.name == "local_sgd")
-    throw ConfigError(str_cat("schedule ", config.schedule.name, " averages models itself; with ",
-                              "it use parameter_server { pull = \"gradients\" }"));
   return parts;
 }
 
@@ -155,7 +144,20 @@ void EngineCatalog::check_run(const RunConfig& config) const {
   const auto topology = topologies_.create(config.topology);
   topology->check(*compressor);
   check_overlap(*topology, config);
+  check_schedule(config);
   check_exchange(config);
+}
+
+void EngineCatalog::check_schedule(const RunConfig& config) const {
+  const topology::TopologyTraits topology = topologies_.traits(config.topology);
+  if (topology.pulls_weights && config.schedule.name == "local_sgd")
+    throw ConfigError(str_cat("schedule ", config.schedule.name, " averages models itself; with ",
+                              "it use parameter_server { pull = \"gradients\" }"));
+  if (!schedules_.traits(config.schedule).staleness_bound || topology.serves_asynchronously) return;
+  throw ConfigError(str_cat("schedule ", config.schedule.name,
+                            " needs topology = parameter_server { pull = \"weights\" }, whose server steps its "
+                            "optimizer with each push on its own; got ",
+                            config.topology.name));
 }
 
 void EngineCatalog::check_exchange(const RunConfig& config) const {

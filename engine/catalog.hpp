@@ -53,6 +53,10 @@ class EngineCatalog : public Catalog {
   /// ConfigError unless every component of a run with exchange = "update" can exchange updates
   /// (Registry::why_not_update_exchange), naming the one that cannot and why.
   void check_exchange(const RunConfig& config) const;
+  /// ConfigError when the schedule has a staleness bound (stale_sync, async) and the topology
+  /// cannot serve it (TopologyTraits::serves_asynchronously), or when local SGD meets a server
+  /// that sends weights; asked of the registries without building either.
+  void check_schedule(const RunConfig& config) const;
 
   Registry<train::Dataset> datasets_;
   Registry<train::Model> models_;

@@ -83,7 +83,7 @@ std::unique_ptr<Compressor> build_compressor(const Registry<Compressor>& registr
     compressor->set_layer_shapes(shapes);
     return compressor;
   }
-  if (registry.create(resolved)->exchanges_itself())
+  if (registry.traits(resolved).multi_round)
     throw ConfigError(str_cat(resolved.name, " works layer by layer by itself and keeps small ",
                               "layers dense; it takes neither scope nor min_size"));
   std::vector<std::size_t> layer_sizes;

@@ -56,10 +56,22 @@ struct Capabilities {
   bool operator==(const Capabilities& other) const = default;
 };
 
+/// What a compressor is, known from its options without building it (Registry::traits): the
+/// options struct's `static CompressorTraits traits(const Options&)`; Traits{} for the others.
+struct CompressorTraits {
+  /// Its exchange needs more than one collective (a MultiRoundCompressor: powersgd), so it works
+  /// layer by layer by itself and takes no scope.
+  bool multi_round = false;
+
+  bool operator==(const CompressorTraits& other) const = default;
+};
+
 class MultiRoundCompressor;
 
 class Compressor {
  public:
+  using Traits = CompressorTraits;
+
   virtual ~Compressor() = default;
 
   /// Everything the compressor can do (Capabilities); every compressor says it, decorators

@@ -15,6 +15,8 @@ struct PowerSgdOptions {
   bool error_feedback = true;
 
   static OptionFields<PowerSgdOptions> fields();
+  /// Two collectives per step: a MultiRoundCompressor.
+  static CompressorTraits traits(const PowerSgdOptions&) { return {.multi_round = true}; }
 };
 
 /// Floats a worker contributes per step for layers of `shapes` at rank r: for each layer seen as

@@ -1,6 +1,8 @@
 #pragma once
 // A Topology decides how workers combine their updates: which collective, over whom.
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -60,8 +62,25 @@ struct TopologyTraits {
   /// The topology mixes models with neighbours (gossip) instead of averaging gradients over all
   /// workers; schedules then update locally and mix.
   bool mixes_models = false;
+  /// The topology can serve a schedule with a staleness bound (stale_sync, async): a parameter
+  /// server with pull = "weights", whose server steps its optimizer with each push on its own.
+  bool serves_asynchronously = false;
 
   bool operator==(const TopologyTraits& other) const = default;
+};
+
+/// Builds a compressor of the run's kind for a flat piece of `size` elements that the topology
+/// codes on its own (a parameter server's shard), seeded by the run's seed, `stream` (one of
+/// compress::streams) and `index`; with its error feedback off when `error_feedback` is false.
+using FlatCompressorFactory = std::function<std::unique_ptr<compress::Compressor>(
+    std::size_t size, std::uint64_t stream, int index, bool error_feedback)>;
+
+/// What a run hands its topology once built, before the first step (Topology::wire).
+struct TopologyWiring {
+  /// The schedule's staleness bound (stale_sync, async); only a topology whose traits say
+  /// serves_asynchronously is given one (the catalog refuses the others before building).
+  std::optional<std::int64_t> staleness_bound;
+  FlatCompressorFactory flat_compressor;
 };
 
 class Topology {
@@ -75,15 +94,10 @@ class Topology {
   int extra_ranks() const { return traits_.extra_ranks; }
   bool pulls_weights() const { return traits_.pulls_weights; }
   bool mixes_models() const { return traits_.mixes_models; }
-  /// Makes the topology serve an asynchronous schedule with this staleness bound; only a
-  /// parameter server can (ConfigError otherwise).
-  virtual void set_staleness(std::int64_t staleness) {
-    (void)staleness;
-    throw ConfigError(
-        str_cat("schedules stale_sync and async need topology = "
-                "parameter_server { ... }, got ",
-                name()));
-  }
+  /// Called once by every process of the run after building, before the first step: the
+  /// schedule's staleness bound and the factory of compressors the topology owns itself. Only
+  /// topologies that own compressors or serve asynchronous schedules need it.
+  virtual void wire(const TopologyWiring& wiring) { (void)wiring; }
   /// Called once by every worker after its last step.
   virtual void finish(comm::Communicator& comm) { (void)comm; }
   /// Called before every step with the point the run's compressor got (set_epoch and

@@ -179,3 +179,13 @@ TEST_CASE("a scope keeps every capability of the compressor it wraps but those i
   CHECK_FALSE(got.sparse_pairs);
   CHECK(got.separable_by_layer == (scope == "layer" || inner.separable_by_layer));
 }
+
+TEST_CASE("a compressor's traits from its options are what the built compressor says", "[compress][contract][traits]") {
+  // Registry::traits asks the options struct without building; build_compressor relies on it to
+  // refuse a scope for a compressor that exchanges itself.
+  const auto spec = GENERATE_COPY(from_range(every_compressor()));
+  INFO(spec.name);
+  const CompressorTraits asked = builtin_compressors().traits(spec);
+  CHECK(asked.multi_round == (builtin_compressors().create(spec)->multi_round() != nullptr));
+  CHECK(asked.multi_round == (spec.name == "powersgd"));
+}

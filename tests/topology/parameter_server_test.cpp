@@ -80,7 +80,8 @@ TEST_CASE("a synchronous round gives every worker what the server made of the me
           return;
         }
         ParameterServerTopology topology(dense(pull, servers));
-        if (servers > 1) topology.set_compressor_factory([](std::size_t, int, int) { return none(); });
+        if (servers > 1)
+          topology.wire({.flat_compressor = [](std::size_t, std::uint64_t, int, bool) { return none(); }});
         auto codec = none();
         // Worker w's gradient: w + i.
         std::vector<float> gradient(n);
@@ -133,7 +134,7 @@ TEST_CASE("the asynchronous server applies every push and keeps each worker with
       return;
     }
     ParameterServerTopology topology(dense(Pull::Weights));
-    topology.set_staleness(1);
+    topology.wire({.staleness_bound = 1});
     auto codec = none();
     const int steps = comm.rank() == 0 ? kFastSteps : kSlowSteps;
     std::vector<float> weights(n, 0.0f);

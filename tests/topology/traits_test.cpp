@@ -33,9 +33,11 @@ TEST_CASE("a topology's traits from its options are what the built topology says
     const auto resolved = registry.resolve(spec);
     CHECK(asked.extra_ranks == resolved.integer("servers"));
     CHECK(asked.pulls_weights == (resolved.text("pull") == "weights"));
+    CHECK(asked.serves_asynchronously == (resolved.text("pull") == "weights"));
   } else {
     CHECK(asked.extra_ranks == 0);
     CHECK_FALSE(asked.pulls_weights);
+    CHECK_FALSE(asked.serves_asynchronously);
   }
   CHECK(asked.mixes_models == (spec.name == "gossip"));
 }

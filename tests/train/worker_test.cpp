@@ -285,6 +285,7 @@ TEST_CASE("parameter_server options and compressors it cannot serve are refused 
   config.topology = catalog.resolve({"topology", "parameter_server", {}});
   config.schedule = catalog.resolve({"schedule", "local_sgd", {}});
   CHECK_THROWS_WITH(catalog.build(config), Catch::Contains("use parameter_server { pull = "));
+  CHECK_THROWS_WITH(catalog.check_run(config), Catch::Contains("use parameter_server { pull = "));
 }
 
 TEST_CASE(
@@ -325,9 +326,14 @@ TEST_CASE(
 
   auto allreduce = small_run("none", 1);
   allreduce.schedule = catalog.resolve({"schedule", "async", {}});
-  CHECK_THROWS_WITH(catalog.build(allreduce),
-                    "schedules stale_sync and async need topology = parameter_server { ... }, "
-                    "got allreduce");
+  const std::string refusal =
+      "schedule async needs topology = parameter_server { pull = \"weights\" }, whose server steps its "
+      "optimizer with each push on its own; got ";
+  CHECK_THROWS_WITH(catalog.build(allreduce), refusal + "allreduce");
+  CHECK_THROWS_WITH(catalog.check_run(allreduce), refusal + "allreduce");  // asked without building
+  auto averaging = config;
+  averaging.topology = catalog.resolve({"topology", "parameter_server", {{"pull", std::string("gradients")}}});
+  CHECK_THROWS_WITH(catalog.check_run(averaging), refusal + "parameter_server");
 }
 
 TEST_CASE("the learning rate a worker records is the one its schedule sets", "[train][worker][lr]") {

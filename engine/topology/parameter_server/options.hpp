@@ -28,9 +28,12 @@ struct ParameterServerOptions {
   bool compress_pull = false;
 
   static OptionFields<ParameterServerOptions> fields();
-  /// The servers take ranks of their own; pull = "weights" leaves the change of the weights.
+  /// The servers take ranks of their own; pull = "weights" leaves the change of the weights, and
+  /// the server then steps on each push as it comes, so it can serve asynchronous schedules.
   static TopologyTraits traits(const ParameterServerOptions& o) {
-    return {.extra_ranks = static_cast<int>(o.servers), .pulls_weights = o.pull == Pull::Weights};
+    return {.extra_ranks = static_cast<int>(o.servers),
+            .pulls_weights = o.pull == Pull::Weights,
+            .serves_asynchronously = o.pull == Pull::Weights};
   }
   /// With pull = "weights" the server steps its own optimizer on what it receives.
   static std::string why_not_update_exchange(const ComponentSpec& spec);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "engine/compress/random.hpp"
 #include "engine/core/error.hpp"
 #include "engine/topology/parameter_server/protocol.hpp"
 
@@ -29,8 +30,8 @@ std::unique_ptr<compress::Compressor> ParameterServerTopology::make_shard_compre
                                                                                      int rank) const {
   if (options_.servers == 1) return nullptr;
   LACONIC_ENFORCE(static_cast<bool>(factory_), "parameter_server with ", options_.servers,
-                  " servers needs a compressor factory (set by the engine)");
-  return factory_(size, shard, rank);
+                  " servers needs a compressor factory (wire())");
+  return factory_(size, compress::streams::kServerShard + static_cast<std::uint64_t>(shard), rank, true);
 }
 
 compress::Compressor& ParameterServerTopology::shard_compressor(int shard, compress::Compressor& given,
@@ -148,9 +149,8 @@ ExchangeStats ParameterServerTopology::average(std::span<float> gradient, compre
 
 std::unique_ptr<compress::Compressor> ParameterServerTopology::make_pull_compressor(std::size_t size, int shard,
                                                                                     int worker) const {
-  LACONIC_ENFORCE(static_cast<bool>(pull_factory_), "compressed asynchronous pulls need a pull ",
-                  "compressor factory (set by the engine)");
-  return pull_factory_(size, shard, worker);
+  LACONIC_ENFORCE(static_cast<bool>(factory_), "compressed asynchronous pulls need a compressor factory (wire())");
+  return factory_(size, compress::streams::kServerPull + static_cast<std::uint64_t>(shard), worker, false);
 }
 
 void ParameterServerTopology::set_step(const StepPoint& point) {
@@ -168,13 +168,13 @@ void ParameterServerTopology::finish(comm::Communicator& comm) {
     send_header(comm, comm.size() - static_cast<int>(options_.servers) + s, done);
 }
 
-void ParameterServerTopology::set_staleness(std::int64_t staleness) {
-  if (options_.pull != Pull::Weights)
-    throw ConfigError(
-        "stale_sync and async need parameter_server { pull = \"weights\" }: "
-        "the server steps its optimizer with each push on its own");
-  LACONIC_ENFORCE(staleness >= 0, "staleness bound ", staleness, " < 0");
-  staleness_ = staleness;
+void ParameterServerTopology::wire(const TopologyWiring& wiring) {
+  factory_ = wiring.flat_compressor;
+  staleness_ = wiring.staleness_bound;
+  if (!staleness_) return;
+  LACONIC_ENFORCE(traits().serves_asynchronously, "an asynchronous schedule needs parameter_server { pull = ",
+                  "\"weights\" } (the catalog refuses others before building)");
+  LACONIC_ENFORCE(*staleness_ >= 0, "staleness bound ", *staleness_, " < 0");
 }
 
 }  // namespace laconic::topology

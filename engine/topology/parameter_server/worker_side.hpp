@@ -5,7 +5,6 @@
 // their own, ranks workers .. workers + servers - 1 of the run's world (synchronous_server.hpp,
 // asynchronous_server.hpp; the wire format in protocol.hpp).
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -20,7 +19,7 @@ namespace laconic::topology {
 /// "weights"; the worker adds it to its model instead of stepping its own optimizer:
 /// pulls_weights()). finish() tells the servers this worker is done. Synchronous, the step's
 /// projected traffic is the busiest server's whole round (every push received, every pull
-/// sent), which a worker waits for; asynchronous (set_staleness()), its own exchanges.
+/// sent), which a worker waits for; asynchronous (a staleness bound from wire()), its own exchanges.
 class ParameterServerTopology : public Topology {
  public:
   explicit ParameterServerTopology(ParameterServerOptions options)
@@ -37,28 +36,23 @@ class ParameterServerTopology : public Topology {
 
   const ParameterServerOptions& options() const { return options_; }
 
-  /// Switches to the asynchronous protocol (schedules stale_sync and async): the server applies
-  /// each push on its own as it arrives and replies to a worker once it is at most `staleness`
-  /// steps ahead of the slowest unfinished worker (a very large bound: async). Needs pull =
-  /// "weights" (ConfigError otherwise).
-  void set_staleness(std::int64_t staleness) override;
+  /// Takes the run's factory for the compressors it owns (with several servers each shard gets
+  /// its own, state and all, on the workers and on its server; asynchronous compressed pulls get
+  /// one per worker and shard), and a staleness bound, which switches to the asynchronous
+  /// protocol (schedules stale_sync and async): the server applies each push on its own as it
+  /// arrives and replies to a worker once it is at most `staleness` steps ahead of the slowest
+  /// unfinished worker (a very large bound: async). A bound needs pull = "weights".
+  void wire(const TopologyWiring& wiring) override;
   /// The bound when asynchronous; nothing when synchronous.
   std::optional<std::int64_t> staleness() const { return staleness_; }
 
-  /// Builds a compressor of the run's kind for a flat shard of `size` elements, seeded for
-  /// shard `shard` and rank `rank`; with several servers each shard gets its own (state and
-  /// all), on the workers and on its server.
-  using CompressorFactory = std::function<std::unique_ptr<compress::Compressor>(std::size_t size, int shard, int rank)>;
-  void set_compressor_factory(CompressorFactory factory) { factory_ = std::move(factory); }
-  /// The factory's compressor for `shard`, or null with a single server (which uses the run's
+  /// The compressor for a flat `shard` of `size` elements on `rank` (the stream
+  /// compress::streams::kServerShard), or null with a single server (which uses the run's
   /// compressor as built, layer shapes and all).
   std::unique_ptr<compress::Compressor> make_shard_compressor(std::size_t size, int shard, int rank) const;
-
-  /// Asynchronous compressed pulls: the server codes each worker's pulls with a compressor of
-  /// its own, built by this factory (the run's kind with its error feedback off: the server
-  /// keeps each worker's copy of the weights, so what one pull leaves out is in the next).
-  void set_pull_compressor_factory(CompressorFactory factory) { pull_factory_ = std::move(factory); }
-  /// The pull compressor for `worker` and shard `shard` of `size` elements.
+  /// The pull compressor for `worker` and shard `shard` of `size` elements: the run's kind with
+  /// its error feedback off (the server keeps each worker's copy of the weights, so what one
+  /// pull leaves out is in the next).
   std::unique_ptr<compress::Compressor> make_pull_compressor(std::size_t size, int shard, int worker) const;
 
  private:
@@ -69,7 +63,7 @@ class ParameterServerTopology : public Topology {
 
   ParameterServerOptions options_;
   std::optional<std::int64_t> staleness_;
-  CompressorFactory factory_, pull_factory_;
+  FlatCompressorFactory factory_;
   StepPoint point_;  // the last set_step()
   std::vector<std::unique_ptr<compress::Compressor>> shard_compressors_;
   std::vector<std::vector<std::uint8_t>> loaded_states_;  ///< per shard, until the shard's compressor is built
