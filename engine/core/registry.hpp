@@ -73,10 +73,12 @@ class Registry {
     add_entry(std::move(entry));
   }
 
-  /// Adds fields that every entry accepts (a compressor's `scope`), after their own; the
-  /// entries' options structs ignore them and the caller of create() interprets them.
+  /// Adds fields that every entry accepts (a compressor's `scope`), after their own, to the
+  /// entries there and to those added later; the entries' options structs ignore them and the
+  /// caller of create() interprets them.
   void add_common_fields(const std::vector<FieldSpec>& fields) {
     for (auto& entry : entries_) entry.info.fields.insert(entry.info.fields.end(), fields.begin(), fields.end());
+    common_fields_.insert(common_fields_.end(), fields.begin(), fields.end());
   }
 
   /// Checks names, types and ranges; fills defaults, nested components' included (a nested
@@ -158,6 +160,7 @@ class Registry {
   };
 
   void add_entry(Entry entry) {
+    entry.info.fields.insert(entry.info.fields.end(), common_fields_.begin(), common_fields_.end());
     if (contains(entry.info.name)) throw InvariantError(str_cat(kind_, " '", entry.info.name, "' is registered twice"));
     auto pos = std::lower_bound(entries_.begin(), entries_.end(), entry.info.name,
                                 [](const Entry& e, const std::string& name) { return e.info.name < name; });
@@ -174,6 +177,7 @@ class Registry {
 
   std::string kind_;
   std::vector<Entry> entries_;
+  std::vector<FieldSpec> common_fields_;
 };
 
 }  // namespace laconic

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
+#include "added_compressor.hpp"
 #include "compress_test_support.hpp"
 #include "engine/compress/builtin.hpp"
 
@@ -18,6 +20,13 @@ using laconic::testing::random_gradient;
 
 namespace {
 
+// The built-in compressors and one added by a test the way a new one is added
+// (added_compressor.hpp): every contract below covers it without an edit.
+const Registry<Compressor>& registry() {
+  static const Registry<Compressor> r = laconic::testing::registry_with_added_compressor();
+  return r;
+}
+
 // Every registered compressor whose error feedback is a field on by default (the methods meant
 // with it), set to drop about a quarter to three quarters of 64 normal entries: a ratio of a
 // quarter where it has one, threshold's tau 1, chain's Top-k (without error feedback of its
@@ -25,18 +34,18 @@ namespace {
 // are tested with their own collectives in their own file.
 std::vector<ComponentSpec> error_feedback_compressors() {
   std::vector<ComponentSpec> out;
-  for (const auto& info : builtin_compressors().infos()) {
+  for (const auto& info : registry().infos()) {
     const auto has = [&](const char* name) {
       return std::any_of(info.fields.begin(), info.fields.end(), [&](const FieldSpec& f) { return f.name == name; });
     };
     if (!has("error_feedback")) continue;
     ComponentSpec spec{"compressor", info.name, {}};
-    if (!builtin_compressors().resolve(spec).flag("error_feedback")) continue;
+    if (!registry().resolve(spec).flag("error_feedback")) continue;
     if (has("ratio")) spec.fields["ratio"] = 0.25;
     if (has("tau")) spec.fields["tau"] = 1.0;
     if (has("first"))
       spec.fields["first"] = nested(ComponentSpec{"compressor", "topk", {{"ratio", 0.25}, {"error_feedback", false}}});
-    if (builtin_compressors().create(spec)->exchanges_itself()) continue;
+    if (registry().create(spec)->exchanges_itself()) continue;
     out.push_back(spec);
   }
   return out;
@@ -47,7 +56,8 @@ std::vector<ComponentSpec> error_feedback_compressors() {
 TEST_CASE("with error feedback the running average of what is sent approaches a constant gradient",
           "[compress][error_feedback][contract]") {
   const auto specs = error_feedback_compressors();
-  REQUIRE(specs.size() >= 7);  // topk, randomk, block_randomk, threshold, chain, ef_signsgd, onebit
+  // topk, randomk, block_randomk, threshold, chain, ef_signsgd, onebit, and the added one
+  REQUIRE(specs.size() >= 8);
   const auto spec = GENERATE_COPY(from_range(specs));
   INFO(spec.name);
   // sum of sent over T steps = T*g - e_T, so the average misses g by |e_T| / T: a bounded
@@ -60,7 +70,7 @@ TEST_CASE("with error feedback the running average of what is sent approaches a 
   for (float v : g) g_max = std::max(g_max, std::fabs(v));
   ComponentSpec off = spec;
   off.fields["error_feedback"] = false;
-  auto with = builtin_compressors().create(spec), without = builtin_compressors().create(off);
+  auto with = registry().create(spec), without = registry().create(off);
   with->set_seed(5, 0);
   without->set_seed(5, 0);
   std::vector<double> total_with(n, 0.0), total_without(n, 0.0);
@@ -86,14 +96,28 @@ TEST_CASE("summable payloads summed as float arrays decode to the sum of the dec
           "[compress][summable][contract][multirank]") {
   // What allreduce does: every worker's whole payload is read as float32 and summed
   // element-wise, and each worker decodes the sum.
-  const auto spec = GENERATE(ComponentSpec{"compressor", "none", {}},
-                             ComponentSpec{"compressor", "randomk", {{"ratio", 0.05}, {"shared_seed", true}}},
-                             ComponentSpec{"compressor", "block_randomk", {{"ratio", 0.03}}});
+  // Every compressor that says its payloads are summable, at its defaults (those that exchange
+  // themselves sum inside their own exchange, tested in their own file).
+  std::vector<ComponentSpec> summable;
+  for (const auto& info : registry().infos()) {
+    const ComponentSpec spec{"compressor", info.name, {}};
+    const auto c = registry().create(spec);
+    if (c->summable() && !c->exchanges_itself()) summable.push_back(spec);
+  }
+  const auto names = [&] {
+    std::set<std::string> out;
+    for (const auto& s : summable) out.insert(s.name);
+    return out;
+  }();
+  CHECK(names.count("none") + names.count("randomk") + names.count("block_randomk") +
+            names.count("alternating_halves") ==
+        4);
+  const auto spec = GENERATE_COPY(from_range(summable));
   INFO(spec.name);
   const std::size_t n = 3000, workers = 4;
   std::vector<std::unique_ptr<Compressor>> ranks;
   for (std::size_t r = 0; r < workers; ++r) {
-    ranks.push_back(builtin_compressors().create(spec));
+    ranks.push_back(registry().create(spec));
     ranks.back()->set_seed(9, static_cast<int>(r));
     REQUIRE(ranks.back()->summable());
   }
@@ -125,7 +149,7 @@ namespace {
 // Every registered compressor at its defaults.
 std::vector<ComponentSpec> every_compressor() {
   std::vector<ComponentSpec> out;
-  for (const auto& info : builtin_compressors().infos()) out.push_back(ComponentSpec{"compressor", info.name, {}});
+  for (const auto& info : registry().infos()) out.push_back(ComponentSpec{"compressor", info.name, {}});
   return out;
 }
 
@@ -141,14 +165,14 @@ TEST_CASE("error feedback changes what a compressor sends, never what it can do"
   // The decorator returns its codec's capabilities whole; a compressor with error feedback on
   // and off must say the same.
   const auto spec = GENERATE_COPY(from_range(every_compressor()));
-  const auto resolved = builtin_compressors().resolve(spec);
+  const auto resolved = registry().resolve(spec);
   if (!resolved.fields.count("error_feedback")) return;
   INFO(spec.name);
   ComponentSpec on = resolved, off = resolved;
   on.fields["error_feedback"] = true;
   off.fields["error_feedback"] = false;
-  const Capabilities with = builtin_compressors().create(on)->capabilities();
-  const Capabilities without = builtin_compressors().create(off)->capabilities();
+  const Capabilities with = registry().create(on)->capabilities();
+  const Capabilities without = registry().create(off)->capabilities();
   INFO("with: " << describe(with) << "; without: " << describe(without));
   CHECK(with == without);
 }
@@ -163,16 +187,16 @@ TEST_CASE("a scope keeps every capability of the compressor it wraps but those i
   const auto scope = GENERATE(as<std::string>{}, "global", "layer");
   INFO(spec.name << ", scope " << scope);
   const std::vector<LayerShape> shapes = {{8}, {40, 8}, {64}};
-  const auto bare = builtin_compressors().create(spec);
+  const auto bare = registry().create(spec);
   ComponentSpec scoped_spec = spec;
   scoped_spec.fields["scope"] = scope;
   scoped_spec.fields["min_size"] = std::int64_t{16};
   if (bare->exchanges_itself()) {
-    CHECK_THROWS_AS(build_compressor(builtin_compressors(), scoped_spec, shapes), ConfigError);
+    CHECK_THROWS_AS(build_compressor(registry(), scoped_spec, shapes), ConfigError);
     return;
   }
   const Capabilities inner = bare->capabilities();
-  const Capabilities got = build_compressor(builtin_compressors(), scoped_spec, shapes)->capabilities();
+  const Capabilities got = build_compressor(registry(), scoped_spec, shapes)->capabilities();
   INFO("inner: " << describe(inner) << "; scoped: " << describe(got));
   CHECK(got.summable == inner.summable);
   CHECK(got.self_decoding == (!inner.summable && inner.self_decoding));
@@ -185,7 +209,7 @@ TEST_CASE("a compressor's traits from its options are what the built compressor 
   // refuse a scope for a compressor that exchanges itself.
   const auto spec = GENERATE_COPY(from_range(every_compressor()));
   INFO(spec.name);
-  const CompressorTraits asked = builtin_compressors().traits(spec);
-  CHECK(asked.multi_round == (builtin_compressors().create(spec)->multi_round() != nullptr));
+  const CompressorTraits asked = registry().traits(spec);
+  CHECK(asked.multi_round == (registry().create(spec)->multi_round() != nullptr));
   CHECK(asked.multi_round == (spec.name == "powersgd"));
 }

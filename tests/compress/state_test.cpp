@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "added_compressor.hpp"
 #include "compress_test_support.hpp"
 #include "engine/compress/builtin.hpp"
 #include "engine/core/error.hpp"
@@ -12,6 +13,12 @@ using namespace laconic;
 using namespace laconic::compress;
 
 namespace {
+
+// The built-in compressors and one added the way a new one is (added_compressor.hpp).
+const Registry<Compressor>& registry() {
+  static const Registry<Compressor> r = laconic::testing::registry_with_added_compressor();
+  return r;
+}
 
 struct SoloReducer : SumReducer {
   void sum(std::span<float>) override {}
@@ -36,7 +43,7 @@ std::vector<std::uint8_t> step(Compressor& c, unsigned seed) {
 }
 
 std::unique_ptr<Compressor> fresh(const ComponentSpec& spec) {
-  auto c = build_compressor(builtin_compressors(), spec, kShapes);
+  auto c = build_compressor(registry(), spec, kShapes);
   c->set_seed(7, 1);
   c->set_epoch(0);
   return c;
@@ -46,10 +53,21 @@ std::unique_ptr<Compressor> fresh(const ComponentSpec& spec) {
 
 TEST_CASE("every compressor restored from its saved state continues with the same payloads", "[compress][state]") {
   // Compressors whose later payloads depend on what came before (residual, momentum, RNG, step).
-  const std::set<std::string> stateful = {"block_randomk", "chain",   "dgc",    "ef_signsgd", "onebit",    "powersgd",
-                                          "qsgd",          "randomk", "signum", "terngrad",   "threshold", "topk"};
+  const std::set<std::string> stateful = {"alternating_halves",
+                                          "block_randomk",
+                                          "chain",
+                                          "dgc",
+                                          "ef_signsgd",
+                                          "onebit",
+                                          "powersgd",
+                                          "qsgd",
+                                          "randomk",
+                                          "signum",
+                                          "terngrad",
+                                          "threshold",
+                                          "topk"};
   std::vector<ComponentSpec> specs;
-  for (const ComponentInfo& info : builtin_compressors().infos()) specs.push_back({"compressor", info.name, {}});
+  for (const ComponentInfo& info : registry().infos()) specs.push_back({"compressor", info.name, {}});
   specs.push_back({"compressor", "topk", {{"scope", std::string("layer")}}});
   specs.push_back({"compressor", "qsgd", {{"min_size", std::int64_t{100}}}});
   for (const ComponentSpec& spec : specs) {
