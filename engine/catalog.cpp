@@ -70,8 +70,6 @@ std::vector<compress::LayerShape> layer_shapes(train::Model& model) {
   return shapes;
 }
 
-// An overlapped exchange starts during backward: only a step that exchanges its gradient right
-// after computing it (the synchronous schedule) has one to overlap.
 // The run's compressor kind for a flat piece a topology codes on its own (a parameter server's
 // shard or pull), seeded from the run's seed, the piece's stream and its index.
 topology::FlatCompressorFactory flat_compressor_factory(const Registry<compress::Compressor>& registry,
@@ -86,6 +84,8 @@ topology::FlatCompressorFactory flat_compressor_factory(const Registry<compress:
   };
 }
 
+// An overlapped exchange starts during backward: only a step that exchanges its gradient right
+// after computing it (the synchronous schedule) has one to overlap.
 void check_overlap(const topology::Topology& topology, const RunConfig& config) {
   if (topology.overlap() && config.schedule.name != "synchronous")
     throw ConfigError(str_cat(topology.name(),

@@ -7,6 +7,7 @@
 #include "cli_harness.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
+#include "engine/core/metric_keys.hpp"
 
 using namespace laconic;
 using namespace laconic::testing;
@@ -43,14 +44,14 @@ TEST_CASE("laconic run trains a tiny sweep, records it, and laconic report write
       CHECK(r.final_test_accuracy <= 1.0);
       // 8 steps x 2 workers of every per-step key; test metrics from worker 0 only.
       for (const char* key : {"train_loss", "time_forward", "time_backward", "time_compress", "time_communicate",
-                              "bytes_sent", "bytes_dense"})
+                              keys::kBytesSent, "bytes_dense"})
         CHECK(storage::metrics_of(*db, r.id, key).size() == 16);
       CHECK(storage::metrics_of(*db, r.id, "test_accuracy").size() == 1);
     }
     // Dense: what was sent is what a dense exchange costs; Top-k 1%: far less.
-    CHECK(sum_of(*db, runs[0].id, "bytes_sent") == sum_of(*db, runs[0].id, "bytes_dense"));
-    CHECK(sum_of(*db, runs[1].id, "bytes_sent") < 0.05 * sum_of(*db, runs[1].id, "bytes_dense"));
-    CHECK(runs[0].bytes_sent == sum_of(*db, runs[0].id, "bytes_sent"));
+    CHECK(sum_of(*db, runs[0].id, keys::kBytesSent) == sum_of(*db, runs[0].id, "bytes_dense"));
+    CHECK(sum_of(*db, runs[1].id, keys::kBytesSent) < 0.05 * sum_of(*db, runs[1].id, "bytes_dense"));
+    CHECK(runs[0].bytes_sent == sum_of(*db, runs[0].id, keys::kBytesSent));
   }
 
   auto listing = run_laconic(dir, "runs --db t.db");

@@ -14,6 +14,7 @@
 #include "storage/queries.hpp"
 #include "storage/recorder.hpp"
 #include "storage/statement.hpp"
+#include "engine/core/metric_keys.hpp"
 
 using namespace laconic;
 using namespace laconic::testing;
@@ -55,7 +56,7 @@ void record_run(storage::Recorder& recorder, std::int64_t run, int workers, doub
         const int step = epoch * 3 + s;
         sink->record({"train_loss", step, epoch, w, 0.1 * step, 2.0 - 0.1 * step});
         sink->record({"time_step", step, epoch, w, 0.1 * step, 0.05});
-        sink->record({"bytes_sent", step, epoch, w, 0.1 * step, bytes_per_step});
+        sink->record({keys::kBytesSent, step, epoch, w, 0.1 * step, bytes_per_step});
         sink->record({"bytes_dense", step, epoch, w, 0.1 * step, dense_per_step});
       }
       sink->record({"epoch_train_loss", epoch * 3 + 2, epoch, w, 0.3, 1.8 - 0.2 * epoch});
@@ -236,7 +237,7 @@ TEST_CASE("show prints facts, config, summary and the per-epoch table of one run
   CHECK(fields(line_starting(r.out, "train_loss ")) == Fields{"train_loss", "1.5", "1.5", "2", "1.75", "24", "0"});
   // Bytes as `runs` shows them, in decimal units.
   CHECK(fields(line_starting(r.out, "bytes_sent ")) ==
-        Fields{"bytes_sent", "80", "B", "80", "B", "80", "B", "80", "B", "24", "0"});
+        Fields{keys::kBytesSent, "80", "B", "80", "B", "80", "B", "80", "B", "24", "0"});
   // Per epoch: epoch 1 has the final accuracy; 3 steps x 4 workers x 80 bytes = 960 B; ratio 50x.
   const auto epoch1 = lines_of(r.out).back();
   CHECK_THAT(epoch1, Catch::StartsWith("1 ") && Catch::Contains("0.7000") && Catch::Contains("0.7500") &&
@@ -271,7 +272,7 @@ TEST_CASE("show --format json holds the run's fields, summary and epochs in one 
   REQUIRE(doc["epochs"].size() == 2);
   CHECK(doc["epochs"][1]["epoch"] == 1);
   CHECK(doc["epochs"][1]["test_accuracy"] == 0.7);
-  CHECK(doc["epochs"][1]["bytes_sent"] == 960.0);
+  CHECK(doc["epochs"][1][keys::kBytesSent] == 960.0);
   CHECK(doc["epochs"][1]["test_perplexity"] == "NaN");  // not recorded: NaN, spelled as everywhere
 
   r = f.laconic("show --format json " + std::to_string(f.diverged));
@@ -410,7 +411,7 @@ TEST_CASE("export streams metrics, summaries and runs as csv or json", "[cli][ex
   json = nlohmann::json::parse(r.out);
   REQUIRE(json.size() == 5);
   CHECK(json[1]["config"]["compressor"]["ratio"].get<double>() == 0.01);
-  CHECK(json[1]["bytes_sent"].get<double>() == 1920);
+  CHECK(json[1][keys::kBytesSent].get<double>() == 1920);
 
   r = f.laconic("export --format table");
   CHECK(r.status == 2);

@@ -61,12 +61,15 @@ class AlternatingHalvesCompressor : public compress::WithErrorFeedback<Alternati
   explicit AlternatingHalvesCompressor(AlternatingHalvesOptions options) : WithErrorFeedback(options.error_feedback) {}
 };
 
-/// The built-in compressors and the one above.
-inline Registry<compress::Compressor> registry_with_added_compressor() {
-  auto r = compress::builtin_compressors();
-  r.add<AlternatingHalvesCompressor, AlternatingHalvesOptions>("alternating_halves",
-                                                               "even entries on even steps, odd ones on odd steps");
-  return r;
+/// The built-in compressors and the one above, built once.
+inline const Registry<compress::Compressor>& registry_with_added_compressor() {
+  static const Registry<compress::Compressor> registry = [] {
+    auto r = compress::builtin_compressors();
+    r.add<AlternatingHalvesCompressor, AlternatingHalvesOptions>("alternating_halves",
+                                                                 "even entries on even steps, odd ones on odd steps");
+    return r;
+  }();
+  return registry;
 }
 
 }  // namespace laconic::testing

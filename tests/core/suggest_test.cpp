@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine/core/suggest.hpp"
+#include "engine/core/metric_keys.hpp"
 
 using laconic::closest_name;
 using laconic::name_distance;
@@ -14,12 +15,12 @@ TEST_CASE("name distance counts edits, ignoring case", "[core][suggest]") {
 }
 
 TEST_CASE("the closest name is a completed prefix first, then the nearest by edits", "[core][suggest]") {
-  const std::vector<std::string> keys{"test_accuracy", "test_loss", "train_loss", "time_step", "bytes_sent"};
+  const std::vector<std::string> keys{"test_accuracy", "test_loss", "train_loss", "time_step", laconic::keys::kBytesSent};
   CHECK(closest_name("test_acc", keys) == "test_accuracy");
   CHECK(closest_name("TEST_ACC", keys) == "test_accuracy");
   CHECK(closest_name("test_los", keys) == "test_loss");
   CHECK(closest_name("trian_loss", keys) == "train_loss");  // two substitutions
-  CHECK(closest_name("bytes_snet", keys) == "bytes_sent");
+  CHECK(closest_name("bytes_snet", keys) == laconic::keys::kBytesSent);
   CHECK(closest_name("accuracy", keys).empty());            // neither a prefix nor close
   CHECK(closest_name("te", keys).empty());                  // two letters fit too many names
   CHECK(closest_name("test_loss", {"test_loss"}).empty());  // a name is never its own suggestion

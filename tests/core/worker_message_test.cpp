@@ -8,13 +8,14 @@
 #include <thread>
 
 #include "engine/core/worker_message.hpp"
+#include "engine/core/metric_keys.hpp"
 
 using laconic::decode_message;
 using laconic::encode_message;
 
 TEST_CASE("metric messages round-trip exactly, NaN and infinities included", "[core][message]") {
   for (double v : {0.1, -3.5e-300, 1e300, double(INFINITY), -double(INFINITY)}) {
-    laconic::MetricRecord m{"bytes_sent", 41, 2, 1, 12.25, v};
+    laconic::MetricRecord m{laconic::keys::kBytesSent, 41, 2, 1, 12.25, v};
     auto back = decode_message(encode_message(m));
     REQUIRE(back);
     auto& r = std::get<laconic::MetricRecord>(*back);

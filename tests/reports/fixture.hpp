@@ -13,6 +13,7 @@
 
 #include "storage/recorder.hpp"
 #include "storage/statement.hpp"
+#include "engine/core/metric_keys.hpp"
 
 namespace laconic::reports::testing {
 
@@ -121,7 +122,7 @@ inline std::int64_t record_run(storage::Database& db, storage::Recorder& recorde
           if (spec.messages) sink->record({"messages", step, epoch, worker, 0, *spec.messages});
           if (spec.link_bytes) sink->record({"link_bytes", step, epoch, worker, 0, *spec.link_bytes});
           sink->record({"time_step", step, epoch, worker, 0, step_time});
-          sink->record({"bytes_sent", step, epoch, worker, 0, spec.bytes_sent});
+          sink->record({keys::kBytesSent, step, epoch, worker, 0, spec.bytes_sent});
           sink->record({"bytes_received", step, epoch, worker, 0, spec.bytes_sent});
           sink->record({"bytes_dense", step, epoch, worker, 0, spec.bytes_dense});
           sink->record({"payload_bytes", step, epoch, worker, 0, spec.payload_bytes});
@@ -130,7 +131,7 @@ inline std::int64_t record_run(storage::Database& db, storage::Recorder& recorde
         }
         for (int server = 0; server < spec.servers; ++server) {
           const int rank = static_cast<int>(spec.workers) + server;
-          for (const char* key : {"bytes_sent", "bytes_dense", "payload_bytes", "time_communicate",
+          for (const char* key : {keys::kBytesSent, "bytes_dense", "payload_bytes", "time_communicate",
                                   "projected_time_communicate", "projected_time_step"})
             sink->record({key, step, -1, rank, 0, spec.server_bytes_sent});
         }

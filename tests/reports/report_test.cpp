@@ -11,6 +11,7 @@
 #include "reports/report.hpp"
 #include "storage/recorder.hpp"
 #include "storage/statement.hpp"
+#include "engine/core/metric_keys.hpp"
 
 using namespace laconic;
 using namespace laconic::storage;
@@ -46,7 +47,7 @@ std::int64_t record_run(Database& db, Recorder& recorder, std::int64_t experimen
       for (int s = 0; s < 2; ++s)
         for (int worker = 0; worker < 2; ++worker) {
           const int step = epoch * 2 + s;
-          sink->record({"bytes_sent", step, epoch, worker, 0, v.bytes_sent});
+          sink->record({keys::kBytesSent, step, epoch, worker, 0, v.bytes_sent});
           sink->record({"bytes_dense", step, epoch, worker, 0, v.bytes_dense});
           sink->record({"time_forward", step, epoch, worker, 0, v.forward});
           sink->record({"time_backward", step, epoch, worker, 0, v.backward});

@@ -9,6 +9,7 @@
 #include "storage/recorder.hpp"
 #include "storage/statement.hpp"
 #include "storage_test_support.hpp"
+#include "engine/core/metric_keys.hpp"
 
 using namespace laconic;
 using namespace laconic::storage;
@@ -30,7 +31,7 @@ TEST_CASE("list_runs reports final test accuracy and total bytes per run", "[sto
     auto sink = recorder.metrics_sink(topk);
     for (int step = 0; step < 4; ++step)
       for (int worker = 0; worker < 2; ++worker) {
-        sink->record({"bytes_sent", step, step / 2, worker, 0, 100});
+        sink->record({keys::kBytesSent, step, step / 2, worker, 0, 100});
         sink->record({"bytes_dense", step, step / 2, worker, 0, 10000});
       }
     sink->record({"test_accuracy", 1, 0, 0, 0, 0.61});

@@ -17,6 +17,7 @@
 #include "storage/statement.hpp"
 #include "storage/user_query.hpp"
 #include "storage_test_support.hpp"
+#include "engine/core/metric_keys.hpp"
 
 using namespace laconic;
 using namespace laconic::storage;
@@ -206,7 +207,7 @@ TEST_CASE("exports stream filtered rows with NaN as NaN", "[storage][export]") {
     auto sink = recorder.metrics_sink(run);
     for (int step = 0; step < 3; ++step) {
       sink->record({"train_loss", step, 0, 0, 0.1 * step, step == 2 && run == r2 ? std::nan("") : 1.0 + step});
-      sink->record({"bytes_sent", step, 0, 0, 0.1 * step, 100.0});
+      sink->record({keys::kBytesSent, step, 0, 0, 0.1 * step, 100.0});
     }
   }
   std::vector<std::string> columns;
@@ -237,7 +238,7 @@ TEST_CASE("exports stream filtered rows with NaN as NaN", "[storage][export]") {
   rows.clear();
   CHECK(export_summary(*db, {.experiment = std::nullopt, .runs = {r2}, .keys = {}}, sink) == 2);
   CHECK(columns[7] == "mean");
-  CHECK(rows[0][3].text == "bytes_sent");
+  CHECK(rows[0][3].text == keys::kBytesSent);
   CHECK(rows[0][8].real == 300.0);  // sum
   CHECK(rows[1][3].text == "train_loss");
   CHECK(std::isnan(rows[1][4].real));  // last was NaN
@@ -256,7 +257,7 @@ TEST_CASE("the per-epoch table aggregates each key the way its meaning asks", "[
     for (int epoch = 0; epoch < 2; ++epoch) {
       for (int worker = 0; worker < 2; ++worker) {
         for (int s = 0; s < 3; ++s) {
-          sink->record({"bytes_sent", epoch * 3 + s, epoch, worker, 0, 10.0});
+          sink->record({keys::kBytesSent, epoch * 3 + s, epoch, worker, 0, 10.0});
           sink->record({"bytes_dense", epoch * 3 + s, epoch, worker, 0, 1000.0});
         }
         sink->record({"epoch_train_loss", epoch * 3 + 2, epoch, worker, 0, 1.0 + worker + epoch});
@@ -265,7 +266,7 @@ TEST_CASE("the per-epoch table aggregates each key the way its meaning asks", "[
       sink->record({"test_accuracy", epoch * 3 + 2, epoch, 0, 0, 0.5 + 0.25 * epoch});
       sink->record({"test_loss", epoch * 3 + 2, epoch, 0, 0, epoch == 1 ? std::nan("") : 0.7});
     }
-    sink->record({"bytes_sent", 0, -1, 2, 0, 1e6});  // a server's row: not an epoch
+    sink->record({keys::kBytesSent, 0, -1, 2, 0, 1e6});  // a server's row: not an epoch
   }
   const auto epochs = epochs_of(*db, run);
   REQUIRE(epochs.size() == 2);
@@ -298,13 +299,13 @@ TEST_CASE("an unknown run id names the ids that exist; metric keys are listed", 
   {
     auto sink = recorder.metrics_sink(first);
     sink->record({"test_accuracy", 0, 0, 0, 0, 0.5});
-    sink->record({"bytes_sent", 0, 0, 0, 0, 5});
+    sink->record({keys::kBytesSent, 0, 0, 0, 0, 5});
   }
   {
     auto sink = recorder.metrics_sink(last);
     sink->record({"test_perplexity", 0, 0, 0, 0, 40});
   }
-  CHECK(metric_keys(*db) == std::vector<std::string>{"bytes_sent", "test_accuracy", "test_perplexity"});
+  CHECK(metric_keys(*db) == std::vector<std::string>{keys::kBytesSent, "test_accuracy", "test_perplexity"});
   CHECK(metric_keys(*db, std::string("f")) == std::vector<std::string>{"test_perplexity"});
   CHECK(summaries_of_key(*db, "test_accuracy").at(first).last == 0.5);
   CHECK(list_runs(*db)[1].final_test_perplexity == 40);

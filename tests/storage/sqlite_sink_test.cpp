@@ -12,6 +12,7 @@
 #include "storage/sqlite_sink.hpp"
 #include "storage/statement.hpp"
 #include "storage_test_support.hpp"
+#include "engine/core/metric_keys.hpp"
 
 using namespace laconic;
 using namespace laconic::storage;
@@ -84,7 +85,7 @@ TEST_CASE("run_summary matches a plain computation over the recorded values", "[
   auto sink = recorder.metrics_sink(run);
   for (std::size_t i = 0; i < values.size(); ++i) {
     sink->record({"train_loss", static_cast<std::int64_t>(i / 2), 0, static_cast<int>(i % 2), 0.0, values[i]});
-    sink->record({"bytes_sent", static_cast<std::int64_t>(i / 2), 0, static_cast<int>(i % 2), 0.0, 1000.0});
+    sink->record({keys::kBytesSent, static_cast<std::int64_t>(i / 2), 0, static_cast<int>(i % 2), 0.0, 1000.0});
   }
   sink->flush();
 
@@ -109,8 +110,8 @@ TEST_CASE("run_summary matches a plain computation over the recorded values", "[
   CHECK(loss.sum == Approx(sum).epsilon(1e-12));
   CHECK(loss.count == count);
   CHECK(loss.nan_count == nans);
-  CHECK(summary.at("bytes_sent").sum == 5000.0 * 1000.0);
-  CHECK(summary.at("bytes_sent").count == 5000);
+  CHECK(summary.at(keys::kBytesSent).sum == 5000.0 * 1000.0);
+  CHECK(summary.at(keys::kBytesSent).count == 5000);
   CHECK(count_rows(*db, "metrics") == 10000);
 }
 
@@ -164,7 +165,7 @@ TEST_CASE("sinks share metric_keys ids, and a rolled-back batch forgets the ids 
   exec(db->handle(),
        "CREATE TEMP TRIGGER refuse AFTER INSERT ON metric_values WHEN NEW.value = 13 "
        "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
-  a.record({"bytes_sent", 1, 0, 0, 0, 13.0});
+  a.record({keys::kBytesSent, 1, 0, 0, 0, 13.0});
   CHECK_THROWS_AS(a.flush(), StorageError);
   CHECK(a.pending() == 1);
   CHECK(count_rows(*db, "metric_keys") == 1);
@@ -179,5 +180,5 @@ TEST_CASE("sinks share metric_keys ids, and a rolled-back batch forgets the ids 
   CHECK(rows.column_text(0) == std::to_string(first) + ":bytes_sent=13.0");
   CHECK_FALSE(rows.step());
   CHECK(count_rows(*db, "metric_keys") == 3);
-  CHECK(summary_of(*db, first).at("bytes_sent").sum == 13.0);
+  CHECK(summary_of(*db, first).at(keys::kBytesSent).sum == 13.0);
 }

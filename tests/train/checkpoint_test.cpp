@@ -13,6 +13,7 @@
 #include "engine/train/worker.hpp"
 #include "rank_threads.hpp"
 #include "temp_dir.hpp"
+#include "engine/core/metric_keys.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
 #include <catch2/catch.hpp>
@@ -188,9 +189,9 @@ TEST_CASE("a run with synchronous parameter servers resumes exactly as the unint
       // The server's rounds from 8 on: what it sent, bit for bit.
       std::vector<double> sent_whole, sent_resumed;
       for (const auto& r : whole.at(rank).records)
-        if (r.key == "bytes_sent" && r.step >= resume) sent_whole.push_back(r.value);
+        if (r.key == keys::kBytesSent && r.step >= resume) sent_whole.push_back(r.value);
       for (const auto& r : resumed.at(rank).records)
-        if (r.key == "bytes_sent") sent_resumed.push_back(r.value);
+        if (r.key == keys::kBytesSent) sent_resumed.push_back(r.value);
       CHECK(sent_resumed == sent_whole);
       CHECK(sent_whole.size() == 6);
     }

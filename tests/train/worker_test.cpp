@@ -7,6 +7,7 @@
 #include "engine/compress/topk.hpp"
 #include "engine/train/worker.hpp"
 #include "rank_threads.hpp"
+#include "engine/core/metric_keys.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
 #include <catch2/catch.hpp>
@@ -77,7 +78,7 @@ TEST_CASE("two workers end with bit-identical replicas and count the bytes each 
     const double powersgd_bytes = 4.0 * compress::powersgd_floats(shapes, 2);
     CHECK(powersgd_bytes < 0.2 * 4.0 * n);
     for (int rank : {0, 1}) {
-      auto sent = values(records[rank], "bytes_sent");
+      auto sent = values(records[rank], keys::kBytesSent);
       auto dense = values(records[rank], "bytes_dense");
       REQUIRE(sent.size() == kSteps);
       REQUIRE(values(records[rank], "train_loss").size() == kSteps);
@@ -170,12 +171,12 @@ TEST_CASE("local SGD with period 1 is synchronous SGD, and its replicas stay ide
   // Averaging updates instead of gradients differs by float rounding only (SGD with momentum
   // is linear in the gradient).
   for (std::size_t i = 0; i < loss_a.size(); ++i) CHECK(loss_b[i] == Approx(loss_a[i]).epsilon(1e-4));
-  CHECK(values(b.records.at(0), "bytes_sent") == values(a.records.at(0), "bytes_sent"));
+  CHECK(values(b.records.at(0), keys::kBytesSent) == values(a.records.at(0), keys::kBytesSent));
 
   // Period 4: bytes only on every 4th step, replicas equal after the last average.
   local.schedule = catalog.resolve({"schedule", "local_sgd", {{"period", std::int64_t{4}}}});
   const auto c = train_ranks(local);
-  const auto sent = values(c.records.at(1), "bytes_sent");
+  const auto sent = values(c.records.at(1), keys::kBytesSent);
   REQUIRE(sent.size() == 8);
   for (std::size_t i = 0; i < sent.size(); ++i) CHECK((sent[i] > 0) == (i % 4 == 3));
   CHECK(c.results.at(0).parameter_hash == c.results.at(1).parameter_hash);
@@ -192,7 +193,7 @@ TEST_CASE("gossip between two workers mixes their models and records the consens
   // With two workers and one neighbour each, mixing is the exact mean: replicas coincide up to
   // the rounding of (a + b) / 2 computed in two orders.
   CHECK(distance[0] < 1e-6);
-  const auto sent = values(out.records.at(0), "bytes_sent");
+  const auto sent = values(out.records.at(0), keys::kBytesSent);
   for (double s : sent) CHECK(s == 4.0 * 61706);
 }
 
@@ -222,7 +223,7 @@ TEST_CASE(
     // Each server sends the header and its half back to both workers.
     const std::size_t half = 61706 / 2;
     for (int server : {2, 3})
-      for (double sent : values(two.records.at(server), "bytes_sent")) CHECK(sent == 2 * (24 + 4.0 * half));
+      for (double sent : values(two.records.at(server), keys::kBytesSent)) CHECK(sent == 2 * (24 + 4.0 * half));
     const auto out = train_ranks(config);
     CHECK(out.results.at(0).parameter_hash == out.results.at(1).parameter_hash);
     const auto loss = values(out.records.at(0), "train_loss");
@@ -230,9 +231,9 @@ TEST_CASE(
     // The same mean gradient, stepped by the workers or by the server: float rounding apart.
     for (std::size_t i = 0; i < loss.size(); ++i) CHECK(loss[i] == Approx(loss_ref[i]).epsilon(1e-4));
     const std::size_t n = 61706;
-    for (double sent : values(out.records.at(1), "bytes_sent")) CHECK(sent == 8 + 4.0 * n);
+    for (double sent : values(out.records.at(1), keys::kBytesSent)) CHECK(sent == 8 + 4.0 * n);
     // The server (rank 2) records its rounds: the fan-out of a header and n floats per worker.
-    const auto server_sent = values(out.records.at(2), "bytes_sent");
+    const auto server_sent = values(out.records.at(2), keys::kBytesSent);
     REQUIRE(server_sent.size() == kSteps);
     for (double sent : server_sent) CHECK(sent == 2 * (24 + 4.0 * n));
   }
@@ -260,9 +261,9 @@ TEST_CASE("a parameter server compressing both ways trains LeNet-5 on Fashion-MN
   // Both directions compressed, over two servers of half the parameters each: a worker
   // pushes 8 + Top-k's payload of each half; each server pulls back Top-k of its half's mean.
   const std::size_t half = 61706 / 2, k = compress::topk_count(0.05, half);
-  for (double sent : values(out.records.at(0), "bytes_sent")) CHECK(sent == 2 * (8 + compress::topk_payload_bytes(k)));
+  for (double sent : values(out.records.at(0), keys::kBytesSent)) CHECK(sent == 2 * (8 + compress::topk_payload_bytes(k)));
   for (int server : {2, 3})
-    for (double sent : values(out.records.at(server), "bytes_sent"))
+    for (double sent : values(out.records.at(server), keys::kBytesSent))
       CHECK(sent == 2 * (24 + compress::topk_payload_bytes(k)));
 }
 
@@ -393,7 +394,7 @@ TEST_CASE(
   config.schedule = catalog.resolve({"schedule", "local_sgd", {{"period", StepFunction{"period"}}}});
   StepFunctions functions;
   const auto out = train_ranks(config, &functions);
-  const auto sent = values(out.records.at(0), "bytes_sent");
+  const auto sent = values(out.records.at(0), keys::kBytesSent);
   REQUIRE(sent.size() == 12);
   // Periods 2, 2 (steps 0-3), then 3, 3, 3 (steps 4-12): averages after steps 1, 3, 6, 9.
   for (std::size_t i = 0; i < sent.size(); ++i) CHECK((sent[i] > 0) == (i == 1 || i == 3 || i == 6 || i == 9));
@@ -441,6 +442,6 @@ TEST_CASE(
   CHECK(mean(loss.end() - 10, loss.end()) < 0.6 * mean(loss.begin(), loss.begin() + 10));
   // 300 pushes, 300 replies of (header, Top-k 5% of all 61,706 parameters).
   double server_sent = 0;
-  for (double s : values(out.records.at(2), "bytes_sent")) server_sent += s;
+  for (double s : values(out.records.at(2), keys::kBytesSent)) server_sent += s;
   CHECK(server_sent == 300.0 * (24 + compress::topk_payload_bytes(compress::topk_count(0.05, 61706))));
 }
