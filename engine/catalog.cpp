@@ -150,10 +150,11 @@ void EngineCatalog::check_run(const RunConfig& config) const {
 
 void EngineCatalog::check_schedule(const RunConfig& config) const {
   const topology::TopologyTraits topology = topologies_.traits(config.topology);
-  if (topology.pulls_weights && config.schedule.name == "local_sgd")
+  const schedule::ScheduleTraits schedule = schedules_.traits(config.schedule);
+  if (topology.pulls_weights && schedule.averages_models)
     throw ConfigError(str_cat("schedule ", config.schedule.name, " averages models itself; with ",
                               "it use parameter_server { pull = \"gradients\" }"));
-  if (!schedules_.traits(config.schedule).staleness_bound || topology.serves_asynchronously) return;
+  if (!schedule.staleness_bound || topology.serves_asynchronously) return;
   throw ConfigError(str_cat("schedule ", config.schedule.name,
                             " needs topology = parameter_server { pull = \"weights\" }, whose server steps its "
                             "optimizer with each push on its own; got ",

@@ -11,6 +11,9 @@ struct LocalSgdOptions {
   StepValue period = 4;
 
   static OptionFields<LocalSgdOptions> fields();
+  static ScheduleTraits traits(const LocalSgdOptions&) {
+    return {.staleness_bound = std::nullopt, .averages_models = true};
+  }
   static std::string why_not_update_exchange(const ComponentSpec&) {
     return "local SGD already exchanges what its local steps changed in the model, an update of `period` steps";
   }
@@ -24,7 +27,7 @@ struct LocalSgdOptions {
 /// since the last average reach it (every worker asks the same function the same question).
 class LocalSgdSchedule : public Schedule {
  public:
-  explicit LocalSgdSchedule(LocalSgdOptions options) : options_(options) {}
+  explicit LocalSgdSchedule(LocalSgdOptions options) : Schedule(LocalSgdOptions::traits(options)), options_(options) {}
   std::string name() const override { return "local_sgd"; }
   void step(StepActions& actions, const StepPoint& at) override;
   void save_state(StateWriter& out) const override { out.i64(since_average_); }

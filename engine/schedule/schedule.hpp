@@ -34,6 +34,9 @@ struct ScheduleTraits {
   /// Set for schedules run by an asynchronous parameter server (stale_sync, async): how many
   /// steps a worker may run ahead of the slowest.
   std::optional<std::int64_t> staleness_bound;
+  /// The schedule averages whole models through the topology (local_sgd), so the topology must
+  /// hand back the average of what it is given: a parameter server with pull = "gradients".
+  bool averages_models = false;
 
   bool operator==(const ScheduleTraits& other) const = default;
 };
