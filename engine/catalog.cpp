@@ -86,8 +86,9 @@ topology::FlatCompressorFactory flat_compressor_factory(const Registry<compress:
 
 // An overlapped exchange starts during backward: only a step that exchanges its gradient right
 // after computing it (the synchronous schedule) has one to overlap.
-void check_overlap(const topology::Topology& topology, const RunConfig& config) {
-  if (topology.overlap() && config.schedule.name != "synchronous")
+void check_overlap(const topology::Topology& topology, const schedule::ScheduleTraits& schedule,
+                   const RunConfig& config) {
+  if (topology.overlap() && !schedule.exchanges_each_gradient)
     throw ConfigError(str_cat(topology.name(),
                               " { overlap = true } needs schedule = synchronous, "
                               "got ",
@@ -120,7 +121,7 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
                                  spec = config.compressor](const std::vector<compress::LayerShape>& shapes) {
     return compress::build_compressor(registry, spec, shapes);
   };
-  check_overlap(*parts.topology, config);
+  check_overlap(*parts.topology, parts.schedule->traits(), config);
   parts.network = networks_.create(config.network);
   parts.lr_schedule_spec = lr_schedules_.resolve(config.lr_schedule);
   parts.lr_schedule = lr_schedules_.create(parts.lr_schedule_spec);
@@ -143,7 +144,7 @@ void EngineCatalog::check_run(const RunConfig& config) const {
   const auto compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*model));
   const auto topology = topologies_.create(config.topology);
   topology->check(*compressor);
-  check_overlap(*topology, config);
+  check_overlap(*topology, schedules_.traits(config.schedule), config);
   check_schedule(config);
   check_exchange(config);
 }

@@ -12,7 +12,7 @@ struct LocalSgdOptions {
 
   static OptionFields<LocalSgdOptions> fields();
   static ScheduleTraits traits(const LocalSgdOptions&) {
-    return {.staleness_bound = std::nullopt, .averages_models = true};
+    return {.staleness_bound = std::nullopt, .averages_models = true, .exchanges_each_gradient = false};
   }
   static std::string why_not_update_exchange(const ComponentSpec&) {
     return "local SGD already exchanges what its local steps changed in the model, an update of `period` steps";

@@ -37,6 +37,10 @@ struct ScheduleTraits {
   /// The schedule averages whole models through the topology (local_sgd), so the topology must
   /// hand back the average of what it is given: a parameter server with pull = "gradients".
   bool averages_models = false;
+  /// Every worker exchanges its gradient right after computing it, every step, in lock-step with
+  /// the others (synchronous): an overlapped exchange has a backward pass to overlap, and all
+  /// workers reach each evaluation together.
+  bool exchanges_each_gradient = false;
 
   bool operator==(const ScheduleTraits& other) const = default;
 };

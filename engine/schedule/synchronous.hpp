@@ -8,6 +8,9 @@ namespace laconic::schedule {
 
 struct SynchronousOptions {
   static OptionFields<SynchronousOptions> fields() { return {}; }
+  static ScheduleTraits traits(const SynchronousOptions&) {
+    return {.staleness_bound = std::nullopt, .averages_models = false, .exchanges_each_gradient = true};
+  }
 };
 
 /// One bulk-synchronous step: compute, exchange, update (with a topology that mixes models:
@@ -19,7 +22,7 @@ void synchronous_step(StepActions& actions);
 /// and every worker applies the same update.
 class SynchronousSchedule : public Schedule {
  public:
-  explicit SynchronousSchedule(SynchronousOptions) {}
+  explicit SynchronousSchedule(SynchronousOptions options) : Schedule(SynchronousOptions::traits(options)) {}
   std::string name() const override { return "synchronous"; }
   void step(StepActions& actions, const StepPoint& at) override;
 };

@@ -415,7 +415,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
   const bool lua_epoch_end = callbacks != nullptr && callbacks->has("on_epoch_end");
   // Under a synchronous schedule every worker reaches each evaluation together, so all take
   // part (and split it when their replicas agree); otherwise worker 0 evaluates alone.
-  const bool shared_evaluation = config.schedule.name == "synchronous";
+  const bool shared_evaluation = parts.schedule->traits().exchanges_each_gradient;
   populate_pages(parts.dataset->train().inputs);
   if (comm.rank() == 0 || shared_evaluation) populate_pages(parts.dataset->test().inputs);
   check_identical_start(*parts.model, comm);

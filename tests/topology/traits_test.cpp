@@ -52,4 +52,5 @@ TEST_CASE("a schedule's staleness bound from its options is what the built sched
   CHECK(asked.staleness_bound.has_value() == (spec.name == "stale_sync" || spec.name == "async"));
   if (spec.name == "stale_sync") CHECK(asked.staleness_bound == registry.resolve(spec).integer("staleness"));
   CHECK(asked.averages_models == (spec.name == "local_sgd"));
+  CHECK(asked.exchanges_each_gradient == (spec.name == "synchronous"));
 }
