@@ -2,7 +2,7 @@
 # Runs the experiments behind docs/experiments.md's "Findings" into one database (default
 # findings.db in the current directory), then prints the numbers the table quotes. Each
 # experiment is resumable: run it again and only what is missing runs.
-#   bash scripts/run-findings.sh [DB]        about 45 minutes on the 2-core development machine
+#   bash scripts/run-findings.sh [DB]        about an hour on the 2-core development machine
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 laconic="${LACONIC:-$root/build/cli/laconic}"
