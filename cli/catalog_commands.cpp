@@ -59,9 +59,12 @@ void check_runs(const engine::EngineCatalog& catalog, const lua::ExperimentPlan&
   }
 }
 
-int check_command(const std::string& file, const std::string& only, CheckListing listing) {
+int check_command(const std::string& file, const std::string& only, CheckListing listing,
+                  const std::vector<std::string>& overrides) {
   engine::EngineCatalog catalog;
-  auto plan = lua::load_experiment(file, catalog);
+  lua::LoadOptions options;
+  options.overrides = overrides;
+  auto plan = lua::load_experiment(file, catalog, options);
   const auto selected = select_runs(plan, file, only);
   check_runs(catalog, plan, selected);
   if (listing == CheckListing::Names) {
@@ -89,7 +92,9 @@ int check_command(const std::string& file, const std::string& only, CheckListing
     const int world = catalog.world_size(run);
     std::cout << "  " << i + 1 << ". " << run.name << "  (" << run.workers << " workers"
               << (world > run.workers ? str_cat(" + ", world - run.workers, " servers") : std::string()) << ", "
-              << run.epochs << (run.epochs == 1 ? " epoch" : " epochs") << ")\n";
+              << run.epochs << (run.epochs == 1 ? " epoch" : " epochs")
+              << (run.max_steps > 0 ? str_cat(" of at most ", run.max_steps, " steps (max_steps)") : std::string())
+              << ")\n";
   }
   std::cout << "  (--json prints each run's resolved configuration, --names the names only)\n";
   return 0;

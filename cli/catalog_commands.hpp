@@ -26,7 +26,8 @@ enum class CheckListing {
 
 /// `laconic check FILE [--only TEXT]`: loads the experiment and lists the runs it would
 /// execute (those whose name contains TEXT), training none.
-int check_command(const std::string& file, const std::string& only = "", CheckListing listing = CheckListing::Summary);
+int check_command(const std::string& file, const std::string& only = "", CheckListing listing = CheckListing::Summary,
+                  const std::vector<std::string>& overrides = {});
 
 /// Indices of the runs of `plan` whose name contains `only` (all when empty); ConfigError when
 /// none does.

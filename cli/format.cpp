@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 
 #include "engine/core/metric_keys.hpp"
 #include "reports/format.hpp"
@@ -18,6 +19,16 @@ std::string human_seconds(double seconds) {
     auto minutes = static_cast<long>(seconds / 60);
     std::snprintf(buf, sizeof buf, "%ldm%02lds", minutes, static_cast<long>(seconds) - minutes * 60);
   }
+  return buf;
+}
+
+std::string local_time(double unix_seconds) {
+  if (std::isnan(unix_seconds)) return "-";
+  const auto seconds = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  localtime_r(&seconds, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
   return buf;
 }
 

@@ -18,6 +18,9 @@ std::string significant(double value, int digits = 4);
 /// units like `runs` ("4.65 MB"), anything else with significant().
 std::string metric_text(const std::string& key, double value);
 
+/// Unix seconds as local time, "2026-11-25 14:03:09"; "-" for NaN.
+std::string local_time(double unix_seconds);
+
 /// Renders rows as a left-aligned text table with a header line.
 std::string text_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 

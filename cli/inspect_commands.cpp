@@ -21,16 +21,6 @@
 namespace laconic::cli {
 namespace {
 
-std::string local_time(double unix_seconds) {
-  if (std::isnan(unix_seconds)) return "-";
-  const auto seconds = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  localtime_r(&seconds, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
-}
-
 std::string json_text(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
@@ -99,6 +89,12 @@ int show_command(const std::string& db_path, std::int64_t run_id, const std::str
   };
   if (!run.error.empty()) facts.push_back({"error", run.error});
   facts.push_back({"seed", str_cat(run.seed, " (repetition ", run.repetition, ")")});
+  if (!run.tags.empty()) {
+    std::string tags;
+    for (const auto& tag : run.tags) tags += (tags.empty() ? "" : ", ") + tag;
+    facts.push_back({"tags", tags});
+  }
+  if (!run.note.empty()) facts.push_back({"note", run.note});
   facts.push_back({"host", run.host.empty() ? "-" : str_cat(run.host, " (controller pid ", run.controller_pid, ")")});
   facts.push_back({"attempts", std::to_string(run.attempts)});
   facts.push_back({"checkpoint_step", run.checkpoint_step ? std::to_string(*run.checkpoint_step) : "-"});
@@ -154,7 +150,7 @@ int show_command(const std::string& db_path, std::int64_t run_id, const std::str
   header.insert(header.end(), {keys::kTrainLoss, keys::kEpochTime, keys::kBytesSent, "ratio"});
   std::vector<std::vector<std::string>> rows;
   for (const auto& e : epochs) {
-    std::vector<std::string> row{std::to_string(e.epoch), reports::fixed(e.test_accuracy, 4),
+    std::vector<std::string> row{std::to_string(e.epoch + 1), reports::fixed(e.test_accuracy, 4),
                                  reports::fixed(e.test_loss, 4)};
     if (perplexity) row.push_back(reports::fixed(e.test_perplexity, 2));
     row.insert(row.end(), {reports::fixed(e.epoch_train_loss, 4), human_seconds(e.epoch_time),

@@ -175,6 +175,7 @@ int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::E
       worker.file_hash = plan.file_hash;
       worker.run_index = index;
       worker.run_name = command[2];
+      worker.overrides = args.overrides;
       worker.rank = launched.rank;
       worker.world = launched.world;
       worker.store = launched.store.text();

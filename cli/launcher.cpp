@@ -168,6 +168,7 @@ pid_t spawn(const LaunchSpec& spec, const std::string& store, int rank, int writ
                                    "--world",       std::to_string(spec.workers),
                                    "--store",       store,
                                    "--message-fd",  std::to_string(kMessageFd)};
+  for (const std::string& override : spec.overrides) args.insert(args.end(), {"--set", override});
   if (!spec.checkpoint_dir.empty()) {
     for (const std::string& a :
          {std::string("--checkpoint-dir"), spec.checkpoint_dir, std::string("--checkpoint-every"),
@@ -472,7 +473,9 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink, const La
       outcome.error = w.failure.empty() ? describe_exit(w) : w.failure;
       break;
     }
-  if (outcome.interrupted && outcome.error.empty()) outcome.error = "interrupted";
+  // Stopped by the user: the workers' signals (the terminal's SIGINT, the controller's SIGTERM)
+  // are the stop itself, not a cause to look for.
+  if (outcome.interrupted) outcome.error = "stopped by the user (Ctrl-C or SIGTERM)";
   if (!outcome.stopped.empty() && !outcome.interrupted) outcome.error = "stopped: " + outcome.stopped;
   return outcome;
 }

@@ -31,12 +31,13 @@ struct LaunchSpec {
   std::string file;        ///< experiment file
   std::string file_hash;   ///< hash the controller loaded; a worker refuses a changed file
   std::size_t run_index = 0;
-  std::string run_name;               ///< checked by each worker against its own expansion
-  int workers = 1;                    ///< processes: the run's workers plus its servers (world size)
-  double timeout = 60;                ///< seconds; Gloo waits at most this long, the controller a bit more
-  std::string checkpoint_dir{};       ///< where workers write checkpoints; "" = none
-  std::int64_t checkpoint_every = 0;  ///< steps between checkpoints; 0 = none
-  std::int64_t resume_step = -1;      ///< workers start from their checkpoints of this step; -1 = fresh
+  std::string run_name;                  ///< checked by each worker against its own expansion
+  std::vector<std::string> overrides{};  ///< the controller's --set KEY=VALUE, which workers apply too
+  int workers = 1;                       ///< processes: the run's workers plus its servers (world size)
+  double timeout = 60;                   ///< seconds; Gloo waits at most this long, the controller a bit more
+  std::string checkpoint_dir{};          ///< where workers write checkpoints; "" = none
+  std::int64_t checkpoint_every = 0;     ///< steps between checkpoints; 0 = none
+  std::int64_t resume_step = -1;         ///< workers start from their checkpoints of this step; -1 = fresh
   /// When set, each worker is a fork of this process that calls it (rank, rendezvous directory,
   /// the fd of its pipe) and exits with what it returns: LibTorch, already loaded and
   /// initialized here, is not loaded again (about 0.8 s per worker). When empty, each worker

@@ -10,9 +10,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/annotate_commands.hpp"
 #include "cli/catalog_commands.hpp"
 #include "cli/inspect_commands.hpp"
 #include "cli/merge_command.hpp"
@@ -83,10 +85,15 @@ int dispatch(int argc, char** argv) {
   app.set_version_flag("--version", laconic::cli::version_text(),
                        "print laconic's version and git description, and the versions of LibTorch, Gloo, Lua and "
                        "SQLite, then exit");
-  std::string db = "laconic.db";
-  auto add_db_option = [&db](CLI::App* command) {
-    command->add_option("--db", db, "SQLite database of experiments, runs and metrics")->envname("LACONIC_DB");
+  // Each command's --db has a variable of its own: CLI11 fills an option from LACONIC_DB in
+  // commands that were not invoked too, and one shared variable let that override the --db of the
+  // command that was (issue 29). After parsing, `db` is the invoked command's.
+  std::map<const CLI::App*, std::string> db_of;
+  auto add_db_option = [&db_of](CLI::App* command) {
+    command->add_option("--db", db_of[command] = "laconic.db", "SQLite database of experiments, runs and metrics")
+        ->envname("LACONIC_DB");
   };
+  std::string db = "laconic.db";
 
   laconic::cli::RunArgs run_args;
   auto* run = app.add_subcommand("run", "train every run of an experiment file, recording to --db");
@@ -113,6 +120,17 @@ int dispatch(int argc, char** argv) {
   run->add_flag("--oversubscribe", run_args.oversubscribe,
                 "with --jobs: allow more ranks than cores (the jobs then share cores, and their times measure "
                 "each other)");
+  run->add_option("--set", run_args.overrides,
+                  "KEY=VALUE: change a field of the experiment for this run, checked as the file's own and "
+                  "recorded in each run's configuration (epochs=1, workers=4, network.bandwidth=100Mbit, "
+                  "optimizer.lr=0.1, compressor=topk, seeds=1,2,3); repeatable, applied in order")
+      ->allow_extra_args(false);
+  std::int64_t run_repeat = 0;
+  run->add_option("--repeat", run_repeat,
+                  "train every run N times with the same seed (runs_per_seed = N), to measure the noise in its "
+                  "times; reports group the repeats")
+      ->check(CLI::PositiveNumber)
+      ->default_str("");
   run->add_flag("--dry-run", run_args.dry_run,
                 "validate and list the runs that would execute (as `check`), train nothing");
   run->add_flag("--quiet,-q", run_args.quiet, "no progress display; only a result line per run");
@@ -154,6 +172,7 @@ int dispatch(int argc, char** argv) {
   worker->add_option("--file-hash", worker_args.file_hash);
   worker->add_option("--run-index", worker_args.run_index)->required();
   worker->add_option("--run-name", worker_args.run_name);
+  worker->add_option("--set", worker_args.overrides)->allow_extra_args(false);
   worker->add_option("--rank", worker_args.rank)->required();
   worker->add_option("--world", worker_args.world)->required();
   worker->add_option("--store", worker_args.store)->required();
@@ -179,8 +198,17 @@ int dispatch(int argc, char** argv) {
                    "add a column per KEY or KEY:FIGURE (FIGURE: last, min, max, mean, sum; default last)")
       ->allow_extra_args(false);
   runs->add_flag("--wide", runs_args.wide,
-                 "add test_loss, test_ppl, compression ratio, seed, attempts, host, oversubscribed");
+                 "add test_loss, test_ppl, compression ratio, seed, attempts, host, oversubscribed, busy (the cores "
+                 "the run's ranks and the host's other processes wanted: run_facts host_demand)");
   runs->add_option("--format", runs_args.format, "table, csv or json (csv and json carry every field)");
+  runs->add_option("--tag", runs_args.tags, "only runs with this tag (laconic tag); repeat for AND")
+      ->allow_extra_args(false);
+  runs->add_flag("--watch", runs_args.watch,
+                 "list again every --interval seconds, as a sweep writes, until Ctrl-C (or --times listings)");
+  runs->add_option("--interval", runs_args.interval, "seconds between listings with --watch")
+      ->check(CLI::PositiveNumber);
+  runs->add_option("--times", runs_args.times, "with --watch: stop after this many listings (0 = until Ctrl-C)")
+      ->check(CLI::NonNegativeNumber);
   add_db_option(runs);
 
   std::int64_t show_run = 0;
@@ -236,11 +264,21 @@ int dispatch(int argc, char** argv) {
   laconic::cli::ReportArgs report_args;
   auto* report = app.add_subcommand(
       "report", "write a report comparing the runs of an experiment: index.html, report.md, CSV tables, figures");
-  report->add_option("experiment", report_args.experiment, "experiment name")->required();
-  report->add_option("--out", report_args.out, "output directory (default: laconic-reports/EXPERIMENT)");
+  report
+      ->add_option("experiments", report_args.experiments,
+                   "experiment name; two or more compare their runs side by side (rows experiment=NAME)")
+      ->required();
+  report->add_option("--out", report_args.out,
+                     "output directory (default: laconic-reports/EXPERIMENT, laconic-reports/A-vs-B for several)");
   report->add_option("--target", report_args.target,
-                     "test-metric threshold of 'time and bytes to target' (default: the least good mean final "
-                     "value among the configurations)");
+                     "test-metric threshold of 'time to target' for every row (default: each row's best dense "
+                     "configuration's mean final value less --tolerance)");
+  report
+      ->add_option("--tolerance", report_args.tolerance,
+                   "how far below the best dense configuration the default target lies: points of accuracy "
+                   "(0.5 = 0.005), or percent of perplexity (default: 0.5 points of accuracy, 2% of perplexity)")
+      ->check(CLI::NonNegativeNumber)
+      ->default_str("");
   report->add_option("--gnuplot", report_args.gnuplot, "gnuplot executable that draws the figures")
       ->envname("LACONIC_GNUPLOT");
   report->add_flag("--allow-missing-figures", report_args.allow_missing_figures,
@@ -254,6 +292,23 @@ int dispatch(int argc, char** argv) {
       ->take_all()
       ->allow_extra_args(false);
   add_db_option(report);
+
+  std::vector<std::string> tag_args;
+  bool tag_remove = false;
+  auto* tag = app.add_subcommand("tag", "tag runs (laconic runs --tag TAG lists them); never touches a metric");
+  tag->add_option("runs_and_tag", tag_args,
+                  "RUN... TAG: one or more run ids, then the tag (letters, digits, - _ . : + /)")
+      ->required()
+      ->expected(2, -1);
+  tag->add_flag("--remove", tag_remove, "remove the tag from the runs instead");
+  add_db_option(tag);
+
+  std::int64_t note_run = 0;
+  std::string note_text;
+  auto* note = app.add_subcommand("note", "write a note on a run (laconic show prints it; \"\" clears it)");
+  note->add_option("run", note_run, "run id")->required();
+  note->add_option("text", note_text, "the note, quoted")->required();
+  add_db_option(note);
 
   std::string recover_journal, recover_db;
   auto* recover = app.add_subcommand(
@@ -280,10 +335,13 @@ int dispatch(int argc, char** argv) {
                  "print the reference as Markdown tables (the generated part of docs/dsl.md)");
 
   std::string check_file, check_only;
+  std::vector<std::string> check_overrides;
   bool check_names = false, check_json = false;
   auto* check = app.add_subcommand("check", "validate an experiment file and list its runs without training");
   check->add_option("file", check_file, "experiment file (.lua)")->required()->check(CLI::ExistingFile);
   check->add_option("--only", check_only, "list only the runs whose name contains this text");
+  check->add_option("--set", check_overrides, "KEY=VALUE, as for run: check the experiment with this change")
+      ->allow_extra_args(false);
   auto* names_flag = check->add_flag("--names", check_names, "print the run names only, one per line");
   check->add_flag("--json", check_json, "print each run's resolved configuration as JSON under its name")
       ->excludes(names_flag);
@@ -297,6 +355,8 @@ int dispatch(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
+  for (const CLI::App* command : app.get_subcommands())
+    if (const auto it = db_of.find(command); it != db_of.end()) db = it->second;
   try {
 #ifdef LACONIC_FRONT
     // This binary does not link LibTorch, so the read commands start at once; the commands
@@ -314,8 +374,10 @@ int dispatch(int argc, char** argv) {
       action.sa_handler = request_stop;
       ::sigaction(SIGINT, &action, nullptr);
       ::sigaction(SIGTERM, &action, nullptr);
+      if (run_repeat > 0) run_args.overrides.push_back("runs_per_seed=" + std::to_string(run_repeat));
       if (run_args.dry_run)
-        return laconic::cli::check_command(run_args.file, run_args.only, laconic::cli::CheckListing::Summary);
+        return laconic::cli::check_command(run_args.file, run_args.only, laconic::cli::CheckListing::Summary,
+                                           run_args.overrides);
       if (!single_host)
         run_args.launched = laconic::cli::detect_launch(laconic::cli::process_environment(), launch_flags);
       run_args.db = db;
@@ -330,7 +392,8 @@ int dispatch(int argc, char** argv) {
       return laconic::cli::check_command(check_file, check_only,
                                          check_names  ? laconic::cli::CheckListing::Names
                                          : check_json ? laconic::cli::CheckListing::Json
-                                                      : laconic::cli::CheckListing::Summary);
+                                                      : laconic::cli::CheckListing::Summary,
+                                         check_overrides);
 #endif
     runs_args.db = compare_args.db = export_args.db = best_args.db = db;
     if (*runs) return laconic::cli::runs_command(runs_args);
@@ -344,6 +407,8 @@ int dispatch(int argc, char** argv) {
       return laconic::cli::report_command(report_args);
     }
     if (*recover) return laconic::cli::recover_command(recover_journal, recover_db);
+    if (*tag) return laconic::cli::tag_command(db, tag_args, tag_remove);
+    if (*note) return laconic::cli::note_command(db, note_run, note_text);
     if (*merge) return laconic::cli::merge_command(merge_target, merge_sources);
   } catch (const laconic::ConfigError& e) {
     std::cerr << "laconic: " << e.what() << "\n";

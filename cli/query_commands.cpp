@@ -11,19 +11,21 @@ namespace laconic::cli {
 
 int report_command(const ReportArgs& args) {
   auto db = storage::Database::open_read_only(args.db);
-  const std::string dir = args.out.empty() ? "laconic-reports/" + args.experiment : args.out;
+  std::string joined;
+  for (const auto& e : args.experiments) joined += (joined.empty() ? "" : "-vs-") + e;
+  const std::string dir = args.out.empty() ? "laconic-reports/" + joined : args.out;
   reports::ReportOptions options;
   options.target = args.target;
+  options.tolerance = args.tolerance;
   for (const auto& link : args.links) options.links.push_back(parse_link(link));
   options.gnuplot.executable = args.gnuplot;
-  const auto paths = reports::write_report(*db, args.experiment, dir, options);
+  const auto paths = reports::write_report(*db, args.experiments, dir, options);
   for (const auto& warning : paths.warnings) std::cerr << "laconic: warning: " << warning << "\n";
   std::cout << "report: " << paths.html << "\n"
             << "        " << paths.markdown << "\n"
             << "        " << paths.csv.size() << " tables in " << dir << "/tables, figures in " << dir << "/figures\n";
-  if (!std::isnan(paths.target))
-    std::cout << "target: " << paths.metric << (paths.metric == keys::kTestPerplexity ? " <= " : " >= ") << paths.target
-              << (args.target ? "" : " (default; set with --target)") << "\n";
+  for (const auto& target : paths.targets)
+    std::cout << "target: " << target << (args.target ? "" : "; --target or --tolerance change it") << "\n";
   if (paths.warnings.empty() || args.allow_missing_figures) return 0;
   std::cerr << "laconic: " << paths.warnings.size() << " figure" << (paths.warnings.size() == 1 ? "" : "s")
             << " could not be drawn (the tables and documents are written); fix the cause above, or pass "

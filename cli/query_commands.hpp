@@ -10,9 +10,10 @@ namespace laconic::cli {
 /// The options of `laconic report`.
 struct ReportArgs {
   std::string db;
-  std::string experiment;
-  std::string out;               ///< "" for laconic-reports/EXPERIMENT
-  std::optional<double> target;  ///< time-to-target threshold; unset: derived from the runs
+  std::vector<std::string> experiments;  ///< one, or several compared side by side
+  std::string out;                       ///< "" for laconic-reports/EXPERIMENT (A-vs-B for several)
+  std::optional<double> target;          ///< time-to-target threshold; unset: derived from the runs
+  std::optional<double> tolerance;       ///< below the best dense configuration; unset: 0.5 points / 2%
   std::string gnuplot = "gnuplot";
   bool allow_missing_figures = false;  ///< exit 0 even when gnuplot could not draw a figure
   std::vector<std::string> links;      ///< --link: "100Mbit", "1Gbit,50us" (engine/core/units.hpp)

@@ -22,6 +22,7 @@
 #include "cli/durable_writes.hpp"
 #include "cli/emulated_network.hpp"
 #include "cli/format.hpp"
+#include "cli/host_load.hpp"
 #include "cli/launched_sweep.hpp"
 #include "cli/launcher.hpp"
 #include "cli/progress.hpp"
@@ -207,9 +208,27 @@ class Executor {
     writes_.fact(run_id, "oversubscribed", oversubscribed ? "true" : "false");
     writes_.fact(run_id, "load_start", load_average_text());
     writes_.fact(run_id, "cpu_affinity", affinity_text());
+    ranks_here_ = ranks;
+    cpu_at_start_ = sample_cpu();
     if (oversubscribed && !args_.quiet)
       std::cout << label << ": warning: " << ranks << " ranks on " << cores
                 << " cores: they take turns, so its times measure contention as well as the method" << std::endl;
+  }
+
+  /// How busy the host was since record_host_facts(): the cores other processes and the
+  /// hypervisor took, and a warning when the ranks had to wait for cores.
+  void record_host_load(std::int64_t run_id, const std::string& label) {
+    const HostLoad load = host_load_between(cpu_at_start_, sample_cpu(), ranks_here_, host_cores());
+    if (!load.known) return;
+    writes_.fact(run_id, "host_other_cores", reports::fixed(load.other_cores, 2));
+    writes_.fact(run_id, "host_steal_cores", reports::fixed(load.steal_cores, 2));
+    writes_.fact(run_id, "host_demand", reports::fixed(load.demand, 2));
+    writes_.fact(run_id, "host_busy", load.busy ? "true" : "false");
+    if (load.busy && !args_.quiet)
+      std::cout << label << ": warning: the host was busier than its " << host_cores() << " cores (" << ranks_here_
+                << " ranks + " << reports::fixed(load.other_cores, 2) << " cores of other processes"
+                << (load.steal_cores >= 0.01 ? " + " + reports::fixed(load.steal_cores, 2) + " stolen" : "")
+                << "): its times measure that too, and reports widen their noise for it" << std::endl;
   }
 
   /// With --resume: what the database already holds of this run decides whether it is done,
@@ -322,6 +341,11 @@ class Executor {
     }
     if (checkpointing) std::filesystem::create_directories(checkpoints);
     record_host_facts(run.id, world, label);
+    if (!args_.overrides.empty()) {
+      std::string overrides;
+      for (const auto& o : args_.overrides) overrides += (overrides.empty() ? "" : " ") + o;
+      writes_.fact(run.id, "overrides", overrides);
+    }
     // The data is read here, once for the sweep, and the forked workers share it.
     try {
       if (const auto seconds = catalog_.preload_data(config))
@@ -346,7 +370,8 @@ class Executor {
       // Worker 0's evaluations also go to the progress display.
       EvaluationTap tap(*stored, [&](const MetricRecord& m) { progress_.evaluated(m.epoch, m.key, m.value); });
       // Workers expand the file themselves: they are told the plan's index and name.
-      LaunchSpec spec{args_.executable, args_.file, plan_.file_hash, run.index, config.name, world, config.timeout};
+      LaunchSpec spec{args_.executable, args_.file,      plan_.file_hash, run.index,
+                      config.name,      args_.overrides, world,           config.timeout};
       if (checkpointing) {
         spec.checkpoint_dir = checkpoints.string();
         spec.checkpoint_every = args_.checkpoint_every;
@@ -363,6 +388,7 @@ class Executor {
         worker.file_hash = spec.file_hash;
         worker.run_index = spec.run_index;
         worker.run_name = spec.run_name;
+        worker.overrides = spec.overrides;
         worker.rank = rank;
         worker.world = spec.workers;
         worker.store = store;
@@ -440,6 +466,7 @@ class Executor {
     // Every row the workers sent is committed before the status says the run is over.
     writes_.drain(*stored);
     writes_.fact(run.id, "load_end", load_average_text());
+    record_host_load(run.id, label);
     if (outcome.total_seconds > 0) {
       writes_.fact(run.id, "seconds_process_start", str_cat(outcome.start_seconds));
       writes_.fact(run.id, "seconds_teardown", str_cat(outcome.teardown_seconds));
@@ -503,6 +530,8 @@ class Executor {
   bool interrupted_ = false;
   bool gave_up_ = false;
   DurableWrites writes_;
+  int ranks_here_ = 1;        // the run's ranks on this host (with --jobs, every job's)
+  CpuSample cpu_at_start_{};  // when the run's host facts were recorded
 };
 
 /// The plan's run recorded under a tuning phase: `tune` = "trial" or "best" in its swept
@@ -600,7 +629,9 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   train::pin_threads(1);
   engine::EngineCatalog catalog;
   // Load and validate everything before the database is touched: a broken file records nothing.
-  const auto plan = lua::load_experiment(args.file, catalog);
+  lua::LoadOptions load_options;
+  load_options.overrides = args.overrides;
+  const auto plan = lua::load_experiment(args.file, catalog, load_options);
   if (!args.shard.empty() && plan.tune)
     throw ConfigError(
         "--shard cannot split a tuned experiment (tune = {...}): its final runs need every trial's "

@@ -9,15 +9,16 @@
 namespace laconic::cli {
 
 struct RunArgs {
-  std::string file;                   ///< experiment file
-  std::string db = "laconic.db";      ///< SQLite database
-  bool resume = false;                ///< run only what is missing or unfinished (see run_command)
-  bool force = false;                 ///< with resume: accept an experiment file that changed
-  std::int64_t checkpoint_every = 0;  ///< steps between checkpoints; 0 = none
-  std::string only;                   ///< run only runs whose name contains this (empty: all)
-  std::string shard;                  ///< "I/N": run only share I of N of the selected runs (empty: all)
-  int jobs = 1;                       ///< runs at once, each job on cores of its own
-  bool oversubscribe = false;         ///< with jobs: allow more ranks than cores
+  std::string file;                    ///< experiment file
+  std::vector<std::string> overrides;  ///< --set KEY=VALUE (and --repeat N as runs_per_seed=N), in order
+  std::string db = "laconic.db";       ///< SQLite database
+  bool resume = false;                 ///< run only what is missing or unfinished (see run_command)
+  bool force = false;                  ///< with resume: accept an experiment file that changed
+  std::int64_t checkpoint_every = 0;   ///< steps between checkpoints; 0 = none
+  std::string only;                    ///< run only runs whose name contains this (empty: all)
+  std::string shard;                   ///< "I/N": run only share I of N of the selected runs (empty: all)
+  int jobs = 1;                        ///< runs at once, each job on cores of its own
+  bool oversubscribe = false;          ///< with jobs: allow more ranks than cores
   /// Set in each job's process: its share of the runs (job_index of jobs), whole progress lines.
   int job_index = -1;
   bool dry_run = false;    ///< list what would run, as `check`, and stop

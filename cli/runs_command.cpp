@@ -1,10 +1,14 @@
 #include "cli/runs_command.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +21,7 @@
 #include "reports/stats.hpp"
 #include "storage/queries.hpp"
 #include "storage/run_where.hpp"
+#include "storage/statement.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -99,6 +104,13 @@ std::vector<storage::RunRow> selected_runs(storage::Database& db, const std::opt
   return storage::filter_where(storage::list_runs(db, {experiment, status}), conditions, final_metric);
 }
 
+// Tags as `laconic runs` and csv / json show them: "baseline,paper".
+std::string join_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ",") + w;
+  return out;
+}
+
 double ratio_of(const storage::RunRow& run) {
   return run.bytes_sent > 0 ? run.bytes_dense / run.bytes_sent : std::nan("");
 }
@@ -132,7 +144,9 @@ const std::vector<std::string>& run_columns() {
                                                 "checkpoint_step",
                                                 "laconic_version",
                                                 "swept",
-                                                "config"};
+                                                "config",
+                                                "tags",
+                                                "note"};
   return columns;
 }
 
@@ -161,7 +175,9 @@ std::vector<Cell> run_cells(const storage::RunRow& run) {
           run.checkpoint_step ? integer_cell(*run.checkpoint_step) : null_cell(),
           text_cell(run.laconic_version),
           json_cell(run.swept),
-          json_cell(run.config)};
+          json_cell(run.config),
+          text_cell(join_words(run.tags)),
+          run.note.empty() ? null_cell() : text_cell(run.note)};
 }
 
 std::unique_ptr<storage::Database> open_for_reading(const std::string& path) {
@@ -171,10 +187,20 @@ std::unique_ptr<storage::Database> open_for_reading(const std::string& path) {
   return storage::Database::open_read_only(path);
 }
 
-int runs_command(const RunsArgs& args) {
-  const Format format = parse_format(args.format);
-  auto db = open_for_reading(args.db);
-  const auto runs = selected_runs(*db, args.experiment, args.status, args.where);
+namespace {
+
+bool has_tags(const storage::RunRow& run, const std::vector<std::string>& tags) {
+  return std::all_of(tags.begin(), tags.end(), [&](const std::string& tag) {
+    return std::find(run.tags.begin(), run.tags.end(), tag) != run.tags.end();
+  });
+}
+
+// One listing of the runs, as `laconic runs` prints it once (or at every redraw of --watch).
+void print_runs(storage::Database& database, const RunsArgs& args, Format format) {
+  storage::Database* db = &database;
+  std::vector<storage::RunRow> runs;
+  for (auto& run : selected_runs(*db, args.experiment, args.status, args.where))
+    if (has_tags(run, args.tags)) runs.push_back(std::move(run));
   std::vector<MetricColumn> extra;
   std::map<std::string, std::map<std::int64_t, storage::Summary>> extra_values;
   for (const auto& text : args.metrics) {
@@ -201,13 +227,13 @@ int runs_command(const RunsArgs& args) {
       writer.row(cells);
     }
     writer.finish();
-    return 0;
+    return;
   }
 
   if (runs.empty()) {
-    std::cout << "no runs in " << args.db << (args.experiment || args.status || !args.where.empty() ? " match" : "")
-              << "\n";
-    return 0;
+    std::cout << "no runs in " << args.db
+              << (args.experiment || args.status || !args.where.empty() || !args.tags.empty() ? " match" : "") << "\n";
+    return;
   }
   // A language model's runs have a perplexity: show it without being asked.
   const bool any_perplexity =
@@ -216,10 +242,15 @@ int runs_command(const RunsArgs& args) {
   if (args.wide) header.insert(header.end(), {keys::kTestLoss});
   if (args.wide || any_perplexity) header.push_back("test_ppl");
   header.insert(header.end(), {keys::kBytesSent});
-  if (args.wide) header.insert(header.end(), {"ratio", "seed", "attempts", "host", "oversubscribed"});
-  std::map<std::int64_t, std::string> oversubscribed;
-  if (args.wide) oversubscribed = storage::fact_of_runs(*db, "oversubscribed");
+  if (args.wide) header.insert(header.end(), {"ratio", "seed", "attempts", "host", "oversubscribed", "busy"});
+  std::map<std::int64_t, std::string> oversubscribed, busy;
+  if (args.wide) {
+    oversubscribed = storage::fact_of_runs(*db, "oversubscribed");
+    busy = storage::fact_of_runs(*db, "host_demand");
+  }
   header.push_back("wall");
+  const bool any_tags = std::any_of(runs.begin(), runs.end(), [](const auto& r) { return !r.tags.empty(); });
+  if (any_tags) header.push_back("tags");
   for (const auto& column : extra) header.push_back(column.label());
   writer.header(header);
   for (const auto& run : runs) {
@@ -235,8 +266,12 @@ int runs_command(const RunsArgs& args) {
       cells.push_back(text_cell(run.host));
       const auto it = oversubscribed.find(run.id);
       cells.push_back(text_cell(it == oversubscribed.end() ? "-" : it->second == "true" ? "yes" : "no"));
+      // The cores its ranks and the host's other processes wanted, against the host's.
+      const auto demand = busy.find(run.id);
+      cells.push_back(text_cell(demand == busy.end() ? "-" : demand->second + " cores"));
     }
     cells.push_back(text_cell(human_seconds(run.wall_time)));
+    if (any_tags) cells.push_back(text_cell(run.tags.empty() ? "-" : join_words(run.tags)));
     for (const auto& column : extra) {
       const auto& values = extra_values[column.key];
       const auto it = values.find(run.id);
@@ -246,6 +281,31 @@ int runs_command(const RunsArgs& args) {
     writer.row(cells);
   }
   writer.finish();
+}
+
+}  // namespace
+
+int runs_command(const RunsArgs& args) {
+  const Format format = parse_format(args.format);
+  if (args.interval <= 0) throw ConfigError(str_cat("--interval must be > 0 seconds, got ", args.interval));
+  auto db = open_for_reading(args.db);
+  if (!args.watch) {
+    print_runs(*db, args, format);
+    return 0;
+  }
+  // Each listing reads in a transaction of its own, so it sees what the sweep committed since.
+  const bool terminal = format == Format::Table && ::isatty(STDOUT_FILENO) == 1;
+  for (std::int64_t shown = 0; args.times == 0 || shown < args.times; ++shown) {
+    if (shown > 0) std::this_thread::sleep_for(std::chrono::duration<double>(args.interval));
+    if (terminal)
+      std::cout << "\x1b[H\x1b[2J";  // home and clear: one listing on the screen
+    else if (shown > 0)
+      std::cout << "\n";
+    std::cout << "laconic runs --watch: " << local_time(storage::unix_now()) << ", every " << args.interval
+              << " s (Ctrl-C to stop)\n";
+    print_runs(*db, args, format);
+    std::cout.flush();
+  }
   return 0;
 }
 

@@ -24,6 +24,10 @@ struct RunsArgs {
   std::vector<std::string> metrics;       ///< extra columns: KEY or KEY:last|min|max|mean|sum
   bool wide = false;                      ///< add test_loss, test_ppl, ratio, seed, attempts, host
   std::string format = "table";           ///< table, csv or json
+  std::vector<std::string> tags;          ///< only runs with every one of these tags
+  bool watch = false;                     ///< redraw every `interval` seconds until interrupted
+  double interval = 2;                    ///< seconds between redraws with `watch`
+  std::int64_t times = 0;                 ///< with `watch`: stop after this many listings; 0 = never
 };
 
 /// Every field of a run as csv / json show it (`runs --format csv|json`, `export --what runs`):

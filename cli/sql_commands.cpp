@@ -30,8 +30,10 @@ int query_command(const std::string& db_path, const std::string& sql, const std:
 }
 
 int export_command(const ExportArgs& args) {
+  if (args.format != "csv" && args.format != "json")
+    throw ConfigError(str_cat("--format: export writes csv or json, got '", args.format, "'",
+                              args.format == "table" ? "; for a table use laconic runs or query" : ""));
   const Format format = parse_format(args.format);
-  if (format == Format::Table) throw ConfigError("export writes csv or json; for a table use laconic runs or query");
   if (args.what != "runs" && args.what != "metrics" && args.what != "summary")
     throw ConfigError(str_cat("--what: unknown table '", args.what, "'; known: runs, metrics, summary"));
   if (args.what == "runs" && !args.keys.empty()) throw ConfigError("--key applies to --what metrics or summary");

@@ -84,7 +84,9 @@ int worker_command(const WorkerArgs& args) {
   try {
     engine::EngineCatalog catalog;
     // The file's functions (lr_schedule, on_epoch_end) run here, in the worker.
-    auto loaded = lua::load_experiment_with_callbacks(args.file, catalog);
+    lua::LoadOptions load_options;
+    load_options.overrides = args.overrides;
+    auto loaded = lua::load_experiment_with_callbacks(args.file, catalog, load_options);
     const auto& plan = loaded.plan;
     if (!args.file_hash.empty() && plan.file_hash != args.file_hash)
       throw ConfigError(str_cat("experiment file '", args.file, "' changed since the run was ", "planned (hash ",

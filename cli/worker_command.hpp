@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace laconic::cli {
 
@@ -11,7 +12,8 @@ struct WorkerArgs {
   std::string file;
   std::string file_hash;  ///< refuse to run when the file no longer has this hash ("" = skip)
   std::size_t run_index = 0;
-  std::string run_name;  ///< refuse to run when the expansion names the run differently
+  std::string run_name;                ///< refuse to run when the expansion names the run differently
+  std::vector<std::string> overrides;  ///< --set KEY=VALUE, as the controller applied them
   int rank = 0;
   int world = 1;
   /// Where the run's ranks meet: a directory private to the run, or a launcher's store

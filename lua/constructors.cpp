@@ -30,7 +30,7 @@ std::string describe_item(const LoadContext& context, const LuaItem& item) {
     return str_cat(context.components[ref->index].written.kind, " ", context.components[ref->index].written.name, "()");
   if (std::holds_alternative<SweepRef>(item)) return "a sweep";
   if (std::holds_alternative<DistributionRef>(item)) return "a distribution";
-  return std::get<Unsupported>(item).type_name;
+  return describe_unsupported(std::get<Unsupported>(item));
 }
 
 /// `sizes = {784, 392, 50, 10}`: the table of an IntList field, read from the constructor's
@@ -398,7 +398,7 @@ Component build_component(const LoadContext& context, const ComponentInfo& info,
     if (value == nullptr || wants_component)
       throw ConfigError(str_cat(info.name, ".", field, " must be ",
                                 wants_component             ? str_cat("a ", info.kind, " component")
-                                : spec != info.fields.end() ? str_cat("a ", field_type_name(spec->type))
+                                : spec != info.fields.end() ? field_type_phrase(spec->type)
                                                             : std::string("a bool, number or string"),
                                 ", got ", describe_item(context, item)));
     component.written.fields[field] = *value;

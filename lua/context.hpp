@@ -74,6 +74,7 @@ struct ExperimentDraft {
   std::map<std::string, FieldChoices> fields;  ///< given fields other than name and seeds
   std::vector<std::int64_t> seeds;             ///< empty when the file gives none
   std::int64_t repeat = 0;                     ///< `repeats = N`: seeds 1..N; 0 when not given
+  std::int64_t runs_per_seed = 1;              ///< `runs_per_seed = N`: each seed trained N times
   std::int64_t samples = 0;                    ///< `random = { n = N }`: 0 when not given
   std::int64_t sample_seed = 1;                ///< `random = { seed = S }`
   bool tune = false;                           ///< `tune = { ... }` instead of `random`

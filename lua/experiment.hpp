@@ -49,6 +49,8 @@ struct ExperimentPlan {
 struct LoadOptions {
   std::int64_t instruction_limit = 100'000'000;  ///< Lua VM instructions for the whole file
   std::size_t memory_limit = 64 << 20;           ///< bytes the Lua state may hold at once
+  /// "KEY=VALUE" changes to the experiment after the file ran (laconic run --set; lua/overrides.hpp).
+  std::vector<std::string> overrides{};
 };
 
 /// Runs the experiment file in a sandbox and expands its sweeps. Any problem is a

@@ -1,6 +1,7 @@
 #include "lua/experiment_table.hpp"
 
 #include <algorithm>
+#include <fstream>
 
 #include <cmath>
 
@@ -25,7 +26,7 @@ std::string describe(const LoadContext& context, const LuaItem& item) {
   if (const auto* ref = std::get_if<ComponentRef>(&item)) return describe_choice(context.components[ref->index]);
   if (std::holds_alternative<SweepRef>(item)) return "a sweep";
   if (std::holds_alternative<DistributionRef>(item)) return "a distribution";
-  return "a " + std::get<Unsupported>(item).type_name;
+  return describe_unsupported(std::get<Unsupported>(item));
 }
 
 std::string known_names(const Catalog& catalog, const std::string& kind) {
@@ -64,6 +65,8 @@ std::string expectation(const LoadContext& context, const ExperimentField& field
   return "?";
 }
 
+}  // namespace
+
 /// Checks one alternative of a field; `where` is "" or " (sweep alternative 2)".
 Choice check_choice(const LoadContext& context, const ExperimentField& field, const Choice& choice,
                     const std::string& where) {
@@ -98,6 +101,45 @@ Choice check_choice(const LoadContext& context, const ExperimentField& field, co
     return choice;
   }
   throw InvariantError(str_cat("experiment field '", field.name, "' has no alternatives"));
+}
+
+namespace {
+
+/// A ConfigError about one field of the experiment table, so that the call can point at its line.
+class FieldError : public ConfigError {
+ public:
+  FieldError(const std::string& message, std::string field) : ConfigError(message), field_(std::move(field)) {}
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
+bool word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+}
+
+/// The first line, from the running call's line on, that assigns `field` (`field = ...`), in the
+/// file the call is in; 0 when it cannot be told (a chunk that is not a file). Lua keeps no line
+/// per table field: a multi-line `experiment { ... }` call is all on its first line.
+int field_line(lua_State* L, const std::string& field) {
+  lua_Debug ar;
+  if (lua_getstack(L, 1, &ar) == 0 || lua_getinfo(L, "Sl", &ar) == 0 || ar.source == nullptr || ar.source[0] != '@')
+    return 0;
+  std::ifstream in(ar.source + 1);
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (++number < ar.currentline) continue;
+    line = line.substr(0, line.find("--"));
+    for (std::size_t at = line.find(field); at != std::string::npos; at = line.find(field, at + 1)) {
+      if (at > 0 && word_char(line[at - 1])) continue;
+      std::size_t next = at + field.size();
+      if (next < line.size() && word_char(line[next])) continue;
+      while (next < line.size() && (line[next] == ' ' || line[next] == '\t')) ++next;
+      if (next < line.size() && line[next] == '=' && (next + 1 == line.size() || line[next + 1] != '=')) return number;
+    }
+  }
+  return 0;
 }
 
 std::vector<std::int64_t> parse_seeds(const LoadContext& context, const std::vector<LuaItem>& items) {
@@ -215,7 +257,12 @@ int experiment_body(lua_State* L) {
     lua_rawset(L, 1);
   }
   lua_pop(L, 1);
-  context.draft = parse_experiment(context, read_fields(L, 1, "experiment"), seeds);
+  try {
+    context.draft = parse_experiment(context, read_fields(L, 1, "experiment"), seeds);
+  } catch (const FieldError& e) {
+    if (const int line = field_line(L, e.field()); line > 0) throw LineConfigError(e.what(), line);
+    throw;
+  }
   context.draft->location = std::move(location);
   context.draft->samples = samples;
   context.draft->sample_seed = sample_seed;
@@ -246,78 +293,92 @@ int register_experiment(lua_State* L) {
 
 }  // namespace
 
+namespace {
+
+/// Checks one field of the experiment table into `draft`; true for the name.
+bool parse_field(const LoadContext& context, const std::string& key, const LuaItem& item,
+                 const std::optional<std::vector<LuaItem>>& seeds, ExperimentDraft& draft) {
+  const ExperimentField* field = find_experiment_field(key);
+  if (field == nullptr) throw ConfigError(unknown_experiment_field(key));
+  if (field->type == ExperimentFieldType::String) {
+    const auto* value = std::get_if<Value>(&item);
+    const auto* text = value ? std::get_if<std::string>(value) : nullptr;
+    if (text == nullptr || text->empty())
+      throw ConfigError(str_cat("experiment field '", key, "' must be ", expectation(context, *field), ", got ",
+                                text ? "an empty string" : describe(context, item)));
+    draft.name = *text;
+    return true;
+  }
+  if (key == "repeats" || key == "runs_per_seed") {
+    const auto* value = std::get_if<Value>(&item);
+    const auto* count = value ? std::get_if<std::int64_t>(value) : nullptr;
+    if (count == nullptr || *count < 1)
+      throw ConfigError(str_cat("experiment field '", key, "' must be an int >= 1, got ", describe(context, item)));
+    (key == "repeats" ? draft.repeat : draft.runs_per_seed) = *count;
+    return false;
+  }
+  if (field->type == ExperimentFieldType::IntList) {
+    if (!seeds)
+      throw ConfigError(str_cat("experiment field 'seeds' must be ", expectation(context, *field), ", got ",
+                                describe(context, item)));
+    draft.seeds = parse_seeds(context, *seeds);
+    return false;
+  }
+  FieldChoices choices;
+  if (const auto* d = std::get_if<DistributionRef>(&item)) {
+    // Drawn later (random = { n = ... }); every value it can give is checked now.
+    const Distribution& dist = context.distributions[d->index];
+    choices.distribution = d->index;
+    const std::vector<Value> probes = dist.kind == "choice" ? dist.options
+                                      : dist.kind == "int"  ? std::vector<Value>{static_cast<std::int64_t>(dist.low)}
+                                                            : std::vector<Value>{dist.low};
+    for (const Value& probe : probes) (void)check_choice(context, *field, probe, "");
+  } else if (const auto* sweep = std::get_if<SweepRef>(&item);
+             sweep != nullptr && context.sweeps[sweep->index].random) {
+    choices.random = context.sweeps[sweep->index].random;
+    (void)check_choice(context, *field,
+                       Component{ComponentSpec{context.constructors[choices.random->constructor].kind,
+                                               context.constructors[choices.random->constructor].name,
+                                               {}},
+                                 {},
+                                 {},
+                                 {},
+                                 {}},
+                       "");
+  } else if (const auto* sweep = std::get_if<SweepRef>(&item)) {
+    choices.swept = true;
+    const auto& alternatives = context.sweeps[sweep->index].alternatives;
+    choices.group = context.sweeps[sweep->index].group;
+    for (std::size_t i = 0; i < alternatives.size(); ++i)
+      choices.alternatives.push_back(
+          check_choice(context, *field, alternatives[i], str_cat(" (sweep alternative ", i + 1, ")")));
+  } else if (const auto* value = std::get_if<Value>(&item)) {
+    choices.alternatives.push_back(check_choice(context, *field, *value, ""));
+  } else if (const auto* ref = std::get_if<ComponentRef>(&item)) {
+    choices.alternatives.push_back(check_choice(context, *field, context.components[ref->index], ""));
+  } else {
+    throw ConfigError(str_cat(
+        "experiment field '", key, "' must be ", expectation(context, *field), ", got ", describe(context, item),
+        std::get<Unsupported>(item).type_name == "function" && std::get<Unsupported>(item).constructor.empty()
+            ? " (call the constructor: name() or name { ... })"
+            : ""));
+  }
+  draft.fields[key] = std::move(choices);
+  return false;
+}
+
+}  // namespace
+
 ExperimentDraft parse_experiment(const LoadContext& context, const std::vector<std::pair<std::string, LuaItem>>& fields,
                                  const std::optional<std::vector<LuaItem>>& seeds) {
   ExperimentDraft draft;
   bool named = false;
   for (const auto& [key, item] : fields) {
-    const ExperimentField* field = find_experiment_field(key);
-    if (field == nullptr)
-      throw ConfigError(str_cat("unknown experiment field '", key, "'; known: ", experiment_field_names()));
-    if (field->type == ExperimentFieldType::String) {
-      const auto* value = std::get_if<Value>(&item);
-      const auto* text = value ? std::get_if<std::string>(value) : nullptr;
-      if (text == nullptr || text->empty())
-        throw ConfigError(str_cat("experiment field '", key, "' must be ", expectation(context, *field), ", got ",
-                                  text ? "an empty string" : describe(context, item)));
-      draft.name = *text;
-      named = true;
-      continue;
+    try {
+      if (parse_field(context, key, item, seeds, draft)) named = true;
+    } catch (const ConfigError& e) {
+      throw FieldError(e.what(), key);
     }
-    if (key == "repeats") {
-      const auto* value = std::get_if<Value>(&item);
-      const auto* count = value ? std::get_if<std::int64_t>(value) : nullptr;
-      if (count == nullptr || *count < 1)
-        throw ConfigError(str_cat("experiment field 'repeats' must be an int >= 1, got ", describe(context, item)));
-      draft.repeat = *count;
-      continue;
-    }
-    if (field->type == ExperimentFieldType::IntList) {
-      if (!seeds)
-        throw ConfigError(str_cat("experiment field 'seeds' must be ", expectation(context, *field), ", got ",
-                                  describe(context, item)));
-      draft.seeds = parse_seeds(context, *seeds);
-      continue;
-    }
-    FieldChoices choices;
-    if (const auto* d = std::get_if<DistributionRef>(&item)) {
-      // Drawn later (random = { n = ... }); every value it can give is checked now.
-      const Distribution& dist = context.distributions[d->index];
-      choices.distribution = d->index;
-      const std::vector<Value> probes = dist.kind == "choice" ? dist.options
-                                        : dist.kind == "int"  ? std::vector<Value>{static_cast<std::int64_t>(dist.low)}
-                                                              : std::vector<Value>{dist.low};
-      for (const Value& probe : probes) (void)check_choice(context, *field, probe, "");
-    } else if (const auto* sweep = std::get_if<SweepRef>(&item);
-               sweep != nullptr && context.sweeps[sweep->index].random) {
-      choices.random = context.sweeps[sweep->index].random;
-      (void)check_choice(context, *field,
-                         Component{ComponentSpec{context.constructors[choices.random->constructor].kind,
-                                                 context.constructors[choices.random->constructor].name,
-                                                 {}},
-                                   {},
-                                   {},
-                                   {},
-                                   {}},
-                         "");
-    } else if (const auto* sweep = std::get_if<SweepRef>(&item)) {
-      choices.swept = true;
-      const auto& alternatives = context.sweeps[sweep->index].alternatives;
-      choices.group = context.sweeps[sweep->index].group;
-      for (std::size_t i = 0; i < alternatives.size(); ++i)
-        choices.alternatives.push_back(
-            check_choice(context, *field, alternatives[i], str_cat(" (sweep alternative ", i + 1, ")")));
-    } else if (const auto* value = std::get_if<Value>(&item)) {
-      choices.alternatives.push_back(check_choice(context, *field, *value, ""));
-    } else if (const auto* ref = std::get_if<ComponentRef>(&item)) {
-      choices.alternatives.push_back(check_choice(context, *field, context.components[ref->index], ""));
-    } else {
-      throw ConfigError(str_cat(
-          "experiment field '", key, "' must be ", expectation(context, *field), ", got ", describe(context, item),
-          std::get<Unsupported>(item).type_name == "function" ? " (call the constructor: name() or name { ... })"
-                                                              : ""));
-    }
-    draft.fields[key] = std::move(choices);
   }
   if (!named) throw ConfigError("experiment is missing the required field 'name' (a string)");
   if (draft.repeat > 0 && !draft.seeds.empty())

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lua/context.hpp"
+#include "lua/fields.hpp"
 #include "lua/lua_value.hpp"
 #include "lua/state.hpp"
 
@@ -14,6 +15,12 @@ namespace laconic::lua {
 
 /// Defines the global `experiment`; its call fills context.draft (a second call is an error).
 void install_experiment(SandboxedState& state, LoadContext& context);
+
+/// Checks one value of an experiment field (a scalar or a component) and returns it as the field
+/// holds it (an int from an integral float); `where` goes after the field's name in the message
+/// (" (sweep alternative 2)", " (--set)"). ConfigError without location.
+Choice check_choice(const LoadContext& context, const ExperimentField& field, const Choice& choice,
+                    const std::string& where);
 
 /// Checks the fields of the experiment table (sorted by name, as read_fields gives them) and
 /// the items of its `seeds` list when it is a list. ConfigError without location.

@@ -1,5 +1,8 @@
 #include "lua/fields.hpp"
 
+#include "engine/core/error.hpp"
+#include "engine/core/suggest.hpp"
+
 namespace laconic::lua {
 
 const std::vector<ExperimentField>& experiment_fields() {
@@ -86,6 +89,11 @@ const std::vector<ExperimentField>& experiment_fields() {
        .type = T::Int,
        .minimum = 1,
        .doc = "runs per combination, with seeds 1..repeats (instead of seeds; `repeat` is a Lua keyword)"},
+      {.name = "runs_per_seed",
+       .type = T::Int,
+       .minimum = 1,
+       .doc = "runs of every combination and seed: the same seed trained again, to measure the noise in its "
+              "times (laconic run --repeat N overrides it; reports group them)"},
       {.name = "schedule",
        .type = T::Component,
        .kind = "schedule",
@@ -118,6 +126,15 @@ const ExperimentField* find_experiment_field(std::string_view name) {
   for (const ExperimentField& field : experiment_fields())
     if (name == field.name) return &field;
   return nullptr;
+}
+
+std::string unknown_experiment_field(const std::string& name) {
+  std::vector<std::string> names;
+  for (const ExperimentField& f : experiment_fields()) names.emplace_back(f.name);
+  const std::string close = closest_name(name, names);
+  return str_cat("unknown experiment field '", name, "'",
+                 close.empty() ? std::string() : "; did you mean '" + close + "'?",
+                 " (known: ", experiment_field_names(), ")");
 }
 
 std::string experiment_field_names() {

@@ -40,4 +40,7 @@ const ExperimentField* find_experiment_field(std::string_view name);
 /// "batch_size, compressor, data, ...": for "unknown field" messages.
 std::string experiment_field_names();
 
+/// "unknown experiment field 'epoch'; did you mean 'epochs'? (known: batch_size, ...)".
+std::string unknown_experiment_field(const std::string& name);
+
 }  // namespace laconic::lua

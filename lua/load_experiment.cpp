@@ -12,6 +12,7 @@
 #include "lua/experiment.hpp"
 #include "lua/experiment_table.hpp"
 #include "lua/include.hpp"
+#include "lua/overrides.hpp"
 #include "lua/random_search.hpp"
 #include "lua/state.hpp"
 #include "lua/sweep.hpp"
@@ -151,8 +152,9 @@ std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path, const
   // Included files are part of the experiment: a change to one changes the hash.
   if (!loaded->context.included.empty()) plan.file_hash = fnv1a_hex(text + loaded->context.included);
   if (!loaded->context.draft) throw ConfigError(str_cat(path, ": the file never calls experiment { ... }"));
-  plan.name = loaded->context.draft->name;
-  const ExperimentDraft& draft = *loaded->context.draft;
+  ExperimentDraft& draft = *loaded->context.draft;
+  apply_overrides(loaded->context, draft, options.overrides);
+  plan.name = draft.name;
   plan.runs = expand_sweeps(draft, catalog);
   if (draft.tune) {
     ExperimentPlan::Tune tune{draft.tune_trials, draft.tune_metric, draft.tune_goal, {}};

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "engine/core/error.hpp"
+#include "lua/state.hpp"
 
 namespace laconic::lua {
 
@@ -68,6 +69,36 @@ std::string register_step_function(lua_State* L, int index) {
   return id;
 }
 
+std::string describe_unsupported(const Unsupported& item) {
+  if (item.constructor.empty()) return "a " + item.type_name;
+  return str_cat("the constructor ", item.constructor, " itself (did you mean ", item.constructor, "()?)");
+}
+
+namespace {
+
+// The name of the constructor that the function at `index` is, or "" (any other function).
+std::string constructor_name(lua_State* L, int index) {
+  std::string found;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kConstructorNamesKey) == LUA_TTABLE) {
+    const int names = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    const int globals = lua_gettop(L);
+    const auto count = static_cast<lua_Integer>(lua_rawlen(L, names));
+    for (lua_Integer i = 1; i <= count && found.empty(); ++i) {
+      lua_rawgeti(L, names, i);
+      lua_pushvalue(L, -1);
+      lua_rawget(L, globals);
+      if (lua_rawequal(L, -1, index)) found = lua_tostring(L, -2);
+      lua_pop(L, 2);
+    }
+    lua_pop(L, 1);  // globals
+  }
+  lua_pop(L, 1);  // the names (or what stood for them)
+  return found;
+}
+
+}  // namespace
+
 LuaItem read_item(lua_State* L, int index) {
   index = lua_absindex(L, index);
   switch (lua_type(L, index)) {
@@ -90,6 +121,7 @@ LuaItem read_item(lua_State* L, int index) {
     default:
       break;
   }
+  if (lua_type(L, index) == LUA_TFUNCTION) return Unsupported{"function", constructor_name(L, index)};
   return Unsupported{luaL_typename(L, index)};
 }
 
@@ -145,6 +177,14 @@ void push_handle(lua_State* L, std::size_t index, const char* metatable) {
 int call_guarded(lua_State* L, int (*body)(lua_State*)) {
   try {
     return body(L);
+  } catch (const LineConfigError& e) {
+    lua_Debug ar;
+    if (lua_getstack(L, 1, &ar) != 0 && lua_getinfo(L, "S", &ar) != 0)
+      lua_pushfstring(L, "%s:%d: ", ar.short_src, e.line());
+    else
+      luaL_where(L, 1);
+    lua_pushstring(L, e.what());
+    lua_concat(L, 2);
   } catch (const std::exception& e) {
     // Build the Lua message while the exception is alive, raise after the handler ends so
     // that the longjmp of lua_error skips no C++ destructor. (Should a push here itself run

@@ -9,6 +9,7 @@
 
 #include <lua.hpp>
 
+#include "engine/core/error.hpp"
 #include "engine/core/value.hpp"
 
 namespace laconic::lua {
@@ -35,7 +36,23 @@ struct DistributionRef {
 /// Anything else (a table, a function, nil): only its Lua type name is kept.
 struct Unsupported {
   std::string type_name;
+  /// When the value is one of laconic's constructors, uncalled (`compressor = fp16`): its name.
+  std::string constructor = "";
 };
+
+/// A ConfigError about a given line of the file that is running (a field of a table whose call
+/// spans several lines): call_guarded() puts that line in the message instead of the call's.
+class LineConfigError : public ConfigError {
+ public:
+  LineConfigError(const std::string& message, int line) : ConfigError(message), line_(line) {}
+  int line() const { return line_; }
+
+ private:
+  int line_;
+};
+
+/// "a table"; "the constructor fp16 itself (did you mean fp16()?)" for an uncalled constructor.
+std::string describe_unsupported(const Unsupported& item);
 
 /// One Lua value as the DSL sees it.
 using LuaItem = std::variant<Value, ComponentRef, SweepRef, Unsupported, DistributionRef>;

@@ -229,6 +229,44 @@ std::string SandboxedState::describe_error(int status, const std::string& file, 
   return str_cat(file, ": ", message);
 }
 
+namespace {
+
+/// Line `number` (from 1) of `text`, without its comment and surrounding blanks.
+std::string code_of_line(std::string_view text, int number) {
+  std::size_t begin = 0;
+  for (int n = 1; n < number && begin != std::string_view::npos; ++n) {
+    begin = text.find('\n', begin);
+    if (begin != std::string_view::npos) ++begin;
+  }
+  if (begin == std::string_view::npos || begin >= text.size()) return "";
+  std::string line(text.substr(begin, text.find('\n', begin) - begin));
+  line = line.substr(0, line.find("--"));
+  const auto first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+  return first == std::string::npos ? "" : line.substr(first, last - first + 1);
+}
+
+}  // namespace
+
+std::string missing_comma_hint(const std::string& message, const std::string& file, std::string_view text) {
+  // "FILE:10: '}' expected (to close '{' at line 4) near 'max_steps'": Lua noticed the missing
+  // separator at the next field, a line late. Name the line that lacks it.
+  const std::string prefix = file + ":";
+  if (message.compare(0, prefix.size(), prefix) != 0 || message.find(" expected") == std::string::npos ||
+      message.find(" near '") == std::string::npos)
+    return message;
+  const int line = std::atoi(message.c_str() + prefix.size());
+  if (line < 2) return message;
+  int previous = line - 1;
+  while (previous > 0 && code_of_line(text, previous).empty()) --previous;
+  const std::string code = code_of_line(text, previous), here = code_of_line(text, line);
+  if (code.empty() || std::string(",;{([=").find(code.back()) != std::string::npos) return message;
+  // Only when the line Lua stopped at starts a new field or value (`name =`, a constructor).
+  if (here.empty() || !(std::isalpha(static_cast<unsigned char>(here.front())) || here.front() == '_')) return message;
+  const std::string lua_said = message.substr(message.find(':', prefix.size()) + 2);
+  return str_cat(file, ":", previous, ": missing ',' after line ", previous, "? (Lua: ", lua_said, " on line ", line,
+                 ")");
+}
+
 void SandboxedState::run_file(std::string_view text, const std::string& file) {
   // A "#!" first line is skipped as luaL_loadfile does; its newline stays so lines count right.
   if (!text.empty() && text.front() == '#') {
@@ -250,7 +288,7 @@ void SandboxedState::run_file(std::string_view text, const std::string& file) {
     lua_pop(L, 1);
   }
   int status = luaL_loadbufferx(L, text.data(), text.size(), chunkname.c_str(), "t");
-  if (status != LUA_OK) throw ConfigError(describe_error(status, file, shown));
+  if (status != LUA_OK) throw ConfigError(missing_comma_hint(describe_error(status, file, shown), file, text));
 
   file_ = file;
   shown_ = shown;

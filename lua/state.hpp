@@ -17,6 +17,11 @@ namespace laconic::lua {
 inline constexpr const char* kConstructorNamesKey = "laconic.constructor_names";
 inline constexpr const char* kConstructorHintKey = "laconic.constructor_hint";
 
+/// A Lua syntax error that is a missing comma between two fields ("FILE:10: '}' expected ... near
+/// 'max_steps'", found a line late) said as such: "FILE:9: missing ',' after line 9? (Lua: ...)";
+/// any other message unchanged. `text` is the file's source.
+std::string missing_comma_hint(const std::string& message, const std::string& file, std::string_view text);
+
 class SandboxedState {
  public:
   /// A fresh sandbox; ConfigError when a limit is not positive or the state cannot be made.

@@ -144,20 +144,23 @@ std::vector<RunConfig> expand_sweeps(const ExperimentDraft& draft, const Catalog
     for (std::size_t u = 0; u < units.size(); ++u)
       for (std::size_t a : units[u].axes) unit_of_axis[a] = u;
     while (true) {
-      for (std::int64_t seed : seeds) {
-        RunConfig run;
-        run.experiment = draft.name;
-        for (std::size_t a = 0; a < axes.size(); ++a)
-          apply(axes[a], axes[a].alternatives[position[unit_of_axis[a]]], run, run.name);
-        run.seed = seed;
-        run.repetition = 0;
-        run.swept["seed"] = seed;
-        run.name += str_cat(run.name.empty() ? "" : ",", "seed=", seed);
-        if (!names.insert(run.name).second)
-          throw ConfigError(
-              str_cat("two runs would both be named '", run.name, "'; make the alternatives of each sweep differ"));
-        runs.push_back(std::move(run));
-      }
+      for (std::int64_t seed : seeds)
+        for (std::int64_t repetition = 0; repetition < draft.runs_per_seed; ++repetition) {
+          RunConfig run;
+          run.experiment = draft.name;
+          for (std::size_t a = 0; a < axes.size(); ++a)
+            apply(axes[a], axes[a].alternatives[position[unit_of_axis[a]]], run, run.name);
+          run.seed = seed;
+          // Not a swept variable: a repeat is the same configuration and seed once more.
+          run.repetition = repetition;
+          run.swept["seed"] = seed;
+          run.name += str_cat(run.name.empty() ? "" : ",", "seed=", seed);
+          if (repetition > 0) run.name += str_cat(",repeat=", repetition);
+          if (!names.insert(run.name).second)
+            throw ConfigError(
+                str_cat("two runs would both be named '", run.name, "'; make the alternatives of each sweep differ"));
+          runs.push_back(std::move(run));
+        }
       std::size_t u = units.size();
       while (u > 0 && ++position[u - 1] == units[u - 1].length) position[--u] = 0;
       if (u == 0) break;

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <map>
+#include <string>
 
 namespace laconic::reports {
 namespace {
@@ -15,6 +16,20 @@ Stats over_runs(const Configuration& config, Get get) {
 }
 
 }  // namespace
+
+// A run's name without its ",repeat=K" part: what its repeats share (lua/sweep.cpp names them).
+std::string name_of_seed(const std::string& name) {
+  const auto at = name.rfind(",repeat=");
+  return at == std::string::npos ? name : name.substr(0, at);
+}
+
+Stats over_seeds(const Configuration& config, double (*get)(const RunData&)) {
+  std::map<std::string, std::vector<double>> by_seed;
+  for (const RunData* run : config.runs) by_seed[name_of_seed(run->run.name)].push_back(get(*run));
+  std::vector<double> means;
+  for (const auto& [seed, values] : by_seed) means.push_back(stats_of(values).mean);
+  return stats_of(means);
+}
 
 bool TestMetric::reaches(double value, double target) const {
   if (std::isnan(value)) return false;
@@ -29,7 +44,8 @@ TestMetric test_metric_named(const std::string& key) {
 ConfigSummary summarize(const Configuration& config) {
   ConfigSummary out;
   out.config = &config;
-  out.final_metric = over_runs(config, [](const RunData& r) { return r.final_metric; });
+  // Repeats of a seed train the same way: they add samples of time, not of accuracy.
+  out.final_metric = over_seeds(config, [](const RunData& r) { return r.final_metric; });
   out.compression = over_runs(config, [](const RunData& r) { return r.compression_ratio(); });
   out.compute = over_runs(config, [](const RunData& r) { return r.compute; });
   out.compress = over_runs(config, [](const RunData& r) { return r.compress; });

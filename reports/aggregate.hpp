@@ -46,6 +46,7 @@ struct EvalSummary {
 
 struct ConfigSummary {
   const Configuration* config = nullptr;
+  /// Over seeds: the runs of one seed (its repeats, `repeat = N`) are averaged first.
   Stats final_metric{kNaN, kNaN, 0};
   Stats compression{kNaN, kNaN, 0};  ///< achieved compression ratio per run
   Stats compute{kNaN, kNaN, 0};      ///< s per step and worker
@@ -63,6 +64,11 @@ struct ConfigSummary {
 };
 
 ConfigSummary summarize(const Configuration& config);
+
+/// Stats over the configuration's seeds of `get`, each seed's runs (its repeats, named
+/// "...,repeat=K") averaged first: repeats of a seed train alike, so they are one sample of what
+/// depends on the seed.
+Stats over_seeds(const Configuration& config, double (*get)(const RunData&));
 
 /// `value`, or 0 for a part of the step a configuration did not record (NaN).
 inline double or_zero(double value) { return std::isnan(value) ? 0 : value; }

@@ -10,7 +10,8 @@ Section bits_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
   Section section{"Bits per parameter",
                   "8 x payload_bytes / model_parameters: the size of a worker's compressed payload per step "
                   "(before the collective) in bits per trainable parameter, mean over the steps of each epoch and "
-                  "the worker ranks, then over seeds. Dense fp32 is 32 bits. Configurations with compressor none "
+                  "the worker ranks, then over seeds; epochs count from 1. Dense fp32 is 32 bits. Configurations with "
+                  "compressor none "
                   "are left out, and so are runs that did not record model_parameters.",
                   {},
                   {}};
@@ -42,9 +43,9 @@ Section bits_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
     for (const EpochSummary& e : s.epochs) {
       if (std::isnan(e.bits_per_parameter)) continue;
       table.add_row(
-          {s.config->label, raw_number(parameters), std::to_string(e.epoch), fixed(e.bits_per_parameter, 3)},
-          {s.config->label, raw_number(parameters), std::to_string(e.epoch), raw_number(e.bits_per_parameter)});
-      data += data_line({static_cast<double>(e.epoch), e.bits_per_parameter});
+          {s.config->label, raw_number(parameters), std::to_string(e.epoch + 1), fixed(e.bits_per_parameter, 3)},
+          {s.config->label, raw_number(parameters), std::to_string(e.epoch + 1), raw_number(e.bits_per_parameter)});
+      data += data_line({static_cast<double>(e.epoch + 1), e.bits_per_parameter});
     }
     if (data.empty()) continue;
     const std::string file = str_cat("bits_", i, ".dat");
@@ -59,7 +60,7 @@ Section bits_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
     return section;
   }
   plot.commands =
-      str_cat("set logscale y\nset xlabel 'epoch'\nset ylabel 'bits per parameter'\nset grid\n",
+      str_cat("set logscale y\nset xlabel 'epoch (1 = the first)'\nset ylabel 'bits per parameter'\nset grid\n",
               "set key outside right top\nset yrange [*:64]\n",
               "plot 32 with lines dashtype 2 linecolor rgb 'gray40' title 'dense fp32 (32 bits)'", plot_list, "\n");
   section.figures.push_back(plot.figure);

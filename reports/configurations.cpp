@@ -38,6 +38,7 @@ std::set<std::string> parts_in_every_row(const std::vector<std::string>& rows) {
 
 std::pair<std::string, std::string> cell_of(const ReportRun& run, const std::set<std::string>& ignore) {
   std::string row, column = run.compressor.empty() ? "?" : run.compressor;
+  if (!run.experiment_part.empty()) append(row, run.experiment_part);
   append(row, "model=" + (run.model.empty() ? std::string("?") : run.model));
   append(row, "workers=" + std::to_string(run.workers));
   std::string fields;

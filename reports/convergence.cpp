@@ -1,4 +1,5 @@
 // Sections 4 and 5: the test metric over epochs and over time, and the cost of reaching a target.
+#include <algorithm>
 #include <cmath>
 
 #include "reports/format.hpp"
@@ -10,7 +11,8 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
   Section section{
       "Convergence",
       str_cat("Table: ", in.metric.label,
-              " (worker 0) at the end of each epoch, mean over seeds. Measured time = the sum of worker 0's "
+              " (worker 0) at the end of each epoch (1 = the first), mean over seeds. Measured time = the sum of "
+              "worker 0's "
               "epoch_time (wall time of whole epochs on this machine) up to that epoch. Projected time = "
               "the sum of worker 0's projected_time_step (measured compute + communication projected onto the link) "
               "up to the epoch's last step; it leaves out evaluation and data loading. Figures: every evaluation "
@@ -45,9 +47,9 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
   for (std::size_t i = 0; i < in.summaries.size(); ++i) {
     const ConfigSummary& s = in.summaries[i];
     for (const EpochSummary& e : s.epochs)
-      table.add_row({s.config->label, std::to_string(e.epoch), mean_std_text(e.metric, in.metric.digits),
+      table.add_row({s.config->label, std::to_string(e.epoch + 1), mean_std_text(e.metric, in.metric.digits),
                      fixed(e.measured_time, 2), fixed(e.projected_time, 2)},
-                    {s.config->label, std::to_string(e.epoch), raw_number(e.metric.mean), raw_number(e.metric.std),
+                    {s.config->label, std::to_string(e.epoch + 1), raw_number(e.metric.mean), raw_number(e.metric.std),
                      std::to_string(e.metric.n), raw_number(e.measured_time), raw_number(e.projected_time)});
     std::string data;
     for (const EvalSummary& e : s.evaluations)
@@ -68,8 +70,9 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
   section.tables.push_back(std::move(table));
   if (epoch_plot.empty()) return section;
   by_time.data_files = by_epoch.data_files;  // the same files; writing them twice is harmless
-  const std::string common = str_cat("set ylabel ", gnuplot_quote(in.metric.label), "\nset grid\nset key ",
-                                     in.metric.higher_is_better ? "bottom right" : "top right", "\n");
+  // The key outside the plot: with many configurations it would cover the curves.
+  const std::string common =
+      str_cat("set ylabel ", gnuplot_quote(in.metric.label), "\nset grid\nset key outside right top\n");
   by_epoch.commands = str_cat(common, "set xlabel 'epochs trained'\n", epoch_plot, "\n");
   by_time.commands = str_cat("set multiplot layout 1,2\n", common, "set title 'MEASURED time'\n",
                              "set xlabel 'measured wall time (s)'\n", measured_plot, "\n",
@@ -81,30 +84,25 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
   return section;
 }
 
-double default_target(const SectionInput& in) {
-  double target = kNaN;
-  for (const ConfigSummary& s : in.summaries) {
-    const double v = s.final_metric.mean;
-    if (std::isnan(v)) continue;
-    if (std::isnan(target) || (in.metric.higher_is_better ? v < target : v > target)) target = v;
-  }
-  return target;
-}
-
-Section target_section(const SectionInput& in, double target, bool target_given) {
+Section target_section(const SectionInput& in) {
   const std::string direction = in.metric.higher_is_better ? ">= " : "<= ";
+  const bool one = in.answer.one_target();
+  const RowTarget& first = in.answer.targets().front();
   Section section{
       "Time and bytes to target",
-      str_cat("Target ", in.metric.label, " ", direction, fixed(target, in.metric.digits),
-              target_given ? " (--target)."
-                           : " (default: the least good mean final value among the configurations; set it "
-                             "with --target).",
+      str_cat(one ? str_cat("Target ", in.metric.label, " ", direction, fixed(first.value, in.metric.digits), " (",
+                            first.source, ").")
+                  : str_cat("Each row has its own target (column target): its best dense configuration's mean "
+                            "final ",
+                            in.metric.label, " ", in.metric.higher_is_better ? "less" : "plus", " the tolerance."),
               " Per run: the first evaluation whose ", in.metric.label,
               " reaches the target (every epoch's end, and every eval_every steps where the run set it), the "
-              "steps and epoch it came in, the measured time (worker 0's wall time since training started, "
-              "earlier evaluations included), the projected time (the sum of worker 0's projected_time_step up "
-              "to it) and the bytes the worker ranks sent until then; then mean ± std over the runs that reached "
-              "it. reached = runs reaching it / runs. best reached = mean ± std over the runs of each run's best ",
+              "steps and epoch it came in (1 = the first epoch; a range when the runs differ), the measured time "
+              "(worker 0's wall time since "
+              "training started, earlier evaluations included), the projected time (the sum of worker 0's "
+              "projected_time_step up to it) and the bytes the worker ranks sent until then; then mean ± std over "
+              "the runs that reached it. reached = runs reaching it / runs. best reached = mean ± std over the "
+              "runs of each run's best ",
               in.metric.label, "."),
       {},
       {}};
@@ -130,17 +128,22 @@ Section target_section(const SectionInput& in, double target, bool target_given)
                       "projected_time_mean_s",
                       "projected_time_std_s",
                       "bytes_sent_mean"};
+  if (!one) {
+    table.columns.insert(table.columns.begin() + 1, {"target", Align::Right});
+    table.csv.header.insert(table.csv.header.begin() + 1, "target");
+  }
   std::size_t reached_runs = 0, runs = 0;
   double best_overall = kNaN;
   std::string best_label;
   for (const ConfigSummary& s : in.summaries) {
+    const double target = in.answer.target_of(s).value;
     std::vector<double> steps, epochs, measured, projected, bytes, best;
     for (const RunData* run : s.config->runs) {
       best.push_back(run->best_metric(in.metric.higher_is_better));
       for (const EvalPoint& e : run->evaluations)
         if (in.metric.reaches(e.test_metric, target)) {
           steps.push_back(static_cast<double>(e.step));
-          epochs.push_back(static_cast<double>(e.epoch));
+          epochs.push_back(static_cast<double>(e.epoch + 1));
           measured.push_back(e.measured_time);
           projected.push_back(e.projected_time);
           bytes.push_back(e.bytes_sent);
@@ -159,26 +162,61 @@ Section target_section(const SectionInput& in, double target, bool target_given)
       best_label = s.config->label;
     }
     const std::string best_text = mean_std_text(best_stats, in.metric.digits);
-    if (epochs.empty())
-      table.add_row({s.config->label, reached, best_text, "not reached", kMissing, kMissing, kMissing, kMissing},
-                    {s.config->label, "0", std::to_string(s.config->runs.size()), raw_number(best_stats.mean),
-                     raw_number(best_stats.std), "", "", "", "", "", "", ""});
-    else
-      table.add_row(
-          {s.config->label, reached, best_text, fixed(step.mean, 0), fixed(epoch.mean, 1), mean_std_significant(m),
-           mean_std_significant(p), human_bytes(b.mean)},
-          {s.config->label, std::to_string(epochs.size()), std::to_string(s.config->runs.size()),
-           raw_number(best_stats.mean), raw_number(best_stats.std), raw_number(step.mean), raw_number(epoch.mean),
-           raw_number(m.mean), raw_number(m.std), raw_number(p.mean), raw_number(p.std), raw_number(b.mean)});
+    std::vector<std::string> cells, raw;
+    if (epochs.empty()) {
+      cells = {s.config->label, reached, best_text, "not reached", kMissing, kMissing, kMissing, kMissing};
+      raw = {s.config->label,
+             "0",
+             std::to_string(s.config->runs.size()),
+             raw_number(best_stats.mean),
+             raw_number(best_stats.std),
+             "",
+             "",
+             "",
+             "",
+             "",
+             "",
+             ""};
+    } else {
+      // The epochs of the runs as a range: a mean such as "1.5" names no epoch.
+      const auto [low, high] = std::minmax_element(epochs.begin(), epochs.end());
+      const std::string epoch_text = *low == *high ? fixed(*low, 0) : str_cat(fixed(*low, 0), "-", fixed(*high, 0));
+      cells = {s.config->label,
+               reached,
+               best_text,
+               fixed(step.mean, 0),
+               epoch_text,
+               mean_std_significant(m),
+               mean_std_significant(p),
+               human_bytes(b.mean)};
+      raw = {s.config->label,
+             std::to_string(epochs.size()),
+             std::to_string(s.config->runs.size()),
+             raw_number(best_stats.mean),
+             raw_number(best_stats.std),
+             raw_number(step.mean),
+             raw_number(epoch.mean),
+             raw_number(m.mean),
+             raw_number(m.std),
+             raw_number(p.mean),
+             raw_number(p.std),
+             raw_number(b.mean)};
+    }
+    if (!one) {
+      cells.insert(cells.begin() + 1, fixed(target, in.metric.digits));
+      raw.insert(raw.begin() + 1, raw_number(target));
+    }
+    table.add_row(std::move(cells), std::move(raw));
   }
   if (reached_runs == 0 && runs > 0)
-    section.text += str_cat(
-        " No run reached the target ", in.metric.label, " ", direction, fixed(target, in.metric.digits),
+    section.lead = str_cat(
+        "No run reached the target",
+        one ? str_cat(" ", in.metric.label, " ", direction, fixed(first.value, in.metric.digits)) : std::string(),
         best_label.empty()
             ? std::string(".")
             : str_cat("; the best mean reached was ", fixed(best_overall, in.metric.digits), " (", best_label, ")."));
   else
-    section.text += str_cat(" ", reached_runs, " of ", runs, " runs reached it.");
+    section.lead = str_cat(reached_runs, " of ", runs, " runs reached it.");
   section.tables.push_back(std::move(table));
   return section;
 }

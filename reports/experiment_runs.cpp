@@ -99,4 +99,18 @@ ExperimentRuns load_experiment_runs(storage::Database& db, const std::string& ex
   return out;
 }
 
+ExperimentRuns load_experiment_runs(storage::Database& db, const std::vector<std::string>& experiments) {
+  if (experiments.size() == 1) return load_experiment_runs(db, experiments.front());
+  ExperimentRuns out;
+  for (const std::string& experiment : experiments) {
+    ExperimentRuns one = load_experiment_runs(db, experiment);
+    for (ReportRun& run : one.finished) run.experiment_part = "experiment=" + experiment;
+    out.versions.insert(out.versions.end(), one.versions.begin(), one.versions.end());
+    out.recorded += one.recorded;
+    out.latest.insert(out.latest.end(), one.latest.begin(), one.latest.end());
+    out.finished.insert(out.finished.end(), one.finished.begin(), one.finished.end());
+  }
+  return out;
+}
+
 }  // namespace laconic::reports

@@ -29,6 +29,9 @@ struct ReportRun {
   /// so that its times are measurements on that link; NaN otherwise.
   double emulated_bits_per_second = std::numeric_limits<double>::quiet_NaN();
   std::string tune;  ///< swept "tune": "trial", "best", or "" when not tuned
+  /// "experiment=NAME" when a report compares several experiments (its rows keep them apart);
+  /// "" otherwise.
+  std::string experiment_part;
 };
 
 struct ExperimentRuns {
@@ -41,6 +44,10 @@ struct ExperimentRuns {
 /// Loads the runs of `experiment`. ConfigError if it has none (the message lists the
 /// experiments that exist) or a run's JSON does not parse.
 ExperimentRuns load_experiment_runs(storage::Database& db, const std::string& experiment);
+
+/// The runs of several experiments, one after another, each run marked with its experiment
+/// (ReportRun::experiment_part) when there are two or more.
+ExperimentRuns load_experiment_runs(storage::Database& db, const std::vector<std::string>& experiments);
 
 /// A swept value as the run name writes it: strings bare, numbers as JSON prints them.
 std::string value_text(const nlohmann::json& value);

@@ -29,7 +29,8 @@ Section final_metric_section(const SectionInput& in) {
   return {"Final " + in.metric.label,
           str_cat("Last recorded ", in.metric.key, " (worker 0; ", in.metric.higher_is_better ? "higher" : "lower",
                   " is better) of the latest FINISHED run of each run name: mean ± sample standard deviation over "
-                  "seeds and repetitions, n runs; - where nothing finished. Rows: model x workers x the other "
+                  "seeds (the repeats of a seed averaged first), n seeds; - where nothing finished. Rows: model x "
+                  "workers x the other "
                   "swept variables; columns: compressor x its swept fields."),
           {std::move(table)},
           {}};
@@ -49,43 +50,34 @@ Section compression_section(const SectionInput& in, std::vector<FigurePlot>& plo
   FigurePlot plot{{"metric_vs_compression", in.metric.label + " vs achieved compression ratio",
                    str_cat("Final ", in.metric.label,
                            " (mean over seeds, bars: sample std) against the achieved "
-                           "compression ratio dense / sent bytes (log scale), one series per row of the final "
-                           "table."),
+                           "compression ratio dense / sent bytes (log scale), one point per configuration."),
                    "", ""},
                   "",
                   {}};
-  std::string plot_list, labels;
-  for (std::size_t r = 0; r < in.grid.rows.size(); ++r) {
-    std::string data;
-    for (std::size_t i = 0; i < in.summaries.size(); ++i) {
-      const ConfigSummary& s = in.summaries[i];
-      if (r == 0)
-        table.add_row(
-            {s.config->label, s.compression.n ? fixed(s.compression.mean, 1) + "x" : kMissing,
-             mean_std_text(s.final_metric, in.metric.digits)},
-            {s.config->label, raw_number(s.compression.mean), raw_number(s.compression.std),
-             raw_number(s.final_metric.mean), raw_number(s.final_metric.std), std::to_string(s.final_metric.n)});
-      if (s.config->row != in.grid.rows[r] || std::isnan(s.compression.mean) || std::isnan(s.final_metric.mean))
-        continue;
-      data += data_line({s.compression.mean, s.final_metric.mean, s.final_metric.std});
-      labels += str_cat("set label ", gnuplot_quote(s.config->column), " at ", raw_number(s.compression.mean), ",",
-                        raw_number(s.final_metric.mean), " offset 0.6,0.6 font ',8'\n");
-    }
-    if (data.empty()) continue;
-    const std::string file = str_cat("compression_", r, ".dat");
-    plot.data_files.emplace_back(file, data);
-    plot_list += str_cat(plot_list.empty() ? "plot " : ", \\\n     ", "'", file,
-                         "' using 1:2:3 with yerrorbars pointtype 7 title ", gnuplot_quote(in.grid.rows[r]));
+  // One series per configuration, named in the key outside the plot: labels next to the points
+  // collide once a few configurations have similar ratios.
+  std::string plot_list;
+  for (std::size_t i = 0; i < in.summaries.size(); ++i) {
+    const ConfigSummary& s = in.summaries[i];
+    table.add_row({s.config->label, s.compression.n ? fixed(s.compression.mean, 1) + "x" : kMissing,
+                   mean_std_text(s.final_metric, in.metric.digits)},
+                  {s.config->label, raw_number(s.compression.mean), raw_number(s.compression.std),
+                   raw_number(s.final_metric.mean), raw_number(s.final_metric.std), std::to_string(s.final_metric.n)});
+    if (std::isnan(s.compression.mean) || std::isnan(s.final_metric.mean)) continue;
+    const std::string file = str_cat("compression_", i, ".dat");
+    plot.data_files.emplace_back(file, data_line({s.compression.mean, s.final_metric.mean, s.final_metric.std}));
+    plot_list +=
+        str_cat(plot_list.empty() ? "plot " : ", \\\n     ", "'", file, "' using 1:2:3 with yerrorbars linetype ",
+                i % 10 + 1, " pointsize 1.5 title ", gnuplot_quote(s.config->label));
   }
   section.tables.push_back(std::move(table));
   if (plot_list.empty()) {
     section.text += " No run sent any bytes, so there is no figure.";
     return section;
   }
-  plot.commands =
-      str_cat("set logscale x\nset xlabel 'achieved compression ratio (dense / sent bytes)'\n", "set ylabel ",
-              gnuplot_quote(in.metric.label), "\nset key outside right top\n",
-              "set grid\nset offsets graph 0.05, graph 0.15, graph 0.05, graph 0.05\n", labels, plot_list, "\n");
+  plot.commands = str_cat("set logscale x\nset xlabel 'achieved compression ratio (dense / sent bytes)'\n",
+                          "set ylabel ", gnuplot_quote(in.metric.label), "\nset key outside right top\n",
+                          "set grid\nset offsets graph 0.05, graph 0.15, graph 0.05, graph 0.05\n", plot_list, "\n");
   section.figures.push_back(plot.figure);
   plots.push_back(std::move(plot));
   return section;

@@ -17,6 +17,11 @@ figure { margin: 1em 0 1.5em; }
 figure img { max-width: 100%; border: 1px solid #ddd; }
 figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
 p.missing { background: #fff3f3; border-left: 4px solid #c33; padding: 0.4em 0.8em; }
+nav.toc { background: #f7f7f7; border: 1px solid #ddd; padding: 0.4em 1em; display: inline-block; }
+nav.toc ol { margin: 0.3em 0; padding-left: 1.4em; }
+section#answer p { font-size: 1.05em; max-width: 60em; }
+details { margin: 0.3em 0 1em; max-width: 60em; color: #444; }
+details summary { cursor: pointer; color: #555; }
 )css";
 
 const char* align_class(Align align) { return align == Align::Right ? " class=\"num\"" : ""; }
@@ -92,11 +97,21 @@ std::string render_html(const Report& report) {
     out << "</li>\n";
   }
   out << "</ul>\n";
+  out << "<nav class=\"toc\"><strong>Contents</strong>\n<ol>\n";
+  for (const auto& section : report.sections)
+    out << "<li><a href=\"#" << html_escape(section_anchor(section)) << "\">" << html_escape(section.heading)
+        << "</a></li>\n";
+  out << "</ol>\n</nav>\n";
   for (const auto& section : report.sections) {
-    out << "<h2>" << html_escape(section.heading) << "</h2>\n";
-    if (!section.text.empty()) out << "<p>" << html_escape(section.text) << "</p>\n";
+    out << "<section id=\"" << html_escape(section_anchor(section)) << "\">\n<h2>" << html_escape(section.heading)
+        << "</h2>\n";
+    for (const auto& paragraph : paragraphs(section.lead)) out << "<p>" << html_escape(paragraph) << "</p>\n";
+    if (!section.text.empty())
+      out << "<details><summary>How this is computed</summary>\n<p>" << html_escape(section.text)
+          << "</p>\n</details>\n";
     for (const auto& figure : section.figures) render_figure(out, figure);
     for (const auto& table : section.tables) render_table(out, table);
+    out << "</section>\n";
   }
   out << "</body>\n</html>\n";
   return out.str();

@@ -73,10 +73,18 @@ std::string render_markdown(const Report& report) {
     else
       out << markdown_escape(fact.value) << "\n";
   }
+  out << "\nContents:\n\n";
+  for (std::size_t i = 0; i < report.sections.size(); ++i)
+    out << i + 1 << ". [" << markdown_escape(report.sections[i].heading) << "](#" << section_anchor(report.sections[i])
+        << ")\n";
   out << "\n";
   for (const auto& section : report.sections) {
-    out << "## " << markdown_escape(section.heading) << "\n\n";
-    if (!section.text.empty()) out << markdown_escape(section.text) << "\n\n";
+    // The explicit anchor: viewers derive heading ids differently (or not at all).
+    out << "<a id=\"" << section_anchor(section) << "\"></a>\n\n## " << markdown_escape(section.heading) << "\n\n";
+    for (const auto& paragraph : paragraphs(section.lead)) out << markdown_escape(paragraph) << "\n\n";
+    if (!section.text.empty())
+      out << "<details><summary>How this is computed</summary>\n\n"
+          << markdown_escape(section.text) << "\n\n</details>\n\n";
     for (const auto& figure : section.figures) render_figure(out, figure);
     for (const auto& table : section.tables) render_table(out, table);
   }

@@ -1,7 +1,6 @@
 // Section 3b: the runs projected onto links they never used (laconic report --link), from the
 // messages each step recorded.
 #include <cmath>
-#include <cstdio>
 
 #include "reports/format.hpp"
 #include "reports/sections.hpp"
@@ -13,9 +12,11 @@ Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>&
       "Mean seconds per step and worker rank if each run had used the links given with --link: compute + compress "
       "+ wait as measured, and the messages each step recorded (messages, link_bytes) projected by the alpha-beta "
       "model, messages x latency + 8 x link_bytes / bandwidth (docs/network-model.md). A projection, not a "
-      "measurement: none of these runs used these links. vs dense = against the same row's dense (none) "
-      "configuration on the same link. Runs with allreduce { overlap = true } are projected as if nothing was "
-      "hidden behind backward: an upper bound for them.",
+      "measurement: none of these runs used these links. to target vs dense = the time to the row's target on "
+      "that link against the row's fastest dense configuration there: faster or slower only beyond the noise, "
+      "else within noise (\"The answer\" says how the noise is computed); not reached where some of its runs "
+      "never reached the target. Runs with allreduce { overlap = true } are projected as if nothing was hidden "
+      "behind backward: an upper bound for them.",
       {},
       {}};
   Table table;
@@ -24,36 +25,29 @@ Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>&
   table.csv.header = {"configuration"};
   for (const auto& link : links) {
     table.columns.push_back({str_cat("step on ", link.text, " (s)"), Align::Right});
-    table.columns.push_back({str_cat("vs dense on ", link.text), Align::Right});
+    table.columns.push_back({str_cat("to target vs dense on ", link.text), Align::Right});
     table.csv.header.push_back(str_cat("step_s@", link.text));
+    table.csv.header.push_back(str_cat("versus_dense@", link.text));
   }
   bool any_missing = false;
   for (const ConfigSummary& s : in.summaries) {
-    const ConfigSummary* dense = row_dense(in.grid, in.summaries, s);
     std::vector<std::string> cells{s.config->label}, raw{s.config->label};
     for (const auto& link : links) {
       const double step = step_on_link(s, link);
       any_missing = any_missing || std::isnan(step);
-      std::string versus = kMissing;
-      if (dense == &s && !std::isnan(step)) {
-        versus = "baseline";
-      } else if (dense != nullptr) {
-        const double base = step_on_link(*dense, link);
-        if (!std::isnan(step) && !std::isnan(base) && base > 0) {
-          char buf[32];
-          std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * (step - base) / base);
-          versus = buf;
-        }
-      }
+      const AnswerLink answer_link{link.text, link};
+      const std::string versus =
+          comparison_text(in.answer.compare(s, answer_link), in.answer.time_to_target(s, answer_link));
       cells.push_back(seconds(step));
       cells.push_back(versus);
       raw.push_back(raw_number(step));
+      raw.push_back(versus);
     }
     table.add_row(cells, raw);
   }
   if (any_missing)
-    section.text +=
-        " - : the runs did not record their messages (an older laconic stored no messages and "
+    section.lead =
+        "- : the runs did not record their messages (an older laconic stored no messages and "
         "link_bytes per step); train them again to project them.";
   section.tables.push_back(std::move(table));
   return section;

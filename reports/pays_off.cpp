@@ -11,56 +11,34 @@
 namespace laconic::reports {
 namespace {
 
-constexpr double kLowest = 1e7, kHighest = 1e11;  // bit/s
-constexpr int kPerDecade = 10;
-constexpr double kLatency = 50e-6;  // s per message: link's default
+constexpr double kScanLatency = 50e-6;  // s per message, as scanned_bandwidths() says
 
-std::vector<double> bandwidths() {
-  std::vector<double> out;
-  const int points = static_cast<int>(std::lround(std::log10(kHighest / kLowest))) * kPerDecade;
-  for (int i = 0; i <= points; ++i) out.push_back(kLowest * std::pow(10.0, static_cast<double>(i) / kPerDecade));
-  return out;
+AnswerLink link_at(double rate) {
+  LinkSpec spec;
+  spec.bits_per_second = rate;
+  spec.latency_seconds = kScanLatency;
+  return {rate_text(rate), spec};
 }
 
-/// "100 Mbit/s", "2.5 Gbit/s".
-std::string rate_text(double bits_per_second) {
-  const char* units[] = {"bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"};
-  int u = 0;
-  while (bits_per_second >= 1000 && u < 4) {
-    bits_per_second /= 1000;
-    ++u;
-  }
-  char number[32];
-  std::snprintf(number, sizeof number, "%.3g", bits_per_second);
-  return str_cat(number, " ", units[u]);
-}
-
-// One configuration on the links: its step (s) at each bandwidth, and the steps its runs took to
-// the target (mean over the runs that reached it; NaN when none did).
+// One configuration on the links: its time to target at each bandwidth (infinite where it did
+// not reach it), and where its runs trained on an emulated link, the time measured there.
 struct Curve {
   const ConfigSummary* summary = nullptr;
-  std::vector<double> step;
+  std::vector<double> time;  ///< s, one per scanned bandwidth
   double steps_to_target = kNaN;
   /// Where the configuration's runs trained on an emulated link (all of them on the same one):
   /// that link's bandwidth and the time to target measured there (steps x measured step).
   double emulated_rate = kNaN, measured_time_to_target = kNaN;
-  double time_to_target(std::size_t i) const {
-    return std::isnan(steps_to_target) ? std::numeric_limits<double>::infinity() : steps_to_target * step[i];
-  }
 };
 
-Curve curve_of(const ConfigSummary& s, const std::vector<double>& rates, const TestMetric& metric, double target) {
+Curve curve_of(const Answer& answer, const ConfigSummary& s, const std::vector<double>& rates) {
   Curve c;
   c.summary = &s;
-  for (double rate : rates) c.step.push_back(step_on_link(s, LinkSpec{"", rate, kLatency}));
-  std::vector<double> steps;
-  for (const RunData* run : s.config->runs)
-    for (const EvalPoint& e : run->evaluations)
-      if (metric.reaches(e.test_metric, target)) {
-        steps.push_back(static_cast<double>(e.step));
-        break;
-      }
-  if (!steps.empty()) c.steps_to_target = stats_of(steps).mean;
+  for (double rate : rates) {
+    const TimeToTarget t = answer.time_to_target(s, link_at(rate));
+    c.time.push_back(std::isnan(t.seconds) ? std::numeric_limits<double>::infinity() : t.seconds);
+    c.steps_to_target = t.steps;
+  }
   const double rate = s.config->runs.front()->run.emulated_bits_per_second;
   bool same_link = !std::isnan(rate);
   for (const RunData* run : s.config->runs) same_link = same_link && run->run.emulated_bits_per_second == rate;
@@ -91,48 +69,28 @@ std::string row_name(const Configuration& c) {
   return c.label == c.column ? "" : c.label;
 }
 
-bool dense(const ConfigSummary& s) {
-  const std::string& compressor = s.config->runs.front()->run.compressor;
-  return compressor == "none" || compressor == "fp16";
-}
-
-/// Where `c` stops beating `base` in time to target, scanning up from the lowest bandwidth: the
-/// last bandwidth at which it was faster, "always", or "never".
-std::string break_even(const Curve& c, const std::vector<double>& base, const std::vector<double>& rates) {
-  bool any = false, all = true;
-  double last_win = kNaN;
-  for (std::size_t i = 0; i < rates.size(); ++i) {
-    const bool wins = c.time_to_target(i) < base[i];
-    any = any || wins;
-    all = all && wins;
-    if (wins) last_win = rates[i];
-  }
-  if (all) return str_cat("always (", rate_text(kLowest), " to ", rate_text(kHighest), ")");
-  if (!any) return "never";
-  return str_cat("below ", rate_text(last_win));
-}
-
 }  // namespace
 
-Section pays_off_section(const SectionInput& in, double target, std::vector<FigurePlot>& plots) {
+Section pays_off_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
+  const std::vector<double> rates = scanned_bandwidths();
   Section section{
       "Does it pay off?",
-      str_cat("Each configuration projected onto links from ", rate_text(kLowest), " to ", rate_text(kHighest), " (",
-              kPerDecade,
-              " per decade, 50 us per message): step = compute + compress + wait as measured + "
+      str_cat("Each configuration projected onto links from ", rate_text(rates.front()), " to ",
+              rate_text(rates.back()),
+              " (ten per decade, 50 us per message): step = compute + compress + wait as measured + "
               "the messages each step recorded (messages, link_bytes) by the alpha-beta model; time to target = "
-              "the steps its runs needed to reach ",
-              in.metric.label, " ", in.metric.higher_is_better ? ">= " : "<= ", fixed(target, in.metric.digits),
-              " (mean over the runs that reached it) x that step, so a method that needs more steps pays for "
-              "them. Break-even: the highest bandwidth at which a configuration still reaches the target sooner "
-              "than the fastest dense configuration of its row (none or fp16), or always / never in the range. "
-              "Projections, not measurements; runs with allreduce { overlap = true } are projected as if nothing "
-              "was hidden. A configuration that trained on an emulated link (link { emulate = true }) also has "
-              "its measured time to target there (steps x measured step), a point on its curve's colour in the "
-              "figure: how far the point lies from the curve is how far the model is from the measurement."),
+              "the steps each run needed to reach its row's target x that run's step, mean over the runs that "
+              "reached it, so a method that needs more steps pays for them. Against dense: at each bandwidth, the "
+              "configuration against the fastest dense configuration of its row (none or fp16), faster or slower "
+              "only where their noise intervals do not overlap (\"The answer\" says how they are computed), "
+              "else within noise; a configuration that reached the target in only some of its runs is \"not "
+              "reached\" at every bandwidth. Projections, not measurements; runs with allreduce { overlap = true } "
+              "are projected as if nothing was hidden. A configuration that trained on an emulated link "
+              "(link { emulate = true }) also has its measured time to target there (steps x measured step), a "
+              "point on its curve's colour in the figure: how far the point lies from the curve is how far the "
+              "model is from the measurement."),
       {},
       {}};
-  const std::vector<double> rates = bandwidths();
   std::vector<Curve> curves;
   std::size_t without = 0;
   for (const ConfigSummary& s : in.summaries) {
@@ -140,10 +98,10 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
       ++without;
       continue;
     }
-    curves.push_back(curve_of(s, rates, in.metric, target));
+    curves.push_back(curve_of(in.answer, s, rates));
   }
   if (without > 0)
-    section.text += str_cat(" ", without,
+    section.lead += str_cat(without,
                             " configuration(s) left out: their runs did not record messages and "
                             "link_bytes (an older laconic).");
   bool any_emulated = false;
@@ -155,9 +113,10 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
                    {"time to target on 100 Mbit/s (s)", Align::Right},
                    {"on 1 Gbit/s (s)", Align::Right},
                    {"on 10 Gbit/s (s)", Align::Right},
-                   {"beats dense (time to target)", Align::Right}};
+                   {"against dense (time to target)"}};
   table.csv.header = {"configuration",          "steps_to_target",         "time_to_target_100Mbit_s",
-                      "time_to_target_1Gbit_s", "time_to_target_10Gbit_s", "break_even"};
+                      "time_to_target_1Gbit_s", "time_to_target_10Gbit_s", "against_dense",
+                      "break_even_bit_s"};
   if (any_emulated) {
     table.columns.push_back({"measured on its emulated link (s)", Align::Right});
     table.csv.header.insert(table.csv.header.end(), {"emulated_bandwidth_bit_s", "measured_time_to_target_s"});
@@ -180,31 +139,22 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
   for (std::size_t k = 0; k < curves.size(); ++k) {
     const Curve& c = curves[k];
     const ConfigSummary& s = *c.summary;
-    // The row's fastest dense configuration, bandwidth by bandwidth.
-    std::vector<double> base(rates.size(), std::numeric_limits<double>::infinity());
-    bool has_base = false;
-    for (const Curve& other : curves)
-      if (other.summary->config->row == s.config->row && dense(*other.summary)) {
-        has_base = true;
-        for (std::size_t i = 0; i < rates.size(); ++i) base[i] = std::min(base[i], other.time_to_target(i));
-      }
-    std::string verdict = kMissing;
-    if (dense(s))
-      verdict = "(dense)";
-    else if (std::isnan(c.steps_to_target))
-      verdict = "never (target not reached)";
-    else if (has_base)
-      verdict = break_even(c, base, rates);
+    const BandwidthScan scan = in.answer.scan(s);
     auto ttt = [&](double rate) {
-      const double t = c.time_to_target(index_of(rate));
+      const double t = c.time[index_of(rate)];
       return std::isinf(t) ? kNaN : t;
     };
     std::vector<std::string> row = {
         s.config->label,    std::isnan(c.steps_to_target) ? std::string("not reached") : fixed(c.steps_to_target, 0),
         seconds(ttt(1e8)),  seconds(ttt(1e9)),
-        seconds(ttt(1e10)), verdict};
-    std::vector<std::string> raw = {s.config->label,      raw_number(c.steps_to_target), raw_number(ttt(1e8)),
-                                    raw_number(ttt(1e9)), raw_number(ttt(1e10)),         verdict};
+        seconds(ttt(1e10)), scan.text};
+    std::vector<std::string> raw = {s.config->label,
+                                    raw_number(c.steps_to_target),
+                                    raw_number(ttt(1e8)),
+                                    raw_number(ttt(1e9)),
+                                    raw_number(ttt(1e10)),
+                                    scan.text,
+                                    raw_number(scan.break_even)};
     if (any_emulated) {
       row.push_back(std::isnan(c.emulated_rate)
                         ? kMissing
@@ -215,23 +165,24 @@ Section pays_off_section(const SectionInput& in, double target, std::vector<Figu
     if (std::isnan(c.steps_to_target)) continue;
     RowFigure& f = figure_of(s);
     std::string data;
-    for (std::size_t i = 0; i < rates.size(); ++i) data += data_line({rates[i] / 1e6, c.time_to_target(i)});
+    for (std::size_t i = 0; i < rates.size(); ++i) data += data_line({rates[i] / 1e6, c.time[i]});
     const std::string file = str_cat("pays_off_", k, ".dat");
     f.data_files.emplace_back(file, data);
-    const std::size_t colour = ++f.curves;  // the curve and its measured point share it
-    f.plot_list += str_cat(f.plot_list.empty() ? "plot " : ", \\\n     ", "'", file,
-                           "' using 1:2 with lines linecolor ", colour, " title ", gnuplot_quote(s.config->column));
+    const std::size_t style = ++f.curves;  // the curve and its measured point share it
+    f.plot_list += str_cat(f.plot_list.empty() ? "plot " : ", \\\n     ", "'", file, "' using 1:2 with lines linetype ",
+                           style, " linewidth 2 title ", gnuplot_quote(s.config->column));
     if (!std::isnan(c.emulated_rate)) {
       f.drew_point = true;
       const std::string point = str_cat("pays_off_", k, "_measured.dat");
       f.data_files.emplace_back(point, data_line({c.emulated_rate / 1e6, c.measured_time_to_target}));
       f.plot_list +=
-          str_cat(", \\\n     '", point, "' using 1:2 with points pointtype 7 linecolor ", colour, " notitle");
+          str_cat(", \\\n     '", point, "' using 1:2 with points pointtype 7 linecolor ", style, " notitle");
     }
   }
   section.tables.push_back(std::move(table));
   if (figures.empty()) {
-    section.text += " No configuration reached the target: nothing to plot.";
+    section.lead +=
+        (section.lead.empty() ? "" : " ") + std::string("No configuration reached the target: nothing to plot.");
     return section;
   }
   for (std::size_t i = 0; i < figures.size(); ++i) {

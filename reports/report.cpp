@@ -57,13 +57,14 @@ std::vector<std::string> write_csvs(Report& report, const fs::path& dir) {
 
 }  // namespace
 
-ReportPaths write_report(storage::Database& db, const std::string& experiment, const std::string& out_dir,
+ReportPaths write_report(storage::Database& db, const std::vector<std::string>& experiments, const std::string& out_dir,
                          const ReportOptions& options) {
   // Build first, so a missing experiment leaves no empty directory behind.
-  ReportDraft draft = build_report(db, experiment, options.target, options.links);
+  ReportDraft draft = build_report(db, experiments, {options.target, options.tolerance}, options.links);
   const fs::path dir(out_dir);
   make_directory(dir / "tables");
-  ReportPaths paths{(dir / "report.md").string(), (dir / "index.html").string(), {}, draft.metric, draft.target, {}};
+  ReportPaths paths{
+      (dir / "report.md").string(), (dir / "index.html").string(), {}, draft.metric, draft.target, draft.targets, {}};
   paths.csv = write_csvs(draft.report, dir / "tables");
 
   const fs::path figures = dir / "figures";

@@ -6,18 +6,22 @@
 #include <vector>
 
 #include "engine/core/units.hpp"
+#include "reports/answer.hpp"
 #include "reports/gnuplot.hpp"
 #include "storage/database.hpp"
 
 namespace laconic::reports {
 
 struct ReportOptions {
-  /// Threshold of "time and bytes to target" in the test metric's unit; unset: derived from the
-  /// runs (docs/reports.md).
-  std::optional<double> target;
-  GnuplotOptions gnuplot;
+  /// Threshold of "time to target" in the test metric's unit, for every row; unset: each row's
+  /// best dense configuration less the tolerance (docs/reports.md, "The answer").
+  std::optional<double> target{};
+  GnuplotOptions gnuplot{};
   /// Links to project every configuration onto (laconic report --link), besides the runs' own.
   std::vector<LinkSpec> links{};
+  /// Below the best dense configuration: points of accuracy or percent of perplexity; unset:
+  /// 0.5 points or 2%.
+  std::optional<double> tolerance{};
 };
 
 /// Where write_report() put its files, and what went wrong with the figures.
@@ -26,7 +30,8 @@ struct ReportPaths {
   std::string html;                   ///< <out_dir>/index.html
   std::vector<std::string> csv;       ///< <out_dir>/tables/<slug>.csv, one per table
   std::string metric;                 ///< the test metric's key
-  double target = 0;                  ///< the time-to-target threshold used (NaN if none)
+  double target = 0;                  ///< the first row's time-to-target threshold (NaN if none)
+  std::vector<std::string> targets;   ///< every row's target and where it came from, one line each
   std::vector<std::string> warnings;  ///< one per missing figure: "figure step_time missing: why"
 };
 
@@ -35,7 +40,13 @@ struct ReportPaths {
 /// reason, in both documents and in `warnings`; the tables are written regardless. ConfigError
 /// if the experiment has no runs (message lists the experiments that exist) or a file cannot be
 /// written.
-ReportPaths write_report(storage::Database& db, const std::string& experiment, const std::string& out_dir,
+ReportPaths write_report(storage::Database& db, const std::vector<std::string>& experiments, const std::string& out_dir,
                          const ReportOptions& options = {});
+
+/// The same for one experiment.
+inline ReportPaths write_report(storage::Database& db, const std::string& experiment, const std::string& out_dir,
+                                const ReportOptions& options = {}) {
+  return write_report(db, std::vector<std::string>{experiment}, out_dir, options);
+}
 
 }  // namespace laconic::reports

@@ -20,13 +20,15 @@ std::vector<RunData> collect(storage::Database& db, const std::vector<ReportRun>
 
 }  // namespace
 
-ReportDraft build_report(storage::Database& db, const std::string& experiment, std::optional<double> target,
+ReportDraft build_report(storage::Database& db, const std::vector<std::string>& experiments, const TargetRule& rule,
                          const std::vector<LinkSpec>& links) {
-  const ExperimentRuns runs = load_experiment_runs(db, experiment);
-  ReportDraft draft{{}, {}, choose_test_metric(db, runs.finished), kNaN};
+  const ExperimentRuns runs = load_experiment_runs(db, experiments);
+  ReportDraft draft{{}, {}, choose_test_metric(db, runs.finished), kNaN, {}};
   const TestMetric metric = test_metric_named(draft.metric);
   Report& report = draft.report;
-  report.title = "Experiment " + experiment;
+  std::string names;
+  for (const auto& e : experiments) names += (names.empty() ? "" : " and ") + e;
+  report.title = str_cat(experiments.size() == 1 ? "Experiment " : "Experiments ", names);
   for (const auto& e : runs.versions) {  // an edited experiment file is a new experiments row
     report.facts.push_back({"file", e.file_path, true});
     report.facts.push_back({"hash", e.file_hash, true});
@@ -48,7 +50,8 @@ ReportDraft build_report(storage::Database& db, const std::string& experiment, s
   const Grid grid = group_configurations(compared, std::set<std::string>(tuned_keys.begin(), tuned_keys.end()));
   std::vector<ConfigSummary> summaries;
   for (const auto& c : grid.configurations) summaries.push_back(summarize(c));
-  const SectionInput in{grid, summaries, metric};
+  const Answer answer(grid, summaries, metric, rule);
+  const SectionInput in{grid, summaries, metric, answer};
 
   report.facts.push_back(
       {"test metric", str_cat(metric.key, " (", metric.higher_is_better ? "higher" : "lower", " is better)"), false});
@@ -57,21 +60,24 @@ ReportDraft build_report(storage::Database& db, const std::string& experiment, s
                                   tuned ? " (tune=best runs)" : ""),
                           false});
   if (!grid.configurations.empty()) {
-    draft.target = target ? *target : default_target(in);
-    report.facts.push_back({"target",
-                            str_cat(metric.key, " ", metric.higher_is_better ? ">= " : "<= ",
-                                    fixed(draft.target, metric.digits), target ? " (--target)" : " (default)"),
-                            false});
+    draft.target = answer.targets().front().value;
+    for (const RowTarget& t : answer.targets()) {
+      if (std::isnan(t.value)) continue;
+      const std::string line = str_cat(
+          metric.key, metric.higher_is_better ? " >= " : " <= ", fixed(t.value, metric.digits), " (", t.source, ")");
+      draft.targets.push_back(grid.rows.size() > 1 ? str_cat(t.row, ": ", line) : line);
+      report.facts.push_back({grid.rows.size() > 1 ? "target, " + t.row : "target", line, false});
+    }
+    report.sections.push_back(summary_section(in, links));
     report.sections.push_back(final_metric_section(in));
     report.sections.push_back(compression_section(in, draft.plots));
     report.sections.push_back(step_time_section(in, draft.plots));
     if (!links.empty()) report.sections.push_back(other_links_section(in, links));
     report.sections.push_back(convergence_section(in, draft.plots));
-    if (!std::isnan(draft.target)) report.sections.push_back(target_section(in, draft.target, target.has_value()));
+    if (!std::isnan(draft.target)) report.sections.push_back(target_section(in));
     bool messages_recorded = false;
     for (const auto& s : summaries) messages_recorded = messages_recorded || !std::isnan(s.messages.mean);
-    if (!std::isnan(draft.target) && messages_recorded)
-      report.sections.push_back(pays_off_section(in, draft.target, draft.plots));
+    if (!std::isnan(draft.target) && messages_recorded) report.sections.push_back(pays_off_section(in, draft.plots));
     report.sections.push_back(bits_section(in, draft.plots));
   }
   if (tuned) report.sections.push_back(tuning_section(trial_data, compared, tuned_keys, metric));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/core/units.hpp"
+#include "reports/answer.hpp"
 #include "reports/plot_script.hpp"
 #include "reports/table.hpp"
 #include "storage/database.hpp"
@@ -17,14 +18,18 @@ struct ReportDraft {
   Report report;
   std::vector<FigurePlot> plots;  ///< one per Figure in the report's sections, by name
   std::string metric;             ///< key of the test metric: "test_accuracy" or "test_perplexity"
-  double target;                  ///< the time-to-target threshold used; NaN without finished runs
+  double target;                  ///< the first row's target; NaN without finished runs
+  /// One line per row: "test_accuracy >= 0.8472 (none reached 0.8522 on average, less 0.5 points)",
+  /// prefixed with the row when there are several.
+  std::vector<std::string> targets;
 };
 
-/// The comparison of `experiment`'s runs (docs/reports.md lists its sections). `target` is the
-/// test-metric threshold of "time and bytes to target"; unset, it is derived from the runs.
-/// ConfigError if the experiment has no runs (the message lists the experiments that exist).
-/// With `links`, a section projects every configuration onto each of them.
-ReportDraft build_report(storage::Database& db, const std::string& experiment,
-                         std::optional<double> target = std::nullopt, const std::vector<LinkSpec>& links = {});
+/// The comparison of the runs of `experiments` (one, or several side by side: their runs are
+/// kept apart in the rows as experiment=NAME; docs/reports.md lists the sections). `rule` says
+/// how each row's target of "time to target" is chosen. ConfigError if an experiment has no
+/// runs (the message lists the experiments that exist). With `links`, the answer and a section
+/// project every configuration onto each of them.
+ReportDraft build_report(storage::Database& db, const std::vector<std::string>& experiments,
+                         const TargetRule& rule = {}, const std::vector<LinkSpec>& links = {});
 
 }  // namespace laconic::reports

@@ -174,6 +174,23 @@ void collect_evaluations(storage::Database& db, RunData& data, const std::string
   running(projected, data.evaluations, &EvalPoint::projected_time);
 }
 
+// run_facts host_demand, else ranks_on_host / cores (runs recorded before host_demand was).
+double host_load_of(const std::map<std::string, std::string>& facts) {
+  auto number = [&facts](const char* key) {
+    const auto it = facts.find(key);
+    if (it == facts.end()) return kNaN;
+    try {
+      return std::stod(it->second);
+    } catch (const std::exception&) {
+      return kNaN;
+    }
+  };
+  const double cores = number("cores");
+  if (!(cores > 0)) return kNaN;
+  const double demand = number("host_demand");
+  return (std::isnan(demand) ? number("ranks_on_host") : demand) / cores;
+}
+
 }  // namespace
 
 double RunData::best_metric(bool higher_is_better) const {
@@ -232,6 +249,7 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   const auto facts = storage::facts_of(db, run.id);
   const auto fact = facts.find("oversubscribed");
   data.oversubscribed = fact != facts.end() && fact->second == "true";
+  data.host_load = host_load_of(facts);
   return data;
 }
 

@@ -65,8 +65,12 @@ struct RunData {
   double model_parameters = kNaN;       ///< trainable parameters (metric model_parameters)
   bool has_servers = false;             ///< ranks beyond the workers recorded traffic
   bool oversubscribed = false;          ///< its ranks outnumbered the host's cores (run_facts)
-  std::vector<EpochPoint> epochs;       ///< ordered by epoch
-  std::vector<EvalPoint> evaluations;   ///< ordered by step
+  /// How busy its host was: (its ranks + the cores other processes kept busy + stolen cores) /
+  /// cores, from run_facts host_demand (or ranks_on_host / cores for runs recorded before it);
+  /// above 1 the ranks waited for cores. NaN when not recorded.
+  double host_load = kNaN;
+  std::vector<EpochPoint> epochs;      ///< ordered by epoch
+  std::vector<EvalPoint> evaluations;  ///< ordered by step
   /// Steps of each epoch: the steps taken at the first epoch's last evaluation (its end); 0 when
   /// no epoch was evaluated.
   std::int64_t steps_per_epoch = 0;

@@ -7,6 +7,7 @@
 
 #include "engine/core/units.hpp"
 #include "reports/aggregate.hpp"
+#include "reports/answer.hpp"
 #include "reports/experiment_runs.hpp"
 #include "reports/plot_script.hpp"
 #include "reports/table.hpp"
@@ -18,7 +19,13 @@ struct SectionInput {
   const Grid& grid;
   const std::vector<ConfigSummary>& summaries;  ///< one per grid configuration, same order
   const TestMetric& metric;
+  const Answer& answer;  ///< targets, times to target and verdicts of the same summaries
 };
+
+/// 0. The answer: per row, the target, the fastest configuration to it on the runs' link and on
+/// each of `links`, what it costs in accuracy, and what lies within the noise; a table of every
+/// configuration's verdict (reports/answer.hpp).
+Section summary_section(const SectionInput& in, const std::vector<LinkSpec>& links);
 
 /// 1. Final test metric: rows x columns of the grid, mean ± sample std over seeds.
 Section final_metric_section(const SectionInput& in);
@@ -38,17 +45,13 @@ Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>&
 /// "convergence_epoch" and "convergence_time").
 Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plots);
 
-/// The default target of time-to-target: the least good of the configurations' mean final test
-/// metrics (lowest accuracy, highest perplexity), which every configuration reaches on average.
-double default_target(const SectionInput& in);
+/// 5. Time and bytes until the test metric first reaches its row's target.
+Section target_section(const SectionInput& in);
 
-/// 5. Time and bytes until the test metric first reaches `target`.
-Section target_section(const SectionInput& in, double target, bool target_given);
-
-/// 5b. Does it pay off? Time to `target` projected over bandwidths from 10 Mbit/s to 100 Gbit/s
-/// (figure "pays_off"), and each compressed configuration's break-even bandwidth against its
-/// row's fastest dense configuration. Only for runs that recorded messages and link_bytes.
-Section pays_off_section(const SectionInput& in, double target, std::vector<FigurePlot>& plots);
+/// 5b. Does it pay off? Time to the row's target projected over bandwidths from 10 Mbit/s to
+/// 100 Gbit/s (figure "pays_off"), and each compressed configuration's verdict against its row's
+/// fastest dense configuration there. Only for runs that recorded messages and link_bytes.
+Section pays_off_section(const SectionInput& in, std::vector<FigurePlot>& plots);
 
 /// 6. Bits per parameter per epoch of the compressed configurations (figure "bits_per_parameter").
 Section bits_section(const SectionInput& in, std::vector<FigurePlot>& plots);

@@ -57,15 +57,29 @@ double quantile_of(const std::vector<double>& values, double q) {
   return v[below] + (position - static_cast<double>(below)) * (v[above] - v[below]);
 }
 
-double ci95_half_width(const Stats& stats) {
-  if (stats.n < 2) return std::numeric_limits<double>::quiet_NaN();
+double student_t975(double df) {
   // t(0.975, df) for df = 1..30; beyond, the normal 1.96 is within 2%.
   static const double kT[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
                               2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
                               2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-  const std::size_t df = stats.n - 1;
-  const double t = df <= 30 ? kT[df - 1] : 1.96;
-  return t * stats.std / std::sqrt(static_cast<double>(stats.n));
+  const auto whole = static_cast<std::size_t>(std::max(1.0, std::floor(df)));
+  return whole <= 30 ? kT[whole - 1] : 1.96;
+}
+
+double ci95_half_width(const Stats& stats) {
+  if (stats.n < 2) return std::numeric_limits<double>::quiet_NaN();
+  return student_t975(static_cast<double>(stats.n - 1)) * stats.std / std::sqrt(static_cast<double>(stats.n));
+}
+
+double welch_ci95_half_width(const Stats& a, const Stats& b) {
+  if (a.n < 2 || b.n < 2) return std::numeric_limits<double>::quiet_NaN();
+  const double va = a.std * a.std / static_cast<double>(a.n), vb = b.std * b.std / static_cast<double>(b.n);
+  const double se = std::sqrt(va + vb);
+  if (se == 0) return 0;
+  // Welch-Satterthwaite degrees of freedom.
+  const double df =
+      (va + vb) * (va + vb) / (va * va / static_cast<double>(a.n - 1) + vb * vb / static_cast<double>(b.n - 1));
+  return student_t975(df) * se;
 }
 
 std::string mean_ci_text(const Stats& stats) {

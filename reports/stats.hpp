@@ -24,9 +24,17 @@ double median_of(const std::vector<double>& values);
 /// statistics (quantile_of(v, 0.5) == median_of(v)); NaN if none.
 double quantile_of(const std::vector<double>& values, double q);
 
+/// The 0.975 quantile of Student's t with `df` degrees of freedom (df >= 1; 1.96 beyond 30, within
+/// 2%); a fractional df (Welch's) is rounded down, which widens the interval a little.
+double student_t975(double df);
+
 /// Half the width of the 95% confidence interval of the mean: t(0.975, n - 1) x std / sqrt(n),
 /// Student's t for the few seeds a sweep has; NaN for fewer than two values.
 double ci95_half_width(const Stats& stats);
+
+/// Half the width of the 95% confidence interval of the difference of two means, Welch's: no
+/// assumption that the two spreads are equal; NaN when either side has fewer than two values.
+double welch_ci95_half_width(const Stats& a, const Stats& b);
 
 /// "0.0123 ± 0.000412 (95%, n=3)" with three significant digits, "0.0123 (n=1)", "-" for none.
 std::string mean_ci_text(const Stats& stats);

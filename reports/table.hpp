@@ -63,13 +63,46 @@ struct Fact {
   bool code = false;  ///< render the value as code (paths, hashes)
 };
 
-/// A heading, an optional paragraph, then figures and tables.
+/// A heading, what it says, how it is computed, then figures and tables.
 struct Section {
   std::string heading;
+  /// How the section's numbers are computed: the HTML page folds it away (<details>).
   std::string text;
   std::vector<Table> tables;
   std::vector<Figure> figures;
+  /// What the section says, shown first and never folded; paragraphs separated by blank lines.
+  std::string lead = "";
+  /// The id the table of contents links to; "" derives it from the heading (section_anchor()).
+  std::string anchor = "";
 };
+
+/// The section's anchor: its own, else its heading in lower case with runs of other characters
+/// than letters and digits turned into one '-' ("Does it pay off?" -> "does-it-pay-off").
+inline std::string section_anchor(const Section& section) {
+  if (!section.anchor.empty()) return section.anchor;
+  std::string out;
+  for (const char c : section.heading) {
+    const bool word = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+    if (word)
+      out += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+/// The paragraphs of a section's lead (separated by blank lines), empty ones left out.
+inline std::vector<std::string> paragraphs(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t begin = 0; begin < text.size();) {
+    std::size_t end = text.find("\n\n", begin);
+    if (end == std::string::npos) end = text.size();
+    if (end > begin) out.push_back(text.substr(begin, end - begin));
+    begin = end + 2;
+  }
+  return out;
+}
 
 struct Report {
   std::string title;

@@ -141,14 +141,21 @@ std::unique_ptr<Database> Database::open_read_only(const std::string& path) {
 }
 
 void Database::check_integrity() {
-  Statement check(db_, "PRAGMA quick_check");
   std::string first;
   std::size_t problems = 0;
-  while (check.step()) {
-    const std::string line = check.column_text(0);
-    if (line == "ok") continue;
-    if (first.empty()) first = line;
-    ++problems;
+  try {
+    Statement check(db_, "PRAGMA quick_check");
+    while (check.step()) {
+      const std::string line = check.column_text(0);
+      if (line == "ok") continue;
+      if (first.empty()) first = line;
+      ++problems;
+    }
+  } catch (const StorageError& e) {
+    // A page damaged where the check itself must read (the schema, a table's root) stops it.
+    if (e.code() != SQLITE_CORRUPT && e.code() != SQLITE_NOTADB) throw;
+    first = e.what();
+    problems = 1;
   }
   if (problems == 0) return;
   throw StorageError(

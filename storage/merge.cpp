@@ -76,15 +76,15 @@ std::int64_t insert_select(sqlite3* db, const char* sql, std::int64_t to, std::i
   return sqlite3_changes(db);
 }
 
-// Copies source run `from` (its row, metrics, summary and facts) as a new run of experiment
+// Copies source run `from` (its row with its note, metrics, summary, facts and tags) as a new run of experiment
 // `experiment`; returns how many metric rows it had.
 std::int64_t copy_run(sqlite3* db, std::int64_t from, std::int64_t experiment) {
   insert_select(db,
                 "INSERT INTO main.runs (experiment_id, name, config, swept, seed, repetition, status, created, "
                 "started, ended, heartbeat, error, host, laconic_version, controller_pid, checkpoint_step, attempts, "
-                "workers_silent) "
+                "workers_silent, note) "
                 "SELECT ?1, name, config, swept, seed, repetition, status, created, started, ended, heartbeat, error, "
-                "host, laconic_version, NULL, NULL, attempts, workers_silent FROM src.runs WHERE id = ?2",
+                "host, laconic_version, NULL, NULL, attempts, workers_silent, note FROM src.runs WHERE id = ?2",
                 experiment, from);
   const std::int64_t to = sqlite3_last_insert_rowid(db);
   const std::int64_t rows =
@@ -100,6 +100,10 @@ std::int64_t copy_run(sqlite3* db, std::int64_t from, std::int64_t experiment) {
                 to, from);
   insert_select(db,
                 "INSERT INTO main.run_facts (run_id, key, value) SELECT ?1, key, value FROM src.run_facts "
+                "WHERE run_id = ?2",
+                to, from);
+  insert_select(db,
+                "INSERT INTO main.run_tags (run_id, tag, added) SELECT ?1, tag, added FROM src.run_tags "
                 "WHERE run_id = ?2",
                 to, from);
   return rows;

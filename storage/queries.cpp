@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 
@@ -26,7 +27,8 @@ SELECT r.id, e.name, r.name, r.status, coalesce(r.error, ''), r.seed, r.repetiti
        r.config, r.created, coalesce(r.laconic_version, ''),
        (SELECT s.last FROM run_summary s WHERE s.run_id = r.id AND s.key = 'test_loss'),
        (SELECT s.last FROM run_summary s WHERE s.run_id = r.id AND s.key = 'test_perplexity'),
-       r.workers_silent
+       r.workers_silent, coalesce(r.note, ''),
+       (SELECT group_concat(t.tag, ',') FROM (SELECT tag FROM run_tags WHERE run_id = r.id ORDER BY tag) t)
 FROM runs r JOIN experiments e ON e.id = r.experiment_id
 )sql";
 
@@ -73,6 +75,13 @@ RunRow read_run(const Statement& q, double now) {
   row.final_test_loss = q.column_double(21);
   row.final_test_perplexity = q.column_double(22);
   row.workers_silent = q.column_double(23);
+  row.note = q.column_text(24);
+  const std::string tags = q.column_text(25);
+  for (std::size_t begin = 0; begin < tags.size();) {
+    const std::size_t end = std::min(tags.find(',', begin), tags.size());
+    row.tags.push_back(tags.substr(begin, end - begin));
+    begin = end + 1;
+  }
   row.stale = is_stale(row, now);
   return row;
 }

@@ -59,6 +59,8 @@ struct RunRow {
   /// Seconds the most silent of its workers had sent nothing, at the controller's last
   /// heartbeat; NaN when not recorded (runs before schema 5, or not running).
   double workers_silent = std::numeric_limits<double>::quiet_NaN();
+  std::string note;               ///< what `laconic note` said about it; "" for none
+  std::vector<std::string> tags;  ///< its tags (`laconic tag`), sorted
 
   /// The status as listings show it: "RUNNING (stale)" for a stale run, "RUNNING (workers silent
   /// 42s)" for a live controller whose workers have been silent longer than

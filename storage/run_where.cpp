@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/core/error.hpp"
+#include "engine/core/suggest.hpp"
 
 namespace laconic::storage {
 namespace {
@@ -215,10 +216,19 @@ std::vector<RunRow> filter_where(const std::vector<RunRow>& runs, const std::vec
     if (key_found[c] || runs.empty()) continue;
     std::string known;
     for (const auto& key : swept_keys) known += (known.empty() ? "" : ", ") + key;
+    // Did you mean: the swept variables, and the config's paths (compressor.ratio) and their last parts.
+    std::vector<std::string> candidates(swept_keys.begin(), swept_keys.end());
+    for (const auto& [path, value] : flatten_json(nlohmann::json::parse(runs.front().config, nullptr, false))) {
+      if (path.starts_with("swept.")) continue;
+      candidates.push_back(path);
+      candidates.push_back(path.substr(path.rfind('.') + 1));
+    }
+    const std::string close = closest_name(conditions[c].key, candidates);
     throw ConfigError(
         str_cat("--where ", conditions[c].text(), ": no run has a ",
                 final_metric ? "swept variable, config field or metric '" : "swept variable or config field '",
-                conditions[c].key, "'; swept variables: ", known.empty() ? "(none)" : known,
+                conditions[c].key, "'", close.empty() ? std::string() : "; did you mean '" + close + "'?",
+                "; swept variables: ", known.empty() ? "(none)" : known,
                 "; config fields are paths such as compressor, compressor.ratio, optimizer.lr, "
                 "workers, batch_size (see laconic show RUN)"));
   }

@@ -113,14 +113,14 @@ ComponentSpec ComponentInfo::resolve(const ComponentSpec& spec) const {
     }
     if (std::holds_alternative<StepFunction>(value)) {
       if (!match->per_step)
-        throw ConfigError(str_cat(name, ".", field, " must be a ", field_type_name(match->type),
+        throw ConfigError(str_cat(name, ".", field, " must be ", field_type_phrase(match->type),
                                   ", got a function; only fields documented as \"or "
                                   "function(epoch, step)\" take one"));
       out.fields[field] = value;
       continue;
     }
     if (!type_accepts(match->type, value))
-      throw ConfigError(str_cat(name, ".", field, " must be a ", field_type_name(match->type), ", got ",
+      throw ConfigError(str_cat(name, ".", field, " must be ", field_type_phrase(match->type), ", got ",
                                 value_type_name(value), " ", format_value(value)));
     // Numbers are stored as doubles so that `ratio = 1` and `ratio = 1.0` resolve alike.
     if (match->type == FieldType::Number) {

@@ -9,6 +9,11 @@
 
 namespace laconic {
 
+std::string field_type_phrase(FieldType type) {
+  const std::string name = field_type_name(type);
+  return (type == FieldType::Int ? "an " : "a ") + name;
+}
+
 const char* field_type_name(FieldType type) {
   switch (type) {
     case FieldType::Bool:

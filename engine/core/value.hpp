@@ -45,6 +45,9 @@ Value nested(ComponentSpec spec);
 /// StepFunction value).
 const char* field_type_name(FieldType type);
 
+/// The same with its article, for messages: "an int", "a number", "a list of ints".
+std::string field_type_phrase(FieldType type);
+
 /// The type name of what a value holds, in the same words as field_type_name().
 const char* value_type_name(const Value& value);
 

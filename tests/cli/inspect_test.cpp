@@ -10,144 +10,18 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
+#include "engine/core/metric_keys.hpp"
+#include "recorded_runs.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
 #include "storage/recorder.hpp"
 #include "storage/statement.hpp"
-#include "engine/core/metric_keys.hpp"
 
 using namespace laconic;
 using namespace laconic::testing;
 
-namespace {
-
-RunConfig config_of(const std::string& experiment, const std::string& compressor, double ratio, std::int64_t workers,
-                    double lr) {
-  RunConfig c;
-  c.experiment = experiment;
-  c.dataset = {"dataset", "fashion_mnist", {}};
-  c.model = {"model", "lenet5", {}};
-  c.optimizer = {"optimizer", "sgd", {{"lr", lr}, {"momentum", 0.9}}};
-  c.topology = {"topology", "allreduce", {}};
-  c.schedule = {"schedule", "synchronous", {}};
-  c.compressor = {"compressor", compressor, {}};
-  c.workers = workers;
-  c.seed = 1;
-  c.swept = {{"compressor", compressor}, {"seed", std::int64_t{1}}};
-  c.name = "compressor=" + compressor;
-  if (compressor == "topk") {
-    c.compressor.fields["ratio"] = ratio;
-    c.swept["compressor.ratio"] = ratio;
-    c.name += ",ratio=" + format_value(Value{ratio});
-  }
-  c.name += ",seed=1";
-  return c;
-}
-
-// Two epochs of metrics of `workers` workers, 3 steps each; accuracy and loss of the last epoch
-// are the arguments.
-void record_run(storage::Recorder& recorder, std::int64_t run, int workers, double accuracy, double loss,
-                double bytes_per_step, double dense_per_step) {
-  recorder.start_run(run);
-  auto sink = recorder.metrics_sink(run);
-  for (int epoch = 0; epoch < 2; ++epoch) {
-    for (int w = 0; w < workers; ++w) {
-      for (int s = 0; s < 3; ++s) {
-        const int step = epoch * 3 + s;
-        sink->record({"train_loss", step, epoch, w, 0.1 * step, 2.0 - 0.1 * step});
-        sink->record({"time_step", step, epoch, w, 0.1 * step, 0.05});
-        sink->record({keys::kBytesSent, step, epoch, w, 0.1 * step, bytes_per_step});
-        sink->record({"bytes_dense", step, epoch, w, 0.1 * step, dense_per_step});
-      }
-      sink->record({"epoch_train_loss", epoch * 3 + 2, epoch, w, 0.3, 1.8 - 0.2 * epoch});
-      sink->record({"epoch_time", epoch * 3 + 2, epoch, w, 0.3, 3.0 + w});
-    }
-    sink->record({"test_accuracy", epoch * 3 + 2, epoch, 0, 0.3, epoch == 1 ? accuracy : accuracy / 2});
-    sink->record({"test_loss", epoch * 3 + 2, epoch, 0, 0.3, epoch == 1 ? loss : 2 * loss});
-  }
-}
-
-struct Fixture {
-  std::string dir = make_temp_dir();
-  std::string db = dir + "/t.db";
-  std::int64_t none = 0, topk1 = 0, topk10 = 0, diverged = 0, lm = 0;
-
-  Fixture() {
-    auto database = storage::Database::open(db);
-    storage::Recorder recorder(*database);
-    const auto fmnist = recorder.add_experiment("fmnist", "fmnist.lua", "h1");
-    none = recorder.add_run(fmnist, config_of("fmnist", "none", 0, 2, 0.05));
-    topk1 = recorder.add_run(fmnist, config_of("fmnist", "topk", 0.01, 4, 0.1));
-    topk10 = recorder.add_run(fmnist, config_of("fmnist", "topk", 0.1, 2, 0.1));
-    diverged = recorder.add_run(fmnist, config_of("fmnist", "qsgd", 0, 2, 0.5));
-    record_run(recorder, none, 2, 0.80, 0.55, 4000, 4000);
-    record_run(recorder, topk1, 4, 0.70, 0.75, 80, 4000);
-    record_run(recorder, topk10, 2, 0.85, 0.45, 800, 4000);
-    recorder.finish_run(none, storage::RunStatus::Finished);
-    recorder.finish_run(topk1, storage::RunStatus::Finished);
-    recorder.finish_run(topk10, storage::RunStatus::Finished);
-    recorder.start_run(diverged);
-    {
-      auto sink = recorder.metrics_sink(diverged);
-      sink->record({"train_loss", 0, 0, 0, 0.1, std::nan("")});
-      sink->record({"test_accuracy", 2, 0, 0, 0.3, std::nan("")});
-      sink->record({"test_loss", 2, 0, 0, 0.3, std::numeric_limits<double>::infinity()});
-    }
-    recorder.finish_run(diverged, storage::RunStatus::Diverged, "loss became NaN at step 0");
-    const auto text = recorder.add_experiment("lm", "lm.lua", "h2");
-    lm = recorder.add_run(text, config_of("lm", "none", 0, 2, 1.0));
-    recorder.start_run(lm);
-    {
-      auto sink = recorder.metrics_sink(lm);
-      sink->record({"test_perplexity", 0, 0, 0, 1.0, 123.5});
-      sink->record({"test_accuracy", 0, 0, 0, 1.0, 0.25});
-    }
-    recorder.finish_run(lm, storage::RunStatus::Finished);
-  }
-  ~Fixture() { std::filesystem::remove_all(dir); }
-  CommandResult laconic(const std::string& args) const { return run_laconic(dir, args + " --db t.db", 60); }
-};
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-// The line of `text` that contains `needle` ("" if none).
-std::string line_with(const std::string& text, const std::string& needle) {
-  for (const auto& line : lines_of(text))
-    if (line.find(needle) != std::string::npos) return line;
-  return "";
-}
-
-// The first line of `text` that starts with `prefix` ("" if none).
-std::string line_starting(const std::string& text, const std::string& prefix) {
-  for (const auto& line : lines_of(text))
-    if (line.starts_with(prefix)) return line;
-  return "";
-}
-
-// The whitespace-separated fields of a line.
-std::vector<std::string> fields(const std::string& line) {
-  std::vector<std::string> out;
-  std::istringstream in(line);
-  for (std::string field; in >> field;) out.push_back(field);
-  return out;
-}
-
-std::int64_t count_rows(const std::string& db, const std::string& table) {
-  auto database = storage::Database::open_read_only(db);
-  storage::Statement q(database->handle(), "SELECT count(*) FROM " + table);
-  q.step();
-  return q.column_int64(0);
-}
-
-}  // namespace
-
 TEST_CASE("runs --where selects by swept variables and config, numbers numerically", "[cli][runs]") {
-  Fixture f;
+  RecordedRuns f;
   auto r = f.laconic("runs --where compressor=topk");
   INFO(r.err);
   REQUIRE(r.status == 0);
@@ -184,12 +58,12 @@ TEST_CASE("runs --where selects by swept variables and config, numbers numerical
 }
 
 TEST_CASE("runs shows perplexity, --wide columns, --metric columns and csv / json", "[cli][runs]") {
-  Fixture f;
+  RecordedRuns f;
   auto r = f.laconic("runs --wide --metric time_step:mean --metric test_loss");
   INFO(r.err);
   REQUIRE(r.status == 0);
   const auto header = lines_of(r.out).at(0);
-  for (const char* column : {"test_acc", "test_loss", "test_ppl", "ratio", "attempts", "time_step:mean"})
+  for (const char* column : {"test_acc", "test_loss", "test_ppl", "ratio", "attempts", "busy", "time_step:mean"})
     CHECK_THAT(header, Catch::Contains(column));
   CHECK_THAT(line_with(r.out, "ratio=0.01"), Catch::Contains("50.0x") && Catch::Contains("0.05"));
   CHECK_THAT(line_with(r.out, "qsgd"), Catch::Contains("DIVERGED"));
@@ -223,7 +97,7 @@ TEST_CASE("runs shows perplexity, --wide columns, --metric columns and csv / jso
 }
 
 TEST_CASE("show prints facts, config, summary and the per-epoch table of one run", "[cli][show]") {
-  Fixture f;
+  RecordedRuns f;
   auto r = f.laconic("show " + std::to_string(f.topk1));
   INFO(r.err);
   REQUIRE(r.status == 0);
@@ -238,9 +112,10 @@ TEST_CASE("show prints facts, config, summary and the per-epoch table of one run
   // Bytes as `runs` shows them, in decimal units.
   CHECK(fields(line_starting(r.out, "bytes_sent ")) ==
         Fields{keys::kBytesSent, "80", "B", "80", "B", "80", "B", "80", "B", "24", "0"});
-  // Per epoch: epoch 1 has the final accuracy; 3 steps x 4 workers x 80 bytes = 960 B; ratio 50x.
-  const auto epoch1 = lines_of(r.out).back();
-  CHECK_THAT(epoch1, Catch::StartsWith("1 ") && Catch::Contains("0.7000") && Catch::Contains("0.7500") &&
+  // Per epoch, counted from 1: epoch 2 has the final accuracy; 3 steps x 4 workers x 80 bytes = 960 B;
+  // ratio 50x.
+  const auto epoch2 = lines_of(r.out).back();
+  CHECK_THAT(epoch2, Catch::StartsWith("2 ") && Catch::Contains("0.7000") && Catch::Contains("0.7500") &&
                          Catch::Contains("1.6000") && Catch::Contains("6.0s") && Catch::Contains("960 B") &&
                          Catch::Contains("50.0x"));
 
@@ -255,7 +130,7 @@ TEST_CASE("show prints facts, config, summary and the per-epoch table of one run
 }
 
 TEST_CASE("show --format json holds the run's fields, summary and epochs in one object", "[cli][show]") {
-  Fixture f;
+  RecordedRuns f;
   auto r = f.laconic("show --format json " + std::to_string(f.topk1));
   INFO(r.err);
   REQUIRE(r.status == 0);
@@ -291,7 +166,7 @@ TEST_CASE("show --format json holds the run's fields, summary and epochs in one 
 }
 
 TEST_CASE("compare puts runs side by side and marks the rows that differ", "[cli][compare]") {
-  Fixture f;
+  RecordedRuns f;
   const std::string ids = std::to_string(f.none) + " " + std::to_string(f.topk10);
   auto r = f.laconic("compare " + ids);
   INFO(r.err);
@@ -324,7 +199,7 @@ TEST_CASE("compare puts runs side by side and marks the rows that differ", "[cli
 }
 
 TEST_CASE("query prints one read-only statement as a table, csv or json", "[cli][query]") {
-  Fixture f;
+  RecordedRuns f;
   const std::string sql =
       "\"SELECT r.id, r.status, s.last AS acc, r.error FROM runs r LEFT JOIN run_summary s ON s.run_id = r.id "
       "AND s.key = 'test_accuracy' WHERE json_extract(r.swept, '\\$.compressor') != 'topk' ORDER BY r.id\"";
@@ -355,7 +230,7 @@ TEST_CASE("query prints one read-only statement as a table, csv or json", "[cli]
 }
 
 TEST_CASE("query refuses writes and leaves the database unchanged", "[cli][query]") {
-  Fixture f;
+  RecordedRuns f;
   const auto before = read_file(f.db);
   const std::int64_t metrics = count_rows(f.db, "metrics"), runs = count_rows(f.db, "runs");
   for (const std::string sql :
@@ -377,7 +252,7 @@ TEST_CASE("query refuses writes and leaves the database unchanged", "[cli][query
 }
 
 TEST_CASE("export streams metrics, summaries and runs as csv or json", "[cli][export]") {
-  Fixture f;
+  RecordedRuns f;
   auto r = f.laconic("export --format csv --experiment fmnist --key test_loss");
   INFO(r.err);
   REQUIRE(r.status == 0);
@@ -423,7 +298,7 @@ TEST_CASE("export streams metrics, summaries and runs as csv or json", "[cli][ex
 }
 
 TEST_CASE("best ranks runs by a metric's final value, lower first for losses", "[cli][best]") {
-  Fixture f;
+  RecordedRuns f;
   auto r = f.laconic("best --experiment fmnist");
   INFO(r.err);
   REQUIRE(r.status == 0);
@@ -524,7 +399,7 @@ TEST_CASE("best --by configuration ranks configurations by the mean over seeds, 
 }
 
 TEST_CASE("every table shows bytes in decimal units and metrics with 4 significant digits", "[cli][format]") {
-  Fixture f;
+  RecordedRuns f;
   auto r = f.laconic("runs --experiment fmnist --metric bytes_sent:sum --metric train_loss:mean");
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
@@ -543,7 +418,7 @@ TEST_CASE("every table shows bytes in decimal units and metrics with 4 significa
 
 TEST_CASE("statuses are accepted in any case, final metrics work in --where, --help has no empty defaults",
           "[cli][runs]") {
-  Fixture f;
+  RecordedRuns f;
   auto r = f.laconic("runs --status finished");
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);

@@ -127,6 +127,27 @@ TEST_CASE("a stop reason from the observer stops the workers and is reported", "
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a run stopped by the user says so, not which signal its workers died of", "[cli][launcher]") {
+  const std::string dir = make_temp_dir();
+  cli::LaunchSpec spec;
+  spec.executable = fake_worker(dir, 0);
+  spec.workers = 2;
+  spec.timeout = 5;
+  CountingSink sink;
+  std::atomic<bool> stop{false};
+  cli::LaunchObserver observer;
+  // Ctrl-C, as the controller's signal handler raises it, once the workers are training.
+  observer.stop_reason = [&]() -> std::string {
+    if (sink.records >= 10) stop = true;
+    return "";
+  };
+  const cli::LaunchOutcome outcome = cli::launch_workers(spec, sink, observer, stop);
+  CHECK(outcome.interrupted);
+  CHECK(outcome.error == "stopped by the user (Ctrl-C or SIGTERM)");
+  CHECK(no_children());
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("forked workers run the given function with their rank and report on their pipe", "[cli][launcher]") {
   cli::LaunchSpec spec;
   spec.workers = 3;

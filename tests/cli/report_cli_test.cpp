@@ -3,8 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <sstream>
 
 #include "cli_harness.hpp"
+#include "storage/database.hpp"
+#include "storage/queries.hpp"
 #include "tests/reports/fixture.hpp"
 
 using namespace laconic;
@@ -160,7 +163,11 @@ TEST_CASE("the quickstart as the README runs it: a log with progress, a report w
   CHECK_THAT(log, Catch::Contains("[1/2] quickstart compressor=none,seed=1  epoch 1/1  step ") &&
                       Catch::Contains("test_accuracy 0.") && Catch::Contains("left: run 0s, sweep "));
   CHECK_THAT(log, Catch::Contains("quickstart: 2 runs, 2 finished, 0 failed"));
-  CHECK(log.find("warning") == std::string::npos);
+  // No warning but the one a busy machine may earn (other processes took cores meanwhile): the
+  // quickstart's 2 ranks fit 2 cores.
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("warning") != std::string::npos) CHECK_THAT(line, Catch::Contains("the host was busier than its"));
 
   const auto report = run_laconic(dir, "report quickstart", 120);
   INFO(report.out << report.err);
@@ -172,6 +179,21 @@ TEST_CASE("the quickstart as the README runs it: a log with progress, a report w
   CHECK(std::filesystem::file_size(dir + "/laconic-reports/quickstart/figures/pays_off.png", missing) > 0);
   const std::string md = read_file(dir + "/laconic-reports/quickstart/report.md");
   CHECK_THAT(md, Catch::Contains("## Does it pay off?"));
+  // The answer comes first, and Top-k 1%, which ends below dense less 0.5 points, is no winner.
+  CHECK(md.find("## The answer") < md.find("## Final test accuracy"));
+  CHECK_THAT(md, Catch::Contains("Target test accuracy \\>= ") && Catch::Contains(" (none reached ") &&
+                     Catch::Contains(" on average, less 0.5 points)"));
+  const auto answer = md.substr(md.find("## The answer"), md.find("## Final test accuracy") - md.find("## The answer"));
+  INFO(answer);
+  {
+    // README: Top-k 1% ends about 1.2 points below dense, under dense less 0.5 points: no winner.
+    auto db = storage::Database::open_read_only(dir + "/laconic.db");
+    const auto runs = storage::list_runs(*db);
+    REQUIRE(runs.size() == 2);
+    const bool below = runs[1].final_test_accuracy < runs[0].final_test_accuracy - 0.005;
+    CHECK(below == (answer.find("Never a winner, since not every run reached the target: topk") != std::string::npos));
+    if (below) CHECK_THAT(answer, !Catch::Contains("use topk"));
+  }
   if (!chromium_available()) {
     WARN("chromium is not installed (the test setup installs it); the page is not opened");
   } else {
@@ -185,18 +207,23 @@ TEST_CASE("the quickstart as the README runs it: a log with progress, a report w
   INFO(links.out << links.err);
   CHECK(links.status == 0);
   const std::string csv = read_file(dir + "/what-if/tables/other_links.csv");
-  CHECK_THAT(csv, Catch::StartsWith("configuration,step_s@10Mbit,\"step_s@10Gbit,5us\"\r\n"));
+  CHECK_THAT(csv, Catch::StartsWith("configuration,step_s@10Mbit,versus_dense@10Mbit,\"step_s@10Gbit,5us\","
+                                    "\"versus_dense@10Gbit,5us\"\r\n"));
   double dense_slow = 0, topk_slow = 0;
   std::istringstream rows(csv);
   std::string row;
   std::getline(rows, row);  // header
   int projected = 0;
   while (std::getline(rows, row)) {
-    double slow = 0, fast = 0;
-    const auto first = row.find(','), second = row.find(',', first + 1);
-    REQUIRE(second != std::string::npos);
-    slow = std::stod(row.substr(first + 1, second - first - 1));
-    fast = std::stod(row.substr(second + 1));
+    // configuration, step on 10Mbit, its verdict, step on 10Gbit,5us, its verdict.
+    std::vector<std::string> cells;
+    for (std::size_t begin = 0; begin <= row.size();) {
+      const std::size_t end = std::min(row.find(',', begin), row.size());
+      cells.push_back(row.substr(begin, end - begin));
+      begin = end + 1;
+    }
+    REQUIRE(cells.size() == 5);
+    const double slow = std::stod(cells[1]), fast = std::stod(cells[3]);
     CHECK(slow > fast);
     ++projected;
     (row.rfind("none", 0) == 0 ? dense_slow : topk_slow) = slow;

@@ -205,7 +205,7 @@ experiment {
                                     "  compressor = chain { first = {} } }\n");
   CHECK(load_error(bad, catalog)
             .find("bad.lua:2: chain.first must be a compressor component, "
-                  "got table") != std::string::npos);
+                  "got a table") != std::string::npos);
 }
 
 TEST_CASE("functions given for lr_schedule and on_epoch_end stay callable for the workers", "[lua][callbacks]") {
@@ -279,7 +279,7 @@ experiment {
   const std::string flag = dir.write("flag.lua",
                                      "experiment { name = 'f',\n  compressor = topk "
                                      "{ error_feedback = function() return true end } }\n");
-  CHECK(load_error(flag, catalog) == flag + ":2: topk.error_feedback must be a bool, got function");
+  CHECK(load_error(flag, catalog) == flag + ":2: topk.error_feedback must be a bool, got a function");
   const std::string builtin = dir.write("builtin.lua",
                                         "experiment { name = 'b',\n  compressor = "
                                         "topk { ratio = math.sin } }\n");

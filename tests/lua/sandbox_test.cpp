@@ -16,8 +16,45 @@ using laconic::lua::testing::TempDir;
 TEST_CASE("a syntax error names the file and line", "[lua][errors]") {
   TempDir dir;
   FakeCatalog catalog;
-  const auto path = dir.write("syntax.lua", "experiment {\n  name = 'x'\n  epochs = 1,\n}\n");
-  CHECK_THAT(load_error(path, catalog), StartsWith(path + ":3: '}' expected (to close '{' at line 1)"));
+  const auto path = dir.write("syntax.lua", "experiment {\n  name = 'x',\n  epochs = 1 +,\n}\n");
+  CHECK_THAT(load_error(path, catalog), StartsWith(path + ":3: unexpected symbol near ','"));
+}
+
+TEST_CASE("a missing comma between fields is named at the line that lacks it, not the next", "[lua][errors]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto path =
+      dir.write("comma.lua", "experiment {\n  name = 'x',\n  epochs = 1  -- one pass\n\n  max_steps = 5,\n}\n");
+  CHECK(load_error(path, catalog) ==
+        path + ":3: missing ',' after line 3? (Lua: '}' expected (to close '{' at line 1) near 'max_steps' on line 5)");
+}
+
+TEST_CASE("an experiment field's wrong value is reported at the field's line", "[lua][errors]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto path = dir.write("line.lua",
+                              "-- a comment\nexperiment {\n  name = 'x',\n  epochs = 1,\n  max_steps = 5,\n"
+                              "  batch_size = 8,\n\n  workers = \"2\",\n}\n");
+  CHECK(load_error(path, catalog) == path + ":8: experiment field 'workers' must be an int >= 1, got string \"2\"");
+}
+
+TEST_CASE("a constructor given without its call asks whether the call was meant", "[lua][errors]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto path = dir.write("call.lua", "experiment {\n  name = 'x',\n  compressor = none,\n}\n");
+  CHECK_THAT(load_error(path, catalog), StartsWith(path + ":3: experiment field 'compressor' must be a compressor") &&
+                                            EndsWith("got the constructor none itself (did you mean none()?)"));
+  const auto swept = dir.write("swept.lua", "experiment {\n  name = 'x',\n  compressor = sweep { none(), topk },\n}\n");
+  CHECK_THAT(load_error(swept, catalog), Contains("the constructor topk itself (did you mean topk()?)"));
+}
+
+TEST_CASE("a component field of the wrong type says so with its article", "[lua][errors]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto path = dir.write("article.lua", "local a = allreduce { algorithm = 2 }\n");
+  CHECK_THAT(load_error(path, catalog), Contains("allreduce.algorithm must be a string, got int 2"));
+  const auto ratio = dir.write("ratio.lua", "local t = topk { ratio = 'x' }\n");
+  CHECK_THAT(load_error(ratio, catalog), Contains("topk.ratio must be a number, got string \"x\""));
 }
 
 TEST_CASE("a runtime error names the file and line", "[lua][errors]") {
@@ -76,7 +113,7 @@ TEST_CASE("a field value of the wrong kind is refused, naming the type the field
   TempDir dir;
   FakeCatalog catalog;
   const auto path = dir.write("table.lua", "\nlocal t = topk { ratio = {} }\n");
-  CHECK(load_error(path, catalog) == path + ":2: topk.ratio must be a number, got table");
+  CHECK(load_error(path, catalog) == path + ":2: topk.ratio must be a number, got a table");
   const auto component = dir.write("comp.lua", "local t = topk { ratio = none() }\n");
   CHECK(load_error(component, catalog) == component + ":1: topk.ratio must be a number, got compressor none()");
   const auto positional = dir.write("pos.lua", "local t = topk { 0.1 }\n");
@@ -118,7 +155,7 @@ TEST_CASE("a constructor passed without calling it is explained", "[lua][errors]
   CHECK(load_error(path, catalog) ==
         path +
             ":1: experiment field 'compressor' must be a compressor (known: chain(), none(), topk()), "
-            "got a function (call the constructor: name() or name { ... })");
+            "got the constructor none itself (did you mean none()?)");
 }
 
 TEST_CASE("scalar experiment fields are checked", "[lua][errors]") {
@@ -138,16 +175,16 @@ TEST_CASE("scalar experiment fields are checked", "[lua][errors]") {
         dir.path() + "/d.lua:1: experiment field 'seeds' lists seed 1 twice");
 }
 
-TEST_CASE("an unknown experiment field lists the known fields", "[lua][errors]") {
+TEST_CASE("an unknown experiment field suggests the closest and lists the known fields", "[lua][errors]") {
   TempDir dir;
   FakeCatalog catalog;
   const auto path = dir.write("unknown.lua", "\nexperiment {\n  name = 'u',\n  compresor = none(),\n}\n");
-  CHECK(load_error(path, catalog) ==
-        path +
-            ":2: unknown experiment field 'compresor'; known: batch_size, compressor, data, divergence_factor, "
-            "epochs, eval_every, eval_limit, exchange, lr_schedule, max_steps, model, name, network, optimizer, "
-            "repeats, schedule, seeds, stopping, timeout, "
-            "topology, workers");
+  CHECK(
+      load_error(path, catalog) ==
+      path +
+          ":4: unknown experiment field 'compresor'; did you mean 'compressor'? (known: batch_size, compressor, data, "
+          "divergence_factor, epochs, eval_every, eval_limit, exchange, lr_schedule, max_steps, model, name, network, "
+          "optimizer, repeats, runs_per_seed, schedule, seeds, stopping, timeout, topology, workers)");
 }
 
 TEST_CASE("the experiment name is required", "[lua][errors]") {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/metric_keys.hpp"
 #include "storage/recorder.hpp"
 #include "storage/statement.hpp"
-#include "engine/core/metric_keys.hpp"
 
 namespace laconic::reports::testing {
 
@@ -152,6 +152,46 @@ inline std::int64_t record_run(storage::Database& db, storage::Recorder& recorde
   times.bind_int64(1, run);
   times.run();
   return run;
+}
+
+/// Seed `seed` of the dense configuration (compressor none), with `accuracy` per epoch.
+inline RunSpec dense(std::int64_t seed, std::vector<double> accuracy) {
+  RunSpec spec;
+  spec.name = "compressor=none,seed=" + std::to_string(seed);
+  spec.swept = {{"compressor", Value{std::string("none")}}};
+  spec.seed = seed;
+  spec.accuracy = std::move(accuracy);
+  return spec;
+}
+
+/// Seed `seed` of Top-k 1%: 100x fewer bytes, 4 ms of compress and decompress per step.
+inline RunSpec topk(std::int64_t seed, std::vector<double> accuracy) {
+  RunSpec spec = dense(seed, std::move(accuracy));
+  spec.name = "compressor=topk,ratio=0.01,seed=" + std::to_string(seed);
+  spec.swept = {{"compressor", Value{std::string("topk")}}, {"compressor.ratio", Value{0.01}}};
+  spec.compressor = "topk";
+  spec.compressor_fields = {{"ratio", Value{0.01}}};
+  spec.bytes_sent = 2500;
+  spec.payload_bytes = 2500;
+  spec.compress = 0.003;
+  spec.decompress = 0.001;
+  return spec;
+}
+
+// The same runs with the messages they sent per step: dense 2 messages of 1 Mbit in all, Top-k
+// 4 messages of 10 kbit (what --link and "Does it pay off?" project).
+inline RunSpec dense_with_messages(std::int64_t seed, std::vector<double> accuracy) {
+  RunSpec spec = dense(seed, std::move(accuracy));
+  spec.messages = 2;
+  spec.link_bytes = 125000;
+  return spec;
+}
+
+inline RunSpec topk_with_messages(std::int64_t seed, std::vector<double> accuracy) {
+  RunSpec spec = topk(seed, std::move(accuracy));
+  spec.messages = 4;
+  spec.link_bytes = 1250;
+  return spec;
 }
 
 }  // namespace laconic::reports::testing

@@ -90,5 +90,5 @@ TEST_CASE("report.md of a fixed database matches the golden file", "[reports][go
   REQUIRE_FALSE(golden.empty());
   CHECK(markdown == golden);
   // Every table has its CSV.
-  CHECK(paths.csv.size() == 7);
+  CHECK(paths.csv.size() == 8);
 }

@@ -1,0 +1,170 @@
+#include "lua/overrides.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+#include "engine/core/error.hpp"
+#include "lua/constructors.hpp"
+#include "lua/experiment_table.hpp"
+#include "lua/fields.hpp"
+
+namespace laconic::lua {
+namespace {
+
+/// "4" is an int, "0.05" and "1e-3" numbers, "true" / "false" bools, anything else text.
+Value parse_value(const std::string& text) {
+  if (text == "true") return true;
+  if (text == "false") return false;
+  if (!text.empty()) {
+    errno = 0;
+    char* end = nullptr;
+    const long long integer = std::strtoll(text.c_str(), &end, 10);
+    if (errno == 0 && end == text.c_str() + text.size()) return static_cast<std::int64_t>(integer);
+    errno = 0;
+    const double number = std::strtod(text.c_str(), &end);
+    if (errno == 0 && end == text.c_str() + text.size()) return number;
+  }
+  return text;
+}
+
+const ComponentInfo& info_of(const LoadContext& context, const std::string& kind, const std::string& name) {
+  for (const ComponentInfo& info : context.constructors)
+    if (info.kind == kind && info.name == name) return info;
+  std::string known;
+  for (const ComponentInfo& info : context.constructors)
+    if (info.kind == kind) known += (known.empty() ? "" : ", ") + info.name;
+  throw ConfigError(str_cat("unknown ", kind, " '", name, "'; known: ", known));
+}
+
+/// The component as built from `fields` (its written ones, one changed), keeping what named it.
+Component rebuilt(const LoadContext& context, const Component& old, const std::string& field, const Value& value) {
+  std::vector<std::pair<std::string, LuaItem>> fields;
+  for (const auto& [name, written] : old.written.fields)
+    if (name != field && !std::holds_alternative<NestedComponent>(written)) fields.emplace_back(name, written);
+  fields.emplace_back(field, value);
+  Component out = build_component(context, info_of(context, old.written.kind, old.written.name), fields);
+  // Nested components (chain's parts) stay as they were written.
+  for (const auto& [name, written] : old.written.fields)
+    if (name != field && std::holds_alternative<NestedComponent>(written)) out.written.fields[name] = written;
+  if (!out.written.fields.empty()) out.resolved = context.catalog.resolve(out.written);
+  out.swept_fields = old.swept_fields;
+  out.location = old.location;
+  return out;
+}
+
+bool has_field(const LoadContext& context, const Component& component, const std::string& field) {
+  const ComponentInfo& info = info_of(context, component.written.kind, component.written.name);
+  return std::any_of(info.fields.begin(), info.fields.end(), [&](const FieldSpec& f) { return f.name == field; });
+}
+
+std::vector<std::int64_t> parse_seeds(const std::string& text) {
+  std::vector<std::int64_t> seeds;
+  std::string list = text;
+  std::erase_if(list, [](char c) { return c == '{' || c == '}' || c == ' '; });
+  for (std::size_t begin = 0; begin <= list.size();) {
+    const std::size_t end = std::min(list.find(',', begin), list.size());
+    const Value value = parse_value(list.substr(begin, end - begin));
+    const auto* seed = std::get_if<std::int64_t>(&value);
+    if (seed == nullptr) throw ConfigError(str_cat("seeds must be integers such as 1,2,3, got '", text, "'"));
+    if (std::find(seeds.begin(), seeds.end(), *seed) != seeds.end())
+      throw ConfigError(str_cat("seeds lists seed ", *seed, " twice"));
+    seeds.push_back(*seed);
+    begin = end + 1;
+  }
+  return seeds;
+}
+
+std::int64_t positive_count(const std::string& key, const std::string& text) {
+  const Value value = parse_value(text);
+  const auto* count = std::get_if<std::int64_t>(&value);
+  if (count == nullptr || *count < 1) throw ConfigError(str_cat(key, " must be an int >= 1, got '", text, "'"));
+  return *count;
+}
+
+/// The alternatives a component field has now: the file's, or the default it omitted.
+std::vector<Choice> components_of(const LoadContext& context, const ExperimentDraft& draft,
+                                  const ExperimentField& field) {
+  if (const auto it = draft.fields.find(field.name); it != draft.fields.end()) return it->second.alternatives;
+  Component component;
+  component.written = ComponentSpec{field.kind, field.default_component, {}};
+  component.resolved = context.catalog.resolve(component.written);
+  return {component};
+}
+
+void apply_one(const LoadContext& context, ExperimentDraft& draft, const std::string& key, const std::string& text) {
+  if (key == "name") {
+    if (text.empty()) throw ConfigError("name must be a non-empty string");
+    draft.name = text;
+    return;
+  }
+  if (key == "seeds") {
+    draft.seeds = parse_seeds(text);
+    return;
+  }
+  if (key == "runs_per_seed") {
+    draft.runs_per_seed = positive_count(key, text);
+    return;
+  }
+  if (key == "repeats") {
+    const std::int64_t count = positive_count(key, text);
+    draft.seeds.clear();
+    for (std::int64_t seed = 1; seed <= count; ++seed) draft.seeds.push_back(seed);
+    return;
+  }
+  const std::size_t dot = key.find('.');
+  const std::string head = key.substr(0, dot);
+  const ExperimentField* field = find_experiment_field(head);
+  if (field == nullptr || field->type == ExperimentFieldType::String || field->type == ExperimentFieldType::IntList)
+    throw ConfigError(unknown_experiment_field(head));
+  const Value value = parse_value(text);
+  if (dot == std::string::npos) {
+    Choice choice = value;
+    if (field->type == ExperimentFieldType::Component) {
+      Component component;
+      const ComponentInfo& info = info_of(context, field->kind, text);
+      component = build_component(context, info, {});
+      choice = component;
+    }
+    draft.fields[head] = FieldChoices{{check_choice(context, *field, choice, " (--set)")}, false, "", {}, {}};
+    return;
+  }
+  if (field->type != ExperimentFieldType::Component)
+    throw ConfigError(str_cat("'", head, "' is a ", field->type == ExperimentFieldType::Choice ? "choice" : "number",
+                              ", not a component: write ", head, "=VALUE"));
+  const std::string sub = key.substr(dot + 1);
+  std::vector<Choice> alternatives = components_of(context, draft, *field);
+  std::size_t changed = 0;
+  std::string names;
+  for (Choice& choice : alternatives) {
+    const Component& component = std::get<Component>(choice);
+    names += (names.empty() ? "" : ", ") + component.written.name;
+    if (!has_field(context, component, sub)) continue;
+    choice = rebuilt(context, component, sub, value);
+    ++changed;
+  }
+  if (changed == 0)
+    throw ConfigError(str_cat("no ", field->kind, " of field '", head, "' has a field '", sub, "' (", names,
+                              "; laconic list ", field->kind, " shows their fields)"));
+  FieldChoices& choices = draft.fields[head];
+  choices.alternatives = std::move(alternatives);
+}
+
+}  // namespace
+
+void apply_overrides(const LoadContext& context, ExperimentDraft& draft, const std::vector<std::string>& overrides) {
+  for (const std::string& override : overrides) {
+    const std::size_t equals = override.find('=');
+    if (equals == std::string::npos || equals == 0)
+      throw ConfigError(str_cat("--set takes KEY=VALUE (epochs=1, network.bandwidth=100Mbit), got '", override, "'"));
+    const std::string key = override.substr(0, equals), text = override.substr(equals + 1);
+    try {
+      apply_one(context, draft, key, text);
+    } catch (ConfigError& e) {
+      e.add_context(str_cat("--set ", override));
+      throw;
+    }
+  }
+}
+
+}  // namespace laconic::lua
