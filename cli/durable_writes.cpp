@@ -73,6 +73,8 @@ bool DurableWrites::flush_facts() {
     } catch (const StorageError& e) {
       if (!storage::is_transient(e)) throw;
       outage_started("record a fact", e.what());
+      fact_error_ = e.what();
+      fact_error_code_ = e.code();
       return false;
     }
     facts_.erase(facts_.begin());
@@ -82,14 +84,15 @@ bool DurableWrites::flush_facts() {
 
 void DurableWrites::write_facts() {
   retry("record the run's facts", [this] {
-    if (!flush_facts()) throw StorageError("facts still pending", SQLITE_BUSY);
+    // The error that kept them pending, with its own code: a full disk is not a lock.
+    if (!flush_facts()) throw StorageError(fact_error_, fact_error_code_);
   });
 }
 
 void DurableWrites::drain(storage::SqliteSink& sink) {
   retry(str_cat("write the last metrics of run ", sink.run_id()), [&sink] {
     sink.flush();
-    if (sink.pending() > 0) throw StorageError(sink.last_error(), SQLITE_BUSY);
+    if (sink.pending() > 0) throw StorageError(sink.last_error(), sink.last_error_code());
   });
 }
 

@@ -61,6 +61,8 @@ class DurableWrites {
   double budget_;
   bool in_outage_ = false;
   std::vector<storage::Journal::Fact> facts_;
+  std::string fact_error_;   // why the pending facts were refused last
+  int fact_error_code_ = 0;  // and SQLite's code for it
 };
 
 }  // namespace laconic::cli

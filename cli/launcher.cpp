@@ -459,10 +459,16 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink, const La
   outcome.interrupted = stop.load();
   outcome.stopped = stopped;
   outcome.ok = !outcome.interrupted && stopped.empty();
-  // Lost ranks first: their peers' failures only follow from them.
-  for (const bool lost : {true, false})
+  // Causes first: a lost rank, then one killed by a signal (kill -9, the OOM killer) or hung, whose
+  // peers' failures ("Connection reset by peer") only follow from it; those peers last.
+  const auto rank_of_cause = [](const WorkerProcess& w) {
+    if (w.lost) return 0;
+    const bool killed = (WIFSIGNALED(w.status) && w.stopped.empty()) || !w.hung.empty();
+    return killed ? 1 : 2;
+  };
+  for (int cause = 0; cause <= 2; ++cause)
     for (const auto& w : workers) {
-      if (succeeded(w) || w.lost != lost) continue;
+      if (succeeded(w) || rank_of_cause(w) != cause) continue;
       outcome.ok = false;
       outcome.error += (outcome.error.empty() ? "" : "; ") + describe_exit(w);
     }

@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -68,6 +69,19 @@ std::string singular(std::string kind) {
 }
 #endif
 
+// CLI11's PositiveNumber says "Value 0 not in range 2.22507e-308 to 1.79769e+308".
+const CLI::Validator kPositive(
+    [](std::string& text) -> std::string {
+      try {
+        std::size_t used = 0;
+        if (std::stod(text, &used) > 0 && used == text.size()) return "";
+      } catch (const std::exception&) {
+        // not a number: said below
+      }
+      return "must be a number greater than 0, got " + text;
+    },
+    "POSITIVE");
+
 // An empty default ("" or an empty list) says nothing in --help; CLI11 would print "=[]".
 void tidy_help_defaults(CLI::App& app) {
   for (CLI::Option* option : app.get_options())
@@ -116,7 +130,7 @@ int dispatch(int argc, char** argv) {
                   "runs at once on this host, each job on cores of its own (as many as its largest run has "
                   "ranks), all recording into the same database; refused when they need more cores than the "
                   "host has, unless --oversubscribe")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   run->add_flag("--oversubscribe", run_args.oversubscribe,
                 "with --jobs: allow more ranks than cores (the jobs then share cores, and their times measure "
                 "each other)");
@@ -129,7 +143,7 @@ int dispatch(int argc, char** argv) {
   run->add_option("--repeat", run_repeat,
                   "train every run N times with the same seed (runs_per_seed = N), to measure the noise in its "
                   "times; reports group the repeats")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->default_str("");
   run->add_flag("--dry-run", run_args.dry_run,
                 "validate and list the runs that would execute (as `check`), train nothing");
@@ -137,7 +151,7 @@ int dispatch(int argc, char** argv) {
   run->add_option("--progress-every", run_args.progress_every,
                   "seconds between progress lines when standard output is not a terminal (a log); "
                   "a line is also printed at every evaluation")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   laconic::cli::LaunchFlags launch_flags;
   bool single_host = false;
   run->add_option("--rank", launch_flags.rank,
@@ -148,14 +162,14 @@ int dispatch(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->default_str("");
   run->add_option("--world", launch_flags.world, "with --rank: how many ranks were started")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->default_str("");
   run->add_option("--store", launch_flags.store,
                   "with --rank: where the ranks meet: tcp://HOST:PORT (rank 0 serves it), redis://HOST:PORT, or "
                   "file:///DIR on a file system every rank sees");
   run->add_option("--launch-timeout", run_args.launch_timeout,
                   "seconds the ranks of a launch wait for each other at the start")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   run->add_flag("--single-host", single_host,
                 "ignore a launcher's variables (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, ...): fork every run's "
                 "workers on this host");
@@ -205,8 +219,7 @@ int dispatch(int argc, char** argv) {
       ->allow_extra_args(false);
   runs->add_flag("--watch", runs_args.watch,
                  "list again every --interval seconds, as a sweep writes, until Ctrl-C (or --times listings)");
-  runs->add_option("--interval", runs_args.interval, "seconds between listings with --watch")
-      ->check(CLI::PositiveNumber);
+  runs->add_option("--interval", runs_args.interval, "seconds between listings with --watch")->check(kPositive);
   runs->add_option("--times", runs_args.times, "with --watch: stop after this many listings (0 = until Ctrl-C)")
       ->check(CLI::NonNegativeNumber);
   add_db_option(runs);
@@ -230,6 +243,9 @@ int dispatch(int argc, char** argv) {
   auto* query = app.add_subcommand("query", "run one read-only SQL statement on the database (docs/schema.md)");
   query->add_option("sql", query_sql, "one SELECT (or read-only PRAGMA); writes are refused")->required();
   query->add_option("--format", query_format, "table, csv or json");
+  double query_timeout = 60;
+  query->add_option("--timeout", query_timeout, "seconds the query may run before it is stopped (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
   add_db_option(query);
 
   laconic::cli::ExportArgs export_args;
@@ -310,12 +326,21 @@ int dispatch(int argc, char** argv) {
   note->add_option("text", note_text, "the note, quoted")->required();
   add_db_option(note);
 
-  std::string recover_journal, recover_db;
+  std::vector<std::string> recover_files;
+  std::string recover_db;
+  bool recover_damaged = false;
   auto* recover = app.add_subcommand(
-      "recover", "replay a recovery journal (written when the database took no writes) into its database, once");
-  recover->add_option("journal", recover_journal, "the journal file `laconic run` named")
+      "recover",
+      "replay a recovery journal (written when the database took no writes) into its database, once; or, with "
+      "--from-damaged, copy what can be read of a damaged database into a new one");
+  recover
+      ->add_option("files", recover_files,
+                   "JOURNAL: the journal file `laconic run` named; with --from-damaged: DAMAGED.db NEW.db")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->expected(1, 2);
+  recover->add_flag("--from-damaged", recover_damaged,
+                    "copy every row that can still be read of DAMAGED.db (refused by quick_check) into the new "
+                    "file NEW.db, computing run_summary again; DAMAGED.db is only read");
   recover->add_option("--db", recover_db, "the database to replay into (default: the one the journal names)");
 
   std::string merge_target;
@@ -399,14 +424,23 @@ int dispatch(int argc, char** argv) {
     if (*runs) return laconic::cli::runs_command(runs_args);
     if (*show) return laconic::cli::show_command(db, show_run, show_format);
     if (*compare) return laconic::cli::compare_command(compare_args);
-    if (*query) return laconic::cli::query_command(db, query_sql, query_format);
+    if (*query) return laconic::cli::query_command(db, query_sql, query_format, query_timeout);
     if (*export_cmd) return laconic::cli::export_command(export_args);
     if (*best) return laconic::cli::best_command(best_args);
     if (*report) {
       report_args.db = db;
       return laconic::cli::report_command(report_args);
     }
-    if (*recover) return laconic::cli::recover_command(recover_journal, recover_db);
+    if (*recover) {
+      if (recover_damaged != (recover_files.size() == 2))
+        throw laconic::ConfigError(recover_damaged ? "laconic recover --from-damaged takes DAMAGED.db NEW.db"
+                                                   : "laconic recover takes one JOURNAL (or --from-damaged "
+                                                     "DAMAGED.db NEW.db)");
+      if (recover_damaged) return laconic::cli::salvage_command(recover_files[0], recover_files[1]);
+      if (!std::filesystem::is_regular_file(recover_files[0]))
+        throw laconic::ConfigError("no journal file '" + recover_files[0] + "'");
+      return laconic::cli::recover_command(recover_files[0], recover_db);
+    }
     if (*tag) return laconic::cli::tag_command(db, tag_args, tag_remove);
     if (*note) return laconic::cli::note_command(db, note_run, note_text);
     if (*merge) return laconic::cli::merge_command(merge_target, merge_sources);

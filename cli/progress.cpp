@@ -6,6 +6,7 @@
 
 #include "cli/format.hpp"
 #include "engine/core/error.hpp"
+#include "reports/format.hpp"
 
 namespace laconic::cli {
 
@@ -64,9 +65,11 @@ std::string Progress::line(const std::string& extra) const {
   const double elapsed = std::chrono::duration<double>(Clock::now() - started_).count();
   const double run_left = SweepClock::run_left(p, epochs_);
   char buf[160];
-  std::snprintf(buf, sizeof buf, "  epoch %lld/%lld  step %lld/%lld  loss %.4f  %.1f steps/s",
+  // A diverged loss reads "nan" or "inf", never printf's "-nan".
+  const std::string loss = std::isfinite(p.loss) ? reports::fixed(p.loss, 4) : significant(p.loss);
+  std::snprintf(buf, sizeof buf, "  epoch %lld/%lld  step %lld/%lld  loss %s  %.1f steps/s",
                 static_cast<long long>(p.epoch + 1), static_cast<long long>(epochs_), static_cast<long long>(p.step),
-                static_cast<long long>(p.steps_per_epoch), p.loss, p.steps_per_second);
+                static_cast<long long>(p.steps_per_epoch), loss.c_str(), p.steps_per_second);
   return str_cat(label_, buf, extra, "  left: run ", eta_text(run_left), ", sweep ",
                  eta_text(clock_.sweep_left(run_left, elapsed)));
 }

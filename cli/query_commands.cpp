@@ -3,6 +3,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "cli/runs_command.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "reports/report.hpp"
 #include "storage/database.hpp"
@@ -10,7 +11,7 @@
 namespace laconic::cli {
 
 int report_command(const ReportArgs& args) {
-  auto db = storage::Database::open_read_only(args.db);
+  auto db = open_for_reading(args.db);  // a missing file is the user's to fix: exit 2
   std::string joined;
   for (const auto& e : args.experiments) joined += (joined.empty() ? "" : "-vs-") + e;
   const std::string dir = args.out.empty() ? "laconic-reports/" + joined : args.out;

@@ -4,6 +4,7 @@
 
 #include "engine/core/error.hpp"
 #include "storage/journal.hpp"
+#include "storage/salvage.hpp"
 
 namespace laconic::cli {
 
@@ -16,6 +17,19 @@ int recover_command(const std::string& journal_path, const std::string& db_path)
   std::cout << "replayed " << journal_path << " into " << database << ": " << rows << " metric rows, "
             << journal.statuses.size() << " run statuses, " << journal.facts.size() << " facts (the journal is now "
             << journal_path << ".replayed)\n";
+  return 0;
+}
+
+int salvage_command(const std::string& damaged, const std::string& out) {
+  const storage::SalvageReport report = storage::salvage_database(damaged, out);
+  std::cout << "recovered what could be read of " << damaged << " into " << out << ":";
+  for (const auto& [table, rows] : report.copied) std::cout << " " << rows << " " << table << ",";
+  std::cout << " run_summary computed again for " << report.summaries_rebuilt << " runs\n";
+  if (report.damaged.empty())
+    std::cout << "every row was read: nothing was lost\n";
+  else
+    for (const auto& line : report.damaged) std::cout << "lost at damaged pages: " << line << "\n";
+  std::cout << "use it with --db " << out << " (laconic runs --db " << out << ")\n";
   return 0;
 }
 

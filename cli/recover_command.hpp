@@ -11,6 +11,10 @@ namespace laconic::cli {
 /// journal replayed before, one of another database, or a damaged one.
 int recover_command(const std::string& journal, const std::string& db);
 
+/// `laconic recover --from-damaged DAMAGED OUT`: copies what can still be read of a damaged
+/// database into the new file OUT (storage/salvage.hpp) and says what it copied and lost.
+int salvage_command(const std::string& damaged, const std::string& out);
+
 /// Replays every recovery journal of `database` not yet replayed, printing one line per
 /// journal, and marks each replayed (what `laconic run --resume` does first).
 void replay_journals(storage::Database& db, const std::string& database);

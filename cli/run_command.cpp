@@ -65,6 +65,7 @@ struct PlannedRun {
   std::string done_as{};               // how that run ended ("finished", "diverged", "running")
   std::int64_t resume_step = -1;       // continue run `id` from its checkpoint of this step
   bool again = false;                  // run `id` again from the start, in place (its rows cleared)
+  std::int64_t attempts = 0;           // times run `id` had been started when planned: what its claim expects
 };
 
 std::string read_text(const std::string& path) {
@@ -148,6 +149,10 @@ std::string result_line(storage::Database& db, std::int64_t run_id) {
 /// about 80 MB); past it, it stops reading the workers' pipes and they wait.
 constexpr std::size_t kMaxPendingRows = 2'000'000;
 
+/// Milliseconds the controller's connection waits for another process's lock before a write is
+/// put off (and retried); short, so the controller keeps reading its workers meanwhile.
+constexpr int kControllerBusyTimeoutMs = 50;
+
 /// Runs planned runs one after another, recording each; counts what happened.
 class Executor {
  public:
@@ -162,22 +167,51 @@ class Executor {
         recorder_(recorder),
         experiment_id_(experiment_id),
         sweep_(sweep),
-        progress_(args.job_index >= 0 && !args.quiet ? ProgressMode::Log : progress_mode_for(stdout, args.quiet),
+        // Jobs share one terminal, and a launcher's ranks write to a log even when it hands them a pty
+        // (Open MPI does): whole lines there.
+        progress_((args.job_index >= 0 || args.launched) && !args.quiet ? ProgressMode::Log
+                                                                        : progress_mode_for(stdout, args.quiet),
                   stdout, args.progress_every),
         writes_(recorder, args.db, args.db_retry) {}
 
   /// Records `runs` (filling their ids) and runs them.
   void execute(std::vector<PlannedRun>& runs) {
+    writes_.retry("record the plan", [&] { record_plan(runs); });
     std::size_t to_train = 0;
-    for (PlannedRun& run : runs) {
-      if (args_.resume) find_previous(run);
-      if (!run.done && run.id < 0)
-        writes_.retry(str_cat("record run ", run.recorded.name),
-                      [&] { run.id = recorder_.add_run(experiment_id_, run.recorded); });
-      to_train += run.done ? 0 : 1;
-    }
+    for (const PlannedRun& run : runs) to_train += run.done ? 0 : 1;
     progress_.clock().add_runs(to_train);
     for (const PlannedRun& run : runs) execute_one(run, runs.size());
+  }
+
+  /// Decides what each run needs and records the new ones, in one transaction: controllers that
+  /// plan on one database at once take turns, so each sees the others' runs. With --resume a run
+  /// another controller planned is shared (whoever claims it first trains it); without, a run
+  /// that a live controller has planned or is training is refused: it would be trained twice.
+  void record_plan(std::vector<PlannedRun>& runs) {
+    storage::Transaction transaction(db_.handle());
+    for (PlannedRun& run : runs) {
+      run = PlannedRun{run.index, run.recorded};  // a retried plan starts over
+      if (args_.resume)
+        find_previous(run);
+      else
+        refuse_if_planned_elsewhere(run);
+      if (!run.done && run.id < 0) run.id = recorder_.add_run(experiment_id_, run.recorded);
+    }
+    transaction.commit();
+  }
+
+  void refuse_if_planned_elsewhere(const PlannedRun& run) {
+    const auto id = recorder_.find_unfinished(plan_.name, run.recorded);
+    if (!id) return;
+    const auto row = storage::find_run(db_, *id);
+    const bool in_flight = row->status == storage::RunStatus::Queued || row->status == storage::RunStatus::Running;
+    if (!in_flight || !storage::controller_alive(*row) || row->controller_pid == ::getpid()) return;
+    throw ConfigError(str_cat("run '", run.recorded.name, "' of experiment '", plan_.name,
+                              "' is already planned by the controller ", row->controller_pid, " on ", row->host,
+                              " (run ", row->id, ", ", row->status_label(),
+                              "): two `laconic run`s of one experiment at once would train it twice; wait for it, or "
+                              "add --resume to share its plan (each run is then trained by whichever claims it "
+                              "first)"));
   }
 
   /// The last recorded value of `metric` of a run that finished (NaN otherwise).
@@ -251,14 +285,14 @@ class Executor {
       run.done_as = str_cat("running under controller ", row->controller_pid, " on ", row->host);
       return;
     }
+    // Inside the plan's transaction, which the caller retries as a whole.
     if (row->status == storage::RunStatus::Running)
-      writes_.retry(str_cat("end stale run ", *id), [&] {
-        recorder_.finish_run(*id, storage::RunStatus::Failed,
-                             "its controller stopped without ending it (stale heartbeat)");
-      });
+      recorder_.finish_run(*id, storage::RunStatus::Failed,
+                           "its controller stopped without ending it (stale heartbeat)");
     // Continued in place, never duplicated: from its newest complete checkpoint, else from the
     // start (its rows are cleared first). Its id stays, attempts counts the tries.
     run.id = *id;
+    run.attempts = row->attempts;
     const int world = catalog_.world_size(plan_.runs[run.index]);
     if (row->checkpoint_step && has_checkpoints(checkpoint_dir(args_.db, *id), *row->checkpoint_step, world))
       run.resume_step = *row->checkpoint_step;
@@ -272,7 +306,7 @@ class Executor {
               << (rank_lost() ? ", stopped: a rank is gone" : "") << " (database " << args_.db << ")\n";
     if (rank_lost()) {
       std::cout << plan_.name << ": " << sweep_->remote().lost << "; the runs not started stay QUEUED (launch "
-                << "again with `laconic run --resume` to run them)\n";
+                << "again with `laconic run --resume " << args_.file << " --db " << args_.db << "` to run them)\n";
       return 1;
     }
     if (gave_up_) return 1;
@@ -318,11 +352,14 @@ class Executor {
     const bool checkpointing = (args_.checkpoint_every > 0 && not_checkpointable.empty()) || run.resume_step >= 0;
     if (args_.checkpoint_every > 0 && !not_checkpointable.empty() && run.resume_step < 0)
       std::cout << label << ": not checkpointed: " << not_checkpointable << "\n";
-    // Claimed first: a second controller resuming the same database may have taken it.
+    // Claimed first, as it was planned: a second controller on the same database may have taken
+    // it (RUNNING) or trained it (FINISHED, FAILED, ...) since.
     bool claimed = false;
-    writes_.retry(str_cat("start run ", run.id), [&] { claimed = recorder_.start_run(run.id); });
+    writes_.retry(str_cat("start run ", run.id), [&] { claimed = recorder_.start_run(run.id, run.attempts); });
     if (!claimed) {
-      std::cout << label << ": run " << run.id << " is RUNNING under another controller, skipped" << std::endl;
+      const auto now = storage::find_run(db_, run.id);
+      std::cout << label << ": run " << run.id << " was taken by another controller since it was planned (now "
+                << (now ? now->status_label() : std::string("gone")) << "), skipped" << std::endl;
       ++skipped_;
       return;
     }
@@ -432,7 +469,8 @@ class Executor {
       observer.stop_reason = [&]() -> std::string {
         if (stored->outage_seconds() <= args_.db_retry) return "";
         return str_cat("database ", args_.db, " took no writes for ", static_cast<long>(args_.db_retry),
-                       " s (--db-retry): ", stored->last_error());
+                       " s (--db-retry): ",
+                       storage::explain_storage_error(stored->last_error_code(), stored->last_error(), args_.db));
       };
       observer.hold_input = [&] { return stored->pending() > kMaxPendingRows; };
       // Commit every step before the checkpoint, then say it may be resumed from. While the
@@ -506,13 +544,13 @@ class Executor {
     if (path.empty()) {
       std::cerr << "laconic: nothing was pending, nothing is lost. Stopping the sweep: runs not started stay "
                    "QUEUED; `laconic run --resume "
-                << args_.file << "` continues once the database takes writes" << std::endl;
+                << args_.file << " --db " << args_.db << "` continues once the database takes writes" << std::endl;
       return;
     }
     std::cerr << "laconic: wrote what the database could not take (" << rows << " metric rows"
               << (ending ? str_cat(", run ", run_id, " ending ", ending->status) : std::string()) << ")"
               << " to the recovery journal " << path << "; once the database takes writes again, replay it with "
-              << "`laconic recover " << path << "` (or `laconic run --resume " << args_.file
+              << "`laconic recover " << path << "` (or `laconic run --resume " << args_.file << " --db " << args_.db
               << "`, which replays it first). Stopping the sweep: runs not started stay QUEUED." << std::endl;
   }
 
@@ -672,6 +710,10 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   auto db = storage::Database::open(args.db);
   // A damaged file is found now, before anything trains into it.
   if (existed) db->check_integrity();
+  // Every write of the controller is retried (DurableWrites, a KeepAndRetry sink), so it need not
+  // wait on another process's lock: waiting, it would stop reading the workers' pipes, and a long
+  // lock would stall their training until Gloo's timeout failed the run. Rows wait in memory.
+  db->set_busy_timeout(kControllerBusyTimeoutMs);
   if (args.resume) replay_journals(*db, args.db);
   if (args.resume && !args.force) check_unchanged(*db, plan, args.file);
   // Rank 0 of a launch: the database is known to open before the other ranks are kept waiting.

@@ -17,10 +17,10 @@ namespace laconic::cli {
 
 using storage::Cell;
 
-int query_command(const std::string& db_path, const std::string& sql, const std::string& format_text) {
+int query_command(const std::string& db_path, const std::string& sql, const std::string& format_text, double timeout) {
   const Format format = parse_format(format_text);
   auto db = open_for_reading(db_path);
-  storage::UserQuery query(*db, sql);
+  storage::UserQuery query(*db, sql, timeout);
   RowWriter writer(std::cout, format);
   writer.header(query.columns());
   std::vector<Cell> row;

@@ -9,7 +9,7 @@
 namespace laconic::cli {
 
 /// `laconic query`: runs one read-only statement and prints its rows (table, csv or json).
-int query_command(const std::string& db, const std::string& sql, const std::string& format);
+int query_command(const std::string& db, const std::string& sql, const std::string& format, double timeout = 60);
 
 struct ExportArgs {
   std::string db;

@@ -52,8 +52,8 @@ std::string explain_storage_error(int code, const std::string& message, const st
                           " is not an SQLite database (or it is encrypted); give --db the path "
                           "of a laconic database"));
     case SQLITE_CORRUPT:
-      return with(str_cat("database ", path, " is damaged; recover what it holds with `sqlite3 ", path,
-                          " .recover | sqlite3 recovered.db` and use --db recovered.db"));
+      return with(str_cat("database ", path, " is damaged; copy what can still be read into a new database with ",
+                          "`laconic recover --from-damaged ", path, " recovered.db` and use --db recovered.db"));
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
       return with(str_cat("database ", path, " stayed locked by another process for longer than ",
@@ -61,8 +61,8 @@ std::string explain_storage_error(int code, const std::string& message, const st
                           " s; stop the other writer (or let it finish) and try "
                           "again"));
     case SQLITE_FULL:
-      return with(str_cat("the disk holding database ", path, " is full; free space, then `laconic run --resume` ",
-                          "continues"));
+      return with(str_cat("the disk holding database ", path, " is full; free space, then `laconic run --resume ",
+                          "FILE.lua --db ", path, "` continues"));
     case SQLITE_READONLY:
       return with(str_cat("database ", path,
                           " cannot be written (a read-only file, directory or medium); copy it "
@@ -81,7 +81,17 @@ std::string explain_storage_error(int code, const std::string& message, const st
 Database::Database(sqlite3* db, std::string path, bool read_only)
     : db_(db), path_(std::move(path)), read_only_(read_only) {}
 
-Database::~Database() { sqlite3_close_v2(db_); }
+Database::~Database() {
+  sqlite3_close_v2(db_);
+  if (!tidy_wal_files_) return;
+  // A read-only connection may not remove the WAL files it made. The last connection to close
+  // a WAL database does: open one that may write, and close it. It writes nothing (the WAL is
+  // empty); if another connection has the file open, the files stay, as they must.
+  sqlite3* tidy = nullptr;
+  if (sqlite3_open_v2(path_.c_str(), &tidy, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK)
+    sqlite3_exec(tidy, "SELECT 1 FROM sqlite_master LIMIT 1", nullptr, nullptr, nullptr);
+  sqlite3_close_v2(tidy);  // a null handle is a no-op
+}
 
 std::unique_ptr<Database> Database::open(const std::string& path) {
   refuse_directory(path);
@@ -105,7 +115,10 @@ std::unique_ptr<Database> Database::open_read_only(const std::string& path) {
   if (path != ":memory:" && !std::filesystem::exists(path))
     throw StorageError(str_cat("database ", path, " does not exist (nothing has been recorded there yet)"),
                        SQLITE_CANTOPEN);
+  const bool wal_files_before =
+      path != ":memory:" && (std::filesystem::exists(path + "-wal") || std::filesystem::exists(path + "-shm"));
   std::unique_ptr<Database> database(new Database(open_connection(path, SQLITE_OPEN_READONLY), path, true));
+  database->tidy_wal_files_ = path != ":memory:" && !wal_files_before;
   sqlite3* db = database->db_;
   check(db, sqlite3_busy_timeout(db, kBusyTimeoutMs), str_cat("while setting the busy timeout of ", path));
   int version = 0;
@@ -118,7 +131,7 @@ std::unique_ptr<Database> Database::open_read_only(const std::string& path) {
     if (path == ":memory:" || (code != SQLITE_CANTOPEN && code != SQLITE_READONLY)) throw;
     database.reset(new Database(
         open_connection(str_cat("file:", path, "?immutable=1"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI), path, true));
-    db = database->db_;
+    db = database->db_;  // immutable: it makes no WAL files, and there is nothing to tidy
     version = schema_version_of(db, path);
   }
   if (version == 0) throw StorageError(str_cat("database ", path, " is not a laconic database (it is empty)"), -1);
@@ -140,6 +153,10 @@ std::unique_ptr<Database> Database::open_read_only(const std::string& path) {
   return database;
 }
 
+void Database::set_busy_timeout(int milliseconds) {
+  check(db_, sqlite3_busy_timeout(db_, milliseconds), str_cat("while setting the busy timeout of ", path_));
+}
+
 void Database::check_integrity() {
   std::string first;
   std::size_t problems = 0;
@@ -158,11 +175,12 @@ void Database::check_integrity() {
     problems = 1;
   }
   if (problems == 0) return;
-  throw StorageError(
-      str_cat("database ", path_, " is damaged (quick_check found ", problems, problems == 1 ? " problem" : " problems",
-              ", the first: ", first, "); nothing was trained. Recover what it holds with `sqlite3 ", path_,
-              " \".recover\" | sqlite3 recovered.db` and run with --db recovered.db"),
-      SQLITE_CORRUPT);
+  throw StorageError(str_cat("database ", path_, " is damaged (quick_check found ", problems,
+                             problems == 1 ? " problem" : " problems", ", the first: ", first,
+                             "); nothing was trained. Copy what can still be read into a new database "
+                             "with `laconic recover --from-damaged ",
+                             path_, " recovered.db` and run with --db recovered.db"),
+                     SQLITE_CORRUPT);
 }
 
 }  // namespace laconic::storage

@@ -24,7 +24,14 @@ class Database {
   /// (opened with open()). Reads see what writers have committed. On a read-only directory or
   /// medium, where SQLite cannot create the WAL's shared-memory file, it opens the file as
   /// immutable instead (an archive: nobody writes it). ConfigError if `path` is a directory.
+  /// A read leaves the directory as it found it: the WAL files SQLite makes for a reader are
+  /// removed when it closes, unless they were there before (a writer's) or another connection
+  /// opened the file meanwhile.
   static std::unique_ptr<Database> open_read_only(const std::string& path);
+
+  /// Milliseconds a statement of this connection waits for another's lock before SQLITE_BUSY
+  /// (kBusyTimeoutMs unless set).
+  void set_busy_timeout(int milliseconds);
 
   /// Runs PRAGMA quick_check; StorageError (SQLITE_CORRUPT) naming the file, the first problem
   /// and how to recover when the file is damaged.
@@ -51,6 +58,9 @@ class Database {
   sqlite3* db_;
   std::string path_;
   bool read_only_;
+  /// A reader that found no -wal or -shm file next to the database: whatever it leaves there,
+  /// its destructor removes.
+  bool tidy_wal_files_ = false;
   int schema_version_ = 0;
   std::mutex write_mutex_;
 };

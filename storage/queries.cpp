@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cmath>
 
 #include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
@@ -47,6 +48,17 @@ bool is_stale(const RunRow& row, double now) {
   static const std::string host = this_host();
   return !host.empty() && row.host == host && process_gone(row.controller_pid);
 }
+
+}  // namespace
+
+bool controller_alive(const RunRow& row) {
+  static const std::string host = this_host();
+  if (!host.empty() && row.host == host) return row.controller_pid > 0 && !process_gone(row.controller_pid);
+  const double last = std::isnan(row.heartbeat) ? row.created : row.heartbeat;
+  return unix_now() - last <= kStaleAfterSeconds;
+}
+
+namespace {
 
 RunRow read_run(const Statement& q, double now) {
   RunRow row;

@@ -68,6 +68,10 @@ struct RunRow {
   std::string status_label() const;
 };
 
+/// Whether the controller that planned or runs `row` is alive: on this host, its process exists;
+/// on another, it beat (or, for a QUEUED run, planned it) within kStaleAfterSeconds.
+bool controller_alive(const RunRow& row);
+
 /// Workers silent longer than this make a RUNNING run's label say so.
 inline constexpr double kSilentWorkersAfterSeconds = 10;
 

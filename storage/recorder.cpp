@@ -36,10 +36,11 @@ Recorder::Recorder(Database& db)
       select_experiment_(db.handle(), "SELECT id FROM experiments WHERE name = ?1 AND file_hash = ?2"),
       insert_run_(db.handle(),
                   "INSERT INTO runs (experiment_id, name, config, swept, seed, repetition, status, created, host, "
-                  "laconic_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'QUEUED', ?7, ?8, ?9)"),
+                  "laconic_version, controller_pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'QUEUED', ?7, ?8, ?9, ?10)"),
       start_run_(db.handle(),
-                 "UPDATE runs SET status = 'RUNNING', started = coalesce(started, ?2), heartbeat = ?2, ended = NULL, "
-                 "error = NULL, attempts = attempts + 1, controller_pid = ?3 WHERE id = ?1 AND status != 'RUNNING'"),
+                 "UPDATE runs SET status = 'RUNNING', started = ?2, heartbeat = ?2, ended = NULL, "
+                 "error = NULL, attempts = attempts + 1, controller_pid = ?3 WHERE id = ?1 AND status IN ('QUEUED', "
+                 "'FAILED', 'KILLED') AND (?4 IS NULL OR attempts = ?4)"),
       heartbeat_(db.handle(), "UPDATE runs SET heartbeat = ?2, workers_silent = ?3 WHERE id = ?1"),
       finish_run_(db.handle(),
                   "UPDATE runs SET status = ?3, ended = ?2, heartbeat = ?2, error = ?4, workers_silent = NULL "
@@ -91,7 +92,8 @@ std::int64_t Recorder::add_run(std::int64_t experiment_id, const RunConfig& conf
       .bind_int64(6, config.repetition)
       .bind_double(7, unix_now())
       .bind_text(8, host_name())
-      .bind_text(9, LACONIC_STORAGE_VERSION);
+      .bind_text(9, LACONIC_STORAGE_VERSION)
+      .bind_int64(10, ::getpid());
   try {
     insert_run_.run();
   } catch (StorageError& e) {
@@ -107,10 +109,14 @@ void Recorder::update_one(Statement& statement, std::int64_t run_id, const char*
     throw StorageError(str_cat("cannot ", what, ": no run with id ", run_id, " in ", db_.path()), -1);
 }
 
-bool Recorder::start_run(std::int64_t run_id) {
+bool Recorder::start_run(std::int64_t run_id, std::optional<std::int64_t> attempts) {
   std::lock_guard<std::mutex> lock(db_.write_mutex());
   start_run_.reset();
   start_run_.bind_int64(1, run_id).bind_double(2, unix_now()).bind_int64(3, ::getpid());
+  if (attempts)
+    start_run_.bind_int64(4, *attempts);
+  else
+    start_run_.bind_null(4);
   start_run_.run();
   if (sqlite3_changes(db_.handle()) == 1) return true;
   run_exists_.reset();

@@ -26,14 +26,18 @@ class Recorder {
   /// text ("" stores NULL).
   std::int64_t add_experiment(const std::string& name, const std::string& file_path, const std::string& file_hash,
                               const std::string& source = "");
-  /// Inserts a QUEUED run with config.to_json() and config.swept_json(); returns its id.
+  /// Inserts a QUEUED run with config.to_json() and config.swept_json(), planned by this process
+  /// (controller_pid); returns its id.
   std::int64_t add_run(std::int64_t experiment_id, const RunConfig& config);
-  /// QUEUED (or an unfinished status, when resuming) -> RUNNING: heartbeat = now, started = now
-  /// unless it had started before, ended and error cleared, attempts + 1, controller_pid = this
-  /// process. A run already RUNNING is another controller's: it is left alone and the result is
-  /// false (two controllers resuming one database never train one run twice). StorageError if
-  /// there is no such run.
-  bool start_run(std::int64_t run_id);
+  /// QUEUED, FAILED or KILLED -> RUNNING: heartbeat = now, started = now (the attempt's start, so
+  /// that a run's wall time is its last attempt's, not the time since a killed one), ended and
+  /// error cleared, attempts + 1, controller_pid = this process. The claim of a
+  /// controller: with `attempts`, only while the run has been started that many times, as its
+  /// plan saw it. A run RUNNING (another controller's), FINISHED or DIVERGED (a result), or
+  /// started by someone else since it was planned is left alone and the result is false: two
+  /// controllers on one database never train one run twice nor append to each other's rows.
+  /// StorageError if there is no such run.
+  bool start_run(std::int64_t run_id, std::optional<std::int64_t> attempts = std::nullopt);
   /// Sets heartbeat to now (unix seconds), so a reader can tell a live run from a dead one, and
   /// runs.workers_silent: how long its most silent worker has sent nothing (seconds).
   void heartbeat(std::int64_t run_id, double workers_silent = 0);

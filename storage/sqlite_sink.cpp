@@ -149,11 +149,13 @@ void SqliteSink::try_commit_locked() {
     failing_since_.reset();
     backoff_seconds_ = 0.1;
     last_error_.clear();
+    last_error_code_ = 0;
   } catch (const StorageError& e) {
     if (!is_transient(e)) throw;
     const auto now = Clock::now();
     if (!failing_since_) failing_since_ = now;
     last_error_ = e.what();
+    last_error_code_ = e.code();
     next_attempt_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(backoff_seconds_));
     backoff_seconds_ = std::min(backoff_seconds_ * 2, 5.0);
   }
@@ -172,6 +174,11 @@ double SqliteSink::outage_seconds() const {
 std::string SqliteSink::last_error() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return last_error_;
+}
+
+int SqliteSink::last_error_code() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_error_code_;
 }
 
 std::vector<MetricRecord> SqliteSink::take_pending() {

@@ -60,6 +60,9 @@ class SqliteSink : public MetricsSink {
   double outage_seconds() const;
   /// The message of the last failed commit; "" when the last commit succeeded.
   std::string last_error() const;
+  /// SQLite's result code of the last failed commit (SQLITE_FULL, SQLITE_BUSY, ...); 0 when the
+  /// last commit succeeded.
+  int last_error_code() const;
   /// Hands over the rows not yet committed (for a recovery journal) and forgets them.
   std::vector<MetricRecord> take_pending();
 
@@ -85,6 +88,7 @@ class SqliteSink : public MetricsSink {
   Clock::time_point next_attempt_{};
   double backoff_seconds_ = 0.1;
   std::string last_error_;
+  int last_error_code_ = 0;
   std::vector<BatchRow> pending_;      ///< keys interned: no string copy per row
   std::vector<std::string> keys_;      ///< every key this sink has seen, in first-seen order
   std::vector<std::int64_t> key_ids_;  ///< metric_keys.id of keys_[i]; -1 until a commit resolves it

@@ -1,6 +1,7 @@
 #include "storage/user_query.hpp"
 
 #include <cctype>
+#include <chrono>
 #include <set>
 
 #include <sqlite3.h>
@@ -177,7 +178,23 @@ void read_row(sqlite3_stmt* stmt, int n, std::vector<Cell>& row) {
   }
 }
 
-UserQuery::UserQuery(Database& db, const std::string& sql) : db_(db) {
+namespace {
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// SQLite calls it every few thousand virtual-machine steps; non-zero interrupts the statement.
+int past_deadline(void* self) {
+  auto* query = static_cast<std::pair<double, bool>*>(self);
+  if (steady_seconds() < query->first) return 0;
+  query->second = true;
+  return 1;
+}
+
+}  // namespace
+
+UserQuery::UserQuery(Database& db, const std::string& sql, double time_limit) : db_(db), time_limit_(time_limit) {
   sqlite3* handle = db_.handle();
   exec(handle, "PRAGMA query_only = ON");
   sqlite3_set_authorizer(handle, authorize, &refused_);
@@ -225,15 +242,24 @@ UserQuery::UserQuery(Database& db, const std::string& sql) : db_(db) {
 }
 
 UserQuery::~UserQuery() {
+  sqlite3_progress_handler(db_.handle(), 0, nullptr, nullptr);
   sqlite3_finalize(stmt_);
   sqlite3_set_authorizer(db_.handle(), nullptr, nullptr);
 }
 
 bool UserQuery::next(std::vector<Cell>& row) {
+  if (time_limit_ > 0 && deadline_ == 0) {  // the clock starts at the first row asked for
+    deadline_ = steady_seconds() + time_limit_;
+    clock_ = {deadline_, false};
+    sqlite3_progress_handler(db_.handle(), 10000, past_deadline, &clock_);
+  }
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_DONE) return false;
   if (rc != SQLITE_ROW) {
     const std::string message = sqlite3_errmsg(db_.handle());
+    if (rc == SQLITE_INTERRUPT && clock_.second)
+      throw ConfigError(str_cat("the query ran for more than ", time_limit_,
+                                " s and was stopped (--timeout SECONDS allows more; 0 for no limit)"));
     // Refusals can also surface at step time (a statement re-prepared after a schema change).
     if (!refused_.empty()) throw ConfigError(str_cat("laconic query only reads: ", refused_, " is refused"));
     throw StorageError(str_cat("while running the query: ", message, " (SQLite code ", rc, ")"), rc);

@@ -4,6 +4,7 @@
 // sqlite3_stmt_readonly, and on a connection with PRAGMA query_only = ON.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "storage/database.hpp"
@@ -31,8 +32,10 @@ class UserQuery {
   /// ConfigError (the user can fix it) when `sql` is empty, holds more than one statement, does
   /// not parse, or would write or change the connection (INSERT, UPDATE, DELETE, DROP, CREATE,
   /// ATTACH, DETACH, a PRAGMA that sets something, BEGIN, ...); the message names what was
-  /// refused. Sets PRAGMA query_only = ON on `db`'s connection for the rest of its life.
-  UserQuery(Database& db, const std::string& sql);
+  /// refused. Sets PRAGMA query_only = ON on `db`'s connection for the rest of its life. The
+  /// query may run `time_limit` seconds in all (0: no limit); past it next() stops it with a
+  /// ConfigError that says so (a recursive CTE without end, a cross join of the metrics).
+  UserQuery(Database& db, const std::string& sql, double time_limit = 0);
   ~UserQuery();
   UserQuery(const UserQuery&) = delete;
   UserQuery& operator=(const UserQuery&) = delete;
@@ -48,6 +51,10 @@ class UserQuery {
   sqlite3_stmt* stmt_ = nullptr;
   std::vector<std::string> columns_;
   std::string refused_;  ///< what the authorizer refused, for the message
+  double time_limit_ = 0;
+  /// When the limit is reached, in steady-clock seconds (what the progress handler compares).
+  double deadline_ = 0;
+  std::pair<double, bool> clock_{0, false};  ///< the deadline, and whether the handler hit it
 };
 
 }  // namespace laconic::storage

@@ -1,8 +1,14 @@
 // How busy the host was during a run (cli/host_load.hpp): /proc/stat read as the kernel writes
-// it, and the other processes' cores told from the run's own.
+// it, and the other processes' cores told from the run's own; and the progress line of a run
+// whose loss diverged.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
 #include "cli/host_load.hpp"
+#include "cli/progress.hpp"
 
 using namespace laconic::cli;
 
@@ -43,4 +49,20 @@ TEST_CASE("a sample of this machine reads its clock and CPU time", "[cli][host]"
   CHECK(b.busy >= a.busy);
   CHECK(b.own > a.own);
   CHECK(b.wall > a.wall);
+}
+
+TEST_CASE("a diverged loss shows as nan or inf in the progress line, never printf's -nan", "[cli][progress]") {
+  std::FILE* out = std::tmpfile();
+  REQUIRE(out != nullptr);
+  Progress progress(ProgressMode::Log, out, 0);  // a line at every update
+  progress.begin("[1/1] x", 1);
+  progress.update({0, 3, 10, -std::nan(""), 5});
+  progress.update({0, 4, 10, std::numeric_limits<double>::infinity(), 5});
+  progress.update({0, 5, 10, 0.51234, 5});
+  std::rewind(out);
+  std::string text(4096, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), out));
+  std::fclose(out);
+  CHECK_THAT(text, Catch::Contains("loss nan ") && Catch::Contains("loss inf ") && Catch::Contains("loss 0.5123 "));
+  CHECK_THAT(text, !Catch::Contains("-nan"));
 }

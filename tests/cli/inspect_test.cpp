@@ -2,6 +2,7 @@
 // on a database filled through the Recorder, the way `laconic run` fills it, without training.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -464,4 +465,34 @@ TEST_CASE("laconic --version names laconic, its git description and the librarie
   CHECK_THAT(lines[3], Catch::StartsWith("Lua 5.4"));
   CHECK_THAT(lines[4], Catch::StartsWith("SQLite 3."));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("read commands leave the directory as they found it, stop a query past its time, and name a missing file",
+          "[cli][read]") {
+  RecordedRuns f;  // its writer closed: the file alone, no WAL beside it
+  std::filesystem::copy_file(f.db, f.dir + "/copy.db");
+  const auto size = std::filesystem::file_size(f.dir + "/copy.db");
+  const auto mtime = std::filesystem::last_write_time(f.dir + "/copy.db");
+  for (const char* command : {"show 1", "runs", "query \"SELECT count(*) FROM runs\"", "best"}) {
+    const auto r = run_laconic(f.dir, std::string(command) + " --db copy.db", 60);
+    INFO(command << "\n" << r.err);
+    CHECK(r.status == 0);
+    CHECK_FALSE(std::filesystem::exists(f.dir + "/copy.db-wal"));
+    CHECK_FALSE(std::filesystem::exists(f.dir + "/copy.db-shm"));
+  }
+  CHECK(std::filesystem::file_size(f.dir + "/copy.db") == size);
+  CHECK(std::filesystem::last_write_time(f.dir + "/copy.db") == mtime);
+
+  const auto started = std::chrono::steady_clock::now();
+  auto r = f.laconic(
+      "query --timeout 1 \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c\"");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("the query ran for more than 1 s and was stopped (--timeout SECONDS"));
+  CHECK(took < 30);
+
+  r = run_laconic(f.dir, "report fmnist --db missing.db", 60);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("database missing.db does not exist"));
+  CHECK_FALSE(std::filesystem::exists(f.dir + "/missing.db"));
 }

@@ -151,6 +151,9 @@ TEST_CASE("check shows max_steps, and --set changes a field for check and run al
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("(2 workers, 3 epochs of at most 8 steps (max_steps))"));
+  r = run_laconic(dir, "run tiny.lua --jobs 0");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("must be a number greater than 0, got 0"));
   r = run_laconic(dir, "check tiny.lua --set epoch=3");
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("--set epoch=3: unknown experiment field 'epoch'; did you mean 'epochs'?"));

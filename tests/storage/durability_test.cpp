@@ -196,7 +196,8 @@ TEST_CASE("a damaged database is found by quick_check and named with the way to 
     FAIL("quick_check found nothing");
   } catch (const StorageError& e) {
     CHECK(e.code() == SQLITE_CORRUPT);
-    CHECK_THAT(e.what(), Catch::Contains("database " + path + " is damaged") && Catch::Contains(".recover"));
+    CHECK_THAT(e.what(), Catch::Contains("database " + path + " is damaged") &&
+                             Catch::Contains("laconic recover --from-damaged " + path + " recovered.db"));
   }
 }
 

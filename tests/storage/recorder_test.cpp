@@ -1,8 +1,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -124,6 +126,38 @@ TEST_CASE("a run RUNNING under one controller cannot be started by another", "[s
   a.finish_run(run, RunStatus::Killed, "interrupted");
   CHECK(b.start_run(run));  // unfinished and free: the second may continue it
   CHECK(find_run(*second, run)->attempts == 2);
+}
+
+TEST_CASE("a run is claimed only as it was planned: never once it has a result or another took it",
+          "[storage][recorder][resume]") {
+  TempDir dir;
+  const std::string path = dir.file("runs.db");
+  auto first = Database::open(path);
+  auto second = Database::open(path);
+  Recorder a(*first), b(*second);
+  const auto e = a.add_experiment("e", "e.lua", "h");
+  const auto finished = a.add_run(e, sample_config("topk", 1));
+  const auto diverged = a.add_run(e, sample_config("topk", 2));
+  // Both controllers planned `finished` while it was QUEUED, never started (attempts 0).
+  CHECK(a.start_run(finished, 0));
+  a.finish_run(finished, RunStatus::Finished);
+  CHECK_FALSE(b.start_run(finished, 0));  // trained meanwhile: a result, left alone
+  CHECK_FALSE(b.start_run(finished));     // whatever was planned
+  CHECK(find_run(*second, finished)->attempts == 1);
+  a.start_run(diverged);
+  a.finish_run(diverged, RunStatus::Diverged, "loss NaN");
+  CHECK_FALSE(b.start_run(diverged));
+  // A run that failed under one controller after the other planned it: the plan is stale.
+  const auto failed = a.add_run(e, sample_config("qsgd", 1));
+  CHECK(a.start_run(failed, 0));
+  a.finish_run(failed, RunStatus::Failed, "worker 1 died");
+  CHECK_FALSE(b.start_run(failed, 0));
+  const double first_start = find_run(*second, failed)->started;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(b.start_run(failed, 1));  // planned after the failure: continued
+  CHECK(find_run(*second, failed)->attempts == 2);
+  // Its wall time counts from the attempt that ends it, not from the one that failed.
+  CHECK(find_run(*second, failed)->started > first_start + 0.01);
 }
 
 TEST_CASE("find_finished finds only a FINISHED run with the same config", "[storage][recorder]") {

@@ -1,0 +1,175 @@
+#include "storage/salvage.hpp"
+
+#include <filesystem>
+#include <limits>
+#include <set>
+
+#include <sqlite3.h>
+
+#include "engine/core/error.hpp"
+#include "storage/database.hpp"
+#include "storage/recorder.hpp"
+#include "storage/statement.hpp"
+
+namespace laconic::storage {
+namespace {
+
+/// Tables copied, parents first; those with an integer id as rowid are read in both directions.
+struct TableToCopy {
+  const char* name;
+  bool by_rowid;
+};
+constexpr TableToCopy kTables[] = {{"experiments", true},       {"runs", true},       {"metric_keys", true},
+                                   {"metric_values", true},     {"run_facts", false}, {"run_tags", false},
+                                   {"replayed_journals", false}};
+constexpr int kChunk = 512;
+
+/// The raw connection to the damaged file: read-only, closed on every path. Without a WAL file
+/// (nothing written since the last checkpoint) it is opened immutable, so that reading it leaves
+/// no file beside it.
+class Source {
+ public:
+  explicit Source(const std::string& path) {
+    const bool wal = std::filesystem::exists(path + "-wal");
+    const std::string uri = str_cat("file:", path, wal ? "?mode=ro" : "?immutable=1");
+    const int rc = sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    if (rc != SQLITE_OK) throw StorageError(str_cat("cannot open ", path, ": ", sqlite3_errstr(rc)), rc);
+  }
+  ~Source() { sqlite3_close_v2(db_); }
+  Source(const Source&) = delete;
+  Source& operator=(const Source&) = delete;
+  sqlite3* handle() { return db_; }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+std::vector<std::string> columns_of(sqlite3* db, const std::string& table) {
+  Statement info(db, str_cat("PRAGMA table_info(", table, ")"));
+  std::vector<std::string> columns;
+  while (info.step()) columns.push_back(info.column_text(1));
+  return columns;
+}
+
+/// The columns both files' `table` has (an older file may lack some), as "a, b, c".
+std::string shared_columns(sqlite3* from, sqlite3* to, const std::string& table, int& count) {
+  const auto theirs = columns_of(from, table);
+  const std::set<std::string> ours_set = [&] {
+    const auto ours = columns_of(to, table);
+    return std::set<std::string>(ours.begin(), ours.end());
+  }();
+  std::string list;
+  count = 0;
+  for (const auto& column : theirs)
+    if (ours_set.count(column)) {
+      list += (list.empty() ? "" : ", ") + column;
+      ++count;
+    }
+  return list;
+}
+
+/// Copies the current row of `select` (its columns from `first` on) through `insert`.
+void copy_row(sqlite3_stmt* select, int first, int count, Statement& insert) {
+  insert.reset();
+  for (int i = 0; i < count; ++i) {
+    const int c = first + i;
+    switch (sqlite3_column_type(select, c)) {
+      case SQLITE_INTEGER:
+        insert.bind_int64(i + 1, sqlite3_column_int64(select, c));
+        break;
+      case SQLITE_FLOAT:
+        insert.bind_double(i + 1, sqlite3_column_double(select, c));
+        break;
+      case SQLITE_NULL:
+        insert.bind_null(i + 1);
+        break;
+      default:
+        insert.bind_text(i + 1, std::string(reinterpret_cast<const char*>(sqlite3_column_text(select, c)),
+                                            static_cast<std::size_t>(sqlite3_column_bytes(select, c))));
+    }
+  }
+  insert.run();
+}
+
+/// Reads `sql` (its rowid first when `with_rowid`) from `from`, one chunk at a time, inserting
+/// each row; returns false when a damaged page stopped it. `last` follows the rowids read.
+bool copy_chunks(sqlite3* from, const std::string& sql, int count, Statement& insert, std::int64_t& last,
+                 std::int64_t& rows) {
+  while (true) {
+    sqlite3_stmt* select = nullptr;
+    if (sqlite3_prepare_v2(from, sql.c_str(), -1, &select, nullptr) != SQLITE_OK) return false;
+    sqlite3_bind_int64(select, 1, last);
+    int read = 0, rc = SQLITE_ROW;
+    while ((rc = sqlite3_step(select)) == SQLITE_ROW) {
+      last = sqlite3_column_int64(select, 0);
+      copy_row(select, 1, count, insert);
+      ++read;
+      ++rows;
+    }
+    sqlite3_finalize(select);
+    if (rc != SQLITE_DONE) return false;
+    if (read < kChunk) return true;
+  }
+}
+
+/// Copies one table; adds a line to `report.damaged` when part of it could not be read.
+std::int64_t copy_table(sqlite3* from, Database& to, const TableToCopy& table, SalvageReport& report) {
+  int count = 0;
+  const std::string columns = shared_columns(from, to.handle(), table.name, count);
+  if (count == 0) return 0;
+  std::string marks;
+  for (int i = 0; i < count; ++i) marks += i == 0 ? "?" : ", ?";
+  Statement insert(to.handle(), str_cat("INSERT OR IGNORE INTO ", table.name, " (", columns, ") VALUES (", marks, ")"));
+  std::int64_t rows = 0;
+  if (!table.by_rowid) {
+    std::int64_t unused = 0;
+    // Small tables of a few rows per run: read once, to the first damaged page.
+    if (!copy_chunks(from, str_cat("SELECT 0, ", columns, " FROM ", table.name, " WHERE ?1 = ?1 LIMIT -1"), count,
+                     insert, unused, rows))
+      report.damaged.push_back(str_cat(table.name, " (", rows, " rows read before a damaged page)"));
+    return rows;
+  }
+  std::int64_t up = std::numeric_limits<std::int64_t>::min();
+  const bool whole = copy_chunks(
+      from, str_cat("SELECT rowid, ", columns, " FROM ", table.name, " WHERE rowid > ?1 ORDER BY rowid LIMIT ", kChunk),
+      count, insert, up, rows);
+  if (whole) return rows;
+  // From the end back down to the damage: only the rows on damaged pages are lost.
+  std::int64_t down = std::numeric_limits<std::int64_t>::max();
+  copy_chunks(
+      from,
+      str_cat("SELECT rowid, ", columns, " FROM ", table.name, " WHERE rowid < ?1 ORDER BY rowid DESC LIMIT ", kChunk),
+      count, insert, down, rows);
+  report.damaged.push_back(str_cat(table.name, " (rows up to id ", up, " and from id ", down, " on)"));
+  return rows;
+}
+
+}  // namespace
+
+SalvageReport salvage_database(const std::string& damaged, const std::string& out) {
+  if (!std::filesystem::is_regular_file(damaged))
+    throw ConfigError(str_cat("cannot recover '", damaged, "': no such database file"));
+  if (std::filesystem::exists(out))
+    throw ConfigError(str_cat("'", out, "' exists already; name a new file to recover ", damaged, " into"));
+  Source source(damaged);
+  auto target = Database::open(out);
+  SalvageReport report;
+  for (const TableToCopy& table : kTables) {
+    Statement exists(source.handle(), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+    exists.bind_text(1, table.name);
+    if (!exists.step()) continue;  // an older schema
+    Transaction transaction(target->handle());
+    report.copied.emplace_back(table.name, copy_table(source.handle(), *target, table, report));
+    transaction.commit();
+  }
+  // run_summary is what the metrics say: computed again from those copied.
+  Recorder recorder(*target);
+  Statement runs(target->handle(), "SELECT id FROM runs ORDER BY id");
+  std::vector<std::int64_t> ids;
+  while (runs.step()) ids.push_back(runs.column_int64(0));
+  for (std::int64_t id : ids) recorder.rewind_run(id, std::numeric_limits<std::int64_t>::max());
+  report.summaries_rebuilt = static_cast<std::int64_t>(ids.size());
+  return report;
+}
+
+}  // namespace laconic::storage

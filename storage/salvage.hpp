@@ -1,0 +1,30 @@
+#pragma once
+// `laconic recover --from-damaged X.db OUT.db`: what can still be read of a damaged database,
+// copied into a new one. Debian 12's sqlite3 (3.40.1) cannot do it for laconic's files: its
+// `.recover` stops with "SQL logic error" on any of them, damaged or not, and `.dump` rolls back
+// everything at the first damaged page.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace laconic::storage {
+
+/// What a salvage copied.
+struct SalvageReport {
+  /// Rows copied per table, in the order copied ("runs", 12).
+  std::vector<std::pair<std::string, std::int64_t>> copied;
+  /// Tables whose reading stopped at a damaged page before their end: "metric_values (rows up to
+  /// id 40211 and from id 40377 on)".
+  std::vector<std::string> damaged;
+  std::int64_t summaries_rebuilt = 0;  ///< runs whose run_summary rows were computed again
+};
+
+/// Copies every row of `damaged` that can still be read into a new laconic database at `out`:
+/// each table's rows in the order of their ids up to the first damaged page, then from the end
+/// back down to the next, so that only the rows on damaged pages are lost; run_summary is
+/// computed again from the metrics copied. `damaged` is opened read-only and never written.
+/// ConfigError when `out` exists already or `damaged` is missing; StorageError when not even its
+/// schema can be read.
+SalvageReport salvage_database(const std::string& damaged, const std::string& out);
+
+}  // namespace laconic::storage
