@@ -80,6 +80,20 @@ Environment process_environment() {
   return env;
 }
 
+namespace {
+
+// LaunchedRank::launch_id: the flag, our variable, or the launcher's job.
+std::string launch_id_of(const Environment& env, const LaunchFlags& flags) {
+  if (!flags.launch_id.empty()) return flags.launch_id;
+  for (const char* name : {"LACONIC_LAUNCH_ID", "TORCHELASTIC_RUN_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"})
+    if (const std::string id = value_of(env, name); !id.empty() && id != "none") return id;
+  if (const std::string job = value_of(env, "SLURM_JOB_ID"); !job.empty())
+    return str_cat(job, ".", value_of(env, "SLURM_STEP_ID"));
+  return "";
+}
+
+}  // namespace
+
 std::optional<LaunchedRank> detect_launch(const Environment& env, const LaunchFlags& flags) {
   LaunchedRank launched;
   const bool any_flag = flags.rank >= 0 || flags.world >= 0 || !flags.store.empty();
@@ -123,6 +137,7 @@ std::optional<LaunchedRank> detect_launch(const Environment& env, const LaunchFl
   launched.route_to = value_of(env, "MASTER_ADDR");
   if (launched.route_to.empty() && launched.store.kind != comm::StoreAddress::Kind::File)
     launched.route_to = launched.store.host;
+  launched.launch_id = launch_id_of(env, flags);
   if (launched.description.empty()) {
     launched.description =
         str_cat(launched.launcher, ": rank ", launched.rank, " of ", launched.world, ", store ", launched.store.text());

@@ -25,13 +25,19 @@ struct LaunchedRank {
   std::string route_to;
   /// What was read, for messages: "torchrun (RANK=2, WORLD_SIZE=4, MASTER_ADDR=10.0.0.1, MASTER_PORT=29500)".
   std::string description;
+  /// What tells this launch from others that meet in the same store (a shared Redis server):
+  /// --launch-id, else LACONIC_LAUNCH_ID, else the launcher's job: torchrun's TORCHELASTIC_RUN_ID,
+  /// Slurm's SLURM_JOB_ID.SLURM_STEP_ID, Open MPI's PMIX_NAMESPACE (or OMPI_MCA_ess_base_jobid);
+  /// "" when there is none. Its ranks meet under laconic/LAUNCH_ID/ in the store.
+  std::string launch_id;
 };
 
 /// The explicit flags of `laconic run`: all three, or none.
 struct LaunchFlags {
-  int rank = -1;      ///< --rank; -1 = not given
-  int world = -1;     ///< --world; -1 = not given
-  std::string store;  ///< --store
+  int rank = -1;            ///< --rank; -1 = not given
+  int world = -1;           ///< --world; -1 = not given
+  std::string store;        ///< --store
+  std::string launch_id{};  ///< --launch-id; "" = from the environment
 };
 
 using Environment = std::map<std::string, std::string>;

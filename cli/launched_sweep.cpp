@@ -71,8 +71,10 @@ void check_launchable(const RunArgs& args, const LaunchedRank& launched, const l
 RankHello own_hello(const LaunchedRank& launched, const lua::ExperimentPlan& plan, const engine::EngineCatalog& catalog,
                     const std::vector<std::size_t>& selected) {
   std::string planned;
+  // The configuration too: two ranks started with other --set values name their runs alike.
   for (std::size_t i : selected)
-    planned += str_cat(i, "\t", plan.runs[i].name, "\t", catalog.world_size(plan.runs[i]), "\n");
+    planned += str_cat(i, "\t", plan.runs[i].name, "\t", catalog.world_size(plan.runs[i]), "\t",
+                       fnv1a_hex(plan.runs[i].to_json().dump()), "\n");
   return RankHello{launched.rank,  launched.world,
                    plan.file_hash, fnv1a_hex(planned),
                    host_name(),    local_address(launched.interface, launched.route_to),
@@ -88,7 +90,7 @@ LaunchedSweep::LaunchedSweep(const RunArgs& args, const LaunchedRank& launched, 
   store_ = engine::open_store(launched.store, serve ? engine::StoreRole::Server : engine::StoreRole::Client, timeout);
   std::cout << "laconic: rank 0 of " << launched.world << " (" << launched.description << "), listening on " << address_
             << "; waiting up to " << static_cast<long>(args.launch_timeout) << " s for the other ranks" << std::endl;
-  remote_.connections = gather_ranks(*store_, relay_key(), address_, mine, timeout, nonce_);
+  remote_.connections = gather_ranks(*store_, relay_key(launched.launch_id), address_, mine, timeout, nonce_);
   ranks_.push_back(mine);
   for (const auto& connection : remote_.connections) ranks_.push_back(connection->peer());
   std::cout << "laconic: every rank joined: " << hosts() << std::endl;
@@ -146,21 +148,37 @@ int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::E
   {
     // Only to find rank 0: each run's worker opens a store of its own.
     auto store = engine::open_store(launched.store, engine::StoreRole::Client, timeout);
-    rank0 = join_rank0(*store, relay_key(), mine, timeout, nonce);
+    rank0 = join_rank0(*store, relay_key(launched.launch_id), mine, timeout, nonce);
   }
   std::cout << who << " (" << launched.description << "): joined rank 0 at " << rank0->peer().address << std::endl;
+  // Rank 0 speaks every few seconds while a run trains (kRankZeroPingSeconds) and orders the next
+  // run right after one ends: silent for longer than the run's timeout and a grace, it is cut off
+  // or gone, though a TCP connection over a link that went down stays open for many minutes.
+  auto heard = Clock::now();
+  double silence_limit = args.launch_timeout;
+  const auto silent_too_long = [&](const char* doing) {
+    const double silent = std::chrono::duration<double>(Clock::now() - heard).count();
+    if (silent <= silence_limit) return false;
+    std::cerr << who << ": rank 0 (" << rank0->peer().address << ") silent for " << static_cast<long>(silent) << " s "
+              << doing << ", longer than the run's timeout and " << kRankZeroSilenceGraceSeconds
+              << " s: it is gone or cut off; stopping" << std::endl;
+    return true;
+  };
   while (true) {
     if (stop) return 130;
     const auto line = rank0->read_line(std::chrono::milliseconds(500));
     if (!line) {
+      if (silent_too_long("waiting for its next order")) return 1;
       if (!rank0->closed()) continue;
       std::cerr << who << ": rank 0 is gone (its connection closed): stopping" << std::endl;
       return 1;
     }
+    heard = Clock::now();
     const auto command = relay_fields(*line);
     if (command[0] == "D" && command.size() == 2) return std::atoi(command[1].c_str());
     if (command[0] != "R" || command.size() != 4) continue;  // a signal for a worker already gone
     const std::size_t index = std::stoul(command[1]);
+    if (index < plan.runs.size()) silence_limit = plan.runs[index].timeout + kRankZeroSilenceGraceSeconds;
     if (index < plan.runs.size()) {
       try {
         catalog.preload_data(plan.runs[index]);
@@ -190,12 +208,14 @@ int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::E
     while (::waitpid(pid, &status, WNOHANG) != pid) {
       const auto order = rank0->read_line(std::chrono::milliseconds(200));
       if (order) {
+        heard = Clock::now();
         const auto fields = relay_fields(*order);
         if (fields[0] == "S" && fields.size() == 2) ::kill(pid, std::atoi(fields[1].c_str()));
-      } else if (rank0->closed()) {
+      } else if (rank0->closed() || silent_too_long("while its run trained")) {
         ::kill(pid, SIGKILL);
         ::waitpid(pid, &status, 0);
-        std::cerr << who << ": rank 0 is gone (its connection closed): stopped run " << index + 1 << std::endl;
+        if (rank0->closed())
+          std::cerr << who << ": rank 0 is gone (its connection closed): stopped run " << index + 1 << std::endl;
         return 1;
       }
       if (stop && !terminated) {

@@ -362,6 +362,7 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink, const La
   std::string first_failed;
   std::optional<Clock::time_point> first_failure, stop_time;
   auto last_tick = Clock::now();
+  auto last_ping = Clock::now();
   auto input_resumed = Clock::now();
   std::string stopped;
   CheckpointCounts checkpoints;
@@ -390,6 +391,13 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink, const La
     }
 
     const auto now = Clock::now();
+    // A sign of life to the other ranks' laconic processes, which give up on a rank 0 they no
+    // longer hear (a link down keeps a TCP connection open for many minutes).
+    if (spec.remote && now - last_ping > std::chrono::duration<double>(kRankZeroPingSeconds)) {
+      last_ping = now;
+      for (auto& w : workers)
+        if (w.remote && !w.exited) w.remote->send_line("P");
+    }
     for (auto& w : workers) {
       if (!w.exited && !w.remote && ::waitpid(w.pid, &w.status, WNOHANG) == w.pid) w.exited = true;
       // A remote rank told to die that does not answer is unreachable: lost.

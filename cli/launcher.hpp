@@ -50,6 +50,15 @@ struct LaunchSpec {
   std::string rendezvous_prefix{};
 };
 
+/// Seconds between rank 0's signs of life ("P") to the other ranks' laconic processes while a run
+/// trains (cli/launched_sweep.hpp: they give up on a rank 0 silent for longer than
+/// kRankZeroSilenceGraceSeconds past the run's timeout).
+inline constexpr double kRankZeroPingSeconds = 2;
+
+/// Seconds, past its run's timeout, a rank other than 0 waits for rank 0 to be heard from before
+/// it stops, whatever the network does (a link down, rank 0's host frozen).
+inline constexpr double kRankZeroSilenceGraceSeconds = 15;
+
 /// How a run's workers ended.
 struct LaunchOutcome {
   bool ok = false;           ///< every worker exited 0

@@ -167,6 +167,10 @@ int dispatch(int argc, char** argv) {
   run->add_option("--store", launch_flags.store,
                   "with --rank: where the ranks meet: tcp://HOST:PORT (rank 0 serves it), redis://HOST:PORT, or "
                   "file:///DIR on a file system every rank sees");
+  run->add_option("--launch-id", launch_flags.launch_id,
+                  "what tells this launch's ranks from another's in a shared store (a Redis server): give every "
+                  "rank of a launch the same (default: LACONIC_LAUNCH_ID, or the launcher's job: "
+                  "TORCHELASTIC_RUN_ID, SLURM_JOB_ID.SLURM_STEP_ID, PMIX_NAMESPACE)");
   run->add_option("--launch-timeout", run_args.launch_timeout,
                   "seconds the ranks of a launch wait for each other at the start")
       ->check(kPositive);

@@ -177,7 +177,9 @@ std::optional<std::string> RelayConnection::read_line(std::chrono::milliseconds 
 
 std::string RelayConnection::take_buffered() { return std::exchange(buffer_, std::string()); }
 
-std::string relay_key() { return "laconic/rank0"; }
+std::string relay_key(const std::string& launch_id) {
+  return launch_id.empty() ? "laconic/rank0" : str_cat("laconic/", launch_id, "/rank0");
+}
 
 std::vector<std::unique_ptr<RelayConnection>> gather_ranks(comm::KeyValueStore& store, const std::string& key,
                                                            const std::string& address, const RankHello& mine,

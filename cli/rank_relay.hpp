@@ -59,9 +59,10 @@ class RelayConnection {
 /// A line's tab-separated fields, unescaped (engine/core/worker_message.hpp's escape_field).
 std::vector<std::string> relay_fields(const std::string& line);
 
-/// The store key under which rank 0 publishes its address. One for every experiment, so that
-/// ranks whose files differ still meet and are told so.
-std::string relay_key();
+/// The store key under which rank 0 publishes its address: one for every experiment of a launch
+/// (LaunchedRank::launch_id), so that ranks whose files differ still meet and are told so, and two
+/// launches sharing a store (one Redis server) never take each other's ranks.
+std::string relay_key(const std::string& launch_id);
 
 /// Rank 0: listens on `address`, publishes it in `store` under `key`, and waits up to `timeout`
 /// for every other rank to join. Each hello is checked against `mine` (same world, file hash and

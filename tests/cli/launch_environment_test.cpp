@@ -106,3 +106,23 @@ TEST_CASE("a rank's address is the one its route to the store's host leaves from
   CHECK(local_address("lo", "") == "127.0.0.1");
   CHECK_THROWS_WITH(local_address("no-such-if0", ""), Catch::Contains("GLOO_SOCKET_IFNAME=no-such-if0"));
 }
+
+TEST_CASE("a launch is told from others in a shared store by its id: the flag, ours, or the launcher's job",
+          "[cli][launch]") {
+  const Environment two = with(kMaster, {{"RANK", "1"}, {"WORLD_SIZE", "2"}});
+  CHECK(detect_launch(two, {})->launch_id.empty());
+  CHECK(detect_launch(with(two, {{"TORCHELASTIC_RUN_ID", "none"}}), {})->launch_id.empty());  // torchrun's default
+  CHECK(detect_launch(with(two, {{"TORCHELASTIC_RUN_ID", "job42"}}), {})->launch_id == "job42");
+  CHECK(detect_launch(with(two, {{"TORCHELASTIC_RUN_ID", "job42"}, {"LACONIC_LAUNCH_ID", "mine"}}), {})->launch_id ==
+        "mine");
+  const auto slurm = detect_launch(
+      with(kMaster, {{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_ID", "3"}, {"SLURM_JOB_ID", "777"}}),
+      {});
+  CHECK(slurm->launch_id == "777.3");
+  LaunchFlags flags;
+  flags.rank = 0;
+  flags.world = 2;
+  flags.store = "redis://127.0.0.1:6379";
+  flags.launch_id = "x";
+  CHECK(detect_launch(with(two, {{"LACONIC_LAUNCH_ID", "mine"}}), flags)->launch_id == "x");
+}

@@ -178,6 +178,49 @@ TEST_CASE("a Redis store brings the ranks of a sweep together", "[cli][e2e][mult
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("two launches sharing one Redis server each finish their own sweep", "[cli][e2e][multihost]") {
+  REQUIRE(std::system("command -v redis-server >/dev/null") == 0);
+  const auto dir = make_temp_dir();
+  const int port = free_port();
+  const pid_t redis = ::fork();
+  if (redis == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    ::execlp("redis-server", "redis-server", "--port", std::to_string(port).c_str(), "--bind", "127.0.0.1", "--save",
+             "", "--appendonly", "no", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const std::string store = "redis://127.0.0.1:" + std::to_string(port);
+  // Launches x and y of the same experiment, each rank in a directory of its own: before launch
+  // ids, x's rank 1 could join y's rank 0 (one key, laconic/rank0, for every launch).
+  std::vector<pid_t> ranks;
+  for (const std::string launch : {"x", "y"})
+    for (int rank = 0; rank < 2; ++rank) {
+      const std::string home = dir + "/" + launch + std::to_string(rank);
+      std::filesystem::create_directories(home);
+      write_file(home + "/exp.lua", sweep("shared", 2));
+      std::vector<std::string> args{
+          "run",     "exp.lua", "--launch-timeout", "60",  "--rank",      std::to_string(rank),
+          "--world", "2",       "--store",          store, "--launch-id", launch};
+      if (rank == 0) args.insert(args.end(), {"--db", launch + ".db", "--quiet"});
+      ranks.push_back(start_laconic(home, args));
+    }
+  std::vector<int> statuses;
+  for (const pid_t pid : ranks) statuses.push_back(exit_status(wait_for_exit(pid, 180)));
+  ::kill(redis, SIGTERM);
+  wait_for_exit(redis, 10);
+  for (const std::string name : {"x0", "x1", "y0", "y1"})
+    UNSCOPED_INFO(name << ":\n"
+                       << read_file(dir + "/" + name + "/.stdout") << read_file(dir + "/" + name + "/.stderr"));
+  CHECK(statuses == std::vector<int>{0, 0, 0, 0});
+  for (const std::string launch : {"x", "y"}) {
+    const std::string db = dir + "/" + launch + "0/" + launch + ".db";
+    CHECK(query_text(db, "SELECT group_concat(status) FROM runs") == "FINISHED,FINISHED");
+    CHECK_THAT(query_text(db, "SELECT value FROM run_facts WHERE run_id = 1 AND key = 'launcher'"),
+               Catch::Contains("--store " + store));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("mpirun's ranks run a sweep with MASTER_ADDR and MASTER_PORT, rank 0 serving the store",
           "[cli][e2e][multihost]") {
   REQUIRE(std::system("command -v mpirun >/dev/null") == 0);  // Debian's openmpi-bin (setup script)
@@ -189,10 +232,14 @@ TEST_CASE("mpirun's ranks run a sweep with MASTER_ADDR and MASTER_PORT, rank 0 s
   const std::string command = "cd '" + dir + "' && PATH='" + bin +
                               "':$PATH timeout 120 mpirun --allow-run-as-root "
                               "--oversubscribe -np 2 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=" +
-                              std::to_string(free_port()) + " laconic run exp.lua --db mpi.db --quiet > mpi.log 2>&1";
+                              std::to_string(free_port()) + " laconic run exp.lua --db mpi.db > mpi.log 2>&1";
   const int raw = std::system(command.c_str());
-  INFO(read_file(dir + "/mpi.log"));
+  const std::string log = read_file(dir + "/mpi.log");
+  INFO(log);
   CHECK((WIFEXITED(raw) ? WEXITSTATUS(raw) : -1) == 0);
+  // Open MPI hands its ranks a pty: rank 0 writes whole lines all the same, no terminal redraws.
+  CHECK_THAT(log, Catch::Contains("[1/2] mpi compressor=none,seed=1: started"));
+  CHECK(log.find("\x1b[K") == std::string::npos);
   CHECK(query_text(dir + "/mpi.db", "SELECT group_concat(status) FROM runs") == "FINISHED,FINISHED");
   CHECK_THAT(query_text(dir + "/mpi.db", "SELECT value FROM run_facts WHERE run_id = 1 AND key = 'launcher'"),
              Catch::StartsWith("openmpi: rank 0 of 2, store tcp://127.0.0.1:"));
@@ -273,5 +320,46 @@ TEST_CASE("a host whose processes die fails the run within its timeout and leave
   hosts.kill_host(0);
   wait_for_exit(a, 10);
   wait_for_exit(b, 10);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a rank cut off from rank 0 exits within its run's timeout and the stated grace",
+          "[cli][e2e][multihost][slow]") {
+  NetHosts hosts(2);
+  if (!hosts.ok()) {
+    WARN("network namespaces cannot be made here: " << hosts.why());
+    return;
+  }
+  const auto dir = make_temp_dir();
+  write_file(dir + "/cut.lua", sweep("cut", 2, "epochs = 1000, timeout = 10,"));  // far longer than the test
+  const std::string store = " --world 2 --store tcp://" + hosts.address(0) + ":29401";
+  const pid_t b = hosts.start(1, dir, "laconic run cut.lua --rank 1" + store, "b.log");
+  const pid_t a = hosts.start(0, dir, "laconic run cut.lua --db cut.db --rank 0" + store, "a.log");
+  bool training = false;
+  for (int i = 0; i < 600 && !training; ++i) {
+    std::this_thread::sleep_for(100ms);
+    if (!std::filesystem::exists(dir + "/cut.db")) continue;
+    try {
+      training =
+          query_text(dir + "/cut.db", "SELECT count(DISTINCT worker) FROM metrics WHERE key = 'train_loss'") == "2";
+    } catch (const std::exception&) {}
+  }
+  INFO("host 0:\n" << read_file(dir + "/a.log") << "\nhost 1:\n" << read_file(dir + "/b.log"));
+  REQUIRE(training);
+  hosts.set_link(1, false);
+  const auto cut = std::chrono::steady_clock::now();
+  const double limit = 10 + cli::kRankZeroSilenceGraceSeconds;  // the run's timeout and the grace
+  while (!hosts.pids_named(1, "laconic").empty() && std::chrono::steady_clock::now() - cut < 120s)
+    std::this_thread::sleep_for(200ms);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
+  INFO("host 1's laconic processes ended " << seconds << " s after its link went down");
+  CHECK(hosts.pids_named(1, "laconic").empty());
+  CHECK(seconds < limit + 10);  // some slack for a loaded machine
+  CHECK(exit_status(wait_for_exit(b, 10)) == 1);
+  CHECK_THAT(read_file(dir + "/b.log"), Catch::Contains("rank 0 (" + hosts.address(0) + ") silent for "));
+  // Rank 0 stops too, naming the rank it lost.
+  CHECK(exit_status(wait_for_exit(a, 60)) == 1);
+  CHECK_THAT(read_file(dir + "/a.log"), Catch::Contains("stopped: a rank is gone"));
+  hosts.set_link(1, true);
   std::filesystem::remove_all(dir);
 }

@@ -91,6 +91,12 @@ class NetHosts {
   /// SIGKILL to every process in host `host`'s namespace: the host is gone.
   void kill_host(int host) const { kill_all(name(host)); }
 
+  /// Takes host `host`'s link to the bridge down (its processes live on, cut off), or up again.
+  void set_link(int host, bool up) const {
+    sh("ip -n " + names_[0] + " link set lm" + std::to_string(::getpid()) + "b" + std::to_string(host) +
+       (up ? " up" : " down"));
+  }
+
  private:
   static void sh(const std::string& command) {
     if (std::system((command + " 2>&1").c_str()) != 0) throw std::runtime_error("failed: " + command);
