@@ -68,6 +68,26 @@ void check_launchable(const RunArgs& args, const LaunchedRank& launched, const l
                               "runs of one size with --only"));
 }
 
+namespace {
+
+// The launch's store; a connection cut short by Ctrl-C or SIGTERM (LibTorch's TCP store gives
+// up on an interrupted connect) is the user's stop, not an unreachable store.
+std::shared_ptr<comm::KeyValueStore> open_store_unless_stopped(const LaunchedRank& launched, engine::StoreRole role,
+                                                               std::chrono::milliseconds timeout,
+                                                               const std::atomic<bool>& stop) {
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    return engine::open_store(launched.store, role, timeout);
+  } catch (const CommError& e) {
+    if (!stop) throw;
+    const auto waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    throw StoppedError(str_cat("rank ", launched.rank, " stopped by the user (Ctrl-C or SIGTERM) after waiting ",
+                               static_cast<long>(waited), " s for the store (", launched.store.text(), ")"));
+  }
+}
+
+}  // namespace
+
 RankHello own_hello(const LaunchedRank& launched, const lua::ExperimentPlan& plan, const engine::EngineCatalog& catalog,
                     const std::vector<std::size_t>& selected) {
   std::string planned;
@@ -81,16 +101,18 @@ RankHello own_hello(const LaunchedRank& launched, const lua::ExperimentPlan& pla
                    host_cores(),   static_cast<long>(::getpid())};
 }
 
-LaunchedSweep::LaunchedSweep(const RunArgs& args, const LaunchedRank& launched, const RankHello& mine)
+LaunchedSweep::LaunchedSweep(const RunArgs& args, const LaunchedRank& launched, const RankHello& mine,
+                             const std::atomic<bool>& stop)
     : launched_(launched) {
   const auto timeout = launch_timeout(args);
   address_ = mine.address;
   // Under Slurm, MPI and the flags nobody else serves a TCP store: rank 0 does, as PyTorch does.
   const bool serve = launched.store.kind == comm::StoreAddress::Kind::Tcp && !launched.store_served_by_launcher;
-  store_ = engine::open_store(launched.store, serve ? engine::StoreRole::Server : engine::StoreRole::Client, timeout);
+  store_ =
+      open_store_unless_stopped(launched, serve ? engine::StoreRole::Server : engine::StoreRole::Client, timeout, stop);
   std::cout << "laconic: rank 0 of " << launched.world << " (" << launched.description << "), listening on " << address_
             << "; waiting up to " << static_cast<long>(args.launch_timeout) << " s for the other ranks" << std::endl;
-  remote_.connections = gather_ranks(*store_, relay_key(launched.launch_id), address_, mine, timeout, nonce_);
+  remote_.connections = gather_ranks(*store_, relay_key(launched.launch_id), address_, mine, timeout, nonce_, stop);
   ranks_.push_back(mine);
   for (const auto& connection : remote_.connections) ranks_.push_back(connection->peer());
   std::cout << "laconic: every rank joined: " << hosts() << std::endl;
@@ -147,8 +169,8 @@ int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::E
   std::unique_ptr<RelayConnection> rank0;
   {
     // Only to find rank 0: each run's worker opens a store of its own.
-    auto store = engine::open_store(launched.store, engine::StoreRole::Client, timeout);
-    rank0 = join_rank0(*store, relay_key(launched.launch_id), mine, timeout, nonce);
+    auto store = open_store_unless_stopped(launched, engine::StoreRole::Client, timeout, stop);
+    rank0 = join_rank0(*store, relay_key(launched.launch_id), mine, timeout, nonce, stop);
   }
   std::cout << who << " (" << launched.description << "): joined rank 0 at " << rank0->peer().address << std::endl;
   // Rank 0 speaks every few seconds while a run trains (kRankZeroPingSeconds) and orders the next

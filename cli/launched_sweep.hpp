@@ -32,7 +32,8 @@ class LaunchedSweep {
  public:
   /// Opens the store (serving it as a TCP store unless the launcher does), listens on this
   /// host's address toward the others, and waits up to args.launch_timeout for every rank.
-  LaunchedSweep(const RunArgs& args, const LaunchedRank& launched, const RankHello& mine);
+  LaunchedSweep(const RunArgs& args, const LaunchedRank& launched, const RankHello& mine,
+                const std::atomic<bool>& stop);
   /// Tells the ranks the sweep is over (exit status 1 unless finish() was called).
   ~LaunchedSweep();
   LaunchedSweep(const LaunchedSweep&) = delete;

@@ -28,9 +28,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// A worker sends a heartbeat every second: silent for this long, it is not merely busy.
-constexpr double kSilentAfterSeconds = 3;
-
 /// The fd on which a worker finds its end of the pipe.
 constexpr int kMessageFd = 3;
 
@@ -62,6 +59,27 @@ std::string label(const WorkerProcess& w) {
   return str_cat("worker ", w.rank, " (", w.remote->peer().host, ", ", w.remote->peer().address, ")");
 }
 
+// What the run waits on (LaunchObserver::on_wait): the running worker silent longest, once past
+// kSilentAfterSeconds; else the one whose main thread made no progress longest, past
+// kStalledAfterSeconds; else "".
+std::string waiting_on(const std::vector<WorkerProcess>& workers,
+                       const std::function<double(const WorkerProcess&)>& silent_for) {
+  const WorkerProcess* silent = nullptr;
+  const WorkerProcess* stalled = nullptr;
+  for (const auto& w : workers) {
+    if (w.exited || !w.first_heard) continue;
+    if (!silent || silent_for(w) > silent_for(*silent)) silent = &w;
+    if (!stalled || w.quiet + silent_for(w) > stalled->quiet + silent_for(*stalled)) stalled = &w;
+  }
+  if (silent && silent_for(*silent) > kSilentAfterSeconds)
+    return str_cat("no word from ", label(*silent), " for ", static_cast<long>(silent_for(*silent)),
+                   " s (last heard during ", silent->phase, ")");
+  if (stalled && stalled->quiet + silent_for(*stalled) > kStalledAfterSeconds)
+    return str_cat(label(*stalled), " has made no progress for ",
+                   static_cast<long>(stalled->quiet + silent_for(*stalled)), " s (", stalled->phase, ")");
+  return "";
+}
+
 // Sends `sig` to a worker: to its process here, or through its rank's connection.
 void signal_worker(WorkerProcess& w, int sig) {
   if (w.exited) return;
@@ -80,8 +98,9 @@ void mark_lost(WorkerProcess& w, RemoteRanks& remote, const std::string& why) {
   w.exited = true;
   w.lost = true;
   w.fd = -1;
-  if (w.failure.empty()) w.failure = why;
-  if (remote.lost.empty()) remote.lost = str_cat(label(w), ": ", why);
+  w.failure = w.failure.empty() ? why : str_cat(why, " (it had reported: ", w.failure, ")");
+  // The same words as the run's error (describe_exit).
+  if (remote.lost.empty()) remote.lost = str_cat(label(w), " lost: ", w.failure);
 }
 
 // A private rendezvous directory for Gloo's FileStore, removed when the run is over.
@@ -391,6 +410,11 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink, const La
     }
 
     const auto now = Clock::now();
+    // One clock for every message about a silent worker: since it was last heard, while its
+    // pipe or connection was read.
+    const auto silent_for = [&](const WorkerProcess& w) {
+      return std::chrono::duration<double>(now - std::max(w.last_heard, input_resumed)).count();
+    };
     // A sign of life to the other ranks' laconic processes, which give up on a rank 0 they no
     // longer hear (a link down keeps a TCP connection open for many minutes).
     if (spec.remote && now - last_ping > std::chrono::duration<double>(kRankZeroPingSeconds)) {
@@ -400,11 +424,14 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink, const La
     }
     for (auto& w : workers) {
       if (!w.exited && !w.remote && ::waitpid(w.pid, &w.status, WNOHANG) == w.pid) w.exited = true;
-      // A remote rank told to die that does not answer is unreachable: lost.
-      if (!w.exited && w.remote && w.killed_at && now - *w.killed_at > 2 * grace)
+      // A remote rank told to die that does not answer is unreachable: lost, on the clock of its
+      // silence, which the message counts as the hung one did.
+      if (!w.exited && w.remote && w.killed_at && now - *w.killed_at > grace) {
+        w.hung.clear();
         mark_lost(w, *spec.remote,
-                  "it did not answer rank 0 for " + str_cat(2 * kFailureGraceSeconds) +
-                      " s: its process or its host is gone or unreachable");
+                  str_cat("no sign of life for ", static_cast<long>(silent_for(w)), " s (last heard during ", w.phase,
+                          ") and no answer to rank 0's kill: its process, its host or the link to it is gone"));
+      }
       if (w.exited && !succeeded(w) && !first_failure) {
         first_failure = now;
         first_failed = str_cat(label(w), " failed first");
@@ -414,7 +441,7 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink, const La
     // made no progress for longer than a collective may wait, is hung: killed, and named.
     for (auto& w : workers) {
       if (w.exited || !w.hung.empty()) continue;
-      const double silent = std::chrono::duration<double>(now - std::max(w.last_heard, input_resumed)).count();
+      const double silent = silent_for(w);
       const double stalled = w.quiet + silent;
       if (silent <= spec.timeout && stalled <= spec.timeout + kFailureGraceSeconds) continue;
       w.hung = silent > spec.timeout
@@ -431,7 +458,7 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink, const La
       for (auto& w : workers)
         if (!w.exited && w.hung.empty()) {
           // One that has been silent for a while was frozen, not merely waiting on the failed one.
-          const double silent = std::chrono::duration<double>(now - std::max(w.last_heard, input_resumed)).count();
+          const double silent = silent_for(w);
           if (silent > kSilentAfterSeconds)
             w.hung = str_cat(label(w), " hung: no sign of life for ", static_cast<long>(silent),
                              " s (last heard during ", w.phase, ")");
@@ -445,6 +472,7 @@ LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink, const La
       signal_all(workers, SIGTERM);
     }
     if (stop_time && now - *stop_time > std::chrono::seconds(5)) signal_all(workers, SIGKILL);
+    if (observer.on_wait) observer.on_wait(waiting_on(workers, silent_for));
     if (observer.on_tick && now - last_tick > std::chrono::seconds(5)) {
       last_tick = now;
       double silent = 0;

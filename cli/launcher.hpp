@@ -81,6 +81,10 @@ struct LaunchObserver {
   std::function<void(std::int64_t step)> on_checkpoint;
   /// Rank 0 says how it computes (threads, BLAS library): a row of run_facts.
   std::function<void(const std::string& key, const std::string& value)> on_fact;
+  /// Every loop (a few times a second): what the run waits on, once a running worker has sent
+  /// nothing for kSilentAfterSeconds ("no word from worker 1 (b, 10.0.0.2) for 8 s (last heard
+  /// during training)") or made no progress for kStalledAfterSeconds; else "".
+  std::function<void(const std::string& waiting_on)> on_wait;
   /// Asked every loop: a non-empty reason stops the workers as Ctrl-C would (the database could
   /// not take writes for too long), and becomes LaunchOutcome::stopped.
   std::function<std::string()> stop_reason;
@@ -116,10 +120,16 @@ inline constexpr int kDivergedExitStatus = 3;
 /// Seconds the other workers get after one failed before they are killed.
 inline constexpr double kFailureGraceSeconds = 5;
 
+/// A worker that sent nothing (not even its heartbeat, every second) for this long is silent.
+inline constexpr double kSilentAfterSeconds = 3;
+
+/// A worker whose main thread made no progress for this long (a step, a collective) is stalled.
+inline constexpr double kStalledAfterSeconds = 10;
+
 /// Forks `spec.workers` processes (or rank 0's alone, the others started through
 /// `spec.remote`), each with a pipe on which it reports (see engine/core/worker_message.hpp);
 /// stores every metric into `sink` as it arrives. A remote rank whose connection closes, or that
-/// does not answer a kill within 2 x kFailureGraceSeconds, is lost (RemoteRanks::lost). When one
+/// does not answer a kill within kFailureGraceSeconds, is lost (RemoteRanks::lost). When one
 /// worker dies, the others get kFailureGraceSeconds to report before they are killed. A worker
 /// that sends nothing for `timeout` seconds, or whose heartbeat says its main thread made no
 /// progress for `timeout` + kFailureGraceSeconds, is hung: killed and named ("worker 0 hung: no

@@ -451,6 +451,9 @@ int dispatch(int argc, char** argv) {
   } catch (const laconic::ConfigError& e) {
     std::cerr << "laconic: " << e.what() << "\n";
     return 2;
+  } catch (const laconic::StoppedError& e) {
+    std::cerr << "laconic: " << e.what() << "\n";
+    return 130;
   } catch (const laconic::StorageError& e) {
     // The file, what went wrong in words and what to do; not the SQL that failed.
     const std::string database = *recover && !recover_db.empty() ? recover_db : *merge ? merge_target : db;

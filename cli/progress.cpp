@@ -92,6 +92,19 @@ void Progress::update(const ProgressMessage& p) {
   }
 }
 
+void Progress::waiting(const std::string& waiting_on) {
+  if (waiting_on.empty() || mode_ == ProgressMode::Quiet) return;
+  const std::string note = "  waiting: " + waiting_on;
+  const auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  if (mode_ == ProgressMode::Log && since(last_line_) >= log_interval_) write_log_line(note);
+  if (mode_ == ProgressMode::Live && since(last_drawn_) >= 1) {
+    std::fprintf(out_, "\r\033[K%s", line(note).c_str());
+    std::fflush(out_);
+    drawn_ = true;
+    last_drawn_ = Clock::now();
+  }
+}
+
 void Progress::evaluated(std::int64_t epoch, const std::string& key, double value) {
   if (mode_ != ProgressMode::Log) return;
   if (last_) last_->epoch = epoch;

@@ -59,6 +59,10 @@ class Progress {
   /// Rank 0's progress: redraws the live line; in a log, prints a line when log_interval has
   /// passed since the last one.
   void update(const ProgressMessage& progress);
+  /// What the run waits on (LaunchObserver::on_wait; "" while nothing stalls): in a log, a line
+  /// with it every log_interval seconds though no progress arrives; on a terminal, the line
+  /// redrawn with it every second.
+  void waiting(const std::string& waiting_on);
   /// Worker 0 evaluated: in a log, a line with the metric ("test_accuracy 0.8512").
   void evaluated(std::int64_t epoch, const std::string& key, double value);
   /// The run is over (its result line follows): clears the live line, feeds the sweep clock.
@@ -80,6 +84,7 @@ class Progress {
   std::optional<ProgressMessage> last_;
   Clock::time_point started_{};
   Clock::time_point last_line_{};
+  Clock::time_point last_drawn_{};
   bool drawn_ = false;
 };
 

@@ -24,6 +24,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Whole seconds since `start`, as a message counts them.
+long seconds_since(Clock::time_point start) {
+  return static_cast<long>(std::chrono::duration<double>(Clock::now() - start).count());
+}
+
 std::chrono::milliseconds left_until(Clock::time_point deadline) {
   return std::max(std::chrono::milliseconds(0),
                   std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
@@ -183,8 +188,10 @@ std::string relay_key(const std::string& launch_id) {
 
 std::vector<std::unique_ptr<RelayConnection>> gather_ranks(comm::KeyValueStore& store, const std::string& key,
                                                            const std::string& address, const RankHello& mine,
-                                                           std::chrono::milliseconds timeout, std::string& nonce) {
-  const auto deadline = Clock::now() + timeout;
+                                                           std::chrono::milliseconds timeout, std::string& nonce,
+                                                           const std::atomic<bool>& stop) {
+  const auto started = Clock::now();
+  const auto deadline = started + timeout;
   const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listener < 0) throw CommError(str_cat("rank 0: cannot open a socket: ", std::strerror(errno)));
   struct CloseListener {
@@ -204,18 +211,27 @@ std::vector<std::unique_ptr<RelayConnection>> gather_ranks(comm::KeyValueStore& 
   store.set(key, std::vector<char>(published.begin(), published.end()));
 
   std::map<int, std::unique_ptr<RelayConnection>> joined;
+  const auto missing = [&] {
+    std::string ranks;
+    for (int r = 1; r < mine.world; ++r)
+      if (!joined.count(r)) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    return ranks;
+  };
   std::string refusal;
   while (static_cast<int>(joined.size()) < mine.world - 1 && refusal.empty()) {
+    if (stop) {
+      for (auto& [rank, connection] : joined) connection->send_line("!\trank 0 was stopped by the user");
+      throw StoppedError(str_cat("rank 0 stopped by the user (Ctrl-C or SIGTERM) after waiting ",
+                                 seconds_since(started), " s of ", timeout.count() / 1000,
+                                 " s (--launch-timeout) for ranks ", missing(), " of ", mine.world));
+    }
     pollfd p{listener, POLLIN, 0};
     const int ready = ::poll(&p, 1, static_cast<int>(std::min<long>(left_until(deadline).count(), 1000)));
     if (ready <= 0) {
       if (Clock::now() < deadline) continue;
-      std::string missing;
-      for (int r = 1; r < mine.world; ++r)
-        if (!joined.count(r)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
       for (auto& [rank, connection] : joined)
-        connection->send_line(str_cat("!\tranks ", missing, " did not join rank 0 in time"));
-      throw CommError(str_cat("rank 0: ranks ", missing, " of ", mine.world, " did not join within ",
+        connection->send_line(str_cat("!\tranks ", missing(), " did not join rank 0 in time"));
+      throw CommError(str_cat("rank 0: ranks ", missing(), " of ", mine.world, " did not join within ",
                               timeout.count() / 1000,
                               " s (--launch-timeout): were they started, with the same "
                               "store (",
@@ -254,16 +270,30 @@ std::vector<std::unique_ptr<RelayConnection>> gather_ranks(comm::KeyValueStore& 
 }
 
 std::unique_ptr<RelayConnection> join_rank0(comm::KeyValueStore& store, const std::string& key, const RankHello& mine,
-                                            std::chrono::milliseconds timeout, std::string& nonce) {
-  const auto deadline = Clock::now() + timeout;
-  std::string last_problem = "rank 0 has not published its address";
+                                            std::chrono::milliseconds timeout, std::string& nonce,
+                                            const std::atomic<bool>& stop) {
+  const auto started = Clock::now();
+  const auto deadline = started + timeout;
+  const std::string unpublished = str_cat("rank 0 has not published its address under '", key, "'");
+  std::string last_problem = unpublished;
+  const auto stopped = [&](const std::string& state) {
+    return StoppedError(str_cat("rank ", mine.rank, " stopped by the user (Ctrl-C or SIGTERM) after waiting ",
+                                seconds_since(started), " s of ", timeout.count() / 1000,
+                                " s (--launch-timeout): ", state));
+  };
   while (Clock::now() < deadline) {
+    if (stop) throw stopped(last_problem);
+    // A second at a time, so that a stop is seen.
+    const auto slice = std::min(left_until(deadline), std::chrono::milliseconds(1000));
+    const auto asked = Clock::now();
     std::optional<Published> rank0;
     try {
-      rank0 = parse_published(store.get(key, left_until(deadline)));
+      rank0 = parse_published(store.get(key, slice));
     } catch (const CommError& e) {
-      last_problem = e.what();
-      break;
+      // Waited the whole slice: not published yet. Sooner: the store itself failed.
+      last_problem = Clock::now() - asked >= slice ? unpublished : e.what();
+      if (last_problem != unpublished) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      continue;
     }
     if (!rank0) {
       last_problem = str_cat("the store's '", key, "' is not an address rank 0 wrote");
@@ -281,7 +311,12 @@ std::unique_ptr<RelayConnection> join_rank0(comm::KeyValueStore& store, const st
     }
     auto connection = std::make_unique<RelayConnection>(fd, RankHello{0, mine.world, "", "", "", rank0->address, 0, 0});
     if (!connection->send_line(encode_hello(mine))) continue;
-    const auto answer = connection->read_line(left_until(deadline));
+    // Rank 0 answers once every rank joined: a second at a time, so that a stop is seen.
+    std::optional<std::string> answer;
+    while (!answer && !connection->closed() && Clock::now() < deadline) {
+      if (stop) throw stopped(str_cat("joined rank 0 at ", rank0->address, ", waiting for the other ranks"));
+      answer = connection->read_line(std::min(left_until(deadline), std::chrono::milliseconds(1000)));
+    }
     if (!answer) {
       last_problem = str_cat("rank 0 at ", rank0->address, ":", rank0->port, " did not answer");
       continue;

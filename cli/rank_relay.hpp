@@ -7,6 +7,7 @@
 // On a connection, rank 0 sends one command per line: R (train a run), S (signal your worker),
 // D (the sweep is over). The rank answers with its worker's message lines
 // (engine/core/worker_message.hpp) as they come, then X and the worker's wait status.
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -69,16 +70,18 @@ std::string relay_key(const std::string& launch_id);
 /// plan; each rank once); on any difference every rank that joined is told why and ConfigError
 /// names the rank that differs; CommError names the ranks that did not join in time. Returns the
 /// connections ordered by rank (ranks 1 to world - 1) and sets `nonce` to this launch's key
-/// prefix for the runs' rendezvous.
+/// prefix for the runs' rendezvous. StoppedError, within a second, once `stop` is true.
 std::vector<std::unique_ptr<RelayConnection>> gather_ranks(comm::KeyValueStore& store, const std::string& key,
                                                            const std::string& address, const RankHello& mine,
-                                                           std::chrono::milliseconds timeout, std::string& nonce);
+                                                           std::chrono::milliseconds timeout, std::string& nonce,
+                                                           const std::atomic<bool>& stop);
 
 /// Any other rank: reads rank 0's address from `store` and joins (retrying while the address is
 /// an old launch's), sends `mine`, and waits for rank 0's answer. ConfigError with rank 0's
 /// reason when it refuses; CommError when rank 0 cannot be reached within `timeout`. Sets
-/// `nonce` to rank 0's.
+/// `nonce` to rank 0's. StoppedError, within a second, once `stop` is true.
 std::unique_ptr<RelayConnection> join_rank0(comm::KeyValueStore& store, const std::string& key, const RankHello& mine,
-                                            std::chrono::milliseconds timeout, std::string& nonce);
+                                            std::chrono::milliseconds timeout, std::string& nonce,
+                                            const std::atomic<bool>& stop);
 
 }  // namespace laconic::cli

@@ -449,6 +449,7 @@ class Executor {
       progress_.begin(label, config.epochs);
       LaunchObserver observer;
       observer.on_progress = [&](const ProgressMessage& p) { progress_.update(p); };
+      observer.on_wait = [&](const std::string& waiting_on) { progress_.waiting(waiting_on); };
       observer.on_fact = [&](const std::string& key, const std::string& value) { writes_.fact(run.id, key, value); };
       // Every few seconds: commit what arrived (a controller crash then loses at most that much)
       // and show readers that the run and its workers are alive. A database that cannot take
@@ -718,7 +719,7 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   if (args.resume && !args.force) check_unchanged(*db, plan, args.file);
   // Rank 0 of a launch: the database is known to open before the other ranks are kept waiting.
   std::unique_ptr<LaunchedSweep> sweep;
-  if (args.launched) sweep = std::make_unique<LaunchedSweep>(args, *args.launched, *mine);
+  if (args.launched) sweep = std::make_unique<LaunchedSweep>(args, *args.launched, *mine, stop);
   const auto finish = [&](int status) {
     if (sweep) sweep->finish(status);
     return status;

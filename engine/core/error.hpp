@@ -49,6 +49,13 @@ class DivergedError : public Error {
   using Error::Error;
 };
 
+/// The user stopped laconic (Ctrl-C, SIGTERM) while it waited on something else: the message
+/// says on what and for how long. laconic exits with status 130, as after a stopped sweep.
+class StoppedError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// An internal invariant broke: a laconic bug, not the user's.
 class InvariantError : public Error {
  public:
