@@ -18,7 +18,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "cli/launcher.hpp"
+#include "cli/worker_processes.hpp"
 #include "engine/core/error.hpp"
 
 extern char** environ;

@@ -1,12 +1,17 @@
 #include "cli/host_load.hpp"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
+
+#include "reports/format.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -64,6 +69,24 @@ HostLoad host_load_between(const CpuSample& start, const CpuSample& end, int ran
   load.demand = ranks + load.other_cores + load.steal_cores;
   load.busy = load.demand > kBusyHostShare * std::max(1, cores);
   return load;
+}
+
+int host_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+std::string affinity_text() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return "?";
+  std::string out;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set)) out += (out.empty() ? "" : ",") + std::to_string(cpu);
+  return out;
+}
+
+std::string load_average_text() {
+  double load[1];
+  if (::getloadavg(load, 1) != 1) return "unknown";
+  return reports::fixed(load[0], 2);
 }
 
 }  // namespace laconic::cli

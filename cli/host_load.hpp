@@ -7,6 +7,15 @@
 
 namespace laconic::cli {
 
+/// The host's cores (at least 1).
+int host_cores();
+
+/// The cores this process may run on, "0,1" (its workers inherit them); "?" when unknown.
+std::string affinity_text();
+
+/// The 1-minute load average, "0.52"; "unknown" where the system cannot say.
+std::string load_average_text();
+
 /// The host's and this process tree's CPU time at one moment.
 struct CpuSample {
   double busy = -1;   ///< s of every CPU not idle since boot (user, nice, system, irq, softirq); -1 unknown

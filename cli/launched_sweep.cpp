@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "cli/format.hpp"
+#include "cli/host_load.hpp"
 #include "cli/worker_command.hpp"
+#include "cli/worker_processes.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/hash.hpp"
 #include "engine/rendezvous_store.hpp"
@@ -28,8 +30,6 @@ std::string host_name() {
   char name[256] = {};
   return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("?");
 }
-
-int host_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 // "exited 0", "exited 1", "killed by signal 9" for a wait status.
 std::string describe_status(int status) {

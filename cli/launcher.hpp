@@ -93,27 +93,6 @@ struct LaunchObserver {
   std::function<bool()> hold_input;
 };
 
-/// Rendezvous directories are TMPDIR/laconic-store-PID-XXXXXX, PID the controller's.
-inline constexpr const char* kStoreDirPrefix = "laconic-store-";
-
-/// True when `name` is `prefix` followed by the pid of a process that no longer exists (not
-/// this one): a leftover of a controller that died before it could clean up.
-bool left_by_dead_controller(const std::string& name, const std::string& prefix);
-
-/// Removes the rendezvous directories whose controller is gone (killed before it could remove
-/// them); returns their paths.
-std::vector<std::string> remove_stale_store_dirs();
-
-/// The name a forked worker gives itself (PR_SET_NAME: what ps, top and /proc/PID/comm show;
-/// at most 15 characters): "laconic rank 3".
-std::string worker_process_name(int rank);
-
-/// Forks one worker process. It has `write_fd` as its fd 3 and none of this process's other
-/// files, the name worker_process_name(rank), the default SIGINT and SIGTERM, one thread per
-/// library (kPinnedThreadVariables), dies with this process, and exits with what
-/// `body(3)` returns (1 if it throws).
-pid_t fork_worker_process(int rank, int write_fd, const std::function<int(int message_fd)>& body);
-
 /// Exit status of a worker whose training diverged (DivergedError).
 inline constexpr int kDivergedExitStatus = 3;
 

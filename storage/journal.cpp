@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "engine/core/error.hpp"
+#include "engine/core/hash.hpp"
 #include "engine/core/worker_message.hpp"
 #include "storage/sqlite_sink.hpp"
 #include "storage/statement.hpp"
@@ -46,15 +47,12 @@ std::string number(double value) {
   return buf;
 }
 
-// 16 hex digits of FNV-1a: a short, stable name for a database's absolute path.
+// 16 hex digits: a short, stable name for a database's absolute path. The old start, so that
+// journals written before are still found.
 std::string path_hash(const std::string& database) {
   std::error_code error;
   const std::string absolute = fs::absolute(database, error).lexically_normal().string();
-  std::uint64_t h = 1469598103934665603ull;
-  for (const char c : absolute) h = (h ^ static_cast<std::uint8_t>(c)) * 1099511628211ull;
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  return Fnv1a(Fnv1a::kTruncatedBasis).add(absolute).hex();
 }
 
 std::string tmp_prefix(const std::string& database) { return str_cat("laconic-journal-", path_hash(database), "-"); }

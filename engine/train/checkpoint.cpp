@@ -13,6 +13,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "engine/core/error.hpp"
+#include "engine/core/hash.hpp"
 
 namespace laconic::train {
 namespace {
@@ -40,9 +41,8 @@ void sync_fd(int fd, const std::string& path) {
 }  // namespace
 
 std::string config_fingerprint(const RunConfig& config) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const char c : config.to_json().dump()) h = (h ^ static_cast<std::uint8_t>(c)) * 1099511628211ull;
-  return str_cat(std::hex, h);
+  // The checkpoints on disk carry it: the old start, and no leading zeros.
+  return str_cat(std::hex, Fnv1a(Fnv1a::kTruncatedBasis).add(config.to_json().dump()).value());
 }
 
 std::string checkpoint_path(const std::string& dir, int rank, std::int64_t step) {

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "engine/core/metric_keys.hpp"
+
 namespace laconic::train {
 namespace {
 
@@ -15,16 +17,9 @@ std::span<std::uint8_t> bytes_of(T& value) {
   return {reinterpret_cast<std::uint8_t*>(&value), sizeof value};
 }
 
-void hash_tensor(std::uint64_t& h, const torch::Tensor& t) {
-  auto c = t.detach().contiguous();
-  const auto* bytes = static_cast<const std::uint8_t*>(c.data_ptr());
-  const auto n = static_cast<std::size_t>(c.numel()) * c.element_size();
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ull;  // FNV-1a
-}
-
 // Worker 0 asks every worker for its replica's hash and tells them all whether they agree.
 bool replicas_agree(Model& model, comm::Communicator& comm, int workers) {
-  const std::uint64_t mine = replica_hash(model);
+  const std::uint64_t mine = model_hash(model, HashedState::ParametersAndBuffers);
   std::uint8_t agree = 1;
   if (comm.rank() == 0) {
     for (int r = 1; r < workers; ++r) {
@@ -41,13 +36,6 @@ bool replicas_agree(Model& model, comm::Communicator& comm, int workers) {
 }
 
 }  // namespace
-
-std::uint64_t replica_hash(Model& model) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const auto& p : model.parameters()) hash_tensor(h, p);
-  for (const auto& b : model.buffers()) hash_tensor(h, b);
-  return h;
-}
 
 Evaluation evaluate_across(Model& model, const DataSplit& split, std::int64_t limit, comm::Communicator& comm,
                            int workers, bool shared, const std::function<void()>& on_batch, bool* sharded) {
@@ -72,6 +60,22 @@ Evaluation evaluate_across(Model& model, const DataSplit& split, std::int64_t li
     sums += theirs;
   }
   return evaluation_of(sums, language_model);
+}
+
+Evaluation evaluate_and_record(Model& model, Dataset& dataset, const RunConfig& config, MetricsSink& sink,
+                               comm::Communicator& comm, bool shared, std::int64_t step, std::int64_t epoch,
+                               double wall, Liveness* liveness) {
+  if (liveness) liveness->enter("evaluating");
+  const Evaluation e = evaluate_across(model, dataset.test(), config.eval_limit, comm, static_cast<int>(config.workers),
+                                       shared, [liveness] {
+                                         if (liveness) liveness->tick();
+                                       });
+  if (liveness) liveness->enter("training");
+  if (comm.rank() != 0) return e;
+  sink.record({keys::kTestAccuracy, step, epoch, 0, wall, e.accuracy});
+  sink.record({keys::kTestLoss, step, epoch, 0, wall, e.loss});
+  if (e.perplexity) sink.record({keys::kTestPerplexity, step, epoch, 0, wall, *e.perplexity});
+  return e;
 }
 
 }  // namespace laconic::train

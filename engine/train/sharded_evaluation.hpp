@@ -7,12 +7,14 @@
 #include <functional>
 
 #include "engine/comm/communicator.hpp"
+#include "engine/core/liveness.hpp"
+#include "engine/core/metrics.hpp"
+#include "engine/core/run_config.hpp"
+#include "engine/train/dataset.hpp"
 #include "engine/train/evaluate.hpp"
+#include "engine/train/model_hash.hpp"
 
 namespace laconic::train {
-
-/// Hash of a model's parameters and buffers (what an evaluation depends on).
-std::uint64_t replica_hash(Model& model);
 
 /// Evaluates the first `limit` examples of `split` (all when 0) with the workers 0..workers-1 of
 /// `comm`, every one of which must call it at the same point when `shared` is true; when it is
@@ -20,5 +22,13 @@ std::uint64_t replica_hash(Model& model);
 /// is empty. `sharded` (may be null) is set to whether the slices were split.
 Evaluation evaluate_across(Model& model, const DataSplit& split, std::int64_t limit, comm::Communicator& comm,
                            int workers, bool shared, const std::function<void()>& on_batch, bool* sharded = nullptr);
+
+/// Evaluates on the test split (with evaluate_across) and, on worker 0, records test_accuracy, test_loss (and
+/// test_perplexity) at `step` (the last step taken) of `epoch`; `wall` is the record's wall
+/// time: when the evaluated weights were ready, before the evaluation ran. Worker 0's result;
+/// the others' is empty.
+Evaluation evaluate_and_record(Model& model, Dataset& dataset, const RunConfig& config, MetricsSink& sink,
+                               comm::Communicator& comm, bool shared, std::int64_t step, std::int64_t epoch,
+                               double wall, Liveness* liveness);
 
 }  // namespace laconic::train

@@ -48,4 +48,19 @@ Registry<StopRule> builtin_stop_rules() {
   return r;
 }
 
+bool decide_stop(StopRule* rule, RunCallbacks* callbacks, const EpochMetrics& metrics, comm::Communicator& comm,
+                 std::int64_t workers) {
+  std::uint8_t decision = 0;
+  if (comm.rank() == 0) {
+    // Both are asked (a rule keeps its streak even when the function stops first).
+    const bool by_rule = rule != nullptr && rule->should_stop(metrics);
+    const bool by_function = callbacks != nullptr && callbacks->on_epoch_end(metrics.epoch, metrics.values);
+    decision = by_rule || by_function ? 1 : 0;
+    for (int r = 1; r < workers; ++r) comm.send_recv(r, {&decision, 1}, r, {});
+  } else {
+    comm.send_recv(0, {}, 0, {&decision, 1});
+  }
+  return decision == 1;
+}
+
 }  // namespace laconic::train

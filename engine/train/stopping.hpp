@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/comm/communicator.hpp"
+#include "engine/core/callbacks.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "engine/core/option_fields.hpp"
 #include "engine/core/registry.hpp"
@@ -26,6 +28,8 @@ class StopRule {
   virtual std::string name() const = 0;
   /// True to stop after this epoch. Called once per epoch, in order, on worker 0 only.
   virtual bool should_stop(const EpochMetrics& metrics) = 0;
+  /// False for a rule that never stops: the workers then need not vote after each epoch.
+  virtual bool can_stop() const { return true; }
   /// Writes what a checkpoint must keep (early stopping's best value and streak) and reads it
   /// back. Stateless rules keep the defaults.
   virtual void save_state(StateWriter& out) const { (void)out; }
@@ -42,6 +46,7 @@ class NeverStop : public StopRule {
   explicit NeverStop(NeverStopOptions) {}
   std::string name() const override { return "never"; }
   bool should_stop(const EpochMetrics&) override { return false; }
+  bool can_stop() const override { return false; }
 };
 
 struct EarlyStoppingOptions {
@@ -81,5 +86,10 @@ class EarlyStopping : public StopRule {
 
 /// Every built-in stopping rule.
 Registry<StopRule> builtin_stop_rules();
+
+/// Worker 0 applies the rule and tells every other worker (point to point, so parameter
+/// servers are not involved); all return the same decision.
+bool decide_stop(StopRule* rule, RunCallbacks* callbacks, const EpochMetrics& metrics, comm::Communicator& comm,
+                 std::int64_t workers);
 
 }  // namespace laconic::train

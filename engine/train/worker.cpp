@@ -12,6 +12,7 @@
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/evaluate.hpp"
 #include "engine/train/gradient_hooks.hpp"
+#include "engine/train/model_hash.hpp"
 #include "engine/train/objective.hpp"
 #include "engine/train/populated_tensor.hpp"
 #include "engine/train/shard.hpp"
@@ -311,7 +312,7 @@ class Trainer : public schedule::StepActions {
 
 // Replicas must start equal; a mismatch would silently turn the run into something else.
 void check_identical_start(Model& model, comm::Communicator& comm) {
-  std::uint64_t mine = parameter_hash(model);
+  std::uint64_t mine = model_hash(model, HashedState::Parameters);
   auto all = comm.allgatherv({reinterpret_cast<const std::uint8_t*>(&mine), sizeof mine});
   for (std::size_t r = 0; r < all.size(); ++r) {
     std::uint64_t theirs = 0;
@@ -320,17 +321,6 @@ void check_identical_start(Model& model, comm::Communicator& comm) {
     LACONIC_ENFORCE(theirs == mine, "rank ", r, " starts from weights with hash ", theirs, ", rank ", comm.rank(),
                     " from ", mine);
   }
-}
-
-std::uint64_t parameter_hash(Model& model) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (auto& p : model.parameters()) {
-    auto c = p.detach().contiguous();
-    const auto* bytes = static_cast<const std::uint8_t*>(c.data_ptr());
-    for (std::int64_t i = 0; i < c.numel() * static_cast<std::int64_t>(c.element_size()); ++i)
-      h = (h ^ bytes[i]) * 1099511628211ull;
-  }
-  return h;
 }
 
 namespace {
@@ -368,44 +358,6 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
     trainer.load_state(in);
     load_torch_generator(in);
   });
-}
-
-/// Evaluates on the test split (split across the workers when `shared`, see
-/// sharded_evaluation.hpp) and, on worker 0, records test_accuracy, test_loss (and
-/// test_perplexity) at `step` (the last step taken) of `epoch`; `wall` is the record's wall
-/// time: when the evaluated weights were ready, before the evaluation ran. Worker 0's result;
-/// the others' is empty.
-Evaluation evaluate_and_record(Model& model, Dataset& dataset, const RunConfig& config, MetricsSink& sink,
-                               comm::Communicator& comm, bool shared, std::int64_t step, std::int64_t epoch,
-                               double wall, Liveness* liveness) {
-  if (liveness) liveness->enter("evaluating");
-  const Evaluation e = evaluate_across(model, dataset.test(), config.eval_limit, comm, static_cast<int>(config.workers),
-                                       shared, [liveness] {
-                                         if (liveness) liveness->tick();
-                                       });
-  if (liveness) liveness->enter("training");
-  if (comm.rank() != 0) return e;
-  sink.record({keys::kTestAccuracy, step, epoch, 0, wall, e.accuracy});
-  sink.record({keys::kTestLoss, step, epoch, 0, wall, e.loss});
-  if (e.perplexity) sink.record({keys::kTestPerplexity, step, epoch, 0, wall, *e.perplexity});
-  return e;
-}
-
-/// Worker 0 applies the rule and tells every other worker (point to point, so parameter
-/// servers are not involved); all return the same decision.
-bool decide_stop(StopRule* rule, RunCallbacks* callbacks, const EpochMetrics& metrics, comm::Communicator& comm,
-                 std::int64_t workers) {
-  std::uint8_t decision = 0;
-  if (comm.rank() == 0) {
-    // Both are asked (a rule keeps its streak even when the function stops first).
-    const bool by_rule = rule != nullptr && rule->should_stop(metrics);
-    const bool by_function = callbacks != nullptr && callbacks->on_epoch_end(metrics.epoch, metrics.values);
-    decision = by_rule || by_function ? 1 : 0;
-    for (int r = 1; r < workers; ++r) comm.send_recv(r, {&decision, 1}, r, {});
-  } else {
-    comm.send_recv(0, {}, 0, {&decision, 1});
-  }
-  return decision == 1;
 }
 
 }  // namespace
@@ -527,7 +479,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
       if (e.perplexity) metrics.values[keys::kTestPerplexity] = *e.perplexity;
     }
     // Every worker knows whether a rule or a function decides (same config, same file).
-    const bool decided = (parts.stop_rule && parts.stop_rule->name() != "never") || lua_epoch_end;
+    const bool decided = (parts.stop_rule && parts.stop_rule->can_stop()) || lua_epoch_end;
     const bool stop =
         decided && epoch + 1 < config.epochs &&
         decide_stop(parts.stop_rule.get(), lua_epoch_end ? callbacks : nullptr, metrics, comm, config.workers);
@@ -538,7 +490,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
   }
   if (parts.liveness) parts.liveness->enter("finishing");
   parts.topology->finish(comm);
-  result.parameter_hash = parameter_hash(*parts.model);
+  result.parameter_hash = model_hash(*parts.model, HashedState::Parameters);
   return result;
 }
 

@@ -63,7 +63,7 @@ struct WorkerParts {
 struct WorkerResult {
   std::int64_t steps = 0;            ///< steps taken
   double final_test_accuracy = -1;   ///< rank 0 only; -1 where this rank did not evaluate
-  std::uint64_t parameter_hash = 0;  ///< parameter_hash() of the replica at the end
+  std::uint64_t parameter_hash = 0;  ///< model_hash(Parameters) of the replica at the end
 };
 
 using ProgressFn = std::function<void(const ProgressMessage&)>;
@@ -95,10 +95,7 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
 /// Steps each worker takes per epoch: its shard in batches, at most config.max_steps.
 std::int64_t steps_per_epoch(const RunConfig& config, Dataset& dataset);
 
-/// Throws InvariantError unless every rank's model has the same parameter_hash().
+/// Throws InvariantError unless every rank's model has the same parameters (model_hash).
 void check_identical_start(Model& model, comm::Communicator& comm);
-
-/// A 64-bit FNV-1a hash of the model's parameter bytes: equal hashes = identical replicas.
-std::uint64_t parameter_hash(Model& model);
 
 }  // namespace laconic::train

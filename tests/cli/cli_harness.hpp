@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/launcher.hpp"
+#include "cli/worker_processes.hpp"
 
 namespace laconic::testing {
 

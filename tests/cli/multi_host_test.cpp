@@ -73,6 +73,20 @@ std::string torchrun(const NetHosts& hosts, int node, const std::string& file, c
 
 int exit_status(std::optional<int> raw) { return raw && WIFEXITED(*raw) ? WEXITSTATUS(*raw) : -1; }
 
+// Waits up to a minute until `workers` workers have recorded a training loss in `db`.
+bool every_worker_trains(const std::string& db, int workers) {
+  for (int i = 0; i < 600; ++i) {
+    std::this_thread::sleep_for(100ms);
+    if (!std::filesystem::exists(db)) continue;
+    try {
+      if (query_text(db, "SELECT count(DISTINCT worker) FROM metrics WHERE key = 'train_loss'") ==
+          std::to_string(workers))
+        return true;
+    } catch (const std::exception&) {}
+  }
+  return false;
+}
+
 // A TCP port nobody listens on now, on loopback.
 int free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -327,15 +341,7 @@ TEST_CASE("a host whose processes die fails the run within its timeout and leave
   const pid_t b = hosts.start(1, dir, torchrun(hosts, 1, "long.lua", "long.db"), "b.log");
   const pid_t a = hosts.start(0, dir, torchrun(hosts, 0, "long.lua", "long.db"), "a.log");
   // Wait until the first run trains on every rank.
-  bool training = false;
-  for (int i = 0; i < 600 && !training; ++i) {
-    std::this_thread::sleep_for(100ms);
-    if (!std::filesystem::exists(dir + "/long.db")) continue;
-    try {
-      training =
-          query_text(dir + "/long.db", "SELECT count(DISTINCT worker) FROM metrics WHERE key = 'train_loss'") == "4";
-    } catch (const std::exception&) {}
-  }
+  const bool training = every_worker_trains(dir + "/long.db", 4);
   INFO("host 0:\n" << read_file(dir + "/a.log") << "\nhost 1:\n" << read_file(dir + "/b.log"));
   REQUIRE(training);
   hosts.kill_host(1);
@@ -376,15 +382,7 @@ TEST_CASE("a rank cut off from rank 0 exits within its run's timeout and the sta
   const std::string store = " --world 2 --store tcp://" + hosts.address(0) + ":29401";
   const pid_t b = hosts.start(1, dir, "laconic run cut.lua --rank 1" + store, "b.log");
   const pid_t a = hosts.start(0, dir, "laconic run cut.lua --db cut.db --progress-every 1 --rank 0" + store, "a.log");
-  bool training = false;
-  for (int i = 0; i < 600 && !training; ++i) {
-    std::this_thread::sleep_for(100ms);
-    if (!std::filesystem::exists(dir + "/cut.db")) continue;
-    try {
-      training =
-          query_text(dir + "/cut.db", "SELECT count(DISTINCT worker) FROM metrics WHERE key = 'train_loss'") == "2";
-    } catch (const std::exception&) {}
-  }
+  const bool training = every_worker_trains(dir + "/cut.db", 2);
   INFO("host 0:\n" << read_file(dir + "/a.log") << "\nhost 1:\n" << read_file(dir + "/b.log"));
   REQUIRE(training);
   hosts.set_link(1, false);

@@ -9,11 +9,11 @@
 
 #include "engine/catalog.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/metric_keys.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/worker.hpp"
 #include "rank_threads.hpp"
 #include "temp_dir.hpp"
-#include "engine/core/metric_keys.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
 #include <catch2/catch.hpp>
@@ -315,4 +315,12 @@ TEST_CASE("a checkpoint's file name gives back the step it was named with, and o
   CHECK(train::checkpoint_step_of(name) == 1200);
   for (const char* other : {"rank-3.step-1200.ckpt.tmp", "server.step-5.ckpt", "rank-1.step-x.ckpt", "notes.txt"})
     CHECK_FALSE(train::checkpoint_step_of(other));
+}
+
+TEST_CASE("a configuration's fingerprint is the one checkpoints written before carry", "[train][checkpoint]") {
+  // As config_fingerprint() was written before the one hasher: a checkpoint on disk carries it.
+  const auto config = stateful_run("synchronous");
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char c : config.to_json().dump()) h = (h ^ static_cast<std::uint8_t>(c)) * 1099511628211ull;
+  CHECK(train::config_fingerprint(config) == str_cat(std::hex, h));
 }

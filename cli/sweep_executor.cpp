@@ -1,0 +1,505 @@
+#include "cli/sweep_executor.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+
+#include "cli/emulated_network.hpp"
+#include "cli/format.hpp"
+#include "cli/worker_command.hpp"
+#include "engine/core/metric_keys.hpp"
+#include "engine/train/checkpoint.hpp"
+#include "reports/format.hpp"
+#include "storage/queries.hpp"
+
+namespace laconic::cli {
+namespace {
+
+/// Where run `run_id`'s workers keep their checkpoints: DB.checkpoints/run-ID.
+std::filesystem::path checkpoint_dir(const std::string& db, std::int64_t run_id) {
+  return std::filesystem::path(db + ".checkpoints") / str_cat("run-", run_id);
+}
+
+bool has_checkpoints(const std::filesystem::path& dir, std::int64_t step, int world) {
+  for (int rank = 0; rank < world; ++rank)
+    if (!std::filesystem::exists(train::checkpoint_path(dir.string(), rank, step))) return false;
+  return true;
+}
+
+/// Removes the files of checkpoints older than `step` (the newest complete one is kept).
+void remove_older_checkpoints(const std::filesystem::path& dir, std::int64_t step) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const auto saved = train::checkpoint_step_of(entry.path().filename().string());
+    if (saved && *saved < step) std::filesystem::remove(entry.path(), error);
+  }
+}
+// Passes every record on, and shows worker 0's test metric to `on_evaluation` on the way.
+class EvaluationTap : public MetricsSink {
+ public:
+  EvaluationTap(MetricsSink& inner, std::function<void(const MetricRecord&)> on_evaluation)
+      : inner_(inner), on_evaluation_(std::move(on_evaluation)) {}
+  void record(const MetricRecord& m) override {
+    inner_.record(m);
+    if (m.worker == 0 && m.key == keys::kTestAccuracy) on_evaluation_(m);
+  }
+  void flush() override { inner_.flush(); }
+
+ private:
+  MetricsSink& inner_;
+  std::function<void(const MetricRecord&)> on_evaluation_;
+};
+
+std::string result_line(storage::Database& db, std::int64_t run_id) {
+  auto row = storage::find_run(db, run_id);
+  if (!row) return "";
+  std::string line = storage::to_string(row->status);
+  if (!std::isnan(row->final_test_accuracy)) line += "  test accuracy " + reports::fixed(row->final_test_accuracy, 4);
+  line += "  sent " + reports::human_bytes(row->bytes_sent) + " (dense " + reports::human_bytes(row->bytes_dense) +
+          ")  " + human_seconds(row->wall_time);
+  if (!row->error.empty()) line += "\n    " + row->error;
+  return line;
+}
+
+// The arguments of a forked worker: what an exec'd one would get on its command line.
+WorkerArgs worker_args(const LaunchSpec& spec, int rank, const std::string& store, int message_fd) {
+  WorkerArgs worker;
+  worker.file = spec.file;
+  worker.file_hash = spec.file_hash;
+  worker.run_index = spec.run_index;
+  worker.run_name = spec.run_name;
+  worker.overrides = spec.overrides;
+  worker.rank = rank;
+  worker.world = spec.workers;
+  worker.store = store;
+  worker.message_fd = message_fd;
+  worker.checkpoint_dir = spec.checkpoint_dir;
+  worker.checkpoint_every = spec.checkpoint_every;
+  worker.resume_step = spec.resume_step;
+  return worker;
+}
+
+storage::RunStatus status_of(const LaunchOutcome& outcome) {
+  if (outcome.ok) return storage::RunStatus::Finished;
+  if (outcome.diverged) return storage::RunStatus::Diverged;
+  if (outcome.interrupted || !outcome.stopped.empty()) return storage::RunStatus::Killed;
+  return storage::RunStatus::Failed;
+}
+
+}  // namespace
+
+SweepExecutor::SweepExecutor(const RunArgs& args, const std::atomic<bool>& stop, const lua::ExperimentPlan& plan,
+                             const engine::EngineCatalog& catalog, storage::Database& db, storage::Recorder& recorder,
+                             std::int64_t experiment_id, LaunchedSweep* sweep)
+    : args_(args),
+      stop_(stop),
+      plan_(plan),
+      catalog_(catalog),
+      db_(db),
+      recorder_(recorder),
+      experiment_id_(experiment_id),
+      sweep_(sweep),
+      // Jobs share one terminal, and a launcher's ranks write to a log even when it hands them a
+      // pty (Open MPI does): whole lines there.
+      progress_((args.job_index >= 0 || args.launched) && !args.quiet ? ProgressMode::Log
+                                                                      : progress_mode_for(stdout, args.quiet),
+                stdout, args.progress_every),
+      writes_(recorder, args.db, args.db_retry) {}
+
+void SweepExecutor::execute(std::vector<PlannedRun>& runs) {
+  writes_.retry("record the plan", [&] { record_plan(runs); });
+  std::size_t to_train = 0;
+  for (const PlannedRun& run : runs) to_train += run.done ? 0 : 1;
+  progress_.clock().add_runs(to_train);
+  for (const PlannedRun& run : runs) execute_one(run, runs.size());
+}
+
+/// Decides what each run needs and records the new ones, in one transaction: controllers that
+/// plan on one database at once take turns, so each sees the others' runs. With --resume a run
+/// another controller planned is shared (whoever claims it first trains it); without, a run
+/// that a live controller has planned or is training is refused: it would be trained twice.
+void SweepExecutor::record_plan(std::vector<PlannedRun>& runs) {
+  storage::Transaction transaction(db_.handle());
+  for (PlannedRun& run : runs) {
+    run = PlannedRun{run.index, run.recorded};  // a retried plan starts over
+    if (args_.resume)
+      find_previous(run);
+    else
+      refuse_if_planned_elsewhere(run);
+    if (!run.done && run.id < 0) run.id = recorder_.add_run(experiment_id_, run.recorded);
+  }
+  transaction.commit();
+}
+
+void SweepExecutor::refuse_if_planned_elsewhere(const PlannedRun& run) {
+  const auto id = recorder_.find_unfinished(plan_.name, run.recorded);
+  if (!id) return;
+  const auto row = storage::find_run(db_, *id);
+  const bool in_flight = row->status == storage::RunStatus::Queued || row->status == storage::RunStatus::Running;
+  if (!in_flight || !storage::controller_alive(*row) || row->controller_pid == ::getpid()) return;
+  throw ConfigError(str_cat("run '", run.recorded.name, "' of experiment '", plan_.name,
+                            "' is already planned by the controller ", row->controller_pid, " on ", row->host, " (run ",
+                            row->id, ", ", row->status_label(),
+                            "): two `laconic run`s of one experiment at once would train it twice; wait for it, or "
+                            "add --resume to share its plan (each run is then trained by whichever claims it "
+                            "first)"));
+}
+
+double SweepExecutor::final_metric(const PlannedRun& run, const std::string& metric) {
+  const std::int64_t id = run.done ? *run.done : run.id;
+  const auto row = storage::find_run(db_, id);
+  if (!row || row->status != storage::RunStatus::Finished) return std::nan("");
+  const auto summary = storage::summary_of(db_, id);
+  const auto it = summary.find(metric);
+  return it == summary.end() ? std::nan("") : it->second.last;
+}
+
+/// The controller's facts about the host of a run (its ranks' own come from rank 0), and a
+/// warning when the ranks outnumber the cores.
+void SweepExecutor::record_host_facts(std::int64_t run_id, int world, const std::string& label) {
+  const int cores = host_cores();
+  // With --jobs, the other jobs' runs share the host too; a launcher spreads them over hosts.
+  const int ranks = sweep_ ? sweep_->ranks_here() : world * (args_.job_index >= 0 ? args_.jobs : 1);
+  const bool oversubscribed = sweep_ ? sweep_->oversubscribed() : ranks > cores;
+  if (sweep_) {
+    writes_.fact(run_id, "launcher", sweep_->launched().description);
+    writes_.fact(run_id, "hosts", sweep_->hosts());
+  }
+  writes_.fact(run_id, "cores", std::to_string(cores));
+  writes_.fact(run_id, "ranks_on_host", std::to_string(ranks));
+  writes_.fact(run_id, "oversubscribed", oversubscribed ? "true" : "false");
+  writes_.fact(run_id, "load_start", load_average_text());
+  writes_.fact(run_id, "cpu_affinity", affinity_text());
+  ranks_here_ = ranks;
+  cpu_at_start_ = sample_cpu();
+  if (oversubscribed && !args_.quiet)
+    std::cout << label << ": warning: " << ranks << " ranks on " << cores
+              << " cores: they take turns, so its times measure contention as well as the method" << std::endl;
+}
+
+/// How busy the host was since record_host_facts(): the cores other processes and the
+/// hypervisor took, and a warning when the ranks had to wait for cores.
+void SweepExecutor::record_host_load(std::int64_t run_id, const std::string& label) {
+  const HostLoad load = host_load_between(cpu_at_start_, sample_cpu(), ranks_here_, host_cores());
+  if (!load.known) return;
+  writes_.fact(run_id, "host_other_cores", reports::fixed(load.other_cores, 2));
+  writes_.fact(run_id, "host_steal_cores", reports::fixed(load.steal_cores, 2));
+  writes_.fact(run_id, "host_demand", reports::fixed(load.demand, 2));
+  writes_.fact(run_id, "host_busy", load.busy ? "true" : "false");
+  if (load.busy && !args_.quiet)
+    std::cout << label << ": warning: the host was busier than its " << host_cores() << " cores (" << ranks_here_
+              << " ranks + " << reports::fixed(load.other_cores, 2) << " cores of other processes"
+              << (load.steal_cores >= 0.01 ? " + " + reports::fixed(load.steal_cores, 2) + " stolen" : "")
+              << "): its times measure that too, and reports widen their noise for it" << std::endl;
+}
+
+/// With --resume: what the database already holds of this run decides whether it is done,
+/// continues from a checkpoint, or runs again.
+void SweepExecutor::find_previous(PlannedRun& run) {
+  if ((run.done = recorder_.find_finished(plan_.name, run.recorded))) {
+    run.done_as = "finished";
+    return;
+  }
+  const auto id = recorder_.find_unfinished(plan_.name, run.recorded);
+  if (!id) return;
+  const auto row = storage::find_run(db_, *id);
+  if (row->status == storage::RunStatus::Diverged) {  // a result: running it again would diverge again
+    run.done = id;
+    run.done_as = "diverged";
+    return;
+  }
+  if (row->status == storage::RunStatus::Running && !row->stale) {
+    run.done = id;
+    run.done_as = str_cat("running under controller ", row->controller_pid, " on ", row->host);
+    return;
+  }
+  // Inside the plan's transaction, which the caller retries as a whole.
+  if (row->status == storage::RunStatus::Running)
+    recorder_.finish_run(*id, storage::RunStatus::Failed, "its controller stopped without ending it (stale heartbeat)");
+  // Continued in place, never duplicated: from its newest complete checkpoint, else from the
+  // start (its rows are cleared first). Its id stays, attempts counts the tries.
+  run.id = *id;
+  run.attempts = row->attempts;
+  const int world = catalog_.world_size(plan_.runs[run.index]);
+  if (row->checkpoint_step && has_checkpoints(checkpoint_dir(args_.db, *id), *row->checkpoint_step, world))
+    run.resume_step = *row->checkpoint_step;
+  else
+    run.again = row->status != storage::RunStatus::Queued || row->attempts > 0;
+}
+
+int SweepExecutor::report() const {
+  std::cout << plan_.name << ": " << position_ << " runs, " << finished_ << " finished, " << failed_ << " failed, "
+            << diverged_ << " diverged, " << skipped_ << " skipped" << (interrupted_ ? ", interrupted" : "")
+            << (gave_up_ ? ", stopped: the database took no writes" : "")
+            << (rank_lost() ? ", stopped: a rank is gone" : "") << " (database " << args_.db << ")\n";
+  if (rank_lost()) {
+    std::cout << plan_.name << ": " << sweep_->remote().lost << "; the runs not started stay QUEUED (launch "
+              << "again with `laconic run --resume " << args_.file << " --db " << args_.db << "` to run them)\n";
+    return 1;
+  }
+  if (gave_up_) return 1;
+  if (interrupted_) return 130;
+  return failed_ > 0 ? 1 : 0;
+}
+
+void SweepExecutor::execute_one(const PlannedRun& run, std::size_t total) {
+  const RunConfig& config = plan_.runs[run.index];
+  const std::string label = str_cat("[", ++position_, "/", offset_ + total, "] ", plan_.name, " ", run.recorded.name);
+  if (position_ == offset_ + total) offset_ = position_;
+  if (run.done) {
+    std::cout << label << ": already " << run.done_as << " as run " << *run.done << ", skipped\n";
+    ++skipped_;
+    return;
+  }
+  if (gave_up_ || rank_lost()) return;  // the run stays QUEUED for --resume
+  if (interrupted_) {
+    try {
+      recorder_.finish_run(run.id, storage::RunStatus::Killed, "not started: interrupted");
+    } catch (const StorageError& e) {
+      if (!storage::is_transient(e)) throw;  // else it stays QUEUED, which --resume runs too
+    }
+    return;
+  }
+  Pending pending;
+  try {
+    execute_claimed(run, config, label, pending);
+  } catch (const GaveUpOnDatabase& e) {
+    give_up(e.what(), run.id, pending);
+  }
+}
+
+// Runs one run once it is known to need running; `pending` is left with what a recovery
+// journal needs when the database gives out.
+void SweepExecutor::execute_claimed(const PlannedRun& run, const RunConfig& config, const std::string& label,
+                                    Pending& pending) {
+  if (!claim(run, label)) return;
+  // From here on the run is RUNNING in the database: if the database gives out, its ending
+  // goes to the journal (replaced in conclude() by how it really ended).
+  pending.ending = storage::Journal::Status{run.id, "KILLED", storage::unix_now(),
+                                            "stopped: the database took no writes (--db-retry)"};
+  const Checkpoints checkpoints = prepare(run, config, label, pending);
+  const LaunchOutcome outcome = launch(run, config, label, checkpoints, *pending.stored);
+  conclude(run, label, outcome, checkpoints, pending);
+}
+
+// Claimed as it was planned: a second controller on the same database may have taken it
+// (RUNNING) or trained it (FINISHED, FAILED, ...) since; then it is skipped.
+bool SweepExecutor::claim(const PlannedRun& run, const std::string& label) {
+  bool claimed = false;
+  writes_.retry(str_cat("start run ", run.id), [&] { claimed = recorder_.start_run(run.id, run.attempts); });
+  if (claimed) return true;
+  const auto now = storage::find_run(db_, run.id);
+  std::cout << label << ": run " << run.id << " was taken by another controller since it was planned (now "
+            << (now ? now->status_label() : std::string("gone")) << "), skipped" << std::endl;
+  ++skipped_;
+  return false;
+}
+
+// Rewinds a resumed or repeated run, tidies its checkpoints, records its host's facts, reads its
+// data once for the forked workers, and opens its metrics' sink (pending.stored).
+SweepExecutor::Checkpoints SweepExecutor::prepare(const PlannedRun& run, const RunConfig& config,
+                                                  const std::string& label, Pending& pending) {
+  const std::string not_checkpointable = catalog_.why_not_checkpointed(config);
+  const Checkpoints checkpoints{checkpoint_dir(args_.db, run.id),
+                                (args_.checkpoint_every > 0 && not_checkpointable.empty()) || run.resume_step >= 0};
+  if (args_.checkpoint_every > 0 && !not_checkpointable.empty() && run.resume_step < 0)
+    std::cout << label << ": not checkpointed: " << not_checkpointable << "\n";
+  if (run.resume_step >= 0) {
+    std::cout << label << ": resuming run " << run.id << " at step " << run.resume_step << "\n";
+    writes_.retry(str_cat("rewind run ", run.id), [&] { recorder_.rewind_run(run.id, run.resume_step); });
+  } else if (run.again) {
+    std::cout << label << ": running run " << run.id << " again from the start (no checkpoint to resume)\n";
+    writes_.retry(str_cat("rewind run ", run.id), [&] { recorder_.rewind_run(run.id, 0); });
+    std::error_code ignored;
+    std::filesystem::remove_all(checkpoints.dir, ignored);
+  }
+  if (checkpoints.on) std::filesystem::create_directories(checkpoints.dir);
+  record_host_facts(run.id, catalog_.world_size(config), label);
+  if (!args_.overrides.empty()) {
+    std::string overrides;
+    for (const auto& o : args_.overrides) overrides += (overrides.empty() ? "" : " ") + o;
+    writes_.fact(run.id, "overrides", overrides);
+  }
+  // The data is read here, once for the sweep, and the forked workers share it.
+  try {
+    if (const auto seconds = catalog_.preload_data(config)) writes_.fact(run.id, "seconds_preload", str_cat(*seconds));
+  } catch (const std::exception&) {
+    // Every worker reads it again, and the run fails with their words for what is wrong.
+  }
+  writes_.retry(str_cat("open the metrics of run ", run.id), [&] { pending.stored = recorder_.retrying_sink(run.id); });
+  return checkpoints;
+}
+
+// Starts the run's workers (forks of this process, which has LibTorch loaded already) on its
+// emulated link when it has one, built for the run and torn down when it ends, and supervises
+// them until every one has exited.
+LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& config, const std::string& label,
+                                    const Checkpoints& checkpoints, storage::SqliteSink& stored) {
+  LaunchOutcome outcome;
+  const int world = catalog_.world_size(config);
+  std::optional<EmulatedNetwork> network;
+  const auto link = catalog_.emulated_link(config);
+  if (link) {
+    try {
+      network.emplace(run.id, world, link->bits_per_second, link->latency_seconds);
+      writes_.fact(run.id, "network_emulation", network->description());
+    } catch (const std::exception& e) {
+      outcome.error = e.what();
+      return outcome;
+    }
+  }
+  // Workers expand the file themselves: they are told the plan's index and name.
+  LaunchSpec spec{args_.executable, args_.file,      plan_.file_hash, run.index,
+                  config.name,      args_.overrides, world,           config.timeout};
+  if (checkpoints.on) {
+    spec.checkpoint_dir = checkpoints.dir.string();
+    spec.checkpoint_every = args_.checkpoint_every;
+    spec.resume_step = run.resume_step;
+  }
+  if (sweep_) {
+    spec.remote = &sweep_->remote();
+    spec.rendezvous_prefix = sweep_->rendezvous_prefix(run.id);
+  }
+  spec.in_fork = [&](int rank, const std::string& store, int message_fd) {
+    WorkerArgs worker = worker_args(spec, rank, store, message_fd);
+    if (sweep_) {
+      worker.store = sweep_->launched().store.text();
+      worker.store_prefix = store;
+      worker.hostname = sweep_->address();
+      worker.interface = sweep_->launched().interface;
+    }
+    if (network) {
+      worker.netns = network->rank(rank).netns;
+      worker.hostname = network->rank(rank).address;
+      worker.message_delay = network->latency_by_netem() ? 0.0 : link->latency_seconds;
+    }
+    return worker_command(worker);
+  };
+  // Worker 0's evaluations also go to the progress display.
+  EvaluationTap tap(stored, [&](const MetricRecord& m) { progress_.evaluated(m.epoch, m.key, m.value); });
+  progress_.begin(label, config.epochs);
+  try {
+    outcome = launch_workers(spec, tap, observe(run, checkpoints, stored), stop_);
+  } catch (const GaveUpOnDatabase&) {
+    throw;
+  } catch (const Error& e) {
+    outcome.error = e.what();
+  }
+  progress_.end();
+  return outcome;
+}
+
+// What the controller does while the run's workers train: progress, facts, commits and
+// heartbeats, checkpoints, and when the database has taken no writes for too long, a stop.
+LaunchObserver SweepExecutor::observe(const PlannedRun& run, const Checkpoints& checkpoints,
+                                      storage::SqliteSink& stored) {
+  LaunchObserver observer;
+  observer.on_progress = [this](const ProgressMessage& p) { progress_.update(p); };
+  observer.on_wait = [this](const std::string& waiting_on) { progress_.waiting(waiting_on); };
+  observer.on_fact = [this, id = run.id](const std::string& key, const std::string& value) {
+    writes_.fact(id, key, value);
+  };
+  // Every few seconds: commit what arrived (a controller crash then loses at most that much)
+  // and show readers that the run and its workers are alive. A database that cannot take
+  // writes keeps the rows in the sink; the heartbeat is only a sign of life, and waits.
+  observer.on_tick = [this, id = run.id, &stored](double workers_silent) {
+    stored.flush();
+    const bool facts_written = writes_.flush_facts();
+    if (stored.outage_seconds() > 0)
+      writes_.outage_started(str_cat("write the metrics of run ", id), stored.last_error());
+    else if (facts_written)
+      writes_.outage_over();
+    try {
+      recorder_.heartbeat(id, workers_silent);
+    } catch (const StorageError& e) {
+      if (!storage::is_transient(e)) throw;
+    }
+  };
+  observer.stop_reason = [this, &stored]() -> std::string {
+    if (stored.outage_seconds() <= args_.db_retry) return "";
+    return str_cat(
+        "database ", args_.db, " took no writes for ", static_cast<long>(args_.db_retry),
+        " s (--db-retry): ", storage::explain_storage_error(stored.last_error_code(), stored.last_error(), args_.db));
+  };
+  observer.hold_input = [&stored] { return stored.pending() > kMaxPendingRows; };
+  // Commit every step before the checkpoint, then say it may be resumed from. While the
+  // database lags, the checkpoint is kept but not declared: an older one stays the newest.
+  observer.on_checkpoint = [this, id = run.id, dir = checkpoints.dir, &stored](std::int64_t step) {
+    stored.flush();
+    if (stored.pending() > 0) return;
+    try {
+      recorder_.record_checkpoint(id, step);
+      remove_older_checkpoints(dir, step);
+    } catch (const StorageError& e) {
+      if (!storage::is_transient(e)) throw;
+    }
+  };
+  return observer;
+}
+
+// Commits every row the workers sent and the run's last facts, then its status, and counts it.
+void SweepExecutor::conclude(const PlannedRun& run, const std::string& label, const LaunchOutcome& outcome,
+                             const Checkpoints& checkpoints, Pending& pending) {
+  const storage::RunStatus status = status_of(outcome);
+  pending.ending = storage::Journal::Status{run.id, storage::to_string(status), storage::unix_now(),
+                                            outcome.ok ? std::string() : outcome.error};
+  if (!outcome.stopped.empty()) throw GaveUpOnDatabase(outcome.stopped);
+  // Every row the workers sent is committed before the status says the run is over.
+  writes_.drain(*pending.stored);
+  writes_.fact(run.id, "load_end", load_average_text());
+  record_host_load(run.id, label);
+  if (outcome.total_seconds > 0) {
+    writes_.fact(run.id, "seconds_process_start", str_cat(outcome.start_seconds));
+    writes_.fact(run.id, "seconds_teardown", str_cat(outcome.teardown_seconds));
+    writes_.fact(run.id, "seconds_launch", str_cat(outcome.total_seconds));
+  }
+  writes_.write_facts();
+  if (outcome.ok || outcome.diverged) {
+    // Both are results: --resume skips them, so their checkpoints will never be used.
+    std::error_code ignored;
+    std::filesystem::remove_all(checkpoints.dir, ignored);
+  }
+  writes_.retry(str_cat("end run ", run.id), [&] { recorder_.finish_run(run.id, status, pending.ending->error); });
+  switch (status) {
+    case storage::RunStatus::Finished:
+      ++finished_;
+      break;
+    case storage::RunStatus::Diverged:
+      ++diverged_;
+      break;
+    case storage::RunStatus::Killed:
+      interrupted_ = true;
+      break;
+    default:
+      ++failed_;
+      break;
+  }
+  std::cout << label << ": " << result_line(db_, run.id) << std::endl;
+}
+void SweepExecutor::give_up(const std::string& why, std::int64_t run_id, const Pending& pending) {
+  storage::SqliteSink* stored = pending.stored.get();
+  const auto& ending = pending.ending;
+  gave_up_ = true;
+  progress_.clear();
+  std::cerr << "laconic: " << why << "\n";
+  const std::size_t rows = stored ? stored->pending() : 0;
+  std::vector<storage::Journal::Status> statuses;
+  if (ending) statuses.push_back(*ending);  // a run never started stays QUEUED
+  const std::string path = writes_.write_journal(stored, statuses);
+  if (path.empty()) {
+    std::cerr << "laconic: nothing was pending, nothing is lost. Stopping the sweep: runs not started stay "
+                 "QUEUED; `laconic run --resume "
+              << args_.file << " --db " << args_.db << "` continues once the database takes writes" << std::endl;
+    return;
+  }
+  std::cerr << "laconic: wrote what the database could not take (" << rows << " metric rows"
+            << (ending ? str_cat(", run ", run_id, " ending ", ending->status) : std::string()) << ")"
+            << " to the recovery journal " << path << "; once the database takes writes again, replay it with "
+            << "`laconic recover " << path << "` (or `laconic run --resume " << args_.file << " --db " << args_.db
+            << "`, which replays it first). Stopping the sweep: runs not started stay QUEUED." << std::endl;
+}
+
+}  // namespace laconic::cli

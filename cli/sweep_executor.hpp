@@ -1,0 +1,111 @@
+#pragma once
+// The runs of a sweep, one after another (docs/architecture.md, "How a run flows"): planned in
+// the database in one transaction, then for each run that needs training: claimed, prepared
+// (rewound, its host's facts, its data, its metrics' sink), launched and supervised through the
+// launcher's observer, and concluded (its rows committed, then its status).
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/durable_writes.hpp"
+#include "cli/host_load.hpp"
+#include "cli/launched_sweep.hpp"
+#include "cli/launcher.hpp"
+#include "cli/progress.hpp"
+#include "cli/run_command.hpp"
+#include "engine/catalog.hpp"
+#include "lua/experiment.hpp"
+#include "storage/database.hpp"
+#include "storage/journal.hpp"
+#include "storage/recorder.hpp"
+#include "storage/sqlite_sink.hpp"
+
+namespace laconic::cli {
+
+/// A run of the plan and what the database already holds of it.
+struct PlannedRun {
+  std::size_t index;                   ///< position in the plan (what workers are told)
+  RunConfig recorded;                  ///< as the database records it (tuning phases rename it)
+  std::int64_t id = -1;                ///< runs.id; -1 when skipped
+  std::optional<std::int64_t> done{};  ///< id of the run that makes this one unnecessary
+  std::string done_as{};               ///< how that run ended ("finished", "diverged", "running")
+  std::int64_t resume_step = -1;       ///< continue run `id` from its checkpoint of this step
+  bool again = false;                  ///< run `id` again from the start, in place (its rows cleared)
+  std::int64_t attempts = 0;           ///< times run `id` had been started when planned: what its claim expects
+};
+
+/// Rows the controller keeps in memory while the database cannot take them (40 bytes each, so
+/// about 80 MB); past it, it stops reading the workers' pipes and they wait.
+inline constexpr std::size_t kMaxPendingRows = 2'000'000;
+
+/// Runs planned runs one after another, recording each; counts what happened.
+class SweepExecutor {
+ public:
+  /// `sweep`: the other ranks, when a launcher started this process as rank 0; else null.
+  SweepExecutor(const RunArgs& args, const std::atomic<bool>& stop, const lua::ExperimentPlan& plan,
+                const engine::EngineCatalog& catalog, storage::Database& db, storage::Recorder& recorder,
+                std::int64_t experiment_id, LaunchedSweep* sweep);
+
+  /// Records `runs` (filling their ids) and runs them.
+  void execute(std::vector<PlannedRun>& runs);
+  /// The last recorded value of `metric` of a run that finished (NaN otherwise).
+  double final_metric(const PlannedRun& run, const std::string& metric);
+  /// Stopped by the user, by a database that took no writes, or by a lost rank.
+  bool interrupted() const { return interrupted_ || gave_up_ || rank_lost(); }
+  /// Prints the sweep's count line; returns laconic run's exit status.
+  int report() const;
+
+ private:
+  /// What a run leaves for a recovery journal should the database give out while it runs.
+  struct Pending {
+    std::unique_ptr<storage::SqliteSink> stored;
+    std::optional<storage::Journal::Status> ending;
+  };
+  /// Where and whether a run's workers keep checkpoints.
+  struct Checkpoints {
+    std::filesystem::path dir;
+    bool on = false;
+  };
+
+  void record_plan(std::vector<PlannedRun>& runs);
+  void refuse_if_planned_elsewhere(const PlannedRun& run);
+  void find_previous(PlannedRun& run);
+  void record_host_facts(std::int64_t run_id, int world, const std::string& label);
+  void record_host_load(std::int64_t run_id, const std::string& label);
+
+  void execute_one(const PlannedRun& run, std::size_t total);
+  void execute_claimed(const PlannedRun& run, const RunConfig& config, const std::string& label, Pending& pending);
+  bool claim(const PlannedRun& run, const std::string& label);
+  Checkpoints prepare(const PlannedRun& run, const RunConfig& config, const std::string& label, Pending& pending);
+  LaunchOutcome launch(const PlannedRun& run, const RunConfig& config, const std::string& label,
+                       const Checkpoints& checkpoints, storage::SqliteSink& stored);
+  LaunchObserver observe(const PlannedRun& run, const Checkpoints& checkpoints, storage::SqliteSink& stored);
+  void conclude(const PlannedRun& run, const std::string& label, const LaunchOutcome& outcome,
+                const Checkpoints& checkpoints, Pending& pending);
+
+  bool rank_lost() const { return sweep_ && !sweep_->remote().lost.empty(); }
+  void give_up(const std::string& why, std::int64_t run_id, const Pending& pending);
+
+  const RunArgs& args_;
+  const std::atomic<bool>& stop_;
+  const lua::ExperimentPlan& plan_;
+  const engine::EngineCatalog& catalog_;
+  storage::Database& db_;
+  storage::Recorder& recorder_;
+  std::int64_t experiment_id_;
+  LaunchedSweep* sweep_;
+  Progress progress_;
+  int finished_ = 0, failed_ = 0, skipped_ = 0, diverged_ = 0;
+  std::size_t position_ = 0, offset_ = 0;
+  bool interrupted_ = false;
+  bool gave_up_ = false;
+  DurableWrites writes_;
+  int ranks_here_ = 1;        // the run's ranks on this host (with --jobs, every job's)
+  CpuSample cpu_at_start_{};  // when the run's host facts were recorded
+};
+
+}  // namespace laconic::cli
