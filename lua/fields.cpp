@@ -131,7 +131,10 @@ const ExperimentField* find_experiment_field(std::string_view name) {
 std::string unknown_experiment_field(const std::string& name) {
   std::vector<std::string> names;
   for (const ExperimentField& f : experiment_fields()) names.emplace_back(f.name);
-  const std::string close = closest_name(name, names);
+  std::string close = closest_name(name, names);
+  // A known field the name extends: "dataset" for data, "optimizers" for optimizer.
+  for (const std::string& known : names)
+    if (close.empty() && known.size() >= 4 && name.size() > known.size() && name.starts_with(known)) close = known;
   return str_cat("unknown experiment field '", name, "'",
                  close.empty() ? std::string() : "; did you mean '" + close + "'?",
                  " (known: ", experiment_field_names(), ")");

@@ -185,6 +185,9 @@ TEST_CASE("an unknown experiment field suggests the closest and lists the known 
           ":4: unknown experiment field 'compresor'; did you mean 'compressor'? (known: batch_size, compressor, data, "
           "divergence_factor, epochs, eval_every, eval_limit, exchange, lr_schedule, max_steps, model, name, network, "
           "optimizer, repeats, runs_per_seed, schedule, seeds, stopping, timeout, topology, workers)");
+  // Other tools call it `dataset`: the field it extends is named.
+  const auto dataset = dir.write("dataset.lua", "experiment { name = 'd', dataset = 1 }\n");
+  CHECK_THAT(load_error(dataset, catalog), Catch::Contains("unknown experiment field 'dataset'; did you mean 'data'?"));
 }
 
 TEST_CASE("the experiment name is required", "[lua][errors]") {
