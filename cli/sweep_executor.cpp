@@ -37,6 +37,7 @@ void remove_older_checkpoints(const std::filesystem::path& dir, std::int64_t ste
     if (saved && *saved < step) std::filesystem::remove(entry.path(), error);
   }
 }
+
 // Passes every record on, and shows worker 0's test metric to `on_evaluation` on the way.
 class EvaluationTap : public MetricsSink {
  public:

@@ -73,6 +73,18 @@ std::string torchrun(const NetHosts& hosts, int node, const std::string& file, c
 
 int exit_status(std::optional<int> raw) { return raw && WIFEXITED(*raw) ? WEXITSTATUS(*raw) : -1; }
 
+// A Redis server on 127.0.0.1:`port` that keeps nothing on disk; the caller stops it.
+pid_t start_redis(int port) {
+  const pid_t redis = ::fork();
+  if (redis == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    ::execlp("redis-server", "redis-server", "--port", std::to_string(port).c_str(), "--bind", "127.0.0.1", "--save",
+             "", "--appendonly", "no", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return redis;
+}
+
 // Waits up to a minute until `workers` workers have recorded a training loss in `db`.
 bool every_worker_trains(const std::string& db, int workers) {
   for (int i = 0; i < 600; ++i) {
@@ -167,13 +179,7 @@ TEST_CASE("a Redis store brings the ranks of a sweep together", "[cli][e2e][mult
   const auto dir = make_temp_dir();
   write_file(dir + "/exp.lua", sweep("redis", 2));
   const int port = free_port();
-  const pid_t redis = ::fork();
-  if (redis == 0) {
-    std::freopen("/dev/null", "w", stdout);
-    ::execlp("redis-server", "redis-server", "--port", std::to_string(port).c_str(), "--bind", "127.0.0.1", "--save",
-             "", "--appendonly", "no", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  const pid_t redis = start_redis(port);
   const std::string store = "redis://127.0.0.1:" + std::to_string(port);
   // Rank 1 in a directory of its own (its output there), with the same file.
   std::filesystem::create_directories(dir + "/rank1");
@@ -197,13 +203,7 @@ TEST_CASE("two launches sharing one Redis server each finish their own sweep", "
   REQUIRE(std::system("command -v redis-server >/dev/null") == 0);
   const auto dir = make_temp_dir();
   const int port = free_port();
-  const pid_t redis = ::fork();
-  if (redis == 0) {
-    std::freopen("/dev/null", "w", stdout);
-    ::execlp("redis-server", "redis-server", "--port", std::to_string(port).c_str(), "--bind", "127.0.0.1", "--save",
-             "", "--appendonly", "no", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  const pid_t redis = start_redis(port);
   const std::string store = "redis://127.0.0.1:" + std::to_string(port);
   // Launches x and y of the same experiment, each rank in a directory of its own: before launch
   // ids, x's rank 1 could join y's rank 0 (one key, laconic/rank0, for every launch).
