@@ -169,38 +169,34 @@ std::string compare_figure(const std::string& key) {
   return "mean";
 }
 
-int compare_command(const CompareArgs& args) {
-  const Format format = parse_format(args.format);
-  if (args.runs.size() < 2) throw ConfigError(str_cat("compare needs at least two run ids, got ", args.runs.size()));
-  auto db = open_for_reading(args.db);
-  std::vector<storage::RunRow> runs;
-  std::vector<std::map<std::string, nlohmann::json>> configs;
-  std::vector<std::map<std::string, storage::Summary>> summaries;
-  for (const auto id : args.runs) {
-    runs.push_back(storage::require_run(*db, id));
-    std::map<std::string, nlohmann::json> flat;
-    const auto config = nlohmann::json::parse(runs.back().config, nullptr, false);
-    if (config.is_object())
-      for (auto& [path, value] : storage::flatten_json(config))
-        if (!path.starts_with("swept.")) flat[path] = value;  // swept repeats config fields
-    configs.push_back(std::move(flat));
-    summaries.push_back(storage::summary_of(*db, id));
-  }
+namespace {
 
-  // Rows are (field, cell per run, differs). Config values compare as JSON; numbers exactly.
-  struct Row {
-    std::string field;
-    std::vector<std::string> cells;
-    bool differs = false;
-  };
-  std::vector<Row> rows;
+// One row of `compare`: a field, its cell in each run, and whether they differ.
+struct CompareRow {
+  std::string field;
+  std::vector<std::string> cells;
+  bool differs = false;
+};
+
+// A run's configuration flattened to paths ("optimizer.lr"), without the swept copies.
+std::map<std::string, nlohmann::json> flat_config(const storage::RunRow& run) {
+  std::map<std::string, nlohmann::json> flat;
+  const auto config = nlohmann::json::parse(run.config, nullptr, false);
+  if (config.is_object())
+    for (auto& [path, value] : storage::flatten_json(config))
+      if (!path.starts_with("swept.")) flat[path] = value;  // swept repeats config fields
+  return flat;
+}
+
+// A row per configuration path any run has. Config values compare as JSON; numbers exactly.
+void add_config_rows(const std::vector<std::map<std::string, nlohmann::json>>& configs, std::vector<CompareRow>& rows) {
   std::set<std::string> paths;
   for (const auto& c : configs)
     for (const auto& [path, value] : c) paths.insert(path);
   for (const auto& path : paths) {
-    Row row{path, {}, false};
+    CompareRow row{path, {}, false};
     std::string first;
-    for (std::size_t r = 0; r < runs.size(); ++r) {
+    for (std::size_t r = 0; r < configs.size(); ++r) {
       const auto it = configs[r].find(path);
       const std::string exact = it == configs[r].end() ? "\x01missing" : it->second.dump();
       row.cells.push_back(it == configs[r].end() ? "-" : json_text(it->second));
@@ -209,17 +205,24 @@ int compare_command(const CompareArgs& args) {
     }
     rows.push_back(std::move(row));
   }
-  auto add_numbers = [&](const std::string& field, const std::vector<double>& values,
-                         const std::function<std::string(double)>& text) {
-    Row row{field, {}, false};
-    for (double v : values) {
-      row.cells.push_back(text(v));
-      const double a = values.front();
-      row.differs = row.differs || !((std::isnan(a) && std::isnan(v)) || a == v);
-    }
-    rows.push_back(std::move(row));
-  };
-  Row status{"status", {}, false};
+}
+
+void add_number_row(std::vector<CompareRow>& rows, const std::string& field, const std::vector<double>& values,
+                    const std::function<std::string(double)>& text) {
+  CompareRow row{field, {}, false};
+  for (double v : values) {
+    row.cells.push_back(text(v));
+    const double a = values.front();
+    row.differs = row.differs || !((std::isnan(a) && std::isnan(v)) || a == v);
+  }
+  rows.push_back(std::move(row));
+}
+
+// Status, wall time, compression ratio, then every metric by its compare_figure().
+void add_result_rows(const std::vector<storage::RunRow>& runs,
+                     const std::vector<std::map<std::string, storage::Summary>>& summaries, bool exact,
+                     std::vector<CompareRow>& rows) {
+  CompareRow status{"status", {}, false};
   for (const auto& run : runs) {
     status.cells.push_back(run.status_label());
     status.differs = status.differs || run.status_label() != runs.front().status_label();
@@ -231,9 +234,8 @@ int compare_command(const CompareArgs& args) {
     ratios.push_back(run.bytes_sent > 0 ? run.bytes_dense / run.bytes_sent : std::nan(""));
   }
   // Tables are for reading (bytes in kB/MB/GB, 4 significant digits); csv and json carry exact values.
-  const bool exact = format != Format::Table;
-  add_numbers("wall_time", walls, exact ? number_text : human_seconds);
-  add_numbers("compression_ratio", ratios, [exact](double v) {
+  add_number_row(rows, "wall_time", walls, exact ? number_text : human_seconds);
+  add_number_row(rows, "compression_ratio", ratios, [exact](double v) {
     if (exact) return number_text(v);
     return std::isnan(v) ? std::string("-") : reports::fixed(v, 2) + "x";
   });
@@ -245,18 +247,34 @@ int compare_command(const CompareArgs& args) {
     std::vector<double> values;
     for (const auto& s : summaries) {
       const auto it = s.find(key);
-      if (it == s.end()) {
-        values.push_back(std::nan(""));
-        continue;
-      }
-      const auto& v = it->second;
-      values.push_back(figure == "sum"    ? (v.count ? v.sum : std::nan(""))
-                       : figure == "last" ? v.last
-                                          : (v.count ? v.sum / static_cast<double>(v.count) : std::nan("")));
+      const storage::Summary* v = it == s.end() ? nullptr : &it->second;
+      values.push_back(v == nullptr          ? std::nan("")
+                       : figure == "sum"     ? (v->count ? v->sum : std::nan(""))
+                       : figure == "last"    ? v->last
+                                             : (v->count ? v->sum / static_cast<double>(v->count) : std::nan("")));
     }
-    add_numbers(key + " (" + figure + ")", values,
-                [&key, exact](double v) { return exact ? number_text(v) : metric_text(key, v); });
+    add_number_row(rows, key + " (" + figure + ")", values,
+                   [&key, exact](double v) { return exact ? number_text(v) : metric_text(key, v); });
   }
+}
+
+}  // namespace
+
+int compare_command(const CompareArgs& args) {
+  const Format format = parse_format(args.format);
+  if (args.runs.size() < 2) throw ConfigError(str_cat("compare needs at least two run ids, got ", args.runs.size()));
+  auto db = open_for_reading(args.db);
+  std::vector<storage::RunRow> runs;
+  std::vector<std::map<std::string, nlohmann::json>> configs;
+  std::vector<std::map<std::string, storage::Summary>> summaries;
+  for (const auto id : args.runs) {
+    runs.push_back(storage::require_run(*db, id));
+    configs.push_back(flat_config(runs.back()));
+    summaries.push_back(storage::summary_of(*db, id));
+  }
+  std::vector<CompareRow> rows;
+  add_config_rows(configs, rows);
+  add_result_rows(runs, summaries, format != Format::Table, rows);
 
   std::vector<std::string> header{"diff", "field"};
   for (const auto& run : runs) header.push_back(str_cat("run ", run.id));

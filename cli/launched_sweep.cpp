@@ -162,7 +162,8 @@ void LaunchedSweep::finish(int status) {
 }
 
 int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::ExperimentPlan& plan,
-                 const engine::EngineCatalog& catalog, const RankHello& mine, const std::atomic<bool>& stop) {
+                 RunCallbacks* callbacks, const engine::EngineCatalog& catalog, const RankHello& mine,
+                 const std::atomic<bool>& stop) {
   const auto timeout = launch_timeout(args);
   const std::string who = str_cat("laconic rank ", launched.rank, " of ", launched.world);
   std::string nonce;
@@ -212,10 +213,8 @@ int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::E
     const pid_t pid = fork_worker_process(launched.rank, rank0->fd(), [&](int message_fd) {
       WorkerArgs worker;
       worker.file = args.file;
-      worker.file_hash = plan.file_hash;
       worker.run_index = index;
       worker.run_name = command[2];
-      worker.overrides = args.overrides;
       worker.rank = launched.rank;
       worker.world = launched.world;
       worker.store = launched.store.text();
@@ -223,7 +222,8 @@ int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::E
       worker.hostname = mine.address;
       worker.interface = launched.interface;
       worker.message_fd = message_fd;
-      return worker_command(worker);
+      // This process planned the same runs from the same file (the hello checked it).
+      return train_rank(worker, catalog, [&] { return RankRun{&planned_run(worker, plan), callbacks}; });
     });
     int status = 0;
     bool terminated = false;

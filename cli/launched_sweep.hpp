@@ -67,7 +67,9 @@ class LaunchedSweep {
 /// Any rank but 0: joins rank 0 and trains this rank of each run it names, until it says the
 /// sweep is over; returns the exit status rank 0 gives (1 when rank 0 is gone, 130 when
 /// stopped). Its output is a line per run.
+/// `callbacks`: the experiment file's functions (may be null), which its forked workers call.
 int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::ExperimentPlan& plan,
-                 const engine::EngineCatalog& catalog, const RankHello& mine, const std::atomic<bool>& stop);
+                 RunCallbacks* callbacks, const engine::EngineCatalog& catalog, const RankHello& mine,
+                 const std::atomic<bool>& stop);
 
 }  // namespace laconic::cli

@@ -3,199 +3,38 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdlib.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <iostream>
-#include <map>
 #include <optional>
 #include <vector>
 
 #include "cli/rank_relay.hpp"
+#include "cli/supervised_worker.hpp"
 #include "cli/worker_processes.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = SteadyClock;
 
-struct WorkerProcess {
-  int rank = 0;
-  pid_t pid = -1;
-  int fd = -1;  // read end of the worker's pipe; -1 once drained
-  bool exited = false;
-  int status = 0;            // waitpid status
-  std::string partial_line;  // bytes after the last newline
-  std::string failure;       // the worker's own FailureMessage, if it sent one
-  // Liveness: when anything last arrived, and the last heartbeat's phase and quiet time.
-  Clock::time_point last_heard{};
-  std::optional<Clock::time_point> first_heard;  // its first message: the process has started
-  std::string phase = "starting";
-  double quiet = 0;
-  std::string hung;     // why the controller called it hung and killed it
-  std::string stopped;  // why the controller stopped it otherwise (a peer failed first)
-  // A rank of a launched sweep, on another process: its connection (pid stays -1), when it was
-  // told to die, and whether it was lost (its connection closed, or it did not answer the kill).
-  RelayConnection* remote = nullptr;
-  std::optional<Clock::time_point> killed_at;
-  bool lost = false;
-};
-
-// "worker 3", or "worker 3 (host b)" for a rank of another process.
-std::string label(const WorkerProcess& w) {
-  if (!w.remote) return str_cat("worker ", w.rank);
-  return str_cat("worker ", w.rank, " (", w.remote->peer().host, ", ", w.remote->peer().address, ")");
-}
-
-// What the run waits on (LaunchObserver::on_wait): the running worker silent longest, once past
-// kSilentAfterSeconds; else the one whose main thread made no progress longest, past
-// kStalledAfterSeconds; else "".
-std::string waiting_on(const std::vector<WorkerProcess>& workers,
-                       const std::function<double(const WorkerProcess&)>& silent_for) {
-  const WorkerProcess* silent = nullptr;
-  const WorkerProcess* stalled = nullptr;
-  for (const auto& w : workers) {
-    if (w.exited || !w.first_heard) continue;
-    if (!silent || silent_for(w) > silent_for(*silent)) silent = &w;
-    if (!stalled || w.quiet + silent_for(w) > stalled->quiet + silent_for(*stalled)) stalled = &w;
-  }
-  if (silent && silent_for(*silent) > kSilentAfterSeconds)
-    return str_cat("no word from ", label(*silent), " for ", static_cast<long>(silent_for(*silent)),
-                   " s (last heard during ", silent->phase, ")");
-  if (stalled && stalled->quiet + silent_for(*stalled) > kStalledAfterSeconds)
-    return str_cat(label(*stalled), " has made no progress for ",
-                   static_cast<long>(stalled->quiet + silent_for(*stalled)), " s (", stalled->phase, ")");
-  return "";
-}
-
-// Sends `sig` to a worker: to its process here, or through its rank's connection.
-void signal_worker(WorkerProcess& w, int sig) {
-  if (w.exited) return;
-  if (sig == SIGKILL) {
-    if (w.killed_at && w.remote) return;  // told once; lost if it does not answer
-    if (!w.killed_at) w.killed_at = Clock::now();
-  }
-  if (w.remote)
-    w.remote->send_line(str_cat("S\t", sig));
-  else
-    ::kill(w.pid, sig);
-}
-
-// The rank's process or host is gone: its worker counts as exited, unsuccessfully.
-void mark_lost(WorkerProcess& w, RemoteRanks& remote, const std::string& why) {
-  w.exited = true;
-  w.lost = true;
-  w.fd = -1;
-  w.failure = w.failure.empty() ? why : str_cat(why, " (it had reported: ", w.failure, ")");
-  // The same words as the run's error (describe_exit).
-  if (remote.lost.empty()) remote.lost = str_cat(label(w), " lost: ", w.failure);
-}
-
-std::string describe_exit(const WorkerProcess& w) {
-  if (!w.hung.empty()) return w.hung;
-  if (w.lost) return str_cat(label(w), " lost: ", w.failure);
-  std::string text;
-  if (!w.stopped.empty() && WIFSIGNALED(w.status)) {
-    text = str_cat(label(w), " was stopped by the controller: ", w.stopped);
-  } else if (WIFSIGNALED(w.status)) {
-    int sig = WTERMSIG(w.status);
-    text = str_cat(label(w), " was killed by signal ", sig, " (", ::strsignal(sig), ")");
-  } else if (WIFEXITED(w.status) && WEXITSTATUS(w.status) == 127 && w.failure.empty()) {
-    text = str_cat(label(w), " could not be started (exit status 127)");
-  } else {
-    text = str_cat(label(w), " exited with status ", WEXITSTATUS(w.status));
-  }
-  if (!w.failure.empty()) text += ": " + w.failure;
-  return text;
-}
-
-bool succeeded(const WorkerProcess& w) {
-  return w.exited && !w.lost && WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0;
-}
-
-// How many workers reported a checkpoint of each step.
-using CheckpointCounts = std::map<std::int64_t, int>;
-
-void handle_line(WorkerProcess& w, std::string_view line, MetricsSink& sink, const LaunchObserver& observer,
-                 CheckpointCounts& checkpoints, int world) {
-  auto message = decode_message(line);
-  if (!message) return;  // a torn line can only come from a crash; the exit status says why
-  w.last_heard = Clock::now();
-  if (!w.first_heard) w.first_heard = w.last_heard;
-  if (auto h = std::get_if<HeartbeatMessage>(&*message)) {
-    w.phase = h->phase;
-    w.quiet = h->quiet;
-  } else if (auto m = std::get_if<MetricRecord>(&*message)) {
-    sink.record(*m);
-  } else if (auto p = std::get_if<ProgressMessage>(&*message)) {
-    if (observer.on_progress && w.rank == 0) observer.on_progress(*p);
-  } else if (auto c = std::get_if<CheckpointMessage>(&*message)) {
-    if (++checkpoints[c->step] == world && observer.on_checkpoint) observer.on_checkpoint(c->step);
-  } else if (auto f = std::get_if<FactMessage>(&*message)) {
-    if (observer.on_fact && w.rank == 0) observer.on_fact(f->key, f->value);
-  } else {
-    w.failure = std::get<FailureMessage>(*message).text;
-  }
-}
-
-// A remote rank's line "X<TAB>STATUS": its worker was reaped with this wait status.
-bool remote_exit(WorkerProcess& w, std::string_view line) {
-  if (!w.remote || !line.starts_with("X\t")) return false;
-  w.status = std::atoi(std::string(line.substr(2)).c_str());
-  w.exited = true;
-  w.fd = -1;  // the connection stays open for the next run; this run reads no more of it
-  return true;
-}
-
-void drain(WorkerProcess& w, MetricsSink& sink, const LaunchObserver& observer, CheckpointCounts& checkpoints,
-           int world, RemoteRanks* remote) {
-  char buffer[1 << 16];
-  ssize_t n = ::read(w.fd, buffer, sizeof buffer);
-  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
-  if (n <= 0) {
-    if (w.remote)
-      mark_lost(w, *remote, "its connection to rank 0 closed: its process or its host went away");
-    else
-      ::close(w.fd);
-    w.fd = -1;
-    return;
-  }
-  w.partial_line.append(buffer, static_cast<std::size_t>(n));
-  std::size_t start = 0, newline;
-  while ((newline = w.partial_line.find('\n', start)) != std::string::npos) {
-    const auto line = std::string_view(w.partial_line).substr(start, newline - start);
-    start = newline + 1;
-    if (remote_exit(w, line)) break;
-    handle_line(w, line, sink, observer, checkpoints, world);
-  }
-  w.partial_line.erase(0, start);
-}
-
-void signal_all(std::vector<WorkerProcess>& workers, int sig) {
-  for (auto& w : workers) signal_worker(w, sig);
-}
+double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 // Kills and reaps the workers still running when launch_workers is left by an exception (a
 // failed write of the sink or of an observer, a failed fork): no worker outlives its run's
 // launch, and the next run of a sweep never starts beside the last one's leftovers.
 class ReapOnError {
  public:
-  explicit ReapOnError(std::vector<WorkerProcess>& workers) : workers_(workers) {}
+  explicit ReapOnError(std::vector<SupervisedWorker>& workers) : workers_(workers) {}
   ~ReapOnError() {
     if (done_) return;
     // pid -1 is a worker not yet forked: kill(-1, ...) would signal every process there is.
     for (auto& w : workers_)
-      if ((w.pid > 0 || w.remote) && !w.exited) signal_worker(w, SIGKILL);
+      if ((w.pid > 0 || w.remote) && !w.exited) w.signal(SIGKILL);
     for (auto& w : workers_) {
       if (w.pid > 0 && !w.exited) ::waitpid(w.pid, &w.status, 0);  // SIGKILL cannot be ignored
       w.exited = true;
@@ -207,185 +46,295 @@ class ReapOnError {
   void done() { done_ = true; }
 
  private:
-  std::vector<WorkerProcess>& workers_;
+  std::vector<SupervisedWorker>& workers_;
   bool done_ = false;
+};
+
+// When the run must end: the first failure (a worker that failed or hung), after which the
+// others get kFailureGraceSeconds before they are killed; a stop (the user's, or the
+// observer's), after which they get 5 s to answer SIGTERM before SIGKILL.
+struct Escalation {
+  std::optional<Clock::time_point> first_failure;
+  std::string first_failed;  ///< "worker 1 failed first", "worker 0 hung": what the others were stopped for
+  std::optional<Clock::time_point> stop_time;
+  std::string stopped;  ///< the observer's reason ("" when it gave none)
+
+  void failed(Clock::time_point now, std::string why) {
+    if (first_failure) return;
+    first_failure = now;
+    first_failed = std::move(why);
+  }
+};
+
+// Watches one run's workers until every one has exited: reads what they report, tells hung and
+// lost ones, stops the rest after a failure or on request, and says how the run ended.
+class Supervisor {
+ public:
+  Supervisor(const LaunchSpec& spec, MetricsSink& sink, const LaunchObserver& observer, const std::atomic<bool>& stop)
+      : spec_(spec),
+        sink_(sink),
+        observer_(observer),
+        stop_(stop),
+        workers_(static_cast<std::size_t>(spec.worker.world)),
+        reap_(workers_) {}
+
+  LaunchOutcome run() {
+    start_all();
+    while (!all_done()) {
+      read_or_wait();
+      now_ = Clock::now();
+      ping_remote_ranks();
+      check_exits();
+      check_hung();
+      stop_the_rest_after_grace();
+      check_stop();
+      if (observer_.on_wait) observer_.on_wait(waiting_on());
+      tick();
+    }
+    const auto reaped = Clock::now();
+    sink_.flush();
+    reap_.done();  // every worker has exited and been reaped
+    return outcome(reaped);
+  }
+
+ private:
+  void start_all() {
+    if (!spec_.remote) store_dir_.emplace();
+    launched_ = Clock::now();
+    for (int r = 0; r < spec_.worker.world; ++r) {
+      auto& w = workers_[static_cast<std::size_t>(r)];
+      w.rank = r;
+      w.last_heard = Clock::now();
+      if (spec_.remote && r > 0)
+        start_remote(w);
+      else
+        start_here(w);
+    }
+  }
+
+  // Tells rank r's laconic process to start its worker for this run.
+  void start_remote(SupervisedWorker& w) {
+    w.remote = spec_.remote->connections.at(static_cast<std::size_t>(w.rank - 1)).get();
+    w.fd = w.remote->fd();
+    if (!w.remote->send_line(str_cat("R\t", spec_.worker.run_index, "\t", escape_field(spec_.worker.run_name), "\t",
+                                     escape_field(spec_.worker.store_prefix))))
+      lost(w, "its connection to rank 0 is closed: its process or its host went away");
+  }
+
+  void start_here(SupervisedWorker& w) {
+    WorkerArgs args = spec_.worker;
+    args.rank = w.rank;
+    if (store_dir_) args.store = store_dir_->path();
+    if (spec_.place) spec_.place(args);
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(str_cat("pipe failed: ", std::strerror(errno)));
+    // dup2 in the child clears O_CLOEXEC on the copy, so only fd 3 survives the exec.
+    w.pid = start_worker(spec_, args, fds[1]);
+    ::close(fds[1]);
+    w.fd = fds[0];
+  }
+
+  void lost(SupervisedWorker& w, const std::string& why) {
+    const std::string sentence = w.mark_lost(why);
+    if (spec_.remote && spec_.remote->lost.empty()) spec_.remote->lost = sentence;
+  }
+
+  bool all_done() const {
+    return std::all_of(workers_.begin(), workers_.end(), [](const auto& w) { return w.exited && w.fd < 0; });
+  }
+
+  // Reads whatever the workers sent, waiting up to 200 ms; while the observer holds the input,
+  // reads nothing (the workers block once their pipes are full).
+  void read_or_wait() {
+    if (observer_.hold_input && observer_.hold_input()) {
+      ::usleep(200'000);
+      input_resumed_ = Clock::now();  // silence while not read is the controller's, not theirs
+      return;
+    }
+    std::vector<pollfd> polls;
+    std::vector<SupervisedWorker*> owners;
+    for (auto& w : workers_)
+      if (w.fd >= 0) {
+        polls.push_back({w.fd, POLLIN, 0});
+        owners.push_back(&w);
+      }
+    if (polls.empty()) {
+      ::usleep(50'000);
+      return;
+    }
+    if (::poll(polls.data(), polls.size(), 200) <= 0) return;
+    for (std::size_t i = 0; i < polls.size(); ++i)
+      if (polls[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+        const std::string gone = owners[i]->drain(sink_, observer_, checkpoints_, spec_.worker.world);
+        if (!gone.empty() && spec_.remote->lost.empty()) spec_.remote->lost = gone;
+      }
+  }
+
+  // One clock for every message about a silent worker: since it was last heard, while its pipe
+  // or connection was read.
+  double silent_for(const SupervisedWorker& w) const {
+    return seconds_between(std::max(w.last_heard, input_resumed_), now_);
+  }
+
+  // A sign of life to the other ranks' laconic processes, which give up on a rank 0 they no
+  // longer hear (a link down keeps a TCP connection open for many minutes).
+  void ping_remote_ranks() {
+    if (!spec_.remote || seconds_between(last_ping_, now_) <= kRankZeroPingSeconds) return;
+    last_ping_ = now_;
+    for (auto& w : workers_)
+      if (w.remote && !w.exited) w.remote->send_line("P");
+  }
+
+  void check_exits() {
+    for (auto& w : workers_) {
+      w.poll_exit();
+      // A remote rank told to die that does not answer is unreachable: lost, on the clock of its
+      // silence, which the message counts as the hung one did.
+      if (!w.exited && w.remote && w.killed_at && seconds_between(*w.killed_at, now_) > kFailureGraceSeconds) {
+        w.hung.clear();
+        lost(w, str_cat("no sign of life for ", static_cast<long>(silent_for(w)), " s (last heard during ", w.phase,
+                        ") and no answer to rank 0's kill: its process, its host or the link to it is gone"));
+      }
+      if (w.exited && !w.succeeded()) escalation_.failed(now_, w.label() + " failed first");
+    }
+  }
+
+  // A worker silent for `timeout` seconds (a stopped or frozen process), or whose main thread
+  // made no progress for longer than a collective may wait, is hung: killed, and named.
+  void check_hung() {
+    for (auto& w : workers_) {
+      if (w.exited || !w.hung.empty()) continue;
+      const double silent = silent_for(w);
+      const double stalled = w.quiet + silent;
+      if (silent <= spec_.timeout && stalled <= spec_.timeout + kFailureGraceSeconds) continue;
+      w.hung = silent > spec_.timeout
+                   ? str_cat(w.label(), " hung: no sign of life for ", static_cast<long>(silent),
+                             " s (last heard during ", w.phase, ")")
+                   : str_cat(w.label(), " hung: no progress for ", static_cast<long>(stalled), " s during ", w.phase);
+      w.signal(SIGKILL);
+      escalation_.failed(now_, w.label() + " hung");
+    }
+  }
+
+  // Once one worker failed, the others get a few seconds to report what they saw, then go: a
+  // run whose worker died ends within seconds, before or after the rendezvous.
+  void stop_the_rest_after_grace() {
+    const auto& first = escalation_.first_failure;
+    if (!first || seconds_between(*first, now_) <= kFailureGraceSeconds) return;
+    for (auto& w : workers_) {
+      if (w.exited || !w.hung.empty()) continue;
+      // One that has been silent for a while was frozen, not merely waiting on the failed one.
+      const double silent = silent_for(w);
+      if (silent > kSilentAfterSeconds)
+        w.hung = str_cat(w.label(), " hung: no sign of life for ", static_cast<long>(silent), " s (last heard during ",
+                         w.phase, ")");
+      else if (w.stopped.empty())
+        w.stopped = escalation_.first_failed;
+      if (!w.killed_at) w.signal(SIGKILL);
+    }
+  }
+
+  void check_stop() {
+    if (escalation_.stopped.empty() && observer_.stop_reason) escalation_.stopped = observer_.stop_reason();
+    if ((stop_ || !escalation_.stopped.empty()) && !escalation_.stop_time) {
+      escalation_.stop_time = now_;
+      for (auto& w : workers_) w.signal(SIGTERM);
+    }
+    if (escalation_.stop_time && seconds_between(*escalation_.stop_time, now_) > 5)
+      for (auto& w : workers_) w.signal(SIGKILL);
+  }
+
+  // What the run waits on (LaunchObserver::on_wait): the running worker silent longest, once past
+  // kSilentAfterSeconds; else the one whose main thread made no progress longest, past
+  // kStalledAfterSeconds; else "".
+  std::string waiting_on() const {
+    const SupervisedWorker* silent = nullptr;
+    const SupervisedWorker* stalled = nullptr;
+    for (const auto& w : workers_) {
+      if (w.exited || !w.first_heard) continue;
+      if (!silent || silent_for(w) > silent_for(*silent)) silent = &w;
+      if (!stalled || w.quiet + silent_for(w) > stalled->quiet + silent_for(*stalled)) stalled = &w;
+    }
+    if (silent && silent_for(*silent) > kSilentAfterSeconds)
+      return str_cat("no word from ", silent->label(), " for ", static_cast<long>(silent_for(*silent)),
+                     " s (last heard during ", silent->phase, ")");
+    if (stalled && stalled->quiet + silent_for(*stalled) > kStalledAfterSeconds)
+      return str_cat(stalled->label(), " has made no progress for ",
+                     static_cast<long>(stalled->quiet + silent_for(*stalled)), " s (", stalled->phase, ")");
+    return "";
+  }
+
+  void tick() {
+    if (!observer_.on_tick || seconds_between(last_tick_, now_) <= 5) return;
+    last_tick_ = now_;
+    double silent = 0;
+    for (const auto& w : workers_)
+      if (!w.exited) silent = std::max(silent, seconds_between(w.last_heard, now_));
+    observer_.on_tick(silent);
+  }
+
+  LaunchOutcome outcome(Clock::time_point reaped) const {
+    LaunchOutcome outcome;
+    const SupervisedWorker& first = workers_.front();
+    if (first.first_heard) {
+      outcome.start_seconds = seconds_between(launched_, *first.first_heard);
+      outcome.teardown_seconds = seconds_between(first.last_heard, reaped);
+    }
+    outcome.total_seconds = seconds_between(launched_, reaped);
+    outcome.stopped = escalation_.stopped;
+    outcome.error = causes();
+    outcome.ending = ending();
+    // Stopped by the user: the workers' signals (the terminal's SIGINT, the controller's SIGTERM)
+    // are the stop itself, not a cause to look for.
+    if (outcome.ending == LaunchEnding::Interrupted) outcome.error = "stopped by the user (Ctrl-C or SIGTERM)";
+    if (outcome.ending == LaunchEnding::Stopped) outcome.error = "stopped: " + outcome.stopped;
+    // A diverged worker's reason is the run's; its peers only lost their connection to it.
+    if (outcome.ending == LaunchEnding::Diverged) {
+      const SupervisedWorker& w = *std::find_if(workers_.begin(), workers_.end(), [](auto& w) { return w.diverged(); });
+      outcome.error = w.failure.empty() ? w.describe_exit() : w.failure;
+    }
+    return outcome;
+  }
+
+  LaunchEnding ending() const {
+    if (stop_) return LaunchEnding::Interrupted;
+    if (!escalation_.stopped.empty()) return LaunchEnding::Stopped;
+    if (std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w.diverged(); }))
+      return LaunchEnding::Diverged;
+    const bool all_ok = std::all_of(workers_.begin(), workers_.end(), [](const auto& w) { return w.succeeded(); });
+    return all_ok ? LaunchEnding::Finished : LaunchEnding::Failed;
+  }
+
+  // Every worker that did not succeed, causes first: a lost rank, then one killed by a signal
+  // (kill -9, the OOM killer) or hung, whose peers' failures ("Connection reset by peer") only
+  // follow from it; those peers last.
+  std::string causes() const {
+    const auto rank_of_cause = [](const SupervisedWorker& w) { return w.lost ? 0 : w.killed() ? 1 : 2; };
+    std::string error;
+    for (int cause = 0; cause <= 2; ++cause)
+      for (const auto& w : workers_)
+        if (!w.succeeded() && rank_of_cause(w) == cause) error += (error.empty() ? "" : "; ") + w.describe_exit();
+    return error;
+  }
+
+  const LaunchSpec& spec_;
+  MetricsSink& sink_;
+  const LaunchObserver& observer_;
+  const std::atomic<bool>& stop_;
+  std::vector<SupervisedWorker> workers_;
+  ReapOnError reap_;
+  std::optional<StoreDir> store_dir_;
+  CheckpointCounts checkpoints_;
+  Escalation escalation_;
+  Clock::time_point launched_{}, now_ = Clock::now(), last_tick_ = Clock::now(), last_ping_ = Clock::now(),
+                                 input_resumed_ = Clock::now();
 };
 
 }  // namespace
 
 LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink, const LaunchObserver& observer,
                              const std::atomic<bool>& stop) {
-  std::optional<StoreDir> store_dir;
-  if (!spec.remote) store_dir.emplace();
-  const std::string store = spec.remote ? spec.rendezvous_prefix : store_dir->path();
-  const auto launched = Clock::now();
-  std::vector<WorkerProcess> workers(static_cast<std::size_t>(spec.workers));
-  ReapOnError reap(workers);
-  for (int r = 0; r < spec.workers; ++r) {
-    auto& w = workers[static_cast<std::size_t>(r)];
-    w.rank = r;
-    w.last_heard = Clock::now();
-    if (spec.remote && r > 0) {
-      w.remote = spec.remote->connections.at(static_cast<std::size_t>(r - 1)).get();
-      w.fd = w.remote->fd();
-      if (!w.remote->send_line(str_cat("R\t", spec.run_index, "\t", escape_field(spec.run_name), "\t",
-                                       escape_field(spec.rendezvous_prefix))))
-        mark_lost(w, *spec.remote, "its connection to rank 0 is closed: its process or its host went away");
-      continue;
-    }
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(str_cat("pipe failed: ", std::strerror(errno)));
-    // dup2 in the child clears O_CLOEXEC on the copy, so only fd 3 survives the exec.
-    w.pid = start_worker(spec, store, r, fds[1]);
-    ::close(fds[1]);
-    w.fd = fds[0];
-  }
-
-  // Once one worker failed, the others get a few seconds to report what they saw, then go: a
-  // run whose worker died ends within seconds, before or after the rendezvous.
-  const auto grace = std::chrono::duration<double>(kFailureGraceSeconds);
-  std::string first_failed;
-  std::optional<Clock::time_point> first_failure, stop_time;
-  auto last_tick = Clock::now();
-  auto last_ping = Clock::now();
-  auto input_resumed = Clock::now();
-  std::string stopped;
-  CheckpointCounts checkpoints;
-  while (true) {
-    std::vector<pollfd> polls;
-    std::vector<WorkerProcess*> owners;
-    for (auto& w : workers)
-      if (w.fd >= 0) {
-        polls.push_back({w.fd, POLLIN, 0});
-        owners.push_back(&w);
-      }
-    bool all_exited = true;
-    for (auto& w : workers) all_exited = all_exited && w.exited;
-    if (polls.empty() && all_exited) break;
-
-    const bool held = observer.hold_input && observer.hold_input();
-    if (held) {
-      ::usleep(200'000);
-      input_resumed = Clock::now();  // silence while not read is the controller's, not theirs
-    } else if (!polls.empty() && ::poll(polls.data(), polls.size(), 200) > 0) {
-      for (std::size_t i = 0; i < polls.size(); ++i)
-        if (polls[i].revents & (POLLIN | POLLHUP | POLLERR))
-          drain(*owners[i], sink, observer, checkpoints, spec.workers, spec.remote);
-    } else if (polls.empty()) {
-      ::usleep(50'000);
-    }
-
-    const auto now = Clock::now();
-    // One clock for every message about a silent worker: since it was last heard, while its
-    // pipe or connection was read.
-    const auto silent_for = [&](const WorkerProcess& w) {
-      return std::chrono::duration<double>(now - std::max(w.last_heard, input_resumed)).count();
-    };
-    // A sign of life to the other ranks' laconic processes, which give up on a rank 0 they no
-    // longer hear (a link down keeps a TCP connection open for many minutes).
-    if (spec.remote && now - last_ping > std::chrono::duration<double>(kRankZeroPingSeconds)) {
-      last_ping = now;
-      for (auto& w : workers)
-        if (w.remote && !w.exited) w.remote->send_line("P");
-    }
-    for (auto& w : workers) {
-      if (!w.exited && !w.remote && ::waitpid(w.pid, &w.status, WNOHANG) == w.pid) w.exited = true;
-      // A remote rank told to die that does not answer is unreachable: lost, on the clock of its
-      // silence, which the message counts as the hung one did.
-      if (!w.exited && w.remote && w.killed_at && now - *w.killed_at > grace) {
-        w.hung.clear();
-        mark_lost(w, *spec.remote,
-                  str_cat("no sign of life for ", static_cast<long>(silent_for(w)), " s (last heard during ", w.phase,
-                          ") and no answer to rank 0's kill: its process, its host or the link to it is gone"));
-      }
-      if (w.exited && !succeeded(w) && !first_failure) {
-        first_failure = now;
-        first_failed = str_cat(label(w), " failed first");
-      }
-    }
-    // A worker silent for `timeout` seconds (a stopped or frozen process), or whose main thread
-    // made no progress for longer than a collective may wait, is hung: killed, and named.
-    for (auto& w : workers) {
-      if (w.exited || !w.hung.empty()) continue;
-      const double silent = silent_for(w);
-      const double stalled = w.quiet + silent;
-      if (silent <= spec.timeout && stalled <= spec.timeout + kFailureGraceSeconds) continue;
-      w.hung = silent > spec.timeout
-                   ? str_cat(label(w), " hung: no sign of life for ", static_cast<long>(silent),
-                             " s (last heard during ", w.phase, ")")
-                   : str_cat(label(w), " hung: no progress for ", static_cast<long>(stalled), " s during ", w.phase);
-      signal_worker(w, SIGKILL);
-      if (!first_failure) {
-        first_failure = now;
-        first_failed = str_cat(label(w), " hung");
-      }
-    }
-    if (first_failure && now - *first_failure > grace)
-      for (auto& w : workers)
-        if (!w.exited && w.hung.empty()) {
-          // One that has been silent for a while was frozen, not merely waiting on the failed one.
-          const double silent = silent_for(w);
-          if (silent > kSilentAfterSeconds)
-            w.hung = str_cat(label(w), " hung: no sign of life for ", static_cast<long>(silent),
-                             " s (last heard during ", w.phase, ")");
-          else if (w.stopped.empty())
-            w.stopped = first_failed;
-          if (!w.killed_at) signal_worker(w, SIGKILL);
-        }
-    if (stopped.empty() && observer.stop_reason) stopped = observer.stop_reason();
-    if ((stop || !stopped.empty()) && !stop_time) {
-      stop_time = now;
-      signal_all(workers, SIGTERM);
-    }
-    if (stop_time && now - *stop_time > std::chrono::seconds(5)) signal_all(workers, SIGKILL);
-    if (observer.on_wait) observer.on_wait(waiting_on(workers, silent_for));
-    if (observer.on_tick && now - last_tick > std::chrono::seconds(5)) {
-      last_tick = now;
-      double silent = 0;
-      for (const auto& w : workers)
-        if (!w.exited) silent = std::max(silent, std::chrono::duration<double>(now - w.last_heard).count());
-      observer.on_tick(silent);
-    }
-  }
-  const auto reaped = Clock::now();
-  sink.flush();
-  reap.done();  // every worker has exited and been reaped
-
-  LaunchOutcome outcome;
-  const WorkerProcess& first = workers.front();
-  if (first.first_heard) {
-    outcome.start_seconds = std::chrono::duration<double>(*first.first_heard - launched).count();
-    outcome.teardown_seconds = std::chrono::duration<double>(reaped - first.last_heard).count();
-  }
-  outcome.total_seconds = std::chrono::duration<double>(reaped - launched).count();
-  outcome.interrupted = stop.load();
-  outcome.stopped = stopped;
-  outcome.ok = !outcome.interrupted && stopped.empty();
-  // Causes first: a lost rank, then one killed by a signal (kill -9, the OOM killer) or hung, whose
-  // peers' failures ("Connection reset by peer") only follow from it; those peers last.
-  const auto rank_of_cause = [](const WorkerProcess& w) {
-    if (w.lost) return 0;
-    const bool killed = (WIFSIGNALED(w.status) && w.stopped.empty()) || !w.hung.empty();
-    return killed ? 1 : 2;
-  };
-  for (int cause = 0; cause <= 2; ++cause)
-    for (const auto& w : workers) {
-      if (succeeded(w) || rank_of_cause(w) != cause) continue;
-      outcome.ok = false;
-      outcome.error += (outcome.error.empty() ? "" : "; ") + describe_exit(w);
-    }
-  // A diverged worker's reason is the run's; its peers only lost their connection to it.
-  for (const auto& w : workers)
-    if (w.exited && WIFEXITED(w.status) && WEXITSTATUS(w.status) == kDivergedExitStatus && !outcome.interrupted) {
-      outcome.diverged = true;
-      outcome.error = w.failure.empty() ? describe_exit(w) : w.failure;
-      break;
-    }
-  // Stopped by the user: the workers' signals (the terminal's SIGINT, the controller's SIGTERM)
-  // are the stop itself, not a cause to look for.
-  if (outcome.interrupted) outcome.error = "stopped by the user (Ctrl-C or SIGTERM)";
-  if (!outcome.stopped.empty() && !outcome.interrupted) outcome.error = "stopped: " + outcome.stopped;
-  return outcome;
+  return Supervisor(spec, sink, observer, stop).run();
 }
 
 }  // namespace laconic::cli

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/pinned_threads.hpp"
+#include "cli/worker_args.hpp"
 #include "engine/core/metrics.hpp"
 #include "engine/core/worker_message.hpp"
 
@@ -25,29 +26,25 @@ struct RemoteRanks {
   std::string lost;  ///< why a rank is gone ("" while all are there): no later run can start
 };
 
-/// What the worker processes of one run need to find their run.
+/// What starts the worker processes of one run.
 struct LaunchSpec {
-  std::string executable;  ///< the laconic binary (workers are `laconic worker ...`)
-  std::string file;        ///< experiment file
-  std::string file_hash;   ///< hash the controller loaded; a worker refuses a changed file
-  std::size_t run_index = 0;
-  std::string run_name;                  ///< checked by each worker against its own expansion
-  std::vector<std::string> overrides{};  ///< the controller's --set KEY=VALUE, which workers apply too
-  int workers = 1;                       ///< processes: the run's workers plus its servers (world size)
-  double timeout = 60;                   ///< seconds; Gloo waits at most this long, the controller a bit more
-  std::string checkpoint_dir{};          ///< where workers write checkpoints; "" = none
-  std::int64_t checkpoint_every = 0;     ///< steps between checkpoints; 0 = none
-  std::int64_t resume_step = -1;         ///< workers start from their checkpoints of this step; -1 = fresh
-  /// When set, each worker is a fork of this process that calls it (rank, rendezvous directory,
-  /// the fd of its pipe) and exits with what it returns: LibTorch, already loaded and
-  /// initialized here, is not loaded again (about 0.8 s per worker). When empty, each worker
-  /// execs `executable worker ...`.
-  std::function<int(int rank, const std::string& store, int message_fd)> in_fork{};
+  std::string executable;  ///< the laconic binary, for exec'd workers (`laconic worker ARGS`)
+  /// What every rank is told (its world is the run's ranks); the launcher sets each one's rank
+  /// and pipe, and the private rendezvous directory as its store unless `remote` is set.
+  WorkerArgs worker;
+  double timeout = 60;  ///< seconds; Gloo waits at most this long, the controller a bit more
+  /// Per rank, before it starts: what else differs between ranks (an emulated link's network
+  /// namespace, address and delay). May be empty.
+  std::function<void(WorkerArgs&)> place{};
+  /// When set, each worker is a fork of this process that calls it with its arguments and
+  /// exits with what it returns: LibTorch, already loaded and initialized here, is not loaded
+  /// again (about 0.8 s per worker), nor is the experiment file. When empty, each worker execs
+  /// `executable worker ARGS`.
+  std::function<int(const WorkerArgs&)> in_fork{};
   /// A launched sweep's other ranks: only rank 0 is forked here (`in_fork` is then required), and
-  /// each remote rank is told to start its own worker. They meet under `rendezvous_prefix` in the
-  /// launcher's store, which `in_fork` receives as its `store` instead of a private directory.
+  /// each remote rank is told to start its own worker. They meet under worker.store_prefix in
+  /// worker.store, the launcher's store.
   RemoteRanks* remote = nullptr;
-  std::string rendezvous_prefix{};
 };
 
 /// Seconds between rank 0's signs of life ("P") to the other ranks' laconic processes while a run
@@ -59,17 +56,25 @@ inline constexpr double kRankZeroPingSeconds = 2;
 /// it stops, whatever the network does (a link down, rank 0's host frozen).
 inline constexpr double kRankZeroSilenceGraceSeconds = 15;
 
-/// How a run's workers ended.
+/// How a run's workers ended, as the run's status will say it.
+enum class LaunchEnding {
+  Finished,     ///< every worker exited 0
+  Diverged,     ///< a worker stopped because its training loss diverged
+  Failed,       ///< a worker failed, hung or was lost
+  Interrupted,  ///< the user stopped it (Ctrl-C / SIGTERM)
+  Stopped,      ///< LaunchObserver::stop_reason stopped it (the database took no writes)
+};
+
 struct LaunchOutcome {
-  bool ok = false;           ///< every worker exited 0
-  bool interrupted = false;  ///< `stop` was raised (Ctrl-C / SIGTERM)
-  std::string stopped;       ///< why LaunchObserver::stop_reason stopped the run ("" if it did not)
-  bool diverged = false;     ///< a worker stopped because its training loss diverged
-  std::string error;         ///< why, worker by worker, when not ok
+  LaunchEnding ending = LaunchEnding::Failed;
+  std::string stopped;  ///< why LaunchObserver::stop_reason stopped the run ("" if it did not)
+  std::string error;    ///< why, worker by worker, when it did not finish
   // Where the time outside rank 0's own phases went (run_facts seconds_*, docs/schema.md):
   double start_seconds = 0;     ///< from the fork to rank 0's first message (exec, loading libraries)
   double teardown_seconds = 0;  ///< from rank 0's last message until every worker was reaped
   double total_seconds = 0;     ///< from the first fork until every worker was reaped
+
+  bool ok() const { return ending == LaunchEnding::Finished; }
 };
 
 /// Hooks for what arrives while the run is going.
@@ -105,7 +110,7 @@ inline constexpr double kSilentAfterSeconds = 3;
 /// A worker whose main thread made no progress for this long (a step, a collective) is stalled.
 inline constexpr double kStalledAfterSeconds = 10;
 
-/// Forks `spec.workers` processes (or rank 0's alone, the others started through
+/// Forks `spec.worker.world` processes (or rank 0's alone, the others started through
 /// `spec.remote`), each with a pipe on which it reports (see engine/core/worker_message.hpp);
 /// stores every metric into `sink` as it arrives. A remote rank whose connection closes, or that
 /// does not answer a kill within kFailureGraceSeconds, is lost (RemoteRanks::lost). When one

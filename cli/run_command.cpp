@@ -159,17 +159,42 @@ std::vector<std::size_t> take_shard(const std::vector<std::size_t>& selected, co
   return mine;
 }
 
-}  // namespace
+/// Tuning: every trial of every configuration on the first seed, then the best trial of each
+/// configuration on every seed (Harris 2020: tune each method on its own).
+void run_tuned(const lua::ExperimentPlan& plan, const std::vector<std::size_t>& selected, SweepExecutor& executor) {
+  const auto& tune = *plan.tune;
+  const std::int64_t tuning_seed = plan.runs.front().seed;
+  std::vector<PlannedRun> trials;
+  for (std::size_t i : selected)
+    if (plan.runs[i].seed == tuning_seed) trials.push_back({i, tuned(plan.runs[i], "trial")});
+  std::cout << plan.name << ": tuning " << tune.metric << " (" << goal_name(tune.goal) << ") over " << tune.trials
+            << " trials per configuration on seed " << tuning_seed << "\n";
+  executor.execute(trials);
+  if (executor.interrupted()) return;
+  std::map<std::string, std::pair<double, std::string>> best;  // configuration -> metric, trial
+  for (const PlannedRun& trial : trials) {
+    const double value = executor.final_metric(trial, tune.metric);
+    if (std::isnan(value)) continue;
+    const std::string config = key_without(plan.runs[trial.index], tune.drawn, false);
+    auto it = best.find(config);
+    if (it == best.end() || better(tune.goal, value, it->second.first))
+      best[config] = {value, key_without(plan.runs[trial.index], tune.drawn, true)};
+  }
+  std::vector<PlannedRun> finals;
+  for (std::size_t i : selected) {
+    auto it = best.find(key_without(plan.runs[i], tune.drawn, false));
+    if (it != best.end() && it->second.second == key_without(plan.runs[i], tune.drawn, true))
+      finals.push_back({i, tuned(plan.runs[i], "best")});
+  }
+  for (const auto& [config, choice] : best)
+    std::cout << "  best " << tune.metric << " " << choice.first << " for " << config << " with " << choice.second
+              << "\n";
+  executor.execute(finals);
+}
 
-int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
-  // The controller computes nothing itself; pinned, it starts no thread pool its forks (the
-  // workers) would inherit broken.
-  train::pin_threads(1);
-  engine::EngineCatalog catalog;
-  // Load and validate everything before the database is touched: a broken file records nothing.
-  lua::LoadOptions load_options;
-  load_options.overrides = args.overrides;
-  const auto plan = lua::load_experiment(args.file, catalog, load_options);
+/// The runs this controller (or job) trains: --only, --shard, and its share of --jobs; refuses
+/// what cannot be split.
+std::vector<std::size_t> runs_to_train(const RunArgs& args, const lua::ExperimentPlan& plan) {
   if (!args.shard.empty() && plan.tune)
     throw ConfigError(
         "--shard cannot split a tuned experiment (tune = {...}): its final runs need every trial's "
@@ -180,24 +205,27 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
         "result");
   std::vector<std::size_t> selected = take_shard(select_runs(plan, args.file, args.only), args.shard);
   if (args.job_index >= 0) selected = take_shard(selected, str_cat(args.job_index, "/", args.jobs));
-  const bool forks_jobs = args.jobs > 1 && args.job_index < 0;
+  return selected;
+}
+
+/// With --jobs (in the parent): the ranks of the largest run, each job's share of cores;
+/// refuses more ranks than cores unless --oversubscribe.
+int ranks_per_job(const RunArgs& args, const lua::ExperimentPlan& plan, const engine::EngineCatalog& catalog,
+                  const std::vector<std::size_t>& selected) {
   int job_ranks = 1;
-  if (forks_jobs) {
-    for (std::size_t i : selected) job_ranks = std::max(job_ranks, catalog.world_size(plan.runs[i]));
-    const int cores = host_cores();
-    if (args.jobs * job_ranks > cores && !args.oversubscribe)
-      throw ConfigError(str_cat("--jobs ", args.jobs, " x ", job_ranks, " ranks per run = ", args.jobs * job_ranks,
-                                " ranks on ", cores,
-                                " cores: they would take turns and measure each other; lower "
-                                "--jobs, or add --oversubscribe"));
-  }
-  check_runs(catalog, plan, selected);
-  std::optional<RankHello> mine;
-  if (args.launched) {
-    check_launchable(args, *args.launched, plan, catalog, selected);
-    mine = own_hello(*args.launched, plan, catalog, selected);
-    if (args.launched->rank > 0) return follow_rank0(args, *args.launched, plan, catalog, *mine, stop);
-  }
+  for (std::size_t i : selected) job_ranks = std::max(job_ranks, catalog.world_size(plan.runs[i]));
+  const int cores = host_cores();
+  if (args.jobs * job_ranks > cores && !args.oversubscribe)
+    throw ConfigError(str_cat("--jobs ", args.jobs, " x ", job_ranks, " ranks per run = ", args.jobs * job_ranks,
+                              " ranks on ", cores,
+                              " cores: they would take turns and measure each other; lower "
+                              "--jobs, or add --oversubscribe"));
+  return job_ranks;
+}
+
+/// Refuses an emulated link this host cannot build, and removes what dead controllers left.
+void prepare_host(const lua::ExperimentPlan& plan, const engine::EngineCatalog& catalog,
+                  const std::vector<std::size_t>& selected) {
   for (std::size_t i : selected)
     if (catalog.emulated_link(plan.runs[i]))
       if (const std::string why = why_no_emulation(); !why.empty())
@@ -206,9 +234,13 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
     std::cout << "laconic: removed " << dir << ", the rendezvous directory of a controller that died\n";
   for (const auto& name : remove_stale_namespaces())
     std::cout << "laconic: removed network namespace " << name << ", of an emulated link whose controller died\n";
+}
+
+/// Opens the database the sweep records into: a damaged file is found now, before anything
+/// trains into it; with --resume, its journals are replayed and the file is checked unchanged.
+std::unique_ptr<storage::Database> open_for_sweep(const RunArgs& args, const lua::ExperimentPlan& plan) {
   const bool existed = args.db != ":memory:" && std::filesystem::exists(args.db);
   auto db = storage::Database::open(args.db);
-  // A damaged file is found now, before anything trains into it.
   if (existed) db->check_integrity();
   // Every write of the controller is retried (DurableWrites, a KeepAndRetry sink), so it need not
   // wait on another process's lock: waiting, it would stop reading the workers' pipes, and a long
@@ -216,6 +248,35 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   db->set_busy_timeout(kControllerBusyTimeoutMs);
   if (args.resume) replay_journals(*db, args.db);
   if (args.resume && !args.force) check_unchanged(*db, plan, args.file);
+  return db;
+}
+
+}  // namespace
+
+int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
+  // The controller computes nothing itself; pinned, it starts no thread pool its forks (the
+  // workers) would inherit broken.
+  train::pin_threads(1);
+  engine::EngineCatalog catalog;
+  // Load and validate everything before the database is touched: a broken file records nothing.
+  lua::LoadOptions load_options;
+  load_options.overrides = args.overrides;
+  // With the file's functions, which the forked workers call (and never load the file again).
+  const auto loaded = lua::load_experiment_with_callbacks(args.file, catalog, load_options);
+  const lua::ExperimentPlan& plan = loaded.plan;
+  const std::vector<std::size_t> selected = runs_to_train(args, plan);
+  const bool forks_jobs = args.jobs > 1 && args.job_index < 0;
+  const int job_ranks = forks_jobs ? ranks_per_job(args, plan, catalog, selected) : 1;
+  check_runs(catalog, plan, selected);
+  std::optional<RankHello> mine;
+  if (args.launched) {
+    check_launchable(args, *args.launched, plan, catalog, selected);
+    mine = own_hello(*args.launched, plan, catalog, selected);
+    if (args.launched->rank > 0)
+      return follow_rank0(args, *args.launched, plan, loaded.callbacks.get(), catalog, *mine, stop);
+  }
+  prepare_host(plan, catalog, selected);
+  auto db = open_for_sweep(args, plan);
   // Rank 0 of a launch: the database is known to open before the other ranks are kept waiting.
   std::unique_ptr<LaunchedSweep> sweep;
   if (args.launched) sweep = std::make_unique<LaunchedSweep>(args, *args.launched, *mine, stop);
@@ -231,45 +292,14 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   }
   storage::Recorder recorder(*db);
   const auto experiment_id = recorder.add_experiment(plan.name, args.file, plan.file_hash, read_text(args.file));
-  SweepExecutor executor(args, stop, plan, catalog, *db, recorder, experiment_id, sweep.get());
-
-  if (!plan.tune) {
+  SweepExecutor executor(args, stop, plan, loaded.callbacks.get(), catalog, *db, recorder, experiment_id, sweep.get());
+  if (plan.tune) {
+    run_tuned(plan, selected, executor);
+  } else {
     std::vector<PlannedRun> runs;
     for (std::size_t i : selected) runs.push_back({i, plan.runs[i]});
     executor.execute(runs);
-    return finish(executor.report());
   }
-
-  // Tuning: every trial of every configuration on the first seed, then the best trial of each
-  // configuration on every seed (Harris 2020: tune each method on its own).
-  const auto& tune = *plan.tune;
-  const std::int64_t tuning_seed = plan.runs.front().seed;
-  std::vector<PlannedRun> trials;
-  for (std::size_t i : selected)
-    if (plan.runs[i].seed == tuning_seed) trials.push_back({i, tuned(plan.runs[i], "trial")});
-  std::cout << plan.name << ": tuning " << tune.metric << " (" << tune.goal << ") over " << tune.trials
-            << " trials per configuration on seed " << tuning_seed << "\n";
-  executor.execute(trials);
-  if (executor.interrupted()) return finish(executor.report());
-  std::map<std::string, std::pair<double, std::string>> best;  // configuration -> metric, trial
-  for (const PlannedRun& trial : trials) {
-    const double value = executor.final_metric(trial, tune.metric);
-    if (std::isnan(value)) continue;
-    const std::string config = key_without(plan.runs[trial.index], tune.drawn, false);
-    auto it = best.find(config);
-    const bool better = it == best.end() || (tune.goal == "max" ? value > it->second.first : value < it->second.first);
-    if (better) best[config] = {value, key_without(plan.runs[trial.index], tune.drawn, true)};
-  }
-  std::vector<PlannedRun> finals;
-  for (std::size_t i : selected) {
-    auto it = best.find(key_without(plan.runs[i], tune.drawn, false));
-    if (it != best.end() && it->second.second == key_without(plan.runs[i], tune.drawn, true))
-      finals.push_back({i, tuned(plan.runs[i], "best")});
-  }
-  for (const auto& [config, choice] : best)
-    std::cout << "  best " << tune.metric << " " << choice.first << " for " << config << " with " << choice.second
-              << "\n";
-  executor.execute(finals);
   return finish(executor.report());
 }
 

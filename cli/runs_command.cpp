@@ -309,10 +309,10 @@ int runs_command(const RunsArgs& args) {
   return 0;
 }
 
-std::string default_goal(const std::string& key) {
+Goal default_goal(const std::string& key) {
   for (const char* lower : {"loss", "perplexity", "time", "bytes", keys::kStaleness, "lag", "distance"})
-    if (key.find(lower) != std::string::npos) return "min";
-  return "max";
+    if (key.find(lower) != std::string::npos) return Goal::Min;
+  return Goal::Max;
 }
 
 namespace {
@@ -339,92 +339,98 @@ std::string configuration_label(const storage::RunRow& run) {
 }
 
 // NaN ranks after every number; ties keep the earlier entry first.
-bool ranks_before(double a, double b, const std::string& goal) {
+bool ranks_before(double a, double b, Goal goal) {
   if (std::isnan(a) || std::isnan(b)) return !std::isnan(a) && std::isnan(b);
-  return goal == "max" ? a > b : a < b;
+  return better(goal, a, b);
 }
 
-}  // namespace
+const char* better_word(Goal goal) { return goal == Goal::Max ? "higher" : "lower"; }
 
-int best_command(const BestArgs& args) {
-  const Format format = parse_format(args.format);
+// What `best` ranks, parsed and checked once.
+struct Ranking {
+  std::string by;     ///< "run" or "configuration"
+  std::string value;  ///< last, min, max, mean or sum
+  Goal goal = Goal::Max;
+  std::string what;  ///< the value in words, for the heading
+};
+
+Ranking ranking_of(const BestArgs& args) {
+  Ranking r{args.by, args.value, Goal::Max, ""};
   // --by last|min|max|mean is the older spelling of --value.
-  std::string by = args.by, value = args.value;
-  if (by == "last" || by == "min" || by == "max" || by == "mean" || by == "sum") {
-    value = by;
-    by = "run";
+  if (r.by == "last" || r.by == "min" || r.by == "max" || r.by == "mean" || r.by == "sum") {
+    r.value = r.by;
+    r.by = "run";
   }
-  if (by != "run" && by != "configuration")
+  if (r.by != "run" && r.by != "configuration")
     throw ConfigError(str_cat("--by: unknown grouping '", args.by,
                               "'; known: run, configuration (and, for --value, last, min, max, mean)"));
-  check_figure(value, "--value");
-  if (!args.goal.empty() && args.goal != "max" && args.goal != "min")
-    throw ConfigError(str_cat("--goal: unknown goal '", args.goal, "'; known: max, min"));
+  check_figure(r.value, "--value");
+  const auto goal = args.goal.empty() ? std::optional<Goal>(default_goal(args.metric)) : parse_goal(args.goal);
+  if (!goal) throw ConfigError(str_cat("--goal: unknown goal '", args.goal, "'; known: max, min"));
+  r.goal = *goal;
   if (args.top < 1) throw ConfigError(str_cat("--top must be at least 1, got ", args.top));
-  const std::string goal = args.goal.empty() ? default_goal(args.metric) : args.goal;
-  auto db = open_for_reading(args.db);
-  const auto runs = selected_runs(*db, args.experiment, args.status, args.where);
-  require_key(*db, args.metric, args.experiment, "--metric");
-  const auto values = storage::summaries_of_key(*db, args.metric);
-  const std::string value_column = value == "last" ? args.metric : args.metric + ":" + value;
-  const std::string what = value == "last" ? "final (last recorded)" : value;
-  RowWriter writer(std::cout, format);
-  std::size_t with_key = 0;
-  for (const auto& run : runs) with_key += values.count(run.id);
+  r.what = r.value == "last" ? "final (last recorded)" : r.value;
+  return r;
+}
 
-  if (by == "configuration") {
-    struct Group {
-      const storage::RunRow* first = nullptr;
-      std::vector<double> values;
-      std::vector<std::int64_t> ids;
-      reports::Stats stats{};
-    };
-    std::vector<std::string> order;
-    std::map<std::string, Group> groups;
-    for (const auto& run : runs) {
-      const auto it = values.find(run.id);
-      if (it == values.end()) continue;
-      const std::string key = configuration_key(run);
-      Group& group = groups[key];
-      if (!group.first) {
-        group.first = &run;
-        order.push_back(key);
-      }
-      group.values.push_back(figure_of(it->second, value));
-      group.ids.push_back(run.id);
+using ValuesByRun = std::map<std::int64_t, storage::Summary>;
+
+// Configurations (runs alike but for the seed) ranked by the mean of their runs' values.
+void rank_configurations(const BestArgs& args, const Ranking& r, const std::vector<storage::RunRow>& runs,
+                         const ValuesByRun& values, std::size_t with_key, RowWriter& writer, Format format) {
+  struct Group {
+    const storage::RunRow* first = nullptr;
+    std::vector<double> values;
+    std::vector<std::int64_t> ids;
+    reports::Stats stats{};
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Group> groups;
+  for (const auto& run : runs) {
+    const auto it = values.find(run.id);
+    if (it == values.end()) continue;
+    const std::string key = configuration_key(run);
+    Group& group = groups[key];
+    if (!group.first) {
+      group.first = &run;
+      order.push_back(key);
     }
-    std::vector<Group*> ranked;
-    for (const auto& key : order) {
-      Group& group = groups[key];
-      group.stats = reports::stats_of(group.values);
-      ranked.push_back(&group);
-    }
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [&](const Group* a, const Group* b) { return ranks_before(a->stats.mean, b->stats.mean, goal); });
-    const std::size_t total = ranked.size();
-    if (ranked.size() > static_cast<std::size_t>(args.top)) ranked.resize(static_cast<std::size_t>(args.top));
-    if (format == Format::Table)
-      std::cout << "top " << ranked.size() << " of " << total << " configurations (" << with_key << " runs with "
-                << args.metric << "), by the mean over seeds of each run's " << what << " value, "
-                << (goal == "max" ? "higher" : "lower") << " is better; std over seeds (n - 1)\n";
-    writer.header({"rank", "experiment", "configuration", "n", "mean", "std", "runs"});
-    for (std::size_t i = 0; i < ranked.size(); ++i) {
-      const Group& group = *ranked[i];
-      std::string ids;
-      for (const auto id : group.ids) ids += (ids.empty() ? "" : " ") + std::to_string(id);
-      const double std_value = group.stats.n > 1 ? group.stats.std : std::nan("");
-      const bool table = format == Format::Table;
-      writer.row(
-          {integer_cell(static_cast<std::int64_t>(i + 1)), text_cell(group.first->experiment),
-           text_cell(configuration_label(*group.first)), integer_cell(static_cast<std::int64_t>(group.stats.n)),
-           table ? text_cell(metric_text(args.metric, group.stats.mean)) : optional_real(group.stats.mean),
-           table ? text_cell(group.stats.n > 1 ? metric_text(args.metric, std_value) : "-") : optional_real(std_value),
-           text_cell(ids)});
-    }
-    writer.finish();
-    return 0;
+    group.values.push_back(figure_of(it->second, r.value));
+    group.ids.push_back(run.id);
   }
+  std::vector<Group*> ranked;
+  for (const auto& key : order) {
+    Group& group = groups[key];
+    group.stats = reports::stats_of(group.values);
+    ranked.push_back(&group);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const Group* a, const Group* b) { return ranks_before(a->stats.mean, b->stats.mean, r.goal); });
+  const std::size_t total = ranked.size();
+  if (ranked.size() > static_cast<std::size_t>(args.top)) ranked.resize(static_cast<std::size_t>(args.top));
+  const bool table = format == Format::Table;
+  if (table)
+    std::cout << "top " << ranked.size() << " of " << total << " configurations (" << with_key << " runs with "
+              << args.metric << "), by the mean over seeds of each run's " << r.what << " value, "
+              << better_word(r.goal) << " is better; std over seeds (n - 1)\n";
+  writer.header({"rank", "experiment", "configuration", "n", "mean", "std", "runs"});
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const Group& group = *ranked[i];
+    std::string ids;
+    for (const auto id : group.ids) ids += (ids.empty() ? "" : " ") + std::to_string(id);
+    const double std_value = group.stats.n > 1 ? group.stats.std : std::nan("");
+    writer.row({integer_cell(static_cast<std::int64_t>(i + 1)), text_cell(group.first->experiment),
+                text_cell(configuration_label(*group.first)), integer_cell(static_cast<std::int64_t>(group.stats.n)),
+                table ? text_cell(metric_text(args.metric, group.stats.mean)) : optional_real(group.stats.mean),
+                table ? text_cell(group.stats.n > 1 ? metric_text(args.metric, std_value) : "-")
+                      : optional_real(std_value),
+                text_cell(ids)});
+  }
+}
 
+// Runs ranked by their values.
+void rank_runs(const BestArgs& args, const Ranking& r, const std::vector<storage::RunRow>& runs,
+               const ValuesByRun& values, std::size_t with_key, RowWriter& writer, Format format) {
   struct Ranked {
     const storage::RunRow* run;
     double value;
@@ -432,16 +438,15 @@ int best_command(const BestArgs& args) {
   std::vector<Ranked> ranked;
   for (const auto& run : runs) {
     const auto it = values.find(run.id);
-    if (it != values.end()) ranked.push_back({&run, figure_of(it->second, value)});
+    if (it != values.end()) ranked.push_back({&run, figure_of(it->second, r.value)});
   }
   std::stable_sort(ranked.begin(), ranked.end(),
-                   [&](const Ranked& a, const Ranked& b) { return ranks_before(a.value, b.value, goal); });
+                   [&](const Ranked& a, const Ranked& b) { return ranks_before(a.value, b.value, r.goal); });
   if (ranked.size() > static_cast<std::size_t>(args.top)) ranked.resize(static_cast<std::size_t>(args.top));
-
   if (format == Format::Table)
-    std::cout << "top " << ranked.size() << " of " << with_key << " runs with " << args.metric << ", by its " << what
-              << " value, " << (goal == "max" ? "higher" : "lower") << " is better\n";
-  writer.header({"rank", "id", "experiment", "run", "status", value_column});
+    std::cout << "top " << ranked.size() << " of " << with_key << " runs with " << args.metric << ", by its " << r.what
+              << " value, " << better_word(r.goal) << " is better\n";
+  writer.header({"rank", "id", "experiment", "run", "status", r.value == "last" ? args.metric : args.metric + ":" + r.value});
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     const auto& run = *ranked[i].run;
     writer.row(
@@ -449,6 +454,24 @@ int best_command(const BestArgs& args) {
          text_cell(run.name), text_cell(run.status_label()),
          format == Format::Table ? text_cell(metric_text(args.metric, ranked[i].value)) : real_cell(ranked[i].value)});
   }
+}
+
+}  // namespace
+
+int best_command(const BestArgs& args) {
+  const Format format = parse_format(args.format);
+  const Ranking ranking = ranking_of(args);
+  auto db = open_for_reading(args.db);
+  const auto runs = selected_runs(*db, args.experiment, args.status, args.where);
+  require_key(*db, args.metric, args.experiment, "--metric");
+  const auto values = storage::summaries_of_key(*db, args.metric);
+  std::size_t with_key = 0;
+  for (const auto& run : runs) with_key += values.count(run.id);
+  RowWriter writer(std::cout, format);
+  if (ranking.by == "configuration")
+    rank_configurations(args, ranking, runs, values, with_key, writer, format);
+  else
+    rank_runs(args, ranking, runs, values, with_key, writer, format);
   writer.finish();
   return 0;
 }

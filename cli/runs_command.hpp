@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/goal.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
@@ -51,9 +52,9 @@ struct BestArgs {
   std::string format = "table";
 };
 
-/// "min" for keys where lower is better (loss, perplexity, time, bytes, staleness, lag,
-/// distance), "max" for the others (accuracy).
-std::string default_goal(const std::string& key);
+/// Min for keys where lower is better (loss, perplexity, time, bytes, staleness, lag,
+/// distance), Max for the others (accuracy).
+Goal default_goal(const std::string& key);
 
 /// `laconic best`: the runs ranked by one metric's final (or min / max / mean) value; with
 /// `by` "configuration", the configurations (runs alike but for the seed) ranked by the mean of

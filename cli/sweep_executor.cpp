@@ -18,17 +18,6 @@
 namespace laconic::cli {
 namespace {
 
-/// Where run `run_id`'s workers keep their checkpoints: DB.checkpoints/run-ID.
-std::filesystem::path checkpoint_dir(const std::string& db, std::int64_t run_id) {
-  return std::filesystem::path(db + ".checkpoints") / str_cat("run-", run_id);
-}
-
-bool has_checkpoints(const std::filesystem::path& dir, std::int64_t step, int world) {
-  for (int rank = 0; rank < world; ++rank)
-    if (!std::filesystem::exists(train::checkpoint_path(dir.string(), rank, step))) return false;
-  return true;
-}
-
 /// Removes the files of checkpoints older than `step` (the newest complete one is kept).
 void remove_older_checkpoints(const std::filesystem::path& dir, std::int64_t step) {
   std::error_code error;
@@ -65,39 +54,30 @@ std::string result_line(storage::Database& db, std::int64_t run_id) {
   return line;
 }
 
-// The arguments of a forked worker: what an exec'd one would get on its command line.
-WorkerArgs worker_args(const LaunchSpec& spec, int rank, const std::string& store, int message_fd) {
-  WorkerArgs worker;
-  worker.file = spec.file;
-  worker.file_hash = spec.file_hash;
-  worker.run_index = spec.run_index;
-  worker.run_name = spec.run_name;
-  worker.overrides = spec.overrides;
-  worker.rank = rank;
-  worker.world = spec.workers;
-  worker.store = store;
-  worker.message_fd = message_fd;
-  worker.checkpoint_dir = spec.checkpoint_dir;
-  worker.checkpoint_every = spec.checkpoint_every;
-  worker.resume_step = spec.resume_step;
-  return worker;
-}
-
-storage::RunStatus status_of(const LaunchOutcome& outcome) {
-  if (outcome.ok) return storage::RunStatus::Finished;
-  if (outcome.diverged) return storage::RunStatus::Diverged;
-  if (outcome.interrupted || !outcome.stopped.empty()) return storage::RunStatus::Killed;
+storage::RunStatus status_of(LaunchEnding ending) {
+  switch (ending) {
+    case LaunchEnding::Finished:
+      return storage::RunStatus::Finished;
+    case LaunchEnding::Diverged:
+      return storage::RunStatus::Diverged;
+    case LaunchEnding::Interrupted:
+    case LaunchEnding::Stopped:
+      return storage::RunStatus::Killed;
+    case LaunchEnding::Failed:
+      break;
+  }
   return storage::RunStatus::Failed;
 }
 
 }  // namespace
 
 SweepExecutor::SweepExecutor(const RunArgs& args, const std::atomic<bool>& stop, const lua::ExperimentPlan& plan,
-                             const engine::EngineCatalog& catalog, storage::Database& db, storage::Recorder& recorder,
-                             std::int64_t experiment_id, LaunchedSweep* sweep)
+                             RunCallbacks* callbacks, const engine::EngineCatalog& catalog, storage::Database& db,
+                             storage::Recorder& recorder, std::int64_t experiment_id, LaunchedSweep* sweep)
     : args_(args),
       stop_(stop),
       plan_(plan),
+      callbacks_(callbacks),
       catalog_(catalog),
       db_(db),
       recorder_(recorder),
@@ -111,49 +91,18 @@ SweepExecutor::SweepExecutor(const RunArgs& args, const std::atomic<bool>& stop,
       writes_(recorder, args.db, args.db_retry) {}
 
 void SweepExecutor::execute(std::vector<PlannedRun>& runs) {
-  writes_.retry("record the plan", [&] { record_plan(runs); });
+  SweepPlanner planner(args_, plan_, catalog_, db_, recorder_, experiment_id_);
+  writes_.retry("record the plan", [&] { planner.record(runs); });
   std::size_t to_train = 0;
-  for (const PlannedRun& run : runs) to_train += run.done ? 0 : 1;
+  for (const PlannedRun& run : runs) to_train += run.start == PlannedRun::Start::Skip ? 0 : 1;
   progress_.clock().add_runs(to_train);
   for (const PlannedRun& run : runs) execute_one(run, runs.size());
 }
 
-/// Decides what each run needs and records the new ones, in one transaction: controllers that
-/// plan on one database at once take turns, so each sees the others' runs. With --resume a run
-/// another controller planned is shared (whoever claims it first trains it); without, a run
-/// that a live controller has planned or is training is refused: it would be trained twice.
-void SweepExecutor::record_plan(std::vector<PlannedRun>& runs) {
-  storage::Transaction transaction(db_.handle());
-  for (PlannedRun& run : runs) {
-    run = PlannedRun{run.index, run.recorded};  // a retried plan starts over
-    if (args_.resume)
-      find_previous(run);
-    else
-      refuse_if_planned_elsewhere(run);
-    if (!run.done && run.id < 0) run.id = recorder_.add_run(experiment_id_, run.recorded);
-  }
-  transaction.commit();
-}
-
-void SweepExecutor::refuse_if_planned_elsewhere(const PlannedRun& run) {
-  const auto id = recorder_.find_unfinished(plan_.name, run.recorded);
-  if (!id) return;
-  const auto row = storage::find_run(db_, *id);
-  const bool in_flight = row->status == storage::RunStatus::Queued || row->status == storage::RunStatus::Running;
-  if (!in_flight || !storage::controller_alive(*row) || row->controller_pid == ::getpid()) return;
-  throw ConfigError(str_cat("run '", run.recorded.name, "' of experiment '", plan_.name,
-                            "' is already planned by the controller ", row->controller_pid, " on ", row->host, " (run ",
-                            row->id, ", ", row->status_label(),
-                            "): two `laconic run`s of one experiment at once would train it twice; wait for it, or "
-                            "add --resume to share its plan (each run is then trained by whichever claims it "
-                            "first)"));
-}
-
 double SweepExecutor::final_metric(const PlannedRun& run, const std::string& metric) {
-  const std::int64_t id = run.done ? *run.done : run.id;
-  const auto row = storage::find_run(db_, id);
+  const auto row = storage::find_run(db_, run.id);
   if (!row || row->status != storage::RunStatus::Finished) return std::nan("");
-  const auto summary = storage::summary_of(db_, id);
+  const auto summary = storage::summary_of(db_, run.id);
   const auto it = summary.find(metric);
   return it == summary.end() ? std::nan("") : it->second.last;
 }
@@ -197,40 +146,6 @@ void SweepExecutor::record_host_load(std::int64_t run_id, const std::string& lab
               << "): its times measure that too, and reports widen their noise for it" << std::endl;
 }
 
-/// With --resume: what the database already holds of this run decides whether it is done,
-/// continues from a checkpoint, or runs again.
-void SweepExecutor::find_previous(PlannedRun& run) {
-  if ((run.done = recorder_.find_finished(plan_.name, run.recorded))) {
-    run.done_as = "finished";
-    return;
-  }
-  const auto id = recorder_.find_unfinished(plan_.name, run.recorded);
-  if (!id) return;
-  const auto row = storage::find_run(db_, *id);
-  if (row->status == storage::RunStatus::Diverged) {  // a result: running it again would diverge again
-    run.done = id;
-    run.done_as = "diverged";
-    return;
-  }
-  if (row->status == storage::RunStatus::Running && !row->stale) {
-    run.done = id;
-    run.done_as = str_cat("running under controller ", row->controller_pid, " on ", row->host);
-    return;
-  }
-  // Inside the plan's transaction, which the caller retries as a whole.
-  if (row->status == storage::RunStatus::Running)
-    recorder_.finish_run(*id, storage::RunStatus::Failed, "its controller stopped without ending it (stale heartbeat)");
-  // Continued in place, never duplicated: from its newest complete checkpoint, else from the
-  // start (its rows are cleared first). Its id stays, attempts counts the tries.
-  run.id = *id;
-  run.attempts = row->attempts;
-  const int world = catalog_.world_size(plan_.runs[run.index]);
-  if (row->checkpoint_step && has_checkpoints(checkpoint_dir(args_.db, *id), *row->checkpoint_step, world))
-    run.resume_step = *row->checkpoint_step;
-  else
-    run.again = row->status != storage::RunStatus::Queued || row->attempts > 0;
-}
-
 int SweepExecutor::report() const {
   std::cout << plan_.name << ": " << position_ << " runs, " << finished_ << " finished, " << failed_ << " failed, "
             << diverged_ << " diverged, " << skipped_ << " skipped" << (interrupted_ ? ", interrupted" : "")
@@ -250,8 +165,8 @@ void SweepExecutor::execute_one(const PlannedRun& run, std::size_t total) {
   const RunConfig& config = plan_.runs[run.index];
   const std::string label = str_cat("[", ++position_, "/", offset_ + total, "] ", plan_.name, " ", run.recorded.name);
   if (position_ == offset_ + total) offset_ = position_;
-  if (run.done) {
-    std::cout << label << ": already " << run.done_as << " as run " << *run.done << ", skipped\n";
+  if (run.start == PlannedRun::Start::Skip) {
+    std::cout << label << ": already " << run.skipped_as << " as run " << run.id << ", skipped\n";
     ++skipped_;
     return;
   }
@@ -304,14 +219,15 @@ bool SweepExecutor::claim(const PlannedRun& run, const std::string& label) {
 SweepExecutor::Checkpoints SweepExecutor::prepare(const PlannedRun& run, const RunConfig& config,
                                                   const std::string& label, Pending& pending) {
   const std::string not_checkpointable = catalog_.why_not_checkpointed(config);
+  const bool resumes = run.start == PlannedRun::Start::Resume;
   const Checkpoints checkpoints{checkpoint_dir(args_.db, run.id),
-                                (args_.checkpoint_every > 0 && not_checkpointable.empty()) || run.resume_step >= 0};
-  if (args_.checkpoint_every > 0 && !not_checkpointable.empty() && run.resume_step < 0)
+                                (args_.checkpoint_every > 0 && not_checkpointable.empty()) || resumes};
+  if (args_.checkpoint_every > 0 && !not_checkpointable.empty() && !resumes)
     std::cout << label << ": not checkpointed: " << not_checkpointable << "\n";
-  if (run.resume_step >= 0) {
+  if (resumes) {
     std::cout << label << ": resuming run " << run.id << " at step " << run.resume_step << "\n";
     writes_.retry(str_cat("rewind run ", run.id), [&] { recorder_.rewind_run(run.id, run.resume_step); });
-  } else if (run.again) {
+  } else if (run.start == PlannedRun::Start::Again) {
     std::cout << label << ": running run " << run.id << " again from the start (no checkpoint to resume)\n";
     writes_.retry(str_cat("rewind run ", run.id), [&] { recorder_.rewind_run(run.id, 0); });
     std::error_code ignored;
@@ -334,6 +250,32 @@ SweepExecutor::Checkpoints SweepExecutor::prepare(const PlannedRun& run, const R
   return checkpoints;
 }
 
+// What every rank of the run is told: its place in the plan (an exec'd worker expands the file
+// itself and checks it), its world, its checkpoints, and for a launched sweep the store its
+// ranks meet in.
+WorkerArgs SweepExecutor::worker_args(const PlannedRun& run, const RunConfig& config,
+                                      const Checkpoints& checkpoints) const {
+  WorkerArgs worker;
+  worker.file = args_.file;
+  worker.file_hash = plan_.file_hash;
+  worker.run_index = run.index;
+  worker.run_name = config.name;
+  worker.overrides = args_.overrides;
+  worker.world = catalog_.world_size(config);
+  if (checkpoints.on) {
+    worker.checkpoint_dir = checkpoints.dir.string();
+    worker.checkpoint_every = args_.checkpoint_every;
+    worker.resume_step = run.resume_step;
+  }
+  if (sweep_) {
+    worker.store = sweep_->launched().store.text();
+    worker.store_prefix = sweep_->rendezvous_prefix(run.id);
+    worker.hostname = sweep_->address();
+    worker.interface = sweep_->launched().interface;
+  }
+  return worker;
+}
+
 // Starts the run's workers (forks of this process, which has LibTorch loaded already) on its
 // emulated link when it has one, built for the run and torn down when it ends, and supervises
 // them until every one has exited.
@@ -352,32 +294,20 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
       return outcome;
     }
   }
-  // Workers expand the file themselves: they are told the plan's index and name.
-  LaunchSpec spec{args_.executable, args_.file,      plan_.file_hash, run.index,
-                  config.name,      args_.overrides, world,           config.timeout};
-  if (checkpoints.on) {
-    spec.checkpoint_dir = checkpoints.dir.string();
-    spec.checkpoint_every = args_.checkpoint_every;
-    spec.resume_step = run.resume_step;
-  }
-  if (sweep_) {
-    spec.remote = &sweep_->remote();
-    spec.rendezvous_prefix = sweep_->rendezvous_prefix(run.id);
-  }
-  spec.in_fork = [&](int rank, const std::string& store, int message_fd) {
-    WorkerArgs worker = worker_args(spec, rank, store, message_fd);
-    if (sweep_) {
-      worker.store = sweep_->launched().store.text();
-      worker.store_prefix = store;
-      worker.hostname = sweep_->address();
-      worker.interface = sweep_->launched().interface;
-    }
-    if (network) {
-      worker.netns = network->rank(rank).netns;
-      worker.hostname = network->rank(rank).address;
+  LaunchSpec spec;
+  spec.executable = args_.executable;
+  spec.worker = worker_args(run, config, checkpoints);
+  spec.timeout = config.timeout;
+  if (sweep_) spec.remote = &sweep_->remote();
+  if (network)
+    spec.place = [&](WorkerArgs& worker) {
+      worker.netns = network->rank(worker.rank).netns;
+      worker.hostname = network->rank(worker.rank).address;
       worker.message_delay = network->latency_by_netem() ? 0.0 : link->latency_seconds;
-    }
-    return worker_command(worker);
+    };
+  // A fork holds the plan and the file's functions already: it trains the run as planned.
+  spec.in_fork = [&](const WorkerArgs& worker) {
+    return train_rank(worker, catalog_, [&] { return RankRun{&config, callbacks_}; });
   };
   // Worker 0's evaluations also go to the progress display.
   EvaluationTap tap(stored, [&](const MetricRecord& m) { progress_.evaluated(m.epoch, m.key, m.value); });
@@ -444,9 +374,9 @@ LaunchObserver SweepExecutor::observe(const PlannedRun& run, const Checkpoints& 
 // Commits every row the workers sent and the run's last facts, then its status, and counts it.
 void SweepExecutor::conclude(const PlannedRun& run, const std::string& label, const LaunchOutcome& outcome,
                              const Checkpoints& checkpoints, Pending& pending) {
-  const storage::RunStatus status = status_of(outcome);
+  const storage::RunStatus status = status_of(outcome.ending);
   pending.ending = storage::Journal::Status{run.id, storage::to_string(status), storage::unix_now(),
-                                            outcome.ok ? std::string() : outcome.error};
+                                            outcome.ok() ? std::string() : outcome.error};
   if (!outcome.stopped.empty()) throw GaveUpOnDatabase(outcome.stopped);
   // Every row the workers sent is committed before the status says the run is over.
   writes_.drain(*pending.stored);
@@ -458,7 +388,7 @@ void SweepExecutor::conclude(const PlannedRun& run, const std::string& label, co
     writes_.fact(run.id, "seconds_launch", str_cat(outcome.total_seconds));
   }
   writes_.write_facts();
-  if (outcome.ok || outcome.diverged) {
+  if (outcome.ending == LaunchEnding::Finished || outcome.ending == LaunchEnding::Diverged) {
     // Both are results: --resume skips them, so their checkpoints will never be used.
     std::error_code ignored;
     std::filesystem::remove_all(checkpoints.dir, ignored);

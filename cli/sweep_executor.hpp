@@ -17,6 +17,7 @@
 #include "cli/launcher.hpp"
 #include "cli/progress.hpp"
 #include "cli/run_command.hpp"
+#include "cli/sweep_plan.hpp"
 #include "engine/catalog.hpp"
 #include "lua/experiment.hpp"
 #include "storage/database.hpp"
@@ -26,18 +27,6 @@
 
 namespace laconic::cli {
 
-/// A run of the plan and what the database already holds of it.
-struct PlannedRun {
-  std::size_t index;                   ///< position in the plan (what workers are told)
-  RunConfig recorded;                  ///< as the database records it (tuning phases rename it)
-  std::int64_t id = -1;                ///< runs.id; -1 when skipped
-  std::optional<std::int64_t> done{};  ///< id of the run that makes this one unnecessary
-  std::string done_as{};               ///< how that run ended ("finished", "diverged", "running")
-  std::int64_t resume_step = -1;       ///< continue run `id` from its checkpoint of this step
-  bool again = false;                  ///< run `id` again from the start, in place (its rows cleared)
-  std::int64_t attempts = 0;           ///< times run `id` had been started when planned: what its claim expects
-};
-
 /// Rows the controller keeps in memory while the database cannot take them (40 bytes each, so
 /// about 80 MB); past it, it stops reading the workers' pipes and they wait.
 inline constexpr std::size_t kMaxPendingRows = 2'000'000;
@@ -46,9 +35,10 @@ inline constexpr std::size_t kMaxPendingRows = 2'000'000;
 class SweepExecutor {
  public:
   /// `sweep`: the other ranks, when a launcher started this process as rank 0; else null.
+  /// `callbacks`: the experiment file's functions (may be null), which forked workers call.
   SweepExecutor(const RunArgs& args, const std::atomic<bool>& stop, const lua::ExperimentPlan& plan,
-                const engine::EngineCatalog& catalog, storage::Database& db, storage::Recorder& recorder,
-                std::int64_t experiment_id, LaunchedSweep* sweep);
+                RunCallbacks* callbacks, const engine::EngineCatalog& catalog, storage::Database& db,
+                storage::Recorder& recorder, std::int64_t experiment_id, LaunchedSweep* sweep);
 
   /// Records `runs` (filling their ids) and runs them.
   void execute(std::vector<PlannedRun>& runs);
@@ -71,9 +61,6 @@ class SweepExecutor {
     bool on = false;
   };
 
-  void record_plan(std::vector<PlannedRun>& runs);
-  void refuse_if_planned_elsewhere(const PlannedRun& run);
-  void find_previous(PlannedRun& run);
   void record_host_facts(std::int64_t run_id, int world, const std::string& label);
   void record_host_load(std::int64_t run_id, const std::string& label);
 
@@ -83,6 +70,7 @@ class SweepExecutor {
   Checkpoints prepare(const PlannedRun& run, const RunConfig& config, const std::string& label, Pending& pending);
   LaunchOutcome launch(const PlannedRun& run, const RunConfig& config, const std::string& label,
                        const Checkpoints& checkpoints, storage::SqliteSink& stored);
+  WorkerArgs worker_args(const PlannedRun& run, const RunConfig& config, const Checkpoints& checkpoints) const;
   LaunchObserver observe(const PlannedRun& run, const Checkpoints& checkpoints, storage::SqliteSink& stored);
   void conclude(const PlannedRun& run, const std::string& label, const LaunchOutcome& outcome,
                 const Checkpoints& checkpoints, Pending& pending);
@@ -93,6 +81,7 @@ class SweepExecutor {
   const RunArgs& args_;
   const std::atomic<bool>& stop_;
   const lua::ExperimentPlan& plan_;
+  RunCallbacks* callbacks_;
   const engine::EngineCatalog& catalog_;
   storage::Database& db_;
   storage::Recorder& recorder_;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -69,106 +70,130 @@ class HeartbeatThread {
 // run_facts key of the seconds rank 0 spent in a phase.
 std::string phase_fact_key(const std::string& phase) { return "seconds_" + phase; }
 
+// Where a rank's messages go: its controller's pipe, or nowhere (a worker started by hand).
+class RankChannel {
+ public:
+  explicit RankChannel(int message_fd) {
+    if (message_fd >= 0) writer_.emplace(message_fd);
+    if (writer_) heartbeat_.emplace(*writer_, liveness_);
+  }
+  MetricsSink& sink() { return writer_ ? static_cast<MetricsSink&>(*writer_) : null_sink_; }
+  Liveness& liveness() { return liveness_; }
+  bool connected() const { return writer_.has_value(); }
+  template <class Message>
+  void send(const Message& message) {
+    if (!writer_) return;
+    writer_->send(message);
+    writer_->flush();
+  }
+  /// Says why the rank failed: on the pipe, or on standard error without one.
+  void fail(int rank, const std::string& why) {
+    if (writer_)
+      send(FailureMessage{why});
+    else
+      std::cerr << "laconic worker " << rank << ": " << why << "\n";
+  }
+
+ private:
+  std::optional<MessageWriter> writer_;
+  NullSink null_sink_;
+  Liveness liveness_;
+  std::optional<HeartbeatThread> heartbeat_;  // last: stops before what it reads goes
+};
+
+// Joins the run's rendezvous and connects the full mesh.
+std::unique_ptr<comm::GlooCommunicator> connect(const WorkerArgs& args, const RunConfig& config) {
+  if (!args.netns.empty()) join_namespace(args.netns);
+  comm::GlooOptions options;
+  options.rank = args.rank;
+  options.size = args.world;
+  options.hostname = args.hostname;
+  options.interface = args.interface;
+  options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout * 1000));
+  // A store of its own, never one its parent holds: a forked process shares the parent's
+  // connections, which two processes cannot use at once.
+  options.store = comm::prefixed(
+      engine::open_store(comm::StoreAddress::parse(args.store), engine::StoreRole::Client, options.timeout),
+      args.store_prefix);
+  auto comm = std::make_unique<comm::GlooCommunicator>(options);
+  comm->set_message_delay(args.message_delay);
+  return comm;
+}
+
+void train(const WorkerArgs& args, const engine::EngineCatalog& catalog, const RankRun& run, RankChannel& channel) {
+  const RunConfig& config = *run.config;
+  const int world = catalog.world_size(config);
+  if (world != args.world)
+    throw ConfigError(str_cat("run '", config.name, "' wants ", world, " processes, started with ", args.world));
+  // One thread per rank for LibTorch and BLAS (docs/architecture.md); rank 0 says so in run_facts.
+  train::pin_threads(1);
+  if (args.rank == 0)
+    for (const auto& [key, value] : train::runtime_facts()) channel.send(FactMessage{key, value});
+  channel.liveness().enter("rendezvous");
+  const auto comm = connect(args, config);
+  train::ProgressFn progress;
+  if (channel.connected()) progress = [&](const ProgressMessage& p) { channel.send(p); };
+  train::Checkpointing checkpointing{args.checkpoint_dir, args.checkpoint_every, args.resume_step, {}};
+  if (channel.connected()) checkpointing.on_saved = [&](std::int64_t step) { channel.send(CheckpointMessage{step}); };
+  channel.liveness().enter("loading");
+  train::WorkerParts parts = catalog.build(config);
+  parts.liveness = &channel.liveness();
+  if (args.rank < config.workers)
+    train::run_worker(config, std::move(parts), *comm, channel.sink(), progress, run.callbacks, checkpointing);
+  else
+    train::run_server(config, std::move(parts), *comm, channel.sink(), run.callbacks, checkpointing);
+  channel.liveness().enter("finishing");
+  channel.sink().flush();
+  // Where rank 0's time went, phase by phase (run_facts seconds_*; the controller adds the
+  // process start and the teardown it saw).
+  if (args.rank == 0)
+    for (const auto& [phase, seconds] : channel.liveness().phase_seconds())
+      channel.send(FactMessage{phase_fact_key(phase), str_cat(seconds)});
+}
+
 }  // namespace
 
-int worker_command(const WorkerArgs& args) {
+const RunConfig& planned_run(const WorkerArgs& args, const lua::ExperimentPlan& plan) {
+  if (!args.file_hash.empty() && plan.file_hash != args.file_hash)
+    throw ConfigError(str_cat("experiment file '", args.file, "' changed since the run was ", "planned (hash ",
+                              plan.file_hash, ", expected ", args.file_hash, ")"));
+  if (args.run_index >= plan.runs.size())
+    throw ConfigError(str_cat("run index ", args.run_index, " out of range: '", args.file, "' expands to ",
+                              plan.runs.size(), " runs"));
+  const RunConfig& config = plan.runs[args.run_index];
+  if (!args.run_name.empty() && config.name != args.run_name)
+    throw ConfigError(str_cat("run ", args.run_index, " of '", args.file, "' is '", config.name, "', expected '",
+                              args.run_name, "'"));
+  return config;
+}
+
+int train_rank(const WorkerArgs& args, const engine::EngineCatalog& catalog,
+               const std::function<RankRun()>& find_run) {
   // A controller that went away must not kill us mid-write; the write fails and we carry on.
   ::signal(SIGPIPE, SIG_IGN);
-  std::optional<MessageWriter> writer;
-  if (args.message_fd >= 0) writer.emplace(args.message_fd);
-  NullSink null_sink;
-  MetricsSink& sink = writer ? static_cast<MetricsSink&>(*writer) : null_sink;
-  Liveness liveness;
-  std::optional<HeartbeatThread> heartbeat;
-  if (writer) heartbeat.emplace(*writer, liveness);
+  RankChannel channel(args.message_fd);
   try {
-    engine::EngineCatalog catalog;
+    train(args, catalog, find_run(), channel);
+    return 0;
+  } catch (const DivergedError& e) {
+    channel.fail(args.rank, e.what());
+    return kDivergedExitStatus;
+  } catch (const std::exception& e) {
+    channel.fail(args.rank, e.what());
+    return 1;
+  }
+}
+
+int worker_command(const WorkerArgs& args) {
+  engine::EngineCatalog catalog;
+  std::optional<lua::LoadedExperiment> loaded;
+  return train_rank(args, catalog, [&] {
     // The file's functions (lr_schedule, on_epoch_end) run here, in the worker.
     lua::LoadOptions load_options;
     load_options.overrides = args.overrides;
-    auto loaded = lua::load_experiment_with_callbacks(args.file, catalog, load_options);
-    const auto& plan = loaded.plan;
-    if (!args.file_hash.empty() && plan.file_hash != args.file_hash)
-      throw ConfigError(str_cat("experiment file '", args.file, "' changed since the run was ", "planned (hash ",
-                                plan.file_hash, ", expected ", args.file_hash, ")"));
-    if (args.run_index >= plan.runs.size())
-      throw ConfigError(str_cat("run index ", args.run_index, " out of range: '", args.file, "' expands to ",
-                                plan.runs.size(), " runs"));
-    const RunConfig& config = plan.runs[args.run_index];
-    if (!args.run_name.empty() && config.name != args.run_name)
-      throw ConfigError(str_cat("run ", args.run_index, " of '", args.file, "' is '", config.name, "', expected '",
-                                args.run_name, "'"));
-    const int world = catalog.world_size(config);
-    if (world != args.world)
-      throw ConfigError(str_cat("run '", config.name, "' wants ", world, " processes, started with ", args.world));
-    // One thread per rank for LibTorch and BLAS (docs/architecture.md); rank 0 says so in run_facts.
-    train::pin_threads(1);
-    if (writer && args.rank == 0) {
-      for (const auto& [key, value] : train::runtime_facts()) writer->send(FactMessage{key, value});
-      writer->flush();
-    }
-
-    liveness.enter("rendezvous");
-    if (!args.netns.empty()) join_namespace(args.netns);
-    comm::GlooOptions options;
-    options.rank = args.rank;
-    options.size = args.world;
-    options.hostname = args.hostname;
-    options.interface = args.interface;
-    options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout * 1000));
-    // A store of its own, never one its parent holds: a forked process shares the parent's
-    // connections, which two processes cannot use at once.
-    options.store = comm::prefixed(
-        engine::open_store(comm::StoreAddress::parse(args.store), engine::StoreRole::Client, options.timeout),
-        args.store_prefix);
-    comm::GlooCommunicator comm(options);
-    comm.set_message_delay(args.message_delay);
-    train::ProgressFn progress;
-    if (writer)
-      progress = [&](const ProgressMessage& p) {
-        writer->send(p);
-        writer->flush();
-      };
-    train::Checkpointing checkpointing{args.checkpoint_dir, args.checkpoint_every, args.resume_step, {}};
-    if (writer)
-      checkpointing.on_saved = [&](std::int64_t step) {
-        writer->send(CheckpointMessage{step});
-        writer->flush();
-      };
-    liveness.enter("loading");
-    train::WorkerParts parts = catalog.build(config);
-    parts.liveness = &liveness;
-    if (args.rank < config.workers)
-      train::run_worker(config, std::move(parts), comm, sink, progress, loaded.callbacks.get(), checkpointing);
-    else
-      train::run_server(config, std::move(parts), comm, sink, loaded.callbacks.get(), checkpointing);
-    liveness.enter("finishing");
-    sink.flush();
-    // Where rank 0's time went, phase by phase (run_facts seconds_*; the controller adds the
-    // process start and the teardown it saw).
-    if (writer && args.rank == 0) {
-      for (const auto& [phase, seconds] : liveness.phase_seconds())
-        writer->send(FactMessage{phase_fact_key(phase), str_cat(seconds)});
-      writer->flush();
-    }
-    return 0;
-  } catch (const DivergedError& e) {
-    if (writer) {
-      writer->send(FailureMessage{e.what()});
-      writer->flush();
-    } else {
-      std::cerr << "laconic worker " << args.rank << ": " << e.what() << "\n";
-    }
-    return kDivergedExitStatus;
-  } catch (const std::exception& e) {
-    if (writer) {
-      writer->send(FailureMessage{e.what()});
-      writer->flush();
-    } else {
-      std::cerr << "laconic worker " << args.rank << ": " << e.what() << "\n";
-    }
-    return 1;
-  }
+    loaded = lua::load_experiment_with_callbacks(args.file, catalog, load_options);
+    return RankRun{&planned_run(args, loaded->plan), loaded->callbacks.get()};
+  });
 }
 
 }  // namespace laconic::cli

@@ -1,39 +1,41 @@
 #pragma once
-#include <cstddef>
-#include <cstdint>
-#include <string>
-#include <vector>
+// One rank of one run: `laconic worker` (exec'd, or started by hand or by another launcher),
+// which loads the experiment file to find its run, and the same training for a forked worker,
+// which holds its run's configuration already.
+#include <functional>
+
+#include "cli/worker_args.hpp"
+#include "engine/core/callbacks.hpp"
+#include "engine/core/run_config.hpp"
+
+namespace laconic::engine {
+class EngineCatalog;
+}
+namespace laconic::lua {
+struct ExperimentPlan;
+}
 
 namespace laconic::cli {
 
-/// Arguments of `laconic worker`, which the controller passes; a launcher (srun, torchrun) could
-/// pass the same.
-struct WorkerArgs {
-  std::string file;
-  std::string file_hash;  ///< refuse to run when the file no longer has this hash ("" = skip)
-  std::size_t run_index = 0;
-  std::string run_name;                ///< refuse to run when the expansion names the run differently
-  std::vector<std::string> overrides;  ///< --set KEY=VALUE, as the controller applied them
-  int rank = 0;
-  int world = 1;
-  /// Where the run's ranks meet: a directory private to the run, or a launcher's store
-  /// (file:///DIR, tcp://HOST:PORT, redis://HOST:PORT; engine/comm/store.hpp).
-  std::string store;
-  std::string store_prefix;            ///< the run's keys within `store` ("" for a private directory)
-  std::string hostname = "127.0.0.1";  ///< address Gloo listens on
-  std::string interface;               ///< or the interface it listens on (GLOO_SOCKET_IFNAME)
-  int message_fd = -1;                 ///< pipe to the controller; -1 = report on stderr only
-  std::string checkpoint_dir;          ///< where checkpoints go; "" = none
-  std::int64_t checkpoint_every = 0;   ///< steps between checkpoints; 0 = none
-  std::int64_t resume_step = -1;       ///< start from this rank's checkpoint of this step; -1 = fresh
-  /// An emulated link (cli/emulated_network.hpp): the network namespace to join before the
-  /// rendezvous ("" = stay), and the latency every message is held back.
-  std::string netns;
-  double message_delay = 0;
+/// The run a rank trains, and the experiment file's functions it may call (may be null).
+struct RankRun {
+  const RunConfig* config = nullptr;
+  RunCallbacks* callbacks = nullptr;
 };
 
-/// Trains one rank of one run. Returns the process exit status: 0, 1 on failure,
-/// kDivergedExitStatus (cli/launcher.hpp) when the training loss diverged.
+/// Trains rank `args.rank` of the run `find_run` returns (called once the rank reports to its
+/// controller, so that a run it cannot find is reported like any failure). Returns the process
+/// exit status: 0, 1 on failure, kDivergedExitStatus (cli/launcher.hpp) when the training loss
+/// diverged.
+int train_rank(const WorkerArgs& args, const engine::EngineCatalog& catalog, const std::function<RankRun()>& find_run);
+
+/// The run `args` names (run_index, run_name) in `plan`, the worker's own expansion of the file:
+/// ConfigError when the file's hash (args.file_hash, when given) or the run's name differ from
+/// what the controller planned.
+const RunConfig& planned_run(const WorkerArgs& args, const lua::ExperimentPlan& plan);
+
+/// `laconic worker`: loads args.file (with args.overrides), checks its hash and the run's name
+/// and world, and trains the rank (train_rank).
 int worker_command(const WorkerArgs& args);
 
 }  // namespace laconic::cli

@@ -70,27 +70,17 @@ pid_t fork_worker_process(int rank, int write_fd, const std::function<int(int me
 
 namespace {
 
-pid_t fork_worker(const LaunchSpec& spec, const std::string& store, int rank, int write_fd) {
-  return fork_worker_process(rank, write_fd, [&](int message_fd) { return spec.in_fork(rank, store, message_fd); });
+pid_t fork_worker(const LaunchSpec& spec, WorkerArgs worker, int write_fd) {
+  return fork_worker_process(worker.rank, write_fd, [&](int message_fd) {
+    worker.message_fd = message_fd;
+    return spec.in_fork(worker);
+  });
 }
 
-pid_t exec_worker(const LaunchSpec& spec, const std::string& store, int rank, int write_fd) {
-  std::vector<std::string> args = {spec.executable, "worker",
-                                   "--file",        spec.file,
-                                   "--file-hash",   spec.file_hash,
-                                   "--run-index",   std::to_string(spec.run_index),
-                                   "--run-name",    spec.run_name,
-                                   "--rank",        std::to_string(rank),
-                                   "--world",       std::to_string(spec.workers),
-                                   "--store",       store,
-                                   "--message-fd",  std::to_string(kMessageFd)};
-  for (const std::string& override : spec.overrides) args.insert(args.end(), {"--set", override});
-  if (!spec.checkpoint_dir.empty()) {
-    for (const std::string& a :
-         {std::string("--checkpoint-dir"), spec.checkpoint_dir, std::string("--checkpoint-every"),
-          std::to_string(spec.checkpoint_every), std::string("--resume-step"), std::to_string(spec.resume_step)})
-      args.push_back(a);
-  }
+pid_t exec_worker(const LaunchSpec& spec, WorkerArgs worker, int write_fd) {
+  worker.message_fd = kMessageFd;
+  std::vector<std::string> args = {spec.executable, "worker"};
+  for (std::string& word : worker.to_argv()) args.push_back(std::move(word));
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -114,8 +104,8 @@ pid_t exec_worker(const LaunchSpec& spec, const std::string& store, int rank, in
 
 }  // namespace
 
-pid_t start_worker(const LaunchSpec& spec, const std::string& store, int rank, int write_fd) {
-  return spec.in_fork ? fork_worker(spec, store, rank, write_fd) : exec_worker(spec, store, rank, write_fd);
+pid_t start_worker(const LaunchSpec& spec, WorkerArgs args, int write_fd) {
+  return spec.in_fork ? fork_worker(spec, std::move(args), write_fd) : exec_worker(spec, std::move(args), write_fd);
 }
 
 std::string worker_process_name(int rank) { return "laconic rank " + std::to_string(rank); }

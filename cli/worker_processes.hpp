@@ -34,9 +34,9 @@ std::string worker_process_name(int rank);
 /// `body(3)` returns (1 if it throws).
 pid_t fork_worker_process(int rank, int write_fd, const std::function<int(int message_fd)>& body);
 
-/// Starts worker `rank` of `spec` with `write_fd` as its fd 3: a fork calling spec.in_fork when
-/// it is set, else `spec.executable worker ...`. Returns its pid.
-pid_t start_worker(const LaunchSpec& spec, const std::string& store, int rank, int write_fd);
+/// Starts the worker told `args` (its rank, its store) with `write_fd` as its fd 3: a fork
+/// calling spec.in_fork when it is set, else `spec.executable worker ARGS`. Returns its pid.
+pid_t start_worker(const LaunchSpec& spec, WorkerArgs args, int write_fd);
 
 /// A private rendezvous directory for Gloo's FileStore, removed when the run is over.
 class StoreDir {

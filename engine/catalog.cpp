@@ -163,9 +163,7 @@ void EngineCatalog::check_schedule(const RunConfig& config) const {
 }
 
 void EngineCatalog::check_exchange(const RunConfig& config) const {
-  if (config.exchange == "gradient") return;
-  if (config.exchange != "update")
-    throw ConfigError(str_cat("exchange must be \"gradient\" or \"update\", got \"", config.exchange, "\""));
+  if (config.exchange == Exchange::Gradient) return;
   const std::pair<const ComponentSpec*, std::string> refusals[] = {
       {&config.compressor, compressors_.why_not_update_exchange(config.compressor)},
       {&config.topology, topologies_.why_not_update_exchange(config.topology)},

@@ -334,21 +334,10 @@ int sweep_tostring(lua_State* L) {
   return 1;
 }
 
-void new_metatable(lua_State* L, LoadContext* context, const char* name, lua_CFunction tostring) {
-  luaL_newmetatable(L, name);
-  lua_pushlightuserdata(L, context);
-  lua_pushcclosure(L, tostring, 1);
-  lua_setfield(L, -2, "__tostring");
-  // Files may not reach the metatable (getmetatable returns this string instead).
-  lua_pushliteral(L, "laconic values are read-only");
-  lua_setfield(L, -2, "__metatable");
-  lua_pop(L, 1);
-}
-
 int register_all(lua_State* L) {
   auto* context = static_cast<LoadContext*>(lua_touserdata(L, 1));
-  new_metatable(L, context, kComponentMeta, component_tostring);
-  new_metatable(L, context, kSweepMeta, sweep_tostring);
+  new_handle_metatable(L, context, kComponentMeta, component_tostring);
+  new_handle_metatable(L, context, kSweepMeta, sweep_tostring);
   for (std::size_t i = 0; i < context->constructors.size(); ++i) {
     lua_pushlightuserdata(L, context);
     lua_pushinteger(L, static_cast<lua_Integer>(i));

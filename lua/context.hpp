@@ -12,6 +12,7 @@
 
 #include "engine/core/catalog.hpp"
 #include "engine/core/component.hpp"
+#include "engine/core/goal.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "engine/core/value.hpp"
 
@@ -67,6 +68,16 @@ struct SweepDef {
   std::optional<RandomTemplate> random;
 };
 
+/// `random = { n, seed }` or `tune = { trials, metric, goal, seed }`: the joint samples of the
+/// file's distributions to draw, and for tuning what picks the best.
+struct Sampling {
+  std::int64_t samples = 0;      ///< `random = { n = N }` or `tune = { trials = N }`: 0 when not given
+  std::int64_t sample_seed = 1;  ///< their `seed = S`
+  bool tune = false;             ///< `tune = { ... }` instead of `random`
+  std::string tune_metric = keys::kTestAccuracy;
+  Goal tune_goal = Goal::Max;
+};
+
 /// The `experiment { ... }` table, checked field by field but not yet expanded.
 struct ExperimentDraft {
   std::string location;                        ///< "file:line: " of the experiment call
@@ -75,12 +86,7 @@ struct ExperimentDraft {
   std::vector<std::int64_t> seeds;             ///< empty when the file gives none
   std::int64_t repeat = 0;                     ///< `repeats = N`: seeds 1..N; 0 when not given
   std::int64_t runs_per_seed = 1;              ///< `runs_per_seed = N`: each seed trained N times
-  std::int64_t samples = 0;                    ///< `random = { n = N }`: 0 when not given
-  std::int64_t sample_seed = 1;                ///< `random = { seed = S }`
-  bool tune = false;                           ///< `tune = { ... }` instead of `random`
-  std::int64_t tune_trials = 0;
-  std::string tune_metric = keys::kTestAccuracy;
-  std::string tune_goal = "max";
+  Sampling sampling;
 };
 
 /// State shared by the Lua functions of one load.

@@ -13,6 +13,7 @@
 
 #include "engine/core/callbacks.hpp"
 #include "engine/core/catalog.hpp"
+#include "engine/core/goal.hpp"
 #include "engine/core/run_config.hpp"
 
 namespace laconic::lua {
@@ -30,7 +31,7 @@ struct ExperimentPlan {
   struct Tune {
     std::int64_t trials = 0;
     std::string metric;              ///< its last recorded value decides
-    std::string goal;                ///< "max" or "min"
+    Goal goal = Goal::Max;
     std::vector<std::string> drawn;  ///< swept-variable keys the trials draw ("optimizer.lr")
   };
   std::optional<Tune> tune;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/core/error.hpp"
+#include "engine/core/goal.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "lua/fields.hpp"
 #include "lua/random_search.hpp"
@@ -47,18 +48,18 @@ std::optional<std::int64_t> as_integer(const Value& value) {
 std::string expectation(const LoadContext& context, const ExperimentField& field) {
   switch (field.type) {
     case ExperimentFieldType::Component:
-      return str_cat("a ", field.kind, " (known: ", known_names(context.catalog, field.kind), ")");
+      return str_cat("a ", field.run->kind, " (known: ", known_names(context.catalog, field.run->kind), ")");
     case ExperimentFieldType::Int:
-      return str_cat("an int >= ", field.minimum);
+      return str_cat("an int >= ", field.run ? field.run->minimum : 1);
     case ExperimentFieldType::Number:
-      return field.zero_allowed ? "a number >= 0" : "a number > 0";
+      return field.run->zero_allowed ? "a number >= 0" : "a number > 0";
     case ExperimentFieldType::String:
       return "a non-empty string";
     case ExperimentFieldType::IntList:
       return "a list of integers such as { 1, 2, 3 }";
     case ExperimentFieldType::Choice: {
       std::string words;
-      for (const char* word : field.choices) words += str_cat(words.empty() ? "" : " or ", "\"", word, "\"");
+      for (const std::string& word : field.run->choices) words += str_cat(words.empty() ? "" : " or ", "\"", word, "\"");
       return words;
     }
   }
@@ -76,27 +77,28 @@ Choice check_choice(const LoadContext& context, const ExperimentField& field, co
   };
   if (field.type == ExperimentFieldType::Component) {
     const auto* component = std::get_if<Component>(&choice);
-    if (component == nullptr || component->written.kind != field.kind) throw fail();
+    if (component == nullptr || component->written.kind != field.run->kind) throw fail();
     return choice;
   }
   const auto* value = std::get_if<Value>(&choice);
   if (field.type == ExperimentFieldType::Int) {
     const auto integer = value ? as_integer(*value) : std::nullopt;
-    if (!integer || *integer < field.minimum) throw fail();
+    if (!integer || *integer < (field.run ? field.run->minimum : 1)) throw fail();
     return Value{*integer};
   }
   if (field.type == ExperimentFieldType::Number) {
     const double* d = value ? std::get_if<double>(value) : nullptr;
     const std::int64_t* i = value ? std::get_if<std::int64_t>(value) : nullptr;
     const double number = d ? *d : i ? static_cast<double>(*i) : 0.0;
-    const bool in_range = field.zero_allowed ? number >= 0 : number > 0;
+    const bool in_range = field.run->zero_allowed ? number >= 0 : number > 0;
     if ((!d && !i) || !in_range || !std::isfinite(number)) throw fail();
     return Value{number};
   }
   if (field.type == ExperimentFieldType::Choice) {
     const std::string* text = value ? std::get_if<std::string>(value) : nullptr;
     if (text == nullptr ||
-        std::none_of(field.choices.begin(), field.choices.end(), [&](const char* word) { return *text == word; }))
+        std::none_of(field.run->choices.begin(), field.run->choices.end(),
+                     [&](const std::string& word) { return *text == word; }))
       throw fail();
     return choice;
   }
@@ -158,8 +160,105 @@ std::vector<std::int64_t> parse_seeds(const LoadContext& context, const std::vec
   return seeds;
 }
 
-int experiment_body(lua_State* L) {
-  auto& context = *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1)));
+/// Takes the file's functions (callbacks) out of the experiment table at index 1 into the
+/// registry, where the workers find them; refuses a callback field that is not a function.
+void take_callbacks(lua_State* L, LoadContext& context) {
+  for (const std::string& field : callback_fields()) {
+    const int type = lua_getfield(L, 1, field.c_str());
+    if (type == LUA_TFUNCTION) {
+      lua_setfield(L, LUA_REGISTRYINDEX, callback_key(field).c_str());
+      lua_pushnil(L);
+      lua_setfield(L, 1, field.c_str());
+      context.callbacks.push_back(field);
+      continue;
+    }
+    lua_pop(L, 1);
+    if (field == "on_epoch_end" && type != LUA_TNIL)
+      throw ConfigError(str_cat("experiment field 'on_epoch_end' must be a function(ctx) returning true to stop, got a ",
+                                lua_typename(L, type)));
+    if (field == "where" && type != LUA_TNIL)
+      throw ConfigError(
+          str_cat("experiment field 'where' must be a function(run) returning true for the runs to keep, got a ",
+                  lua_typename(L, type)));
+  }
+}
+
+/// Pushes the experiment table's field `name` (at index 1) and returns its Lua type; the caller
+/// pops it. A table field is taken out of the experiment table with take_field().
+int push_field(lua_State* L, const char* name) {
+  lua_pushstring(L, name);
+  return lua_rawget(L, 1);
+}
+
+void take_field(lua_State* L, const char* name) {
+  lua_pushstring(L, name);
+  lua_pushnil(L);
+  lua_rawset(L, 1);
+}
+
+/// An int field of `random` or `tune` ("random.n must be an int >= 1, got ...").
+std::int64_t sampling_int(const LoadContext& context, const std::string& table, const std::string& key,
+                          const LuaItem& item, bool positive) {
+  const auto* value = std::get_if<Value>(&item);
+  const auto integer = value ? as_integer(*value) : std::nullopt;
+  if (!integer || (positive && *integer < 1))
+    throw ConfigError(
+        str_cat(table, ".", key, " must be an int", positive ? " >= 1" : "", ", got ", describe(context, item)));
+  return *integer;
+}
+
+/// random = { n = N, seed = S }: how many joint samples of the distributions to draw.
+void read_random(lua_State* L, const LoadContext& context, Sampling& draft) {
+  const int type = push_field(L, "random");
+  if (type != LUA_TNIL) {
+    if (type != LUA_TTABLE)
+      throw ConfigError(
+          str_cat("experiment field 'random' must be a table { n = N, seed = S }, got a ", lua_typename(L, type)));
+    for (const auto& [key, item] : read_fields(L, -1, "random")) {
+      if (key != "n" && key != "seed") throw ConfigError(str_cat("random takes n and seed, got '", key, "'"));
+      (key == "n" ? draft.samples : draft.sample_seed) = sampling_int(context, "random", key, item, key == "n");
+    }
+    if (draft.samples == 0) throw ConfigError("random = { ... } needs n, the number of samples");
+    take_field(L, "random");
+  }
+  lua_pop(L, 1);
+}
+
+/// tune = { trials = N, metric = "test_accuracy", goal = "max", seed = S }: random search per
+/// configuration, then the best trial of each on every seed (the controller decides which).
+void read_tune(lua_State* L, const LoadContext& context, Sampling& draft) {
+  const int type = push_field(L, "tune");
+  if (type != LUA_TNIL) {
+    if (type != LUA_TTABLE)
+      throw ConfigError(str_cat("experiment field 'tune' must be a table { trials = N, metric = ",
+                                "\"test_accuracy\", goal = \"max\" }, got a ", lua_typename(L, type)));
+    if (draft.samples > 0) throw ConfigError("give either random = { ... } or tune = { ... }, not both");
+    for (const auto& [key, item] : read_fields(L, -1, "tune")) {
+      const auto* value = std::get_if<Value>(&item);
+      const auto* text = value ? std::get_if<std::string>(value) : nullptr;
+      if (key == "trials" || key == "seed") {
+        (key == "trials" ? draft.samples : draft.sample_seed) = sampling_int(context, "tune", key, item, key == "trials");
+      } else if (key == "metric") {
+        if (text == nullptr || text->empty())
+          throw ConfigError(str_cat("tune.metric must be a metric name, got ", describe(context, item)));
+        draft.tune_metric = *text;
+      } else if (key == "goal") {
+        const auto goal = text ? parse_goal(*text) : std::nullopt;
+        if (!goal) throw ConfigError(str_cat("tune.goal must be \"max\" or \"min\", got ", describe(context, item)));
+        draft.tune_goal = *goal;
+      } else {
+        throw ConfigError(str_cat("tune takes trials, metric, goal and seed, got '", key, "'"));
+      }
+    }
+    if (draft.samples == 0) throw ConfigError("tune = { ... } needs trials, the number of samples");
+    draft.tune = true;
+    take_field(L, "tune");
+  }
+  lua_pop(L, 1);
+}
+
+/// The "file:line: " of the experiment { } call; ConfigError when it was called before.
+std::string call_location(lua_State* L, const LoadContext& context) {
   luaL_where(L, 1);
   std::string location = lua_tostring(L, -1);
   lua_pop(L, 1);
@@ -169,115 +268,39 @@ int experiment_body(lua_State* L) {
     throw ConfigError(str_cat("experiment { ... } may be called only once; it was already called",
                               first.empty() ? "" : " at ", first));
   }
+  return location;
+}
+
+int experiment_body(lua_State* L) {
+  auto& context = *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1)));
+  std::string location = call_location(L, context);
   if (lua_gettop(L) != 1 || !lua_istable(L, 1))
     throw ConfigError(str_cat("experiment takes one table (experiment { name = \"...\", ... }), got ",
                               lua_gettop(L) == 0 ? "nothing" : describe(context, read_item(L, 1))));
-  // Functions (callbacks) are kept in the registry for the workers and taken out of the table.
-  for (const std::string& field : callback_fields()) {
-    const int type = lua_getfield(L, 1, field.c_str());
-    if (type == LUA_TFUNCTION) {
-      lua_setfield(L, LUA_REGISTRYINDEX, callback_key(field).c_str());
-      lua_pushnil(L);
-      lua_setfield(L, 1, field.c_str());
-      context.callbacks.push_back(field);
-    } else {
-      lua_pop(L, 1);
-      if (field == "on_epoch_end" && type != LUA_TNIL)
-        throw ConfigError(
-            str_cat("experiment field 'on_epoch_end' must be a function(ctx) "
-                    "returning true to stop, got a ",
-                    lua_typename(L, type)));
-      if (field == "where" && type != LUA_TNIL)
-        throw ConfigError(
-            str_cat("experiment field 'where' must be a function(run) returning "
-                    "true for the runs to keep, got a ",
-                    lua_typename(L, type)));
-    }
-  }
+  take_callbacks(L, context);
   std::optional<std::vector<LuaItem>> seeds;
-  lua_pushliteral(L, "seeds");
-  if (lua_rawget(L, 1) == LUA_TTABLE) seeds = read_list(L, -1, "experiment field 'seeds'");
+  if (push_field(L, "seeds") == LUA_TTABLE) seeds = read_list(L, -1, "experiment field 'seeds'");
   lua_pop(L, 1);
-  // random = { n = N, seed = S }: how many joint samples of the distributions to draw.
-  std::int64_t samples = 0, sample_seed = 1;
-  lua_pushliteral(L, "random");
-  if (const int type = lua_rawget(L, 1); type != LUA_TNIL) {
-    if (type != LUA_TTABLE)
-      throw ConfigError(
-          str_cat("experiment field 'random' must be a table { n = N, seed = S }, "
-                  "got a ",
-                  lua_typename(L, type)));
-    for (const auto& [key, item] : read_fields(L, -1, "random")) {
-      const auto* value = std::get_if<Value>(&item);
-      const auto integer = value ? as_integer(*value) : std::nullopt;
-      if (key != "n" && key != "seed") throw ConfigError(str_cat("random takes n and seed, got '", key, "'"));
-      if (!integer || (key == "n" && *integer < 1))
-        throw ConfigError(
-            str_cat("random.", key, " must be an int", key == "n" ? " >= 1" : "", ", got ", describe(context, item)));
-      (key == "n" ? samples : sample_seed) = *integer;
-    }
-    if (samples == 0) throw ConfigError("random = { ... } needs n, the number of samples");
-    lua_pushliteral(L, "random");
-    lua_pushnil(L);
-    lua_rawset(L, 1);
-  }
-  lua_pop(L, 1);
-  // tune = { trials = N, metric = "test_accuracy", goal = "max", seed = S }: random search per
-  // configuration, then the best trial of each on every seed (the controller decides which).
-  bool tune = false;
-  std::string metric = keys::kTestAccuracy, goal = "max";
-  lua_pushliteral(L, "tune");
-  if (const int type = lua_rawget(L, 1); type != LUA_TNIL) {
-    if (type != LUA_TTABLE)
-      throw ConfigError(str_cat("experiment field 'tune' must be a table { trials = N, metric = ",
-                                "\"test_accuracy\", goal = \"max\" }, got a ", lua_typename(L, type)));
-    if (samples > 0) throw ConfigError("give either random = { ... } or tune = { ... }, not both");
-    for (const auto& [key, item] : read_fields(L, -1, "tune")) {
-      const auto* value = std::get_if<Value>(&item);
-      if (key == "trials" || key == "seed") {
-        const auto integer = value ? as_integer(*value) : std::nullopt;
-        if (!integer || (key == "trials" && *integer < 1))
-          throw ConfigError(str_cat("tune.", key, " must be an int", key == "trials" ? " >= 1" : "", ", got ",
-                                    describe(context, item)));
-        (key == "trials" ? samples : sample_seed) = *integer;
-      } else if (key == "metric" || key == "goal") {
-        const auto* text = value ? std::get_if<std::string>(value) : nullptr;
-        if (text == nullptr || text->empty() || (key == "goal" && *text != "max" && *text != "min"))
-          throw ConfigError(str_cat("tune.", key, " must be ", key == "goal" ? "\"max\" or \"min\"" : "a metric name",
-                                    ", got ", describe(context, item)));
-        (key == "metric" ? metric : goal) = *text;
-      } else {
-        throw ConfigError(str_cat("tune takes trials, metric, goal and seed, got '", key, "'"));
-      }
-    }
-    if (samples == 0) throw ConfigError("tune = { ... } needs trials, the number of samples");
-    tune = true;
-    lua_pushliteral(L, "tune");
-    lua_pushnil(L);
-    lua_rawset(L, 1);
-  }
-  lua_pop(L, 1);
+  Sampling sampling;
+  read_random(L, context, sampling);
+  read_tune(L, context, sampling);
   try {
     context.draft = parse_experiment(context, read_fields(L, 1, "experiment"), seeds);
   } catch (const FieldError& e) {
     if (const int line = field_line(L, e.field()); line > 0) throw LineConfigError(e.what(), line);
     throw;
   }
-  context.draft->location = std::move(location);
-  context.draft->samples = samples;
-  context.draft->sample_seed = sample_seed;
-  context.draft->tune = tune;
-  context.draft->tune_trials = tune ? samples : 0;
-  context.draft->tune_metric = metric;
-  context.draft->tune_goal = goal;
-  draw_random_samples(context, *context.draft, [&](const std::string& name, const Choice& c) {
+  ExperimentDraft& draft = *context.draft;
+  draft.location = std::move(location);
+  draft.sampling = sampling;
+  draw_random_samples(context, draft, [&](const std::string& name, const Choice& c) {
     return check_choice(context, *find_experiment_field(name), c, " (random sample)");
   });
   if (std::find(context.callbacks.begin(), context.callbacks.end(), "lr_schedule") != context.callbacks.end()) {
     Component lua_function;
     lua_function.written = ComponentSpec{"lr_schedule", "lua_function", {}};
     lua_function.resolved = context.catalog.resolve(lua_function.written);
-    context.draft->fields["lr_schedule"] = FieldChoices{{lua_function}, false, "", std::nullopt, std::nullopt};
+    draft.fields["lr_schedule"] = FieldChoices{{lua_function}, false, "", std::nullopt, std::nullopt};
   }
   return 0;
 }

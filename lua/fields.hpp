@@ -1,7 +1,7 @@
 #pragma once
-// The fields of `experiment { ... }`: their types, bounds, defaults and where each lands in a
-// RunConfig. One table, read by the parser, the sweep expansion and (later) the docs.
-#include <cstdint>
+// The fields of `experiment { ... }`: RunConfig's own (engine/core/run_config.hpp, where each is
+// declared once) and the file's four that shape the plan rather than a run (name, seeds,
+// repeats, runs_per_seed). One table, read by the parser, the sweep expansion, --set and the docs.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,20 +15,11 @@ enum class ExperimentFieldType { Component, Int, Number, String, IntList, Choice
 
 /// One field of the experiment table.
 struct ExperimentField {
-  const char* name;
+  std::string name;
   ExperimentFieldType type;
-  const char* kind = "";               ///< component kind, for Component fields
-  const char* default_component = "";  ///< used when the file omits the field and the catalog has it
-  std::int64_t minimum = 0;            ///< Int fields: smallest valid value
-  bool zero_allowed = false;           ///< Number fields: 0 is valid too (else > 0)
-  const char* doc = "";                ///< one line, with units
-  /// Choice fields: the words allowed, the first the default. A value other than the default
-  /// is named in the run's name even when not swept ("...,exchange=update,seed=1").
-  std::vector<const char*> choices = {};
-  ComponentSpec RunConfig::*component = nullptr;
-  std::int64_t RunConfig::*integer = nullptr;
-  double RunConfig::*number = nullptr;
-  std::string RunConfig::*text = nullptr;
+  std::string doc;  ///< one line, with units
+  /// The RunConfig field it sets (kind, default, range, member); null for the plan's own fields.
+  const RunField* run = nullptr;
 };
 
 /// Every experiment field, sorted by name (the order sweeps expand in).

@@ -36,6 +36,24 @@ std::string read_file(const std::string& path) {
   return bytes;
 }
 
+/// Pushes (epoch, step): the arguments of a function of where training stands.
+auto push_position(std::int64_t epoch, std::int64_t step) {
+  return [epoch, step](lua_State* L) {
+    lua_pushinteger(L, epoch);
+    lua_pushinteger(L, step);
+    return 2;
+  };
+}
+
+/// Reads the number a function returned into `into`; "<call> must return a number, got ..." else.
+auto read_number(double& into, std::string call) {
+  return [&into, call = std::move(call)](lua_State* L) {
+    if (!lua_isnumber(L, -1))
+      throw ConfigError(str_cat(call, " must return a number, got ", luaL_typename(L, -1)));
+    into = lua_tonumber(L, -1);
+  };
+}
+
 /// The file's functions, called in its still-open sandbox (the same budgets per call).
 class LuaCallbacks : public RunCallbacks {
  public:
@@ -48,19 +66,8 @@ class LuaCallbacks : public RunCallbacks {
 
   double learning_rate(std::int64_t epoch, std::int64_t step) override {
     double lr = 0;
-    state.call_registered(
-        callback_key("lr_schedule").c_str(),
-        [&](lua_State* L) {
-          lua_pushinteger(L, epoch);
-          lua_pushinteger(L, step);
-          return 2;
-        },
-        [&](lua_State* L) {
-          if (!lua_isnumber(L, -1))
-            throw ConfigError(
-                str_cat("lr_schedule(", epoch, ", ", step, ") must return a number, got ", luaL_typename(L, -1)));
-          lr = lua_tonumber(L, -1);
-        });
+    state.call_registered(callback_key("lr_schedule").c_str(), push_position(epoch, step),
+                          read_number(lr, str_cat("lr_schedule(", epoch, ", ", step, ")")));
     if (!(lr >= 0) || !std::isfinite(lr))
       throw ConfigError(str_cat("lr_schedule(", epoch, ", ", step, ") must return a learning rate >= 0, got ", lr));
     return lr;
@@ -68,19 +75,8 @@ class LuaCallbacks : public RunCallbacks {
 
   double step_function(const std::string& id, std::int64_t epoch, std::int64_t step) override {
     double value = 0;
-    state.call_registered(
-        kStepFunctions, id,
-        [&](lua_State* L) {
-          lua_pushinteger(L, epoch);
-          lua_pushinteger(L, step);
-          return 2;
-        },
-        [&](lua_State* L) {
-          if (!lua_isnumber(L, -1))
-            throw ConfigError(str_cat("the function at ", id, " called with (", epoch, ", ", step,
-                                      ") must return a number, got ", luaL_typename(L, -1)));
-          value = lua_tonumber(L, -1);
-        });
+    state.call_registered(kStepFunctions, id, push_position(epoch, step),
+                          read_number(value, str_cat("the function at ", id, " called with (", epoch, ", ", step, ")")));
     return value;
   }
 
@@ -156,8 +152,8 @@ std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path, const
   apply_overrides(loaded->context, draft, options.overrides);
   plan.name = draft.name;
   plan.runs = expand_sweeps(draft, catalog);
-  if (draft.tune) {
-    ExperimentPlan::Tune tune{draft.tune_trials, draft.tune_metric, draft.tune_goal, {}};
+  if (draft.sampling.tune) {
+    ExperimentPlan::Tune tune{draft.sampling.samples, draft.sampling.tune_metric, draft.sampling.tune_goal, {}};
     for (const auto& [name, choices] : draft.fields) {
       if (choices.distribution) tune.drawn.push_back(name);
       if (choices.random)

@@ -196,4 +196,15 @@ int call_guarded(lua_State* L, int (*body)(lua_State*)) {
   return lua_error(L);
 }
 
+void new_handle_metatable(lua_State* L, void* upvalue, const char* name, lua_CFunction tostring) {
+  luaL_newmetatable(L, name);
+  lua_pushlightuserdata(L, upvalue);
+  lua_pushcclosure(L, tostring, 1);
+  lua_setfield(L, -2, "__tostring");
+  // Files may not reach the metatable (getmetatable returns this string instead).
+  lua_pushliteral(L, "laconic values are read-only");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+}
+
 }  // namespace laconic::lua

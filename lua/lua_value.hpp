@@ -76,6 +76,10 @@ std::string register_step_function(lua_State* L, int index);
 /// Writes the userdata that stands for an entry of LoadContext (component or sweep).
 void push_handle(lua_State* L, std::size_t index, const char* metatable);
 
+/// Registers the metatable `name` of a kind of handle: `tostring` (with `upvalue`, the load's
+/// context, as its upvalue) prints one, and files cannot reach the metatable itself.
+void new_handle_metatable(lua_State* L, void* upvalue, const char* name, lua_CFunction tostring);
+
 /// Runs body(L); a C++ exception becomes a Lua error "file:line: message" at the line that
 /// called the running C function. body must not hold C++ objects with destructors across
 /// Lua calls that can raise.

@@ -87,7 +87,7 @@ std::vector<Choice> components_of(const LoadContext& context, const ExperimentDr
                                   const ExperimentField& field) {
   if (const auto it = draft.fields.find(field.name); it != draft.fields.end()) return it->second.alternatives;
   Component component;
-  component.written = ComponentSpec{field.kind, field.default_component, {}};
+  component.written = ComponentSpec{field.run->kind, field.run->default_component, {}};
   component.resolved = context.catalog.resolve(component.written);
   return {component};
 }
@@ -122,7 +122,7 @@ void apply_one(const LoadContext& context, ExperimentDraft& draft, const std::st
     Choice choice = value;
     if (field->type == ExperimentFieldType::Component) {
       Component component;
-      const ComponentInfo& info = info_of(context, field->kind, text);
+      const ComponentInfo& info = info_of(context, field->run->kind, text);
       component = build_component(context, info, {});
       choice = component;
     }
@@ -144,8 +144,8 @@ void apply_one(const LoadContext& context, ExperimentDraft& draft, const std::st
     ++changed;
   }
   if (changed == 0)
-    throw ConfigError(str_cat("no ", field->kind, " of field '", head, "' has a field '", sub, "' (", names,
-                              "; laconic list ", field->kind, " shows their fields)"));
+    throw ConfigError(str_cat("no ", field->run->kind, " of field '", head, "' has a field '", sub, "' (", names,
+                              "; laconic list ", field->run->kind, " shows their fields)"));
   FieldChoices& choices = draft.fields[head];
   choices.alternatives = std::move(alternatives);
 }

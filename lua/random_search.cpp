@@ -94,13 +94,7 @@ int distribution_tostring(lua_State* L) {
 
 int register_distributions(lua_State* L) {
   auto* context = static_cast<LoadContext*>(lua_touserdata(L, 1));
-  luaL_newmetatable(L, kDistributionMeta);
-  lua_pushlightuserdata(L, context);
-  lua_pushcclosure(L, distribution_tostring, 1);
-  lua_setfield(L, -2, "__tostring");
-  lua_pushliteral(L, "laconic values are read-only");
-  lua_setfield(L, -2, "__metatable");
-  lua_pop(L, 1);
+  new_handle_metatable(L, context, kDistributionMeta, distribution_tostring);
   for (const char* kind : {"uniform", "log_uniform", "int"}) {
     lua_pushlightuserdata(L, context);
     lua_pushstring(L, kind);
@@ -178,7 +172,7 @@ void draw_random_samples(LoadContext& context, ExperimentDraft& draft,
     if (choices.distribution || choices.random) random_fields.emplace_back(name, &choices);
   }
   if (used.empty()) {
-    if (draft.samples > 0)
+    if (draft.sampling.samples > 0)
       throw ConfigError(
           "random = { n = ... } and tune = { trials = ... } need distributions "
           "to draw from: write "
@@ -186,16 +180,16 @@ void draw_random_samples(LoadContext& context, ExperimentDraft& draft,
           "value goes");
     return;
   }
-  if (draft.samples == 0)
+  if (draft.sampling.samples == 0)
     throw ConfigError(str_cat("the experiment draws values from ",
                               describe_distribution(context.distributions[used.front()]),
                               "; say how many samples with random = { n = 8 }"));
-  SampleRng rng{static_cast<std::uint64_t>(draft.sample_seed) * 0x2545f4914f6cdd1dULL + 1};
+  SampleRng rng{static_cast<std::uint64_t>(draft.sampling.sample_seed) * 0x2545f4914f6cdd1dULL + 1};
   std::set<std::vector<std::string>> seen;
   std::vector<std::map<std::size_t, Value>> samples;
-  for (std::int64_t attempt = 0; static_cast<std::int64_t>(samples.size()) < draft.samples; ++attempt) {
-    if (attempt >= 100 * draft.samples)
-      throw ConfigError(str_cat("random = { n = ", draft.samples, " } asks for more distinct ",
+  for (std::int64_t attempt = 0; static_cast<std::int64_t>(samples.size()) < draft.sampling.samples; ++attempt) {
+    if (attempt >= 100 * draft.sampling.samples)
+      throw ConfigError(str_cat("random = { n = ", draft.sampling.samples, " } asks for more distinct ",
                                 "samples than the distributions give (found ", samples.size(), ")"));
     std::map<std::size_t, Value> sample;
     std::vector<std::string> key;

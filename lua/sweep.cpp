@@ -48,15 +48,16 @@ std::vector<Unit> make_units(const std::vector<Axis>& axes) {
 }
 
 Component default_component(const ExperimentField& field, const Catalog& catalog) {
-  for (const ComponentInfo& info : catalog.infos(field.kind)) {
-    if (info.name != field.default_component) continue;
+  const RunField& run = *field.run;
+  for (const ComponentInfo& info : catalog.infos(run.kind)) {
+    if (info.name != run.default_component) continue;
     Component component;
-    component.written = ComponentSpec{field.kind, info.name, {}};
+    component.written = ComponentSpec{run.kind, info.name, {}};
     component.resolved = catalog.resolve(component.written);
     return component;
   }
   throw ConfigError(str_cat("experiment field '", field.name, "' is required: the catalog has no ", "default ",
-                            field.kind, " '", field.default_component, "'"));
+                            run.kind, " '", run.default_component, "'"));
 }
 
 std::vector<Axis> make_axes(const ExperimentDraft& draft, const Catalog& catalog) {
@@ -79,7 +80,7 @@ void apply(const Axis& axis, const Choice& choice, RunConfig& run, std::string& 
     name += (name.empty() ? "" : ",") + key + "=" + format_name_value(value);
   };
   if (const auto* component = std::get_if<Component>(&choice)) {
-    run.*field.component = component->resolved;
+    run.*field.run->component = component->resolved;
     if (!axis.swept) return;
     run.swept[field.name] = component->written.name;
     // A sweep inside the constructor (sgd { lr = sweep { ... } }) names only what it sweeps.
@@ -96,11 +97,13 @@ void apply(const Axis& axis, const Choice& choice, RunConfig& run, std::string& 
     return;
   }
   const Value& value = std::get<Value>(choice);
-  if (field.integer != nullptr) run.*field.integer = std::get<std::int64_t>(value);
-  if (field.number != nullptr) run.*field.number = std::get<double>(value);
-  if (field.text != nullptr) run.*field.text = std::get<std::string>(value);
+  const RunField& lands_in = *field.run;
+  if (lands_in.integer != nullptr) run.*lands_in.integer = std::get<std::int64_t>(value);
+  if (lands_in.number != nullptr) run.*lands_in.number = std::get<double>(value);
+  if (lands_in.set_choice) lands_in.set_choice(run, std::get<std::string>(value));
   // A choice other than its default says so in the name, swept or not: the name tells which ran.
-  const bool named = field.type == ExperimentFieldType::Choice && std::get<std::string>(value) != field.choices.front();
+  const bool named =
+      field.type == ExperimentFieldType::Choice && std::get<std::string>(value) != lands_in.choices.front();
   if (!axis.swept && named) add_name(field.name, value);
   if (!axis.swept) return;
   run.swept[field.name] = value;

@@ -84,11 +84,11 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
   return section;
 }
 
-Section target_section(const SectionInput& in) {
-  const std::string direction = in.metric.higher_is_better ? ">= " : "<= ";
-  const bool one = in.answer.one_target();
+namespace {
+
+Section target_intro(const SectionInput& in, bool one, const std::string& direction) {
   const RowTarget& first = in.answer.targets().front();
-  Section section{
+  return Section{
       "Time and bytes to target",
       str_cat(one ? str_cat("Target ", in.metric.label, " ", direction, fixed(first.value, in.metric.digits), " (",
                             first.source, ").")
@@ -106,6 +106,9 @@ Section target_section(const SectionInput& in) {
               in.metric.label, "."),
       {},
       {}};
+}
+
+Table target_table(bool one) {
   Table table;
   table.slug = "time_to_target";
   table.columns = {{"configuration"},
@@ -132,76 +135,77 @@ Section target_section(const SectionInput& in) {
     table.columns.insert(table.columns.begin() + 1, {"target", Align::Right});
     table.csv.header.insert(table.csv.header.begin() + 1, "target");
   }
+  return table;
+}
+
+// Where a configuration's runs first reached the target (one entry per run that did), and each
+// run's best metric.
+struct Reach {
+  std::vector<double> steps, epochs, measured, projected, bytes, best;
+};
+
+Reach reach_of(const ConfigSummary& s, double target, const TestMetric& metric) {
+  Reach r;
+  for (const RunData* run : s.config->runs) {
+    r.best.push_back(run->best_metric(metric.higher_is_better));
+    for (const EvalPoint& e : run->evaluations)
+      if (metric.reaches(e.test_metric, target)) {
+        r.steps.push_back(static_cast<double>(e.step));
+        r.epochs.push_back(static_cast<double>(e.epoch + 1));
+        r.measured.push_back(e.measured_time);
+        r.projected.push_back(e.projected_time);
+        r.bytes.push_back(e.bytes_sent);
+        break;
+      }
+  }
+  return r;
+}
+
+// The row of a configuration: its cells, and the raw numbers of its CSV line.
+std::pair<std::vector<std::string>, std::vector<std::string>> target_row(const ConfigSummary& s, const Reach& r,
+                                                                         const TestMetric& metric) {
+  const std::string& label = s.config->label;
+  const std::string runs = std::to_string(s.config->runs.size());
+  const std::string reached = str_cat(r.epochs.size(), "/", runs);
+  const Stats best = stats_of(r.best);
+  const std::string best_text = mean_std_text(best, metric.digits);
+  if (r.epochs.empty())
+    return {{label, reached, best_text, "not reached", kMissing, kMissing, kMissing, kMissing},
+            {label, "0", runs, raw_number(best.mean), raw_number(best.std), "", "", "", "", "", "", ""}};
+  const Stats step = stats_of(r.steps), epoch = stats_of(r.epochs), m = stats_of(r.measured),
+              p = stats_of(r.projected), b = stats_of(r.bytes);
+  // The epochs of the runs as a range: a mean such as "1.5" names no epoch.
+  const auto [low, high] = std::minmax_element(r.epochs.begin(), r.epochs.end());
+  const std::string epoch_text = *low == *high ? fixed(*low, 0) : str_cat(fixed(*low, 0), "-", fixed(*high, 0));
+  return {{label, reached, best_text, fixed(step.mean, 0), epoch_text, mean_std_significant(m),
+           mean_std_significant(p), human_bytes(b.mean)},
+          {label, std::to_string(r.epochs.size()), runs, raw_number(best.mean), raw_number(best.std),
+           raw_number(step.mean), raw_number(epoch.mean), raw_number(m.mean), raw_number(m.std), raw_number(p.mean),
+           raw_number(p.std), raw_number(b.mean)}};
+}
+
+}  // namespace
+
+Section target_section(const SectionInput& in) {
+  const std::string direction = in.metric.higher_is_better ? ">= " : "<= ";
+  const bool one = in.answer.one_target();
+  Section section = target_intro(in, one, direction);
+  Table table = target_table(one);
   std::size_t reached_runs = 0, runs = 0;
   double best_overall = kNaN;
   std::string best_label;
   for (const ConfigSummary& s : in.summaries) {
     const double target = in.answer.target_of(s).value;
-    std::vector<double> steps, epochs, measured, projected, bytes, best;
-    for (const RunData* run : s.config->runs) {
-      best.push_back(run->best_metric(in.metric.higher_is_better));
-      for (const EvalPoint& e : run->evaluations)
-        if (in.metric.reaches(e.test_metric, target)) {
-          steps.push_back(static_cast<double>(e.step));
-          epochs.push_back(static_cast<double>(e.epoch + 1));
-          measured.push_back(e.measured_time);
-          projected.push_back(e.projected_time);
-          bytes.push_back(e.bytes_sent);
-          break;
-        }
-    }
-    reached_runs += epochs.size();
+    const Reach reach = reach_of(s, target, in.metric);
+    reached_runs += reach.epochs.size();
     runs += s.config->runs.size();
-    const std::string reached = str_cat(epochs.size(), "/", s.config->runs.size());
-    const Stats best_stats = stats_of(best), step = stats_of(steps), epoch = stats_of(epochs), m = stats_of(measured),
-                p = stats_of(projected), b = stats_of(bytes);
-    if (!std::isnan(best_stats.mean) &&
-        (std::isnan(best_overall) ||
-         (in.metric.higher_is_better ? best_stats.mean > best_overall : best_stats.mean < best_overall))) {
-      best_overall = best_stats.mean;
+    const double best = stats_of(reach.best).mean;
+    if (!std::isnan(best) && (std::isnan(best_overall) || (in.metric.higher_is_better ? best > best_overall
+                                                                                      : best < best_overall))) {
+      best_overall = best;
       best_label = s.config->label;
     }
-    const std::string best_text = mean_std_text(best_stats, in.metric.digits);
-    std::vector<std::string> cells, raw;
-    if (epochs.empty()) {
-      cells = {s.config->label, reached, best_text, "not reached", kMissing, kMissing, kMissing, kMissing};
-      raw = {s.config->label,
-             "0",
-             std::to_string(s.config->runs.size()),
-             raw_number(best_stats.mean),
-             raw_number(best_stats.std),
-             "",
-             "",
-             "",
-             "",
-             "",
-             "",
-             ""};
-    } else {
-      // The epochs of the runs as a range: a mean such as "1.5" names no epoch.
-      const auto [low, high] = std::minmax_element(epochs.begin(), epochs.end());
-      const std::string epoch_text = *low == *high ? fixed(*low, 0) : str_cat(fixed(*low, 0), "-", fixed(*high, 0));
-      cells = {s.config->label,
-               reached,
-               best_text,
-               fixed(step.mean, 0),
-               epoch_text,
-               mean_std_significant(m),
-               mean_std_significant(p),
-               human_bytes(b.mean)};
-      raw = {s.config->label,
-             std::to_string(epochs.size()),
-             std::to_string(s.config->runs.size()),
-             raw_number(best_stats.mean),
-             raw_number(best_stats.std),
-             raw_number(step.mean),
-             raw_number(epoch.mean),
-             raw_number(m.mean),
-             raw_number(m.std),
-             raw_number(p.mean),
-             raw_number(p.std),
-             raw_number(b.mean)};
-    }
+    auto [cells, raw] = target_row(s, reach, in.metric);
     if (!one) {
       cells.insert(cells.begin() + 1, fixed(target, in.metric.digits));
       raw.insert(raw.begin() + 1, raw_number(target));
@@ -211,7 +215,8 @@ Section target_section(const SectionInput& in) {
   if (reached_runs == 0 && runs > 0)
     section.lead = str_cat(
         "No run reached the target",
-        one ? str_cat(" ", in.metric.label, " ", direction, fixed(first.value, in.metric.digits)) : std::string(),
+        one ? str_cat(" ", in.metric.label, " ", direction, fixed(in.answer.targets().front().value, in.metric.digits))
+            : std::string(),
         best_label.empty()
             ? std::string(".")
             : str_cat("; the best mean reached was ", fixed(best_overall, in.metric.digits), " (", best_label, ")."));

@@ -69,11 +69,8 @@ std::string row_name(const Configuration& c) {
   return c.label == c.column ? "" : c.label;
 }
 
-}  // namespace
-
-Section pays_off_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
-  const std::vector<double> rates = scanned_bandwidths();
-  Section section{
+Section pays_off_intro(const std::vector<double>& rates) {
+  return Section{
       "Does it pay off?",
       str_cat("Each configuration projected onto links from ", rate_text(rates.front()), " to ",
               rate_text(rates.back()),
@@ -91,21 +88,9 @@ Section pays_off_section(const SectionInput& in, std::vector<FigurePlot>& plots)
               "model is from the measurement."),
       {},
       {}};
-  std::vector<Curve> curves;
-  std::size_t without = 0;
-  for (const ConfigSummary& s : in.summaries) {
-    if (std::isnan(s.messages.mean) || std::isnan(s.link_bytes.mean)) {
-      ++without;
-      continue;
-    }
-    curves.push_back(curve_of(in.answer, s, rates));
-  }
-  if (without > 0)
-    section.lead += str_cat(without,
-                            " configuration(s) left out: their runs did not record messages and "
-                            "link_bytes (an older laconic).");
-  bool any_emulated = false;
-  for (const Curve& c : curves) any_emulated = any_emulated || !std::isnan(c.emulated_rate);
+}
+
+Table pays_off_table(bool any_emulated) {
   Table table;
   table.slug = "pays_off";
   table.columns = {{"configuration"},
@@ -121,70 +106,68 @@ Section pays_off_section(const SectionInput& in, std::vector<FigurePlot>& plots)
     table.columns.push_back({"measured on its emulated link (s)", Align::Right});
     table.csv.header.insert(table.csv.header.end(), {"emulated_bandwidth_bit_s", "measured_time_to_target_s"});
   }
-  auto index_of = [&](double rate) {
-    std::size_t best = 0;
-    for (std::size_t i = 0; i < rates.size(); ++i)
-      if (std::fabs(std::log(rates[i] / rate)) < std::fabs(std::log(rates[best] / rate))) best = i;
-    return best;
-  };
-  // One figure per row of the grid (a model on a link, ...), its curves named by their column
-  // (the compressor): thirty configurations in one figure leave no room for the plot.
-  std::vector<RowFigure> figures;
-  auto figure_of = [&](const ConfigSummary& s) -> RowFigure& {
-    for (RowFigure& f : figures)
-      if (f.row == s.config->row) return f;
-    figures.push_back({s.config->row, row_name(*s.config), "", {}, 0, false});
-    return figures.back();
-  };
-  for (std::size_t k = 0; k < curves.size(); ++k) {
-    const Curve& c = curves[k];
-    const ConfigSummary& s = *c.summary;
-    const BandwidthScan scan = in.answer.scan(s);
-    auto ttt = [&](double rate) {
-      const double t = c.time[index_of(rate)];
-      return std::isinf(t) ? kNaN : t;
-    };
-    std::vector<std::string> row = {
-        s.config->label,    std::isnan(c.steps_to_target) ? std::string("not reached") : fixed(c.steps_to_target, 0),
-        seconds(ttt(1e8)),  seconds(ttt(1e9)),
-        seconds(ttt(1e10)), scan.text};
-    std::vector<std::string> raw = {s.config->label,
-                                    raw_number(c.steps_to_target),
-                                    raw_number(ttt(1e8)),
-                                    raw_number(ttt(1e9)),
-                                    raw_number(ttt(1e10)),
-                                    scan.text,
-                                    raw_number(scan.break_even)};
-    if (any_emulated) {
-      row.push_back(std::isnan(c.emulated_rate)
-                        ? kMissing
-                        : str_cat(seconds(c.measured_time_to_target), " on ", rate_text(c.emulated_rate)));
-      raw.insert(raw.end(), {raw_number(c.emulated_rate), raw_number(c.measured_time_to_target)});
-    }
-    table.add_row(std::move(row), std::move(raw));
-    if (std::isnan(c.steps_to_target)) continue;
-    RowFigure& f = figure_of(s);
-    std::string data;
-    for (std::size_t i = 0; i < rates.size(); ++i) data += data_line({rates[i] / 1e6, c.time[i]});
-    const std::string file = str_cat("pays_off_", k, ".dat");
-    f.data_files.emplace_back(file, data);
-    const std::size_t style = ++f.curves;  // the curve and its measured point share it
-    f.plot_list += str_cat(f.plot_list.empty() ? "plot " : ", \\\n     ", "'", file, "' using 1:2 with lines linetype ",
-                           style, " linewidth 2 title ", gnuplot_quote(s.config->column));
-    if (!std::isnan(c.emulated_rate)) {
-      f.drew_point = true;
-      const std::string point = str_cat("pays_off_", k, "_measured.dat");
-      f.data_files.emplace_back(point, data_line({c.emulated_rate / 1e6, c.measured_time_to_target}));
-      f.plot_list +=
-          str_cat(", \\\n     '", point, "' using 1:2 with points pointtype 7 linecolor ", style, " notitle");
-    }
+  return table;
+}
+
+// The time to target of `c` at the scanned bandwidth nearest `rate` (NaN where not reached).
+double time_near(const Curve& c, const std::vector<double>& rates, double rate) {
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < rates.size(); ++i)
+    if (std::fabs(std::log(rates[i] / rate)) < std::fabs(std::log(rates[best] / rate))) best = i;
+  return std::isinf(c.time[best]) ? kNaN : c.time[best];
+}
+
+void add_row(Table& table, const Curve& c, const BandwidthScan& scan, const std::vector<double>& rates,
+             bool any_emulated) {
+  const std::string& label = c.summary->config->label;
+  const auto ttt = [&](double rate) { return time_near(c, rates, rate); };
+  std::vector<std::string> row = {
+      label,          std::isnan(c.steps_to_target) ? std::string("not reached") : fixed(c.steps_to_target, 0),
+      seconds(ttt(1e8)), seconds(ttt(1e9)),
+      seconds(ttt(1e10)), scan.text};
+  std::vector<std::string> raw = {label,
+                                  raw_number(c.steps_to_target),
+                                  raw_number(ttt(1e8)),
+                                  raw_number(ttt(1e9)),
+                                  raw_number(ttt(1e10)),
+                                  scan.text,
+                                  raw_number(scan.break_even)};
+  if (any_emulated) {
+    row.push_back(std::isnan(c.emulated_rate)
+                      ? kMissing
+                      : str_cat(seconds(c.measured_time_to_target), " on ", rate_text(c.emulated_rate)));
+    raw.insert(raw.end(), {raw_number(c.emulated_rate), raw_number(c.measured_time_to_target)});
   }
-  section.tables.push_back(std::move(table));
-  if (figures.empty()) {
-    section.lead +=
-        (section.lead.empty() ? "" : " ") + std::string("No configuration reached the target: nothing to plot.");
-    return section;
-  }
+  table.add_row(std::move(row), std::move(raw));
+}
+
+// One figure per row of the grid (a model on a link, ...), its curves named by their column
+// (the compressor): thirty configurations in one figure leave no room for the plot.
+RowFigure& figure_of(std::vector<RowFigure>& figures, const Configuration& config) {
+  for (RowFigure& f : figures)
+    if (f.row == config.row) return f;
+  figures.push_back({config.row, row_name(config), "", {}, 0, false});
+  return figures.back();
+}
+
+// Curve `c` (the k-th) in its row's figure, with its measured point when it has one.
+void add_curve(RowFigure& f, const Curve& c, std::size_t k, const std::vector<double>& rates) {
+  std::string data;
+  for (std::size_t i = 0; i < rates.size(); ++i) data += data_line({rates[i] / 1e6, c.time[i]});
+  const std::string file = str_cat("pays_off_", k, ".dat");
+  f.data_files.emplace_back(file, data);
+  const std::size_t style = ++f.curves;  // the curve and its measured point share it
+  f.plot_list += str_cat(f.plot_list.empty() ? "plot " : ", \\\n     ", "'", file, "' using 1:2 with lines linetype ",
+                         style, " linewidth 2 title ", gnuplot_quote(c.summary->config->column));
+  if (std::isnan(c.emulated_rate)) return;
+  f.drew_point = true;
+  const std::string point = str_cat("pays_off_", k, "_measured.dat");
+  f.data_files.emplace_back(point, data_line({c.emulated_rate / 1e6, c.measured_time_to_target}));
+  f.plot_list += str_cat(", \\\n     '", point, "' using 1:2 with points pointtype 7 linecolor ", style, " notitle");
+}
+
+void draw_figures(std::vector<RowFigure>& figures, const std::string& metric_label, Section& section,
+                  std::vector<FigurePlot>& plots) {
   for (std::size_t i = 0; i < figures.size(); ++i) {
     RowFigure& f = figures[i];
     if (f.drew_point)  // one key entry for every measured point
@@ -193,7 +176,7 @@ Section pays_off_section(const SectionInput& in, std::vector<FigurePlot>& plots)
     const bool one = figures.size() == 1;
     FigurePlot plot{{one ? std::string("pays_off") : str_cat("pays_off_", i + 1),
                      str_cat("Does it pay off? Time to target against bandwidth", one ? "" : ": " + f.name),
-                     str_cat("Projected seconds until the ", in.metric.label,
+                     str_cat("Projected seconds until the ", metric_label,
                              " target (steps needed x projected step) on links from 10 Mbit/s to 100 Gbit/s, log "
                              "scales; a curve per configuration that reached the target",
                              one ? "" : str_cat(" (", f.name, ")"), ". Points: measured on an emulated link."),
@@ -205,6 +188,42 @@ Section pays_off_section(const SectionInput& in, std::vector<FigurePlot>& plots)
     section.figures.push_back(plot.figure);
     plots.push_back(std::move(plot));
   }
+}
+
+}  // namespace
+
+Section pays_off_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
+  const std::vector<double> rates = scanned_bandwidths();
+  Section section = pays_off_intro(rates);
+  std::vector<Curve> curves;
+  std::size_t without = 0;
+  for (const ConfigSummary& s : in.summaries) {
+    if (std::isnan(s.messages.mean) || std::isnan(s.link_bytes.mean)) {
+      ++without;
+      continue;
+    }
+    curves.push_back(curve_of(in.answer, s, rates));
+  }
+  if (without > 0)
+    section.lead += str_cat(without,
+                            " configuration(s) left out: their runs did not record messages and "
+                            "link_bytes (an older laconic).");
+  bool any_emulated = false;
+  for (const Curve& c : curves) any_emulated = any_emulated || !std::isnan(c.emulated_rate);
+  Table table = pays_off_table(any_emulated);
+  std::vector<RowFigure> figures;
+  for (std::size_t k = 0; k < curves.size(); ++k) {
+    const Curve& c = curves[k];
+    add_row(table, c, in.answer.scan(*c.summary), rates, any_emulated);
+    if (!std::isnan(c.steps_to_target)) add_curve(figure_of(figures, *c.summary->config), c, k, rates);
+  }
+  section.tables.push_back(std::move(table));
+  if (figures.empty()) {
+    section.lead +=
+        (section.lead.empty() ? "" : " ") + std::string("No configuration reached the target: nothing to plot.");
+    return section;
+  }
+  draw_figures(figures, in.metric.label, section, plots);
   return section;
 }
 

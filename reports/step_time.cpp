@@ -44,11 +44,8 @@ std::string versus_dense(const ConfigSummary& s, const ConfigSummary& dense) {
   return buf;
 }
 
-}  // namespace
-
-Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
-  const std::string links = links_of(in.grid);
-  Section section{
+Section step_time_intro(const std::string& links) {
+  return Section{
       "Time per step",
       str_cat("Mean seconds per step and worker rank. compute = forward + backward + optimizer; compress = compress + "
               "decompress; wait = time_wait, blocked at the exchange until the slowest worker arrived (another "
@@ -64,6 +61,13 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
               "the 95% intervals overlap (with two or more seeds each), else the interquartile ranges do."),
       {},
       {}};
+}
+
+// Where a column for what an overlapped exchange hid behind backward goes (not part of the
+// step's sum: it ran while backward did).
+constexpr std::size_t kHiddenColumn = 5;
+
+Table step_time_table(bool any_overlapped) {
   Table table;
   table.slug = "step_time";
   table.columns = {{"configuration"},
@@ -90,104 +94,84 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
                       "step_q3_s",
                       "step_median_ci95_s",
                       "n"};
-  // Runs with allreduce { overlap = true }: a column for what their exchange hid behind backward
-  // (not part of the step's sum: it ran while backward did).
-  bool any_overlapped = false;
-  for (const ConfigSummary& s : in.summaries) any_overlapped = any_overlapped || !std::isnan(s.overlapped.mean);
   if (any_overlapped) {
-    table.columns.insert(table.columns.begin() + 5, {"hidden behind backward (s)", Align::Right});
-    table.csv.header.insert(table.csv.header.begin() + 5, "hidden_behind_backward_s");
-    section.text +=
-        " hidden behind backward = time_overlapped: under allreduce { overlap = true }, the part of the "
-        "exchange that ran on the communication thread while backward was still going; it is in no other "
-        "column and not in the step's sum, which holds only what the step waited for.";
+    table.columns.insert(table.columns.begin() + kHiddenColumn, {"hidden behind backward (s)", Align::Right});
+    table.csv.header.insert(table.csv.header.begin() + kHiddenColumn, "hidden_behind_backward_s");
   }
-  std::string data;
-  std::vector<std::string> labels;
-  std::vector<std::string> disturbed;
-  double highest = 0;
-  bool any_projected = false;
-  for (const ConfigSummary& s : in.summaries) {
-    const double compute = s.compute.mean, compress = s.compress.mean, wait = s.wait.mean;
-    const double measured = s.communicate.mean, projected = s.projected_communicate.mean;
-    const double step_measured = measured_step(s);
-    const double step_projected = std::isnan(projected) ? kNaN : local_seconds(s) + projected;
-    // The row's dense configuration: its compute is what the model and batch cost on an
-    // undisturbed machine, since no compressor changes forward, backward or the optimizer.
-    const ConfigSummary* dense = row_dense(in.grid, in.summaries, s);
-    std::string versus = kMissing;
-    if (dense != nullptr) {
-      versus = versus_dense(s, *dense);
-      const double base = dense->compute.mean;
-      if (&s != dense && base > 0 && std::fabs(compute - base) > 0.1 * base) {
-        char change[32];
-        std::snprintf(change, sizeof change, "%+.0f%%", 100 * (compute - base) / base);
-        disturbed.push_back(str_cat(s.config->label, " (compute ", change, ")"));
-        versus += " disturbed";
-      }
-    }
-    const std::string iqr = std::isnan(s.step_median.mean) ? std::string(kMissing)
-                                                           : str_cat(seconds(s.step_median.mean), " [",
-                                                                     seconds(s.step_q1), ", ", seconds(s.step_q3), "]");
-    std::vector<std::string> cells = {s.config->label,
-                                      seconds(compute),
-                                      seconds(compress),
-                                      seconds(wait),
-                                      seconds(measured),
-                                      seconds(projected),
-                                      seconds(step_measured),
-                                      seconds(step_projected),
-                                      iqr,
-                                      mean_ci_text(s.step_median),
-                                      versus};
-    std::vector<std::string> raw = {s.config->label,
-                                    raw_number(compute),
-                                    raw_number(compress),
-                                    raw_number(wait),
-                                    raw_number(measured),
-                                    raw_number(projected),
-                                    raw_number(step_measured),
-                                    raw_number(step_projected),
-                                    raw_number(s.step_median.mean),
-                                    raw_number(s.step_q1),
-                                    raw_number(s.step_q3),
-                                    raw_number(ci95_half_width(s.step_median)),
-                                    std::to_string(s.compute.n)};
-    if (any_overlapped) {
-      cells.insert(cells.begin() + 5, seconds(s.overlapped.mean));
-      raw.insert(raw.begin() + 5, raw_number(s.overlapped.mean));
-    }
-    table.add_row(cells, raw);
-    // Stacked bars need a number in every slot; a missing part draws as 0 and shows as - above.
-    data += data_line({or_zero(compute), or_zero(compress), or_zero(wait), or_zero(measured), or_zero(projected),
-                       s.step_median.mean, s.step_q1, s.step_q3});
-    labels.push_back(s.config->label);
-    highest = std::max({highest, step_measured, or_zero(step_projected), or_zero(s.step_q3)});
-    any_projected = any_projected || !std::isnan(projected);
+  return table;
+}
+
+// "topk (compute +35%)" when a configuration's compute differs by more than 10% from its row's
+// dense one (no compressor changes forward, backward or the optimizer: the machine disturbed it);
+// else "".
+std::string disturbance(const ConfigSummary& s, const ConfigSummary& dense) {
+  const double base = dense.compute.mean;
+  if (&s == &dense || !(base > 0) || std::fabs(s.compute.mean - base) <= 0.1 * base) return "";
+  char change[32];
+  std::snprintf(change, sizeof change, "%+.0f%%", 100 * (s.compute.mean - base) / base);
+  return str_cat(s.config->label, " (compute ", change, ")");
+}
+
+void add_step_row(Table& table, const ConfigSummary& s, const std::string& versus, bool any_overlapped) {
+  const double compute = s.compute.mean, compress = s.compress.mean, wait = s.wait.mean;
+  const double measured = s.communicate.mean, projected = s.projected_communicate.mean;
+  const double step_measured = measured_step(s);
+  const double step_projected = std::isnan(projected) ? kNaN : local_seconds(s) + projected;
+  const std::string iqr = std::isnan(s.step_median.mean) ? std::string(kMissing)
+                                                         : str_cat(seconds(s.step_median.mean), " [",
+                                                                   seconds(s.step_q1), ", ", seconds(s.step_q3), "]");
+  std::vector<std::string> cells = {s.config->label,     seconds(compute),       seconds(compress),
+                                    seconds(wait),       seconds(measured),      seconds(projected),
+                                    seconds(step_measured), seconds(step_projected), iqr,
+                                    mean_ci_text(s.step_median), versus};
+  std::vector<std::string> raw = {s.config->label,
+                                  raw_number(compute),
+                                  raw_number(compress),
+                                  raw_number(wait),
+                                  raw_number(measured),
+                                  raw_number(projected),
+                                  raw_number(step_measured),
+                                  raw_number(step_projected),
+                                  raw_number(s.step_median.mean),
+                                  raw_number(s.step_q1),
+                                  raw_number(s.step_q3),
+                                  raw_number(ci95_half_width(s.step_median)),
+                                  std::to_string(s.compute.n)};
+  if (any_overlapped) {
+    cells.insert(cells.begin() + kHiddenColumn, seconds(s.overlapped.mean));
+    raw.insert(raw.begin() + kHiddenColumn, raw_number(s.overlapped.mean));
   }
-  section.tables.push_back(std::move(table));
-  std::string crowded;
-  for (const ConfigSummary& s : in.summaries)
+  table.add_row(cells, raw);
+}
+
+// What the section says about runs whose times measure the machine as well as the method.
+std::string caveats(const std::vector<ConfigSummary>& summaries, const std::vector<std::string>& disturbed) {
+  std::string text, crowded;
+  for (const ConfigSummary& s : summaries)
     for (const RunData* run : s.config->runs)
       if (run->oversubscribed) {
         crowded += (crowded.empty() ? "" : ", ") + s.config->label;
         break;
       }
   if (!crowded.empty())
-    section.text += str_cat(
+    text += str_cat(
         " Oversubscribed (more ranks than the host has cores; their times include waiting for "
         "a core): ",
         crowded, ".");
   if (!disturbed.empty()) {
     std::string list;
     for (const auto& d : disturbed) list += (list.empty() ? "" : ", ") + d;
-    section.text += str_cat(
+    text += str_cat(
         " Disturbed by the machine: compute (forward + backward + optimizer, which no compressor "
         "changes) differs by more than 10% from the same row's dense configuration in ",
         list, "; compare their times with care (docs/reports.md).");
   }
-  if (labels.empty()) return section;
+  return text;
+}
 
+// The stacked bars, measured on the left and projected on the right.
+FigurePlot step_time_figure(const std::string& links, const std::string& data, const std::vector<std::string>& labels,
+                            double highest) {
   FigurePlot plot{{"step_time", "Time per step: measured and projected",
                    str_cat("Seconds per step and worker, stacked: compute, compress, wait, communicate. Left: "
                            "communicate as measured on this machine; the whiskers span the interquartile range of "
@@ -207,7 +191,50 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
       "'' using 0:6:7:8 with yerrorbars lc rgb 'black' pt 7 ps 0.6 title 'step median, IQR'\n",
       "set title ", gnuplot_quote("PROJECTED onto " + links), "\n", bars,
       "'' using 5 title 'communicate (projected)'\nunset multiplot\n");
+  return plot;
+}
+
+}  // namespace
+
+Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
+  const std::string links = links_of(in.grid);
+  Section section = step_time_intro(links);
+  bool any_overlapped = false;
+  for (const ConfigSummary& s : in.summaries) any_overlapped = any_overlapped || !std::isnan(s.overlapped.mean);
+  if (any_overlapped)
+    section.text +=
+        " hidden behind backward = time_overlapped: under allreduce { overlap = true }, the part of the "
+        "exchange that ran on the communication thread while backward was still going; it is in no other "
+        "column and not in the step's sum, which holds only what the step waited for.";
+  Table table = step_time_table(any_overlapped);
+  std::string data;
+  std::vector<std::string> labels, disturbed;
+  double highest = 0;
+  bool any_projected = false;
+  for (const ConfigSummary& s : in.summaries) {
+    // The row's dense configuration: its compute is what the model and batch cost on an
+    // undisturbed machine, since no compressor changes forward, backward or the optimizer.
+    const ConfigSummary* dense = row_dense(in.grid, in.summaries, s);
+    std::string versus = dense == nullptr ? std::string(kMissing) : versus_dense(s, *dense);
+    if (const std::string d = dense == nullptr ? "" : disturbance(s, *dense); !d.empty()) {
+      disturbed.push_back(d);
+      versus += " disturbed";
+    }
+    add_step_row(table, s, versus, any_overlapped);
+    const double projected = s.projected_communicate.mean;
+    // Stacked bars need a number in every slot; a missing part draws as 0 and shows as - above.
+    data += data_line({or_zero(s.compute.mean), or_zero(s.compress.mean), or_zero(s.wait.mean),
+                       or_zero(s.communicate.mean), or_zero(projected), s.step_median.mean, s.step_q1, s.step_q3});
+    labels.push_back(s.config->label);
+    const double step_projected = std::isnan(projected) ? kNaN : local_seconds(s) + projected;
+    highest = std::max({highest, measured_step(s), or_zero(step_projected), or_zero(s.step_q3)});
+    any_projected = any_projected || !std::isnan(projected);
+  }
+  section.tables.push_back(std::move(table));
+  section.text += caveats(in.summaries, disturbed);
+  if (labels.empty()) return section;
   if (!any_projected) section.text += " No run recorded projected times; the right panel shows none.";
+  FigurePlot plot = step_time_figure(links, data, labels, highest);
   section.figures.push_back(plot.figure);
   plots.push_back(std::move(plot));
   return section;

@@ -79,57 +79,41 @@ std::string only_dense(const Answer& answer, const std::vector<const ConfigSumma
   return str_cat("Only dense reached the target in all its runs: ", dense->config->label, ", ", join(times, ", "), ".");
 }
 
-}  // namespace
-
-Section summary_section(const SectionInput& in, const std::vector<LinkSpec>& links) {
+/// The answer for one row of the grid on every link, in a few sentences.
+std::string row_answer(const SectionInput& in, const RowTarget& target, const std::vector<const ConfigSummary*>& row,
+                       const std::vector<LinkSpec>& links) {
   const Answer& answer = in.answer;
   const TestMetric& metric = in.metric;
-  Section section{"The answer", "", {}, {}};
-  section.anchor = "answer";
-  std::vector<std::string> lead;
-  for (const RowTarget& target : answer.targets()) {
-    std::vector<const ConfigSummary*> row;
-    for (const ConfigSummary& s : in.summaries)
-      if (s.config->row == target.row) row.push_back(&s);
-    if (row.empty()) continue;
-    std::string text = in.grid.rows.size() > 1 ? str_cat(target.row, ": t") : "T";
-    if (std::isnan(target.value)) {
-      lead.push_back(text + "here is no target: no run recorded a final " + metric.label + ".");
-      continue;
-    }
-    text +=
-        str_cat("arget ", metric.label, metric.higher_is_better ? " >= " : " <= ", fixed(target.value, metric.digits),
-                " (", target.source, "). ");
-    const AnswerLink own = answer.own_link(*row.front());
-    std::vector<AnswerLink> every{own};
-    for (const LinkSpec& spec : links) every.push_back({spec.text, spec});
-    bool compressed_reached = false;
-    for (const ConfigSummary* s : row)
-      compressed_reached = compressed_reached || (!is_dense(*s) && answer.time_to_target(*s, own).all_reached());
-    if (compressed_reached) {
-      for (std::size_t i = 0; i < every.size(); ++i) text += (i ? " " : "") + on_link(answer, row, every[i], i == 0);
-    } else {
-      text += only_dense(answer, row, every);
-    }
-    std::vector<std::string> missed;
-    for (const ConfigSummary* s : row) {
-      const TimeToTarget t = answer.time_to_target(*s, own);
-      if (is_dense(*s) || t.all_reached()) continue;
-      missed.push_back(str_cat(s->config->label, " reached it in ", t.reached, " of ", t.runs, " runs and ",
-                               cost_text(metric, answer.verdict(*s))));
-    }
-    if (!missed.empty())
-      text += str_cat(" Never a winner, since not every run reached the target: ", join(missed, "; "), ".");
-    lead.push_back(text);
+  std::string text = in.grid.rows.size() > 1 ? str_cat(target.row, ": t") : "T";
+  if (std::isnan(target.value)) return text + "here is no target: no run recorded a final " + metric.label + ".";
+  text += str_cat("arget ", metric.label, metric.higher_is_better ? " >= " : " <= ", fixed(target.value, metric.digits),
+                  " (", target.source, "). ");
+  const AnswerLink own = answer.own_link(*row.front());
+  std::vector<AnswerLink> every{own};
+  for (const LinkSpec& spec : links) every.push_back({spec.text, spec});
+  bool compressed_reached = false;
+  for (const ConfigSummary* s : row)
+    compressed_reached = compressed_reached || (!is_dense(*s) && answer.time_to_target(*s, own).all_reached());
+  if (compressed_reached) {
+    for (std::size_t i = 0; i < every.size(); ++i) text += (i ? " " : "") + on_link(answer, row, every[i], i == 0);
+  } else {
+    text += only_dense(answer, row, every);
   }
-  std::vector<std::string> disturbed;
-  for (const Verdict& v : answer.verdicts())
-    if (!v.noise.empty()) disturbed.push_back(str_cat(v.summary->config->label, ": ", join(v.noise, "; ")));
-  if (!disturbed.empty())
-    lead.push_back(str_cat(
-        "Times widened for the machine's noise (so that it is not read as a result): ", join(disturbed, ". "), "."));
-  section.lead = join(lead, "\n\n");
-  section.text = str_cat(
+  std::vector<std::string> missed;
+  for (const ConfigSummary* s : row) {
+    const TimeToTarget t = answer.time_to_target(*s, own);
+    if (is_dense(*s) || t.all_reached()) continue;
+    missed.push_back(str_cat(s->config->label, " reached it in ", t.reached, " of ", t.runs, " runs and ",
+                             cost_text(metric, answer.verdict(*s))));
+  }
+  if (!missed.empty())
+    text += str_cat(" Never a winner, since not every run reached the target: ", join(missed, "; "), ".");
+  return text;
+}
+
+/// How the answer is computed, folded away below it.
+std::string summary_explanation(const TestMetric& metric) {
+  return str_cat(
       "The target: by default the row's best dense configuration (none or fp16) by mean final ", metric.label,
       ", less a tolerance (", tolerance_text(metric, default_tolerance(metric)),
       "; --tolerance changes it, --target sets one value for every row), so that a compressor reaches it only "
@@ -146,6 +130,9 @@ Section summary_section(const SectionInput& in, const std::vector<LinkSpec>& lin
       " against the baseline's over seeds (repeats of a seed averaged first), with Welch's 95% "
       "interval. Break-even: the verdict at each bandwidth from 10 Mbit/s to 100 Gbit/s (50 us per message). "
       "Projections, not measurements (docs/reports.md, \"The answer\").");
+}
+
+Table answer_table(const TestMetric& metric, const std::vector<LinkSpec>& links) {
   Table table;
   table.slug = "answer";
   table.columns = {{"configuration"},
@@ -162,32 +149,60 @@ Section summary_section(const SectionInput& in, const std::vector<LinkSpec>& lin
   }
   table.columns.push_back({"against dense from 10 Mbit/s to 100 Gbit/s"});
   table.csv.header.insert(table.csv.header.end(), {"bandwidths", "break_even_bit_s"});
-  for (const ConfigSummary& s : in.summaries) {
-    const Verdict& v = answer.verdict(s);
-    const AnswerLink own = answer.own_link(s);
-    const TimeToTarget t = answer.time_to_target(s, own);
-    const Comparison c = answer.compare(s, own);
-    const BandwidthScan scan = answer.scan(s);
-    std::vector<std::string> cells = {s.config->label,
-                                      str_cat(t.reached, "/", t.runs),
-                                      mean_std_text(s.final_metric, metric.digits),
-                                      cost_text(metric, v),
-                                      time_text(t),
-                                      comparison_text(c, t)};
-    std::vector<std::string> raw = {
-        s.config->label,      std::to_string(t.reached),     std::to_string(t.runs), raw_number(s.final_metric.mean),
-        raw_number(v.cost),   raw_number(v.cost_half_width), raw_number(t.seconds),  raw_number(t.half_width),
-        comparison_text(c, t)};
-    for (const LinkSpec& spec : links) {
-      const AnswerLink link{spec.text, spec};
-      const std::string text = comparison_text(answer.compare(s, link), answer.time_to_target(s, link));
-      cells.push_back(text);
-      raw.push_back(text);
-    }
-    cells.push_back(scan.text);
-    raw.insert(raw.end(), {scan.text, raw_number(scan.break_even)});
-    table.add_row(std::move(cells), std::move(raw));
+  return table;
+}
+
+void add_answer_row(Table& table, const Answer& answer, const ConfigSummary& s, const std::vector<LinkSpec>& links) {
+  const TestMetric& metric = answer.metric();
+  const Verdict& v = answer.verdict(s);
+  const AnswerLink own = answer.own_link(s);
+  const TimeToTarget t = answer.time_to_target(s, own);
+  const Comparison c = answer.compare(s, own);
+  const BandwidthScan scan = answer.scan(s);
+  std::vector<std::string> cells = {s.config->label,
+                                    str_cat(t.reached, "/", t.runs),
+                                    mean_std_text(s.final_metric, metric.digits),
+                                    cost_text(metric, v),
+                                    time_text(t),
+                                    comparison_text(c, t)};
+  std::vector<std::string> raw = {
+      s.config->label,      std::to_string(t.reached),     std::to_string(t.runs), raw_number(s.final_metric.mean),
+      raw_number(v.cost),   raw_number(v.cost_half_width), raw_number(t.seconds),  raw_number(t.half_width),
+      comparison_text(c, t)};
+  for (const LinkSpec& spec : links) {
+    const AnswerLink link{spec.text, spec};
+    const std::string text = comparison_text(answer.compare(s, link), answer.time_to_target(s, link));
+    cells.push_back(text);
+    raw.push_back(text);
   }
+  cells.push_back(scan.text);
+  raw.insert(raw.end(), {scan.text, raw_number(scan.break_even)});
+  table.add_row(std::move(cells), std::move(raw));
+}
+
+}  // namespace
+
+Section summary_section(const SectionInput& in, const std::vector<LinkSpec>& links) {
+  const Answer& answer = in.answer;
+  Section section{"The answer", "", {}, {}};
+  section.anchor = "answer";
+  std::vector<std::string> lead;
+  for (const RowTarget& target : answer.targets()) {
+    std::vector<const ConfigSummary*> row;
+    for (const ConfigSummary& s : in.summaries)
+      if (s.config->row == target.row) row.push_back(&s);
+    if (!row.empty()) lead.push_back(row_answer(in, target, row, links));
+  }
+  std::vector<std::string> disturbed;
+  for (const Verdict& v : answer.verdicts())
+    if (!v.noise.empty()) disturbed.push_back(str_cat(v.summary->config->label, ": ", join(v.noise, "; ")));
+  if (!disturbed.empty())
+    lead.push_back(str_cat(
+        "Times widened for the machine's noise (so that it is not read as a result): ", join(disturbed, ". "), "."));
+  section.lead = join(lead, "\n\n");
+  section.text = summary_explanation(in.metric);
+  Table table = answer_table(in.metric, links);
+  for (const ConfigSummary& s : in.summaries) add_answer_row(table, answer, s, links);
   section.tables.push_back(std::move(table));
   return section;
 }

@@ -52,6 +52,9 @@ struct Capabilities {
   /// may be exchanged bucket by bucket, overlapped with backward (allreduce { overlap = true }):
   /// a global Top-k of each bucket is not the global Top-k.
   bool separable_by_layer = false;
+  /// The payload is the gradient itself, in fp32, and decodes to exactly it (none): what
+  /// exchanging whole models (gossip) needs.
+  bool lossless = false;
 
   bool operator==(const Capabilities& other) const = default;
 };
@@ -81,6 +84,7 @@ class Compressor {
   bool self_decoding() const { return capabilities().self_decoding; }
   bool sparse_pairs() const { return capabilities().sparse_pairs; }
   bool separable_by_layer() const { return capabilities().separable_by_layer; }
+  bool lossless() const { return capabilities().lossless; }
 
   /// The compressor as one whose exchange needs more than one collective (MultiRoundCompressor),
   /// or nullptr: the topology then calls its exchange() instead of compress() /

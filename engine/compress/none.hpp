@@ -15,7 +15,7 @@ class NoneCompressor : public Compressor {
  public:
   explicit NoneCompressor(NoneOptions) {}
   std::string name() const override { return "none"; }
-  Capabilities capabilities() const override { return {.summable = true, .separable_by_layer = true}; }
+  Capabilities capabilities() const override { return {.summable = true, .separable_by_layer = true, .lossless = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 };

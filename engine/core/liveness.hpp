@@ -61,4 +61,11 @@ class Liveness {
   std::vector<std::pair<std::string, std::int64_t>> spent_;
 };
 
+/// The Liveness of a rank nobody watches (one trained without a controller: tests, benchmarks),
+/// one per thread, so that the training loop never asks whether it is watched.
+inline Liveness& unwatched_liveness() {
+  thread_local Liveness liveness;
+  return liveness;
+}
+
 }  // namespace laconic

@@ -4,30 +4,149 @@
 
 namespace laconic {
 
+const char* exchange_name(Exchange exchange) { return exchange == Exchange::Update ? "update" : "gradient"; }
+
+namespace {
+
+using Type = RunField::Type;
+
+RunField component(std::string name, std::string key, ComponentSpec RunConfig::*member, std::string default_name,
+                   std::string doc) {
+  RunField f{.name = std::move(name), .key = std::move(key), .type = Type::Component, .doc = std::move(doc)};
+  f.kind = f.key;
+  f.default_component = std::move(default_name);
+  f.component = member;
+  return f;
+}
+
+RunField integer(std::string name, std::int64_t RunConfig::*member, std::int64_t minimum, std::string doc) {
+  RunField f{.name = name, .key = name, .type = Type::Int, .doc = std::move(doc)};
+  f.minimum = minimum;
+  f.integer = member;
+  return f;
+}
+
+RunField number(std::string name, double RunConfig::*member, bool zero_allowed, std::string doc) {
+  RunField f{.name = name, .key = name, .type = Type::Number, .doc = std::move(doc)};
+  f.zero_allowed = zero_allowed;
+  f.number = member;
+  return f;
+}
+
+// Added after runs were first recorded: read as the default when a configuration lacks it.
+RunField since_first_records(RunField f) {
+  f.optional_in_record = true;
+  return f;
+}
+
+// Also left out of the recorded configuration at its default, so that configurations recorded
+// before it existed compare equal to today's.
+RunField recorded_when_set(RunField f) {
+  f.optional_in_record = true;
+  f.recorded_at_default = false;
+  return f;
+}
+
+RunField plan_set(RunField f) {
+  f.in_file = false;
+  return f;
+}
+
+RunField exchange_field() {
+  RunField f{.name = "exchange",
+             .key = "exchange",
+             .type = Type::Choice,
+             .doc = "what workers compress and exchange: \"gradient\" (momentum and learning rate applied to the "
+                    "average) or \"update\" (each worker applies them first and sends lr x its step, error feedback "
+                    "on the update; docs/compressors.md)"};
+  f.choices = {exchange_name(Exchange::Gradient), exchange_name(Exchange::Update)};
+  f.get_choice = [](const RunConfig& run) { return std::string(exchange_name(run.exchange)); };
+  f.set_choice = [](RunConfig& run, const std::string& word) {
+    if (word != exchange_name(Exchange::Gradient) && word != exchange_name(Exchange::Update))
+      throw ConfigError(str_cat("exchange must be \"gradient\" or \"update\", got \"", word, "\""));
+    run.exchange = word == exchange_name(Exchange::Update) ? Exchange::Update : Exchange::Gradient;
+  };
+  return recorded_when_set(std::move(f));
+}
+
+}  // namespace
+
+const std::vector<RunField>& RunConfig::fields() {
+  using C = RunConfig;
+  static const std::vector<RunField> kFields = {
+      integer("batch_size", &C::batch_size, 1, "examples per worker per step"),
+      component("compressor", "compressor", &C::compressor, "none", "gradient compressor"),
+      component("data", "dataset", &C::dataset, "fashion_mnist", "dataset"),
+      since_first_records(number("divergence_factor", &C::divergence_factor, true,
+                                 "a training loss above this many times the first step's (or NaN / inf) ends the run "
+                                 "DIVERGED; 0 = only NaN / inf (>= 0)")),
+      integer("epochs", &C::epochs, 1, "passes over each worker's shard"),
+      recorded_when_set(integer("eval_every", &C::eval_every, 0,
+                                "steps between extra evaluations on the test split (worker 0), besides every "
+                                "epoch's end; 0 = epoch ends only")),
+      integer("eval_limit", &C::eval_limit, 0, "test examples evaluated per epoch; 0 = whole test split"),
+      exchange_field(),
+      since_first_records(
+          component("lr_schedule", "lr_schedule", &C::lr_schedule, "constant", "learning-rate schedule")),
+      integer("max_steps", &C::max_steps, 0, "steps per epoch; 0 = whole shard"),
+      component("model", "model", &C::model, "lenet5", "model"),
+      since_first_records(
+          component("network", "network", &C::network, "link", "the link communication time is projected onto")),
+      component("optimizer", "optimizer", &C::optimizer, "sgd", "optimizer"),
+      plan_set(integer("repetition", &C::repetition, 0,
+                       "index among the runs of the same seed and swept values (runs_per_seed)")),
+      component("schedule", "schedule", &C::schedule, "synchronous", "when workers exchange updates"),
+      plan_set(integer("seed", &C::seed, 0, "seeds weights, shuffling and stochastic compressors (seeds)")),
+      since_first_records(component("stopping", "stopping", &C::stopping, "never", "when a run stops early")),
+      number("timeout", &C::timeout, false, "seconds any collective or rendezvous may wait (> 0)"),
+      component("topology", "topology", &C::topology, "allreduce", "how an update is exchanged"),
+      integer("workers", &C::workers, 1, "training ranks (a parameter server's servers are ranks of their own)"),
+  };
+  return kFields;
+}
+
+nlohmann::json RunField::value_json(const RunConfig& run) const {
+  switch (type) {
+    case Type::Component:
+      return (run.*component).to_json();
+    case Type::Int:
+      return run.*integer;
+    case Type::Number:
+      return run.*number;
+    case Type::Choice:
+      return get_choice(run);
+  }
+  return nullptr;
+}
+
+void RunField::set_from_json(RunConfig& run, const nlohmann::json& json) const {
+  switch (type) {
+    case Type::Component:
+      run.*component = ComponentSpec::from_json(kind, json);
+      return;
+    case Type::Int:
+      run.*integer = json.get<std::int64_t>();
+      return;
+    case Type::Number:
+      run.*number = json.get<double>();
+      return;
+    case Type::Choice:
+      set_choice(run, json.get<std::string>());
+      return;
+  }
+}
+
+bool RunField::at_default(const RunConfig& run) const {
+  static const RunConfig kDefaults;
+  return value_json(run) == value_json(kDefaults);
+}
+
 nlohmann::json RunConfig::to_json() const {
   nlohmann::json out;
   out["experiment"] = experiment;
   out["name"] = name;
-  out["dataset"] = dataset.to_json();
-  out["model"] = model.to_json();
-  out["optimizer"] = optimizer.to_json();
-  out["topology"] = topology.to_json();
-  out["schedule"] = schedule.to_json();
-  out["compressor"] = compressor.to_json();
-  out["network"] = network.to_json();
-  out["lr_schedule"] = lr_schedule.to_json();
-  out["stopping"] = stopping.to_json();
-  out["batch_size"] = batch_size;
-  out["epochs"] = epochs;
-  out["workers"] = workers;
-  out["seed"] = seed;
-  out["repetition"] = repetition;
-  out["max_steps"] = max_steps;
-  out["eval_limit"] = eval_limit;
-  if (eval_every > 0) out["eval_every"] = eval_every;
-  out["timeout"] = timeout;
-  out["divergence_factor"] = divergence_factor;
-  if (exchange != "gradient") out["exchange"] = exchange;
+  for (const RunField& field : fields())
+    if (field.recorded_at_default || !field.at_default(*this)) out[field.key] = field.value_json(*this);
   out["swept"] = swept_json();
   return out;
 }
@@ -43,28 +162,10 @@ RunConfig RunConfig::from_json(const nlohmann::json& json) {
     RunConfig c;
     c.experiment = json.at("experiment").get<std::string>();
     c.name = json.at("name").get<std::string>();
-    c.dataset = ComponentSpec::from_json("dataset", json.at("dataset"));
-    c.model = ComponentSpec::from_json("model", json.at("model"));
-    c.optimizer = ComponentSpec::from_json("optimizer", json.at("optimizer"));
-    c.topology = ComponentSpec::from_json("topology", json.at("topology"));
-    c.schedule = ComponentSpec::from_json("schedule", json.at("schedule"));
-    c.compressor = ComponentSpec::from_json("compressor", json.at("compressor"));
-    // Runs recorded before the network model have none: the default link.
-    if (json.contains("network")) c.network = ComponentSpec::from_json("network", json["network"]);
-    if (json.contains("stopping")) c.stopping = ComponentSpec::from_json("stopping", json["stopping"]);
-    if (json.contains("lr_schedule")) c.lr_schedule = ComponentSpec::from_json("lr_schedule", json["lr_schedule"]);
-    c.batch_size = json.at("batch_size").get<std::int64_t>();
-    c.epochs = json.at("epochs").get<std::int64_t>();
-    c.workers = json.at("workers").get<std::int64_t>();
-    c.seed = json.at("seed").get<std::int64_t>();
-    c.repetition = json.at("repetition").get<std::int64_t>();
-    c.max_steps = json.at("max_steps").get<std::int64_t>();
-    c.eval_limit = json.at("eval_limit").get<std::int64_t>();
-    if (json.contains("eval_every")) c.eval_every = json["eval_every"].get<std::int64_t>();
-    c.timeout = json.at("timeout").get<double>();
-    // Runs recorded before divergence detection have none: the default.
-    if (json.contains("divergence_factor")) c.divergence_factor = json["divergence_factor"].get<double>();
-    if (json.contains("exchange")) c.exchange = json["exchange"].get<std::string>();
+    for (const RunField& field : fields()) {
+      if (field.optional_in_record && !json.contains(field.key)) continue;
+      field.set_from_json(c, json.at(field.key));
+    }
     for (const auto& [key, value] : json.at("swept").items()) c.swept[key] = value_from_json(value);
     return c;
   } catch (const nlohmann::json::exception& e) {

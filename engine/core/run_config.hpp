@@ -1,15 +1,30 @@
 #pragma once
 // The fully resolved configuration of one run: what the controller records and what every worker
-// of the run trains with.
+// of the run trains with. Its fields are declared once, in RunConfig::fields(): the recorded
+// configuration (to_json / from_json), the experiment file's fields (lua/fields.hpp), `--set`
+// and docs/dsl.md all read that one list.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/core/component.hpp"
 
 namespace laconic {
+
+/// What the workers compress and exchange (the experiment field `exchange`).
+enum class Exchange {
+  Gradient,  ///< the gradient: the optimizer's momentum and learning rate act on the average
+  Update,    ///< each worker applies them and sends lr x its direction; the average is applied as it is
+};
+
+/// "gradient" or "update", as the experiment file and the recorded configuration write it.
+const char* exchange_name(Exchange exchange);
+
+struct RunField;
 
 struct RunConfig {
   std::string experiment;  ///< experiment name
@@ -23,31 +38,71 @@ struct RunConfig {
   ComponentSpec stopping{"stopping", "never", {}};
   std::int64_t batch_size = 64;  ///< examples per worker per step
   std::int64_t epochs = 1;       ///< passes over each worker's shard
-  std::int64_t workers = 2;      ///< worker processes
+  std::int64_t workers = 2;      ///< training ranks (a topology's servers are ranks beyond them)
   std::int64_t seed = 1;         ///< seeds weights, shuffling and stochastic compressors
   std::int64_t repetition = 0;   ///< index among runs with the same swept values
   std::int64_t max_steps = 0;    ///< stop each epoch after this many steps; 0 = whole shard
   std::int64_t eval_limit = 0;   ///< test examples evaluated per epoch; 0 = whole test split
   /// Steps between evaluations on the test split besides every epoch's end; 0 = epoch ends only.
-  /// Left out of to_json() when 0, so configurations recorded before it compare equal.
   std::int64_t eval_every = 0;
   double timeout = 60;  ///< seconds any collective or rendezvous may wait
   /// A training loss above this many times the first step's loss (or NaN / inf at any time)
   /// stops the run as DIVERGED; 0 = only NaN / inf.
   double divergence_factor = 100;
-  /// What the workers compress and exchange: "gradient" (the optimizer's momentum and learning
-  /// rate act on the average) or "update" (each worker applies them and sends lr * direction;
-  /// the average is applied as it is). Left out of to_json() when "gradient", so configurations
-  /// recorded before it compare equal.
-  std::string exchange = "gradient";
+  Exchange exchange = Exchange::Gradient;
   /// The variables the sweep set for this run (name -> value), kept apart from the rest.
   std::map<std::string, Value> swept;
+
+  /// Every field but experiment, name and swept, declared once (sorted by the experiment file's
+  /// name for it).
+  static const std::vector<RunField>& fields();
 
   /// The full resolved configuration (the `config` column of `runs`).
   nlohmann::json to_json() const;
   /// The swept variables alone (the `swept` column of `runs`).
   nlohmann::json swept_json() const;
   static RunConfig from_json(const nlohmann::json& json);
+};
+
+/// One field of a run's configuration: what the experiment file calls it, what the recorded
+/// configuration calls it, its type, meaning and range, and where it lands in a RunConfig.
+struct RunField {
+  enum class Type { Component, Int, Number, Choice };
+
+  std::string name;  ///< in the experiment file ("data")
+  std::string key;   ///< in the recorded configuration, runs.config ("dataset")
+  Type type;
+  std::string doc;  ///< one line, with units
+  /// Set by the experiment file's own field of that name; false for what the plan sets
+  /// (seed from `seeds`, repetition from `runs_per_seed`).
+  bool in_file = true;
+  std::string kind;               ///< Component: the component kind
+  std::string default_component;  ///< Component: what an experiment that omits the field gets
+  std::int64_t minimum = 0;       ///< Int: the smallest valid value
+  bool zero_allowed = false;      ///< Number: 0 is valid too (else > 0)
+  /// Choice: the words allowed, the default first. A word other than the default is named in
+  /// the run's name even when not swept ("...,exchange=update,seed=1").
+  std::vector<std::string> choices;
+  /// Written into the recorded configuration only when it differs from its default, so that
+  /// configurations recorded before the field existed compare equal.
+  bool recorded_at_default = true;
+  /// A recorded configuration may lack it (it was recorded before the field existed): read as
+  /// the default.
+  bool optional_in_record = false;
+
+  ComponentSpec RunConfig::*component = nullptr;  ///< Component
+  std::int64_t RunConfig::*integer = nullptr;     ///< Int
+  double RunConfig::*number = nullptr;            ///< Number
+  /// Choice: the word the run holds, and setting it from a word of `choices`.
+  std::function<std::string(const RunConfig&)> get_choice{};
+  std::function<void(RunConfig&, const std::string&)> set_choice{};
+
+  /// The field's value in `run`, as the recorded configuration writes it.
+  nlohmann::json value_json(const RunConfig& run) const;
+  /// Sets the field of `run` from its recorded JSON (nlohmann's exceptions for a wrong type).
+  void set_from_json(RunConfig& run, const nlohmann::json& json) const;
+  /// True when `run` holds the default (a RunConfig{}'s value).
+  bool at_default(const RunConfig& run) const;
 };
 
 }  // namespace laconic

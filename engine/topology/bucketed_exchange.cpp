@@ -32,21 +32,32 @@ std::vector<GradientBucket> plan_buckets(const std::vector<std::size_t>& layer_s
   return buckets;
 }
 
+namespace {
+
+compress::CompressorGroup make_compressors(const std::vector<GradientBucket>& buckets,
+                                          const BucketedExchange::CompressorFactory& make) {
+  std::vector<std::unique_ptr<compress::Compressor>> compressors;
+  for (std::size_t b = 0; b < buckets.size(); ++b)
+    compressors.push_back(make(buckets[b].first_layer, buckets[b].end_layer, b));
+  return compress::CompressorGroup(std::move(compressors));
+}
+
+}  // namespace
+
 BucketedExchange::BucketedExchange(std::span<float> gradient, const std::vector<std::size_t>& layer_sizes,
                                    const Bucketing& caps, const CompressorFactory& make, comm::Communicator& comm,
                                    comm::AllreduceAlgorithm algorithm)
     : gradient_(gradient),
       buckets_(plan_buckets(layer_sizes, caps)),
       bucket_of_layer_(layer_sizes.size()),
+      compressors_(make_compressors(buckets_, make)),
       comm_(comm),
       algorithm_(algorithm) {
   std::size_t total = 0;
   for (std::size_t size : layer_sizes) total += size;
   LACONIC_ENFORCE(total == gradient.size(), "layers of ", total, " elements for a gradient of ", gradient.size());
-  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+  for (std::size_t b = 0; b < buckets_.size(); ++b)
     for (std::size_t l = buckets_[b].first_layer; l < buckets_[b].end_layer; ++l) bucket_of_layer_[l] = b;
-    compressors_.push_back(make(buckets_[b].first_layer, buckets_[b].end_layer, b));
-  }
   payloads_.resize(buckets_.size());
   pending_.assign(buckets_.size(), 0);
   timeline_.resize(buckets_.size());
@@ -122,7 +133,7 @@ void BucketedExchange::serve() {
       std::exception_ptr error;
       try {
         // Only the first bucket waits for the slowest peer: after it, all are there.
-        stats = exchange_compressed(gradient_.subspan(bucket.offset, bucket.size), *compressors_[b], comm_, false,
+        stats = exchange_compressed(gradient_.subspan(bucket.offset, bucket.size), compressors_[b], comm_, false,
                                     payloads_[b], algorithm_, b == 0);
       } catch (...) {
         error = std::current_exception();
@@ -165,7 +176,7 @@ ExchangeStats BucketedExchange::finish(const comm::NetworkModel* network) {
     // The bucket's pieces in the order exchange_compressed() runs them (a compressor that
     // exchanges itself waits first and interleaves its codec with its collectives: there the
     // split between compression and communication after backward is approximate).
-    const bool itself = compressors_[b]->exchanges_itself();
+    const bool itself = compressors_[b].exchanges_itself();
     using Piece = std::pair<double, double*>;
     const Piece compress{s.time_compress, &total.time_compress}, wait{s.time_wait, &total.time_wait};
     const std::array<Piece, 4> pieces{itself ? wait : compress, itself ? compress : wait,

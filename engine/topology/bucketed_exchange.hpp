@@ -18,6 +18,7 @@
 #include "engine/comm/communicator.hpp"
 #include "engine/comm/network.hpp"
 #include "engine/compress/compressor.hpp"
+#include "engine/compress/compressor_group.hpp"
 #include "engine/topology/topology.hpp"
 
 namespace laconic::topology {
@@ -70,8 +71,9 @@ class BucketedExchange {
   ExchangeStats finish(const comm::NetworkModel* network = nullptr);
 
   const std::vector<GradientBucket>& buckets() const { return buckets_; }
-  /// The per-bucket compressors, in bucket order (set_epoch, set_step, checkpoints).
-  const std::vector<std::unique_ptr<compress::Compressor>>& compressors() const { return compressors_; }
+  /// The per-bucket compressors, in bucket order, as one: what the worker loop tells the run's
+  /// compressor (epoch, step, checkpoints) it tells them.
+  compress::CompressorGroup& compressors() { return compressors_; }
   /// The last round, bucket by bucket (valid after finish()).
   const std::vector<BucketTimeline>& timeline() const { return timeline_; }
 
@@ -83,7 +85,7 @@ class BucketedExchange {
   std::span<float> gradient_;
   std::vector<GradientBucket> buckets_;
   std::vector<std::size_t> bucket_of_layer_;
-  std::vector<std::unique_ptr<compress::Compressor>> compressors_;
+  compress::CompressorGroup compressors_;
   std::vector<compress::Payload> payloads_;
   comm::Communicator& comm_;
   comm::AllreduceAlgorithm algorithm_;

@@ -42,7 +42,7 @@ std::vector<int> gossip_offsets(const GossipOptions& options, int workers, std::
 }
 
 void GossipTopology::check(const compress::Compressor& compressor) const {
-  if (compressor.name() != "none")
+  if (!compressor.lossless())
     throw ConfigError(str_cat("gossip exchanges whole models in fp32; compressor '", compressor.name(),
                               "' is not supported with it (use none())"));
 }

@@ -29,26 +29,14 @@ OptionFields<AdamWOptions> AdamWOptions::fields() {
 torch::Tensor Adam::adam_step(std::size_t i, const torch::Tensor& p) {
   torch::Tensor d = p.grad();
   if (!options_.decoupled && options_.weight_decay != 0) d = d.add(p, options_.weight_decay);
-  m_[i].mul_(options_.beta1).add_(d, 1 - options_.beta1);
-  v_[i].mul_(options_.beta2).addcmul_(d, d, 1 - options_.beta2);
-  const double bias_correction1 = 1 - std::pow(options_.beta1, static_cast<double>(steps_));
-  const double bias_correction2 = 1 - std::pow(options_.beta2, static_cast<double>(steps_));
-  const auto denom = (v_[i].sqrt() / std::sqrt(bias_correction2)).add_(options_.eps);
-  return (m_[i] / denom).mul_(lr() / bias_correction1);
-}
-
-void Adam::start(const std::vector<torch::Tensor>& params) {
-  if (m_.empty())
-    for (const auto& p : params) {
-      m_.push_back(torch::zeros_like(p));
-      v_.push_back(torch::zeros_like(p));
-    }
-  ++steps_;
+  const auto [bias_correction1, bias_correction2] = moments_.advance(i, d, options_.beta1, options_.beta2);
+  const auto denom = (moments_.v[i].sqrt() / std::sqrt(bias_correction2)).add_(options_.eps);
+  return (moments_.m[i] / denom).mul_(lr() / bias_correction1);
 }
 
 void Adam::step(std::vector<torch::Tensor>& params) {
   torch::NoGradGuard no_grad;
-  start(params);
+  moments_.start(params);
   for (std::size_t i = 0; i < params.size(); ++i) {
     auto& p = params[i];
     if (!p.grad().defined()) continue;
@@ -59,7 +47,7 @@ void Adam::step(std::vector<torch::Tensor>& params) {
 
 void Adam::compute_update(std::vector<torch::Tensor>& params) {
   torch::NoGradGuard no_grad;
-  start(params);
+  moments_.start(params);
   for (std::size_t i = 0; i < params.size(); ++i) {
     auto& p = params[i];
     if (!p.grad().defined()) continue;
@@ -70,15 +58,11 @@ void Adam::compute_update(std::vector<torch::Tensor>& params) {
 }
 
 void Adam::save_state(StateWriter& out) const {
-  out.i64(steps_);
-  save_tensors(out, m_);
-  save_tensors(out, v_);
+  moments_.save(out);
 }
 
 void Adam::load_state(StateReader& in) {
-  steps_ = in.i64();
-  load_tensors(in, m_);
-  load_tensors(in, v_);
+  moments_.load(in);
 }
 
 }  // namespace laconic::train

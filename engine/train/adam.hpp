@@ -5,6 +5,7 @@
 
 #include "engine/core/option_fields.hpp"
 #include "engine/train/optimizer.hpp"
+#include "engine/train/optimizer_state.hpp"
 
 namespace laconic::train {
 
@@ -47,12 +48,8 @@ class Adam : public Optimizer {
   // Advances the moments of parameter i by its gradient and returns the Adam step (without the
   // learning rate's decoupled decay) to subtract from it.
   torch::Tensor adam_step(std::size_t i, const torch::Tensor& p);
-  // Makes the moments on the first step, and counts the step.
-  void start(const std::vector<torch::Tensor>& params);
-
   AdamOptions options_;
-  std::int64_t steps_ = 0;
-  std::vector<torch::Tensor> m_, v_;
+  AdamMoments moments_;
 };
 
 /// AdamW: Adam built from AdamW's options.

@@ -16,22 +16,11 @@ OptionFields<LambOptions> LambOptions::fields() {
       .number("weight_decay", &O::weight_decay, "decoupled weight decay, inside the trust ratio", at_least(0));
 }
 
-void Lamb::start(const std::vector<torch::Tensor>& params) {
-  if (m_.empty())
-    for (const auto& p : params) {
-      m_.push_back(torch::zeros_like(p));
-      v_.push_back(torch::zeros_like(p));
-    }
-  ++steps_;
-}
-
 torch::Tensor Lamb::lamb_step(std::size_t i, const torch::Tensor& p) {
   const torch::Tensor& g = p.grad();
-  m_[i].mul_(options_.beta1).add_(g, 1 - options_.beta1);
-  v_[i].mul_(options_.beta2).addcmul_(g, g, 1 - options_.beta2);
-  const double bias_correction1 = 1 - std::pow(options_.beta1, static_cast<double>(steps_));
-  const double bias_correction2 = 1 - std::pow(options_.beta2, static_cast<double>(steps_));
-  torch::Tensor u = (m_[i] / bias_correction1) / ((v_[i] / bias_correction2).sqrt_().add_(options_.eps));
+  const auto [bias_correction1, bias_correction2] = moments_.advance(i, g, options_.beta1, options_.beta2);
+  torch::Tensor u =
+      (moments_.m[i] / bias_correction1) / ((moments_.v[i] / bias_correction2).sqrt_().add_(options_.eps));
   if (options_.weight_decay != 0) u.add_(p, options_.weight_decay);
   const double weight_norm = p.norm().item<double>();
   const double update_norm = u.norm().item<double>();
@@ -41,28 +30,24 @@ torch::Tensor Lamb::lamb_step(std::size_t i, const torch::Tensor& p) {
 
 void Lamb::step(std::vector<torch::Tensor>& params) {
   torch::NoGradGuard no_grad;
-  start(params);
+  moments_.start(params);
   for (std::size_t i = 0; i < params.size(); ++i)
     if (params[i].grad().defined()) params[i].sub_(lamb_step(i, params[i]));
 }
 
 void Lamb::compute_update(std::vector<torch::Tensor>& params) {
   torch::NoGradGuard no_grad;
-  start(params);
+  moments_.start(params);
   for (std::size_t i = 0; i < params.size(); ++i)
     if (params[i].grad().defined()) params[i].grad().copy_(lamb_step(i, params[i]));
 }
 
 void Lamb::save_state(StateWriter& out) const {
-  out.i64(steps_);
-  save_tensors(out, m_);
-  save_tensors(out, v_);
+  moments_.save(out);
 }
 
 void Lamb::load_state(StateReader& in) {
-  steps_ = in.i64();
-  load_tensors(in, m_);
-  load_tensors(in, v_);
+  moments_.load(in);
 }
 
 }  // namespace laconic::train

@@ -5,6 +5,7 @@
 
 #include "engine/core/option_fields.hpp"
 #include "engine/train/optimizer.hpp"
+#include "engine/train/optimizer_state.hpp"
 
 namespace laconic::train {
 
@@ -33,11 +34,8 @@ class Lamb : public Optimizer {
  private:
   // Advances the moments of parameter i and returns lr * trust * u, what a step subtracts.
   torch::Tensor lamb_step(std::size_t i, const torch::Tensor& p);
-  void start(const std::vector<torch::Tensor>& params);
-
   LambOptions options_;
-  std::int64_t steps_ = 0;
-  std::vector<torch::Tensor> m_, v_;
+  AdamMoments moments_;
 };
 
 }  // namespace laconic::train

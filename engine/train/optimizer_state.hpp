@@ -1,6 +1,8 @@
 #pragma once
 // An optimizer's per-parameter tensors (momentum, moments) written to a checkpoint and read back
 // bit for bit: count, then each tensor's sizes and float32 values.
+#include <cmath>
+#include <utility>
 #include <vector>
 
 #include <torch/torch.h>
@@ -31,5 +33,40 @@ inline void load_tensors(StateReader& in, std::vector<torch::Tensor>& tensors) {
     tensors.push_back(flat.reshape(sizes).clone());
   }
 }
+
+/// The state Adam, AdamW and LAMB share: the step count and the first and second moments of
+/// every parameter, kept in checkpoints.
+struct AdamMoments {
+  std::int64_t steps = 0;
+  std::vector<torch::Tensor> m, v;
+
+  /// Makes the moments on the first step, and counts the step.
+  void start(const std::vector<torch::Tensor>& params) {
+    if (m.empty())
+      for (const auto& p : params) {
+        m.push_back(torch::zeros_like(p));
+        v.push_back(torch::zeros_like(p));
+      }
+    ++steps;
+  }
+  /// m_i = beta1 m_i + (1 - beta1) g and v_i = beta2 v_i + (1 - beta2) g^2; returns the bias
+  /// corrections 1 - beta1^t and 1 - beta2^t of this step t.
+  std::pair<double, double> advance(std::size_t i, const torch::Tensor& g, double beta1, double beta2) {
+    m[i].mul_(beta1).add_(g, 1 - beta1);
+    v[i].mul_(beta2).addcmul_(g, g, 1 - beta2);
+    const double t = static_cast<double>(steps);
+    return {1 - std::pow(beta1, t), 1 - std::pow(beta2, t)};
+  }
+  void save(StateWriter& out) const {
+    out.i64(steps);
+    save_tensors(out, m);
+    save_tensors(out, v);
+  }
+  void load(StateReader& in) {
+    steps = in.i64();
+    load_tensors(in, m);
+    load_tensors(in, v);
+  }
+};
 
 }  // namespace laconic::train

@@ -125,7 +125,7 @@ class ServerProcess : public topology::ServerModel {
     std::memcpy(out.data(), before_.data_ptr<float>() + shard_begin_, out.size_bytes());
   }
   void on_update(const topology::AppliedUpdate& u) override {
-    if (parts_.liveness) parts_.liveness->tick();
+    parts_.liveness->tick();
     // The pushing worker's staleness under its rank, the server's traffic and times under its own.
     auto put_for = [&](int worker) {
       return [&, worker](const char* key, double value) { sink_.record({key, updates_, -1, worker, wall(), value}); };
@@ -199,10 +199,10 @@ void serve_rounds(const RunConfig& config, WorkerParts& parts, comm::Communicato
       here.step = round;
       here.epoch = server.codec_epoch();
       here.wall = server.wall();
-      if (parts.liveness) parts.liveness->enter("checkpointing");
+      parts.liveness->enter("checkpointing");
       save_server_checkpoint(checkpoint_path(checkpointing.dir, comm.rank(), round), fingerprint, comm.rank(), here,
                              parts, server.codec());
-      if (parts.liveness) parts.liveness->enter("serving");
+      parts.liveness->enter("serving");
       if (checkpointing.on_saved) checkpointing.on_saved(round);
     }
     const auto t = Clock::now();
@@ -211,7 +211,7 @@ void serve_rounds(const RunConfig& config, WorkerParts& parts, comm::Communicato
     const topology::ServerRound r =
         rounds.serve_round(server.codec(), comm,
                            [&](std::span<const float> mean, std::span<float> out) { server.round_update(mean, out); });
-    if (parts.liveness) parts.liveness->tick();
+    parts.liveness->tick();
     if (r.done) break;
     server.record_round(round, r, std::chrono::duration<double>(Clock::now() - t).count());
   }
@@ -221,7 +221,7 @@ void serve_rounds(const RunConfig& config, WorkerParts& parts, comm::Communicato
 
 void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm, MetricsSink& sink,
                 RunCallbacks* callbacks, const Checkpointing& checkpointing) {
-  if (parts.liveness) parts.liveness->enter("serving");
+  parts.liveness->enter("serving");
   ServerProcess server(config, parts, comm, sink, callbacks);
   if ((checkpointing.saves() || checkpointing.resume_step >= 0) && server.staleness())
     throw ConfigError(str_cat("schedule ", config.schedule.name, ": an asynchronous parameter server cannot be ",

@@ -64,13 +64,13 @@ Evaluation evaluate_across(Model& model, const DataSplit& split, std::int64_t li
 
 Evaluation evaluate_and_record(Model& model, Dataset& dataset, const RunConfig& config, MetricsSink& sink,
                                comm::Communicator& comm, bool shared, std::int64_t step, std::int64_t epoch,
-                               double wall, Liveness* liveness) {
-  if (liveness) liveness->enter("evaluating");
+                               double wall, Liveness& liveness) {
+  liveness.enter("evaluating");
   const Evaluation e = evaluate_across(model, dataset.test(), config.eval_limit, comm, static_cast<int>(config.workers),
-                                       shared, [liveness] {
-                                         if (liveness) liveness->tick();
+                                       shared, [&liveness] {
+                                         liveness.tick();
                                        });
-  if (liveness) liveness->enter("training");
+  liveness.enter("training");
   if (comm.rank() != 0) return e;
   sink.record({keys::kTestAccuracy, step, epoch, 0, wall, e.accuracy});
   sink.record({keys::kTestLoss, step, epoch, 0, wall, e.loss});

@@ -29,6 +29,6 @@ Evaluation evaluate_across(Model& model, const DataSplit& split, std::int64_t li
 /// the others' is empty.
 Evaluation evaluate_and_record(Model& model, Dataset& dataset, const RunConfig& config, MetricsSink& sink,
                                comm::Communicator& comm, bool shared, std::int64_t step, std::int64_t epoch,
-                               double wall, Liveness* liveness);
+                               double wall, Liveness& liveness);
 
 }  // namespace laconic::train

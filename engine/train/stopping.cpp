@@ -16,14 +16,15 @@ OptionFields<EarlyStoppingOptions> EarlyStoppingOptions::fields() {
              keys::kConsensusDistance})
       .integer("patience", &O::patience, "epochs in a row without improvement before the run stops", at_least(1))
       .number("min_delta", &O::min_delta, "smallest change that counts as improvement", at_least(0))
-      .text("goal", &O::goal,
-            "whether larger is better; \"auto\": \"max\" for metrics ending in accuracy, else \"min\"",
-            {"auto", "max", "min"});
+      .choice("goal", &O::goal,
+              "whether larger is better; \"auto\": \"max\" for metrics ending in accuracy, else \"min\"",
+              {{O::Goal::Auto, "auto"}, {O::Goal::Max, "max"}, {O::Goal::Min, "min"}});
 }
 
 EarlyStopping::EarlyStopping(EarlyStoppingOptions options)
     : options_(std::move(options)),
-      maximize_(options_.goal == "max" || (options_.goal == "auto" && options_.metric.ends_with("accuracy"))) {}
+      maximize_(options_.goal == EarlyStoppingOptions::Goal::Max ||
+                (options_.goal == EarlyStoppingOptions::Goal::Auto && options_.metric.ends_with("accuracy"))) {}
 
 bool EarlyStopping::should_stop(const EpochMetrics& metrics) {
   auto it = metrics.values.find(options_.metric);

@@ -50,10 +50,12 @@ class NeverStop : public StopRule {
 };
 
 struct EarlyStoppingOptions {
+  /// Whether larger is better; Auto: larger for metrics ending in accuracy, else smaller.
+  enum class Goal { Auto, Max, Min };
   std::string metric = keys::kTestAccuracy;
   std::int64_t patience = 3;
   double min_delta = 0.0;
-  std::string goal = "auto";
+  Goal goal = Goal::Auto;
 
   static OptionFields<EarlyStoppingOptions> fields();
 };

@@ -55,8 +55,8 @@ struct WorkerParts {
   ComponentSpec lr_schedule_spec;           ///< resolved, for its common fields
   std::unique_ptr<StopRule> stop_rule;      ///< empty: every epoch runs
   /// Where the rank marks its phase and progress for the controller's hang detection (the
-  /// worker process sends it on; engine/core/liveness.hpp). Null: not watched.
-  Liveness* liveness = nullptr;
+  /// worker process sends it on; engine/core/liveness.hpp); by default one nobody watches.
+  Liveness* liveness = &unwatched_liveness();
 };
 
 /// What the worker reached.

@@ -54,12 +54,12 @@ TEST_CASE("launch_workers relays every worker's metrics and reports success", "[
   const std::string dir = make_temp_dir();
   cli::LaunchSpec spec;
   spec.executable = fake_worker(dir, 3);
-  spec.workers = 2;
+  spec.worker.world = 2;
   spec.timeout = 5;
   CountingSink sink;
   const std::atomic<bool> stop{false};
   const cli::LaunchOutcome outcome = cli::launch_workers(spec, sink, {}, stop);
-  CHECK(outcome.ok);
+  CHECK(outcome.ok());
   CHECK(outcome.error.empty());
   CHECK(sink.records == 6);
   CHECK(no_children());
@@ -70,7 +70,7 @@ TEST_CASE("a sink that fails mid-run kills and reaps the workers before the erro
   const std::string dir = make_temp_dir();
   cli::LaunchSpec spec;
   spec.executable = fake_worker(dir, 0);  // would report forever
-  spec.workers = 2;
+  spec.worker.world = 2;
   spec.timeout = 5;
   CountingSink sink;
   sink.fail_at = 3;
@@ -92,14 +92,14 @@ TEST_CASE("a worker that falls silent for the timeout is called hung, killed and
   ::chmod(path.c_str(), 0755);
   cli::LaunchSpec spec;
   spec.executable = path;
-  spec.workers = 2;
+  spec.worker.world = 2;
   spec.timeout = 1.5;
   CountingSink sink;
   const std::atomic<bool> stop{false};
   const auto start = std::chrono::steady_clock::now();
   const cli::LaunchOutcome outcome = cli::launch_workers(spec, sink, {}, stop);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK_FALSE(outcome.ok);
+  CHECK_FALSE(outcome.ok());
   CHECK_THAT(outcome.error, Catch::Contains("worker 0 hung: no sign of life for 1 s (last heard during starting)"));
   // Rank 1 was still reporting when rank 0 was caught: stopped after the grace, not hung.
   CHECK_THAT(outcome.error, Catch::Contains("worker 1 was stopped by the controller: worker 0 hung"));
@@ -112,15 +112,15 @@ TEST_CASE("a stop reason from the observer stops the workers and is reported", "
   const std::string dir = make_temp_dir();
   cli::LaunchSpec spec;
   spec.executable = fake_worker(dir, 0);
-  spec.workers = 2;
+  spec.worker.world = 2;
   spec.timeout = 5;
   CountingSink sink;
   cli::LaunchObserver observer;
   observer.stop_reason = [&]() -> std::string { return sink.records >= 10 ? "the database took no writes" : ""; };
   const std::atomic<bool> stop{false};
   const cli::LaunchOutcome outcome = cli::launch_workers(spec, sink, observer, stop);
-  CHECK_FALSE(outcome.ok);
-  CHECK_FALSE(outcome.interrupted);
+  CHECK_FALSE(outcome.ok());
+  CHECK(outcome.ending != cli::LaunchEnding::Interrupted);
   CHECK(outcome.stopped == "the database took no writes");
   CHECK(outcome.error == "stopped: the database took no writes");
   CHECK(no_children());
@@ -131,7 +131,7 @@ TEST_CASE("a run stopped by the user says so, not which signal its workers died 
   const std::string dir = make_temp_dir();
   cli::LaunchSpec spec;
   spec.executable = fake_worker(dir, 0);
-  spec.workers = 2;
+  spec.worker.world = 2;
   spec.timeout = 5;
   CountingSink sink;
   std::atomic<bool> stop{false};
@@ -142,7 +142,7 @@ TEST_CASE("a run stopped by the user says so, not which signal its workers died 
     return "";
   };
   const cli::LaunchOutcome outcome = cli::launch_workers(spec, sink, observer, stop);
-  CHECK(outcome.interrupted);
+  CHECK(outcome.ending == cli::LaunchEnding::Interrupted);
   CHECK(outcome.error == "stopped by the user (Ctrl-C or SIGTERM)");
   CHECK(no_children());
   std::filesystem::remove_all(dir);
@@ -150,11 +150,12 @@ TEST_CASE("a run stopped by the user says so, not which signal its workers died 
 
 TEST_CASE("forked workers run the given function with their rank and report on their pipe", "[cli][launcher]") {
   cli::LaunchSpec spec;
-  spec.workers = 3;
+  spec.worker.world = 3;
   spec.timeout = 5;
-  spec.in_fork = [](int rank, const std::string& store, int fd) {
+  spec.in_fork = [](const cli::WorkerArgs& worker) {
     // Each rank reports rank + 1 metrics and checks it was given the run's rendezvous directory.
-    if (!std::filesystem::is_directory(store)) return 1;
+    const int rank = worker.rank, fd = worker.message_fd;
+    if (!std::filesystem::is_directory(worker.store)) return 1;
     const std::string line = encode_message(MetricRecord{"train_loss", rank, 0, rank, 0.5, 2.0});
     for (int i = 0; i <= rank; ++i)
       if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) return 1;
@@ -163,20 +164,21 @@ TEST_CASE("forked workers run the given function with their rank and report on t
   CountingSink sink;
   const std::atomic<bool> stop{false};
   const cli::LaunchOutcome ok = cli::launch_workers(spec, sink, {}, stop);
-  CHECK(ok.ok);
+  CHECK(ok.ok());
   CHECK(sink.records == 1 + 2 + 3);
   CHECK(ok.start_seconds > 0);
   CHECK(ok.total_seconds >= ok.start_seconds);
   CHECK(no_children());
 
   // A rank that throws exits 1; one that returns the diverged status makes the run diverged.
-  spec.in_fork = [](int rank, const std::string&, int) -> int {
+  spec.in_fork = [](const cli::WorkerArgs& worker) -> int {
+    const int rank = worker.rank;
     if (rank == 1) throw std::runtime_error("from the test");
     return rank == 2 ? cli::kDivergedExitStatus : 0;
   };
   const cli::LaunchOutcome failed = cli::launch_workers(spec, sink, {}, stop);
-  CHECK_FALSE(failed.ok);
-  CHECK(failed.diverged);
+  CHECK_FALSE(failed.ok());
+  CHECK(failed.ending == cli::LaunchEnding::Diverged);
   CHECK(failed.error.find("worker 2 exited with status 3") != std::string::npos);
   CHECK(no_children());
 }

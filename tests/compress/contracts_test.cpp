@@ -152,7 +152,7 @@ std::vector<ComponentSpec> every_compressor() {
 
 std::string describe(const Capabilities& c) {
   return str_cat("summable ", c.summable, ", self_decoding ", c.self_decoding, ", sparse_pairs ", c.sparse_pairs,
-                 ", separable_by_layer ", c.separable_by_layer);
+                 ", separable_by_layer ", c.separable_by_layer, ", lossless ", c.lossless);
 }
 
 }  // namespace

@@ -247,7 +247,7 @@ experiment {
   REQUIRE(plan.tune);
   CHECK(plan.tune->trials == 3);
   CHECK(plan.tune->metric == "test_loss");
-  CHECK(plan.tune->goal == "min");
+  CHECK(plan.tune->goal == laconic::Goal::Min);
   CHECK(plan.tune->drawn == std::vector<std::string>{"batch_size", "optimizer.lr"});
   CHECK(plan.runs.size() == 12);  // every trial on every seed; the controller picks
   CHECK_FALSE(load_experiment(dir.write("plain.lua", "experiment { name = 'p' }\n"), catalog).tune);

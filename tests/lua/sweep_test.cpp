@@ -66,17 +66,17 @@ TEST_CASE("exchange is \"gradient\" or \"update\"; a run that exchanges updates 
   REQUIRE(swept.runs.size() == 2);
   CHECK(swept.runs[0].name == "exchange=gradient,seed=1");
   CHECK(swept.runs[1].name == "exchange=update,seed=1");
-  CHECK(swept.runs[1].exchange == "update");
+  CHECK(swept.runs[1].exchange == laconic::Exchange::Update);
   CHECK(swept.runs[1].to_json()["exchange"] == "update");
   CHECK_FALSE(swept.runs[0].to_json().contains("exchange"));  // configurations of older runs compare equal
   // Not swept: the default says nothing, "update" still names itself.
   const auto fixed = laconic::lua::load_experiment(
       dir.write("fixed.lua", "experiment { name = 'f', exchange = 'update', workers = sweep { 1, 2 } }\n"), catalog);
   CHECK(fixed.runs[0].name == "exchange=update,workers=1,seed=1");
-  CHECK(laconic::RunConfig::from_json(fixed.runs[0].to_json()).exchange == "update");
+  CHECK(laconic::RunConfig::from_json(fixed.runs[0].to_json()).exchange == laconic::Exchange::Update);
   const auto plain = laconic::lua::load_experiment(dir.write("plain.lua", "experiment { name = 'p' }\n"), catalog);
   CHECK(plain.runs[0].name == "seed=1");
-  CHECK(plain.runs[0].exchange == "gradient");
+  CHECK(plain.runs[0].exchange == laconic::Exchange::Gradient);
   const auto bad = dir.write("bad.lua", "experiment { name = 'b', exchange = 'sideways' }\n");
   CHECK(laconic::lua::testing::load_error(bad, catalog) ==
         bad + ":1: experiment field 'exchange' must be \"gradient\" or \"update\", got string \"sideways\"");

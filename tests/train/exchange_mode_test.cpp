@@ -168,7 +168,7 @@ RunConfig small_run(const std::string& exchange, double momentum) {
   c.batch_size = 16;
   c.max_steps = 8;
   c.workers = 2;
-  c.exchange = exchange;
+  c.exchange = exchange == "update" ? Exchange::Update : Exchange::Gradient;
   return c;
 }
 

@@ -1,0 +1,47 @@
+#pragma once
+// What one rank of a run is told: the arguments of `laconic worker`, written once. A forked
+// worker gets the struct itself; an exec'd one the words of to_argv(), which
+// add_worker_options() parses back into the same struct.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace laconic::cli {
+
+struct WorkerArgs {
+  std::string file;       ///< the experiment file
+  std::string file_hash;  ///< refuse to run when the file no longer has this hash ("" = skip)
+  std::size_t run_index = 0;
+  std::string run_name;                ///< refuse to run when the expansion names the run differently
+  std::vector<std::string> overrides;  ///< --set KEY=VALUE, as the controller applied them
+  int rank = 0;
+  int world = 1;  ///< ranks of the run: its workers and its servers
+  /// Where the run's ranks meet: a directory private to the run, or a launcher's store
+  /// (file:///DIR, tcp://HOST:PORT, redis://HOST:PORT; engine/comm/store.hpp).
+  std::string store;
+  std::string store_prefix;            ///< the run's keys within `store` ("" for a private directory)
+  std::string hostname = "127.0.0.1";  ///< address Gloo listens on
+  std::string interface;               ///< or the interface it listens on (GLOO_SOCKET_IFNAME)
+  int message_fd = -1;                 ///< pipe to the controller; -1 = report on stderr only
+  std::string checkpoint_dir;          ///< where checkpoints go; "" = none
+  std::int64_t checkpoint_every = 0;   ///< steps between checkpoints; 0 = none
+  std::int64_t resume_step = -1;       ///< start from this rank's checkpoint of this step; -1 = fresh
+  /// An emulated link (cli/emulated_network.hpp): the network namespace to join before the
+  /// rendezvous ("" = stay), and the latency every message is held back, in seconds.
+  std::string netns;
+  double message_delay = 0;
+
+  /// `--file F --run-index I ...`: the required fields always, the others where they differ from
+  /// their defaults; --set once per override.
+  std::vector<std::string> to_argv() const;
+};
+
+/// Declares `laconic worker`'s options on `command`, each filling its field of `args`.
+void add_worker_options(CLI::App& command, WorkerArgs& args);
+
+}  // namespace laconic::cli

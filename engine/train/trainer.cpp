@@ -1,0 +1,241 @@
+#include "engine/train/trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "engine/core/error.hpp"
+#include "engine/core/metric_keys.hpp"
+#include "engine/train/objective.hpp"
+#include "engine/train/shard.hpp"
+#include "engine/train/step_helpers.hpp"
+
+namespace laconic::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+Trainer::Trainer(const RunConfig& config, WorkerParts& parts, comm::Communicator& comm)
+    : config_(config),
+      parts_(parts),
+      comm_(comm),
+      params_(parts.model->parameters()),
+      exchange_updates_(config.exchange == Exchange::Update) {
+  flat_grad_ = attach_flat_gradient(params_);
+  // The last averaged model (every worker's start): what local SGD's averages are taken from.
+  read_model(anchor_);
+  if (const auto bucketing = parts.topology->overlap()) start_overlap(*bucketing);
+}
+
+compress::Compressor& Trainer::compressor() {
+  return overlapped_ ? static_cast<compress::Compressor&>(overlapped_->compressors()) : *parts_.compressor;
+}
+
+void Trainer::begin_epoch(std::int64_t epoch) {
+  // The workers share the data; parameter servers (ranks after them) hold none.
+  shard_ = shard_indices(parts_.dataset->train().size(), config_.workers, comm_.rank(), config_.seed, epoch);
+  position_ = 0;
+}
+
+void Trainer::skip_to(std::int64_t index) {
+  position_ = std::min(shard_.size(), static_cast<std::size_t>(index * config_.batch_size));
+}
+
+void Trainer::save_state(StateWriter& out) const {
+  out.array(anchor_);
+  out.array(straggler_rng_.state_words());
+  if (overlapped_) overlapped_->compressors().save_state(out);
+}
+
+void Trainer::load_state(StateReader& in, std::int64_t epoch) {
+  in.array(anchor_);
+  in.array_exact(straggler_rng_.state_words());
+  if (!overlapped_) return;
+  // Restored compressors are told their epoch first, as fresh ones would be.
+  overlapped_->compressors().set_epoch(epoch);
+  overlapped_->compressors().load_state(in);
+}
+
+void Trainer::compute_gradients() {
+  const auto& data = parts_.dataset->train();
+  auto end = std::min<std::size_t>(position_ + static_cast<std::size_t>(config_.batch_size), shard_.size());
+  auto index =
+      torch::from_blob(shard_.data() + position_, {static_cast<std::int64_t>(end - position_)}, torch::kInt64);
+  position_ = end;
+  auto inputs = data.inputs.index_select(0, index);
+  auto labels = data.labels.index_select(0, index);
+  flat_grad_.zero_();
+  exchange_ = {};  // a step without an exchange sends nothing
+  time_delay_ = 0;
+  time_update_ = 0;
+  auto t0 = Clock::now();
+  auto loss = training_loss(parts_.model->forward(inputs), labels);
+  auto t1 = Clock::now();
+  if (overlapped_) {
+    // The straggler's delay holds its gradient back, so it goes before backward: after it,
+    // the buckets would already be on their way.
+    straggle();
+    overlapped_->begin();
+    t1 = Clock::now();
+  }
+  loss.backward();
+  auto t2 = Clock::now();
+  if (overlapped_) overlapped_->backward_done();
+  time_forward_ = seconds_between(t0, t1) - time_delay_;
+  time_backward_ = seconds_between(t1, t2);
+  if (!overlapped_) straggle();
+  loss_ = loss.item<double>();
+  LACONIC_ENFORCE(params_.front().grad().data_ptr() == flat_grad_.data_ptr(),
+                  "backward replaced the gradient buffer instead of writing into it");
+}
+
+void Trainer::exchange_gradients() {
+  if (overlapped_) {
+    exchange_ = overlapped_->finish(parts_.network.get());
+    return;
+  }
+  if (exchange_updates_) {
+    // exchange = "update": the optimizer's step on this worker's gradient goes out instead
+    // (its momentum and learning rate applied here; the compressor's error feedback then
+    // acts on the update).
+    const auto t0 = Clock::now();
+    parts_.optimizer->compute_update(params_);
+    time_update_ = seconds_between(t0, Clock::now());
+  }
+  std::span<float> gradient(flat_grad_.data_ptr<float>(), static_cast<std::size_t>(flat_grad_.numel()));
+  exchange_ = parts_.topology->average(gradient, *parts_.compressor, comm_);
+}
+
+void Trainer::average_models() {
+  read_model(model_);
+  if (parts_.topology->mixes_models()) {
+    exchange_ = parts_.topology->average(model_, *parts_.compressor, comm_);
+  } else {
+    // Average the change since the last average, so that a compressor (with its error
+    // feedback) sees something gradient-like, then start the next period from the mean.
+    for (std::size_t i = 0; i < model_.size(); ++i) model_[i] -= anchor_[i];
+    exchange_ = parts_.topology->average(model_, *parts_.compressor, comm_);
+    for (std::size_t i = 0; i < model_.size(); ++i) model_[i] += anchor_[i];
+    anchor_ = model_;
+  }
+  write_model(model_);
+}
+
+void Trainer::apply_update() {
+  auto t0 = Clock::now();
+  if (parts_.topology->pulls_weights()) {
+    // The server stepped its optimizer; what came back is the change of its weights.
+    torch::NoGradGuard no_grad;
+    std::int64_t offset = 0;
+    for (auto& p : params_) {
+      p.add_(flat_grad_.narrow(0, offset, p.numel()).view_as(p));
+      offset += p.numel();
+    }
+    time_optimizer_ = seconds_between(t0, Clock::now());
+    return;
+  }
+  if (exchange_updates_) {
+    // The workers' mean update, applied as it is: the optimizer acted before the exchange.
+    torch::NoGradGuard no_grad;
+    for (auto& p : params_) p.sub_(p.grad());
+    time_optimizer_ = time_update_ + seconds_between(t0, Clock::now());
+    return;
+  }
+  parts_.optimizer->step(params_);
+  time_optimizer_ = seconds_between(t0, Clock::now());
+}
+
+void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall, double step_time) const {
+  const PutMetric put = [&](const char* key, double value) {
+    sink.record({key, step, epoch, comm_.rank(), wall, value});
+  };
+  put(keys::kTrainLoss, loss_);
+  put(keys::kTimeForward, time_forward_);
+  put(keys::kTimeBackward, time_backward_);
+  // Projected, never measured: this step's messages on the experiment's link, in place of
+  // the measured time inside collectives.
+  const double projected = record_exchange(put, exchange_, parts_.network.get());
+  if (exchange_.measured_wait) put(keys::kTimeWait, exchange_.time_wait);
+  if (exchange_.overlapped) put(keys::kTimeOverlapped, exchange_.time_overlapped);
+  put(keys::kTimeOptimizer, time_optimizer_);
+  put(keys::kLr, parts_.optimizer->lr());
+  if (parts_.stragglers.delay > 0) put(keys::kTimeDelay, time_delay_);
+  put(keys::kTimeStep, step_time);
+  put(keys::kPayloadBytes, static_cast<double>(exchange_.payload_bytes));
+  // What projecting onto another link later needs (laconic report --link).
+  put(keys::kMessages, static_cast<double>(exchange_.traffic.messages));
+  put(keys::kLinkBytes, static_cast<double>(exchange_.traffic.link_bytes));
+  if (parts_.network) put(keys::kProjectedTimeStep, step_time - exchange_.time_communicate + projected);
+}
+
+double Trainer::consensus_distance() {
+  read_model(model_);
+  std::vector<float> mean = model_;
+  comm_.allreduce_sum(mean);
+  double squared = 0;
+  for (std::size_t i = 0; i < model_.size(); ++i) {
+    const double d = model_[i] - mean[i] / comm_.size();
+    squared += d * d;
+  }
+  std::vector<float> total = {static_cast<float>(squared)};
+  comm_.allreduce_sum(total);
+  return std::sqrt(static_cast<double>(total[0]) / comm_.size());
+}
+
+void Trainer::read_model(std::vector<float>& out) const {
+  out.resize(static_cast<std::size_t>(flat_grad_.numel()));
+  std::size_t offset = 0;
+  for (const auto& p : params_) {
+    auto c = p.detach().contiguous();
+    std::memcpy(out.data() + offset, c.data_ptr<float>(), static_cast<std::size_t>(c.numel()) * sizeof(float));
+    offset += static_cast<std::size_t>(c.numel());
+  }
+}
+
+void Trainer::write_model(const std::vector<float>& in) {
+  torch::NoGradGuard no_grad;
+  std::size_t offset = 0;
+  for (auto& p : params_) {
+    auto source = torch::from_blob(const_cast<float*>(in.data() + offset), p.sizes(), torch::kFloat);
+    p.copy_(source);
+    offset += static_cast<std::size_t>(p.numel());
+  }
+}
+
+void Trainer::straggle() {
+  if (parts_.stragglers.delay > 0 && parts_.stragglers.slows(comm_.rank(), config_.workers)) {
+    const double spread = parts_.stragglers.jitter * (2.0 * straggler_rng_.uniform() - 1.0);
+    time_delay_ = parts_.stragglers.delay * (1.0 + spread);
+    std::this_thread::sleep_for(std::chrono::duration<double>(time_delay_));
+  }
+}
+
+void Trainer::start_overlap(const topology::Bucketing& bucketing) {
+  std::vector<compress::LayerShape> shapes;
+  std::vector<std::size_t> sizes;
+  for (const auto& p : params_) {
+    shapes.emplace_back(p.sizes().begin(), p.sizes().end());
+    sizes.push_back(static_cast<std::size_t>(p.numel()));
+  }
+  const auto seed = static_cast<std::uint64_t>(config_.seed);
+  const int rank = comm_.rank();
+  auto make = [&](std::size_t first, std::size_t end, std::size_t bucket) {
+    auto c = parts_.compressor_for_layers(
+        {shapes.begin() + static_cast<std::ptrdiff_t>(first), shapes.begin() + static_cast<std::ptrdiff_t>(end)});
+    c->set_seed(compress::derive_seed(seed, compress::streams::kBucket + bucket), rank);
+    return c;
+  };
+  overlapped_ = std::make_unique<topology::BucketedExchange>(
+      std::span<float>(flat_grad_.data_ptr<float>(), static_cast<std::size_t>(flat_grad_.numel())), sizes, bucketing,
+      make, comm_, bucketing.algorithm);
+  hooks_ = std::make_unique<GradientReadyHooks>(
+      params_, [exchange = overlapped_.get()](std::size_t i) { exchange->layer_ready(i); });
+}
+
+}  // namespace laconic::train

@@ -1,0 +1,95 @@
+#pragma once
+// The worker's side of a schedule (schedule::StepActions): one object per run, holding the
+// replica, its flat gradient and its shard, computing gradients, exchanging them through the
+// topology (bucket by bucket while backward runs, under an overlapped exchange) and applying
+// the update; the worker loop (engine/train/worker.cpp) drives it step by step.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "engine/compress/random.hpp"
+#include "engine/topology/bucketed_exchange.hpp"
+#include "engine/train/gradient_hooks.hpp"
+#include "engine/train/worker.hpp"
+
+namespace laconic::train {
+
+// The worker's side of the schedule: one object per run, holding the replica and its gradient.
+class Trainer : public schedule::StepActions {
+ public:
+  Trainer(const RunConfig& config, WorkerParts& parts, comm::Communicator& comm);
+
+  /// What compresses this worker's exchange: the run's compressor, or under an overlapped
+  /// exchange its buckets' as one. The worker loop tells it the epoch and the step, and keeps its
+  /// state in checkpoints.
+  compress::Compressor& compressor();
+
+  void begin_epoch(std::int64_t epoch);
+
+  /// Continues the epoch at its step `index` (after begin_epoch(), when resuming).
+  void skip_to(std::int64_t index);
+
+  /// Its own state for checkpoints: the last average local SGD starts from, the stragglers'
+  /// generator, and under an overlapped exchange its buckets' compressors (the run's compressor
+  /// is the worker loop's to keep). A restored one is told `epoch` first.
+  void save_state(StateWriter& out) const;
+  void load_state(StateReader& in, std::int64_t epoch);
+
+  std::int64_t steps_per_epoch() const { return train::steps_per_epoch(config_, *parts_.dataset); }
+
+  void compute_gradients() override;
+
+  void exchange_gradients() override;
+
+  bool topology_mixes_models() const override { return parts_.topology->mixes_models(); }
+
+  void average_models() override;
+
+  void apply_update() override;
+
+  /// Per-step measurements, in the order of docs/schema.md.
+  void record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall, double step_time) const;
+
+  double loss() const { return loss_; }
+
+  /// sqrt(mean over workers of ||x_i - mean x||^2): how far gossip's replicas are apart. Its two
+  /// allreduces are bookkeeping, outside every step's counters.
+  double consensus_distance();
+
+  /// The parameters, flattened in order.
+  void read_model(std::vector<float>& out) const;
+
+  void write_model(const std::vector<float>& in);
+  std::vector<torch::Tensor>& params() { return params_; }
+
+ private:
+  /// Sleeps the straggler's delay when this worker is one.
+  void straggle();
+
+  /// Exchanges the gradient bucket by bucket while backward runs: a compressor of the run's
+  /// kind per bucket (seeded per bucket, the same on every worker), and a hook per parameter
+  /// that reports its gradient complete.
+  void start_overlap(const topology::Bucketing& bucketing);
+
+  const RunConfig& config_;
+  WorkerParts& parts_;
+  comm::Communicator& comm_;
+  std::vector<torch::Tensor> params_;
+  torch::Tensor flat_grad_;
+  std::vector<std::int64_t> shard_;
+  std::size_t position_ = 0;
+  const bool exchange_updates_;  // exchange = "update"
+  double loss_ = 0, time_forward_ = 0, time_backward_ = 0, time_optimizer_ = 0, time_delay_ = 0;
+  double time_update_ = 0;  // exchange = "update": the optimizer's part before the exchange
+  compress::Rng straggler_rng_{
+      compress::derive_seed(static_cast<std::uint64_t>(config_.seed),
+                            compress::streams::kStraggler + static_cast<std::uint64_t>(comm_.rank()))};
+  topology::ExchangeStats exchange_;
+  std::vector<float> model_, anchor_;                       // flat parameters: scratch, and the last average
+  std::unique_ptr<topology::BucketedExchange> overlapped_;  // allreduce { overlap = true }
+  std::unique_ptr<GradientReadyHooks> hooks_;               // feeds overlapped_; goes first
+};
+
+}  // namespace laconic::train
