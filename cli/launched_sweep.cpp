@@ -57,6 +57,11 @@ void check_launchable(const RunArgs& args, const LaunchedRank& launched, const l
                                 ") emulates its link (emulate = true), which builds "
                                 "network namespaces on one host; ranks started by a launcher use the hosts' real "
                                 "network: set emulate = false"));
+    if (catalog.thread_ranks(run))
+      throw ConfigError(str_cat("run ", i + 1, " (", run.name,
+                                ") places its ranks as threads of one process (placement = threads()); under a "
+                                "launcher every process is one rank: use placement = processes(), or run it "
+                                "without the launcher"));
     const int world = catalog.world_size(run);
     if (world != launched.world && shown++ < 3)
       wrong += str_cat(wrong.empty() ? "" : ", ", "run ", i + 1, " (", run.name, ") needs ", world);

@@ -75,7 +75,7 @@ class Supervisor {
         sink_(sink),
         observer_(observer),
         stop_(stop),
-        workers_(static_cast<std::size_t>(spec.worker.world)),
+        workers_(static_cast<std::size_t>(spec.worker.world / spec.ranks_per_process)),
         reap_(workers_) {}
 
   LaunchOutcome run() {
@@ -101,11 +101,12 @@ class Supervisor {
   void start_all() {
     if (!spec_.remote) store_dir_.emplace();
     launched_ = Clock::now();
-    for (int r = 0; r < spec_.worker.world; ++r) {
-      auto& w = workers_[static_cast<std::size_t>(r)];
-      w.rank = r;
+    for (std::size_t p = 0; p < workers_.size(); ++p) {
+      auto& w = workers_[p];
+      w.rank = static_cast<int>(p) * spec_.ranks_per_process;
+      w.ranks = spec_.ranks_per_process;
       w.last_heard = Clock::now();
-      if (spec_.remote && r > 0)
+      if (spec_.remote && w.rank > 0)
         start_remote(w);
       else
         start_here(w);
@@ -124,6 +125,7 @@ class Supervisor {
   void start_here(SupervisedWorker& w) {
     WorkerArgs args = spec_.worker;
     args.rank = w.rank;
+    args.ranks = w.ranks;
     if (store_dir_) args.store = store_dir_->path();
     if (spec_.place) spec_.place(args);
     int fds[2];

@@ -33,6 +33,9 @@ struct LaunchSpec {
   /// and pipe, and the private rendezvous directory as its store unless `remote` is set.
   WorkerArgs worker;
   double timeout = 60;  ///< seconds; Gloo waits at most this long, the controller a bit more
+  /// Ranks each process holds, as threads (worker.world is a multiple of it): 1, a process per
+  /// rank; worker.world, every rank in one process (placement = threads).
+  int ranks_per_process = 1;
   /// Per rank, before it starts: what else differs between ranks (an emulated link's network
   /// namespace, address and delay). May be empty.
   std::function<void(WorkerArgs&)> place{};

@@ -32,7 +32,6 @@
 #include "cli/worker_processes.hpp"
 #include "engine/catalog.hpp"
 #include "engine/core/metric_keys.hpp"
-#include "engine/train/checkpoint.hpp"
 #include "engine/train/runtime.hpp"
 #include "lua/experiment.hpp"
 #include "reports/format.hpp"
@@ -212,9 +211,13 @@ std::vector<std::size_t> runs_to_train(const RunArgs& args, const lua::Experimen
 /// refuses more ranks than cores unless --oversubscribe.
 int ranks_per_job(const RunArgs& args, const lua::ExperimentPlan& plan, const engine::EngineCatalog& catalog,
                   const std::vector<std::size_t>& selected) {
-  int job_ranks = 1;
-  for (std::size_t i : selected) job_ranks = std::max(job_ranks, catalog.world_size(plan.runs[i]));
   const int cores = host_cores();
+  int job_ranks = 1;
+  for (std::size_t i : selected) {
+    // Thread ranks fill the cores they are given, however many they are.
+    const int world = catalog.world_size(plan.runs[i]);
+    job_ranks = std::max(job_ranks, catalog.thread_ranks(plan.runs[i]) ? std::min(world, cores) : world);
+  }
   if (args.jobs * job_ranks > cores && !args.oversubscribe)
     throw ConfigError(str_cat("--jobs ", args.jobs, " x ", job_ranks, " ranks per run = ", args.jobs * job_ranks,
                               " ranks on ", cores,

@@ -23,7 +23,8 @@ using SteadyClock = std::chrono::steady_clock;
 using CheckpointCounts = std::map<std::int64_t, int>;
 
 struct SupervisedWorker {
-  int rank = 0;
+  int rank = 0;   ///< its (first) rank
+  int ranks = 1;  ///< ranks it holds, as threads, from `rank` on
   pid_t pid = -1;
   int fd = -1;  ///< read end of the worker's pipe (or its rank's connection); -1 once drained
   bool exited = false;
@@ -43,7 +44,8 @@ struct SupervisedWorker {
   std::optional<SteadyClock::time_point> killed_at;
   bool lost = false;
 
-  /// "worker 3", or "worker 3 (b, 10.0.0.2)" for a rank of another process.
+  /// "worker 3", "workers 0-63" (threads of one process), or "worker 3 (b, 10.0.0.2)" for a rank
+  /// of another process.
   std::string label() const;
   /// Exited 0 (a lost rank never succeeded).
   bool succeeded() const;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -11,7 +12,7 @@
 #include "cli/format.hpp"
 #include "cli/worker_command.hpp"
 #include "engine/core/metric_keys.hpp"
-#include "engine/train/checkpoint.hpp"
+#include "engine/train/checkpoint_files.hpp"
 #include "reports/format.hpp"
 #include "storage/queries.hpp"
 
@@ -109,11 +110,16 @@ double SweepExecutor::final_metric(const PlannedRun& run, const std::string& met
 
 /// The controller's facts about the host of a run (its ranks' own come from rank 0), and a
 /// warning when the ranks outnumber the cores.
-void SweepExecutor::record_host_facts(std::int64_t run_id, int world, const std::string& label) {
+void SweepExecutor::record_host_facts(std::int64_t run_id, const RunConfig& config, const std::string& label) {
   const int cores = host_cores();
+  const int world = catalog_.world_size(config);
   // With --jobs, the other jobs' runs share the host too; a launcher spreads them over hosts.
   const int ranks = sweep_ ? sweep_->ranks_here() : world * (args_.job_index >= 0 ? args_.jobs : 1);
-  const bool oversubscribed = sweep_ ? sweep_->oversubscribed() : ranks > cores;
+  // Thread ranks are timed on their threads' CPU time: sharing cores is their design, and takes
+  // nothing from what they measure (engine/core/rank_clock.hpp).
+  const bool threads = catalog_.thread_ranks(config);
+  const bool oversubscribed = sweep_ ? sweep_->oversubscribed() : ranks > cores && !threads;
+  writes_.fact(run_id, "rank_clock", threads ? "thread_cpu" : "wall");
   if (sweep_) {
     writes_.fact(run_id, "launcher", sweep_->launched().description);
     writes_.fact(run_id, "hosts", sweep_->hosts());
@@ -123,7 +129,7 @@ void SweepExecutor::record_host_facts(std::int64_t run_id, int world, const std:
   writes_.fact(run_id, "oversubscribed", oversubscribed ? "true" : "false");
   writes_.fact(run_id, "load_start", load_average_text());
   writes_.fact(run_id, "cpu_affinity", affinity_text());
-  ranks_here_ = ranks;
+  ranks_here_ = threads ? std::min(ranks, cores) : ranks;  // thread ranks fill the cores, no more
   cpu_at_start_ = sample_cpu();
   if (oversubscribed && !args_.quiet)
     std::cout << label << ": warning: " << ranks << " ranks on " << cores
@@ -234,7 +240,7 @@ SweepExecutor::Checkpoints SweepExecutor::prepare(const PlannedRun& run, const R
     std::filesystem::remove_all(checkpoints.dir, ignored);
   }
   if (checkpoints.on) std::filesystem::create_directories(checkpoints.dir);
-  record_host_facts(run.id, catalog_.world_size(config), label);
+  record_host_facts(run.id, config, label);
   if (!args_.overrides.empty()) {
     std::string overrides;
     for (const auto& o : args_.overrides) overrides += (overrides.empty() ? "" : " ") + o;
@@ -298,6 +304,7 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
   spec.executable = args_.executable;
   spec.worker = worker_args(run, config, checkpoints);
   spec.timeout = config.timeout;
+  if (catalog_.thread_ranks(config)) spec.ranks_per_process = spec.worker.world;
   if (sweep_) spec.remote = &sweep_->remote();
   if (network)
     spec.place = [&](WorkerArgs& worker) {

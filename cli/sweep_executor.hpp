@@ -61,7 +61,7 @@ class SweepExecutor {
     bool on = false;
   };
 
-  void record_host_facts(std::int64_t run_id, int world, const std::string& label);
+  void record_host_facts(std::int64_t run_id, const RunConfig& config, const std::string& label);
   void record_host_load(std::int64_t run_id, const std::string& label);
 
   void execute_one(const PlannedRun& run, std::size_t total);

@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "engine/core/error.hpp"
-#include "engine/train/checkpoint.hpp"
+#include "engine/train/checkpoint_files.hpp"
 #include "storage/queries.hpp"
 
 namespace laconic::cli {

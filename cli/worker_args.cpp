@@ -20,6 +20,7 @@ void visit_fields(Visit&& visit) {
   visit("--set", &A::overrides, false);
   visit("--rank", &A::rank, true);
   visit("--world", &A::world, true);
+  visit("--ranks", &A::ranks, false);
   visit("--store", &A::store, true);
   visit("--store-prefix", &A::store_prefix, false);
   visit("--hostname", &A::hostname, false);

@@ -21,6 +21,9 @@ struct WorkerArgs {
   std::vector<std::string> overrides;  ///< --set KEY=VALUE, as the controller applied them
   int rank = 0;
   int world = 1;  ///< ranks of the run: its workers and its servers
+  /// Ranks this process trains, from `rank` on: 1, or (placement = threads) every rank of the
+  /// run, each a thread exchanging through memory.
+  int ranks = 1;
   /// Where the run's ranks meet: a directory private to the run, or a launcher's store
   /// (file:///DIR, tcp://HOST:PORT, redis://HOST:PORT; engine/comm/store.hpp).
   std::string store;

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -20,7 +21,9 @@
 #include "engine/core/liveness.hpp"
 #include "engine/core/worker_message.hpp"
 #include "engine/rendezvous_store.hpp"
+#include "engine/thread_ranks.hpp"
 #include "engine/train/runtime.hpp"
+#include "engine/train/worker.hpp"
 #include "lua/experiment.hpp"
 
 namespace laconic::cli {
@@ -32,11 +35,12 @@ class NullSink : public MetricsSink {
   void record(const MetricRecord&) override {}
 };
 
-// Sends the rank's liveness to the controller every second, from a thread of its own, whatever
-// the main thread is doing; a frozen process falls silent (docs/architecture.md, "Liveness").
+// Sends the liveness of the process's ranks to the controller every second, from a thread of its
+// own, whatever the ranks are doing: the phase and quiet time of the rank that made no progress
+// longest; a frozen process falls silent (docs/architecture.md, "Liveness").
 class HeartbeatThread {
  public:
-  HeartbeatThread(MessageWriter& writer, const Liveness& liveness)
+  HeartbeatThread(MessageWriter& writer, const std::deque<Liveness>& liveness)
       : writer_(writer), liveness_(liveness), thread_([this] { loop(); }) {}
   ~HeartbeatThread() {
     {
@@ -53,14 +57,17 @@ class HeartbeatThread {
   void loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!stop_) {
-      writer_.send(HeartbeatMessage{liveness_.phase(), liveness_.quiet_seconds()});
+      const Liveness* quietest = &liveness_.front();
+      for (const Liveness& l : liveness_)
+        if (l.quiet_seconds() > quietest->quiet_seconds()) quietest = &l;
+      writer_.send(HeartbeatMessage{quietest->phase(), quietest->quiet_seconds()});
       writer_.flush();
       wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
     }
   }
 
   MessageWriter& writer_;
-  const Liveness& liveness_;
+  const std::deque<Liveness>& liveness_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
@@ -70,15 +77,19 @@ class HeartbeatThread {
 // run_facts key of the seconds rank 0 spent in a phase.
 std::string phase_fact_key(const std::string& phase) { return "seconds_" + phase; }
 
-// Where a rank's messages go: its controller's pipe, or nowhere (a worker started by hand).
+// Where a process's ranks' messages go: its controller's pipe, or nowhere (a worker started by
+// hand).
 class RankChannel {
  public:
-  explicit RankChannel(int message_fd) {
+  RankChannel(int message_fd, int ranks) : liveness_(static_cast<std::size_t>(ranks)) {
     if (message_fd >= 0) writer_.emplace(message_fd);
     if (writer_) heartbeat_.emplace(*writer_, liveness_);
   }
   MetricsSink& sink() { return writer_ ? static_cast<MetricsSink&>(*writer_) : null_sink_; }
-  Liveness& liveness() { return liveness_; }
+  /// The process's (first) rank's.
+  Liveness& liveness() { return liveness_.front(); }
+  /// One per rank of the process.
+  std::deque<Liveness>& every_liveness() { return liveness_; }
   bool connected() const { return writer_.has_value(); }
   template <class Message>
   void send(const Message& message) {
@@ -97,7 +108,7 @@ class RankChannel {
  private:
   std::optional<MessageWriter> writer_;
   NullSink null_sink_;
-  Liveness liveness_;
+  std::deque<Liveness> liveness_;
   std::optional<HeartbeatThread> heartbeat_;  // last: stops before what it reads goes
 };
 
@@ -120,19 +131,12 @@ std::unique_ptr<comm::GlooCommunicator> connect(const WorkerArgs& args, const Ru
   return comm;
 }
 
-void train(const WorkerArgs& args, const engine::EngineCatalog& catalog, const RankRun& run, RankChannel& channel) {
+// The run's rank `args.rank` as this process: Gloo to the other ranks' processes.
+void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& catalog, const RankRun& run,
+                        RankChannel& channel, const train::ProgressFn& progress) {
   const RunConfig& config = *run.config;
-  const int world = catalog.world_size(config);
-  if (world != args.world)
-    throw ConfigError(str_cat("run '", config.name, "' wants ", world, " processes, started with ", args.world));
-  // One thread per rank for LibTorch and BLAS (docs/architecture.md); rank 0 says so in run_facts.
-  train::pin_threads(1);
-  if (args.rank == 0)
-    for (const auto& [key, value] : train::runtime_facts()) channel.send(FactMessage{key, value});
   channel.liveness().enter("rendezvous");
   const auto comm = connect(args, config);
-  train::ProgressFn progress;
-  if (channel.connected()) progress = [&](const ProgressMessage& p) { channel.send(p); };
   train::Checkpointing checkpointing{args.checkpoint_dir, args.checkpoint_every, args.resume_step, {}};
   if (channel.connected()) checkpointing.on_saved = [&](std::int64_t step) { channel.send(CheckpointMessage{step}); };
   channel.liveness().enter("loading");
@@ -142,6 +146,28 @@ void train(const WorkerArgs& args, const engine::EngineCatalog& catalog, const R
     train::run_worker(config, std::move(parts), *comm, channel.sink(), progress, run.callbacks, checkpointing);
   else
     train::run_server(config, std::move(parts), *comm, channel.sink(), run.callbacks, checkpointing);
+}
+
+void train(const WorkerArgs& args, const engine::EngineCatalog& catalog, const RankRun& run, RankChannel& channel) {
+  const RunConfig& config = *run.config;
+  const int world = catalog.world_size(config);
+  if (world != args.world)
+    throw ConfigError(str_cat("run '", config.name, "' wants ", world, " processes, started with ", args.world));
+  // One thread per rank for LibTorch and BLAS (docs/architecture.md); rank 0 says so in run_facts.
+  train::pin_threads(1);
+  if (args.rank == 0)
+    for (const auto& [key, value] : train::runtime_facts()) channel.send(FactMessage{key, value});
+  train::ProgressFn progress;
+  if (channel.connected()) progress = [&](const ProgressMessage& p) { channel.send(p); };
+  if (args.ranks > 1) {
+    // placement = threads(): every rank of the run in this process (engine/thread_ranks.hpp).
+    LACONIC_ENFORCE(args.rank == 0 && args.ranks == args.world, "thread ranks ", args.rank, "+", args.ranks,
+                    " of ", args.world, ": a run's thread ranks are all in one process");
+    channel.liveness().enter("loading");
+    engine::train_thread_ranks(catalog, config, run.callbacks, {channel.sink(), channel.every_liveness(), progress});
+  } else {
+    train_process_rank(args, catalog, run, channel, progress);
+  }
   channel.liveness().enter("finishing");
   channel.sink().flush();
   // Where rank 0's time went, phase by phase (run_facts seconds_*; the controller adds the
@@ -171,7 +197,7 @@ int train_rank(const WorkerArgs& args, const engine::EngineCatalog& catalog,
                const std::function<RankRun()>& find_run) {
   // A controller that went away must not kill us mid-write; the write fails and we carry on.
   ::signal(SIGPIPE, SIG_IGN);
-  RankChannel channel(args.message_fd);
+  RankChannel channel(args.message_fd, args.ranks);
   try {
     train(args, catalog, find_run(), channel);
     return 0;

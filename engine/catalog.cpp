@@ -11,6 +11,7 @@
 #include "engine/train/builtin.hpp"
 #include "engine/train/lr_schedule.hpp"
 #include "engine/train/objective.hpp"
+#include "engine/train/worker.hpp"
 
 namespace laconic::engine {
 
@@ -23,10 +24,12 @@ EngineCatalog::EngineCatalog()
       compressors_(compress::builtin_compressors()),
       networks_(comm::builtin_networks()),
       lr_schedules_(train::builtin_lr_schedules()),
-      stop_rules_(train::builtin_stop_rules()) {}
+      stop_rules_(train::builtin_stop_rules()),
+      placements_(builtin_placements()) {}
 
 std::vector<std::string> EngineCatalog::kinds() const {
-  return {"dataset", "model", "optimizer", "topology", "schedule", "compressor", "network", "lr_schedule", "stopping"};
+  return {"dataset", "model",   "optimizer",   "topology", "schedule",
+          "compressor", "network", "lr_schedule", "stopping", "placement"};
 }
 
 std::vector<ComponentInfo> EngineCatalog::infos(const std::string& kind) const {
@@ -39,9 +42,10 @@ std::vector<ComponentInfo> EngineCatalog::infos(const std::string& kind) const {
   if (kind == "network") return networks_.infos();
   if (kind == "lr_schedule") return lr_schedules_.infos();
   if (kind == "stopping") return stop_rules_.infos();
+  if (kind == "placement") return placements_.infos();
   throw ConfigError(str_cat("unknown component kind '", kind,
                             "'; known: dataset, model, optimizer, topology, schedule, compressor, "
-                            "network, lr_schedule, stopping"));
+                            "network, lr_schedule, stopping, placement"));
 }
 
 ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
@@ -54,6 +58,7 @@ ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
   if (spec.kind == "network") return networks_.resolve(spec);
   if (spec.kind == "lr_schedule") return lr_schedules_.resolve(spec);
   if (spec.kind == "stopping") return stop_rules_.resolve(spec);
+  if (spec.kind == "placement") return placements_.resolve(spec);
   throw ConfigError(str_cat("unknown component kind '", spec.kind, "'"));
 }
 
@@ -147,6 +152,25 @@ void EngineCatalog::check_run(const RunConfig& config) const {
   check_overlap(*topology, schedules_.traits(config.schedule), config);
   check_schedule(config);
   check_exchange(config);
+  check_placement(config);
+}
+
+void EngineCatalog::check_placement(const RunConfig& config) const {
+  if (!thread_ranks(config)) return;
+  const auto refuse = [&](const std::string& what, const std::string& why) {
+    throw ConfigError(str_cat("placement = threads() cannot run ", what, ": ", why, "; use placement = processes()"));
+  };
+  if (emulated_link(config))
+    refuse("an emulated link (network = link { emulate = true })",
+           "its ranks share one process, so no rank has a network namespace and a shaped link of its own");
+  if (topologies_.create(config.topology)->overlap())
+    refuse("allreduce { overlap = true }",
+           "what an overlapped exchange hides behind backward is a matter of wall time, which ranks that share "
+           "cores cannot measure");
+}
+
+bool EngineCatalog::thread_ranks(const RunConfig& config) const {
+  return placements_.traits(config.placement).threads;
 }
 
 void EngineCatalog::check_schedule(const RunConfig& config) const {
@@ -187,6 +211,8 @@ int EngineCatalog::world_size(const RunConfig& config) const {
 }
 
 std::string EngineCatalog::why_not_checkpointed(const RunConfig& config) const {
+  if (thread_ranks(config))
+    return "ranks placed as threads share one LibTorch generator, which a rank's checkpoint cannot hold alone";
   if (world_size(config) == config.workers) return "";
   if (!schedules_.traits(config.schedule).staleness_bound) return "";
   return str_cat("an asynchronous parameter server (schedule ", config.schedule.name,

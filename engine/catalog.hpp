@@ -8,11 +8,18 @@
 #include "engine/core/catalog.hpp"
 #include "engine/core/registry.hpp"
 #include "engine/core/run_config.hpp"
+#include "engine/placement.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "engine/topology/topology.hpp"
 #include "engine/train/lr_schedule.hpp"
 #include "engine/train/stopping.hpp"
-#include "engine/train/worker.hpp"
+
+namespace laconic::train {
+class Dataset;
+class Model;
+class Optimizer;
+struct WorkerParts;
+}  // namespace laconic::train
 
 namespace laconic::engine {
 
@@ -41,8 +48,11 @@ class EngineCatalog : public Catalog {
   /// controller then builds it (cli/emulated_network.hpp). Nothing otherwise.
   std::optional<comm::LinkOptions> emulated_link(const RunConfig& config) const;
 
-  /// Processes a run needs: its workers plus its topology's extra ranks (parameter servers).
+  /// Ranks a run has: its workers plus its topology's extra ranks (parameter servers).
   int world_size(const RunConfig& config) const;
+
+  /// The run's ranks are threads of one process (placement = threads()).
+  bool thread_ranks(const RunConfig& config) const;
 
   /// Whether every process of the run can checkpoint and resume (engine/train/checkpoint.hpp):
   /// all but parameter servers driven asynchronously (stale_sync, async), whose workers never
@@ -57,6 +67,8 @@ class EngineCatalog : public Catalog {
   /// cannot serve it (TopologyTraits::serves_asynchronously), or when local SGD meets a server
   /// that sends weights; asked of the registries without building either.
   void check_schedule(const RunConfig& config) const;
+  /// ConfigError for what ranks placed as threads cannot run, and why.
+  void check_placement(const RunConfig& config) const;
 
   Registry<train::Dataset> datasets_;
   Registry<train::Model> models_;
@@ -67,6 +79,7 @@ class EngineCatalog : public Catalog {
   Registry<comm::NetworkModel> networks_;
   Registry<train::LrSchedule> lr_schedules_;
   Registry<train::StopRule> stop_rules_;
+  Registry<Placement> placements_;
 };
 
 }  // namespace laconic::engine

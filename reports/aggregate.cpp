@@ -1,4 +1,5 @@
 #include "reports/aggregate.hpp"
+#include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
 
 #include <cmath>
@@ -110,6 +111,22 @@ const ConfigSummary* row_dense(const Grid& grid, const std::vector<ConfigSummary
   for (const ConfigSummary& other : summaries)
     if (dense != nullptr && other.config == dense) return &other;
   return nullptr;
+}
+
+std::string thread_ranks_note(const std::vector<ConfigSummary>& summaries) {
+  std::string names;
+  for (const ConfigSummary& s : summaries)
+    for (const RunData* run : s.config->runs)
+      if (run->thread_ranks) {
+        names += (names.empty() ? "" : ", ") + s.config->label;
+        break;
+      }
+  if (names.empty()) return "";
+  return str_cat(" Ranks as threads (placement = threads()): ", names,
+                 ". Their compute and compress are each rank's thread's CPU time, their wait is derived (the "
+                 "slowest rank's compute less the rank's own) and their communication, measured as well as "
+                 "projected, is the projection of their messages onto the link: nothing of theirs was measured on "
+                 "a wire (docs/network-model.md, \"Thread ranks\").");
 }
 
 }  // namespace laconic::reports

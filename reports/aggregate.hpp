@@ -84,6 +84,11 @@ double measured_step(const ConfigSummary& s);
 /// `link`; NaN when the runs did not record them.
 double step_on_link(const ConfigSummary& s, const LinkSpec& link);
 
+/// " Ranks as threads (placement = threads()): A, B; ..." naming the configurations whose runs
+/// placed their ranks as threads, whose times are derived and projected rather than measured;
+/// "" when none did.
+std::string thread_ranks_note(const std::vector<ConfigSummary>& summaries);
+
 /// The dense (compressor none) configuration of `s`'s row among `summaries`, or null.
 const ConfigSummary* row_dense(const Grid& grid, const std::vector<ConfigSummary>& summaries, const ConfigSummary& s);
 

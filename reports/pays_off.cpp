@@ -208,6 +208,7 @@ Section pays_off_section(const SectionInput& in, std::vector<FigurePlot>& plots)
     section.lead += str_cat(without,
                             " configuration(s) left out: their runs did not record messages and "
                             "link_bytes (an older laconic).");
+  section.text += thread_ranks_note(in.summaries);
   bool any_emulated = false;
   for (const Curve& c : curves) any_emulated = any_emulated || !std::isnan(c.emulated_rate);
   Table table = pays_off_table(any_emulated);

@@ -249,6 +249,8 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   const auto facts = storage::facts_of(db, run.id);
   const auto fact = facts.find("oversubscribed");
   data.oversubscribed = fact != facts.end() && fact->second == "true";
+  const auto clock = facts.find("rank_clock");
+  data.thread_ranks = clock != facts.end() && clock->second == "thread_cpu";
   data.host_load = host_load_of(facts);
   return data;
 }

@@ -65,6 +65,9 @@ struct RunData {
   double model_parameters = kNaN;       ///< trainable parameters (metric model_parameters)
   bool has_servers = false;             ///< ranks beyond the workers recorded traffic
   bool oversubscribed = false;          ///< its ranks outnumbered the host's cores (run_facts)
+  /// Its ranks were threads of one process (run_facts rank_clock = thread_cpu): compute and
+  /// compress are each thread's CPU time, wait derived, communicate the projection.
+  bool thread_ranks = false;
   /// How busy its host was: (its ranks + the cores other processes kept busy + stolen cores) /
   /// cores, from run_facts host_demand (or ranks_on_host / cores for runs recorded before it);
   /// above 1 the ranks waited for cores. NaN when not recorded.

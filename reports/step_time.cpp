@@ -231,7 +231,7 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
     any_projected = any_projected || !std::isnan(projected);
   }
   section.tables.push_back(std::move(table));
-  section.text += caveats(in.summaries, disturbed);
+  section.text += caveats(in.summaries, disturbed) + thread_ranks_note(in.summaries);
   if (labels.empty()) return section;
   if (!any_projected) section.text += " No run recorded projected times; the right panel shows none.";
   FigurePlot plot = step_time_figure(links, data, labels, highest);

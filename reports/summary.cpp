@@ -103,8 +103,9 @@ std::string row_answer(const SectionInput& in, const RowTarget& target, const st
   for (const ConfigSummary* s : row) {
     const TimeToTarget t = answer.time_to_target(*s, own);
     if (is_dense(*s) || t.all_reached()) continue;
-    missed.push_back(str_cat(s->config->label, " reached it in ", t.reached, " of ", t.runs, " runs and ",
-                             cost_text(metric, answer.verdict(*s))));
+    const std::string cost = cost_text(metric, answer.verdict(*s));  // "-" with no dense run to compare
+    missed.push_back(str_cat(s->config->label, " reached it in ", t.reached, " of ", t.runs, " runs",
+                             cost == kMissing ? std::string() : " and " + cost));
   }
   if (!missed.empty())
     text += str_cat(" Never a winner, since not every run reached the target: ", join(missed, "; "), ".");

@@ -2,7 +2,7 @@
 # Runs the experiments behind docs/experiments.md's "Findings" into one database (default
 # findings.db in the current directory), then prints the numbers the table quotes. Each
 # experiment is resumable: run it again and only what is missing runs.
-#   bash scripts/run-findings.sh [DB]        about an hour on the 2-core development machine
+#   bash scripts/run-findings.sh [DB]        about an hour and a half on the 2-core development machine
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 laconic="${LACONIC:-$root/build/cli/laconic}"
@@ -12,6 +12,7 @@ run "$root/experiments/exchange-modes.lua"
 run "$root/experiments/randomk-momentum.lua"
 run "$root/experiments/sparse-no-momentum.lua"
 run "$root/experiments/randomk-low-lr.lua"
+run "$root/experiments/workers-scale.lua"
 run "$root/experiments/oland-raj-2015.lua"
 run "$root/experiments/parameter-server.lua"
 # Harris 2020 at hidden 100 only (40 of the file's 80 runs): its claims are about the methods,

@@ -39,9 +39,25 @@ enum class AllreduceAlgorithm { Ring, HalvingDoubling };
 /// ring_allreduce_bytes_sent or halving_doubling_bytes_sent.
 std::uint64_t allreduce_bytes_sent(std::size_t n, int p, int rank, AllreduceAlgorithm algorithm);
 
+/// Where the ranks of a transport that can tell (threads of one process: MemoryCommunicator)
+/// leave their arrival at each exchange, so that each derives how long it would have waited
+/// for the slowest without a barrier. Every rank calls arrive() then latest() once per exchange,
+/// around a collective every rank takes part in.
+class ArrivalBoard {
+ public:
+  virtual ~ArrivalBoard() = default;
+  /// This rank reached the exchange after `seconds` of its step's compute.
+  virtual void arrive(double seconds) = 0;
+  /// After the exchange's collective: the latest arrival of any rank at it.
+  virtual double latest() = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
+
+  /// The transport's arrival board, or null: waiting is then measured with a barrier.
+  virtual ArrivalBoard* arrivals() { return nullptr; }
 
   virtual int rank() const = 0;
   virtual int size() const = 0;

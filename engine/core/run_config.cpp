@@ -93,6 +93,9 @@ const std::vector<RunField>& RunConfig::fields() {
       since_first_records(
           component("network", "network", &C::network, "link", "the link communication time is projected onto")),
       component("optimizer", "optimizer", &C::optimizer, "sgd", "optimizer"),
+      recorded_when_set(component("placement", "placement", &C::placement, "processes",
+                                  "where the ranks live: processes() (a process each) or threads() (threads of one "
+                                  "process: as many ranks as a cluster's on one host)")),
       plan_set(integer("repetition", &C::repetition, 0,
                        "index among the runs of the same seed and swept values (runs_per_seed)")),
       component("schedule", "schedule", &C::schedule, "synchronous", "when workers exchange updates"),

@@ -1,22 +1,22 @@
 #include "engine/topology/exchange.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 #include "engine/core/error.hpp"
+#include "engine/core/rank_clock.hpp"
 
 namespace laconic::topology {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+// Phases are timed on the rank's clock (engine/core/rank_clock.hpp).
+double seconds_since(double start) { return rank_seconds() - start; }
 
 /// The sum a self-exchanging compressor asks for: the ring allreduce, timed.
 class TimedReducer : public compress::SumReducer {
  public:
   TimedReducer(comm::Communicator& comm, comm::AllreduceAlgorithm algorithm) : comm_(comm), algorithm_(algorithm) {}
   void sum(std::span<float> values) override {
-    const auto t = Clock::now();
+    const double t = rank_seconds();
     comm_.allreduce_sum(values, algorithm_);
     seconds += seconds_since(t);
   }
@@ -37,27 +37,40 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
   stats.bytes_dense = comm::allreduce_bytes_sent(gradient.size(), comm.size(), comm.rank(), algorithm);
   // Waiting apart from moving: a barrier right before the first collective takes the time until
   // the slowest rank arrives; what follows is communication among ranks that are all there. Its
-  // few bytes are measurement, not the method's: the counters start after it.
+  // few bytes are measurement, not the method's: the counters start after it. Ranks that are
+  // threads of one process need no barrier: each leaves its arrival (its step's compute so far)
+  // on the board, and after the collective its wait is the latest arrival less its own.
+  comm::ArrivalBoard* board = wait_for_peers ? comm.arrivals() : nullptr;
+  double arrival = 0;
   auto wait_for_all = [&] {
     if (!wait_for_peers) return;
-    const auto t = Clock::now();
+    stats.measured_wait = true;
+    if (board != nullptr) {
+      arrival = step_compute_so_far();
+      board->arrive(arrival);
+      return;
+    }
+    const double t = rank_seconds();
     comm.barrier();
     stats.time_wait = seconds_since(t);
-    stats.measured_wait = true;
+  };
+  auto derive_wait = [&] {
+    if (board != nullptr) stats.time_wait = board->latest() - arrival;
   };
   comm::ByteCounters before;
 
-  auto t = Clock::now();
+  double t = rank_seconds();
   if (compress::MultiRoundCompressor* multi_round = compressor.multi_round()) {
     wait_for_all();
     before = comm.counters();
-    t = Clock::now();
+    t = rank_seconds();
     // Its collectives are the communication; everything else (both halves of the codec) is
     // counted as compression.
     TimedReducer reducer(comm, algorithm);
     stats.payload_bytes = multi_round->exchange(gradient, reducer);
     stats.time_communicate = reducer.seconds;
     stats.time_compress = seconds_since(t) - reducer.seconds;
+    derive_wait();
     stats.traffic = comm.counters().since(before);
     stats.bytes_sent = stats.traffic.sent;
     stats.bytes_received = stats.traffic.received;
@@ -73,23 +86,24 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
     LACONIC_ENFORCE(payload.size() % sizeof(float) == 0, "summable payload of ", payload.size(),
                     " bytes is not a float array");
     std::span<float> values(reinterpret_cast<float*>(payload.data()), payload.size() / sizeof(float));
-    t = Clock::now();
+    t = rank_seconds();
     comm.allreduce_sum(values, algorithm);
     stats.time_communicate = seconds_since(t);
-    t = Clock::now();
+    t = rank_seconds();
     std::fill(gradient.begin(), gradient.end(), 0.0f);
     compressor.decompress_add(payload, gradient);
   } else {
-    t = Clock::now();
+    t = rank_seconds();
     auto payloads = comm.allgatherv(payload);
     stats.time_communicate = seconds_since(t);
     stats.gathered = true;
-    t = Clock::now();
+    t = rank_seconds();
     std::fill(gradient.begin(), gradient.end(), 0.0f);
     for (const auto& p : payloads) compressor.decompress_add(p, gradient);
   }
   compressor.aggregate(gradient, comm.size());
   stats.time_decompress = seconds_since(t);
+  derive_wait();
 
   stats.traffic = comm.counters().since(before);
   stats.bytes_sent = stats.traffic.sent;

@@ -5,6 +5,7 @@
 
 #include "engine/compress/random.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/rank_clock.hpp"
 
 namespace laconic::topology {
 
@@ -50,7 +51,6 @@ void GossipTopology::check(const compress::Compressor& compressor) const {
 ExchangeStats GossipTopology::average(std::span<float> model, compress::Compressor& compressor,
                                       comm::Communicator& comm) {
   check(compressor);
-  using Clock = std::chrono::steady_clock;
   ExchangeStats stats;
   const comm::ByteCounters before = comm.counters();
   const int p = comm.size(), r = comm.rank();
@@ -62,12 +62,12 @@ ExchangeStats GossipTopology::average(std::span<float> model, compress::Compress
   const auto bytes = [](auto span) {
     return std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(span.data()), span.size() * sizeof(float));
   };
-  const auto t = Clock::now();
+  const double t = rank_seconds();
   for (int o : offsets) {
     comm.send_recv((r - o + p) % p, bytes(model), (r + o) % p, bytes(std::span(incoming_)));
     for (std::size_t i = 0; i < model.size(); ++i) sum_[i] += incoming_[i];
   }
-  stats.time_communicate = std::chrono::duration<double>(Clock::now() - t).count();
+  stats.time_communicate = rank_seconds() - t;
   const float scale = 1.0f / static_cast<float>(offsets.size() + 1);
   for (std::size_t i = 0; i < model.size(); ++i) model[i] = sum_[i] * scale;
   stats.traffic = comm.counters().since(before);

@@ -45,20 +45,6 @@ std::string config_fingerprint(const RunConfig& config) {
   return str_cat(std::hex, Fnv1a(Fnv1a::kTruncatedBasis).add(config.to_json().dump()).value());
 }
 
-std::string checkpoint_path(const std::string& dir, int rank, std::int64_t step) {
-  return (std::filesystem::path(dir) / str_cat("rank-", rank, ".step-", step, ".ckpt")).string();
-}
-
-std::optional<std::int64_t> checkpoint_step_of(const std::string& file_name) {
-  int rank = -1;
-  long long step = -1;
-  int used = 0;
-  if (std::sscanf(file_name.c_str(), "rank-%d.step-%lld.ckpt%n", &rank, &step, &used) != 2 ||
-      used != static_cast<int>(file_name.size()) || rank < 0 || step < 0)
-    return std::nullopt;
-  return static_cast<std::int64_t>(step);
-}
-
 void write_file_atomically(const std::string& path, const std::vector<std::uint8_t>& bytes) {
   const std::string temporary = path + ".tmp";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -13,6 +13,7 @@
 
 #include "engine/core/run_config.hpp"
 #include "engine/core/state_io.hpp"
+#include "engine/train/checkpoint_files.hpp"
 #include "engine/train/model.hpp"
 
 namespace laconic::train {
@@ -41,13 +42,6 @@ struct TrainingPosition {
 
 /// Identifies the run configuration a checkpoint belongs to: FNV-1a of its JSON, in hex.
 std::string config_fingerprint(const RunConfig& config);
-
-/// `dir`/rank-R.step-S.ckpt.
-std::string checkpoint_path(const std::string& dir, int rank, std::int64_t step);
-
-/// The step S of a checkpoint file named as checkpoint_path() names it ("rank-R.step-S.ckpt",
-/// without its directory); nothing for any other name.
-std::optional<std::int64_t> checkpoint_step_of(const std::string& file_name);
 
 /// Writes `bytes` to `path` atomically (temporary file, fsync, rename, fsync of the directory).
 /// Error naming the path on failure.

@@ -1,5 +1,7 @@
 #include "engine/train/evaluate.hpp"
 
+#include "engine/core/compute_gate.hpp"
+
 #include "engine/train/objective.hpp"
 
 namespace laconic::train {
@@ -22,6 +24,7 @@ EvaluationSums evaluate_sums(Model& model, const DataSplit& split, std::int64_t 
   EvaluationSums sums;
   for (std::int64_t at = begin; at < end; at += batch) {
     const std::int64_t len = std::min(batch, end - at);
+    const ComputeSlot slot;  // thread ranks: as many evaluate at once as the host has cores
     auto logits = model.forward(split.inputs.narrow(0, at, len));
     auto labels = split.labels.narrow(0, at, len).reshape({-1});
     logits = logits.reshape({labels.size(0), -1});

@@ -1,6 +1,11 @@
 #include "engine/train/populated_tensor.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <set>
+#include <utility>
 
 namespace laconic::train {
 
@@ -23,6 +28,19 @@ void populate_pages(const torch::Tensor& tensor) {
   if (!tensor.defined() || tensor.nbytes() < kPage) return;
   const auto begin = reinterpret_cast<std::uintptr_t>(tensor.data_ptr()) / kPage * kPage;
   const auto end = reinterpret_cast<std::uintptr_t>(tensor.data_ptr()) + tensor.nbytes();
+  {
+    // Once per process: ranks that are its threads share the split, and walking its page tables
+    // again costs a pass over every page. A fork starts over: it has page tables of its own.
+    static std::mutex mutex;
+    static pid_t owner = 0;
+    static std::set<std::pair<std::uintptr_t, std::uintptr_t>> populated;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (owner != ::getpid()) {
+      populated.clear();
+      owner = ::getpid();
+    }
+    if (!populated.insert({begin, end}).second) return;
+  }
   ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);  // a hint: failure is harmless
 #else
   (void)tensor;

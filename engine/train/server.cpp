@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "engine/core/error.hpp"
+#include "engine/core/rank_clock.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "engine/topology/parameter_server/asynchronous_server.hpp"
 #include "engine/topology/parameter_server/synchronous_server.hpp"
@@ -144,9 +145,13 @@ class ServerProcess : public topology::ServerModel {
       sink_.record({key, round, -1, comm_.rank(), wall(), value});
     };
     const double projected = record_exchange(put, r.stats, parts_.network.get());
-    put(keys::kTimeStep, step_time);
+    // A thread rank's round: its CPU time, with the projection in place of its collectives' CPU.
+    const bool derived = rank_clock() == RankClockKind::ThreadCpu;
+    const double seconds = derived ? step_time - r.stats.time_communicate + projected : step_time;
+    const double communicate = derived ? projected : r.stats.time_communicate;  // as record_exchange put it
+    put(keys::kTimeStep, seconds);
     put(keys::kPayloadBytes, static_cast<double>(r.stats.payload_bytes));
-    if (parts_.network) put(keys::kProjectedTimeStep, step_time - r.stats.time_communicate + projected);
+    if (parts_.network) put(keys::kProjectedTimeStep, seconds - communicate + projected);
   }
 
  private:
@@ -205,7 +210,7 @@ void serve_rounds(const RunConfig& config, WorkerParts& parts, comm::Communicato
       parts.liveness->enter("serving");
       if (checkpointing.on_saved) checkpointing.on_saved(round);
     }
-    const auto t = Clock::now();
+    const double t = rank_seconds();
     compress::Compressor* const codecs[] = {&server.codec()};
     server.prepare_step(round, codecs);
     const topology::ServerRound r =
@@ -213,7 +218,7 @@ void serve_rounds(const RunConfig& config, WorkerParts& parts, comm::Communicato
                            [&](std::span<const float> mean, std::span<float> out) { server.round_update(mean, out); });
     parts.liveness->tick();
     if (r.done) break;
-    server.record_round(round, r, std::chrono::duration<double>(Clock::now() - t).count());
+    server.record_round(round, r, rank_seconds() - t);
   }
 }
 

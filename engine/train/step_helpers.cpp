@@ -1,6 +1,7 @@
 #include "engine/train/step_helpers.hpp"
 
 #include "engine/core/metric_keys.hpp"
+#include "engine/core/rank_clock.hpp"
 
 namespace laconic::train {
 
@@ -25,16 +26,22 @@ void set_learning_rate(WorkerParts& parts, RunCallbacks* callbacks, const RunCon
                                              {step, epoch, steps_per_epoch, config.epochs, config.workers}));
 }
 
+double projected_communicate(const topology::ExchangeStats& stats, const comm::NetworkModel* network) {
+  if (network == nullptr) return 0;
+  return stats.projected_time_communicate ? *stats.projected_time_communicate : network->project(stats.traffic);
+}
+
 double record_exchange(const PutMetric& put, const topology::ExchangeStats& stats, const comm::NetworkModel* network) {
   put(keys::kTimeCompress, stats.time_compress);
   put(keys::kTimeDecompress, stats.time_decompress);
-  put(keys::kTimeCommunicate, stats.time_communicate);
   put(keys::kBytesSent, static_cast<double>(stats.bytes_sent));
   put(keys::kBytesReceived, static_cast<double>(stats.bytes_received));
   put(keys::kBytesDense, static_cast<double>(stats.bytes_dense));
+  const double projected = projected_communicate(stats, network);
+  // A thread rank's collectives ran in memory, on a core it shared: its communication is the
+  // projection (engine/core/rank_clock.hpp).
+  put(keys::kTimeCommunicate, rank_clock() == RankClockKind::ThreadCpu ? projected : stats.time_communicate);
   if (network == nullptr) return 0;
-  const double projected =
-      stats.projected_time_communicate ? *stats.projected_time_communicate : network->project(stats.traffic);
   put(keys::kProjectedTimeCommunicate, projected);
   return projected;
 }

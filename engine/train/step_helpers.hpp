@@ -26,6 +26,11 @@ void set_learning_rate(WorkerParts& parts, RunCallbacks* callbacks, const RunCon
 /// decompressing and communicating, the bytes sent, received and of the dense equivalent, and,
 /// with a network model, the projected communication time, which it returns (0 without one).
 using PutMetric = std::function<void(const char* key, double value)>;
+
+/// The exchange's messages on the run's link (the overlapped exchange's own replay where it has
+/// one); 0 without a network model.
+double projected_communicate(const topology::ExchangeStats& stats, const comm::NetworkModel* network);
+
 double record_exchange(const PutMetric& put, const topology::ExchangeStats& stats, const comm::NetworkModel* network);
 
 }  // namespace laconic::train

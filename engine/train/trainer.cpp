@@ -5,19 +5,16 @@
 #include <cstring>
 #include <thread>
 
+#include "engine/core/compute_gate.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
+#include "engine/core/rank_clock.hpp"
 #include "engine/train/objective.hpp"
 #include "engine/train/shard.hpp"
 #include "engine/train/step_helpers.hpp"
 
 namespace laconic::train {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 }  // namespace
 
@@ -63,6 +60,8 @@ void Trainer::load_state(StateReader& in, std::int64_t epoch) {
 }
 
 void Trainer::compute_gradients() {
+  const ComputeSlot slot;  // thread ranks: as many compute at once as the host has cores
+  begin_step_compute();
   const auto& data = parts_.dataset->train();
   auto end = std::min<std::size_t>(position_ + static_cast<std::size_t>(config_.batch_size), shard_.size());
   auto index =
@@ -74,21 +73,21 @@ void Trainer::compute_gradients() {
   exchange_ = {};  // a step without an exchange sends nothing
   time_delay_ = 0;
   time_update_ = 0;
-  auto t0 = Clock::now();
+  const double t0 = rank_seconds();
   auto loss = training_loss(parts_.model->forward(inputs), labels);
-  auto t1 = Clock::now();
+  time_forward_ = rank_seconds() - t0;
   if (overlapped_) {
     // The straggler's delay holds its gradient back, so it goes before backward: after it,
     // the buckets would already be on their way.
     straggle();
+    const double b = rank_seconds();
     overlapped_->begin();
-    t1 = Clock::now();
+    time_forward_ += rank_seconds() - b;
   }
+  const double t1 = rank_seconds();
   loss.backward();
-  auto t2 = Clock::now();
+  time_backward_ = rank_seconds() - t1;
   if (overlapped_) overlapped_->backward_done();
-  time_forward_ = seconds_between(t0, t1) - time_delay_;
-  time_backward_ = seconds_between(t1, t2);
   if (!overlapped_) straggle();
   loss_ = loss.item<double>();
   LACONIC_ENFORCE(params_.front().grad().data_ptr() == flat_grad_.data_ptr(),
@@ -104,9 +103,9 @@ void Trainer::exchange_gradients() {
     // exchange = "update": the optimizer's step on this worker's gradient goes out instead
     // (its momentum and learning rate applied here; the compressor's error feedback then
     // acts on the update).
-    const auto t0 = Clock::now();
+    const double t0 = rank_seconds();
     parts_.optimizer->compute_update(params_);
-    time_update_ = seconds_between(t0, Clock::now());
+    time_update_ = rank_seconds() - t0;
   }
   std::span<float> gradient(flat_grad_.data_ptr<float>(), static_cast<std::size_t>(flat_grad_.numel()));
   exchange_ = parts_.topology->average(gradient, *parts_.compressor, comm_);
@@ -128,7 +127,8 @@ void Trainer::average_models() {
 }
 
 void Trainer::apply_update() {
-  auto t0 = Clock::now();
+  const ComputeSlot slot;
+  const double t0 = rank_seconds();
   if (parts_.topology->pulls_weights()) {
     // The server stepped its optimizer; what came back is the change of its weights.
     torch::NoGradGuard no_grad;
@@ -137,21 +137,31 @@ void Trainer::apply_update() {
       p.add_(flat_grad_.narrow(0, offset, p.numel()).view_as(p));
       offset += p.numel();
     }
-    time_optimizer_ = seconds_between(t0, Clock::now());
+    time_optimizer_ = rank_seconds() - t0;
     return;
   }
   if (exchange_updates_) {
     // The workers' mean update, applied as it is: the optimizer acted before the exchange.
     torch::NoGradGuard no_grad;
     for (auto& p : params_) p.sub_(p.grad());
-    time_optimizer_ = time_update_ + seconds_between(t0, Clock::now());
+    time_optimizer_ = time_update_ + rank_seconds() - t0;
     return;
   }
   parts_.optimizer->step(params_);
-  time_optimizer_ = seconds_between(t0, Clock::now());
+  time_optimizer_ = rank_seconds() - t0;
 }
 
-void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall, double step_time) const {
+double Trainer::step_seconds(double step_time) const {
+  if (rank_clock() != RankClockKind::ThreadCpu) return step_time;
+  // A thread rank's step: what it computed and compressed on its thread's CPU, the wait derived
+  // from the others' compute, a straggler's delay, and the communication projected onto the link
+  // in place of the CPU its collectives used.
+  return step_time - exchange_.time_communicate + exchange_.time_wait + time_delay_ +
+         projected_communicate(exchange_, parts_.network.get());
+}
+
+void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall,
+                          double seconds) const {
   const PutMetric put = [&](const char* key, double value) {
     sink.record({key, step, epoch, comm_.rank(), wall, value});
   };
@@ -161,17 +171,19 @@ void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epo
   // Projected, never measured: this step's messages on the experiment's link, in place of
   // the measured time inside collectives.
   const double projected = record_exchange(put, exchange_, parts_.network.get());
+  // What record_exchange put as time_communicate: a thread rank's is the projection.
+  const double communicate = rank_clock() == RankClockKind::ThreadCpu ? projected : exchange_.time_communicate;
   if (exchange_.measured_wait) put(keys::kTimeWait, exchange_.time_wait);
   if (exchange_.overlapped) put(keys::kTimeOverlapped, exchange_.time_overlapped);
   put(keys::kTimeOptimizer, time_optimizer_);
   put(keys::kLr, parts_.optimizer->lr());
   if (parts_.stragglers.delay > 0) put(keys::kTimeDelay, time_delay_);
-  put(keys::kTimeStep, step_time);
+  put(keys::kTimeStep, seconds);
   put(keys::kPayloadBytes, static_cast<double>(exchange_.payload_bytes));
   // What projecting onto another link later needs (laconic report --link).
   put(keys::kMessages, static_cast<double>(exchange_.traffic.messages));
   put(keys::kLinkBytes, static_cast<double>(exchange_.traffic.link_bytes));
-  if (parts_.network) put(keys::kProjectedTimeStep, step_time - exchange_.time_communicate + projected);
+  if (parts_.network) put(keys::kProjectedTimeStep, seconds - communicate + projected);
 }
 
 double Trainer::consensus_distance() {
@@ -213,6 +225,7 @@ void Trainer::straggle() {
     const double spread = parts_.stragglers.jitter * (2.0 * straggler_rng_.uniform() - 1.0);
     time_delay_ = parts_.stragglers.delay * (1.0 + spread);
     std::this_thread::sleep_for(std::chrono::duration<double>(time_delay_));
+    add_step_compute(time_delay_);  // it stands for compute the straggler does
   }
 }
 

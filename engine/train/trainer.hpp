@@ -49,8 +49,12 @@ class Trainer : public schedule::StepActions {
 
   void apply_update() override;
 
-  /// Per-step measurements, in the order of docs/schema.md.
-  void record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall, double step_time) const;
+  /// The step's seconds from `step_time`, its time on the rank's clock: itself for a rank with a
+  /// core of its own; for a thread rank, with its derived wait and projected communication.
+  double step_seconds(double step_time) const;
+
+  /// Per-step measurements, in the order of docs/schema.md; `seconds` from step_seconds().
+  void record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall, double seconds) const;
 
   double loss() const { return loss_; }
 

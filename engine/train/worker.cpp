@@ -8,6 +8,7 @@
 #include "engine/compress/random.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
+#include "engine/core/rank_clock.hpp"
 #include "engine/topology/bucketed_exchange.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/evaluate.hpp"
@@ -139,7 +140,12 @@ class WorkerLoop {
 
  private:
   bool evaluates() const { return comm_.rank() == 0 || shared_evaluation_; }
-  double wall() const { return seconds_between(start_, Clock::now()); }
+  // Seconds since the run started: the wall clock, or for a thread rank the sum of its derived
+  // steps and its evaluations' CPU time (what the run would take with a core per rank).
+  double wall() const { return derived_clock_ ? derived_seconds_ : seconds_between(start_, Clock::now()); }
+  double epoch_elapsed() const {
+    return derived_clock_ ? derived_seconds_ - epoch_derived_start_ : seconds_between(epoch_start_, Clock::now());
+  }
   bool resuming() const { return checkpointing_.resume_step >= 0; }
 
   // Continues from the checkpoint the run resumes from, or records the model's size.
@@ -162,6 +168,7 @@ class WorkerLoop {
     const bool resumed_epoch = resuming() && epoch == resumed_.epoch;
     epoch_start_ = Clock::now() - as_duration(resumed_epoch ? resumed_.epoch_elapsed : 0.0);
     last_progress_ = epoch_start_;
+    epoch_derived_start_ = derived_seconds_;
     loss_sum_ = resumed_epoch ? resumed_.epoch_loss_sum : 0;
     trainer_.begin_epoch(epoch);
     if (resumed_epoch) trainer_.skip_to(resumed_.index);
@@ -177,9 +184,7 @@ class WorkerLoop {
       // Progress goes out before an evaluation, so that the controller's line for it is current.
       if (seconds_between(last_progress_, step_end) >= 0.5 || i + 1 == steps_per_epoch_ || evaluate_now)
         report_progress(epoch, i, step_end);
-      if (evaluate_now)
-        evaluate_and_record(*parts_.model, *parts_.dataset, config_, sink_, comm_, shared_evaluation_, step_, epoch,
-                            wall(), liveness_);
+      if (evaluate_now) evaluate(step_, epoch);
     }
   }
 
@@ -189,12 +194,14 @@ class WorkerLoop {
     const StepPoint at{epoch, step_, callbacks_};
     trainer_.compressor().set_step(at);
     parts_.topology->set_step(at);
-    const auto step_start = Clock::now();
+    const double step_start = rank_seconds();  // the step's time is on the rank's clock
     parts_.schedule->step(trainer_, at);
+    const double seconds = trainer_.step_seconds(rank_seconds() - step_start);
     const auto step_end = Clock::now();
     liveness_.tick();
     loss_sum_ += trainer_.loss();
-    trainer_.record_step(sink_, step_, epoch, wall(), seconds_between(step_start, step_end));
+    if (derived_clock_) derived_seconds_ += seconds;
+    trainer_.record_step(sink_, step_, epoch, wall(), seconds);
     return step_end;
   }
 
@@ -222,7 +229,7 @@ class WorkerLoop {
   void save(std::int64_t epoch, std::int64_t index) {
     sink_.flush();
     const TrainingPosition here{step_,       epoch, index, loss_sum_, first_loss_,
-                                wall(), seconds_between(epoch_start_, Clock::now())};
+                                wall(), epoch_elapsed()};
     liveness_.enter("checkpointing");
     save_checkpoint(checkpoint_path(checkpointing_.dir, comm_.rank(), step_), fingerprint_, comm_.rank(), here,
                     parts_, trainer_);
@@ -242,7 +249,7 @@ class WorkerLoop {
     const std::int64_t last = step_ - 1;
     const double mean_loss = loss_sum_ / static_cast<double>(steps_per_epoch_);
     sink_.record({keys::kEpochTrainLoss, last, epoch, comm_.rank(), wall(), mean_loss});
-    sink_.record({keys::kEpochTime, last, epoch, comm_.rank(), wall(), seconds_between(epoch_start_, Clock::now())});
+    sink_.record({keys::kEpochTime, last, epoch, comm_.rank(), wall(), epoch_elapsed()});
     EpochMetrics metrics{epoch, {{keys::kEpochTrainLoss, mean_loss}}};
     if (parts_.topology->mixes_models()) {
       const double distance = trainer_.consensus_distance();
@@ -250,9 +257,7 @@ class WorkerLoop {
       if (comm_.rank() == 0) sink_.record({keys::kConsensusDistance, last, epoch, 0, wall(), distance});
     }
     Evaluation e;
-    if (evaluates())
-      e = evaluate_and_record(*parts_.model, *parts_.dataset, config_, sink_, comm_, shared_evaluation_, last, epoch,
-                              wall(), liveness_);
+    if (evaluates()) e = evaluate(last, epoch);
     if (comm_.rank() == 0) {
       final_test_accuracy_ = e.accuracy;
       metrics.values[keys::kTestAccuracy] = e.accuracy;
@@ -263,6 +268,15 @@ class WorkerLoop {
     if (stop && comm_.rank() == 0) sink_.record({keys::kStoppedEarly, last, epoch, 0, wall(), static_cast<double>(epoch)});
     sink_.flush();
     return stop;
+  }
+
+  // The test split, evaluated after `step`; a thread rank's clock counts the CPU it took.
+  Evaluation evaluate(std::int64_t step, std::int64_t epoch) {
+    const double start = rank_seconds();
+    const Evaluation e = evaluate_and_record(*parts_.model, *parts_.dataset, config_, sink_, comm_, shared_evaluation_,
+                                             step, epoch, wall(), liveness_);
+    if (derived_clock_) derived_seconds_ += rank_seconds() - start;
+    return e;
   }
 
   // Every worker knows whether a rule or a function decides (same config, same file).
@@ -287,6 +301,8 @@ class WorkerLoop {
   const std::int64_t steps_per_epoch_ = trainer_.steps_per_epoch();
   TrainingPosition resumed_;  // a fresh run starts before step 0
   Clock::time_point start_, epoch_start_, last_progress_;
+  const bool derived_clock_ = rank_clock() == RankClockKind::ThreadCpu;
+  double derived_seconds_ = 0, epoch_derived_start_ = 0;
   std::int64_t step_ = 0;
   double first_loss_ = 0, loss_sum_ = 0;
   double final_test_accuracy_ = -1;

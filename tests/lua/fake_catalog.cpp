@@ -34,6 +34,8 @@ FakeCatalog::FakeCatalog() {
   add({"lr_schedule", "constant", "constant", {}});
   add({"lr_schedule", "lua_function", "a Lua function", {}, true});
   add({"stopping", "never", "never", {}});
+  add({"placement", "processes", "a process per rank", {}});
+  add({"placement", "threads", "threads of one process", {}});
   add({"network",
        "link",
        "a link",

@@ -80,7 +80,7 @@ TEST_CASE("reading an undefined global is an error, such as a misspelled constru
         path +
             ":3: undefined global 'topK'; did you mean 'topk'? (constructors: compressor: "
             "chain, none, topk; dataset: fashion_mnist; lr_schedule: constant; model: lenet5, mlp; "
-            "network: link; optimizer: sgd; schedule: synchronous; stopping: never; "
+            "network: link; optimizer: sgd; placement: processes, threads; schedule: synchronous; stopping: never; "
             "topology: allreduce)");
 }
 
@@ -184,7 +184,7 @@ TEST_CASE("an unknown experiment field suggests the closest and lists the known 
       path +
           ":4: unknown experiment field 'compresor'; did you mean 'compressor'? (known: batch_size, compressor, data, "
           "divergence_factor, epochs, eval_every, eval_limit, exchange, lr_schedule, max_steps, model, name, network, "
-          "optimizer, repeats, runs_per_seed, schedule, seeds, stopping, timeout, topology, workers)");
+          "optimizer, placement, repeats, runs_per_seed, schedule, seeds, stopping, timeout, topology, workers)");
   // Other tools call it `dataset`: the field it extends is named.
   const auto dataset = dir.write("dataset.lua", "experiment { name = 'd', dataset = 1 }\n");
   CHECK_THAT(load_error(dataset, catalog), Catch::Contains("unknown experiment field 'dataset'; did you mean 'data'?"));

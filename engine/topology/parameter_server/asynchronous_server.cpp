@@ -5,13 +5,14 @@
 #include <limits>
 
 #include "engine/core/error.hpp"
+#include "engine/core/rank_clock.hpp"
 #include "engine/topology/parameter_server/protocol.hpp"
 
 namespace laconic::topology {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+// Timed on the rank's clock (engine/core/rank_clock.hpp).
+double seconds_since(double start) { return rank_seconds() - start; }
 
 }  // namespace
 
@@ -73,7 +74,7 @@ void AsynchronousServer::serve(comm::Communicator& comm, compress::Compressor& c
   std::size_t finished = 0;
   while (finished < workers_) {
     const comm::ByteCounters before = comm.counters();
-    auto t = Clock::now();
+    double t = rank_seconds();
     std::array<std::uint8_t, PushHeader::kBytes> bytes{};
     const auto w = static_cast<std::size_t>(comm.receive_from_any(ranks, bytes));
     const PushHeader header = PushHeader::decode(bytes, static_cast<int>(w));
@@ -86,7 +87,7 @@ void AsynchronousServer::serve(comm::Communicator& comm, compress::Compressor& c
     incoming_.resize(header.payload_bytes);
     comm.send_recv(static_cast<int>(w), {}, static_cast<int>(w), incoming_);
     report.stats.time_communicate = seconds_since(t);
-    t = Clock::now();
+    t = rank_seconds();
     std::fill(gradient_.begin(), gradient_.end(), 0.0f);
     if (options_.compress_push)
       compressor.decompress_add(incoming_, gradient_);
@@ -98,7 +99,7 @@ void AsynchronousServer::serve(comm::Communicator& comm, compress::Compressor& c
     report.lag = version_ - read_version_[w];
     LACONIC_ENFORCE(report.staleness <= staleness_, "worker ", w, " computed on weights read ", report.staleness,
                     " steps ahead of the slowest, above the bound ", staleness_);
-    t = Clock::now();
+    t = rank_seconds();
     model.apply(gradient_);
     ++version_;
     ++clock_[w];

@@ -4,13 +4,14 @@
 #include <chrono>
 
 #include "engine/core/error.hpp"
+#include "engine/core/rank_clock.hpp"
 #include "engine/topology/parameter_server/protocol.hpp"
 
 namespace laconic::topology {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+// Timed on the rank's clock (engine/core/rank_clock.hpp).
+double seconds_since(double start) { return rank_seconds() - start; }
 
 }  // namespace
 
@@ -24,7 +25,7 @@ ServerRound SynchronousServer::serve_round(compress::Compressor& compressor, com
   const comm::ByteCounters before = comm.counters();
   std::fill(sum_.begin(), sum_.end(), 0.0f);
   int pushed = 0;
-  auto t = Clock::now();
+  double t = rank_seconds();
   double decode = 0;
   // Fan-in: one push from every worker, in rank order.
   for (int w = 0; w < workers_; ++w) {
@@ -32,7 +33,7 @@ ServerRound SynchronousServer::serve_round(compress::Compressor& compressor, com
       ++finished_;
       continue;
     }
-    const auto d = Clock::now();
+    const double d = rank_seconds();
     if (options_.compress_push)
       compressor.decompress_add(incoming_, sum_);
     else
@@ -48,7 +49,7 @@ ServerRound SynchronousServer::serve_round(compress::Compressor& compressor, com
                   " workers pushed in this round; the others had finished (workers out of step)");
   const double receive = seconds_since(t) - decode;
 
-  t = Clock::now();
+  t = rank_seconds();
   if (options_.compress_push)
     compressor.aggregate(sum_, workers_);
   else
@@ -68,7 +69,7 @@ ServerRound SynchronousServer::serve_round(compress::Compressor& compressor, com
   const auto workers = static_cast<std::uint64_t>(workers_);
   const PullHeader header{payload_.size(), received.messages + 2 * workers,
                           received.link_bytes + workers * (PullHeader::kBytes + payload_.size())};
-  t = Clock::now();
+  t = rank_seconds();
   for (int w = 0; w < workers_; ++w) send_pull(comm, w, header, payload_);
   stats.time_communicate = receive + seconds_since(t);
   stats.traffic = comm.counters().since(before);

@@ -5,13 +5,14 @@
 
 #include "engine/compress/random.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/rank_clock.hpp"
 #include "engine/topology/parameter_server/protocol.hpp"
 
 namespace laconic::topology {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+// Timed on the rank's clock (engine/core/rank_clock.hpp).
+double seconds_since(double start) { return rank_seconds() - start; }
 
 }  // namespace
 
@@ -96,14 +97,14 @@ ExchangeStats ParameterServerTopology::average(std::span<float> gradient, compre
     const auto [begin, end] = server_shard(gradient.size(), servers, s);
     const auto shard = gradient.subspan(begin, end - begin);
     compress::Payload& payload = payloads_[static_cast<std::size_t>(s)];
-    auto t = Clock::now();
+    double t = rank_seconds();
     if (options_.compress_push)
       shard_compressor(s, compressor, gradient.size(), comm.rank()).compress(shard, payload);
     else
       encode_dense(shard, payload);
     stats.time_compress += seconds_since(t);
     stats.payload_bytes += payload.size();
-    t = Clock::now();
+    t = rank_seconds();
     const int server = first_server + s;
     send_header(comm, server, PushHeader{payload.size(), false}.encode());
     comm.send_recv(server, payload, server, {});
@@ -116,14 +117,14 @@ ExchangeStats ParameterServerTopology::average(std::span<float> gradient, compre
     const auto [begin, end] = server_shard(gradient.size(), servers, s);
     const auto shard = gradient.subspan(begin, end - begin);
     const int server = first_server + s;
-    auto t = Clock::now();
+    double t = rank_seconds();
     std::array<std::uint8_t, PullHeader::kBytes> bytes{};
     comm.send_recv(server, {}, server, bytes);
     const PullHeader header = PullHeader::decode(bytes);
     incoming_.resize(header.payload_bytes);
     comm.send_recv(server, {}, server, incoming_);
     stats.time_communicate += seconds_since(t);
-    t = Clock::now();
+    t = rank_seconds();
     std::fill(shard.begin(), shard.end(), 0.0f);
     if (options_.compress_pull)
       shard_compressor(s, compressor, gradient.size(), comm.rank()).decompress_add(incoming_, shard);
