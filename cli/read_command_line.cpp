@@ -10,6 +10,7 @@
 #include "cli/recover_command.hpp"
 #include "cli/runs_command.hpp"
 #include "cli/sql_commands.hpp"
+#include "cli/ui_command.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::cli {
@@ -237,6 +238,19 @@ void add_merge(CLI::App& app, Commands& commands) {
   merge->add_option("sources", args->sources, "the databases to merge from, in order")->required();
 }
 
+void add_ui(CLI::App& app, Commands& commands) {
+  auto* command = app.add_subcommand(
+      "ui", "explore the runs in a browser, live while a sweep writes: a local web server over --db, read-only");
+  auto options = std::make_shared<ui::UiOptions>();
+  commands.push_back({command, [options] { return ui_command(*options); }, [options] { return options->db; }});
+  command->add_option("--port", options->port, "the port it listens on; 0 picks a free one (the URL says which)")
+      ->check(CLI::Range(0, 65535));
+  command->add_option("--host", options->host,
+                      "the address it listens on: 127.0.0.1 is this machine only; 0.0.0.0 every interface (anyone "
+                      "who can reach the machine reads the database)");
+  add_db_option(command, options->db);
+}
+
 }  // namespace
 
 void add_read_commands(CLI::App& app, Commands& commands) {
@@ -251,6 +265,7 @@ void add_read_commands(CLI::App& app, Commands& commands) {
   add_note(app, commands);
   add_recover(app, commands);
   add_merge(app, commands);
+  add_ui(app, commands);
 }
 
 }  // namespace laconic::cli

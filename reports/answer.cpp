@@ -93,6 +93,13 @@ std::string rate_text(double bits_per_second) {
   return str_cat(number, " ", units[u]);
 }
 
+AnswerLink scanned_link(double bits_per_second) {
+  LinkSpec spec;
+  spec.bits_per_second = bits_per_second;
+  spec.latency_seconds = kScanLatency;
+  return {rate_text(bits_per_second), spec};
+}
+
 std::vector<double> scanned_bandwidths() {
   std::vector<double> out;
   const int points = static_cast<int>(std::lround(std::log10(kHighest / kLowest))) * kPerDecade;
@@ -257,10 +264,7 @@ BandwidthScan Answer::scan(const ConfigSummary& s) const {
   BandwidthScan out;
   const std::vector<double> rates = scanned_bandwidths();
   for (double rate : rates) {
-    LinkSpec spec;
-    spec.bits_per_second = rate;
-    spec.latency_seconds = kScanLatency;
-    out.versus.push_back(compare(s, {"", spec}).versus);
+    out.versus.push_back(compare(s, scanned_link(rate)).versus);
     if (out.versus.back() == Versus::Faster) out.break_even = rate;
   }
   const Versus first = out.versus.front();

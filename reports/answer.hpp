@@ -100,6 +100,9 @@ std::vector<double> scanned_bandwidths();
 /// "100 Mbit/s", "2.51 Gbit/s".
 std::string rate_text(double bits_per_second);
 
+/// The link "Does it pay off?" projects onto at one scanned bandwidth: `rate`, 50 us per message.
+AnswerLink scanned_link(double bits_per_second);
+
 /// A configuration against dense at every scanned bandwidth.
 struct BandwidthScan {
   std::vector<Versus> versus;  ///< one per scanned_bandwidths()

@@ -11,15 +11,6 @@
 namespace laconic::reports {
 namespace {
 
-constexpr double kScanLatency = 50e-6;  // s per message, as scanned_bandwidths() says
-
-AnswerLink link_at(double rate) {
-  LinkSpec spec;
-  spec.bits_per_second = rate;
-  spec.latency_seconds = kScanLatency;
-  return {rate_text(rate), spec};
-}
-
 // One configuration on the links: its time to target at each bandwidth (infinite where it did
 // not reach it), and where its runs trained on an emulated link, the time measured there.
 struct Curve {
@@ -35,7 +26,7 @@ Curve curve_of(const Answer& answer, const ConfigSummary& s, const std::vector<d
   Curve c;
   c.summary = &s;
   for (double rate : rates) {
-    const TimeToTarget t = answer.time_to_target(s, link_at(rate));
+    const TimeToTarget t = answer.time_to_target(s, scanned_link(rate));
     c.time.push_back(std::isnan(t.seconds) ? std::numeric_limits<double>::infinity() : t.seconds);
     c.steps_to_target = t.steps;
   }

@@ -20,11 +20,43 @@ std::vector<RunData> collect(storage::Database& db, const std::vector<ReportRun>
 
 }  // namespace
 
+std::unique_ptr<ExperimentModel> build_model(storage::Database& db, const std::vector<std::string>& experiments,
+                                             const TargetRule& rule) {
+  auto m = std::make_unique<ExperimentModel>();
+  m->runs = load_experiment_runs(db, experiments);
+  m->metric_key = choose_test_metric(db, m->runs.finished);
+  m->metric = test_metric_named(m->metric_key);
+  // Tuned experiments compare their tune=best runs; the trials get a section of their own.
+  std::vector<ReportRun> plain, trial, best;
+  for (const auto& run : m->runs.finished)
+    (run.tune == "trial" ? trial : run.tune == "best" ? best : plain).push_back(run);
+  m->compared = collect(db, best.empty() ? plain : best, m->metric_key);
+  m->tuned = !trial.empty() || !best.empty();
+  if (m->tuned) {
+    m->trial_data = collect(db, trial, m->metric_key);
+    m->tuned_keys = infer_tuned_keys(m->trial_data, m->compared);
+  }
+  m->grid = group_configurations(m->compared, std::set<std::string>(m->tuned_keys.begin(), m->tuned_keys.end()));
+  for (const auto& c : m->grid.configurations) m->summaries.push_back(summarize(c));
+  m->answer = std::make_unique<Answer>(m->grid, m->summaries, m->metric, rule);
+  return m;
+}
+
 ReportDraft build_report(storage::Database& db, const std::vector<std::string>& experiments, const TargetRule& rule,
                          const std::vector<LinkSpec>& links) {
-  const ExperimentRuns runs = load_experiment_runs(db, experiments);
-  ReportDraft draft{{}, {}, choose_test_metric(db, runs.finished), kNaN, {}};
-  const TestMetric metric = test_metric_named(draft.metric);
+  return report_of(*build_model(db, experiments, rule), experiments, links);
+}
+
+ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& experiments,
+                      const std::vector<LinkSpec>& links) {
+  const ExperimentModel* model = &m;
+  const ExperimentRuns& runs = model->runs;
+  const Grid& grid = model->grid;
+  const std::vector<ConfigSummary>& summaries = model->summaries;
+  const TestMetric& metric = model->metric;
+  const Answer& answer = *model->answer;
+  const bool tuned = model->tuned;
+  ReportDraft draft{{}, {}, model->metric_key, kNaN, {}};
   Report& report = draft.report;
   std::string names;
   for (const auto& e : experiments) names += (names.empty() ? "" : " and ") + e;
@@ -34,30 +66,13 @@ ReportDraft build_report(storage::Database& db, const std::vector<std::string>& 
     report.facts.push_back({"hash", e.file_hash, true});
   }
   report.facts.push_back({"runs", str_cat(runs.latest.size(), " run names, ", runs.recorded, " runs recorded"), false});
-
-  // Tuned experiments compare their tune=best runs; the trials get a section of their own.
-  std::vector<ReportRun> plain, trial, best;
-  for (const auto& run : runs.finished)
-    (run.tune == "trial" ? trial : run.tune == "best" ? best : plain).push_back(run);
-  const std::vector<RunData> compared = collect(db, best.empty() ? plain : best, draft.metric);
-  const bool tuned = !trial.empty() || !best.empty();
-  std::vector<RunData> trial_data;
-  std::vector<std::string> tuned_keys;
-  if (tuned) {
-    trial_data = collect(db, trial, draft.metric);
-    tuned_keys = infer_tuned_keys(trial_data, compared);
-  }
-  const Grid grid = group_configurations(compared, std::set<std::string>(tuned_keys.begin(), tuned_keys.end()));
-  std::vector<ConfigSummary> summaries;
-  for (const auto& c : grid.configurations) summaries.push_back(summarize(c));
-  const Answer answer(grid, summaries, metric, rule);
   const SectionInput in{grid, summaries, metric, answer};
 
   report.facts.push_back(
       {"test metric", str_cat(metric.key, " (", metric.higher_is_better ? "higher" : "lower", " is better)"), false});
   report.facts.push_back({"compared",
-                          str_cat(compared.size(), " FINISHED runs in ", grid.configurations.size(), " configurations",
-                                  tuned ? " (tune=best runs)" : ""),
+                          str_cat(model->compared.size(), " FINISHED runs in ", grid.configurations.size(),
+                                  " configurations", tuned ? " (tune=best runs)" : ""),
                           false});
   if (!grid.configurations.empty()) {
     draft.target = answer.targets().front().value;
@@ -80,7 +95,7 @@ ReportDraft build_report(storage::Database& db, const std::vector<std::string>& 
     if (!std::isnan(draft.target) && messages_recorded) report.sections.push_back(pays_off_section(in, draft.plots));
     report.sections.push_back(bits_section(in, draft.plots));
   }
-  if (tuned) report.sections.push_back(tuning_section(trial_data, compared, tuned_keys, metric));
+  if (tuned) report.sections.push_back(tuning_section(model->trial_data, model->compared, model->tuned_keys, metric));
   report.sections.push_back(runs_section(runs, metric));
   return draft;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Builds the document model of an experiment's comparison report from storage, with the gnuplot
 // input of its figures (drawn later by write_report).
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,26 @@ struct ReportDraft {
   std::vector<std::string> targets;
 };
 
+/// The numbers every section reads, for the runs of some experiments, in one place: the summaries
+/// point into the grid, the grid into the runs, the answer into both.
+struct ExperimentModel {
+  ExperimentRuns runs;
+  std::string metric_key;  ///< "test_accuracy" or "test_perplexity"
+  TestMetric metric;
+  std::vector<RunData> compared;    ///< the FINISHED runs compared (a tuned experiment's tune=best ones)
+  std::vector<RunData> trial_data;  ///< a tuned experiment's trials
+  std::vector<std::string> tuned_keys;
+  bool tuned = false;
+  Grid grid;
+  std::vector<ConfigSummary> summaries;  ///< one per grid configuration
+  std::unique_ptr<Answer> answer;
+};
+
+/// The model of `experiments`' runs (one, or several side by side); ConfigError as for
+/// build_report. What build_report writes sections of, and what `laconic ui` draws.
+std::unique_ptr<ExperimentModel> build_model(storage::Database& db, const std::vector<std::string>& experiments,
+                                             const TargetRule& rule = {});
+
 /// The comparison of the runs of `experiments` (one, or several side by side: their runs are
 /// kept apart in the rows as experiment=NAME; docs/reports.md lists the sections). `rule` says
 /// how each row's target of "time to target" is chosen. ConfigError if an experiment has no
@@ -31,5 +52,9 @@ struct ReportDraft {
 /// project every configuration onto each of them.
 ReportDraft build_report(storage::Database& db, const std::vector<std::string>& experiments,
                          const TargetRule& rule = {}, const std::vector<LinkSpec>& links = {});
+
+/// The report of a model built for `experiments` (build_model).
+ReportDraft report_of(const ExperimentModel& model, const std::vector<std::string>& experiments,
+                      const std::vector<LinkSpec>& links = {});
 
 }  // namespace laconic::reports

@@ -20,13 +20,13 @@ jobs="${LACONIC_JOBS:-2}"
 packages=(
   build-essential cmake pkg-config
   libtorch-dev libgloo-dev libhiredis-dev liblua5.4-dev libsqlite3-dev zlib1g-dev
-  libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev libcpp-httplib-dev
   dataset-fashion-mnist gnuplot-nox sqlite3 libopenblas0-pthread
   iproute2
 )
-# Only the test suite needs these: a test opens the report in headless Chromium; the multi-host
-# tests start ranks with torchrun (python3-torch) and mpirun (openmpi-bin) and meet through a
-# Redis server (redis-server; started by the test itself, on loopback).
+# Only the test suite needs these: tests open the report and `laconic ui` in headless Chromium;
+# the multi-host tests start ranks with torchrun (python3-torch) and mpirun (openmpi-bin) and
+# meet through a Redis server (redis-server; started by the test itself, on loopback).
 test_packages=(chromium python3-torch openmpi-bin redis-server)
 
 install_packages() {
@@ -34,8 +34,11 @@ install_packages() {
   for p in "${packages[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
+  # The build fetches `laconic ui`'s chart library with npm (ui/package-lock.json). A Node.js
+  # that brings its own npm (NodeSource's) is kept; else Debian's nodejs and npm.
+  command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
   if [ ${#missing[@]} -eq 0 ]; then
-    echo "laconic-setup: all $((${#packages[@]} + $#)) Debian packages present"
+    echo "laconic-setup: all $((${#packages[@]} + $#)) Debian packages present, and npm"
     report_blas
     return
   fi

@@ -110,7 +110,7 @@ std::unique_ptr<Database> Database::open(const std::string& path) {
   return database;
 }
 
-std::unique_ptr<Database> Database::open_read_only(const std::string& path) {
+std::unique_ptr<Database> Database::open_read_only(const std::string& path, bool migrate_older) {
   refuse_directory(path);
   if (path != ":memory:" && !std::filesystem::exists(path))
     throw StorageError(str_cat("database ", path, " does not exist (nothing has been recorded there yet)"),
@@ -136,6 +136,10 @@ std::unique_ptr<Database> Database::open_read_only(const std::string& path) {
   }
   if (version == 0) throw StorageError(str_cat("database ", path, " is not a laconic database (it is empty)"), -1);
   refuse_newer(version, path);
+  if (version < latest_schema_version() && !migrate_older)
+    throw ConfigError(str_cat("database ", path, " has schema version ", version, " and this laconic reads version ",
+                              latest_schema_version(), "; this command never writes: migrate it first with `laconic runs --db ",
+                              path, "`"));
   if (version < latest_schema_version()) {
     // The read commands speak only the newest schema. Migrate the file, as the next writer
     // would, and read it then; a file this process may not write cannot be read.

@@ -26,8 +26,9 @@ class Database {
   /// immutable instead (an archive: nobody writes it). ConfigError if `path` is a directory.
   /// A read leaves the directory as it found it: the WAL files SQLite makes for a reader are
   /// removed when it closes, unless they were there before (a writer's) or another connection
-  /// opened the file meanwhile.
-  static std::unique_ptr<Database> open_read_only(const std::string& path);
+  /// opened the file meanwhile. With `migrate_older` false, a database of an older schema is
+  /// refused (ConfigError saying how to migrate it) instead: the caller never writes.
+  static std::unique_ptr<Database> open_read_only(const std::string& path, bool migrate_older = true);
 
   /// Milliseconds a statement of this connection waits for another's lock before SQLITE_BUSY
   /// (kBusyTimeoutMs unless set).

@@ -207,3 +207,19 @@ TEST_CASE("a read-only open of an older database migrates it first", "[storage][
   REQUIRE(records.size() == 1);
   CHECK(records[0].value == 0.75);
 }
+
+TEST_CASE("a reader that never writes refuses an older database and leaves it as it was", "[storage][schema][migration]") {
+  TempDir dir;
+  const std::string path = dir.file("v2.db");
+  write_old_database(path, 2, "INSERT INTO experiments (id, name, file_path, file_hash, created) VALUES (1, 'e', 'f.lua', 'h', 10);");
+  CHECK_THROWS_WITH(Database::open_read_only(path, /*migrate_older=*/false),
+                    Catch::Contains("schema version 2") && Catch::Contains("migrate it first"));
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  {
+    Statement version(raw, "SELECT max(version) FROM schema_version");
+    REQUIRE(version.step());
+    CHECK(version.column_int64(0) == 2);
+  }
+  sqlite3_close(raw);
+}

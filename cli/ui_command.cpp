@@ -1,0 +1,31 @@
+#include "cli/ui_command.hpp"
+
+#include <signal.h>
+
+#include <atomic>
+#include <iostream>
+
+namespace laconic::cli {
+namespace {
+
+// Signal handlers can only reach a global: the server's stop request.
+std::atomic<bool> g_stop_ui{false};
+
+void request_stop(int) { g_stop_ui = true; }
+
+}  // namespace
+
+int ui_command(const ui::UiOptions& options) {
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+  ui::serve_ui(options, g_stop_ui, [&](const std::string& url) {
+    std::cout << "laconic ui: " << url << " (database " << options.db
+              << ", read-only; Ctrl-C stops it)" << std::endl;
+  });
+  std::cout << "laconic ui: stopped" << std::endl;
+  return 0;
+}
+
+}  // namespace laconic::cli

@@ -1,0 +1,121 @@
+// The JSON `laconic ui` serves (ui/api.hpp), against what the database holds: a series' points,
+// what is new after a step, a zoom, the bytes sent so far, the runs changed since a time, and an
+// experiment's targets as the user sets them. No server: each function on a read-only connection.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+#include "engine/core/error.hpp"
+#include "engine/core/metric_keys.hpp"
+#include "storage/database.hpp"
+#include "storage/recorder.hpp"
+#include "tests/storage/storage_test_support.hpp"
+#include "ui/api.hpp"
+
+using namespace laconic;
+
+namespace {
+
+using storage::testing::TempDir;
+
+RunConfig config(const std::string& compressor, std::int64_t seed) {
+  RunConfig c = storage::testing::sample_config(compressor, seed);
+  c.experiment = "sweep";
+  c.workers = 1;
+  return c;
+}
+
+// Ten steps of one worker: train_loss = step, bytes_sent = 100 x (step + 1); test accuracy
+// `accuracy` - 0.1 at step 4 and `accuracy` at step 9.
+void record(storage::Recorder& recorder, std::int64_t run, double accuracy) {
+  recorder.start_run(run);
+  auto sink = recorder.metrics_sink(run);
+  for (int step = 0; step < 10; ++step) {
+    const int epoch = step / 5;
+    const double wall = 0.1 * step;
+    sink->record({keys::kTrainLoss, step, epoch, 0, wall, static_cast<double>(step)});
+    sink->record({keys::kBytesSent, step, epoch, 0, wall, 100.0 * (step + 1)});
+    sink->record({keys::kBytesDense, step, epoch, 0, wall, 1000.0});
+    sink->record({keys::kTimeStep, step, epoch, 0, wall, 0.01});
+    sink->record({keys::kProjectedTimeStep, step, epoch, 0, wall, 0.01});
+    if (step % 5 == 4) sink->record({keys::kTestAccuracy, step, epoch, 0, wall, accuracy - (step == 4 ? 0.1 : 0)});
+  }
+  sink->flush();
+  recorder.finish_run(run, storage::RunStatus::Finished);
+}
+
+}  // namespace
+
+TEST_CASE("a series comes back as recorded: new points, a zoom, the bytes sent so far", "[ui][api]") {
+  TempDir tmp;
+  {
+    auto db = storage::Database::open(tmp.file("runs.db"));
+    storage::Recorder recorder(*db);
+    record(recorder, recorder.add_run(recorder.add_experiment("sweep", "sweep.lua", "h"), config("none", 1)), 0.9);
+  }
+  auto db = storage::Database::open_read_only(tmp.file("runs.db"), false);
+  ui::SeriesQuery q;
+  q.key = keys::kTrainLoss;
+  auto all = ui::series_json(*db, 1, q);
+  CHECK(all["total"] == 10);
+  CHECK(all["last_step"] == 9);
+  CHECK(all["downsampled"] == false);
+  CHECK(all["value"][3] == 3.0);
+  CHECK_FALSE(all.contains("bytes"));
+
+  q.after_step = 6;
+  const auto after = ui::series_json(*db, 1, q);
+  CHECK(after["step"] == nlohmann::json({7, 8, 9}));
+
+  q.after_step.reset();
+  q.from = 2;
+  q.to = 4;
+  q.bytes = true;
+  const auto zoom = ui::series_json(*db, 1, q);
+  CHECK(zoom["step"] == nlohmann::json({2, 3, 4}));
+  // Summed from the first step, not from the zoom's: 100 + 200 + 300 by step 2.
+  CHECK(zoom["bytes"] == nlohmann::json({600.0, 1000.0, 1500.0}));
+
+  q = {};
+  q.key = "no_such_metric";
+  CHECK(ui::series_json(*db, 1, q)["total"] == 0);
+}
+
+TEST_CASE("the runs changed since a time are the ones a page that has the rest asks for", "[ui][api]") {
+  TempDir tmp;
+  auto db = storage::Database::open(tmp.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("sweep", "sweep.lua", "h");
+  record(recorder, recorder.add_run(e, config("none", 1)), 0.9);
+  const auto first = ui::runs_json(*db);
+  REQUIRE(first["runs"].size() == 1);
+  CHECK(first["runs"][0]["status"] == "FINISHED");
+  CHECK(first["runs"][0]["swept"]["compressor"] == "none");
+  const double ended = first["runs"][0]["ended"];
+  CHECK(ui::runs_json(*db, ended + 0.01)["runs"].empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  recorder.add_run(e, config("topk", 1));
+  const auto later = ui::runs_json(*db, ended + 0.01);
+  REQUIRE(later["runs"].size() == 1);
+  CHECK(later["runs"][0]["status"] == "QUEUED");
+  CHECK_THROWS_AS(ui::run_json(*db, 99), ConfigError);
+  CHECK(ui::run_json(*db, 1)["steps_per_epoch"] == 5);
+}
+
+TEST_CASE("an experiment's target is the report's unless the user sets one", "[ui][api]") {
+  TempDir tmp;
+  auto db = storage::Database::open(tmp.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("sweep", "sweep.lua", "h");
+  record(recorder, recorder.add_run(e, config("none", 1)), 0.9);
+  record(recorder, recorder.add_run(e, config("topk", 1)), 0.8);
+  const auto report = ui::experiment_json(*db, "sweep");
+  REQUIRE(report["configurations"].size() == 2);
+  // The default: dense's 0.9 less half a point.
+  CHECK(report["configurations"][0]["target"].get<double>() == Approx(0.895));
+  CHECK(report["target"].is_null());
+  const auto set = ui::experiment_json(*db, "sweep", 0.75);
+  CHECK(set["target"] == 0.75);
+  for (const auto& c : set["configurations"]) CHECK(c["target"].get<double>() == Approx(0.75));
+  CHECK_THROWS_AS(ui::experiment_json(*db, "nothing"), ConfigError);
+}

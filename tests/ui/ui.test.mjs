@@ -1,0 +1,276 @@
+// `laconic ui` in a real browser: Debian's chromium, driven by playwright-core (pinned by
+// ui/package-lock.json), against servers on port 0 over databases tests/ui/ui_fixtures.cpp
+// writes. What a user sees: the database's values on the page, a row another process inserts
+// appearing within 2 s, a spike among a million points, the Pareto set, exactly the differing
+// keys, a copied link reproducing the view, hostile names as text, and the file unchanged.
+// Run by ctest (tests/ui/CMakeLists.txt) with LACONIC, UI_FIXTURES, NODE_MODULES and CHROMIUM set;
+// SCREENSHOTS=DIR also writes the pages' pictures for docs/ui.md.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const require = createRequire(path.join(path.resolve(process.env.NODE_MODULES), "noop.js"));
+const { chromium } = require("playwright-core");
+const LACONIC = process.env.LACONIC;
+const FIXTURES = process.env.UI_FIXTURES;
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "laconic-ui-"));
+let browser;
+const children = new Set();  // every process a test started: stopped in after(), whatever failed
+
+function track(child) {
+  children.add(child);
+  child.on("exit", () => children.delete(child));
+  return child;
+}
+
+function fixture(mode, name, ...args) {
+  const db = path.join(dir, name);
+  execFileSync(FIXTURES, [mode, db, ...args.map(String)], { timeout: 120000 });
+  return db;
+}
+
+/** `laconic ui` on a free port; resolves to {url, stop()} once it printed its URL. */
+function serve(db, ...flags) {
+  return new Promise((resolve, reject) => {
+    const child = track(spawn(LACONIC, ["ui", "--db", db, "--port", "0", ...flags], { stdio: ["ignore", "pipe", "pipe"] }));
+    let out = "", err = "";
+    const timer = setTimeout(() => reject(new Error("laconic ui printed no URL in 20 s: " + out + err)), 20000);
+    child.stderr.on("data", (d) => (err += d));
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = out.match(/(http:\/\/127\.0\.0\.1:\d+\/)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve({
+          url: m[1],
+          output: () => out + err,
+          stop: () => new Promise((done) => {
+            if (child.exitCode !== null) return done({ code: child.exitCode, output: out + err });
+            child.on("exit", (code) => done({ code, output: out + err }));
+            child.kill("SIGINT");
+          }),
+        });
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`laconic ui exited ${code}: ${out}${err}`)));
+  });
+}
+
+function query(db, sql) {
+  return JSON.parse(execFileSync(LACONIC, ["query", "--db", db, "--format", "json", sql]).toString());
+}
+
+function fingerprint(file) {
+  return { hash: createHash("sha256").update(fs.readFileSync(file)).digest("hex"), mtime: fs.statSync(file).mtimeMs };
+}
+
+async function open(url, page = null) {
+  page ??= await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  await page.goto(url);
+  await page.waitForSelector("body[data-ready]", { timeout: 15000 });
+  page.errors = errors;
+  return page;
+}
+
+async function screenshot(page, name) {
+  if (!process.env.SCREENSHOTS) return;
+  fs.mkdirSync(process.env.SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(process.env.SCREENSHOTS, name + ".png"), fullPage: false });
+}
+
+let small, smallBefore, server;
+
+before(async () => {
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox"] });
+  small = fixture("small", "small.db");
+  smallBefore = fingerprint(small);
+  server = await serve(small);
+});
+
+after(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  await browser?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("the runs page shows every run with the database's values", async () => {
+  const page = await open(server.url + "#/runs");
+  const expected = query(small, "SELECT r.id, r.name, r.status, s.last AS acc FROM runs r LEFT JOIN run_summary s ON s.run_id = r.id AND s.key = 'test_accuracy'");
+  for (const row of expected) {
+    const tr = page.locator(`tr[data-id="${row.id}"]`);
+    await tr.waitFor();
+    const text = await tr.innerText();
+    assert.ok(text.includes(row.name), `run ${row.id}: ${text}`);
+    if (row.acc !== null) assert.ok(text.includes(String(Number(row.acc.toPrecision(4)))), `run ${row.id} accuracy ${row.acc}: ${text}`);
+  }
+  const stale = await page.locator('tr:has-text("compressor=bf16")').innerText();
+  assert.match(stale, /RUNNING \(stale\)/);
+  assert.deepEqual(page.errors, []);
+  await screenshot(page, "runs");
+  await page.close();
+});
+
+test("names, configurations and errors from users' files render as text, never as markup", async () => {
+  const page = await open(server.url + "#/runs");
+  assert.ok((await page.content()).includes("&lt;script&gt;window.__xss=2&lt;/script&gt;"));
+  const id = query(small, "SELECT id FROM runs WHERE name LIKE '<script>%'")[0].id;
+  await open(server.url + `#/run/${id}`, page);
+  assert.ok((await page.innerText("main")).includes('<img src=y onerror="window.__xss=4"> in the error'));
+  await page.goto(server.url + "#/experiments");
+  await page.waitForSelector("text=<img src=x");
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  assert.equal(await page.locator("main img").count(), 0);
+  await page.close();
+});
+
+test("a copied link reproduces the view in a fresh browser", async () => {
+  const page = await open(server.url + "#/runs");
+  await page.selectOption("select >> nth=0", "FINISHED");
+  await page.fill("input[type=text]", "compressor=topk");
+  await page.press("input[type=text]", "Enter");
+  await page.waitForFunction(() => document.querySelectorAll("tr[data-id]").length === 2);
+  const url = page.url();
+  const ids = await page.locator("tr[data-id]").evaluateAll((rows) => rows.map((r) => r.dataset.id));
+  const fresh = await browser.newContext();
+  const again = await open(url, await fresh.newPage());
+  await again.waitForFunction(() => document.querySelectorAll("tr[data-id]").length === 2);
+  assert.deepEqual(await again.locator("tr[data-id]").evaluateAll((rows) => rows.map((r) => r.dataset.id)), ids);
+  assert.equal(await again.inputValue("input[type=text]"), "compressor=topk");
+  await fresh.close();
+  await page.close();
+});
+
+test("compare shows exactly the configuration keys that differ, and the seeds as a band", async () => {
+  const [a, b] = query(small, "SELECT id, config FROM runs WHERE name IN ('compressor=none,seed=1', 'compressor=topk,ratio=0.01,seed=1') ORDER BY id");
+  const flat = (o, p = "", out = {}) => {
+    for (const [k, v] of Object.entries(o)) {
+      if (k === "swept" && !p) continue;
+      if (v && typeof v === "object" && !Array.isArray(v)) flat(v, p + k + ".", out);
+      else out[p + k] = JSON.stringify(v);
+    }
+    return out;
+  };
+  const fa = flat(JSON.parse(a.config)), fb = flat(JSON.parse(b.config));
+  const differing = [...new Set([...Object.keys(fa), ...Object.keys(fb)])].filter((k) => fa[k] !== fb[k]).sort();
+  const page = await open(server.url + `#/compare?runs=${a.id},${b.id}`);
+  const shown = await page.locator("table.diff tr[data-key]").evaluateAll((rows) => rows.map((r) => r.dataset.key).sort());
+  assert.deepEqual(shown, differing);
+  await screenshot(page, "compare");
+  const seeds = query(small, "SELECT id FROM runs WHERE name LIKE 'compressor=topk%' ORDER BY id").map((r) => r.id);
+  await page.goto(server.url + `#/compare?runs=${seeds.join(",")}&key=train_loss`);
+  await page.waitForSelector("text=(mean of n=2)");
+  await page.close();
+});
+
+test("the experiment page marks the fixture's Pareto set and moves the bandwidth", async () => {
+  const page = await open(server.url + "#/experiment/sweep");
+  const front = await page.locator("text=On the Pareto front").innerText();
+  assert.match(front, /none/);
+  assert.match(front, /topk/);
+  assert.doesNotMatch(front, /fp16/);
+  const before = await page.locator("tr[data-label]").first().innerText();
+  await page.locator("input[type=range] >> nth=-1").fill("0");
+  await page.waitForFunction(() => /10 Mbit\/s/.test(document.body.innerText));
+  assert.notEqual(await page.locator("tr[data-label]").first().innerText(), before);
+  await screenshot(page, "experiment");
+  // A target the user sets: Top-k's runs reach 0.83, as many as the database says.
+  const reached = query(small, "SELECT count(DISTINCT r.id) AS n FROM runs r JOIN metrics m ON m.run_id = r.id WHERE r.name LIKE 'compressor=topk%' AND m.key = 'test_accuracy' AND m.value >= 0.83")[0].n;
+  const topk = page.locator('#time-and-bytes-to-target tr:has-text("topk")');
+  assert.match(await topk.innerText(), /0\/2/);
+  await page.fill("#time-and-bytes-to-target input[type=number]", "0.83");
+  await page.press("#time-and-bytes-to-target input[type=number]", "Enter");
+  await page.waitForFunction(() => location.hash.includes("target=0.83"));
+  await page.waitForFunction((n) => document.querySelector("#time-and-bytes-to-target").innerText.includes(`${n}/2`), reached);
+  assert.equal(reached, 2);
+  await page.close();
+});
+
+test("a one-step spike among a million points stays visible", async () => {
+  const db = fixture("series", "series.db", 1000000);
+  const s = await serve(db);
+  const body = await (await fetch(s.url + "api/runs/1/series?key=train_loss&points=1000")).json();
+  assert.equal(body.total, 1000000);
+  assert.ok(body.step.length <= 3000, `${body.step.length} points`);
+  assert.equal(Math.max(...body.value), 1000);
+  const page = await open(s.url + "#/run/1?key=train_loss");
+  await page.waitForSelector(".curve[data-max]");
+  assert.equal(await page.locator("[data-max]").getAttribute("data-max"), "1000");
+  await screenshot(page, "run");
+  await page.close();
+  await s.stop();
+});
+
+test("a run another process writes appears within 2 s, and its curve grows", async () => {
+  const db = fixture("small", "live.db");
+  const s = await serve(db);
+  const page = await open(s.url + "#/runs");
+  const polling = await open(s.url + "?poll#/runs");  // a page without an event stream
+  assert.equal(await polling.locator("#live").innerText(), "live (polling)");
+  const writer = track(spawn(FIXTURES, ["live", db, "6"], { stdio: ["ignore", "pipe", "inherit"] }));
+  const id = await new Promise((resolve) => writer.stdout.once("data", (d) => resolve(Number(String(d).trim()))));
+  const started = Date.now();
+  await Promise.all([page, polling].map((p) => p.waitForSelector(`tr[data-id="${id}"]`, { timeout: 2000 })));
+  const waited = Date.now() - started;
+  assert.ok(waited <= 2000, `${waited} ms`);
+  await polling.close();
+  await page.goto(s.url + `#/run/${id}?key=train_loss`);
+  await page.waitForSelector(".curve[data-points]");
+  const first = Number(await page.locator("[data-points]").getAttribute("data-points"));
+  await page.waitForFunction((n) => Number(document.querySelector("[data-points]").dataset.points) > n + 5, first, { timeout: 5000 });
+  await new Promise((resolve) => (writer.exitCode !== null ? resolve() : writer.on("exit", resolve)));
+  await page.waitForSelector(".status-FINISHED", { timeout: 5000 });  // its end, without a reload
+  await page.close();
+  const stopped = await s.stop();
+  assert.equal(stopped.code, 0);
+});
+
+test("the server only reads: no method but GET, no file outside its pages, the database unchanged", async () => {
+  const post = await fetch(server.url + "api/runs", { method: "POST", body: "{}" });
+  assert.equal(post.status, 405);
+  const put = await fetch(server.url + "api/runs/1", { method: "PUT", body: "{}" });
+  assert.equal(put.status, 405);
+  for (const escape of ["assets/../../../../etc/passwd", "assets/%2e%2e%2f%2e%2e%2fetc%2fpasswd", "assets/..%2fserver.cpp"]) {
+    const r = await fetch(server.url + escape);
+    assert.notEqual(r.status, 200, escape);
+  }
+  const page = await fetch(server.url);
+  assert.match(page.headers.get("content-security-policy"), /default-src 'none'; script-src 'self'/);
+  const stopped = await server.stop();
+  assert.equal(stopped.code, 0);
+  assert.match(stopped.output, /laconic ui: stopped/);
+  assert.deepEqual(fingerprint(small), smallBefore);
+});
+
+test("a port in use, or a database that does not exist, is refused with a clear message", async () => {
+  const db = fixture("small", "port.db");
+  const first = await serve(db);
+  const port = new URL(first.url).port;
+  let out = "";
+  try {
+    execFileSync(LACONIC, ["ui", "--db", db, "--port", port], { timeout: 20000, stdio: ["ignore", "pipe", "pipe"] });
+    assert.fail("a second server started on a port in use");
+  } catch (e) {
+    out = String(e.stderr);
+    assert.equal(e.status, 2);
+  }
+  assert.match(out, /the port is in use/);
+  await first.stop();
+  // Nor is a database that does not exist: it never creates one.
+  const missing = path.join(dir, "missing.db");
+  try {
+    execFileSync(LACONIC, ["ui", "--db", missing, "--port", "0"], { timeout: 20000, stdio: ["ignore", "pipe", "pipe"] });
+    assert.fail("laconic ui served a database that does not exist");
+  } catch (e) {
+    assert.notEqual(e.status, 0);
+    assert.match(String(e.stderr), /does not exist/);
+  }
+  assert.equal(fs.existsSync(missing), false);
+});

@@ -1,0 +1,188 @@
+// Writes the databases the browser tests of `laconic ui` open (tests/ui/ui.test.mjs), through
+// the Recorder and its sink as `laconic run` writes them, without training:
+//   ui_fixtures small DB         a small sweep: dense and Top-k on two seeds, fp16 on one, a
+//                                failed run, a stale RUNNING one, and an experiment whose names
+//                                are HTML
+//   ui_fixtures many DB N        N finished runs in one experiment
+//   ui_fixtures series DB N      one run whose train_loss has N points and one spike
+//   ui_fixtures live DB SECONDS  a new RUNNING run, a train_loss point every 100 ms, for SECONDS
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "engine/core/metric_keys.hpp"
+#include "storage/database.hpp"
+#include "storage/recorder.hpp"
+#include "storage/sqlite_sink.hpp"
+#include "storage/statement.hpp"
+
+using namespace laconic;
+
+namespace {
+
+RunConfig config_of(const std::string& experiment, const std::string& compressor, double ratio, std::int64_t seed) {
+  RunConfig c;
+  c.experiment = experiment;
+  c.dataset = {"dataset", "fashion_mnist", {}};
+  c.model = {"model", "lenet5", {}};
+  c.optimizer = {"optimizer", "sgd", {{"lr", 0.05}, {"momentum", 0.9}}};
+  c.topology = {"topology", "allreduce", {}};
+  c.schedule = {"schedule", "synchronous", {}};
+  c.compressor = {"compressor", compressor, {}};
+  c.network = {"network", "link", {{"bandwidth", std::string("1Gbit")}, {"latency", std::string("50us")}}};
+  c.workers = 2;
+  c.seed = seed;
+  c.swept = {{"compressor", compressor}, {"seed", seed}};
+  c.name = "compressor=" + compressor;
+  if (compressor == "topk") {
+    c.compressor.fields["ratio"] = ratio;
+    c.swept["compressor.ratio"] = ratio;
+    c.name += ",ratio=" + format_value(Value{ratio});
+  }
+  c.name += ",seed=" + std::to_string(seed);
+  return c;
+}
+
+// Three epochs of four steps on two workers; the last test accuracy is `accuracy`.
+void record(storage::Recorder& recorder, std::int64_t run, double accuracy, double bytes_per_step, double seed) {
+  recorder.start_run(run);
+  recorder.record_fact(run, "rank_clock", "wall");
+  auto sink = recorder.metrics_sink(run);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    for (int w = 0; w < 2; ++w) {
+      for (int s = 0; s < 4; ++s) {
+        const int step = epoch * 4 + s;
+        const double wall = 0.01 * step;
+        sink->record({keys::kTrainLoss, step, epoch, w, wall, 2.0 - 0.1 * step + 0.01 * seed + 0.001 * w});
+        sink->record({keys::kTimeForward, step, epoch, w, wall, 0.002});
+        sink->record({keys::kTimeBackward, step, epoch, w, wall, 0.003});
+        sink->record({keys::kTimeOptimizer, step, epoch, w, wall, 0.0005});
+        sink->record({keys::kTimeCompress, step, epoch, w, wall, bytes_per_step < 1e5 ? 0.001 : 0});
+        sink->record({keys::kTimeDecompress, step, epoch, w, wall, 0.0001});
+        sink->record({keys::kTimeWait, step, epoch, w, wall, 0.0002});
+        sink->record({keys::kTimeCommunicate, step, epoch, w, wall, bytes_per_step / 1e8});
+        sink->record({keys::kProjectedTimeCommunicate, step, epoch, w, wall, bytes_per_step * 8 / 1e9});
+        sink->record({keys::kTimeStep, step, epoch, w, wall, 0.0058 + bytes_per_step / 1e8});
+        sink->record({keys::kBytesSent, step, epoch, w, wall, bytes_per_step});
+        sink->record({keys::kBytesDense, step, epoch, w, wall, 247000});
+        sink->record({keys::kPayloadBytes, step, epoch, w, wall, bytes_per_step});
+        sink->record({keys::kMessages, step, epoch, w, wall, 2});
+        sink->record({keys::kLinkBytes, step, epoch, w, wall, bytes_per_step});
+      }
+      sink->record({keys::kEpochTrainLoss, epoch * 4 + 3, epoch, w, 0.04, 1.8 - 0.2 * epoch});
+      sink->record({keys::kEpochTime, epoch * 4 + 3, epoch, w, 0.04, 0.05});
+    }
+    sink->record({keys::kTestAccuracy, epoch * 4 + 3, epoch, 0, 0.04 * (epoch + 1), accuracy - 0.1 * (2 - epoch)});
+    sink->record({keys::kTestLoss, epoch * 4 + 3, epoch, 0, 0.04 * (epoch + 1), 0.5 + 0.1 * (2 - epoch)});
+  }
+  sink->record({keys::kModelParameters, 0, 0, 0, 0, 61706});
+  sink->flush();
+  recorder.finish_run(run, storage::RunStatus::Finished);
+}
+
+void small(const std::string& path) {
+  auto db = storage::Database::open(path);
+  storage::Recorder recorder(*db);
+  const auto sweep = recorder.add_experiment("sweep", "sweep.lua", "abc");
+  for (std::int64_t seed : {1, 2}) {
+    record(recorder, recorder.add_run(sweep, config_of("sweep", "none", 0, seed)), 0.85 + 0.002 * seed, 247000,
+           static_cast<double>(seed));
+    record(recorder, recorder.add_run(sweep, config_of("sweep", "topk", 0.01, seed)), 0.83 + 0.002 * seed, 5000,
+           static_cast<double>(seed));
+  }
+  // Dominated on both counts (Top-k is more accurate and sends less): off the Pareto front.
+  record(recorder, recorder.add_run(sweep, config_of("sweep", "fp16", 0, 1)), 0.80, 123500, 1);
+  const auto failed = recorder.add_run(sweep, config_of("sweep", "qsgd", 0, 1));
+  recorder.start_run(failed);
+  recorder.finish_run(failed, storage::RunStatus::Failed, "worker 1 exited with status 1: Connection reset by peer");
+  // A run whose controller is gone: RUNNING in the table, its heartbeat long past (stale).
+  const auto stale = recorder.add_run(sweep, config_of("sweep", "bf16", 0, 1));
+  recorder.start_run(stale);
+  storage::Statement(db->handle(), "UPDATE runs SET heartbeat = 1000, controller_pid = 999999999 WHERE id = ?1")
+      .bind_int64(1, stale)
+      .run();
+  // Names from a user's file are text, never markup.
+  const std::string hostile = "<img src=x onerror=\"window.__xss=1\">";
+  const auto evil = recorder.add_experiment(hostile, "evil.lua", "def");
+  RunConfig c = config_of(hostile, "none", 0, 1);
+  c.name = "<script>window.__xss=2</script>";
+  c.swept["compressor"] = std::string("<b onmouseover=\"window.__xss=3\">none</b>");
+  const auto run = recorder.add_run(evil, c);
+  recorder.start_run(run);
+  recorder.finish_run(run, storage::RunStatus::Failed, "<img src=y onerror=\"window.__xss=4\"> in the error");
+}
+
+void many(const std::string& path, int count) {
+  auto db = storage::Database::open(path);
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("many", "many.lua", "abc");
+  storage::Statement(db->handle(), "BEGIN").run();  // one transaction: 10,000 runs in seconds
+  for (int i = 0; i < count; ++i) {
+    RunConfig c = config_of("many", i % 2 ? "topk" : "none", 0.01, i / 2 + 1);
+    const auto run = recorder.add_run(e, c);
+    recorder.start_run(run);
+    storage::SqliteSink sink(*db, run);
+    sink.record({keys::kTestAccuracy, 9, 0, 0, 1.0, 0.5 + 0.4 * ((i * 7919) % count) / count});
+    sink.record({keys::kBytesSent, 9, 0, 0, 1.0, i % 2 ? 5000.0 : 247000.0});
+    sink.write_in_open_transaction();
+    recorder.finish_run(run, storage::RunStatus::Finished);
+  }
+  storage::Statement(db->handle(), "COMMIT").run();
+}
+
+void series(const std::string& path, std::int64_t count) {
+  auto db = storage::Database::open(path);
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("long", "long.lua", "abc");
+  const auto run = recorder.add_run(e, config_of("long", "none", 0, 1));
+  recorder.start_run(run);
+  storage::SqliteSink sink(*db, run, 100000);
+  const std::int64_t spike = count / 2 + 17;
+  for (std::int64_t step = 0; step < count; ++step) {
+    const double value = step == spike ? 1000.0 : 2.0 * std::exp(-static_cast<double>(step) / count) + 0.01 * std::sin(step);
+    sink.record({keys::kTrainLoss, step, 0, 0, 0.001 * static_cast<double>(step), value});
+  }
+  sink.flush();
+  recorder.finish_run(run, storage::RunStatus::Finished);
+}
+
+void live(const std::string& path, double seconds) {
+  auto db = storage::Database::open(path);
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("live", "live.lua", "abc");
+  const auto run = recorder.add_run(e, config_of("live", "none", 0, 1));
+  recorder.start_run(run);
+  std::cout << run << std::endl;
+  storage::SqliteSink sink(*db, run);
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t step = 0; std::chrono::steady_clock::now() - start < std::chrono::duration<double>(seconds); ++step) {
+    sink.record({keys::kTrainLoss, step, 0, 0, 0.1 * static_cast<double>(step), 3.0 - 0.01 * static_cast<double>(step)});
+    sink.flush();
+    recorder.heartbeat(run);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  recorder.finish_run(run, storage::RunStatus::Finished);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 2 ? argv[1] : "";
+  try {
+    if (mode == "small") small(argv[2]);
+    else if (mode == "many" && argc > 3) many(argv[2], std::atoi(argv[3]));
+    else if (mode == "series" && argc > 3) series(argv[2], std::atoll(argv[3]));
+    else if (mode == "live" && argc > 3) live(argv[2], std::atof(argv[3]));
+    else {
+      std::cerr << "usage: ui_fixtures small DB | many DB N | series DB N | live DB SECONDS\n";
+      return 2;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "ui_fixtures: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,58 @@
+#pragma once
+// The JSON the browser reads (docs/ui.md, "API"), built from a read-only connection: one
+// function per endpoint, so that each can be tested without a server. Nothing here writes.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/database.hpp"
+
+namespace laconic::ui {
+
+/// GET /api/runs: every run as `laconic runs --format json` lists it, its swept variables as an
+/// object, its tags, and whether a RUNNING run is stale; with `since` (unix seconds), only the
+/// runs planned, started, beating or ended since (what a page that has the rest fetches), and
+/// `now` to ask with next.
+nlohmann::json runs_json(storage::Database& db, std::optional<double> since = std::nullopt);
+
+/// GET /api/runs/ID: the run, its resolved configuration (an object), facts, note, error, the
+/// summary of every metric it recorded and its per-epoch rows; ConfigError when there is none.
+nlohmann::json run_json(storage::Database& db, std::int64_t run_id);
+
+/// GET /api/runs/ID/step_time: the mean seconds of each part of a step (compute, compress,
+/// wait, communicate measured and projected, hidden behind backward) per worker rank, and whether
+/// the run's ranks were threads (their times derived and projected).
+nlohmann::json step_time_json(storage::Database& db, std::int64_t run_id);
+
+/// What a series request asks for (GET /api/runs/ID/series?key=K&worker=W&...).
+struct SeriesQuery {
+  std::string key;
+  int worker = 0;
+  std::optional<std::int64_t> after_step;  ///< only the points after this step (live updates)
+  std::optional<std::int64_t> from, to;    ///< the step range on screen (a zoom)
+  std::size_t buckets = 1000;              ///< about the chart's width in pixels
+  bool bytes = false;                      ///< also each point's bytes sent so far (an x axis)
+};
+
+/// The series of one metric of one worker: [step, value, wall] points (and with `bytes`, the
+/// bytes the worker sent up to each step, summed before downsampling), downsampled by min and
+/// max per bucket (ui/series.hpp) when there are more than 2 x buckets, with the count there
+/// was and the last step.
+nlohmann::json series_json(storage::Database& db, std::int64_t run_id, const SeriesQuery& query);
+
+/// GET /api/experiments: each experiment with its runs counted by status.
+nlohmann::json experiments_json(storage::Database& db);
+
+/// GET /api/experiments/NAME: the report's model of the experiment's finished runs: its
+/// sections' tables (as `laconic report` writes them), and per configuration the numbers the
+/// page draws: final metric, bytes, compression, the parts of a step measured and projected,
+/// whether it is on the Pareto front of metric against bytes sent, and its time to target
+/// against dense on links from 10 Mbit/s to 100 Gbit/s. `target` sets the threshold of "time to
+/// target" for every row, as `laconic report --target` does (unset: each row's best dense less
+/// the tolerance). ConfigError when it has no runs.
+nlohmann::json experiment_json(storage::Database& db, const std::string& name,
+                               std::optional<double> target = std::nullopt);
+
+}  // namespace laconic::ui

@@ -1,0 +1,161 @@
+// GET /api/experiments/NAME: the report's model of an experiment, as the experiment page draws
+// it (ui/api.hpp). The numbers are the report's own (reports/report_model.hpp): the page words
+// and draws them, it computes none.
+#include <cmath>
+
+#include "reports/aggregate.hpp"
+#include "reports/answer.hpp"
+#include "reports/report_model.hpp"
+#include "ui/api.hpp"
+
+namespace laconic::ui {
+namespace {
+
+using nlohmann::json;
+
+json number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+
+json stats_json(const reports::Stats& s) { return {{"mean", number(s.mean)}, {"std", number(s.std)}, {"n", s.n}}; }
+
+const char* versus_name(reports::Versus v) {
+  switch (v) {
+    case reports::Versus::Baseline:
+      return "baseline";
+    case reports::Versus::Faster:
+      return "faster";
+    case reports::Versus::Slower:
+      return "slower";
+    case reports::Versus::WithinNoise:
+      return "within noise";
+    case reports::Versus::NotReached:
+      return "not reached";
+    case reports::Versus::Unknown:
+      break;
+  }
+  return "unknown";
+}
+
+// Mean bytes sent per run of a configuration (over its runs).
+double bytes_sent(const reports::ConfigSummary& s) {
+  double sum = 0;
+  for (const reports::RunData* run : s.config->runs) sum += run->bytes_sent;
+  return s.config->runs.empty() ? std::nan("") : sum / static_cast<double>(s.config->runs.size());
+}
+
+// The configurations no other beats on both the metric and the bytes sent.
+std::vector<bool> pareto(const std::vector<reports::ConfigSummary>& summaries, const reports::TestMetric& metric) {
+  std::vector<bool> front(summaries.size(), false);
+  for (std::size_t i = 0; i < summaries.size(); ++i) {
+    const double m = summaries[i].final_metric.mean, b = bytes_sent(summaries[i]);
+    if (!std::isfinite(m) || !std::isfinite(b)) continue;
+    bool dominated = false;
+    for (std::size_t j = 0; j < summaries.size() && !dominated; ++j) {
+      const double mj = summaries[j].final_metric.mean, bj = bytes_sent(summaries[j]);
+      if (j == i || !std::isfinite(mj) || !std::isfinite(bj)) continue;
+      const bool as_good = (metric.higher_is_better ? mj >= m : mj <= m) && bj <= b;
+      const bool better = (metric.higher_is_better ? mj > m : mj < m) || bj < b;
+      dominated = as_good && better;
+    }
+    front[i] = !dominated;
+  }
+  return front;
+}
+
+// Time to target and the verdict against dense at each scanned bandwidth: what the page's
+// bandwidth slider moves through.
+json scan_json(const reports::Answer& answer, const reports::ConfigSummary& s) {
+  json seconds = json::array(), half_width = json::array(), versus = json::array();
+  for (const double rate : reports::scanned_bandwidths()) {
+    const reports::AnswerLink on = reports::scanned_link(rate);
+    const reports::TimeToTarget t = answer.time_to_target(s, on);
+    seconds.push_back(number(t.all_reached() ? t.seconds : std::nan("")));
+    half_width.push_back(number(t.half_width));
+    versus.push_back(versus_name(answer.compare(s, on).versus));
+  }
+  const reports::BandwidthScan scan = answer.scan(s);
+  return {{"seconds", seconds},
+          {"half_width", half_width},
+          {"versus", versus},
+          {"break_even", number(scan.break_even)},
+          {"text", scan.text}};
+}
+
+json configuration_json(const reports::ExperimentModel& m, const reports::ConfigSummary& s, bool on_front) {
+  const reports::Answer& answer = *m.answer;
+  const reports::Verdict& v = answer.verdict(s);
+  json runs = json::array();
+  bool thread_ranks = false;
+  for (const reports::RunData* run : s.config->runs) {
+    runs.push_back(run->run.id);
+    thread_ranks = thread_ranks || run->thread_ranks;
+  }
+  const double projected = s.projected_communicate.mean;
+  return {{"label", s.config->label},
+          {"row", s.config->row},
+          {"column", s.config->column},
+          {"runs", runs},
+          {"dense", v.dense},
+          {"thread_ranks", thread_ranks},
+          {"final", stats_json(s.final_metric)},
+          {"compression", stats_json(s.compression)},
+          {"bytes_sent", number(bytes_sent(s))},
+          {"pareto", on_front},
+          {"target", number(answer.target_of(s).value)},
+          {"cost", number(v.cost)},
+          {"cost_text", reports::cost_text(m.metric, v)},
+          {"noise", v.noise},
+          {"step",
+           {{"compute", number(s.compute.mean)},
+            {"compress", number(s.compress.mean)},
+            {"wait", number(s.wait.mean)},
+            {"communicate_measured", number(s.communicate.mean)},
+            {"communicate_projected", number(projected)},
+            {"measured", number(reports::measured_step(s))},
+            {"projected", number(std::isnan(projected) ? projected : reports::local_seconds(s) + projected)}}},
+          {"scan", scan_json(answer, s)}};
+}
+
+json section_json(const reports::Section& section) {
+  json tables = json::array();
+  for (const reports::Table& t : section.tables) {
+    json columns = json::array();
+    for (const reports::Column& c : t.columns)
+      columns.push_back({{"header", c.header}, {"right", c.align == reports::Align::Right}});
+    tables.push_back({{"title", t.title},
+                      {"slug", t.slug},
+                      {"columns", columns},
+                      {"rows", t.rows},
+                      {"csv_header", t.csv.header},
+                      {"csv_rows", t.csv.rows}});
+  }
+  return {{"heading", section.heading},
+          {"anchor", reports::section_anchor(section)},
+          {"lead", section.lead},
+          {"text", section.text},
+          {"tables", tables}};
+}
+
+}  // namespace
+
+json experiment_json(storage::Database& db, const std::string& name, std::optional<double> target) {
+  reports::TargetRule rule;
+  rule.value = target;
+  const auto model = reports::build_model(db, {name}, rule);
+  const reports::ExperimentModel& m = *model;
+  const std::vector<bool> front = pareto(m.summaries, m.metric);
+  json configurations = json::array();
+  for (std::size_t i = 0; i < m.summaries.size(); ++i)
+    configurations.push_back(configuration_json(m, m.summaries[i], front[i]));
+  json bandwidths = json::array();
+  for (const double rate : reports::scanned_bandwidths()) bandwidths.push_back(rate);
+  json sections = json::array();
+  for (const reports::Section& s : reports::report_of(m, {name}).report.sections) sections.push_back(section_json(s));
+  return {{"name", name},
+          {"target", target ? json(*target) : json(nullptr)},
+          {"metric", {{"key", m.metric.key}, {"label", m.metric.label}, {"higher_is_better", m.metric.higher_is_better}}},
+          {"bandwidths", bandwidths},
+          {"configurations", configurations},
+          {"sections", sections}};
+}
+
+}  // namespace laconic::ui

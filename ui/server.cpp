@@ -1,0 +1,235 @@
+#include "ui/server.hpp"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <thread>
+
+#include <httplib.h>
+
+#include "engine/core/error.hpp"
+#include "ui/api.hpp"
+#include "ui/assets.hpp"
+#include "ui/store.hpp"
+
+namespace laconic::ui {
+namespace {
+
+using nlohmann::json;
+
+// The page and its API speak only to their own origin; no inline script runs, whatever text a
+// run name or an error holds.
+constexpr const char* kPolicy =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+// Event streams a server keeps at once; each holds one of its 8 threads. A page refused one
+// polls instead.
+constexpr int kMaxEventStreams = 4;
+
+// Not compressed: httplib compresses "application/json" and "text/..." bodies with brotli at its
+// highest quality when the browser accepts it (8 s for the 5 MB of 10,000 runs), which a server
+// on this machine gains nothing from. It compares the type exactly, so a charset keeps it off.
+constexpr const char* kJson = "application/json; charset=utf-8";
+
+void send_json(httplib::Response& res, const json& body) {
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), kJson);
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  send_json(res, {{"error", message}});
+}
+
+// A request whose parameters are wrong: 400, where a missing run or experiment is 404.
+struct BadRequest : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::optional<std::int64_t> integer_param(const httplib::Request& req, const char* name) {
+  if (!req.has_param(name)) return std::nullopt;
+  const std::string text = req.get_param_value(name);
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size())
+    throw BadRequest(str_cat("parameter ", name, " must be an integer, got '", text, "'"));
+  return value;
+}
+
+std::optional<double> number_param(const httplib::Request& req, const char* name) {
+  if (!req.has_param(name) || req.get_param_value(name).empty()) return std::nullopt;
+  const std::string text = req.get_param_value(name);
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(value))
+    throw BadRequest(str_cat("parameter ", name, " must be a number, got '", text, "'"));
+  return value;
+}
+
+// The run a path names (/api/runs/ID...).
+std::int64_t run_id(const httplib::Request& req) {
+  const std::string text = req.matches[1];
+  std::int64_t id = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (error != std::errc() || end != text.data() + text.size()) throw BadRequest("no such run: " + text);
+  return id;
+}
+
+SeriesQuery series_query(const httplib::Request& req) {
+  SeriesQuery q;
+  q.key = req.get_param_value("key");
+  if (q.key.empty()) throw BadRequest("parameter key (a metric key, such as train_loss) is required");
+  q.worker = static_cast<int>(integer_param(req, "worker").value_or(0));
+  q.after_step = integer_param(req, "after_step");
+  q.from = integer_param(req, "from");
+  q.to = integer_param(req, "to");
+  q.bytes = req.get_param_value("bytes") == "1";
+  q.buckets = static_cast<std::size_t>(std::clamp<std::int64_t>(integer_param(req, "points").value_or(1000), 1, 20000));
+  return q;
+}
+
+// Runs a handler with a connection of its own, turning what it throws into a status.
+template <class Build>
+void answer(ReadOnlyStore& store, httplib::Response& res, Build&& build) {
+  try {
+    send_json(res, store.with(build));
+  } catch (const BadRequest& e) {
+    send_error(res, 400, e.what());
+  } catch (const ConfigError& e) {
+    send_error(res, 404, e.what());
+  } catch (const StorageError& e) {
+    send_error(res, 503, e.what());
+  } catch (const std::exception& e) {
+    send_error(res, 500, e.what());
+  }
+}
+
+class UiServer {
+ public:
+  UiServer(const UiOptions& options, const std::atomic<bool>& stop) : store_(options.db), stop_(stop) {
+    server_.set_socket_options([](socket_t sock) {
+      // Not httplib's default SO_REUSEPORT: a second server on the same port must be refused.
+      int yes = 1;
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
+    server_.set_default_headers({{"Content-Security-Policy", kPolicy},
+                                 {"X-Content-Type-Options", "nosniff"},
+                                 {"Referrer-Policy", "no-referrer"}});
+    routes();
+  }
+
+  void serve(const UiOptions& options, const std::function<void(const std::string&)>& on_listening) {
+    const int port = options.port == 0 ? server_.bind_to_any_port(options.host)
+                                       : (server_.bind_to_port(options.host, options.port) ? options.port : -1);
+    if (port < 0)
+      throw ConfigError(str_cat("cannot listen on ", options.host, ":", options.port,
+                                ": the port is in use (another laconic ui?) or the address is not this machine's; "
+                                "choose another with --port, or --port 0 for any free one"));
+    std::thread listener([this] { server_.listen_after_bind(); });
+    on_listening(str_cat("http://", options.host == "0.0.0.0" ? "127.0.0.1" : options.host, ":", port, "/"));
+    while (!stop_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stopping_ = true;
+    server_.stop();
+    listener.join();
+  }
+
+ private:
+  void routes() {
+    server_.Get("/", [](const httplib::Request&, httplib::Response& res) { send_asset(res, "index.html"); });
+    server_.Get(R"(/assets/([A-Za-z0-9_.-]+))",
+                [](const httplib::Request& req, httplib::Response& res) { send_asset(res, req.matches[1]); });
+    server_.Get("/api/runs", [this](const httplib::Request& req, httplib::Response& res) {
+      answer(store_, res, [&](storage::Database& db) { return runs_json(db, number_param(req, "since")); });
+    });
+    server_.Get(R"(/api/runs/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
+      answer(store_, res, [&](storage::Database& db) { return run_json(db, run_id(req)); });
+    });
+    server_.Get(R"(/api/runs/(\d+)/step_time)", [this](const httplib::Request& req, httplib::Response& res) {
+      answer(store_, res, [&](storage::Database& db) { return step_time_json(db, run_id(req)); });
+    });
+    server_.Get(R"(/api/runs/(\d+)/series)", [this](const httplib::Request& req, httplib::Response& res) {
+      answer(store_, res, [&](storage::Database& db) { return series_json(db, run_id(req), series_query(req)); });
+    });
+    server_.Get("/api/experiments",
+                [this](const httplib::Request&, httplib::Response& res) {
+                  answer(store_, res, [](storage::Database& db) { return experiments_json(db); });
+                });
+    server_.Get(R"(/api/experiments/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
+      const std::string name = req.matches[1];
+      answer(store_, res, [&](storage::Database& db) { return experiment_json(db, name, number_param(req, "target")); });
+    });
+    server_.Get("/api/events", [this](const httplib::Request&, httplib::Response& res) { events(res); });
+    // What a page without an event stream polls: the commits counted so far.
+    server_.Get("/api/changes", [this](const httplib::Request&, httplib::Response& res) {
+      send_json(res, {{"changes", store_.changes()}});
+    });
+    // It never writes: every other method is refused, whatever the path.
+    const auto refuse = [](const httplib::Request&, httplib::Response& res) {
+      send_error(res, 405, "laconic ui only reads: GET and HEAD");
+      res.set_header("Allow", "GET, HEAD");
+    };
+    server_.Post(".*", refuse);
+    server_.Put(".*", refuse);
+    server_.Patch(".*", refuse);
+    server_.Delete(".*", refuse);
+  }
+
+  static void send_asset(httplib::Response& res, const std::string& name) {
+    const Asset* asset = find_asset(name);
+    if (asset == nullptr) return send_error(res, 404, "no such file: " + name);
+    res.set_header("Cache-Control", "no-cache");
+    res.set_content(std::string(asset->bytes), std::string(asset->content_type));
+  }
+
+  // Server-sent events: "change" with the count of commits seen, whenever another process
+  // commits; a comment every 2 s otherwise, which also finds a page that went away (the write
+  // fails), so that its thread is free again.
+  void events(httplib::Response& res) {
+    if (++streams_ > kMaxEventStreams) {
+      --streams_;
+      return send_error(res, 503, "too many event streams open; the page polls instead");
+    }
+    res.set_header("Cache-Control", "no-store");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [this, seen = store_.changes(), first = true](std::size_t, httplib::DataSink& sink) mutable {
+          if (first) {
+            first = false;
+            const std::string hello = str_cat("retry: 2000\nevent: change\ndata: ", seen, "\n\n");
+            return sink.write(hello.data(), hello.size());
+          }
+          const auto waited = std::chrono::steady_clock::now();
+          std::uint64_t now = seen;
+          while (now == seen && !stopping_ && std::chrono::steady_clock::now() - waited < std::chrono::seconds(2))
+            now = store_.wait_for_change(seen, std::chrono::milliseconds(500), stopping_);
+          if (stopping_) {
+            sink.done();
+            return true;
+          }
+          const std::string message = now == seen ? ": still here\n\n" : str_cat("event: change\ndata: ", now, "\n\n");
+          seen = now;
+          return sink.write(message.data(), message.size());
+        },
+        [this](bool) { --streams_; });
+  }
+
+  ReadOnlyStore store_;
+  const std::atomic<bool>& stop_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> streams_{0};
+  httplib::Server server_;
+};
+
+}  // namespace
+
+void serve_ui(const UiOptions& options, const std::atomic<bool>& stop,
+              const std::function<void(const std::string& url)>& on_listening) {
+  UiServer(options, stop).serve(options, on_listening);
+}
+
+}  // namespace laconic::ui

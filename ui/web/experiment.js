@@ -1,0 +1,142 @@
+// The experiments, and one experiment as its report says it, interactive: the final metric
+// against the bytes sent with the Pareto front marked, where a step's time goes (measured and
+// projected), and "Does it pay off?" at a bandwidth a slider moves, with each configuration's
+// break-even. The numbers are the report's (ui/experiment_api.cpp); the page only draws them.
+import { el, clear, number, bytes, seconds, route, setParams, api, command, link, download, csv, add, put } from "./util.js";
+import { chart, color, stackedBars } from "./charts.js";
+import { onChange } from "./live.js";
+
+export async function experimentsPage(main) {
+  const list = await api("/api/experiments");
+  add(main, el("h1", {}, "Experiments"),
+    el("table", {}, el("tr", {}, el("th", {}, "experiment"), el("th", { class: "num" }, "runs"), el("th", {}, "statuses")),
+      list.map((e) => el("tr", {},
+        el("td", {}, el("a", { href: link("experiment", e.name) }, e.name)),
+        el("td", { class: "num" }, e.runs),
+        el("td", {}, Object.entries(e.statuses).map(([s, n]) => `${s} ${n}`).join(", "))))),
+    command("laconic", "runs"));
+  return onChange(() => window.dispatchEvent(new HashChangeEvent("hashchange")));
+}
+
+function rateText(bits) {
+  return bits >= 1e9 ? `${Number((bits / 1e9).toPrecision(3))} Gbit/s` : `${Number((bits / 1e6).toPrecision(3))} Mbit/s`;
+}
+
+function tableOf(t) {
+  const box = el("div");
+  const table = el("table", {},
+    el("tr", {}, t.columns.map((c) => el("th", { class: c.right ? "num" : "" }, c.header))),
+    t.rows.map((r) => el("tr", {}, r.map((v, i) => el("td", { class: t.columns[i].right ? "num" : "" }, v)))));
+  add(box, table, el("button", { onclick: () => download(`${t.slug}.csv`, csv(t.csv_header.length ? t.csv_header : t.columns.map((c) => c.header), t.csv_header.length ? t.csv_rows : t.rows)) }, "CSV"));
+  return box;
+}
+
+export async function experimentPage(main) {
+  const { arg, params } = route();
+  const name = arg;
+  // The target of "time to target": the report's default (each row's best dense less the
+  // tolerance) unless the user sets one; every table and projection follows it.
+  const state = { bw: Number(params.get("bw") || 1e9), target: params.get("target") || "" };
+  const fetchModel = () => api(`/api/experiments/${encodeURIComponent(name)}` + (state.target ? `?target=${encodeURIComponent(state.target)}` : ""));
+  let e = await fetchModel();
+  const body = el("div");
+  add(main, el("h1", {}, "Experiment ", name), el("div", { class: "bar" },
+    el("a", { href: link("runs", "", { experiment: name }) }, "its runs"), command("laconic", "report", name)), body);
+
+  function draw() {
+    const p = new URLSearchParams({ bw: String(state.bw) });
+    if (state.target) p.set("target", state.target);
+    setParams(p);
+    clear(body);
+    const metric = e.metric;
+    const configs = e.configurations;
+    if (!configs.length) {
+      add(body, el("p", {}, "No run of it has finished yet."));
+      return;
+    }
+    // The answer, and every other section's tables, as the report has them.
+    for (const s of e.sections) {
+      const section = el("section", { id: s.anchor }, el("h2", {}, s.heading), s.lead ? el("p", {}, s.lead) : null);
+      if (s.anchor === "answer") add(section, s.tables.map(tableOf));
+      else if (s.anchor === "time-and-bytes-to-target") add(section, targetInput(configs), s.tables.map(tableOf));
+      else add(section, el("details", {}, el("summary", {}, "tables and how they are computed"), el("p", { class: "muted" }, s.text), ...s.tables.map(tableOf)));
+      add(body, section);
+      if (s.anchor === "answer") drawInteractive(body, metric, configs);
+    }
+  }
+
+  function targetInput(configs) {
+    const input = el("input", { type: "number", step: "any", value: state.target, placeholder: number(configs[0].target),
+      onchange: async (ev) => {
+        const previous = state.target;
+        state.target = ev.target.value;
+        try {
+          e = await fetchModel();
+          draw();
+        } catch (error) {
+          state.target = previous;
+          put(problem, String(error.message || error));
+        }
+      } });
+    const problem = el("span", { class: "error" });
+    return el("div", { class: "bar" }, el("label", {}, `target ${e.metric.label} (empty: the report's)`), input, problem,
+      command("laconic", "report", name, ...(state.target ? ["--target", state.target] : [])));
+  }
+
+  function drawInteractive(box, metric, configs) {
+    // Metric against bytes sent; the Pareto front joined.
+    add(box, el("h2", {}, `${metric.label} against bytes sent`));
+    const points = configs.filter((c) => c.final.mean !== null && c.bytes_sent !== null);
+    const front = points.filter((c) => c.pareto).sort((a, b) => a.bytes_sent - b.bytes_sent);
+    const xs = [...new Set(points.map((c) => c.bytes_sent))].sort((a, b) => a - b);
+    const data = [xs];
+    const lines = [];
+    points.forEach((c, i) => {
+      data.push(xs.map((x) => (x === c.bytes_sent ? c.final.mean : null)));
+      lines.push({ label: c.label + (c.pareto ? " (Pareto)" : ""), points: true, color: color(i) });
+    });
+    data.push(xs.map((x) => front.find((c) => c.bytes_sent === x)?.final.mean ?? null));
+    lines.push({ label: "Pareto front", color: "#000000" });
+    chart(box, { title: `${metric.label} against bytes sent (mean over seeds)`, xLabel: "bytes sent per run", yLabel: metric.label, data, lines, log: false, name: `${name}-pareto` });
+    add(box, el("p", { class: "muted" }, "On the Pareto front (no configuration is better on both): ", front.map((c) => c.label).join("; ") || "-"));
+
+    // Where a step's time goes, measured and projected.
+    add(box, el("h2", {}, "Time per step: measured and projected"));
+    const rows = configs.flatMap((c) => [
+      { label: `${c.label}, measured`, parts: { compute: c.step.compute, compress: c.step.compress, wait: c.step.wait, communicate: c.step.communicate_measured } },
+      { label: `${c.label}, projected`, parts: { compute: c.step.compute, compress: c.step.compress, wait: c.step.wait, communicate: c.step.communicate_projected } }]);
+    stackedBars(box, rows, ["compute", "compress", "wait", "communicate"], ["#4c78a8", "#f58518", "#bab0ac", "#54a24b"]);
+    if (configs.some((c) => c.thread_ranks))
+      add(box, el("p", { class: "muted" }, "Ranks as threads in ", configs.filter((c) => c.thread_ranks).map((c) => c.label).join("; "),
+        ": their compute is CPU time, their wait derived, their communication projected."));
+
+    // Does it pay off at the bandwidth of the slider?
+    add(box, el("h2", { id: "pays-off" }, "Does it pay off? At a bandwidth of your choice"));
+    const index = e.bandwidths.reduce((best, b, i) => (Math.abs(Math.log(b / state.bw)) < Math.abs(Math.log(e.bandwidths[best] / state.bw)) ? i : best), 0);
+    const readout = el("strong", {}, rateText(e.bandwidths[index]));
+    const slider = el("input", { type: "range", min: 0, max: e.bandwidths.length - 1, step: 1, value: index,
+      oninput: (ev) => { state.bw = e.bandwidths[Number(ev.target.value)]; draw(); } });
+    add(box, el("div", { class: "bar" }, el("label", {}, "link bandwidth (50 us a message)"), slider, readout));
+    add(box, el("table", {},
+      el("tr", {}, ["configuration", "time to target (projected)", "against dense here", "break-even", "from 10 Mbit/s to 100 Gbit/s"].map((h) => el("th", {}, h))),
+      configs.map((c) => el("tr", { "data-label": c.label },
+        el("td", {}, c.label),
+        el("td", { class: "num" }, c.scan.seconds[index] === null ? "not reached" : `${seconds(c.scan.seconds[index])} ± ${seconds(c.scan.half_width[index])}`),
+        el("td", {}, c.scan.versus[index]),
+        el("td", { class: "num" }, c.scan.break_even === null ? "-" : rateText(c.scan.break_even)),
+        el("td", { class: "muted" }, c.scan.text)))));
+    // Time to target against bandwidth, the slider's position marked.
+    const curves = [e.bandwidths.map((b) => b / 1e6)];
+    const curveLines = [];
+    configs.forEach((c, i) => { curves.push(c.scan.seconds); curveLines.push({ label: c.label, color: color(i) }); });
+    curves.push(e.bandwidths.map((b, i) => (i === index ? Math.max(...configs.map((c) => c.scan.seconds[i] ?? 0)) : null)));
+    curveLines.push({ label: "the slider", points: true, color: "#000000" });
+    chart(box, { title: "Time to target against bandwidth (projected)", xLabel: "Mbit/s", yLabel: "seconds", data: curves, lines: curveLines, log: true, logX: true, name: `${name}-pays-off` });
+  }
+
+  draw();
+  return onChange(async () => {
+    e = await fetchModel();
+    draw();
+  });
+}

@@ -1,0 +1,225 @@
+// The runs page: every run, its swept values as columns; sort, filter (status, experiment,
+// --where conditions, metric ranges), choose columns, select runs to compare. Only the rows on
+// screen are drawn, so ten thousand runs scroll as fast as ten.
+import { el, clear, number, bytes, seconds, route, setParams, api, download, csv, command, link, put, add } from "./util.js";
+import { onChange } from "./live.js";
+
+const ROW = 24;  // px, as .grid tr in style.css
+const FIXED = [
+  { key: "id", label: "id", num: true },
+  { key: "experiment", label: "experiment" },
+  { key: "name", label: "run" },
+  { key: "label", label: "status" },
+  { key: "test_accuracy", label: "test_acc", num: true },
+  { key: "test_loss", label: "test_loss", num: true },
+  { key: "test_perplexity", label: "test_ppl", num: true },
+  { key: "bytes_sent", label: "bytes_sent", num: true, format: bytes },
+  { key: "compression", label: "ratio", num: true },
+  { key: "wall", label: "wall", num: true, format: seconds },
+  { key: "tags", label: "tags" },
+];
+const DEFAULT_HIDDEN = new Set(["test_loss", "test_perplexity", "tags"]);
+
+let runs = new Map();  // id -> run, as the API last said
+let lastFetch = 0;
+
+function value(run, key) {
+  if (key.startsWith("swept.")) return run.swept[key.slice(6)];
+  if (key === "compression") return run.bytes_sent > 0 ? run.bytes_dense / run.bytes_sent : null;
+  if (key === "tags") return run.tags.join(" ");
+  return run[key];
+}
+
+// "KEY op VALUE" conditions, as `laconic runs --where` takes them; numbers compare as numbers.
+function parseWhere(text) {
+  return text.split(",").map((s) => s.trim()).filter(Boolean).map((c) => {
+    const m = c.match(/^([A-Za-z0-9_.]+)\s*(!=|<=|>=|=|<|>)\s*(.+)$/);
+    if (!m) return { error: c };
+    return { key: m[1], op: m[2], value: m[3].trim() };
+  });
+}
+
+function holds(run, condition) {
+  const key = condition.key;
+  let v = key in run.swept ? run.swept[key] : value(run, key);
+  if (v === undefined) {  // "compressor.ratio" or a field under its component
+    const found = Object.entries(run.swept).find(([k]) => k.endsWith("." + key));
+    v = found ? found[1] : undefined;
+  }
+  if (v === undefined || v === null) return false;
+  const a = Number(v), b = Number(condition.value);
+  const numeric = !Number.isNaN(a) && !Number.isNaN(b) && condition.value !== "";
+  const [x, y] = numeric ? [a, b] : [String(v), condition.value];
+  switch (condition.op) {
+    case "=": return x === y;
+    case "!=": return x !== y;
+    case "<": return x < y;
+    case "<=": return x <= y;
+    case ">": return x > y;
+    default: return x >= y;
+  }
+}
+
+async function refresh() {
+  const since = lastFetch;
+  const body = await api(since ? `/api/runs?since=${since - 2}` : "/api/runs");
+  lastFetch = body.now;
+  for (const run of body.runs) runs.set(run.id, run);
+  return body;
+}
+
+export async function runsPage(main) {
+  runs = new Map();
+  lastFetch = 0;
+  await refresh();
+  const { params } = route();
+  const state = {
+    status: params.get("status") || "",
+    experiment: params.get("experiment") || "",
+    where: params.get("where") || "",
+    sort: params.get("sort") || "-id",
+    hidden: new Set(params.has("hide") ? params.get("hide").split(",").filter(Boolean) : DEFAULT_HIDDEN),
+    selected: new Set((params.get("selected") || "").split(",").filter(Boolean).map(Number)),
+    top: Number(params.get("top") || 0),
+  };
+  const save = () => {
+    const p = new URLSearchParams();
+    for (const k of ["status", "experiment", "where", "sort"]) if (state[k]) p.set(k, state[k]);
+    p.set("hide", [...state.hidden].join(","));
+    if (state.selected.size) p.set("selected", [...state.selected].join(","));
+    if (grid.scrollTop) p.set("top", String(Math.round(grid.scrollTop / ROW)));
+    setParams(p);
+  };
+
+  const title = el("h1", {}, "Runs");
+  const count = el("span", { class: "muted" });
+  const statusSelect = el("select", { onchange: (e) => { state.status = e.target.value; draw(); } },
+    ["", "QUEUED", "RUNNING", "stale", "FINISHED", "FAILED", "KILLED", "DIVERGED"].map((s) =>
+      el("option", { value: s, selected: s === state.status }, s || "any status")));
+  const experimentSelect = el("select", { onchange: (e) => { state.experiment = e.target.value; draw(); } });
+  const whereInput = el("input", { type: "text", value: state.where, placeholder: "compressor=topk, test_accuracy>0.8",
+    onchange: (e) => { state.where = e.target.value; draw(); } });
+  const whereError = el("span", { class: "error" });
+  const compareLink = el("a", {}, "compare selected");
+  const columnsBox = el("details", {}, el("summary", {}, "columns"), el("div", { class: "columns" }));
+  const grid = el("div", { class: "grid" });
+  const spacer = el("div");
+  const table = el("table");
+  grid.append(spacer, table);
+  const cmd = el("div");
+  add(main, title,
+    el("div", { class: "bar" }, el("label", {}, "status"), statusSelect, el("label", {}, "experiment"), experimentSelect,
+      el("label", {}, "where"), whereInput, whereError),
+    el("div", { class: "bar" }, count, compareLink,
+      el("button", { onclick: () => exportCsv() }, "CSV"), columnsBox),
+    grid, cmd);
+
+  let shown = [];
+  let columns = [];
+
+  function allColumns() {
+    const swept = new Set();
+    for (const run of runs.values()) for (const k of Object.keys(run.swept)) swept.add(k);
+    return [...FIXED.slice(0, 3), ...[...swept].sort().map((k) => ({ key: "swept." + k, label: k })), ...FIXED.slice(3)];
+  }
+
+  function filtered() {
+    const conditions = parseWhere(state.where);
+    const bad = conditions.filter((c) => c.error);
+    whereError.textContent = bad.length ? `not KEY=VALUE: ${bad.map((c) => c.error).join(", ")}` : "";
+    const good = conditions.filter((c) => !c.error);
+    const list = [...runs.values()].filter((r) =>
+      (!state.status || (state.status === "stale" ? r.stale : r.status === state.status && !r.stale)) &&
+      (!state.experiment || r.experiment === state.experiment) && good.every((c) => holds(r, c)));
+    const desc = state.sort.startsWith("-");
+    const key = desc ? state.sort.slice(1) : state.sort;
+    list.sort((a, b) => {
+      const x = value(a, key), y = value(b, key);
+      if (x === y) return a.id - b.id;
+      if (x === null || x === undefined) return 1;
+      if (y === null || y === undefined) return -1;
+      const c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+      return desc ? -c : c;
+    });
+    return list;
+  }
+
+  function cell(run, column) {
+    const v = value(run, column.key);
+    if (column.key === "name") return el("td", {}, el("a", { href: link("run", run.id) }, v));
+    if (column.key === "label")
+      return el("td", { class: `status-${run.status}` + (run.stale ? " stale" : "") }, v);
+    const text = column.format ? column.format(v) : typeof v === "number" ? number(v) : v ?? "-";
+    return el("td", { class: column.num || typeof v === "number" ? "num" : "" }, text);
+  }
+
+  function header() {
+    return el("tr", {}, el("th", {}, ""), columns.map((c) =>
+      el("th", { class: c.num ? "num" : "", onclick: () => {
+        state.sort = state.sort === c.key ? "-" + c.key : c.key;
+        draw();
+      } }, c.label + (state.sort === c.key ? " \u25B2" : state.sort === "-" + c.key ? " \u25BC" : ""))));
+  }
+
+  // Draws the rows in view (and a few around), over a spacer as tall as every row.
+  function drawRows() {
+    const first = Math.max(0, Math.floor(grid.scrollTop / ROW) - 10);
+    const last = Math.min(shown.length, first + Math.ceil(grid.clientHeight / ROW) + 20);
+    put(table, header());
+    table.style.top = `${first * ROW}px`;
+    for (let i = first; i < last; i++) {
+      const run = shown[i];
+      const box = el("input", { type: "checkbox", checked: state.selected.has(run.id), onchange: (e) => {
+        if (e.target.checked) state.selected.add(run.id);
+        else state.selected.delete(run.id);
+        updateCompare();
+        save();
+      } });
+      table.append(el("tr", { "data-id": run.id }, el("td", {}, box), columns.map((c) => cell(run, c))));
+    }
+  }
+
+  function updateCompare() {
+    const ids = [...state.selected];
+    compareLink.href = link("compare", "", { runs: ids.join(",") });
+    compareLink.textContent = `compare selected (${ids.length})`;
+  }
+
+  function draw() {
+    const experiments = [...new Set([...runs.values()].map((r) => r.experiment))];
+    put(experimentSelect, el("option", { value: "" }, "any"),
+      experiments.map((e) => el("option", { value: e, selected: e === state.experiment }, e)));
+    const every = allColumns();
+    columns = every.filter((c) => !state.hidden.has(c.key));
+    put(columnsBox.lastChild, every.map((c) => el("label", {},
+      el("input", { type: "checkbox", checked: !state.hidden.has(c.key), onchange: (e) => {
+        if (e.target.checked) state.hidden.delete(c.key);
+        else state.hidden.add(c.key);
+        draw();
+      } }), c.label)));
+    shown = filtered();
+    count.textContent = `${shown.length} of ${runs.size} runs`;
+    spacer.style.height = `${(shown.length + 1) * ROW}px`;
+    drawRows();
+    updateCompare();
+    put(cmd, command("laconic", "runs", ...(state.experiment ? ["--experiment", state.experiment] : []),
+      ...(state.status && state.status !== "stale" ? ["--status", state.status] : []),
+      ...parseWhere(state.where).filter((c) => !c.error).flatMap((c) => ["--where", `${c.key}${c.op}${c.value}`])));
+    save();
+  }
+
+  function exportCsv() {
+    download("runs.csv", csv(columns.map((c) => c.label), shown.map((r) => columns.map((c) => value(r, c.key)))));
+  }
+
+  grid.addEventListener("scroll", () => { drawRows(); save(); });
+  draw();
+  if (state.top) grid.scrollTop = state.top * ROW;
+  const stop = onChange(async () => {
+    await refresh();
+    const top = grid.scrollTop;
+    draw();
+    grid.scrollTop = top;
+  });
+  return stop;
+}
