@@ -2,18 +2,37 @@
 #include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
 
+#include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
+#include <utility>
 
 namespace laconic::reports {
 namespace {
 
+// `get`: a member of RunData, or a function of one.
 template <class Get>
 Stats over_runs(const Configuration& config, Get get) {
   std::vector<double> values;
-  for (const RunData* run : config.runs) values.push_back(get(*run));
+  for (const RunData* run : config.runs) values.push_back(std::invoke(get, *run));
   return stats_of(values);
+}
+
+// The points (`points`: RunData::epochs or ::evaluations) of every run grouped by the key that
+// `columns(run, point)` returns with the point's N values: per key, the values of each column.
+template <std::size_t N, class Point, class Columns>
+std::map<std::int64_t, std::array<std::vector<double>, N>> group_points(const Configuration& config,
+                                                                        std::vector<Point> RunData::*points,
+                                                                        Columns columns) {
+  std::map<std::int64_t, std::array<std::vector<double>, N>> groups;
+  for (const RunData* run : config.runs)
+    for (const Point& point : (*run).*points) {
+      const auto [key, values] = columns(*run, point);
+      for (std::size_t c = 0; c < N; ++c) groups[key][c].push_back(values[c]);
+    }
+  return groups;
 }
 
 }  // namespace
@@ -47,51 +66,32 @@ ConfigSummary summarize(const Configuration& config) {
   out.config = &config;
   // Repeats of a seed train the same way: they add samples of time, not of accuracy.
   out.final_metric = over_seeds(config, [](const RunData& r) { return r.final_metric; });
-  out.compression = over_runs(config, [](const RunData& r) { return r.compression_ratio(); });
-  out.compute = over_runs(config, [](const RunData& r) { return r.compute; });
-  out.compress = over_runs(config, [](const RunData& r) { return r.compress; });
-  out.wait = over_runs(config, [](const RunData& r) { return r.wait; });
-  out.communicate = over_runs(config, [](const RunData& r) { return r.communicate; });
-  out.overlapped = over_runs(config, [](const RunData& r) { return r.overlapped; });
-  out.messages = over_runs(config, [](const RunData& r) { return r.messages; });
-  out.link_bytes = over_runs(config, [](const RunData& r) { return r.link_bytes; });
-  out.step_median = over_runs(config, [](const RunData& r) { return r.step_median; });
-  out.step_q1 = over_runs(config, [](const RunData& r) { return r.step_q1; }).mean;
-  out.step_q3 = over_runs(config, [](const RunData& r) { return r.step_q3; }).mean;
-  out.projected_communicate = over_runs(config, [](const RunData& r) { return r.projected_communicate; });
+  out.compression = over_runs(config, &RunData::compression_ratio);
+  out.compute = over_runs(config, &RunData::compute);
+  out.compress = over_runs(config, &RunData::compress);
+  out.wait = over_runs(config, &RunData::wait);
+  out.communicate = over_runs(config, &RunData::communicate);
+  out.overlapped = over_runs(config, &RunData::overlapped);
+  out.messages = over_runs(config, &RunData::messages);
+  out.link_bytes = over_runs(config, &RunData::link_bytes);
+  out.step_median = over_runs(config, &RunData::step_median);
+  out.step_q1 = over_runs(config, &RunData::step_q1).mean;
+  out.step_q3 = over_runs(config, &RunData::step_q3).mean;
+  out.projected_communicate = over_runs(config, &RunData::projected_communicate);
 
-  struct Values {
-    std::vector<double> metric, measured, projected, bits;
-  };
-  std::map<std::int64_t, Values> epochs;
-  for (const RunData* run : config.runs)
-    for (const EpochPoint& e : run->epochs) {
-      Values& v = epochs[e.epoch];
-      v.metric.push_back(e.test_metric);
-      v.measured.push_back(e.measured_time);
-      v.projected.push_back(e.projected_time);
-      v.bits.push_back(8 * e.payload_bytes / run->model_parameters);  // NaN without model_parameters
-    }
+  const auto epochs = group_points<4>(config, &RunData::epochs, [](const RunData& run, const EpochPoint& e) {
+    const double bits = 8 * e.payload_bytes / run.model_parameters;  // NaN without model_parameters
+    return std::pair{e.epoch, std::array{e.test_metric, e.measured_time, e.projected_time, bits}};
+  });
   for (const auto& [epoch, v] : epochs)
-    out.epochs.push_back(
-        {epoch, stats_of(v.metric), stats_of(v.measured).mean, stats_of(v.projected).mean, stats_of(v.bits).mean});
-
-  struct EvalValues {
-    std::vector<double> epochs, metric, measured, projected;
-  };
-  std::map<std::int64_t, EvalValues> steps;
-  for (const RunData* run : config.runs)
-    for (const EvalPoint& e : run->evaluations) {
-      EvalValues& v = steps[e.step];
-      const double per_epoch = static_cast<double>(run->steps_per_epoch);
-      v.epochs.push_back(per_epoch > 0 ? static_cast<double>(e.step) / per_epoch : kNaN);
-      v.metric.push_back(e.test_metric);
-      v.measured.push_back(e.measured_time);
-      v.projected.push_back(e.projected_time);
-    }
+    out.epochs.push_back({epoch, stats_of(v[0]), stats_of(v[1]).mean, stats_of(v[2]).mean, stats_of(v[3]).mean});
+  const auto steps = group_points<4>(config, &RunData::evaluations, [](const RunData& run, const EvalPoint& e) {
+    const double per_epoch = static_cast<double>(run.steps_per_epoch);
+    const double epochs_trained = per_epoch > 0 ? static_cast<double>(e.step) / per_epoch : kNaN;
+    return std::pair{e.step, std::array{epochs_trained, e.test_metric, e.measured_time, e.projected_time}};
+  });
   for (const auto& [step, v] : steps)
-    out.evaluations.push_back(
-        {step, stats_of(v.epochs).mean, stats_of(v.metric), stats_of(v.measured).mean, stats_of(v.projected).mean});
+    out.evaluations.push_back({step, stats_of(v[0]).mean, stats_of(v[1]), stats_of(v[2]).mean, stats_of(v[3]).mean});
   return out;
 }
 

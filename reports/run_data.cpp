@@ -75,6 +75,22 @@ double total_sum(const std::map<std::string, Total>& totals, const char* key) {
   return it == totals.end() ? kNaN : it->second.sum;
 }
 
+// Sums and counts of per-step keys by epoch or step (`group`): bytes over the worker ranks,
+// projected_time_step of worker 0, training rows only. key -> epoch or step -> total.
+using GroupedTotals = std::map<std::string, std::map<std::int64_t, Total>>;
+GroupedTotals totals_by(storage::Database& db, const RunData& data, const std::string& group,
+                        const std::string& key_list) {
+  const std::string sql = "SELECT key, " + group +
+                          ", sum(value), count(value) FROM metrics WHERE run_id = ?1 AND key IN (" + key_list +
+                          ") AND epoch >= 0 AND (CASE key WHEN 'projected_time_step' THEN worker = 0 " +
+                          "ELSE worker < ?2 END) GROUP BY key, " + group;
+  storage::Statement q(db.handle(), sql);
+  q.bind_int64(1, data.run.id).bind_int64(2, data.run.workers);
+  GroupedTotals totals;
+  while (q.step()) totals[q.column_text(0)][q.column_int64(1)] = {q.column_double(2), q.column_int64(3)};
+  return totals;
+}
+
 // Per-epoch rows of worker 0 (test metric, epoch_time) and per-epoch aggregates of the per-step
 // keys over worker ranks. Parameter servers record epoch -1, which `epoch >= 0` leaves out too.
 void collect_epochs(storage::Database& db, RunData& data, const std::string& metric) {
@@ -96,22 +112,15 @@ void collect_epochs(storage::Database& db, RunData& data, const std::string& met
     else
       epoch_time[e.epoch] = worker0.column_double(2);
   }
-  storage::Statement per_epoch(
-      db.handle(),
-      "SELECT key, epoch, sum(value), count(value) FROM metrics WHERE run_id = ?1 AND "
-      "key IN ('bytes_sent', 'payload_bytes', 'projected_time_step') AND epoch >= 0 AND "
-      "(CASE key WHEN 'projected_time_step' THEN worker = 0 ELSE worker < ?2 END) GROUP BY key, epoch");
-  per_epoch.bind_int64(1, data.run.id).bind_int64(2, data.run.workers);
   std::map<std::int64_t, double> bytes, projected;
-  while (per_epoch.step()) {
-    const std::string key = per_epoch.column_text(0);
-    EpochPoint& e = at(per_epoch.column_int64(1));
-    const double sum = per_epoch.column_double(2);
-    const std::int64_t count = per_epoch.column_int64(3);
-    if (key == keys::kBytesSent) bytes[e.epoch] = sum;
-    if (key == keys::kProjectedTimeStep) projected[e.epoch] = sum;
-    if (key == keys::kPayloadBytes && count > 0) e.payload_bytes = sum / static_cast<double>(count);
-  }
+  const GroupedTotals per_epoch = totals_by(db, data, "epoch", "'bytes_sent', 'payload_bytes', 'projected_time_step'");
+  for (const auto& [key, by_epoch] : per_epoch)
+    for (const auto& [epoch, total] : by_epoch) {
+      EpochPoint& e = at(epoch);
+      if (key == keys::kBytesSent) bytes[epoch] = total.sum;
+      if (key == keys::kProjectedTimeStep) projected[epoch] = total.sum;
+      if (key == keys::kPayloadBytes && total.count > 0) e.payload_bytes = total.mean();
+    }
   // Running sums; a gap (an epoch without the key) makes the rest unknown rather than wrong.
   double measured_sum = 0, projected_sum = 0, bytes_sum = 0;
   for (auto& [key, e] : epochs) {
@@ -151,27 +160,19 @@ void collect_evaluations(storage::Database& db, RunData& data, const std::string
     return;
   }
   // Per-step sums in step order: bytes over the worker ranks, projected time of worker 0.
-  storage::Statement per_step(
-      db.handle(),
-      "SELECT key, step, sum(value) FROM metrics WHERE run_id = ?1 AND key IN ('bytes_sent', 'projected_time_step') "
-      "AND epoch >= 0 AND (CASE key WHEN 'projected_time_step' THEN worker = 0 ELSE worker < ?2 END) "
-      "GROUP BY key, step");
-  per_step.bind_int64(1, data.run.id).bind_int64(2, data.run.workers);
-  std::map<std::int64_t, double> bytes, projected;
-  while (per_step.step())
-    (per_step.column_text(0) == keys::kBytesSent ? bytes : projected)[per_step.column_int64(1)] =
-        per_step.column_double(2);
-  auto running = [](const std::map<std::int64_t, double>& values, std::vector<EvalPoint>& points, auto field) {
+  GroupedTotals per_step = totals_by(db, data, "step", "'bytes_sent', 'projected_time_step'");
+  auto running = [&per_step](const char* key, std::vector<EvalPoint>& points, double EvalPoint::*field) {
+    const std::map<std::int64_t, Total>& values = per_step[key];
     if (values.empty()) return;
     double sum = 0;
     auto it = values.begin();
     for (EvalPoint& point : points) {
-      for (; it != values.end() && it->first < point.step; ++it) sum += it->second;
+      for (; it != values.end() && it->first < point.step; ++it) sum += it->second.sum;
       point.*field = sum;
     }
   };
-  running(bytes, data.evaluations, &EvalPoint::bytes_sent);
-  running(projected, data.evaluations, &EvalPoint::projected_time);
+  running(keys::kBytesSent, data.evaluations, &EvalPoint::bytes_sent);
+  running(keys::kProjectedTimeStep, data.evaluations, &EvalPoint::projected_time);
 }
 
 // run_facts host_demand, else ranks_on_host / cores (runs recorded before host_demand was).

@@ -62,33 +62,13 @@ namespace {
 
 RunRow read_run(const Statement& q, double now) {
   RunRow row;
-  row.id = q.column_int64(0);
-  row.experiment = q.column_text(1);
-  row.name = q.column_text(2);
-  row.status = run_status_from_string(q.column_text(3));
-  row.error = q.column_text(4);
-  row.seed = q.column_int64(5);
-  row.repetition = q.column_int64(6);
-  row.swept = q.column_text(7);
-  row.started = q.column_double(8);
-  row.ended = q.column_double(9);
-  row.heartbeat = q.column_double(10);
-  if (!q.column_is_null(8)) row.wall_time = (q.column_is_null(9) ? now : row.ended) - row.started;
-  row.final_test_accuracy = q.column_double(11);
-  row.bytes_sent = q.column_double(12);
-  row.bytes_dense = q.column_double(13);
-  row.host = q.column_text(14);
-  row.controller_pid = q.column_int64(15);
-  row.attempts = q.column_int64(16);
-  if (!q.column_is_null(17)) row.checkpoint_step = q.column_int64(17);
-  row.config = q.column_text(18);
-  row.created = q.column_double(19);
-  row.laconic_version = q.column_text(20);
-  row.final_test_loss = q.column_double(21);
-  row.final_test_perplexity = q.column_double(22);
-  row.workers_silent = q.column_double(23);
-  row.note = q.column_text(24);
-  const std::string tags = q.column_text(25);
+  std::string status, tags;
+  q.columns(0, row.id, row.experiment, row.name, status, row.error, row.seed, row.repetition, row.swept, row.started,
+            row.ended, row.heartbeat, row.final_test_accuracy, row.bytes_sent, row.bytes_dense, row.host,
+            row.controller_pid, row.attempts, row.checkpoint_step, row.config, row.created, row.laconic_version,
+            row.final_test_loss, row.final_test_perplexity, row.workers_silent, row.note, tags);
+  row.status = run_status_from_string(status);
+  if (!std::isnan(row.started)) row.wall_time = (std::isnan(row.ended) ? now : row.ended) - row.started;
   for (std::size_t begin = 0; begin < tags.size();) {
     const std::size_t end = std::min(tags.find(',', begin), tags.size());
     row.tags.push_back(tags.substr(begin, end - begin));

@@ -98,6 +98,10 @@ std::string Statement::column_text(int index) const {
 
 bool Statement::column_is_null(int index) const { return sqlite3_column_type(stmt_, index) == SQLITE_NULL; }
 
+void Statement::read_column(int index, std::optional<std::int64_t>& out) const {
+  out = column_is_null(index) ? std::nullopt : std::optional<std::int64_t>(column_int64(index));
+}
+
 Transaction::Transaction(sqlite3* db) : db_(db) { exec(db_, "BEGIN IMMEDIATE"); }
 
 Transaction::~Transaction() {

@@ -2,6 +2,7 @@
 // Thin RAII helpers over the SQLite C API: a prepared statement, a transaction, error checks.
 // Every failure becomes a StorageError carrying sqlite3_errmsg, the SQL (or operation) and the code.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 struct sqlite3;
@@ -47,12 +48,24 @@ class Statement {
   /// NULL reads back as "".
   std::string column_text(int index) const;
   bool column_is_null(int index) const;
+  /// Reads the columns from `first` on into `out...`, one each in order, by the output's type:
+  /// std::int64_t, double, std::string as above, std::optional<std::int64_t> (NULL: nullopt).
+  template <class... T>
+  void columns(int first, T&... out) const {
+    int index = first;
+    (read_column(index++, out), ...);
+  }
 
   const std::string& sql() const { return sql_; }
   /// The prepared statement, for reading columns of any type (storage/user_query.hpp read_row).
   sqlite3_stmt* handle() const { return stmt_; }
 
  private:
+  void read_column(int index, std::int64_t& out) const { out = column_int64(index); }
+  void read_column(int index, double& out) const { out = column_double(index); }
+  void read_column(int index, std::string& out) const { out = column_text(index); }
+  void read_column(int index, std::optional<std::int64_t>& out) const;
+
   /// StorageError naming the parameter and the statement unless `rc` is SQLITE_OK.
   void check_bind(int index, int rc);
 

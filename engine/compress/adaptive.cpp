@@ -154,18 +154,13 @@ unsigned adaptive_bits(double entropy_bits, unsigned floor_bits) {
 }
 
 AdaptiveCodec::AdaptiveCodec(const AdaptiveOptions& options)
-    : options_(options), rng_(derive_seed(0, streams::kAdaptiveSample)) {
+    : PrivateStreamCodec(streams::kAdaptiveSample), options_(options) {
   LACONIC_ENFORCE(options.sample_fraction > 0.0 && options.sample_fraction <= 1.0,
                   "adaptive sample_fraction must be in (0, 1], got ", options.sample_fraction);
   LACONIC_ENFORCE(options.probe_bits >= 1 && options.probe_bits <= 16, "adaptive probe_bits must be in [1, 16], got ",
                   options.probe_bits);
   LACONIC_ENFORCE(options.floor_bits >= 1 && options.floor_bits <= 16, "adaptive floor_bits must be in [1, 16], got ",
                   options.floor_bits);
-}
-
-void AdaptiveCodec::set_seed(std::uint64_t run_seed, int rank) {
-  LACONIC_ENFORCE(rank >= 0, "rank must be >= 0, got ", rank);
-  rng_.reseed(derive_seed(run_seed, streams::kAdaptiveSample + static_cast<std::uint64_t>(rank)));
 }
 
 void AdaptiveCodec::compress(std::span<const float> gradient, Payload& payload) {

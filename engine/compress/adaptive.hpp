@@ -3,9 +3,9 @@
 #include <span>
 #include <vector>
 
-#include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/huffman.hpp"
+#include "engine/compress/private_stream_codec.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/core/option_fields.hpp"
 
@@ -79,18 +79,13 @@ unsigned adaptive_bits(double entropy_bits, unsigned floor_bits);
 ///     coding 0 (fixed):   n indices of N bits, LSB-first, zero-padded: ceil(n N / 8) bytes
 ///     coding 1 (huffman): HuffmanCode codebook over 2^N symbols | the n codes, zero-padded
 /// Its size is adaptive_payload_bytes(last_parts()).
-class AdaptiveCodec : public Compressor {
+class AdaptiveCodec : public PrivateStreamCodec<Rng> {
  public:
   explicit AdaptiveCodec(const AdaptiveOptions& options);
   std::string name() const override { return "adaptive"; }
-  Capabilities capabilities() const override { return {.summable = false}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
-  /// Private sampling randomness: Rng(derive_seed(run_seed, 2000 + rank)). Without a call,
-  /// as if set_seed(0, 0).
-  void set_seed(std::uint64_t run_seed, int rank) override;
-  void save_state(StateWriter& out) const override { out.array(rng_.state_words()); }
-  void load_state(StateReader& in) override { in.array_exact(rng_.state_words()); }
+  // Private sampling randomness: streams::kAdaptiveSample.
 
   /// Bits per element the last compress() chose (0 before the first).
   unsigned last_bits() const { return last_bits_; }
@@ -101,7 +96,6 @@ class AdaptiveCodec : public Compressor {
 
  private:
   AdaptiveOptions options_;
-  Rng rng_;
   unsigned last_bits_ = 0;
   double last_entropy_ = 0.0;
   AdaptivePayloadParts last_parts_;

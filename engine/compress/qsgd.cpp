@@ -43,18 +43,14 @@ std::size_t qsgd_elias_payload_bytes(std::span<const std::uint32_t> element_leve
 }
 
 QsgdCodec::QsgdCodec(unsigned levels, std::size_t bucket_size, QsgdCoding coding, Isa isa)
-    : levels_(levels),
+    : PrivateStreamCodec(streams::kQsgdRounding),
+      levels_(levels),
       bucket_size_(bucket_size),
       coding_(coding),
-      isa_(isa),
-      rng_(derive_seed(0, streams::kQsgdRounding)) {
+      isa_(isa) {
   LACONIC_ENFORCE(isa == Isa::Baseline || best_isa() == Isa::Avx2, "qsgd's AVX2 loops need a CPU with AVX2");
   LACONIC_ENFORCE(levels >= 1 && levels <= 65535, "qsgd levels must be in [1, 65535], got ", levels);
   LACONIC_ENFORCE(bucket_size >= 1, "qsgd bucket size must be >= 1, got ", bucket_size);
-}
-
-void QsgdCodec::set_seed(std::uint64_t run_seed, int rank) {
-  rng_.reseed(derive_seed(run_seed, streams::kQsgdRounding + static_cast<std::uint64_t>(rank)));
 }
 
 namespace {

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "engine/compress/bitpack.hpp"
-#include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
+#include "engine/compress/private_stream_codec.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/core/option_fields.hpp"
 
@@ -51,27 +51,22 @@ float qsgd_bucket_norm(std::span<const float> bucket);
 /// A bucket whose norm is 0, inf or NaN (or below ~1e-34 * levels, where levels / norm
 /// overflows) sends level 0 everywhere; the norm, which the receiver multiplies by, carries an
 /// inf or NaN on as NaN.
-class QsgdCodec : public Compressor {
+class QsgdCodec : public PrivateStreamCodec<UniformStream> {
  public:
   /// `isa`: which compiled loops run (all give the same payloads); the CPU's best by default.
   QsgdCodec(unsigned levels, std::size_t bucket_size, QsgdCoding coding, Isa isa = best_isa());
   std::string name() const override { return "qsgd"; }
-  Capabilities capabilities() const override { return {.summable = false}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
-  /// Private stochastic rounding: a UniformStream seeded with derive_seed(run_seed, 1000 + rank);
-  /// each compress() draws n uniforms rounded up to a whole UniformStream::kBlock, element i
-  /// rounding up when its draw is below its fraction.
-  void set_seed(std::uint64_t run_seed, int rank) override;
-  void save_state(StateWriter& out) const override { out.array(rng_.state_words()); }
-  void load_state(StateReader& in) override { in.array_exact(rng_.state_words()); }
+  // Private stochastic rounding (streams::kQsgdRounding): each compress() draws n uniforms
+  // rounded up to a whole UniformStream::kBlock, element i rounding up when its draw is below
+  // its fraction.
 
  private:
   unsigned levels_;
   std::size_t bucket_size_;
   QsgdCoding coding_;
   Isa isa_;
-  UniformStream rng_;
 };
 
 /// QSGD: stochastic quantization of |x| / ||bucket||_2 to `levels` levels, unbiased, with

@@ -18,10 +18,6 @@ OptionFields<TerngradOptions> TerngradOptions::fields() {
 
 std::size_t terngrad_payload_bytes(std::size_t n) { return 8 + packed_bytes(n, 2); }
 
-void TerngradCodec::set_seed(std::uint64_t run_seed, int rank) {
-  rng_.reseed(derive_seed(run_seed, streams::kTerngradRounding + static_cast<std::uint64_t>(rank)));
-}
-
 void TerngradCodec::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t n = gradient.size();
   LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "terngrad handles at most ", "2^32-1 elements, got ",

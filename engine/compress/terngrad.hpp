@@ -3,8 +3,8 @@
 #include <span>
 #include <vector>
 
-#include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
+#include "engine/compress/private_stream_codec.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/core/option_fields.hpp"
 
@@ -25,20 +25,13 @@ std::size_t terngrad_payload_bytes(std::size_t n);
 /// gets code 1 or 2 (by its sign) with probability |g_i| / scale, else 0. An all-zero gradient
 /// sends scale 0 and all zeros; an inf or NaN scale sends all zeros and the receiver's
 /// scale * 0 turns into NaN everywhere.
-class TerngradCodec : public Compressor {
+class TerngradCodec : public PrivateStreamCodec<Rng> {
  public:
-  TerngradCodec() : rng_(derive_seed(0, 2000)) {}
+  /// Private stochastic rounding: streams::kTerngradRounding.
+  TerngradCodec() : PrivateStreamCodec(streams::kTerngradRounding) {}
   std::string name() const override { return "terngrad"; }
-  Capabilities capabilities() const override { return {.summable = false}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
-  /// Private stochastic rounding: derive_seed(run_seed, 2000 + rank).
-  void set_seed(std::uint64_t run_seed, int rank) override;
-  void save_state(StateWriter& out) const override { out.array(rng_.state_words()); }
-  void load_state(StateReader& in) override { in.array_exact(rng_.state_words()); }
-
- private:
-  Rng rng_;
 };
 
 /// TernGrad: each element becomes scale * sign(g) * Bernoulli(|g| / scale) with scale =

@@ -33,24 +33,23 @@ RunField number(std::string name, double RunConfig::*member, bool zero_allowed, 
   return f;
 }
 
-// Added after runs were first recorded: read as the default when a configuration lacks it.
-RunField since_first_records(RunField f) {
-  f.optional_in_record = true;
+// `f` with `flag` set to `value`.
+RunField with(RunField f, bool RunField::*flag, bool value) {
+  f.*flag = value;
   return f;
 }
+
+// Added after runs were first recorded: read as the default when a configuration lacks it.
+RunField since_first_records(RunField f) { return with(std::move(f), &RunField::optional_in_record, true); }
 
 // Also left out of the recorded configuration at its default, so that configurations recorded
 // before it existed compare equal to today's.
 RunField recorded_when_set(RunField f) {
-  f.optional_in_record = true;
-  f.recorded_at_default = false;
-  return f;
+  return with(since_first_records(std::move(f)), &RunField::recorded_at_default, false);
 }
 
-RunField plan_set(RunField f) {
-  f.in_file = false;
-  return f;
-}
+// Set by the sweep's plan (seed, repetition), not by a field of the file.
+RunField plan_set(RunField f) { return with(std::move(f), &RunField::in_file, false); }
 
 RunField exchange_field() {
   RunField f{.name = "exchange",
