@@ -1,4 +1,6 @@
 #pragma once
+#include <bit>
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -7,14 +9,37 @@
 
 namespace laconic::compress {
 
+/// One element of "residual = corrected - decoded" as error feedback's generic path computes it
+/// (negate, add the decoded value, negate back), NaN signs included: the negations are sign-bit
+/// flips, which the compiler cannot fold into a subtraction. For the codecs' fused passes.
+inline float minus_decoded(float residual, float decoded) {
+  auto flip = [](float x) { return std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) ^ 0x80000000u); };
+  return flip(flip(residual) + decoded);
+}
+
 /// Error feedback (Seide et al. 2014; Stich et al. 2018; Algorithm 1 of Eghlidi & Jaggi 2020):
 /// what compression drops is kept in a residual and added to the next gradient, so that
 /// sent + residual always equals everything fed in.
 class ErrorFeedback {
  public:
   /// Compresses `gradient + residual` with `inner`, then keeps what the payload does not carry.
-  /// Works in place: the only state is the residual (one float per element).
-  void compress(Compressor& inner, std::span<const float> gradient, Payload& payload);
+  /// Works in place: the only state is the residual (one float per element). Codecs may fuse
+  /// the passes, bit for bit as the generic ones: `compress_corrected(gradient, residual,
+  /// payload)` adds the gradient into the residual while it encodes, and
+  /// `subtract_decoded(payload, residual)` takes the payload off the residual without the
+  /// generic negate, decompress_add and negate back.
+  template <class Codec>
+  void compress(Codec& inner, std::span<const float> gradient, Payload& payload) {
+    fit(gradient.size());
+    if constexpr (requires { inner.compress_corrected(gradient, std::span<float>(residual_), payload); })
+      inner.compress_corrected(gradient, residual_, payload);
+    else
+      inner.compress(add_gradient(gradient), payload);
+    if constexpr (requires { inner.subtract_decoded(payload, std::span<float>(residual_)); })
+      inner.subtract_decoded(payload, residual_);
+    else
+      subtract_decoded(inner, payload);
+  }
 
   /// The residual after the last compress() (empty before the first).
   std::span<const float> residual() const { return residual_; }
@@ -22,6 +47,13 @@ class ErrorFeedback {
   void load_state(StateReader& in) { in.array(residual_); }
 
  private:
+  // Zeros before the first step; then the gradient must keep its length.
+  void fit(std::size_t n);
+  // residual += gradient; returns the corrected gradient.
+  std::span<const float> add_gradient(std::span<const float> gradient);
+  // residual = corrected - decoded payload, through decompress_add.
+  void subtract_decoded(const Compressor& inner, const Payload& payload);
+
   std::vector<float> residual_;
 };
 

@@ -28,7 +28,12 @@ class OnebitCodec : public Compressor {
   std::string name() const override { return "onebit"; }
   Capabilities capabilities() const override { return {.summable = false}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
+  /// Error feedback's compress of residual + gradient, adding the gradient into the residual in
+  /// the same pass (see ErrorFeedback::compress).
+  void compress_corrected(std::span<const float> gradient, std::span<float> residual, Payload& payload);
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
+  /// Error feedback's residual -= the decoded payload, fused (see WithErrorFeedback).
+  void subtract_decoded(const Payload& payload, std::span<float> residual) const;
 };
 
 /// 1-bit SGD with error feedback (Seide et al. 2014, "1-Bit Stochastic Gradient Descent and its

@@ -31,8 +31,17 @@ void pack_sign_bits(std::span<const float> values, std::uint8_t* bits);
 /// pack_sign_bits() that also sums the positive and the negative elements in the same pass.
 SignSums pack_sign_bits_summed(std::span<const float> values, std::uint8_t* bits);
 
+/// pack_sign_bits_summed() of residual + gradient for error feedback: residual[i] += gradient[i]
+/// (as ErrorFeedback adds them) in the same pass, then packed and summed.
+SignSums pack_sign_bits_corrected(std::span<const float> gradient, std::span<float> residual, std::uint8_t* bits);
+
 /// dense[i] += (bit i set ? if_negative : if_positive), for the layout of pack_sign_bits().
 void add_sign_bits(const std::uint8_t* bits, float if_positive, float if_negative, std::span<float> dense);
+
+/// residual[i] = -(-residual[i] + (bit i set ? if_negative : if_positive)): bit for bit what
+/// negating, add_sign_bits and negating back give (error feedback's "corrected - sent"), in one
+/// pass.
+void subtract_sign_bits(const std::uint8_t* bits, float if_positive, float if_negative, std::span<float> residual);
 
 /// Majority vote over a sum of +-1 votes: each entry becomes +1, -1, or 0 on a tie.
 void majority_vote(std::span<float> sum);
@@ -116,7 +125,12 @@ class ScaledSignCodec : public Compressor {
   std::string name() const override { return "ef_signsgd"; }
   Capabilities capabilities() const override { return {.summable = false}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
+  /// Error feedback's compress of residual + gradient, adding the gradient into the residual in
+  /// the same pass (see ErrorFeedback::compress).
+  void compress_corrected(std::span<const float> gradient, std::span<float> residual, Payload& payload);
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
+  /// Error feedback's residual -= the decoded payload, fused (see WithErrorFeedback).
+  void subtract_decoded(const Payload& payload, std::span<float> residual) const;
 };
 
 /// EF-signSGD (Karimireddy et al. 2019, "Error Feedback Fixes SignSGD and other Gradient

@@ -1,15 +1,22 @@
 #include "engine/compress/sparse_pairs.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
+#include "engine/compress/error_feedback.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
 
 std::size_t sparse_pairs_bytes(std::size_t count) { return 8 + count * (4 + 4); }
 
-void add_sparse_pairs(const Payload& payload, std::span<float> dense, const char* what) {
+namespace {
+
+// Checks the payload against dense.size() elements, then calls apply(dense[index], value) for
+// every pair.
+template <class Apply>
+void for_each_pair(const Payload& payload, std::span<float> dense, const char* what, Apply apply) {
   LACONIC_ENFORCE(payload.size() >= 8, "expected a ", what, " payload of at least 8 bytes, got ", payload.size());
   std::uint32_t header[2];
   std::memcpy(header, payload.data(), sizeof header);
@@ -19,14 +26,33 @@ void add_sparse_pairs(const Payload& payload, std::span<float> dense, const char
                   " payload bytes for k=", k, ", got ", payload.size());
   const std::uint8_t* indices = payload.data() + 8;
   const std::uint8_t* values = indices + 4 * k;
-  for (std::size_t i = 0; i < k; ++i) {
+  auto index_at = [indices](std::size_t i) {
     std::uint32_t index;
-    float value;
     std::memcpy(&index, indices + 4 * i, 4);
+    return index;
+  };
+  // Every index checked before any is used, in a loop that vectorizes (the largest one); the
+  // first one out of range is named.
+  std::uint32_t largest = 0;
+  for (std::size_t i = 0; i < k; ++i) largest = std::max(largest, index_at(i));
+  if (k > 0 && largest >= n)
+    for (std::size_t i = 0; i < k; ++i)
+      LACONIC_ENFORCE(index_at(i) < n, "payload index ", index_at(i), " out of range for ", n, " elements");
+  for (std::size_t i = 0; i < k; ++i) {
+    float value;
     std::memcpy(&value, values + 4 * i, 4);
-    LACONIC_ENFORCE(index < n, "payload index ", index, " out of range for ", n, " elements");
-    dense[index] += value;
+    apply(dense[index_at(i)], value);
   }
+}
+
+}  // namespace
+
+void add_sparse_pairs(const Payload& payload, std::span<float> dense, const char* what) {
+  for_each_pair(payload, dense, what, [](float& d, float value) { d += value; });
+}
+
+void subtract_sparse_pairs(const Payload& payload, std::span<float> residual, const char* what) {
+  for_each_pair(payload, residual, what, [](float& r, float value) { r = minus_decoded(r, value); });
 }
 
 }  // namespace laconic::compress

@@ -15,4 +15,9 @@ std::size_t sparse_pairs_bytes(std::size_t count);
 /// exact size, every index in range; messages name `what` and both values) and adds it in.
 void add_sparse_pairs(const Payload& payload, std::span<float> dense, const char* what);
 
+/// The same checks, then residual[i] = -(-residual[i] + value) at each index: bit for bit what
+/// negating the residual, add_sparse_pairs and negating back give (error feedback's
+/// "corrected - sent", signed zeros and NaNs included), touching only the sent elements.
+void subtract_sparse_pairs(const Payload& payload, std::span<float> residual, const char* what);
+
 }  // namespace laconic::compress

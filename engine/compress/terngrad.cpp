@@ -1,9 +1,15 @@
 #include "engine/compress/terngrad.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "engine/compress/bitpack.hpp"
 #include "engine/compress/payload_header.hpp"
@@ -18,44 +24,102 @@ OptionFields<TerngradOptions> TerngradOptions::fields() {
 
 std::size_t terngrad_payload_bytes(std::size_t n) { return 8 + packed_bytes(n, 2); }
 
+namespace {
+
+// max |g| and whether any element is NaN. The maximum ignores NaNs (a NaN is never > scale),
+// which SSE2's maxps does lane by lane; the largest value is the same in any order.
+std::pair<float, bool> scale_of(std::span<const float> gradient) {
+  float scale = 0.0f;
+  bool nan = false;
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+  __m128 largest = _mm_setzero_ps(), unordered = _mm_setzero_ps();
+  for (; i + 4 <= gradient.size(); i += 4) {
+    const __m128 m = _mm_and_ps(_mm_loadu_ps(gradient.data() + i), abs_mask);
+    largest = _mm_max_ps(m, largest);  // m > largest ? m : largest
+    unordered = _mm_or_ps(unordered, _mm_cmpunord_ps(m, m));
+  }
+  float lanes[4];
+  _mm_storeu_ps(lanes, largest);
+  for (float m : lanes) scale = m > scale ? m : scale;
+  nan = _mm_movemask_ps(unordered) != 0;
+#endif
+  for (; i < gradient.size(); ++i) {
+    const float m = std::fabs(gradient[i]);
+    scale = m > scale ? m : scale;
+    nan = nan || m != m;
+  }
+  return {scale, nan};
+}
+
+// Bit q of a 4-bit mask moved to bit 2q.
+constexpr std::uint8_t spread(unsigned mask) {
+  return static_cast<std::uint8_t>((mask & 1u) | ((mask & 2u) << 1) | ((mask & 4u) << 2) | ((mask & 8u) << 3));
+}
+
+// Codes of elements [0, count) of `g` into bytes from `out` on, four to a byte, lowest bits
+// first: 1 or 2 (by the sign) with probability |g| / scale, else 0. One uniform each, drawn in
+// order; the draws come first, so the coding loop has no chain through the generator, and it
+// has no branches either: keep and sign are coin flips the predictor cannot learn.
+void encode_block(const float* g, std::size_t count, float scale, Rng& rng, std::uint8_t* out) {
+  constexpr std::size_t kMax = 256;
+  // Rng::uniform() in two loops: the generator's 24 bits, then their conversion, exact either
+  // way (a conversion inside the first loop would chain every draw to the last through its
+  // register).
+  std::int32_t bits[kMax];
+  for (std::size_t j = 0; j < count; ++j) bits[j] = static_cast<std::int32_t>(rng.next() >> 40);
+  float draws[kMax];
+  for (std::size_t j = 0; j < count; ++j) draws[j] = static_cast<float>(bits[j]) * (1.0f / 16777216.0f);
+  auto code = [&](std::size_t j) {
+    // A division, not a multiplication by 1/scale: the largest element gets p = 1 exactly.
+    const std::uint32_t keep = draws[j] < std::fabs(g[j]) / scale ? 1u : 0u;
+    const std::uint32_t negative = std::bit_cast<std::uint32_t>(g[j]) >> 31;
+    return keep * (1u + negative);
+  };
+  std::size_t b = 0;
+#if defined(__SSE2__)
+  const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)), scales = _mm_set1_ps(scale);
+  for (; 4 * b + 4 <= count; ++b) {
+    const __m128 values = _mm_loadu_ps(g + 4 * b);
+    const __m128 p = _mm_div_ps(_mm_and_ps(values, abs_mask), scales);
+    const auto keep = static_cast<unsigned>(_mm_movemask_ps(_mm_cmplt_ps(_mm_loadu_ps(draws + 4 * b), p)));
+    const auto negative = static_cast<unsigned>(_mm_movemask_ps(values));
+    // Code 1 (low bit) for a kept positive element, 2 (high bit) for a kept negative one.
+    out[b] = static_cast<std::uint8_t>(spread(keep & ~negative) | (spread(keep & negative) << 1));
+  }
+#endif
+  for (; 4 * b < count; ++b) {
+    std::uint32_t byte = 0;
+    for (std::size_t q = 0; q < 4 && 4 * b + q < count; ++q) byte |= code(4 * b + q) << (2 * q);
+    out[b] = static_cast<std::uint8_t>(byte);
+  }
+}
+
+}  // namespace
+
 void TerngradCodec::compress(std::span<const float> gradient, Payload& payload) {
   const std::size_t n = gradient.size();
   LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "terngrad handles at most ", "2^32-1 elements, got ",
                   n);
-  float scale = 0.0f;
-  bool nan = false;
-  for (float g : gradient) {
-    const float m = std::fabs(g);
-    scale = m > scale ? m : scale;
-    nan = nan || m != m;
-  }
+  auto [scale, nan] = scale_of(gradient);
   if (nan) scale = std::numeric_limits<float>::quiet_NaN();
 
-  payload.clear();  // keeps the capacity: no allocation in steady state
-  payload.reserve(terngrad_payload_bytes(n));
-  payload.resize(8);
+  payload.resize(terngrad_payload_bytes(n));
   const auto count = static_cast<std::uint32_t>(n);
   std::memcpy(payload.data(), &count, 4);
   std::memcpy(payload.data() + 4, &scale, 4);
-
-  BitWriter writer(payload);
-  if (scale > 0.0f && std::isfinite(scale)) {
-    // A local copy: byte stores into the payload may alias any member, which would force the
-    // generator's state through memory on every draw.
-    Rng rng = rng_;
-    for (float g : gradient) {
-      // A division, not a multiplication by 1/scale: the largest element gets p = 1 exactly.
-      const float p = std::fabs(g) / scale;
-      // Branch-free: keep and sign are coin flips the predictor cannot learn.
-      const std::uint32_t keep = rng.uniform() < p ? 1u : 0u;
-      const std::uint32_t negative = std::bit_cast<std::uint32_t>(g) >> 31;
-      writer.write(keep * (1u + negative), 2);
-    }
-    rng_ = rng;
-  } else {
-    for (std::size_t i = 0; i < n; ++i) writer.write(0, 2);
+  std::uint8_t* codes = payload.data() + 8;
+  if (!(scale > 0.0f && std::isfinite(scale))) {
+    std::memset(codes, 0, payload.size() - 8);
+    return;
   }
-  writer.finish();
+  // A local copy: byte stores into the payload may alias any member, which would force the
+  // generator's state through memory on every draw.
+  Rng rng = rng_;
+  for (std::size_t first = 0; first < n; first += 256)  // a multiple of 4: blocks start on a byte
+    encode_block(gradient.data() + first, std::min<std::size_t>(256, n - first), scale, rng, codes + first / 4);
+  rng_ = rng;
 }
 
 void TerngradCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
@@ -63,14 +127,30 @@ void TerngradCodec::decompress_add(const Payload& payload, std::span<float> dens
   const float scale = header_float(payload, 4);
   LACONIC_ENFORCE(payload.size() == terngrad_payload_bytes(n), "expected ", terngrad_payload_bytes(n),
                   " terngrad payload bytes for ", n, " elements, got ", payload.size());
+  const std::uint8_t* codes = payload.data() + 8;
+  auto code_at = [codes](std::size_t i) { return (codes[i / 4] >> (2 * (i % 4))) & 3u; };
+  // Every code checked before any is used: a byte holds a 3 where two neighbouring bits are set.
+  unsigned threes = 0;
+  for (std::size_t b = 0; b < n / 4; ++b) threes |= codes[b] & (codes[b] >> 1) & 0x55u;
+  for (std::size_t i = n / 4 * 4; i < n; ++i) threes |= code_at(i) == 3 ? 1u : 0u;
+  if (threes != 0)
+    for (std::size_t i = 0; i < n; ++i) LACONIC_ENFORCE(code_at(i) != 3, "invalid terngrad code 3 for element ", i);
   // scale * 0 rather than a plain 0 for code 0: an inf or NaN scale reaches every element.
-  const float values[3] = {scale * 0.0f, scale, -scale};
-  BitReader reader(std::span<const std::uint8_t>(payload).subspan(8));
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t code = reader.read(2);
-    LACONIC_ENFORCE(code != 3, "invalid terngrad code 3 for element ", i);
-    dense[i] += values[code];
+  const float values[4] = {scale * 0.0f, scale, -scale, 0.0f};
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  // Four elements a byte: the byte's four values from a table built for this scale (worth its
+  // 256 entries on long vectors only).
+  if (n >= 4096) {
+    __m128 by_byte[256];
+    for (unsigned byte = 0; byte < 256; ++byte)
+      by_byte[byte] =
+          _mm_setr_ps(values[byte & 3u], values[(byte >> 2) & 3u], values[(byte >> 4) & 3u], values[(byte >> 6) & 3u]);
+    for (; i + 4 <= n; i += 4)
+      _mm_storeu_ps(dense.data() + i, _mm_add_ps(_mm_loadu_ps(dense.data() + i), by_byte[codes[i / 4]]));
   }
+#endif
+  for (; i < n; ++i) dense[i] += values[code_at(i)];
 }
 
 }  // namespace laconic::compress

@@ -4,6 +4,11 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "engine/compress/bitpack.hpp"
 #include "engine/compress/sparse_pairs.hpp"
 #include "engine/core/error.hpp"
 
@@ -19,7 +24,8 @@ OptionFields<ThresholdOptions> ThresholdOptions::fields() {
 
 std::size_t threshold_payload_bytes(std::size_t count) { return sparse_pairs_bytes(count); }
 
-ThresholdCodec::ThresholdCodec(double tau) {
+ThresholdCodec::ThresholdCodec(double tau, Isa isa) : isa_(isa) {
+  LACONIC_ENFORCE(isa == Isa::Baseline || best_isa() == Isa::Avx2, "threshold's AVX2 loops need a CPU with AVX2");
   LACONIC_ENFORCE(tau > 0.0, "threshold tau must be > 0, got ", tau);
   constexpr float kMax = std::numeric_limits<float>::max();
   if (tau >= static_cast<double>(kMax)) {
@@ -30,30 +36,124 @@ ThresholdCodec::ThresholdCodec(double tau) {
   }
 }
 
-void ThresholdCodec::compress(std::span<const float> gradient, Payload& payload) {
-  const std::size_t n = gradient.size();
-  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "threshold handles at most 2^32-1 elements, got ", n);
-  // One pass into reused scratch (the count is unknown until the end), then two block copies.
-  indices_.clear();
-  values_.clear();
-  for (std::size_t i = 0; i < n; ++i) {
-    const float v = gradient[i];
-    if (!(std::fabs(v) <= tau_below_)) {  // negated so that NaN is sent
-      indices_.push_back(static_cast<std::uint32_t>(i));
-      values_.push_back(v);
-    }
+namespace {
+
+// Elements per block of the branch-free pass: a block is written without branches only while at
+// least this many sent entries are still to come, so that its stores stay inside the payload.
+constexpr std::size_t kBlock = 256;
+
+bool sent(float v, float tau) { return !(std::fabs(v) <= tau); }  // negated so that NaN is sent
+
+// Writes the pairs of block [first, first + kBlock) from entry `at` on, storing every element
+// and advancing by 0 or 1 (elements above tau come at random: a branch would mispredict);
+// returns the next entry.
+std::size_t write_block(const float* g, std::size_t first, float tau, std::uint8_t* indices, std::uint8_t* values,
+                        std::size_t at) {
+  for (std::size_t j = first; j < first + kBlock; ++j) {
+    const auto index = static_cast<std::uint32_t>(j);
+    std::memcpy(indices + 4 * at, &index, 4);
+    std::memcpy(values + 4 * at, &g[j], 4);
+    at += sent(g[j], tau) ? 1 : 0;
   }
-  const std::size_t count = indices_.size();
+  return at;
+}
+
+#if defined(__x86_64__)
+// For each 8-bit mask, the lanes whose bit is set, lowest first (then zeros): AVX2's left-pack.
+struct LeftPack {
+  std::uint32_t lanes[256][8] = {};
+  constexpr LeftPack() {
+    for (unsigned mask = 0; mask < 256; ++mask)
+      for (unsigned lane = 0, at = 0; lane < 8; ++lane)
+        if ((mask >> lane) & 1u) lanes[mask][at++] = lane;
+  }
+};
+constexpr LeftPack kLeftPack;
+
+// write_block eight elements at a time: the sent ones' indices and values moved to the front
+// of a vector and stored whole (eight slots, the unused ones overwritten later).
+[[gnu::target("avx2")]] std::size_t write_block_avx2(const float* g, std::size_t first, float tau,
+                                                     std::uint8_t* indices, std::uint8_t* values, std::size_t at) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 limit = _mm256_set1_ps(tau);
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (std::size_t j = first; j < first + kBlock; j += 8) {
+    const __m256 v = _mm256_loadu_ps(g + j);
+    // !(|v| <= tau), true for NaN: "not less or equal, unordered".
+    const auto mask =
+        static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(v, abs_mask), limit, _CMP_NLE_UQ)));
+    const __m256i order = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLeftPack.lanes[mask]));
+    const __m256i index = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(j)), lane);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(indices + 4 * at), _mm256_permutevar8x32_epi32(index, order));
+    _mm256_storeu_ps(reinterpret_cast<float*>(values + 4 * at), _mm256_permutevar8x32_ps(v, order));
+    at += static_cast<std::size_t>(__builtin_popcount(mask));
+  }
+  return at;
+}
+#endif
+
+// Fills the payload's `count` pairs from the elements of `g` above tau, in index order.
+void write_pairs(std::span<const float> g, float tau, Isa isa, std::size_t count, std::uint8_t* indices,
+                 std::uint8_t* values) {
+  const std::size_t n = g.size();
+  auto block = write_block;
+#if defined(__x86_64__)
+  if (isa == Isa::Avx2) block = write_block_avx2;
+#else
+  (void)isa;
+#endif
+  std::size_t at = 0, i = 0;
+  for (; i + kBlock <= n && count - at >= kBlock; i += kBlock) at = block(g.data(), i, tau, indices, values, at);
+  for (; i < n; ++i)
+    if (sent(g[i], tau)) {
+      const auto index = static_cast<std::uint32_t>(i);
+      std::memcpy(indices + 4 * at, &index, 4);
+      std::memcpy(values + 4 * at, &g[i], 4);
+      ++at;
+    }
+}
+
+// Sizes the payload for `count` entries of `n` elements and fills in its pairs.
+void encode(std::span<const float> g, float tau, Isa isa, std::size_t count, Payload& payload) {
+  const std::size_t n = g.size();
   payload.resize(threshold_payload_bytes(count));
   const std::uint32_t header[2] = {static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(count)};
   std::memcpy(payload.data(), header, sizeof header);
-  if (count == 0) return;
-  std::memcpy(payload.data() + 8, indices_.data(), 4 * count);
-  std::memcpy(payload.data() + 8 + 4 * count, values_.data(), 4 * count);
+  write_pairs(g, tau, isa, count, payload.data() + 8, payload.data() + 8 + 4 * count);
+}
+
+void enforce_count(std::size_t n) {
+  LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "threshold handles at most 2^32-1 elements, got ", n);
+}
+
+}  // namespace
+
+// Two passes and no scratch: count, then write each pair in its place.
+void ThresholdCodec::compress(std::span<const float> gradient, Payload& payload) {
+  enforce_count(gradient.size());
+  std::size_t count = 0;
+  for (float v : gradient) count += sent(v, tau_below_) ? 1 : 0;
+  encode(gradient, tau_below_, isa_, count, payload);
+}
+
+void ThresholdCodec::compress_corrected(std::span<const float> gradient, std::span<float> residual, Payload& payload) {
+  enforce_count(gradient.size());
+  LACONIC_ENFORCE(gradient.size() == residual.size(), "expected a gradient of ", residual.size(), " elements, got ",
+                  gradient.size());
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < residual.size(); ++i) {
+    residual[i] += gradient[i];
+    count += sent(residual[i], tau_below_) ? 1 : 0;
+  }
+  encode(residual, tau_below_, isa_, count, payload);
 }
 
 void ThresholdCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
   add_sparse_pairs(payload, dense, "threshold");
+}
+
+void ThresholdCodec::subtract_decoded(const Payload& payload, std::span<float> residual) const {
+  subtract_sparse_pairs(payload, residual, "threshold");
 }
 
 }  // namespace laconic::compress

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/compress/bitpack.hpp"
 #include "engine/compress/compressor.hpp"
 #include "engine/compress/error_feedback.hpp"
 #include "engine/core/option_fields.hpp"
@@ -28,18 +29,24 @@ std::size_t threshold_payload_bytes(std::size_t count);
 class ThresholdCodec : public Compressor {
  public:
   /// `tau` is compared exactly as given: |g| > tau in real numbers, not after rounding to float.
-  explicit ThresholdCodec(double tau);
+  /// `isa`: which compiled loops write the pairs (all give the same payloads); the CPU's best by
+  /// default.
+  explicit ThresholdCodec(double tau, Isa isa = best_isa());
   std::string name() const override { return "threshold"; }
   Capabilities capabilities() const override { return {.summable = false, .sparse_pairs = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
+  /// Error feedback's compress of residual + gradient, adding the gradient into the residual in
+  /// the counting pass (see ErrorFeedback::compress).
+  void compress_corrected(std::span<const float> gradient, std::span<float> residual, Payload& payload);
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
+  /// Error feedback's residual -= the decoded payload, fused (see WithErrorFeedback).
+  void subtract_decoded(const Payload& payload, std::span<float> residual) const;
 
  private:
   // The largest float <= tau. For a float x, x > tau exactly when x > tau_below_, so the loop
   // compares floats and still honours the double tau the user wrote.
   float tau_below_;
-  std::vector<std::uint32_t> indices_;  // scratch, reused across steps
-  std::vector<float> values_;           // scratch, reused across steps
+  Isa isa_;
 };
 
 /// Threshold sparsification (Strom 2015, "Scalable distributed DNN training using commodity GPU

@@ -123,4 +123,8 @@ void TopkCodec::decompress_add(const Payload& payload, std::span<float> dense) c
   add_sparse_pairs(payload, dense, "topk");
 }
 
+void TopkCodec::subtract_decoded(const Payload& payload, std::span<float> residual) const {
+  subtract_sparse_pairs(payload, residual, "topk");
+}
+
 }  // namespace laconic::compress

@@ -32,6 +32,8 @@ class TopkCodec : public Compressor {
   Capabilities capabilities() const override { return {.summable = false, .sparse_pairs = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
+  /// Error feedback's residual -= the decoded payload, fused (see WithErrorFeedback).
+  void subtract_decoded(const Payload& payload, std::span<float> residual) const;
   void set_step(const StepPoint& point) override { ratio_.set_step(point); }
 
  private:
