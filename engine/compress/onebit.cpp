@@ -40,6 +40,15 @@ void write_header(Payload& payload, std::size_t n, const SignSums& sums) {
   std::memcpy(payload.data() + 8, &mean_negative, 4);
 }
 
+// Checks a payload against a dense vector of `dense_size` elements; returns its mean_positive
+// and mean_negative.
+std::pair<float, float> checked_means(const Payload& payload, std::size_t dense_size) {
+  const std::size_t n = read_element_count(payload, 12, dense_size, "onebit");
+  LACONIC_ENFORCE(payload.size() == onebit_payload_bytes(n), "expected ", onebit_payload_bytes(n),
+                  " payload bytes for n=", n, ", got ", payload.size());
+  return {header_float(payload, 4), header_float(payload, 8)};
+}
+
 }  // namespace
 
 void OnebitCodec::compress(std::span<const float> gradient, Payload& payload) {
@@ -51,18 +60,6 @@ void OnebitCodec::compress_corrected(std::span<const float> gradient, std::span<
   const std::size_t n = gradient.size();
   write_header(payload, n, pack_sign_bits_corrected(gradient, residual, sign_bits_of(payload, n)));
 }
-
-namespace {
-
-// Checks a payload against a dense vector of `dense_size` elements; returns its mean_positive and mean_negative.
-std::pair<float, float> checked_means(const Payload& payload, std::size_t dense_size) {
-  const std::size_t n = read_element_count(payload, 12, dense_size, "onebit");
-  LACONIC_ENFORCE(payload.size() == onebit_payload_bytes(n), "expected ", onebit_payload_bytes(n),
-                  " payload bytes for n=", n, ", got ", payload.size());
-  return {header_float(payload, 4), header_float(payload, 8)};
-}
-
-}  // namespace
 
 void OnebitCodec::decompress_add(const Payload& payload, std::span<float> dense) const {
   const auto [mean_positive, mean_negative] = checked_means(payload, dense.size());

@@ -32,7 +32,7 @@ class OnebitCodec : public Compressor {
   /// the same pass (see ErrorFeedback::compress).
   void compress_corrected(std::span<const float> gradient, std::span<float> residual, Payload& payload);
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
-  /// Error feedback's residual -= the decoded payload, fused (see WithErrorFeedback).
+  /// Error feedback's residual -= the decoded payload in one pass (see ErrorFeedback::compress).
   void subtract_decoded(const Payload& payload, std::span<float> residual) const;
 };
 

@@ -39,7 +39,7 @@ class ThresholdCodec : public Compressor {
   /// the counting pass (see ErrorFeedback::compress).
   void compress_corrected(std::span<const float> gradient, std::span<float> residual, Payload& payload);
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
-  /// Error feedback's residual -= the decoded payload, fused (see WithErrorFeedback).
+  /// Error feedback's residual -= the decoded payload in one pass (see ErrorFeedback::compress).
   void subtract_decoded(const Payload& payload, std::span<float> residual) const;
 
  private:

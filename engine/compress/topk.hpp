@@ -32,7 +32,7 @@ class TopkCodec : public Compressor {
   Capabilities capabilities() const override { return {.summable = false, .sparse_pairs = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
-  /// Error feedback's residual -= the decoded payload, fused (see WithErrorFeedback).
+  /// Error feedback's residual -= the decoded payload in one pass (see ErrorFeedback::compress).
   void subtract_decoded(const Payload& payload, std::span<float> residual) const;
   void set_step(const StepPoint& point) override { ratio_.set_step(point); }
 
