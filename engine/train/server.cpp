@@ -144,14 +144,13 @@ class ServerProcess : public topology::ServerModel {
     const PutMetric put = [&](const char* key, double value) {
       sink_.record({key, round, -1, comm_.rank(), wall(), value});
     };
-    const double projected = record_exchange(put, r.stats, parts_.network.get());
-    // A thread rank's round: its CPU time, with the projection in place of its collectives' CPU.
-    const bool derived = rank_clock() == RankClockKind::ThreadCpu;
-    const double seconds = derived ? step_time - r.stats.time_communicate + projected : step_time;
-    const double communicate = derived ? projected : r.stats.time_communicate;  // as record_exchange put it
+    const RecordedCommunication recorded = record_exchange(put, r.stats, parts_.network.get());
+    // Its step with the communication as recorded (a thread rank's: the projection in place of
+    // its collectives' CPU).
+    const double seconds = step_time + (recorded.communicate - r.stats.time_communicate);
     put(keys::kTimeStep, seconds);
     put(keys::kPayloadBytes, static_cast<double>(r.stats.payload_bytes));
-    if (parts_.network) put(keys::kProjectedTimeStep, seconds - communicate + projected);
+    if (parts_.network) put(keys::kProjectedTimeStep, seconds - recorded.communicate + recorded.projected);
   }
 
  private:

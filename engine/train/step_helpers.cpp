@@ -31,19 +31,18 @@ double projected_communicate(const topology::ExchangeStats& stats, const comm::N
   return stats.projected_time_communicate ? *stats.projected_time_communicate : network->project(stats.traffic);
 }
 
-double record_exchange(const PutMetric& put, const topology::ExchangeStats& stats, const comm::NetworkModel* network) {
+RecordedCommunication record_exchange(const PutMetric& put, const topology::ExchangeStats& stats,
+                                      const comm::NetworkModel* network) {
   put(keys::kTimeCompress, stats.time_compress);
   put(keys::kTimeDecompress, stats.time_decompress);
   put(keys::kBytesSent, static_cast<double>(stats.bytes_sent));
   put(keys::kBytesReceived, static_cast<double>(stats.bytes_received));
   put(keys::kBytesDense, static_cast<double>(stats.bytes_dense));
   const double projected = projected_communicate(stats, network);
-  // A thread rank's collectives ran in memory, on a core it shared: its communication is the
-  // projection (engine/core/rank_clock.hpp).
-  put(keys::kTimeCommunicate, rank_clock() == RankClockKind::ThreadCpu ? projected : stats.time_communicate);
-  if (network == nullptr) return 0;
-  put(keys::kProjectedTimeCommunicate, projected);
-  return projected;
+  const double communicate = rank_clock() == RankClockKind::ThreadCpu ? projected : stats.time_communicate;
+  put(keys::kTimeCommunicate, communicate);
+  if (network != nullptr) put(keys::kProjectedTimeCommunicate, projected);
+  return {projected, communicate};
 }
 
 }  // namespace laconic::train

@@ -22,15 +22,24 @@ torch::Tensor attach_flat_gradient(std::vector<torch::Tensor>& params);
 void set_learning_rate(WorkerParts& parts, RunCallbacks* callbacks, const RunConfig& config, std::int64_t step,
                        std::int64_t epoch, std::int64_t steps_per_epoch);
 
-/// Records what every exchange measures (docs/schema.md): the times of compressing,
-/// decompressing and communicating, the bytes sent, received and of the dense equivalent, and,
-/// with a network model, the projected communication time, which it returns (0 without one).
 using PutMetric = std::function<void(const char* key, double value)>;
 
 /// The exchange's messages on the run's link (the overlapped exchange's own replay where it has
 /// one); 0 without a network model.
 double projected_communicate(const topology::ExchangeStats& stats, const comm::NetworkModel* network);
 
-double record_exchange(const PutMetric& put, const topology::ExchangeStats& stats, const comm::NetworkModel* network);
+/// What record_exchange() recorded of the communication, in seconds.
+struct RecordedCommunication {
+  double projected = 0;    ///< projected_communicate(): 0 without a network model
+  double communicate = 0;  ///< its time_communicate: measured, or a thread rank's projection
+};
+
+/// Records what every exchange measures (docs/schema.md): the times of compressing,
+/// decompressing and communicating, the bytes sent, received and of the dense equivalent, and,
+/// with a network model, the projected communication time. A thread rank's collectives ran in
+/// memory, on a core it shared: its time_communicate is the projection
+/// (engine/core/rank_clock.hpp).
+RecordedCommunication record_exchange(const PutMetric& put, const topology::ExchangeStats& stats,
+                                      const comm::NetworkModel* network);
 
 }  // namespace laconic::train

@@ -170,9 +170,7 @@ void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epo
   put(keys::kTimeBackward, time_backward_);
   // Projected, never measured: this step's messages on the experiment's link, in place of
   // the measured time inside collectives.
-  const double projected = record_exchange(put, exchange_, parts_.network.get());
-  // What record_exchange put as time_communicate: a thread rank's is the projection.
-  const double communicate = rank_clock() == RankClockKind::ThreadCpu ? projected : exchange_.time_communicate;
+  const RecordedCommunication recorded = record_exchange(put, exchange_, parts_.network.get());
   if (exchange_.measured_wait) put(keys::kTimeWait, exchange_.time_wait);
   if (exchange_.overlapped) put(keys::kTimeOverlapped, exchange_.time_overlapped);
   put(keys::kTimeOptimizer, time_optimizer_);
@@ -183,7 +181,7 @@ void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epo
   // What projecting onto another link later needs (laconic report --link).
   put(keys::kMessages, static_cast<double>(exchange_.traffic.messages));
   put(keys::kLinkBytes, static_cast<double>(exchange_.traffic.link_bytes));
-  if (parts_.network) put(keys::kProjectedTimeStep, seconds - communicate + projected);
+  if (parts_.network) put(keys::kProjectedTimeStep, seconds - recorded.communicate + recorded.projected);
 }
 
 double Trainer::consensus_distance() {
