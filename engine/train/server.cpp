@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "engine/core/error.hpp"
-#include "engine/core/rank_clock.hpp"
 #include "engine/core/metric_keys.hpp"
+#include "engine/core/rank_clock.hpp"
 #include "engine/topology/parameter_server/asynchronous_server.hpp"
 #include "engine/topology/parameter_server/synchronous_server.hpp"
 #include "engine/topology/parameter_server/worker_side.hpp"

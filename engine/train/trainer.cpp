@@ -14,9 +14,6 @@
 #include "engine/train/step_helpers.hpp"
 
 namespace laconic::train {
-namespace {
-
-}  // namespace
 
 Trainer::Trainer(const RunConfig& config, WorkerParts& parts, comm::Communicator& comm)
     : config_(config),
@@ -64,8 +61,7 @@ void Trainer::compute_gradients() {
   begin_step_compute();
   const auto& data = parts_.dataset->train();
   auto end = std::min<std::size_t>(position_ + static_cast<std::size_t>(config_.batch_size), shard_.size());
-  auto index =
-      torch::from_blob(shard_.data() + position_, {static_cast<std::int64_t>(end - position_)}, torch::kInt64);
+  auto index = torch::from_blob(shard_.data() + position_, {static_cast<std::int64_t>(end - position_)}, torch::kInt64);
   position_ = end;
   auto inputs = data.inputs.index_select(0, index);
   auto labels = data.labels.index_select(0, index);
@@ -160,8 +156,7 @@ double Trainer::step_seconds(double step_time) const {
          projected_communicate(exchange_, parts_.network.get());
 }
 
-void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall,
-                          double seconds) const {
+void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall, double seconds) const {
   const PutMetric put = [&](const char* key, double value) {
     sink.record({key, step, epoch, comm_.rank(), wall, value});
   };
