@@ -1,10 +1,12 @@
 // Compressor throughput in GB/s of fp32 input (compress + decompress, one thread) on 1M and 16M
 // floats, for every built-in compressor; memcpy of the same buffer as the memory-bandwidth
 // limit; the LibTorch-ops versions of Top-k, QSGD, fp16 and 8-bit uniform as the baseline; and
-// each compressor's peak extra heap memory (beyond its input and its payload) as a counter.
+// each compressor's peak extra heap memory (beyond its input and its payload) as a counter; the
+// seconds of compress and of decompress per call as counters too (compress_s, decompress_s).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -17,6 +19,7 @@ namespace {
 
 using laconic::ComponentSpec;
 using laconic::Value;
+using Clock = std::chrono::steady_clock;
 
 std::vector<float> gradient(std::size_t n) {
   std::mt19937 rng(1);
@@ -56,12 +59,20 @@ void bm_compressor(benchmark::State& state, const ComponentSpec& spec) {
   compressor->decompress_add(payload, dense);
   const double extra =
       static_cast<double>(laconic::bench::heap_peak_bytes() - base) - static_cast<double>(payload.capacity());
+  // The two halves apart as well, for a hardware profile's costs (bench/compressor_costs.py).
+  double compress_seconds = 0, decompress_seconds = 0;
   for (auto _ : state) {
+    const auto t0 = Clock::now();
     compressor->compress(g, payload);
+    const auto t1 = Clock::now();
     compressor->decompress_add(payload, dense);
     benchmark::DoNotOptimize(dense.data());
+    compress_seconds += std::chrono::duration<double>(t1 - t0).count();
+    decompress_seconds += std::chrono::duration<double>(Clock::now() - t1).count();
   }
   set_throughput(state, n);
+  state.counters["compress_s"] = benchmark::Counter(compress_seconds, benchmark::Counter::kAvgIterations);
+  state.counters["decompress_s"] = benchmark::Counter(decompress_seconds, benchmark::Counter::kAvgIterations);
   state.counters["extra_bytes"] = extra;
   state.counters["extra_per_input"] = extra / static_cast<double>(n * sizeof(float));
   state.counters["payload_bytes"] = static_cast<double>(payload.size());
@@ -93,14 +104,20 @@ void bm_powersgd(benchmark::State& state, const ComponentSpec& spec) {
   laconic::bench::reset_heap_peak();
   std::size_t payload = compressor->exchange(work, reducer);
   const double extra = static_cast<double>(laconic::bench::heap_peak_bytes() - base);
+  double exchange_seconds = 0;
   for (auto _ : state) {
     state.PauseTiming();
     std::copy(g.begin(), g.end(), work.begin());  // exchange() overwrites its input
     state.ResumeTiming();
+    const auto t0 = Clock::now();
     payload = compressor->exchange(work, reducer);
+    exchange_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     benchmark::DoNotOptimize(work.data());
   }
   set_throughput(state, n);
+  // Both halves are in exchange(): all of it counts as compressing (as time_compress does).
+  state.counters["compress_s"] = benchmark::Counter(exchange_seconds, benchmark::Counter::kAvgIterations);
+  state.counters["decompress_s"] = 0;
   state.counters["extra_bytes"] = extra;
   state.counters["extra_per_input"] = extra / static_cast<double>(n * sizeof(float));
   state.counters["payload_bytes"] = static_cast<double>(payload);
@@ -122,8 +139,7 @@ ComponentSpec spec(const std::string& name, std::map<std::string, Value> fields 
   return {"compressor", name, std::move(fields)};
 }
 
-void register_all() {
-  const std::vector<std::int64_t> sizes = {1 << 20, 1 << 24};
+void register_all(const std::vector<std::int64_t>& sizes) {
   auto add = [&](const std::string& label, auto fn) {
     auto* b = benchmark::RegisterBenchmark(label.c_str(), fn);
     for (auto n : sizes) b->Arg(n);
@@ -175,11 +191,32 @@ void register_all() {
   });
 }
 
+/// --sizes=N,N,...: the gradient sizes measured (default 1M and 16M elements), taken out of argv
+/// before Google Benchmark reads it.
+std::vector<std::int64_t> take_sizes(int& argc, char** argv) {
+  std::vector<std::int64_t> sizes = {1 << 20, 1 << 24};
+  const std::string flag = "--sizes=";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind(flag, 0) != 0) continue;
+    sizes.clear();
+    for (std::size_t at = flag.size(); at < arg.size();) {
+      const std::size_t comma = std::min(arg.find(',', at), arg.size());
+      sizes.push_back(std::stoll(arg.substr(at, comma - at)));
+      at = comma + 1;
+    }
+    std::copy(argv + i + 1, argv + argc, argv + i);
+    --argc;
+    break;
+  }
+  return sizes;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   at::set_num_threads(1);  // every method single-threaded, LibTorch's included
-  register_all();
+  register_all(take_sizes(argc, argv));
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

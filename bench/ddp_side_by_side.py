@@ -76,67 +76,10 @@ def laconic_epoch(laconic, directory, model, method, overlap):
 # ---------------------------------------------------------------- DDP side
 
 def ddp_models(torch):
-    nn = torch.nn
-    F = torch.nn.functional
-
-    class LeNet5(nn.Module):  # engine/train/lenet5.cpp
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
-            self.conv2 = nn.Conv2d(6, 16, 5)
-            self.fc1, self.fc2, self.fc3 = nn.Linear(400, 120), nn.Linear(120, 84), nn.Linear(84, 10)
-
-        def forward(self, x):
-            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-            x = F.max_pool2d(F.relu(self.conv2(x)), 2).flatten(1)
-            return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
-
-    class Mlp(nn.Module):  # engine/train/mlp.cpp
-        def __init__(self, sizes=(784, 392, 50, 10)):
-            super().__init__()
-            self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
-
-        def forward(self, x):
-            x = x.flatten(1)
-            for i, layer in enumerate(self.layers):
-                x = layer(x)
-                if i + 1 < len(self.layers):
-                    x = torch.tanh(x)
-            return x
-
-    class Block(nn.Module):  # engine/train/resnet.cpp, option A shortcut
-        def __init__(self, cin, cout, stride):
-            super().__init__()
-            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-            self.norm1 = nn.BatchNorm2d(cout)
-            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-            self.norm2 = nn.BatchNorm2d(cout)
-            self.stride, self.pad = stride, cout - cin
-
-        def forward(self, x):
-            y = self.norm2(self.conv2(F.relu(self.norm1(self.conv1(x)))))
-            s = x
-            if self.stride != 1 or self.pad:
-                s = F.pad(x[:, :, ::self.stride, ::self.stride], (0, 0, 0, 0, 0, self.pad))
-            return F.relu(y + s)
-
-    class Resnet20(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.stem, self.stem_norm = nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16)
-            blocks, cin = [], 16
-            for cout, stride in ((16, 1), (32, 2), (64, 2)):
-                for b in range(3):
-                    blocks.append(Block(cin, cout, stride if b == 0 else 1))
-                    cin = cout
-            self.blocks = nn.Sequential(*blocks)
-            self.classifier = nn.Linear(64, 10)
-
-        def forward(self, x):
-            x = self.blocks(F.relu(self.stem_norm(self.stem(x))))
-            return self.classifier(F.adaptive_avg_pool2d(x, 1).flatten(1))
-
-    return {"lenet5": LeNet5, "mlp": Mlp, "resnet20": Resnet20}
+    """laconic's models in PyTorch, layer for layer (scripts/laconic_models.py)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "..", "scripts"))
+    import laconic_models
+    return {name: (lambda name=name: laconic_models.build(name)[0]) for name in MODELS}
 
 
 def ddp_data(torch, model):

@@ -19,6 +19,7 @@ int report_command(const ReportArgs& args) {
   options.target = args.target;
   options.tolerance = args.tolerance;
   for (const auto& link : args.links) options.links.push_back(parse_link(link));
+  if (!args.hardware.empty()) options.hardware = read_hardware_profile(args.hardware);
   options.gnuplot.executable = args.gnuplot;
   const auto paths = reports::write_report(*db, args.experiments, dir, options);
   for (const auto& warning : paths.warnings) std::cerr << "laconic: warning: " << warning << "\n";

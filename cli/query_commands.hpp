@@ -17,6 +17,7 @@ struct ReportArgs {
   std::string gnuplot = "gnuplot";
   bool allow_missing_figures = false;  ///< exit 0 even when gnuplot could not draw a figure
   std::vector<std::string> links;      ///< --link: "100Mbit", "1Gbit,50us" (engine/core/units.hpp)
+  std::string hardware;                ///< --hardware: a hardware profile's path; "" for none
 };
 
 /// Exit status of `laconic report` when a figure could not be drawn (the report's files are

@@ -155,6 +155,10 @@ void add_report(CLI::App& app, Commands& commands) {
                    "(default: none)")
       ->take_all()
       ->allow_extra_args(false);
+  report->add_option("--hardware", args->hardware,
+                     "also project every configuration onto the hardware of this profile (a JSON file written by "
+                     "scripts/profile-hardware.py or by hand; docs/hardware.md): its compute and compression "
+                     "costs, the runs' messages on each link (default: none)");
   add_db_option(report, args->db);
 }
 

@@ -6,6 +6,7 @@
 
 #include "engine/core/error.hpp"
 #include "reports/format.hpp"
+#include "reports/hardware_step.hpp"
 
 namespace laconic::reports {
 namespace {
@@ -35,6 +36,10 @@ double steps_to_target(const RunData& run, const TestMetric& metric, double targ
 /// Seconds per step of `run` on `link`: its measured compute, compress and wait, and its
 /// communication as projected (recorded for its own link, from its messages for another).
 double step_of(const RunData& run, const AnswerLink& link) {
+  if (link.hardware != nullptr) {
+    const std::optional<LinkSpec>& spec = link.spec ? link.spec : run.run.link;
+    return spec ? hardware_step(run, *link.hardware, *spec).total() : kNaN;
+  }
   const double local = or_zero(run.compute) + or_zero(run.compress) + or_zero(run.wait);
   if (!link.spec) return std::isnan(run.projected_communicate) ? kNaN : local + run.projected_communicate;
   if (std::isnan(run.messages) || std::isnan(run.link_bytes)) return kNaN;
@@ -93,11 +98,11 @@ std::string rate_text(double bits_per_second) {
   return str_cat(number, " ", units[u]);
 }
 
-AnswerLink scanned_link(double bits_per_second) {
+AnswerLink scanned_link(double bits_per_second, const HardwareProfile* hardware) {
   LinkSpec spec;
   spec.bits_per_second = bits_per_second;
   spec.latency_seconds = kScanLatency;
-  return {rate_text(bits_per_second), spec};
+  return {rate_text(bits_per_second), spec, hardware};
 }
 
 std::vector<double> scanned_bandwidths() {
@@ -228,9 +233,10 @@ TimeToTarget Answer::time_to_target(const ConfigSummary& s, const AnswerLink& li
   if (time.n == 0) return t;
   t.seconds = time.mean;
   // One run has no spread over runs: its steps' own spread stands in for it.
+  const double scale = link.hardware != nullptr ? step_of(*single, link) / single->step_median : 1.0;
   const double spread =
-      time.n >= 2 ? ci95_half_width(time) : t.steps * or_zero((single->step_q3 - single->step_q1) / 2);
-  t.half_width = spread + t.steps * verdict(s).disturbance;
+      time.n >= 2 ? ci95_half_width(time) : t.steps * or_zero((single->step_q3 - single->step_q1) / 2 * scale);
+  t.half_width = spread + (link.hardware != nullptr ? 0.0 : t.steps * verdict(s).disturbance);
   return t;
 }
 
@@ -260,11 +266,11 @@ Comparison Answer::compare(const ConfigSummary& s, const AnswerLink& link) const
   return {mine.seconds < dense.seconds ? Versus::Faster : Versus::Slower, change};
 }
 
-BandwidthScan Answer::scan(const ConfigSummary& s) const {
+BandwidthScan Answer::scan(const ConfigSummary& s, const HardwareProfile* hardware) const {
   BandwidthScan out;
   const std::vector<double> rates = scanned_bandwidths();
   for (double rate : rates) {
-    out.versus.push_back(compare(s, scanned_link(rate)).versus);
+    out.versus.push_back(compare(s, scanned_link(rate, hardware)).versus);
     if (out.versus.back() == Versus::Faster) out.break_even = rate;
   }
   const Versus first = out.versus.front();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/hardware_profile.hpp"
 #include "engine/core/units.hpp"
 #include "reports/aggregate.hpp"
 
@@ -42,6 +43,9 @@ struct RowTarget {
 struct AnswerLink {
   std::string name;              ///< "1Gbit, 50us", "100Mbit"
   std::optional<LinkSpec> spec;  ///< unset: the runs' own link
+  /// Set: each step projected onto this hardware (reports/hardware_step.hpp) instead of the
+  /// compute and compression measured here.
+  const HardwareProfile* hardware = nullptr;
 };
 
 /// A configuration's time to its row's target on one link, and the noise around it.
@@ -51,8 +55,10 @@ struct TimeToTarget {
   double steps = kNaN;    ///< mean over the runs that reached it
   double seconds = kNaN;  ///< mean over those runs of (their steps x their step on the link)
   /// The noise around `seconds`: the half-width of its 95% interval over the runs (two or more
-  /// reached it), else steps x half the interquartile range of the run's measured step; widened
-  /// by the configuration's disturbance (Verdict::noise). NaN when nothing reached the target.
+  /// reached it), else steps x half the interquartile range of the run's measured step (on other
+  /// hardware, that range scaled by the projected step over the measured median); widened by the
+  /// configuration's disturbance (Verdict::noise), which other hardware's profile does not have.
+  /// NaN when nothing reached the target.
   double half_width = kNaN;
 
   bool all_reached() const { return runs > 0 && reached == runs; }
@@ -100,8 +106,9 @@ std::vector<double> scanned_bandwidths();
 /// "100 Mbit/s", "2.51 Gbit/s".
 std::string rate_text(double bits_per_second);
 
-/// The link "Does it pay off?" projects onto at one scanned bandwidth: `rate`, 50 us per message.
-AnswerLink scanned_link(double bits_per_second);
+/// The link "Does it pay off?" projects onto at one scanned bandwidth: `rate`, 50 us per message;
+/// with `hardware`, steps on that hardware.
+AnswerLink scanned_link(double bits_per_second, const HardwareProfile* hardware = nullptr);
 
 /// A configuration against dense at every scanned bandwidth.
 struct BandwidthScan {
@@ -131,7 +138,8 @@ class Answer {
   TimeToTarget time_to_target(const ConfigSummary& s, const AnswerLink& link) const;
   /// Against the fastest dense configuration of its row on `link` that reached the target.
   Comparison compare(const ConfigSummary& s, const AnswerLink& link) const;
-  BandwidthScan scan(const ConfigSummary& s) const;
+  /// Over scanned_bandwidths(), with the steps measured here or projected onto `hardware`.
+  BandwidthScan scan(const ConfigSummary& s, const HardwareProfile* hardware = nullptr) const;
   /// The link the runs of `s` were projected onto as they ran ("1Gbit, 50us").
   AnswerLink own_link(const ConfigSummary& s) const;
 

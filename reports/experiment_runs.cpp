@@ -38,6 +38,26 @@ std::string text_field(const nlohmann::json& object, const char* key) {
   return "";
 }
 
+/// The run's `link` (network.name = "link") as a LinkSpec; unset for another network model or
+/// a field this laconic cannot read.
+std::optional<LinkSpec> link_of(const nlohmann::json& network) {
+  if (text_field(network, "name") != "link") return std::nullopt;
+  try {
+    LinkSpec link = parse_link(text_field(network, "bandwidth"));
+    if (const std::string latency = text_field(network, "latency"); !latency.empty())
+      link.latency_seconds = parse_duration("network.latency", latency);
+    if (const std::string overhead = text_field(network, "overhead"); !overhead.empty())
+      link.overhead_seconds = parse_duration("network.overhead", overhead);
+    const std::string host = text_field(network, "host_bandwidth");
+    if (!host.empty()) link.host_bits_per_second = parse_bandwidth("network.host_bandwidth", host);
+    if (network.contains("payload_fraction") && network["payload_fraction"].is_number())
+      link.payload_fraction = network["payload_fraction"].get<double>();
+    return link;
+  } catch (const ConfigError&) {
+    return std::nullopt;
+  }
+}
+
 ReportRun parse_run(const storage::RunRow& row, const std::string& config_text) {
   ReportRun run;
   run.id = row.id;
@@ -57,6 +77,9 @@ ReportRun parse_run(const storage::RunRow& row, const std::string& config_text) 
   const auto network = run.config.value("network", nlohmann::json::object());
   const std::string bandwidth = text_field(network, "bandwidth"), latency = text_field(network, "latency");
   if (!bandwidth.empty()) run.network = bandwidth + (latency.empty() ? "" : ", " + latency);
+  run.link = link_of(network);
+  if (run.config.contains("batch_size") && run.config["batch_size"].is_number_integer())
+    run.batch_size = run.config["batch_size"].get<std::int64_t>();
   const bool emulated = network.is_object() && network.contains("emulate") && network["emulate"].is_boolean() &&
                         network["emulate"].get<bool>();
   if (!bandwidth.empty() && emulated) {

@@ -3,11 +3,13 @@
 // FINISHED run of each name with its configuration and swept variables parsed from JSON.
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/units.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
 
@@ -25,6 +27,10 @@ struct ReportRun {
   std::string model;                                 ///< config.model.name
   std::string compressor;                            ///< config.compressor.name
   std::string network;                               ///< "1Gbit, 50us": the link projected times are computed for
+  /// That link as a LinkSpec (bandwidth, latency, overhead, host bandwidth), for projections
+  /// onto other hardware; unset when the configuration has no link or one this laconic cannot read.
+  std::optional<LinkSpec> link;
+  std::int64_t batch_size = 0;  ///< config.batch_size: examples per worker and step
   /// The link's bandwidth (bit/s) when the run trained on it emulated (link { emulate = true }),
   /// so that its times are measurements on that link; NaN otherwise.
   double emulated_bits_per_second = std::numeric_limits<double>::quiet_NaN();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/hardware_profile.hpp"
 #include "engine/core/units.hpp"
 #include "reports/answer.hpp"
 #include "reports/gnuplot.hpp"
@@ -22,6 +23,8 @@ struct ReportOptions {
   /// Below the best dense configuration: points of accuracy or percent of perplexity; unset:
   /// 0.5 points or 2%.
   std::optional<double> tolerance{};
+  /// laconic report --hardware: a profile every configuration is also projected onto.
+  std::optional<HardwareProfile> hardware{};
 };
 
 /// Where write_report() put its files, and what went wrong with the figures.

@@ -43,12 +43,12 @@ std::unique_ptr<ExperimentModel> build_model(storage::Database& db, const std::v
 }
 
 ReportDraft build_report(storage::Database& db, const std::vector<std::string>& experiments, const TargetRule& rule,
-                         const std::vector<LinkSpec>& links) {
-  return report_of(*build_model(db, experiments, rule), experiments, links);
+                         const std::vector<LinkSpec>& links, const HardwareProfile* hardware) {
+  return report_of(*build_model(db, experiments, rule), experiments, links, hardware);
 }
 
 ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& experiments,
-                      const std::vector<LinkSpec>& links) {
+                      const std::vector<LinkSpec>& links, const HardwareProfile* hardware) {
   const ExperimentModel* model = &m;
   const ExperimentRuns& runs = model->runs;
   const Grid& grid = model->grid;
@@ -66,7 +66,9 @@ ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& 
     report.facts.push_back({"hash", e.file_hash, true});
   }
   report.facts.push_back({"runs", str_cat(runs.latest.size(), " run names, ", runs.recorded, " runs recorded"), false});
-  const SectionInput in{grid, summaries, metric, answer};
+  const SectionInput in{grid, summaries, metric, answer, hardware};
+  if (hardware != nullptr)
+    report.facts.push_back({"hardware", str_cat(hardware->name, " (", hardware->origin, "; projected)"), false});
 
   report.facts.push_back(
       {"test metric", str_cat(metric.key, " (", metric.higher_is_better ? "higher" : "lower", " is better)"), false});
@@ -88,6 +90,7 @@ ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& 
     report.sections.push_back(compression_section(in, draft.plots));
     report.sections.push_back(step_time_section(in, draft.plots));
     if (!links.empty()) report.sections.push_back(other_links_section(in, links));
+    if (hardware != nullptr) report.sections.push_back(hardware_section(in, links));
     report.sections.push_back(convergence_section(in, draft.plots));
     if (!std::isnan(draft.target)) report.sections.push_back(target_section(in));
     bool messages_recorded = false;

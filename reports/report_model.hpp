@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/hardware_profile.hpp"
 #include "engine/core/units.hpp"
 #include "reports/answer.hpp"
 #include "reports/plot_script.hpp"
@@ -50,11 +51,13 @@ std::unique_ptr<ExperimentModel> build_model(storage::Database& db, const std::v
 /// how each row's target of "time to target" is chosen. ConfigError if an experiment has no
 /// runs (the message lists the experiments that exist). With `links`, the answer and a section
 /// project every configuration onto each of them.
+/// With `hardware`, the answer and a section also project every configuration onto it.
 ReportDraft build_report(storage::Database& db, const std::vector<std::string>& experiments,
-                         const TargetRule& rule = {}, const std::vector<LinkSpec>& links = {});
+                         const TargetRule& rule = {}, const std::vector<LinkSpec>& links = {},
+                         const HardwareProfile* hardware = nullptr);
 
 /// The report of a model built for `experiments` (build_model).
 ReportDraft report_of(const ExperimentModel& model, const std::vector<std::string>& experiments,
-                      const std::vector<LinkSpec>& links = {});
+                      const std::vector<LinkSpec>& links = {}, const HardwareProfile* hardware = nullptr);
 
 }  // namespace laconic::reports

@@ -63,6 +63,9 @@ struct RunData {
   double step_q1 = kNaN, step_median = kNaN, step_q3 = kNaN;
   double projected_communicate = kNaN;  ///< projected_time_communicate on the run's link
   double model_parameters = kNaN;       ///< trainable parameters (metric model_parameters)
+  /// Payloads worker 0 decoded per compressed gradient (metric decoded_payloads); NaN for runs
+  /// recorded before laconic stored it.
+  double decoded_payloads = kNaN;
   bool has_servers = false;             ///< ranks beyond the workers recorded traffic
   bool oversubscribed = false;          ///< its ranks outnumbered the host's cores (run_facts)
   /// Its ranks were threads of one process (run_facts rank_clock = thread_cpu): compute and

@@ -20,6 +20,8 @@ struct SectionInput {
   const std::vector<ConfigSummary>& summaries;  ///< one per grid configuration, same order
   const TestMetric& metric;
   const Answer& answer;  ///< targets, times to target and verdicts of the same summaries
+  /// laconic report --hardware: the profile steps are also projected onto; null without one.
+  const HardwareProfile* hardware = nullptr;
 };
 
 /// 0. The answer: per row, the target, the fastest configuration to it on the runs' link and on
@@ -40,6 +42,11 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
 /// 3b. Seconds per step projected onto each of `links` (laconic report --link) from the
 /// messages the runs recorded, against the same row's dense configuration.
 Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>& links);
+
+/// 3c. On other hardware (laconic report --hardware): every configuration's step projected onto
+/// the profile's hardware next to the one measured here, and its time to target and break-even
+/// bandwidth there against here, with why they moved (reports/hardware_step.hpp).
+Section hardware_section(const SectionInput& in, const std::vector<LinkSpec>& links);
 
 /// 4. Test metric per epoch and against cumulative measured and projected time (figures
 /// "convergence_epoch" and "convergence_time").

@@ -22,7 +22,7 @@ std::string join(const std::vector<std::string>& parts, const char* separator) {
 /// What the row's runs say on one link: the fastest configuration to the target and whether a
 /// compressor beats dense there beyond the noise.
 std::string on_link(const Answer& answer, const std::vector<const ConfigSummary*>& row, const AnswerLink& link,
-                    bool projected_own) {
+                    const std::string& where) {
   const TestMetric& metric = answer.metric();
   const ConfigSummary* fastest = nullptr;
   TimeToTarget best;
@@ -32,7 +32,6 @@ std::string on_link(const Answer& answer, const std::vector<const ConfigSummary*
     fastest = s;
     best = t;
   }
-  const std::string where = str_cat("On ", link.name, projected_own ? " (the runs' link, projected)" : " (projected)");
   if (!fastest)
     return str_cat(where,
                    ", no configuration reached the target in all its runs (a lower one: --tolerance or --target).");
@@ -95,7 +94,18 @@ std::string row_answer(const SectionInput& in, const RowTarget& target, const st
   for (const ConfigSummary* s : row)
     compressed_reached = compressed_reached || (!is_dense(*s) && answer.time_to_target(*s, own).all_reached());
   if (compressed_reached) {
-    for (std::size_t i = 0; i < every.size(); ++i) text += (i ? " " : "") + on_link(answer, row, every[i], i == 0);
+    for (std::size_t i = 0; i < every.size(); ++i)
+      text += (i ? " " : "") +
+              on_link(answer, row, every[i],
+                      str_cat("On ", every[i].name, i == 0 ? " (the runs' link, projected)" : " (projected)"));
+    if (in.hardware != nullptr)
+      for (std::size_t i = 0; i < every.size(); ++i) {
+        AnswerLink there = every[i];
+        there.hardware = in.hardware;
+        text += " " + on_link(answer, row, there,
+                              str_cat("On ", in.hardware->name, " with ", there.name, i == 0 ? " (the runs' link)" : "",
+                                      " (projected from the hardware profile)"));
+      }
   } else {
     text += only_dense(answer, row, every);
   }
@@ -133,7 +143,7 @@ std::string summary_explanation(const TestMetric& metric) {
       "Projections, not measurements (docs/reports.md, \"The answer\").");
 }
 
-Table answer_table(const TestMetric& metric, const std::vector<LinkSpec>& links) {
+Table answer_table(const TestMetric& metric, const std::vector<LinkSpec>& links, const HardwareProfile* hardware) {
   Table table;
   table.slug = "answer";
   table.columns = {{"configuration"},
@@ -150,10 +160,15 @@ Table answer_table(const TestMetric& metric, const std::vector<LinkSpec>& links)
   }
   table.columns.push_back({"against dense from 10 Mbit/s to 100 Gbit/s"});
   table.csv.header.insert(table.csv.header.end(), {"bandwidths", "break_even_bit_s"});
+  if (hardware != nullptr) {
+    table.columns.push_back({"the same on " + hardware->name + " (projected)"});
+    table.csv.header.insert(table.csv.header.end(), {"bandwidths_on_hardware", "break_even_on_hardware_bit_s"});
+  }
   return table;
 }
 
-void add_answer_row(Table& table, const Answer& answer, const ConfigSummary& s, const std::vector<LinkSpec>& links) {
+void add_answer_row(Table& table, const Answer& answer, const ConfigSummary& s, const std::vector<LinkSpec>& links,
+                    const HardwareProfile* hardware) {
   const TestMetric& metric = answer.metric();
   const Verdict& v = answer.verdict(s);
   const AnswerLink own = answer.own_link(s);
@@ -178,6 +193,11 @@ void add_answer_row(Table& table, const Answer& answer, const ConfigSummary& s, 
   }
   cells.push_back(scan.text);
   raw.insert(raw.end(), {scan.text, raw_number(scan.break_even)});
+  if (hardware != nullptr) {
+    const BandwidthScan there = answer.scan(s, hardware);
+    cells.push_back(there.text);
+    raw.insert(raw.end(), {there.text, raw_number(there.break_even)});
+  }
   table.add_row(std::move(cells), std::move(raw));
 }
 
@@ -202,8 +222,8 @@ Section summary_section(const SectionInput& in, const std::vector<LinkSpec>& lin
         "Times widened for the machine's noise (so that it is not read as a result): ", join(disturbed, ". "), "."));
   section.lead = join(lead, "\n\n");
   section.text = summary_explanation(in.metric);
-  Table table = answer_table(in.metric, links);
-  for (const ConfigSummary& s : in.summaries) add_answer_row(table, answer, s, links);
+  Table table = answer_table(in.metric, links, in.hardware);
+  for (const ConfigSummary& s : in.summaries) add_answer_row(table, answer, s, links, in.hardware);
   section.tables.push_back(std::move(table));
   return section;
 }

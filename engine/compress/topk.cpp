@@ -37,8 +37,10 @@ inline float magnitude(float v) { return std::isnan(v) ? INFINITY : std::fabs(v)
 
 namespace {
 
-// Below this many elements (or above this kept fraction) the candidate filter does not pay.
-constexpr std::size_t kFilterMinElements = 1 << 16;
+// Below this many elements (twice the sample) or above this kept fraction, every element is a
+// candidate. The filter pays from there: at LeNet-5's 61,706 elements and 1% it selects in 0.06 ms
+// against 0.59 ms for nth_element over all of them (laconic_compress_bench --sizes=61706).
+constexpr std::size_t kFilterMinElements = 1 << 13;
 constexpr double kFilterMaxRatio = 0.1;
 // Elements sampled to guess a threshold that lets about twice k elements through.
 constexpr std::size_t kSampleSize = 4096;

@@ -25,6 +25,7 @@ const std::vector<KeyInfo>& all_keys() {
       {kTimeDelay, "seconds"},
       {kProjectedTimeStep, "seconds"},
       {kModelParameters, "parameters"},
+      {kDecodedPayloads, "payloads"},
       {kTestAccuracy, "fraction in [0, 1]"},
       {kTestLoss, "loss units"},
       {kTestPerplexity, "perplexity"},

@@ -33,6 +33,7 @@ inline constexpr const char* kStaleness = "staleness";
 inline constexpr const char* kUpdateLag = "update_lag";
 // Once per run.
 inline constexpr const char* kModelParameters = "model_parameters";
+inline constexpr const char* kDecodedPayloads = "decoded_payloads";
 // Per epoch (and every eval_every steps for the test_* keys).
 inline constexpr const char* kTestAccuracy = "test_accuracy";
 inline constexpr const char* kTestLoss = "test_loss";

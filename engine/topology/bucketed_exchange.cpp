@@ -190,6 +190,7 @@ ExchangeStats BucketedExchange::finish(const comm::NetworkModel* network) {
     total.time_overlapped += std::max(0.0, std::min(t.end, backward_end) - t.start);
     total.measured_wait = total.measured_wait || s.measured_wait;
     total.gathered = total.gathered || s.gathered;
+    total.decoded_payloads = std::max(total.decoded_payloads, s.decoded_payloads);  // each bucket's share alike
     total.bytes_sent += s.bytes_sent;
     total.bytes_received += s.bytes_received;
     total.bytes_dense += s.bytes_dense;

@@ -92,6 +92,7 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
     t = rank_seconds();
     std::fill(gradient.begin(), gradient.end(), 0.0f);
     compressor.decompress_add(payload, gradient);
+    stats.decoded_payloads = 1;
   } else {
     t = rank_seconds();
     auto payloads = comm.allgatherv(payload);
@@ -100,6 +101,7 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
     t = rank_seconds();
     std::fill(gradient.begin(), gradient.end(), 0.0f);
     for (const auto& p : payloads) compressor.decompress_add(p, gradient);
+    stats.decoded_payloads = static_cast<std::uint32_t>(payloads.size());
   }
   compressor.aggregate(gradient, comm.size());
   stats.time_decompress = seconds_since(t);

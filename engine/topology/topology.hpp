@@ -28,6 +28,11 @@ struct ExchangeStats {
   std::uint64_t payload_bytes = 0;  ///< size of this worker's compressed payload (8 x this / n
                                     ///< = bits per parameter)
   bool gathered = false;            ///< payloads were gathered rather than summed
+  /// Payloads this worker decoded per compressed vector: 1 when the summed payload is decoded
+  /// once, the workers' count when gathered ones are each decoded, 0 for a compressor that
+  /// exchanges itself (its decoding is in time_compress). What a hardware profile's decompress
+  /// cost is multiplied by (docs/hardware.md).
+  std::uint32_t decoded_payloads = 0;
   comm::ByteCounters traffic;       ///< this exchange's traffic (what the network model projects)
   /// Seconds of this exchange (compression, waiting, collectives, decoding) that ran on the
   /// communication thread while backward was still going (allreduce { overlap = true }): hidden

@@ -156,7 +156,7 @@ double Trainer::step_seconds(double step_time) const {
          projected_communicate(exchange_, parts_.network.get());
 }
 
-void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall, double seconds) const {
+void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall, double seconds) {
   const PutMetric put = [&](const char* key, double value) {
     sink.record({key, step, epoch, comm_.rank(), wall, value});
   };
@@ -177,6 +177,10 @@ void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epo
   put(keys::kMessages, static_cast<double>(exchange_.traffic.messages));
   put(keys::kLinkBytes, static_cast<double>(exchange_.traffic.link_bytes));
   if (parts_.network) put(keys::kProjectedTimeStep, seconds - recorded.communicate + recorded.projected);
+  if (comm_.rank() == 0 && !decoded_payloads_recorded_ && exchange_.payload_bytes > 0) {
+    put(keys::kDecodedPayloads, exchange_.decoded_payloads);  // what a hardware profile's decoding multiplies
+    decoded_payloads_recorded_ = true;
+  }
 }
 
 double Trainer::consensus_distance() {

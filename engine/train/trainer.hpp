@@ -54,7 +54,8 @@ class Trainer : public schedule::StepActions {
   double step_seconds(double step_time) const;
 
   /// Per-step measurements, in the order of docs/schema.md; `seconds` from step_seconds().
-  void record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall, double seconds) const;
+  /// Worker 0 adds decoded_payloads once, at its first step that exchanged a payload.
+  void record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall, double seconds);
 
   double loss() const { return loss_; }
 
@@ -91,6 +92,7 @@ class Trainer : public schedule::StepActions {
       compress::derive_seed(static_cast<std::uint64_t>(config_.seed),
                             compress::streams::kStraggler + static_cast<std::uint64_t>(comm_.rank()))};
   topology::ExchangeStats exchange_;
+  bool decoded_payloads_recorded_ = false;
   std::vector<float> model_, anchor_;                       // flat parameters: scratch, and the last average
   std::unique_ptr<topology::BucketedExchange> overlapped_;  // allreduce { overlap = true }
   std::unique_ptr<GradientReadyHooks> hooks_;               // feeds overlapped_; goes first

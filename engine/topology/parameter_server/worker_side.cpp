@@ -90,6 +90,7 @@ ExchangeStats ParameterServerTopology::average(std::span<float> gradient, compre
   const comm::ByteCounters before = comm.counters();
   stats.bytes_dense = PushHeader::kBytes * static_cast<std::uint64_t>(servers) + gradient.size_bytes();
   stats.gathered = true;
+  stats.decoded_payloads = options_.compress_pull ? 1 : 0;  // the shards together: one vector
   payloads_.resize(static_cast<std::size_t>(servers));
 
   // Push: shard s of the gradient to server s.
