@@ -3,9 +3,9 @@
 # missing, configures (Release), then either
 #   quickstart  builds laconic and laconic-engine only (-j2), runs experiments/quickstart.lua
 #               (skipping runs already finished) and writes its report,
-#   test        builds everything, tests included, and runs the test suite with ctest (the fast
-#               tests, then a bounded slow subset); also installs Chromium, which a test opens the
-#               report in.
+#   test        builds everything, tests included (and the CUDA kernels where nvcc is installed),
+#               and runs the test suite with ctest (the fast tests, then a bounded slow subset);
+#               also installs Chromium, which a test opens the report in.
 # Running it again skips what is already done: installed packages, built objects, finished runs.
 # OpenBLAS (libopenblas0-pthread) becomes the system's libblas.so.3, which LibTorch uses: about
 # 2x faster training steps than Debian's reference BLAS. Each rank runs one thread. iproute2 (ip,
@@ -62,9 +62,24 @@ report_blas() {
   esac
 }
 
+# The CUDA kernels (engine/compress/cuda) are built with the tests where nvcc is installed (the
+# CUDA toolkit is not a Debian package here: /usr/local/cuda, or LACONIC_NVCC); their tests run
+# only where a GPU is, and report themselves skipped elsewhere. Nothing else needs nvcc.
+cuda_options() {
+  local nvcc="${LACONIC_NVCC:-/usr/local/cuda/bin/nvcc}"
+  if [ -x "$nvcc" ]; then
+    echo "laconic-setup: $("$nvcc" --version | tail -1); building the CUDA kernels too" >&2
+    echo "-DLACONIC_WITH_CUDA=ON -DCMAKE_CUDA_COMPILER=$nvcc"
+  else
+    echo "laconic-setup: no nvcc at $nvcc: the CUDA kernels are not built (LACONIC_WITH_CUDA off)" >&2
+  fi
+}
+
 # build_project [TARGET...]: configure, then build the targets (everything when none).
 build_project() {
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLACONIC_BUILD_TESTS=ON >/dev/null
+  local options=()
+  [ "$mode" = test ] && read -r -a options <<<"$(cuda_options)"
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLACONIC_BUILD_TESTS=ON "${options[@]}" >/dev/null
   local targets=()
   for t in "$@"; do targets+=(--target "$t"); done
   cmake --build "$build" -j"$jobs" "${targets[@]}"

@@ -8,68 +8,20 @@
 #include <immintrin.h>
 #endif
 
+#include "engine/compress/element_math.hpp"
 #include "engine/compress/payload_header.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
 
-std::uint16_t float_to_fp16(float value) {
-  const auto x = std::bit_cast<std::uint32_t>(value);
-  const auto sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
-  const std::uint32_t magnitude = x & 0x7FFFFFFFu;
+// The per-element math is engine/compress/element_math.hpp's, which the CUDA kernels share.
+std::uint16_t float_to_fp16(float value) { return element::fp16_bits(value); }
 
-  if (magnitude > 0x7F800000u)  // NaN: set the quiet bit, keep the top payload bits
-    return static_cast<std::uint16_t>(sign | 0x7E00u | ((magnitude >> 13) & 0x03FFu));
-  // 65520 = 0x477FF000 lies halfway between 65504 (the largest fp16, odd significand) and 2^16,
-  // so round-to-nearest-even sends it and everything above (infinity included) to infinity.
-  if (magnitude >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);
+float fp16_to_float(std::uint16_t bits) { return element::fp16_value(bits); }
 
-  if (magnitude >= 0x38800000u) {  // >= 2^-14: a normal fp16
-    // Rebias the exponent (127 -> 15), then round away the low 13 bits to nearest even. A carry
-    // out of the significand correctly bumps the exponent.
-    std::uint32_t m = magnitude - 0x38000000u;
-    m += 0x0FFFu + ((m >> 13) & 1u);
-    return static_cast<std::uint16_t>(sign | (m >> 13));
-  }
+std::uint16_t float_to_bf16(float value) { return element::bf16_bits(value); }
 
-  // Subnormal fp16 (or zero): the result counts units of 2^-24. With the implicit bit restored,
-  // the float is significand * 2^(e - 150), i.e. significand >> (126 - e) units.
-  const std::uint32_t e = magnitude >> 23;
-  if (e < 102) return sign;  // below 2^-25: rounds to zero (2^-25 itself ties to even zero)
-  const std::uint32_t significand = (magnitude & 0x007FFFFFu) | 0x00800000u;
-  const std::uint32_t shift = 126 - e;  // 14..24
-  std::uint32_t units = significand >> shift;
-  const std::uint32_t rest = significand & ((1u << shift) - 1u);
-  const std::uint32_t half = 1u << (shift - 1);
-  // Rounding up may reach 0x0400, which is exactly the smallest normal's bit pattern.
-  if (rest > half || (rest == half && (units & 1u))) ++units;
-  return static_cast<std::uint16_t>(sign | units);
-}
-
-float fp16_to_float(std::uint16_t bits) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000u) << 16;
-  const std::uint32_t exponent = (bits >> 10) & 0x1Fu;
-  std::uint32_t mantissa = bits & 0x03FFu;
-  if (exponent == 0x1F)  // infinity or NaN: same payload, widened
-    return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
-  if (exponent != 0) return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-  if (mantissa == 0) return std::bit_cast<float>(sign);
-  // Subnormal: mantissa * 2^-24; normalise so that the leading one becomes the implicit bit.
-  const int lead = std::bit_width(mantissa) - 1;  // 0..9
-  mantissa = (mantissa << (10 - lead)) & 0x03FFu;
-  const auto biased = static_cast<std::uint32_t>(127 - 24 + lead);
-  return std::bit_cast<float>(sign | (biased << 23) | (mantissa << 13));
-}
-
-std::uint16_t float_to_bf16(float value) {
-  const auto x = std::bit_cast<std::uint32_t>(value);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u)  // NaN: truncation could clear every payload bit
-    return static_cast<std::uint16_t>((x >> 16) | 0x0040u);
-  // Round to nearest even on the low half; a carry rolls into the exponent (up to infinity).
-  return static_cast<std::uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
-}
-
-float bf16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+float bf16_to_float(std::uint16_t bits) { return element::bf16_value(bits); }
 
 bool fp16_hardware_available() {
 #if defined(__x86_64__) || defined(__i386__)

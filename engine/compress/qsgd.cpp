@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "engine/compress/bitpack.hpp"
+#include "engine/compress/element_math.hpp"
 #include "engine/compress/elias.hpp"
 #include "engine/compress/payload_header.hpp"
 #include "engine/core/error.hpp"
@@ -73,27 +74,17 @@ namespace {
 // multiple of 16 keeps the packed stream of every window but the last at a byte boundary.
 constexpr std::size_t kWindow = 2048;
 
-// codes[k] = (level << 1) | sign for one bucket's elements, with `uniform` one draw per element.
-// No branches and no libm calls, so the loop vectorizes; r <= s <= 65535 fits an int32.
+// codes[k] = (level << 1) | sign for one bucket's elements, with `uniform` one draw per element
+// (element::qsgd_code). No branches and no libm calls, so the loop vectorizes.
 [[gnu::always_inline]] inline void quantize(const float* x, const float* uniform, std::uint32_t* codes,
                                             std::size_t count, float scale, float s) {
-  for (std::size_t k = 0; k < count; ++k) {
-    // Clamping r (not the level) keeps r = s exact for the largest element: p = 0 there.
-    const float r = std::min(std::fabs(x[k]) * scale, s);
-    const auto floor = static_cast<std::int32_t>(r);  // r >= 0: truncation is floor
-    const auto level = static_cast<std::uint32_t>(floor) + (uniform[k] < r - static_cast<float>(floor) ? 1u : 0u);
-    const std::uint32_t negative = (std::bit_cast<std::uint32_t>(x[k]) >> 31) & (level != 0);
-    codes[k] = (level << 1) | negative;
-  }
+  for (std::size_t k = 0; k < count; ++k) codes[k] = element::qsgd_code(x[k], uniform[k], scale, s);
 }
 
-// dense[k] += +-level * unit for one bucket's codes; the sign is an XOR, not a branch.
+// dense[k] += +-level * unit for one bucket's codes (element::qsgd_value).
 [[gnu::always_inline]] inline void dequantize_add(const std::uint32_t* codes, float* dense, std::size_t count,
                                                   float unit) {
-  for (std::size_t k = 0; k < count; ++k) {
-    const float value = static_cast<float>(static_cast<std::int32_t>(codes[k] >> 1)) * unit;
-    dense[k] += std::bit_cast<float>(std::bit_cast<std::uint32_t>(value) ^ (codes[k] << 31));
-  }
+  for (std::size_t k = 0; k < count; ++k) dense[k] += element::qsgd_value(codes[k], unit);
 }
 
 // The loops above compiled for each Isa. AVX2 without FMA: a fused multiply-add would round
@@ -176,11 +167,8 @@ void QsgdCodec::compress(std::span<const float> gradient, Payload& payload) {
         const float norm = k.norm(gradient.data() + i, bucket_end - i);
         std::memcpy(payload.data() + 4 + 4 * bucket, &norm, 4);
         ++bucket;
-        // A zero, infinite or NaN norm sends level 0 (the norm carries inf/NaN on to the
-        // receiver); so does a norm so small (< ~1e-34 * levels) that s / norm overflows.
-        degenerate = !(norm > 0.0f) || !std::isfinite(norm);
-        scale = degenerate ? 0.0f : s / norm;
-        degenerate = degenerate || !std::isfinite(scale);
+        scale = element::qsgd_scale(norm, s);  // 0: a degenerate bucket, level 0 throughout
+        degenerate = scale == 0.0f;
       }
       const std::size_t end = std::min(bucket_end, w0 + wn);
       if (degenerate)

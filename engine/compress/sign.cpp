@@ -9,6 +9,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "engine/compress/element_math.hpp"
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/payload_header.hpp"
 #include "engine/core/error.hpp"
@@ -31,7 +32,7 @@ template <bool kSums>
 void pack_byte(const float* v, unsigned count, std::uint8_t* out, LaneSums& sums) {
   unsigned byte = 0;
   for (unsigned j = 0; j < count; ++j) {
-    const bool is_negative = v[j] < 0.0f;
+    const bool is_negative = element::negative_bit(v[j]) != 0;
     byte |= static_cast<unsigned>(is_negative) << j;
     if constexpr (kSums) {
       // Split v into its negative and non-negative part with a mask (a NaN is not < 0 and

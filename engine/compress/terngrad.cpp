@@ -12,6 +12,7 @@
 #endif
 
 #include "engine/compress/bitpack.hpp"
+#include "engine/compress/element_math.hpp"
 #include "engine/compress/payload_header.hpp"
 #include "engine/core/error.hpp"
 
@@ -71,12 +72,7 @@ void encode_block(const float* g, std::size_t count, float scale, Rng& rng, std:
   for (std::size_t j = 0; j < count; ++j) bits[j] = static_cast<std::int32_t>(rng.next() >> 40);
   float draws[kMax];
   for (std::size_t j = 0; j < count; ++j) draws[j] = static_cast<float>(bits[j]) * (1.0f / 16777216.0f);
-  auto code = [&](std::size_t j) {
-    // A division, not a multiplication by 1/scale: the largest element gets p = 1 exactly.
-    const std::uint32_t keep = draws[j] < std::fabs(g[j]) / scale ? 1u : 0u;
-    const std::uint32_t negative = std::bit_cast<std::uint32_t>(g[j]) >> 31;
-    return keep * (1u + negative);
-  };
+  auto code = [&](std::size_t j) { return element::terngrad_code(g[j], scale, draws[j]); };
   std::size_t b = 0;
 #if defined(__SSE2__)
   const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)), scales = _mm_set1_ps(scale);
@@ -136,7 +132,8 @@ void TerngradCodec::decompress_add(const Payload& payload, std::span<float> dens
   if (threes != 0)
     for (std::size_t i = 0; i < n; ++i) LACONIC_ENFORCE(code_at(i) != 3, "invalid terngrad code 3 for element ", i);
   // scale * 0 rather than a plain 0 for code 0: an inf or NaN scale reaches every element.
-  const float values[4] = {scale * 0.0f, scale, -scale, 0.0f};
+  const float values[4] = {element::terngrad_value(0, scale), element::terngrad_value(1, scale),
+                           element::terngrad_value(2, scale), 0.0f};
   std::size_t i = 0;
 #if defined(__SSE2__)
   // Four elements a byte: the byte's four values from a table built for this scale (worth its

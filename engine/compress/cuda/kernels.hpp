@@ -1,0 +1,54 @@
+#pragma once
+// The compressors' CUDA kernels behind a host interface of plain C++17 (no CUDA types: nvcc
+// compiles kernels.cu as C++17, the newest dialect CMake 3.25 knows for it), so that
+// callers and tests compile with the host compiler: each call copies its input to the device,
+// runs one kernel, and copies the result back. Every kernel computes what the CPU codec computes
+// per element, with the same functions (engine/compress/element_math.hpp), and writes its part
+// of the payload in the CPU codec's layout. Built only with -DLACONIC_WITH_CUDA=ON.
+//
+// Not here yet (issue 34, item 3): Top-k selection, block-random-k, the error-feedback fusion
+// into the encoders, device-side random streams (the stochastic codecs take the CPU codec's
+// uniforms), and bench/compress_cuda_bench.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace laconic::compress::cuda {
+
+/// True when the CUDA runtime sees a device; otherwise false, with the reason in `why`.
+bool device_available(std::string& why);
+
+/// The device's name ("NVIDIA H100 80GB HBM3"), for messages and benchmark tables.
+std::string device_name();
+
+/// fp16 / bf16 bits of every value (the fp16 and bf16 compressors' payload bodies).
+std::vector<std::uint16_t> fp16_encode(const std::vector<float>& values);
+std::vector<std::uint16_t> bf16_encode(const std::vector<float>& values);
+/// dense[i] += the float bits[i] holds.
+void fp16_decode_add(const std::vector<std::uint16_t>& bits, std::vector<float>& dense);
+void bf16_decode_add(const std::vector<std::uint16_t>& bits, std::vector<float>& dense);
+
+/// One bit per value, set for values below zero, element i at byte i / 8, bit i % 8 (the sign
+/// compressors' bit field).
+std::vector<std::uint8_t> pack_negative_bits(const std::vector<float>& values);
+
+/// TernGrad's 2-bit codes, four to a byte, lowest bits first, for max |g| = scale and one uniform
+/// per element (the TernGrad payload after its 8-byte header).
+std::vector<std::uint8_t> terngrad_codes(const std::vector<float>& gradient, float scale,
+                                         const std::vector<float>& uniforms);
+
+/// QSGD's codes (level << 1 | sign) of every element, buckets of `bucket_size` elements with one
+/// norm each (scale = s / norm; a zero, infinite or NaN norm gives level 0 to its bucket).
+std::vector<std::uint32_t> qsgd_codes(const std::vector<float>& values, const std::vector<float>& uniforms,
+                                      const std::vector<float>& norms, std::size_t bucket_size, float s);
+
+/// `codes` packed at `bits` bits each, LSB first (engine/compress/bitpack.hpp's layout).
+std::vector<std::uint8_t> pack_fixed(const std::vector<std::uint32_t>& codes, unsigned bits);
+
+/// values[indices[j]] for every j (random-k's kept values).
+std::vector<float> gather(const std::vector<float>& values, const std::vector<std::uint32_t>& indices);
+
+/// Error feedback after sending: residual[i] = fl(residual[i] - sent[i]) for every element.
+void subtract_sent(std::vector<float>& residual, const std::vector<float>& sent);
+
+}  // namespace laconic::compress::cuda
