@@ -15,7 +15,8 @@ int list_command(const std::string& kind) {
   engine::EngineCatalog catalog;
   auto kinds = kind.empty() ? catalog.kinds() : std::vector<std::string>{kind};
   for (const auto& k : kinds) {
-    std::cout << (k.back() == 'y' ? k.substr(0, k.size() - 1) + "ies" : k + "s") << ":\n";
+    // "models:", "lr_schedules:", "hardware:" (no plural)
+    std::cout << (k == "hardware" ? k : k.back() == 'y' ? k.substr(0, k.size() - 1) + "ies" : k + "s") << ":\n";
     for (const auto& info : catalog.infos(k)) {
       std::cout << "  " << info.name << " - " << info.description << "\n";
       for (const auto& f : info.fields)

@@ -245,10 +245,6 @@ std::unique_ptr<storage::Database> open_for_sweep(const RunArgs& args, const lua
   const bool existed = args.db != ":memory:" && std::filesystem::exists(args.db);
   auto db = storage::Database::open(args.db);
   if (existed) db->check_integrity();
-  // Every write of the controller is retried (DurableWrites, a KeepAndRetry sink), so it need not
-  // wait on another process's lock: waiting, it would stop reading the workers' pipes, and a long
-  // lock would stall their training until Gloo's timeout failed the run. Rows wait in memory.
-  db->set_busy_timeout(kControllerBusyTimeoutMs);
   if (args.resume) replay_journals(*db, args.db);
   if (args.resume && !args.force) check_unchanged(*db, plan, args.file);
   return db;
@@ -295,6 +291,13 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   }
   storage::Recorder recorder(*db);
   const auto experiment_id = recorder.add_experiment(plan.name, args.file, plan.file_hash, read_text(args.file));
+  // Until here nothing trains, and a write may wait for another controller's lock (the default
+  // busy timeout: a second controller started together on the same file must not fail on the
+  // first's transaction). From here every write of the controller is retried (DurableWrites, a
+  // KeepAndRetry sink), so it need not wait: waiting, it would stop reading the workers' pipes,
+  // and a long lock would stall their training until Gloo's timeout failed the run. Rows wait
+  // in memory.
+  db->set_busy_timeout(kControllerBusyTimeoutMs);
   SweepExecutor executor(args, stop, plan, loaded.callbacks.get(), catalog, *db, recorder, experiment_id, sweep.get());
   if (plan.tune) {
     run_tuned(plan, selected, executor);

@@ -25,11 +25,12 @@ EngineCatalog::EngineCatalog()
       networks_(comm::builtin_networks()),
       lr_schedules_(train::builtin_lr_schedules()),
       stop_rules_(train::builtin_stop_rules()),
-      placements_(builtin_placements()) {}
+      placements_(builtin_placements()),
+      hardware_(builtin_hardware()) {}
 
 std::vector<std::string> EngineCatalog::kinds() const {
-  return {"dataset", "model",   "optimizer",   "topology", "schedule",
-          "compressor", "network", "lr_schedule", "stopping", "placement"};
+  return {"dataset", "model",       "optimizer", "topology",  "schedule", "compressor",
+          "network", "lr_schedule", "stopping",  "placement", "hardware"};
 }
 
 std::vector<ComponentInfo> EngineCatalog::infos(const std::string& kind) const {
@@ -43,6 +44,7 @@ std::vector<ComponentInfo> EngineCatalog::infos(const std::string& kind) const {
   if (kind == "lr_schedule") return lr_schedules_.infos();
   if (kind == "stopping") return stop_rules_.infos();
   if (kind == "placement") return placements_.infos();
+  if (kind == "hardware") return hardware_.infos();
   throw ConfigError(str_cat("unknown component kind '", kind,
                             "'; known: dataset, model, optimizer, topology, schedule, compressor, "
                             "network, lr_schedule, stopping, placement"));
@@ -59,6 +61,7 @@ ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
   if (spec.kind == "lr_schedule") return lr_schedules_.resolve(spec);
   if (spec.kind == "stopping") return stop_rules_.resolve(spec);
   if (spec.kind == "placement") return placements_.resolve(spec);
+  if (spec.kind == "hardware") return hardware_.resolve(spec);
   throw ConfigError(str_cat("unknown component kind '", spec.kind, "'"));
 }
 
@@ -169,9 +172,7 @@ void EngineCatalog::check_placement(const RunConfig& config) const {
            "cores cannot measure");
 }
 
-bool EngineCatalog::thread_ranks(const RunConfig& config) const {
-  return placements_.traits(config.placement).threads;
-}
+bool EngineCatalog::thread_ranks(const RunConfig& config) const { return placements_.traits(config.placement).threads; }
 
 void EngineCatalog::check_schedule(const RunConfig& config) const {
   const topology::TopologyTraits topology = topologies_.traits(config.topology);

@@ -8,6 +8,7 @@
 #include "engine/core/catalog.hpp"
 #include "engine/core/registry.hpp"
 #include "engine/core/run_config.hpp"
+#include "engine/hardware.hpp"
 #include "engine/placement.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "engine/topology/topology.hpp"
@@ -80,6 +81,7 @@ class EngineCatalog : public Catalog {
   Registry<train::LrSchedule> lr_schedules_;
   Registry<train::StopRule> stop_rules_;
   Registry<Placement> placements_;
+  Registry<Hardware> hardware_;
 };
 
 }  // namespace laconic::engine

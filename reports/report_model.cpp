@@ -42,9 +42,28 @@ std::unique_ptr<ExperimentModel> build_model(storage::Database& db, const std::v
   return m;
 }
 
+std::optional<HardwareProfile> experiment_hardware(const ExperimentModel& model) {
+  for (const RunData& run : model.compared) {
+    const nlohmann::json spec = run.run.config.value("hardware", nlohmann::json::object());
+    if (!spec.is_object() || spec.value("name", "") != "profile" || !spec.contains("file") || !spec["file"].is_string())
+      continue;
+    try {
+      return read_hardware_profile(spec["file"].get<std::string>());
+    } catch (const ConfigError& e) {
+      throw ConfigError(str_cat(e.what(), "; run ", run.run.id,
+                                " names it (hardware = profile { file = ... }): put it "
+                                "back, or give a profile with --hardware"));
+    }
+  }
+  return std::nullopt;
+}
+
 ReportDraft build_report(storage::Database& db, const std::vector<std::string>& experiments, const TargetRule& rule,
                          const std::vector<LinkSpec>& links, const HardwareProfile* hardware) {
-  return report_of(*build_model(db, experiments, rule), experiments, links, hardware);
+  const auto model = build_model(db, experiments, rule);
+  std::optional<HardwareProfile> named;
+  if (hardware == nullptr && (named = experiment_hardware(*model))) hardware = &*named;
+  return report_of(*model, experiments, links, hardware);
 }
 
 ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& experiments,

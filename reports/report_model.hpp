@@ -51,7 +51,12 @@ std::unique_ptr<ExperimentModel> build_model(storage::Database& db, const std::v
 /// how each row's target of "time to target" is chosen. ConfigError if an experiment has no
 /// runs (the message lists the experiments that exist). With `links`, the answer and a section
 /// project every configuration onto each of them.
-/// With `hardware`, the answer and a section also project every configuration onto it.
+/// The hardware profile the runs name (the experiment field `hardware = profile { file = ... }`),
+/// read from its file; unset when they name none. ConfigError when the file is gone or malformed.
+std::optional<HardwareProfile> experiment_hardware(const ExperimentModel& model);
+
+/// With `hardware` (else the profile the runs name, experiment_hardware()), the answer and a
+/// section also project every configuration onto it.
 ReportDraft build_report(storage::Database& db, const std::vector<std::string>& experiments,
                          const TargetRule& rule = {}, const std::vector<LinkSpec>& links = {},
                          const HardwareProfile* hardware = nullptr);

@@ -1,6 +1,8 @@
 #include "storage/database.hpp"
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include <sqlite3.h>
 
@@ -35,6 +37,22 @@ void refuse_directory(const std::string& path) {
 
 // Reads the schema version; the first statement shows whether the file can be read at all.
 int schema_version_of(sqlite3* db, const std::string& path) { return read_schema_version(db, path); }
+
+/// PRAGMA journal_mode = WAL. On a new file that another process is opening at the same moment
+/// (two controllers started together), SQLite answers SQLITE_BUSY at once, without calling the
+/// busy handler: asked again every 10 ms for up to the busy timeout.
+void enable_wal(sqlite3* db) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(Database::kBusyTimeoutMs);
+  while (true) {
+    try {
+      exec(db, "PRAGMA journal_mode = WAL");
+      return;
+    } catch (const StorageError& e) {
+      if ((e.code() & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
 
 }  // namespace
 
@@ -102,7 +120,7 @@ std::unique_ptr<Database> Database::open(const std::string& path) {
   exec(db, "PRAGMA foreign_keys = ON");
   // WAL lets readers (laconic runs, reports) work while a sweep writes. An in-memory database
   // stays in journal mode "memory", which is all it can have.
-  exec(db, "PRAGMA journal_mode = WAL");
+  enable_wal(db);
   // NORMAL is durable across application crashes in WAL mode; only power loss may drop the last
   // commits, which is the trade the batched writer makes anyway.
   exec(db, "PRAGMA synchronous = NORMAL");
@@ -138,8 +156,8 @@ std::unique_ptr<Database> Database::open_read_only(const std::string& path, bool
   refuse_newer(version, path);
   if (version < latest_schema_version() && !migrate_older)
     throw ConfigError(str_cat("database ", path, " has schema version ", version, " and this laconic reads version ",
-                              latest_schema_version(), "; this command never writes: migrate it first with `laconic runs --db ",
-                              path, "`"));
+                              latest_schema_version(),
+                              "; this command never writes: migrate it first with `laconic runs --db ", path, "`"));
   if (version < latest_schema_version()) {
     // The read commands speak only the newest schema. Migrate the file, as the next writer
     // would, and read it then; a file this process may not write cannot be read.

@@ -55,9 +55,10 @@ RunField exchange_field() {
   RunField f{.name = "exchange",
              .key = "exchange",
              .type = Type::Choice,
-             .doc = "what workers compress and exchange: \"gradient\" (momentum and learning rate applied to the "
-                    "average) or \"update\" (each worker applies them first and sends lr x its step, error feedback "
-                    "on the update; docs/compressors.md)"};
+             .doc =
+                 "what workers compress and exchange: \"gradient\" (momentum and learning rate applied to the "
+                 "average) or \"update\" (each worker applies them first and sends lr x its step, error feedback "
+                 "on the update; docs/compressors.md)"};
   f.choices = {exchange_name(Exchange::Gradient), exchange_name(Exchange::Update)};
   f.get_choice = [](const RunConfig& run) { return std::string(exchange_name(run.exchange)); };
   f.set_choice = [](RunConfig& run, const std::string& word) {
@@ -80,6 +81,9 @@ const std::vector<RunField>& RunConfig::fields() {
                                  "a training loss above this many times the first step's (or NaN / inf) ends the run "
                                  "DIVERGED; 0 = only NaN / inf (>= 0)")),
       integer("epochs", &C::epochs, 1, "passes over each worker's shard"),
+      recorded_when_set(component("hardware", "hardware", &C::hardware, "measured",
+                                  "hardware reports also project the runs onto: measured() (none, the default) or "
+                                  "profile { file = ... } (docs/hardware.md)")),
       recorded_when_set(integer("eval_every", &C::eval_every, 0,
                                 "steps between extra evaluations on the test split (worker 0), besides every "
                                 "epoch's end; 0 = epoch ends only")),

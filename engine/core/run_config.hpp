@@ -38,6 +38,8 @@ struct RunConfig {
   ComponentSpec stopping{"stopping", "never", {}};
   /// Where its ranks live: a process each (processes) or threads of one process (threads).
   ComponentSpec placement{"placement", "processes", {}};
+  /// What reports project the runs onto besides this machine (measured, or a hardware profile).
+  ComponentSpec hardware{"hardware", "measured", {}};
   std::int64_t batch_size = 64;  ///< examples per worker per step
   std::int64_t epochs = 1;       ///< passes over each worker's shard
   std::int64_t workers = 2;      ///< training ranks (a topology's servers are ranks beyond them)

@@ -373,7 +373,10 @@ TEST_CASE("two controllers on one database train every run once: --resume shares
   }
   const auto exited = wait_for_exit(a, 300);
   REQUIRE(exited);
-  CHECK(WEXITSTATUS(*exited) == 0);
+  {
+    INFO("the first controller's stderr: " << read_file(dir + "/.stderr"));
+    CHECK(WEXITSTATUS(*exited) == 0);
+  }
   const auto runs = runs_of(dir + "/c.db");
   REQUIRE(runs.size() == 2);  // one plan, shared
   for (const auto& run : runs) {

@@ -36,6 +36,7 @@ FakeCatalog::FakeCatalog() {
   add({"stopping", "never", "never", {}});
   add({"placement", "processes", "a process per rank", {}});
   add({"placement", "threads", "threads of one process", {}});
+  add({"hardware", "measured", "no projection", {}});
   add({"network",
        "link",
        "a link",
