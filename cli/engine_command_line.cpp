@@ -99,7 +99,7 @@ void add_catalog_commands(CLI::App& app, Commands& commands, const EngineCommand
   auto list_args = std::make_shared<ListArgs>();
   list->add_option("kind", list_args->kind,
                    "dataset, model, optimizer, topology, schedule, compressor, network, lr_schedule, "
-                   "stopping or placement (default: all)");
+                   "stopping, placement or hardware (default: all)");
   list->add_flag("--markdown", list_args->markdown,
                  "print the reference as Markdown tables (the generated part of docs/dsl.md)");
   commands.push_back({list, [list_args, engine] { return engine.list(*list_args); }});
