@@ -35,8 +35,25 @@ HardwareStep mean_step(const ConfigSummary& s, const HardwareProfile& hardware) 
 
 std::string percent(double share) { return std::isnan(share) ? std::string(kMissing) : fixed(100 * share, 0) + "%"; }
 
-Table step_table(const SectionInput& in, std::set<std::string>& missing) {
-  const HardwareProfile& hw = *in.hardware;
+/// One configuration here and there, computed once for the section's tables and its lead.
+struct Projection {
+  const ConfigSummary* summary = nullptr;
+  HardwareStep there;
+  double step_here = kNaN;  ///< measured compute, compress and wait + communication on its link
+  BandwidthScan scan_here, scan_there;
+
+  /// The share of the step communication takes: here its projection on the runs' link, there
+  /// the exchange (codec and communication) backward does not hide.
+  double share_here() const { return summary->projected_communicate.mean / step_here; }
+  double share_there() const { return (there.communicate + there.codec - there.hidden) / there.total(); }
+};
+
+Projection project(const SectionInput& in, const ConfigSummary& s) {
+  return {&s, mean_step(s, *in.hardware), local_seconds(s) + s.projected_communicate.mean, in.answer.scan(s),
+          in.answer.scan(s, in.hardware)};
+}
+
+Table step_table(const std::vector<Projection>& projections, std::set<std::string>& missing) {
   Table table;
   table.slug = "hardware_step";
   table.columns = {{"configuration"},
@@ -60,25 +77,23 @@ Table step_table(const SectionInput& in, std::set<std::string>& missing) {
                       "step_there_s",
                       "communication_share_here",
                       "communication_share_there"};
-  for (const ConfigSummary& s : in.summaries) {
-    const HardwareStep there = mean_step(s, hw);
+  for (const Projection& p : projections) {
+    const ConfigSummary& s = *p.summary;
+    const HardwareStep& there = p.there;
     if (!there.missing.empty()) missing.insert(str_cat(s.config->label, ": ", there.missing));
-    const double here = local_seconds(s) + s.projected_communicate.mean;
-    const double share_here = s.projected_communicate.mean / here;
-    const double share_there = (there.communicate + there.codec - there.hidden) / there.total();
     const bool projected = there.missing.empty();
+    const double share_there = projected ? p.share_there() : kNaN;
     // (value, measured here): a projected part is "-" where the run could not be projected.
     const std::vector<std::pair<double, bool>> values = {
-        {s.compute.mean, true}, {there.compute, false},     {s.compress.mean, true},
-        {there.codec, false},   {there.communicate, false}, {there.hidden, false},
-        {here, true},           {there.total(), false}};
+        {s.compute.mean, true},     {there.compute, false}, {s.compress.mean, true}, {there.codec, false},
+        {there.communicate, false}, {there.hidden, false},  {p.step_here, true},     {there.total(), false}};
     std::vector<std::string> cells{s.config->label}, raw{s.config->label};
     for (const auto& [value, measured] : values) {
       cells.push_back(seconds(measured || projected ? value : kNaN));
       raw.push_back(raw_number(measured || projected ? value : kNaN));
     }
-    cells.push_back(str_cat(percent(share_here), " / ", percent(projected ? share_there : kNaN)));
-    raw.insert(raw.end(), {raw_number(share_here), raw_number(projected ? share_there : kNaN)});
+    cells.push_back(str_cat(percent(p.share_here()), " / ", percent(share_there)));
+    raw.insert(raw.end(), {raw_number(p.share_here()), raw_number(share_there)});
     table.add_row(std::move(cells), std::move(raw));
   }
   return table;
@@ -88,7 +103,8 @@ std::string time_text(const TimeToTarget& t) {
   return std::isnan(t.seconds) ? std::string(kMissing) : str_cat(seconds(t.seconds), " ± ", seconds(t.half_width));
 }
 
-Table target_table(const SectionInput& in, const std::vector<AnswerLink>& links) {
+Table target_table(const SectionInput& in, const std::vector<Projection>& projections,
+                   const std::vector<AnswerLink>& links) {
   Table table;
   table.slug = "hardware_target";
   table.columns = {{"configuration"}};
@@ -103,7 +119,8 @@ Table target_table(const SectionInput& in, const std::vector<AnswerLink>& links)
                                              {"against dense there, 10 Mbit/s to 100 Gbit/s"}});
   table.csv.header.insert(table.csv.header.end(),
                           {"bandwidths_here", "break_even_here_bit_s", "bandwidths_there", "break_even_there_bit_s"});
-  for (const ConfigSummary& s : in.summaries) {
+  for (const Projection& p : projections) {
+    const ConfigSummary& s = *p.summary;
     std::vector<std::string> cells{s.config->label}, raw{s.config->label};
     for (const AnswerLink& link : links) {
       const TimeToTarget t = in.answer.time_to_target(s, link);
@@ -111,7 +128,7 @@ Table target_table(const SectionInput& in, const std::vector<AnswerLink>& links)
       cells.insert(cells.end(), {time_text(t), versus});
       raw.insert(raw.end(), {raw_number(t.seconds), versus});
     }
-    const BandwidthScan here = in.answer.scan(s), there = in.answer.scan(s, in.hardware);
+    const BandwidthScan &here = p.scan_here, &there = p.scan_there;
     cells.insert(cells.end(), {here.text, there.text});
     raw.insert(raw.end(), {here.text, raw_number(here.break_even), there.text, raw_number(there.break_even)});
     table.add_row(std::move(cells), std::move(raw));
@@ -125,26 +142,22 @@ std::string break_even_text(const BandwidthScan& scan) {
 
 /// Why the answer moved: how much faster the dense step computes there, what share of it
 /// communication then takes, and each compressor's break-even here and there.
-std::string why_it_moved(const SectionInput& in) {
-  const HardwareProfile& hw = *in.hardware;
+std::string why_it_moved(const std::vector<Projection>& projections) {
   std::vector<std::string> sentences;
-  for (const ConfigSummary& s : in.summaries) {
-    if (s.config->runs.front()->run.compressor != "none") continue;
-    const HardwareStep there = mean_step(s, hw);
-    if (!there.missing.empty()) continue;
-    const double here = local_seconds(s) + s.projected_communicate.mean;
-    sentences.push_back(str_cat(s.config->label, ": a step computes in ", seconds(there.compute), " s there against ",
-                                seconds(s.compute.mean), " s measured here (", fixed(s.compute.mean / there.compute, 1),
-                                "x), so communication on its link is ",
-                                percent((there.communicate + there.codec - there.hidden) / there.total()),
-                                " of the step there against ", percent(s.projected_communicate.mean / here), " here."));
+  for (const Projection& p : projections) {
+    const ConfigSummary& s = *p.summary;
+    if (!is_dense(s) || !p.there.missing.empty()) continue;
+    sentences.push_back(str_cat(s.config->label, ": a step computes in ", seconds(p.there.compute), " s there against ",
+                                seconds(s.compute.mean), " s measured here (",
+                                fixed(s.compute.mean / p.there.compute, 1), "x), so communication on its link is ",
+                                percent(p.share_there()), " of the step there against ", percent(p.share_here()),
+                                " here."));
   }
-  for (const ConfigSummary& s : in.summaries) {
-    if (is_dense(s)) continue;
-    const BandwidthScan here = in.answer.scan(s), there = in.answer.scan(s, in.hardware);
-    if (here.break_even == there.break_even && here.text == there.text) continue;
-    sentences.push_back(str_cat(s.config->label, ": against dense ", break_even_text(here), " here, ",
-                                break_even_text(there), " there."));
+  for (const Projection& p : projections) {
+    if (is_dense(*p.summary)) continue;
+    if (p.scan_here.break_even == p.scan_there.break_even && p.scan_here.text == p.scan_there.text) continue;
+    sentences.push_back(str_cat(p.summary->config->label, ": against dense ", break_even_text(p.scan_here), " here, ",
+                                break_even_text(p.scan_there), " there."));
   }
   std::string out;
   for (const std::string& t : sentences) out += (out.empty() ? "Why the answer moves: " : " ") + t;
@@ -172,14 +185,16 @@ Section hardware_section(const SectionInput& in, const std::vector<LinkSpec>& li
   const HardwareProfile& hw = *in.hardware;
   Section section{str_cat("On ", hw.name, " (projected)"), "", {}, {}};
   section.anchor = "hardware";
+  std::vector<Projection> projections;
+  for (const ConfigSummary& s : in.summaries) projections.push_back(project(in, s));
   std::set<std::string> missing;
-  section.tables.push_back(step_table(in, missing));
+  section.tables.push_back(step_table(projections, missing));
   std::vector<AnswerLink> every;
   if (!in.summaries.empty()) every.push_back(in.answer.own_link(in.summaries.front()));
   for (const LinkSpec& spec : links) every.push_back({spec.text, spec});
   for (AnswerLink& link : every) link.hardware = &hw;
-  section.tables.push_back(target_table(in, every));
-  section.lead = why_it_moved(in);
+  section.tables.push_back(target_table(in, projections, every));
+  section.lead = why_it_moved(projections);
   if (!missing.empty()) {
     std::string list;
     for (const std::string& m : missing) list += (list.empty() ? "" : "; ") + m;

@@ -103,8 +103,8 @@ std::string row_answer(const SectionInput& in, const RowTarget& target, const st
         AnswerLink there = every[i];
         there.hardware = in.hardware;
         text += " " + on_link(answer, row, there,
-                              str_cat("On ", in.hardware->name, " with ", there.name, i == 0 ? " (the runs' link)" : "",
-                                      " (projected from the hardware profile)"));
+                              str_cat("On ", in.hardware->name, " with ", there.name,
+                                      i == 0 ? " (the runs' link; " : " (", "projected from the hardware profile)"));
       }
   } else {
     text += only_dense(answer, row, every);
