@@ -70,12 +70,16 @@ function fingerprint(file) {
 }
 
 async function open(url, page = null) {
+  // A page already showing a view keeps its body[data-ready] (the route shown) through a change of
+  // hash: wait until it names another route, not merely until it is there.
+  const before = page ? await page.evaluate(() => document.body.dataset.ready ?? null) : null;
   page ??= await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
   await page.goto(url);
-  await page.waitForSelector("body[data-ready]", { timeout: 15000 });
+  await page.waitForFunction((shown) => document.body.dataset.ready && document.body.dataset.ready !== shown, before,
+                             { timeout: 15000 });
   page.errors = errors;
   return page;
 }
