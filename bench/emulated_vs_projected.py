@@ -47,7 +47,7 @@ EXPERIMENT = """
 experiment {{
   name = "{model}", data = {data}, model = {net},
   optimizer = sgd {{ lr = 0.05, momentum = 0.9 }}, batch_size = 64, epochs = 1, max_steps = {steps},
-  workers = 2, topology = allreduce(), schedule = synchronous(), eval_limit = 256,
+  workers = 2, topology = allreduce {{ algorithm = "ring" }}, schedule = synchronous(), eval_limit = 256,
   compressor = sweep {{ {compressors} }},
   network = sweep {{ {links} }},
   seeds = {{ 1 }},

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/comm/gloo_communicator.hpp"
+#include "bench/gloo_ranks.hpp"
 #include "engine/comm/network.hpp"
 #include "engine/core/error.hpp"
 
@@ -29,8 +29,6 @@ using laconic::comm::ByteCounters;
 using laconic::comm::Communicator;
 using Clock = std::chrono::steady_clock;
 
-/// Limit for rendezvous and every transfer; a stuck rank fails the run instead of hanging it.
-constexpr std::chrono::milliseconds kTimeout{60'000};
 constexpr std::size_t kPingBytes = 4;
 constexpr int kPingWarmup = 200;
 constexpr int kPingRepetitions = 2000;
@@ -47,48 +45,9 @@ double median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
-}
-
-/// Runs fn(comm) on `size` ranks as threads, each with its own GlooCommunicator over a FileStore
-/// in a fresh directory, then a barrier so no rank closes its connections while a peer still
-/// uses them; rethrows the first rank's exception. (The same as tests/comm/rank_threads.hpp,
-/// which the bench does not include so that it depends on laconic::comm alone.)
-void run_ranks(int size, const std::function<void(Communicator&)>& fn) {
-  std::string dir = (std::filesystem::temp_directory_path() / "laconic-netbench-XXXXXX").string();
-  if (::mkdtemp(dir.data()) == nullptr) throw laconic::Error(laconic::str_cat("mkdtemp failed for '", dir, "'"));
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(size));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        laconic::comm::GlooOptions options;
-        options.rank = r;
-        options.size = size;
-        options.store_dir = dir;
-        options.timeout = kTimeout;
-        laconic::comm::GlooCommunicator comm(options);
-        fn(comm);
-        comm.barrier();
-      } catch (...) {
-        errors[static_cast<std::size_t>(r)] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  std::filesystem::remove_all(dir);
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
-
-/// Per repetition, the slowest rank's seconds inside the timed call (a collective ends when its
-/// last rank leaves it).
-std::vector<double> slowest_rank(const std::vector<std::vector<double>>& seconds) {
-  std::vector<double> out;
-  for (const auto& per_rank : seconds) out.push_back(*std::max_element(per_rank.begin(), per_rank.end()));
-  return out;
-}
+using laconic::bench::quantile;
+using laconic::bench::run_ranks;
+using laconic::bench::slowest_rank;
 
 struct Calibration {
   std::vector<double> rtt;  ///< seconds of each 4-byte round trip, sorted

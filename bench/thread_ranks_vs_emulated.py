@@ -37,6 +37,7 @@ experiment {{
   name = "{name}", data = fashion_mnist(), model = lenet5(),
   optimizer = sgd {{ lr = 0.05, momentum = 0.9 }}, batch_size = 64, epochs = 1, max_steps = {steps},
   workers = {workers}, eval_limit = 256, compressor = {compressor}, placement = {placement},
+  topology = allreduce {{ algorithm = "ring" }},
   network = link {{ bandwidth = "{link}", latency = "50us", {link_fields} }},
 }}
 """

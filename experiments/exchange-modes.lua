@@ -33,7 +33,7 @@ experiment {
     block_randomk { ratio = k, scope = "layer" },
     group = "method",
   },
-  topology   = sweep { allreduce(), allgather(), allgather(), allreduce(), allreduce(), group = "method" },
+  topology   = sweep { allreduce { algorithm = "ring" }, allgather(), allgather(), allreduce { algorithm = "ring" }, allreduce { algorithm = "ring" }, group = "method" },
   exchange   = sweep { "gradient", "update" },
   batch_size = 64,
   epochs     = 2,

@@ -95,7 +95,7 @@ experiment {
   batch_size = sweep { 64, 32, group = "workers" },   -- 64 windows per step, split among workers
   optimizer  = sweep(optimizers),
   compressor = sweep(compressors),
-  topology   = allreduce(),
+  topology   = allreduce { algorithm = "ring" },
   schedule   = synchronous(),
   epochs     = 1,
   max_steps  = 20,

@@ -43,7 +43,7 @@ experiment {
   optimizer    = sgd { lr = 0.05, momentum = 0.9 },
   batch_size   = 64,
   epochs       = 5,
-  topology     = allreduce(),
+  topology     = allreduce { algorithm = "ring" },
   workers      = sweep {
     1, 3, 4,
     3, 3, 3,

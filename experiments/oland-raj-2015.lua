@@ -54,7 +54,7 @@ experiment {
   epochs      = 10,
   max_steps   = steps,
   workers     = 2,
-  topology    = allreduce(),
+  topology    = allreduce { algorithm = "ring" },
   schedule    = local_sgd { period = steps },
   compressor  = sweep {
     none(),

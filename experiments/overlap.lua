@@ -12,7 +12,7 @@ experiment {
   batch_size = 64,
   epochs     = 1,
   workers    = 2,
-  topology   = sweep { allreduce { overlap = false }, allreduce { overlap = true } },
+  topology   = sweep { allreduce { algorithm = "ring", overlap = false }, allreduce { algorithm = "ring", overlap = true } },
   schedule   = synchronous(),
   compressor = sweep { none(), fp16(), powersgd { rank = 2 } },
   network    = link { bandwidth = "1Gbit", latency = "50us" },

@@ -15,7 +15,7 @@ experiment {
   batch_size = 64,
   epochs     = 1,
   workers    = 2,
-  topology   = allreduce(),
+  topology   = allreduce { algorithm = "ring" },
   schedule   = synchronous(),
   compressor = sweep {
     none(),

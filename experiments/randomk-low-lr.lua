@@ -24,7 +24,7 @@ experiment {
     block_randomk { ratio = k, scope = "layer" },
     group = "method",
   },
-  topology   = sweep { allgather(), allreduce(), allreduce(), group = "method" },
+  topology   = sweep { allgather(), allreduce { algorithm = "ring" }, allreduce { algorithm = "ring" }, group = "method" },
   exchange   = "update",
   batch_size = 64,
   epochs     = 10,

@@ -17,7 +17,7 @@ experiment {
     sgd { lr = 0.01, momentum = 0 },    sgd { lr = 0.03, momentum = 0 },    sgd { lr = 0.1, momentum = 0 },
   },
   compressor = randomk { ratio = 0.01, shared_seed = true, scope = "layer" },
-  topology   = allreduce(),
+  topology   = allreduce { algorithm = "ring" },
   exchange   = sweep { "gradient", "update" },
   batch_size = 64,
   epochs     = 2,

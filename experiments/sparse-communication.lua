@@ -47,14 +47,14 @@ local lr_dense, lr_global = 0.01, 0.001
 
 local compressors = { none() }
 local optimizers  = { sgd { lr = lr_dense, momentum = 0.9, weight_decay = 1e-4 } }
-local topologies  = { allreduce() }
+local topologies  = { allreduce { algorithm = "ring" } }
 for _, scope in ipairs { "layer", "global" } do
   local lr = scope == "layer" and lr_dense or lr_global
   local methods = {
     { topk { ratio = k, scope = scope },                                 allgather() },
     { randomk { ratio = k, shared_seed = false, scope = scope },         allgather() },
-    { randomk { ratio = k, shared_seed = true, scope = scope },          allreduce() },
-    { block_randomk { ratio = k, scope = scope },                        allreduce() },
+    { randomk { ratio = k, shared_seed = true, scope = scope },          allreduce { algorithm = "ring" } },
+    { block_randomk { ratio = k, scope = scope },                        allreduce { algorithm = "ring" } },
   }
   for _, m in ipairs(methods) do
     compressors[#compressors + 1] = m[1]

@@ -19,7 +19,7 @@ experiment {
     block_randomk { ratio = k, scope = "layer" },
     group = "method",
   },
-  topology   = sweep { allgather(), allreduce(), allreduce(), group = "method" },
+  topology   = sweep { allgather(), allreduce { algorithm = "ring" }, allreduce { algorithm = "ring" }, group = "method" },
   batch_size = 64,
   epochs     = 2,
   workers    = sweep { 2, 4 },

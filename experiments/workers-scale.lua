@@ -27,7 +27,7 @@ experiment {
     block_randomk { ratio = k, scope = "layer" },
     group = "method",
   },
-  topology   = sweep { allreduce(), allgather(), allreduce(), allreduce(), group = "method" },
+  topology   = sweep { allreduce { algorithm = "ring" }, allgather(), allreduce { algorithm = "ring" }, allreduce { algorithm = "ring" }, group = "method" },
   exchange   = "update",
   workers    = sweep { 2, 8, 32, 64, group = "scale" },
   batch_size = sweep { 128, 32, 8, 4, group = "scale" },

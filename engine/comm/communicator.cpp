@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "engine/core/error.hpp"
+#include "engine/core/units.hpp"
 
 namespace laconic::comm {
 namespace {
@@ -40,6 +41,11 @@ std::uint64_t ring_allreduce_bytes_sent(std::size_t n, int p, int rank) {
   return bytes;
 }
 
+std::span<float> Communicator::scratch(std::size_t floats) {
+  if (scratch_.size() < floats) scratch_.resize(floats);
+  return std::span<float>(scratch_).first(floats);
+}
+
 void Communicator::delay_message() const {
   if (message_delay_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(message_delay_));
 }
@@ -66,7 +72,7 @@ void Communicator::allreduce_sum(std::span<float> data) {
   const int p = size(), r = rank();
   if (p == 1 || data.empty()) return;
   const int right = wrap(r + 1, p), left = wrap(r - 1, p);
-  std::vector<float> incoming(data.size() / static_cast<std::size_t>(p) + 1);
+  const std::span<float> incoming = scratch(data.size() / static_cast<std::size_t>(p) + 1);
   // Reduce-scatter: after p-1 steps rank r holds the full sum of chunk r+1.
   for (int s = 0; s < p - 1; ++s) {
     auto [sb, se] = chunk(data.size(), p, wrap(r - s, p));
@@ -98,13 +104,28 @@ std::vector<std::vector<std::uint8_t>> Communicator::allgatherv(std::span<const 
     send_recv(right, {reinterpret_cast<const std::uint8_t*>(&sizes[sc]), 8}, left,
               {reinterpret_cast<std::uint8_t*>(&sizes[rc]), 8});
   }
+  forward_payloads(out, sizes);
+  return out;
+}
+
+std::vector<std::vector<std::uint8_t>> Communicator::allgather_same_size(std::span<const std::uint8_t> mine) {
+  const int p = size(), r = rank();
+  std::vector<std::vector<std::uint8_t>> out(static_cast<std::size_t>(p));
+  out[static_cast<std::size_t>(r)].assign(mine.begin(), mine.end());
+  forward_payloads(out, std::vector<std::uint64_t>(static_cast<std::size_t>(p), mine.size()));
+  return out;
+}
+
+void Communicator::forward_payloads(std::vector<std::vector<std::uint8_t>>& out,
+                                    const std::vector<std::uint64_t>& sizes) {
+  const int p = size(), r = rank();
+  const int right = wrap(r + 1, p), left = wrap(r - 1, p);
   for (int s = 0; s < p - 1; ++s) {
     auto sc = static_cast<std::size_t>(wrap(r - s, p));
     auto rc = static_cast<std::size_t>(wrap(r - s - 1, p));
     out[rc].resize(sizes[rc]);
     send_recv(right, out[sc], left, out[rc]);
   }
-  return out;
 }
 
 namespace {
@@ -169,15 +190,69 @@ std::uint64_t halving_doubling_bytes_sent(std::size_t n, int p, int rank) {
   return bytes;
 }
 
+std::uint64_t one_shot_bytes_sent(std::size_t n, int p) { return static_cast<std::uint64_t>(p - 1) * 4 * n; }
+
+AllreduceAlgorithm choose_allreduce(std::size_t n, int p) {
+  if (p <= 2) return AllreduceAlgorithm::OneShot;
+  const LinkSpec link;
+  // Rank 0's messages and bytes: each message of the ring carries about n/p floats.
+  const double ring = link.project(2.0 * (p - 1), static_cast<double>(ring_allreduce_bytes_sent(n, p, 0)));
+  const double one_shot = link.project(p - 1.0, static_cast<double>(one_shot_bytes_sent(n, p)));
+  return one_shot < ring ? AllreduceAlgorithm::OneShot : AllreduceAlgorithm::Ring;
+}
+
 std::uint64_t allreduce_bytes_sent(std::size_t n, int p, int rank, AllreduceAlgorithm algorithm) {
-  return algorithm == AllreduceAlgorithm::Ring ? ring_allreduce_bytes_sent(n, p, rank)
-                                               : halving_doubling_bytes_sent(n, p, rank);
+  if (p == 1 || n == 0) return 0;
+  if (algorithm == AllreduceAlgorithm::Auto) algorithm = choose_allreduce(n, p);
+  switch (algorithm) {
+    case AllreduceAlgorithm::HalvingDoubling:
+      return halving_doubling_bytes_sent(n, p, rank);
+    case AllreduceAlgorithm::OneShot:
+      return one_shot_bytes_sent(n, p);
+    default:
+      return ring_allreduce_bytes_sent(n, p, rank);
+  }
+}
+
+void Communicator::allreduce_sum(std::span<float> data, AllreduceAlgorithm algorithm) {
+  if (algorithm == AllreduceAlgorithm::Auto) algorithm = choose_allreduce(data.size(), size());
+  switch (algorithm) {
+    case AllreduceAlgorithm::HalvingDoubling:
+      return allreduce_sum_halving_doubling(data);
+    case AllreduceAlgorithm::OneShot:
+      return allreduce_sum_one_shot(data);
+    default:
+      return allreduce_sum(data);
+  }
+}
+
+void Communicator::allreduce_sum_one_shot(std::span<float> data) {
+  const int p = size(), r = rank();
+  if (p == 1 || data.empty()) return;
+  // Slot `from` holds rank `from`'s vector (this rank's own is copied in for p > 2); then the sum
+  // in rank order, the same bits on every rank.
+  const std::span<float> all = scratch(data.size() * static_cast<std::size_t>(p));
+  auto slot = [&](int from) { return all.subspan(static_cast<std::size_t>(from) * data.size(), data.size()); };
+  for (int s = 1; s < p; ++s) {
+    const int from = wrap(r - s, p);
+    send_recv(wrap(r + s, p), float_bytes(data), from, mutable_float_bytes(slot(from)));
+  }
+  if (p == 2) {  // a + b == b + a in IEEE arithmetic: no copy needed
+    const auto other = slot(1 - r);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] += other[i];
+    return;
+  }
+  std::copy(data.begin(), data.end(), slot(r).begin());
+  std::copy(slot(0).begin(), slot(0).end(), data.begin());
+  for (int from = 1; from < p; ++from) {
+    const auto v = slot(from);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] += v[i];
+  }
 }
 
 void Communicator::allreduce_sum_halving_doubling(std::span<float> data) {
   const int p = size(), r = rank();
   if (p == 1 || data.empty()) return;
-  std::vector<float> incoming;
   halving_doubling_schedule(data.size(), p, r,
                             [&](int peer, std::size_t sb, std::size_t se, std::size_t rb, std::size_t re, bool reduce) {
                               const auto send = float_bytes(data.subspan(sb, se - sb));
@@ -185,8 +260,8 @@ void Communicator::allreduce_sum_halving_doubling(std::span<float> data) {
                                 send_recv(peer, send, peer, mutable_float_bytes(data.subspan(rb, re - rb)));
                                 return;
                               }
-                              incoming.resize(re - rb);
-                              send_recv(peer, send, peer, mutable_float_bytes(std::span<float>(incoming)));
+                              const std::span<float> incoming = scratch(re - rb);
+                              send_recv(peer, send, peer, mutable_float_bytes(incoming));
                               for (std::size_t i = 0; i < incoming.size(); ++i) data[rb + i] += incoming[i];
                             });
 }

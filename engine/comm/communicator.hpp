@@ -33,20 +33,33 @@ std::uint64_t ring_allreduce_bytes_sent(std::size_t n, int p, int rank);
 /// The same for allreduce_sum_halving_doubling (its schedule replayed without sending).
 std::uint64_t halving_doubling_bytes_sent(std::size_t n, int p, int rank);
 
-/// Which allreduce a topology runs.
-enum class AllreduceAlgorithm { Ring, HalvingDoubling };
+/// The same for allreduce_sum_one_shot: the whole vector to each of the p-1 others.
+std::uint64_t one_shot_bytes_sent(std::size_t n, int p);
 
-/// ring_allreduce_bytes_sent or halving_doubling_bytes_sent.
+/// Which allreduce a topology runs. Auto is the one the network model projects fastest for the
+/// vector's size and the number of ranks (choose_allreduce).
+enum class AllreduceAlgorithm { Auto, Ring, HalvingDoubling, OneShot };
+
+/// What Auto runs for `n` floats over `p` ranks: the ring or the one-shot exchange, whichever
+/// the default link (core/units.hpp's LinkSpec: 1 Gbit/s, 50 us) projects faster from their
+/// messages and bytes. For 2 ranks always the one-shot (the ring's bytes in one message instead
+/// of two); for more, only vectors of a few KB (the one-shot sends p-1 whole vectors).
+AllreduceAlgorithm choose_allreduce(std::size_t n, int p);
+
+/// The bytes of the algorithm that runs (Auto resolved with choose_allreduce).
 std::uint64_t allreduce_bytes_sent(std::size_t n, int p, int rank, AllreduceAlgorithm algorithm);
 
-/// Where the ranks of a transport that can tell (threads of one process: MemoryCommunicator)
-/// leave their arrival at each exchange, so that each derives how long it would have waited
-/// for the slowest without a barrier. Every rank calls arrive() then latest() once per exchange,
-/// around a collective every rank takes part in.
+/// Where the ranks of a transport that can tell (threads of one process: MemoryCommunicator;
+/// processes on one host: GlooCommunicator's SharedArrivalBoard) leave their arrival at each exchange, so that each
+/// derives how long it would have waited for the slowest without a barrier. Every rank calls arrive() then latest()
+/// once per exchange, around a collective every rank takes part in.
 class ArrivalBoard {
  public:
   virtual ~ArrivalBoard() = default;
-  /// This rank reached the exchange after `seconds` of its step's compute.
+  /// True when every rank posts the moment it arrived on one clock they all read (the host's
+  /// monotonic clock); false when each posts its step's compute so far (threads on CPU clocks).
+  virtual bool on_host_clock() const { return false; }
+  /// This rank reached the exchange at `seconds` (on the board's scale, above).
   virtual void arrive(double seconds) = 0;
   /// After the exchange's collective: the latest arrival of any rank at it.
   virtual double latest() = 0;
@@ -77,17 +90,21 @@ class Communicator {
   /// back at the end).
   void allreduce_sum_halving_doubling(std::span<float> data);
 
-  /// allreduce_sum or allreduce_sum_halving_doubling.
-  void allreduce_sum(std::span<float> data, AllreduceAlgorithm algorithm) {
-    if (algorithm == AllreduceAlgorithm::Ring)
-      allreduce_sum(data);
-    else
-      allreduce_sum_halving_doubling(data);
-  }
+  /// The same sum in one round: each rank sends its whole vector to every other (p-1 messages,
+  /// (p-1) vectors sent) and adds what it receives in rank order, so every rank holds the same
+  /// bits. For 2 ranks: the ring's bytes in one message instead of two.
+  void allreduce_sum_one_shot(std::span<float> data);
+
+  /// The sum by `algorithm` (Auto resolved with choose_allreduce).
+  void allreduce_sum(std::span<float> data, AllreduceAlgorithm algorithm);
 
   /// Every rank's payload, indexed by rank (ring: each rank forwards p-1 payloads). Payloads may
   /// differ in size and may be empty.
   std::vector<std::vector<std::uint8_t>> allgatherv(std::span<const std::uint8_t> mine);
+
+  /// The same when every rank's payload has the size of this rank's (a compressor whose
+  /// payloads have a fixed size): no round of sizes, p-1 messages instead of 2(p-1).
+  std::vector<std::vector<std::uint8_t>> allgather_same_size(std::span<const std::uint8_t> mine);
 
   /// Returns once every rank has called it.
   void barrier();
@@ -124,10 +141,17 @@ class Communicator {
 
  private:
   void delay_message() const;
+  /// The ring allgather's p-1 steps: each rank forwards the payload it got last; `out` holds this
+  /// rank's own, `sizes` every rank's.
+  void forward_payloads(std::vector<std::vector<std::uint8_t>>& out, const std::vector<std::uint64_t>& sizes);
+  /// `floats` of scratch for the collectives' incoming chunks, kept across calls (no allocation
+  /// on the hot path once it has grown to the largest exchange).
+  std::span<float> scratch(std::size_t floats);
 
   ByteCounters counters_;
   double message_delay_ = 0;
   std::vector<std::uint64_t> sent_to_, received_from_;  // messages per peer so far
+  std::vector<float> scratch_;
 };
 
 }  // namespace laconic::comm

@@ -6,6 +6,7 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include "engine/comm/shared_arrival_board.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::comm {
@@ -33,7 +34,10 @@ class GlooStore : public gloo::rendezvous::Store {
 struct GlooCommunicator::Impl {
   std::shared_ptr<gloo::transport::Device> device;
   std::shared_ptr<gloo::rendezvous::Context> context;
+  SharedBoardSetup arrivals;  // ranks on one host
 };
+
+ArrivalBoard* GlooCommunicator::arrivals() { return impl_->arrivals.board.get(); }
 
 GlooCommunicator::GlooCommunicator(const GlooOptions& options)
     : rank_(options.rank), size_(options.size), timeout_(options.timeout), impl_(std::make_unique<Impl>()) {
@@ -47,15 +51,19 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
       attr.iface = options.interface;
     impl_->device = gloo::transport::tcp::CreateDevice(attr);
     std::shared_ptr<KeyValueStore> store = options.store ? options.store : open_file_store(options.store_dir);
+    impl_->arrivals = open_shared_arrival_board(*store, options.rank, options.size, options.timeout);
     GlooStore gloo_store(*store, options.timeout);
     impl_->context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.size);
     impl_->context->setTimeout(options.timeout);
     impl_->context->connectFullMesh(gloo_store, impl_->device);
+    remove_shared_board_file(impl_->arrivals);  // every rank has mapped it before connecting
   } catch (const gloo::Exception& e) {
+    remove_shared_board_file(impl_->arrivals);
     throw CommError(str_cat("rank ", options.rank, " of ", options.size, ": rendezvous through '",
                             options.store ? std::string("the run's store") : options.store_dir, "' failed within ",
                             options.timeout.count(), " ms: ", e.what()));
   } catch (CommError& e) {
+    remove_shared_board_file(impl_->arrivals);
     e.add_context(str_cat("rank ", options.rank, " of ", options.size, ": rendezvous"));
     throw;
   }

@@ -28,6 +28,8 @@ class GlooCommunicator : public Communicator {
   explicit GlooCommunicator(const GlooOptions& options);
   ~GlooCommunicator() override;
 
+  /// Ranks that all run on one host share an arrival board (SharedArrivalBoard); else null.
+  ArrivalBoard* arrivals() override;
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 

@@ -55,6 +55,10 @@ struct Capabilities {
   /// The payload is the gradient itself, in fp32, and decodes to exactly it (none): what
   /// exchanging whole models (gossip) needs.
   bool lossless = false;
+  /// A payload's size follows from the gradient's size alone (fp16, bf16, signsgd, signum), so
+  /// every worker's payload of a step has the same size and gathering them needs no round of
+  /// sizes first (Communicator::allgather_same_size).
+  bool fixed_size = false;
 
   bool operator==(const Capabilities& other) const = default;
 };

@@ -58,7 +58,9 @@ class Fp16Compressor : public Compressor {
  public:
   explicit Fp16Compressor(Fp16Options = {}) {}
   std::string name() const override { return "fp16"; }
-  Capabilities capabilities() const override { return {.summable = false, .separable_by_layer = true}; }
+  Capabilities capabilities() const override {
+    return {.summable = false, .separable_by_layer = true, .fixed_size = true};
+  }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 
@@ -73,7 +75,9 @@ class Bf16Compressor : public Compressor {
  public:
   explicit Bf16Compressor(Bf16Options = {}) {}
   std::string name() const override { return "bf16"; }
-  Capabilities capabilities() const override { return {.summable = false, .separable_by_layer = true}; }
+  Capabilities capabilities() const override {
+    return {.summable = false, .separable_by_layer = true, .fixed_size = true};
+  }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 };

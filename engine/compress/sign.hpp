@@ -74,7 +74,9 @@ class SignSgdCompressor : public Compressor {
  public:
   explicit SignSgdCompressor(SignSgdOptions = {}) {}
   std::string name() const override { return "signsgd"; }
-  Capabilities capabilities() const override { return {.summable = false, .separable_by_layer = true}; }
+  Capabilities capabilities() const override {
+    return {.summable = false, .separable_by_layer = true, .fixed_size = true};
+  }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   /// Majority vote: sign(sum) per element, 0 stays 0 (a tie).
@@ -97,7 +99,9 @@ class SignumCompressor : public Compressor {
   std::string name() const override { return "signum"; }
   void save_state(StateWriter& out) const override { out.array(momentum_); }
   void load_state(StateReader& in) override { in.array(momentum_); }
-  Capabilities capabilities() const override { return {.summable = false, .separable_by_layer = true}; }
+  Capabilities capabilities() const override {
+    return {.summable = false, .separable_by_layer = true, .fixed_size = true};
+  }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   /// Majority vote: sign(sum) per element, 0 stays 0 (a tie).

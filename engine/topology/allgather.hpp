@@ -11,7 +11,8 @@ struct AllgatherOptions {
 };
 
 /// Every worker gathers every worker's payload (ring allgatherv: sizes first, so payloads may
-/// differ in size or be empty) and decodes them all, even payloads that could be summed: the
+/// differ in size or be empty; no sizes for a compressor whose payloads have a fixed size) and
+/// decodes them all, even payloads that could be summed: the
 /// pattern of frameworks that gather sparse gradients (and the comparison point for allreduce).
 class AllgatherTopology : public Topology {
  public:

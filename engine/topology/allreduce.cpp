@@ -11,9 +11,11 @@ OptionFields<AllreduceOptions> AllreduceOptions::fields() {
   using O = AllreduceOptions;
   return OptionFields<O>()
       .text("algorithm", &O::algorithm,
-            "\"ring\" (reduce-scatter + allgather, 2(p-1) messages) or \"halving_doubling\" (recursive halving + "
-            "doubling, 2 log2 p messages)",
-            {"ring", "halving_doubling"})
+            "how summable payloads are summed: \"ring\" (reduce-scatter + allgather, 2(p-1) messages), "
+            "\"halving_doubling\" (recursive halving + doubling, 2 log2 p messages), \"one_shot\" (each rank sends "
+            "its whole vector to every other, p-1 messages) or \"auto\" (one_shot for 2 ranks, where it sends the "
+            "ring's bytes in one message instead of two, and for vectors of a few KB; else the ring)",
+            {"auto", "ring", "halving_doubling", "one_shot"})
       .flag("overlap", &O::overlap,
             "exchange the gradient in buckets while backward is still running, on a communication thread (PyTorch "
             "DDP's scheme); needs schedule synchronous and a compressor that works element- or layer-wise")
@@ -46,7 +48,10 @@ void AllreduceTopology::check(const compress::Compressor& compressor) const {
 }
 
 comm::AllreduceAlgorithm AllreduceTopology::algorithm() const {
-  return options_.algorithm == "ring" ? comm::AllreduceAlgorithm::Ring : comm::AllreduceAlgorithm::HalvingDoubling;
+  if (options_.algorithm == "ring") return comm::AllreduceAlgorithm::Ring;
+  if (options_.algorithm == "halving_doubling") return comm::AllreduceAlgorithm::HalvingDoubling;
+  if (options_.algorithm == "one_shot") return comm::AllreduceAlgorithm::OneShot;
+  return comm::AllreduceAlgorithm::Auto;
 }
 
 ExchangeStats AllreduceTopology::average(std::span<float> gradient, compress::Compressor& compressor,

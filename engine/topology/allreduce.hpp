@@ -8,7 +8,7 @@
 namespace laconic::topology {
 
 struct AllreduceOptions {
-  std::string algorithm = "ring";
+  std::string algorithm = "auto";
   double bucket_mb = 25;
   double first_bucket_mb = 1;
   bool overlap = false;
@@ -19,9 +19,9 @@ struct AllreduceOptions {
 };
 
 /// Every worker ends with the same average. Summable payloads (dense fp32) are reduced with the
-/// ring allreduce; payloads that cannot be summed compressed (Top-k's index/value pairs) are
-/// gathered with the ring allgatherv and decompressed on every worker. With overlap, the
-/// gradient travels in buckets while backward is still running, as under PyTorch DDP.
+/// allreduce of `algorithm` (auto: the ring or the one-shot exchange, comm::choose_allreduce); payloads that cannot be
+/// summed compressed (Top-k's index/value pairs) are gathered with the ring allgatherv and decompressed on every
+/// worker. With overlap, the gradient travels in buckets while backward is still running, as under PyTorch DDP.
 class AllreduceTopology : public Topology {
  public:
   explicit AllreduceTopology(AllreduceOptions options) : options_(std::move(options)) {}

@@ -10,11 +10,13 @@ namespace laconic::topology {
 Registry<Topology> builtin_topologies() {
   Registry<Topology> r("topology");
   r.add<AllreduceTopology, AllreduceOptions>("allreduce",
-                                             "every worker gets the average: ring allreduce, or allgather for payloads "
-                                             "that cannot be summed compressed");
-  r.add<AllgatherTopology, AllgatherOptions>("allgather",
-                                             "every worker gathers every payload (sizes first) and decodes them all, "
-                                             "even summable ones");
+                                             "every worker gets the average: allreduce (ring or one-shot, by the "
+                                             "message model), or allgather for payloads that cannot be summed "
+                                             "compressed");
+  r.add<AllgatherTopology, AllgatherOptions>(
+      "allgather",
+      "every worker gathers every payload (sizes first, unless they have a fixed "
+      "size) and decodes them all, even summable ones");
   r.add<GossipTopology, GossipOptions>(
       "gossip", "decentralized SGD: each worker mixes its model with k neighbours' (dense fp32)");
   r.add<ParameterServerTopology, ParameterServerOptions>(

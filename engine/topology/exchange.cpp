@@ -37,16 +37,19 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
   stats.bytes_dense = comm::allreduce_bytes_sent(gradient.size(), comm.size(), comm.rank(), algorithm);
   // Waiting apart from moving: a barrier right before the first collective takes the time until
   // the slowest rank arrives; what follows is communication among ranks that are all there. Its
-  // few bytes are measurement, not the method's: the counters start after it. Ranks that are
-  // threads of one process need no barrier: each leaves its arrival (its step's compute so far)
-  // on the board, and after the collective its wait is the latest arrival less its own.
+  // few bytes are measurement, not the method's: the counters start after it. Ranks that share
+  // an arrival board need no barrier: each leaves its arrival on the board (the moment, on the
+  // host's clock, for processes on one host; its step's compute so far for threads), and after
+  // the collective its wait is the latest arrival less its own. On the host's clock the collective
+  // itself was blocked that long before the last rank came, so that wait is taken out of its time.
   comm::ArrivalBoard* board = wait_for_peers ? comm.arrivals() : nullptr;
+  const bool on_host_clock = board != nullptr && board->on_host_clock() && rank_clock() == RankClockKind::Wall;
   double arrival = 0;
   auto wait_for_all = [&] {
     if (!wait_for_peers) return;
     stats.measured_wait = true;
     if (board != nullptr) {
-      arrival = step_compute_so_far();
+      arrival = on_host_clock ? rank_seconds() : step_compute_so_far();
       board->arrive(arrival);
       return;
     }
@@ -55,7 +58,9 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
     stats.time_wait = seconds_since(t);
   };
   auto derive_wait = [&] {
-    if (board != nullptr) stats.time_wait = board->latest() - arrival;
+    if (board == nullptr) return;
+    stats.time_wait = board->latest() - arrival;
+    if (on_host_clock) stats.time_communicate = std::max(0.0, stats.time_communicate - stats.time_wait);
   };
   comm::ByteCounters before;
 
@@ -95,7 +100,7 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
     stats.decoded_payloads = 1;
   } else {
     t = rank_seconds();
-    auto payloads = comm.allgatherv(payload);
+    auto payloads = compressor.capabilities().fixed_size ? comm.allgather_same_size(payload) : comm.allgatherv(payload);
     stats.time_communicate = seconds_since(t);
     stats.gathered = true;
     t = rank_seconds();

@@ -12,8 +12,9 @@ namespace laconic::topology {
 
 /// Replaces `gradient` by the aggregate over all workers. Summable payloads are allreduced
 /// unless `always_gather`; the others are gathered and decoded on every worker. `payload` is
-/// scratch reused across calls. With `wait_for_peers`, a barrier before the first collective
-/// measures time_wait (a bucketed exchange does it for its first bucket only).
+/// scratch reused across calls. With `wait_for_peers`, time_wait is measured: from the
+/// communicator's arrival board where it has one, else by a barrier before the first collective
+/// (a bucketed exchange measures it for its first bucket only).
 ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compressor& compressor, comm::Communicator& comm,
                                   bool always_gather, compress::Payload& payload,
                                   comm::AllreduceAlgorithm algorithm = comm::AllreduceAlgorithm::Ring,

@@ -140,3 +140,78 @@ TEST_CASE("a message delay holds every message back by the emulated link's laten
     CHECK(counted[static_cast<std::size_t>(r)].messages == 5);
   }
 }
+
+TEST_CASE("the one-shot allreduce sums in rank order, the same bits on every rank, in p-1 messages",
+          "[comm][allreduce][one_shot]") {
+  for (int p : {1, 2, 3, 4}) {
+    for (std::size_t n : {0u, 1u, 1000u, 10007u}) {
+      std::vector<std::vector<float>> results(static_cast<std::size_t>(p));
+      run_ranks(p, 20s, [&](laconic::comm::Communicator& comm) {
+        // Values whose sum depends on the order of the additions.
+        auto value = [](int rank, std::size_t i) {
+          return (rank % 2 == 0 ? 1e7f : 1.0f) * (1.0f + 0.1f * static_cast<float>(rank)) +
+                 1e-3f * static_cast<float>(i % 7);
+        };
+        std::vector<float> data(n);
+        for (std::size_t i = 0; i < n; ++i) data[i] = value(comm.rank(), i);
+        const auto before = comm.counters();
+        comm.allreduce_sum_one_shot(data);
+        const auto traffic = comm.counters().since(before);
+        for (std::size_t i = 0; i < n; ++i) {
+          float in_rank_order = value(0, i);
+          for (int r = 1; r < p; ++r) in_rank_order += value(r, i);
+          REQUIRE(data[i] == in_rank_order);  // exactly: the plain loop's order
+        }
+        REQUIRE(traffic.sent == laconic::comm::one_shot_bytes_sent(n, p));
+        REQUIRE(traffic.sent == static_cast<std::uint64_t>(p - 1) * 4 * n);
+        REQUIRE(traffic.messages == (n == 0 ? 0u : static_cast<std::uint64_t>(p - 1)));
+        results[static_cast<std::size_t>(comm.rank())] = data;
+      });
+      for (const auto& r : results) REQUIRE(r == results[0]);
+    }
+  }
+}
+
+TEST_CASE("auto runs the one-shot exchange for 2 ranks and small vectors, the ring for large ones",
+          "[comm][allreduce][one_shot]") {
+  using laconic::comm::AllreduceAlgorithm;
+  using laconic::comm::choose_allreduce;
+  // 2 ranks: the ring's bytes in one message instead of two, whatever the size.
+  for (std::size_t n : {1u, 61706u, 10000000u}) REQUIRE(choose_allreduce(n, 2) == AllreduceAlgorithm::OneShot);
+  // More ranks: the one-shot sends p-1 whole vectors; on the default link (1 Gbit/s, 50 us) it
+  // wins below about latency x bandwidth / (1 - 2/p) bytes: 12.5 KB for 4 ranks.
+  REQUIRE(choose_allreduce(256, 4) == AllreduceAlgorithm::OneShot);
+  REQUIRE(choose_allreduce(61706, 4) == AllreduceAlgorithm::Ring);
+  REQUIRE(choose_allreduce(64, 16) == AllreduceAlgorithm::OneShot);
+  REQUIRE(choose_allreduce(61706, 16) == AllreduceAlgorithm::Ring);
+  // The byte count follows what runs, and a sum by Auto over Gloo sends exactly that.
+  REQUIRE(laconic::comm::allreduce_bytes_sent(61706, 2, 0, AllreduceAlgorithm::Auto) == 4u * 61706);
+  REQUIRE(laconic::comm::allreduce_bytes_sent(61706, 4, 1, AllreduceAlgorithm::Auto) ==
+          laconic::comm::ring_allreduce_bytes_sent(61706, 4, 1));
+  run_ranks(2, 20s, [&](laconic::comm::Communicator& comm) {
+    std::vector<float> data(1000, static_cast<float>(comm.rank() + 1));
+    comm.allreduce_sum(data, AllreduceAlgorithm::Auto);
+    REQUIRE(data == std::vector<float>(1000, 3.0f));
+    REQUIRE(comm.counters().messages == 1);
+    REQUIRE(comm.counters().sent == 4000);
+  });
+}
+
+TEST_CASE("allgather of same-size payloads delivers every rank's in p-1 messages, no sizes round",
+          "[comm][allgatherv]") {
+  for (int p : {1, 2, 3, 4}) {
+    run_ranks(p, 20s, [&](laconic::comm::Communicator& comm) {
+      std::vector<std::uint8_t> mine(1000);
+      for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = static_cast<std::uint8_t>(comm.rank() * 31 + i);
+      const auto before = comm.counters();
+      const auto all = comm.allgather_same_size(mine);
+      const auto traffic = comm.counters().since(before);
+      REQUIRE(all.size() == static_cast<std::size_t>(p));
+      for (int r = 0; r < p; ++r)
+        for (std::size_t i = 0; i < mine.size(); ++i)
+          REQUIRE(all[static_cast<std::size_t>(r)][i] == static_cast<std::uint8_t>(r * 31 + i));
+      REQUIRE(traffic.messages == static_cast<std::uint64_t>(p - 1));
+      REQUIRE(traffic.sent == static_cast<std::uint64_t>(p - 1) * 1000);
+    });
+  }
+}

@@ -152,7 +152,8 @@ std::vector<ComponentSpec> every_compressor() {
 
 std::string describe(const Capabilities& c) {
   return str_cat("summable ", c.summable, ", self_decoding ", c.self_decoding, ", sparse_pairs ", c.sparse_pairs,
-                 ", separable_by_layer ", c.separable_by_layer, ", lossless ", c.lossless);
+                 ", separable_by_layer ", c.separable_by_layer, ", lossless ", c.lossless, ", fixed_size ",
+                 c.fixed_size);
 }
 
 }  // namespace
@@ -199,6 +200,35 @@ TEST_CASE("a scope keeps every capability of the compressor it wraps but those i
   CHECK(got.self_decoding == (!inner.summable && inner.self_decoding));
   CHECK_FALSE(got.sparse_pairs);
   CHECK(got.separable_by_layer == (scope == "layer" || inner.separable_by_layer));
+  CHECK(got.fixed_size == inner.fixed_size);  // the layers are the same on every worker
+}
+
+TEST_CASE("a compressor that says its payloads have a fixed size sends the same size for any gradient",
+          "[compress][contract][capabilities]") {
+  // What allgather_same_size relies on: a payload's size follows from the gradient's size
+  // alone, whatever the values, the worker (seed) or the step (error feedback's state).
+  std::set<std::string> fixed;
+  for (const auto& spec : every_compressor()) {
+    if (!registry().create(spec)->capabilities().fixed_size) continue;
+    fixed.insert(spec.name);
+    INFO(spec.name);
+    for (std::size_t n : {1u, 7u, 64u, 1000u}) {
+      std::set<std::size_t> sizes;
+      for (int rank = 0; rank < 3; ++rank) {
+        auto c = registry().create(spec);
+        c->set_seed(3, rank);
+        std::vector<std::vector<float>> gradients = {random_gradient(n, static_cast<unsigned>(rank)),
+                                                     std::vector<float>(n, 0.0f), std::vector<float>(n, -1e30f)};
+        for (const auto& g : gradients) {
+          Payload p;
+          c->compress(g, p);
+          sizes.insert(p.size());
+        }
+      }
+      CHECK(sizes.size() == 1);
+    }
+  }
+  CHECK(fixed == std::set<std::string>{"bf16", "fp16", "signsgd", "signum"});
 }
 
 TEST_CASE("a compressor's traits from its options are what the built compressor says", "[compress][contract][traits]") {

@@ -60,7 +60,10 @@ TEST_CASE("allreduce and allgather give every worker the mean of the dense gradi
     CHECK(gathered.stats[static_cast<std::size_t>(r)].gathered);
     // Ring allgatherv: p-1 forwarded sizes of 8 bytes, then p-1 forwarded payloads of 4n.
     CHECK(gathered.stats[static_cast<std::size_t>(r)].bytes_sent == (kRanks - 1) * (8 + 4 * n));
-    CHECK(reduced.stats[static_cast<std::size_t>(r)].bytes_sent == comm::ring_allreduce_bytes_sent(n, kRanks, r));
+    // The default algorithm (auto): the one-shot exchange for 4 KB among 3 ranks.
+    CHECK(reduced.stats[static_cast<std::size_t>(r)].bytes_sent ==
+          comm::allreduce_bytes_sent(n, kRanks, r, comm::AllreduceAlgorithm::Auto));
+    CHECK(reduced.stats[static_cast<std::size_t>(r)].bytes_sent == comm::one_shot_bytes_sent(n, kRanks));
   }
   for (std::size_t i = 0; i < n; ++i) {
     double mean = 0;
