@@ -137,6 +137,9 @@ void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& cat
   const RunConfig& config = *run.config;
   channel.liveness().enter("rendezvous");
   const auto comm = connect(args, config);
+  // How time_wait is measured: ranks on one host share an arrival board, else a barrier.
+  if (args.rank == 0 && args.world > 1)
+    channel.send(FactMessage{"wait_measured", comm->arrivals() != nullptr ? "arrival_board" : "barrier"});
   train::Checkpointing checkpointing{args.checkpoint_dir, args.checkpoint_every, args.resume_step, {}};
   if (channel.connected()) checkpointing.on_saved = [&](std::int64_t step) { channel.send(CheckpointMessage{step}); };
   channel.liveness().enter("loading");
@@ -161,8 +164,8 @@ void train(const WorkerArgs& args, const engine::EngineCatalog& catalog, const R
   if (channel.connected()) progress = [&](const ProgressMessage& p) { channel.send(p); };
   if (args.ranks > 1) {
     // placement = threads(): every rank of the run in this process (engine/thread_ranks.hpp).
-    LACONIC_ENFORCE(args.rank == 0 && args.ranks == args.world, "thread ranks ", args.rank, "+", args.ranks,
-                    " of ", args.world, ": a run's thread ranks are all in one process");
+    LACONIC_ENFORCE(args.rank == 0 && args.ranks == args.world, "thread ranks ", args.rank, "+", args.ranks, " of ",
+                    args.world, ": a run's thread ranks are all in one process");
     channel.liveness().enter("loading");
     engine::train_thread_ranks(catalog, config, run.callbacks, {channel.sink(), channel.every_liveness(), progress});
   } else {
@@ -193,8 +196,7 @@ const RunConfig& planned_run(const WorkerArgs& args, const lua::ExperimentPlan& 
   return config;
 }
 
-int train_rank(const WorkerArgs& args, const engine::EngineCatalog& catalog,
-               const std::function<RankRun()>& find_run) {
+int train_rank(const WorkerArgs& args, const engine::EngineCatalog& catalog, const std::function<RankRun()>& find_run) {
   // A controller that went away must not kill us mid-write; the write fails and we carry on.
   ::signal(SIGPIPE, SIG_IGN);
   RankChannel channel(args.message_fd, args.ranks);

@@ -3,6 +3,7 @@
 // rank's memory. Their steady clocks are the host's one CLOCK_MONOTONIC, so each rank posts the
 // moment it reached the exchange and, after the exchange's collective, reads the latest of
 // them: its waiting without the extra round trip of a barrier.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -28,6 +28,50 @@ class TimedReducer : public compress::SumReducer {
   comm::AllreduceAlgorithm algorithm_;
 };
 
+/// An exchange's time_wait, apart from moving. A barrier right before the first collective takes
+/// the time until the slowest rank arrives; what follows is communication among ranks that are all
+/// there. Its few bytes are measurement, not the method's: the counters start after it. Ranks that
+/// share an arrival board need no barrier: each leaves its arrival on the board (the moment, on the
+/// host's clock, for processes on one host; its step's compute so far for threads), and after the
+/// collective its wait is the latest arrival less its own. On the host's clock the collective
+/// itself was blocked that long before the last rank came, so that wait is taken out of its time.
+class PeerWait {
+ public:
+  PeerWait(comm::Communicator& comm, bool enabled)
+      : comm_(comm),
+        enabled_(enabled),
+        board_(enabled ? comm.arrivals() : nullptr),
+        on_host_clock_(board_ != nullptr && board_->on_host_clock() && rank_clock() == RankClockKind::Wall) {}
+
+  /// Before the exchange's first collective.
+  void arrive(ExchangeStats& stats) {
+    if (!enabled_) return;
+    stats.measured_wait = true;
+    if (board_ != nullptr) {
+      arrival_ = on_host_clock_ ? rank_seconds() : step_compute_so_far();
+      board_->arrive(arrival_);
+      return;
+    }
+    const double t = rank_seconds();
+    comm_.barrier();
+    stats.time_wait = seconds_since(t);
+  }
+
+  /// After its last collective, once time_communicate is set.
+  void derive(ExchangeStats& stats) {
+    if (board_ == nullptr) return;
+    stats.time_wait = board_->latest() - arrival_;
+    if (on_host_clock_) stats.time_communicate = std::max(0.0, stats.time_communicate - stats.time_wait);
+  }
+
+ private:
+  comm::Communicator& comm_;
+  bool enabled_;
+  comm::ArrivalBoard* board_;
+  bool on_host_clock_;
+  double arrival_ = 0;
+};
+
 }  // namespace
 
 ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compressor& compressor, comm::Communicator& comm,
@@ -35,38 +79,12 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
                                   bool wait_for_peers) {
   ExchangeStats stats;
   stats.bytes_dense = comm::allreduce_bytes_sent(gradient.size(), comm.size(), comm.rank(), algorithm);
-  // Waiting apart from moving: a barrier right before the first collective takes the time until
-  // the slowest rank arrives; what follows is communication among ranks that are all there. Its
-  // few bytes are measurement, not the method's: the counters start after it. Ranks that share
-  // an arrival board need no barrier: each leaves its arrival on the board (the moment, on the
-  // host's clock, for processes on one host; its step's compute so far for threads), and after
-  // the collective its wait is the latest arrival less its own. On the host's clock the collective
-  // itself was blocked that long before the last rank came, so that wait is taken out of its time.
-  comm::ArrivalBoard* board = wait_for_peers ? comm.arrivals() : nullptr;
-  const bool on_host_clock = board != nullptr && board->on_host_clock() && rank_clock() == RankClockKind::Wall;
-  double arrival = 0;
-  auto wait_for_all = [&] {
-    if (!wait_for_peers) return;
-    stats.measured_wait = true;
-    if (board != nullptr) {
-      arrival = on_host_clock ? rank_seconds() : step_compute_so_far();
-      board->arrive(arrival);
-      return;
-    }
-    const double t = rank_seconds();
-    comm.barrier();
-    stats.time_wait = seconds_since(t);
-  };
-  auto derive_wait = [&] {
-    if (board == nullptr) return;
-    stats.time_wait = board->latest() - arrival;
-    if (on_host_clock) stats.time_communicate = std::max(0.0, stats.time_communicate - stats.time_wait);
-  };
+  PeerWait peers(comm, wait_for_peers);
   comm::ByteCounters before;
 
   double t = rank_seconds();
   if (compress::MultiRoundCompressor* multi_round = compressor.multi_round()) {
-    wait_for_all();
+    peers.arrive(stats);
     before = comm.counters();
     t = rank_seconds();
     // Its collectives are the communication; everything else (both halves of the codec) is
@@ -75,7 +93,7 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
     stats.payload_bytes = multi_round->exchange(gradient, reducer);
     stats.time_communicate = reducer.seconds;
     stats.time_compress = seconds_since(t) - reducer.seconds;
-    derive_wait();
+    peers.derive(stats);
     stats.traffic = comm.counters().since(before);
     stats.bytes_sent = stats.traffic.sent;
     stats.bytes_received = stats.traffic.received;
@@ -84,7 +102,7 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
   compressor.compress(gradient, payload);
   stats.time_compress = seconds_since(t);
   stats.payload_bytes = payload.size();
-  wait_for_all();
+  peers.arrive(stats);
   before = comm.counters();
 
   if (compressor.summable() && !always_gather) {
@@ -110,7 +128,7 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
   }
   compressor.aggregate(gradient, comm.size());
   stats.time_decompress = seconds_since(t);
-  derive_wait();
+  peers.derive(stats);
 
   stats.traffic = comm.counters().since(before);
   stats.bytes_sent = stats.traffic.sent;

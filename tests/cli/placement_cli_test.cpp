@@ -23,7 +23,9 @@ std::string experiment(const std::string& extra, const std::string& compressor =
          "  model = mlp { sizes = {64, 16, 10} },\n"
          "  optimizer = sgd { lr = 0.1, momentum = 0.9 },\n"
          "  batch_size = 16, workers = 4, max_steps = 5, eval_limit = 64, timeout = 30,\n"
-         "  compressor = " + compressor + ",\n"
+         "  compressor = " +
+         compressor +
+         ",\n"
          "  placement = sweep { processes(), threads() },\n" +
          extra + "}\n";
 }
@@ -31,11 +33,12 @@ std::string experiment(const std::string& extra, const std::string& compressor =
 // placement -> "key step worker value" of what does not depend on time.
 std::map<std::string, std::vector<std::string>> results(const std::string& path) {
   auto db = storage::Database::open_read_only(path);
-  storage::Statement rows(db->handle(),
-                          "SELECT json_extract(r.swept, '$.placement'), m.key || ' ' || m.step || ' ' || m.worker || ' ' "
-                          "|| m.value FROM metrics m JOIN runs r ON r.id = m.run_id WHERE m.key IN ('train_loss', "
-                          "'payload_bytes', 'bytes_sent', 'messages', 'link_bytes', 'test_accuracy') "
-                          "ORDER BY r.id, m.key, m.step, m.worker");
+  storage::Statement rows(
+      db->handle(),
+      "SELECT json_extract(r.swept, '$.placement'), m.key || ' ' || m.step || ' ' || m.worker || ' ' "
+      "|| m.value FROM metrics m JOIN runs r ON r.id = m.run_id WHERE m.key IN ('train_loss', "
+      "'payload_bytes', 'bytes_sent', 'messages', 'link_bytes', 'test_accuracy') "
+      "ORDER BY r.id, m.key, m.step, m.worker");
   std::map<std::string, std::vector<std::string>> out;
   while (rows.step()) out[rows.column_text(0)].push_back(rows.column_text(1));
   return out;
@@ -69,6 +72,8 @@ TEST_CASE("a run with its ranks as threads records what the same run with a proc
   // The run's facts say how its times were taken; a process per rank keeps the wall clock.
   CHECK(fact(dir + "/p.db", "threads", "rank_clock") == "thread_cpu");
   CHECK(fact(dir + "/p.db", "processes", "rank_clock") == "wall");
+  // Two processes on one host: waiting measured on their shared board, without a barrier.
+  CHECK(fact(dir + "/p.db", "processes", "wait_measured") == "arrival_board");
   const auto report = run_laconic(dir, "report placement --db p.db --allow-missing-figures", 120);
   INFO(report.out << report.err);
   REQUIRE(report.status == 0);
