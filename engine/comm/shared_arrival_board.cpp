@@ -1,6 +1,7 @@
 #include "engine/comm/shared_arrival_board.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -8,7 +9,9 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "engine/core/error.hpp"
@@ -30,13 +33,31 @@ std::string boot_id() {
 std::vector<char> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
 std::string text_of(const std::vector<char>& v) { return {v.begin(), v.end()}; }
 
-/// A name no other run on this host uses.
+constexpr const char* kBoardDirectory = "/dev/shm";
+constexpr const char* kBoardPrefix = "laconic-arrivals-";
+
+/// A name no other run on this host uses: rank 0's pid, then the moment.
 std::string fresh_board_path() {
   const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-  return str_cat("/dev/shm/laconic-arrivals-", ::getpid(), "-", now);
+  return str_cat(kBoardDirectory, "/", kBoardPrefix, ::getpid(), "-", now);
 }
 
 }  // namespace
+
+void remove_orphaned_boards() {
+  try {
+    for (const auto& entry : std::filesystem::directory_iterator(kBoardDirectory)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind(kBoardPrefix, 0) != 0) continue;
+      const auto pid = static_cast<pid_t>(std::atoll(name.c_str() + std::strlen(kBoardPrefix)));
+      // A rank 0 killed between creating its board and every rank connecting left it behind.
+      std::error_code ignored;  // another rank 0 may remove it first
+      if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), ignored);
+    }
+  } catch (const std::filesystem::filesystem_error&) {
+    // No /dev/shm to sweep: nothing was left there either.
+  }
+}
 
 SharedArrivalBoard::SharedArrivalBoard(const std::string& path, int rank, int size, bool create)
     : bytes_(2 * static_cast<std::size_t>(size) * sizeof(double)), rank_(rank), size_(size) {
@@ -89,6 +110,7 @@ SharedBoardSetup open_shared_arrival_board(KeyValueStore& store, int rank, int s
   bool one_host = !host.empty();
   for (int r = 1; r < size && one_host; ++r) one_host = text_of(store.get(str_cat(kHostKey, r), timeout)) == host;
   if (one_host) {
+    remove_orphaned_boards();
     try {
       setup.path = fresh_board_path();
       setup.board = std::make_unique<SharedArrivalBoard>(setup.path, rank, size, true);

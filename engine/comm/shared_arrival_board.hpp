@@ -45,4 +45,9 @@ struct SharedBoardSetup {
 SharedBoardSetup open_shared_arrival_board(KeyValueStore& store, int rank, int size, std::chrono::milliseconds timeout);
 void remove_shared_board_file(SharedBoardSetup& setup);
 
+/// Removes the boards in /dev/shm whose rank 0 (the pid in the name) no longer runs: what a rank
+/// 0 killed between creating its board and every rank connecting leaves. Rank 0 calls it before
+/// it creates one.
+void remove_orphaned_boards();
+
 }  // namespace laconic::comm

@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "engine/comm/shared_arrival_board.hpp"
@@ -64,4 +68,19 @@ TEST_CASE("ranks on different boots fall back to a barrier on every rank", "[com
   auto setup1 = laconic::comm::open_shared_arrival_board(*store, 1, 2, 5000ms);
   REQUIRE(setup1.board == nullptr);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a board left by a rank 0 that no longer runs is removed by the next rendezvous", "[comm][arrivals]") {
+  // A pid that ran and is gone: a child that exited and was reaped.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  REQUIRE(child > 0);
+  REQUIRE(::waitpid(child, nullptr, 0) == child);
+  const std::string orphan = "/dev/shm/laconic-arrivals-" + std::to_string(child) + "-1";
+  const std::string alive = "/dev/shm/laconic-arrivals-" + std::to_string(::getpid()) + "-1";
+  for (const auto& path : {orphan, alive}) std::ofstream(path) << "board";
+  run_ranks(2, 20s, [&](laconic::comm::Communicator& comm) { REQUIRE(comm.arrivals() != nullptr); });
+  CHECK_FALSE(std::filesystem::exists(orphan));
+  CHECK(std::filesystem::exists(alive));  // its rank 0 (this process) still runs
+  std::filesystem::remove(alive);
 }
