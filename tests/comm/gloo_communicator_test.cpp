@@ -179,8 +179,11 @@ TEST_CASE("auto runs the one-shot exchange for 2 ranks and small vectors, the ri
   // 2 ranks: the ring's bytes in one message instead of two, whatever the size.
   for (std::size_t n : {1u, 61706u, 10000000u}) REQUIRE(choose_allreduce(n, 2) == AllreduceAlgorithm::OneShot);
   // More ranks: the one-shot sends p-1 whole vectors; on the default link (1 Gbit/s, 50 us) it
-  // wins below about latency x bandwidth / (1 - 2/p) bytes: 12.5 KB for 4 ranks.
+  // wins below latency x bandwidth x payload share / (1 - 2/p) bytes: 50 us x 1 Gbit/s x 0.936 / 0.5
+  // = 11.7 KB (2925 floats) for 4 ranks.
   REQUIRE(choose_allreduce(256, 4) == AllreduceAlgorithm::OneShot);
+  REQUIRE(choose_allreduce(2800, 4) == AllreduceAlgorithm::OneShot);
+  REQUIRE(choose_allreduce(3100, 4) == AllreduceAlgorithm::Ring);
   REQUIRE(choose_allreduce(61706, 4) == AllreduceAlgorithm::Ring);
   REQUIRE(choose_allreduce(64, 16) == AllreduceAlgorithm::OneShot);
   REQUIRE(choose_allreduce(61706, 16) == AllreduceAlgorithm::Ring);
