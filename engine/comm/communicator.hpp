@@ -92,7 +92,8 @@ class Communicator {
 
   /// The same sum in one round: each rank sends its whole vector to every other (p-1 messages,
   /// (p-1) vectors sent) and adds what it receives in rank order, so every rank holds the same
-  /// bits. For 2 ranks: the ring's bytes in one message instead of two.
+  /// bits; it keeps p vectors of scratch meanwhile. For 2 ranks: the ring's bytes in one message
+  /// instead of two.
   void allreduce_sum_one_shot(std::span<float> data);
 
   /// The sum by `algorithm` (Auto resolved with choose_allreduce).
