@@ -6,6 +6,8 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include <csignal>
+
 #include "engine/comm/shared_arrival_board.hpp"
 #include "engine/core/error.hpp"
 
@@ -29,6 +31,11 @@ class GlooStore : public gloo::rendezvous::Store {
   std::chrono::milliseconds timeout_;
 };
 
+// Gloo writes to its sockets with writev, which raises SIGPIPE when the peer has closed its end: a rank
+// that went away would kill this process before Gloo could report it. Ignored, the write fails with EPIPE
+// and the collective throws, which is what a rank that loses a peer must see.
+void report_broken_pipes_as_errors() { std::signal(SIGPIPE, SIG_IGN); }
+
 }  // namespace
 
 struct GlooCommunicator::Impl {
@@ -43,6 +50,7 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
     : rank_(options.rank), size_(options.size), timeout_(options.timeout), impl_(std::make_unique<Impl>()) {
   if (options.size < 1 || options.rank < 0 || options.rank >= options.size)
     throw ConfigError(str_cat("rank must be in [0, ", options.size, "), got ", options.rank));
+  report_broken_pipes_as_errors();
   try {
     gloo::transport::tcp::attr attr;
     if (options.interface.empty())

@@ -24,7 +24,8 @@ struct GlooOptions {
 
 class GlooCommunicator : public Communicator {
  public:
-  /// Rendezvous with the other ranks and connect a full mesh; CommError on timeout.
+  /// Rendezvous with the other ranks and connect a full mesh; CommError on timeout. Sets SIGPIPE to be
+  /// ignored for the whole process, so that a peer that went away is a CommError, not a fatal signal.
   explicit GlooCommunicator(const GlooOptions& options);
   ~GlooCommunicator() override;
 
