@@ -27,10 +27,15 @@ class ErrorFeedback {
   /// the passes, bit for bit as the generic ones: `compress_corrected(gradient, residual,
   /// payload)` adds the gradient into the residual while it encodes, and
   /// `subtract_decoded(payload, residual)` takes the payload off the residual without the
-  /// generic negate, decompress_add and negate back.
+  /// generic negate, decompress_add and negate back; `compress_with_feedback(gradient, residual,
+  /// payload)` does all three, taking each sent element off the residual as it encodes it.
   template <class Codec>
   void compress(Codec& inner, std::span<const float> gradient, Payload& payload) {
     fit(gradient.size());
+    if constexpr (requires { inner.compress_with_feedback(gradient, std::span<float>(residual_), payload); }) {
+      inner.compress_with_feedback(gradient, residual_, payload);
+      return;
+    }
     if constexpr (requires { inner.compress_corrected(gradient, std::span<float>(residual_), payload); })
       inner.compress_corrected(gradient, residual_, payload);
     else

@@ -87,6 +87,13 @@ constexpr std::size_t kWindow = 2048;
   for (std::size_t k = 0; k < count; ++k) dense[k] += element::qsgd_value(codes[k], unit);
 }
 
+// The largest of a window's codes: one compare then tells whether every level is in range.
+[[gnu::always_inline]] inline std::uint32_t largest_code(const std::uint32_t* codes, std::size_t count) {
+  std::uint32_t largest = 0;
+  for (std::size_t k = 0; k < count; ++k) largest = std::max(largest, codes[k]);
+  return largest;
+}
+
 // The loops above compiled for each Isa. AVX2 without FMA: a fused multiply-add would round
 // the partial sums and the products differently from the baseline.
 struct Kernels {
@@ -94,6 +101,7 @@ struct Kernels {
   void (*fill)(UniformStream&, float*, std::size_t);
   void (*quantize)(const float*, const float*, std::uint32_t*, std::size_t, float, float);
   void (*dequantize_add)(const std::uint32_t*, float*, std::size_t, float);
+  std::uint32_t (*largest)(const std::uint32_t*, std::size_t);
 };
 
 constexpr Kernels kBaseline = {
@@ -102,11 +110,12 @@ constexpr Kernels kBaseline = {
     [](const float* x, const float* u, std::uint32_t* c, std::size_t n, float scale, float s) {
       quantize(x, u, c, n, scale, s);
     },
-    [](const std::uint32_t* c, float* d, std::size_t n, float unit) { dequantize_add(c, d, n, unit); }};
+    [](const std::uint32_t* c, float* d, std::size_t n, float unit) { dequantize_add(c, d, n, unit); },
+    [](const std::uint32_t* c, std::size_t n) { return largest_code(c, n); }};
 
 #if defined(__x86_64__) || defined(__i386__)
 [[gnu::target("avx2")]] float norm_avx2(const float* x, std::size_t n) { return bucket_norm(x, n); }
-[[gnu::target("avx2")]] void fill_avx2(UniformStream& rng, float* out, std::size_t count) { rng.fill(out, count); }
+[[gnu::target("avx2")]] void fill_avx2(UniformStream& rng, float* out, std::size_t count) { rng.fill<32>(out, count); }
 [[gnu::target("avx2")]] void quantize_avx2(const float* x, const float* u, std::uint32_t* c, std::size_t n, float scale,
                                            float s) {
   quantize(x, u, c, n, scale, s);
@@ -114,7 +123,8 @@ constexpr Kernels kBaseline = {
 [[gnu::target("avx2")]] void dequantize_add_avx2(const std::uint32_t* c, float* d, std::size_t n, float unit) {
   dequantize_add(c, d, n, unit);
 }
-constexpr Kernels kAvx2 = {norm_avx2, fill_avx2, quantize_avx2, dequantize_add_avx2};
+[[gnu::target("avx2")]] std::uint32_t largest_avx2(const std::uint32_t* c, std::size_t n) { return largest_code(c, n); }
+constexpr Kernels kAvx2 = {norm_avx2, fill_avx2, quantize_avx2, dequantize_add_avx2, largest_avx2};
 #endif
 
 const Kernels& kernels(Isa isa) {
@@ -221,7 +231,7 @@ void QsgdCodec::decompress_add(const Payload& payload, std::span<float> dense) c
     if (fixed) {
       unpack_bits_from(payload.data() + packed, wn, fixed_bits, codes);
       packed += wn * fixed_bits / 8;
-      for (std::size_t k = 0; k < wn; ++k) largest = std::max(largest, codes[k]);
+      largest = kern.largest(codes, wn);
     } else {
       for (std::size_t k = 0; k < wn; ++k) {
         const std::uint64_t level = read_elias(reader);

@@ -72,6 +72,13 @@ class Rng {
     return result;
   }
 
+  /// Moves the generator `steps` draws ahead, to where `steps` calls of next() would leave it, in
+  /// a few microseconds whatever `steps` is (steps < 2^40). The state update is linear over GF(2),
+  /// so `steps` updates are one 256 x 256 bit matrix: a product of the update's matrix squared
+  /// again and again, one square per set bit of `steps` (built once per process, as needed).
+  /// Lets several generators draw disjoint stretches of one sequence side by side.
+  void advance(std::uint64_t steps);
+
   /// Uniform in [0, 1) with 24 random bits (exact in float).
   float uniform() { return static_cast<float>(next() >> 40) * (1.0f / 16777216.0f); }
 
@@ -84,6 +91,24 @@ class Rng {
  private:
   static constexpr std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   std::uint64_t state_[4];
+};
+
+/// UniformStream's vectors of 16 or 32 bytes: 64-bit words, and the 32-bit integers and floats
+/// their uniforms become (a vector size that depends on a template parameter is not one GCC's
+/// __builtin_convertvector takes, so each width is spelled out).
+template <std::size_t Bytes>
+struct LaneVectors;
+template <>
+struct LaneVectors<16> {
+  using Words = std::uint64_t __attribute__((vector_size(16)));
+  using Ints = std::int32_t __attribute__((vector_size(8)));
+  using Floats = float __attribute__((vector_size(8)));
+};
+template <>
+struct LaneVectors<32> {
+  using Words = std::uint64_t __attribute__((vector_size(32)));
+  using Ints = std::int32_t __attribute__((vector_size(16)));
+  using Floats = float __attribute__((vector_size(16)));
 };
 
 /// Uniform floats in [0, 1) in bulk for stochastic rounding: eight interleaved xoshiro256+
@@ -112,14 +137,16 @@ class UniformStream {
   /// Writes `count` uniforms (a multiple of kBlock) to `out`. Block b holds, for lane l, the
   /// high uniform of that lane's draw at out[16b + l] and the middle one at out[16b + 8 + l].
   /// Always inlined, so that a caller compiled for a wider instruction set gets it compiled so.
+  /// GCC vector extensions: the same integer operations in every lane, on vectors of
+  /// `VectorBytes`: 16 by default, which every x86-64 has (a generic vector wider than the
+  /// target's registers is lowered through memory); 32 for a caller compiled for AVX2, whose
+  /// state then fits in registers. Every width gives the same values.
+  template <std::size_t VectorBytes = 16>
   [[gnu::always_inline]] void fill(float* out, std::size_t count) {
-    // GCC vector extensions: the same integer operations in every lane, on 16-byte vectors,
-    // which every x86-64 has (a generic vector wider than the target's registers is lowered
-    // through memory).
-    constexpr std::size_t VectorBytes = 16, kWidth = VectorBytes / 8, kVectors = kLanes / kWidth;
-    using Words = std::uint64_t __attribute__((vector_size(VectorBytes)));
-    using Ints = std::int32_t __attribute__((vector_size(VectorBytes / 2)));
-    using Floats = float __attribute__((vector_size(VectorBytes / 2)));
+    constexpr std::size_t kWidth = VectorBytes / 8, kVectors = kLanes / kWidth;
+    using Words = typename LaneVectors<VectorBytes>::Words;
+    using Ints = typename LaneVectors<VectorBytes>::Ints;
+    using Floats = typename LaneVectors<VectorBytes>::Floats;
     Words s0[kVectors], s1[kVectors], s2[kVectors], s3[kVectors];
     std::memcpy(s0, state_[0], sizeof s0);
     std::memcpy(s1, state_[1], sizeof s1);

@@ -14,6 +14,7 @@
 #include "engine/compress/bitpack.hpp"
 #include "engine/compress/element_math.hpp"
 #include "engine/compress/payload_header.hpp"
+#include "engine/compress/terngrad_encode.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
@@ -24,6 +25,10 @@ OptionFields<TerngradOptions> TerngradOptions::fields() {
 }
 
 std::size_t terngrad_payload_bytes(std::size_t n) { return 8 + packed_bytes(n, 2); }
+
+TerngradCodec::TerngradCodec(Isa isa) : PrivateStreamCodec(streams::kTerngradRounding), isa_(isa) {
+  LACONIC_ENFORCE(isa == Isa::Baseline || best_isa() == Isa::Avx2, "terngrad's AVX2 loop needs a CPU with AVX2");
+}
 
 namespace {
 
@@ -54,44 +59,6 @@ std::pair<float, bool> scale_of(std::span<const float> gradient) {
   return {scale, nan};
 }
 
-// Bit q of a 4-bit mask moved to bit 2q.
-constexpr std::uint8_t spread(unsigned mask) {
-  return static_cast<std::uint8_t>((mask & 1u) | ((mask & 2u) << 1) | ((mask & 4u) << 2) | ((mask & 8u) << 3));
-}
-
-// Codes of elements [0, count) of `g` into bytes from `out` on, four to a byte, lowest bits
-// first: 1 or 2 (by the sign) with probability |g| / scale, else 0. One uniform each, drawn in
-// order; the draws come first, so the coding loop has no chain through the generator, and it
-// has no branches either: keep and sign are coin flips the predictor cannot learn.
-void encode_block(const float* g, std::size_t count, float scale, Rng& rng, std::uint8_t* out) {
-  constexpr std::size_t kMax = 256;
-  // Rng::uniform() in two loops: the generator's 24 bits, then their conversion, exact either
-  // way (a conversion inside the first loop would chain every draw to the last through its
-  // register).
-  std::int32_t bits[kMax];
-  for (std::size_t j = 0; j < count; ++j) bits[j] = static_cast<std::int32_t>(rng.next() >> 40);
-  float draws[kMax];
-  for (std::size_t j = 0; j < count; ++j) draws[j] = static_cast<float>(bits[j]) * (1.0f / 16777216.0f);
-  auto code = [&](std::size_t j) { return element::terngrad_code(g[j], scale, draws[j]); };
-  std::size_t b = 0;
-#if defined(__SSE2__)
-  const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)), scales = _mm_set1_ps(scale);
-  for (; 4 * b + 4 <= count; ++b) {
-    const __m128 values = _mm_loadu_ps(g + 4 * b);
-    const __m128 p = _mm_div_ps(_mm_and_ps(values, abs_mask), scales);
-    const auto keep = static_cast<unsigned>(_mm_movemask_ps(_mm_cmplt_ps(_mm_loadu_ps(draws + 4 * b), p)));
-    const auto negative = static_cast<unsigned>(_mm_movemask_ps(values));
-    // Code 1 (low bit) for a kept positive element, 2 (high bit) for a kept negative one.
-    out[b] = static_cast<std::uint8_t>(spread(keep & ~negative) | (spread(keep & negative) << 1));
-  }
-#endif
-  for (; 4 * b < count; ++b) {
-    std::uint32_t byte = 0;
-    for (std::size_t q = 0; q < 4 && 4 * b + q < count; ++q) byte |= code(4 * b + q) << (2 * q);
-    out[b] = static_cast<std::uint8_t>(byte);
-  }
-}
-
 }  // namespace
 
 void TerngradCodec::compress(std::span<const float> gradient, Payload& payload) {
@@ -110,12 +77,7 @@ void TerngradCodec::compress(std::span<const float> gradient, Payload& payload) 
     std::memset(codes, 0, payload.size() - 8);
     return;
   }
-  // A local copy: byte stores into the payload may alias any member, which would force the
-  // generator's state through memory on every draw.
-  Rng rng = rng_;
-  for (std::size_t first = 0; first < n; first += 256)  // a multiple of 4: blocks start on a byte
-    encode_block(gradient.data() + first, std::min<std::size_t>(256, n - first), scale, rng, codes + first / 4);
-  rng_ = rng;
+  encode_terngrad_codes(gradient, scale, rng_, isa_, codes);
 }
 
 void TerngradCodec::decompress_add(const Payload& payload, std::span<float> dense) const {

@@ -3,6 +3,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/compress/bitpack.hpp"
 #include "engine/compress/error_feedback.hpp"
 #include "engine/compress/private_stream_codec.hpp"
 #include "engine/compress/random.hpp"
@@ -27,11 +28,15 @@ std::size_t terngrad_payload_bytes(std::size_t n);
 /// scale * 0 turns into NaN everywhere.
 class TerngradCodec : public PrivateStreamCodec<Rng> {
  public:
-  /// Private stochastic rounding: streams::kTerngradRounding.
-  TerngradCodec() : PrivateStreamCodec(streams::kTerngradRounding) {}
+  /// Private stochastic rounding: streams::kTerngradRounding. With Isa::Avx2, long gradients are
+  /// coded in four lanes of the same sequence of draws (the same bytes).
+  explicit TerngradCodec(Isa isa = best_isa());
   std::string name() const override { return "terngrad"; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
+
+ private:
+  Isa isa_;
 };
 
 /// TernGrad: each element becomes scale * sign(g) * Bernoulli(|g| / scale) with scale =

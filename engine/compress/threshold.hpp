@@ -35,12 +35,11 @@ class ThresholdCodec : public Compressor {
   std::string name() const override { return "threshold"; }
   Capabilities capabilities() const override { return {.summable = false, .sparse_pairs = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
-  /// Error feedback's compress of residual + gradient, adding the gradient into the residual in
-  /// the counting pass (see ErrorFeedback::compress).
-  void compress_corrected(std::span<const float> gradient, std::span<float> residual, Payload& payload);
+  /// Error feedback's whole step in two passes (see ErrorFeedback::compress): the gradient added
+  /// into the residual while counting, then each sent element taken off the residual as its
+  /// pair is written.
+  void compress_with_feedback(std::span<const float> gradient, std::span<float> residual, Payload& payload);
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
-  /// Error feedback's residual -= the decoded payload in one pass (see ErrorFeedback::compress).
-  void subtract_decoded(const Payload& payload, std::span<float> residual) const;
 
  private:
   // The largest float <= tau. For a float x, x > tau exactly when x > tau_below_, so the loop

@@ -26,6 +26,13 @@ namespace {
 
 const std::size_t kSizes[] = {1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 1000, 4099, 70001};
 
+// The instruction sets this CPU runs; says so where AVX2's loops could not be checked.
+std::vector<Isa> available_isas() {
+  if (best_isa() == Isa::Avx2) return {Isa::Baseline, Isa::Avx2};
+  WARN("skipped: this CPU has no AVX2, so the AVX2 loops were not run");
+  return {Isa::Baseline};
+}
+
 // Normal values with signed zeros, values at +-tau, infinities and (if asked) a NaN mixed in.
 std::vector<float> awkward_gradient(std::size_t n, unsigned seed, float tau, bool with_nan) {
   auto g = random_gradient(n, seed);
@@ -187,12 +194,7 @@ TEST_CASE("error feedback's fused passes give the generic passes' payloads and r
 }
 
 TEST_CASE("threshold's pair writers give the plain loop's payload", "[compress][fused][threshold]") {
-  std::vector<Isa> isas = {Isa::Baseline};
-  if (best_isa() == Isa::Avx2)
-    isas.push_back(Isa::Avx2);
-  else
-    WARN("skipped: this CPU has no AVX2, so threshold's AVX2 writer was not run");
-  for (Isa isa : isas)
+  for (Isa isa : available_isas())
     for (double tau : {1e-3, 0.5, 2.33, 1e31})
       for (std::size_t n : kSizes) {
         const auto g = awkward_gradient(n, static_cast<unsigned>(n + 3), static_cast<float>(tau), n % 2 == 0);
@@ -204,31 +206,38 @@ TEST_CASE("threshold's pair writers give the plain loop's payload", "[compress][
       }
 }
 
+// With AVX2, gradients from 2^16 elements are coded in four lanes, each a stretch of the one
+// sequence of draws; the sizes put every lane's tail (0 to 3 elements past a whole byte, and the
+// last lane's shorter stretch) through the sequential loop.
 TEST_CASE("terngrad's payloads and decoding are the plain loop's", "[compress][fused][terngrad]") {
-  for (std::size_t n : kSizes)
-    for (bool with_nan : {false, true}) {
-      TerngradCodec codec;
-      codec.set_seed(7, 1);
-      Rng rng(derive_seed(7, streams::kTerngradRounding + 1));
-      for (unsigned step = 0; step < 3; ++step) {
-        // Finite values only, but for the NaN case: an infinity would make the scale infinite.
-        auto g = random_gradient(n, static_cast<unsigned>(n + step));
-        for (std::size_t i = 0; i < n; i += 7) g[i] = (i / 7) % 2 == 0 ? 0.0f : -0.0f;
-        if (with_nan && n > 3) g[n / 3] = std::numeric_limits<float>::quiet_NaN();
-        Payload payload;
-        codec.compress(g, payload);
-        INFO("n = " << n << ", step " << step << (with_nan ? " with a NaN" : ""));
-        REQUIRE(payload == plain_terngrad(g, rng));
-        const float scale = [&] {
-          float f;
-          std::memcpy(&f, payload.data() + 4, 4);
-          return f;
-        }();
-        const float values[3] = {scale * 0.0f, scale, -scale};
-        std::vector<float> dense = g, plain = g;
-        codec.decompress_add(payload, dense);
-        for (std::size_t i = 0; i < n; ++i) plain[i] += values[(payload[8 + i / 4] >> (2 * (i % 4))) & 3u];
-        REQUIRE(same_bits(dense, plain));
+  std::vector<std::size_t> sizes(std::begin(kSizes), std::end(kSizes));
+  for (std::size_t n : {65535u, 65536u, 65537u, 65538u, 65539u, 65551u, 262147u}) sizes.push_back(n);
+  for (Isa isa : available_isas())
+    for (std::size_t n : sizes)
+      for (bool with_nan : {false, true}) {
+        TerngradCodec codec(isa);
+        codec.set_seed(7, 1);
+        Rng rng(derive_seed(7, streams::kTerngradRounding + 1));
+        for (unsigned step = 0; step < 3; ++step) {
+          // Finite values only, but for the NaN case: an infinity would make the scale infinite.
+          auto g = random_gradient(n, static_cast<unsigned>(n + step));
+          for (std::size_t i = 0; i < n; i += 7) g[i] = (i / 7) % 2 == 0 ? 0.0f : -0.0f;
+          if (with_nan && n > 3) g[n / 3] = std::numeric_limits<float>::quiet_NaN();
+          Payload payload;
+          codec.compress(g, payload);
+          INFO("n = " << n << ", step " << step << (with_nan ? " with a NaN" : "")
+                      << (isa == Isa::Avx2 ? ", AVX2" : ", baseline"));
+          REQUIRE(payload == plain_terngrad(g, rng));
+          const float scale = [&] {
+            float f;
+            std::memcpy(&f, payload.data() + 4, 4);
+            return f;
+          }();
+          const float values[3] = {scale * 0.0f, scale, -scale};
+          std::vector<float> dense = g, plain = g;
+          codec.decompress_add(payload, dense);
+          for (std::size_t i = 0; i < n; ++i) plain[i] += values[(payload[8 + i / 4] >> (2 * (i % 4))) & 3u];
+          REQUIRE(same_bits(dense, plain));
+        }
       }
-    }
 }
