@@ -51,7 +51,11 @@ nlohmann::json experiments_json(storage::Database& db);
 /// whether it is on the Pareto front of metric against bytes sent, and its time to target
 /// against dense on links from 10 Mbit/s to 100 Gbit/s. `target` sets the threshold of "time to
 /// target" for every row, as `laconic report --target` does (unset: each row's best dense less
-/// the tolerance). ConfigError when it has no runs.
+/// the tolerance). When the runs name a hardware profile (`hardware = profile { file = ... }`),
+/// `hardware` says which (else null), the report's projection onto it is among the sections, and
+/// each configuration's `scan_there` is its scan with the steps projected onto that hardware; a
+/// profile that cannot be read is `hardware.error`, the rest of the page as without one.
+/// ConfigError when it has no runs.
 nlohmann::json experiment_json(storage::Database& db, const std::string& name,
                                std::optional<double> target = std::nullopt);
 

@@ -2,7 +2,10 @@
 // it (ui/api.hpp). The numbers are the report's own (reports/report_model.hpp): the page words
 // and draws them, it computes none.
 #include <cmath>
+#include <optional>
 
+#include "engine/core/error.hpp"
+#include "engine/core/hardware_profile.hpp"
 #include "reports/aggregate.hpp"
 #include "reports/answer.hpp"
 #include "reports/report_model.hpp"
@@ -62,17 +65,18 @@ std::vector<bool> pareto(const std::vector<reports::ConfigSummary>& summaries, c
 }
 
 // Time to target and the verdict against dense at each scanned bandwidth: what the page's
-// bandwidth slider moves through.
-json scan_json(const reports::Answer& answer, const reports::ConfigSummary& s) {
+// bandwidth slider moves through; with `hardware`, the steps projected onto it.
+json scan_json(const reports::Answer& answer, const reports::ConfigSummary& s,
+               const HardwareProfile* hardware = nullptr) {
   json seconds = json::array(), half_width = json::array(), versus = json::array();
   for (const double rate : reports::scanned_bandwidths()) {
-    const reports::AnswerLink on = reports::scanned_link(rate);
+    const reports::AnswerLink on = reports::scanned_link(rate, hardware);
     const reports::TimeToTarget t = answer.time_to_target(s, on);
     seconds.push_back(number(t.all_reached() ? t.seconds : std::nan("")));
     half_width.push_back(number(t.half_width));
     versus.push_back(versus_name(answer.compare(s, on).versus));
   }
-  const reports::BandwidthScan scan = answer.scan(s);
+  const reports::BandwidthScan scan = answer.scan(s, hardware);
   return {{"seconds", seconds},
           {"half_width", half_width},
           {"versus", versus},
@@ -80,7 +84,8 @@ json scan_json(const reports::Answer& answer, const reports::ConfigSummary& s) {
           {"text", scan.text}};
 }
 
-json configuration_json(const reports::ExperimentModel& m, const reports::ConfigSummary& s, bool on_front) {
+json configuration_json(const reports::ExperimentModel& m, const reports::ConfigSummary& s, bool on_front,
+                        const HardwareProfile* hardware) {
   const reports::Answer& answer = *m.answer;
   const reports::Verdict& v = answer.verdict(s);
   json runs = json::array();
@@ -90,29 +95,48 @@ json configuration_json(const reports::ExperimentModel& m, const reports::Config
     thread_ranks = thread_ranks || run->thread_ranks;
   }
   const double projected = s.projected_communicate.mean;
-  return {{"label", s.config->label},
-          {"row", s.config->row},
-          {"column", s.config->column},
-          {"runs", runs},
-          {"dense", v.dense},
-          {"thread_ranks", thread_ranks},
-          {"final", stats_json(s.final_metric)},
-          {"compression", stats_json(s.compression)},
-          {"bytes_sent", number(bytes_sent(s))},
-          {"pareto", on_front},
-          {"target", number(answer.target_of(s).value)},
-          {"cost", number(v.cost)},
-          {"cost_text", reports::cost_text(m.metric, v)},
-          {"noise", v.noise},
-          {"step",
-           {{"compute", number(s.compute.mean)},
-            {"compress", number(s.compress.mean)},
-            {"wait", number(s.wait.mean)},
-            {"communicate_measured", number(s.communicate.mean)},
-            {"communicate_projected", number(projected)},
-            {"measured", number(reports::measured_step(s))},
-            {"projected", number(std::isnan(projected) ? projected : reports::local_seconds(s) + projected)}}},
-          {"scan", scan_json(answer, s)}};
+  json out = {{"label", s.config->label},
+              {"row", s.config->row},
+              {"column", s.config->column},
+              {"runs", runs},
+              {"dense", v.dense},
+              {"thread_ranks", thread_ranks},
+              {"final", stats_json(s.final_metric)},
+              {"compression", stats_json(s.compression)},
+              {"bytes_sent", number(bytes_sent(s))},
+              {"pareto", on_front},
+              {"target", number(answer.target_of(s).value)},
+              {"cost", number(v.cost)},
+              {"cost_text", reports::cost_text(m.metric, v)},
+              {"noise", v.noise},
+              {"step",
+               {{"compute", number(s.compute.mean)},
+                {"compress", number(s.compress.mean)},
+                {"wait", number(s.wait.mean)},
+                {"communicate_measured", number(s.communicate.mean)},
+                {"communicate_projected", number(projected)},
+                {"measured", number(reports::measured_step(s))},
+                {"projected", number(std::isnan(projected) ? projected : reports::local_seconds(s) + projected)}}},
+              {"scan", scan_json(answer, s)}};
+  if (hardware != nullptr) out["scan_there"] = scan_json(answer, s, hardware);
+  return out;
+}
+
+// The profile the runs name, if any: {name, origin} or {error} for one that cannot be read.
+struct NamedHardware {
+  std::optional<HardwareProfile> profile;
+  json description = nullptr;
+};
+
+NamedHardware named_hardware(const reports::ExperimentModel& m) {
+  NamedHardware named;
+  try {
+    named.profile = reports::experiment_hardware(m);
+    if (named.profile) named.description = {{"name", named.profile->name}, {"origin", named.profile->origin}};
+  } catch (const ConfigError& e) {
+    named.description = {{"error", e.what()}};
+  }
+  return named;
 }
 
 json section_json(const reports::Section& section) {
@@ -143,19 +167,24 @@ json experiment_json(storage::Database& db, const std::string& name, std::option
   const auto model = reports::build_model(db, {name}, rule);
   const reports::ExperimentModel& m = *model;
   const std::vector<bool> front = pareto(m.summaries, m.metric);
+  const NamedHardware named = named_hardware(m);
+  const HardwareProfile* hardware = named.profile ? &*named.profile : nullptr;
   json configurations = json::array();
   for (std::size_t i = 0; i < m.summaries.size(); ++i)
-    configurations.push_back(configuration_json(m, m.summaries[i], front[i]));
+    configurations.push_back(configuration_json(m, m.summaries[i], front[i], hardware));
   json bandwidths = json::array();
   for (const double rate : reports::scanned_bandwidths()) bandwidths.push_back(rate);
   json sections = json::array();
-  for (const reports::Section& s : reports::report_of(m, {name}).report.sections) sections.push_back(section_json(s));
-  return {{"name", name},
-          {"target", target ? json(*target) : json(nullptr)},
-          {"metric", {{"key", m.metric.key}, {"label", m.metric.label}, {"higher_is_better", m.metric.higher_is_better}}},
-          {"bandwidths", bandwidths},
-          {"configurations", configurations},
-          {"sections", sections}};
+  for (const reports::Section& s : reports::report_of(m, {name}, {}, hardware).report.sections)
+    sections.push_back(section_json(s));
+  return {
+      {"name", name},
+      {"target", target ? json(*target) : json(nullptr)},
+      {"metric", {{"key", m.metric.key}, {"label", m.metric.label}, {"higher_is_better", m.metric.higher_is_better}}},
+      {"bandwidths", bandwidths},
+      {"hardware", named.description},
+      {"configurations", configurations},
+      {"sections", sections}};
 }
 
 }  // namespace laconic::ui

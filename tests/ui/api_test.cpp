@@ -119,3 +119,30 @@ TEST_CASE("an experiment's target is the report's unless the user sets one", "[u
   for (const auto& c : set["configurations"]) CHECK(c["target"].get<double>() == Approx(0.75));
   CHECK_THROWS_AS(ui::experiment_json(*db, "nothing"), ConfigError);
 }
+
+TEST_CASE("runs that name a hardware profile the page cannot read say so, and the rest is drawn as without one",
+          "[ui][api][hardware]") {
+  TempDir tmp;
+  auto db = storage::Database::open(tmp.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("sweep", "sweep.lua", "h");
+  for (const char* compressor : {"none", "topk"}) {
+    RunConfig c = config(compressor, 1);
+    c.hardware = {"hardware", "profile", {{"file", tmp.file("gone.json")}}};
+    record(recorder, recorder.add_run(e, c), 0.9);
+  }
+  const auto model = ui::experiment_json(*db, "sweep");
+  CHECK_THAT(model["hardware"]["error"].get<std::string>(), Catch::Contains("gone.json"));
+  REQUIRE(model["configurations"].size() == 2);
+  for (const auto& c : model["configurations"]) {
+    CHECK(c.contains("scan"));
+    CHECK_FALSE(c.contains("scan_there"));
+  }
+  for (const auto& s : model["sections"]) CHECK(s["anchor"] != "hardware");
+
+  RunConfig measured = config("none", 2);
+  const auto other = recorder.add_experiment("plain", "plain.lua", "p");
+  measured.experiment = "plain";
+  record(recorder, recorder.add_run(other, measured), 0.9);
+  CHECK(ui::experiment_json(*db, "plain")["hardware"].is_null());
+}

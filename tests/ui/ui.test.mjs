@@ -1,8 +1,8 @@
 // `laconic ui` in a real browser: Debian's chromium, driven by playwright-core (pinned by
 // ui/package-lock.json), against servers on port 0 over databases tests/ui/ui_fixtures.cpp
 // writes. What a user sees: the database's values on the page, a row another process inserts
-// appearing within 2 s, a spike among a million points, the Pareto set, exactly the differing
-// keys, a copied link reproducing the view, hostile names as text, and the file unchanged.
+// appearing within 2 s, a spike among a million points, the Pareto set, "Does it pay off?" on a
+// hardware profile the runs name, exactly the differing keys, a copied link reproducing the view, hostile names as text, and the file unchanged.
 // Run by ctest (tests/ui/CMakeLists.txt) with LACONIC, UI_FIXTURES, NODE_MODULES and CHROMIUM set;
 // SCREENSHOTS=DIR also writes the pages' pictures for docs/ui.md.
 import { test, before, after } from "node:test";
@@ -195,6 +195,31 @@ test("the experiment page marks the fixture's Pareto set and moves the bandwidth
   await page.waitForFunction((n) => document.querySelector("#time-and-bytes-to-target").innerText.includes(`${n}/2`), reached);
   assert.equal(reached, 2);
   await page.close();
+});
+
+test("the experiment page projects \"Does it pay off?\" onto the hardware profile its runs name", async () => {
+  const gpu = await serve(fixture("hardware", "hardware.db"));
+  const model = await (await fetch(gpu.url + "api/experiments/gpu")).json();
+  assert.equal(model.hardware.name, "Fixture GPU");
+  const topk = model.configurations.find((c) => c.label.includes("topk"));
+  // A tenth of the compute makes communication a larger share of the step: the answer moves.
+  assert.notEqual(topk.scan_there.text, topk.scan.text);
+  const page = await open(gpu.url + "#/experiment/gpu");
+  await page.waitForSelector("text=On Fixture GPU (projected)");
+  const row = page.locator('tr[data-label*="topk"]');
+  assert.ok((await row.innerText()).includes(topk.scan.text));
+  await page.selectOption("#steps-on", "there");
+  await page.waitForFunction(() => location.hash.includes("on=there"));
+  await page.waitForSelector("text=against dense on Fixture GPU");
+  assert.ok((await row.innerText()).includes(topk.scan_there.text));
+  assert.deepEqual(page.errors, []);
+  await page.locator("#pays-off").evaluate((h) => h.scrollIntoView());
+  await screenshot(page, "experiment-hardware");
+  const again = await open(page.url(), await browser.newPage());
+  assert.equal(await again.inputValue("#steps-on"), "there");
+  await again.close();
+  await page.close();
+  assert.equal((await gpu.stop()).code, 0);
 });
 
 test("a one-step spike among a million points stays visible", async () => {

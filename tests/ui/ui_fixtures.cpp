@@ -6,9 +6,14 @@
 //   ui_fixtures many DB N        N finished runs in one experiment
 //   ui_fixtures series DB N      one run whose train_loss has N points and one spike
 //   ui_fixtures live DB SECONDS  a new RUNNING run, a train_loss point every 100 ms, for SECONDS
+//   ui_fixtures hardware DB      dense and Top-k on two seeds, both reaching the target, whose
+//                                runs name a hardware profile (hardware = profile { ... }) written
+//                                next to DB as gpu.json: a GPU ten times this machine's compute
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -115,6 +120,31 @@ void small(const std::string& path) {
   recorder.finish_run(run, storage::RunStatus::Failed, "<img src=y onerror=\"window.__xss=4\"> in the error");
 }
 
+// LeNet-5 as record() writes it (61706 parameters, batch 64) at a tenth of its compute.
+const char* const kGpuProfile = R"({
+  "laconic_hardware_profile": 1, "name": "Fixture GPU",
+  "models": [{"model": "lenet5", "batch_size": 64, "parameters": 61706,
+              "forward": "0.2ms", "backward": "0.3ms", "optimizer": "0.05ms"}],
+  "compressors": {"topk": {"compress": {"per_call": "20us", "per_element": "0.01ns"},
+                           "decompress": {"per_call": "5us", "per_element": "0.01ns"}}}
+})";
+
+void hardware(const std::string& path) {
+  const std::string profile = (std::filesystem::absolute(path).parent_path() / "gpu.json").string();
+  std::ofstream(profile) << kGpuProfile;
+  auto db = storage::Database::open(path);
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("gpu", "gpu.lua", "abc");
+  for (std::int64_t seed : {1, 2})
+    for (const char* compressor : {"none", "topk"}) {
+      RunConfig c = config_of("gpu", compressor, 0.01, seed);
+      c.hardware = {"hardware", "profile", {{"file", profile}}};
+      const bool dense = std::string(compressor) == "none";
+      record(recorder, recorder.add_run(e, c), (dense ? 0.85 : 0.849) + 0.001 * static_cast<double>(seed),
+             dense ? 247000 : 5000, static_cast<double>(seed));
+    }
+}
+
 void many(const std::string& path, int count) {
   auto db = storage::Database::open(path);
   storage::Recorder recorder(*db);
@@ -142,7 +172,8 @@ void series(const std::string& path, std::int64_t count) {
   storage::SqliteSink sink(*db, run, 100000);
   const std::int64_t spike = count / 2 + 17;
   for (std::int64_t step = 0; step < count; ++step) {
-    const double value = step == spike ? 1000.0 : 2.0 * std::exp(-static_cast<double>(step) / count) + 0.01 * std::sin(step);
+    const double value =
+        step == spike ? 1000.0 : 2.0 * std::exp(-static_cast<double>(step) / count) + 0.01 * std::sin(step);
     sink.record({keys::kTrainLoss, step, 0, 0, 0.001 * static_cast<double>(step), value});
   }
   sink.flush();
@@ -158,8 +189,10 @@ void live(const std::string& path, double seconds) {
   std::cout << run << std::endl;
   storage::SqliteSink sink(*db, run);
   const auto start = std::chrono::steady_clock::now();
-  for (std::int64_t step = 0; std::chrono::steady_clock::now() - start < std::chrono::duration<double>(seconds); ++step) {
-    sink.record({keys::kTrainLoss, step, 0, 0, 0.1 * static_cast<double>(step), 3.0 - 0.01 * static_cast<double>(step)});
+  for (std::int64_t step = 0; std::chrono::steady_clock::now() - start < std::chrono::duration<double>(seconds);
+       ++step) {
+    sink.record(
+        {keys::kTrainLoss, step, 0, 0, 0.1 * static_cast<double>(step), 3.0 - 0.01 * static_cast<double>(step)});
     sink.flush();
     recorder.heartbeat(run);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -172,12 +205,18 @@ void live(const std::string& path, double seconds) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 2 ? argv[1] : "";
   try {
-    if (mode == "small") small(argv[2]);
-    else if (mode == "many" && argc > 3) many(argv[2], std::atoi(argv[3]));
-    else if (mode == "series" && argc > 3) series(argv[2], std::atoll(argv[3]));
-    else if (mode == "live" && argc > 3) live(argv[2], std::atof(argv[3]));
+    if (mode == "small")
+      small(argv[2]);
+    else if (mode == "many" && argc > 3)
+      many(argv[2], std::atoi(argv[3]));
+    else if (mode == "series" && argc > 3)
+      series(argv[2], std::atoll(argv[3]));
+    else if (mode == "live" && argc > 3)
+      live(argv[2], std::atof(argv[3]));
+    else if (mode == "hardware")
+      hardware(argv[2]);
     else {
-      std::cerr << "usage: ui_fixtures small DB | many DB N | series DB N | live DB SECONDS\n";
+      std::cerr << "usage: ui_fixtures small DB | many DB N | series DB N | live DB SECONDS | hardware DB\n";
       return 2;
     }
   } catch (const std::exception& e) {

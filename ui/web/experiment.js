@@ -1,7 +1,7 @@
 // The experiments, and one experiment as its report says it, interactive: the final metric
 // against the bytes sent with the Pareto front marked, where a step's time goes (measured and
 // projected), and "Does it pay off?" at a bandwidth a slider moves, with each configuration's
-// break-even. The numbers are the report's (ui/experiment_api.cpp); the page only draws them.
+// break-even, on this machine's steps or on those of the hardware profile the runs name. The numbers are the report's (ui/experiment_api.cpp); the page only draws them.
 import { el, clear, number, bytes, seconds, route, setParams, api, command, link, download, csv, add, put } from "./util.js";
 import { chart, color, stackedBars } from "./charts.js";
 import { onChange } from "./live.js";
@@ -36,7 +36,9 @@ export async function experimentPage(main) {
   const name = arg;
   // The target of "time to target": the report's default (each row's best dense less the
   // tolerance) unless the user sets one; every table and projection follows it.
-  const state = { bw: Number(params.get("bw") || 1e9), target: params.get("target") || "" };
+  // `on`: "there" draws "Does it pay off?" with the steps projected onto the hardware profile the
+  // runs name (hardware = profile { ... }), "here" with this machine's.
+  const state = { bw: Number(params.get("bw") || 1e9), target: params.get("target") || "", on: params.get("on") || "here" };
   const fetchModel = () => api(`/api/experiments/${encodeURIComponent(name)}` + (state.target ? `?target=${encodeURIComponent(state.target)}` : ""));
   let e = await fetchModel();
   const body = el("div");
@@ -46,6 +48,7 @@ export async function experimentPage(main) {
   function draw() {
     const p = new URLSearchParams({ bw: String(state.bw) });
     if (state.target) p.set("target", state.target);
+    if (state.on !== "here") p.set("on", state.on);
     setParams(p);
     clear(body);
     const metric = e.metric;
@@ -110,28 +113,38 @@ export async function experimentPage(main) {
       add(box, el("p", { class: "muted" }, "Ranks as threads in ", configs.filter((c) => c.thread_ranks).map((c) => c.label).join("; "),
         ": their compute is CPU time, their wait derived, their communication projected."));
 
-    // Does it pay off at the bandwidth of the slider?
+    // Does it pay off at the bandwidth of the slider, on this machine or on the profile's hardware?
     add(box, el("h2", { id: "pays-off" }, "Does it pay off? At a bandwidth of your choice"));
+    const hw = e.hardware;
+    const there = hw && !hw.error && state.on === "there";
+    if (hw && hw.error) add(box, el("p", { class: "error" }, "The runs' hardware profile was not read: ", hw.error));
+    if (hw && !hw.error)
+      add(box, el("div", { class: "bar" }, el("label", {}, "steps"),
+        el("select", { id: "steps-on", onchange: (ev) => { state.on = ev.target.value; draw(); } },
+          el("option", { value: "here", selected: !there }, "measured on this machine"),
+          el("option", { value: "there", selected: there }, `projected onto ${hw.name} (${hw.origin})`)),
+        command("laconic", "report", name)));
+    const scanOf = (c) => (there ? c.scan_there : c.scan);
     const index = e.bandwidths.reduce((best, b, i) => (Math.abs(Math.log(b / state.bw)) < Math.abs(Math.log(e.bandwidths[best] / state.bw)) ? i : best), 0);
     const readout = el("strong", {}, rateText(e.bandwidths[index]));
     const slider = el("input", { type: "range", min: 0, max: e.bandwidths.length - 1, step: 1, value: index,
       oninput: (ev) => { state.bw = e.bandwidths[Number(ev.target.value)]; draw(); } });
     add(box, el("div", { class: "bar" }, el("label", {}, "link bandwidth (50 us a message)"), slider, readout));
     add(box, el("table", {},
-      el("tr", {}, ["configuration", "time to target (projected)", "against dense here", "break-even", "from 10 Mbit/s to 100 Gbit/s"].map((h) => el("th", {}, h))),
+      el("tr", {}, ["configuration", "time to target (projected)", there ? `against dense on ${hw.name}` : "against dense here", "break-even", "from 10 Mbit/s to 100 Gbit/s"].map((h) => el("th", {}, h))),
       configs.map((c) => el("tr", { "data-label": c.label },
         el("td", {}, c.label),
-        el("td", { class: "num" }, c.scan.seconds[index] === null ? "not reached" : `${seconds(c.scan.seconds[index])} ± ${seconds(c.scan.half_width[index])}`),
-        el("td", {}, c.scan.versus[index]),
-        el("td", { class: "num" }, c.scan.break_even === null ? "-" : rateText(c.scan.break_even)),
-        el("td", { class: "muted" }, c.scan.text)))));
+        el("td", { class: "num" }, scanOf(c).seconds[index] === null ? "not reached" : `${seconds(scanOf(c).seconds[index])} ± ${seconds(scanOf(c).half_width[index])}`),
+        el("td", {}, scanOf(c).versus[index]),
+        el("td", { class: "num" }, scanOf(c).break_even === null ? "-" : rateText(scanOf(c).break_even)),
+        el("td", { class: "muted" }, scanOf(c).text)))));
     // Time to target against bandwidth, the slider's position marked.
     const curves = [e.bandwidths.map((b) => b / 1e6)];
     const curveLines = [];
-    configs.forEach((c, i) => { curves.push(c.scan.seconds); curveLines.push({ label: c.label, color: color(i) }); });
-    curves.push(e.bandwidths.map((b, i) => (i === index ? Math.max(...configs.map((c) => c.scan.seconds[i] ?? 0)) : null)));
+    configs.forEach((c, i) => { curves.push(scanOf(c).seconds); curveLines.push({ label: c.label, color: color(i) }); });
+    curves.push(e.bandwidths.map((b, i) => (i === index ? Math.max(...configs.map((c) => scanOf(c).seconds[i] ?? 0)) : null)));
     curveLines.push({ label: "the slider", points: true, color: "#000000" });
-    chart(box, { title: "Time to target against bandwidth (projected)", xLabel: "Mbit/s", yLabel: "seconds", data: curves, lines: curveLines, log: true, logX: true, name: `${name}-pays-off` });
+    chart(box, { title: there ? `Time to target against bandwidth (projected onto ${hw.name})` : "Time to target against bandwidth (projected)", xLabel: "Mbit/s", yLabel: "seconds", data: curves, lines: curveLines, log: true, logX: true, name: `${name}-pays-off` });
   }
 
   draw();
