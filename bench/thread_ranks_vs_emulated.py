@@ -15,7 +15,7 @@ communicate. With 4 workers on a 2-core host the processes take turns on the cor
 measured compute is inflated by the wait for a core; the table shows it.
 
 usage: bench/thread_ranks_vs_emulated.py [path/to/laconic] [STEPS]
-       (defaults: build/cli/laconic 30; about 5 minutes here)
+       (defaults: build/cli/laconic 30; about 20 seconds here)
 """
 import os
 import sqlite3
