@@ -74,10 +74,11 @@ std::string explain_storage_error(int code, const std::string& message, const st
                           "`laconic recover --from-damaged ", path, " recovered.db` and use --db recovered.db"));
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      return with(str_cat("database ", path, " stayed locked by another process for longer than ",
-                          Database::kBusyTimeoutMs / 1000,
-                          " s; stop the other writer (or let it finish) and try "
-                          "again"));
+      // Without a duration: connections wait differently (5 s by default, 50 ms for `laconic run`'s
+      // controller, whose callers say how long their retries lasted).
+      return with(str_cat("database ", path,
+                          " stayed locked by another process for longer than this connection waits; stop the other "
+                          "writer (or let it finish) and try again"));
     case SQLITE_FULL:
       return with(str_cat("the disk holding database ", path, " is full; free space, then `laconic run --resume ",
                           "FILE.lua --db ", path, "` continues"));
