@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 
@@ -120,6 +121,9 @@ void SweepExecutor::record_host_facts(std::int64_t run_id, const RunConfig& conf
   const bool threads = catalog_.thread_ranks(config);
   const bool oversubscribed = sweep_ ? sweep_->oversubscribed() : ranks > cores && !threads;
   writes_.fact(run_id, "rank_clock", threads ? "thread_cpu" : "wall");
+  // What paths the run's configuration holds relatively (files relative to an experiment given
+  // as a relative path) are relative to: reports read a hardware profile through it.
+  writes_.fact(run_id, "working_directory", std::filesystem::current_path().string());
   if (sweep_) {
     writes_.fact(run_id, "launcher", sweep_->launched().description);
     writes_.fact(run_id, "hosts", sweep_->hosts());

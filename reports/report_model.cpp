@@ -1,6 +1,7 @@
 #include "reports/report_model.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <set>
 
 #include "reports/aggregate.hpp"
@@ -42,13 +43,24 @@ std::unique_ptr<ExperimentModel> build_model(storage::Database& db, const std::v
   return m;
 }
 
+namespace {
+
+// A path the run's configuration holds: relative to the directory `laconic run` ran in. Read from
+// here when it is there (or the run did not record its directory), else from that directory.
+std::string recorded_path(const std::string& path, const std::string& working_directory) {
+  if (path.empty() || path.front() == '/' || working_directory.empty() || std::filesystem::exists(path)) return path;
+  return (std::filesystem::path(working_directory) / path).string();
+}
+
+}  // namespace
+
 std::optional<HardwareProfile> experiment_hardware(const ExperimentModel& model) {
   for (const RunData& run : model.compared) {
     const nlohmann::json spec = run.run.config.value("hardware", nlohmann::json::object());
     if (!spec.is_object() || spec.value("name", "") != "profile" || !spec.contains("file") || !spec["file"].is_string())
       continue;
     try {
-      return read_hardware_profile(spec["file"].get<std::string>());
+      return read_hardware_profile(recorded_path(spec["file"].get<std::string>(), run.working_directory));
     } catch (const ConfigError& e) {
       throw ConfigError(str_cat(e.what(), "; run ", run.run.id,
                                 " names it (hardware = profile { file = ... }): put it "

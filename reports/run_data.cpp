@@ -232,7 +232,8 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   if (const auto it = summary.find(metric); it != summary.end()) data.final_metric = it->second.last;
   if (const auto it = summary.find(keys::kModelParameters); it != summary.end() && it->second.last > 0)
     data.model_parameters = it->second.last;
-  if (const auto it = summary.find(keys::kDecodedPayloads); it != summary.end()) data.decoded_payloads = it->second.last;
+  if (const auto it = summary.find(keys::kDecodedPayloads); it != summary.end())
+    data.decoded_payloads = it->second.last;
 
   const auto totals = step_totals(db, data, summary);
   data.bytes_sent = total_sum(totals, keys::kBytesSent);
@@ -254,6 +255,7 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   const auto clock = facts.find("rank_clock");
   data.thread_ranks = clock != facts.end() && clock->second == "thread_cpu";
   data.host_load = host_load_of(facts);
+  if (const auto cwd = facts.find("working_directory"); cwd != facts.end()) data.working_directory = cwd->second;
   return data;
 }
 

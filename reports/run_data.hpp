@@ -66,11 +66,14 @@ struct RunData {
   /// Payloads worker 0 decoded per compressed gradient (metric decoded_payloads); NaN for runs
   /// recorded before laconic stored it.
   double decoded_payloads = kNaN;
-  bool has_servers = false;             ///< ranks beyond the workers recorded traffic
-  bool oversubscribed = false;          ///< its ranks outnumbered the host's cores (run_facts)
+  bool has_servers = false;     ///< ranks beyond the workers recorded traffic
+  bool oversubscribed = false;  ///< its ranks outnumbered the host's cores (run_facts)
   /// Its ranks were threads of one process (run_facts rank_clock = thread_cpu): compute and
   /// compress are each thread's CPU time, wait derived, communicate the projection.
   bool thread_ranks = false;
+  /// The directory `laconic run` ran in (run_facts working_directory): what relative paths in
+  /// its configuration are relative to. Empty for runs recorded before it.
+  std::string working_directory;
   /// How busy its host was: (its ranks + the cores other processes kept busy + stolen cores) /
   /// cores, from run_facts host_demand (or ranks_on_host / cores for runs recorded before it);
   /// above 1 the ranks waited for cores. NaN when not recorded.

@@ -81,3 +81,22 @@ TEST_CASE("hardware = profile { file = ... } is checked with the experiment and 
   CHECK_THAT(md, !Catch::Contains("Not projected"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a profile named relative to an experiment given relatively is found by a report run anywhere",
+          "[cli][report][hardware]") {
+  const auto dir = make_temp_dir();
+  std::filesystem::create_directories(dir + "/exp");
+  std::filesystem::create_directories(dir + "/elsewhere");
+  write_file(dir + "/exp/hw.lua",
+             tiny_experiment("hw", "  max_steps = 3,\n  hardware = profile { file = \"gpu.json\" },\n"));
+  write_file(dir + "/exp/gpu.json", kProfile);
+  auto r = run_laconic(dir, "run exp/hw.lua --db runs.db --quiet", 300);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  // The run recorded exp/gpu.json, relative to `dir`, and `dir` as its working directory.
+  r = run_laconic(dir + "/elsewhere", "report hw --db ../runs.db --out rep --allow-missing-figures", 120);
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK_THAT(read_file(dir + "/elsewhere/rep/report.md"), Catch::Contains("## On Test GPU (projected)"));
+  std::filesystem::remove_all(dir);
+}
