@@ -155,6 +155,29 @@ LACONIC_HOST_DEVICE inline float qsgd_value(std::uint32_t code, float unit) {
   return float_of(bits_of(value) ^ (code << 31));
 }
 
+// ---- Top-k's order (topk): the magnitude as an unsigned key -------------------------------
+
+/// The Top-k magnitude of `value` as a key whose unsigned order is the CPU codec's float order
+/// of magnitudes: |value|'s bits, a NaN as +infinity's (the CPU codec counts NaN as the largest
+/// magnitude, tied with infinities). Radix selection on the device works on these keys.
+LACONIC_HOST_DEVICE inline std::uint32_t magnitude_key(float value) {
+  const std::uint32_t magnitude = bits_of(value) & 0x7FFFFFFFu;
+  return magnitude > 0x7F800000u ? 0x7F800000u : magnitude;
+}
+
+// ---- a random stream any element can reach (the CUDA kernels' stochastic rounding) -----------
+
+/// Draw `i` of the splitmix64 sequence (Steele, Lea & Flood 2014) that starts at `seed`: the
+/// state after i + 1 steps of + 0x9E3779B97F4A7C15, mixed. Every element reads its own draw
+/// without the draws before it, so a kernel's threads need no shared generator state. The CPU
+/// codecs keep xoshiro256** (their payloads are unchanged); a device codec's draws are these.
+LACONIC_HOST_DEVICE inline std::uint64_t splitmix64_at(std::uint64_t seed, std::uint64_t i) {
+  std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 // ---- error feedback --------------------------------------------------------------------------
 
 /// The residual after sending: fl(corrected - sent), exactly 0 where a value was sent as is.

@@ -3,6 +3,8 @@
 // of gradient elements is ready, and every malformed field named with the file.
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "engine/core/error.hpp"
 #include "engine/core/hardware_profile.hpp"
 
@@ -100,4 +102,19 @@ TEST_CASE("a malformed profile is refused with the file and the field", "[core][
   j["models"][0]["forward"] = "fast";
   CHECK_THAT(error_of(j), Catch::Contains("models[0].forward"));
   CHECK_THROWS_AS(read_hardware_profile("/nonexistent/profile.json"), ConfigError);
+}
+
+TEST_CASE("the profile docs/hardware.md ships, measured on an H100, reads and covers the quickstart's model",
+          "[core][hardware]") {
+  const HardwareProfile p = read_hardware_profile(std::string(LACONIC_SOURCE_DIR) + "/docs/examples/h100.json");
+  CHECK(p.device == "cuda");
+  CHECK(p.name.find("H100") != std::string::npos);
+  CHECK(p.model("lenet5", 64, 61706) != nullptr);
+  CHECK(p.model("mlp", 64, 327880) != nullptr);
+  CHECK(p.model("resnet", 64, 269722) != nullptr);
+  for (const char* compressor : {"topk", "fp16", "bf16", "terngrad", "block_randomk"}) {
+    INFO(compressor);
+    REQUIRE(p.compressor(compressor) != nullptr);
+    CHECK(p.compressor(compressor)->compress.per_element > 0);
+  }
 }

@@ -1,149 +1,15 @@
-// The compressors' CUDA kernels (engine/compress/cuda/kernels.hpp): one thread per element, or
-// per output byte where elements share a byte, so that no two threads write the same byte and the
-// output is the CPU codec's, bit for bit. The per-element math is element_math.hpp's.
+// The host API of the compressors' kernels (kernels.hpp): each call copies its input to the
+// device, runs the kernels of launch.cuh on the default stream, and copies the result back.
 #include "engine/compress/cuda/kernels.hpp"
 
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <stdexcept>
 
-#include "engine/compress/element_math.hpp"
+#include "engine/compress/cuda/launch.cuh"
 
 namespace laconic::compress::cuda {
-namespace {
-
-constexpr unsigned kThreads = 256;
-
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(std::string("CUDA ") + what + ": " + cudaGetErrorString(status));
-}
-
-unsigned blocks_for(std::size_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
-
-/// A device copy of a host vector (or `count` uninitialised elements), freed with it.
-template <class T>
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) check(cudaMalloc(&data_, count_ * sizeof(T)), "cudaMalloc");
-  }
-  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) {
-    if (count_ > 0) check(cudaMemcpy(data_, host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice), "copy in");
-  }
-  ~DeviceBuffer() { cudaFree(data_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
-  T* get() const { return data_; }
-  void copy_to(std::vector<T>& host) const {
-    check(cudaGetLastError(), "kernel launch");
-    if (count_ > 0) check(cudaMemcpy(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost), "copy out");
-  }
-  std::vector<T> to_host() const {
-    std::vector<T> out(count_);
-    copy_to(out);
-    return out;
-  }
-
- private:
-  T* data_ = nullptr;
-  std::size_t count_;
-};
-
-__global__ void fp16_encode_kernel(const float* in, std::uint16_t* out, std::size_t n) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) out[i] = element::fp16_bits(in[i]);
-}
-
-__global__ void bf16_encode_kernel(const float* in, std::uint16_t* out, std::size_t n) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) out[i] = element::bf16_bits(in[i]);
-}
-
-__global__ void fp16_decode_add_kernel(const std::uint16_t* bits, float* dense, std::size_t n) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) dense[i] += element::fp16_value(bits[i]);
-}
-
-__global__ void bf16_decode_add_kernel(const std::uint16_t* bits, float* dense, std::size_t n) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) dense[i] += element::bf16_value(bits[i]);
-}
-
-// One thread per output byte: elements 8b .. 8b + 7.
-__global__ void negative_bits_kernel(const float* in, std::uint8_t* out, std::size_t n) {
-  const std::size_t b = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (8 * b >= n) return;
-  unsigned byte = 0;
-  for (std::size_t i = 8 * b; i < n && i < 8 * b + 8; ++i)
-    byte |= element::negative_bit(in[i]) << element::bit_in_byte(i);
-  out[b] = static_cast<std::uint8_t>(byte);
-}
-
-// One thread per output byte: elements 4b .. 4b + 3, two bits each, lowest first.
-__global__ void terngrad_kernel(const float* g, const float* u, float scale, std::uint8_t* out, std::size_t n) {
-  const std::size_t b = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (4 * b >= n) return;
-  unsigned byte = 0;
-  for (std::size_t i = 4 * b; i < n && i < 4 * b + 4; ++i)
-    byte |= element::terngrad_code(g[i], scale, u[i]) << (2 * (i - 4 * b));
-  out[b] = static_cast<std::uint8_t>(byte);
-}
-
-__global__ void qsgd_kernel(const float* x, const float* u, const float* norms, std::size_t bucket_size, float s,
-                            std::uint32_t* codes, std::size_t n) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  const float scale = element::qsgd_scale(norms[i / bucket_size], s);
-  codes[i] = scale == 0.0f ? 0u : element::qsgd_code(x[i], u[i], scale, s);
-}
-
-// One thread per output byte: the bits [8b, 8b + 8) of the LSB-first stream of `bits`-bit codes.
-__global__ void pack_fixed_kernel(const std::uint32_t* codes, unsigned bits, std::uint8_t* out, std::size_t n,
-                                  std::size_t bytes) {
-  const std::size_t b = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (b >= bytes) return;
-  const std::size_t first_bit = 8 * b;
-  unsigned byte = 0;
-  for (std::size_t e = first_bit / bits; e < n && e * bits < first_bit + 8; ++e) {
-    const std::size_t at = e * bits;  // the element's first bit in the stream
-    // Bits above `bits` are dropped, as pack_bits_to() drops them.
-    const std::uint64_t code = codes[e] & ((std::uint64_t{1} << bits) - 1);
-    // The element's bits that land in this byte, shifted to their place in it.
-    const std::uint64_t placed = at >= first_bit ? code << (at - first_bit) : code >> (first_bit - at);
-    byte |= static_cast<unsigned>(placed & 0xFFu);
-  }
-  out[b] = static_cast<std::uint8_t>(byte);
-}
-
-__global__ void gather_kernel(const float* values, const std::uint32_t* indices, float* out, std::size_t k) {
-  const std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (j < k) out[j] = values[indices[j]];
-}
-
-__global__ void subtract_sent_kernel(float* residual, const float* sent, std::size_t n) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) residual[i] = element::residual_after(residual[i], sent[i]);
-}
-
-template <class Kernel>
-std::vector<std::uint16_t> encode_half(const std::vector<float>& values, Kernel kernel) {
-  const DeviceBuffer<float> in(values);
-  const DeviceBuffer<std::uint16_t> out(values.size());
-  if (!values.empty()) kernel<<<blocks_for(values.size()), kThreads>>>(in.get(), out.get(), values.size());
-  return out.to_host();
-}
-
-template <class Kernel>
-void decode_add_half(const std::vector<std::uint16_t>& bits, std::vector<float>& dense, Kernel kernel) {
-  if (bits.size() != dense.size()) throw std::invalid_argument("decode_add: bits and dense differ in length");
-  const DeviceBuffer<std::uint16_t> in(bits);
-  const DeviceBuffer<float> out(dense);
-  if (!bits.empty()) kernel<<<blocks_for(bits.size()), kThreads>>>(in.get(), out.get(), bits.size());
-  out.copy_to(dense);
-}
-
-}  // namespace
 
 bool device_available(std::string& why) {
   int count = 0;
@@ -166,36 +32,68 @@ std::string device_name() {
 }
 
 std::vector<std::uint16_t> fp16_encode(const std::vector<float>& values) {
-  return encode_half(values, fp16_encode_kernel);
+  const DeviceBuffer<float> in(values);
+  const DeviceBuffer<std::uint16_t> out(values.size());
+  device::fp16_encode(in.get(), out.get(), values.size(), nullptr);
+  return out.to_host();
 }
+
 std::vector<std::uint16_t> bf16_encode(const std::vector<float>& values) {
-  return encode_half(values, bf16_encode_kernel);
+  const DeviceBuffer<float> in(values);
+  const DeviceBuffer<std::uint16_t> out(values.size());
+  device::bf16_encode(in.get(), out.get(), values.size(), nullptr);
+  return out.to_host();
 }
 
 void fp16_decode_add(const std::vector<std::uint16_t>& bits, std::vector<float>& dense) {
-  decode_add_half(bits, dense, fp16_decode_add_kernel);
+  if (bits.size() != dense.size()) throw std::invalid_argument("fp16_decode_add: bits and dense differ in length");
+  const DeviceBuffer<std::uint16_t> in(bits);
+  const DeviceBuffer<float> out(dense);
+  device::fp16_decode_add(in.get(), out.get(), bits.size(), nullptr);
+  out.copy_to(dense);
 }
 
 void bf16_decode_add(const std::vector<std::uint16_t>& bits, std::vector<float>& dense) {
-  decode_add_half(bits, dense, bf16_decode_add_kernel);
+  if (bits.size() != dense.size()) throw std::invalid_argument("bf16_decode_add: bits and dense differ in length");
+  const DeviceBuffer<std::uint16_t> in(bits);
+  const DeviceBuffer<float> out(dense);
+  device::bf16_decode_add(in.get(), out.get(), bits.size(), nullptr);
+  out.copy_to(dense);
 }
 
 std::vector<std::uint8_t> pack_negative_bits(const std::vector<float>& values) {
-  const std::size_t bytes = (values.size() + 7) / 8;
   const DeviceBuffer<float> in(values);
-  const DeviceBuffer<std::uint8_t> out(bytes);
-  if (bytes > 0) negative_bits_kernel<<<blocks_for(bytes), kThreads>>>(in.get(), out.get(), values.size());
+  const DeviceBuffer<std::uint8_t> out((values.size() + 7) / 8);
+  device::pack_negative_bits(in.get(), out.get(), values.size(), nullptr);
   return out.to_host();
 }
 
 std::vector<std::uint8_t> terngrad_codes(const std::vector<float>& gradient, float scale,
                                          const std::vector<float>& uniforms) {
   if (uniforms.size() != gradient.size()) throw std::invalid_argument("terngrad_codes: one uniform per element");
-  const std::size_t bytes = (gradient.size() + 3) / 4;
   const DeviceBuffer<float> g(gradient), u(uniforms);
-  const DeviceBuffer<std::uint8_t> out(bytes);
-  if (bytes > 0) terngrad_kernel<<<blocks_for(bytes), kThreads>>>(g.get(), u.get(), scale, out.get(), gradient.size());
+  const DeviceBuffer<std::uint8_t> out((gradient.size() + 3) / 4);
+  device::terngrad_codes(g.get(), u.get(), scale, out.get(), gradient.size(), nullptr);
   return out.to_host();
+}
+
+std::vector<std::uint8_t> terngrad_compress(const std::vector<float>& gradient, std::uint64_t seed) {
+  const DeviceBuffer<float> g(gradient);
+  const DeviceBuffer<std::uint8_t> payload(8 + (gradient.size() + 3) / 4);
+  const device::Workspace workspace(gradient.size());
+  device::terngrad_compress(g.get(), gradient.size(), seed, payload.get(), workspace, nullptr);
+  return payload.to_host();
+}
+
+void terngrad_decode_add(const std::vector<std::uint8_t>& payload, std::vector<float>& dense) {
+  if (payload.size() != 8 + (dense.size() + 3) / 4)
+    throw std::invalid_argument("terngrad_decode_add: the payload is not one for dense's length");
+  for (std::size_t i = 8; i < payload.size(); ++i)
+    if (payload[i] & (payload[i] >> 1) & 0x55u) throw std::invalid_argument("terngrad_decode_add: invalid code 3");
+  const DeviceBuffer<std::uint8_t> in(payload);
+  const DeviceBuffer<float> out(dense);
+  device::terngrad_decode_add(in.get(), out.get(), dense.size(), nullptr);
+  out.copy_to(dense);
 }
 
 std::vector<std::uint32_t> qsgd_codes(const std::vector<float>& values, const std::vector<float>& uniforms,
@@ -205,18 +103,15 @@ std::vector<std::uint32_t> qsgd_codes(const std::vector<float>& values, const st
     throw std::invalid_argument("qsgd_codes: one norm per bucket");
   const DeviceBuffer<float> x(values), u(uniforms), bucket_norms(norms);
   const DeviceBuffer<std::uint32_t> out(values.size());
-  if (!values.empty())
-    qsgd_kernel<<<blocks_for(values.size()), kThreads>>>(x.get(), u.get(), bucket_norms.get(), bucket_size, s,
-                                                         out.get(), values.size());
+  device::qsgd_codes(x.get(), u.get(), bucket_norms.get(), bucket_size, s, out.get(), values.size(), nullptr);
   return out.to_host();
 }
 
 std::vector<std::uint8_t> pack_fixed(const std::vector<std::uint32_t>& codes, unsigned bits) {
   if (bits == 0 || bits > 32) throw std::invalid_argument("pack_fixed: bits must be in [1, 32]");
-  const std::size_t bytes = (codes.size() * bits + 7) / 8;
   const DeviceBuffer<std::uint32_t> in(codes);
-  const DeviceBuffer<std::uint8_t> out(bytes);
-  if (bytes > 0) pack_fixed_kernel<<<blocks_for(bytes), kThreads>>>(in.get(), bits, out.get(), codes.size(), bytes);
+  const DeviceBuffer<std::uint8_t> out((codes.size() * bits + 7) / 8);
+  device::pack_fixed(in.get(), bits, out.get(), codes.size(), nullptr);
   return out.to_host();
 }
 
@@ -226,17 +121,69 @@ std::vector<float> gather(const std::vector<float>& values, const std::vector<st
   const DeviceBuffer<float> in(values);
   const DeviceBuffer<std::uint32_t> at(indices);
   const DeviceBuffer<float> out(indices.size());
-  if (!indices.empty())
-    gather_kernel<<<blocks_for(indices.size()), kThreads>>>(in.get(), at.get(), out.get(), indices.size());
+  device::gather(in.get(), at.get(), out.get(), indices.size(), nullptr);
   return out.to_host();
 }
 
 void subtract_sent(std::vector<float>& residual, const std::vector<float>& sent) {
   if (residual.size() != sent.size()) throw std::invalid_argument("subtract_sent: residual and sent differ in length");
   const DeviceBuffer<float> r(residual), s(sent);
-  if (!residual.empty())
-    subtract_sent_kernel<<<blocks_for(residual.size()), kThreads>>>(r.get(), s.get(), residual.size());
+  device::subtract_sent(r.get(), s.get(), residual.size(), nullptr);
   r.copy_to(residual);
+}
+
+std::vector<std::uint8_t> topk(const std::vector<float>& values, std::size_t k) {
+  const DeviceBuffer<float> in(values);
+  const DeviceBuffer<std::uint8_t> payload(8 + 8 * k);
+  const device::Workspace workspace(values.size());
+  device::topk_compress(in.get(), values.size(), k, payload.get(), workspace, nullptr);
+  return payload.to_host();
+}
+
+std::vector<std::uint8_t> topk_with_feedback(const std::vector<float>& gradient, std::vector<float>& residual,
+                                             std::size_t k) {
+  if (residual.size() != gradient.size())
+    throw std::invalid_argument("topk_with_feedback: residual and gradient differ in length");
+  const DeviceBuffer<float> g(gradient), r(residual);
+  const DeviceBuffer<std::uint8_t> payload(8 + 8 * k);
+  const device::Workspace workspace(gradient.size());
+  device::topk_compress_with_feedback(g.get(), r.get(), gradient.size(), k, payload.get(), workspace, nullptr);
+  r.copy_to(residual);
+  return payload.to_host();
+}
+
+void sparse_pairs_add(const std::vector<std::uint8_t>& payload, std::vector<float>& dense) {
+  std::uint32_t header[2] = {0, 0};
+  if (payload.size() >= 8) std::memcpy(header, payload.data(), 8);
+  const std::size_t k = header[1];
+  if (payload.size() < 8 || header[0] != dense.size() || payload.size() != 8 + 8 * k)
+    throw std::invalid_argument("sparse_pairs_add: the payload is not one for dense's length");
+  for (std::size_t j = 0; j < k; ++j) {
+    std::uint32_t index;
+    std::memcpy(&index, payload.data() + 8 + 4 * j, 4);
+    if (index >= dense.size()) throw std::out_of_range("sparse_pairs_add: index beyond dense");
+  }
+  const DeviceBuffer<std::uint8_t> in(payload);
+  const DeviceBuffer<float> out(dense);
+  device::sparse_pairs_add(in.get(), k, out.get(), nullptr);
+  out.copy_to(dense);
+}
+
+std::vector<float> block_with_feedback(const std::vector<float>& gradient, std::vector<float>& residual,
+                                       std::size_t offset, std::size_t k) {
+  if (residual.size() != gradient.size() || offset + k > gradient.size())
+    throw std::invalid_argument("block_with_feedback: the block or the residual does not fit the gradient");
+  const DeviceBuffer<float> g(gradient), r(residual), block(k);
+  device::block_with_feedback(g.get(), r.get(), gradient.size(), offset, k, block.get(), nullptr);
+  r.copy_to(residual);
+  return block.to_host();
+}
+
+void block_add(const std::vector<float>& block, std::size_t offset, std::vector<float>& dense) {
+  if (offset + block.size() > dense.size()) throw std::invalid_argument("block_add: the block does not fit dense");
+  const DeviceBuffer<float> in(block), out(dense);
+  device::block_add(in.get(), offset, block.size(), out.get(), nullptr);
+  out.copy_to(dense);
 }
 
 }  // namespace laconic::compress::cuda

@@ -1,14 +1,14 @@
 #pragma once
 // The compressors' CUDA kernels behind a host interface of plain C++17 (no CUDA types: nvcc
-// compiles kernels.cu as C++17, the newest dialect CMake 3.25 knows for it), so that
-// callers and tests compile with the host compiler: each call copies its input to the device,
-// runs one kernel, and copies the result back. Every kernel computes what the CPU codec computes
-// per element, with the same functions (engine/compress/element_math.hpp), and writes its part
-// of the payload in the CPU codec's layout. Built only with -DLACONIC_WITH_CUDA=ON.
+// compiles the .cu files as C++17, the newest dialect CMake 3.25 knows for it), so that callers
+// and tests compile with the host compiler: each call copies its input to the device, runs the
+// kernels (launch.cuh, which bench/cuda/compress_cuda_bench times on device memory), and copies
+// the result back. Every kernel computes what the CPU codec computes per element, with the same
+// functions (engine/compress/element_math.hpp), and writes its part of the payload in the CPU
+// codec's layout. Built only with -DLACONIC_WITH_CUDA=ON.
 //
-// Not here yet (issue 34, item 3): Top-k selection, block-random-k, the error-feedback fusion
-// into the encoders, device-side random streams (the stochastic codecs take the CPU codec's
-// uniforms), and bench/compress_cuda_bench.
+// Not here (issue 34, item 3): QSGD's norms and a whole QSGD payload, random-k's index draws,
+// the sign compressors' scales, and the error-feedback fusion beyond Top-k and block-random-k.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,6 +37,13 @@ std::vector<std::uint8_t> pack_negative_bits(const std::vector<float>& values);
 std::vector<std::uint8_t> terngrad_codes(const std::vector<float>& gradient, float scale,
                                          const std::vector<float>& uniforms);
 
+/// A whole TernGrad payload (the CPU codec's layout: n, scale = max |g| or NaN, 2-bit codes),
+/// element i's uniform element::uniform_of(element::splitmix64_at(seed, i)): a device stream, so
+/// the codes differ from the CPU codec's (xoshiro256**) but follow the same law.
+std::vector<std::uint8_t> terngrad_compress(const std::vector<float>& gradient, std::uint64_t seed);
+/// dense[i] += the value a TernGrad payload holds for element i (code 3 refused first).
+void terngrad_decode_add(const std::vector<std::uint8_t>& payload, std::vector<float>& dense);
+
 /// QSGD's codes (level << 1 | sign) of every element, buckets of `bucket_size` elements with one
 /// norm each (scale = s / norm; a zero, infinite or NaN norm gives level 0 to its bucket).
 std::vector<std::uint32_t> qsgd_codes(const std::vector<float>& values, const std::vector<float>& uniforms,
@@ -50,5 +57,22 @@ std::vector<float> gather(const std::vector<float>& values, const std::vector<st
 
 /// Error feedback after sending: residual[i] = fl(residual[i] - sent[i]) for every element.
 void subtract_sent(std::vector<float>& residual, const std::vector<float>& sent);
+
+/// The Top-k payload of `values` for k in [1, n]: TopkCodec's bytes (n, k, the indices of the k
+/// largest magnitudes ascending, ties at the k-th to the lowest indices, then their values).
+std::vector<std::uint8_t> topk(const std::vector<float>& values, std::size_t k);
+/// Top-k with error feedback: residual += gradient, the payload of the sum, each sent value taken
+/// off the residual (TopkCompressor with error feedback, bit for bit on finite values).
+std::vector<std::uint8_t> topk_with_feedback(const std::vector<float>& gradient, std::vector<float>& residual,
+                                             std::size_t k);
+/// dense[index] += value for every pair of a Top-k (sparse pairs) payload.
+void sparse_pairs_add(const std::vector<std::uint8_t>& payload, std::vector<float>& dense);
+
+/// Block-random-k with error feedback at the given offset: residual += gradient, returns the
+/// block [offset, offset + k) of the sum (the payload), and takes it off the residual.
+std::vector<float> block_with_feedback(const std::vector<float>& gradient, std::vector<float>& residual,
+                                       std::size_t offset, std::size_t k);
+/// dense[offset + j] += block[j] (block-random-k's decoder).
+void block_add(const std::vector<float>& block, std::size_t offset, std::vector<float>& dense);
 
 }  // namespace laconic::compress::cuda

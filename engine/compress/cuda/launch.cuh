@@ -1,0 +1,83 @@
+#pragma once
+// The compressors' kernels on device memory: each function enqueues its kernels on `stream` and
+// returns at once. The host API (kernels.hpp) wraps them with copies in and out;
+// bench/cuda/compress_cuda_bench times them on device-resident gradients, as a GPU trainer
+// would hold them. Payloads are the CPU codecs' bytes, in device memory. CUDA code only (nvcc).
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/compress/cuda/device.cuh"
+
+namespace laconic::compress::cuda::device {
+
+/// Device scratch for Top-k's selection and TernGrad's scale, sized once for gradients of up to
+/// `max_elements`: a digit histogram, the selection's state and per-tile counts.
+class Workspace {
+ public:
+  explicit Workspace(std::size_t max_elements);
+  std::size_t max_elements() const { return max_elements_; }
+  std::uint32_t* histogram() const { return words_.get(); }          // 256 words
+  std::uint32_t* state() const { return words_.get() + 256; }        // 8 words
+  std::uint32_t* tile_counts() const { return words_.get() + 264; }  // 2 per tile
+
+ private:
+  std::size_t max_elements_;
+  DeviceBuffer<std::uint32_t> words_;
+};
+
+// ---- elementwise.cu ----
+void fp16_encode(const float* values, std::uint16_t* bits, std::size_t n, cudaStream_t stream);
+void bf16_encode(const float* values, std::uint16_t* bits, std::size_t n, cudaStream_t stream);
+void fp16_decode_add(const std::uint16_t* bits, float* dense, std::size_t n, cudaStream_t stream);
+void bf16_decode_add(const std::uint16_t* bits, float* dense, std::size_t n, cudaStream_t stream);
+/// (n + 7) / 8 bytes of sign bits (element::negative_bit), element i at byte i / 8, bit i % 8.
+void pack_negative_bits(const float* values, std::uint8_t* bits, std::size_t n, cudaStream_t stream);
+/// QSGD codes from the given uniforms and per-bucket norms (kernels.hpp's qsgd_codes).
+void qsgd_codes(const float* values, const float* uniforms, const float* norms, std::size_t bucket_size, float s,
+                std::uint32_t* codes, std::size_t n, cudaStream_t stream);
+/// `bits`-bit codes packed LSB first into (n * bits + 7) / 8 bytes (bitpack.hpp's layout).
+void pack_fixed(const std::uint32_t* codes, unsigned bits, std::uint8_t* packed, std::size_t n, cudaStream_t stream);
+/// out[j] = values[indices[j]] for j < k.
+void gather(const float* values, const std::uint32_t* indices, float* out, std::size_t k, cudaStream_t stream);
+/// residual[i] = element::residual_after(residual[i], sent[i]).
+void subtract_sent(float* residual, const float* sent, std::size_t n, cudaStream_t stream);
+
+// ---- terngrad.cu ----
+/// TernGrad's codes (4 a byte) for the given scale and one given uniform per element.
+void terngrad_codes(const float* gradient, const float* uniforms, float scale, std::uint8_t* codes, std::size_t n,
+                    cudaStream_t stream);
+/// A whole TernGrad payload (the CPU codec's layout: n, scale = max |g| or NaN, codes), element
+/// i's uniform from element::splitmix64_at(seed, i).
+void terngrad_compress(const float* gradient, std::size_t n, std::uint64_t seed, std::uint8_t* payload,
+                       const Workspace& workspace, cudaStream_t stream);
+/// dense += the payload's values. Trusts its codes: the caller refuses code 3 first, as the CPU
+/// decoder does.
+void terngrad_decode_add(const std::uint8_t* payload, float* dense, std::size_t n, cudaStream_t stream);
+
+// ---- topk.cu ----
+/// The Top-k payload of `values` (the CPU codec's bytes: n, k, then k indices ascending and their
+/// values; the k largest magnitudes, ties at the k-th to the lowest indices), k >= 1.
+void topk_compress(const float* values, std::size_t n, std::size_t k, std::uint8_t* payload, const Workspace& workspace,
+                   cudaStream_t stream);
+/// Top-k with error feedback, fused: residual += gradient inside the first selection pass, the
+/// payload selected from the sum, and the sent elements taken off the residual as they are
+/// written (TopkCompressor with error feedback, bit for bit on finite values).
+void topk_compress_with_feedback(const float* gradient, float* residual, std::size_t n, std::size_t k,
+                                 std::uint8_t* payload, const Workspace& workspace, cudaStream_t stream);
+/// dense[index] += value for the k pairs of a sparse-pairs payload (indices trusted: the caller
+/// checks them as the CPU decoder does).
+void sparse_pairs_add(const std::uint8_t* payload, std::size_t k, float* dense, cudaStream_t stream);
+
+// ---- block_randomk.cu ----
+/// block[j] = values[offset + j] for j < k.
+void block_copy(const float* values, std::size_t offset, std::size_t k, float* block, cudaStream_t stream);
+/// Block-random-k with error feedback in one pass: residual += gradient, the block [offset,
+/// offset + k) of the sum sent, and taken off the residual.
+void block_with_feedback(const float* gradient, float* residual, std::size_t n, std::size_t offset, std::size_t k,
+                         float* block, cudaStream_t stream);
+/// dense[offset + j] += block[j] for j < k.
+void block_add(const float* block, std::size_t offset, std::size_t k, float* dense, cudaStream_t stream);
+
+}  // namespace laconic::compress::cuda::device
