@@ -57,14 +57,18 @@ std::string recorded_path(const std::string& path, const std::string& working_di
 std::optional<HardwareProfile> experiment_hardware(const ExperimentModel& model) {
   for (const RunData& run : model.compared) {
     const nlohmann::json spec = run.run.config.value("hardware", nlohmann::json::object());
-    if (!spec.is_object() || spec.value("name", "") != "profile" || !spec.contains("file") || !spec["file"].is_string())
-      continue;
+    const std::string kind = spec.is_object() ? spec.value("name", "") : "";
+    // profile { file }: the profile's file; by_hand { ... }: its fields and its compressors' file.
+    const std::string file_field = kind == "profile" ? "file" : "compressors";
+    const bool names_file = spec.is_object() && spec.contains(file_field) && spec[file_field].is_string();
+    if (!(kind == "profile" && names_file) && kind != "by_hand") continue;
+    const std::string file =
+        names_file ? recorded_path(spec[file_field].get<std::string>(), run.working_directory) : "";
     try {
-      return read_hardware_profile(recorded_path(spec["file"].get<std::string>(), run.working_directory));
+      return kind == "profile" ? read_hardware_profile(file) : hardware_profile_by_hand(spec, file);
     } catch (const ConfigError& e) {
-      throw ConfigError(str_cat(e.what(), "; run ", run.run.id,
-                                " names it (hardware = profile { file = ... }): put it "
-                                "back, or give a profile with --hardware"));
+      throw ConfigError(str_cat(e.what(), "; run ", run.run.id, " names it (hardware = ", kind,
+                                " { ... }): put it back, or give a profile with --hardware"));
     }
   }
   return std::nullopt;

@@ -22,8 +22,8 @@ class Reader {
   bool has(const char* key) const { return object_.contains(key); }
 
   [[noreturn]] void fail(const std::string& key, const std::string& why) const {
-    const std::string where = key.empty() ? path_ : (path_.empty() ? key : path_ + "." + key);
-    throw ConfigError(str_cat("hardware profile ", origin_, ": ", where.empty() ? "the file" : where, " ", why,
+    const std::string field = where(key);
+    throw ConfigError(str_cat("hardware profile ", origin_, ": ", field.empty() ? "the file" : field, " ", why,
                               " (docs/hardware.md)"));
   }
 
@@ -52,11 +52,16 @@ class Reader {
     if (v.is_number())
       s = v.get<double>();
     else if (v.is_string())
-      s = parse_duration(str_cat("hardware profile ", origin_, ": ", path_, ".", key), v.get<std::string>());
+      s = parse_duration(str_cat("hardware profile ", origin_, ": ", where(key)), v.get<std::string>());
     else
       fail(key, "must be seconds (a number) or a duration such as \"3.1ms\"");
     if (!(s >= 0)) fail(key, "must be >= 0");
     return s;
+  }
+
+  /// The field's path in the file: "models[0].forward".
+  std::string where(const std::string& key) const {
+    return key.empty() ? path_ : (path_.empty() ? key : path_ + "." + key);
   }
 
   Reader child(const json& object, const std::string& name) const {
@@ -93,6 +98,32 @@ ModelStepCost model_cost(const Reader& r) {
   return m;
 }
 
+std::map<std::string, CompressorCost> compressor_costs(const Reader& r) {
+  const json& table = r.at("compressors");
+  if (!table.is_object()) r.fail("compressors", "must be an object of compressor names");
+  std::map<std::string, CompressorCost> costs;
+  for (const auto& [name, fields] : table.items()) {
+    const Reader c = r.child(fields, "compressors." + name);
+    CompressorCost cost;
+    if (c.has("compress")) cost.compress = codec_cost(c.child(c.at("compress"), "compress"));
+    if (c.has("decompress")) cost.decompress = codec_cost(c.child(c.at("decompress"), "decompress"));
+    costs.emplace(name, cost);
+  }
+  return costs;
+}
+
+json read_json_file(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(str_cat("cannot read ", what, " '", path, "'"));
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw ConfigError(str_cat(what, " '", path, "' is not JSON: ", e.what()));
+  }
+}
+
 }  // namespace
 
 double ModelStepCost::ready_after(std::int64_t elements) const {
@@ -108,6 +139,8 @@ const ModelStepCost* HardwareProfile::model(const std::string& name, std::int64_
                                             std::int64_t parameters) const {
   for (const ModelStepCost& m : models)
     if (m.model == name && m.batch_size == batch_size && m.parameters == parameters) return &m;
+  for (const ModelStepCost& m : models)
+    if (m.model.empty()) return &m;  // written in the experiment for every run's model
   return nullptr;
 }
 
@@ -119,7 +152,9 @@ const CompressorCost* HardwareProfile::compressor(const std::string& name) const
 std::string HardwareProfile::models_text() const {
   std::string out;
   for (const ModelStepCost& m : models)
-    out += str_cat(out.empty() ? "" : ", ", m.model, " (batch ", m.batch_size, ", ", m.parameters, " parameters)");
+    out += m.model.empty() ? str_cat(out.empty() ? "" : ", ", "every run's model")
+                           : str_cat(out.empty() ? "" : ", ", m.model, " (batch ", m.batch_size, ", ", m.parameters,
+                                     " parameters)");
   return out.empty() ? "no model" : out;
 }
 
@@ -141,32 +176,34 @@ HardwareProfile hardware_profile_from_json(const json& document, const std::stri
     for (std::size_t i = 0; i < list.size(); ++i)
       p.models.push_back(model_cost(r.child(list[i], str_cat("models[", i, "]"))));
   }
-  if (r.has("compressors")) {
-    const json& table = r.at("compressors");
-    if (!table.is_object()) r.fail("compressors", "must be an object of compressor names");
-    for (const auto& [name, costs] : table.items()) {
-      const Reader c = r.child(costs, "compressors." + name);
-      CompressorCost cost;
-      if (c.has("compress")) cost.compress = codec_cost(c.child(c.at("compress"), "compress"));
-      if (c.has("decompress")) cost.decompress = codec_cost(c.child(c.at("decompress"), "decompress"));
-      p.compressors.emplace(name, cost);
-    }
-  }
+  if (r.has("compressors")) p.compressors = compressor_costs(r);
   return p;
 }
 
 HardwareProfile read_hardware_profile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(str_cat("cannot read hardware profile '", path, "'"));
-  std::stringstream text;
-  text << in.rdbuf();
-  json document;
-  try {
-    document = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw ConfigError(str_cat("hardware profile '", path, "' is not JSON: ", e.what()));
+  return hardware_profile_from_json(read_json_file(path, "hardware profile"), path);
+}
+
+HardwareProfile hardware_profile_by_hand(const json& fields, const std::string& compressors_file) {
+  const std::string origin = "by_hand { ... }";
+  const Reader r(fields, origin, "");
+  HardwareProfile p;
+  p.origin = origin;
+  p.name = r.text("label", "");
+  if (p.name.empty()) r.fail("label", "is missing: the hardware, as the report should name it");
+  p.measured = {{"by", "written by hand in the experiment"}};
+  ModelStepCost step;  // no model name: every run's model, batch size and parameter count
+  step.forward = r.seconds("forward", -1);
+  step.backward = r.seconds("backward", -1);
+  step.optimizer = r.seconds("optimizer", 0);
+  if (step.forward < 0) r.fail("forward", "is missing");
+  if (step.backward < 0) r.fail("backward", "is missing");
+  p.models.push_back(step);
+  if (!compressors_file.empty()) {
+    const json costs = read_json_file(compressors_file, "compressor costs");
+    p.compressors = compressor_costs(Reader(costs, compressors_file, ""));
   }
-  return hardware_profile_from_json(document, path);
+  return p;
 }
 
 }  // namespace laconic

@@ -56,7 +56,8 @@ struct HardwareProfile {
   std::vector<ModelStepCost> models;
   std::map<std::string, CompressorCost> compressors;  ///< by compressor name
 
-  /// The entry for this model, batch size and parameter count; null if none.
+  /// The entry for this model, batch size and parameter count, else the one written in the
+  /// experiment for every model (no model name); null if none.
   const ModelStepCost* model(const std::string& name, std::int64_t batch_size, std::int64_t parameters) const;
   /// The costs of a compressor; null if the profile has none (`none` then costs nothing).
   const CompressorCost* compressor(const std::string& name) const;
@@ -70,5 +71,12 @@ HardwareProfile hardware_profile_from_json(const nlohmann::json& json, const std
 
 /// The same from a file. ConfigError when it cannot be read or parsed.
 HardwareProfile read_hardware_profile(const std::string& path);
+
+/// The profile `hardware = by_hand { ... }` writes in the experiment, from its fields as recorded
+/// (label, forward, backward, optimizer; durations as texts or seconds): one step cost that every
+/// run's model takes, and the compressors of `compressors_file` (a JSON file with a
+/// "compressors" object, as bench/compressor_costs.py and laconic_compress_cuda_bench write it)
+/// unless it is empty. ConfigError naming the field or the file.
+HardwareProfile hardware_profile_by_hand(const nlohmann::json& fields, const std::string& compressors_file);
 
 }  // namespace laconic

@@ -100,3 +100,31 @@ TEST_CASE("a profile named relative to an experiment given relatively is found b
   CHECK_THAT(read_file(dir + "/elsewhere/rep/report.md"), Catch::Contains("## On Test GPU (projected)"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("hardware = by_hand { ... } is checked with the experiment and projected by a report run anywhere",
+          "[cli][report][hardware]") {
+  const auto dir = make_temp_dir();
+  std::filesystem::create_directories(dir + "/exp");
+  std::filesystem::create_directories(dir + "/elsewhere");
+  const std::string by_hand =
+      "  hardware = by_hand { label = \"Hand GPU\", forward = \"0.2ms\", backward = \"0.4ms\",\n"
+      "                       compressors = \"costs.json\" },\n";
+  write_file(dir + "/exp/hw.lua",
+             tiny_experiment("hw", "  max_steps = 3,\n  compressor = sweep { none(), topk() },\n" + by_hand));
+  auto r = run_laconic(dir, "check exp/hw.lua", 60);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("hw.lua:") && Catch::Contains("cannot read compressor costs"));
+  write_file(dir + "/exp/costs.json",
+             R"({"compressors": {"topk": {"compress": {"per_call": "30us", "per_element": "0.02ns"}}}})");
+  r = run_laconic(dir, "run exp/hw.lua --db runs.db --quiet", 300);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  r = run_laconic(dir + "/elsewhere", "report hw --db ../runs.db --out rep --allow-missing-figures", 120);
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  const std::string md = read_file(dir + "/elsewhere/rep/report.md");
+  CHECK_THAT(md, Catch::Contains("- hardware: Hand GPU (by_hand { ... }; projected)"));
+  CHECK_THAT(md, Catch::Contains("## On Hand GPU (projected)"));
+  CHECK_THAT(md, !Catch::Contains("Not projected"));  // both runs: every model, and Top-k's costs
+  std::filesystem::remove_all(dir);
+}

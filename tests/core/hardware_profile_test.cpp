@@ -118,3 +118,32 @@ TEST_CASE("the profile docs/hardware.md ships, measured on an H100, reads and co
     CHECK(p.compressor(compressor)->compress.per_element > 0);
   }
 }
+
+TEST_CASE("a step's costs written in the experiment apply to every run's model, with a costs file's compressors",
+          "[core][hardware]") {
+  const std::string dir = std::string(LACONIC_SOURCE_DIR) + "/docs/examples";
+  const json fields = {{"label", "A100, by hand"}, {"forward", "3.1ms"}, {"backward", 0.006}, {"optimizer", "0.4ms"}};
+  const HardwareProfile p = hardware_profile_by_hand(fields, dir + "/h100.json");  // its "compressors" object
+  CHECK(p.name == "A100, by hand");
+  REQUIRE(p.model("lenet5", 64, 61706) != nullptr);
+  CHECK(p.model("resnet", 128, 11173962) == p.model("lenet5", 64, 61706));
+  CHECK(p.model("mlp", 32, 1)->compute() == Approx(0.0031 + 0.006 + 0.0004));
+  CHECK(p.models_text() == "every run's model");
+  CHECK(p.compressor("topk") != nullptr);
+  CHECK(hardware_profile_by_hand(fields, "").compressors.empty());
+
+  auto error_of_fields = [](const json& f, const std::string& file) {
+    try {
+      hardware_profile_by_hand(f, file);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(error_of_fields({{"label", "x"}, {"backward", "1ms"}}, ""),
+             Catch::Contains("hardware profile by_hand { ... }: forward is missing"));
+  CHECK_THAT(error_of_fields({{"label", "x"}, {"forward", "-1ms"}, {"backward", "1ms"}}, ""),
+             Catch::Contains("by_hand { ... }: forward must be a duration"));
+  CHECK_THAT(error_of_fields(fields, "/nonexistent/costs.json"),
+             Catch::Contains("cannot read compressor costs '/nonexistent/costs.json'"));
+}
