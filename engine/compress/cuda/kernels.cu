@@ -132,22 +132,22 @@ void subtract_sent(std::vector<float>& residual, const std::vector<float>& sent)
   r.copy_to(residual);
 }
 
-std::vector<std::uint8_t> topk(const std::vector<float>& values, std::size_t k) {
+std::vector<std::uint8_t> topk(const std::vector<float>& values, std::size_t k, TopkPath path) {
   const DeviceBuffer<float> in(values);
   const DeviceBuffer<std::uint8_t> payload(8 + 8 * k);
   const device::Workspace workspace(values.size());
-  device::topk_compress(in.get(), values.size(), k, payload.get(), workspace, nullptr);
+  device::topk_compress(in.get(), values.size(), k, payload.get(), workspace, nullptr, path);
   return payload.to_host();
 }
 
 std::vector<std::uint8_t> topk_with_feedback(const std::vector<float>& gradient, std::vector<float>& residual,
-                                             std::size_t k) {
+                                             std::size_t k, TopkPath path) {
   if (residual.size() != gradient.size())
     throw std::invalid_argument("topk_with_feedback: residual and gradient differ in length");
   const DeviceBuffer<float> g(gradient), r(residual);
   const DeviceBuffer<std::uint8_t> payload(8 + 8 * k);
   const device::Workspace workspace(gradient.size());
-  device::topk_compress_with_feedback(g.get(), r.get(), gradient.size(), k, payload.get(), workspace, nullptr);
+  device::topk_compress_with_feedback(g.get(), r.get(), gradient.size(), k, payload.get(), workspace, nullptr, path);
   r.copy_to(residual);
   return payload.to_host();
 }

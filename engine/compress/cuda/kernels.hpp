@@ -58,13 +58,18 @@ std::vector<float> gather(const std::vector<float>& values, const std::vector<st
 /// Error feedback after sending: residual[i] = fl(residual[i] - sent[i]) for every element.
 void subtract_sent(std::vector<float>& residual, const std::vector<float>& sent);
 
+/// How the device's Top-k selects: `direct`, a radix select over every element; `prefiltered`,
+/// first narrowing to the elements of the k-th largest magnitude's 12-bit bin and above;
+/// `automatic` (the default), prefiltered from 2^22 elements when k <= n / 8. Same bytes either way.
+enum class TopkPath { automatic, direct, prefiltered };
+
 /// The Top-k payload of `values` for k in [1, n]: TopkCodec's bytes (n, k, the indices of the k
 /// largest magnitudes ascending, ties at the k-th to the lowest indices, then their values).
-std::vector<std::uint8_t> topk(const std::vector<float>& values, std::size_t k);
+std::vector<std::uint8_t> topk(const std::vector<float>& values, std::size_t k, TopkPath path = TopkPath::automatic);
 /// Top-k with error feedback: residual += gradient, the payload of the sum, each sent value taken
 /// off the residual (TopkCompressor with error feedback, bit for bit on finite values).
 std::vector<std::uint8_t> topk_with_feedback(const std::vector<float>& gradient, std::vector<float>& residual,
-                                             std::size_t k);
+                                             std::size_t k, TopkPath path = TopkPath::automatic);
 /// dense[index] += value for every pair of a Top-k (sparse pairs) payload.
 void sparse_pairs_add(const std::vector<std::uint8_t>& payload, std::vector<float>& dense);
 

@@ -9,22 +9,28 @@
 #include <cstdint>
 
 #include "engine/compress/cuda/device.cuh"
+#include "engine/compress/cuda/kernels.hpp"
 
 namespace laconic::compress::cuda::device {
 
 /// Device scratch for Top-k's selection and TernGrad's scale, sized once for gradients of up to
-/// `max_elements`: a digit histogram, the selection's state and per-tile counts.
+/// `max_elements`: a digit histogram, the selection's state, per-tile counts, and room for Top-k's
+/// candidates (an index and a value each: 8 bytes an element).
 class Workspace {
  public:
   explicit Workspace(std::size_t max_elements);
   std::size_t max_elements() const { return max_elements_; }
-  std::uint32_t* histogram() const { return words_.get(); }          // 256 words
-  std::uint32_t* state() const { return words_.get() + 256; }        // 8 words
-  std::uint32_t* tile_counts() const { return words_.get() + 264; }  // 2 per tile
+  std::uint32_t* histogram() const;    // 4096 words
+  std::uint32_t* state() const;        // 8 words
+  std::uint32_t* tile_counts() const;  // 2 per tile
+  std::uint32_t* candidates() const { return candidates_.get(); }
+  float* candidate_values() const { return candidate_values_.get(); }
 
  private:
   std::size_t max_elements_;
   DeviceBuffer<std::uint32_t> words_;
+  DeviceBuffer<std::uint32_t> candidates_;
+  DeviceBuffer<float> candidate_values_;
 };
 
 // ---- elementwise.cu ----
@@ -59,13 +65,15 @@ void terngrad_decode_add(const std::uint8_t* payload, float* dense, std::size_t 
 // ---- topk.cu ----
 /// The Top-k payload of `values` (the CPU codec's bytes: n, k, then k indices ascending and their
 /// values; the k largest magnitudes, ties at the k-th to the lowest indices), k >= 1.
+/// `path` picks the prefilter (kernels.hpp's TopkPath); every path gives the same bytes.
 void topk_compress(const float* values, std::size_t n, std::size_t k, std::uint8_t* payload, const Workspace& workspace,
-                   cudaStream_t stream);
+                   cudaStream_t stream, TopkPath path = TopkPath::automatic);
 /// Top-k with error feedback, fused: residual += gradient inside the first selection pass, the
 /// payload selected from the sum, and the sent elements taken off the residual as they are
 /// written (TopkCompressor with error feedback, bit for bit on finite values).
 void topk_compress_with_feedback(const float* gradient, float* residual, std::size_t n, std::size_t k,
-                                 std::uint8_t* payload, const Workspace& workspace, cudaStream_t stream);
+                                 std::uint8_t* payload, const Workspace& workspace, cudaStream_t stream,
+                                 TopkPath path = TopkPath::automatic);
 /// dense[index] += value for the k pairs of a sparse-pairs payload (indices trusted: the caller
 /// checks them as the CPU decoder does).
 void sparse_pairs_add(const std::uint8_t* payload, std::size_t k, float* dense, cudaStream_t stream);
