@@ -57,14 +57,32 @@ __global__ void header_kernel(const std::uint32_t* state, std::size_t n, std::ui
   words[1] = state[kAnyNan] ? 0x7FC00000u : state[kLargest];  // std::numeric_limits<float>::quiet_NaN()
 }
 
-// One thread per code byte.
+// Sixteen elements a thread (four code bytes), as one 4-byte load of codes and four 16-byte
+// read-modify-writes of the dense vector where whole and aligned, else one at a time.
+constexpr unsigned kSixteen = 16;
+
 __global__ void decode_add_kernel(const std::uint8_t* payload, float* dense, std::size_t n) {
-  const std::size_t b = thread_item();
-  if (4 * b >= n) return;
+  const std::size_t first = kSixteen * thread_item();
+  if (first >= n) return;
   const float scale = payload_scale(payload);
-  const unsigned byte = payload[8 + b];
-  for (std::size_t i = 4 * b; i < n && i < 4 * b + 4; ++i)
-    dense[i] += element::terngrad_value((byte >> (2 * (i - 4 * b))) & 3u, scale);
+  const std::uint8_t* codes = payload + 8 + first / 4;
+  if (first + kSixteen <= n && reinterpret_cast<std::uintptr_t>(dense + first) % 16 == 0 &&
+      reinterpret_cast<std::uintptr_t>(codes) % 4 == 0) {
+    const unsigned four = *reinterpret_cast<const unsigned*>(codes);
+    float4* d = reinterpret_cast<float4*>(dense + first);
+    for (unsigned q = 0; q < 4; ++q) {
+      const unsigned byte = four >> (8 * q);
+      float4 v = d[q];
+      v.x += element::terngrad_value(byte & 3u, scale);
+      v.y += element::terngrad_value((byte >> 2) & 3u, scale);
+      v.z += element::terngrad_value((byte >> 4) & 3u, scale);
+      v.w += element::terngrad_value((byte >> 6) & 3u, scale);
+      d[q] = v;
+    }
+    return;
+  }
+  for (std::size_t i = first; i < n && i < first + kSixteen; ++i)
+    dense[i] += element::terngrad_value((payload[8 + i / 4] >> (2 * (i % 4))) & 3u, scale);
 }
 
 }  // namespace
@@ -89,8 +107,7 @@ void terngrad_compress(const float* gradient, std::size_t n, std::uint64_t seed,
 }
 
 void terngrad_decode_add(const std::uint8_t* payload, float* dense, std::size_t n, cudaStream_t stream) {
-  const std::size_t bytes = (n + 3) / 4;
-  if (bytes > 0) decode_add_kernel<<<blocks_for(bytes), kThreads, 0, stream>>>(payload, dense, n);
+  if (n > 0) decode_add_kernel<<<blocks_for((n + kSixteen - 1) / kSixteen), kThreads, 0, stream>>>(payload, dense, n);
 }
 
 }  // namespace laconic::compress::cuda::device

@@ -25,7 +25,7 @@ constexpr unsigned kGridBlocks = 1024;  // grid of the grid-stride passes
 constexpr unsigned kScanThreads = 1024;
 constexpr unsigned kCoarseShift = 20, kCoarseBins = 1u << 12;  // the prefilter's 12-bit digit
 // The prefilter from 2^22 elements and k <= n / 8: on an H100 a direct selection of 1% took
-// 0.075 ms at 10^6 elements against the prefilter's 0.094 ms (its extra launches), and 0.166 ms
+// 0.076 ms at 10^6 elements against the prefilter's 0.098 ms (its extra launches), and 0.168 ms
 // against 0.141 ms at 10^7 (docs/benchmarks.md); above n / 8 the candidates are most of the
 // gradient anyway.
 constexpr std::size_t kPrefilterMinElements = std::size_t{1} << 22, kPrefilterMaxShare = 8;
