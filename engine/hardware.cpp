@@ -28,7 +28,7 @@ OptionFields<ByHandOptions> ByHandOptions::fields() {
       .text("optimizer", &O::optimizer, "a step's optimizer update there (\"0.4ms\")")
       .text("compressors", &O::compressors,
             "a JSON file of compressor costs there (laconic_compress_cuda_bench --out, bench/compressor_costs.py; "
-            "docs/hardware.md), relative to the experiment file; empty: only `none` is projected")
+            "docs/hardware.md), relative to the experiment file, part of its hash; empty: only `none` is projected")
       .relative_to_file(/*hashed=*/true)
       .rule([](const ComponentSpec& spec, O& o) {
         if (o.label.empty()) throw ConfigError(str_cat(spec.name, ".label is required: what the reports call it"));
