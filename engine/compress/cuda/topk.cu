@@ -30,9 +30,9 @@ constexpr unsigned kCoarseShift = 20, kCoarseBins = 1u << 12;  // the prefilter'
 // gradient anyway.
 constexpr std::size_t kPrefilterMinElements = std::size_t{1} << 22, kPrefilterMaxShare = 8;
 // Words of the workspace's state: the digits chosen so far (at the end the k-th largest key), the
-// keys equal to them still to be taken, the keys above the threshold, the elements the selection
-// runs over (n, or the candidates), and the prefilter's bin.
-constexpr unsigned kPrefix = 0, kRemaining = 1, kAbove = 2, kCount = 3, kCut = 4;
+// keys equal to them still to be taken, the elements the selection runs over (n, or the
+// candidates), and the prefilter's bin.
+constexpr unsigned kPrefix = 0, kRemaining = 1, kCount = 2, kCut = 3;
 constexpr unsigned kWarps = kThreads / 32;
 // The compactions' rounds: four consecutive elements a thread.
 constexpr unsigned kPerThread = 4, kRound = kThreads * kPerThread;
@@ -48,7 +48,6 @@ __global__ void start_kernel(std::uint32_t* histogram, std::uint32_t* state, std
   if (threadIdx.x == 0) {
     state[kPrefix] = 0;
     state[kRemaining] = k;
-    state[kAbove] = 0;
     state[kCount] = n;
   }
 }
@@ -57,7 +56,6 @@ __global__ void start_kernel(std::uint32_t* histogram, std::uint32_t* state, std
 __global__ void restart_kernel(std::uint32_t* state, std::uint32_t k) {
   state[kPrefix] = 0;
   state[kRemaining] = k;
-  state[kAbove] = 0;
 }
 
 /// One element's value; kFeedback: residual + gradient, written back (the first pass).
@@ -155,7 +153,6 @@ __global__ void choose_kernel(std::uint32_t* histogram, std::uint32_t* state) {
   while (digit > 0 && above + counts[digit] < remaining) above += counts[digit--];
   state[kPrefix] = (state[kPrefix] << 8) | digit;
   state[kRemaining] = remaining - above;
-  state[kAbove] += above;
 }
 
 /// What a compaction keeps of an element: `above` is kept, a `tie` while ties are wanted. For the
