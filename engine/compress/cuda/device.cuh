@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,6 +26,11 @@ inline unsigned blocks_for(std::size_t n, unsigned per_block = kThreads) {
 
 /// The calling thread's item in a one-dimensional grid.
 __device__ inline std::size_t thread_item() { return blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; }
+
+/// True when `p` lies on a multiple of `bytes` (a vector load's alignment).
+__device__ inline bool aligned_to(const void* p, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+}
 
 /// A device array of `count` T (or a copy of a host vector), freed with the object.
 template <class T>

@@ -11,13 +11,11 @@ namespace {
 // the eight are whole and aligned, else one at a time.
 constexpr unsigned kEight = 8;
 
-__device__ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 template <std::uint16_t (*kEncode)(float)>
 __global__ void encode_half_kernel(const float* in, std::uint16_t* out, std::size_t n) {
   const std::size_t first = kEight * thread_item();
   if (first >= n) return;
-  if (first + kEight <= n && aligned16(in + first) && aligned16(out + first)) {
+  if (first + kEight <= n && aligned_to(in + first, 16) && aligned_to(out + first, 16)) {
     const float4 a = reinterpret_cast<const float4*>(in + first)[0];
     const float4 b = reinterpret_cast<const float4*>(in + first)[1];
     auto two = [](float low, float high) { return kEncode(low) | static_cast<unsigned>(kEncode(high)) << 16; };
@@ -31,7 +29,7 @@ template <float (*kDecode)(std::uint16_t)>
 __global__ void decode_add_half_kernel(const std::uint16_t* bits, float* dense, std::size_t n) {
   const std::size_t first = kEight * thread_item();
   if (first >= n) return;
-  if (first + kEight <= n && aligned16(bits + first) && aligned16(dense + first)) {
+  if (first + kEight <= n && aligned_to(bits + first, 16) && aligned_to(dense + first, 16)) {
     const uint4 packed = *reinterpret_cast<const uint4*>(bits + first);
     auto low = [](unsigned two) { return kDecode(static_cast<std::uint16_t>(two & 0xFFFFu)); };
     auto high = [](unsigned two) { return kDecode(static_cast<std::uint16_t>(two >> 16)); };

@@ -66,8 +66,7 @@ __global__ void decode_add_kernel(const std::uint8_t* payload, float* dense, std
   if (first >= n) return;
   const float scale = payload_scale(payload);
   const std::uint8_t* codes = payload + 8 + first / 4;
-  if (first + kSixteen <= n && reinterpret_cast<std::uintptr_t>(dense + first) % 16 == 0 &&
-      reinterpret_cast<std::uintptr_t>(codes) % 4 == 0) {
+  if (first + kSixteen <= n && aligned_to(dense + first, 16) && aligned_to(codes, 4)) {
     const unsigned four = *reinterpret_cast<const unsigned*>(codes);
     float4* d = reinterpret_cast<float4*>(dense + first);
     for (unsigned q = 0; q < 4; ++q) {

@@ -180,7 +180,7 @@ template <bool kCandidates>
 __device__ void flags_of_four(const float* values, std::size_t first, std::size_t n, std::uint32_t threshold,
                               Flags (&f)[kPerThread]) {
   float v[kPerThread];
-  if (first + kPerThread <= n && reinterpret_cast<std::uintptr_t>(values + first) % 16 == 0) {
+  if (first + kPerThread <= n && aligned_to(values + first, 16)) {
     const float4 four = *reinterpret_cast<const float4*>(values + first);
     v[0] = four.x, v[1] = four.y, v[2] = four.z, v[3] = four.w;
   } else {
