@@ -1,8 +1,9 @@
 // One exchange on 2 ranks, by algorithm: ring, halving-doubling and one-shot allreduce of
 // LeNet-5's gradient (61,706 floats, 247 KB) and the MLP's (327,880 floats, 1.3 MB), and what
 // measuring the wait costs: a barrier (the 4-byte allreduce each step paid before) against the
-// shared arrival board. Ranks are threads of this process, each with its own GlooCommunicator
-// (TCP on 127.0.0.1); the algorithms are interleaved within every repetition. Prints Markdown.
+// shared arrival board (ranks on one host) and the stamps beside each message with which ranks on
+// several hosts measure it (the one-shot allreduce with and without them). Ranks are threads of this process, each with
+// its own GlooCommunicator (TCP on 127.0.0.1); the algorithms are interleaved within every repetition. Prints Markdown.
 //
 // usage: laconic_exchange_bench [REPETITIONS]   (default 300)
 #include <chrono>
@@ -14,6 +15,7 @@
 
 #include "bench/gloo_ranks.hpp"
 #include "engine/comm/communicator.hpp"
+#include "engine/comm/stamped_arrival_board.hpp"
 #include "engine/core/rank_clock.hpp"
 
 namespace {
@@ -27,7 +29,7 @@ constexpr int kWarmup = 10;
 
 struct Method {
   std::string name;
-  std::function<void(Communicator&, std::vector<float>&)> run;
+  std::function<void(Communicator&, std::vector<float>&, laconic::comm::ArrivalBoard& stamped)> run;
 };
 
 struct Row {
@@ -38,17 +40,26 @@ struct Row {
 
 std::vector<Method> methods() {
   auto sum = [](AllreduceAlgorithm a) {
-    return [a](Communicator& comm, std::vector<float>& data) { comm.allreduce_sum(data, a); };
+    return [a](Communicator& comm, std::vector<float>& data, laconic::comm::ArrivalBoard&) {
+      comm.allreduce_sum(data, a);
+    };
   };
   return {
       {"ring allreduce", sum(AllreduceAlgorithm::Ring)},
       {"halving-doubling allreduce", sum(AllreduceAlgorithm::HalvingDoubling)},
       {"one-shot allreduce (auto's choice for 2 ranks)", sum(AllreduceAlgorithm::OneShot)},
-      {"wait measured by a barrier (before)", [](Communicator& comm, std::vector<float>&) { comm.barrier(); }},
-      {"wait measured on the arrival board (now)",
-       [](Communicator& comm, std::vector<float>&) {
+      {"wait measured by a barrier (before)",
+       [](Communicator& comm, std::vector<float>&, laconic::comm::ArrivalBoard&) { comm.barrier(); }},
+      {"wait measured on the arrival board (one host)",
+       [](Communicator& comm, std::vector<float>&, laconic::comm::ArrivalBoard&) {
          comm.arrivals()->arrive(laconic::rank_seconds());
          (void)comm.arrivals()->latest();
+       }},
+      {"one-shot allreduce with arrival stamps (several hosts)",
+       [](Communicator& comm, std::vector<float>& data, laconic::comm::ArrivalBoard& stamped) {
+         stamped.arrive(laconic::rank_seconds());
+         comm.allreduce_sum(data, AllreduceAlgorithm::OneShot);
+         (void)stamped.latest();
        }},
   };
 }
@@ -65,6 +76,7 @@ void measure(const std::string& label, std::size_t floats, int repetitions, std:
   }
   laconic::bench::run_ranks(kRanks, [&](Communicator& comm) {
     LACONIC_ENFORCE(comm.arrivals() != nullptr, "no arrival board between ranks of one process");
+    laconic::comm::StampedArrivalBoard stamped(comm, [] { return laconic::rank_seconds(); });
     const auto me = static_cast<std::size_t>(comm.rank());
     std::vector<float> data(floats);
     for (int i = 0; i < kWarmup + repetitions; ++i)
@@ -73,7 +85,7 @@ void measure(const std::string& label, std::size_t floats, int repetitions, std:
         comm.barrier();  // both ranks start together
         const auto before = comm.counters();
         const auto start = Clock::now();
-        all[k].run(comm, data);
+        all[k].run(comm, data, stamped);
         const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
         Row& row = rows[first + k];
         if (me == 0) {
@@ -104,7 +116,7 @@ int main(int argc, char** argv) {
               << "Median over " << repetitions << " repetitions (after " << kWarmup
               << " warm-up, methods interleaved, each after a barrier) of the slower rank's time inside the call; "
                  "p10-p90 in brackets. Messages and bytes: rank 0's counters for one call (a barrier's are "
-                 "its 4-byte allreduce; the board sends none).\n\n"
+                 "its 4-byte allreduce; the board sends none; stamps are not counted).\n\n"
               << "| vector | method | messages / rank | bytes sent / rank | median us (p10-p90) |\n"
               << "|---|---|---|---|---|\n";
     for (const auto& r : rows) {

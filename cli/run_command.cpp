@@ -257,6 +257,7 @@ int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   // workers) would inherit broken.
   train::pin_threads(1);
   engine::EngineCatalog catalog;
+  (void)stamped_arrivals_requested();  // the workers read it: a bad value is refused here, before any run
   // Load and validate everything before the database is touched: a broken file records nothing.
   lua::LoadOptions load_options;
   load_options.overrides = args.overrides;

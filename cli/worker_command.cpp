@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <iostream>
 #include <memory>
@@ -27,6 +28,14 @@
 #include "lua/experiment.hpp"
 
 namespace laconic::cli {
+
+bool stamped_arrivals_requested() {
+  const char* value = std::getenv("LACONIC_ARRIVALS");
+  if (value == nullptr || std::string(value).empty() || std::string(value) == "auto") return false;
+  if (std::string(value) == "stamps") return true;
+  throw ConfigError(str_cat("LACONIC_ARRIVALS is '", value, "': expected 'auto' (the default) or 'stamps'"));
+}
+
 namespace {
 
 // Discards metrics when no controller listens (a worker started by hand).
@@ -121,6 +130,7 @@ std::unique_ptr<comm::GlooCommunicator> connect(const WorkerArgs& args, const Ru
   options.hostname = args.hostname;
   options.interface = args.interface;
   options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout * 1000));
+  options.stamped_arrivals = stamped_arrivals_requested();
   // A store of its own, never one its parent holds: a forked process shares the parent's
   // connections, which two processes cannot use at once.
   options.store = comm::prefixed(
@@ -137,9 +147,13 @@ void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& cat
   const RunConfig& config = *run.config;
   channel.liveness().enter("rendezvous");
   const auto comm = connect(args, config);
-  // How time_wait is measured: ranks on one host share an arrival board, else a barrier.
-  if (args.rank == 0 && args.world > 1)
-    channel.send(FactMessage{"wait_measured", comm->arrivals() != nullptr ? "arrival_board" : "barrier"});
+  // How time_wait is measured: ranks on one host share an arrival board, on several they stamp
+  // their messages with arrivals on rank 0's clock, whose offsets' worst error rank 0 knows.
+  if (args.rank == 0 && args.world > 1) {
+    const comm::ClockSync* sync = comm->clock_sync();
+    channel.send(FactMessage{"wait_measured", sync != nullptr ? "message_stamps" : "arrival_board"});
+    if (sync != nullptr) channel.send(FactMessage{"clock_offset_error", str_cat(sync->worst_error)});
+  }
   train::Checkpointing checkpointing{args.checkpoint_dir, args.checkpoint_every, args.resume_step, {}};
   if (channel.connected()) checkpointing.on_saved = [&](std::int64_t step) { channel.send(CheckpointMessage{step}); };
   channel.liveness().enter("loading");

@@ -23,6 +23,11 @@ struct RankRun {
   RunCallbacks* callbacks = nullptr;
 };
 
+/// LACONIC_ARRIVALS=stamps: ranks on one host measure their waiting as ranks on several hosts do
+/// (docs/network-model.md, "Waiting across hosts"); unset, empty or `auto`: ranks on one
+/// host share a board. ConfigError for any other value.
+bool stamped_arrivals_requested();
+
 /// Trains rank `args.rank` of the run `find_run` returns (called once the rank reports to its
 /// controller, so that a run it cannot find is reported like any failure). Returns the process
 /// exit status: 0, 1 on failure, kDivergedExitStatus (cli/launcher.hpp) when the training loss

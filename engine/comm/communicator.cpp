@@ -61,11 +61,37 @@ void Communicator::send_recv(int to, std::span<const std::uint8_t> send, int fro
   const std::uint64_t send_tag = send.empty() ? 0 : sent_to_[static_cast<std::size_t>(to)]++;
   const std::uint64_t recv_tag = recv.empty() ? 0 : received_from_[static_cast<std::size_t>(from)]++;
   if (!send.empty()) delay_message();
-  transfer(to, send, send_tag, from, recv, recv_tag);
+  if (stamping_) {
+    double incoming = stamp_;
+    transfer_stamped(to, send, send_tag, from, recv, recv_tag, stamp_, incoming);
+    stamp_ = std::max(stamp_, incoming);
+  } else {
+    transfer(to, send, send_tag, from, recv, recv_tag);
+  }
   counters_.sent += send.size();
   counters_.received += recv.size();
   counters_.messages += 1;
   counters_.link_bytes += std::max(send.size(), recv.size());
+}
+
+void Communicator::transfer_stamped(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
+                                    std::span<std::uint8_t> recv, std::uint64_t recv_tag, double stamp_out,
+                                    double& stamp_in) {
+  transfer(to, send, send_tag, from, recv, recv_tag);
+  const std::span<const std::uint8_t> out{reinterpret_cast<const std::uint8_t*>(&stamp_out), sizeof stamp_out};
+  const std::span<std::uint8_t> in{reinterpret_cast<std::uint8_t*>(&stamp_in), sizeof stamp_in};
+  transfer(to, send.empty() ? out.first(0) : out, send_tag | kStampTag, from, recv.empty() ? in.first(0) : in,
+           recv_tag | kStampTag);
+}
+
+void Communicator::begin_stamps(double arrival) {
+  stamping_ = true;
+  stamp_ = arrival;
+}
+
+double Communicator::end_stamps() {
+  stamping_ = false;
+  return stamp_;
 }
 
 void Communicator::allreduce_sum(std::span<float> data) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -50,19 +51,30 @@ AllreduceAlgorithm choose_allreduce(std::size_t n, int p);
 std::uint64_t allreduce_bytes_sent(std::size_t n, int p, int rank, AllreduceAlgorithm algorithm);
 
 /// Where the ranks of a transport that can tell (threads of one process: MemoryCommunicator;
-/// processes on one host: GlooCommunicator's SharedArrivalBoard) leave their arrival at each exchange, so that each
-/// derives how long it would have waited for the slowest without a barrier. Every rank calls arrive() then latest()
-/// once per exchange, around a collective every rank takes part in.
+/// processes on one host: GlooCommunicator's SharedArrivalBoard; processes on several hosts:
+/// StampedArrivalBoard) leave their arrival at each exchange, so that each derives how long it
+/// would have waited for the slowest without a barrier. Every rank calls arrive() then latest()
+/// once per exchange, around a collective every rank takes part in and whose result depends on
+/// every rank's input.
 class ArrivalBoard {
  public:
   virtual ~ArrivalBoard() = default;
-  /// True when every rank posts the moment it arrived on one clock they all read (the host's
-  /// monotonic clock); false when each posts its step's compute so far (threads on CPU clocks).
-  virtual bool on_host_clock() const { return false; }
+  /// True when every rank posts the moment it arrived on one clock (the host's monotonic clock,
+  /// or rank 0's through an estimated offset); false when each posts its step's compute so far
+  /// (threads on CPU clocks).
+  virtual bool on_shared_clock() const { return false; }
   /// This rank reached the exchange at `seconds` (on the board's scale, above).
   virtual void arrive(double seconds) = 0;
   /// After the exchange's collective: the latest arrival of any rank at it.
   virtual double latest() = 0;
+};
+
+/// Where this rank's clock stands against rank 0's (Communicator::synchronize_clock): rank 0's
+/// clock reads `offset` seconds more than this rank's, give or take `error`. Rank 0: 0 and 0.
+struct ClockSync {
+  double offset = 0;
+  double error = 0;        ///< half the shortest round trip of the estimate: a bound, not a spread
+  double worst_error = 0;  ///< on rank 0 the largest `error` of any rank; elsewhere this rank's
 };
 
 class Communicator {
@@ -110,6 +122,21 @@ class Communicator {
   /// Returns once every rank has called it.
   void barrier();
 
+  /// Estimates this rank's ClockSync, reading `clock` (seconds): `rounds` ping-pongs between
+  /// rank 0 and each other rank in turn, keeping the one with the shortest round trip (rank 0's
+  /// reading lies between the ping's send and the pong's arrival on this rank's clock). Then each
+  /// rank sends rank 0 its error. Every rank calls it; its messages are measurement, not the
+  /// method's: counters() stay as they were.
+  ClockSync synchronize_clock(const std::function<double()>& clock, int rounds = 8);
+
+  /// From begin_stamps(arrival) to end_stamps(), every message this rank sends (send_recv with
+  /// bytes to send) carries an 8-byte stamp beside it, the latest arrival this rank knows of, and
+  /// every message it receives brings the sender's, kept if later. After a collective whose
+  /// result depends on every rank's input, end_stamps() is the latest arrival of any rank. The
+  /// stamps are measurement: counters() do not count them.
+  void begin_stamps(double arrival);
+  double end_stamps();
+
   /// Sends `send` to rank `to` for its receive_from_any(): messages that a receiver takes from
   /// whichever sender is first (an asynchronous parameter server). They travel on a tag of
   /// their own, in order per sender.
@@ -134,11 +161,20 @@ class Communicator {
   virtual void transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
                         std::span<std::uint8_t> recv, std::uint64_t recv_tag) = 0;
 
+  /// transfer() with a stamp beside each non-empty side: `stamp_out` to `to` with `send`,
+  /// `stamp_in` from `from` with `recv`, on tags of their own (the message's | kStampTag). This
+  /// one moves the stamps after the data, a second round; a transport posts them together.
+  virtual void transfer_stamped(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
+                                std::span<std::uint8_t> recv, std::uint64_t recv_tag, double stamp_out,
+                                double& stamp_in);
+
   /// The transport's receive from whichever of `from` sends on `tag` first; returns its rank.
   virtual int transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv, std::uint64_t tag) = 0;
 
   /// The tag of send_to_any_receiver() messages: above every per-peer message number.
   static constexpr std::uint64_t kAnySourceTag = std::uint64_t{1} << 62;
+  /// Or'ed into a message's tag for the stamp beside it.
+  static constexpr std::uint64_t kStampTag = std::uint64_t{1} << 61;
 
  private:
   void delay_message() const;
@@ -151,6 +187,8 @@ class Communicator {
 
   ByteCounters counters_;
   double message_delay_ = 0;
+  bool stamping_ = false;
+  double stamp_ = 0;                                    // while stamping: the latest arrival this rank knows of
   std::vector<std::uint64_t> sent_to_, received_from_;  // messages per peer so far
   std::vector<float> scratch_;
 };

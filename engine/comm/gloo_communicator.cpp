@@ -9,7 +9,9 @@
 #include <csignal>
 
 #include "engine/comm/shared_arrival_board.hpp"
+#include "engine/comm/stamped_arrival_board.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/rank_clock.hpp"
 
 namespace laconic::comm {
 
@@ -41,10 +43,21 @@ void report_broken_pipes_as_errors() { std::signal(SIGPIPE, SIG_IGN); }
 struct GlooCommunicator::Impl {
   std::shared_ptr<gloo::transport::Device> device;
   std::shared_ptr<gloo::rendezvous::Context> context;
-  SharedBoardSetup arrivals;  // ranks on one host
+  SharedBoardSetup arrivals;                     // ranks on one host
+  std::unique_ptr<StampedArrivalBoard> stamped;  // ranks on several hosts
+
+  /// Posts the receives and sends of one transfer, stamps beside them when given, then waits for all.
+  void exchange(int rank, std::chrono::milliseconds timeout, int to, std::span<const std::uint8_t> send,
+                std::uint64_t send_tag, int from, std::span<std::uint8_t> recv, std::uint64_t recv_tag,
+                double* stamp_out, double* stamp_in);
 };
 
-ArrivalBoard* GlooCommunicator::arrivals() { return impl_->arrivals.board.get(); }
+ArrivalBoard* GlooCommunicator::arrivals() {
+  if (impl_->arrivals.board) return impl_->arrivals.board.get();
+  return impl_->stamped.get();
+}
+
+const ClockSync* GlooCommunicator::clock_sync() const { return impl_->stamped ? &impl_->stamped->sync() : nullptr; }
 
 GlooCommunicator::GlooCommunicator(const GlooOptions& options)
     : rank_(options.rank), size_(options.size), timeout_(options.timeout), impl_(std::make_unique<Impl>()) {
@@ -59,12 +72,16 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
       attr.iface = options.interface;
     impl_->device = gloo::transport::tcp::CreateDevice(attr);
     std::shared_ptr<KeyValueStore> store = options.store ? options.store : open_file_store(options.store_dir);
-    impl_->arrivals = open_shared_arrival_board(*store, options.rank, options.size, options.timeout);
+    if (!options.stamped_arrivals)
+      impl_->arrivals = open_shared_arrival_board(*store, options.rank, options.size, options.timeout);
     GlooStore gloo_store(*store, options.timeout);
     impl_->context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.size);
     impl_->context->setTimeout(options.timeout);
     impl_->context->connectFullMesh(gloo_store, impl_->device);
     remove_shared_board_file(impl_->arrivals);  // every rank has mapped it before connecting
+    // Every rank agrees: rank 0 published a board's path to all, or none.
+    if (!impl_->arrivals.board && options.size > 1)
+      impl_->stamped = std::make_unique<StampedArrivalBoard>(*this, [] { return rank_seconds(); });
   } catch (const gloo::Exception& e) {
     remove_shared_board_file(impl_->arrivals);
     throw CommError(str_cat("rank ", options.rank, " of ", options.size, ": rendezvous through '",
@@ -79,27 +96,50 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
 
 GlooCommunicator::~GlooCommunicator() = default;
 
-void GlooCommunicator::transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
-                                std::span<std::uint8_t> recv, std::uint64_t recv_tag) {
+void GlooCommunicator::Impl::exchange(int rank, std::chrono::milliseconds timeout, int to,
+                                      std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
+                                      std::span<std::uint8_t> recv, std::uint64_t recv_tag, double* stamp_out,
+                                      double* stamp_in) {
   try {
-    std::unique_ptr<gloo::transport::UnboundBuffer> out, in;
+    std::unique_ptr<gloo::transport::UnboundBuffer> in, out, in_stamp, out_stamp;
     // Gloo's unbound buffer takes a non-const pointer but only reads from it when sending.
     if (!recv.empty()) {
-      in = impl_->context->createUnboundBuffer(recv.data(), recv.size());
+      in = context->createUnboundBuffer(recv.data(), recv.size());
       in->recv(from, recv_tag);
+      if (stamp_in != nullptr) {
+        in_stamp = context->createUnboundBuffer(stamp_in, sizeof *stamp_in);
+        in_stamp->recv(from, recv_tag | kStampTag);
+      }
     }
     if (!send.empty()) {
-      out = impl_->context->createUnboundBuffer(const_cast<std::uint8_t*>(send.data()), send.size());
+      out = context->createUnboundBuffer(const_cast<std::uint8_t*>(send.data()), send.size());
       out->send(to, send_tag);
+      if (stamp_out != nullptr) {
+        out_stamp = context->createUnboundBuffer(stamp_out, sizeof *stamp_out);
+        out_stamp->send(to, send_tag | kStampTag);
+      }
     }
-    if (in && !in->waitRecv(timeout_))
-      throw CommError(str_cat("rank ", rank_, ": receive from rank ", from, " was aborted"));
-    if (out && !out->waitSend(timeout_))
-      throw CommError(str_cat("rank ", rank_, ": send to rank ", to, " was aborted"));
+    for (auto* buffer : {in.get(), in_stamp.get()})
+      if (buffer && !buffer->waitRecv(timeout))
+        throw CommError(str_cat("rank ", rank, ": receive from rank ", from, " was aborted"));
+    for (auto* buffer : {out.get(), out_stamp.get()})
+      if (buffer && !buffer->waitSend(timeout))
+        throw CommError(str_cat("rank ", rank, ": send to rank ", to, " was aborted"));
   } catch (const gloo::Exception& e) {
-    throw CommError(str_cat("rank ", rank_, ": exchange with ranks ", to, "/", from, " (", send.size(), " bytes out, ",
+    throw CommError(str_cat("rank ", rank, ": exchange with ranks ", to, "/", from, " (", send.size(), " bytes out, ",
                             recv.size(), " bytes in) failed: ", e.what()));
   }
+}
+
+void GlooCommunicator::transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
+                                std::span<std::uint8_t> recv, std::uint64_t recv_tag) {
+  impl_->exchange(rank_, timeout_, to, send, send_tag, from, recv, recv_tag, nullptr, nullptr);
+}
+
+void GlooCommunicator::transfer_stamped(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
+                                        std::span<std::uint8_t> recv, std::uint64_t recv_tag, double stamp_out,
+                                        double& stamp_in) {
+  impl_->exchange(rank_, timeout_, to, send, send_tag, from, recv, recv_tag, &stamp_out, &stamp_in);
 }
 
 int GlooCommunicator::transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv, std::uint64_t tag) {

@@ -20,6 +20,9 @@ struct GlooOptions {
   /// Network interface to listen on (GLOO_SOCKET_IFNAME); when set, `hostname` is not used.
   std::string interface;
   std::chrono::milliseconds timeout{60'000};  ///< limit for rendezvous and for every transfer
+  /// Measure waiting with stamps beside the messages (StampedArrivalBoard) even when every rank
+  /// runs on one host, where a shared board would do: what several hosts get. Every rank alike.
+  bool stamped_arrivals = false;
 };
 
 class GlooCommunicator : public Communicator {
@@ -29,14 +32,21 @@ class GlooCommunicator : public Communicator {
   explicit GlooCommunicator(const GlooOptions& options);
   ~GlooCommunicator() override;
 
-  /// Ranks that all run on one host share an arrival board (SharedArrivalBoard); else null.
+  /// Ranks that all run on one host share an arrival board (SharedArrivalBoard); ranks on several
+  /// hosts (or with `stamped_arrivals`) stamp their messages (StampedArrivalBoard). Null for one rank.
   ArrivalBoard* arrivals() override;
+  /// The clock offsets the stamped board estimated (on rank 0 its worst_error bounds every
+  /// rank's); null with a shared board or one rank.
+  const ClockSync* clock_sync() const;
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
  protected:
   void transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
                 std::span<std::uint8_t> recv, std::uint64_t recv_tag) override;
+  void transfer_stamped(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
+                        std::span<std::uint8_t> recv, std::uint64_t recv_tag, double stamp_out,
+                        double& stamp_in) override;
   int transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv, std::uint64_t tag) override;
 
  private:

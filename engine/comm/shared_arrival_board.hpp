@@ -22,7 +22,7 @@ class SharedArrivalBoard : public ArrivalBoard {
   SharedArrivalBoard(const SharedArrivalBoard&) = delete;
   SharedArrivalBoard& operator=(const SharedArrivalBoard&) = delete;
 
-  bool on_host_clock() const override { return true; }
+  bool on_shared_clock() const override { return true; }
   void arrive(double seconds) override;
   double latest() override;
 

@@ -31,24 +31,25 @@ class TimedReducer : public compress::SumReducer {
 /// An exchange's time_wait, apart from moving. A barrier right before the first collective takes
 /// the time until the slowest rank arrives; what follows is communication among ranks that are all
 /// there. Its few bytes are measurement, not the method's: the counters start after it. Ranks that
-/// share an arrival board need no barrier: each leaves its arrival on the board (the moment, on the
-/// host's clock, for processes on one host; its step's compute so far for threads), and after the
-/// collective its wait is the latest arrival less its own. On the host's clock the collective
-/// itself was blocked that long before the last rank came, so that wait is taken out of its time.
+/// share an arrival board need no barrier: each leaves its arrival on the board (the moment, on a
+/// clock they share, for processes: the host's, or rank 0's through an estimated offset across
+/// hosts; its step's compute so far for threads), and after the collective its wait is the latest
+/// arrival less its own. On a shared clock the collective itself was blocked that long before the
+/// last rank came, so that wait is taken out of its time.
 class PeerWait {
  public:
   PeerWait(comm::Communicator& comm, bool enabled)
       : comm_(comm),
         enabled_(enabled),
         board_(enabled ? comm.arrivals() : nullptr),
-        on_host_clock_(board_ != nullptr && board_->on_host_clock() && rank_clock() == RankClockKind::Wall) {}
+        on_shared_clock_(board_ != nullptr && board_->on_shared_clock() && rank_clock() == RankClockKind::Wall) {}
 
   /// Before the exchange's first collective.
   void arrive(ExchangeStats& stats) {
     if (!enabled_) return;
     stats.measured_wait = true;
     if (board_ != nullptr) {
-      arrival_ = on_host_clock_ ? rank_seconds() : step_compute_so_far();
+      arrival_ = on_shared_clock_ ? rank_seconds() : step_compute_so_far();
       board_->arrive(arrival_);
       return;
     }
@@ -61,14 +62,14 @@ class PeerWait {
   void derive(ExchangeStats& stats) {
     if (board_ == nullptr) return;
     stats.time_wait = board_->latest() - arrival_;
-    if (on_host_clock_) stats.time_communicate = std::max(0.0, stats.time_communicate - stats.time_wait);
+    if (on_shared_clock_) stats.time_communicate = std::max(0.0, stats.time_communicate - stats.time_wait);
   }
 
  private:
   comm::Communicator& comm_;
   bool enabled_;
   comm::ArrivalBoard* board_;
-  bool on_host_clock_;
+  bool on_shared_clock_;
   double arrival_ = 0;
 };
 

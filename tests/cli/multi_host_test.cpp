@@ -160,8 +160,11 @@ TEST_CASE("the explicit flags run a sweep across two hosts, rank 0 serving the T
   const auto dir = make_temp_dir();
   write_file(dir + "/exp.lua", sweep("flags", 2));
   const std::string store = " --world 2 --store tcp://" + hosts.address(0) + ":29400";
-  const pid_t b = hosts.start(1, dir, "laconic run exp.lua --rank 1" + store, "b.log");
-  const pid_t a = hosts.start(0, dir, "laconic run exp.lua --db flags.db --rank 0" + store, "a.log");
+  // These hosts share one kernel (and its clock); LACONIC_ARRIVALS=stamps has them measure their
+  // waiting as hosts of their own must: clock offsets estimated, arrivals beside the messages.
+  const std::string laconic = "env LACONIC_ARRIVALS=stamps laconic";
+  const pid_t b = hosts.start(1, dir, laconic + " run exp.lua --rank 1" + store, "b.log");
+  const pid_t a = hosts.start(0, dir, laconic + " run exp.lua --db flags.db --rank 0" + store, "a.log");
   const int a_status = exit_status(wait_for_exit(a, 180));
   const int b_status = exit_status(wait_for_exit(b, 30));
   INFO("host 0:\n" << read_file(dir + "/a.log") << "\nhost 1:\n" << read_file(dir + "/b.log"));
@@ -171,6 +174,22 @@ TEST_CASE("the explicit flags run a sweep across two hosts, rank 0 serving the T
   CHECK(query_text(dir + "/flags.db", "SELECT count(DISTINCT worker) FROM metrics WHERE key = 'train_loss'") == "2");
   CHECK_THAT(read_file(dir + "/b.log"),
              Catch::Contains("laconic rank 1 of 2") && Catch::Contains("joined rank 0 at " + hosts.address(0)));
+  const std::string db = dir + "/flags.db";
+  CHECK(query_text(db, "SELECT group_concat(value) FROM run_facts WHERE key = 'wait_measured'") ==
+        "message_stamps,message_stamps");
+  // The offsets' worst error: half a round trip between two namespaces of this machine.
+  for (const std::string& error : {query_text(db,
+                                              "SELECT value FROM run_facts WHERE run_id = 1 AND key = "
+                                              "'clock_offset_error'"),
+                                   query_text(db,
+                                              "SELECT value FROM run_facts WHERE run_id = 2 AND key = "
+                                              "'clock_offset_error'")}) {
+    INFO("clock_offset_error = " << error);
+    REQUIRE(!error.empty());
+    CHECK(std::stod(error) > 0);
+    CHECK(std::stod(error) < 0.05);
+  }
+  CHECK(query_text(db, "SELECT count(DISTINCT worker) FROM metrics WHERE key = 'time_wait'") == "2");
   std::filesystem::remove_all(dir);
 }
 

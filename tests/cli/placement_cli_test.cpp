@@ -4,6 +4,7 @@
 // threads cannot run is refused with the reason before anything trains.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -93,5 +94,18 @@ TEST_CASE("laconic check refuses what ranks placed as threads cannot run, and sa
   const auto emulated = run_laconic(dir, "check emulated.lua", 60);
   CHECK(emulated.status == 2);
   CHECK_THAT(emulated.err, Catch::Contains("placement = threads() cannot run an emulated link"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a LACONIC_ARRIVALS the workers cannot read is refused before anything trains", "[cli][placement]") {
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/placement.lua", experiment(""));
+  ::setenv("LACONIC_ARRIVALS", "barrier", 1);
+  const auto run = run_laconic(dir, "run placement.lua --db p.db", 60);
+  ::unsetenv("LACONIC_ARRIVALS");
+  INFO(run.out << run.err);
+  CHECK(run.status == 2);
+  CHECK_THAT(run.err, Catch::Contains("LACONIC_ARRIVALS is 'barrier': expected 'auto' (the default) or 'stamps'"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/p.db"));
   std::filesystem::remove_all(dir);
 }

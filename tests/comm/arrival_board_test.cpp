@@ -22,7 +22,7 @@ TEST_CASE("ranks on one host measure their wait on a shared board, without a bar
   run_ranks(p, 20s, [&](laconic::comm::Communicator& comm) {
     laconic::comm::ArrivalBoard* board = comm.arrivals();
     REQUIRE(board != nullptr);  // threads of one process: one host, one boot
-    REQUIRE(board->on_host_clock());
+    REQUIRE(board->on_shared_clock());
     for (int exchange = 0; exchange < 3; ++exchange) {  // slots are reused by exchange parity
       if (comm.rank() == 2) std::this_thread::sleep_for(80ms);
       const double arrival = laconic::rank_seconds();

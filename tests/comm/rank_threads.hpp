@@ -21,9 +21,9 @@ inline std::string make_temp_dir() {
 
 /// Calls fn(comm) on `size` ranks concurrently, then (with `final_barrier`) a barrier so that no
 /// rank tears its connections down while a peer is still finishing its handshake; rethrows the
-/// first exception any rank threw.
+/// first exception any rank threw. `configure` may change each rank's options first.
 inline void run_ranks(int size, std::chrono::milliseconds timeout, const std::function<void(comm::Communicator&)>& fn,
-                      bool final_barrier = true) {
+                      bool final_barrier = true, const std::function<void(comm::GlooOptions&)>& configure = {}) {
   const std::string dir = make_temp_dir();
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(size));
   std::vector<std::thread> threads;
@@ -35,6 +35,7 @@ inline void run_ranks(int size, std::chrono::milliseconds timeout, const std::fu
         options.size = size;
         options.store_dir = dir;
         options.timeout = timeout;
+        if (configure) configure(options);
         comm::GlooCommunicator comm(options);
         fn(comm);
         if (final_barrier) comm.barrier();

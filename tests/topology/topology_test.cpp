@@ -191,30 +191,36 @@ struct Waits {
   std::vector<double> calm_wait, calm_communicate, wait, communicate;
 };
 
-Waits waits(std::chrono::milliseconds delay, int rounds_each) {
+Waits waits(std::chrono::milliseconds delay, int rounds_each, bool stamped_arrivals) {
   Waits w;
-  testing::run_ranks(2, std::chrono::seconds(30), [&](comm::Communicator& comm) {
-    auto topo = topology::builtin_topologies().create({"topology", "allreduce", {}});
-    auto c = compress::builtin_compressors().create({"compressor", "none", {}});
-    for (int i = 0; i < 2 * rounds_each; ++i) {
-      const bool straggled = i % 2 == 1;
-      auto g = gradient_of(comm.rank(), 100'000);
-      if (comm.rank() == 1 && straggled) std::this_thread::sleep_for(delay);
-      const auto stats = topo->average(g, *c, comm);
-      CHECK(stats.measured_wait);
-      if (comm.rank() == 0) {
-        (straggled ? w.wait : w.calm_wait).push_back(stats.time_wait);
-        (straggled ? w.communicate : w.calm_communicate).push_back(stats.time_communicate);
-      }
-    }
-  });
+  testing::run_ranks(
+      2, std::chrono::seconds(30),
+      [&](comm::Communicator& comm) {
+        auto topo = topology::builtin_topologies().create({"topology", "allreduce", {}});
+        auto c = compress::builtin_compressors().create({"compressor", "none", {}});
+        for (int i = 0; i < 2 * rounds_each; ++i) {
+          const bool straggled = i % 2 == 1;
+          auto g = gradient_of(comm.rank(), 100'000);
+          if (comm.rank() == 1 && straggled) std::this_thread::sleep_for(delay);
+          const auto stats = topo->average(g, *c, comm);
+          CHECK(stats.measured_wait);
+          if (comm.rank() == 0) {
+            (straggled ? w.wait : w.calm_wait).push_back(stats.time_wait);
+            (straggled ? w.communicate : w.calm_communicate).push_back(stats.time_communicate);
+          }
+        }
+      },
+      true, [&](comm::GlooOptions& options) { options.stamped_arrivals = stamped_arrivals; });
   return w;
 }
 
 }  // namespace
 
 TEST_CASE("a straggler's delay shows as the others' waiting, not as their communication", "[topology][wait]") {
-  const Waits w = waits(std::chrono::milliseconds(20), 15);
+  // On one host's shared board, and with the stamps ranks on several hosts send.
+  const bool stamped = GENERATE(false, true);
+  const Waits w = waits(std::chrono::milliseconds(20), 15, stamped);
+  INFO("stamped arrivals: " << stamped);
   INFO("medians, calm: wait " << median(w.calm_wait) << " s, communicate " << median(w.calm_communicate)
                               << " s; with a 20 ms straggler: wait " << median(w.wait) << " s, communicate "
                               << median(w.communicate) << " s");

@@ -1,0 +1,18 @@
+#include "engine/comm/stamped_arrival_board.hpp"
+
+#include <utility>
+
+namespace laconic::comm {
+
+StampedArrivalBoard::StampedArrivalBoard(Communicator& comm, std::function<double()> clock, std::uint64_t resync_every)
+    : comm_(comm), clock_(std::move(clock)), resync_every_(resync_every), sync_(comm.synchronize_clock(clock_)) {}
+
+void StampedArrivalBoard::arrive(double seconds) { comm_.begin_stamps(seconds + sync_.offset); }
+
+double StampedArrivalBoard::latest() {
+  const double latest = comm_.end_stamps() - sync_.offset;
+  if (++exchanges_ % resync_every_ == 0) sync_ = comm_.synchronize_clock(clock_);
+  return latest;
+}
+
+}  // namespace laconic::comm
