@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "engine/compress/bitpack.hpp"
 #include "engine/compress/payload_header.hpp"
@@ -34,27 +35,61 @@ inline std::uint16_t bin_fast(float x, float lo, float bins_per_unit, float top)
   return static_cast<std::uint16_t>(static_cast<std::int32_t>(t < top ? t : top));
 }
 
-// counts[i] = occurrences of bin i. Four interleaved partial counts, so that runs of one bin
-// (a skewed or constant layer) do not serialize on one counter.
-void count_bins(std::span<const std::uint16_t> indices, std::vector<std::uint64_t>& counts) {
-  const std::size_t bins = counts.size();
-  std::uint64_t* c = counts.data();
-  std::size_t i = 0;
-  if (indices.size() >= 16 * bins) {
-    // Partial counters live in `counts` itself, four blocks wide, only when that is cheap
-    // relative to n; the caller's vector is grown once and then reused.
-    counts.assign(4 * bins, 0);
-    c = counts.data();
-    for (; i + 4 <= indices.size(); i += 4) {
-      ++c[indices[i]];
-      ++c[bins + indices[i + 1]];
-      ++c[2 * bins + indices[i + 2]];
-      ++c[3 * bins + indices[i + 3]];
-    }
-    for (std::size_t b = 0; b < bins; ++b) c[b] += c[bins + b] + c[2 * bins + b] + c[3 * bins + b];
-    counts.resize(bins);
+// counts[i] = occurrences of bin i, added a chunk at a time. Four interleaved partial counts, so
+// that runs of one bin (a skewed or constant layer) do not serialize on one counter; they live in
+// `counts` itself, four blocks wide, only when that is cheap relative to n (the caller's vector is
+// grown once and then reused).
+class BinCounter {
+ public:
+  BinCounter(std::vector<std::uint64_t>& counts, std::size_t bins, std::size_t n)
+      : counts_(counts), bins_(bins), lanes_(n >= 16 * bins ? 4 : 1) {
+    counts_.assign(lanes_ * bins_, 0);
   }
-  for (; i < indices.size(); ++i) ++c[indices[i]];
+  void add(std::span<const std::uint16_t> indices) {
+    std::uint64_t* c = counts_.data();
+    std::size_t i = 0;
+    if (lanes_ == 4)
+      for (; i + 4 <= indices.size(); i += 4) {
+        ++c[indices[i]];
+        ++c[bins_ + indices[i + 1]];
+        ++c[2 * bins_ + indices[i + 2]];
+        ++c[3 * bins_ + indices[i + 3]];
+      }
+    for (; i < indices.size(); ++i) ++c[indices[i]];
+  }
+  /// Folds the partial counts into the first `bins`.
+  void finish() {
+    std::uint64_t* c = counts_.data();
+    for (std::size_t lane = 1; lane < lanes_; ++lane)
+      for (std::size_t b = 0; b < bins_; ++b) c[b] += c[lane * bins_ + b];
+    counts_.resize(bins_);
+  }
+
+ private:
+  std::vector<std::uint64_t>& counts_;
+  std::size_t bins_;
+  std::size_t lanes_;
+};
+
+// indices[i] = the bin of g[i] at `bits` bits over [lo, lo + range] (range > 0, finite), and with
+// `counts` the bins counted. A chunk at a time, counted while it is in the cache; without the
+// histogram in it the quantizing loop vectorizes.
+void quantize(std::span<const float> g, float lo, float range, unsigned bits, std::vector<std::uint16_t>& indices,
+              std::vector<std::uint64_t>* counts) {
+  constexpr std::size_t kChunk = 4096;
+  const std::size_t n = g.size();
+  const float top = static_cast<float>((1u << bits) - 1);
+  const float bins_per_unit = static_cast<float>(1u << bits) / range;
+  const float* in = g.data();
+  std::uint16_t* out = indices.data();
+  std::optional<BinCounter> counter;
+  if (counts != nullptr) counter.emplace(*counts, std::size_t{1} << bits, n);
+  for (std::size_t begin = 0; begin < n; begin += kChunk) {
+    const std::size_t end = std::min(n, begin + kChunk);
+    for (std::size_t i = begin; i < end; ++i) out[i] = bin_fast(in[i], lo, bins_per_unit, top);
+    if (counter) counter->add({out + begin, end - begin});
+  }
+  if (counter) counter->finish();
 }
 
 // Appends the indices packed LSB-first in `bits` bits each (bitpack.hpp's order).
@@ -199,13 +234,7 @@ void AdaptiveCodec::compress(std::span<const float> gradient, Payload& payload) 
   indices_.resize(n);
   counts_.assign(std::size_t{1} << bits, 0);
   if (spread) {
-    // Without the histogram in it this loop vectorizes.
-    const float top = static_cast<float>((1u << bits) - 1);
-    const float bins_per_unit = static_cast<float>(1u << bits) / range;
-    const float* in = gradient.data();
-    std::uint16_t* out = indices_.data();
-    for (std::size_t i = 0; i < n; ++i) out[i] = bin_fast(in[i], lo, bins_per_unit, top);
-    if (options_.huffman) count_bins(indices_, counts_);
+    quantize(gradient, lo, range, bits, indices_, options_.huffman ? &counts_ : nullptr);
   } else {
     std::fill(indices_.begin(), indices_.end(), std::uint16_t{0});
     counts_[0] = n;
@@ -234,7 +263,7 @@ void AdaptiveCodec::compress(std::span<const float> gradient, Payload& payload) 
   payload[13] = coding;
   if (coding == kCodingHuffman) {
     encoder_.write_codebook(payload);
-    encoder_.write_codes(indices_, payload);
+    encoder_.write_codes(indices_, last_parts_.code_bits, payload);  // the bits the counts gave
   } else {
     append_packed(indices_, bits, payload);
   }

@@ -65,6 +65,9 @@ class HuffmanCode {
   /// Appends the codes of `symbols`, zero-padded to a byte, to `out`. InvariantError for a
   /// symbol outside the alphabet or without a code.
   void write_codes(std::span<const std::uint16_t> symbols, std::vector<std::uint8_t>& out) const;
+  /// The same in one pass when their length is known: `bits` = coded_bits() of the symbols'
+  /// counts. InvariantError also when the codes do not take exactly `bits` bits.
+  void write_codes(std::span<const std::uint16_t> symbols, std::uint64_t bits, std::vector<std::uint8_t>& out) const;
 
   /// Replaces this code by the one serialized at the front of `bytes`; returns the bytes it
   /// took. InvariantError when the codebook is truncated or invalid (lengths over kMaxLength,
@@ -73,9 +76,35 @@ class HuffmanCode {
   /// Decodes out.size() symbols from the front of `bytes` into `out`; returns the bytes the codes
   /// took (bits rounded up to a byte). InvariantError when `bytes` ends before the last code.
   std::size_t read_codes(std::span<const std::uint8_t> bytes, std::span<std::uint16_t> out) const;
+  /// Symbols the last read_codes() took from its second stream (0 when it decoded in one).
+  ///
+  /// Decoding is a chain: where a code starts depends on every code before it. From 2^14
+  /// symbols read_codes() also decodes from the middle of the bytes, interleaved with the first
+  /// stream so that the two chains overlap. That start is a guess (a code may straddle it), but
+  /// Huffman codes resynchronize: once the first stream reaches a position where the second had a
+  /// code start, every later code of the two agrees, and the second stream's symbols from there
+  /// on are the message's. The first stream checks for that meeting against the second's first
+  /// kSyncWindow code starts; without one it decodes on alone. The result is the same either way.
+  std::size_t second_stream_symbols() const { return second_stream_symbols_; }
 
  private:
+  struct Reader;  // a position in the coded bytes (huffman.cpp)
+  static constexpr std::size_t kTwoStreamsFrom = std::size_t{1} << 14;
+  static constexpr std::size_t kSyncWindow = 256;
+
   void assign_codes();
+  /// The next symbol at `reader`, which holds at least max_length_ bits; consumes its code.
+  /// Always inlined: the readers of a decoding loop must stay in registers.
+  [[gnu::always_inline]] inline std::uint32_t decode(Reader& reader) const;
+  /// decode()'s slow path: a code longer than the table, bit by bit from the low bits of `buffer`;
+  /// sets `length`.
+  std::uint32_t decode_long(std::uint64_t buffer, unsigned& length) const;
+  /// Decodes out.size() symbols at `reader` into `out`, one stream; returns where they end.
+  /// (Readers go by value, so that no loop's reader has its address taken.)
+  Reader decode_run(Reader reader, std::span<std::uint16_t> out) const;
+  /// read_codes() with the second stream (see second_stream_symbols()), whose symbols wait in the
+  /// upper part of `out` until the first stream meets it; returns where the codes end.
+  Reader decode_two_streams(std::span<const std::uint8_t> bytes, std::span<std::uint16_t> out) const;
 
   std::vector<std::uint8_t> lengths_;  // per symbol, bits
   std::vector<std::uint32_t> codes_;   // per symbol, bit-reversed (ready for LSB-first)
@@ -88,6 +117,7 @@ class HuffmanCode {
   // longer than table_bits_ (decoded bit by bit).
   unsigned table_bits_ = 0;
   std::vector<std::uint32_t> table_;
+  mutable std::size_t second_stream_symbols_ = 0;  // of the last read_codes()
   // Scratch for build(): (count, symbol) of used symbols, tree weights, parents, depths.
   std::vector<std::pair<std::uint64_t, std::uint16_t>> order_;
   std::vector<std::uint64_t> weights_;

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "engine/compress/adaptive.hpp"
+#include "engine/compress/huffman.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/core/error.hpp"
 #include "tests/compress/compress_test_support.hpp"
@@ -28,6 +29,7 @@ AdaptiveOptions options(double fraction, unsigned probe, unsigned floor, bool hu
 struct Reference {
   double entropy = 0;
   unsigned bits = 0;
+  std::vector<std::uint16_t> indices;  // each element's bin
   std::vector<float> decoded;
 };
 
@@ -62,7 +64,10 @@ Reference reference_adaptive(const std::vector<float>& g, const AdaptiveOptions&
   while (extra < r.entropy - 1e-9) ++extra;
   r.bits = std::min<unsigned>(16, static_cast<unsigned>(o.floor_bits) + extra);
   const float width = (hi - lo) / static_cast<float>(1u << r.bits);
-  for (float x : g) r.decoded.push_back(lo + (static_cast<float>(bin(x, r.bits)) + 0.5f) * width);
+  for (float x : g) {
+    r.indices.push_back(static_cast<std::uint16_t>(bin(x, r.bits)));
+    r.decoded.push_back(lo + (static_cast<float>(r.indices.back()) + 0.5f) * width);
+  }
   return r;
 }
 
@@ -113,6 +118,10 @@ TEST_CASE("adaptive matches a plain reference of the bit choice and the quantiza
         REQUIRE(codec.last_bits() == ref.bits);
         REQUIRE(payload[12] == ref.bits);
         REQUIRE(decode(codec, payload, g.size()) == ref.decoded);
+        // Huffman-coded: the codebook and codes of the plain encoder, from the plain bins.
+        if (payload[13] == 1)
+          REQUIRE(std::vector<std::uint8_t>(payload.begin() + kAdaptiveHeaderBytes, payload.end()) ==
+                  huffman_encode(ref.indices, std::size_t{1} << ref.bits));
       }
     }
   }

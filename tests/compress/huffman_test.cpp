@@ -282,3 +282,121 @@ TEST_CASE("huffman refuses symbols without a code", "[compress][huffman]") {
   REQUIRE_THROWS_AS(code.build(std::vector<std::uint64_t>{}), InvariantError);
   REQUIRE_THROWS_AS(code.build(std::vector<std::uint64_t>(65537, 1)), InvariantError);
 }
+
+namespace {
+
+// The plain reference writer: canonical codes assigned from the lengths (RFC 1951 3.2.2), each
+// code's bits written one at a time, its most significant first, stream bit i in bit i % 8 of
+// byte i / 8.
+std::vector<std::uint8_t> reference_codes(const HuffmanCode& code, const std::vector<std::uint16_t>& symbols) {
+  const auto lengths = code.lengths();
+  std::vector<std::uint32_t> per_length(HuffmanCode::kMaxLength + 2, 0), next(HuffmanCode::kMaxLength + 2, 0);
+  for (auto length : lengths)
+    if (length > 0) ++per_length[length];
+  std::uint32_t first = 0;
+  for (unsigned length = 1; length <= HuffmanCode::kMaxLength; ++length) {
+    first = (first + per_length[length - 1]) << 1;
+    next[length] = first;
+  }
+  std::vector<std::uint32_t> codes(lengths.size(), 0);
+  for (std::size_t s = 0; s < lengths.size(); ++s)
+    if (lengths[s] > 0) codes[s] = next[lengths[s]]++;
+  std::vector<std::uint8_t> out;
+  std::size_t bit = 0;
+  for (auto s : symbols)
+    for (unsigned b = lengths[s]; b-- > 0; ++bit) {
+      if (bit / 8 == out.size()) out.push_back(0);
+      out[bit / 8] |= static_cast<std::uint8_t>(((codes[s] >> b) & 1u) << (bit % 8));
+    }
+  return out;
+}
+
+// Symbols whose two halves code very differently: `first` of symbol 0 (the most frequent, a
+// 1-bit code), then `rest` uniform over 1000 symbols (about 11 bits each), or the other way round.
+std::vector<std::uint16_t> lopsided(std::size_t short_codes, std::size_t long_codes, bool short_first) {
+  auto symbols = random_symbols(long_codes, 1000, Law::Uniform, 11);
+  symbols.insert(short_first ? symbols.begin() : symbols.end(), short_codes, std::uint16_t{0});
+  return symbols;
+}
+
+}  // namespace
+
+TEST_CASE("huffman codes are the plain writer's bits, and must take the bits they are said to", "[compress][huffman]") {
+  for (std::size_t m : {3u, 300u, 65536u}) {
+    for (Law law : {Law::Geometric, Law::Zipf}) {
+      const auto symbols = random_symbols(30001, m, law, static_cast<unsigned>(m));
+      const auto counts = huffman_counts(symbols, m);
+      HuffmanCode code;
+      code.build(counts);
+      const auto expected = reference_codes(code, symbols);
+      std::vector<std::uint8_t> checked, counted;
+      code.write_codes(symbols, checked);
+      code.write_codes(symbols, code.coded_bits(counts), counted);
+      REQUIRE(checked == expected);
+      REQUIRE(counted == expected);
+      std::vector<std::uint8_t> out;
+      REQUIRE_THROWS_WITH(code.write_codes(symbols, code.coded_bits(counts) + 8, out),
+                          Catch::Contains("take fewer than"));
+      out.clear();
+      REQUIRE_THROWS_WITH(code.write_codes(symbols, code.coded_bits(counts) - 9, out),
+                          Catch::Contains("take more than"));
+    }
+  }
+}
+
+TEST_CASE("huffman's second decoding stream gives exactly the first stream's symbols", "[compress][huffman]") {
+  const auto decode = [](const std::vector<std::uint16_t>& symbols, std::size_t m) {
+    const auto bytes = huffman_encode(symbols, m);
+    HuffmanCode code;
+    const std::size_t codebook = code.read_codebook(bytes);
+    std::vector<std::uint16_t> out(symbols.size());
+    const std::size_t codes = code.read_codes(std::span(bytes).subspan(codebook), out);
+    REQUIRE(codebook + codes == bytes.size());
+    REQUIRE(out == symbols);
+    return code.second_stream_symbols();
+  };
+  // Codes of 1 to 24 bits (65,536 Zipf symbols: many longer than the 11-bit table). The streams
+  // meet within their window and the second gives all it holds (7/16 of the symbols), except
+  // where nearly every code has one length: 1,000 uniform symbols get 9 and 10 bits, and a
+  // meeting may take longer than the window.
+  for (std::size_t m : {17u, 1000u, 65536u})
+    for (Law law : {Law::Uniform, Law::Geometric, Law::Zipf}) {
+      INFO("alphabet " << m << ", law " << static_cast<int>(law));
+      const std::size_t taken = decode(random_symbols(100000, m, law, 3), m);
+      if (m != 1000 || law != Law::Uniform) CHECK(taken > 40000);
+    }
+  // Fixed 9-bit codes and a middle 8 bits past a code start: the second stream's codes all start
+  // at 8 mod 9, the first's at 0. They never meet, and the first stream decodes everything.
+  std::vector<std::uint16_t> nine(32769);
+  for (std::size_t i = 0; i < nine.size(); ++i) nine[i] = static_cast<std::uint16_t>(i % 512);
+  CHECK(decode(nine, 512) == 0);
+  // Halves far from equal: more symbols in the first half of the bits than it may hold (none
+  // taken from the second stream), or many more in the second (the second stream fills its
+  // place, waits, and finishes alone).
+  CHECK(decode(lopsided(70000, 10000, true), 1000) == 0);
+  CHECK(decode(lopsided(70000, 10000, false), 1000) > 0);
+}
+
+TEST_CASE("a long huffman message cut short, or with bytes after it, is refused", "[compress][huffman]") {
+  const auto symbols = random_symbols(60000, 1000, Law::Zipf, 9);
+  const auto bytes = huffman_encode(symbols, 1000);
+  const std::size_t n = bytes.size();
+  for (std::size_t cut : {n / 4, n / 2 - 1, n / 2, n / 2 + 1, 3 * n / 4, n - 9, n - 1}) {
+    const std::vector<std::uint8_t> prefix(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut));
+    REQUIRE_THROWS_AS(huffman_decode(prefix, symbols.size()), InvariantError);
+  }
+  for (std::size_t extra : {1u, 100u}) {
+    auto longer = bytes;
+    longer.resize(n + extra, 0x5a);
+    REQUIRE_THROWS_AS(huffman_decode(longer, symbols.size()), InvariantError);
+  }
+  // Flipped bits anywhere: an error or other symbols of the alphabet, never a crash.
+  std::mt19937 rng(10);
+  for (int trial = 0; trial < 200; ++trial) {
+    auto bad = bytes;
+    bad[rng() % n] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+    try {
+      for (auto s : huffman_decode(bad, symbols.size())) REQUIRE(s < 1000);
+    } catch (const InvariantError&) {}
+  }
+}
