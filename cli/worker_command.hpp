@@ -25,7 +25,7 @@ struct RankRun {
 
 /// LACONIC_ARRIVALS=stamps: ranks on one host measure their waiting as ranks on several hosts do
 /// (docs/network-model.md, "Waiting across hosts"); unset, empty or `auto`: ranks on one
-/// host share a board. ConfigError for any other value.
+/// host share a board (rank 0's value decides for every rank). ConfigError for any other value.
 bool stamped_arrivals_requested();
 
 /// Trains rank `args.rank` of the run `find_run` returns (called once the rank reports to its

@@ -72,8 +72,8 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
       attr.iface = options.interface;
     impl_->device = gloo::transport::tcp::CreateDevice(attr);
     std::shared_ptr<KeyValueStore> store = options.store ? options.store : open_file_store(options.store_dir);
-    if (!options.stamped_arrivals)
-      impl_->arrivals = open_shared_arrival_board(*store, options.rank, options.size, options.timeout);
+    impl_->arrivals =
+        open_shared_arrival_board(*store, options.rank, options.size, options.timeout, !options.stamped_arrivals);
     GlooStore gloo_store(*store, options.timeout);
     impl_->context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.size);
     impl_->context->setTimeout(options.timeout);

@@ -21,7 +21,8 @@ struct GlooOptions {
   std::string interface;
   std::chrono::milliseconds timeout{60'000};  ///< limit for rendezvous and for every transfer
   /// Measure waiting with stamps beside the messages (StampedArrivalBoard) even when every rank
-  /// runs on one host, where a shared board would do: what several hosts get. Every rank alike.
+  /// runs on one host, where a shared board would do: what several hosts get. Rank 0's value
+  /// decides for every rank.
   bool stamped_arrivals = false;
 };
 

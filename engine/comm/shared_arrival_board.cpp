@@ -96,8 +96,8 @@ double SharedArrivalBoard::latest() {
   return latest;
 }
 
-SharedBoardSetup open_shared_arrival_board(KeyValueStore& store, int rank, int size,
-                                           std::chrono::milliseconds timeout) {
+SharedBoardSetup open_shared_arrival_board(KeyValueStore& store, int rank, int size, std::chrono::milliseconds timeout,
+                                           bool board_wanted) {
   SharedBoardSetup setup;
   if (size < 2) return setup;
   const std::string host = boot_id();
@@ -109,7 +109,7 @@ SharedBoardSetup open_shared_arrival_board(KeyValueStore& store, int rank, int s
   }
   bool one_host = !host.empty();
   for (int r = 1; r < size && one_host; ++r) one_host = text_of(store.get(str_cat(kHostKey, r), timeout)) == host;
-  if (one_host) {
+  if (one_host && board_wanted) {
     remove_orphaned_boards();
     try {
       setup.path = fresh_board_path();

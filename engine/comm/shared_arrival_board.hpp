@@ -35,14 +35,17 @@ class SharedArrivalBoard : public ArrivalBoard {
 
 /// Agrees through `store`, before the ranks connect, on whether they share a host (the same
 /// kernel boot: /proc/sys/kernel/random/boot_id) and, when they do, maps a board for all of them
-/// that rank 0 created in /dev/shm. Null on every rank when they do not, or rank 0 could not
-/// create it: waiting is then measured with a barrier. Call remove_shared_board_file() on rank 0
-/// once every rank has connected (each has mapped the board by then).
+/// that rank 0 created in /dev/shm. Null on every rank when they do not, when rank 0 could not
+/// create it, or when rank 0 was told not to (`board_wanted` false on rank 0; the other ranks'
+/// value does not count): waiting is then measured otherwise (StampedArrivalBoard). Call
+/// remove_shared_board_file() on rank 0 once every rank has connected (each has mapped the board
+/// by then).
 struct SharedBoardSetup {
   std::unique_ptr<SharedArrivalBoard> board;
   std::string path;  ///< the file, on rank 0, until removed
 };
-SharedBoardSetup open_shared_arrival_board(KeyValueStore& store, int rank, int size, std::chrono::milliseconds timeout);
+SharedBoardSetup open_shared_arrival_board(KeyValueStore& store, int rank, int size, std::chrono::milliseconds timeout,
+                                           bool board_wanted = true);
 void remove_shared_board_file(SharedBoardSetup& setup);
 
 /// Removes the boards in /dev/shm whose rank 0 (the pid in the name) no longer runs: what a rank

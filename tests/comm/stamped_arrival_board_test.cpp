@@ -139,24 +139,28 @@ TEST_CASE("a transport without stamps of its own sends them after each message",
   for (auto m : waits.messages) REQUIRE(m == 4);
 }
 
-TEST_CASE("Gloo ranks asked for stamps estimate their offsets at rendezvous and use no shared board",
-          "[comm][arrivals]") {
-  run_ranks(
-      2, 20s,
-      [&](Communicator& comm) {
-        auto& gloo = dynamic_cast<laconic::comm::GlooCommunicator&>(comm);
-        REQUIRE(dynamic_cast<laconic::comm::StampedArrivalBoard*>(gloo.arrivals()) != nullptr);
-        REQUIRE(gloo.arrivals()->on_shared_clock());
-        REQUIRE(gloo.clock_sync() != nullptr);
-        REQUIRE(gloo.clock_sync()->worst_error < 0.05);
-        // One host, one clock: the estimate's offset is within its error of none.
-        REQUIRE(std::abs(gloo.clock_sync()->offset) <= gloo.clock_sync()->error + 1e-6);
-      },
-      true, [](laconic::comm::GlooOptions& options) { options.stamped_arrivals = true; });
-  // Without the option, ranks of one host share a board and estimate nothing.
-  run_ranks(2, 20s, [&](Communicator& comm) {
-    auto& gloo = dynamic_cast<laconic::comm::GlooCommunicator&>(comm);
-    REQUIRE(dynamic_cast<laconic::comm::SharedArrivalBoard*>(gloo.arrivals()) != nullptr);
-    REQUIRE(gloo.clock_sync() == nullptr);
-  });
+TEST_CASE("Gloo ranks stamp arrivals when rank 0 is asked to, estimating offsets at rendezvous", "[comm][arrivals]") {
+  // Rank 0's option decides for all: asked on rank 0 only, every rank stamps; asked on rank 1
+  // only, every rank of this host shares a board.
+  for (int asked : {0, 1}) {
+    INFO("stamps asked for on rank " << asked);
+    run_ranks(
+        2, 20s,
+        [&](Communicator& comm) {
+          auto& gloo = dynamic_cast<laconic::comm::GlooCommunicator&>(comm);
+          REQUIRE(gloo.arrivals() != nullptr);
+          REQUIRE(gloo.arrivals()->on_shared_clock());
+          if (asked == 1) {
+            REQUIRE(dynamic_cast<laconic::comm::SharedArrivalBoard*>(gloo.arrivals()) != nullptr);
+            REQUIRE(gloo.clock_sync() == nullptr);
+            return;
+          }
+          REQUIRE(dynamic_cast<laconic::comm::StampedArrivalBoard*>(gloo.arrivals()) != nullptr);
+          REQUIRE(gloo.clock_sync() != nullptr);
+          REQUIRE(gloo.clock_sync()->worst_error < 0.05);
+          // One host, one clock: the estimate's offset is within its error of none.
+          REQUIRE(std::abs(gloo.clock_sync()->offset) <= gloo.clock_sync()->error + 1e-6);
+        },
+        true, [&](laconic::comm::GlooOptions& options) { options.stamped_arrivals = options.rank == asked; });
+  }
 }
