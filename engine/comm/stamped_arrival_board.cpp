@@ -2,10 +2,24 @@
 
 #include <utility>
 
+#include "engine/core/error.hpp"
+
 namespace laconic::comm {
 
+namespace {
+
+std::uint64_t positive(std::uint64_t resync_every) {
+  LACONIC_ENFORCE(resync_every > 0, "clock offsets are estimated again every N > 0 exchanges, got N = 0");
+  return resync_every;
+}
+
+}  // namespace
+
 StampedArrivalBoard::StampedArrivalBoard(Communicator& comm, std::function<double()> clock, std::uint64_t resync_every)
-    : comm_(comm), clock_(std::move(clock)), resync_every_(resync_every), sync_(comm.synchronize_clock(clock_)) {}
+    : comm_(comm),
+      clock_(std::move(clock)),
+      resync_every_(positive(resync_every)),
+      sync_(comm.synchronize_clock(clock_)) {}
 
 void StampedArrivalBoard::arrive(double seconds) { comm_.begin_stamps(seconds + sync_.offset); }
 
