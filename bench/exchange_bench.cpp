@@ -2,8 +2,9 @@
 // LeNet-5's gradient (61,706 floats, 247 KB) and the MLP's (327,880 floats, 1.3 MB), and what
 // measuring the wait costs: a barrier (the 4-byte allreduce each step paid before) against the
 // shared arrival board (ranks on one host) and the stamps beside each message with which ranks on
-// several hosts measure it (the one-shot allreduce with and without them). Ranks are threads of this process, each with
-// its own GlooCommunicator (TCP on 127.0.0.1); the algorithms are interleaved within every repetition. Prints Markdown.
+// several hosts measure it (the one-shot allreduce with and without them). Ranks are threads of
+// this process, each with its own GlooCommunicator (TCP on 127.0.0.1); the algorithms are
+// interleaved within every repetition. Prints Markdown.
 //
 // usage: laconic_exchange_bench [REPETITIONS]   (default 300)
 #include <chrono>
