@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "engine/compress/bitpack_avx512.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::compress {
@@ -28,10 +29,28 @@ void throw_read_past_end(unsigned bits, std::uint64_t bits_read, std::size_t siz
 
 Isa best_isa() {
 #if defined(__x86_64__) || defined(__i386__)
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                      __builtin_cpu_supports("avx512vbmi");
+  if (avx512) return Isa::Avx512;
   return __builtin_cpu_supports("avx2") ? Isa::Avx2 : Isa::Baseline;
 #else
   return Isa::Baseline;
 #endif
+}
+
+bool runs_on_this_cpu(Isa isa) { return static_cast<int>(isa) <= static_cast<int>(best_isa()); }
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Baseline:
+      return "baseline";
+    case Isa::Avx2:
+      return "AVX2";
+    case Isa::Avx512:
+      return "AVX-512";
+  }
+  return "?";
 }
 
 std::size_t packed_bytes(std::size_t count, unsigned bits) {
@@ -156,19 +175,23 @@ constexpr auto kUnpackGroups = unpack_table(std::make_integer_sequence<unsigned,
 
 }  // namespace
 
-void pack_bits_to(const std::uint32_t* values, std::size_t count, unsigned bits, std::uint8_t* out) {
+void pack_bits_to(const std::uint32_t* values, std::size_t count, unsigned bits, std::uint8_t* out, Isa isa) {
   LACONIC_ENFORCE(bits >= 1 && bits <= 32, "bit width must be in [1, 32], got ", bits);
   if (bits > kPackGroups.size()) return pack_bytewise(values, count, bits, out);
   const std::size_t groups = count / 8;
-  kPackGroups[bits - 1](values, groups, out);
+  const std::size_t fast =
+      isa == Isa::Avx512 && bits <= detail::kAvx512MaxBits ? detail::pack_groups_avx512(values, groups, bits, out) : 0;
+  kPackGroups[bits - 1](values + 8 * fast, groups - fast, out + fast * bits);
   pack_bytewise(values + 8 * groups, count - 8 * groups, bits, out + groups * bits);
 }
 
-void unpack_bits_from(const std::uint8_t* in, std::size_t count, unsigned bits, std::uint32_t* values) {
+void unpack_bits_from(const std::uint8_t* in, std::size_t count, unsigned bits, std::uint32_t* values, Isa isa) {
   LACONIC_ENFORCE(bits >= 1 && bits <= 32, "bit width must be in [1, 32], got ", bits);
   if (bits > kUnpackGroups.size()) return unpack_bytewise(in, count, bits, values);
   const std::size_t groups = count / 8;
-  kUnpackGroups[bits - 1](in, groups, values);
+  const std::size_t fast =
+      isa == Isa::Avx512 && bits <= detail::kAvx512MaxBits ? detail::unpack_groups_avx512(in, groups, bits, values) : 0;
+  kUnpackGroups[bits - 1](in + fast * bits, groups - fast, values + 8 * fast);
   unpack_bytewise(in + groups * bits, count - 8 * groups, bits, values + 8 * groups);
 }
 

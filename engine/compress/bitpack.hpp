@@ -9,13 +9,22 @@
 
 namespace laconic::compress {
 
-/// Instruction sets the packed codecs (QSGD, uniform) compile their element loops for: the
-/// baseline x86-64 (SSE2, or whatever the build targets) and AVX2, chosen at run time. The
-/// loops are the same source without FMA, so every choice gives the same bytes.
-enum class Isa { Baseline, Avx2 };
+/// Instruction sets the packed codecs (QSGD, TernGrad, threshold, uniform) compile their element
+/// loops for, chosen at run time, each a superset of the one before: the baseline x86-64 (SSE2,
+/// or whatever the build targets), AVX2, and AVX-512 (F, BW, DQ, VL and VBMI, as on Zen 4 and
+/// Ice Lake or later). The loops are the same source without fused multiply-adds, or integer
+/// operations only, so every choice gives the same bytes. A codec without loops of its own for
+/// AVX-512 runs its AVX2 loops there.
+enum class Isa { Baseline, Avx2, Avx512 };
 
-/// The fastest Isa this CPU runs: Avx2 where the CPU has it (and the compiler targets x86).
+/// The fastest Isa this CPU runs (Baseline where the compiler does not target x86).
 Isa best_isa();
+
+/// Whether this CPU runs `isa`'s loops: isa is best_isa() or below.
+bool runs_on_this_cpu(Isa isa);
+
+/// "baseline", "AVX2" or "AVX-512", for messages and test names.
+const char* isa_name(Isa isa);
 
 namespace detail {
 // Out of line, so that the inline write()/read() stay small. All throw InvariantError.
@@ -164,12 +173,14 @@ class BitReader {
 /// Writes values[0, count), `bits` bits each (bits in [1, 32]; higher bits of a value are
 /// dropped), to exactly out[0, packed_bytes(count, bits)): the bytes a BitWriter starting at a
 /// byte boundary would write. Groups of 8 values, which fill `bits` whole bytes, go at once
-/// (vectorizable for bits <= 16).
-void pack_bits_to(const std::uint32_t* values, std::size_t count, unsigned bits, std::uint8_t* out);
+/// (vectorizable for bits <= 16; with Isa::Avx512, eight groups at once for bits <= 8).
+void pack_bits_to(const std::uint32_t* values, std::size_t count, unsigned bits, std::uint8_t* out,
+                  Isa isa = best_isa());
 
 /// Reads `count` values of `bits` bits (bits in [1, 32]) from in[0, packed_bytes(count, bits)),
 /// and no further, into values[0, count); the inverse of pack_bits_to().
-void unpack_bits_from(const std::uint8_t* in, std::size_t count, unsigned bits, std::uint32_t* values);
+void unpack_bits_from(const std::uint8_t* in, std::size_t count, unsigned bits, std::uint32_t* values,
+                      Isa isa = best_isa());
 
 /// Appends packed_bytes(values.size(), bits) bytes holding `values`, each of `bits` bits
 /// (bits in [1, 32]; every value must fit).

@@ -49,7 +49,7 @@ QsgdCodec::QsgdCodec(unsigned levels, std::size_t bucket_size, QsgdCoding coding
       bucket_size_(bucket_size),
       coding_(coding),
       isa_(isa) {
-  LACONIC_ENFORCE(isa == Isa::Baseline || best_isa() == Isa::Avx2, "qsgd's AVX2 loops need a CPU with AVX2");
+  LACONIC_ENFORCE(runs_on_this_cpu(isa), "qsgd's ", isa_name(isa), " loops need a CPU with ", isa_name(isa));
   LACONIC_ENFORCE(levels >= 1 && levels <= 65535, "qsgd levels must be in [1, 65535], got ", levels);
   LACONIC_ENFORCE(bucket_size >= 1, "qsgd bucket size must be >= 1, got ", bucket_size);
 }
@@ -94,8 +94,9 @@ constexpr std::size_t kWindow = 2048;
   return largest;
 }
 
-// The loops above compiled for each Isa. AVX2 without FMA: a fused multiply-add would round
-// the partial sums and the products differently from the baseline.
+// The loops above compiled for each Isa, with no fused multiply-add (the library is built with
+// -ffp-contract=off): one would round the partial sums and the products differently from the
+// baseline.
 struct Kernels {
   float (*norm)(const float*, std::size_t);
   void (*fill)(UniformStream&, float*, std::size_t);
@@ -104,35 +105,35 @@ struct Kernels {
   std::uint32_t (*largest)(const std::uint32_t*, std::size_t);
 };
 
-constexpr Kernels kBaseline = {
-    [](const float* x, std::size_t n) { return bucket_norm(x, n); },
-    [](UniformStream& rng, float* out, std::size_t count) { rng.fill(out, count); },
-    [](const float* x, const float* u, std::uint32_t* c, std::size_t n, float scale, float s) {
-      quantize(x, u, c, n, scale, s);
-    },
-    [](const std::uint32_t* c, float* d, std::size_t n, float unit) { dequantize_add(c, d, n, unit); },
-    [](const std::uint32_t* c, std::size_t n) { return largest_code(c, n); }};
+// The kernels compiled with ATTRIBUTES (an instruction set) as functions NAME_norm ... and the
+// table kNAME of them; the uniform stream with vectors of FILL_BYTES.
+#define LACONIC_QSGD_KERNELS(NAME, ATTRIBUTES, FILL_BYTES)                                                             \
+  ATTRIBUTES float NAME##_norm(const float* x, std::size_t n) { return bucket_norm(x, n); }                            \
+  ATTRIBUTES void NAME##_fill(UniformStream& rng, float* out, std::size_t count) { rng.fill<FILL_BYTES>(out, count); } \
+  ATTRIBUTES void NAME##_quantize(const float* x, const float* u, std::uint32_t* c, std::size_t n, float scale,        \
+                                  float s) {                                                                           \
+    quantize(x, u, c, n, scale, s);                                                                                    \
+  }                                                                                                                    \
+  ATTRIBUTES void NAME##_dequantize_add(const std::uint32_t* c, float* d, std::size_t n, float unit) {                 \
+    dequantize_add(c, d, n, unit);                                                                                     \
+  }                                                                                                                    \
+  ATTRIBUTES std::uint32_t NAME##_largest(const std::uint32_t* c, std::size_t n) { return largest_code(c, n); }        \
+  constexpr Kernels k##NAME = {NAME##_norm, NAME##_fill, NAME##_quantize, NAME##_dequantize_add, NAME##_largest};
 
+LACONIC_QSGD_KERNELS(baseline, [[]], 16)
 #if defined(__x86_64__) || defined(__i386__)
-[[gnu::target("avx2")]] float norm_avx2(const float* x, std::size_t n) { return bucket_norm(x, n); }
-[[gnu::target("avx2")]] void fill_avx2(UniformStream& rng, float* out, std::size_t count) { rng.fill<32>(out, count); }
-[[gnu::target("avx2")]] void quantize_avx2(const float* x, const float* u, std::uint32_t* c, std::size_t n, float scale,
-                                           float s) {
-  quantize(x, u, c, n, scale, s);
-}
-[[gnu::target("avx2")]] void dequantize_add_avx2(const std::uint32_t* c, float* d, std::size_t n, float unit) {
-  dequantize_add(c, d, n, unit);
-}
-[[gnu::target("avx2")]] std::uint32_t largest_avx2(const std::uint32_t* c, std::size_t n) { return largest_code(c, n); }
-constexpr Kernels kAvx2 = {norm_avx2, fill_avx2, quantize_avx2, dequantize_add_avx2, largest_avx2};
+LACONIC_QSGD_KERNELS(avx2, [[gnu::target("avx2")]], 32)
+LACONIC_QSGD_KERNELS(avx512, [[gnu::target("avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512")]], 64)
 #endif
+#undef LACONIC_QSGD_KERNELS
 
 const Kernels& kernels(Isa isa) {
 #if defined(__x86_64__) || defined(__i386__)
-  if (isa == Isa::Avx2) return kAvx2;
+  if (isa == Isa::Avx512) return kavx512;
+  if (isa == Isa::Avx2) return kavx2;
 #endif
   (void)isa;
-  return kBaseline;
+  return kbaseline;
 }
 
 }  // namespace
@@ -188,7 +189,7 @@ void QsgdCodec::compress(std::span<const float> gradient, Payload& payload) {
       i = end;
     }
     if (fixed) {
-      pack_bits_to(codes, wn, fixed_bits, payload.data() + packed);
+      pack_bits_to(codes, wn, fixed_bits, payload.data() + packed, isa_);
       packed += wn * fixed_bits / 8;  // whole bytes but after the last window
     } else {
       for (std::size_t j = 0; j < wn; ++j) {
@@ -229,7 +230,7 @@ void QsgdCodec::decompress_add(const Payload& payload, std::span<float> dense) c
     const std::size_t wn = std::min(kWindow, n - w0);
     std::uint32_t largest = 0;
     if (fixed) {
-      unpack_bits_from(payload.data() + packed, wn, fixed_bits, codes);
+      unpack_bits_from(payload.data() + packed, wn, fixed_bits, codes, isa_);
       packed += wn * fixed_bits / 8;
       largest = kern.largest(codes, wn);
     } else {

@@ -110,6 +110,12 @@ struct LaneVectors<32> {
   using Ints = std::int32_t __attribute__((vector_size(16)));
   using Floats = float __attribute__((vector_size(16)));
 };
+template <>
+struct LaneVectors<64> {
+  using Words = std::uint64_t __attribute__((vector_size(64)));
+  using Ints = std::int32_t __attribute__((vector_size(32)));
+  using Floats = float __attribute__((vector_size(32)));
+};
 
 /// Uniform floats in [0, 1) in bulk for stochastic rounding: eight interleaved xoshiro256+
 /// generators (Blackman & Vigna 2018), each 64-bit draw giving two 24-bit uniforms (bits 40..63
@@ -140,7 +146,8 @@ class UniformStream {
   /// GCC vector extensions: the same integer operations in every lane, on vectors of
   /// `VectorBytes`: 16 by default, which every x86-64 has (a generic vector wider than the
   /// target's registers is lowered through memory); 32 for a caller compiled for AVX2, whose
-  /// state then fits in registers. Every width gives the same values.
+  /// state then fits in registers; 64 (all eight lanes in one vector) for AVX-512. Every width
+  /// gives the same values.
   template <std::size_t VectorBytes = 16>
   [[gnu::always_inline]] void fill(float* out, std::size_t count) {
     constexpr std::size_t kWidth = VectorBytes / 8, kVectors = kLanes / kWidth;

@@ -27,7 +27,7 @@ OptionFields<TerngradOptions> TerngradOptions::fields() {
 std::size_t terngrad_payload_bytes(std::size_t n) { return 8 + packed_bytes(n, 2); }
 
 TerngradCodec::TerngradCodec(Isa isa) : PrivateStreamCodec(streams::kTerngradRounding), isa_(isa) {
-  LACONIC_ENFORCE(isa == Isa::Baseline || best_isa() == Isa::Avx2, "terngrad's AVX2 loop needs a CPU with AVX2");
+  LACONIC_ENFORCE(runs_on_this_cpu(isa), "terngrad's ", isa_name(isa), " loops need a CPU with ", isa_name(isa));
 }
 
 namespace {

@@ -28,7 +28,7 @@ std::size_t terngrad_payload_bytes(std::size_t n);
 /// scale * 0 turns into NaN everywhere.
 class TerngradCodec : public PrivateStreamCodec<Rng> {
  public:
-  /// Private stochastic rounding: streams::kTerngradRounding. With Isa::Avx2, long gradients are
+  /// Private stochastic rounding: streams::kTerngradRounding. With Isa::Avx2 or above, long gradients are
   /// coded in four lanes of the same sequence of draws (the same bytes).
   explicit TerngradCodec(Isa isa = best_isa());
   std::string name() const override { return "terngrad"; }

@@ -173,7 +173,7 @@ void encode_terngrad_codes(std::span<const float> g, float scale, Rng& rng, Isa 
   // generator's state through memory on every draw.
   Rng local = rng;
 #if defined(__x86_64__)
-  if (isa == Isa::Avx2 && g.size() >= kLanesFrom)
+  if (isa >= Isa::Avx2 && g.size() >= kLanesFrom)
     encode_in_lanes(g.data(), g.size(), scale, local, out);
   else
 #endif

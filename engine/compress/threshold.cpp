@@ -29,7 +29,7 @@ OptionFields<ThresholdOptions> ThresholdOptions::fields() {
 std::size_t threshold_payload_bytes(std::size_t count) { return sparse_pairs_bytes(count); }
 
 ThresholdCodec::ThresholdCodec(double tau, Isa isa) : isa_(isa) {
-  LACONIC_ENFORCE(isa == Isa::Baseline || best_isa() == Isa::Avx2, "threshold's AVX2 loops need a CPU with AVX2");
+  LACONIC_ENFORCE(runs_on_this_cpu(isa), "threshold's ", isa_name(isa), " loops need a CPU with ", isa_name(isa));
   LACONIC_ENFORCE(tau > 0.0, "threshold tau must be > 0, got ", tau);
   constexpr float kMax = std::numeric_limits<float>::max();
   if (tau >= static_cast<double>(kMax)) {
@@ -133,7 +133,7 @@ void write_pairs(Elements<kTake> g, std::size_t n, float tau, Isa isa, std::size
                  std::uint8_t* values) {
   auto block = write_block<kTake>;
 #if defined(__x86_64__)
-  if (isa == Isa::Avx2) block = write_block_avx2<kTake>;
+  if (isa >= Isa::Avx2) block = write_block_avx2<kTake>;
 #else
   (void)isa;
 #endif

@@ -28,7 +28,7 @@ float uniform_bin_width(float min, float max, unsigned bits) {
 
 UniformCodec::UniformCodec(unsigned bits, Isa isa) : bits_(bits), isa_(isa) {
   LACONIC_ENFORCE(bits >= 1 && bits <= 16, "uniform bits must be in [1, 16], got ", bits);
-  LACONIC_ENFORCE(isa == Isa::Baseline || best_isa() == Isa::Avx2, "uniform's AVX2 loops need a CPU with AVX2");
+  LACONIC_ENFORCE(runs_on_this_cpu(isa), "uniform's ", isa_name(isa), " loops need a CPU with ", isa_name(isa));
 }
 
 namespace {
@@ -124,7 +124,7 @@ template <class Index>
 void bin_indices_on(Isa isa, const float* x, std::size_t count, double base, double bins_per_unit, double top,
                     Index* out) {
 #if defined(__x86_64__) || defined(__i386__)
-  if (isa == Isa::Avx2) return bin_indices_avx2(x, count, base, bins_per_unit, top, out);
+  if (isa >= Isa::Avx2) return bin_indices_avx2(x, count, base, bins_per_unit, top, out);
 #endif
   bin_indices_baseline(x, count, base, bins_per_unit, top, out);
 }
@@ -132,7 +132,7 @@ void bin_indices_on(Isa isa, const float* x, std::size_t count, double base, dou
 template <class Index>
 void add_centres_on(Isa isa, const Index* index, float* dense, std::size_t count, float lo, float width) {
 #if defined(__x86_64__) || defined(__i386__)
-  if (isa == Isa::Avx2) return add_centres_avx2(index, dense, count, lo, width);
+  if (isa >= Isa::Avx2) return add_centres_avx2(index, dense, count, lo, width);
 #endif
   add_centres_baseline(index, dense, count, lo, width);
 }
@@ -173,7 +173,7 @@ void UniformCodec::compress(std::span<const float> gradient, Payload& payload) {
   for (std::size_t w0 = 0; w0 < n; w0 += kWindow) {
     const std::size_t wn = std::min(kWindow, n - w0);
     bin_indices_on(isa_, x + w0, wn, lo, bins_per_unit, top, index);
-    pack_bits_to(index, wn, bits_, out);
+    pack_bits_to(index, wn, bits_, out, isa_);
     out += wn * bits_ / 8;  // whole bytes but after the last window
   }
 }
@@ -192,7 +192,7 @@ void UniformCodec::decompress_add(const Payload& payload, std::span<float> dense
   alignas(64) std::uint32_t index[kWindow];
   for (std::size_t w0 = 0; w0 < n; w0 += kWindow) {
     const std::size_t wn = std::min(kWindow, n - w0);
-    unpack_bits_from(in, wn, bits_, index);
+    unpack_bits_from(in, wn, bits_, index, isa_);
     in += wn * bits_ / 8;
     add_centres_on(isa_, index, dense.data() + w0, wn, lo, width);
   }

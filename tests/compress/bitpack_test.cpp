@@ -6,9 +6,11 @@
 
 #include "engine/compress/bitpack.hpp"
 #include "engine/core/error.hpp"
+#include "tests/compress/compress_test_support.hpp"
 
 using namespace laconic;
 using namespace laconic::compress;
+using laconic::testing::isas_on_this_cpu;
 
 namespace {
 
@@ -113,30 +115,49 @@ TEST_CASE("a value wider than its bit width is refused", "[compress][bitpack]") 
 }
 
 TEST_CASE("bulk packing writes exactly the bytes BitWriter writes, and reads them back", "[compress][bitpack]") {
-  for (unsigned bits = 1; bits <= 32; ++bits) {
-    // Counts below, at and past the whole-word groups, with a tail of every length.
-    for (std::size_t count : {0u, 5u, 8u, 16u, 17u, 24u, 31u, 64u, 1003u}) {
-      const auto values = random_values(count, bits, bits * 7 + static_cast<unsigned>(count));
-      std::vector<std::uint8_t> expected;
-      BitWriter writer(expected);
-      for (std::uint32_t v : values) writer.write(v, bits);
-      writer.finish();
-      // Guard bytes on both sides: nothing outside [0, packed_bytes) is touched.
-      std::vector<std::uint8_t> out(packed_bytes(count, bits) + 32, 0xCD);
-      pack_bits_to(values.data(), count, bits, out.data() + 16);
-      INFO("bits=" << bits << " count=" << count);
-      REQUIRE(std::vector<std::uint8_t>(out.begin() + 16, out.end() - 16) == expected);
-      for (std::size_t i = 0; i < 16; ++i) REQUIRE((out[i] == 0xCD && out[out.size() - 1 - i] == 0xCD));
-      std::vector<std::uint32_t> back(count + 1, 0xdeadbeef);
-      unpack_bits_from(expected.data(), count, bits, back.data());
-      REQUIRE(std::vector<std::uint32_t>(back.begin(), back.end() - 1) == values);
-      REQUIRE(back.back() == 0xdeadbeef);
+  for (Isa isa : isas_on_this_cpu())
+    for (unsigned bits = 1; bits <= 32; ++bits) {
+      // Counts below, at and past the whole-word groups and AVX-512's blocks of 64 values, with a
+      // tail of every length.
+      for (std::size_t count : {0u, 5u, 8u, 16u, 17u, 24u, 31u, 63u, 64u, 65u, 128u, 200u, 1003u}) {
+        const auto values = random_values(count, bits, bits * 7 + static_cast<unsigned>(count));
+        std::vector<std::uint8_t> expected;
+        BitWriter writer(expected);
+        for (std::uint32_t v : values) writer.write(v, bits);
+        writer.finish();
+        // Guard bytes on both sides: nothing outside [0, packed_bytes) is touched.
+        std::vector<std::uint8_t> out(packed_bytes(count, bits) + 32, 0xCD);
+        pack_bits_to(values.data(), count, bits, out.data() + 16, isa);
+        INFO(isa_name(isa) << " bits=" << bits << " count=" << count);
+        REQUIRE(std::vector<std::uint8_t>(out.begin() + 16, out.end() - 16) == expected);
+        for (std::size_t i = 0; i < 16; ++i) REQUIRE((out[i] == 0xCD && out[out.size() - 1 - i] == 0xCD));
+        std::vector<std::uint32_t> back(count + 1, 0xdeadbeef);
+        unpack_bits_from(expected.data(), count, bits, back.data(), isa);
+        REQUIRE(std::vector<std::uint32_t>(back.begin(), back.end() - 1) == values);
+        REQUIRE(back.back() == 0xdeadbeef);
+      }
+    }
+}
+
+TEST_CASE("bulk packing drops the bits above the width, never spilling them into a neighbour", "[compress][bitpack]") {
+  for (Isa isa : isas_on_this_cpu()) {
+    // 0xFF at even places, 0 at odd: two bits 11 then 00, four times per byte.
+    std::uint32_t wide[64];
+    for (std::size_t i = 0; i < 64; ++i) wide[i] = i % 2 == 0 ? 0xFF : 0;
+    std::uint8_t two[16];
+    pack_bits_to(wide, 64, 2, two, isa);
+    INFO(isa_name(isa));
+    for (std::uint8_t byte : two) REQUIRE(byte == 0x33);
+    // Every width, values with all their high bits set: each packs as its low bits alone.
+    for (unsigned bits = 1; bits < 32; ++bits) {
+      const auto low = random_values(130, bits, bits);
+      std::vector<std::uint32_t> high(low);
+      for (auto& v : high) v |= ~std::uint32_t{0} << bits;
+      std::vector<std::uint8_t> a(packed_bytes(130, bits)), b(a.size());
+      pack_bits_to(low.data(), 130, bits, a.data(), Isa::Baseline);
+      pack_bits_to(high.data(), 130, bits, b.data(), isa);
+      INFO("bits=" << bits);
+      REQUIRE(a == b);
     }
   }
-  // High bits beyond the width are dropped, not spilled into the neighbour.
-  const std::uint32_t wide[8] = {0xFF, 0, 0xFF, 0, 0xFF, 0, 0xFF, 0};
-  std::uint8_t two[2] = {0, 0};
-  pack_bits_to(wide, 8, 2, two);
-  CHECK(two[0] == 0x33);
-  CHECK(two[1] == 0x33);
 }

@@ -20,18 +20,12 @@
 
 using namespace laconic;
 using namespace laconic::compress;
+using laconic::testing::isas_on_this_cpu;
 using laconic::testing::random_gradient;
 
 namespace {
 
 const std::size_t kSizes[] = {1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 1000, 4099, 70001};
-
-// The instruction sets this CPU runs; says so where AVX2's loops could not be checked.
-std::vector<Isa> available_isas() {
-  if (best_isa() == Isa::Avx2) return {Isa::Baseline, Isa::Avx2};
-  WARN("skipped: this CPU has no AVX2, so the AVX2 loops were not run");
-  return {Isa::Baseline};
-}
 
 // Normal values with signed zeros, values at +-tau, infinities and (if asked) a NaN mixed in.
 std::vector<float> awkward_gradient(std::size_t n, unsigned seed, float tau, bool with_nan) {
@@ -188,20 +182,19 @@ TEST_CASE("error feedback's fused passes give the generic passes' payloads and r
   check_fused_error_feedback(OnebitCodec(), OnebitCodec(), 4, true);
   check_fused_error_feedback(ScaledSignCodec(), ScaledSignCodec(), 4, true);
   check_fused_error_feedback(TopkCodec(StepRatio(0.05)), TopkCodec(StepRatio(0.05)), 4, false);
-  check_fused_error_feedback(ThresholdCodec(0.5, Isa::Baseline), ThresholdCodec(0.5, Isa::Baseline), 4, true);
-  if (best_isa() == Isa::Avx2)
-    check_fused_error_feedback(ThresholdCodec(0.5, Isa::Avx2), ThresholdCodec(0.5, Isa::Avx2), 4, true);
+  for (Isa isa : isas_on_this_cpu())
+    check_fused_error_feedback(ThresholdCodec(0.5, isa), ThresholdCodec(0.5, isa), 4, true);
 }
 
 TEST_CASE("threshold's pair writers give the plain loop's payload", "[compress][fused][threshold]") {
-  for (Isa isa : available_isas())
+  for (Isa isa : isas_on_this_cpu())
     for (double tau : {1e-3, 0.5, 2.33, 1e31})
       for (std::size_t n : kSizes) {
         const auto g = awkward_gradient(n, static_cast<unsigned>(n + 3), static_cast<float>(tau), n % 2 == 0);
         ThresholdCodec codec(tau, isa);
         Payload payload;
         codec.compress(g, payload);
-        INFO("n = " << n << ", tau " << tau << (isa == Isa::Avx2 ? ", AVX2" : ", baseline"));
+        INFO("n = " << n << ", tau " << tau << ", " << isa_name(isa));
         REQUIRE(payload == plain_threshold(g, tau));
       }
 }
@@ -212,7 +205,7 @@ TEST_CASE("threshold's pair writers give the plain loop's payload", "[compress][
 TEST_CASE("terngrad's payloads and decoding are the plain loop's", "[compress][fused][terngrad]") {
   std::vector<std::size_t> sizes(std::begin(kSizes), std::end(kSizes));
   for (std::size_t n : {65535u, 65536u, 65537u, 65538u, 65539u, 65551u, 262147u}) sizes.push_back(n);
-  for (Isa isa : available_isas())
+  for (Isa isa : isas_on_this_cpu())
     for (std::size_t n : sizes)
       for (bool with_nan : {false, true}) {
         TerngradCodec codec(isa);
@@ -225,8 +218,7 @@ TEST_CASE("terngrad's payloads and decoding are the plain loop's", "[compress][f
           if (with_nan && n > 3) g[n / 3] = std::numeric_limits<float>::quiet_NaN();
           Payload payload;
           codec.compress(g, payload);
-          INFO("n = " << n << ", step " << step << (with_nan ? " with a NaN" : "")
-                      << (isa == Isa::Avx2 ? ", AVX2" : ", baseline"));
+          INFO("n = " << n << ", step " << step << (with_nan ? " with a NaN" : "") << ", " << isa_name(isa));
           REQUIRE(payload == plain_terngrad(g, rng));
           const float scale = [&] {
             float f;

@@ -13,6 +13,7 @@
 using namespace laconic;
 using namespace laconic::compress;
 using laconic::testing::decode;
+using laconic::testing::isas_on_this_cpu;
 using laconic::testing::random_gradient;
 
 namespace {
@@ -339,31 +340,29 @@ TEST_CASE("qsgd options name the field, the value and the valid range", "[compre
   CHECK_THROWS_AS(options_from<QsgdOptions>("qsgd", {{"levels", 4.5}}), ConfigError);
 }
 
-TEST_CASE("qsgd's AVX2 loops give the baseline's payloads and sums", "[compress][qsgd]") {
-  if (best_isa() != Isa::Avx2) {
-    WARN("this CPU has no AVX2: only the baseline loops run");
-    return;
-  }
-  for (QsgdCoding coding : {QsgdCoding::Fixed, QsgdCoding::Elias}) {
-    for (unsigned levels : {1u, 16u, 255u, 65535u}) {
-      QsgdCodec baseline(levels, 300, coding, Isa::Baseline), avx2(levels, 300, coding, Isa::Avx2);
-      baseline.set_seed(3, 1);
-      avx2.set_seed(3, 1);
-      for (unsigned step = 0; step < 3; ++step) {
-        auto g = random_gradient(5003, 70 + step);
-        g[7] = 0.0f;
-        g[8] = -0.0f;
-        g[1000] = 1e-30f;                                   // subnormal after scaling in some buckets
-        std::fill(g.begin() + 600, g.begin() + 900, 0.0f);  // an all-zero bucket
-        g[4000] = INFINITY;                                 // a degenerate bucket
-        Payload a, b;
-        baseline.compress(g, a);
-        avx2.compress(g, b);
-        INFO("levels=" << levels << " step=" << step);
-        REQUIRE(a == b);
-        const auto da = decode(baseline, a, g.size()), db = decode(avx2, a, g.size());
-        REQUIRE(std::memcmp(da.data(), db.data(), da.size() * sizeof(float)) == 0);
+TEST_CASE("qsgd's AVX2 and AVX-512 loops give the baseline's payloads and sums", "[compress][qsgd]") {
+  for (Isa isa : isas_on_this_cpu())
+    for (QsgdCoding coding : {QsgdCoding::Fixed, QsgdCoding::Elias}) {
+      // Every width AVX-512 packs (2 to 8 bits: levels 1 to 127), and wider ones.
+      for (unsigned levels : {1u, 2u, 4u, 9u, 16u, 127u, 255u, 65535u}) {
+        QsgdCodec baseline(levels, 300, coding, Isa::Baseline), fast(levels, 300, coding, isa);
+        baseline.set_seed(3, 1);
+        fast.set_seed(3, 1);
+        for (unsigned step = 0; step < 3; ++step) {
+          auto g = random_gradient(5003, 70 + step);
+          g[7] = 0.0f;
+          g[8] = -0.0f;
+          g[1000] = 1e-30f;                                   // subnormal after scaling in some buckets
+          std::fill(g.begin() + 600, g.begin() + 900, 0.0f);  // an all-zero bucket
+          g[4000] = INFINITY;                                 // a degenerate bucket
+          Payload a, b;
+          baseline.compress(g, a);
+          fast.compress(g, b);
+          INFO(isa_name(isa) << " levels=" << levels << " step=" << step);
+          REQUIRE(a == b);
+          const auto da = decode(baseline, a, g.size()), db = decode(fast, a, g.size());
+          REQUIRE(std::memcmp(da.data(), db.data(), da.size() * sizeof(float)) == 0);
+        }
       }
     }
-  }
 }

@@ -14,6 +14,7 @@
 using namespace laconic;
 using namespace laconic::compress;
 using laconic::testing::decode;
+using laconic::testing::isas_on_this_cpu;
 using laconic::testing::random_gradient;
 
 namespace {
@@ -151,37 +152,34 @@ TEST_CASE("uniform options name the field, the value and the valid range", "[com
   CHECK_FALSE(uniform.summable());
 }
 
-TEST_CASE("uniform's AVX2 loops give the baseline's payloads and sums", "[compress][uniform]") {
-  if (best_isa() != Isa::Avx2) {
-    WARN("this CPU has no AVX2: only the baseline loops run");
-    return;
-  }
-  for (unsigned bits : {1u, 3u, 8u, 12u, 16u}) {
-    for (std::size_t n : {1u, 7u, 2049u, 61706u}) {
-      auto g = random_gradient(n, bits + static_cast<unsigned>(n));
-      // Elements on bin edges: lo + k * width for a few k, where a rounding slip would show.
-      const auto [lo, hi] = std::minmax_element(g.begin(), g.end());
-      const float width = uniform_bin_width(*lo, *hi, bits);
-      for (std::size_t k = 0; k + 2 < n && k < 64; ++k)
-        if (g.begin() + k != lo && g.begin() + k != hi) g[k] = *lo + float(k) * width;
-      UniformCodec baseline(bits, Isa::Baseline), avx2(bits, Isa::Avx2);
-      Payload a, b;
-      baseline.compress(g, a);
-      avx2.compress(g, b);
-      INFO("bits=" << bits << " n=" << n);
-      REQUIRE(a == b);
-      // And the bins are the double-precision reference's, edges included.
-      const float lo_sent = *std::min_element(g.begin(), g.end());
-      const float hi_sent = *std::max_element(g.begin(), g.end());
-      std::vector<std::uint32_t> bins(n);
-      unpack_bits(std::span<const std::uint8_t>(a).subspan(12), bits, bins);
-      const double bins_per_unit = std::ldexp(1.0, int(bits)) / (double(hi_sent) - lo_sent);
-      for (std::size_t i = 0; i < n; ++i) {
-        const double t = (double(g[i]) - lo_sent) * bins_per_unit;
-        REQUIRE(bins[i] == std::min<std::uint32_t>(std::uint32_t(t), (1u << bits) - 1));
+TEST_CASE("uniform's AVX2 and AVX-512 loops give the baseline's payloads and sums", "[compress][uniform]") {
+  for (Isa isa : isas_on_this_cpu())
+    for (unsigned bits : {1u, 3u, 8u, 12u, 16u}) {
+      for (std::size_t n : {1u, 7u, 2049u, 61706u}) {
+        auto g = random_gradient(n, bits + static_cast<unsigned>(n));
+        // Elements on bin edges: lo + k * width for a few k, where a rounding slip would show.
+        const auto [lo, hi] = std::minmax_element(g.begin(), g.end());
+        const float width = uniform_bin_width(*lo, *hi, bits);
+        for (std::size_t k = 0; k + 2 < n && k < 64; ++k)
+          if (g.begin() + k != lo && g.begin() + k != hi) g[k] = *lo + float(k) * width;
+        UniformCodec baseline(bits, Isa::Baseline), fast(bits, isa);
+        Payload a, b;
+        baseline.compress(g, a);
+        fast.compress(g, b);
+        INFO(isa_name(isa) << " bits=" << bits << " n=" << n);
+        REQUIRE(a == b);
+        // And the bins are the double-precision reference's, edges included.
+        const float lo_sent = *std::min_element(g.begin(), g.end());
+        const float hi_sent = *std::max_element(g.begin(), g.end());
+        std::vector<std::uint32_t> bins(n);
+        unpack_bits(std::span<const std::uint8_t>(a).subspan(12), bits, bins);
+        const double bins_per_unit = std::ldexp(1.0, int(bits)) / (double(hi_sent) - lo_sent);
+        for (std::size_t i = 0; i < n; ++i) {
+          const double t = (double(g[i]) - lo_sent) * bins_per_unit;
+          REQUIRE(bins[i] == std::min<std::uint32_t>(std::uint32_t(t), (1u << bits) - 1));
+        }
+        const auto da = decode(baseline, a, n), db = decode(fast, a, n);
+        REQUIRE(std::memcmp(da.data(), db.data(), n * sizeof(float)) == 0);
       }
-      const auto da = decode(baseline, a, n), db = decode(avx2, a, n);
-      REQUIRE(std::memcmp(da.data(), db.data(), n * sizeof(float)) == 0);
     }
-  }
 }
