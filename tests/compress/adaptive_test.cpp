@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "engine/compress/adaptive.hpp"
@@ -352,6 +353,33 @@ TEST_CASE("adaptive refuses payloads for another length and broken payloads", "[
       REQUIRE_THROWS_WITH(codec.decompress_add(bad, dense), Catch::Contains("expected a codebook"));
     }
   }
+}
+
+TEST_CASE("adaptive's header holds the gradient's min and max wherever they are, NaN wherever one is",
+          "[compress][adaptive]") {
+  AdaptiveCodec codec{AdaptiveOptions{}};
+  Payload payload;
+  const auto header_float = [&](std::size_t at) {
+    float f;
+    std::memcpy(&f, payload.data() + at, 4);
+    return f;
+  };
+  // Sizes around the eight lanes of the min/max pass, the extremes at every position.
+  for (std::size_t n = 1; n <= 41; ++n)
+    for (std::size_t at = 0; at < n; ++at) {
+      std::vector<float> g(n);
+      for (std::size_t i = 0; i < n; ++i) g[i] = 0.25f * static_cast<float>((i * 7) % 5);
+      g[at] = -3.0f;
+      g[n - 1 - at] = at == n - 1 - at ? -3.0f : 5.0f;
+      codec.compress(g, payload);
+      INFO("n=" << n << " at=" << at);
+      REQUIRE(header_float(4) == *std::min_element(g.begin(), g.end()));
+      REQUIRE(header_float(8) == *std::max_element(g.begin(), g.end()));
+      g[at] = std::nanf("");
+      codec.compress(g, payload);
+      REQUIRE(std::isnan(header_float(4)));
+      REQUIRE(std::isnan(header_float(8)));
+    }
 }
 
 TEST_CASE("adaptive handles empty, NaN and one-element gradients", "[compress][adaptive]") {
