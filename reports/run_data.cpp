@@ -175,17 +175,27 @@ void collect_evaluations(storage::Database& db, RunData& data, const std::string
   running(keys::kProjectedTimeStep, data.evaluations, &EvalPoint::projected_time);
 }
 
+// A run fact as a number; NaN when absent or not a number.
+double fact_number(const std::map<std::string, std::string>& facts, const char* key) {
+  const auto it = facts.find(key);
+  if (it == facts.end()) return kNaN;
+  try {
+    return std::stod(it->second);
+  } catch (const std::exception&) {
+    return kNaN;
+  }
+}
+
+// run_facts clock_offset_error where waiting was measured through message stamps, else NaN.
+double clock_offset_error_of(const std::map<std::string, std::string>& facts) {
+  const auto how = facts.find("wait_measured");
+  if (how == facts.end() || how->second != "message_stamps") return kNaN;
+  return fact_number(facts, "clock_offset_error");
+}
+
 // run_facts host_demand, else ranks_on_host / cores (runs recorded before host_demand was).
 double host_load_of(const std::map<std::string, std::string>& facts) {
-  auto number = [&facts](const char* key) {
-    const auto it = facts.find(key);
-    if (it == facts.end()) return kNaN;
-    try {
-      return std::stod(it->second);
-    } catch (const std::exception&) {
-      return kNaN;
-    }
-  };
+  const auto number = [&facts](const char* key) { return fact_number(facts, key); };
   const double cores = number("cores");
   if (!(cores > 0)) return kNaN;
   const double demand = number("host_demand");
@@ -255,6 +265,7 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   const auto clock = facts.find("rank_clock");
   data.thread_ranks = clock != facts.end() && clock->second == "thread_cpu";
   data.host_load = host_load_of(facts);
+  data.clock_offset_error = clock_offset_error_of(facts);
   if (const auto cwd = facts.find("working_directory"); cwd != facts.end()) data.working_directory = cwd->second;
   return data;
 }

@@ -71,6 +71,10 @@ struct RunData {
   /// Its ranks were threads of one process (run_facts rank_clock = thread_cpu): compute and
   /// compress are each thread's CPU time, wait derived, communicate the projection.
   bool thread_ranks = false;
+  /// With waiting measured through message stamps (run_facts wait_measured = message_stamps: ranks
+  /// on several hosts), the worst error of the clock offsets behind it, seconds (run_facts
+  /// clock_offset_error); NaN otherwise.
+  double clock_offset_error = kNaN;
   /// The directory `laconic run` ran in (run_facts working_directory): what relative paths in
   /// its configuration are relative to. Empty for runs recorded before it.
   std::string working_directory;

@@ -120,10 +120,17 @@ void add_step_row(Table& table, const ConfigSummary& s, const std::string& versu
   const std::string iqr = std::isnan(s.step_median.mean) ? std::string(kMissing)
                                                          : str_cat(seconds(s.step_median.mean), " [",
                                                                    seconds(s.step_q1), ", ", seconds(s.step_q3), "]");
-  std::vector<std::string> cells = {s.config->label,     seconds(compute),       seconds(compress),
-                                    seconds(wait),       seconds(measured),      seconds(projected),
-                                    seconds(step_measured), seconds(step_projected), iqr,
-                                    mean_ci_text(s.step_median), versus};
+  std::vector<std::string> cells = {s.config->label,
+                                    seconds(compute),
+                                    seconds(compress),
+                                    seconds(wait),
+                                    seconds(measured),
+                                    seconds(projected),
+                                    seconds(step_measured),
+                                    seconds(step_projected),
+                                    iqr,
+                                    mean_ci_text(s.step_median),
+                                    versus};
   std::vector<std::string> raw = {s.config->label,
                                   raw_number(compute),
                                   raw_number(compress),
@@ -144,6 +151,23 @@ void add_step_row(Table& table, const ConfigSummary& s, const std::string& versu
   table.add_row(cells, raw);
 }
 
+// The configurations whose wait was measured through message stamps (ranks on several hosts),
+// each with the worst clock offset error of its runs.
+std::string stamped_wait_note(const std::vector<ConfigSummary>& summaries) {
+  std::string list;
+  for (const ConfigSummary& s : summaries) {
+    double worst = kNaN;
+    for (const RunData* run : s.config->runs)
+      if (!std::isnan(run->clock_offset_error))
+        worst = std::isnan(worst) ? run->clock_offset_error : std::max(worst, run->clock_offset_error);
+    if (!std::isnan(worst))
+      list += str_cat(list.empty() ? "" : ", ", s.config->label, " (clock offsets within ", seconds(worst), " s)");
+  }
+  if (list.empty()) return "";
+  return str_cat(" Wait measured on rank 0's clock through estimated clock offsets (ranks on several hosts): ", list,
+                 "; a wait there is off by at most twice that (docs/network-model.md, \"Waiting across hosts\").");
+}
+
 // What the section says about runs whose times measure the machine as well as the method.
 std::string caveats(const std::vector<ConfigSummary>& summaries, const std::vector<std::string>& disturbed) {
   std::string text, crowded;
@@ -158,6 +182,7 @@ std::string caveats(const std::vector<ConfigSummary>& summaries, const std::vect
         " Oversubscribed (more ranks than the host has cores; their times include waiting for "
         "a core): ",
         crowded, ".");
+  text += stamped_wait_note(summaries);
   if (!disturbed.empty()) {
     std::string list;
     for (const auto& d : disturbed) list += (list.empty() ? "" : ", ") + d;

@@ -108,6 +108,29 @@ TEST_CASE("step times: waiting apart, a difference within the noise said so, dis
                                  "configuration in topk ratio=0.01 (compute +29%)"));
 }
 
+TEST_CASE("step times name the configurations whose wait came through estimated clock offsets, with the error",
+          "[reports][values]") {
+  TempDir dir("values-stamps");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("stamps", "stamps.lua", "cafe");
+  // Dense on one host (the arrival board); Top-k across hosts, its seeds with different errors.
+  const auto board = record_run(*db, recorder, e, "stamps", dense(1, {0.5, 0.75}));
+  recorder.record_fact(board, "wait_measured", "arrival_board");
+  for (std::int64_t seed : {1, 2}) {
+    const auto run = record_run(*db, recorder, e, "stamps", topk(seed, {0.4, 0.7}));
+    recorder.record_fact(run, "wait_measured", "message_stamps");
+    recorder.record_fact(run, "clock_offset_error", seed == 1 ? "4.4e-05" : "0.00021");
+  }
+  ReportOptions options{.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}};
+  const std::string md = read_text(write_report(*db, "stamps", dir.file("out"), options).markdown);
+  INFO(md);
+  CHECK_THAT(md, Catch::Contains("Wait measured on rank 0's clock through estimated clock offsets (ranks on several "
+                                 "hosts): topk ratio=0.01 (clock offsets within 0.00021 s); a wait there is off by "
+                                 "at most twice that"));
+  CHECK_THAT(md, !Catch::Contains("none (clock offsets"));
+}
+
 TEST_CASE("step times of overlapped runs show what was hidden behind backward, outside the step's sum",
           "[reports][values][overlap]") {
   TempDir dir("values-overlap");
