@@ -18,6 +18,7 @@
 
 #include "engine/catalog.hpp"
 #include "engine/comm/gloo_communicator.hpp"
+#include "engine/comm/stamped_arrival_board.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/liveness.hpp"
 #include "engine/core/worker_message.hpp"
@@ -148,11 +149,15 @@ void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& cat
   channel.liveness().enter("rendezvous");
   const auto comm = connect(args, config);
   // How time_wait is measured: ranks on one host share an arrival board, on several they stamp
-  // their messages with arrivals on rank 0's clock, whose offsets' worst error rank 0 knows.
+  // their messages with arrivals on rank 0's clock, whose offsets' worst error rank 0 knows (the
+  // rendezvous's now, the worst of every estimate once the rank is done).
+  const comm::StampedArrivalBoard* stamps = args.rank == 0 ? comm->stamped_arrivals() : nullptr;
+  const auto report_clock_error = [&] {
+    if (stamps != nullptr) channel.send(FactMessage{"clock_offset_error", str_cat(stamps->worst_error())});
+  };
   if (args.rank == 0 && args.world > 1) {
-    const comm::ClockSync* sync = comm->clock_sync();
-    channel.send(FactMessage{"wait_measured", sync != nullptr ? "message_stamps" : "arrival_board"});
-    if (sync != nullptr) channel.send(FactMessage{"clock_offset_error", str_cat(sync->worst_error)});
+    channel.send(FactMessage{"wait_measured", stamps != nullptr ? "message_stamps" : "arrival_board"});
+    report_clock_error();
   }
   train::Checkpointing checkpointing{args.checkpoint_dir, args.checkpoint_every, args.resume_step, {}};
   if (channel.connected()) checkpointing.on_saved = [&](std::int64_t step) { channel.send(CheckpointMessage{step}); };
@@ -163,6 +168,7 @@ void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& cat
     train::run_worker(config, std::move(parts), *comm, channel.sink(), progress, run.callbacks, checkpointing);
   else
     train::run_server(config, std::move(parts), *comm, channel.sink(), run.callbacks, checkpointing);
+  report_clock_error();
 }
 
 void train(const WorkerArgs& args, const engine::EngineCatalog& catalog, const RankRun& run, RankChannel& channel) {

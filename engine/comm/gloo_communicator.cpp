@@ -57,7 +57,7 @@ ArrivalBoard* GlooCommunicator::arrivals() {
   return impl_->stamped.get();
 }
 
-const ClockSync* GlooCommunicator::clock_sync() const { return impl_->stamped ? &impl_->stamped->sync() : nullptr; }
+const StampedArrivalBoard* GlooCommunicator::stamped_arrivals() const { return impl_->stamped.get(); }
 
 GlooCommunicator::GlooCommunicator(const GlooOptions& options)
     : rank_(options.rank), size_(options.size), timeout_(options.timeout), impl_(std::make_unique<Impl>()) {

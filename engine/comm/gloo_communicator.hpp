@@ -10,6 +10,8 @@
 
 namespace laconic::comm {
 
+class StampedArrivalBoard;
+
 struct GlooOptions {
   int rank = 0;
   int size = 1;
@@ -36,9 +38,9 @@ class GlooCommunicator : public Communicator {
   /// Ranks that all run on one host share an arrival board (SharedArrivalBoard); ranks on several
   /// hosts (or with `stamped_arrivals`) stamp their messages (StampedArrivalBoard). Null for one rank.
   ArrivalBoard* arrivals() override;
-  /// The clock offsets the stamped board estimated (on rank 0 its worst_error bounds every
-  /// rank's); null with a shared board or one rank.
-  const ClockSync* clock_sync() const;
+  /// The stamped board (its clock offsets: on rank 0 their worst_error bounds every rank's); null
+  /// with a shared board or one rank.
+  const StampedArrivalBoard* stamped_arrivals() const;
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 

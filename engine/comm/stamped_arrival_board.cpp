@@ -1,5 +1,6 @@
 #include "engine/comm/stamped_arrival_board.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "engine/core/error.hpp"
@@ -19,13 +20,17 @@ StampedArrivalBoard::StampedArrivalBoard(Communicator& comm, std::function<doubl
     : comm_(comm),
       clock_(std::move(clock)),
       resync_every_(positive(resync_every)),
-      sync_(comm.synchronize_clock(clock_)) {}
+      sync_(comm.synchronize_clock(clock_)),
+      worst_error_(sync_.worst_error) {}
 
 void StampedArrivalBoard::arrive(double seconds) { comm_.begin_stamps(seconds + sync_.offset); }
 
 double StampedArrivalBoard::latest() {
   const double latest = comm_.end_stamps() - sync_.offset;
-  if (++exchanges_ % resync_every_ == 0) sync_ = comm_.synchronize_clock(clock_);
+  if (++exchanges_ % resync_every_ == 0) {
+    sync_ = comm_.synchronize_clock(clock_);
+    worst_error_ = std::max(worst_error_, sync_.worst_error);
+  }
   return latest;
 }
 

@@ -28,6 +28,9 @@ class StampedArrivalBoard : public ArrivalBoard {
 
   /// The last estimate: on rank 0, `worst_error` bounds every rank's.
   const ClockSync& sync() const { return sync_; }
+  /// The largest `worst_error` of every estimate so far, the rendezvous's included: on rank 0 a
+  /// bound on every rank's offset error over the whole run.
+  double worst_error() const { return worst_error_; }
 
  private:
   Communicator& comm_;
@@ -35,6 +38,7 @@ class StampedArrivalBoard : public ArrivalBoard {
   std::uint64_t resync_every_;
   std::uint64_t exchanges_ = 0;
   ClockSync sync_;
+  double worst_error_;
 };
 
 }  // namespace laconic::comm
