@@ -106,8 +106,8 @@ struct Kernels {
 };
 
 // The kernels compiled with ATTRIBUTES (an instruction set) as functions NAME_norm ... and the
-// table kNAME of them; the uniform stream with vectors of FILL_BYTES.
-#define LACONIC_QSGD_KERNELS(NAME, ATTRIBUTES, FILL_BYTES)                                                             \
+// table TABLE of them; the uniform stream with vectors of FILL_BYTES.
+#define LACONIC_QSGD_KERNELS(TABLE, NAME, ATTRIBUTES, FILL_BYTES)                                                      \
   ATTRIBUTES float NAME##_norm(const float* x, std::size_t n) { return bucket_norm(x, n); }                            \
   ATTRIBUTES void NAME##_fill(UniformStream& rng, float* out, std::size_t count) { rng.fill<FILL_BYTES>(out, count); } \
   ATTRIBUTES void NAME##_quantize(const float* x, const float* u, std::uint32_t* c, std::size_t n, float scale,        \
@@ -118,22 +118,22 @@ struct Kernels {
     dequantize_add(c, d, n, unit);                                                                                     \
   }                                                                                                                    \
   ATTRIBUTES std::uint32_t NAME##_largest(const std::uint32_t* c, std::size_t n) { return largest_code(c, n); }        \
-  constexpr Kernels k##NAME = {NAME##_norm, NAME##_fill, NAME##_quantize, NAME##_dequantize_add, NAME##_largest};
+  constexpr Kernels TABLE = {NAME##_norm, NAME##_fill, NAME##_quantize, NAME##_dequantize_add, NAME##_largest};
 
-LACONIC_QSGD_KERNELS(baseline, [[]], 16)
+LACONIC_QSGD_KERNELS(kBaseline, baseline, [[]], 16)
 #if defined(__x86_64__) || defined(__i386__)
-LACONIC_QSGD_KERNELS(avx2, [[gnu::target("avx2")]], 32)
-LACONIC_QSGD_KERNELS(avx512, [[gnu::target("avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512")]], 64)
+LACONIC_QSGD_KERNELS(kAvx2, avx2, [[gnu::target("avx2")]], 32)
+LACONIC_QSGD_KERNELS(kAvx512, avx512, [[gnu::target("avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512")]], 64)
 #endif
 #undef LACONIC_QSGD_KERNELS
 
 const Kernels& kernels(Isa isa) {
 #if defined(__x86_64__) || defined(__i386__)
-  if (isa == Isa::Avx512) return kavx512;
-  if (isa == Isa::Avx2) return kavx2;
+  if (isa == Isa::Avx512) return kAvx512;
+  if (isa == Isa::Avx2) return kAvx2;
 #endif
   (void)isa;
-  return kbaseline;
+  return kBaseline;
 }
 
 }  // namespace
