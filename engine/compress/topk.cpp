@@ -1,6 +1,7 @@
 #include "engine/compress/topk.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -63,6 +64,56 @@ std::size_t emit(std::span<const float> gradient, std::span<const std::uint32_t>
   return taken;
 }
 
+// Appends every i with magnitude(v[i]) >= guess (>= 0, not NaN) to `indices`, its magnitude to
+// `magnitudes`, in index order, where v is `g`, or with kAdd the corrected gradient residual + g,
+// stored into `residual` in the same pass (error feedback's addition, fused). Eight elements at a
+// time in two 16-byte vectors of GCC's vector extensions: magnitudes, NaN as +infinity, are
+// ordered as their bits with the sign cleared are (a NaN's are above infinity's), so one integer
+// compare per element finds the blocks with a candidate, and the few that have one are looked at
+// element by element.
+template <bool kAdd>
+void collect_candidates(std::span<const float> g, std::span<float> residual, float guess,
+                        std::vector<std::uint32_t>& indices, std::vector<float>& magnitudes) {
+  using Floats = float __attribute__((vector_size(16)));
+  using Ints = std::int32_t __attribute__((vector_size(16)));
+  const Ints limit = Ints{} + std::bit_cast<std::int32_t>(guess);
+  const Ints unsigned_bits = Ints{} + 0x7FFFFFFF;
+  const float* v = kAdd ? residual.data() : g.data();
+  const auto keep = [&](std::size_t i) {
+    const float m = magnitude(v[i]);
+    if (m >= guess) {
+      indices.push_back(static_cast<std::uint32_t>(i));
+      magnitudes.push_back(m);
+    }
+  };
+  const std::size_t n = g.size();
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    Floats low, high;
+    std::memcpy(&low, g.data() + i, sizeof low);
+    std::memcpy(&high, g.data() + i + 4, sizeof high);
+    if constexpr (kAdd) {
+      Floats r_low, r_high;
+      std::memcpy(&r_low, residual.data() + i, sizeof r_low);
+      std::memcpy(&r_high, residual.data() + i + 4, sizeof r_high);
+      low += r_low;
+      high += r_high;
+      std::memcpy(residual.data() + i, &low, sizeof low);
+      std::memcpy(residual.data() + i + 4, &high, sizeof high);
+    }
+    const Ints passed =
+        ((std::bit_cast<Ints>(low) & unsigned_bits) >= limit) | ((std::bit_cast<Ints>(high) & unsigned_bits) >= limit);
+    std::uint64_t any[2];
+    std::memcpy(any, &passed, sizeof any);
+    if ((any[0] | any[1]) == 0) continue;
+    for (std::size_t j = i; j < i + 8; ++j) keep(j);
+  }
+  for (; i < n; ++i) {
+    if constexpr (kAdd) residual[i] += g[i];
+    keep(i);
+  }
+}
+
 // The k-th largest of `magnitudes` (reordered in place) and how many are strictly above it.
 std::pair<float, std::size_t> kth_largest(std::vector<float>& magnitudes, std::size_t k) {
   const auto cut = magnitudes.end() - static_cast<std::ptrdiff_t>(k);
@@ -75,7 +126,13 @@ std::pair<float, std::size_t> kth_largest(std::vector<float>& magnitudes, std::s
 
 }  // namespace
 
-void TopkCodec::compress(std::span<const float> gradient, Payload& payload) {
+void TopkCodec::compress(std::span<const float> gradient, Payload& payload) { encode(gradient, {}, payload); }
+
+void TopkCodec::compress_corrected(std::span<const float> gradient, std::span<float> residual, Payload& payload) {
+  encode(gradient, residual, payload);
+}
+
+void TopkCodec::encode(std::span<const float> gradient, std::span<float> residual, Payload& payload) {
   const std::size_t n = gradient.size();
   LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "topk handles at most 2^32-1 ", "elements, got ", n);
   const std::size_t k = topk_count(ratio_, n);
@@ -84,40 +141,46 @@ void TopkCodec::compress(std::span<const float> gradient, Payload& payload) {
   std::memcpy(payload.data(), header, sizeof header);
   std::uint8_t* indices = payload.data() + 8;
   std::uint8_t* values = indices + 4 * k;
-  if (k == 0) return;
+  if (k == 0) return;  // n = 0: nothing to add either
 
   // Exact Top-k in two steps. A strided sample guesses a threshold that about 2k elements pass;
-  // one pass collects those candidates (in index order); the exact k-th largest magnitude is
-  // then selected among the candidates only. If fewer than k pass (an unlucky sample), all n
-  // elements are candidates.
+  // one pass collects those candidates (in index order), adding the gradient into the residual
+  // under error feedback; the exact k-th largest magnitude is then selected among the candidates
+  // only. If fewer than k pass (an unlucky sample), all n elements are candidates.
+  const bool feedback = !residual.empty();
+  bool added = false;
   candidates_.clear();
   candidate_magnitudes_.clear();
   if (n >= kFilterMinElements && ratio_ <= kFilterMaxRatio) {
     scratch_.resize(kSampleSize);
-    for (std::size_t s = 0; s < kSampleSize; ++s) scratch_[s] = magnitude(gradient[s * n / kSampleSize]);
+    for (std::size_t s = 0; s < kSampleSize; ++s) {
+      const std::size_t i = s * n / kSampleSize;
+      scratch_[s] = magnitude(feedback ? residual[i] + gradient[i] : gradient[i]);
+    }
     const auto keep =
         static_cast<std::size_t>(std::ceil(2.0 * static_cast<double>(k) / static_cast<double>(n) * kSampleSize));
     const float guess = kth_largest(scratch_, std::clamp<std::size_t>(keep, 1, kSampleSize)).first;
-    for (std::size_t i = 0; i < n; ++i) {
-      const float m = magnitude(gradient[i]);
-      if (m >= guess) {
-        candidates_.push_back(static_cast<std::uint32_t>(i));
-        candidate_magnitudes_.push_back(m);
-      }
-    }
+    if (feedback)
+      collect_candidates<true>(gradient, residual, guess, candidates_, candidate_magnitudes_);
+    else
+      collect_candidates<false>(gradient, residual, guess, candidates_, candidate_magnitudes_);
+    added = feedback;
   }
+  if (feedback && !added)
+    for (std::size_t i = 0; i < n; ++i) residual[i] += gradient[i];
+  const std::span<const float> corrected = feedback ? residual : gradient;
   if (candidates_.size() < k) {
     candidates_.resize(n);
     candidate_magnitudes_.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       candidates_[i] = static_cast<std::uint32_t>(i);
-      candidate_magnitudes_[i] = magnitude(gradient[i]);
+      candidate_magnitudes_[i] = magnitude(corrected[i]);
     }
   }
   scratch_.assign(candidate_magnitudes_.begin(), candidate_magnitudes_.end());
   const auto [threshold, above] = kth_largest(scratch_, k);
   const std::size_t taken =
-      emit(gradient, candidates_, candidate_magnitudes_, threshold, k - above, k, indices, values);
+      emit(corrected, candidates_, candidate_magnitudes_, threshold, k - above, k, indices, values);
   LACONIC_ENFORCE(taken == k, "selected ", taken, " entries, expected k=", k);
 }
 

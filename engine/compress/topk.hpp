@@ -32,11 +32,18 @@ class TopkCodec : public Compressor {
   Capabilities capabilities() const override { return {.summable = false, .sparse_pairs = true}; }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
+  /// Error feedback's residual += gradient in the pass that collects the candidates, then
+  /// compress(residual) (see ErrorFeedback::compress).
+  void compress_corrected(std::span<const float> gradient, std::span<float> residual, Payload& payload);
   /// Error feedback's residual -= the decoded payload in one pass (see ErrorFeedback::compress).
   void subtract_decoded(const Payload& payload, std::span<float> residual) const;
   void set_step(const StepPoint& point) override { ratio_.set_step(point); }
 
  private:
+  // compress() of `gradient`, or with a residual compress_corrected(): the residual becomes
+  // residual + gradient, and is what is compressed.
+  void encode(std::span<const float> gradient, std::span<float> residual, Payload& payload);
+
   StepRatio ratio_;
   // Scratch reused across steps: candidate indices (ascending), their magnitudes, and a copy
   // that selection reorders.
