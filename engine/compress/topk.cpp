@@ -124,6 +124,21 @@ std::pair<float, std::size_t> kth_largest(std::vector<float>& magnitudes, std::s
   return {threshold, above};
 }
 
+// A magnitude about 2k of the n elements of g (of residual + g with a residual) reach, guessed
+// from a strided sample of kSampleSize of them (reordered in `scratch`).
+float sampled_threshold(std::span<const float> g, std::span<const float> residual, std::size_t k,
+                        std::vector<float>& scratch) {
+  const std::size_t n = g.size();
+  scratch.resize(kSampleSize);
+  for (std::size_t s = 0; s < kSampleSize; ++s) {
+    const std::size_t i = s * n / kSampleSize;
+    scratch[s] = magnitude(residual.empty() ? g[i] : residual[i] + g[i]);
+  }
+  const auto keep =
+      static_cast<std::size_t>(std::ceil(2.0 * static_cast<double>(k) / static_cast<double>(n) * kSampleSize));
+  return kth_largest(scratch, std::clamp<std::size_t>(keep, 1, kSampleSize)).first;
+}
+
 }  // namespace
 
 void TopkCodec::compress(std::span<const float> gradient, Payload& payload) { encode(gradient, {}, payload); }
@@ -152,14 +167,7 @@ void TopkCodec::encode(std::span<const float> gradient, std::span<float> residua
   candidates_.clear();
   candidate_magnitudes_.clear();
   if (n >= kFilterMinElements && ratio_ <= kFilterMaxRatio) {
-    scratch_.resize(kSampleSize);
-    for (std::size_t s = 0; s < kSampleSize; ++s) {
-      const std::size_t i = s * n / kSampleSize;
-      scratch_[s] = magnitude(feedback ? residual[i] + gradient[i] : gradient[i]);
-    }
-    const auto keep =
-        static_cast<std::size_t>(std::ceil(2.0 * static_cast<double>(k) / static_cast<double>(n) * kSampleSize));
-    const float guess = kth_largest(scratch_, std::clamp<std::size_t>(keep, 1, kSampleSize)).first;
+    const float guess = sampled_threshold(gradient, residual, k, scratch_);
     if (feedback)
       collect_candidates<true>(gradient, residual, guess, candidates_, candidate_magnitudes_);
     else
