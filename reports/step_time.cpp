@@ -164,8 +164,10 @@ std::string stamped_wait_note(const std::vector<ConfigSummary>& summaries) {
       list += str_cat(list.empty() ? "" : ", ", s.config->label, " (clock offsets within ", seconds(worst), " s)");
   }
   if (list.empty()) return "";
-  return str_cat(" Wait measured on rank 0's clock through estimated clock offsets (ranks on several hosts): ", list,
-                 "; a wait there is off by at most twice that (docs/network-model.md, \"Waiting across hosts\").");
+  return str_cat(
+      " Wait measured on rank 0's clock through estimated clock offsets (ranks on several hosts, or "
+      "LACONIC_ARRIVALS=stamps): ",
+      list, "; a wait there is off by at most twice that (docs/network-model.md, \"Waiting across hosts\").");
 }
 
 // What the section says about runs whose times measure the machine as well as the method.
