@@ -7,7 +7,9 @@ relative to the input, then each method against its goal of issue 35 (x memcpy a
 Every figure is the median over REPEATS runs of the whole binary, each with the benchmarks in a
 random order (--benchmark_enable_random_interleaving), so that a busy spell of the machine lands
 on all methods alike. With a second binary (BEFORE: the same benchmark built from an older
-commit), the two binaries alternate run by run and a column gives BEFORE's x memcpy at 16M.
+commit), the two binaries alternate run by run and two columns give BEFORE's x memcpy at 16M
+(against BEFORE's own memcpy) and the speed against BEFORE's (GB/s over BEFORE's GB/s at 16M;
+above 1 is faster).
 
 usage: bench/compress_table.py [BINARY [BEFORE]] [--repeats N] [--min-time S]
   BINARY    default build/bench/laconic_compress_bench
@@ -64,8 +66,9 @@ def print_throughput(table, before):
     sizes = sorted(table["memcpy"])
     big = sizes[-1]
     header = " | ".join(f"GB/s {s >> 20}M | x memcpy {s >> 20}M | x LibTorch {s >> 20}M" for s in sizes)
-    print(f"| method | {header} | extra memory / input |" + (f" before: x memcpy {big >> 20}M |" if before else ""))
-    print("|---" * (2 + 3 * len(sizes) + (1 if before else 0)) + "|")
+    before_header = f" before: x memcpy {big >> 20}M | speed / before's {big >> 20}M |"
+    print(f"| method | {header} | extra memory / input |" + (before_header if before else ""))
+    print("|---" * (2 + 3 * len(sizes) + (2 if before else 0)) + "|")
     for name, by_size in table.items():
         cells = []
         for s in sizes:
@@ -77,7 +80,8 @@ def print_throughput(table, before):
         row = f"| {name} | " + " | ".join(cells) + (f" | {extra:.2f} |" if extra is not None else " | - |")
         if before:
             old = before.get(name, {}).get(big)
-            row += f" {before['memcpy'][big][0] / old[0]:.1f} |" if old else " - |"
+            # The factor is against each binary's own memcpy; the speed ratio compares GB/s.
+            row += f" {before['memcpy'][big][0] / old[0]:.1f} | {by_size[big][0] / old[0]:.2f} |" if old else " - | - |"
         print(row)
 
 
