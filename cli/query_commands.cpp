@@ -18,6 +18,7 @@ int report_command(const ReportArgs& args) {
   reports::ReportOptions options;
   options.target = args.target;
   options.tolerance = args.tolerance;
+  options.baseline = args.baseline;
   for (const auto& link : args.links) options.links.push_back(parse_link(link));
   if (!args.hardware.empty()) options.hardware = read_hardware_profile(args.hardware);
   options.gnuplot.executable = args.gnuplot;

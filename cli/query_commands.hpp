@@ -13,7 +13,8 @@ struct ReportArgs {
   std::vector<std::string> experiments;  ///< one, or several compared side by side
   std::string out;                       ///< "" for laconic-reports/EXPERIMENT (A-vs-B for several)
   std::optional<double> target;          ///< time-to-target threshold; unset: derived from the runs
-  std::optional<double> tolerance;       ///< below the best dense configuration; unset: 0.5 points / 2%
+  std::optional<double> tolerance;       ///< below the baseline; unset: 0.5 points / 2%
+  std::optional<std::string> baseline;   ///< --baseline: a configuration's compressor column; unset: the runs' own
   std::string gnuplot = "gnuplot";
   bool allow_missing_figures = false;  ///< exit 0 even when gnuplot could not draw a figure
   std::vector<std::string> links;      ///< --link: "100Mbit", "1Gbit,50us" (engine/core/units.hpp)

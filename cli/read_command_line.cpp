@@ -135,11 +135,15 @@ void add_report(CLI::App& app, Commands& commands) {
   report->add_option("--out", args->out,
                      "output directory (default: laconic-reports/EXPERIMENT, laconic-reports/A-vs-B for several)");
   report->add_option("--target", args->target,
-                     "test-metric threshold of 'time to target' for every row (default: each row's best dense "
-                     "configuration's mean final value less --tolerance)");
+                     "test-metric threshold of 'time to target' for every row (default: each row's baseline's mean "
+                     "final value less --tolerance)");
+  report->add_option("--baseline", args->baseline,
+                     "the configuration every other is judged against, by its compressor as the report's tables "
+                     "name it (\"fp16\", \"topk ratio=0.01\") (default: the baseline the runs recorded, "
+                     "baseline = ... in the experiment, none() when it names none)");
   report
       ->add_option("--tolerance", args->tolerance,
-                   "how far below the best dense configuration the default target lies: points of accuracy "
+                   "how far below the baseline the default target lies: points of accuracy "
                    "(0.5 = 0.005), or percent of perplexity (default: 0.5 points of accuracy, 2% of perplexity)")
       ->check(CLI::NonNegativeNumber)
       ->default_str("");

@@ -66,9 +66,9 @@ std::vector<Axis> make_axes(const ExperimentDraft& draft, const Catalog& catalog
     auto given = draft.fields.find(field.name);
     if (given != draft.fields.end())
       axes.push_back({&field, given->second.alternatives, given->second.swept, given->second.group});
-    else if (field.type == ExperimentFieldType::Component)
+    else if (field.type == ExperimentFieldType::Component && field.run->read_by_training)
       axes.push_back({&field, {default_component(field, catalog)}, false, ""});
-    // Omitted scalar fields keep RunConfig's defaults.
+    // Omitted scalar fields, and fields training never reads, keep RunConfig's defaults.
   }
   return axes;
 }

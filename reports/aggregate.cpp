@@ -106,13 +106,6 @@ double step_on_link(const ConfigSummary& s, const LinkSpec& link) {
   return local_seconds(s) + link.project(s.messages.mean, s.link_bytes.mean);
 }
 
-const ConfigSummary* row_dense(const Grid& grid, const std::vector<ConfigSummary>& summaries, const ConfigSummary& s) {
-  const Configuration* dense = grid.find(s.config->row, "none");
-  for (const ConfigSummary& other : summaries)
-    if (dense != nullptr && other.config == dense) return &other;
-  return nullptr;
-}
-
 std::string thread_ranks_note(const std::vector<ConfigSummary>& summaries) {
   std::string names;
   for (const ConfigSummary& s : summaries)

@@ -89,7 +89,4 @@ double step_on_link(const ConfigSummary& s, const LinkSpec& link);
 /// "" when none did.
 std::string thread_ranks_note(const std::vector<ConfigSummary>& summaries);
 
-/// The dense (compressor none) configuration of `s`'s row among `summaries`, or null.
-const ConfigSummary* row_dense(const Grid& grid, const std::vector<ConfigSummary>& summaries, const ConfigSummary& s);
-
 }  // namespace laconic::reports

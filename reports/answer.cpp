@@ -13,12 +13,13 @@ namespace {
 
 constexpr double kLowest = 1e7, kHighest = 1e11;  // bit/s
 constexpr int kPerDecade = 10;
-constexpr double kScanLatency = 50e-6;  // s per message: link's default
-/// Compute differing from dense by more than this share is the machine's doing, not the
-/// method's (no compressor changes forward, backward or the optimizer).
+/// Compute differing from the baseline's by more than this share is the machine's doing, not
+/// the method's (no compressor changes forward, backward or the optimizer).
 constexpr double kDisturbedCompute = 0.10;
 /// A host whose demand exceeds its cores by more than this share is called busy.
 constexpr double kBusyHost = 1.10;
+/// "About N more seeds" is searched up to this many seeds of each configuration.
+constexpr std::size_t kMostSeeds = 100;
 
 std::string percent_text(double share) {
   char buf[32];
@@ -34,21 +35,59 @@ double steps_to_target(const RunData& run, const TestMetric& metric, double targ
 }
 
 /// Seconds per step of `run` on `link`: its measured compute, compress and wait, and its
-/// communication as projected (recorded for its own link, from its messages for another).
+/// messages projected onto the link (its recorded projection on its own link where it recorded
+/// no messages).
 double step_of(const RunData& run, const AnswerLink& link) {
   if (link.hardware != nullptr) {
     const std::optional<LinkSpec>& spec = link.spec ? link.spec : run.run.link;
     return spec ? hardware_step(run, *link.hardware, *spec).total() : kNaN;
   }
   const double local = or_zero(run.compute) + or_zero(run.compress) + or_zero(run.wait);
-  if (!link.spec) return std::isnan(run.projected_communicate) ? kNaN : local + run.projected_communicate;
-  if (std::isnan(run.messages) || std::isnan(run.link_bytes)) return kNaN;
-  return local + link.spec->project(run.messages, run.link_bytes);
+  const bool messages = !std::isnan(run.messages) && !std::isnan(run.link_bytes);
+  if (link.spec && messages) return local + link.spec->project(run.messages, run.link_bytes);
+  if (link.own && !std::isnan(run.projected_communicate)) return local + run.projected_communicate;
+  return kNaN;
 }
 
 bool better(const TestMetric& metric, double a, double b) {
   return std::isnan(b) || (metric.higher_is_better ? a > b : a < b);
 }
+
+std::vector<double> logs_of(const std::vector<double>& seconds) {
+  std::vector<double> out;
+  for (double s : seconds) out.push_back(std::log(s));
+  return out;
+}
+
+/// The seeds of each side that would make the interval of the log ratio narrower than what
+/// decides it (|d| for a direction, margin - |d| for "within noise"), less the seeds there are.
+double seeds_to_decide(const Stats& a, const Stats& b, double d, double widening) {
+  const double margin = std::log1p(kEquivalenceMargin);
+  const double needed = std::max(std::fabs(d), margin - std::fabs(d)) - widening;
+  const std::size_t have = std::max(a.n, b.n);
+  if (!(needed > 0)) return kNaN;
+  for (std::size_t n = have + 1; n <= kMostSeeds; ++n) {
+    const double se = std::sqrt((a.std * a.std + b.std * b.std) / static_cast<double>(n));
+    if (student_t975(static_cast<double>(2 * n - 2)) * se < needed) return static_cast<double>(n - have);
+  }
+  return kNaN;
+}
+
+/// The configuration whose compressor its runs record as their baseline (rule names none).
+bool recorded_baseline(const ConfigSummary& s) { return s.config->runs.front()->run.is_baseline; }
+
+}  // namespace
+
+/// A configuration's runs on one link: the log of each run's time to target (of a run that never
+/// reached it, the time to its last evaluation: a lower bound), and their mean step there.
+struct Answer::Sample {
+  std::vector<double> reached_seconds;  ///< runs that reached it
+  std::vector<double> steps;            ///< their steps to the target
+  std::vector<double> logs;             ///< every run with a time: log seconds, or a lower bound's
+  std::size_t runs = 0;
+  bool bounded = false;  ///< some entry of `logs` is a lower bound
+  double step = kNaN;    ///< mean s per step on the link
+};
 
 const char* versus_word(Versus v) {
   switch (v) {
@@ -60,6 +99,8 @@ const char* versus_word(Versus v) {
       return "slower";
     case Versus::WithinNoise:
       return "within noise";
+    case Versus::Inconclusive:
+      return "inconclusive";
     case Versus::NotReached:
       return "not reached";
     case Versus::Unknown:
@@ -67,8 +108,6 @@ const char* versus_word(Versus v) {
   }
   return "unknown";
 }
-
-}  // namespace
 
 double default_tolerance(const TestMetric& metric) { return metric.higher_is_better ? 0.5 : 2.0; }
 
@@ -79,11 +118,6 @@ std::string tolerance_text(const TestMetric& metric, double tolerance) {
   else
     std::snprintf(buf, sizeof buf, "%.2g%%", tolerance);
   return buf;
-}
-
-bool is_dense(const ConfigSummary& s) {
-  const std::string& compressor = s.config->runs.front()->run.compressor;
-  return compressor == "none" || compressor == "fp16";
 }
 
 std::string rate_text(double bits_per_second) {
@@ -98,11 +132,13 @@ std::string rate_text(double bits_per_second) {
   return str_cat(number, " ", units[u]);
 }
 
-AnswerLink scanned_link(double bits_per_second, const HardwareProfile* hardware) {
-  LinkSpec spec;
-  spec.bits_per_second = bits_per_second;
-  spec.latency_seconds = kScanLatency;
-  return {rate_text(bits_per_second), spec, hardware};
+std::string latency_text(double seconds) {
+  char number[32];
+  if (seconds >= 1e-3)
+    std::snprintf(number, sizeof number, "%.3g ms", seconds * 1e3);
+  else
+    std::snprintf(number, sizeof number, "%.3g us", seconds * 1e6);
+  return number;
 }
 
 std::vector<double> scanned_bandwidths() {
@@ -112,49 +148,87 @@ std::vector<double> scanned_bandwidths() {
   return out;
 }
 
+std::string time_text(const TimeToTarget& t) {
+  if (t.reached == 0 && t.runs > 0) return str_cat("not reached (0 of ", t.runs, " runs)");
+  if (std::isnan(t.seconds)) return kMissing;
+  const std::string time = seconds(t.seconds) + " s";
+  if (!t.all_reached()) return str_cat(time, " (", t.reached, " of ", t.runs, " runs reached it)");
+  if (std::isnan(t.low)) return time + " (one run: no interval)";
+  return str_cat(time, " [", seconds(t.low), ", ", seconds(t.high), "]");
+}
+
 std::string comparison_text(const Comparison& c, const TimeToTarget& t) {
   switch (c.versus) {
     case Versus::Baseline:
       return "baseline";
     case Versus::NotReached:
-      return str_cat("not reached (", t.reached, "/", t.runs, " runs)");
+      return str_cat("not reached (0 of ", t.runs, " runs)");
     case Versus::Unknown:
       return kMissing;
     default:
-      return str_cat(versus_word(c.versus), " (", percent_text(c.change), ")");
+      break;
   }
+  std::string detail = percent_text(c.change);
+  if (!std::isnan(c.low)) detail += str_cat(" [", percent_text(c.low), ", ", percent_text(c.high), "]");
+  if (c.versus == Versus::Inconclusive) {
+    if (!c.why.empty()) detail += "; " + c.why;
+    if (!std::isnan(c.more_seeds))
+      detail += str_cat("; about ", std::lround(c.more_seeds), c.more_seeds == 1 ? " more seed" : " more seeds");
+  }
+  return str_cat(versus_word(c.versus), " (", detail, ")");
 }
 
 std::string cost_text(const TestMetric& metric, const Verdict& v) {
-  if (std::isnan(v.cost)) return v.target && v.target->baseline == v.summary ? "baseline" : kMissing;
+  if (std::isnan(v.cost)) return v.baseline ? "baseline" : kMissing;
   const auto amount = [&](double x) { return metric.higher_is_better ? fixed(x, 2) + " points" : fixed(x, 1) + "%"; };
   std::string out = str_cat(v.cost >= 0 ? "costs " : "gains ", amount(std::fabs(v.cost)));
   if (std::isnan(v.cost_half_width)) return out + " (no interval: one seed)";
-  return str_cat(out, " [", fixed(v.cost - v.cost_half_width, metric.higher_is_better ? 2 : 1), ", ",
-                 fixed(v.cost + v.cost_half_width, metric.higher_is_better ? 2 : 1), "]");
+  // The interval of what the words say: of the cost, or of the gain.
+  const double sign = v.cost >= 0 ? 1 : -1;
+  const int digits = metric.higher_is_better ? 2 : 1;
+  return str_cat(out, " [", fixed(sign * v.cost - v.cost_half_width, digits), ", ",
+                 fixed(sign * v.cost + v.cost_half_width, digits), "]");
 }
 
 Answer::Answer(const Grid& grid, const std::vector<ConfigSummary>& summaries, const TestMetric& metric,
                const TargetRule& rule)
     : grid_(grid), summaries_(summaries), metric_(metric) {
+  const auto is_rule_baseline = [&](const ConfigSummary& s) {
+    return rule.baseline ? s.config->column == *rule.baseline : recorded_baseline(s);
+  };
+  if (rule.baseline) {
+    std::string columns;
+    for (const std::string& c : grid.columns) columns += (columns.empty() ? "'" : ", '") + c + "'";
+    if (std::find(grid.columns.begin(), grid.columns.end(), *rule.baseline) == grid.columns.end())
+      throw ConfigError(str_cat("--baseline '", *rule.baseline, "' is no configuration's compressor; the compared ",
+                                "ones: ", columns.empty() ? std::string("none") : columns));
+    baseline_source_ = str_cat(*rule.baseline, " (--baseline)");
+  }
   const double tolerance = rule.tolerance.value_or(default_tolerance(metric));
   for (const std::string& row : grid.rows) {
     RowTarget target{row, kNaN, nullptr, ""};
     const ConfigSummary* best_any = nullptr;
     for (const ConfigSummary& s : summaries) {
-      if (s.config->row != row || std::isnan(s.final_metric.mean)) continue;
-      if (is_dense(s) && (!target.baseline || better(metric, s.final_metric.mean, target.baseline->final_metric.mean)))
-        target.baseline = &s;
-      if (!best_any || better(metric, s.final_metric.mean, best_any->final_metric.mean)) best_any = &s;
+      if (s.config->row != row) continue;
+      if (is_rule_baseline(s)) target.baseline = &s;
+      if (!std::isnan(s.final_metric.mean) && (!best_any || better(metric, s.final_metric.mean, best_any->final_metric.mean)))
+        best_any = &s;
     }
-    const ConfigSummary* from = target.baseline ? target.baseline : best_any;
+    if (!rule.baseline && target.baseline && baseline_source_.empty())
+      baseline_source_ = str_cat(target.baseline->config->column,
+                                 " (the runs' configuration: baseline = ", target.baseline->config->column,
+                                 target.baseline->config->runs.front()->run.baseline_named
+                                     ? std::string(")")
+                                     : std::string(", the default)"));
+    const ConfigSummary* from =
+        target.baseline && !std::isnan(target.baseline->final_metric.mean) ? target.baseline : best_any;
     if (rule.value) {
       target.value = *rule.value;
       target.source = "--target";
     } else if (from) {
       const double best = from->final_metric.mean;
       target.value = metric.higher_is_better ? best - tolerance / 100 : best * (1 + tolerance / 100);
-      target.source = str_cat(target.baseline ? "" : "no dense configuration in this row; the best one, ",
+      target.source = str_cat(from == target.baseline ? "" : "no baseline in this row; the best configuration, ",
                               from->config->column, " reached ", fixed(best, metric.digits), " on average, ",
                               metric.higher_is_better ? "less " : "plus ", tolerance_text(metric, tolerance));
     }
@@ -164,18 +238,18 @@ Answer::Answer(const Grid& grid, const std::vector<ConfigSummary>& summaries, co
     Verdict v;
     v.summary = &s;
     v.target = &target_of(s);
-    v.dense = is_dense(s);
+    v.baseline = v.target->baseline == &s;
     const ConfigSummary* base = v.target->baseline;
     if (base && base != &s) {
       const double a = s.final_metric.mean, b = base->final_metric.mean;
       const double scale = metric.higher_is_better ? 100 : 100 / b;
       v.cost = (metric.higher_is_better ? b - a : a - b) * scale;
       v.cost_half_width = welch_ci95_half_width(s.final_metric, base->final_metric) * scale;
-      const double compute = s.compute.mean, dense_compute = base->compute.mean;
-      if (dense_compute > 0 && std::fabs(compute - dense_compute) > kDisturbedCompute * dense_compute) {
-        v.disturbance += std::fabs(compute - dense_compute);
-        v.noise.push_back(str_cat("compute ", percent_text((compute - dense_compute) / dense_compute),
-                                  " against dense, which no compressor changes"));
+      const double compute = s.compute.mean, base_compute = base->compute.mean;
+      if (base_compute > 0 && std::fabs(compute - base_compute) > kDisturbedCompute * base_compute) {
+        v.disturbance += std::fabs(compute - base_compute);
+        v.noise.push_back(str_cat("compute ", percent_text((compute - base_compute) / base_compute),
+                                  " against the baseline, which no compressor changes"));
       }
     }
     double load = kNaN;
@@ -208,79 +282,120 @@ bool Answer::one_target() const {
 }
 
 AnswerLink Answer::own_link(const ConfigSummary& s) const {
-  const std::string& network = s.config->runs.front()->run.network;
-  return {network.empty() ? "the runs' link" : network, std::nullopt};
+  const ReportRun& run = s.config->runs.front()->run;
+  return {run.network.empty() ? "the runs' link" : run.network, run.link, true};
+}
+
+AnswerLink Answer::scanned_link(const ConfigSummary& s, double bits_per_second, const HardwareProfile* hardware) const {
+  LinkSpec spec = s.config->runs.front()->run.link.value_or(LinkSpec{});
+  spec.bits_per_second = bits_per_second;
+  spec.text = str_cat(rate_text(bits_per_second), ", ", latency_text(spec.latency_seconds));
+  return {spec.text, spec, false, hardware};
+}
+
+Answer::Sample Answer::sample(const ConfigSummary& s, const AnswerLink& link) const {
+  Sample out;
+  out.runs = s.config->runs.size();
+  const double target = target_of(s).value;
+  if (std::isnan(target)) return out;
+  std::vector<double> steps_on_link;
+  for (const RunData* run : s.config->runs) {
+    const double step = step_of(*run, link);
+    steps_on_link.push_back(step);
+    const double st = steps_to_target(*run, metric_, target);
+    if (!std::isnan(st)) out.steps.push_back(st);
+    if (!(step > 0)) continue;
+    if (!std::isnan(st)) {
+      out.reached_seconds.push_back(st * step);
+      out.logs.push_back(std::log(st * step));
+    } else if (!run->evaluations.empty() && run->evaluations.back().step > 0) {
+      out.logs.push_back(std::log(static_cast<double>(run->evaluations.back().step) * step));
+      out.bounded = true;
+    }
+  }
+  out.step = stats_of(steps_on_link).mean;
+  return out;
 }
 
 TimeToTarget Answer::time_to_target(const ConfigSummary& s, const AnswerLink& link) const {
+  const Sample sample = this->sample(s, link);
   TimeToTarget t;
-  t.runs = s.config->runs.size();
-  const double target = target_of(s).value;
-  if (std::isnan(target)) return t;
-  std::vector<double> steps, seconds;
-  const RunData* single = nullptr;
-  for (const RunData* run : s.config->runs) {
-    const double st = steps_to_target(*run, metric_, target);
-    if (std::isnan(st)) continue;
-    ++t.reached;
-    steps.push_back(st);
-    seconds.push_back(st * step_of(*run, link));
-    single = run;
-  }
-  if (steps.empty()) return t;
-  t.steps = stats_of(steps).mean;
-  const Stats time = stats_of(seconds);
-  if (time.n == 0) return t;
-  t.seconds = time.mean;
-  // One run has no spread over runs: its steps' own spread stands in for it.
-  const double scale = link.hardware != nullptr ? step_of(*single, link) / single->step_median : 1.0;
-  const double spread =
-      time.n >= 2 ? ci95_half_width(time) : t.steps * or_zero((single->step_q3 - single->step_q1) / 2 * scale);
-  t.half_width = spread + (link.hardware != nullptr ? 0.0 : t.steps * verdict(s).disturbance);
+  t.runs = sample.runs;
+  t.reached = sample.steps.size();
+  t.steps = stats_of(sample.steps).mean;
+  const Stats logs = stats_of(logs_of(sample.reached_seconds));
+  if (logs.n == 0) return t;
+  t.seconds = std::exp(logs.mean);
+  if (logs.n < 2) return t;
+  // Other hardware's profile has none of this machine's disturbances.
+  const double widening = link.hardware ? 0.0 : std::log1p(verdict(s).disturbance / sample.step);
+  const double half = ci95_half_width(logs) + widening;
+  t.low = std::exp(logs.mean - half);
+  t.high = std::exp(logs.mean + half);
   return t;
 }
 
-const ConfigSummary* Answer::fastest_dense(const ConfigSummary& s, const AnswerLink& link, TimeToTarget* time) const {
-  const ConfigSummary* fastest = nullptr;
-  for (const ConfigSummary& other : summaries_) {
-    if (other.config->row != s.config->row || !is_dense(other)) continue;
-    const TimeToTarget t = time_to_target(other, link);
-    if (std::isnan(t.seconds) || (fastest && t.seconds >= time->seconds)) continue;
-    fastest = &other;
-    *time = t;
-  }
-  return fastest;
-}
-
 Comparison Answer::compare(const ConfigSummary& s, const AnswerLink& link) const {
-  const TimeToTarget mine = time_to_target(s, link);
-  // A dense configuration without a time there (its runs recorded no messages) is no baseline.
-  if (is_dense(s)) return {std::isnan(mine.seconds) && mine.reached > 0 ? Versus::Unknown : Versus::Baseline, kNaN};
-  if (!mine.all_reached()) return {Versus::NotReached, kNaN};
-  TimeToTarget dense;
-  if (!fastest_dense(s, link, &dense) || std::isnan(mine.seconds) || !(dense.seconds > 0)) return {};
-  const double change = (mine.seconds - dense.seconds) / dense.seconds;
-  const bool overlap = mine.seconds - mine.half_width <= dense.seconds + dense.half_width &&
-                       dense.seconds - dense.half_width <= mine.seconds + mine.half_width;
-  if (overlap) return {Versus::WithinNoise, change};
-  return {mine.seconds < dense.seconds ? Versus::Faster : Versus::Slower, change};
+  const ConfigSummary* base = target_of(s).baseline;
+  const Sample mine = sample(s, link);
+  if (base == &s) return {std::isnan(mine.step) ? Versus::Unknown : Versus::Baseline};
+  if (mine.runs > 0 && mine.steps.empty()) return {Versus::NotReached};
+  if (base == nullptr || mine.reached_seconds.empty()) return {};
+  const Sample theirs = sample(*base, link);
+  if (theirs.reached_seconds.empty()) return {};
+  Comparison c;
+  c.change = std::exp(stats_of(logs_of(mine.reached_seconds)).mean - stats_of(logs_of(theirs.reached_seconds)).mean) - 1;
+  const Stats a = stats_of(mine.logs), b = stats_of(theirs.logs);
+  c.versus = Versus::Inconclusive;
+  c.bounded = mine.bounded || theirs.bounded;
+  if (a.n < 2 || b.n < 2) {
+    c.why = str_cat("one run of ", (a.n < 2 ? s : *base).config->label, ": no interval");
+    return c;
+  }
+  const bool disturbed_here = link.hardware == nullptr;
+  const double widening = disturbed_here ? std::log1p(verdict(s).disturbance / mine.step) +
+                                               std::log1p(verdict(*base).disturbance / theirs.step)
+                                         : 0.0;
+  const double d = a.mean - b.mean;
+  const double half = or_zero(welch_ci95_half_width(a, b)) + widening;
+  c.low = std::exp(d - half) - 1;
+  c.high = std::exp(d + half) - 1;
+  // A lower bound in `mine` can only make the true ratio larger, one in `theirs` smaller.
+  if (!mine.bounded && d + half < 0) c.versus = Versus::Faster;
+  if (!theirs.bounded && d - half > 0) c.versus = Versus::Slower;
+  if (c.versus != Versus::Inconclusive) return c;
+  if (c.bounded) {
+    const Sample& partial = mine.bounded ? mine : theirs;
+    c.why = str_cat(partial.steps.size(), " of ", partial.runs, " runs of ",
+                    (mine.bounded ? s : *base).config->label, " reached the target");
+    return c;
+  }
+  const double margin = std::log1p(kEquivalenceMargin);
+  if (d - half >= -margin && d + half <= margin) {
+    c.versus = Versus::WithinNoise;
+    return c;
+  }
+  c.more_seeds = seeds_to_decide(a, b, d, widening);
+  if (std::isnan(c.more_seeds)) c.why = "more seeds would not decide it on this machine's noise";
+  return c;
 }
 
 BandwidthScan Answer::scan(const ConfigSummary& s, const HardwareProfile* hardware) const {
   BandwidthScan out;
   const std::vector<double> rates = scanned_bandwidths();
   for (double rate : rates) {
-    out.versus.push_back(compare(s, scanned_link(rate, hardware)).versus);
-    if (out.versus.back() == Versus::Faster) out.break_even = rate;
+    const Comparison c = compare(s, scanned_link(s, rate, hardware));
+    out.versus.push_back(c.versus);
+    if (c.versus == Versus::Faster) out.break_even = rate;
+    if (c.change < 0 && !c.bounded) out.crossover = rate;
   }
   const Versus first = out.versus.front();
   if (first == Versus::Baseline) {
-    out.text = "(dense)";
+    out.text = "(baseline)";
     return out;
   }
   if (first == Versus::NotReached) {
-    const TimeToTarget t = time_to_target(s, own_link(s));
-    out.text = str_cat("not reached (", t.reached, "/", t.runs, " runs)");
+    out.text = time_text(time_to_target(s, own_link(s)));
     return out;
   }
   // Runs of equal verdicts, lowest bandwidth first.
@@ -295,23 +410,25 @@ BandwidthScan Answer::scan(const ConfigSummary& s, const HardwareProfile* hardwa
     else
       segments.back().to = i;
   }
-  if (segments.size() == 1) {
+  if (segments.size() == 1)
     out.text = first == Versus::Unknown ? std::string(kMissing)
                                         : str_cat(versus_word(first), " at every bandwidth from ", rate_text(kLowest),
                                                   " to ", rate_text(kHighest));
-    return out;
-  }
-  for (std::size_t k = 0; k < segments.size(); ++k) {
+  for (std::size_t k = 0; k < segments.size() && segments.size() > 1; ++k) {
     const Segment& g = segments[k];
     std::string part = versus_word(g.versus);
     if (k == 0)
       part += " up to " + rate_text(rates[g.to]);
     else if (k + 1 == segments.size())
       part += " from " + rate_text(rates[g.from]);
+    else if (g.from == g.to)
+      part += " at " + rate_text(rates[g.from]);
     else
       part += str_cat(" from ", rate_text(rates[g.from]), " to ", rate_text(rates[g.to]));
     out.text += (out.text.empty() ? "" : "; ") + part;
   }
+  if (!std::isnan(out.crossover) && out.crossover != out.break_even)
+    out.text += str_cat("; point estimates: faster up to ", rate_text(out.crossover));
   return out;
 }
 

@@ -1,9 +1,10 @@
 #pragma once
-// The answer a report gives, written once: the target each row of the grid is timed to, every
-// configuration's time to it on a link with the noise around that time, its accuracy cost
-// against dense, and the bandwidths at which it beats dense beyond the noise. The summary,
-// "Does it pay off?" and "Projected onto other links" are views of it (docs/reports.md, "The
-// answer").
+// The answer a report gives, written once: the baseline every configuration is judged against,
+// the target each row of the grid is timed to, every configuration's time to it on a link with
+// its 95% interval, its verdict against the baseline there (faster, slower, within noise, or
+// inconclusive with what would decide it) and its accuracy cost. The summary, "Time and bytes
+// to target", "Does it pay off?", "Projected onto other links", the CSVs and `laconic ui` are
+// views of it (docs/reports.md, "The answer").
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,12 +15,17 @@
 
 namespace laconic::reports {
 
-/// How the target is chosen: `laconic report --target` and `--tolerance`.
+/// How the baseline and the target are chosen: `laconic report --baseline`, `--target` and
+/// `--tolerance`.
 struct TargetRule {
   std::optional<double> value;  ///< one threshold for every row, in the metric's unit
-  /// How far below the row's best dense configuration the target lies: points of accuracy
-  /// (0.5 = 0.005), or percent of perplexity; unset: default_tolerance().
+  /// How far below the row's baseline the target lies: points of accuracy (0.5 = 0.005), or
+  /// percent of perplexity; unset: default_tolerance().
   std::optional<double> tolerance;
+  /// The configuration column every other is judged against ("fp16", "topk ratio=0.01"); unset:
+  /// the compressor each run's configuration records as its baseline (`baseline = ...`, none by
+  /// default).
+  std::optional<std::string> baseline;
 };
 
 /// 0.5 (points of accuracy) or 2 (percent of perplexity).
@@ -28,102 +34,129 @@ double default_tolerance(const TestMetric& metric);
 /// "0.5 points" or "2%": a tolerance, or an accuracy cost, in the metric's own words.
 std::string tolerance_text(const TestMetric& metric, double tolerance);
 
-/// The threshold one row of the grid is timed to, and where it came from.
+/// A verdict of "within noise" needs the 95% interval of the time ratio inside 1 ± this.
+inline constexpr double kEquivalenceMargin = 0.10;
+
+/// The threshold one row of the grid is timed to, and what it is judged against.
 struct RowTarget {
   std::string row;  ///< Configuration::row
   double value = kNaN;
-  /// The row's dense configuration with the best mean final metric (none or fp16): what the
-  /// target and the accuracy cost are measured against; null when the row has none.
+  /// The row's baseline configuration: the one whose compressor is the baseline (TargetRule);
+  /// what the target, the accuracy cost and every verdict are measured against. Null when the
+  /// row has none.
   const ConfigSummary* baseline = nullptr;
   std::string source;  ///< for the reader: "--target", "none reached 0.8522 on average, less 0.5 points"
 };
 
-/// A link the answer is given for: the one each run was projected onto as it ran (its recorded
-/// projected_time_communicate), or another one (from the messages the runs recorded).
+/// A link the answer is given for.
 struct AnswerLink {
-  std::string name;              ///< "1Gbit, 50us", "100Mbit"
-  std::optional<LinkSpec> spec;  ///< unset: the runs' own link
+  std::string name;  ///< "100Mbit, 1ms" (the runs' own, as the experiment wrote it), "1 Gbit/s, 50 us"
+  /// The link; unset: the runs' own where they recorded none (an older laconic: their
+  /// recorded projected_time_communicate).
+  std::optional<LinkSpec> spec;
+  /// The runs' own link: where they recorded no messages, their recorded projected communication.
+  bool own = false;
   /// Set: each step projected onto this hardware (reports/hardware_step.hpp) instead of the
   /// compute and compression measured here.
   const HardwareProfile* hardware = nullptr;
 };
 
-/// A configuration's time to its row's target on one link, and the noise around it.
+/// A configuration's time to its row's target on one link.
 struct TimeToTarget {
   std::size_t reached = 0;  ///< runs that reached the target
   std::size_t runs = 0;
-  double steps = kNaN;    ///< mean over the runs that reached it
-  double seconds = kNaN;  ///< mean over those runs of (their steps x their step on the link)
-  /// The noise around `seconds`: the half-width of its 95% interval over the runs (two or more
-  /// reached it), else steps x half the interquartile range of the run's measured step (on other
-  /// hardware, that range scaled by the projected step over the measured median); widened by the
-  /// configuration's disturbance (Verdict::noise), which other hardware's profile does not have.
-  /// NaN when nothing reached the target.
-  double half_width = kNaN;
+  double steps = kNaN;  ///< mean over the runs that reached it
+  /// Geometric mean over the runs that reached it of (their steps x their step on the link);
+  /// NaN when none did or the link has no time for them.
+  double seconds = kNaN;
+  /// Its 95% interval: Student's t over those runs' log times (so never below zero, and as
+  /// skewed as times are), widened by the configuration's disturbance (Verdict::noise); NaN
+  /// with fewer than two runs reaching it.
+  double low = kNaN, high = kNaN;
 
   bool all_reached() const { return runs > 0 && reached == runs; }
 };
 
-/// How a configuration compares with its row's fastest dense configuration on a link.
+/// "16.1 s [9.22, 28.0]", "16.1 s (one run: no interval)", "15.4 s (1 of 2 runs reached it)",
+/// "not reached (0 of 2 runs)"; "-" without a time.
+std::string time_text(const TimeToTarget& t);
+
+/// How a configuration compares with its row's baseline on a link.
 enum class Versus {
-  Baseline,     ///< it is dense itself
-  Faster,       ///< reaches the target sooner, beyond the noise
-  Slower,       ///< later, beyond the noise
-  WithinNoise,  ///< the two intervals overlap
-  NotReached,   ///< some of its runs never reached the target: never called a winner
-  Unknown,      ///< no dense configuration in its row reached the target, or no time on the link
+  Baseline,      ///< it is the baseline
+  Faster,        ///< the 95% interval of its time ratio lies below 1
+  Slower,        ///< ... above 1
+  WithinNoise,   ///< ... inside 1 ± kEquivalenceMargin
+  Inconclusive,  ///< none of these: more seeds would tell (Comparison::more_seeds, why)
+  NotReached,    ///< none of its runs reached the target
+  Unknown,       ///< no baseline in its row, the baseline never reached it, or no time on the link
 };
+
+/// "faster", "within noise", "inconclusive", ...
+const char* versus_word(Versus v);
 
 struct Comparison {
   Versus versus = Versus::Unknown;
-  double change = kNaN;  ///< (its time - dense's) / dense's
+  double change = kNaN;  ///< its time / the baseline's - 1 (geometric means of the runs that reached it)
+  /// The 95% interval of that change: Welch's over the two configurations' log times (a run
+  /// that never reached the target counted at its last evaluation, a bound), widened by both
+  /// disturbances; NaN with one run on either side.
+  double low = kNaN, high = kNaN;
+  /// Inconclusive: about how many more seeds of each would decide it, from the spread these runs
+  /// show (the interval narrowing as 1/sqrt(runs)); NaN when no number of seeds would.
+  double more_seeds = kNaN;
+  std::string why;  ///< Inconclusive: "one run of none: no interval", "1 of 2 runs reached the target", ...
+  /// Some run of either side never reached the target: `change` is of the runs that did.
+  bool bounded = false;
 };
 
-/// "faster (-41%)", "within noise (+3%)", "not reached (1/2 runs)", ...
+/// "faster (-41% [-60%, -20%])", "inconclusive (+3% [-40%, +75%]; about 6 more seeds)",
+/// "not reached (0 of 2 runs)", "baseline", "-".
 std::string comparison_text(const Comparison& c, const TimeToTarget& t);
 
 /// What the answer says about one configuration, whatever the link.
 struct Verdict {
   const ConfigSummary* summary = nullptr;
   const RowTarget* target = nullptr;
-  bool dense = false;  ///< compressor none or fp16
+  bool baseline = false;  ///< it is its row's baseline
   /// Final metric minus the baseline's, turned into a loss: points of accuracy lost, or percent
-  /// of perplexity gained (negative: better than dense); NaN for the baseline itself.
+  /// of perplexity gained (negative: better than the baseline); NaN for the baseline itself.
   double cost = kNaN;
   double cost_half_width = kNaN;  ///< 95% (Welch) over seeds; NaN with one seed on either side
   /// Why its times are less certain than their spread says, and by how much they are widened:
-  /// "compute +30% against dense", "host busier than its cores (x1.4)".
+  /// "compute +30% against the baseline", "host busier than its cores (x1.4)".
   std::vector<std::string> noise;
   double disturbance = 0;  ///< s per step added to the noise for those reasons
 };
 
-/// "costs 1.17 points [0.42, 1.92]", "gains 0.3 points", "-" for the baseline.
+/// "costs 1.17 points [0.42, 1.92]", "gains 0.3 points", "baseline", "-".
 std::string cost_text(const TestMetric& metric, const Verdict& v);
 
-/// Bandwidths "Does it pay off?" scans: 10 Mbit/s to 100 Gbit/s, ten per decade, 50 us per message.
+/// Bandwidths "Does it pay off?" scans: 10 Mbit/s to 100 Gbit/s, ten per decade.
 std::vector<double> scanned_bandwidths();
 
 /// "100 Mbit/s", "2.51 Gbit/s".
 std::string rate_text(double bits_per_second);
 
-/// The link "Does it pay off?" projects onto at one scanned bandwidth: `rate`, 50 us per message;
-/// with `hardware`, steps on that hardware.
-AnswerLink scanned_link(double bits_per_second, const HardwareProfile* hardware = nullptr);
-
-/// A configuration against dense at every scanned bandwidth.
+/// A configuration against the baseline at every scanned bandwidth.
 struct BandwidthScan {
   std::vector<Versus> versus;  ///< one per scanned_bandwidths()
   /// The highest bandwidth at which it is faster beyond the noise; NaN if none.
   double break_even = kNaN;
-  /// "faster up to 794 Mbit/s; within noise from 1 Gbit/s to 3.16 Gbit/s; slower from 3.98 Gbit/s",
-  /// "within noise at every bandwidth from 10 Mbit/s to 100 Gbit/s", "not reached (1/2 runs)".
+  /// The highest bandwidth at which its time is below the baseline's, intervals aside (the point
+  /// estimates' crossing: all one seed can say); NaN if none.
+  double crossover = kNaN;
+  /// "faster up to 794 Mbit/s; inconclusive from 1 Gbit/s to 3.16 Gbit/s; slower from 3.98 Gbit/s",
+  /// "within noise at every bandwidth from 10 Mbit/s to 100 Gbit/s", "not reached (0 of 2 runs)";
+  /// where the crossing lies elsewhere, "...; point estimates: faster up to 251 Mbit/s".
   std::string text;
 };
 
 /// Every configuration's verdict, and their times on any link.
 class Answer {
  public:
-  /// `summaries` must outlive the answer (one per grid configuration).
+  /// `summaries` must outlive the answer (one per grid configuration). ConfigError when
+  /// `rule.baseline` names no configuration.
   Answer(const Grid& grid, const std::vector<ConfigSummary>& summaries, const TestMetric& metric,
          const TargetRule& rule);
 
@@ -134,26 +167,37 @@ class Answer {
   const std::vector<Verdict>& verdicts() const { return verdicts_; }
   /// True when every row's target is the same number (one --target, or one row).
   bool one_target() const;
+  /// True for its row's baseline configuration.
+  bool is_baseline(const ConfigSummary& s) const { return target_of(s).baseline == &s; }
+  /// Where the baseline came from: "none (each run's configuration: baseline = none(), the
+  /// default)", "fp16 (--baseline)".
+  const std::string& baseline_source() const { return baseline_source_; }
 
   TimeToTarget time_to_target(const ConfigSummary& s, const AnswerLink& link) const;
-  /// Against the fastest dense configuration of its row on `link` that reached the target.
+  /// Against its row's baseline on `link`.
   Comparison compare(const ConfigSummary& s, const AnswerLink& link) const;
+  /// The link the runs of `s` were projected onto as they ran ("100Mbit, 1ms").
+  AnswerLink own_link(const ConfigSummary& s) const;
+  /// The runs' own link at another bandwidth, its latency and overheads kept (50 us a message
+  /// where the runs name no link); with `hardware`, steps on that hardware.
+  AnswerLink scanned_link(const ConfigSummary& s, double bits_per_second,
+                          const HardwareProfile* hardware = nullptr) const;
   /// Over scanned_bandwidths(), with the steps measured here or projected onto `hardware`.
   BandwidthScan scan(const ConfigSummary& s, const HardwareProfile* hardware = nullptr) const;
-  /// The link the runs of `s` were projected onto as they ran ("1Gbit, 50us").
-  AnswerLink own_link(const ConfigSummary& s) const;
 
  private:
-  const ConfigSummary* fastest_dense(const ConfigSummary& s, const AnswerLink& link, TimeToTarget* time) const;
+  struct Sample;
+  Sample sample(const ConfigSummary& s, const AnswerLink& link) const;
 
   const Grid& grid_;
   const std::vector<ConfigSummary>& summaries_;
   TestMetric metric_;
+  std::string baseline_source_;
   std::vector<RowTarget> targets_;
   std::vector<Verdict> verdicts_;  ///< same order as summaries_
 };
 
-/// Compressor none or fp16: what compression is measured against.
-bool is_dense(const ConfigSummary& s);
+/// "1 ms", "50 us": a latency as the answer's link names write it.
+std::string latency_text(double seconds);
 
 }  // namespace laconic::reports

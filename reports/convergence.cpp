@@ -92,17 +92,18 @@ Section target_intro(const SectionInput& in, bool one, const std::string& direct
       "Time and bytes to target",
       str_cat(one ? str_cat("Target ", in.metric.label, " ", direction, fixed(first.value, in.metric.digits), " (",
                             first.source, ").")
-                  : str_cat("Each row has its own target (column target): its best dense configuration's mean "
+                  : str_cat("Each row has its own target (column target): its baseline's mean "
                             "final ",
                             in.metric.label, " ", in.metric.higher_is_better ? "less" : "plus", " the tolerance."),
               " Per run: the first evaluation whose ", in.metric.label,
               " reaches the target (every epoch's end, and every eval_every steps where the run set it), the "
               "steps and epoch it came in (1 = the first epoch; a range when the runs differ), the measured time "
               "(worker 0's wall time since "
-              "training started, earlier evaluations included), the projected time (the sum of worker 0's "
-              "projected_time_step up to it) and the bytes the worker ranks sent until then; then mean ± std over "
-              "the runs that reached it. reached = runs reaching it / runs. best reached = mean ± std over the "
-              "runs of each run's best ",
+              "training started, earlier evaluations included) and the bytes the worker ranks sent until then; "
+              "then mean ± std over the runs that reached it. Time to target on the runs' link: the answer's "
+              "(steps x the step on that link, geometric mean with its 95% interval; \"The answer\"), with the "
+              "link beside it. reached = runs reaching it / runs. best reached = mean ± std over the runs of each "
+              "run's best ",
               in.metric.label, "."),
       {},
       {}};
@@ -117,7 +118,7 @@ Table target_table(bool one) {
                    {"steps", Align::Right},
                    {"epoch", Align::Right},
                    {"measured time (s)", Align::Right},
-                   {"projected time (s)", Align::Right},
+                   {"time to target on the runs' link (projected)", Align::Right},
                    {"bytes sent", Align::Right}};
   table.csv.header = {"configuration",
                       "runs_reached",
@@ -128,8 +129,10 @@ Table target_table(bool one) {
                       "epoch_mean",
                       "measured_time_mean_s",
                       "measured_time_std_s",
-                      "projected_time_mean_s",
-                      "projected_time_std_s",
+                      "link",
+                      "time_s",
+                      "time_low_s",
+                      "time_high_s",
                       "bytes_sent_mean"};
   if (!one) {
     table.columns.insert(table.columns.begin() + 1, {"target", Align::Right});
@@ -141,7 +144,7 @@ Table target_table(bool one) {
 // Where a configuration's runs first reached the target (one entry per run that did), and each
 // run's best metric.
 struct Reach {
-  std::vector<double> steps, epochs, measured, projected, bytes, best;
+  std::vector<double> steps, epochs, measured, bytes, best;
 };
 
 Reach reach_of(const ConfigSummary& s, double target, const TestMetric& metric) {
@@ -153,7 +156,6 @@ Reach reach_of(const ConfigSummary& s, double target, const TestMetric& metric) 
         r.steps.push_back(static_cast<double>(e.step));
         r.epochs.push_back(static_cast<double>(e.epoch + 1));
         r.measured.push_back(e.measured_time);
-        r.projected.push_back(e.projected_time);
         r.bytes.push_back(e.bytes_sent);
         break;
       }
@@ -163,7 +165,10 @@ Reach reach_of(const ConfigSummary& s, double target, const TestMetric& metric) 
 
 // The row of a configuration: its cells, and the raw numbers of its CSV line.
 std::pair<std::vector<std::string>, std::vector<std::string>> target_row(const ConfigSummary& s, const Reach& r,
-                                                                         const TestMetric& metric) {
+                                                                         const Answer& answer) {
+  const TestMetric& metric = answer.metric();
+  const AnswerLink link = answer.own_link(s);
+  const TimeToTarget t = answer.time_to_target(s, link);
   const std::string& label = s.config->label;
   const std::string runs = std::to_string(s.config->runs.size());
   const std::string reached = str_cat(r.epochs.size(), "/", runs);
@@ -171,17 +176,16 @@ std::pair<std::vector<std::string>, std::vector<std::string>> target_row(const C
   const std::string best_text = mean_std_text(best, metric.digits);
   if (r.epochs.empty())
     return {{label, reached, best_text, "not reached", kMissing, kMissing, kMissing, kMissing},
-            {label, "0", runs, raw_number(best.mean), raw_number(best.std), "", "", "", "", "", "", ""}};
-  const Stats step = stats_of(r.steps), epoch = stats_of(r.epochs), m = stats_of(r.measured),
-              p = stats_of(r.projected), b = stats_of(r.bytes);
+            {label, "0", runs, raw_number(best.mean), raw_number(best.std), "", "", "", "", link.name, "", "", "", ""}};
+  const Stats step = stats_of(r.steps), epoch = stats_of(r.epochs), m = stats_of(r.measured), b = stats_of(r.bytes);
   // The epochs of the runs as a range: a mean such as "1.5" names no epoch.
   const auto [low, high] = std::minmax_element(r.epochs.begin(), r.epochs.end());
   const std::string epoch_text = *low == *high ? fixed(*low, 0) : str_cat(fixed(*low, 0), "-", fixed(*high, 0));
   return {{label, reached, best_text, fixed(step.mean, 0), epoch_text, mean_std_significant(m),
-           mean_std_significant(p), human_bytes(b.mean)},
+           str_cat(time_text(t), " on ", link.name), human_bytes(b.mean)},
           {label, std::to_string(r.epochs.size()), runs, raw_number(best.mean), raw_number(best.std),
-           raw_number(step.mean), raw_number(epoch.mean), raw_number(m.mean), raw_number(m.std), raw_number(p.mean),
-           raw_number(p.std), raw_number(b.mean)}};
+           raw_number(step.mean), raw_number(epoch.mean), raw_number(m.mean), raw_number(m.std), link.name,
+           raw_number(t.seconds), raw_number(t.low), raw_number(t.high), raw_number(b.mean)}};
 }
 
 }  // namespace
@@ -205,7 +209,7 @@ Section target_section(const SectionInput& in) {
       best_overall = best;
       best_label = s.config->label;
     }
-    auto [cells, raw] = target_row(s, reach, in.metric);
+    auto [cells, raw] = target_row(s, reach, in.answer);
     if (!one) {
       cells.insert(cells.begin() + 1, fixed(target, in.metric.digits));
       raw.insert(raw.begin() + 1, raw_number(target));

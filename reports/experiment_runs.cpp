@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/core/error.hpp"
+#include "engine/core/run_config.hpp"
 #include "engine/core/units.hpp"
 #include "storage/statement.hpp"
 
@@ -73,7 +74,10 @@ ReportRun parse_run(const storage::RunRow& row, const std::string& config_text) 
   if (run.config.contains("workers") && run.config["workers"].is_number_integer())
     run.workers = run.config["workers"].get<std::int64_t>();
   run.model = text_field(run.config.value("model", nlohmann::json::object()), "name");
-  run.compressor = text_field(run.config.value("compressor", nlohmann::json::object()), "name");
+  const nlohmann::json compressor = run.config.value("compressor", nlohmann::json::object());
+  run.compressor = text_field(compressor, "name");
+  run.baseline_named = run.config.contains("baseline");
+  run.is_baseline = run.baseline_named ? compressor == run.config["baseline"] : run.compressor == RunConfig{}.baseline.name;
   const auto network = run.config.value("network", nlohmann::json::object());
   const std::string bandwidth = text_field(network, "bandwidth"), latency = text_field(network, "latency");
   if (!bandwidth.empty()) run.network = bandwidth + (latency.empty() ? "" : ", " + latency);

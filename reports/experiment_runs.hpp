@@ -26,6 +26,11 @@ struct ReportRun {
   std::int64_t workers = 1;                          ///< training ranks; ranks >= workers are parameter servers
   std::string model;                                 ///< config.model.name
   std::string compressor;                            ///< config.compressor.name
+  /// Its compressor is the one its experiment judges the others against: config.baseline when
+  /// the experiment named one (resolved as config.compressor is: the same JSON), else the field's
+  /// default (RunConfig::baseline: none, whatever its scope).
+  bool is_baseline = false;
+  bool baseline_named = false;  ///< the configuration records a baseline (baseline = ... in the file)
   std::string network;                               ///< "1Gbit, 50us": the link projected times are computed for
   /// That link as a LinkSpec (bandwidth, latency, overhead, host bandwidth), for projections
   /// onto other hardware; unset when the configuration has no link or one this laconic cannot read.

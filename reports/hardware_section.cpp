@@ -99,10 +99,6 @@ Table step_table(const std::vector<Projection>& projections, std::set<std::strin
   return table;
 }
 
-std::string time_text(const TimeToTarget& t) {
-  return std::isnan(t.seconds) ? std::string(kMissing) : str_cat(seconds(t.seconds), " ± ", seconds(t.half_width));
-}
-
 Table target_table(const SectionInput& in, const std::vector<Projection>& projections,
                    const std::vector<AnswerLink>& links) {
   Table table;
@@ -110,13 +106,13 @@ Table target_table(const SectionInput& in, const std::vector<Projection>& projec
   table.columns = {{"configuration"}};
   table.csv.header = {"configuration"};
   for (const AnswerLink& link : links) {
-    const std::string where = link.spec ? link.name : std::string("its link");
-    table.columns.push_back({str_cat("to target there on ", where, " (s)"), Align::Right});
-    table.columns.push_back({str_cat("vs dense there on ", where)});
-    table.csv.header.insert(table.csv.header.end(), {"time_there_s@" + where, "versus_dense_there@" + where});
+    const std::string where = link.own ? std::string("its link") : link.name;
+    table.columns.push_back({str_cat("to target there on ", where), Align::Right});
+    table.columns.push_back({str_cat("vs baseline there on ", where)});
+    table.csv.header.insert(table.csv.header.end(), {"time_there_s@" + where, "versus_baseline_there@" + where});
   }
-  table.columns.insert(table.columns.end(), {{"against dense here, 10 Mbit/s to 100 Gbit/s"},
-                                             {"against dense there, 10 Mbit/s to 100 Gbit/s"}});
+  table.columns.insert(table.columns.end(), {{"against the baseline here, 10 Mbit/s to 100 Gbit/s"},
+                                             {"against the baseline there, 10 Mbit/s to 100 Gbit/s"}});
   table.csv.header.insert(table.csv.header.end(),
                           {"bandwidths_here", "break_even_here_bit_s", "bandwidths_there", "break_even_there_bit_s"});
   for (const Projection& p : projections) {
@@ -137,16 +133,18 @@ Table target_table(const SectionInput& in, const std::vector<Projection>& projec
 }
 
 std::string break_even_text(const BandwidthScan& scan) {
-  return std::isnan(scan.break_even) ? std::string("never faster") : "faster up to " + rate_text(scan.break_even);
+  if (!std::isnan(scan.break_even)) return "faster up to " + rate_text(scan.break_even);
+  if (!std::isnan(scan.crossover)) return "faster up to " + rate_text(scan.crossover) + " by the point estimates";
+  return "never faster";
 }
 
-/// Why the answer moved: how much faster the dense step computes there, what share of it
+/// Why the answer moved: how much faster the baseline's step computes there, what share of it
 /// communication then takes, and each compressor's break-even here and there.
-std::string why_it_moved(const std::vector<Projection>& projections) {
+std::string why_it_moved(const Answer& answer, const std::vector<Projection>& projections) {
   std::vector<std::string> sentences;
   for (const Projection& p : projections) {
     const ConfigSummary& s = *p.summary;
-    if (!is_dense(s) || !p.there.missing.empty()) continue;
+    if (!answer.is_baseline(s) || !p.there.missing.empty()) continue;
     sentences.push_back(str_cat(s.config->label, ": a step computes in ", seconds(p.there.compute), " s there against ",
                                 seconds(s.compute.mean), " s measured here (",
                                 fixed(s.compute.mean / p.there.compute, 1), "x), so communication on its link is ",
@@ -154,9 +152,9 @@ std::string why_it_moved(const std::vector<Projection>& projections) {
                                 " here."));
   }
   for (const Projection& p : projections) {
-    if (is_dense(*p.summary)) continue;
+    if (answer.is_baseline(*p.summary)) continue;
     if (p.scan_here.break_even == p.scan_there.break_even && p.scan_here.text == p.scan_there.text) continue;
-    sentences.push_back(str_cat(p.summary->config->label, ": against dense ", break_even_text(p.scan_here), " here, ",
+    sentences.push_back(str_cat(p.summary->config->label, ": against the baseline ", break_even_text(p.scan_here), " here, ",
                                 break_even_text(p.scan_there), " there."));
   }
   std::string out;
@@ -194,7 +192,7 @@ Section hardware_section(const SectionInput& in, const std::vector<LinkSpec>& li
   for (const LinkSpec& spec : links) every.push_back({spec.text, spec});
   for (AnswerLink& link : every) link.hardware = &hw;
   section.tables.push_back(target_table(in, projections, every));
-  section.lead = why_it_moved(projections);
+  section.lead = why_it_moved(in.answer, projections);
   if (!missing.empty()) {
     std::string list;
     for (const std::string& m : missing) list += (list.empty() ? "" : "; ") + m;

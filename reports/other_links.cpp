@@ -12,10 +12,9 @@ Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>&
       "Mean seconds per step and worker rank if each run had used the links given with --link: compute + compress "
       "+ wait as measured, and the messages each step recorded (messages, link_bytes) projected by the alpha-beta "
       "model, messages x latency + 8 x link_bytes / bandwidth (docs/network-model.md). A projection, not a "
-      "measurement: none of these runs used these links. to target vs dense = the time to the row's target on "
-      "that link against the row's fastest dense configuration there: faster or slower only beyond the noise, "
-      "else within noise (\"The answer\" says how the noise is computed); not reached where some of its runs "
-      "never reached the target. Runs with allreduce { overlap = true } are projected as if nothing was hidden "
+      "measurement: none of these runs used these links. to target vs baseline = the time to the row's target on "
+      "that link against the row's baseline there: faster, slower, within noise or inconclusive, as \"The "
+      "answer\" decides them; not reached where none of its runs reached the target. Runs with allreduce { overlap = true } are projected as if nothing was hidden "
       "behind backward: an upper bound for them.",
       {},
       {}};
@@ -25,9 +24,9 @@ Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>&
   table.csv.header = {"configuration"};
   for (const auto& link : links) {
     table.columns.push_back({str_cat("step on ", link.text, " (s)"), Align::Right});
-    table.columns.push_back({str_cat("to target vs dense on ", link.text), Align::Right});
+    table.columns.push_back({str_cat("to target vs baseline on ", link.text), Align::Right});
     table.csv.header.push_back(str_cat("step_s@", link.text));
-    table.csv.header.push_back(str_cat("versus_dense@", link.text));
+    table.csv.header.push_back(str_cat("versus_baseline@", link.text));
   }
   bool any_missing = false;
   for (const ConfigSummary& s : in.summaries) {

@@ -1,6 +1,6 @@
 // Section "Does it pay off?": every configuration's step and time to target projected onto links
 // from 10 Mbit/s to 100 Gbit/s, and the bandwidth below which a compressor beats its row's
-// fastest dense configuration.
+// the baseline of its row.
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -16,6 +16,7 @@ namespace {
 struct Curve {
   const ConfigSummary* summary = nullptr;
   std::vector<double> time;  ///< s, one per scanned bandwidth
+  std::vector<std::string> text;  ///< the same as the answer words it (time_text), one per scanned bandwidth
   double steps_to_target = kNaN;
   /// Where the configuration's runs trained on an emulated link (all of them on the same one):
   /// that link's bandwidth and the time to target measured there (steps x measured step).
@@ -26,8 +27,9 @@ Curve curve_of(const Answer& answer, const ConfigSummary& s, const std::vector<d
   Curve c;
   c.summary = &s;
   for (double rate : rates) {
-    const TimeToTarget t = answer.time_to_target(s, scanned_link(rate));
+    const TimeToTarget t = answer.time_to_target(s, answer.scanned_link(s, rate));
     c.time.push_back(std::isnan(t.seconds) ? std::numeric_limits<double>::infinity() : t.seconds);
+    c.text.push_back(time_text(t));
     c.steps_to_target = t.steps;
   }
   const double rate = s.config->runs.front()->run.emulated_bits_per_second;
@@ -65,14 +67,14 @@ Section pays_off_intro(const std::vector<double>& rates) {
       "Does it pay off?",
       str_cat("Each configuration projected onto links from ", rate_text(rates.front()), " to ",
               rate_text(rates.back()),
-              " (ten per decade, 50 us per message): step = compute + compress + wait as measured + "
+              " (ten per decade, at the latency and overheads of the runs' own link; 50 us a message where they "
+              "name none): step = compute + compress + wait as measured + "
               "the messages each step recorded (messages, link_bytes) by the alpha-beta model; time to target = "
-              "the steps each run needed to reach its row's target x that run's step, mean over the runs that "
-              "reached it, so a method that needs more steps pays for them. Against dense: at each bandwidth, the "
-              "configuration against the fastest dense configuration of its row (none or fp16), faster or slower "
-              "only where their noise intervals do not overlap (\"The answer\" says how they are computed), "
-              "else within noise; a configuration that reached the target in only some of its runs is \"not "
-              "reached\" at every bandwidth. Projections, not measurements; runs with allreduce { overlap = true } "
+              "the steps each run needed to reach its row's target x that run's step, geometric mean over the runs "
+              "that reached it, so a method that needs more steps pays for them; at the runs' own bandwidth it is "
+              "the answer's time. Against the baseline: at each bandwidth, the configuration against its row's "
+              "baseline, faster, slower, within noise or inconclusive as \"The answer\" says. "
+              "Projections, not measurements; runs with allreduce { overlap = true } "
               "are projected as if nothing was hidden. A configuration that trained on an emulated link "
               "(link { emulate = true }) also has its measured time to target there (steps x measured step), a "
               "point on its curve's colour in the figure: how far the point lies from the curve is how far the "
@@ -81,18 +83,30 @@ Section pays_off_intro(const std::vector<double>& rates) {
       {}};
 }
 
-Table pays_off_table(bool any_emulated) {
+/// The latency of the links scanned: "1 ms" when every configuration's runs name the same,
+/// else "each row's latency".
+std::string scanned_latency(const Answer& answer, const std::vector<ConfigSummary>& summaries) {
+  std::string text;
+  for (const ConfigSummary& s : summaries) {
+    const std::string mine = latency_text(answer.scanned_link(s, 1e9).spec->latency_seconds);
+    if (!text.empty() && text != mine) return "each row's latency";
+    text = mine;
+  }
+  return text;
+}
+
+Table pays_off_table(bool any_emulated, const std::string& latency) {
   Table table;
   table.slug = "pays_off";
   table.columns = {{"configuration"},
                    {"steps to target", Align::Right},
-                   {"time to target on 100 Mbit/s (s)", Align::Right},
-                   {"on 1 Gbit/s (s)", Align::Right},
-                   {"on 10 Gbit/s (s)", Align::Right},
-                   {"against dense (time to target)"}};
+                   {"time to target on 100 Mbit/s, " + latency, Align::Right},
+                   {"on 1 Gbit/s, " + latency, Align::Right},
+                   {"on 10 Gbit/s, " + latency, Align::Right},
+                   {"against the baseline (time to target)"}};
   table.csv.header = {"configuration",          "steps_to_target",         "time_to_target_100Mbit_s",
-                      "time_to_target_1Gbit_s", "time_to_target_10Gbit_s", "against_dense",
-                      "break_even_bit_s"};
+                      "time_to_target_1Gbit_s", "time_to_target_10Gbit_s", "against_baseline",
+                      "break_even_bit_s",       "crossover_bit_s"};
   if (any_emulated) {
     table.columns.push_back({"measured on its emulated link (s)", Align::Right});
     table.csv.header.insert(table.csv.header.end(), {"emulated_bandwidth_bit_s", "measured_time_to_target_s"});
@@ -100,29 +114,34 @@ Table pays_off_table(bool any_emulated) {
   return table;
 }
 
-// The time to target of `c` at the scanned bandwidth nearest `rate` (NaN where not reached).
-double time_near(const Curve& c, const std::vector<double>& rates, double rate) {
+// The index of the scanned bandwidth nearest `rate`.
+std::size_t nearest(const std::vector<double>& rates, double rate) {
   std::size_t best = 0;
   for (std::size_t i = 0; i < rates.size(); ++i)
     if (std::fabs(std::log(rates[i] / rate)) < std::fabs(std::log(rates[best] / rate))) best = i;
-  return std::isinf(c.time[best]) ? kNaN : c.time[best];
+  return best;
 }
 
 void add_row(Table& table, const Curve& c, const BandwidthScan& scan, const std::vector<double>& rates,
              bool any_emulated) {
   const std::string& label = c.summary->config->label;
-  const auto ttt = [&](double rate) { return time_near(c, rates, rate); };
+  const auto ttt = [&](double rate) {
+    const double t = c.time[nearest(rates, rate)];
+    return std::isinf(t) ? kNaN : t;
+  };
+  const auto text = [&](double rate) { return c.text[nearest(rates, rate)]; };
   std::vector<std::string> row = {
-      label,          std::isnan(c.steps_to_target) ? std::string("not reached") : fixed(c.steps_to_target, 0),
-      seconds(ttt(1e8)), seconds(ttt(1e9)),
-      seconds(ttt(1e10)), scan.text};
+      label,      std::isnan(c.steps_to_target) ? std::string("not reached") : fixed(c.steps_to_target, 0),
+      text(1e8),  text(1e9),
+      text(1e10), scan.text};
   std::vector<std::string> raw = {label,
                                   raw_number(c.steps_to_target),
                                   raw_number(ttt(1e8)),
                                   raw_number(ttt(1e9)),
                                   raw_number(ttt(1e10)),
                                   scan.text,
-                                  raw_number(scan.break_even)};
+                                  raw_number(scan.break_even),
+                                  raw_number(scan.crossover)};
   if (any_emulated) {
     row.push_back(std::isnan(c.emulated_rate)
                       ? kMissing
@@ -202,7 +221,7 @@ Section pays_off_section(const SectionInput& in, std::vector<FigurePlot>& plots)
   section.text += thread_ranks_note(in.summaries);
   bool any_emulated = false;
   for (const Curve& c : curves) any_emulated = any_emulated || !std::isnan(c.emulated_rate);
-  Table table = pays_off_table(any_emulated);
+  Table table = pays_off_table(any_emulated, scanned_latency(in.answer, in.summaries));
   std::vector<RowFigure> figures;
   for (std::size_t k = 0; k < curves.size(); ++k) {
     const Curve& c = curves[k];

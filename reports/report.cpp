@@ -60,7 +60,7 @@ std::vector<std::string> write_csvs(Report& report, const fs::path& dir) {
 ReportPaths write_report(storage::Database& db, const std::vector<std::string>& experiments, const std::string& out_dir,
                          const ReportOptions& options) {
   // Build first, so a missing experiment leaves no empty directory behind.
-  ReportDraft draft = build_report(db, experiments, {options.target, options.tolerance}, options.links,
+  ReportDraft draft = build_report(db, experiments, {options.target, options.tolerance, options.baseline}, options.links,
                                    options.hardware ? &*options.hardware : nullptr);
   const fs::path dir(out_dir);
   make_directory(dir / "tables");

@@ -15,14 +15,17 @@ namespace laconic::reports {
 
 struct ReportOptions {
   /// Threshold of "time to target" in the test metric's unit, for every row; unset: each row's
-  /// best dense configuration less the tolerance (docs/reports.md, "The answer").
+  /// baseline less the tolerance (docs/reports.md, "The answer").
   std::optional<double> target{};
   GnuplotOptions gnuplot{};
   /// Links to project every configuration onto (laconic report --link), besides the runs' own.
   std::vector<LinkSpec> links{};
-  /// Below the best dense configuration: points of accuracy or percent of perplexity; unset:
+  /// Below the baseline: points of accuracy or percent of perplexity; unset:
   /// 0.5 points or 2%.
   std::optional<double> tolerance{};
+  /// laconic report --baseline: the configuration column every other is judged against; unset:
+  /// the baseline the runs recorded (TargetRule::baseline).
+  std::optional<std::string> baseline{};
   /// laconic report --hardware: a profile every configuration is also projected onto.
   std::optional<HardwareProfile> hardware{};
 };

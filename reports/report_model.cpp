@@ -105,6 +105,7 @@ ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& 
   if (hardware != nullptr)
     report.facts.push_back({"hardware", str_cat(hardware->name, " (", hardware->origin, "; projected)"), false});
 
+  if (!answer.baseline_source().empty()) report.facts.push_back({"baseline", answer.baseline_source(), false});
   report.facts.push_back(
       {"test metric", str_cat(metric.key, " (", metric.higher_is_better ? "higher" : "lower", " is better)"), false});
   report.facts.push_back({"compared",

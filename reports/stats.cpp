@@ -71,15 +71,22 @@ double ci95_half_width(const Stats& stats) {
   return student_t975(static_cast<double>(stats.n - 1)) * stats.std / std::sqrt(static_cast<double>(stats.n));
 }
 
-double welch_ci95_half_width(const Stats& a, const Stats& b) {
-  if (a.n < 2 || b.n < 2) return std::numeric_limits<double>::quiet_NaN();
+WelchTerms welch_terms(const Stats& a, const Stats& b) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  if (a.n < 2 || b.n < 2) return {kNaN, kNaN};
   const double va = a.std * a.std / static_cast<double>(a.n), vb = b.std * b.std / static_cast<double>(b.n);
   const double se = std::sqrt(va + vb);
-  if (se == 0) return 0;
+  if (se == 0) return {0, kNaN};
   // Welch-Satterthwaite degrees of freedom.
   const double df =
       (va + vb) * (va + vb) / (va * va / static_cast<double>(a.n - 1) + vb * vb / static_cast<double>(b.n - 1));
-  return student_t975(df) * se;
+  return {se, df};
+}
+
+double welch_ci95_half_width(const Stats& a, const Stats& b) {
+  const WelchTerms w = welch_terms(a, b);
+  if (!(w.se > 0)) return w.se;  // NaN, or 0 for two spreads of 0
+  return student_t975(w.df) * w.se;
 }
 
 std::string mean_ci_text(const Stats& stats) {

@@ -32,6 +32,14 @@ double student_t975(double df);
 /// Student's t for the few seeds a sweep has; NaN for fewer than two values.
 double ci95_half_width(const Stats& stats);
 
+/// Welch's standard error of the difference of two means and its Welch-Satterthwaite degrees
+/// of freedom; NaN both when either side has fewer than two values, df NaN when se is 0.
+struct WelchTerms {
+  double se;
+  double df;
+};
+WelchTerms welch_terms(const Stats& a, const Stats& b);
+
 /// Half the width of the 95% confidence interval of the difference of two means, Welch's: no
 /// assumption that the two spreads are equal; NaN when either side has fewer than two values.
 double welch_ci95_half_width(const Stats& a, const Stats& b);

@@ -56,8 +56,8 @@ Section step_time_intro(const std::string& links) {
               ") by the alpha-beta model: a projection, not a measurement. Step (projected) = compute + compress + "
               "wait + projected communicate. Spread: step median [IQR] = the median measured time_step over the "
               "steps of each run and its interquartile range (means over seeds); step over seeds = the mean of the "
-              "runs' medians ± the half-width of its 95% interval (Student's t). vs dense = the step median "
-              "against the same row's dense (none) configuration; (noise) marks a difference within the noise: "
+              "runs' medians ± the half-width of its 95% interval (Student's t). vs baseline = the step median "
+              "against the same row's baseline (\"The answer\"); (noise) marks a difference within the noise: "
               "the 95% intervals overlap (with two or more seeds each), else the interquartile ranges do."),
       {},
       {}};
@@ -80,7 +80,7 @@ Table step_time_table(bool any_overlapped) {
                    {"step, projected (s)", Align::Right},
                    {"step median [IQR] (s)", Align::Right},
                    {"step over seeds (s)", Align::Right},
-                   {"vs dense", Align::Right}};
+                   {"vs baseline", Align::Right}};
   table.csv.header = {"configuration",
                       "compute_s",
                       "compress_s",
@@ -190,7 +190,7 @@ std::string caveats(const std::vector<ConfigSummary>& summaries, const std::vect
     for (const auto& d : disturbed) list += (list.empty() ? "" : ", ") + d;
     text += str_cat(
         " Disturbed by the machine: compute (forward + backward + optimizer, which no compressor "
-        "changes) differs by more than 10% from the same row's dense configuration in ",
+        "changes) differs by more than 10% from the same row's baseline in ",
         list, "; compare their times with care (docs/reports.md).");
   }
   return text;
@@ -241,7 +241,7 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
   for (const ConfigSummary& s : in.summaries) {
     // The row's dense configuration: its compute is what the model and batch cost on an
     // undisturbed machine, since no compressor changes forward, backward or the optimizer.
-    const ConfigSummary* dense = row_dense(in.grid, in.summaries, s);
+    const ConfigSummary* dense = in.answer.target_of(s).baseline;
     std::string versus = dense == nullptr ? std::string(kMissing) : versus_dense(s, *dense);
     if (const std::string d = dense == nullptr ? "" : disturbance(s, *dense); !d.empty()) {
       disturbed.push_back(d);

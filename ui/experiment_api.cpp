@@ -20,24 +20,6 @@ json number(double value) { return std::isfinite(value) ? json(value) : json(nul
 
 json stats_json(const reports::Stats& s) { return {{"mean", number(s.mean)}, {"std", number(s.std)}, {"n", s.n}}; }
 
-const char* versus_name(reports::Versus v) {
-  switch (v) {
-    case reports::Versus::Baseline:
-      return "baseline";
-    case reports::Versus::Faster:
-      return "faster";
-    case reports::Versus::Slower:
-      return "slower";
-    case reports::Versus::WithinNoise:
-      return "within noise";
-    case reports::Versus::NotReached:
-      return "not reached";
-    case reports::Versus::Unknown:
-      break;
-  }
-  return "unknown";
-}
-
 // Mean bytes sent per run of a configuration (over its runs).
 double bytes_sent(const reports::ConfigSummary& s) {
   double sum = 0;
@@ -64,23 +46,35 @@ std::vector<bool> pareto(const std::vector<reports::ConfigSummary>& summaries, c
   return front;
 }
 
-// Time to target and the verdict against dense at each scanned bandwidth: what the page's
+// A time to target as the report has it: the numbers, and the report's own words for them.
+json time_json(const reports::TimeToTarget& t) {
+  return {{"seconds", number(t.seconds)}, {"low", number(t.low)},         {"high", number(t.high)},
+          {"reached", t.reached},         {"runs", t.runs},               {"text", reports::time_text(t)}};
+}
+
+// Time to target and the verdict against the baseline at each scanned bandwidth: what the page's
 // bandwidth slider moves through; with `hardware`, the steps projected onto it.
 json scan_json(const reports::Answer& answer, const reports::ConfigSummary& s,
                const HardwareProfile* hardware = nullptr) {
-  json seconds = json::array(), half_width = json::array(), versus = json::array();
+  json times = json::array(), seconds = json::array(), versus = json::array(), versus_text = json::array();
   for (const double rate : reports::scanned_bandwidths()) {
-    const reports::AnswerLink on = reports::scanned_link(rate, hardware);
+    const reports::AnswerLink on = answer.scanned_link(s, rate, hardware);
     const reports::TimeToTarget t = answer.time_to_target(s, on);
-    seconds.push_back(number(t.all_reached() ? t.seconds : std::nan("")));
-    half_width.push_back(number(t.half_width));
-    versus.push_back(versus_name(answer.compare(s, on).versus));
+    const reports::Comparison c = answer.compare(s, on);
+    seconds.push_back(number(t.seconds));
+    times.push_back(reports::time_text(t));
+    versus.push_back(reports::versus_word(c.versus));
+    versus_text.push_back(reports::comparison_text(c, t));
   }
   const reports::BandwidthScan scan = answer.scan(s, hardware);
-  return {{"seconds", seconds},
-          {"half_width", half_width},
+  const double latency = answer.scanned_link(s, reports::scanned_bandwidths().front(), hardware).spec->latency_seconds;
+  return {{"latency", reports::latency_text(latency)},
+          {"seconds", seconds},
+          {"time_text", times},
           {"versus", versus},
+          {"versus_text", versus_text},
           {"break_even", number(scan.break_even)},
+          {"crossover", number(scan.crossover)},
           {"text", scan.text}};
 }
 
@@ -95,11 +89,12 @@ json configuration_json(const reports::ExperimentModel& m, const reports::Config
     thread_ranks = thread_ranks || run->thread_ranks;
   }
   const double projected = s.projected_communicate.mean;
+  const reports::AnswerLink own = answer.own_link(s);
   json out = {{"label", s.config->label},
               {"row", s.config->row},
               {"column", s.config->column},
               {"runs", runs},
-              {"dense", v.dense},
+              {"baseline", v.baseline},
               {"thread_ranks", thread_ranks},
               {"final", stats_json(s.final_metric)},
               {"compression", stats_json(s.compression)},
@@ -117,6 +112,9 @@ json configuration_json(const reports::ExperimentModel& m, const reports::Config
                 {"communicate_projected", number(projected)},
                 {"measured", number(reports::measured_step(s))},
                 {"projected", number(std::isnan(projected) ? projected : reports::local_seconds(s) + projected)}}},
+              {"time", time_json(answer.time_to_target(s, own))},
+              {"link", own.name},
+              {"versus", reports::comparison_text(answer.compare(s, own), answer.time_to_target(s, own))},
               {"scan", scan_json(answer, s)}};
   if (hardware != nullptr) out["scan_there"] = scan_json(answer, s, hardware);
   return out;
@@ -183,6 +181,7 @@ json experiment_json(storage::Database& db, const std::string& name, std::option
       {"metric", {{"key", m.metric.key}, {"label", m.metric.label}, {"higher_is_better", m.metric.higher_is_better}}},
       {"bandwidths", bandwidths},
       {"hardware", named.description},
+      {"baseline", m.answer->baseline_source()},
       {"configurations", configurations},
       {"sections", sections}};
 }

@@ -19,6 +19,16 @@ RunField component(std::string name, std::string key, ComponentSpec RunConfig::*
   return f;
 }
 
+// A field whose component is of another kind than its name says, read by reports only (baseline:
+// a compressor).
+RunField report_component(std::string name, std::string key, std::string kind, ComponentSpec RunConfig::*member,
+                           std::string default_name, std::string doc) {
+  RunField f = component(std::move(name), std::move(key), member, std::move(default_name), std::move(doc));
+  f.kind = std::move(kind);
+  f.read_by_training = false;
+  return f;
+}
+
 RunField integer(std::string name, std::int64_t RunConfig::*member, std::int64_t minimum, std::string doc) {
   RunField f{.name = name, .key = name, .type = Type::Int, .doc = std::move(doc)};
   f.minimum = minimum;
@@ -74,6 +84,10 @@ RunField exchange_field() {
 const std::vector<RunField>& RunConfig::fields() {
   using C = RunConfig;
   static const std::vector<RunField> kFields = {
+      recorded_when_set(report_component(
+          "baseline", "baseline", "compressor", &C::baseline, "none",
+          "the compressor reports judge every other one against: none() (the default, full precision) or "
+          "another of the swept compressors, with its fields (baseline = fp16()); docs/reports.md")),
       integer("batch_size", &C::batch_size, 1, "examples per worker per step"),
       component("compressor", "compressor", &C::compressor, "none", "gradient compressor"),
       component("data", "dataset", &C::dataset, "fashion_mnist", "dataset"),

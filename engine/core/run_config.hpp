@@ -40,6 +40,9 @@ struct RunConfig {
   ComponentSpec placement{"placement", "processes", {}};
   /// What reports project the runs onto besides this machine (measured, or a hardware profile).
   ComponentSpec hardware{"hardware", "measured", {}};
+  /// The compressor reports judge every other one against (`baseline = fp16()`); by default
+  /// the compressor field's own default, a full-precision exchange.
+  ComponentSpec baseline{"compressor", "none", {}};
   std::int64_t batch_size = 64;  ///< examples per worker per step
   std::int64_t epochs = 1;       ///< passes over each worker's shard
   std::int64_t workers = 2;      ///< training ranks (a topology's servers are ranks beyond them)
@@ -93,6 +96,9 @@ struct RunField {
   /// A recorded configuration may lack it (it was recorded before the field existed): read as
   /// the default.
   bool optional_in_record = false;
+  /// Training reads it. A field only reports read (baseline) keeps RunConfig's default when the
+  /// file omits it, not looked up in the catalog, so a catalog without it still loads files.
+  bool read_by_training = true;
 
   ComponentSpec RunConfig::*component = nullptr;  ///< Component
   std::int64_t RunConfig::*integer = nullptr;     ///< Int

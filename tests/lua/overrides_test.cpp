@@ -70,7 +70,7 @@ TEST_CASE("a wrong --set is refused with the override and what is valid", "[lua]
   CHECK(load_error(path, catalog, with({"epochs=0"})) ==
         "--set epochs=0: experiment field 'epochs' (--set) must be an int >= 1, got int 0");
   CHECK_THAT(load_error(path, catalog, with({"epoch=1"})),
-             Contains("--set epoch=1: unknown experiment field 'epoch'; did you mean 'epochs'? (known: batch_size"));
+             Contains("--set epoch=1: unknown experiment field 'epoch'; did you mean 'epochs'? (known: baseline, batch_size"));
   CHECK_THAT(load_error(path, catalog, with({"compressor.ratio=abc"})),
              Contains("--set compressor.ratio=abc: topk.ratio must be a number, got string \"abc\""));
   CHECK_THAT(load_error(path, catalog, with({"compressor.levels=4"})),

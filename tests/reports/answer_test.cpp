@@ -3,9 +3,13 @@
 // noise that turns a verdict into "within noise", repeats of a seed, and per-row targets.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <sstream>
+
 #include "reports/report.hpp"
 #include "reports/stats.hpp"
 #include "tests/reports/fixture.hpp"
+#include "tests/reports/verdict_sweep.hpp"
 
 using namespace laconic;
 using namespace laconic::reports;
@@ -34,7 +38,7 @@ struct Recorded {
 
 }  // namespace
 
-TEST_CASE("the default target is the best dense configuration less 0.5 points, so losing accuracy never wins",
+TEST_CASE("the default target is the baseline's final metric less 0.5 points, so losing accuracy never wins",
           "[reports][answer]") {
   Recorded r("answer-default");
   r.add(dense_with_messages(1, {0.5, 0.85}));
@@ -47,15 +51,19 @@ TEST_CASE("the default target is the best dense configuration less 0.5 points, s
   INFO(md);
   // The answer comes first, before every other section.
   CHECK(md.find("## The answer") < md.find("## Final test accuracy"));
-  CHECK_THAT(md, Catch::Contains("Only dense reached the target in all its runs: none, "));
-  CHECK_THAT(md, Catch::Contains("Never a winner, since not every run reached the target: topk ratio=0.01 reached "
-                                 "it in 0 of 1 runs and costs 1.00 points (no interval: one seed)."));
+  CHECK_THAT(md, Catch::Contains("Baseline: none (the runs' configuration: baseline = none, the default)."));
+  CHECK_THAT(md, Catch::Contains("no configuration beats the baseline beyond the noise: none reaches the target in "));
+  CHECK_THAT(md, Catch::Contains("Against none: topk ratio=0.01 not reached (0 of 1 runs)."));
+  CHECK_THAT(md, Catch::Contains("Final test accuracy against none: topk ratio=0.01 costs 1.00 points (no interval: "
+                                 "one seed)."));
   CHECK_THAT(md, !Catch::Contains("use topk"));
-  CHECK_THAT(r.csv("answer"), Catch::Contains("topk ratio=0.01,0,1,0.84,1,,,,not reached (0/1 runs)"));
-  CHECK_THAT(r.csv("pays_off"), Catch::Contains(",not reached (0/1 runs),"));
+  CHECK_THAT(r.csv("answer"),
+             Catch::Contains("topk ratio=0.01,\"1Gbit, 50us\",0,1,0.84,1,,,,,not reached (0 of 1 runs),,,,"));
+  CHECK_THAT(r.csv("pays_off"), Catch::Contains(",not reached (0 of 1 runs),"));
 }
 
-TEST_CASE("a configuration that reached the target in some of its runs is never called faster", "[reports][answer]") {
+TEST_CASE("a configuration that reached the target in some of its runs is inconclusive, never faster",
+          "[reports][answer]") {
   Recorded r("answer-some");
   r.add(dense_with_messages(1, {0.5, 0.85}));
   r.add(dense_with_messages(2, {0.5, 0.85}));
@@ -64,8 +72,12 @@ TEST_CASE("a configuration that reached the target in some of its runs is never 
   const std::string md = r.markdown({.gnuplot = kNoFigures});
   INFO(md);
   CHECK_THAT(md, Catch::Contains("| topk ratio=0.01 | 1/2 |"));
-  CHECK_THAT(md, Catch::Contains("topk ratio=0.01 reached it in 1 of 2 runs and costs"));
-  CHECK_THAT(r.csv("pays_off"), Catch::Contains(",not reached (1/2 runs),"));
+  // Its time is the run's that reached it, said to be one of two; the verdict says why it is open.
+  CHECK_THAT(md, Catch::Contains(" s (1 of 2 runs reached it) |"));
+  CHECK_THAT(md, Catch::Contains("Against none: topk ratio=0.01 inconclusive (-") &&
+                     Catch::Contains("1 of 2 runs of topk ratio=0.01 reached the target)."));
+  // No point estimates either: the run that never reached the target may have needed any time.
+  CHECK_THAT(r.csv("pays_off"), Catch::Contains(",inconclusive at every bandwidth from 10 Mbit/s to 100 Gbit/s,,\r\n"));
   CHECK_THAT(r.csv("answer"), !Catch::Contains("faster"));
 }
 
@@ -83,36 +95,151 @@ TEST_CASE("the accuracy cost carries Welch's 95% interval over seeds", "[reports
   CHECK_THAT(md, Catch::Contains("| costs 4.00 points \\[-24.41, 32.41\\] |"));
 }
 
-TEST_CASE("a difference the machine's noise could make is called within noise, by bandwidth", "[reports][answer]") {
-  // Both reach 0.7 at step 4. Top-k's compute is 26% below dense's although no compressor
-  // changes compute: its time is widened by 4 steps x 0.009 s, more than the 0.02 s it gains
-  // where communication costs nothing, but far less than what it saves on a slow link.
+TEST_CASE("a difference the machine's noise could make is not a verdict, by bandwidth", "[reports][answer]") {
+  // Two seeds of each reach 0.7 at step 4. Top-k's compute is 27% below the baseline's although no
+  // compressor changes compute: its interval is widened by that much of its step, more than the
+  // 15% it gains where communication costs nothing (no number of seeds can decide that here), far
+  // less than what it saves on a slow link.
   Recorded r("answer-noise");
-  r.add(dense_with_messages(1, {0.5, 0.75}));
-  RunSpec disturbed = topk_with_messages(1, {0.5, 0.75});
-  disturbed.forward = 0.001;
-  r.add(disturbed);
+  for (std::int64_t seed : {1, 2}) {
+    RunSpec dense = dense_with_messages(seed, {0.5, 0.75});
+    dense.forward = seed == 1 ? 0.010 : 0.011;
+    r.add(dense);
+    RunSpec disturbed = topk_with_messages(seed, {0.5, 0.75});
+    disturbed.forward = seed == 1 ? 0.001 : 0.0011;
+    r.add(disturbed);
+  }
   const std::string md =
       r.markdown({.target = 0.7, .gnuplot = kNoFigures, .links = {parse_link("10Mbit"), parse_link("100Gbit")}});
   INFO(md);
-  CHECK_THAT(md, Catch::Contains("compute -26% against dense, which no compressor changes"));
-  CHECK_THAT(md, Catch::Contains("| within noise (-14%) |"));  // on 100 Gbit
+  CHECK_THAT(md, Catch::Contains("topk ratio=0.01: compute -27% against the baseline, which no compressor changes"));
   const std::string answer = r.csv("answer");
-  CHECK_THAT(answer, Catch::Contains(",faster (-78%),within noise (-14%),faster up to "));
-  CHECK_THAT(answer, Catch::Contains("; within noise from "));
-  CHECK_THAT(r.csv("other_links"), Catch::Contains("within noise (-14%)"));
+  CHECK_THAT(answer, Catch::Contains("\"faster (-78% [-84%, -70%])\",\"inconclusive (-15% [-46%, +33%]; more seeds "
+                                     "would not decide it on this machine's noise)\""));  // 10 Mbit/s, 100 Gbit/s
+  CHECK_THAT(answer, Catch::Contains(",faster up to 100 Mbit/s; inconclusive from "));
+  CHECK_THAT(r.csv("other_links"), Catch::Contains("inconclusive (-15% [-46%, +33%]"));
 }
 
-TEST_CASE("a run on a host busier than its cores widens its noise", "[reports][answer]") {
+TEST_CASE("a run on a host busier than its cores widens its interval", "[reports][answer]") {
+  // Where communication costs nothing Top-k's 4 ms of compression make it slower by 12%, more
+  // than two quiet seeds' spread; on a host 1.5x busier than its cores that is no longer a verdict.
   Recorded r("answer-busy");
-  r.add(dense_with_messages(1, {0.5, 0.75}));
-  const std::int64_t busy = r.add(topk_with_messages(1, {0.5, 0.75}));
+  std::int64_t busy = 0;
+  for (std::int64_t seed : {1, 2}) {
+    RunSpec dense = dense_with_messages(seed, {0.5, 0.75}), topk = topk_with_messages(seed, {0.5, 0.75});
+    dense.forward = topk.forward = seed == 1 ? 0.010 : 0.0101;
+    r.add(dense);
+    busy = r.add(topk);
+  }
+  std::string md = r.markdown({.target = 0.7, .gnuplot = kNoFigures, .links = {parse_link("100Gbit")}});
+  CHECK_THAT(r.csv("answer"), Catch::Contains(",\"slower (+12% [+9%, +14%])\","));
   r.recorder->record_fact(busy, "cores", "2");
   r.recorder->record_fact(busy, "host_demand", "3.00");
-  const std::string md = r.markdown({.target = 0.7, .gnuplot = kNoFigures, .links = {parse_link("100Gbit")}});
+  md = r.markdown({.target = 0.7, .gnuplot = kNoFigures, .links = {parse_link("100Gbit")}});
   INFO(md);
   CHECK_THAT(md, Catch::Contains("topk ratio=0.01: host busier than its cores (x1.50)"));
-  CHECK_THAT(r.csv("answer"), Catch::Contains("within noise"));
+  CHECK_THAT(r.csv("answer"), !Catch::Contains("slower (") && Catch::Contains("\"inconclusive (+12% [-27%, +71%]"));
+}
+
+TEST_CASE("fp16 is judged like any compressor, and within noise where its interval lies inside 1 +/- 10%",
+          "[reports][answer]") {
+  // fp16 computes what none computes and sends half the bytes: on 100 Gbit/s the two steps differ
+  // by 0.01%, and two seeds 0.3% apart give an interval well inside +/- 10%. On 10 Mbit/s half
+  // the bytes make it faster.
+  Recorded r("answer-fp16");
+  for (std::int64_t seed : {1, 2}) {
+    RunSpec dense = dense_with_messages(seed, {0.5, 0.75});
+    RunSpec fp16 = dense;
+    fp16.name = "compressor=fp16,seed=" + std::to_string(seed);
+    fp16.swept = {{"compressor", Value{std::string("fp16")}}};
+    fp16.compressor = "fp16";
+    fp16.link_bytes = 62500;
+    dense.forward = fp16.forward = seed == 1 ? 0.010 : 0.0101;
+    r.add(dense);
+    r.add(fp16);
+  }
+  const std::string md =
+      r.markdown({.target = 0.7, .gnuplot = kNoFigures, .links = {parse_link("10Mbit"), parse_link("100Gbit")}});
+  INFO(md);
+  CHECK_THAT(md, Catch::Contains("| fp16 | 2/2 |"));
+  CHECK_THAT(r.csv("answer"), Catch::Contains("\"faster (-38% [-38%, -37%])\",\"within noise (-0% [-3%, +3%])\""));
+}
+
+TEST_CASE("two seeds that cannot tell a small difference apart are inconclusive, with how many more seeds would",
+          "[reports][answer]") {
+  // On 1Gbit, 50us every run reaches 0.7 at step 4 (3 steps taken). Steps: none 0.0361683 and
+  // 0.0401683 s (compute 0.035 and 0.039, 2 messages of 125 kB), Top-k 0.0392107 and 0.0432107
+  // (the same compute, 4 ms of compression, 4 messages of 1.25 kB): +8.0%. The log times' sample
+  // std: 0.0687 and 0.0742; Welch's se 0.0715, df 1.99 -> t(1) = 12.706: exp(0.0769 -/+ 0.908) - 1 =
+  // [-56%, +168%], inconclusive. With n
+  // seeds of each, t(2n - 2) x sqrt((0.0687^2 + 0.0742^2) / n) falls below ln(1.080) = 0.0770 at
+  // n = 8 (2.145 x 0.0357 = 0.0767; at n = 7, 2.179 x 0.0382 = 0.0833): 6 more.
+  Recorded r("answer-seeds");
+  for (std::int64_t seed : {1, 2}) {
+    RunSpec dense = dense_with_messages(seed, {0.5, 0.75});
+    RunSpec topk = topk_with_messages(seed, {0.5, 0.75});
+    dense.forward = topk.forward = seed == 1 ? 0.010 : 0.014;
+    r.add(dense);
+    r.add(topk);
+  }
+  const std::string md = r.markdown({.target = 0.7, .gnuplot = kNoFigures});
+  INFO(md);
+  CHECK_THAT(md, Catch::Contains("Against none: topk ratio=0.01 inconclusive (+8% \\[-56%, +168%\\]; about 6 more "
+                                 "seeds)."));
+  // Each time's interval is on the log scale: never below zero.
+  CHECK_THAT(r.csv("answer"), Catch::Contains("inconclusive (+8% [-56%, +168%]; about 6 more seeds)"));
+}
+
+TEST_CASE("a time's interval stays above zero however far apart its runs are", "[reports][answer]") {
+  Recorded r("answer-skew");
+  RunSpec fast = dense_with_messages(1, {0.5, 0.75}), slow = dense_with_messages(2, {0.5, 0.75});
+  slow.forward = 2.0;  // 57 times the first seed's step
+  r.add(fast);
+  r.add(slow);
+  r.add(topk_with_messages(1, {0.5, 0.75}));
+  r.add(topk_with_messages(2, {0.5, 0.75}));
+  r.markdown({.target = 0.7, .gnuplot = kNoFigures});
+  const std::string answer = r.csv("answer");
+  INFO(answer);
+  // none's row: time_s, time_low_s, time_high_s; the arithmetic mean less t x its std would be
+  // far below zero (t(1) = 12.7).
+  const auto at = answer.find("\nnone,");
+  REQUIRE(at != std::string::npos);
+  std::istringstream line(answer.substr(at + 1));
+  std::string cell;
+  std::vector<std::string> cells;
+  for (int quoted = 0; std::getline(line, cell, ',') && cells.size() < 10;) {
+    if (quoted) cells.back() += "," + cell; else cells.push_back(cell);
+    quoted = std::count(cells.back().begin(), cells.back().end(), '"') % 2;
+  }
+  REQUIRE(cells.size() == 10);
+  CHECK(std::stod(cells[8]) > 0);
+  CHECK(std::stod(cells[8]) < std::stod(cells[7]));
+  CHECK(std::stod(cells[9]) > std::stod(cells[7]));
+}
+
+TEST_CASE("the baseline is the one the experiment names, or --baseline; a name that is no configuration is refused",
+          "[reports][answer]") {
+  Recorded r("answer-baseline");
+  RunSpec none = dense_with_messages(1, {0.5, 0.85});
+  RunSpec fp16 = dense_with_messages(1, {0.5, 0.84});
+  fp16.name = "compressor=fp16,seed=1";
+  fp16.swept = {{"compressor", Value{std::string("fp16")}}};
+  fp16.compressor = "fp16";
+  none.baseline = fp16.baseline = "fp16";
+  r.add(none);
+  r.add(fp16);
+  auto paths = write_report(*r.db, "answer", r.dir.file("out"), {.gnuplot = kNoFigures});
+  CHECK(paths.targets[0] == "test_accuracy >= 0.8350 (fp16 reached 0.8400 on average, less 0.5 points)");
+  std::string md = read_text(paths.markdown);
+  CHECK_THAT(md, Catch::Contains("Baseline: fp16 (the runs' configuration: baseline = fp16)."));
+  CHECK_THAT(md, Catch::Contains("Final test accuracy against fp16: none gains 1.00 points"));
+  paths = write_report(*r.db, "answer", r.dir.file("out"), {.gnuplot = kNoFigures, .baseline = "none"});
+  md = read_text(paths.markdown);
+  CHECK_THAT(md, Catch::Contains("Baseline: none (--baseline)."));
+  CHECK_THAT(md, Catch::Contains("Final test accuracy against none: fp16 costs 1.00 points"));
+  CHECK_THROWS_WITH(write_report(*r.db, "answer", r.dir.file("out"), {.gnuplot = kNoFigures, .baseline = "fp32"}),
+                    "--baseline 'fp32' is no configuration's compressor; the compared ones: 'none', 'fp16'");
 }
 
 TEST_CASE("--tolerance moves the default target; --target sets it for every row", "[reports][answer]") {
@@ -122,7 +249,7 @@ TEST_CASE("--tolerance moves the default target; --target sets it for every row"
   auto paths = write_report(*r.db, "answer", r.dir.file("out"), {.gnuplot = kNoFigures, .tolerance = 2.0});
   CHECK(paths.target == Approx(0.83));
   CHECK(paths.targets[0] == "test_accuracy >= 0.8300 (none reached 0.8500 on average, less 2 points)");
-  CHECK_THAT(read_text(paths.markdown), !Catch::Contains("Never a winner"));
+  CHECK_THAT(read_text(paths.markdown), Catch::Contains("Against none: topk ratio=0.01 inconclusive ("));
   paths = write_report(*r.db, "answer", r.dir.file("out"), {.target = 0.6, .gnuplot = kNoFigures});
   CHECK(paths.targets[0] == "test_accuracy >= 0.6000 (--target)");
 }
@@ -199,7 +326,7 @@ TEST_CASE("eight configurations get eight line types apart in colour and dash, a
   CHECK_THAT(read_text(r.dir.file("out/figures/pays_off.gp")), Catch::Contains("with lines linetype 8 "));
 }
 
-TEST_CASE("a row without a dense configuration takes its best one for the target, and says so", "[reports][answer]") {
+TEST_CASE("a row without a baseline takes its best configuration for the target, and says so", "[reports][answer]") {
   Recorded r("answer-no-dense");
   RunSpec coarse = topk_with_messages(1, {0.8, 0.86});
   coarse.name = "compressor=topk,ratio=0.1,seed=1";
@@ -209,10 +336,30 @@ TEST_CASE("a row without a dense configuration takes its best one for the target
   r.add(topk_with_messages(1, {0.5, 0.84}));
   const auto paths = write_report(*r.db, "answer", r.dir.file("out"), {.gnuplot = kNoFigures});
   CHECK(paths.targets[0] ==
-        "test_accuracy >= 0.8550 (no dense configuration in this row; the best one, topk ratio=0.1 reached 0.8600 on "
+        "test_accuracy >= 0.8550 (no baseline in this row; the best configuration, topk ratio=0.1 reached 0.8600 on "
         "average, less 0.5 points)");
   const std::string md = read_text(paths.markdown);
   INFO(md);
-  CHECK_THAT(md, Catch::Contains("topk ratio=0.1 is fastest (") &&
-                     Catch::Contains("no dense configuration of its row reached the target to compare it with."));
+  CHECK_THAT(md, Catch::Contains("no configuration is judged: the row has no baseline (--baseline names one)."));
+}
+
+TEST_CASE("the verdict sweep of docs/reports.md gives every verdict, each with its reason", "[reports][answer]") {
+  Recorded r("answer-verdicts");
+  for (const RunSpec& spec : verdict_sweep()) r.add(spec);
+  r.markdown({.gnuplot = kNoFigures});
+  const std::string answer = r.csv("answer");
+  INFO(answer);
+  const auto verdict_of = [&](const std::string& label) {
+    const auto at = answer.find("\n" + label + ",");
+    REQUIRE(at != std::string::npos);
+    return answer.substr(at + 1, answer.find('\n', at + 1) - at - 1);
+  };
+  CHECK_THAT(verdict_of("none"), Catch::Contains(",baseline,"));
+  CHECK_THAT(verdict_of("fp16"), Catch::Contains("\"within noise ("));
+  CHECK_THAT(verdict_of("topk"), Catch::Contains("\"faster ("));
+  CHECK_THAT(verdict_of("powersgd"), Catch::Contains("\"slower ("));
+  CHECK_THAT(verdict_of("qsgd"), Catch::Contains("\"inconclusive (") &&
+                                     Catch::Contains("; 1 of 2 runs of qsgd reached the target)\""));
+  CHECK_THAT(verdict_of("bf16"), Catch::Contains("\"inconclusive (") && Catch::Contains(" more seeds)\""));
+  CHECK_THAT(verdict_of("signsgd"), Catch::Contains(",not reached (0 of 2 runs),"));
 }

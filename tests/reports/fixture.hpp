@@ -74,6 +74,7 @@ struct RunSpec {
   std::optional<std::string> emulated;
   double server_bytes_sent = 1e9;                  ///< per server round; must never reach a worker figure
   std::optional<double> model_parameters = 62500;  ///< recorded once by worker 0 at step 0
+  std::optional<std::string> baseline;             ///< the experiment's `baseline = NAME()`; unset: none, the default
   std::string status = "FINISHED";
 };
 
@@ -93,6 +94,7 @@ inline RunConfig config_of(const std::string& experiment, const RunSpec& spec) {
   config.epochs = static_cast<std::int64_t>(spec.accuracy.size());
   config.swept = spec.swept;
   config.swept["seed"] = spec.seed;
+  if (spec.baseline) config.baseline = {"compressor", *spec.baseline, {}};
   return config;
 }
 

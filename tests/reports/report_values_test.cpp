@@ -104,8 +104,8 @@ TEST_CASE("step times: waiting apart, a difference within the noise said so, dis
                  "| topk ratio=0.01 | 0.045 | 0 | - | 0.005 | 0.002 | 0.05 | 0.047 | 0.05 \\[0.05, 0.05\\] | "
                  "0.05 (n=1) | +25.0% disturbed |"));
   CHECK_THAT(md, Catch::Contains("Disturbed by the machine: compute (forward + backward + optimizer, which no "
-                                 "compressor changes) differs by more than 10% from the same row's dense "
-                                 "configuration in topk ratio=0.01 (compute +29%)"));
+                                 "compressor changes) differs by more than 10% from the same row's baseline in "
+                                 "topk ratio=0.01 (compute +29%)"));
 }
 
 TEST_CASE("step times name the configurations whose wait came through estimated clock offsets, with the error",
@@ -182,21 +182,23 @@ TEST_CASE("--link projects every configuration's recorded messages onto links th
   INFO(md);
   CHECK(has_line(md, "## Projected onto other links"));
   CHECK(has_line(md,
-                 "| configuration | step on 10Mbit (s) | to target vs dense on 10Mbit | step on 1Gbit,1ms (s) | to "
-                 "target vs dense on 1Gbit,1ms |"));
+                 "| configuration | step on 10Mbit (s) | to target vs baseline on 10Mbit | step on 1Gbit,1ms (s) | "
+                 "to target vs baseline on 1Gbit,1ms |"));
   // Payload moves at 0.936 of the rate (TCP over Ethernet, kTcpPayloadFraction). dense: compute 0.035; on
   // 10 Mbit/s 2 x 50 us + 1 Mbit / 9.36 Mbit/s = 0.10694 s; on 1 Gbit/s with 1 ms per message 2 x 1 ms +
   // 1.0684 ms = 0.0030684 s.
   CHECK(has_line(md, "| none | 0.142 | baseline | 0.0381 | baseline |"));
   // topk: compute 0.035 + compress 0.004; 4 x 50 us + 1.0684 ms = 0.0012684 s, 4 x 1 ms + 10.7 us.
-  // Both reach the target at step 4 and every step took as long: no noise, so the verdicts are
-  // the steps' -71.6% and +13.0%.
-  CHECK(has_line(md, "| topk ratio=0.01 | 0.0403 | faster (-72%) | 0.043 | slower (+13%) |"));
+  // Both reach the target at step 4: the times differ as the steps do, -71.6% and +13.0%; one
+  // seed of each gives no interval, so no verdict.
+  CHECK(has_line(md,
+                 "| topk ratio=0.01 | 0.0403 | inconclusive (-72%; one run of topk ratio=0.01: no interval) | 0.043 | "
+                 "inconclusive (+13%; one run of topk ratio=0.01: no interval) |"));
   CHECK(has_line(md, "| fp16 | - | - | - | - |"));
   CHECK_THAT(md, Catch::Contains("the runs did not record their messages"));
   const std::string csv = read_text(dir.file("out/tables/other_links.csv"));
-  CHECK_THAT(csv, Catch::StartsWith("configuration,step_s@10Mbit,versus_dense@10Mbit,\"step_s@1Gbit,1ms\","
-                                    "\"versus_dense@1Gbit,1ms\"\r\n"));
+  CHECK_THAT(csv, Catch::StartsWith("configuration,step_s@10Mbit,versus_baseline@10Mbit,\"step_s@1Gbit,1ms\","
+                                    "\"versus_baseline@1Gbit,1ms\"\r\n"));
 }
 
 TEST_CASE("does it pay off: the bandwidths at which a compressor reaches the target sooner than dense",
@@ -205,8 +207,10 @@ TEST_CASE("does it pay off: the bandwidths at which a compressor reaches the tar
   auto db = storage::Database::open(dir.file("runs.db"));
   storage::Recorder recorder(*db);
   const auto e = recorder.add_experiment("pays", "pays.lua", "cafe");
-  record_run(*db, recorder, e, "pays", dense_with_messages(1, {0.5, 0.75}));
-  record_run(*db, recorder, e, "pays", topk_with_messages(1, {0.4, 0.7}));
+  for (std::int64_t seed : {1, 2}) {  // two alike seeds: an interval of no width
+    record_run(*db, recorder, e, "pays", dense_with_messages(seed, {0.5, 0.75}));
+    record_run(*db, recorder, e, "pays", topk_with_messages(seed, {0.4, 0.7}));
+  }
   RunSpec never = topk(2, {0.3, 0.4});  // another configuration that never reaches 0.7
   never.name = "compressor=topk,ratio=0.001,seed=2";
   never.swept = {{"compressor", Value{std::string("topk")}}, {"compressor.ratio", Value{0.001}}};
@@ -220,14 +224,31 @@ TEST_CASE("does it pay off: the bandwidths at which a compressor reaches the tar
   // Both reach 0.7 after the same steps, so time to target compares as the steps do: dense
   // 0.035 + 2 x 50 us + 1e6 / 0.936b against Top-k's 0.039 + 4 x 50 us + 1e4 / 0.936b: Top-k is faster
   // below 0.99e6 / (0.936 x 0.0041) = 2.58e8 bit/s; the last grid point under it is 10^8.4 = 251 Mbit/s.
-  // Every step took as long, so there is no noise to stand between them.
+  // Every step of both seeds took as long, so there is no noise to stand between them.
   CHECK_THAT(md, Catch::Contains("| topk ratio=0.01 |") &&
                      Catch::Contains("| faster up to 251 Mbit/s; slower from 316 Mbit/s |"));
-  CHECK_THAT(md, Catch::Contains("| not reached (0/1 runs) |"));
-  CHECK_THAT(md, Catch::Contains("| (dense) |"));
+  CHECK_THAT(md, Catch::Contains("| not reached (0 of 1 runs) |"));
+  CHECK_THAT(md, Catch::Contains("| (baseline) |"));
   const std::string csv = read_text(dir.file("out/tables/pays_off.csv"));
   CHECK_THAT(csv, Catch::Contains("topk ratio=0.01,") &&
-                      Catch::Contains(",faster up to 251 Mbit/s; slower from 316 Mbit/s,251188643.2\r\n"));
+                      Catch::Contains(",faster up to 251 Mbit/s; slower from 316 Mbit/s,251188643.2,251188643.2\r\n"));
+}
+
+TEST_CASE("does it pay off: one seed gives the point estimates' crossing, and no verdict", "[reports][values][links]") {
+  TempDir dir("values-pays-off-one");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("pays", "pays.lua", "cafe");
+  record_run(*db, recorder, e, "pays", dense_with_messages(1, {0.5, 0.75}));
+  record_run(*db, recorder, e, "pays", topk_with_messages(1, {0.4, 0.7}));
+  ReportOptions options{.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}};
+  const std::string md = read_text(write_report(*db, "pays", dir.file("out"), options).markdown);
+  INFO(md);
+  // The same crossing as with two seeds (251 Mbit/s), named as what it is.
+  const std::string csv = read_text(dir.file("out/tables/pays_off.csv"));
+  CHECK_THAT(csv, Catch::Contains("topk ratio=0.01,4,") &&
+                      Catch::Contains(",inconclusive at every bandwidth from 10 Mbit/s to 100 Gbit/s; point estimates: "
+                                      "faster up to 251 Mbit/s,,251188643.2\r\n"));
 }
 
 TEST_CASE("does it pay off: a run on an emulated link is a measured point beside its projected curve",
@@ -249,11 +270,12 @@ TEST_CASE("does it pay off: a run on an emulated link is a measured point beside
   // Both reach 0.7 at their last evaluation, step 4. Dense measured there: 4 x (compute 0.035 +
   // communicate 0.012) = 0.188 s; projected onto 100 Mbit/s: 4 x (0.035 + 2 x 50 us + 1 Mbit / 93.6 Mbit/s)
   // = 0.1831 s.
-  CHECK_THAT(md, Catch::Contains("| none | 4 | 0.183 |") && Catch::Contains("| 0.188 on 100 Mbit/s |"));
+  CHECK_THAT(md, Catch::Contains("| none | 4 | 0.183 s (one run: no interval) |") &&
+                     Catch::Contains("| 0.188 on 100 Mbit/s |"));
   CHECK_THAT(md, Catch::Contains("| topk ratio=0.01 | 4 |"));
   const std::string csv = read_text(dir.file("out/tables/pays_off.csv"));
   CHECK_THAT(csv, Catch::Contains(",emulated_bandwidth_bit_s,measured_time_to_target_s\r\n"));
-  CHECK_THAT(csv, Catch::Contains(",(dense),,100000000,0.188"));
+  CHECK_THAT(csv, Catch::Contains(",(baseline),,,100000000,0.188"));
 }
 
 TEST_CASE("does it pay off: one figure per row, its curves named by compressor", "[reports][values][links]") {
@@ -296,11 +318,13 @@ TEST_CASE("time and bytes to target count up to the first evaluation that reache
     CHECK(has_line(md, "- target: test_accuracy \\>= 0.7000 (--target)"));
     // Best: 0.75 and 0.8. After 4 steps, in epoch 1. Measured: 10 + 12 s; projected: 4 steps x
     // 0.037 s; bytes: 8 worker-steps x 250000.
-    CHECK(has_line(md, "| none | 2/2 | 0.7750 ± 0.0354 (n=2) | 4 | 2 | 22 ± 0 (n=2) | 0.148 ± 0 (n=2) | 2.00 MB |"));
+    CHECK(has_line(md,
+                   "| none | 2/2 | 0.7750 ± 0.0354 (n=2) | 4 | 2 | 22 ± 0 (n=2) | 0.148 s \\[0.148, 0.148\\] on 1Gbit, "
+                   "50us | 2.00 MB |"));
     // Best 0.7 and 0.72. Measured 22 and 44 s (std 11 * sqrt(2)); projected 4 x 0.041 s; bytes 8 x 2500.
     CHECK(has_line(md,
-                   "| topk ratio=0.01 | 2/2 | 0.7100 ± 0.0141 (n=2) | 4 | 2 | 33 ± 15.6 (n=2) | 0.164 ± 0 (n=2) "
-                   "| 20.0 kB |"));
+                   "| topk ratio=0.01 | 2/2 | 0.7100 ± 0.0141 (n=2) | 4 | 2 | 33 ± 15.6 (n=2) | 0.164 s \\[0.164, "
+                   "0.164\\] on 1Gbit, 50us | 20.0 kB |"));
     CHECK(has_line(md, "4 of 4 runs reached it."));
   }
   SECTION("a target only one seed of one configuration reaches") {
@@ -308,7 +332,9 @@ TEST_CASE("time and bytes to target count up to the first evaluation that reache
     options.target = 0.79;
     const std::string md = read_text(write_report(*db, "values", dir.file("out"), options).markdown);
     INFO(md);
-    CHECK(has_line(md, "| none | 1/2 | 0.7750 ± 0.0354 (n=2) | 4 | 2 | 22 (n=1) | 0.148 (n=1) | 2.00 MB |"));
+    CHECK(has_line(md,
+                   "| none | 1/2 | 0.7750 ± 0.0354 (n=2) | 4 | 2 | 22 (n=1) | 0.148 s (1 of 2 runs reached it) on 1Gbit, "
+                   "50us | 2.00 MB |"));
     CHECK(has_line(md, "| topk ratio=0.01 | 0/2 | 0.7100 ± 0.0141 (n=2) | not reached | - | - | - | - |"));
     CHECK(has_line(md, "1 of 4 runs reached it."));
   }
@@ -348,7 +374,9 @@ TEST_CASE("with evaluations between epoch ends, time to target counts up to the 
   const std::string md = read_text(write_report(*db, "every", dir.file("out"), options).markdown);
   INFO(md);
   // 3 steps: projected 3 x 0.037 s, bytes 3 steps x 2 workers x 250000.
-  CHECK(has_line(md, "| none | 1/1 | 0.7500 (n=1) | 3 | 2 | 15 (n=1) | 0.111 (n=1) | 1.50 MB |"));  // in epoch 2
+  CHECK(has_line(md,
+                 "| none | 1/1 | 0.7500 (n=1) | 3 | 2 | 15 (n=1) | 0.111 s (one run: no interval) on 1Gbit, 50us | "
+                 "1.50 MB |"));  // in epoch 2
 }
 
 TEST_CASE("a tuned experiment reports the chosen trial, the median trial and the best on all seeds",

@@ -111,7 +111,7 @@ TEST_CASE("an experiment's target is the report's unless the user sets one", "[u
   record(recorder, recorder.add_run(e, config("topk", 1)), 0.8);
   const auto report = ui::experiment_json(*db, "sweep");
   REQUIRE(report["configurations"].size() == 2);
-  // The default: dense's 0.9 less half a point.
+  // The default: the baseline's (none's) 0.9 less half a point.
   CHECK(report["configurations"][0]["target"].get<double>() == Approx(0.895));
   CHECK(report["target"].is_null());
   const auto set = ui::experiment_json(*db, "sweep", 0.75);

@@ -210,7 +210,7 @@ test("the experiment page projects \"Does it pay off?\" onto the hardware profil
   assert.ok((await row.innerText()).includes(topk.scan.text));
   await page.selectOption("#steps-on", "there");
   await page.waitForFunction(() => location.hash.includes("on=there"));
-  await page.waitForSelector("text=against dense on Fixture GPU");
+  await page.waitForSelector("text=against the baseline on Fixture GPU");
   assert.ok((await row.innerText()).includes(topk.scan_there.text));
   assert.deepEqual(page.errors, []);
   await page.locator("#pays-off").evaluate((h) => h.scrollIntoView());

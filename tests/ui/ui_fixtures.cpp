@@ -9,6 +9,9 @@
 //   ui_fixtures hardware DB      dense and Top-k on two seeds, both reaching the target, whose
 //                                runs name a hardware profile (hardware = profile { ... }) written
 //                                next to DB as gpu.json: a GPU ten times this machine's compute
+//   ui_fixtures verdicts DB      experiment "verdicts": seven compressors over two seeds whose answer
+//                                holds every verdict (tests/reports/verdict_sweep.hpp;
+//                                docs/reports.md's worked example)
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -23,6 +26,7 @@
 #include "storage/recorder.hpp"
 #include "storage/sqlite_sink.hpp"
 #include "storage/statement.hpp"
+#include "tests/reports/verdict_sweep.hpp"
 
 using namespace laconic;
 
@@ -215,8 +219,10 @@ int main(int argc, char** argv) {
       live(argv[2], std::atof(argv[3]));
     else if (mode == "hardware")
       hardware(argv[2]);
+    else if (mode == "verdicts")
+      reports::testing::record_verdict_sweep(*storage::Database::open(argv[2]), "verdicts");
     else {
-      std::cerr << "usage: ui_fixtures small DB | many DB N | series DB N | live DB SECONDS | hardware DB\n";
+      std::cerr << "usage: ui_fixtures small DB | many DB N | series DB N | live DB SECONDS | hardware DB | verdicts DB\n";
       return 2;
     }
   } catch (const std::exception& e) {

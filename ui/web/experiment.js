@@ -2,7 +2,7 @@
 // against the bytes sent with the Pareto front marked, where a step's time goes (measured and
 // projected), and "Does it pay off?" at a bandwidth a slider moves, with each configuration's
 // break-even, on this machine's steps or on those of the hardware profile the runs name. The numbers are the report's (ui/experiment_api.cpp); the page only draws them.
-import { el, clear, number, bytes, seconds, route, setParams, api, command, link, download, csv, add, put } from "./util.js";
+import { el, clear, number, bytes, route, setParams, api, command, link, download, csv, add, put } from "./util.js";
 import { chart, color, stackedBars } from "./charts.js";
 import { onChange } from "./live.js";
 
@@ -34,7 +34,7 @@ function tableOf(t) {
 export async function experimentPage(main) {
   const { arg, params } = route();
   const name = arg;
-  // The target of "time to target": the report's default (each row's best dense less the
+  // The target of "time to target": the report's default (each row's baseline less the
   // tolerance) unless the user sets one; every table and projection follows it.
   // `on`: "there" draws "Does it pay off?" with the steps projected onto the hardware profile the
   // runs name (hardware = profile { ... }), "here" with this machine's.
@@ -129,14 +129,17 @@ export async function experimentPage(main) {
     const readout = el("strong", {}, rateText(e.bandwidths[index]));
     const slider = el("input", { type: "range", min: 0, max: e.bandwidths.length - 1, step: 1, value: index,
       oninput: (ev) => { state.bw = e.bandwidths[Number(ev.target.value)]; draw(); } });
-    add(box, el("div", { class: "bar" }, el("label", {}, "link bandwidth (50 us a message)"), slider, readout));
+    const latencies = [...new Set(configs.map((c) => scanOf(c).latency))];
+    add(box, el("div", { class: "bar" }, el("label", {}, `link bandwidth (${latencies.length === 1 ? latencies[0] : "each row's latency"} a message, as the runs' own link)`), slider, readout));
+    add(box, el("p", { class: "muted" }, "Baseline: ", e.baseline || "none in these runs"));
     add(box, el("table", {},
-      el("tr", {}, ["configuration", "time to target (projected)", there ? `against dense on ${hw.name}` : "against dense here", "break-even", "from 10 Mbit/s to 100 Gbit/s"].map((h) => el("th", {}, h))),
+      el("tr", {}, ["configuration", "time to target (projected)", there ? `against the baseline on ${hw.name}` : "against the baseline here", "break-even", "from 10 Mbit/s to 100 Gbit/s"].map((h) => el("th", {}, h))),
       configs.map((c) => el("tr", { "data-label": c.label },
         el("td", {}, c.label),
-        el("td", { class: "num" }, scanOf(c).seconds[index] === null ? "not reached" : `${seconds(scanOf(c).seconds[index])} ± ${seconds(scanOf(c).half_width[index])}`),
-        el("td", {}, scanOf(c).versus[index]),
-        el("td", { class: "num" }, scanOf(c).break_even === null ? "-" : rateText(scanOf(c).break_even)),
+        el("td", { class: "num" }, scanOf(c).time_text[index]),
+        el("td", {}, scanOf(c).versus_text[index]),
+        el("td", { class: "num" }, scanOf(c).break_even !== null ? rateText(scanOf(c).break_even)
+          : scanOf(c).crossover !== null ? `${rateText(scanOf(c).crossover)} (point estimates)` : "-"),
         el("td", { class: "muted" }, scanOf(c).text)))));
     // Time to target against bandwidth, the slider's position marked.
     const curves = [e.bandwidths.map((b) => b / 1e6)];
