@@ -1,12 +1,27 @@
 #include "cli/engine_command_line.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <memory>
+
+#include "engine/core/error.hpp"
 
 namespace laconic::cli {
 namespace {
 
+/// The experiment file must open; the message is the loader's own (docs/dsl.md).
+CLI::Validator openable_experiment() {
+  return CLI::Validator(
+      [](const std::string& path) {
+        if (std::ifstream(path)) return std::string();
+        return str_cat("cannot open experiment file '", path, "': ", std::strerror(errno));
+      },
+      "FILE");
+}
+
 void add_run_options(CLI::App* run, RunArgs& args) {
-  run->add_option("file", args.file, "experiment file (.lua)")->required()->check(CLI::ExistingFile);
+  run->add_option("file", args.file, "experiment file (.lua)")->required()->check(openable_experiment());
   run->add_flag("--resume", args.resume,
                 "run only what is missing or unfinished: skip runs FINISHED with an identical "
                 "configuration, continue unfinished ones from their newest checkpoint; refuses "
@@ -106,7 +121,10 @@ void add_catalog_commands(CLI::App& app, Commands& commands, const EngineCommand
 
   auto* check = app.add_subcommand("check", "validate an experiment file and list its runs without training");
   auto check_args = std::make_shared<CheckArgs>();
-  check->add_option("file", check_args->file, "experiment file (.lua)")->required()->check(CLI::ExistingFile);
+  check->add_option("file", check_args->file, "experiment file (.lua)")->required()->check(openable_experiment());
+  check->add_option("--db", check_args->db,
+                    "not taken: check reads no database (it only loads FILE); laconic runs --db PATH lists "
+                    "what one holds");
   check->add_option("--only", check_args->only, "list only the runs whose name contains this text");
   check->add_option("--set", check_args->overrides, "KEY=VALUE, as for run: check the experiment with this change")
       ->allow_extra_args(false);
@@ -118,7 +136,14 @@ void add_catalog_commands(CLI::App& app, Commands& commands, const EngineCommand
           "--json", [check_args](std::int64_t) { check_args->listing = CheckListing::Json; },
           "print each run's resolved configuration as JSON under its name")
       ->excludes(names);
-  commands.push_back({check, [check_args, engine] { return engine.check(*check_args); }});
+  commands.push_back({check, [check_args, engine] {
+                        if (!check_args->db.empty())
+                          throw ConfigError(str_cat("laconic check reads no database, so --db ", check_args->db,
+                                                    " does nothing: it only loads the experiment file and lists "
+                                                    "its runs; laconic runs --db ", check_args->db,
+                                                    " lists what that database holds"));
+                        return engine.check(*check_args);
+                      }});
 }
 
 }  // namespace laconic::cli

@@ -30,6 +30,7 @@ struct ListArgs {
 
 struct CheckArgs {
   std::string file, only;
+  std::string db;  ///< --db, refused with an explanation: check reads no database
   std::vector<std::string> overrides;
   CheckListing listing = CheckListing::Summary;
 };

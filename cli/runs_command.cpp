@@ -180,10 +180,14 @@ std::vector<Cell> run_cells(const storage::RunRow& run) {
           run.note.empty() ? null_cell() : text_cell(run.note)};
 }
 
-std::unique_ptr<storage::Database> open_for_reading(const std::string& path) {
+void require_database(const std::string& path) {
   if (path != ":memory:" && !std::filesystem::exists(path))
     throw ConfigError(str_cat("database ", path, " does not exist; give --db PATH (or set LACONIC_DB), or record ",
                               "runs first with laconic run FILE.lua"));
+}
+
+std::unique_ptr<storage::Database> open_for_reading(const std::string& path) {
+  require_database(path);
   return storage::Database::open_read_only(path);
 }
 

@@ -14,6 +14,9 @@
 
 namespace laconic::cli {
 
+/// ConfigError (exit 2) naming what to do when the database `path` does not exist.
+void require_database(const std::string& path);
+
 /// Opens `path` read-only; a missing file is the user's error (ConfigError, exit 2).
 std::unique_ptr<storage::Database> open_for_reading(const std::string& path);
 

@@ -1,5 +1,7 @@
 #include "cli/ui_command.hpp"
 
+#include "cli/runs_command.hpp"
+
 #include <signal.h>
 
 #include <atomic>
@@ -16,6 +18,7 @@ void request_stop(int) { g_stop_ui = true; }
 }  // namespace
 
 int ui_command(const ui::UiOptions& options) {
+  require_database(options.db);  // a missing file is the user's to fix: exit 2, as every reading command
   struct sigaction action {};
   action.sa_handler = request_stop;
   ::sigaction(SIGINT, &action, nullptr);

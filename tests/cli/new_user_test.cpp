@@ -178,3 +178,21 @@ TEST_CASE("check shows max_steps, and --set changes a field for check and run al
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a newcomer's slips get the message the docs promise: a missing file, check --db, ui on no database",
+          "[cli][errors]") {
+  RecordedRuns f;
+  auto r = run_laconic(f.dir, "run nofile.lua");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("cannot open experiment file 'nofile.lua': No such file or directory"));
+  CHECK_FALSE(std::filesystem::exists(f.dir + "/laconic.db"));
+  r = run_laconic(f.dir, "check nofile.lua");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("cannot open experiment file 'nofile.lua'"));
+  r = run_laconic(f.dir, "check " + std::string(LACONIC_SOURCE_DIR) + "/experiments/quickstart.lua --db t.db");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("laconic check reads no database, so --db t.db does nothing"));
+  r = run_laconic(f.dir, "ui --db nodir/x.db --port 0", 20);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("database nodir/x.db does not exist"));
+}
