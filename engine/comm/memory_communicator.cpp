@@ -3,25 +3,26 @@
 #include <algorithm>
 
 #include "engine/core/error.hpp"
+#include "engine/core/rank_clock.hpp"
 
 namespace laconic::comm {
 
 MemoryNetwork::MemoryNetwork(int size, std::chrono::milliseconds timeout) : timeout_(timeout) {
   LACONIC_ENFORCE(size >= 1, "a memory network needs at least one rank, got ", size);
   for (int r = 0; r < size; ++r) boxes_.push_back(std::make_unique<Box>());
-  for (auto& slot : arrivals_) slot.assign(static_cast<std::size_t>(size), 0.0);
 }
 
-void MemoryNetwork::post(int from, int to, std::uint64_t tag, std::span<const std::uint8_t> bytes) {
+void MemoryNetwork::post(int from, int to, std::uint64_t tag, std::span<const std::uint8_t> bytes, double sent_at) {
   Box& box = *boxes_.at(static_cast<std::size_t>(to));
   {
     std::lock_guard<std::mutex> lock(box.mutex);
-    box.messages[{from, tag}].emplace_back(bytes.begin(), bytes.end());
+    box.messages[{from, tag}].push_back({{bytes.begin(), bytes.end()}, sent_at});
   }
   box.arrived.notify_all();
 }
 
-int MemoryNetwork::take(std::span<const int> from, int to, std::uint64_t tag, std::span<std::uint8_t> into) {
+MemoryNetwork::Taken MemoryNetwork::take(std::span<const int> from, int to, std::uint64_t tag,
+                                         std::span<std::uint8_t> into) {
   Box& box = *boxes_.at(static_cast<std::size_t>(to));
   std::unique_lock<std::mutex> lock(box.mutex);
   auto found = box.messages.end();
@@ -45,13 +46,15 @@ int MemoryNetwork::take(std::span<const int> from, int to, std::uint64_t tag, st
     throw CommError(str_cat("rank ", to, ": no message on tag ", tag, " within ",
                             std::chrono::duration<double>(timeout_).count(), " s"));
   auto& queue = found->second;
-  LACONIC_ENFORCE(queue.front().size() == into.size(), "rank ", to, " expected ", into.size(), " bytes from rank ",
-                  sender, ", got ", queue.front().size());
-  std::copy(queue.front().begin(), queue.front().end(), into.begin());
+  const Message& message = queue.front();
+  LACONIC_ENFORCE(message.bytes.size() == into.size(), "rank ", to, " expected ", into.size(), " bytes from rank ",
+                  sender, ", got ", message.bytes.size());
+  std::copy(message.bytes.begin(), message.bytes.end(), into.begin());
+  const Taken taken{sender, message.sent_at};
   queue.pop_front();
   // Tags grow with every message: an emptied queue goes, or the mailbox would keep one per message.
   if (queue.empty()) box.messages.erase(found);
-  return sender;
+  return taken;
 }
 
 void MemoryNetwork::abort(const std::string& why) {
@@ -67,27 +70,25 @@ void MemoryNetwork::abort(const std::string& why) {
   }
 }
 
-void MemoryNetwork::post_arrival(int rank, std::uint64_t exchange, double seconds) {
-  // Each rank writes its own slot; the exchange's collective orders it before every read.
-  arrivals_[exchange % 2].at(static_cast<std::size_t>(rank)) = seconds;
-}
+double MemoryCommunicator::sent_at() const { return rank_clock() == RankClockKind::ThreadCpu ? derived_now() : 0.0; }
 
-double MemoryNetwork::latest_arrival(std::uint64_t exchange) const {
-  const auto& slot = arrivals_[exchange % 2];
-  return *std::max_element(slot.begin(), slot.end());
+void MemoryCommunicator::received(const MemoryNetwork::Taken& taken) const {
+  if (rank_clock() == RankClockKind::ThreadCpu) receive_sent_at(taken.sent_at);
 }
 
 void MemoryCommunicator::transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
                                   std::span<std::uint8_t> recv, std::uint64_t recv_tag) {
-  if (!send.empty()) network_.post(rank_, to, send_tag, send);
+  if (!send.empty()) network_.post(rank_, to, send_tag, send, sent_at());
   if (!recv.empty()) {
     const int peer[] = {from};
-    network_.take(peer, rank_, recv_tag, recv);
+    received(network_.take(peer, rank_, recv_tag, recv));
   }
 }
 
 int MemoryCommunicator::transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv, std::uint64_t tag) {
-  return network_.take(from, rank_, tag, recv);
+  const MemoryNetwork::Taken taken = network_.take(from, rank_, tag, recv);
+  received(taken);
+  return taken.sender;
 }
 
 }  // namespace laconic::comm

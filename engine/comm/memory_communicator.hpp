@@ -2,7 +2,9 @@
 // A Communicator over memory, for ranks that are threads of one process (placement = threads):
 // each message a copy left in its receiver's mailbox, keyed by sender and tag, until the receiver
 // takes it. The collectives are the Communicator's own, so they move and count the same bytes
-// and messages in the same order as over Gloo, and give the same sums bit for bit.
+// and messages in the same order as over Gloo, and give the same sums bit for bit. Each message
+// carries its sender's derived clock (engine/core/rank_clock.hpp) for ranks timed on their CPU:
+// its receiver waits until then, whatever the pattern of messages.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -17,10 +19,11 @@
 #include <vector>
 
 #include "engine/comm/communicator.hpp"
+#include "engine/core/rank_clock.hpp"
 
 namespace laconic::comm {
 
-/// The mailboxes of one process's ranks, and where they leave their arrival at each exchange.
+/// The mailboxes of one process's ranks.
 class MemoryNetwork {
  public:
   /// `size` ranks; a receive waits at most `timeout` for its message (CommError then).
@@ -28,34 +31,35 @@ class MemoryNetwork {
 
   int size() const { return static_cast<int>(boxes_.size()); }
 
-  /// Leaves a copy of `bytes` for rank `to`, from `from`, on `tag`.
-  void post(int from, int to, std::uint64_t tag, std::span<const std::uint8_t> bytes);
+  /// Leaves a copy of `bytes` for rank `to`, from `from`, on `tag`, sent at `sent_at` on the
+  /// sender's derived clock.
+  void post(int from, int to, std::uint64_t tag, std::span<const std::uint8_t> bytes, double sent_at = 0);
+  /// A message taken: who sent it, and when on the sender's derived clock.
+  struct Taken {
+    int sender;
+    double sent_at;
+  };
   /// Takes the oldest message to `to` on `tag` from any of `from` into `into` (which must be its
-  /// size); returns the sender. CommError on timeout, or once the network was aborted.
-  int take(std::span<const int> from, int to, std::uint64_t tag, std::span<std::uint8_t> into);
+  /// size). CommError on timeout, or once the network was aborted.
+  Taken take(std::span<const int> from, int to, std::uint64_t tag, std::span<std::uint8_t> into);
   /// A rank failed: every wait, now and later, ends with CommError naming `why`.
   void abort(const std::string& why);
 
-  /// Rank `rank` reached exchange number `exchange` after `seconds` of its step's compute.
-  void post_arrival(int rank, std::uint64_t exchange, double seconds);
-  /// The latest arrival at exchange `exchange`: valid once every rank has entered the exchange's
-  /// collective (after it, for a collective every rank takes part in).
-  double latest_arrival(std::uint64_t exchange) const;
-
  private:
+  struct Message {
+    std::vector<std::uint8_t> bytes;
+    double sent_at;
+  };
   struct Box {
     std::mutex mutex;
     std::condition_variable arrived;
-    std::map<std::pair<int, std::uint64_t>, std::deque<std::vector<std::uint8_t>>> messages;
+    std::map<std::pair<int, std::uint64_t>, std::deque<Message>> messages;
   };
   std::vector<std::unique_ptr<Box>> boxes_;
   std::chrono::milliseconds timeout_;
   std::atomic<bool> aborted_{false};
   std::mutex abort_mutex_;
   std::string abort_reason_;
-  /// Arrivals by exchange parity: a rank cannot post exchange k + 2 before every rank has left
-  /// the collective of exchange k (it needs them all for exchange k + 1).
-  std::vector<double> arrivals_[2];
 };
 
 class MemoryCommunicator : public Communicator {
@@ -71,22 +75,29 @@ class MemoryCommunicator : public Communicator {
   int transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv, std::uint64_t tag) override;
 
  private:
-  // This rank's view of the network's arrivals.
+  // This rank's arrival at an exchange and when it could go on: the latest clock of whatever its
+  // collectives received, which the messages carried (a ring's, a tree's or a one-shot's
+  // messages reach every rank from every other, directly or through the ranks between).
   class Board : public ArrivalBoard {
    public:
-    Board(MemoryNetwork& network, int rank) : network_(network), rank_(rank) {}
-    void arrive(double seconds) override { network_.post_arrival(rank_, exchange_, seconds); }
-    double latest() override { return network_.latest_arrival(exchange_++); }
+    void arrive(double seconds) override {
+      arrival_ = seconds;
+      waited_before_ = phase_waited();
+    }
+    double latest() override { return arrival_ + phase_waited() - waited_before_; }
 
    private:
-    MemoryNetwork& network_;
-    int rank_;
-    std::uint64_t exchange_ = 0;
+    double arrival_ = 0, waited_before_ = 0;
   };
+
+  /// The rank's derived clock when it times itself on its CPU (thread ranks); 0 otherwise.
+  double sent_at() const;
+  /// Moves the rank's derived clock up to a received message's `sent_at` (thread ranks).
+  void received(const MemoryNetwork::Taken& taken) const;
 
   MemoryNetwork& network_;
   int rank_;
-  Board board_{network_, rank_};
+  Board board_;
 };
 
 }  // namespace laconic::comm

@@ -18,8 +18,10 @@ enum class RankClockKind {
 namespace rank_clock_detail {
 struct State {
   RankClockKind kind = RankClockKind::Wall;
-  double step_start = 0;  ///< rank_seconds() when the step's compute began
-  double modelled = 0;    ///< seconds the step spent without the CPU that count as compute (a straggler's delay)
+  double phase_start = 0;  ///< rank_seconds() when the phase (a step, an evaluation) began
+  double origin = 0;       ///< the derived clock's reading then
+  double modelled = 0;     ///< seconds of the phase without the CPU that count as compute (a straggler's delay)
+  double waited = 0;       ///< seconds of the phase spent waiting for what other ranks sent
 };
 inline State& state() {
   thread_local State s;
@@ -40,17 +42,34 @@ inline double rank_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-/// The step's compute begins now.
-inline void begin_step_compute() {
-  rank_clock_detail::state().step_start = rank_seconds();
-  rank_clock_detail::state().modelled = 0;
+// A thread rank's derived clock: where the run would stand with a core per rank. It advances with
+// the rank's CPU time and a straggler's delay, and with waiting: every message a thread rank
+// receives carries its sender's derived clock (comm::MemoryCommunicator), and a message cannot be
+// received before it was sent, so the receiver's clock moves up to the sender's when it lags.
+// Whatever the pattern (a ring, a server's fan-in and fan-out, gossip with neighbours, an
+// averaging every few steps) each rank waits for what it depends on, as a process would.
+
+/// A phase of the rank's time begins (a step, an evaluation), with the derived clock at `origin`.
+inline void begin_phase(double origin) {
+  auto& s = rank_clock_detail::state();
+  s.phase_start = rank_seconds();
+  s.origin = origin;
+  s.modelled = 0;
+  s.waited = 0;
 }
-/// `seconds` of the step count as compute though no CPU was used (a straggler's injected delay).
+/// `seconds` of the phase count as compute though no CPU was used (a straggler's injected delay).
 inline void add_step_compute(double seconds) { rank_clock_detail::state().modelled += seconds; }
-/// The step's compute so far: when this rank arrives at its exchange.
-inline double step_compute_so_far() {
+/// The derived clock now: the phase's origin, its CPU and modelled compute, and its waits.
+inline double derived_now() {
   const auto& s = rank_clock_detail::state();
-  return rank_seconds() - s.step_start + s.modelled;
+  return s.origin + rank_seconds() - s.phase_start + s.modelled + s.waited;
 }
+/// A message sent at `sender_clock` has been received: the clock moves up to it if behind.
+inline void receive_sent_at(double sender_clock) {
+  const double behind = sender_clock - derived_now();
+  if (behind > 0) rank_clock_detail::state().waited += behind;
+}
+/// Seconds of the phase spent waiting so far.
+inline double phase_waited() { return rank_clock_detail::state().waited; }
 
 }  // namespace laconic

@@ -33,8 +33,8 @@ class TimedReducer : public compress::SumReducer {
 /// there. Its few bytes are measurement, not the method's: the counters start after it. Ranks that
 /// share an arrival board need no barrier: each leaves its arrival on the board (the moment, on a
 /// clock they share, for processes: the host's, or rank 0's through an estimated offset across
-/// hosts; its step's compute so far for threads), and after the collective its wait is the latest
-/// arrival less its own. On a shared clock the collective itself was blocked that long before the
+/// hosts; its derived clock for threads, whose collectives' messages carry it), and after the
+/// collective its wait is the latest arrival less its own. On a shared clock the collective itself was blocked that long before the
 /// last rank came, so that wait is taken out of its time.
 class PeerWait {
  public:
@@ -49,7 +49,7 @@ class PeerWait {
     if (!enabled_) return;
     stats.measured_wait = true;
     if (board_ != nullptr) {
-      arrival_ = on_shared_clock_ ? rank_seconds() : step_compute_so_far();
+      arrival_ = on_shared_clock_ ? rank_seconds() : derived_now();
       board_->arrive(arrival_);
       return;
     }

@@ -58,7 +58,6 @@ void Trainer::load_state(StateReader& in, std::int64_t epoch) {
 
 void Trainer::compute_gradients() {
   const ComputeSlot slot;  // thread ranks: as many compute at once as the host has cores
-  begin_step_compute();
   const auto& data = parts_.dataset->train();
   auto end = std::min<std::size_t>(position_ + static_cast<std::size_t>(config_.batch_size), shard_.size());
   auto index = torch::from_blob(shard_.data() + position_, {static_cast<std::int64_t>(end - position_)}, torch::kInt64);
@@ -149,10 +148,11 @@ void Trainer::apply_update() {
 
 double Trainer::step_seconds(double step_time) const {
   if (rank_clock() != RankClockKind::ThreadCpu) return step_time;
-  // A thread rank's step: what it computed and compressed on its thread's CPU, the wait derived
-  // from the others' compute, a straggler's delay, and the communication projected onto the link
-  // in place of the CPU its collectives used.
-  return step_time - exchange_.time_communicate + exchange_.time_wait + time_delay_ +
+  // A thread rank's step: what it computed and compressed on its thread's CPU, its wait for what
+  // it received (derived from the senders' clocks, whatever the topology or schedule), a
+  // straggler's delay, and the communication projected onto the link in place of the CPU its
+  // collectives used.
+  return step_time - exchange_.time_communicate + phase_waited() + time_delay_ +
          projected_communicate(exchange_, parts_.network.get());
 }
 
@@ -166,7 +166,9 @@ void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epo
   // Projected, never measured: this step's messages on the experiment's link, in place of
   // the measured time inside collectives.
   const RecordedCommunication recorded = record_exchange(put, exchange_, parts_.network.get());
-  if (exchange_.measured_wait) put(keys::kTimeWait, exchange_.time_wait);
+  // A thread rank that exchanged records its derived wait, whatever its topology.
+  const bool derived_wait = rank_clock() == RankClockKind::ThreadCpu && exchange_.traffic.messages > 0;
+  if (exchange_.measured_wait || derived_wait) put(keys::kTimeWait, derived_wait ? phase_waited() : exchange_.time_wait);
   if (exchange_.overlapped) put(keys::kTimeOverlapped, exchange_.time_overlapped);
   put(keys::kTimeOptimizer, time_optimizer_);
   put(keys::kLr, parts_.optimizer->lr());

@@ -195,6 +195,7 @@ class WorkerLoop {
     trainer_.compressor().set_step(at);
     parts_.topology->set_step(at);
     const double step_start = rank_seconds();  // the step's time is on the rank's clock
+    begin_phase(derived_seconds_);
     parts_.schedule->step(trainer_, at);
     const double seconds = trainer_.step_seconds(rank_seconds() - step_start);
     const auto step_end = Clock::now();
@@ -252,7 +253,7 @@ class WorkerLoop {
     sink_.record({keys::kEpochTime, last, epoch, comm_.rank(), wall(), epoch_elapsed()});
     EpochMetrics metrics{epoch, {{keys::kEpochTrainLoss, mean_loss}}};
     if (parts_.topology->mixes_models()) {
-      const double distance = trainer_.consensus_distance();
+      const double distance = on_derived_clock([&] { return trainer_.consensus_distance(); });
       metrics.values[keys::kConsensusDistance] = distance;
       if (comm_.rank() == 0) sink_.record({keys::kConsensusDistance, last, epoch, 0, wall(), distance});
     }
@@ -272,11 +273,21 @@ class WorkerLoop {
 
   // The test split, evaluated after `step`; a thread rank's clock counts the CPU it took.
   Evaluation evaluate(std::int64_t step, std::int64_t epoch) {
+    return on_derived_clock([&] {
+      return evaluate_and_record(*parts_.model, *parts_.dataset, config_, sink_, comm_, shared_evaluation_, step, epoch,
+                                 wall(), liveness_);
+    });
+  }
+
+  // `work` outside the steps (an evaluation, the consensus distance); a thread rank's derived
+  // clock counts the CPU it took and its wait for the other ranks' messages.
+  template <class Work>
+  auto on_derived_clock(Work work) -> decltype(work()) {
     const double start = rank_seconds();
-    const Evaluation e = evaluate_and_record(*parts_.model, *parts_.dataset, config_, sink_, comm_, shared_evaluation_,
-                                             step, epoch, wall(), liveness_);
-    if (derived_clock_) derived_seconds_ += rank_seconds() - start;
-    return e;
+    begin_phase(derived_seconds_);
+    auto result = work();
+    if (derived_clock_) derived_seconds_ += rank_seconds() - start + phase_waited();
+    return result;
   }
 
   // Every worker knows whether a rule or a function decides (same config, same file).

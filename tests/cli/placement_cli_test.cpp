@@ -1,15 +1,18 @@
 // placement = threads() end to end: `laconic run` of a sweep over both placements records the
 // same losses, payloads, bytes and messages for both, step by step and rank by rank; the thread
-// run's facts and report say which of its times are CPU time, derived or projected; and what
+// run's facts and report say which of its times are CPU time, derived or projected; a straggler
+// holds thread ranks back as it holds processes, whatever the topology or schedule; and what
 // threads cannot run is refused with the reason before anything trains.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 
 #include "cli_harness.hpp"
 #include "storage/database.hpp"
+#include "engine/core/error.hpp"
 #include "storage/statement.hpp"
 
 using namespace laconic;
@@ -107,5 +110,97 @@ TEST_CASE("a LACONIC_ARRIVALS the workers cannot read is refused before anything
   CHECK(run.status == 2);
   CHECK_THAT(run.err, Catch::Contains("LACONIC_ARRIVALS is 'barrier': expected 'auto' (the default) or 'stamps'"));
   CHECK_FALSE(std::filesystem::exists(dir + "/p.db"));
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// Four workers, the last one a 20 ms straggler every step; 40 steps of a small MLP, so that the
+// straggler's delay is most of a step under either placement.
+std::string straggler_experiment(const std::string& name, const std::string& fields) {
+  return "experiment {\n"
+         "  name = \"" +
+         name +
+         "\",\n"
+         "  data = synthetic { shape = {1, 8, 8}, n = 4096, test_n = 64 },\n"
+         "  model = mlp { sizes = {64, 32, 10} },\n"
+         "  optimizer = sgd { lr = 0.05 },\n"
+         "  batch_size = 16, workers = 4, max_steps = 40, eval_limit = 64, timeout = 60,\n"
+         "  placement = sweep { processes(), threads() },\n" +
+         fields + "}\n";
+}
+
+struct Clocks {
+  std::vector<double> epoch_time;  ///< by worker
+  std::vector<double> wait;        ///< mean time_wait per step, by worker; empty when not recorded
+};
+
+// run name -> the first epoch's epoch_time and mean per-step time_wait of each worker.
+std::map<std::string, Clocks> clocks(const std::string& path) {
+  auto db = storage::Database::open_read_only(path);
+  storage::Statement q(db->handle(),
+                       "SELECT r.name, m.key, m.worker, avg(m.value) FROM metrics m JOIN runs r ON r.id = m.run_id "
+                       "WHERE m.key IN ('epoch_time', 'time_wait') AND m.worker < 4 GROUP BY r.id, m.key, m.worker "
+                       "ORDER BY r.id, m.key, m.worker");
+  std::map<std::string, Clocks> out;
+  while (q.step()) {
+    Clocks& c = out[q.column_text(0)];
+    (q.column_text(1) == "epoch_time" ? c.epoch_time : c.wait).push_back(q.column_double(3));
+  }
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// The thread run's name for a process run's.
+std::string as_threads(const std::string& name) {
+  const std::string from = "placement=processes", to = "placement=threads";
+  return name.substr(0, name.find(from)) + to + name.substr(name.find(from) + from.size());
+}
+
+}  // namespace
+
+TEST_CASE("thread ranks wait for what they receive, as processes do: a straggler under the parameter server, gossip "
+          "and local SGD",
+          "[cli][e2e][placement][slow]") {
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/sync.lua",
+             straggler_experiment("sync",
+                                  "  topology = sweep { parameter_server { pull = \"weights\" }, parameter_server { "
+                                  "pull = \"gradients\" }, gossip() },\n"
+                                  "  schedule = synchronous { stragglers = 1, straggler_delay = 0.02 },\n"));
+  write_file(dir + "/local.lua",
+             straggler_experiment("local", "  schedule = local_sgd { period = 4, stragglers = 1, straggler_delay = 0.02 },\n"));
+  for (const char* file : {"sync.lua", "local.lua"}) {
+    const auto run = run_laconic(dir, str_cat("run ", file, " --db s.db --quiet"), 300);
+    INFO(run.out << run.err);
+    REQUIRE(run.status == 0);
+  }
+  const auto by_run = clocks(dir + "/s.db");
+  std::size_t compared = 0;
+  for (const auto& [name, processes] : by_run) {
+    if (name.find("placement=processes") == std::string::npos) continue;
+    const Clocks& threads = by_run.at(as_threads(name));
+    INFO(name);
+    REQUIRE(threads.epoch_time.size() == 4);
+    REQUIRE(processes.epoch_time.size() == 4);
+    // Every thread rank ends the epoch with the straggler (worker 3), as every process does.
+    for (double t : threads.epoch_time) CHECK(t == Approx(threads.epoch_time[3]).epsilon(0.05));
+    // The epoch on the derived clock is the processes' wall-clock epoch, within 15%.
+    CHECK(median(threads.epoch_time) == Approx(median(processes.epoch_time)).epsilon(0.15));
+    // The others wait about the straggler's 20 ms a step (4 x 20 ms at local SGD's averaging
+    // step: the lag of the period), as processes measure it where they do (local SGD).
+    REQUIRE(threads.wait.size() == 4);
+    const bool local = name.find("topology=") == std::string::npos;  // local.lua sweeps no topology
+    const double per_exchange = local ? 0.08 : 0.02;
+    for (int w = 0; w < 3; ++w) CHECK(threads.wait[w] == Approx(per_exchange).epsilon(0.15));
+    if (!processes.wait.empty())
+      for (int w = 0; w < 3; ++w) CHECK(threads.wait[w] == Approx(processes.wait[w]).epsilon(0.15));
+    ++compared;
+  }
+  CHECK(compared == 4);
   std::filesystem::remove_all(dir);
 }
