@@ -106,6 +106,19 @@ double step_on_link(const ConfigSummary& s, const LinkSpec& link) {
   return local_seconds(s) + link.project(s.messages.mean, s.link_bytes.mean);
 }
 
+std::string measured_word(const std::vector<ConfigSummary>& summaries, const std::string& for_threads) {
+  std::size_t threads = 0;
+  for (const ConfigSummary& s : summaries)
+    for (const RunData* run : s.config->runs)
+      if (run->thread_ranks) {
+        ++threads;
+        break;
+      }
+  if (threads == 0) return "measured";
+  if (threads == summaries.size()) return for_threads;
+  return str_cat("measured (thread ranks: ", for_threads, ")");
+}
+
 std::string thread_ranks_note(const std::vector<ConfigSummary>& summaries) {
   std::string names;
   for (const ConfigSummary& s : summaries)

@@ -89,4 +89,9 @@ double step_on_link(const ConfigSummary& s, const LinkSpec& link);
 /// "" when none did.
 std::string thread_ranks_note(const std::vector<ConfigSummary>& summaries);
 
+/// What a column of times "measured" on the runs is for these configurations: "measured" (no
+/// thread ranks), `for_threads` (every configuration's ranks were threads: "derived", or
+/// "projected" for communication), or "measured (thread ranks: derived)" for a mix.
+std::string measured_word(const std::vector<ConfigSummary>& summaries, const std::string& for_threads);
+
 }  // namespace laconic::reports

@@ -338,8 +338,13 @@ TimeToTarget Answer::time_to_target(const ConfigSummary& s, const AnswerLink& li
 Comparison Answer::compare(const ConfigSummary& s, const AnswerLink& link) const {
   const ConfigSummary* base = target_of(s).baseline;
   const Sample mine = sample(s, link);
-  if (base == &s) return {std::isnan(mine.step) ? Versus::Unknown : Versus::Baseline};
-  if (mine.runs > 0 && mine.steps.empty()) return {Versus::NotReached};
+  const auto only = [](Versus v) {
+    Comparison c;
+    c.versus = v;
+    return c;
+  };
+  if (base == &s) return only(std::isnan(mine.step) ? Versus::Unknown : Versus::Baseline);
+  if (mine.runs > 0 && mine.steps.empty()) return only(Versus::NotReached);
   if (base == nullptr || mine.reached_seconds.empty()) return {};
   const Sample theirs = sample(*base, link);
   if (theirs.reached_seconds.empty()) return {};

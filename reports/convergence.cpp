@@ -13,7 +13,8 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
       str_cat("Table: ", in.metric.label,
               " (worker 0) at the end of each epoch (1 = the first), mean over seeds. Measured time = the sum of "
               "worker 0's "
-              "epoch_time (wall time of whole epochs on this machine) up to that epoch. Projected time = "
+              "epoch_time (wall time of whole epochs on this machine; for ranks placed as threads, their derived "
+              "clock) up to that epoch. Projected time = "
               "the sum of worker 0's projected_time_step (measured compute + communication projected onto the link) "
               "up to the epoch's last step; it leaves out evaluation and data loading. Figures: every evaluation "
               "(every epoch's end, and every eval_every steps where the experiment sets it), mean over seeds, against "
@@ -26,7 +27,7 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
   table.columns = {{"configuration"},
                    {"epoch", Align::Right},
                    {in.metric.label, Align::Right},
-                   {"measured time (s)", Align::Right},
+                   {measured_word(in.summaries, "derived") + " time (s)", Align::Right},
                    {"projected time (s)", Align::Right}};
   table.csv.header = {"configuration",   "epoch",           "metric_mean", "metric_std", "n",
                       "measured_time_s", "projected_time_s"};
@@ -74,8 +75,9 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
   const std::string common =
       str_cat("set ylabel ", gnuplot_quote(in.metric.label), "\nset grid\nset key outside right top\n");
   by_epoch.commands = str_cat(common, "set xlabel 'epochs trained'\n", epoch_plot, "\n");
-  by_time.commands = str_cat("set multiplot layout 1,2\n", common, "set title 'MEASURED time'\n",
-                             "set xlabel 'measured wall time (s)'\n", measured_plot, "\n",
+  const std::string measured = measured_word(in.summaries, "derived");
+  by_time.commands = str_cat("set multiplot layout 1,2\n", common, "set title ", gnuplot_quote(measured + " time"),
+                             "\nset xlabel ", gnuplot_quote(measured + " wall time (s)"), "\n", measured_plot, "\n",
                              "set title 'PROJECTED time'\nset xlabel 'projected time on the link (s)'\n",
                              projected_plot, "\nunset multiplot\n");
   section.figures = {by_epoch.figure, by_time.figure};
@@ -98,7 +100,7 @@ Section target_intro(const SectionInput& in, bool one, const std::string& direct
               " Per run: the first evaluation whose ", in.metric.label,
               " reaches the target (every epoch's end, and every eval_every steps where the run set it), the "
               "steps and epoch it came in (1 = the first epoch; a range when the runs differ), the measured time "
-              "(worker 0's wall time since "
+              "(worker 0's wall time, or a thread rank's derived clock, since "
               "training started, earlier evaluations included) and the bytes the worker ranks sent until then; "
               "then mean ± std over the runs that reached it. Time to target on the runs' link: the answer's "
               "(steps x the step on that link, geometric mean with its 95% interval; \"The answer\"), with the "
@@ -109,7 +111,7 @@ Section target_intro(const SectionInput& in, bool one, const std::string& direct
       {}};
 }
 
-Table target_table(bool one) {
+Table target_table(bool one, const std::vector<ConfigSummary>& summaries) {
   Table table;
   table.slug = "time_to_target";
   table.columns = {{"configuration"},
@@ -117,7 +119,7 @@ Table target_table(bool one) {
                    {"best reached", Align::Right},
                    {"steps", Align::Right},
                    {"epoch", Align::Right},
-                   {"measured time (s)", Align::Right},
+                   {measured_word(summaries, "derived") + " time (s)", Align::Right},
                    {"time to target on the runs' link (projected)", Align::Right},
                    {"bytes sent", Align::Right}};
   table.csv.header = {"configuration",
@@ -194,7 +196,7 @@ Section target_section(const SectionInput& in) {
   const std::string direction = in.metric.higher_is_better ? ">= " : "<= ";
   const bool one = in.answer.one_target();
   Section section = target_intro(in, one, direction);
-  Table table = target_table(one);
+  Table table = target_table(one, in.summaries);
   std::size_t reached_runs = 0, runs = 0;
   double best_overall = kNaN;
   std::string best_label;

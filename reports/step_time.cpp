@@ -67,16 +67,16 @@ Section step_time_intro(const std::string& links) {
 // step's sum: it ran while backward did).
 constexpr std::size_t kHiddenColumn = 5;
 
-Table step_time_table(bool any_overlapped) {
+Table step_time_table(bool any_overlapped, const std::vector<ConfigSummary>& summaries) {
   Table table;
   table.slug = "step_time";
   table.columns = {{"configuration"},
                    {"compute (s)", Align::Right},
                    {"compress (s)", Align::Right},
                    {"wait (s)", Align::Right},
-                   {"communicate, measured (s)", Align::Right},
+                   {"communicate, " + measured_word(summaries, "recorded: projected") + " (s)", Align::Right},
                    {"communicate, projected (s)", Align::Right},
-                   {"step, measured (s)", Align::Right},
+                   {"step, " + measured_word(summaries, "derived") + " (s)", Align::Right},
                    {"step, projected (s)", Align::Right},
                    {"step median [IQR] (s)", Align::Right},
                    {"step over seeds (s)", Align::Right},
@@ -233,7 +233,7 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
         " hidden behind backward = time_overlapped: under allreduce { overlap = true }, the part of the "
         "exchange that ran on the communication thread while backward was still going; it is in no other "
         "column and not in the step's sum, which holds only what the step waited for.";
-  Table table = step_time_table(any_overlapped);
+  Table table = step_time_table(any_overlapped, in.summaries);
   std::string data;
   std::vector<std::string> labels, disturbed;
   double highest = 0;

@@ -84,6 +84,10 @@ TEST_CASE("a run with its ranks as threads records what the same run with a proc
   const std::string md = read_file(dir + "/laconic-reports/placement/report.md");
   CHECK_THAT(md, Catch::Contains("Ranks as threads (placement = threads()): placement=threads"));
   CHECK_THAT(md, Catch::Contains("nothing of theirs was measured on a wire"));
+  // Columns of times say what they hold for thread ranks.
+  CHECK_THAT(md, Catch::Contains("| communicate, measured (thread ranks: recorded: projected) (s) |") &&
+                     Catch::Contains("| step, measured (thread ranks: derived) (s) |") &&
+                     Catch::Contains("| measured (thread ranks: derived) time (s) |"));
   std::filesystem::remove_all(dir);
 }
 

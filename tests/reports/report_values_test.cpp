@@ -416,3 +416,18 @@ TEST_CASE("a tuned experiment reports the chosen trial, the median trial and the
   CHECK(has_line(md, "| model=lenet5, workers=2 | 0.8100 ± 0.0141 (n=2) | 0.7200 ± 0.0283 (n=2) |"));
   CHECK(has_line(md, "- compared: 4 FINISHED runs in 2 configurations (tune=best runs)"));
 }
+
+TEST_CASE("a report of thread ranks heads its times derived and its communication projected", "[reports][values]") {
+  TempDir dir("values-threads");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("threads", "threads.lua", "cafe");
+  for (const RunSpec& spec : {dense(1, {0.5, 0.75}), topk(1, {0.4, 0.7})})
+    recorder.record_fact(record_run(*db, recorder, e, "threads", spec), "rank_clock", "thread_cpu");
+  const std::string md = read_text(
+      write_report(*db, "threads", dir.file("out"), {.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}}).markdown);
+  INFO(md);
+  CHECK_THAT(md, Catch::Contains("| communicate, recorded: projected (s) | communicate, projected (s) | step, derived (s) |"));
+  CHECK_THAT(md, Catch::Contains("| derived time (s) | projected time (s) |"));  // convergence
+  CHECK_THAT(md, !Catch::Contains("measured time (s)") && !Catch::Contains("communicate, measured"));
+}
