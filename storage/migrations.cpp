@@ -169,6 +169,29 @@ SELECT r.id AS run_id, e.name AS experiment, r.name AS name, r.status AS status,
 FROM runs r JOIN experiments e ON e.id = r.experiment_id;
 )sql";
 
+// Version 7: run_results carries each run's compressor with every field (compressor_config, JSON
+// text), so that two Top-k ratios do not merge in a GROUP BY compressor.
+const char* const kSchemaV7 = R"sql(
+DROP VIEW run_results;
+CREATE VIEW run_results AS
+SELECT r.id AS run_id, e.name AS experiment, r.name AS name, r.status AS status, r.swept AS swept,
+       r.seed AS seed, r.repetition AS repetition,
+       json_extract(r.config, '$.compressor.name') AS compressor,
+       json_extract(r.config, '$.compressor') AS compressor_config,
+       json_extract(r.config, '$.workers') AS workers,
+       (SELECT s.last FROM run_summary s WHERE s.run_id = r.id AND s.key = 'test_accuracy') AS test_accuracy,
+       (SELECT s.last FROM run_summary s WHERE s.run_id = r.id AND s.key = 'test_perplexity') AS test_perplexity,
+       (SELECT s.sum FROM run_summary s WHERE s.run_id = r.id AND s.key = 'bytes_sent') AS bytes_sent,
+       (SELECT s.sum FROM run_summary s WHERE s.run_id = r.id AND s.key = 'bytes_dense') AS bytes_dense,
+       (SELECT d.sum / nullif(b.sum, 0) FROM run_summary d, run_summary b
+        WHERE d.run_id = r.id AND d.key = 'bytes_dense' AND b.run_id = r.id AND b.key = 'bytes_sent')
+         AS compression_ratio,
+       r.ended - r.started AS wall_time,
+       (SELECT group_concat(t.tag, ',') FROM (SELECT tag FROM run_tags WHERE run_id = r.id ORDER BY tag) t) AS tags,
+       r.note AS note
+FROM runs r JOIN experiments e ON e.id = r.experiment_id;
+)sql";
+
 bool has_table(sqlite3* db, const std::string& name) {
   Statement query(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   query.bind_text(1, name);
@@ -185,6 +208,7 @@ const std::vector<Migration>& migrations() {
       {4, "run_facts: threads, BLAS library and host of each run", kSchemaV4},
       {5, "runs.workers_silent; replayed_journals", kSchemaV5},
       {6, "run_tags, runs.note; the run_results view", kSchemaV6},
+      {7, "run_results.compressor_config", kSchemaV7},
   };
   return all;
 }

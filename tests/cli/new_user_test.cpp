@@ -81,6 +81,16 @@ TEST_CASE("run_results answers accuracy against bytes per compressor in one SELE
   CHECK(lines[1] == "none,,0.8,48000,1,");
   CHECK(lines[2] == "topk,0.01,0.7,1920,50,paper");  // 4 workers x 6 steps x 80 bytes
   CHECK(lines[3] == "topk,0.1,0.85,9600,5,");
+  // Grouped by the compressor with its fields, the two ratios stay apart without naming a field.
+  r = f.laconic(
+      "query \"SELECT compressor_config, count(*) AS runs FROM run_results WHERE experiment = 'fmnist' "
+      "AND status = 'FINISHED' GROUP BY compressor_config ORDER BY min(run_id)\" --format csv");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto groups = lines_of(r.out);
+  REQUIRE(groups.size() == 4);
+  CHECK_THAT(groups[2], Catch::Contains("ratio\"\":0.01"));
+  CHECK_THAT(groups[3], Catch::Contains("ratio\"\":0.1"));
 }
 
 TEST_CASE("runs --watch lists again as the database changes, bounded by --times", "[cli][runs]") {
