@@ -45,6 +45,17 @@ std::unique_ptr<ExperimentModel> build_model(storage::Database& db, const std::v
 
 namespace {
 
+// What separates experiments of one file: the `--set` flags their compared runs were started
+// with ("epochs=2", "none"; several sets joined by " | ").
+std::string overrides_of(const std::vector<RunData>& runs, const std::string& experiment) {
+  std::set<std::string> sets;
+  for (const RunData& run : runs)
+    if (run.run.config.value("experiment", "") == experiment) sets.insert(run.overrides.empty() ? "none" : run.overrides);
+  std::string out;
+  for (const std::string& set : sets) out += (out.empty() ? "" : " | ") + set;
+  return out.empty() ? std::string(kMissing) : out;
+}
+
 // A path the run's configuration holds: relative to the directory `laconic run` ran in. Read from
 // here when it is there (or the run did not record its directory), else from that directory.
 std::string recorded_path(const std::string& path, const std::string& working_directory) {
@@ -96,10 +107,15 @@ ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& 
   std::string names;
   for (const auto& e : experiments) names += (names.empty() ? "" : " and ") + e;
   report.title = str_cat(experiments.size() == 1 ? "Experiment " : "Experiments ", names);
+  std::set<std::pair<std::string, std::string>> files;
   for (const auto& e : runs.versions) {  // an edited experiment file is a new experiments row
+    if (!files.insert({e.file_path, e.file_hash}).second) continue;  // experiments of one file: said once
     report.facts.push_back({"file", e.file_path, true});
     report.facts.push_back({"hash", e.file_hash, true});
   }
+  if (experiments.size() > 1)
+    for (const std::string& name : experiments)
+      report.facts.push_back({"overrides, " + name, overrides_of(model->compared, name), false});
   report.facts.push_back({"runs", str_cat(runs.latest.size(), " run names, ", runs.recorded, " runs recorded"), false});
   const SectionInput in{grid, summaries, metric, answer, hardware};
   if (hardware != nullptr)

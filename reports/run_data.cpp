@@ -267,6 +267,7 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   data.host_load = host_load_of(facts);
   data.clock_offset_error = clock_offset_error_of(facts);
   if (const auto cwd = facts.find("working_directory"); cwd != facts.end()) data.working_directory = cwd->second;
+  if (const auto set = facts.find("overrides"); set != facts.end()) data.overrides = set->second;
   return data;
 }
 

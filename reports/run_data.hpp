@@ -78,6 +78,8 @@ struct RunData {
   /// The directory `laconic run` ran in (run_facts working_directory): what relative paths in
   /// its configuration are relative to. Empty for runs recorded before it.
   std::string working_directory;
+  /// The `--set KEY=VALUE` flags it was started with (run_facts overrides); empty for none.
+  std::string overrides;
   /// How busy its host was: (its ranks + the cores other processes kept busy + stolen cores) /
   /// cores, from run_facts host_demand (or ranks_on_host / cores for runs recorded before it);
   /// above 1 the ranks waited for cores. NaN when not recorded.

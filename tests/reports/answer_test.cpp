@@ -363,3 +363,23 @@ TEST_CASE("the verdict sweep of docs/reports.md gives every verdict, each with i
   CHECK_THAT(verdict_of("bf16"), Catch::Contains("\"inconclusive (") && Catch::Contains(" more seeds)\""));
   CHECK_THAT(verdict_of("signsgd"), Catch::Contains(",not reached (0 of 2 runs),"));
 }
+
+TEST_CASE("report A B of one file names the file once and the --set flags that separate them", "[reports][answer]") {
+  TempDir dir("answer-two");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  for (const char* name : {"short", "long"}) {
+    const auto e = recorder.add_experiment(name, "exp.lua", "cafe");
+    for (RunSpec spec : {dense_with_messages(1, {0.5, 0.85}), topk_with_messages(1, {0.5, 0.84})}) {
+      const auto run = record_run(*db, recorder, e, name, spec);
+      recorder.record_fact(run, "overrides", std::string("name=") + name + (name[0] == 'l' ? " epochs=2" : ""));
+    }
+  }
+  const std::string md =
+      read_text(write_report(*db, std::vector<std::string>{"short", "long"}, dir.file("out"), {.gnuplot = kNoFigures})
+                    .markdown);
+  INFO(md);
+  CHECK(md.find("- file: `exp.lua`") == md.rfind("- file: `exp.lua`"));
+  CHECK_THAT(md, Catch::Contains("- overrides, short: name=short\n") &&
+                     Catch::Contains("- overrides, long: name=long epochs=2\n"));
+}
