@@ -267,6 +267,42 @@ std::string missing_comma_hint(const std::string& message, const std::string& fi
                  ")");
 }
 
+namespace {
+
+/// True when `code` names `name` bare at `at`: a whole word not called (no `(` or `{` after it).
+bool bare_name_at(const std::string& code, std::size_t at, const std::string& name) {
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  if (at > 0 && (word(code[at - 1]) || code[at - 1] == '.')) return false;
+  const std::size_t after = at + name.size();
+  if (after < code.size() && word(code[after])) return false;
+  const std::size_t next = code.find_first_not_of(" \t", after);
+  return next == std::string::npos || (code[next] != '(' && code[next] != '{' && code[next] != '"');
+}
+
+}  // namespace
+
+std::string bare_constructor_hint(const std::string& message, const std::string& file, std::string_view text) {
+  // "FILE:3: sweep alternative 2 must be ..., got the constructor fp16 itself (did you mean
+  // fp16()?)": Lua reports the line of the call the table is given to; name the line of `fp16`.
+  const std::string prefix = file + ":", marker = "the constructor ";
+  const auto named = message.find(marker);
+  if (message.compare(0, prefix.size(), prefix) != 0 || named == std::string::npos) return message;
+  const std::string name = message.substr(named + marker.size(), message.find(' ', named + marker.size()) -
+                                                                     named - marker.size());
+  const int line = std::atoi(message.c_str() + prefix.size());
+  const auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
+  for (int n = std::max(line, 1); n <= lines; ++n) {
+    const std::string code = code_of_line(text, n);
+    for (std::size_t at = code.find(name); at != std::string::npos; at = code.find(name, at + 1))
+      if (bare_name_at(code, at, name)) {
+        if (n == line) return message;
+        const std::string rest = message.substr(message.find(':', prefix.size()) + 1);
+        return str_cat(file, ":", n, ":", rest);
+      }
+  }
+  return message;
+}
+
 void SandboxedState::run_file(std::string_view text, const std::string& file) {
   // A "#!" first line is skipped as luaL_loadfile does; its newline stays so lines count right.
   if (!text.empty() && text.front() == '#') {
@@ -298,7 +334,7 @@ void SandboxedState::run_file(std::string_view text, const std::string& file) {
   status = lua_pcall(L, 0, 0, 1);
   budget_.running = nullptr;
   lua_sethook(L, nullptr, 0, 0);
-  if (status != LUA_OK) throw ConfigError(describe_error(status, file, shown));
+  if (status != LUA_OK) throw ConfigError(bare_constructor_hint(describe_error(status, file, shown), shown, text));
   lua_settop(L, 0);
 }
 

@@ -22,6 +22,11 @@ inline constexpr const char* kConstructorHintKey = "laconic.constructor_hint";
 /// any other message unchanged. `text` is the file's source.
 std::string missing_comma_hint(const std::string& message, const std::string& file, std::string_view text);
 
+/// A value that is a constructor not called ("FILE:3: ... got the constructor fp16 itself"),
+/// reported at the line of the call it was given to: the message at the line of the first bare
+/// `fp16` from there on (text: the file's text); the message as it was when none is found.
+std::string bare_constructor_hint(const std::string& message, const std::string& file, std::string_view text);
+
 class SandboxedState {
  public:
   /// A fresh sandbox; ConfigError when a limit is not positive or the state cannot be made.

@@ -46,6 +46,12 @@ TEST_CASE("a constructor given without its call asks whether the call was meant"
                                             EndsWith("got the constructor none itself (did you mean none()?)"));
   const auto swept = dir.write("swept.lua", "experiment {\n  name = 'x',\n  compressor = sweep { none(), topk },\n}\n");
   CHECK_THAT(load_error(swept, catalog), Contains("the constructor topk itself (did you mean topk()?)"));
+  // A sweep over several lines: the line of the bare name, not the one where the sweep opens.
+  const auto lines = dir.write("lines.lua",
+                               "experiment {\n  name = 'x',\n  compressor = sweep {\n    none(),  -- topk later\n"
+                               "    topk,\n    topk { },\n  },\n}\n");
+  CHECK_THAT(load_error(lines, catalog),
+             StartsWith(lines + ":5: sweep alternative 2 must be") && Contains("the constructor topk itself"));
 }
 
 TEST_CASE("a component field of the wrong type says so with its article", "[lua][errors]") {
