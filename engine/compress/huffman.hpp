@@ -88,7 +88,7 @@ class HuffmanCode {
   std::size_t second_stream_symbols() const { return second_stream_symbols_; }
 
  private:
-  struct Reader;  // a position in the coded bytes (huffman.cpp)
+  struct Reader;  // a position in the coded bytes (huffman_decode.cpp)
   static constexpr std::size_t kTwoStreamsFrom = std::size_t{1} << 14;
   static constexpr std::size_t kSyncWindow = 256;
 
