@@ -313,12 +313,6 @@ int runs_command(const RunsArgs& args) {
   return 0;
 }
 
-Goal default_goal(const std::string& key) {
-  for (const char* lower : {"loss", "perplexity", "time", "bytes", keys::kStaleness, "lag", "distance"})
-    if (key.find(lower) != std::string::npos) return Goal::Min;
-  return Goal::Max;
-}
-
 namespace {
 
 // A run's configuration: its swept variables without the seed (and the experiment), as a key,
@@ -369,7 +363,7 @@ Ranking ranking_of(const BestArgs& args) {
     throw ConfigError(str_cat("--by: unknown grouping '", args.by,
                               "'; known: run, configuration (and, for --value, last, min, max, mean)"));
   check_figure(r.value, "--value");
-  const auto goal = args.goal.empty() ? std::optional<Goal>(default_goal(args.metric)) : parse_goal(args.goal);
+  const auto goal = args.goal.empty() ? std::optional<Goal>(keys::goal_of(args.metric)) : parse_goal(args.goal);
   if (!goal) throw ConfigError(str_cat("--goal: unknown goal '", args.goal, "'; known: max, min"));
   r.goal = *goal;
   if (args.top < 1) throw ConfigError(str_cat("--top must be at least 1, got ", args.top));

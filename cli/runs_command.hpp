@@ -55,10 +55,6 @@ struct BestArgs {
   std::string format = "table";
 };
 
-/// Min for keys where lower is better (loss, perplexity, time, bytes, staleness, lag,
-/// distance), Max for the others (accuracy).
-Goal default_goal(const std::string& key);
-
 /// `laconic best`: the runs ranked by one metric's final (or min / max / mean) value; with
 /// `by` "configuration", the configurations (runs alike but for the seed) ranked by the mean of
 /// that value over their runs, with its sample std and n.

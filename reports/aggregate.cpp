@@ -57,8 +57,9 @@ bool TestMetric::reaches(double value, double target) const {
 }
 
 TestMetric test_metric_named(const std::string& key) {
-  if (key == keys::kTestPerplexity) return {key, "test perplexity", false, 2};
-  return {key, "test accuracy", true, 4};
+  const bool higher_is_better = keys::goal_of(key) == Goal::Max;
+  if (key == keys::kTestPerplexity) return {key, "test perplexity", higher_is_better, 2};
+  return {key, "test accuracy", higher_is_better, 4};
 }
 
 ConfigSummary summarize(const Configuration& config) {

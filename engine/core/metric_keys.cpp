@@ -43,4 +43,10 @@ bool is_byte_key(std::string_view key) {
   return key == kBytesSent || key == kBytesReceived || key == kBytesDense || key == kPayloadBytes || key == kLinkBytes;
 }
 
+Goal goal_of(std::string_view key) {
+  for (const char* lower : {"loss", "perplexity", "time", "bytes", kStaleness, "lag", "distance"})
+    if (key.find(lower) != std::string_view::npos) return Goal::Min;
+  return Goal::Max;
+}
+
 }  // namespace laconic::keys

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/goal.hpp"
+
 namespace laconic::keys {
 
 // Every step, every worker.
@@ -55,5 +57,10 @@ const std::vector<KeyInfo>& all_keys();
 /// True for keys that count bytes (bytes_sent, bytes_received, bytes_dense, payload_bytes,
 /// link_bytes): summed over steps and shown as sizes.
 bool is_byte_key(std::string_view key);
+
+/// Which way `key` is better, decided here only: Min for losses, perplexity, times, bytes,
+/// staleness, lag and distances (any key that names one), Max for the rest (accuracy). Early
+/// stopping's goal = "auto", `laconic best` without --goal and the reports' test metric read it.
+Goal goal_of(std::string_view key);
 
 }  // namespace laconic::keys

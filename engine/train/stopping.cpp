@@ -17,14 +17,15 @@ OptionFields<EarlyStoppingOptions> EarlyStoppingOptions::fields() {
       .integer("patience", &O::patience, "epochs in a row without improvement before the run stops", at_least(1))
       .number("min_delta", &O::min_delta, "smallest change that counts as improvement", at_least(0))
       .choice("goal", &O::goal,
-              "whether larger is better; \"auto\": \"max\" for metrics ending in accuracy, else \"min\"",
+              "whether larger is better; \"auto\": the metric's own direction (\"min\" for losses and perplexity, "
+              "\"max\" for accuracy)",
               {{O::Goal::Auto, "auto"}, {O::Goal::Max, "max"}, {O::Goal::Min, "min"}});
 }
 
 EarlyStopping::EarlyStopping(EarlyStoppingOptions options)
     : options_(std::move(options)),
       maximize_(options_.goal == EarlyStoppingOptions::Goal::Max ||
-                (options_.goal == EarlyStoppingOptions::Goal::Auto && options_.metric.ends_with("accuracy"))) {}
+                (options_.goal == EarlyStoppingOptions::Goal::Auto && keys::goal_of(options_.metric) == Goal::Max)) {}
 
 bool EarlyStopping::should_stop(const EpochMetrics& metrics) {
   auto it = metrics.values.find(options_.metric);

@@ -52,3 +52,13 @@ TEST_CASE("byte keys are the ones that count bytes", "[core][keys]") {
   for (const char* key : {kBytesSent, kBytesReceived, kBytesDense, kPayloadBytes, kLinkBytes}) CHECK(is_byte_key(key));
   for (const char* key : {kMessages, kTimeStep, kTestAccuracy, kModelParameters}) CHECK_FALSE(is_byte_key(key));
 }
+
+TEST_CASE("a metric's direction is decided in one place, for early stopping, best and the reports alike",
+          "[core][keys]") {
+  using laconic::Goal;
+  CHECK(laconic::keys::goal_of(laconic::keys::kTestAccuracy) == Goal::Max);
+  for (const char* lower : {laconic::keys::kTestPerplexity, laconic::keys::kTestLoss, laconic::keys::kTrainLoss,
+                            laconic::keys::kEpochTime, laconic::keys::kBytesSent, laconic::keys::kConsensusDistance,
+                            laconic::keys::kStaleness})
+    CHECK(laconic::keys::goal_of(lower) == Goal::Min);
+}
