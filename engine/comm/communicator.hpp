@@ -60,8 +60,8 @@ class ArrivalBoard {
  public:
   virtual ~ArrivalBoard() = default;
   /// True when every rank posts the moment it arrived on one clock (the host's monotonic clock,
-  /// or rank 0's through an estimated offset); false when each posts its step's compute so far
-  /// (threads on CPU clocks).
+  /// or rank 0's through an estimated offset); false when each posts its derived clock (threads
+  /// on CPU clocks, whose collectives' messages carry it: engine/core/rank_clock.hpp).
   virtual bool on_shared_clock() const { return false; }
   /// This rank reached the exchange at `seconds` (on the board's scale, above).
   virtual void arrive(double seconds) = 0;
