@@ -192,7 +192,7 @@ std::string cost_text(const TestMetric& metric, const Verdict& v) {
 
 Answer::Answer(const Grid& grid, const std::vector<ConfigSummary>& summaries, const TestMetric& metric,
                const TargetRule& rule)
-    : grid_(grid), summaries_(summaries), metric_(metric) {
+    : summaries_(summaries), metric_(metric) {
   const auto is_rule_baseline = [&](const ConfigSummary& s) {
     return rule.baseline ? s.config->column == *rule.baseline : recorded_baseline(s);
   };

@@ -189,7 +189,6 @@ class Answer {
   struct Sample;
   Sample sample(const ConfigSummary& s, const AnswerLink& link) const;
 
-  const Grid& grid_;
   const std::vector<ConfigSummary>& summaries_;
   TestMetric metric_;
   std::string baseline_source_;
