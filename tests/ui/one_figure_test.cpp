@@ -4,54 +4,15 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <sstream>
 
 #include "reports/answer.hpp"
 #include "reports/report.hpp"
+#include "tests/reports/csv_cells.hpp"
 #include "tests/reports/verdict_sweep.hpp"
 #include "ui/api.hpp"
 
 using namespace laconic;
 using namespace laconic::reports::testing;
-
-namespace {
-
-/// The CSV lines of `text` as cells; a quoted cell may hold commas.
-std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> cells(1);
-    bool quoted = false;
-    for (char c : line) {
-      if (c == '"')
-        quoted = !quoted;
-      else if (c == ',' && !quoted)
-        cells.emplace_back();
-      else
-        cells.back() += c;
-    }
-    rows.push_back(cells);
-  }
-  return rows;
-}
-
-/// The value in column `column` of the row whose first cell is `label`; NaN for an empty cell.
-double csv_value(const std::vector<std::vector<std::string>>& rows, const std::string& label,
-                 const std::string& column) {
-  const auto& header = rows.at(0);
-  const auto at = std::find(header.begin(), header.end(), column);
-  REQUIRE(at != header.end());
-  for (const auto& row : rows)
-    if (row.at(0) == label) {
-      const std::string& cell = row.at(static_cast<std::size_t>(at - header.begin()));
-      return cell.empty() ? std::nan("") : std::stod(cell);
-    }
-  FAIL("no row " << label);
-  return 0;
-}
-
-}  // namespace
 
 TEST_CASE("a configuration's time to target is one figure in report.md, the CSVs and the UI's JSON",
           "[ui][api][reports]") {
