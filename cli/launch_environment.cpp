@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "engine/core/error.hpp"
+#include "engine/core/host_name.hpp"
 
 extern char** environ;
 
@@ -48,12 +49,6 @@ comm::StoreAddress master_store(const Environment& env, const std::string& launc
     throw ConfigError(str_cat(launcher, " set MASTER_ADDR=\"", addr, "\" MASTER_PORT=\"", port,
                               "\": not a host and a port in 1..65535"));
   }
-}
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "";
-  return name;
 }
 
 // The first IPv4 address `name` resolves to ("" when none).

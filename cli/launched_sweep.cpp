@@ -14,6 +14,7 @@
 #include "cli/worker_command.hpp"
 #include "cli/worker_processes.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/host_name.hpp"
 #include "engine/core/hash.hpp"
 #include "engine/rendezvous_store.hpp"
 
@@ -24,11 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 std::chrono::milliseconds launch_timeout(const RunArgs& args) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(args.launch_timeout * 1000));
-}
-
-std::string host_name() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("?");
 }
 
 // "exited 0", "exited 1", "killed by signal 9" for a wait status.

@@ -79,8 +79,6 @@ void require_key(storage::Database& db, const std::string& key, const std::optio
 std::vector<storage::RunRow> selected_runs(storage::Database& db, const std::optional<std::string>& experiment,
                                            const std::optional<std::string>& status,
                                            const std::vector<std::string>& where) {
-  std::vector<storage::WhereCondition> conditions;
-  for (const auto& text : where) conditions.push_back(storage::parse_where(text));
   if (experiment) {
     bool known = false;
     for (const auto& e : storage::list_experiments(db)) known = known || e.name == *experiment;
@@ -92,16 +90,7 @@ std::vector<storage::RunRow> selected_runs(storage::Database& db, const std::opt
                                 "; recorded: ", names.empty() ? "(none)" : join(names)));
     }
   }
-  // Keys neither swept nor configured are final metrics: one run_summary lookup per key.
-  std::map<std::string, std::map<std::int64_t, storage::Summary>> finals;
-  const storage::FinalMetric final_metric = [&](const std::string& key, std::int64_t run_id) -> std::optional<double> {
-    auto it = finals.find(key);
-    if (it == finals.end()) it = finals.emplace(key, storage::summaries_of_key(db, key)).first;
-    const auto found = it->second.find(run_id);
-    if (found == it->second.end()) return std::nullopt;
-    return found->second.last;
-  };
-  return storage::filter_where(storage::list_runs(db, {experiment, status}), conditions, final_metric);
+  return storage::runs_where(db, {experiment, status}, where);
 }
 
 // Tags as `laconic runs` and csv / json show them: "baseline,paper".
@@ -315,27 +304,6 @@ int runs_command(const RunsArgs& args) {
 
 namespace {
 
-// A run's configuration: its swept variables without the seed (and the experiment), as a key,
-// and its name without the seed part as a label.
-std::string configuration_key(const storage::RunRow& run) {
-  auto swept = nlohmann::json::parse(run.swept, nullptr, false);
-  if (swept.is_object()) swept.erase("seed");
-  return run.experiment + "\n" + (swept.is_discarded() ? run.swept : swept.dump());
-}
-
-std::string configuration_label(const storage::RunRow& run) {
-  std::string label;
-  std::size_t from = 0;
-  while (from <= run.name.size()) {
-    const auto comma = run.name.find(',', from);
-    const std::string part = run.name.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
-    if (!part.starts_with("seed=")) label += (label.empty() ? "" : ",") + part;
-    if (comma == std::string::npos) break;
-    from = comma + 1;
-  }
-  return label.empty() ? "(no swept variable)" : label;
-}
-
 // NaN ranks after every number; ties keep the earlier entry first.
 bool ranks_before(double a, double b, Goal goal) {
   if (std::isnan(a) || std::isnan(b)) return !std::isnan(a) && std::isnan(b);
@@ -387,7 +355,7 @@ void rank_configurations(const BestArgs& args, const Ranking& r, const std::vect
   for (const auto& run : runs) {
     const auto it = values.find(run.id);
     if (it == values.end()) continue;
-    const std::string key = configuration_key(run);
+    const std::string key = storage::configuration_key(run);
     Group& group = groups[key];
     if (!group.first) {
       group.first = &run;
@@ -418,7 +386,7 @@ void rank_configurations(const BestArgs& args, const Ranking& r, const std::vect
     for (const auto id : group.ids) ids += (ids.empty() ? "" : " ") + std::to_string(id);
     const double std_value = group.stats.n > 1 ? group.stats.std : std::nan("");
     writer.row({integer_cell(static_cast<std::int64_t>(i + 1)), text_cell(group.first->experiment),
-                text_cell(configuration_label(*group.first)), integer_cell(static_cast<std::int64_t>(group.stats.n)),
+                text_cell(storage::configuration_label(*group.first)), integer_cell(static_cast<std::int64_t>(group.stats.n)),
                 table ? text_cell(metric_text(args.metric, group.stats.mean)) : optional_real(group.stats.mean),
                 table ? text_cell(group.stats.n > 1 ? metric_text(args.metric, std_value) : "-")
                       : optional_real(std_value),

@@ -22,8 +22,6 @@ const std::set<std::string, std::less<>> kReservedNames = {
     "rawget",   "rawlen",   "rawset",   "select", "setmetatable", "string",       "sweep",   "table",
     "tonumber", "tostring", "type",     "warn",   "xpcall",       "log_uniform",  "int",     "choice"};
 
-LoadContext& context_of(lua_State* L) { return *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1))); }
-
 std::string describe_item(const LoadContext& context, const LuaItem& item) {
   if (const auto* value = std::get_if<Value>(&item)) return str_cat(value_type_name(*value), " ", format_value(*value));
   if (const auto* ref = std::get_if<ComponentRef>(&item))

@@ -13,6 +13,8 @@
 #include "engine/core/catalog.hpp"
 #include "engine/core/component.hpp"
 #include "engine/core/goal.hpp"
+
+struct lua_State;
 #include "engine/core/metric_keys.hpp"
 #include "engine/core/value.hpp"
 
@@ -104,6 +106,10 @@ struct LoadContext {
   std::string included;                     ///< every included file's path and text, in order
   int include_depth = 0;                    ///< includes being run right now
 };
+
+/// The load's context, from the light-userdata upvalue 1 that every Lua function of a load is
+/// registered with.
+LoadContext& context_of(lua_State* L);
 
 /// The Lua registry key under which the experiment's function for `field` is kept.
 inline std::string callback_key(const std::string& field) { return "laconic.callback." + field; }

@@ -272,7 +272,7 @@ std::string call_location(lua_State* L, const LoadContext& context) {
 }
 
 int experiment_body(lua_State* L) {
-  auto& context = *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1)));
+  LoadContext& context = context_of(L);
   std::string location = call_location(L, context);
   if (lua_gettop(L) != 1 || !lua_istable(L, 1))
     throw ConfigError(str_cat("experiment takes one table (experiment { name = \"...\", ... }), got ",

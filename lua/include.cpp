@@ -14,8 +14,6 @@ namespace {
 
 constexpr int kMaxDepth = 8;
 
-LoadContext& context_of(lua_State* L) { return *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1))); }
-
 /// Reads the file and loads it as a function on the stack. Arguments: the path, and the
 /// "file:line: " of the include call, which prefixes every error.
 int load_body(lua_State* L) {

@@ -13,8 +13,6 @@ namespace laconic::lua {
 
 namespace {
 
-LoadContext& context_of(lua_State* L) { return *static_cast<LoadContext*>(lua_touserdata(L, lua_upvalueindex(1))); }
-
 double number_argument(lua_State* L, int index, const char* function, const char* what) {
   if (lua_type(L, index) != LUA_TNUMBER)
     throw ConfigError(str_cat(function, "(low, high) takes two numbers; ", what, " is a ", luaL_typename(L, index)));

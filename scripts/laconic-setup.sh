@@ -18,7 +18,7 @@ build="${LACONIC_BUILD_DIR:-$root/build}"
 jobs="${LACONIC_JOBS:-2}"
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake ninja-build pkg-config
   libtorch-dev libgloo-dev libhiredis-dev liblua5.4-dev libsqlite3-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev libcpp-httplib-dev
   dataset-fashion-mnist gnuplot-nox sqlite3 libopenblas0-pthread
@@ -79,6 +79,9 @@ cuda_options() {
 build_project() {
   local options=()
   [ "$mode" = test ] && read -r -a options <<<"$(cuda_options)"
+  # Ninja for a new build folder (it keeps both cores busy to the end); a folder configured
+  # before keeps its generator, which CMake cannot change in place.
+  [ -f "$build/CMakeCache.txt" ] || options+=(-G Ninja)
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLACONIC_BUILD_TESTS=ON "${options[@]}" >/dev/null
   local targets=()
   for t in "$@"; do targets+=(--target "$t"); done

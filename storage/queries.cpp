@@ -8,7 +8,10 @@
 #include <cerrno>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/core/error.hpp"
+#include "engine/core/host_name.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "storage/run_status.hpp"
 #include "storage/statement.hpp"
@@ -33,26 +36,20 @@ SELECT r.id, e.name, r.name, r.status, coalesce(r.error, ''), r.seed, r.repetiti
 FROM runs r JOIN experiments e ON e.id = r.experiment_id
 )sql";
 
-std::string this_host() {
-  std::array<char, 256> name{};
-  if (gethostname(name.data(), name.size() - 1) != 0) return "";
-  return name.data();
-}
-
 // True only when the process certainly does not exist here (ESRCH); EPERM means it does.
 bool process_gone(std::int64_t pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == -1 && errno == ESRCH; }
 
 bool is_stale(const RunRow& row, double now) {
   if (row.status != RunStatus::Running) return false;
   if (!(now - row.heartbeat <= kStaleAfterSeconds)) return true;  // NaN heartbeat too
-  static const std::string host = this_host();
+  static const std::string host = host_name();
   return !host.empty() && row.host == host && process_gone(row.controller_pid);
 }
 
 }  // namespace
 
 bool controller_alive(const RunRow& row) {
-  static const std::string host = this_host();
+  static const std::string host = host_name();
   if (!host.empty() && row.host == host) return row.controller_pid > 0 && !process_gone(row.controller_pid);
   const double last = std::isnan(row.heartbeat) ? row.created : row.heartbeat;
   return unix_now() - last <= kStaleAfterSeconds;
@@ -93,6 +90,25 @@ std::vector<ExperimentRow> list_experiments(Database& db) {
   while (q.step())
     rows.push_back({q.column_int64(0), q.column_text(1), q.column_text(2), q.column_text(3), q.column_double(4)});
   return rows;
+}
+
+std::string configuration_key(const storage::RunRow& run) {
+  auto swept = nlohmann::json::parse(run.swept, nullptr, false);
+  if (swept.is_object()) swept.erase("seed");
+  return run.experiment + "\n" + (swept.is_discarded() ? run.swept : swept.dump());
+}
+
+std::string configuration_label(const storage::RunRow& run) {
+  std::string label;
+  std::size_t from = 0;
+  while (from <= run.name.size()) {
+    const auto comma = run.name.find(',', from);
+    const std::string part = run.name.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    if (!part.starts_with("seed=")) label += (label.empty() ? "" : ",") + part;
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return label.empty() ? "(no swept variable)" : label;
 }
 
 std::vector<RunRow> list_runs(Database& db, const RunFilter& filter) {

@@ -122,6 +122,16 @@ std::vector<ExperimentRow> list_experiments(Database& db);
 /// Runs matching `filter`, ordered by id. Reads runs and run_summary only, never metrics.
 std::vector<RunRow> list_runs(Database& db, const RunFilter& filter = {});
 
+/// A run's configuration, the run less its seed, as a key: its experiment and its swept
+/// variables without `seed`. The seeds of one configuration share it; what `laconic best --by
+/// configuration` groups by and the UI's compare page draws as one band (served as
+/// `configuration` by /api/runs).
+std::string configuration_key(const RunRow& run);
+
+/// Its name less the seed part ("compressor=topk,ratio=0.01"); "(no swept variable)" when
+/// nothing else is left.
+std::string configuration_label(const RunRow& run);
+
 /// One run by id, if it exists.
 std::optional<RunRow> find_run(Database& db, std::int64_t run_id);
 

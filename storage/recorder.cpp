@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include "engine/core/error.hpp"
+#include "engine/core/host_name.hpp"
 #include "storage/sqlite_sink.hpp"
 
 namespace laconic::storage {
@@ -19,10 +20,10 @@ Database& writable(Database& db) {
   return db;
 }
 
-std::string host_name() {
-  std::array<char, 256> name{};
-  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown";
-  return name.data();
+// The controller's host as runs record it.
+std::string recorded_host() {
+  const std::string name = host_name();
+  return name.empty() ? "unknown" : name;
 }
 
 }  // namespace
@@ -91,7 +92,7 @@ std::int64_t Recorder::add_run(std::int64_t experiment_id, const RunConfig& conf
       .bind_int64(5, config.seed)
       .bind_int64(6, config.repetition)
       .bind_double(7, unix_now())
-      .bind_text(8, host_name())
+      .bind_text(8, recorded_host())
       .bind_text(9, LACONIC_STORAGE_VERSION)
       .bind_int64(10, ::getpid());
   try {

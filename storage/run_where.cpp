@@ -1,7 +1,9 @@
 #include "storage/run_where.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -233,6 +235,34 @@ std::vector<RunRow> filter_where(const std::vector<RunRow>& runs, const std::vec
                 "workers, batch_size (see laconic show RUN)"));
   }
   return kept;
+}
+
+std::vector<RunRow> runs_where(Database& db, const RunFilter& filter, const std::vector<std::string>& conditions) {
+  std::vector<WhereCondition> parsed;
+  for (const std::string& text : conditions) parsed.push_back(parse_where(text));
+  // Keys neither swept nor configured are final metrics: one run_summary lookup per key.
+  std::map<std::string, std::map<std::int64_t, Summary>> finals;
+  const FinalMetric final_metric = [&](const std::string& key, std::int64_t run_id) -> std::optional<double> {
+    auto it = finals.find(key);
+    if (it == finals.end()) it = finals.emplace(key, summaries_of_key(db, key)).first;
+    const auto found = it->second.find(run_id);
+    if (found == it->second.end()) return std::nullopt;
+    return found->second.last;
+  };
+  return filter_where(list_runs(db, filter), parsed, final_metric);
+}
+
+std::vector<std::string> split_where_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    std::string part = text.substr(start, comma - start);
+    const auto first = part.find_first_not_of(" \t");
+    if (first != std::string::npos) out.push_back(part.substr(first, part.find_last_not_of(" \t") - first + 1));
+    start = comma + 1;
+  }
+  return out;
 }
 
 }  // namespace laconic::storage

@@ -61,6 +61,16 @@ WhereLookup match_where(const WhereCondition& condition, const nlohmann::json& s
 std::vector<RunRow> filter_where(const std::vector<RunRow>& runs, const std::vector<WhereCondition>& conditions,
                                  const FinalMetric& final_metric = {});
 
+/// The runs of `db` that `filter` selects and that satisfy every condition (parsed with
+/// parse_where), a key neither swept nor configured looked up as the run's final value of that
+/// metric (run_summary's `last`). What `laconic runs --where` and the UI's runs page
+/// (/api/runs/matching) both ask, so that one grammar with one set of rules filters both.
+std::vector<RunRow> runs_where(Database& db, const RunFilter& filter, const std::vector<std::string>& conditions);
+
+/// The conditions of a comma-separated list ("compressor=topk, test_accuracy>0.8"), as the UI's
+/// where box takes them; each trimmed, empty ones dropped.
+std::vector<std::string> split_where_list(const std::string& text);
+
 /// Flattens a JSON object into "a.b.c" -> leaf value (arrays are leaves), in key order.
 std::vector<std::pair<std::string, nlohmann::json>> flatten_json(const nlohmann::json& object);
 

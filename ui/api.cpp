@@ -10,6 +10,7 @@
 #include "reports/answer.hpp"
 #include "reports/report_model.hpp"
 #include "storage/queries.hpp"
+#include "storage/run_where.hpp"
 #include "storage/run_status.hpp"
 #include "storage/statement.hpp"
 #include "ui/series.hpp"
@@ -18,9 +19,6 @@ namespace laconic::ui {
 namespace {
 
 using nlohmann::json;
-
-// JSON has no NaN: a missing number is null.
-json number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
 
 json object_of(const std::string& text) {
   json parsed = json::parse(text, nullptr, false);
@@ -40,16 +38,18 @@ json run_row(const storage::RunRow& r) {
   row["seed"] = r.seed;
   row["repetition"] = r.repetition;
   row["swept"] = object_of(r.swept);
-  row["test_accuracy"] = number(r.final_test_accuracy);
-  row["test_loss"] = number(r.final_test_loss);
-  row["test_perplexity"] = number(r.final_test_perplexity);
+  row["configuration"] = storage::configuration_key(r);
+  row["configuration_label"] = storage::configuration_label(r);
+  row["test_accuracy"] = number_or_null(r.final_test_accuracy);
+  row["test_loss"] = number_or_null(r.final_test_loss);
+  row["test_perplexity"] = number_or_null(r.final_test_perplexity);
   row["bytes_sent"] = r.bytes_sent;
   row["bytes_dense"] = r.bytes_dense;
   row["wall"] = r.wall_time;
-  row["created"] = number(r.created);
-  row["started"] = number(r.started);
-  row["ended"] = number(r.ended);
-  row["heartbeat"] = number(r.heartbeat);
+  row["created"] = number_or_null(r.created);
+  row["started"] = number_or_null(r.started);
+  row["ended"] = number_or_null(r.ended);
+  row["heartbeat"] = number_or_null(r.heartbeat);
   row["host"] = r.host;
   row["note"] = r.note;
   row["tags"] = r.tags;
@@ -57,10 +57,10 @@ json run_row(const storage::RunRow& r) {
 }
 
 json summary_row(const storage::Summary& s) {
-  return {{"last", number(s.last)},
-          {"min", number(s.min)},
-          {"max", number(s.max)},
-          {"mean", number(s.count > 0 ? s.sum / static_cast<double>(s.count) : std::nan(""))},
+  return {{"last", number_or_null(s.last)},
+          {"min", number_or_null(s.min)},
+          {"max", number_or_null(s.max)},
+          {"mean", number_or_null(s.count > 0 ? s.sum / static_cast<double>(s.count) : std::nan(""))},
           {"sum", s.sum},
           {"count", s.count},
           {"nan_count", s.nan_count}};
@@ -74,6 +74,8 @@ std::int64_t key_id(storage::Database& db, const std::string& key) {
 
 }  // namespace
 
+json number_or_null(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+
 json runs_json(storage::Database& db, std::optional<double> since) {
   const double now = storage::unix_now();
   json runs = json::array();
@@ -83,6 +85,13 @@ json runs_json(storage::Database& db, std::optional<double> since) {
     runs.push_back(run_row(r));
   }
   return {{"runs", runs}, {"now", now}};
+}
+
+json runs_matching_json(storage::Database& db, const std::string& where) {
+  const std::vector<std::string> conditions = storage::split_where_list(where);
+  json ids = json::array();
+  for (const storage::RunRow& r : storage::runs_where(db, {}, conditions)) ids.push_back(r.id);
+  return {{"ids", ids}, {"conditions", conditions}};
 }
 
 json run_json(storage::Database& db, std::int64_t run_id) {
@@ -96,11 +105,11 @@ json run_json(storage::Database& db, std::int64_t run_id) {
   json epochs = json::array();
   for (const storage::EpochRow& e : storage::epochs_of(db, run_id))
     epochs.push_back({{"epoch", e.epoch + 1},  // as users count them: 1 = the first
-                      {"test_accuracy", number(e.test_accuracy)},
-                      {"test_loss", number(e.test_loss)},
-                      {"test_perplexity", number(e.test_perplexity)},
-                      {"epoch_train_loss", number(e.epoch_train_loss)},
-                      {"epoch_time", number(e.epoch_time)},
+                      {"test_accuracy", number_or_null(e.test_accuracy)},
+                      {"test_loss", number_or_null(e.test_loss)},
+                      {"test_perplexity", number_or_null(e.test_perplexity)},
+                      {"epoch_train_loss", number_or_null(e.epoch_train_loss)},
+                      {"epoch_time", number_or_null(e.epoch_time)},
                       {"bytes_sent", e.bytes_sent},
                       {"bytes_dense", e.bytes_dense}});
   out["epochs"] = epochs;
@@ -201,8 +210,8 @@ json series_json(storage::Database& db, std::int64_t run_id, const SeriesQuery& 
   json steps = json::array(), values = json::array(), walls = json::array(), sent = json::array();
   for (const SeriesPoint& p : points) {
     steps.push_back(p.step);
-    values.push_back(number(p.value));
-    walls.push_back(number(p.wall));
+    values.push_back(number_or_null(p.value));
+    walls.push_back(number_or_null(p.wall));
     if (query.bytes) sent.push_back(p.bytes);
   }
   json out = {{"key", query.key},       {"worker", query.worker},

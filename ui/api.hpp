@@ -11,11 +11,20 @@
 
 namespace laconic::ui {
 
+/// A number as JSON, which has no NaN or infinity: those (a value not measured) become null.
+nlohmann::json number_or_null(double value);
+
 /// GET /api/runs: every run as `laconic runs --format json` lists it, its swept variables as an
 /// object, its tags, and whether a RUNNING run is stale; with `since` (unix seconds), only the
 /// runs planned, started, beating or ended since (what a page that has the rest fetches), and
 /// `now` to ask with next.
 nlohmann::json runs_json(storage::Database& db, std::optional<double> since = std::nullopt);
+
+/// GET /api/runs/matching?where=TEXT: the ids of the runs that satisfy every comma-separated
+/// condition of TEXT, by `laconic runs --where`'s rules (storage::runs_where), and the
+/// conditions as read; ConfigError (a 400) for a condition that cannot be read or a key that no
+/// run has.
+nlohmann::json runs_matching_json(storage::Database& db, const std::string& where);
 
 /// GET /api/runs/ID: the run, its resolved configuration (an object), facts, note, error, the
 /// summary of every metric it recorded and its per-epoch rows; ConfigError when there is none.

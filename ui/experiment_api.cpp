@@ -16,9 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-json number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
-
-json stats_json(const reports::Stats& s) { return {{"mean", number(s.mean)}, {"std", number(s.std)}, {"n", s.n}}; }
+json stats_json(const reports::Stats& s) { return {{"mean", number_or_null(s.mean)}, {"std", number_or_null(s.std)}, {"n", s.n}}; }
 
 // Mean bytes sent per run of a configuration (over its runs).
 double bytes_sent(const reports::ConfigSummary& s) {
@@ -48,7 +46,7 @@ std::vector<bool> pareto(const std::vector<reports::ConfigSummary>& summaries, c
 
 // A time to target as the report has it: the numbers, and the report's own words for them.
 json time_json(const reports::TimeToTarget& t) {
-  return {{"seconds", number(t.seconds)}, {"low", number(t.low)},         {"high", number(t.high)},
+  return {{"seconds", number_or_null(t.seconds)}, {"low", number_or_null(t.low)},         {"high", number_or_null(t.high)},
           {"reached", t.reached},         {"runs", t.runs},               {"text", reports::time_text(t)}};
 }
 
@@ -61,7 +59,7 @@ json scan_json(const reports::Answer& answer, const reports::ConfigSummary& s,
     const reports::AnswerLink on = answer.scanned_link(s, rate, hardware);
     const reports::TimeToTarget t = answer.time_to_target(s, on);
     const reports::Comparison c = answer.compare(s, on);
-    seconds.push_back(number(t.seconds));
+    seconds.push_back(number_or_null(t.seconds));
     times.push_back(reports::time_text(t));
     versus.push_back(reports::versus_word(c.versus));
     versus_text.push_back(reports::comparison_text(c, t));
@@ -73,8 +71,8 @@ json scan_json(const reports::Answer& answer, const reports::ConfigSummary& s,
           {"time_text", times},
           {"versus", versus},
           {"versus_text", versus_text},
-          {"break_even", number(scan.break_even)},
-          {"crossover", number(scan.crossover)},
+          {"break_even", number_or_null(scan.break_even)},
+          {"crossover", number_or_null(scan.crossover)},
           {"text", scan.text}};
 }
 
@@ -98,20 +96,20 @@ json configuration_json(const reports::ExperimentModel& m, const reports::Config
               {"thread_ranks", thread_ranks},
               {"final", stats_json(s.final_metric)},
               {"compression", stats_json(s.compression)},
-              {"bytes_sent", number(bytes_sent(s))},
+              {"bytes_sent", number_or_null(bytes_sent(s))},
               {"pareto", on_front},
-              {"target", number(answer.target_of(s).value)},
-              {"cost", number(v.cost)},
+              {"target", number_or_null(answer.target_of(s).value)},
+              {"cost", number_or_null(v.cost)},
               {"cost_text", reports::cost_text(m.metric, v)},
               {"noise", v.noise},
               {"step",
-               {{"compute", number(s.compute.mean)},
-                {"compress", number(s.compress.mean)},
-                {"wait", number(s.wait.mean)},
-                {"communicate_measured", number(s.communicate.mean)},
-                {"communicate_projected", number(projected)},
-                {"measured", number(reports::measured_step(s))},
-                {"projected", number(std::isnan(projected) ? projected : reports::local_seconds(s) + projected)}}},
+               {{"compute", number_or_null(s.compute.mean)},
+                {"compress", number_or_null(s.compress.mean)},
+                {"wait", number_or_null(s.wait.mean)},
+                {"communicate_measured", number_or_null(s.communicate.mean)},
+                {"communicate_projected", number_or_null(projected)},
+                {"measured", number_or_null(reports::measured_step(s))},
+                {"projected", number_or_null(std::isnan(projected) ? projected : reports::local_seconds(s) + projected)}}},
               {"time", time_json(answer.time_to_target(s, own))},
               {"link", own.name},
               {"versus", reports::comparison_text(answer.compare(s, own), answer.time_to_target(s, own))},

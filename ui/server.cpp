@@ -146,6 +146,16 @@ class UiServer {
     server_.Get("/api/runs", [this](const httplib::Request& req, httplib::Response& res) {
       answer(store_, res, [&](storage::Database& db) { return runs_json(db, number_param(req, "since")); });
     });
+    // A condition the user typed wrong is a bad request (400), not a missing resource.
+    server_.Get("/api/runs/matching", [this](const httplib::Request& req, httplib::Response& res) {
+      answer(store_, res, [&](storage::Database& db) {
+        try {
+          return runs_matching_json(db, req.get_param_value("where"));
+        } catch (const ConfigError& e) {
+          throw BadRequest(e.what());
+        }
+      });
+    });
     server_.Get(R"(/api/runs/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
       answer(store_, res, [&](storage::Database& db) { return run_json(db, run_id(req)); });
     });

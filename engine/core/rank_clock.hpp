@@ -42,6 +42,9 @@ inline double rank_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
+/// Seconds on this thread's rank clock since `start` (a rank_seconds() reading): how phases are timed.
+inline double seconds_since(double start) { return rank_seconds() - start; }
+
 // A thread rank's derived clock: where the run would stand with a core per rank. It advances with
 // the rank's CPU time and a straggler's delay, and with waiting: every message a thread rank
 // receives carries its sender's derived clock (comm::MemoryCommunicator), and a message cannot be

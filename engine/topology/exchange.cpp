@@ -8,9 +8,6 @@
 namespace laconic::topology {
 namespace {
 
-// Phases are timed on the rank's clock (engine/core/rank_clock.hpp).
-double seconds_since(double start) { return rank_seconds() - start; }
-
 /// The sum a self-exchanging compressor asks for: the ring allreduce, timed.
 class TimedReducer : public compress::SumReducer {
  public:

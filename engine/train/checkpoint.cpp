@@ -18,7 +18,7 @@
 namespace laconic::train {
 namespace {
 
-constexpr std::uint64_t kMagic = 0x4b50434e4f43414cull;  // "LACONCPK" little-endian
+constexpr std::uint64_t kCheckpointMagic = 0x4b50434e4f43414cull;  // "LACONCPK" little-endian
 // 2: the topology's state (a parameter server's per-shard compressors) after the schedule's.
 constexpr std::uint64_t kFormat = 2;
 
@@ -90,7 +90,7 @@ std::vector<std::uint8_t> read_whole_file(const std::string& path) {
 
 void write_checkpoint_header(StateWriter& out, const std::string& fingerprint, int rank,
                              const TrainingPosition& position) {
-  out.u64(kMagic);
+  out.u64(kCheckpointMagic);
   out.u64(kFormat);
   text(out, fingerprint);
   out.i64(rank);
@@ -105,7 +105,7 @@ void write_checkpoint_header(StateWriter& out, const std::string& fingerprint, i
 
 TrainingPosition read_checkpoint_header(StateReader& in, const std::string& fingerprint, int rank,
                                         const std::string& path) {
-  if (in.u64() != kMagic) throw ConfigError(str_cat(path, " is not a laconic checkpoint"));
+  if (in.u64() != kCheckpointMagic) throw ConfigError(str_cat(path, " is not a laconic checkpoint"));
   const std::uint64_t format = in.u64();
   if (format != kFormat)
     throw ConfigError(str_cat("checkpoint ", path, " has format ", format, "; this laconic reads ", kFormat));

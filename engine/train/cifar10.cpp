@@ -13,8 +13,8 @@ namespace {
 
 constexpr std::int64_t kPixels = 3 * 32 * 32;
 constexpr std::int64_t kRecord = 1 + kPixels;
-constexpr float kMean[3] = {0.4914f, 0.4822f, 0.4465f};
-constexpr float kStd[3] = {0.2470f, 0.2435f, 0.2616f};
+constexpr float kCifarMean[3] = {0.4914f, 0.4822f, 0.4465f};
+constexpr float kCifarStd[3] = {0.2470f, 0.2435f, 0.2616f};
 
 std::string path_of(const std::string& root, const std::string& file) {
   const std::string path = root + "/" + file;
@@ -70,7 +70,7 @@ DataSplit Cifar10Dataset::read(const std::vector<std::string>& files) const {
     throw ConfigError(str_cat("CIFAR-10 in '", options_.root, "': label ", largest, " is not a class 0..9"));
   auto inputs = records.narrow(1, 1, kPixels).reshape({n, 3, 32, 32}).to(torch::kFloat32);
   inputs.div_(255.0f);
-  for (int c = 0; c < 3; ++c) inputs.select(1, c).sub_(kMean[c]).div_(kStd[c]);
+  for (int c = 0; c < 3; ++c) inputs.select(1, c).sub_(kCifarMean[c]).div_(kCifarStd[c]);
   return DataSplit{inputs.contiguous(), labels.contiguous()};
 }
 

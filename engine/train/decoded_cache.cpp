@@ -20,7 +20,7 @@ namespace {
 // A cache file: the magic, the key, then for inputs and labels their dtype, shape, offset and
 // size in bytes; each tensor's bytes start on a page boundary. Host byte order: the file is this
 // machine's cache, not an exchange format.
-constexpr std::array<char, 16> kMagic = {'l', 'a', 'c', 'o', 'n', 'i', 'c', '-',
+constexpr std::array<char, 16> kCacheMagic = {'l', 'a', 'c', 'o', 'n', 'i', 'c', '-',
                                          's', 'p', 'l', 'i', 't', ' ', 'v', '1'};
 constexpr std::uint64_t kPage = 4096;
 constexpr int kMaxDims = 8;
@@ -139,7 +139,7 @@ std::optional<DataSplit> load_decoded_split(const std::filesystem::path& dir, co
   std::uint64_t key_size = 0;
   std::string stored_key;
   Entry inputs, labels;
-  if (!header.read(magic) || magic != kMagic || !header.read(key_size) || !header.read_bytes(stored_key, key_size) ||
+  if (!header.read(magic) || magic != kCacheMagic || !header.read(key_size) || !header.read_bytes(stored_key, key_size) ||
       stored_key != key.key || !header.read_entry(inputs) || !header.read_entry(labels))
     return std::nullopt;
   auto input_tensor = tensor_at(mapping, inputs);
@@ -161,13 +161,13 @@ bool store_decoded_split(const std::filesystem::path& dir, const SplitKey& split
     if (!out) return false;
     // The header's size first (its entries hold the data's offsets, which follow it).
     const std::uint64_t key_size = key.size();
-    std::size_t header_size = kMagic.size() + sizeof key_size + key.size();
+    std::size_t header_size = kCacheMagic.size() + sizeof key_size + key.size();
     for (const auto* t : {&inputs, &labels})
       header_size += 2 * sizeof(std::int64_t) + t->dim() * sizeof(std::int64_t) + 2 * sizeof(std::uint64_t);
     const Entry entries[2] = {entry_of(inputs, round_up(header_size)),
                               entry_of(labels, round_up(round_up(header_size) + inputs.nbytes()))};
     auto put = [&out](const auto& value) { out.write(reinterpret_cast<const char*>(&value), sizeof value); };
-    out.write(kMagic.data(), kMagic.size());
+    out.write(kCacheMagic.data(), kCacheMagic.size());
     put(key_size);
     out.write(key.data(), static_cast<std::streamsize>(key.size()));
     for (const Entry& e : entries) {

@@ -6,10 +6,10 @@ namespace laconic::train {
 namespace {
 
 // Mean and standard deviation of the training images scaled to [0, 1].
-constexpr float kMean = 0.2860f;
-constexpr float kStd = 0.3530f;
+constexpr float kFashionMean = 0.2860f;
+constexpr float kFashionStd = 0.3530f;
 
-std::string hint(const std::string& base) {
+std::string fashion_hint(const std::string& base) {
   return str_cat(
       "install the Debian package dataset-fashion-mnist (apt-get install "
       "dataset-fashion-mnist), or point fashion_mnist { root = ... } at a directory "
@@ -17,7 +17,7 @@ std::string hint(const std::string& base) {
       base, "[.gz]");
 }
 
-const IdxDatasetInfo kInfo{"fashion_mnist", "Fashion-MNIST", kMean, kStd, hint};
+const IdxDatasetInfo kFashionInfo{"fashion_mnist", "Fashion-MNIST", kFashionMean, kFashionStd, fashion_hint};
 
 }  // namespace
 
@@ -27,11 +27,11 @@ OptionFields<FashionMnistOptions> FashionMnistOptions::fields() {
       .rule([](const ComponentSpec& spec, FashionMnistOptions& o) {
         if (o.root.empty()) throw ConfigError(str_cat(spec.name, ".root must not be empty"));
         // Checked when the experiment is loaded, so missing files stop the run before any worker.
-        IdxImageDataset::check_files(o.root, kInfo);
+        IdxImageDataset::check_files(o.root, kFashionInfo);
       });
 }
 
 FashionMnistDataset::FashionMnistDataset(FashionMnistOptions options)
-    : IdxImageDataset(std::move(options.root), kInfo) {}
+    : IdxImageDataset(std::move(options.root), kFashionInfo) {}
 
 }  // namespace laconic::train

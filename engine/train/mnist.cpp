@@ -6,17 +6,17 @@ namespace laconic::train {
 namespace {
 
 // Mean and standard deviation of the training digits scaled to [0, 1].
-constexpr float kMean = 0.1307f;
-constexpr float kStd = 0.3081f;
+constexpr float kMnistMean = 0.1307f;
+constexpr float kMnistStd = 0.3081f;
 
-std::string hint(const std::string&) {
+std::string mnist_hint(const std::string&) {
   return "no Debian package ships MNIST: download train-images-idx3-ubyte.gz, "
          "train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz "
          "from Yann LeCun's MNIST page (yann.lecun.com/exdb/mnist) into one directory and point "
          "mnist { root = ... } at it";
 }
 
-const IdxDatasetInfo kInfo{"mnist", "MNIST", kMean, kStd, hint};
+const IdxDatasetInfo kMnistInfo{"mnist", "MNIST", kMnistMean, kMnistStd, mnist_hint};
 
 }  // namespace
 
@@ -26,10 +26,10 @@ OptionFields<MnistOptions> MnistOptions::fields() {
       .rule([](const ComponentSpec& spec, MnistOptions& o) {
         if (o.root.empty()) throw ConfigError(str_cat(spec.name, ".root must not be empty"));
         // Checked when the experiment is loaded, so missing files stop the run before any worker.
-        IdxImageDataset::check_files(o.root, kInfo);
+        IdxImageDataset::check_files(o.root, kMnistInfo);
       });
 }
 
-MnistDataset::MnistDataset(MnistOptions options) : IdxImageDataset(std::move(options.root), kInfo) {}
+MnistDataset::MnistDataset(MnistOptions options) : IdxImageDataset(std::move(options.root), kMnistInfo) {}
 
 }  // namespace laconic::train

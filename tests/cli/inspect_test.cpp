@@ -17,6 +17,8 @@
 #include "storage/queries.hpp"
 #include "storage/recorder.hpp"
 #include "storage/statement.hpp"
+#include "storage/run_where.hpp"
+#include "tests/storage/where_cases.hpp"
 
 using namespace laconic;
 using namespace laconic::testing;
@@ -56,6 +58,30 @@ TEST_CASE("runs --where selects by swept variables and config, numbers numerical
   r = f.laconic("runs --format yaml");
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("unknown format 'yaml'; known: table, csv, json"));
+}
+
+TEST_CASE("runs --where passes the table of cases the UI's runs page passes too", "[cli][runs][where]") {
+  const std::string dir = make_temp_dir();
+  storage::testing::record_where_runs(*storage::Database::open(dir + "/w.db"));
+  for (const storage::testing::WhereCase& c : storage::testing::where_cases()) {
+    std::string args = "runs --db w.db --format json";
+    for (const std::string& condition : storage::split_where_list(c.where)) args += " --where '" + condition + "'";
+    const auto r = run_laconic(dir, args, 60);
+    INFO(c.where << "\n" << r.out << r.err);
+    if (!c.error.empty()) {
+      CHECK(r.status == 2);
+      CHECK_THAT(r.err, Catch::Contains(c.error));
+      continue;
+    }
+    REQUIRE(r.status == 0);
+    std::vector<std::string> names;
+    if (r.out.find('[') != std::string::npos)
+      for (const auto& run : nlohmann::json::parse(r.out.substr(r.out.find('[')))) names.push_back(run["name"]);
+    std::sort(names.begin(), names.end());
+    std::vector<std::string> expected = c.names;
+    std::sort(expected.begin(), expected.end());
+    CHECK(names == expected);
+  }
 }
 
 TEST_CASE("runs shows perplexity, --wide columns, --metric columns and csv / json", "[cli][runs]") {

@@ -4,10 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <map>
 #include <thread>
 #include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "storage/database.hpp"
+#include "storage/queries.hpp"
 #include "storage/recorder.hpp"
 #include "tests/storage/storage_test_support.hpp"
 #include "ui/api.hpp"
@@ -145,4 +147,25 @@ TEST_CASE("runs that name a hardware profile the page cannot read say so, and th
   measured.experiment = "plain";
   record(recorder, recorder.add_run(other, measured), 0.9);
   CHECK(ui::experiment_json(*db, "plain")["hardware"].is_null());
+}
+
+TEST_CASE("a configuration is the run less its seed, decided once for the CLI and the pages", "[ui][api]") {
+  TempDir tmp;
+  auto db = storage::Database::open(tmp.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("sweep", "sweep.lua", "h");
+  for (const auto& [compressor, seed] : {std::pair{"none", 1}, {"none", 2}, {"topk", 1}})
+    recorder.add_run(e, config(compressor, seed));
+  const auto rows = storage::list_runs(*db);
+  const auto served = ui::runs_json(*db)["runs"];
+  REQUIRE(served.size() == 3);
+  std::map<std::int64_t, nlohmann::json> by_id;
+  for (const auto& run : served) by_id[run["id"].get<std::int64_t>()] = run;
+  for (const auto& row : rows) {
+    CHECK(by_id[row.id]["configuration"] == storage::configuration_key(row));
+    CHECK(by_id[row.id]["configuration_label"] == storage::configuration_label(row));
+  }
+  CHECK(storage::configuration_key(rows[0]) == storage::configuration_key(rows[1]));  // two seeds
+  CHECK(storage::configuration_key(rows[0]) != storage::configuration_key(rows[2]));
+  CHECK(storage::configuration_label(rows[0]) == "compressor=none");
 }

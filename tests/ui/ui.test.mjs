@@ -152,6 +152,31 @@ test("a copied link reproduces the view in a fresh browser", async () => {
   await page.close();
 });
 
+test("the runs page's where box keeps the runs `laconic runs --where` keeps, on one table of cases", async () => {
+  const cases = path.join(dir, "where.json");
+  const db = fixture("where", "where.db", cases);
+  const s = await serve(db);
+  const names = Object.fromEntries(query(db, "SELECT id, name FROM runs").map((r) => [r.id, r.name]));
+  const page = await open(s.url + "#/runs");
+  for (const c of JSON.parse(fs.readFileSync(cases, "utf8"))) {
+    await page.fill("input[type=text]", c.where);
+    await page.press("input[type=text]", "Enter");
+    if (c.error) {
+      await page.waitForFunction((text) => document.querySelector(".bar .error")?.textContent.includes(text), c.error);
+      assert.equal(await page.locator("tr[data-id]").count(), 0, c.where);
+      continue;
+    }
+    await page.waitForFunction((n) => document.querySelectorAll("tr[data-id]").length === n, c.names.length);
+    const shown = await page.locator("tr[data-id]").evaluateAll((rows) => rows.map((r) => r.dataset.id));
+    assert.deepEqual(shown.map((id) => names[id]).sort(), [...c.names].sort(), c.where);
+    assert.equal(await page.locator(".bar .error").innerText(), "", c.where);
+  }
+  // The refusals are the server's 400s, which the browser logs as failed loads; nothing else.
+  assert.deepEqual(page.errors.filter((e) => !e.includes("status of 400")), []);
+  await page.close();
+  await s.stop();
+});
+
 test("compare shows exactly the configuration keys that differ, and the seeds as a band", async () => {
   const [a, b] = query(small, "SELECT id, config FROM runs WHERE name IN ('compressor=none,seed=1', 'compressor=topk,ratio=0.01,seed=1') ORDER BY id");
   const flat = (o, p = "", out = {}) => {

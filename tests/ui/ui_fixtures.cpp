@@ -12,6 +12,8 @@
 //   ui_fixtures verdicts DB      experiment "verdicts": seven compressors over two seeds whose answer
 //                                holds every verdict (tests/reports/verdict_sweep.hpp;
 //                                docs/reports.md's worked example)
+//   ui_fixtures where DB CASES   experiment "where" and, into CASES (JSON), the table of --where
+//                                cases that `laconic runs` passes too (tests/storage/where_cases.hpp)
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -27,6 +29,7 @@
 #include "storage/sqlite_sink.hpp"
 #include "storage/statement.hpp"
 #include "tests/reports/verdict_sweep.hpp"
+#include "tests/storage/where_cases.hpp"
 
 using namespace laconic;
 
@@ -221,8 +224,12 @@ int main(int argc, char** argv) {
       hardware(argv[2]);
     else if (mode == "verdicts")
       reports::testing::record_verdict_sweep(*storage::Database::open(argv[2]), "verdicts");
-    else {
-      std::cerr << "usage: ui_fixtures small DB | many DB N | series DB N | live DB SECONDS | hardware DB | verdicts DB\n";
+    else if (mode == "where" && argc > 3) {
+      storage::testing::record_where_runs(*storage::Database::open(argv[2]));
+      std::ofstream(argv[3]) << storage::testing::where_cases_json().dump(2) << "\n";
+    } else {
+      std::cerr << "usage: ui_fixtures small DB | many DB N | series DB N | live DB SECONDS | hardware DB | verdicts DB"
+                   " | where DB CASES\n";
       return 2;
     }
   } catch (const std::exception& e) {

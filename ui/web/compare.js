@@ -5,18 +5,6 @@ import { el, clear, number, route, setParams, api, command, flatten, link, put, 
 import { chart, color } from "./charts.js";
 import { onChange } from "./live.js";
 
-// The run's configuration without what every seed has of its own.
-function configurationKey(run) {
-  const swept = { ...run.swept };
-  delete swept.seed;
-  return run.experiment + "\n" + JSON.stringify(swept, Object.keys(swept).sort());
-}
-
-function label(run) {
-  const parts = Object.entries(run.swept).filter(([k]) => k !== "seed").map(([k, v]) => `${k}=${v}`);
-  return parts.join(",") || run.name;
-}
-
 export async function comparePage(main) {
   const { params } = route();
   const ids = (params.get("runs") || "").split(",").filter(Boolean).map(Number);
@@ -63,8 +51,8 @@ export async function comparePage(main) {
     const all = await Promise.all(runs.map((r) => api(`/api/runs/${r.id}/series?key=${encodeURIComponent(state.key)}&worker=0&points=800`)));
     const groups = new Map();
     runs.forEach((r, i) => {
-      const k = state.bands ? configurationKey(r) : String(r.id);
-      if (!groups.has(k)) groups.set(k, { label: state.bands ? label(r) : `run ${r.id}: ${r.name}`, series: [] });
+      const k = state.bands ? r.configuration : String(r.id);  // the run less its seed, as the server keys it
+      if (!groups.has(k)) groups.set(k, { label: state.bands ? r.configuration_label : `run ${r.id}: ${r.name}`, series: [] });
       groups.get(k).series.push(all[i]);
     });
     const steps = [...new Set(all.flatMap((s) => s.step))].sort((a, b) => a - b);

@@ -30,34 +30,20 @@ function value(run, key) {
   return run[key];
 }
 
-// "KEY op VALUE" conditions, as `laconic runs --where` takes them; numbers compare as numbers.
-function parseWhere(text) {
-  return text.split(",").map((s) => s.trim()).filter(Boolean).map((c) => {
-    const m = c.match(/^([A-Za-z0-9_.]+)\s*(!=|<=|>=|=|<|>)\s*(.+)$/);
-    if (!m) return { error: c };
-    return { key: m[1], op: m[2], value: m[3].trim() };
-  });
-}
+// The runs that satisfy the where box, as the server's `laconic runs --where` rules decide
+// (GET /api/runs/matching: one grammar, one set of rules for the CLI and this page): the set of
+// their ids, or null for an empty box; `error` is the server's reason for a condition it refused.
+let matching = { text: "", ids: null, conditions: [], error: "" };
 
-function holds(run, condition) {
-  const key = condition.key;
-  let v = key in run.swept ? run.swept[key] : value(run, key);
-  if (v === undefined) {  // "compressor.ratio" or a field under its component
-    const found = Object.entries(run.swept).find(([k]) => k.endsWith("." + key));
-    v = found ? found[1] : undefined;
+async function match(text) {
+  if (!text.trim()) return (matching = { text, ids: null, conditions: [], error: "" });
+  try {
+    const body = await api(`/api/runs/matching?where=${encodeURIComponent(text)}`);
+    matching = { text, ids: new Set(body.ids), conditions: body.conditions, error: "" };
+  } catch (e) {
+    matching = { text, ids: new Set(), conditions: [], error: e.message };
   }
-  if (v === undefined || v === null) return false;
-  const a = Number(v), b = Number(condition.value);
-  const numeric = !Number.isNaN(a) && !Number.isNaN(b) && condition.value !== "";
-  const [x, y] = numeric ? [a, b] : [String(v), condition.value];
-  switch (condition.op) {
-    case "=": return x === y;
-    case "!=": return x !== y;
-    case "<": return x < y;
-    case "<=": return x <= y;
-    case ">": return x > y;
-    default: return x >= y;
-  }
+  return matching;
 }
 
 async function refresh() {
@@ -73,6 +59,7 @@ export async function runsPage(main) {
   lastFetch = 0;
   await refresh();
   const { params } = route();
+  await match(params.get("where") || "");
   const state = {
     status: params.get("status") || "",
     experiment: params.get("experiment") || "",
@@ -98,7 +85,7 @@ export async function runsPage(main) {
       el("option", { value: s, selected: s === state.status }, s || "any status")));
   const experimentSelect = el("select", { onchange: (e) => { state.experiment = e.target.value; draw(); } });
   const whereInput = el("input", { type: "text", value: state.where, placeholder: "compressor=topk, test_accuracy>0.8",
-    onchange: (e) => { state.where = e.target.value; draw(); } });
+    onchange: async (e) => { state.where = e.target.value; await match(state.where); draw(); } });
   const whereError = el("span", { class: "error" });
   const compareLink = el("a", {}, "compare selected");
   const columnsBox = el("details", {}, el("summary", {}, "columns"), el("div", { class: "columns" }));
@@ -124,13 +111,10 @@ export async function runsPage(main) {
   }
 
   function filtered() {
-    const conditions = parseWhere(state.where);
-    const bad = conditions.filter((c) => c.error);
-    whereError.textContent = bad.length ? `not KEY=VALUE: ${bad.map((c) => c.error).join(", ")}` : "";
-    const good = conditions.filter((c) => !c.error);
+    whereError.textContent = matching.error;
     const list = [...runs.values()].filter((r) =>
       (!state.status || (state.status === "stale" ? r.stale : r.status === state.status && !r.stale)) &&
-      (!state.experiment || r.experiment === state.experiment) && good.every((c) => holds(r, c)));
+      (!state.experiment || r.experiment === state.experiment) && (matching.ids === null || matching.ids.has(r.id)));
     const desc = state.sort.startsWith("-");
     const key = desc ? state.sort.slice(1) : state.sort;
     list.sort((a, b) => {
@@ -204,7 +188,7 @@ export async function runsPage(main) {
     updateCompare();
     put(cmd, command("laconic", "runs", ...(state.experiment ? ["--experiment", state.experiment] : []),
       ...(state.status && state.status !== "stale" ? ["--status", state.status] : []),
-      ...parseWhere(state.where).filter((c) => !c.error).flatMap((c) => ["--where", `${c.key}${c.op}${c.value}`])));
+      ...matching.conditions.flatMap((c) => ["--where", c])));
     save();
   }
 
@@ -217,6 +201,7 @@ export async function runsPage(main) {
   if (state.top) grid.scrollTop = state.top * ROW;
   const stop = onChange(async () => {
     await refresh();
+    await match(state.where);  // a run that finished may meet a condition on its final metric now
     const top = grid.scrollTop;
     draw();
     grid.scrollTop = top;

@@ -9,12 +9,6 @@
 #include "engine/topology/parameter_server/protocol.hpp"
 
 namespace laconic::topology {
-namespace {
-
-// Timed on the rank's clock (engine/core/rank_clock.hpp).
-double seconds_since(double start) { return rank_seconds() - start; }
-
-}  // namespace
 
 AsynchronousServer::AsynchronousServer(ParameterServerOptions options, std::int64_t staleness, int workers,
                                        std::size_t n)

@@ -8,12 +8,6 @@
 #include "engine/topology/parameter_server/protocol.hpp"
 
 namespace laconic::topology {
-namespace {
-
-// Timed on the rank's clock (engine/core/rank_clock.hpp).
-double seconds_since(double start) { return rank_seconds() - start; }
-
-}  // namespace
 
 SynchronousServer::SynchronousServer(ParameterServerOptions options, int workers, std::size_t n)
     : options_(options), workers_(workers), sum_(n), update_(n) {}

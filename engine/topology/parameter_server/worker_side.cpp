@@ -9,12 +9,6 @@
 #include "engine/topology/parameter_server/protocol.hpp"
 
 namespace laconic::topology {
-namespace {
-
-// Timed on the rank's clock (engine/core/rank_clock.hpp).
-double seconds_since(double start) { return rank_seconds() - start; }
-
-}  // namespace
 
 void ParameterServerTopology::check(const compress::Compressor& compressor) const {
   if (!options_.compress_push && !options_.compress_pull) return;  // it is not used
