@@ -113,12 +113,14 @@ double SweepExecutor::final_metric(const PlannedRun& run, const std::string& met
 /// warning when the ranks outnumber the cores.
 void SweepExecutor::record_host_facts(std::int64_t run_id, const RunConfig& config, const std::string& label) {
   const int cores = host_cores();
-  const int world = catalog_.world_size(config);
+  const ResolvedRun resolved = catalog_.resolve_run(config);
+  writes_.fact(run_id, ResolvedRun::kFact, resolved.to_json());
+  const int world = resolved.world_size;
   // With --jobs, the other jobs' runs share the host too; a launcher spreads them over hosts.
   const int ranks = sweep_ ? sweep_->ranks_here() : world * (args_.job_index >= 0 ? args_.jobs : 1);
   // Thread ranks are timed on their threads' CPU time: sharing cores is their design, and takes
   // nothing from what they measure (engine/core/rank_clock.hpp).
-  const bool threads = catalog_.thread_ranks(config);
+  const bool threads = resolved.thread_ranks;
   const bool oversubscribed = sweep_ ? sweep_->oversubscribed() : ranks > cores && !threads;
   writes_.fact(run_id, "rank_clock", threads ? "thread_cpu" : "wall");
   // What paths the run's configuration holds relatively (files relative to an experiment given

@@ -29,40 +29,16 @@ EngineCatalog::EngineCatalog()
       hardware_(builtin_hardware()) {}
 
 std::vector<std::string> EngineCatalog::kinds() const {
-  return {"dataset", "model",       "optimizer", "topology",  "schedule", "compressor",
-          "network", "lr_schedule", "stopping",  "placement", "hardware"};
+  return std::apply([](const auto&... registry) { return std::vector<std::string>{registry.kind()...}; },
+                    registries());
 }
 
 std::vector<ComponentInfo> EngineCatalog::infos(const std::string& kind) const {
-  if (kind == "dataset") return datasets_.infos();
-  if (kind == "model") return models_.infos();
-  if (kind == "optimizer") return optimizers_.infos();
-  if (kind == "topology") return topologies_.infos();
-  if (kind == "schedule") return schedules_.infos();
-  if (kind == "compressor") return compressors_.infos();
-  if (kind == "network") return networks_.infos();
-  if (kind == "lr_schedule") return lr_schedules_.infos();
-  if (kind == "stopping") return stop_rules_.infos();
-  if (kind == "placement") return placements_.infos();
-  if (kind == "hardware") return hardware_.infos();
-  throw ConfigError(str_cat("unknown component kind '", kind,
-                            "'; known: dataset, model, optimizer, topology, schedule, compressor, "
-                            "network, lr_schedule, stopping, placement"));
+  return of_kind<std::vector<ComponentInfo>>(kind, [](const auto& registry) { return registry.infos(); });
 }
 
 ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
-  if (spec.kind == "dataset") return datasets_.resolve(spec);
-  if (spec.kind == "model") return models_.resolve(spec);
-  if (spec.kind == "optimizer") return optimizers_.resolve(spec);
-  if (spec.kind == "topology") return topologies_.resolve(spec);
-  if (spec.kind == "schedule") return schedules_.resolve(spec);
-  if (spec.kind == "compressor") return compressors_.resolve(spec);
-  if (spec.kind == "network") return networks_.resolve(spec);
-  if (spec.kind == "lr_schedule") return lr_schedules_.resolve(spec);
-  if (spec.kind == "stopping") return stop_rules_.resolve(spec);
-  if (spec.kind == "placement") return placements_.resolve(spec);
-  if (spec.kind == "hardware") return hardware_.resolve(spec);
-  throw ConfigError(str_cat("unknown component kind '", spec.kind, "'"));
+  return of_kind<ComponentSpec>(spec.kind, [&](const auto& registry) { return registry.resolve(spec); });
 }
 
 namespace {
@@ -156,6 +132,21 @@ void EngineCatalog::check_run(const RunConfig& config) const {
   check_schedule(config);
   check_exchange(config);
   check_placement(config);
+}
+
+ResolvedRun EngineCatalog::resolve_run(const RunConfig& config) const {
+  const auto model = models_.create(config.model);
+  const auto compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*model));
+  const compress::Capabilities can = compressor->capabilities();
+  ResolvedRun run;
+  run.workers = config.workers;
+  run.world_size = world_size(config);
+  run.thread_ranks = thread_ranks(config);
+  run.compressor = {.full_precision = can.lossless,
+                    .summable = can.summable,
+                    .fixed_size = can.fixed_size,
+                    .multi_round = compressors_.traits(config.compressor).multi_round};
+  return run;
 }
 
 void EngineCatalog::check_placement(const RunConfig& config) const {

@@ -2,11 +2,15 @@
 // The engine's registries behind one Catalog: what the Lua DSL and `laconic list` describe, and
 // what a worker builds its run from.
 #include <optional>
+#include <string>
+#include <tuple>
 
 #include "engine/comm/network.hpp"
 #include "engine/compress/compressor.hpp"
 #include "engine/core/catalog.hpp"
+#include "engine/core/error.hpp"
 #include "engine/core/registry.hpp"
+#include "engine/core/resolved_run.hpp"
 #include "engine/core/run_config.hpp"
 #include "engine/hardware.hpp"
 #include "engine/placement.hpp"
@@ -40,6 +44,11 @@ class EngineCatalog : public Catalog {
   /// same. Builds them without loading data.
   void check_run(const RunConfig& config) const;
 
+  /// The run resolved once (engine/core/resolved_run.hpp): its ranks, where they live, and what
+  /// its compressor is, asked of the compressor built for the model's layers. Builds the model
+  /// without loading data.
+  ResolvedRun resolve_run(const RunConfig& config) const;
+
   /// Reads the run's dataset, both splits, into this process's split cache
   /// (engine/train/split_cache.hpp) when it has one: workers forked afterwards find it there.
   /// Returns the seconds it took; nothing for a dataset each worker reads itself.
@@ -70,6 +79,28 @@ class EngineCatalog : public Catalog {
   void check_schedule(const RunConfig& config) const;
   /// ConfigError for what ranks placed as threads cannot run, and why.
   void check_placement(const RunConfig& config) const;
+
+  /// Every registry, in the order `laconic list` shows the kinds; each knows its kind's name.
+  auto registries() const {
+    return std::tie(datasets_, models_, optimizers_, topologies_, schedules_, compressors_, networks_, lr_schedules_,
+                    stop_rules_, placements_, hardware_);
+  }
+  /// `ask` of the registry of `kind`; ConfigError naming every kind for another.
+  template <class Answer, class Ask>
+  Answer of_kind(const std::string& kind, Ask&& ask) const {
+    std::optional<Answer> answer;
+    std::apply(
+        [&](const auto&... registry) {
+          ((answer || registry.kind() != kind ? void() : void(answer.emplace(ask(registry)))), ...);
+        },
+        registries());
+    if (!answer) {
+      std::string known;
+      for (const std::string& k : kinds()) known += (known.empty() ? "" : ", ") + k;
+      throw ConfigError(str_cat("unknown component kind '", kind, "'; known: ", known));
+    }
+    return std::move(*answer);
+  }
 
   Registry<train::Dataset> datasets_;
   Registry<train::Model> models_;

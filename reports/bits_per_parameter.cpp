@@ -30,8 +30,7 @@ Section bits_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
   std::size_t without_parameters = 0;
   for (std::size_t i = 0; i < in.summaries.size(); ++i) {
     const ConfigSummary& s = in.summaries[i];
-    const ReportRun& first = s.config->runs.front()->run;
-    if (first.compressor == "none") continue;
+    if (s.config->runs.front()->full_precision()) continue;  // the dashed line
     double parameters = kNaN;
     for (const RunData* run : s.config->runs)
       if (!std::isnan(run->model_parameters)) parameters = run->model_parameters;

@@ -9,7 +9,7 @@ namespace laconic::reports {
 
 double decoded_payloads_of(const RunData& run) {
   if (!std::isnan(run.decoded_payloads)) return run.decoded_payloads;
-  return run.run.compressor == "none" ? 1.0 : static_cast<double>(run.run.workers);
+  return run.full_precision() ? 1.0 : static_cast<double>(run.run.workers);
 }
 
 HardwareStep hardware_step(const RunData& run, const HardwareProfile& profile, const LinkSpec& link) {
@@ -26,7 +26,7 @@ HardwareStep hardware_step(const RunData& run, const HardwareProfile& profile, c
     return step;
   }
   const CompressorCost* codec = profile.compressor(run.run.compressor);
-  if (codec == nullptr && run.run.compressor != "none") {
+  if (codec == nullptr && !run.full_precision()) {
     step.missing = str_cat("the profile has no costs for compressor ", run.run.compressor);
     return step;
   }

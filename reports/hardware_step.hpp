@@ -30,7 +30,8 @@ struct HardwareStep {
 HardwareStep hardware_step(const RunData& run, const HardwareProfile& profile, const LinkSpec& link);
 
 /// Payloads the run decoded per compressed gradient: its decoded_payloads, or for runs recorded
-/// before laconic stored it, 1 for `none` and the workers' count for any other compressor.
+/// before laconic stored it, 1 for a full-precision exchange (RunData::full_precision) and the
+/// workers' count for any other.
 double decoded_payloads_of(const RunData& run);
 
 /// The first bucket of an overlapped exchange (allreduce { overlap = true }): 1 MiB of fp32

@@ -218,6 +218,11 @@ double RunData::compression_ratio() const {
   return bytes_dense / bytes_sent;
 }
 
+bool RunData::full_precision() const {
+  if (resolved) return resolved->compressor.full_precision;
+  return compression_ratio() == 1.0;
+}
+
 std::string choose_test_metric(storage::Database& db, const std::vector<ReportRun>& runs) {
   storage::Statement q(db.handle(), "SELECT 1 FROM run_summary WHERE run_id = ?1 AND key = 'test_perplexity'");
   for (const auto& run : runs) {
@@ -268,6 +273,7 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   data.clock_offset_error = clock_offset_error_of(facts);
   if (const auto cwd = facts.find("working_directory"); cwd != facts.end()) data.working_directory = cwd->second;
   if (const auto set = facts.find("overrides"); set != facts.end()) data.overrides = set->second;
+  if (const auto it = facts.find(ResolvedRun::kFact); it != facts.end()) data.resolved = ResolvedRun::from_json(it->second);
   return data;
 }
 

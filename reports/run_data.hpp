@@ -4,9 +4,11 @@
 // Parameter-server ranks (>= the run's workers) are left out of every figure here.
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/core/resolved_run.hpp"
 #include "reports/experiment_runs.hpp"
 #include "storage/database.hpp"
 
@@ -80,6 +82,9 @@ struct RunData {
   std::string working_directory;
   /// The `--set KEY=VALUE` flags it was started with (run_facts overrides); empty for none.
   std::string overrides;
+  /// What the engine resolved the run into when it planned it (run_facts resolved): its ranks
+  /// and its compressor's nature. Unset for runs recorded before it.
+  std::optional<ResolvedRun> resolved;
   /// How busy its host was: (its ranks + the cores other processes kept busy + stolen cores) /
   /// cores, from run_facts host_demand (or ranks_on_host / cores for runs recorded before it);
   /// above 1 the ranks waited for cores. NaN when not recorded.
@@ -95,6 +100,11 @@ struct RunData {
 
   /// sum(bytes_dense) / sum(bytes_sent) over worker ranks; NaN when nothing was sent.
   double compression_ratio() const;
+
+  /// Its compressor exchanged the gradient itself in fp32, with no coding work (none): as the
+  /// resolved run says, or, for runs recorded before it, when the bytes it sent were exactly the
+  /// dense bytes.
+  bool full_precision() const;
 };
 
 /// The report's test metric: "test_perplexity" if any run recorded it (lower is better), else

@@ -10,11 +10,11 @@ namespace {
 
 using Type = RunField::Type;
 
-RunField component(std::string name, std::string key, ComponentSpec RunConfig::*member, std::string default_name,
-                   std::string doc) {
+// The default is RunConfig's own member's, written once there.
+RunField component(std::string name, std::string key, ComponentSpec RunConfig::*member, std::string doc) {
   RunField f{.name = std::move(name), .key = std::move(key), .type = Type::Component, .doc = std::move(doc)};
   f.kind = f.key;
-  f.default_component = std::move(default_name);
+  f.default_component = (RunConfig{}.*member).name;
   f.component = member;
   return f;
 }
@@ -22,8 +22,8 @@ RunField component(std::string name, std::string key, ComponentSpec RunConfig::*
 // A field whose component is of another kind than its name says, read by reports only (baseline:
 // a compressor).
 RunField report_component(std::string name, std::string key, std::string kind, ComponentSpec RunConfig::*member,
-                           std::string default_name, std::string doc) {
-  RunField f = component(std::move(name), std::move(key), member, std::move(default_name), std::move(doc));
+                           std::string doc) {
+  RunField f = component(std::move(name), std::move(key), member, std::move(doc));
   f.kind = std::move(kind);
   f.read_by_training = false;
   return f;
@@ -62,13 +62,10 @@ RunField recorded_when_set(RunField f) {
 RunField plan_set(RunField f) { return with(std::move(f), &RunField::in_file, false); }
 
 RunField exchange_field() {
-  RunField f{.name = "exchange",
-             .key = "exchange",
-             .type = Type::Choice,
-             .doc =
-                 "what workers compress and exchange: \"gradient\" (momentum and learning rate applied to the "
-                 "average) or \"update\" (each worker applies them first and sends lr x its step, error feedback "
-                 "on the update; docs/compressors.md)"};
+  RunField f{.name = "exchange", .key = "exchange", .type = Type::Choice};
+  f.doc = "what workers compress and exchange: \"gradient\" (momentum and learning rate applied to the "
+          "average) or \"update\" (each worker applies them first and sends lr x its step, error feedback "
+          "on the update; docs/compressors.md)";
   f.choices = {exchange_name(Exchange::Gradient), exchange_name(Exchange::Update)};
   f.get_choice = [](const RunConfig& run) { return std::string(exchange_name(run.exchange)); };
   f.set_choice = [](RunConfig& run, const std::string& word) {
@@ -85,17 +82,17 @@ const std::vector<RunField>& RunConfig::fields() {
   using C = RunConfig;
   static const std::vector<RunField> kFields = {
       recorded_when_set(report_component(
-          "baseline", "baseline", "compressor", &C::baseline, "none",
+          "baseline", "baseline", "compressor", &C::baseline,
           "the compressor reports judge every other one against: none() (the default, full precision) or "
           "another of the swept compressors, with its fields (baseline = fp16()); docs/reports.md")),
       integer("batch_size", &C::batch_size, 1, "examples per worker per step"),
-      component("compressor", "compressor", &C::compressor, "none", "gradient compressor"),
-      component("data", "dataset", &C::dataset, "fashion_mnist", "dataset"),
+      component("compressor", "compressor", &C::compressor, "gradient compressor"),
+      component("data", "dataset", &C::dataset, "dataset"),
       since_first_records(number("divergence_factor", &C::divergence_factor, true,
                                  "a training loss above this many times the first step's (or NaN / inf) ends the run "
                                  "DIVERGED; 0 = only NaN / inf (>= 0)")),
       integer("epochs", &C::epochs, 1, "passes over each worker's shard"),
-      recorded_when_set(component("hardware", "hardware", &C::hardware, "measured",
+      recorded_when_set(component("hardware", "hardware", &C::hardware,
                                   "hardware reports also project the runs onto: measured() (none, the default) or "
                                   "profile { file = ... } (docs/hardware.md)")),
       recorded_when_set(integer("eval_every", &C::eval_every, 0,
@@ -104,22 +101,22 @@ const std::vector<RunField>& RunConfig::fields() {
       integer("eval_limit", &C::eval_limit, 0, "test examples evaluated per epoch; 0 = whole test split"),
       exchange_field(),
       since_first_records(
-          component("lr_schedule", "lr_schedule", &C::lr_schedule, "constant", "learning-rate schedule")),
+          component("lr_schedule", "lr_schedule", &C::lr_schedule, "learning-rate schedule")),
       integer("max_steps", &C::max_steps, 0, "steps per epoch; 0 = whole shard"),
-      component("model", "model", &C::model, "lenet5", "model"),
+      component("model", "model", &C::model, "model"),
       since_first_records(
-          component("network", "network", &C::network, "link", "the link communication time is projected onto")),
-      component("optimizer", "optimizer", &C::optimizer, "sgd", "optimizer"),
-      recorded_when_set(component("placement", "placement", &C::placement, "processes",
+          component("network", "network", &C::network, "the link communication time is projected onto")),
+      component("optimizer", "optimizer", &C::optimizer, "optimizer"),
+      recorded_when_set(component("placement", "placement", &C::placement,
                                   "where the ranks live: processes() (a process each) or threads() (threads of one "
                                   "process: as many ranks as a cluster's on one host)")),
       plan_set(integer("repetition", &C::repetition, 0,
                        "index among the runs of the same seed and swept values (runs_per_seed)")),
-      component("schedule", "schedule", &C::schedule, "synchronous", "when workers exchange updates"),
+      component("schedule", "schedule", &C::schedule, "when workers exchange updates"),
       plan_set(integer("seed", &C::seed, 0, "seeds weights, shuffling and stochastic compressors (seeds)")),
-      since_first_records(component("stopping", "stopping", &C::stopping, "never", "when a run stops early")),
+      since_first_records(component("stopping", "stopping", &C::stopping, "when a run stops early")),
       number("timeout", &C::timeout, false, "seconds any collective or rendezvous may wait (> 0)"),
-      component("topology", "topology", &C::topology, "allreduce", "how an update is exchanged"),
+      component("topology", "topology", &C::topology, "how an update is exchanged"),
       integer("workers", &C::workers, 1, "training ranks (a parameter server's servers are ranks of their own)"),
   };
   return kFields;

@@ -29,7 +29,14 @@ struct RunField;
 struct RunConfig {
   std::string experiment;  ///< experiment name
   std::string name;        ///< run name built from the swept variables ("compressor=topk,seed=1")
-  ComponentSpec dataset, model, optimizer, topology, schedule, compressor;
+  // Each component field's default: what an experiment that omits it gets, and what a recorded
+  // configuration that lacks it is read as (RunField::default_component comes from here).
+  ComponentSpec dataset{"dataset", "fashion_mnist", {}};
+  ComponentSpec model{"model", "lenet5", {}};
+  ComponentSpec optimizer{"optimizer", "sgd", {}};
+  ComponentSpec topology{"topology", "allreduce", {}};
+  ComponentSpec schedule{"schedule", "synchronous", {}};
+  ComponentSpec compressor{"compressor", "none", {}};
   /// The network communication time is projected onto (`link { bandwidth, latency }`).
   ComponentSpec network{"network", "link", {}};
   /// The learning-rate schedule applied to the optimizer's rate.
@@ -79,17 +86,17 @@ struct RunField {
   std::string name;  ///< in the experiment file ("data")
   std::string key;   ///< in the recorded configuration, runs.config ("dataset")
   Type type;
-  std::string doc;  ///< one line, with units
+  std::string doc{};  ///< one line, with units
   /// Set by the experiment file's own field of that name; false for what the plan sets
   /// (seed from `seeds`, repetition from `runs_per_seed`).
   bool in_file = true;
-  std::string kind;               ///< Component: the component kind
-  std::string default_component;  ///< Component: what an experiment that omits the field gets
+  std::string kind{};               ///< Component: the component kind
+  std::string default_component{};  ///< Component: what an experiment that omits the field gets
   std::int64_t minimum = 0;       ///< Int: the smallest valid value
   bool zero_allowed = false;      ///< Number: 0 is valid too (else > 0)
   /// Choice: the words allowed, the default first. A word other than the default is named in
   /// the run's name even when not swept ("...,exchange=update,seed=1").
-  std::vector<std::string> choices;
+  std::vector<std::string> choices{};
   /// Written into the recorded configuration only when it differs from its default, so that
   /// configurations recorded before the field existed compare equal.
   bool recorded_at_default = true;

@@ -88,8 +88,18 @@ TEST_CASE("a run the profile does not cover says why it is not projected", "[rep
   run = topk_run();
   run.run.compressor = "qsgd";
   CHECK(hardware_step(run, p, gigabit()).missing == "the profile has no costs for compressor qsgd");
-  run.run.compressor = "none";  // costs nothing without an entry
+  // A full-precision exchange costs nothing without an entry: as its resolved run says, whatever
+  // its compressor's name; for a run recorded before that fact, when it sent the dense bytes.
+  run.run.compressor = "none";
+  run.resolved = ResolvedRun{.workers = 2, .world_size = 2, .thread_ranks = false, .compressor = {.full_precision = true}};
   CHECK(hardware_step(run, p, gigabit()).codec == 0);
+  run.resolved->compressor.full_precision = false;
+  CHECK(hardware_step(run, p, gigabit()).missing == "the profile has no costs for compressor none");
+  run.resolved.reset();
+  run.bytes_sent = run.bytes_dense = 250000;
+  CHECK(hardware_step(run, p, gigabit()).codec == 0);
+  run.bytes_sent = 125000;  // it compressed
+  CHECK_FALSE(hardware_step(run, p, gigabit()).missing.empty());
   run = topk_run();
   run.messages = kNaN;
   CHECK_THAT(hardware_step(run, p, gigabit()).missing, Catch::Contains("no messages"));

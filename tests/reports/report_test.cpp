@@ -112,7 +112,7 @@ TEST_CASE("the report compares the latest run of each run name with exact values
 
   // Neither run swept anything, so both are seed 1 of one configuration.
   CHECK(has_line(md, "- compared: 2 FINISHED runs in 1 configurations"));
-  CHECK(has_line(md, "| model=?, workers=2 | 0.7188 ± 0.0442 (n=2) |"));
+  CHECK(has_line(md, "| model=lenet5, workers=2 | 0.7188 ± 0.0442 (n=2) |"));  // RunConfig's default model
   CHECK(md.find("| compressor=none |") < md.find("| compressor=topk |"));
   CHECK(md.find("## Final test accuracy") < md.find("## Runs"));
 
