@@ -123,14 +123,9 @@ void ChainCodec::set_seed(std::uint64_t run_seed, int rank) {
   second_->set_seed(derive_seed(run_seed, streams::kChainSecond), rank);
 }
 
-void ChainCodec::set_step(const StepPoint& point) {
-  first_->set_step(point);
-  second_->set_step(point);
-}
-
-void ChainCodec::set_epoch(std::int64_t epoch) {
-  first_->set_epoch(epoch);
-  second_->set_epoch(epoch);
+void ChainCodec::on_step(const StepPoint& point) {
+  first_->advance(point);
+  second_->advance(point);
 }
 
 }  // namespace laconic::compress

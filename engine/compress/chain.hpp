@@ -47,8 +47,6 @@ class ChainCodec : public Compressor {
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;
-  void set_epoch(std::int64_t epoch) override;
-  void set_step(const StepPoint& point) override;
   void save_state(StateWriter& out) const override {
     first_->save_state(out);
     second_->save_state(out);
@@ -59,6 +57,9 @@ class ChainCodec : public Compressor {
   }
   /// The first compressor's (the mean for every sparsifier).
   void aggregate(std::span<float> sum, int workers) const override { first_->aggregate(sum, workers); }
+
+ protected:
+  void on_step(const StepPoint& point) override;
 
  private:
   std::unique_ptr<Compressor> first_, second_;

@@ -115,14 +115,17 @@ class Compressor {
     (void)rank;
   }
 
-  /// Tells the compressor the epoch (from 0) of the steps that follow; called at the start of
-  /// every epoch (DGC warms its ratio up over the first epochs).
-  virtual void set_epoch(std::int64_t epoch) { (void)epoch; }
-
-  /// Tells the compressor where training stands, before every step (after set_epoch() at an
-  /// epoch's start): fields given as functions of (epoch, step) take their value here (a
-  /// `ratio` schedule). Every party that compresses for the step calls it with the same point.
-  virtual void set_step(const StepPoint& point) { (void)point; }
+  /// Tells the compressor where training stands, before every step; every party that
+  /// compresses for the step calls it with the same point. The first point of an epoch (or the
+  /// first point at all, a resumed run's included) tells it the epoch (on_epoch) before the step
+  /// (on_step): the order is this method's, not its callers'.
+  void advance(const StepPoint& point) {
+    if (point.epoch != epoch_) {
+      epoch_ = point.epoch;
+      on_epoch(point.epoch);
+    }
+    on_step(point);
+  }
 
   /// Turns `sum`, the sum over all `workers` of their decoded payloads, into the update every
   /// worker applies. The default is the mean; signSGD's majority vote takes the sign instead.
@@ -132,15 +135,27 @@ class Compressor {
   }
 
   /// Writes the per-worker state a checkpoint must keep (residuals, momentum, RNG states, step
-  /// counters; not scratch) and reads it back. A restored compressor gets set_seed(),
-  /// set_layer_shapes() and set_epoch() as a fresh one, then load_state(), and continues with
-  /// the same payloads the saved one would have sent. Stateless compressors keep the defaults.
+  /// counters; not scratch) and reads it back. A restored compressor gets set_seed() and
+  /// set_layer_shapes() as a fresh one, then load_state(), then advance() at the step it resumes
+  /// at, and continues with the same payloads the saved one would have sent. Stateless
+  /// compressors keep the defaults.
   virtual void save_state(StateWriter& out) const { (void)out; }
   virtual void load_state(StateReader& in) { (void)in; }
 
   /// Tells the compressor the shapes of the layers its gradient is made of, in order, before
   /// the first compress(). Compressors that see the gradient as matrices (PowerSGD) use it.
   virtual void set_layer_shapes(const std::vector<LayerShape>& shapes) { (void)shapes; }
+
+ protected:
+  /// The epoch (from 0) of the steps that follow, from advance() (DGC warms its ratio up over
+  /// the first epochs). Derives settings only: a resumed run's state is loaded before it.
+  virtual void on_epoch(std::int64_t epoch) { (void)epoch; }
+  /// The step about to be taken, from advance(): fields given as functions of (epoch, step) take
+  /// their value here (a `ratio` schedule). Compressors made of others advance them.
+  virtual void on_step(const StepPoint& point) { (void)point; }
+
+ private:
+  std::int64_t epoch_ = -1;  ///< the epoch advance() last told on_epoch()
 };
 
 /// A compressor whose exchange needs more than one collective (PowerSGD: P, then Q). It has no

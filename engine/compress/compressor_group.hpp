@@ -25,12 +25,6 @@ class CompressorGroup : public Compressor {
   void set_seed(std::uint64_t run_seed, int rank) override {
     for (const auto& m : members_) m->set_seed(run_seed, rank);
   }
-  void set_epoch(std::int64_t epoch) override {
-    for (const auto& m : members_) m->set_epoch(epoch);
-  }
-  void set_step(const StepPoint& point) override {
-    for (const auto& m : members_) m->set_step(point);
-  }
   void save_state(StateWriter& out) const override {
     for (const auto& m : members_) m->save_state(out);
   }
@@ -41,6 +35,11 @@ class CompressorGroup : public Compressor {
   /// Not used: the members compress their own parts (InvariantError).
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
+
+ protected:
+  void on_step(const StepPoint& point) override {
+    for (const auto& m : members_) m->advance(point);
+  }
 
  private:
   std::vector<std::unique_ptr<Compressor>> members_;

@@ -64,12 +64,12 @@ void DgcCompressor::set_seed(std::uint64_t run_seed, int rank) {
   rng_.reseed(derive_seed(run_seed, streams::kDgcSample + static_cast<std::uint64_t>(rank)));
 }
 
-void DgcCompressor::set_epoch(std::int64_t epoch) {
+void DgcCompressor::on_epoch(std::int64_t epoch) {
   LACONIC_ENFORCE(epoch >= 0, "expected an epoch >= 0, got ", epoch);
   ratio_ = dgc_epoch_ratio(options_.ratio, options_.warmup, epoch);
 }
 
-void DgcCompressor::set_step(const StepPoint& point) {
+void DgcCompressor::on_step(const StepPoint& point) {
   if (!options_.ratio.varies()) return;
   options_.ratio.set_step(point);
   ratio_ = dgc_epoch_ratio(options_.ratio, options_.warmup, point.epoch);

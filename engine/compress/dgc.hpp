@@ -74,10 +74,6 @@ class DgcCompressor : public Compressor {
   }
   /// Seeds the threshold sample from derive_seed(run_seed, 3000 + rank).
   void set_seed(std::uint64_t run_seed, int rank) override;
-  /// Sets the epoch (from 0) whose warm-up ratio the following steps use.
-  void set_epoch(std::int64_t epoch) override;
-  /// With `ratio` a function: its value at `point`, warmed up as dgc_epoch_ratio() says.
-  void set_step(const StepPoint& point) override;
   void save_state(StateWriter& out) const override {
     out.array(rng_.state_words());
     out.flag(started_);
@@ -98,6 +94,12 @@ class DgcCompressor : public Compressor {
   /// The accumulated gradient v after the last step, masked: what is still to be sent (empty
   /// before the first).
   std::span<const float> accumulated() const { return v_; }
+
+ protected:
+  /// The epoch (from 0) whose warm-up ratio the following steps use.
+  void on_epoch(std::int64_t epoch) override;
+  /// With `ratio` a function: its value at `point`, warmed up as dgc_epoch_ratio() says.
+  void on_step(const StepPoint& point) override;
 
  private:
   DgcOptions options_;

@@ -86,8 +86,6 @@ class WithErrorFeedback : public Compressor {
     codec_.decompress_add(payload, dense);
   }
   void set_seed(std::uint64_t run_seed, int rank) override { codec_.set_seed(run_seed, rank); }
-  void set_epoch(std::int64_t epoch) override { codec_.set_epoch(epoch); }
-  void set_step(const StepPoint& point) override { codec_.set_step(point); }
   void save_state(StateWriter& out) const override {
     codec_.save_state(out);
     feedback_.save_state(out);
@@ -102,6 +100,9 @@ class WithErrorFeedback : public Compressor {
   /// What error feedback holds back (empty without error feedback).
   std::span<const float> residual() const { return feedback_.residual(); }
   const Codec& codec() const { return codec_; }
+
+ protected:
+  void on_step(const StepPoint& point) override { codec_.advance(point); }
 
  private:
   Codec codec_;

@@ -59,7 +59,8 @@ class RandomkCodec : public Compressor {
   /// Number of compress() calls so far; the next call draws with this step number.
   std::uint64_t step() const { return step_; }
 
-  void set_step(const StepPoint& point) override { ratio_.set_step(point); }
+ protected:
+  void on_step(const StepPoint& point) override { ratio_.set_step(point); }
 
  private:
   void choose_indices(std::size_t n, std::size_t k);

@@ -157,12 +157,8 @@ void ScopedCompressor::load_state(StateReader& in) {
   for (auto& s : segments_) s.compressor->load_state(in);
 }
 
-void ScopedCompressor::set_step(const StepPoint& point) {
-  for (auto& s : segments_) s.compressor->set_step(point);
-}
-
-void ScopedCompressor::set_epoch(std::int64_t epoch) {
-  for (auto& s : segments_) s.compressor->set_epoch(epoch);
+void ScopedCompressor::on_step(const StepPoint& point) {
+  for (auto& s : segments_) s.compressor->advance(point);
 }
 
 void ScopedCompressor::aggregate(std::span<float> sum, int workers) const {

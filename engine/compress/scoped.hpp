@@ -35,14 +35,15 @@ class ScopedCompressor : public Compressor {
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;
-  void set_epoch(std::int64_t epoch) override;
-  void set_step(const StepPoint& point) override;
   void aggregate(std::span<float> sum, int workers) const override;
   void save_state(StateWriter& out) const override;
   void load_state(StateReader& in) override;
 
   /// Segments, for tests: the layers each one covers.
   std::size_t segment_count() const { return segments_.size(); }
+
+ protected:
+  void on_step(const StepPoint& point) override;
 
  private:
   struct Segment {

@@ -37,7 +37,8 @@ class TopkCodec : public Compressor {
   void compress_corrected(std::span<const float> gradient, std::span<float> residual, Payload& payload);
   /// Error feedback's residual -= the decoded payload in one pass (see ErrorFeedback::compress).
   void subtract_decoded(const Payload& payload, std::span<float> residual) const;
-  void set_step(const StepPoint& point) override { ratio_.set_step(point); }
+ protected:
+  void on_step(const StepPoint& point) override { ratio_.set_step(point); }
 
  private:
   // compress() of `gradient`, or with a residual compress_corrected(): the residual becomes

@@ -84,8 +84,8 @@ using FlatCompressorFactory = std::function<std::unique_ptr<compress::Compressor
 struct TopologyWiring {
   /// The schedule's staleness bound (stale_sync, async); only a topology whose traits say
   /// serves_asynchronously is given one (the catalog refuses the others before building).
-  std::optional<std::int64_t> staleness_bound;
-  FlatCompressorFactory flat_compressor;
+  std::optional<std::int64_t> staleness_bound{};
+  FlatCompressorFactory flat_compressor{};
 };
 
 class Topology {

@@ -33,11 +33,10 @@ void save_server_checkpoint(const std::string& path, const std::string& fingerpr
 
 TrainingPosition load_server_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
                                         WorkerParts& parts, compress::Compressor& codec) {
-  return read_checkpoint(path, fingerprint, rank, [&](StateReader& in, const TrainingPosition& position) {
+  return read_checkpoint(path, fingerprint, rank, [&](StateReader& in, const TrainingPosition&) {
     load_model(in, *parts.model);
     parts.optimizer->load_state(in);
-    codec.set_epoch(position.epoch);  // as a fresh compressor would have been told
-    codec.load_state(in);
+    codec.load_state(in);  // told its epoch by the first advance() after
     load_torch_generator(in);
   });
 }
@@ -91,12 +90,8 @@ class ServerProcess : public topology::ServerModel {
   void prepare_step(std::int64_t step, std::span<compress::Compressor* const> codecs) {
     const std::int64_t epoch = step / per_epoch_;
     set_learning_rate(parts_, callbacks_, config_, step, epoch, per_epoch_);
-    const bool new_epoch = epoch != codec_epoch_;
     codec_epoch_ = epoch;
-    for (compress::Compressor* c : codecs) {
-      if (new_epoch) c->set_epoch(epoch);
-      c->set_step({epoch, step, callbacks_});
-    }
+    for (compress::Compressor* c : codecs) c->advance({epoch, step, callbacks_});
   }
 
   /// The synchronous round's update: the mean itself (pull = "gradients"), or the change of the

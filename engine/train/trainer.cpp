@@ -47,13 +47,11 @@ void Trainer::save_state(StateWriter& out) const {
   if (overlapped_) overlapped_->compressors().save_state(out);
 }
 
-void Trainer::load_state(StateReader& in, std::int64_t epoch) {
+void Trainer::load_state(StateReader& in) {
   in.array(anchor_);
   in.array_exact(straggler_rng_.state_words());
   if (!overlapped_) return;
-  // Restored compressors are told their epoch first, as fresh ones would be.
-  overlapped_->compressors().set_epoch(epoch);
-  overlapped_->compressors().load_state(in);
+  overlapped_->compressors().load_state(in);  // told their epoch by the first advance() after
 }
 
 void Trainer::compute_gradients() {

@@ -33,9 +33,10 @@ class Trainer : public schedule::StepActions {
 
   /// Its own state for checkpoints: the last average local SGD starts from, the stragglers'
   /// generator, and under an overlapped exchange its buckets' compressors (the run's compressor
-  /// is the worker loop's to keep). A restored one is told `epoch` first.
+  /// is the worker loop's to keep). The restored compressors learn their epoch from the next
+  /// advance().
   void save_state(StateWriter& out) const;
-  void load_state(StateReader& in, std::int64_t epoch);
+  void load_state(StateReader& in);
 
   std::int64_t steps_per_epoch() const { return train::steps_per_epoch(config_, *parts_.dataset); }
 

@@ -84,18 +84,16 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, in
 
 TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, int rank, WorkerParts& parts,
                                  Trainer& trainer) {
-  return read_checkpoint(path, fingerprint, rank, [&](StateReader& in, const TrainingPosition& position) {
+  return read_checkpoint(path, fingerprint, rank, [&](StateReader& in, const TrainingPosition&) {
     load_model(in, *parts.model);
     parts.optimizer->load_state(in);
-    // A restored compressor is told its epoch first, as a fresh one would be.
-    parts.compressor->set_epoch(position.epoch);
-    parts.compressor->load_state(in);
+    parts.compressor->load_state(in);  // told its epoch by the first advance() after
     parts.schedule->load_state(in);
     parts.topology->load_state(in);
     if (in.flag() != (parts.stop_rule != nullptr))
       throw ConfigError(str_cat("checkpoint ", path, " disagrees with the run about its stopping rule"));
     if (parts.stop_rule) parts.stop_rule->load_state(in);
-    trainer.load_state(in, position.epoch);
+    trainer.load_state(in);
     load_torch_generator(in);
   });
 }
@@ -172,7 +170,6 @@ class WorkerLoop {
     loss_sum_ = resumed_epoch ? resumed_.epoch_loss_sum : 0;
     trainer_.begin_epoch(epoch);
     if (resumed_epoch) trainer_.skip_to(resumed_.index);
-    trainer_.compressor().set_epoch(epoch);
     parts_.model->train();
     for (std::int64_t i = resumed_epoch ? resumed_.index : 0; i < steps_per_epoch_; ++i, ++step_) {
       if (checkpoint_due()) save(epoch, i);
@@ -192,7 +189,7 @@ class WorkerLoop {
   Clock::time_point run_step(std::int64_t epoch) {
     set_learning_rate(parts_, callbacks_, config_, step_, epoch, steps_per_epoch_);
     const StepPoint at{epoch, step_, callbacks_};
-    trainer_.compressor().set_step(at);
+    trainer_.compressor().advance(at);
     parts_.topology->set_step(at);
     const double step_start = rank_seconds();  // the step's time is on the rank's clock
     begin_phase(derived_seconds_);

@@ -123,7 +123,7 @@ TEST_CASE("dgc matches a plain reference step after step: selection, u and v", "
             ReferenceDgc reference(o, n, 42, 3);
             for (unsigned step = 0; step < 15; ++step) {
               if (step % 3 == 0) {
-                dgc.set_epoch(step / 3);
+                dgc.advance({static_cast<std::int64_t>(step / 3), step, nullptr});
                 reference.epoch = step / 3;
               }
               auto g = step_gradient(n, 1000 + step);
@@ -281,10 +281,10 @@ TEST_CASE("dgc warms its ratio up as 0.25^(epoch+1) until it reaches ratio", "[c
   CHECK(dgc_epoch_ratio(0.5, 4, 0) == 0.5);
 
   DgcCompressor dgc(DgcOptions{});
-  CHECK(dgc.current_ratio() == 0.25);  // epoch 0 before any set_epoch()
+  CHECK(dgc.current_ratio() == 0.25);  // epoch 0 before any advance()
   const double expected[] = {0.25, 0.0625, 0.015625, 0.00390625, 0.001, 0.001};
   for (std::int64_t e = 0; e < 6; ++e) {
-    dgc.set_epoch(e);
+    dgc.advance({e, 0, nullptr});
     CHECK(dgc.current_ratio() == expected[e]);
   }
   DgcCompressor no_warmup(DgcOptions{0.001, 0.9, 0.0, 0.01, 0});
@@ -297,7 +297,7 @@ TEST_CASE("in each warm-up epoch dgc sends close to, and never more than, that e
   for (std::int64_t e = 0; e < 6; ++e) {
     DgcCompressor dgc(DgcOptions{0.001, 0.9, 0.0, 0.1, 4});
     dgc.set_seed(1, 0);
-    dgc.set_epoch(e);
+    dgc.advance({e, 0, nullptr});
     Payload payload;
     dgc.compress(g, payload);
     const std::size_t k = topk_count(dgc_epoch_ratio(0.001, 4, e), n);

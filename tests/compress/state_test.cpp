@@ -43,7 +43,7 @@ std::vector<std::uint8_t> step(Compressor& c, unsigned seed) {
 std::unique_ptr<Compressor> fresh(const ComponentSpec& spec) {
   auto c = build_compressor(registry(), spec, kShapes);
   c->set_seed(7, 1);
-  c->set_epoch(0);
+  c->advance({0, 0, nullptr});
   return c;
 }
 

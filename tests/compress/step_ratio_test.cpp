@@ -62,7 +62,7 @@ TEST_CASE(
           registry, {"compressor", name, {{"ratio", StepFunction{"halving"}}, {"error_feedback", false}}}, {{n}});
       c->set_seed(1, 0);
       for (std::int64_t epoch = 0; epoch < 4; ++epoch) {
-        c->set_step({epoch, epoch * 10, &callbacks});
+        c->advance({epoch, epoch * 10, &callbacks});
         CHECK(sent_count(*c, g) == topk_count(0.2 * std::pow(0.5, epoch), n));
       }
     }
@@ -77,8 +77,8 @@ TEST_CASE(
     auto layered = build_compressor(
         registry, {"compressor", "topk", {{"ratio", StepFunction{"by_step"}}, {"scope", "layer"}}}, {{600}, {400}});
     for (std::int64_t step : {0, 4, 19}) {
-      chain->set_step({0, step, &callbacks});
-      layered->set_step({0, step, &callbacks});
+      chain->advance({0, step, &callbacks});
+      layered->advance({0, step, &callbacks});
       const double ratio = 0.01 * static_cast<double>(step + 1);
       CHECK(sent_count(*chain, g) == topk_count(ratio, n));
       CHECK(sent_count(*layered, g) == topk_count(ratio, 600) + topk_count(ratio, 400));
@@ -88,9 +88,9 @@ TEST_CASE(
     DgcOptions options = DgcOptions::fields().read(
         registry.resolve({"compressor", "dgc", {{"ratio", StepFunction{"by_step"}}, {"warmup", std::int64_t{2}}}}));
     DgcCompressor dgc(options);
-    dgc.set_step({0, 0, &callbacks});
+    dgc.advance({0, 0, &callbacks});
     CHECK(dgc.current_ratio() == 0.25);  // max(0.01, 0.25^1)
-    dgc.set_step({2, 49, &callbacks});
+    dgc.advance({2, 49, &callbacks});
     CHECK(dgc.current_ratio() == Approx(0.5));  // after warm-up: f itself
   }
 }
@@ -102,10 +102,10 @@ TEST_CASE(
   const auto registry = builtin_compressors();
   ScheduleCallbacks callbacks;
   auto c = registry.create({"compressor", "topk", {{"ratio", StepFunction{"broken"}}}});
-  CHECK_THROWS_WITH(c->set_step({1, 12, &callbacks}),
+  CHECK_THROWS_WITH(c->advance({1, 12, &callbacks}),
                     "topk.ratio (a function) returned 1.5 at epoch 1, step 12; it must be in "
                     "(0, 1]");
-  // Without the point (no set_step), a function's ratio is not a number: refused, not guessed.
+  // Without the point (no advance()), a function's ratio is not a number: refused, not guessed.
   Payload payload;
   const auto g = nonzero_gradient(10);
   CHECK_THROWS_AS(c->compress(g, payload), InvariantError);
@@ -113,6 +113,6 @@ TEST_CASE(
                     Catch::Contains("randomk.ratio must be in (0, 1], got 0"));
   // A constant ratio ignores the point, even without callbacks.
   auto constant = registry.create({"compressor", "topk", {{"ratio", 0.1}, {"error_feedback", false}}});
-  constant->set_step({3, 3, nullptr});
+  constant->advance({3, 3, nullptr});
   CHECK(sent_count(*constant, nonzero_gradient(100)) == 10);
 }

@@ -36,13 +36,12 @@ compress::Compressor& ParameterServerTopology::shard_compressor(int shard, compr
     for (int s = 0; s < options_.servers; ++s) {
       const auto [begin, end] = server_shard(size, static_cast<int>(options_.servers), s);
       shard_compressors_.push_back(make_shard_compressor(end - begin, s, rank));
-      shard_compressors_.back()->set_epoch(point_.epoch);
       if (!loaded_states_.empty()) {  // resuming: the state the checkpoint saved
         StateReader in(loaded_states_[static_cast<std::size_t>(s)]);
         shard_compressors_.back()->load_state(in);
         LACONIC_ENFORCE(in.done(), "shard compressor ", s, "'s saved state has bytes left over");
       }
-      shard_compressors_.back()->set_step(point_);
+      shard_compressors_.back()->advance(point_);
     }
     loaded_states_.clear();
   }
@@ -150,12 +149,8 @@ std::unique_ptr<compress::Compressor> ParameterServerTopology::make_pull_compres
 }
 
 void ParameterServerTopology::set_step(const StepPoint& point) {
-  const bool new_epoch = point.epoch != point_.epoch;
   point_ = point;
-  for (auto& c : shard_compressors_) {
-    if (new_epoch) c->set_epoch(point.epoch);
-    c->set_step(point);
-  }
+  for (auto& c : shard_compressors_) c->advance(point);
 }
 
 void ParameterServerTopology::finish(comm::Communicator& comm) {
