@@ -41,7 +41,7 @@ std::int64_t checkpoint_step(const std::string& db_path) {
 }
 
 // (step, worker) -> train_loss of run `id`.
-std::map<std::pair<std::int64_t, int>, double> losses(const std::string& db_path, std::int64_t id) {
+std::map<std::pair<std::int64_t, int>, double> losses_by_step_and_rank(const std::string& db_path, std::int64_t id) {
   auto db = storage::Database::open_read_only(db_path);
   std::map<std::pair<std::int64_t, int>, double> out;
   for (const auto& r : storage::metrics_of(*db, id, "train_loss")) {
@@ -90,9 +90,9 @@ TEST_CASE("a run whose controller was killed is stale, and --resume continues it
     auto ref_db = storage::Database::open_read_only(dir + "/reference.db");
     CHECK(runs[0].final_test_accuracy == storage::find_run(*ref_db, 1)->final_test_accuracy);
   }
-  const auto got = losses(db_path, 1);
+  const auto got = losses_by_step_and_rank(db_path, 1);
   CHECK(got.size() == 48);  // 24 steps x 2 workers, each once
-  CHECK(got == losses(dir + "/reference.db", 1));
+  CHECK(got == losses_by_step_and_rank(dir + "/reference.db", 1));
   CHECK_FALSE(std::filesystem::exists(db_path + ".checkpoints/run-1"));  // a finished run keeps none
   std::filesystem::remove_all(dir);
 }

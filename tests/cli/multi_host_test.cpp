@@ -46,7 +46,7 @@ std::string sweep(const std::string& name, int workers, const std::string& extra
 }
 
 // run name -> "step worker value" of every train_loss row, in order.
-std::map<std::string, std::vector<std::string>> losses(const std::string& path) {
+std::map<std::string, std::vector<std::string>> loss_texts(const std::string& path) {
   auto db = storage::Database::open_read_only(path);
   storage::Statement rows(
       db->handle(),
@@ -141,9 +141,9 @@ TEST_CASE("torchrun on two hosts records a finished sweep with every rank's metr
                    "SELECT group_concat(n) FROM (SELECT count(*) AS n FROM metrics WHERE key = 'train_loss' "
                    "GROUP BY run_id, worker ORDER BY run_id, worker)") == "6,6,6,6,6,6,6,6");
   CHECK(query_text(dir + "/results.db", "SELECT count(DISTINCT worker) FROM metrics WHERE key = 'bytes_sent'") == "4");
-  const auto launched = losses(dir + "/results.db");
+  const auto launched = loss_texts(dir + "/results.db");
   CHECK(launched.size() == 2);
-  CHECK(launched == losses(dir + "/one.db"));  // same seed, same losses, bit for bit
+  CHECK(launched == loss_texts(dir + "/one.db"));  // same seed, same losses, bit for bit
   const std::string facts =
       query_text(dir + "/results.db", "SELECT key || '=' || value FROM run_facts WHERE run_id = 1");
   CHECK_THAT(facts, Catch::Contains("launcher=torchrun: rank 0 of 4") && Catch::Contains("served by torchrun's agent"));

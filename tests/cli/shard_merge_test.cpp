@@ -27,7 +27,7 @@ const char* const kSweep =
     "}\n";
 
 // run name -> "key step worker value" of its train_loss rows, and how many runs FINISHED.
-std::map<std::string, std::vector<std::string>> losses(const std::string& path, int& finished) {
+std::map<std::string, std::vector<std::string>> loss_texts_and_finished(const std::string& path, int& finished) {
   auto db = storage::Database::open_read_only(path);
   storage::Statement rows(
       db->handle(),
@@ -61,8 +61,8 @@ TEST_CASE("two shards merged hold the runs and losses of the whole sweep", "[cli
   REQUIRE(merged.status == 0);
   CHECK_THAT(merged.out, Catch::Contains("s0.db: 2 runs added") && Catch::Contains("s1.db: 2 runs added"));
   int finished_whole = 0, finished_merged = 0;
-  const auto expected = losses(dir + "/whole.db", finished_whole);
-  const auto got = losses(dir + "/all.db", finished_merged);
+  const auto expected = loss_texts_and_finished(dir + "/whole.db", finished_whole);
+  const auto got = loss_texts_and_finished(dir + "/all.db", finished_merged);
   CHECK(finished_whole == 4);
   CHECK(finished_merged == 4);
   REQUIRE(expected.size() == 4);

@@ -30,7 +30,7 @@ void export_model(const std::string& cls, const std::string& out) {
 }
 
 // run id -> train_loss of worker 0, step by step.
-std::map<std::int64_t, std::vector<double>> losses(const std::string& path) {
+std::map<std::int64_t, std::vector<double>> losses_by_step(const std::string& path) {
   auto db = storage::Database::open_read_only(path);
   storage::Statement rows(db->handle(),
                           "SELECT run_id, value FROM metrics WHERE key = 'train_loss' AND worker = 0 "
@@ -97,7 +97,7 @@ TEST_CASE("LeNet-5 written in PyTorch trains to the built-in lenet5's numbers fr
   const double builtin = value_of(accuracy.at(1)), scripted = value_of(accuracy.at(2));
   CHECK(builtin > 0.8);
   CHECK(scripted == Approx(builtin).margin(0.0005));  // at most 5 of 10,000 test images apart
-  const auto steps = losses(dir + "/same.db");
+  const auto steps = losses_by_step(dir + "/same.db");
   const auto& a = steps.at(1);
   const auto& b = steps.at(2);
   REQUIRE(a.size() == b.size());
@@ -124,7 +124,7 @@ TEST_CASE("a scripted model with batch norm trains with PowerSGD under Adam and 
   const auto r = run_laconic(dir, "run bn.lua --db bn.db --quiet", 600);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
-  const auto runs = losses(dir + "/bn.db");
+  const auto runs = losses_by_step(dir + "/bn.db");
   CHECK(runs.size() == 6);
   for (const auto& [id, loss] : runs) {
     INFO("run " << id);

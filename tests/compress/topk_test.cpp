@@ -7,9 +7,12 @@
 #include "engine/compress/builtin.hpp"
 #include "engine/compress/topk.hpp"
 #include "engine/core/error.hpp"
+#include "tests/compress/compress_test_support.hpp"
 
 using namespace laconic;
 using namespace laconic::compress;
+using laconic::testing::decode;
+using laconic::testing::random_gradient;
 
 namespace {
 
@@ -21,20 +24,6 @@ std::vector<float> reference_topk(const std::vector<float>& g, std::size_t k) {
   std::vector<float> out(g.size(), 0.0f);
   for (std::size_t i = 0; i < k; ++i) out[idx[i]] = g[idx[i]];
   return out;
-}
-
-std::vector<float> random_gradient(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> g(n);
-  for (auto& v : g) v = normal(rng);
-  return g;
-}
-
-std::vector<float> decode(const Compressor& c, const Payload& p, std::size_t n) {
-  std::vector<float> dense(n, 0.0f);
-  c.decompress_add(p, dense);
-  return dense;
 }
 
 }  // namespace

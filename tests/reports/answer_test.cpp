@@ -15,7 +15,6 @@ using namespace laconic::reports::testing;
 
 namespace {
 
-const GnuplotOptions kNoFigures{"/nonexistent/gnuplot", 5};
 
 struct Recorded {
   TempDir dir;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/core/metric_keys.hpp"
+#include "reports/gnuplot.hpp"
 #include "storage/recorder.hpp"
 #include "storage/statement.hpp"
 
@@ -40,6 +41,9 @@ inline std::string read_text(const std::string& path) {
   text << in.rdbuf();
   return text.str();
 }
+
+/// Figures off: a gnuplot that is not there, so reports build their tables only.
+inline const GnuplotOptions kNoFigures{"/nonexistent/gnuplot", 5};
 
 inline bool has_line(const std::string& text, const std::string& line) {
   std::istringstream in(text);

@@ -14,7 +14,6 @@ using namespace laconic::reports::testing;
 
 namespace {
 
-const GnuplotOptions kNoFigures{"/nonexistent/gnuplot", 5};
 
 /// lenet5 at batch 64 with the fixture's 62500 parameters, 10x faster than the fixture's compute.
 HardwareProfile profile() {

@@ -69,13 +69,6 @@ std::int64_t record_run(Database& db, Recorder& recorder, std::int64_t experimen
   return run;
 }
 
-bool has_line(const std::string& text, const std::string& line) {
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);)
-    if (l == line) return true;
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("the report compares the latest run of each run name with exact values", "[reports]") {

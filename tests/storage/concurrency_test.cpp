@@ -21,17 +21,12 @@
 #include "storage_test_support.hpp"
 
 using namespace laconic;
+using laconic::storage::testing::scalar;
 using namespace laconic::storage;
 using laconic::storage::testing::sample_config;
 using laconic::storage::testing::TempDir;
 
 namespace {
-
-std::int64_t scalar(Database& db, const std::string& sql) {
-  Statement q(db.handle(), sql);
-  REQUIRE(q.step());
-  return q.column_int64(0);
-}
 
 // The value of row i of the test pattern: NaN every 50th row so nan_count is exercised too.
 double pattern(std::int64_t i) { return i % 50 == 17 ? std::nan("") : 0.001 * static_cast<double>(i % 1000); }

@@ -13,6 +13,7 @@
 #include "storage_test_support.hpp"
 
 using namespace laconic;
+using laconic::storage::testing::scalar;
 using namespace laconic::storage;
 using laconic::storage::testing::sample_config;
 using laconic::storage::testing::TempDir;
@@ -35,12 +36,6 @@ std::int64_t record(Database& db, const std::string& compressor, std::int64_t se
   recorder.record_fact(run, "host_name", "shard-" + compressor);
   if (status != RunStatus::Running) recorder.finish_run(run, status);
   return run;
-}
-
-std::int64_t scalar(Database& db, const std::string& sql) {
-  Statement query(db.handle(), sql);
-  REQUIRE(query.step());
-  return query.column_int64(0);
 }
 
 // (run name, key, step, value) of every metric row, in a stable order.

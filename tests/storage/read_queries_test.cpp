@@ -20,6 +20,7 @@
 #include "engine/core/metric_keys.hpp"
 
 using namespace laconic;
+using laconic::storage::testing::count_rows;
 using namespace laconic::storage;
 using laconic::storage::testing::sample_config;
 using laconic::storage::testing::TempDir;
@@ -42,12 +43,6 @@ std::vector<std::int64_t> ids_where(const std::vector<RunRow>& runs, const std::
   std::vector<std::int64_t> ids;
   for (const auto& run : filter_where(runs, conditions)) ids.push_back(run.id);
   return ids;
-}
-
-std::int64_t count_rows(Database& db, const std::string& table) {
-  Statement q(db.handle(), "SELECT count(*) FROM " + table);
-  q.step();
-  return q.column_int64(0);
 }
 
 }  // namespace

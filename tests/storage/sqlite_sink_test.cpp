@@ -15,6 +15,7 @@
 #include "engine/core/metric_keys.hpp"
 
 using namespace laconic;
+using laconic::storage::testing::count_rows;
 using namespace laconic::storage;
 using laconic::storage::testing::database_path;
 using laconic::storage::testing::sample_config;
@@ -27,12 +28,6 @@ const double kNaN = std::nan("");
 
 std::int64_t new_run(Recorder& recorder) {
   return recorder.add_run(recorder.add_experiment("e", "e.lua", "h"), sample_config("topk", 1));
-}
-
-std::int64_t count_rows(Database& db, const std::string& table) {
-  Statement q(db.handle(), "SELECT count(*) FROM " + table);
-  q.step();
-  return q.column_int64(0);
 }
 
 }  // namespace

@@ -1,12 +1,16 @@
 #pragma once
 // Shared by the storage tests: a temporary directory and a small RunConfig.
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 #include <unistd.h>
 
 #include "engine/core/run_config.hpp"
+#include "storage/database.hpp"
+#include "storage/statement.hpp"
 
 namespace laconic::storage::testing {
 
@@ -32,6 +36,16 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+/// The first column of the first row `sql` returns (a count, an id).
+inline std::int64_t scalar(Database& db, const std::string& sql) {
+  Statement q(db.handle(), sql);
+  if (!q.step()) throw std::runtime_error("no row from: " + sql);
+  return q.column_int64(0);
+}
+
+/// The rows of `table`.
+inline std::int64_t count_rows(Database& db, const std::string& table) { return scalar(db, "SELECT count(*) FROM " + table); }
 
 /// ":memory:" for kind "memory", else a file in `dir`; tests GENERATE the kind, not the path,
 /// because a generator outlives the TempDir of the pass that created it.

@@ -28,7 +28,7 @@ std::size_t total(const std::vector<std::size_t>& layers) {
   return n;
 }
 
-std::vector<float> gradient_of(int rank, std::size_t n) {
+std::vector<float> normal_gradient_of(int rank, std::size_t n) {
   std::mt19937 gen(static_cast<unsigned>(rank) * 7919u + 1u);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> g(n);
@@ -92,7 +92,7 @@ std::vector<Round> overlapped(const std::string& compressor, std::chrono::millis
                               std::chrono::milliseconds tail, const comm::NetworkModel* network = nullptr) {
   std::vector<Round> rounds(2);
   testing::run_ranks(2, std::chrono::seconds(30), [&](comm::Communicator& comm) {
-    auto g = gradient_of(comm.rank(), total(kLayers));
+    auto g = normal_gradient_of(comm.rank(), total(kLayers));
     topology::BucketedExchange exchange(g, kLayers, kSmallBuckets, factory(compressor), comm,
                                         comm::AllreduceAlgorithm::Ring);
     exchange.begin();
@@ -112,7 +112,7 @@ std::vector<Round> overlapped(const std::string& compressor, std::chrono::millis
 std::vector<std::vector<float>> whole(const std::string& compressor) {
   std::vector<std::vector<float>> results(2);
   testing::run_ranks(2, std::chrono::seconds(30), [&](comm::Communicator& comm) {
-    auto g = gradient_of(comm.rank(), total(kLayers));
+    auto g = normal_gradient_of(comm.rank(), total(kLayers));
     auto c = make(compressor);
     compress::Payload scratch;
     topology::exchange_compressed(g, *c, comm, false, scratch);
@@ -159,7 +159,7 @@ TEST_CASE("the exchange's time is split at backward's end: hidden behind it, or 
   SECTION("no layer is reported before backward ends: nothing was hidden") {
     std::vector<topology::ExchangeStats> stats(2);
     testing::run_ranks(2, std::chrono::seconds(30), [&](comm::Communicator& comm) {
-      auto g = gradient_of(comm.rank(), total(kLayers));
+      auto g = normal_gradient_of(comm.rank(), total(kLayers));
       topology::BucketedExchange exchange(g, kLayers, kSmallBuckets, factory("none"), comm,
                                           comm::AllreduceAlgorithm::Ring);
       for (int round = 0; round < 3; ++round) {  // the thread serves round after round
@@ -200,7 +200,7 @@ TEST_CASE("with the exchange overlapped, a straggler's delay shows as the others
   // interleaved: whatever else the machine does disturbs both kinds alike.
   std::vector<double> calm_waits, calm_communicates, waits, communicates;
   testing::run_ranks(2, std::chrono::seconds(30), [&](comm::Communicator& comm) {
-    auto g = gradient_of(comm.rank(), total(kLayers));
+    auto g = normal_gradient_of(comm.rank(), total(kLayers));
     topology::BucketedExchange exchange(g, kLayers, kSmallBuckets, factory("none"), comm,
                                         comm::AllreduceAlgorithm::Ring);
     for (int round = 0; round < 30; ++round) {

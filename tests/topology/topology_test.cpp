@@ -19,7 +19,7 @@ using namespace laconic;
 
 namespace {
 
-std::vector<float> gradient_of(int rank, std::size_t n) {
+std::vector<float> pattern_gradient_of(int rank, std::size_t n) {
   std::vector<float> g(n);
   for (std::size_t i = 0; i < n; ++i) g[i] = static_cast<float>((rank + 1) * 0.25 + static_cast<double>(i % 7) - 3.0);
   return g;
@@ -38,7 +38,7 @@ Outcome exchange(const std::string& topology, const std::string& compressor, int
     auto topo = topology::builtin_topologies().create({"topology", topology, {}});
     auto c = compress::builtin_compressors().create({"compressor", compressor, {}});
     c->set_seed(1, comm.rank());
-    auto g = gradient_of(comm.rank(), n);
+    auto g = pattern_gradient_of(comm.rank(), n);
     auto stats = topo->average(g, *c, comm);
     out.results[static_cast<std::size_t>(comm.rank())] = g;
     out.stats[static_cast<std::size_t>(comm.rank())] = stats;
@@ -67,7 +67,7 @@ TEST_CASE("allreduce and allgather give every worker the mean of the dense gradi
   }
   for (std::size_t i = 0; i < n; ++i) {
     double mean = 0;
-    for (int r = 0; r < kRanks; ++r) mean += gradient_of(r, n)[i] / kRanks;
+    for (int r = 0; r < kRanks; ++r) mean += pattern_gradient_of(r, n)[i] / kRanks;
     CHECK(reduced.results[0][i] == Approx(mean).margin(1e-6));
     CHECK(gathered.results[0][i] == Approx(mean).margin(1e-6));
   }
@@ -200,7 +200,7 @@ Waits waits(std::chrono::milliseconds delay, int rounds_each, bool stamped_arriv
         auto c = compress::builtin_compressors().create({"compressor", "none", {}});
         for (int i = 0; i < 2 * rounds_each; ++i) {
           const bool straggled = i % 2 == 1;
-          auto g = gradient_of(comm.rank(), 100'000);
+          auto g = pattern_gradient_of(comm.rank(), 100'000);
           if (comm.rank() == 1 && straggled) std::this_thread::sleep_for(delay);
           const auto stats = topo->average(g, *c, comm);
           CHECK(stats.measured_wait);

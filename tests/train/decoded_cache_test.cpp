@@ -18,7 +18,7 @@ using laconic::testing::TempDir;
 
 namespace {
 
-train::DataSplit small_split() {
+train::DataSplit image_split() {
   torch::manual_seed(7);
   return {torch::randn({50, 1, 28, 28}), torch::randint(0, 10, {50}, torch::kInt64)};
 }
@@ -52,7 +52,7 @@ class CacheDirSetting {
 
 TEST_CASE("a stored split loads back bit for bit, under its key only", "[train][data][cache]") {
   TempDir dir;
-  const auto split = small_split();
+  const auto split = image_split();
   REQUIRE(train::store_decoded_split(dir.path, {"one", "key one"}, split));
   const auto loaded = train::load_decoded_split(dir.path, {"one", "key one"});
   REQUIRE(loaded);
@@ -74,7 +74,7 @@ TEST_CASE("a stored split loads back bit for bit, under its key only", "[train][
 
 TEST_CASE("a cut-short or foreign cache file is ignored", "[train][data][cache]") {
   TempDir dir;
-  REQUIRE(train::store_decoded_split(dir.path, {"k", "k"}, small_split()));
+  REQUIRE(train::store_decoded_split(dir.path, {"k", "k"}, image_split()));
   const auto files = files_in(dir.path);
   REQUIRE(files.size() == 1);
   const auto full = std::filesystem::file_size(files[0]);
@@ -98,7 +98,7 @@ TEST_CASE("decoded_split decodes once, then maps the stored split; LACONIC_CACHE
   int decoded = 0;
   auto decode = [&] {
     ++decoded;
-    return small_split();
+    return image_split();
   };
   SECTION("a cache folder") {
     CacheDirSetting setting(dir.path + "/cache");

@@ -15,7 +15,7 @@ using namespace laconic;
 namespace {
 
 // 103 examples (not a multiple of the workers or the batch) of 8 values in 3 classes.
-train::DataSplit small_split() {
+train::DataSplit tabular_split() {
   torch::manual_seed(5);
   return {torch::randn({103, 8}), torch::randint(0, 3, {103}, torch::kInt64)};
 }
@@ -30,7 +30,7 @@ std::shared_ptr<train::Mlp> small_model() {
 }  // namespace
 
 TEST_CASE("evaluation split across identical replicas equals one worker evaluating it all", "[train][evaluate]") {
-  const auto split = small_split();
+  const auto split = tabular_split();
   auto reference_model = small_model();
   const train::Evaluation whole = train::evaluate(*reference_model, split, 0);
   const train::Evaluation first_half = train::evaluate(*reference_model, split, 50);
@@ -61,7 +61,7 @@ TEST_CASE("evaluation split across identical replicas equals one worker evaluati
 }
 
 TEST_CASE("replicas that differ are not split up: worker 0 evaluates its own model alone", "[train][evaluate]") {
-  const auto split = small_split();
+  const auto split = tabular_split();
   train::Evaluation result, own;
   bool sharded = true;
   std::vector<std::shared_ptr<train::Mlp>> models = {small_model(), small_model()};

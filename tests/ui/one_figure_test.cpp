@@ -16,7 +16,7 @@ using namespace laconic::reports::testing;
 
 TEST_CASE("a configuration's time to target is one figure in report.md, the CSVs and the UI's JSON",
           "[ui][api][reports]") {
-  TempDir dir("one-figure");
+  reports::testing::TempDir dir("one-figure");
   auto db = storage::Database::open(dir.file("runs.db"));
   record_verdict_sweep(*db, "sweep");
   const auto paths = reports::write_report(*db, "sweep", dir.file("out"), {.gnuplot = {"/nonexistent/gnuplot", 5}});
