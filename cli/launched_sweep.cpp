@@ -159,7 +159,7 @@ bool LaunchedSweep::oversubscribed() const {
 
 void LaunchedSweep::finish(int status) {
   finished_ = true;
-  for (const auto& connection : remote_.connections) connection->send_line(str_cat("D\t", status));
+  for (const auto& connection : remote_.connections) connection->send_line(encode(RankOrder{SweepDone{status}}));
 }
 
 int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::ExperimentPlan& plan,
@@ -198,10 +198,11 @@ int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::E
       return 1;
     }
     heard = Clock::now();
-    const auto command = relay_fields(*line);
-    if (command[0] == "D" && command.size() == 2) return std::atoi(command[1].c_str());
-    if (command[0] != "R" || command.size() != 4) continue;  // a signal for a worker already gone
-    const std::size_t index = std::stoul(command[1]);
+    const auto order = decode_order(*line);
+    if (const auto* done = order ? std::get_if<SweepDone>(&*order) : nullptr) return done->status;
+    const auto* run = order ? std::get_if<RunOrder>(&*order) : nullptr;
+    if (run == nullptr) continue;  // a signal for a worker already gone, a sign of life
+    const std::size_t index = run->run_index;
     if (index < plan.runs.size()) silence_limit = plan.runs[index].timeout + kRankZeroSilenceGraceSeconds;
     if (index < plan.runs.size()) {
       try {
@@ -215,11 +216,11 @@ int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::E
       WorkerArgs worker;
       worker.file = args.file;
       worker.run_index = index;
-      worker.run_name = command[2];
+      worker.run_name = run->run_name;
       worker.rank = launched.rank;
       worker.world = launched.world;
       worker.store = launched.store.text();
-      worker.store_prefix = command[3];
+      worker.store_prefix = run->store_prefix;
       worker.hostname = mine.address;
       worker.interface = launched.interface;
       worker.message_fd = message_fd;
@@ -229,11 +230,11 @@ int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::E
     int status = 0;
     bool terminated = false;
     while (::waitpid(pid, &status, WNOHANG) != pid) {
-      const auto order = rank0->read_line(std::chrono::milliseconds(200));
-      if (order) {
+      const auto while_training = rank0->read_line(std::chrono::milliseconds(200));
+      if (while_training) {
         heard = Clock::now();
-        const auto fields = relay_fields(*order);
-        if (fields[0] == "S" && fields.size() == 2) ::kill(pid, std::atoi(fields[1].c_str()));
+        const auto said = decode_order(*while_training);
+        if (const auto* signal = said ? std::get_if<SignalOrder>(&*said) : nullptr) ::kill(pid, signal->signal);
       } else if (rank0->closed() || silent_too_long("while its run trained")) {
         ::kill(pid, SIGKILL);
         ::waitpid(pid, &status, 0);
@@ -247,8 +248,8 @@ int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::E
       }
     }
     // The newline first ends a line the worker may have left torn.
-    rank0->send_line(str_cat("\nX\t", status));
-    std::cout << who << ": run " << index + 1 << " (" << command[2] << "): worker " << describe_status(status)
+    rank0->send_line("\n" + encode(WorkerExit{status}));
+    std::cout << who << ": run " << index + 1 << " (" << run->run_name << "): worker " << describe_status(status)
               << " after " << human_seconds(std::chrono::duration<double>(Clock::now() - started).count()) << std::endl;
   }
 }

@@ -117,8 +117,8 @@ class Supervisor {
   void start_remote(SupervisedWorker& w) {
     w.remote = spec_.remote->connections.at(static_cast<std::size_t>(w.rank - 1)).get();
     w.fd = w.remote->fd();
-    if (!w.remote->send_line(str_cat("R\t", spec_.worker.run_index, "\t", escape_field(spec_.worker.run_name), "\t",
-                                     escape_field(spec_.worker.store_prefix))))
+    if (!w.remote->send_line(
+            encode(RankOrder{RunOrder{spec_.worker.run_index, spec_.worker.run_name, spec_.worker.store_prefix}})))
       lost(w, "its connection to rank 0 is closed: its process or its host went away");
   }
 
@@ -184,7 +184,7 @@ class Supervisor {
     if (!spec_.remote || seconds_between(last_ping_, now_) <= kRankZeroPingSeconds) return;
     last_ping_ = now_;
     for (auto& w : workers_)
-      if (w.remote && !w.exited) w.remote->send_line("P");
+      if (w.remote && !w.exited) w.remote->send_line(encode(RankOrder{StillAlive{}}));
   }
 
   void check_exits() {

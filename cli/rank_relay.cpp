@@ -45,21 +45,6 @@ void tune_socket(int fd) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
 }
 
-std::string encode_hello(const RankHello& h) {
-  return str_cat("L\t", h.rank, "\t", h.world, "\t", escape_field(h.file_hash), "\t", escape_field(h.plan), "\t",
-                 escape_field(h.host), "\t", escape_field(h.address), "\t", h.cores, "\t", h.pid);
-}
-
-std::optional<RankHello> decode_hello(const std::string& line) {
-  const auto f = relay_fields(line);
-  if (f.size() != 9 || f[0] != "L") return std::nullopt;
-  try {
-    return RankHello{std::stoi(f[1]), std::stoi(f[2]), f[3], f[4], f[5], f[6], std::stoi(f[7]), std::stol(f[8])};
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 std::string who(const RankHello& h) {
   return str_cat("rank ", h.rank, " (host ", h.host, ", ", h.address, ", pid ", h.pid, ")");
 }
@@ -127,17 +112,6 @@ std::string random_nonce() {
 }
 
 }  // namespace
-
-std::vector<std::string> relay_fields(const std::string& line) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    const auto tab = line.find('\t', start);
-    parts.push_back(unescape_field(line.substr(start, tab == std::string::npos ? tab : tab - start)));
-    if (tab == std::string::npos) return parts;
-    start = tab + 1;
-  }
-}
 
 RelayConnection::RelayConnection(int fd, RankHello peer) : fd_(fd), peer_(std::move(peer)) {}
 
@@ -220,7 +194,7 @@ std::vector<std::unique_ptr<RelayConnection>> gather_ranks(comm::KeyValueStore& 
   std::string refusal;
   while (static_cast<int>(joined.size()) < mine.world - 1 && refusal.empty()) {
     if (stop) {
-      for (auto& [rank, connection] : joined) connection->send_line("!\trank 0 was stopped by the user");
+      for (auto& [rank, connection] : joined) connection->send_line(encode(JoinRefused{"rank 0 was stopped by the user"}));
       throw StoppedError(str_cat("rank 0 stopped by the user (Ctrl-C or SIGTERM) after waiting ",
                                  seconds_since(started), " s of ", timeout.count() / 1000,
                                  " s (--launch-timeout) for ranks ", missing(), " of ", mine.world));
@@ -230,7 +204,7 @@ std::vector<std::unique_ptr<RelayConnection>> gather_ranks(comm::KeyValueStore& 
     if (ready <= 0) {
       if (Clock::now() < deadline) continue;
       for (auto& [rank, connection] : joined)
-        connection->send_line(str_cat("!\tranks ", missing(), " did not join rank 0 in time"));
+        connection->send_line(encode(JoinRefused{str_cat("ranks ", missing(), " did not join rank 0 in time")}));
       throw CommError(str_cat("rank 0: ranks ", missing(), " of ", mine.world, " did not join within ",
                               timeout.count() / 1000,
                               " s (--launch-timeout): were they started, with the same "
@@ -253,17 +227,17 @@ std::vector<std::unique_ptr<RelayConnection>> gather_ranks(comm::KeyValueStore& 
     else
       refusal = disagreement(mine, *hello);
     if (!refusal.empty())
-      connection->send_line("!\t" + escape_field(refusal));
+      connection->send_line(encode(JoinRefused{refusal}));
     else
       joined[hello->rank] = std::move(connection);
   }
   if (!refusal.empty()) {
-    for (auto& [rank, connection] : joined) connection->send_line("!\t" + escape_field(refusal));
+    for (auto& [rank, connection] : joined) connection->send_line(encode(JoinRefused{refusal}));
     throw ConfigError(refusal);
   }
   std::vector<std::unique_ptr<RelayConnection>> ranks;
   for (auto& [rank, connection] : joined) {
-    connection->send_line("O\t" + nonce);
+    connection->send_line(encode(JoinAccepted{nonce}));
     ranks.push_back(std::move(connection));
   }
   return ranks;
@@ -310,7 +284,7 @@ std::unique_ptr<RelayConnection> join_rank0(comm::KeyValueStore& store, const st
       continue;
     }
     auto connection = std::make_unique<RelayConnection>(fd, RankHello{0, mine.world, "", "", "", rank0->address, 0, 0});
-    if (!connection->send_line(encode_hello(mine))) continue;
+    if (!connection->send_line(encode(mine))) continue;
     // Rank 0 answers once every rank joined: a second at a time, so that a stop is seen.
     std::optional<std::string> answer;
     while (!answer && !connection->closed() && Clock::now() < deadline) {
@@ -321,10 +295,11 @@ std::unique_ptr<RelayConnection> join_rank0(comm::KeyValueStore& store, const st
       last_problem = str_cat("rank 0 at ", rank0->address, ":", rank0->port, " did not answer");
       continue;
     }
-    const auto fields = relay_fields(*answer);
-    if (fields.size() == 2 && fields[0] == "!") throw ConfigError("rank 0 refused the sweep: " + fields[1]);
-    if (fields.size() == 2 && fields[0] == "O") {
-      nonce = fields[1];
+    const auto said = decode_join_answer(*answer);
+    if (const auto* refused = said ? std::get_if<JoinRefused>(&*said) : nullptr)
+      throw ConfigError("rank 0 refused the sweep: " + refused->why);
+    if (const auto* accepted = said ? std::get_if<JoinAccepted>(&*said) : nullptr) {
+      nonce = accepted->nonce;
       return connection;
     }
     last_problem = str_cat("rank 0 answered '", *answer, "'");

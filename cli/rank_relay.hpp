@@ -4,9 +4,9 @@
 // traffic. Rank 0 listens and publishes its address in the store; each rank connects and says
 // who it is and what it planned; rank 0 checks that every rank agrees before anything trains.
 //
-// On a connection, rank 0 sends one command per line: R (train a run), S (signal your worker),
-// D (the sweep is over). The rank answers with its worker's message lines
-// (engine/core/worker_message.hpp) as they come, then X and the worker's wait status.
+// On a connection, rank 0 sends one order per line (cli/relay_protocol.hpp: train a run, signal
+// your worker, a sign of life, the sweep is over). The rank answers with its worker's message
+// lines (engine/core/worker_message.hpp) as they come, then the worker's exit.
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -14,21 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/relay_protocol.hpp"
 #include "engine/comm/store.hpp"
 
 namespace laconic::cli {
-
-/// Who a rank is and what it is about to run, as it tells rank 0 when it joins.
-struct RankHello {
-  int rank = 0;
-  int world = 1;
-  std::string file_hash;  ///< the experiment file's hash
-  std::string plan;       ///< fingerprint of the runs it selected (index, name, world of each)
-  std::string host;       ///< host name
-  std::string address;    ///< the address its worker listens on
-  int cores = 1;          ///< the host's cores
-  long pid = 0;
-};
 
 /// One line-framed TCP connection. Owns its socket.
 class RelayConnection {
@@ -56,9 +45,6 @@ class RelayConnection {
   std::string buffer_;
   bool closed_ = false;
 };
-
-/// A line's tab-separated fields, unescaped (engine/core/worker_message.hpp's escape_field).
-std::vector<std::string> relay_fields(const std::string& line);
 
 /// The store key under which rank 0 publishes its address: one for every experiment of a launch
 /// (LaunchedRank::launch_id), so that ranks whose files differ still meet and are told so, and two

@@ -56,7 +56,7 @@ void SupervisedWorker::signal(int sig) {
     if (!killed_at) killed_at = SteadyClock::now();
   }
   if (remote)
-    remote->send_line(str_cat("S\t", sig));
+    remote->send_line(encode(RankOrder{SignalOrder{sig}}));
   else
     ::kill(pid, sig);
 }
@@ -91,10 +91,12 @@ void SupervisedWorker::handle_line(std::string_view line, MetricsSink& sink, con
   }
 }
 
-// A remote rank's line "X<TAB>STATUS": its worker was reaped with this wait status.
+// A remote rank's WorkerExit: its worker was reaped with this wait status.
 bool SupervisedWorker::remote_exit(std::string_view line) {
-  if (!remote || !line.starts_with("X\t")) return false;
-  status = std::atoi(std::string(line.substr(2)).c_str());
+  if (!remote) return false;
+  const auto exit = decode_worker_exit(std::string(line));
+  if (!exit) return false;
+  status = exit->status;
   exited = true;
   fd = -1;  // the connection stays open for the next run; this run reads no more of it
   return true;

@@ -1,0 +1,52 @@
+// The relay between rank 0 and the other ranks of a launched sweep speaks typed messages
+// (cli/relay_protocol.hpp): each reads back as written, whatever its text holds (tabs, newlines,
+// backslashes in a run's name or a refusal), and a line that is not the message asked for, or is
+// torn, reads as nothing rather than as a wrong order.
+#include <catch2/catch.hpp>
+
+#include "cli/relay_protocol.hpp"
+
+using namespace laconic::cli;
+
+TEST_CASE("every relay message reads back as written, its text escaped", "[cli][relay]") {
+  const RankHello hello{3, 4, "ab\tcd", "plan\\1", "node\n2", "10.0.0.2", 16, 4242};
+  const auto back = decode_hello(encode(hello));
+  REQUIRE(back);
+  CHECK(back->rank == 3);
+  CHECK(back->world == 4);
+  CHECK(back->file_hash == "ab\tcd");
+  CHECK(back->plan == "plan\\1");
+  CHECK(back->host == "node\n2");
+  CHECK(back->cores == 16);
+  CHECK(back->pid == 4242);
+  CHECK(encode(hello).find('\n') == std::string::npos);  // one line, whatever the fields hold
+
+  const RunOrder run{7, "compressor=topk,ratio=0.01\tseed=1", "launch-1/run-7"};
+  const auto order = decode_order(encode(RankOrder{run}));
+  REQUIRE(order);
+  const auto* got = std::get_if<RunOrder>(&*order);
+  REQUIRE(got);
+  CHECK(got->run_index == 7);
+  CHECK(got->run_name == run.run_name);
+  CHECK(got->store_prefix == run.store_prefix);
+  CHECK(std::get<SignalOrder>(*decode_order(encode(RankOrder{SignalOrder{15}}))).signal == 15);
+  CHECK(std::holds_alternative<StillAlive>(*decode_order(encode(RankOrder{StillAlive{}}))));
+  CHECK(std::get<SweepDone>(*decode_order(encode(RankOrder{SweepDone{2}}))).status == 2);
+
+  CHECK(std::get<JoinAccepted>(*decode_join_answer(encode(JoinAnswer{JoinAccepted{"f00d"}}))).nonce == "f00d");
+  const std::string why = "rank 2 (host b\tc) was started with a world of 3 ranks";
+  CHECK(std::get<JoinRefused>(*decode_join_answer(encode(JoinAnswer{JoinRefused{why}}))).why == why);
+  CHECK(decode_worker_exit(encode(WorkerExit{9}))->status == 9);
+}
+
+TEST_CASE("a relay line that is not the message asked for, or is torn, reads as nothing", "[cli][relay]") {
+  CHECK_FALSE(decode_order("R\t7\tname"));           // a field short
+  CHECK_FALSE(decode_order("R\tseven\tname\tkeys"));  // not a number
+  CHECK_FALSE(decode_order("S\t9x"));
+  CHECK_FALSE(decode_order("X\t0"));                 // a rank's report is not an order
+  CHECK_FALSE(decode_order(""));
+  CHECK_FALSE(decode_join_answer("L\t1\t2"));
+  CHECK_FALSE(decode_hello("L\t1\t2\th\tp\thost\taddr\t16"));  // torn: a field short
+  CHECK_FALSE(decode_worker_exit("X\t"));
+  CHECK_FALSE(decode_worker_exit("M\tloss"));  // a worker's metric line
+}
