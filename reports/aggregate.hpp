@@ -20,6 +20,8 @@ struct TestMetric {
 
   /// True when `value` reaches `target` in the metric's direction.
   bool reaches(double value, double target) const;
+  /// `a` is better than `b`, or `b` is NaN and `a` is not (better_value).
+  bool better(double a, double b) const { return better_value(higher_is_better, a, b); }
 };
 
 /// The metric of `key` ("test_perplexity" or "test_accuracy").

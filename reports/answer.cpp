@@ -49,10 +49,6 @@ double step_of(const RunData& run, const AnswerLink& link) {
   return kNaN;
 }
 
-bool better(const TestMetric& metric, double a, double b) {
-  return std::isnan(b) || (metric.higher_is_better ? a > b : a < b);
-}
-
 std::vector<double> logs_of(const std::vector<double>& seconds) {
   std::vector<double> out;
   for (double s : seconds) out.push_back(std::log(s));
@@ -211,7 +207,7 @@ Answer::Answer(const Grid& grid, const std::vector<ConfigSummary>& summaries, co
     for (const ConfigSummary& s : summaries) {
       if (s.config->row != row) continue;
       if (is_rule_baseline(s)) target.baseline = &s;
-      if (!std::isnan(s.final_metric.mean) && (!best_any || better(metric, s.final_metric.mean, best_any->final_metric.mean)))
+      if (!std::isnan(s.final_metric.mean) && (!best_any || metric.better(s.final_metric.mean, best_any->final_metric.mean)))
         best_any = &s;
     }
     if (!rule.baseline && target.baseline && baseline_source_.empty())

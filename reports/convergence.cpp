@@ -206,8 +206,7 @@ Section target_section(const SectionInput& in) {
     reached_runs += reach.epochs.size();
     runs += s.config->runs.size();
     const double best = stats_of(reach.best).mean;
-    if (!std::isnan(best) && (std::isnan(best_overall) || (in.metric.higher_is_better ? best > best_overall
-                                                                                      : best < best_overall))) {
+    if (in.metric.better(best, best_overall)) {
       best_overall = best;
       best_label = s.config->label;
     }

@@ -207,9 +207,7 @@ double host_load_of(const std::map<std::string, std::string>& facts) {
 double RunData::best_metric(bool higher_is_better) const {
   double best = kNaN;
   for (const EvalPoint& e : evaluations)
-    if (!std::isnan(e.test_metric) &&
-        (std::isnan(best) || (higher_is_better ? e.test_metric > best : e.test_metric < best)))
-      best = e.test_metric;
+    if (better_value(higher_is_better, e.test_metric, best)) best = e.test_metric;
   return best;
 }
 

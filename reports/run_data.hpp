@@ -2,6 +2,7 @@
 // The numbers a report shows for one FINISHED run, read from storage with indexed lookups only:
 // run_summary for totals and means, and the (run_id, key) index of metrics for per-epoch values.
 // Parameter-server ranks (>= the run's workers) are left out of every figure here.
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -44,6 +45,12 @@ struct EpochPoint {
   /// Mean payload_bytes per step and worker rank within this epoch.
   double payload_bytes = kNaN;
 };
+
+/// `a` is a better value of a metric than `b` (higher or lower, as the metric goes), or `b` is
+/// NaN and `a` is not: the one comparison behind every "best" of the reports.
+inline bool better_value(bool higher_is_better, double a, double b) {
+  return !std::isnan(a) && (std::isnan(b) || (higher_is_better ? a > b : a < b));
+}
 
 struct RunData {
   ReportRun run;

@@ -372,3 +372,16 @@ TEST_CASE("report A B of one file names the file once and the --set flags that s
   CHECK_THAT(md, Catch::Contains("- overrides, short: name=short\n") &&
                      Catch::Contains("- overrides, long: name=long epochs=2\n"));
 }
+
+TEST_CASE("which of two values of a metric is better is decided by its direction, a NaN never better", "[reports]") {
+  const TestMetric accuracy = test_metric_named("test_accuracy");
+  const TestMetric perplexity = test_metric_named("test_perplexity");
+  CHECK(accuracy.better(0.9, 0.8));
+  CHECK_FALSE(accuracy.better(0.8, 0.9));
+  CHECK(perplexity.better(80, 120));
+  CHECK_FALSE(perplexity.better(120, 80));
+  CHECK(accuracy.better(0.1, kNaN));  // anything measured beats nothing
+  CHECK_FALSE(accuracy.better(kNaN, 0.1));
+  CHECK_FALSE(accuracy.better(kNaN, kNaN));
+  CHECK_FALSE(accuracy.better(0.8, 0.8));  // a tie keeps the first
+}
