@@ -111,9 +111,8 @@ double SweepExecutor::final_metric(const PlannedRun& run, const std::string& met
 
 /// The controller's facts about the host of a run (its ranks' own come from rank 0), and a
 /// warning when the ranks outnumber the cores.
-void SweepExecutor::record_host_facts(std::int64_t run_id, const RunConfig& config, const std::string& label) {
+void SweepExecutor::record_host_facts(std::int64_t run_id, const ResolvedRun& resolved, const std::string& label) {
   const int cores = host_cores();
-  const ResolvedRun resolved = catalog_.resolve_run(config);
   writes_.fact(run_id, ResolvedRun::kFact, resolved.to_json());
   const int world = resolved.world_size;
   // With --jobs, the other jobs' runs share the host too; a launcher spreads them over hosts.
@@ -208,8 +207,10 @@ void SweepExecutor::execute_claimed(const PlannedRun& run, const RunConfig& conf
   // goes to the journal (replaced in conclude() by how it really ended).
   pending.ending = storage::Journal::Status{run.id, "KILLED", storage::unix_now(),
                                             "stopped: the database took no writes (--db-retry)"};
-  const Checkpoints checkpoints = prepare(run, config, label, pending);
-  const LaunchOutcome outcome = launch(run, config, label, checkpoints, *pending.stored);
+  // Resolved once: its ranks and their placement, what its compressor is (recorded as a fact).
+  const ResolvedRun resolved = catalog_.resolve_run(config);
+  const Checkpoints checkpoints = prepare(run, config, resolved, label, pending);
+  const LaunchOutcome outcome = launch(run, config, resolved, label, checkpoints, *pending.stored);
   conclude(run, label, outcome, checkpoints, pending);
 }
 
@@ -229,7 +230,8 @@ bool SweepExecutor::claim(const PlannedRun& run, const std::string& label) {
 // Rewinds a resumed or repeated run, tidies its checkpoints, records its host's facts, reads its
 // data once for the forked workers, and opens its metrics' sink (pending.stored).
 SweepExecutor::Checkpoints SweepExecutor::prepare(const PlannedRun& run, const RunConfig& config,
-                                                  const std::string& label, Pending& pending) {
+                                                  const ResolvedRun& resolved, const std::string& label,
+                                                  Pending& pending) {
   const std::string not_checkpointable = catalog_.why_not_checkpointed(config);
   const bool resumes = run.start == PlannedRun::Start::Resume;
   const Checkpoints checkpoints{checkpoint_dir(args_.db, run.id),
@@ -246,7 +248,7 @@ SweepExecutor::Checkpoints SweepExecutor::prepare(const PlannedRun& run, const R
     std::filesystem::remove_all(checkpoints.dir, ignored);
   }
   if (checkpoints.on) std::filesystem::create_directories(checkpoints.dir);
-  record_host_facts(run.id, config, label);
+  record_host_facts(run.id, resolved, label);
   if (!args_.overrides.empty()) {
     std::string overrides;
     for (const auto& o : args_.overrides) overrides += (overrides.empty() ? "" : " ") + o;
@@ -265,7 +267,7 @@ SweepExecutor::Checkpoints SweepExecutor::prepare(const PlannedRun& run, const R
 // What every rank of the run is told: its place in the plan (an exec'd worker expands the file
 // itself and checks it), its world, its checkpoints, and for a launched sweep the store its
 // ranks meet in.
-WorkerArgs SweepExecutor::worker_args(const PlannedRun& run, const RunConfig& config,
+WorkerArgs SweepExecutor::worker_args(const PlannedRun& run, const RunConfig& config, const ResolvedRun& resolved,
                                       const Checkpoints& checkpoints) const {
   WorkerArgs worker;
   worker.file = args_.file;
@@ -273,7 +275,7 @@ WorkerArgs SweepExecutor::worker_args(const PlannedRun& run, const RunConfig& co
   worker.run_index = run.index;
   worker.run_name = config.name;
   worker.overrides = args_.overrides;
-  worker.world = catalog_.world_size(config);
+  worker.world = resolved.world_size;
   if (checkpoints.on) {
     worker.checkpoint_dir = checkpoints.dir.string();
     worker.checkpoint_every = args_.checkpoint_every;
@@ -291,10 +293,11 @@ WorkerArgs SweepExecutor::worker_args(const PlannedRun& run, const RunConfig& co
 // Starts the run's workers (forks of this process, which has LibTorch loaded already) on its
 // emulated link when it has one, built for the run and torn down when it ends, and supervises
 // them until every one has exited.
-LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& config, const std::string& label,
-                                    const Checkpoints& checkpoints, storage::SqliteSink& stored) {
+LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& config, const ResolvedRun& resolved,
+                                    const std::string& label, const Checkpoints& checkpoints,
+                                    storage::SqliteSink& stored) {
   LaunchOutcome outcome;
-  const int world = catalog_.world_size(config);
+  const int world = resolved.world_size;
   std::optional<EmulatedNetwork> network;
   const auto link = catalog_.emulated_link(config);
   if (link) {
@@ -308,9 +311,9 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
   }
   LaunchSpec spec;
   spec.executable = args_.executable;
-  spec.worker = worker_args(run, config, checkpoints);
+  spec.worker = worker_args(run, config, resolved, checkpoints);
   spec.timeout = config.timeout;
-  if (catalog_.thread_ranks(config)) spec.ranks_per_process = spec.worker.world;
+  if (resolved.thread_ranks) spec.ranks_per_process = resolved.world_size;
   if (sweep_) spec.remote = &sweep_->remote();
   if (network)
     spec.place = [&](WorkerArgs& worker) {

@@ -61,16 +61,18 @@ class SweepExecutor {
     bool on = false;
   };
 
-  void record_host_facts(std::int64_t run_id, const RunConfig& config, const std::string& label);
+  void record_host_facts(std::int64_t run_id, const ResolvedRun& resolved, const std::string& label);
   void record_host_load(std::int64_t run_id, const std::string& label);
 
   void execute_one(const PlannedRun& run, std::size_t total);
   void execute_claimed(const PlannedRun& run, const RunConfig& config, const std::string& label, Pending& pending);
   bool claim(const PlannedRun& run, const std::string& label);
-  Checkpoints prepare(const PlannedRun& run, const RunConfig& config, const std::string& label, Pending& pending);
-  LaunchOutcome launch(const PlannedRun& run, const RunConfig& config, const std::string& label,
-                       const Checkpoints& checkpoints, storage::SqliteSink& stored);
-  WorkerArgs worker_args(const PlannedRun& run, const RunConfig& config, const Checkpoints& checkpoints) const;
+  Checkpoints prepare(const PlannedRun& run, const RunConfig& config, const ResolvedRun& resolved,
+                      const std::string& label, Pending& pending);
+  LaunchOutcome launch(const PlannedRun& run, const RunConfig& config, const ResolvedRun& resolved,
+                       const std::string& label, const Checkpoints& checkpoints, storage::SqliteSink& stored);
+  WorkerArgs worker_args(const PlannedRun& run, const RunConfig& config, const ResolvedRun& resolved,
+                         const Checkpoints& checkpoints) const;
   LaunchObserver observe(const PlannedRun& run, const Checkpoints& checkpoints, storage::SqliteSink& stored);
   void conclude(const PlannedRun& run, const std::string& label, const LaunchOutcome& outcome,
                 const Checkpoints& checkpoints, Pending& pending);

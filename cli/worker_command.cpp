@@ -164,10 +164,7 @@ void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& cat
   channel.liveness().enter("loading");
   train::WorkerParts parts = catalog.build(config);
   parts.liveness = &channel.liveness();
-  if (args.rank < config.workers)
-    train::run_worker(config, std::move(parts), *comm, channel.sink(), progress, run.callbacks, checkpointing);
-  else
-    train::run_server(config, std::move(parts), *comm, channel.sink(), run.callbacks, checkpointing);
+  train::run_rank(config, std::move(parts), *comm, channel.sink(), progress, run.callbacks, checkpointing);
   report_clock_error();
 }
 

@@ -78,11 +78,7 @@ class Ranks {
       comm::MemoryCommunicator comm(network_, rank);
       parts.liveness = &report_.liveness[static_cast<std::size_t>(rank)];
       RunCallbacks* callbacks = callbacks_ ? &*callbacks_ : nullptr;
-      if (rank < config_.workers)
-        train::run_worker(config_, std::move(parts), comm, report_.sink, rank == 0 ? report_.progress : nullptr,
-                          callbacks);
-      else
-        train::run_server(config_, std::move(parts), comm, report_.sink, callbacks);
+      train::run_rank(config_, std::move(parts), comm, report_.sink, rank == 0 ? report_.progress : nullptr, callbacks);
     } catch (...) {
       fail(rank, std::current_exception());
     }

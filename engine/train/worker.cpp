@@ -328,4 +328,12 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
   return WorkerLoop(config, parts, comm, sink, progress, callbacks, checkpointing).run();
 }
 
+void run_rank(const RunConfig& config, WorkerParts parts, comm::Communicator& comm, MetricsSink& sink,
+              const ProgressFn& progress, RunCallbacks* callbacks, const Checkpointing& checkpointing) {
+  if (comm.rank() < config.workers)
+    run_worker(config, std::move(parts), comm, sink, progress, callbacks, checkpointing);
+  else
+    run_server(config, std::move(parts), comm, sink, callbacks, checkpointing);
+}
+
 }  // namespace laconic::train

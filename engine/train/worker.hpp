@@ -92,6 +92,13 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
 void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm, MetricsSink& sink,
                 RunCallbacks* callbacks = nullptr, const Checkpointing& checkpointing = {});
 
+/// This rank's part of the run, by its rank: the worker loop for the ranks below config.workers,
+/// a parameter server's rounds for the ranks after them (the one place that tells them apart;
+/// `progress` only reaches a worker).
+void run_rank(const RunConfig& config, WorkerParts parts, comm::Communicator& comm, MetricsSink& sink,
+              const ProgressFn& progress = {}, RunCallbacks* callbacks = nullptr,
+              const Checkpointing& checkpointing = {});
+
 /// Steps each worker takes per epoch: its shard in batches, at most config.max_steps.
 std::int64_t steps_per_epoch(const RunConfig& config, Dataset& dataset);
 
