@@ -33,17 +33,23 @@ function value(run, key) {
 // The runs that satisfy the where box, as the server's `laconic runs --where` rules decide
 // (GET /api/runs/matching: one grammar, one set of rules for the CLI and this page): the set of
 // their ids, or null for an empty box; `error` is the server's reason for a condition it refused.
-let matching = { text: "", ids: null, conditions: [], error: "" };
+// An answer for a box that has changed since it was asked is dropped: the newer one decides.
+let matching = { ids: null, conditions: [], error: "" };
+let asked = "";
 
 async function match(text) {
-  if (!text.trim()) return (matching = { text, ids: null, conditions: [], error: "" });
-  try {
-    const body = await api(`/api/runs/matching?where=${encodeURIComponent(text)}`);
-    matching = { text, ids: new Set(body.ids), conditions: body.conditions, error: "" };
-  } catch (e) {
-    matching = { text, ids: new Set(), conditions: [], error: e.message };
+  asked = text;
+  let answer;
+  if (!text.trim()) answer = { ids: null, conditions: [], error: "" };
+  else {
+    try {
+      const body = await api(`/api/runs/matching?where=${encodeURIComponent(text)}`);
+      answer = { ids: new Set(body.ids), conditions: body.conditions, error: "" };
+    } catch (e) {
+      answer = { ids: new Set(), conditions: [], error: e.message };
+    }
   }
-  return matching;
+  if (text === asked) matching = answer;
 }
 
 async function refresh() {
