@@ -200,7 +200,7 @@ int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::E
     heard = Clock::now();
     const auto order = decode_order(*line);
     if (const auto* done = order ? std::get_if<SweepDone>(&*order) : nullptr) return done->status;
-    const auto* run = order ? std::get_if<RunOrder>(&*order) : nullptr;
+    const auto* run = order ? std::get_if<LaunchOrder>(&*order) : nullptr;
     if (run == nullptr) continue;  // a signal for a worker already gone, a sign of life
     const std::size_t index = run->run_index;
     if (index < plan.runs.size()) silence_limit = plan.runs[index].timeout + kRankZeroSilenceGraceSeconds;
@@ -215,12 +215,9 @@ int follow_rank0(const RunArgs& args, const LaunchedRank& launched, const lua::E
     const pid_t pid = fork_worker_process(launched.rank, rank0->fd(), [&](int message_fd) {
       WorkerArgs worker;
       worker.file = args.file;
-      worker.run_index = index;
-      worker.run_name = run->run_name;
+      worker.order = *run;
       worker.rank = launched.rank;
-      worker.world = launched.world;
       worker.store = launched.store.text();
-      worker.store_prefix = run->store_prefix;
       worker.hostname = mine.address;
       worker.interface = launched.interface;
       worker.message_fd = message_fd;

@@ -75,7 +75,7 @@ class Supervisor {
         sink_(sink),
         observer_(observer),
         stop_(stop),
-        workers_(static_cast<std::size_t>(spec.worker.world / spec.ranks_per_process)),
+        workers_(static_cast<std::size_t>(spec.worker.order.processes())),
         reap_(workers_) {}
 
   LaunchOutcome run() {
@@ -103,8 +103,8 @@ class Supervisor {
     launched_ = Clock::now();
     for (std::size_t p = 0; p < workers_.size(); ++p) {
       auto& w = workers_[p];
-      w.rank = static_cast<int>(p) * spec_.ranks_per_process;
-      w.ranks = spec_.ranks_per_process;
+      w.rank = static_cast<int>(p) * spec_.worker.order.ranks_per_process();
+      w.ranks = spec_.worker.order.ranks_per_process();
       w.last_heard = Clock::now();
       if (spec_.remote && w.rank > 0)
         start_remote(w);
@@ -117,15 +117,13 @@ class Supervisor {
   void start_remote(SupervisedWorker& w) {
     w.remote = spec_.remote->connections.at(static_cast<std::size_t>(w.rank - 1)).get();
     w.fd = w.remote->fd();
-    if (!w.remote->send_line(
-            encode(RankOrder{RunOrder{spec_.worker.run_index, spec_.worker.run_name, spec_.worker.store_prefix}})))
+    if (!w.remote->send_line(encode(RankOrder{spec_.worker.order})))
       lost(w, "its connection to rank 0 is closed: its process or its host went away");
   }
 
   void start_here(SupervisedWorker& w) {
     WorkerArgs args = spec_.worker;
     args.rank = w.rank;
-    args.ranks = w.ranks;
     if (store_dir_) args.store = store_dir_->path();
     if (spec_.place) spec_.place(args);
     int fds[2];
@@ -167,7 +165,7 @@ class Supervisor {
     if (::poll(polls.data(), polls.size(), 200) <= 0) return;
     for (std::size_t i = 0; i < polls.size(); ++i)
       if (polls[i].revents & (POLLIN | POLLHUP | POLLERR)) {
-        const std::string gone = owners[i]->drain(sink_, observer_, checkpoints_, spec_.worker.world);
+        const std::string gone = owners[i]->drain(sink_, observer_, checkpoints_, spec_.worker.order.world());
         if (!gone.empty() && spec_.remote->lost.empty()) spec_.remote->lost = gone;
       }
   }

@@ -29,13 +29,11 @@ struct RemoteRanks {
 /// What starts the worker processes of one run.
 struct LaunchSpec {
   std::string executable;  ///< the laconic binary, for exec'd workers (`laconic worker ARGS`)
-  /// What every rank is told (its world is the run's ranks); the launcher sets each one's rank
-  /// and pipe, and the private rendezvous directory as its store unless `remote` is set.
+  /// What every rank is told (its launch order says how many ranks the run has and whether they
+  /// are threads of one process); the launcher sets each one's rank and pipe, and the private
+  /// rendezvous directory as its store unless `remote` is set.
   WorkerArgs worker;
   double timeout = 60;  ///< seconds; Gloo waits at most this long, the controller a bit more
-  /// Ranks each process holds, as threads (worker.world is a multiple of it): 1, a process per
-  /// rank; worker.world, every rank in one process (placement = threads).
-  int ranks_per_process = 1;
   /// Per rank, before it starts: what else differs between ranks (an emulated link's network
   /// namespace, address and delay). May be empty.
   std::function<void(WorkerArgs&)> place{};
@@ -45,7 +43,7 @@ struct LaunchSpec {
   /// `executable worker ARGS`.
   std::function<int(const WorkerArgs&)> in_fork{};
   /// A launched sweep's other ranks: only rank 0 is forked here (`in_fork` is then required), and
-  /// each remote rank is told to start its own worker. They meet under worker.store_prefix in
+  /// each remote rank is told to start its own worker. They meet under worker.order.store_prefix in
   /// worker.store, the launcher's store.
   RemoteRanks* remote = nullptr;
 };

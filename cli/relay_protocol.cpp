@@ -67,17 +67,15 @@ std::optional<JoinAnswer> decode_join_answer(const std::string& line) {
 }
 
 std::string encode(const RankOrder& order) {
-  if (const auto* run = std::get_if<RunOrder>(&order))
-    return str_cat("R\t", run->run_index, "\t", escape_field(run->run_name), "\t", escape_field(run->store_prefix));
+  if (const auto* run = std::get_if<LaunchOrder>(&order)) return "R\t" + escape_field(run->to_json());
   if (const auto* signal = std::get_if<SignalOrder>(&order)) return str_cat("S\t", signal->signal);
   if (std::holds_alternative<StillAlive>(order)) return "P";
   return str_cat("D\t", std::get<SweepDone>(order).status);
 }
 
 std::optional<RankOrder> decode_order(const std::string& line) {
-  if (const auto f = fields_of(line, "R", 4)) {
-    const auto index = number_of<std::size_t>((*f)[1]);
-    if (index) return RunOrder{*index, (*f)[2], (*f)[3]};
+  if (const auto f = fields_of(line, "R", 2)) {
+    if (auto run = LaunchOrder::from_json((*f)[1])) return *run;
   } else if (const auto s = fields_of(line, "S", 2)) {
     if (const auto signal = number_of<int>((*s)[1])) return SignalOrder{*signal};
   } else if (fields_of(line, "P", 1)) {

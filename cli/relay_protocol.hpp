@@ -5,13 +5,15 @@
 // lines that a rank forwards to rank 0 (engine/core/worker_message.hpp) travel beside them.
 //
 //   a rank joins:        RankHello  ("L")    rank 0 answers:   JoinAccepted ("O") | JoinRefused ("!")
-//   rank 0 orders:       RunOrder   ("R")    SignalOrder ("S")  StillAlive ("P")  SweepDone ("D")
+//   rank 0 orders:       LaunchOrder ("R")    SignalOrder ("S")  StillAlive ("P")  SweepDone ("D")
 //   a rank reports:      WorkerExit ("X")    after its worker's lines for the run
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
+
+#include "cli/launch_order.hpp"
 
 namespace laconic::cli {
 
@@ -37,13 +39,6 @@ struct JoinRefused {
 };
 using JoinAnswer = std::variant<JoinAccepted, JoinRefused>;
 
-/// Train run `run_index` of the plan (it must be named `run_name`), meeting the other ranks under
-/// `store_prefix` in the launch's store.
-struct RunOrder {
-  std::size_t run_index = 0;
-  std::string run_name;
-  std::string store_prefix;
-};
 /// Send this signal to the worker of the current run.
 struct SignalOrder {
   int signal = 0;
@@ -54,7 +49,9 @@ struct StillAlive {};
 struct SweepDone {
   int status = 0;
 };
-using RankOrder = std::variant<RunOrder, SignalOrder, StillAlive, SweepDone>;
+/// What rank 0 tells a rank; a LaunchOrder (cli/launch_order.hpp) starts the run's worker there,
+/// the same order rank 0's own worker is given.
+using RankOrder = std::variant<LaunchOrder, SignalOrder, StillAlive, SweepDone>;
 
 /// The rank's worker of the current run was reaped with this wait status.
 struct WorkerExit {

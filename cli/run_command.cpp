@@ -85,7 +85,7 @@ std::string key_without(const RunConfig& run, const std::vector<std::string>& dr
   nlohmann::json key = nlohmann::json::object();
   for (const auto& [name, value] : run.swept) {
     const bool listed = std::find(drop.begin(), drop.end(), name) != drop.end();
-    if (name == "seed" || listed != keep_only_drop) continue;
+    if (name == kSeedVariable || listed != keep_only_drop) continue;
     key[name] = value_to_json(value);
   }
   return key.dump();

@@ -119,7 +119,7 @@ void SweepExecutor::record_host_facts(std::int64_t run_id, const ResolvedRun& re
   const int ranks = sweep_ ? sweep_->ranks_here() : world * (args_.job_index >= 0 ? args_.jobs : 1);
   // Thread ranks are timed on their threads' CPU time: sharing cores is their design, and takes
   // nothing from what they measure (engine/core/rank_clock.hpp).
-  const bool threads = resolved.thread_ranks;
+  const bool threads = resolved.thread_ranks();
   const bool oversubscribed = sweep_ ? sweep_->oversubscribed() : ranks > cores && !threads;
   writes_.fact(run_id, "rank_clock", threads ? "thread_cpu" : "wall");
   // What paths the run's configuration holds relatively (files relative to an experiment given
@@ -272,10 +272,8 @@ WorkerArgs SweepExecutor::worker_args(const PlannedRun& run, const RunConfig& co
   WorkerArgs worker;
   worker.file = args_.file;
   worker.file_hash = plan_.file_hash;
-  worker.run_index = run.index;
-  worker.run_name = config.name;
+  worker.order = {run.index, config.name, "", resolved};
   worker.overrides = args_.overrides;
-  worker.world = resolved.world_size;
   if (checkpoints.on) {
     worker.checkpoint_dir = checkpoints.dir.string();
     worker.checkpoint_every = args_.checkpoint_every;
@@ -283,7 +281,7 @@ WorkerArgs SweepExecutor::worker_args(const PlannedRun& run, const RunConfig& co
   }
   if (sweep_) {
     worker.store = sweep_->launched().store.text();
-    worker.store_prefix = sweep_->rendezvous_prefix(run.id);
+    worker.order.store_prefix = sweep_->rendezvous_prefix(run.id);
     worker.hostname = sweep_->address();
     worker.interface = sweep_->launched().interface;
   }
@@ -299,7 +297,7 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
   LaunchOutcome outcome;
   const int world = resolved.world_size;
   std::optional<EmulatedNetwork> network;
-  const auto link = catalog_.emulated_link(config);
+  const std::optional<LinkSpec> link = resolved.link_emulated ? resolved.link : std::nullopt;
   if (link) {
     try {
       network.emplace(run.id, world, link->bits_per_second, link->latency_seconds);
@@ -313,7 +311,6 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
   spec.executable = args_.executable;
   spec.worker = worker_args(run, config, resolved, checkpoints);
   spec.timeout = config.timeout;
-  if (resolved.thread_ranks) spec.ranks_per_process = resolved.world_size;
   if (sweep_) spec.remote = &sweep_->remote();
   if (network)
     spec.place = [&](WorkerArgs& worker) {

@@ -15,14 +15,10 @@ void visit_fields(Visit&& visit) {
   using A = WorkerArgs;
   visit("--file", &A::file, true);
   visit("--file-hash", &A::file_hash, false);
-  visit("--run-index", &A::run_index, true);
-  visit("--run-name", &A::run_name, false);
   visit("--set", &A::overrides, false);
+  visit("--order", &A::order, true);
   visit("--rank", &A::rank, true);
-  visit("--world", &A::world, true);
-  visit("--ranks", &A::ranks, false);
   visit("--store", &A::store, true);
-  visit("--store-prefix", &A::store_prefix, false);
   visit("--hostname", &A::hostname, false);
   visit("--interface", &A::interface, false);
   visit("--message-fd", &A::message_fd, false);
@@ -37,6 +33,8 @@ template <class T>
 std::string word(const T& value) {
   if constexpr (std::is_same_v<T, std::string>) {
     return value;
+  } else if constexpr (std::is_same_v<T, LaunchOrder>) {
+    return value.to_json();
   } else if constexpr (std::is_floating_point_v<T>) {
     char text[32];
     std::snprintf(text, sizeof text, "%.17g", value);  // read back to the same double
@@ -64,7 +62,16 @@ std::vector<std::string> WorkerArgs::to_argv() const {
 
 void add_worker_options(CLI::App& command, WorkerArgs& args) {
   visit_fields([&](const char* flag, auto member, bool required) {
-    CLI::Option* option = command.add_option(flag, args.*member);
+    CLI::Option* option = nullptr;
+    if constexpr (std::is_same_v<std::decay_t<decltype(args.*member)>, LaunchOrder>) {
+      option = command.add_option_function<std::string>(flag, [&args, member](const std::string& text) {
+        const auto order = LaunchOrder::from_json(text);
+        if (!order) throw CLI::ValidationError("--order", "not a launch order of this laconic: " + text);
+        args.*member = *order;
+      });
+    } else {
+      option = command.add_option(flag, args.*member);
+    }
     if (required) option->required();
     if constexpr (std::is_same_v<std::decay_t<decltype(args.*member)>, std::vector<std::string>>)
       option->allow_extra_args(false);

@@ -1,11 +1,14 @@
 #pragma once
-// What one rank of a run is told: the arguments of `laconic worker`, written once. A forked
-// worker gets the struct itself; an exec'd one the words of to_argv(), which
+// What one rank of a run is told: the run's launch order (cli/launch_order.hpp), the same for
+// every rank, and what is this rank's own; the arguments of `laconic worker`, written once. A
+// forked worker gets the struct itself; an exec'd one the words of to_argv(), which
 // add_worker_options() parses back into the same struct.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "cli/launch_order.hpp"
 
 namespace CLI {
 class App;
@@ -16,18 +19,13 @@ namespace laconic::cli {
 struct WorkerArgs {
   std::string file;       ///< the experiment file
   std::string file_hash;  ///< refuse to run when the file no longer has this hash ("" = skip)
-  std::size_t run_index = 0;
-  std::string run_name;                ///< refuse to run when the expansion names the run differently
   std::vector<std::string> overrides;  ///< --set KEY=VALUE, as the controller applied them
-  int rank = 0;
-  int world = 1;  ///< ranks of the run: its workers and its servers
-  /// Ranks this process trains, from `rank` on: 1, or (placement = threads) every rank of the
-  /// run, each a thread exchanging through memory.
-  int ranks = 1;
+  LaunchOrder order;                   ///< which run, resolved how: the same for every rank
+  int rank = 0;  ///< the first rank this process trains (of order.ranks_per_process())
   /// Where the run's ranks meet: a directory private to the run, or a launcher's store
-  /// (file:///DIR, tcp://HOST:PORT, redis://HOST:PORT; engine/comm/store.hpp).
+  /// (file:///DIR, tcp://HOST:PORT, redis://HOST:PORT; engine/comm/store.hpp), under
+  /// order.store_prefix.
   std::string store;
-  std::string store_prefix;            ///< the run's keys within `store` ("" for a private directory)
   std::string hostname = "127.0.0.1";  ///< address Gloo listens on
   std::string interface;               ///< or the interface it listens on (GLOO_SOCKET_IFNAME)
   int message_fd = -1;                 ///< pipe to the controller; -1 = report on stderr only

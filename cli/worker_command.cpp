@@ -127,7 +127,7 @@ std::unique_ptr<comm::GlooCommunicator> connect(const WorkerArgs& args, const Ru
   if (!args.netns.empty()) join_namespace(args.netns);
   comm::GlooOptions options;
   options.rank = args.rank;
-  options.size = args.world;
+  options.size = args.order.world();
   options.hostname = args.hostname;
   options.interface = args.interface;
   options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout * 1000));
@@ -136,7 +136,7 @@ std::unique_ptr<comm::GlooCommunicator> connect(const WorkerArgs& args, const Ru
   // connections, which two processes cannot use at once.
   options.store = comm::prefixed(
       engine::open_store(comm::StoreAddress::parse(args.store), engine::StoreRole::Client, options.timeout),
-      args.store_prefix);
+      args.order.store_prefix);
   auto comm = std::make_unique<comm::GlooCommunicator>(options);
   comm->set_message_delay(args.message_delay);
   return comm;
@@ -155,14 +155,14 @@ void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& cat
   const auto report_clock_error = [&] {
     if (stamps != nullptr) channel.send(FactMessage{"clock_offset_error", str_cat(stamps->worst_error())});
   };
-  if (args.rank == 0 && args.world > 1) {
+  if (args.rank == 0 && args.order.world() > 1) {
     channel.send(FactMessage{"wait_measured", stamps != nullptr ? "message_stamps" : "arrival_board"});
     report_clock_error();
   }
   train::Checkpointing checkpointing{args.checkpoint_dir, args.checkpoint_every, args.resume_step, {}};
   if (channel.connected()) checkpointing.on_saved = [&](std::int64_t step) { channel.send(CheckpointMessage{step}); };
   channel.liveness().enter("loading");
-  train::WorkerParts parts = catalog.build(config);
+  train::WorkerParts parts = catalog.build(config, args.rank);
   parts.liveness = &channel.liveness();
   train::run_rank(config, std::move(parts), *comm, channel.sink(), progress, run.callbacks, checkpointing);
   report_clock_error();
@@ -170,19 +170,15 @@ void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& cat
 
 void train(const WorkerArgs& args, const engine::EngineCatalog& catalog, const RankRun& run, RankChannel& channel) {
   const RunConfig& config = *run.config;
-  const int world = catalog.world_size(config);
-  if (world != args.world)
-    throw ConfigError(str_cat("run '", config.name, "' wants ", world, " processes, started with ", args.world));
   // One thread per rank for LibTorch and BLAS (docs/architecture.md); rank 0 says so in run_facts.
   train::pin_threads(1);
   if (args.rank == 0)
     for (const auto& [key, value] : train::runtime_facts()) channel.send(FactMessage{key, value});
   train::ProgressFn progress;
   if (channel.connected()) progress = [&](const ProgressMessage& p) { channel.send(p); };
-  if (args.ranks > 1) {
+  if (args.order.resolved.thread_ranks()) {
     // placement = threads(): every rank of the run in this process (engine/thread_ranks.hpp).
-    LACONIC_ENFORCE(args.rank == 0 && args.ranks == args.world, "thread ranks ", args.rank, "+", args.ranks, " of ",
-                    args.world, ": a run's thread ranks are all in one process");
+    LACONIC_ENFORCE(args.rank == 0, "thread rank ", args.rank, ": a run's thread ranks are all in one process");
     channel.liveness().enter("loading");
     engine::train_thread_ranks(catalog, config, run.callbacks, {channel.sink(), channel.every_liveness(), progress});
   } else {
@@ -203,20 +199,21 @@ const RunConfig& planned_run(const WorkerArgs& args, const lua::ExperimentPlan& 
   if (!args.file_hash.empty() && plan.file_hash != args.file_hash)
     throw ConfigError(str_cat("experiment file '", args.file, "' changed since the run was ", "planned (hash ",
                               plan.file_hash, ", expected ", args.file_hash, ")"));
-  if (args.run_index >= plan.runs.size())
-    throw ConfigError(str_cat("run index ", args.run_index, " out of range: '", args.file, "' expands to ",
+  const LaunchOrder& order = args.order;
+  if (order.run_index >= plan.runs.size())
+    throw ConfigError(str_cat("run index ", order.run_index, " out of range: '", args.file, "' expands to ",
                               plan.runs.size(), " runs"));
-  const RunConfig& config = plan.runs[args.run_index];
-  if (!args.run_name.empty() && config.name != args.run_name)
-    throw ConfigError(str_cat("run ", args.run_index, " of '", args.file, "' is '", config.name, "', expected '",
-                              args.run_name, "'"));
+  const RunConfig& config = plan.runs[order.run_index];
+  if (!order.run_name.empty() && config.name != order.run_name)
+    throw ConfigError(str_cat("run ", order.run_index, " of '", args.file, "' is '", config.name, "', expected '",
+                              order.run_name, "'"));
   return config;
 }
 
 int train_rank(const WorkerArgs& args, const engine::EngineCatalog& catalog, const std::function<RankRun()>& find_run) {
   // A controller that went away must not kill us mid-write; the write fails and we carry on.
   ::signal(SIGPIPE, SIG_IGN);
-  RankChannel channel(args.message_fd, args.ranks);
+  RankChannel channel(args.message_fd, args.order.ranks_per_process());
   try {
     train(args, catalog, find_run(), channel);
     return 0;

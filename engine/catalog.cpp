@@ -6,6 +6,8 @@
 #include "engine/compress/builtin.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/goal.hpp"
+#include "engine/core/metric_keys.hpp"
 #include "engine/schedule/builtin.hpp"
 #include "engine/topology/builtin.hpp"
 #include "engine/train/builtin.hpp"
@@ -62,9 +64,8 @@ topology::FlatCompressorFactory flat_compressor_factory(const Registry<compress:
              std::size_t size, std::uint64_t stream, int index, bool error_feedback) {
     ComponentSpec piece = spec;
     if (!error_feedback && piece.fields.count("error_feedback")) piece.fields["error_feedback"] = false;
-    auto c = compress::build_compressor(registry, piece, {{size}});
-    c->set_seed(compress::derive_seed(static_cast<std::uint64_t>(seed), stream), index);
-    return c;
+    return compress::build_compressor(registry, piece, {{size}},
+                                      {compress::derive_seed(static_cast<std::uint64_t>(seed), stream), index});
   };
 }
 
@@ -90,7 +91,7 @@ std::optional<double> EngineCatalog::preload_data(const RunConfig& config) const
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
+train::WorkerParts EngineCatalog::build(const RunConfig& config, int rank) const {
   train::WorkerParts parts;
   parts.dataset = datasets_.create(config.dataset);
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
@@ -99,11 +100,12 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config) const {
   parts.optimizer = optimizers_.create(config.optimizer);
   parts.topology = topologies_.create(config.topology);
   parts.schedule = schedules_.create(config.schedule);
-  parts.compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*parts.model));
+  parts.compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*parts.model),
+                                                {static_cast<std::uint64_t>(config.seed), rank});
   parts.topology->check(*parts.compressor);
-  parts.compressor_for_layers = [registry = compressors_,
-                                 spec = config.compressor](const std::vector<compress::LayerShape>& shapes) {
-    return compress::build_compressor(registry, spec, shapes);
+  parts.compressor_for_layers = [registry = compressors_, spec = config.compressor](
+                                    const std::vector<compress::LayerShape>& shapes, compress::CompressorSeed seed) {
+    return compress::build_compressor(registry, spec, shapes, seed);
   };
   check_overlap(*parts.topology, parts.schedule->traits(), config);
   parts.network = networks_.create(config.network);
@@ -125,7 +127,7 @@ void EngineCatalog::check_run(const RunConfig& config) const {
   train::check_compatible(*model, *dataset);
   // The compressor for this model's layers, and whether the topology can run it: refused
   // here, before any worker starts, as build() would refuse it in every worker.
-  const auto compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*model));
+  const auto compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*model), {});
   const auto topology = topologies_.create(config.topology);
   topology->check(*compressor);
   check_overlap(*topology, schedules_.traits(config.schedule), config);
@@ -136,16 +138,25 @@ void EngineCatalog::check_run(const RunConfig& config) const {
 
 ResolvedRun EngineCatalog::resolve_run(const RunConfig& config) const {
   const auto model = models_.create(config.model);
-  const auto compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*model));
+  const auto compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*model), {});
   const compress::Capabilities can = compressor->capabilities();
+  const auto network = networks_.create(config.network);
+  const auto hardware = hardware_.create(config.hardware);
   ResolvedRun run;
   run.workers = config.workers;
   run.world_size = world_size(config);
-  run.thread_ranks = thread_ranks(config);
+  run.placement = thread_ranks(config) ? RankPlacement::Threads : RankPlacement::Processes;
   run.compressor = {.full_precision = can.lossless,
                     .summable = can.summable,
                     .fixed_size = can.fixed_size,
                     .multi_round = compressors_.traits(config.compressor).multi_round};
+  run.link = network->link();
+  run.link_emulated = network->emulated() != nullptr;
+  if (const HardwareProfile* profile = hardware->profile()) run.hardware = *profile;
+  // A language model (one that predicts a sequence) is judged by perplexity, the rest by accuracy.
+  const std::string metric = model->sequence_length() > 0 ? keys::kTestPerplexity : keys::kTestAccuracy;
+  run.test_metric = {metric, keys::goal_of(metric) == Goal::Max};
+  run.configuration = config.configuration_key();
   return run;
 }
 
@@ -192,10 +203,9 @@ void EngineCatalog::check_exchange(const RunConfig& config) const {
 }
 
 std::optional<comm::LinkOptions> EngineCatalog::emulated_link(const RunConfig& config) const {
-  if (config.network.name != "link") return std::nullopt;
-  const auto options = comm::LinkOptions::fields().read(networks_.resolve(config.network));
-  if (!options.emulate) return std::nullopt;
-  return options;
+  const auto network = networks_.create(config.network);
+  if (const comm::LinkOptions* link = network->emulated()) return *link;
+  return std::nullopt;
 }
 
 int EngineCatalog::world_size(const RunConfig& config) const {

@@ -35,9 +35,10 @@ class EngineCatalog : public Catalog {
   std::vector<ComponentInfo> infos(const std::string& kind) const override;
   ComponentSpec resolve(const ComponentSpec& spec) const override;
 
-  /// Builds every component of a run. Seeds LibTorch with config.seed before building the model,
-  /// so all workers of a run start from identical weights.
-  train::WorkerParts build(const RunConfig& config) const;
+  /// Builds every component of rank `rank` of a run. Seeds LibTorch with config.seed before
+  /// building the model, so all workers of a run start from identical weights; the compressor
+  /// comes seeded with config.seed and the rank (compress::build_compressor).
+  train::WorkerParts build(const RunConfig& config, int rank) const;
 
   /// ConfigError unless the run's model fits its dataset (classes, bptt, example shape) and its
   /// compressor can be built for the model's layers and run by its topology; build() checks the

@@ -16,6 +16,8 @@ class Hardware {
  public:
   virtual ~Hardware() = default;
   virtual std::string name() const = 0;
+  /// The profile reports project the runs onto; null: none (the times this machine measured).
+  virtual const HardwareProfile* profile() const { return nullptr; }
 };
 
 struct MeasuredOptions {
@@ -40,7 +42,7 @@ class ProfileHardware : public Hardware {
  public:
   explicit ProfileHardware(ProfileOptions options) : profile_(read_hardware_profile(options.file)) {}
   std::string name() const override { return "profile"; }
-  const HardwareProfile& profile() const { return profile_; }
+  const HardwareProfile* profile() const override { return &profile_; }
 
  private:
   HardwareProfile profile_;
@@ -64,7 +66,7 @@ class ByHandHardware : public Hardware {
   explicit ByHandHardware(ByHandOptions options)
       : profile_(hardware_profile_by_hand(options.recorded(), options.compressors)) {}
   std::string name() const override { return "by_hand"; }
-  const HardwareProfile& profile() const { return profile_; }
+  const HardwareProfile* profile() const override { return &profile_; }
 
  private:
   HardwareProfile profile_;

@@ -135,7 +135,7 @@ void train_thread_ranks(const EngineCatalog& catalog, const RunConfig& config, R
   // Every replica is built before any trains: LibTorch's generator is the process's, and each
   // replica must come from the run's seed alone (and the others' training must not draw from it).
   std::vector<train::WorkerParts> parts(static_cast<std::size_t>(world));
-  for (auto& p : parts) p = catalog.build(config);
+  for (int r = 0; r < world; ++r) parts[static_cast<std::size_t>(r)] = catalog.build(config, r);
   Ranks ranks(config, callbacks, report, world);
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(world));

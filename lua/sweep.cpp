@@ -156,7 +156,7 @@ std::vector<RunConfig> expand_sweeps(const ExperimentDraft& draft, const Catalog
           run.seed = seed;
           // Not a swept variable: a repeat is the same configuration and seed once more.
           run.repetition = repetition;
-          run.swept["seed"] = seed;
+          run.swept[kSeedVariable] = seed;
           run.name += str_cat(run.name.empty() ? "" : ",", "seed=", seed);
           if (repetition > 0) run.name += str_cat(",repeat=", repetition);
           if (!names.insert(run.name).second)

@@ -1,7 +1,9 @@
 #include "reports/aggregate.hpp"
+
 #include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
@@ -56,10 +58,11 @@ bool TestMetric::reaches(double value, double target) const {
   return higher_is_better ? value >= target : value <= target;
 }
 
-TestMetric test_metric_named(const std::string& key) {
-  const bool higher_is_better = keys::goal_of(key) == Goal::Max;
-  if (key == keys::kTestPerplexity) return {key, "test perplexity", higher_is_better, 2};
-  return {key, "test accuracy", higher_is_better, 4};
+TestMetric test_metric_of(const ResolvedMetric& metric) {
+  std::string label = metric.key;  // "test_accuracy" -> "test accuracy"
+  std::replace(label.begin(), label.end(), '_', ' ');
+  // An accuracy is a fraction (4 decimals); a perplexity or a loss is not.
+  return {metric.key, label, metric.higher_is_better, metric.higher_is_better ? 4 : 2};
 }
 
 ConfigSummary summarize(const Configuration& config) {

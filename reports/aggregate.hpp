@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/resolved_run.hpp"
 #include "engine/core/units.hpp"
 #include "reports/configurations.hpp"
 #include "reports/stats.hpp"
@@ -24,8 +25,8 @@ struct TestMetric {
   bool better(double a, double b) const { return better_value(higher_is_better, a, b); }
 };
 
-/// The metric of `key` ("test_perplexity" or "test_accuracy").
-TestMetric test_metric_named(const std::string& key);
+/// The report's name for a resolved test metric ("test accuracy"), its direction and its decimals.
+TestMetric test_metric_of(const ResolvedMetric& metric);
 
 /// One epoch of a configuration: means over the seeds that recorded it.
 struct EpochSummary {

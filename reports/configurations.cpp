@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/core/run_config.hpp"
+
 namespace laconic::reports {
 namespace {
 
@@ -43,7 +45,7 @@ std::pair<std::string, std::string> cell_of(const ReportRun& run, const std::set
   append(row, "workers=" + std::to_string(run.workers));
   std::string fields;
   for (const auto& [key, value] : run.swept.items()) {
-    if (key == "seed" || key == "tune" || key == "model" || key == "workers" || key == "compressor" ||
+    if (key == kSeedVariable || key == "tune" || key == "model" || key == "workers" || key == "compressor" ||
         ignore.count(key))
       continue;
     if (about_compressor(key))

@@ -39,10 +39,11 @@ std::string text_field(const nlohmann::json& object, const char* key) {
   return "";
 }
 
-/// The run's `link` (network.name = "link") as a LinkSpec; unset for another network model or
-/// a field this laconic cannot read.
+/// The link of a run recorded before the resolved fact, read back from its recorded network's
+/// fields (collect_run_data replaces it with the resolved one where the run has that); unset for a
+/// network without a bandwidth or with a field this laconic cannot read.
 std::optional<LinkSpec> link_of(const nlohmann::json& network) {
-  if (text_field(network, "name") != "link") return std::nullopt;
+  if (text_field(network, "bandwidth").empty()) return std::nullopt;
   try {
     LinkSpec link = parse_link(text_field(network, "bandwidth"));
     if (const std::string latency = text_field(network, "latency"); !latency.empty())

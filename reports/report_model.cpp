@@ -25,8 +25,8 @@ std::unique_ptr<ExperimentModel> build_model(storage::Database& db, const std::v
                                              const TargetRule& rule) {
   auto m = std::make_unique<ExperimentModel>();
   m->runs = load_experiment_runs(db, experiments);
-  m->metric_key = choose_test_metric(db, m->runs.finished);
-  m->metric = test_metric_named(m->metric_key);
+  m->metric = test_metric_of(choose_test_metric(db, m->runs.finished));
+  m->metric_key = m->metric.key;
   // Tuned experiments compare their tune=best runs; the trials get a section of their own.
   std::vector<ReportRun> plain, trial, best;
   for (const auto& run : m->runs.finished)
@@ -63,25 +63,32 @@ std::string recorded_path(const std::string& path, const std::string& working_di
   return (std::filesystem::path(working_directory) / path).string();
 }
 
+// The profile a run recorded before the resolved fact names: profile { file } by its file,
+// by_hand { label, ... } by its fields and its compressors' file.
+std::optional<HardwareProfile> recorded_hardware(const RunData& run) {
+  const nlohmann::json spec = run.run.config.value("hardware", nlohmann::json::object());
+  if (!spec.is_object()) return std::nullopt;
+  const bool by_hand = spec.contains("label");
+  const char* file_field = by_hand ? "compressors" : "file";
+  const bool names_file = spec.contains(file_field) && spec[file_field].is_string();
+  if (!by_hand && !names_file) return std::nullopt;  // measured()
+  const std::string file = names_file ? recorded_path(spec[file_field].get<std::string>(), run.working_directory) : "";
+  try {
+    return by_hand ? hardware_profile_by_hand(spec, file) : read_hardware_profile(file);
+  } catch (const ConfigError& e) {
+    throw ConfigError(str_cat(e.what(), "; run ", run.run.id, " names it (hardware = ", spec.value("name", "?"),
+                              " { ... }): put it back, or give a profile with --hardware"));
+  }
+}
+
 }  // namespace
 
 std::optional<HardwareProfile> experiment_hardware(const ExperimentModel& model) {
-  for (const RunData& run : model.compared) {
-    const nlohmann::json spec = run.run.config.value("hardware", nlohmann::json::object());
-    const std::string kind = spec.is_object() ? spec.value("name", "") : "";
-    // profile { file }: the profile's file; by_hand { ... }: its fields and its compressors' file.
-    const std::string file_field = kind == "profile" ? "file" : "compressors";
-    const bool names_file = spec.is_object() && spec.contains(file_field) && spec[file_field].is_string();
-    if (!(kind == "profile" && names_file) && kind != "by_hand") continue;
-    const std::string file =
-        names_file ? recorded_path(spec[file_field].get<std::string>(), run.working_directory) : "";
-    try {
-      return kind == "profile" ? read_hardware_profile(file) : hardware_profile_by_hand(spec, file);
-    } catch (const ConfigError& e) {
-      throw ConfigError(str_cat(e.what(), "; run ", run.run.id, " names it (hardware = ", kind,
-                                " { ... }): put it back, or give a profile with --hardware"));
-    }
-  }
+  for (const RunData& run : model.compared)
+    if (run.resolved) return run.resolved->hardware;  // what the run resolved its hardware into
+  // Runs recorded before the resolved fact: the recorded spec's fields say which it was.
+  for (const RunData& run : model.compared)
+    if (auto profile = recorded_hardware(run)) return profile;
   return std::nullopt;
 }
 

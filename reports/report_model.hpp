@@ -46,17 +46,18 @@ struct ExperimentModel {
 std::unique_ptr<ExperimentModel> build_model(storage::Database& db, const std::vector<std::string>& experiments,
                                              const TargetRule& rule = {});
 
+/// The hardware profile the runs resolved (the experiment field `hardware = profile { ... }` or
+/// `by_hand { ... }`), as the run fact `resolved` holds it, so no file need still be there; for
+/// runs recorded before that fact, read from the files they name. Unset when they name none
+/// (measured()). ConfigError when such an older run's file is gone or malformed.
+std::optional<HardwareProfile> experiment_hardware(const ExperimentModel& model);
+
 /// The comparison of the runs of `experiments` (one, or several side by side: their runs are
 /// kept apart in the rows as experiment=NAME; docs/reports.md lists the sections). `rule` says
 /// how each row's target of "time to target" is chosen. ConfigError if an experiment has no
 /// runs (the message lists the experiments that exist). With `links`, the answer and a section
-/// project every configuration onto each of them.
-/// The hardware profile the runs name (the experiment field `hardware = profile { file = ... }`),
-/// read from its file; unset when they name none. ConfigError when the file is gone or malformed.
-std::optional<HardwareProfile> experiment_hardware(const ExperimentModel& model);
-
-/// With `hardware` (else the profile the runs name, experiment_hardware()), the answer and a
-/// section also project every configuration onto it.
+/// project every configuration onto each of them. With `hardware` (else the profile the runs
+/// name, experiment_hardware()), the answer and a section also project every configuration onto it.
 ReportDraft build_report(storage::Database& db, const std::vector<std::string>& experiments,
                          const TargetRule& rule = {}, const std::vector<LinkSpec>& links = {},
                          const HardwareProfile* hardware = nullptr);

@@ -221,14 +221,23 @@ bool RunData::full_precision() const {
   return compression_ratio() == 1.0;
 }
 
-std::string choose_test_metric(storage::Database& db, const std::vector<ReportRun>& runs) {
-  storage::Statement q(db.handle(), "SELECT 1 FROM run_summary WHERE run_id = ?1 AND key = 'test_perplexity'");
+ResolvedMetric choose_test_metric(storage::Database& db, const std::vector<ReportRun>& runs) {
+  for (const auto& run : runs) {
+    const auto facts = storage::facts_of(db, run.id);
+    const auto fact = facts.find(ResolvedRun::kFact);
+    if (fact == facts.end()) continue;
+    if (const auto resolved = ResolvedRun::from_json(fact->second)) return resolved->test_metric;
+  }
+  // Runs recorded before the resolved fact: a language model is the one that recorded perplexity.
+  std::string key = keys::kTestAccuracy;
+  storage::Statement q(db.handle(), "SELECT 1 FROM run_summary WHERE run_id = ?1 AND key = ?2");
   for (const auto& run : runs) {
     q.reset();
     q.bind_int64(1, run.id);
-    if (q.step()) return keys::kTestPerplexity;
+    q.bind_text(2, keys::kTestPerplexity);
+    if (q.step()) key = keys::kTestPerplexity;
   }
-  return keys::kTestAccuracy;
+  return {key, keys::goal_of(key) == Goal::Max};
 }
 
 RunData collect_run_data(storage::Database& db, const ReportRun& run, const std::string& metric) {
@@ -272,6 +281,13 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   if (const auto cwd = facts.find("working_directory"); cwd != facts.end()) data.working_directory = cwd->second;
   if (const auto set = facts.find("overrides"); set != facts.end()) data.overrides = set->second;
   if (const auto it = facts.find(ResolvedRun::kFact); it != facts.end()) data.resolved = ResolvedRun::from_json(it->second);
+  // What the run resolved its network into is its link; runs recorded before the fact keep the
+  // one read back from their recorded network (experiment_runs.cpp).
+  if (data.resolved) {
+    data.run.link = data.resolved->link;
+    data.run.emulated_bits_per_second =
+        data.resolved->link && data.resolved->link_emulated ? data.resolved->link->bits_per_second : kNaN;
+  }
   return data;
 }
 

@@ -114,9 +114,10 @@ struct RunData {
   bool full_precision() const;
 };
 
-/// The report's test metric: "test_perplexity" if any run recorded it (lower is better), else
-/// "test_accuracy" (higher is better).
-std::string choose_test_metric(storage::Database& db, const std::vector<ReportRun>& runs);
+/// The report's test metric and its direction: what the runs resolved it to (ResolvedRun's
+/// test_metric: test_perplexity for a language model, else test_accuracy); for runs recorded
+/// before that fact, test_perplexity if any of them recorded it, else test_accuracy.
+ResolvedMetric choose_test_metric(storage::Database& db, const std::vector<ReportRun>& runs);
 
 /// Gathers the numbers of `run`; `metric` is the key of the test metric.
 RunData collect_run_data(storage::Database& db, const ReportRun& run, const std::string& metric);

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "engine/core/run_config.hpp"
 #include "reports/configurations.hpp"
 #include "reports/format.hpp"
 #include "reports/sections.hpp"
@@ -56,7 +57,7 @@ Keys infer_tuned_keys(const std::vector<RunData>& trials, const std::vector<RunD
   std::set<std::string> all;
   for (const auto& run : trials)
     for (const auto& [key, value] : run.run.swept.items())
-      if (key != "seed" && key != "tune") all.insert(key);
+      if (key != kSeedVariable && key != "tune") all.insert(key);
   std::vector<Keys> axes;
   for (const auto& key : all) {
     auto axis = std::find_if(axes.begin(), axes.end(), [&](const Keys& a) {
@@ -115,7 +116,7 @@ Section tuning_section(const std::vector<RunData>& trials, const std::vector<Run
   Keys rest;
   for (const auto& run : trials)
     for (const auto& [key, value] : run.run.swept.items())
-      if (key != "seed" && key != "tune" && !tuned.count(key) && std::find(rest.begin(), rest.end(), key) == rest.end())
+      if (key != kSeedVariable && key != "tune" && !tuned.count(key) && std::find(rest.begin(), rest.end(), key) == rest.end())
         rest.push_back(key);
   std::sort(rest.begin(), rest.end());
 

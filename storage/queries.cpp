@@ -12,6 +12,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/host_name.hpp"
+#include "engine/core/run_config.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "storage/run_status.hpp"
 #include "storage/statement.hpp"
@@ -93,9 +94,9 @@ std::vector<ExperimentRow> list_experiments(Database& db) {
 }
 
 std::string configuration_key(const storage::RunRow& run) {
-  auto swept = nlohmann::json::parse(run.swept, nullptr, false);
-  if (swept.is_object()) swept.erase("seed");
-  return run.experiment + "\n" + (swept.is_discarded() ? run.swept : swept.dump());
+  const auto swept = nlohmann::json::parse(run.swept, nullptr, false);
+  if (swept.is_discarded()) return run.experiment + "\n" + run.swept;
+  return laconic::configuration_key(run.experiment, swept);
 }
 
 std::string configuration_label(const storage::RunRow& run) {
@@ -104,7 +105,7 @@ std::string configuration_label(const storage::RunRow& run) {
   while (from <= run.name.size()) {
     const auto comma = run.name.find(',', from);
     const std::string part = run.name.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
-    if (!part.starts_with("seed=")) label += (label.empty() ? "" : ",") + part;
+    if (!part.starts_with(std::string(kSeedVariable) + "=")) label += (label.empty() ? "" : ",") + part;
     if (comma == std::string::npos) break;
     from = comma + 1;
   }

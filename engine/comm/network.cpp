@@ -31,14 +31,13 @@ OptionFields<LinkOptions> LinkOptions::fields() {
       });
 }
 
+Link::Link(LinkOptions options)
+    : options_(std::move(options)),
+      spec_{options_.bandwidth,           options_.bits_per_second,      options_.latency_seconds,
+            options_.overhead_seconds,    options_.host_bits_per_second, options_.payload_fraction} {}
+
 double Link::project(const ByteCounters& delta) const {
-  const LinkSpec link{"",
-                      options_.bits_per_second,
-                      options_.latency_seconds,
-                      options_.overhead_seconds,
-                      options_.host_bits_per_second,
-                      options_.payload_fraction};
-  return link.project(static_cast<double>(delta.messages), static_cast<double>(delta.link_bytes));
+  return spec_.project(static_cast<double>(delta.messages), static_cast<double>(delta.link_bytes));
 }
 
 Registry<NetworkModel> builtin_networks() {

@@ -1,6 +1,7 @@
 #pragma once
 // The network model: projects the traffic a worker really sent over loopback onto a named link,
 // message by message (latency + size / bandwidth), following the collective's real pattern.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,11 @@ class NetworkModel {
   /// Seconds the traffic `delta` (this worker's counters over one step) would take on the
   /// modelled network.
   virtual double project(const ByteCounters& delta) const = 0;
+  /// The link it models, for reports to name and project onto; nothing for a model that is not
+  /// one link.
+  virtual std::optional<LinkSpec> link() const { return std::nullopt; }
+  /// The link the controller is to build for real (cli/emulated_network.hpp); null: none.
+  virtual const struct LinkOptions* emulated() const { return nullptr; }
 };
 
 struct LinkOptions {
@@ -46,12 +52,15 @@ struct LinkOptions {
 /// messages.
 class Link : public NetworkModel {
  public:
-  explicit Link(LinkOptions options) : options_(std::move(options)) {}
+  explicit Link(LinkOptions options);
   std::string name() const override { return "link"; }
   double project(const ByteCounters& delta) const override;
+  std::optional<LinkSpec> link() const override { return spec_; }
+  const LinkOptions* emulated() const override { return options_.emulate ? &options_ : nullptr; }
 
  private:
   LinkOptions options_;
+  LinkSpec spec_;
 };
 
 /// Every built-in network model (one: `link`).

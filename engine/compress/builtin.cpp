@@ -72,8 +72,10 @@ Registry<Compressor> builtin_compressors() {
   return r;
 }
 
-std::unique_ptr<Compressor> build_compressor(const Registry<Compressor>& registry, const ComponentSpec& spec,
-                                             const std::vector<LayerShape>& shapes) {
+namespace {
+
+std::unique_ptr<Compressor> build_unseeded(const Registry<Compressor>& registry, const ComponentSpec& spec,
+                                           const std::vector<LayerShape>& shapes) {
   const ComponentSpec resolved = registry.resolve(spec);
   const Scope scope = parse_scope(resolved.name, resolved.text("scope"));
   const std::int64_t min_size = resolved.integer("min_size");
@@ -94,6 +96,15 @@ std::unique_ptr<Compressor> build_compressor(const Registry<Compressor>& registr
   }
   return std::make_unique<ScopedCompressor>(layer_sizes, scope, static_cast<std::size_t>(min_size),
                                             [&] { return registry.create(resolved); });
+}
+
+}  // namespace
+
+std::unique_ptr<Compressor> build_compressor(const Registry<Compressor>& registry, const ComponentSpec& spec,
+                                             const std::vector<LayerShape>& shapes, CompressorSeed seed) {
+  auto compressor = build_unseeded(registry, spec, shapes);
+  compressor->set_seed(seed.run_seed, seed.rank);
+  return compressor;
 }
 
 }  // namespace laconic::compress

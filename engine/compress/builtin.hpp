@@ -9,9 +9,11 @@ namespace laconic::compress {
 Registry<Compressor> builtin_compressors();
 
 /// Builds the compressor of `spec` for a gradient made of layers of `shapes`, in order,
-/// honouring `scope` and `min_size` (see scoped.hpp); without either, the plain compressor,
-/// told the shapes. A compressor that exchanges itself (powersgd) takes neither field.
+/// honouring `scope` and `min_size` (see scoped.hpp); without either, the plain compressor.
+/// It comes complete, as Gloo's algorithms do: told the shapes and seeded with `seed` before
+/// anything else can reach it; the engine builds every compressor it trains with here. A
+/// compressor that exchanges itself (powersgd) takes neither field.
 std::unique_ptr<Compressor> build_compressor(const Registry<Compressor>& registry, const ComponentSpec& spec,
-                                             const std::vector<LayerShape>& shapes);
+                                             const std::vector<LayerShape>& shapes, CompressorSeed seed);
 
 }  // namespace laconic::compress

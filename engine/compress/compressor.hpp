@@ -75,6 +75,13 @@ struct CompressorTraits {
 
 class MultiRoundCompressor;
 
+/// What seeds a compressor's randomness (Compressor::set_seed): the run's seed (or a stream
+/// derived from it) and the rank whose private randomness it is.
+struct CompressorSeed {
+  std::uint64_t run_seed = 0;
+  int rank = 0;
+};
+
 class Compressor {
  public:
   using Traits = CompressorTraits;
@@ -107,8 +114,9 @@ class Compressor {
   /// InvariantError when the payload does not match the length.
   virtual void decompress_add(const Payload& payload, std::span<float> dense) const = 0;
 
-  /// Seeds the compressor's randomness once, before the first compress(). Randomness shared by
-  /// all workers (shared-seed random-k) derives from `run_seed` alone; private randomness
+  /// Seeds the compressor's randomness once, before the first compress(): build_compressor
+  /// (engine/compress/builtin.hpp) does, so every compressor the engine trains with comes seeded;
+  /// composites pass it on to their parts. Randomness shared by all workers (shared-seed random-k) derives from `run_seed` alone; private randomness
   /// (stochastic rounding) from `run_seed` and `rank`. Deterministic compressors ignore it.
   virtual void set_seed(std::uint64_t run_seed, int rank) {
     (void)run_seed;

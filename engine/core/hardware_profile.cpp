@@ -78,8 +78,9 @@ CodecCost codec_cost(const Reader& r) { return {r.seconds("per_call", 0), r.seco
 
 ModelStepCost model_cost(const Reader& r) {
   ModelStepCost m;
+  // "" (as by_hand writes it): every run's model, whatever its batch size and parameter count.
+  if (!r.has("model")) r.fail("model", "is missing: laconic's model name (\"lenet5\", \"resnet\", ...)");
   m.model = r.text("model", "");
-  if (m.model.empty()) r.fail("model", "is missing: laconic's model name (\"lenet5\", \"resnet\", ...)");
   m.batch_size = r.count("batch_size");
   m.parameters = r.count("parameters");
   m.forward = r.seconds("forward", -1);
@@ -182,6 +183,31 @@ HardwareProfile hardware_profile_from_json(const json& document, const std::stri
 
 HardwareProfile read_hardware_profile(const std::string& path) {
   return hardware_profile_from_json(read_json_file(path, "hardware profile"), path);
+}
+
+json hardware_profile_to_json(const HardwareProfile& p) {
+  const auto codec = [](const CodecCost& c) { return json{{"per_call", c.per_call}, {"per_element", c.per_element}}; };
+  json models = json::array();
+  for (const ModelStepCost& m : p.models) {
+    json ready = json::array();
+    for (const GradientReady& r : m.ready) ready.push_back({{"after", r.after}, {"elements", r.elements}});
+    models.push_back({{"model", m.model},
+                      {"batch_size", m.batch_size},
+                      {"parameters", m.parameters},
+                      {"forward", m.forward},
+                      {"backward", m.backward},
+                      {"optimizer", m.optimizer},
+                      {"gradient_ready", ready}});
+  }
+  json compressors = json::object();
+  for (const auto& [name, cost] : p.compressors)
+    compressors[name] = {{"compress", codec(cost.compress)}, {"decompress", codec(cost.decompress)}};
+  return {{"laconic_hardware_profile", kHardwareProfileVersion},
+          {"name", p.name},
+          {"device", p.device},
+          {"measured", p.measured},
+          {"models", models},
+          {"compressors", compressors}};
 }
 
 HardwareProfile hardware_profile_by_hand(const json& fields, const std::string& compressors_file) {

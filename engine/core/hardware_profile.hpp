@@ -21,17 +21,20 @@ struct CodecCost {
   double per_call = 0;     ///< s per call
   double per_element = 0;  ///< s per gradient element (the dense vector's length)
   double seconds(double elements, double calls) const { return calls * (per_call + per_element * elements); }
+  bool operator==(const CodecCost&) const = default;
 };
 
 /// One compressor on the target: compress once per step; decompress once per decoded payload.
 struct CompressorCost {
   CodecCost compress, decompress;
+  bool operator==(const CompressorCost&) const = default;
 };
 
 /// When backward has produced gradients: `elements` of them are ready `after` seconds from its start.
 struct GradientReady {
   double after = 0;
   std::int64_t elements = 0;
+  bool operator==(const GradientReady&) const = default;
 };
 
 /// One model at one batch size (per worker) on the target.
@@ -46,6 +49,7 @@ struct ModelStepCost {
   /// Seconds from backward's start until `elements` gradient elements are ready: the first
   /// bucket of an overlapped exchange. `backward` when the profile has no ready times.
   double ready_after(std::int64_t elements) const;
+  bool operator==(const ModelStepCost&) const = default;
 };
 
 struct HardwareProfile {
@@ -63,6 +67,7 @@ struct HardwareProfile {
   const CompressorCost* compressor(const std::string& name) const;
   /// "lenet5 (batch 64, 61706 parameters), mlp (...)": what the profile covers, for messages.
   std::string models_text() const;
+  bool operator==(const HardwareProfile&) const = default;
 };
 
 /// Reads a profile from JSON; durations are seconds or texts such as "3.1ms". ConfigError naming
@@ -71,6 +76,10 @@ HardwareProfile hardware_profile_from_json(const nlohmann::json& json, const std
 
 /// The same from a file. ConfigError when it cannot be read or parsed.
 HardwareProfile read_hardware_profile(const std::string& path);
+
+/// The profile as hardware_profile_from_json reads it back (durations in seconds; a model entry
+/// for every run's model has "model": ""); `origin` is not written.
+nlohmann::json hardware_profile_to_json(const HardwareProfile& profile);
 
 /// The profile `hardware = by_hand { ... }` writes in the experiment, from its fields as recorded
 /// (label, forward, backward, optimizer; durations as texts or seconds): one step cost that every

@@ -2,36 +2,91 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/error.hpp"
+
 namespace laconic {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kPlacementNames[] = {"processes", "threads"};
+
+json link_json(const ResolvedRun& run) {
+  if (!run.link) return nullptr;
+  const LinkSpec& l = *run.link;
+  return {{"text", l.text},
+          {"bits_per_second", l.bits_per_second},
+          {"latency_seconds", l.latency_seconds},
+          {"overhead_seconds", l.overhead_seconds},
+          {"host_bits_per_second", l.host_bits_per_second},
+          {"payload_fraction", l.payload_fraction},
+          {"emulated", run.link_emulated}};
+}
+
+LinkSpec link_of(const json& l) {
+  return {l.at("text").get<std::string>(),           l.at("bits_per_second").get<double>(),
+          l.at("latency_seconds").get<double>(),     l.at("overhead_seconds").get<double>(),
+          l.at("host_bits_per_second").get<double>(), l.at("payload_fraction").get<double>()};
+}
+
+json hardware_json(const ResolvedRun& run) {
+  if (!run.hardware) return nullptr;
+  json out = hardware_profile_to_json(*run.hardware);
+  out["origin"] = run.hardware->origin;  // for messages; the profile's reader skips it
+  return out;
+}
+
+RankPlacement placement_of(const std::string& text) {
+  for (int p = 0; p < 2; ++p)
+    if (text == kPlacementNames[p]) return static_cast<RankPlacement>(p);
+  throw ConfigError("unknown placement " + text);
+}
+
+}  // namespace
 
 std::string ResolvedRun::to_json() const {
-  const nlohmann::json out = {
+  const json out = {
       {"version", kVersion},
       {"workers", workers},
       {"world_size", world_size},
-      {"thread_ranks", thread_ranks},
+      {"placement", kPlacementNames[static_cast<int>(placement)]},
       {"compressor",
        {{"full_precision", compressor.full_precision},
         {"summable", compressor.summable},
         {"fixed_size", compressor.fixed_size},
         {"multi_round", compressor.multi_round}}},
+      {"link", link_json(*this)},
+      {"hardware", hardware_json(*this)},
+      {"test_metric", {{"key", test_metric.key}, {"higher_is_better", test_metric.higher_is_better}}},
+      {"configuration", configuration},
   };
   return out.dump();
 }
 
 std::optional<ResolvedRun> ResolvedRun::from_json(const std::string& text) {
-  const auto in = nlohmann::json::parse(text, nullptr, false);
+  const auto in = json::parse(text, nullptr, false);
   if (!in.is_object() || in.value("version", 0) != kVersion) return std::nullopt;
   try {
     ResolvedRun run;
     run.workers = in.at("workers").get<std::int64_t>();
     run.world_size = in.at("world_size").get<int>();
-    run.thread_ranks = in.at("thread_ranks").get<bool>();
+    run.placement = placement_of(in.at("placement").get<std::string>());
     const auto& c = in.at("compressor");
     run.compressor = {c.at("full_precision").get<bool>(), c.at("summable").get<bool>(), c.at("fixed_size").get<bool>(),
                       c.at("multi_round").get<bool>()};
+    if (const json& l = in.at("link"); !l.is_null()) {
+      run.link = link_of(l);
+      run.link_emulated = l.at("emulated").get<bool>();
+    }
+    if (const json& h = in.at("hardware"); !h.is_null())
+      run.hardware = hardware_profile_from_json(h, h.value("origin", std::string("the run's resolved hardware")));
+    const auto& m = in.at("test_metric");
+    run.test_metric = {m.at("key").get<std::string>(), m.at("higher_is_better").get<bool>()};
+    run.configuration = in.at("configuration").get<std::string>();
     return run;
-  } catch (const nlohmann::json::exception&) {
+  } catch (const json::exception&) {
+    return std::nullopt;
+  } catch (const ConfigError&) {
     return std::nullopt;
   }
 }

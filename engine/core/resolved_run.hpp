@@ -1,11 +1,17 @@
 #pragma once
 // What the engine resolved a run's configuration into when it planned it, once: how many ranks
-// it has and where they live, and what its compressor is (its registered capabilities, not its
-// name). The controller stores it as the run fact `resolved` (JSON with a version), and the
-// reports read a compressor's nature from there. docs/schema.md, "run_facts".
+// it has and where they live, what its compressor is (its registered capabilities, not its
+// name), the link it is projected onto (and whether it is built for real), the hardware its
+// reports project it onto, its test metric and which way is better, and the configuration it
+// repeats (the run less its seed). The controller stores it as the run fact `resolved` (JSON
+// with a version) and tells every rank it (cli/launch_order.hpp); the reports and the UI read it
+// from there. docs/schema.md, "run_facts".
 #include <cstdint>
 #include <optional>
 #include <string>
+
+#include "engine/core/hardware_profile.hpp"
+#include "engine/core/units.hpp"
 
 namespace laconic {
 
@@ -26,19 +32,50 @@ struct ResolvedCompressor {
   bool operator==(const ResolvedCompressor&) const = default;
 };
 
+/// Where a run's ranks live (the experiment field `placement`).
+enum class RankPlacement {
+  Processes,  ///< one process per rank (processes(), the default)
+  Threads,    ///< every rank a thread of one process, exchanging through memory (threads())
+};
+
+/// The metric a run is judged by on the test split, and which way is better.
+struct ResolvedMetric {
+  std::string key;  ///< "test_accuracy"; "test_perplexity" for a language model
+  bool higher_is_better = true;
+
+  bool operator==(const ResolvedMetric&) const = default;
+};
+
 struct ResolvedRun {
   /// Raised when a field changes meaning; a fact of another version is not read.
-  static constexpr int kVersion = 1;
+  static constexpr int kVersion = 2;
   /// The run fact that holds it.
   static constexpr const char* kFact = "resolved";
 
   std::int64_t workers = 0;
-  int world_size = 0;         ///< workers and the topology's servers
-  bool thread_ranks = false;  ///< placement = threads(): every rank a thread of one process
+  int world_size = 0;  ///< workers and the topology's servers
+  RankPlacement placement = RankPlacement::Processes;
   ResolvedCompressor compressor;
+  /// The link the network model projects the run's traffic onto; nothing for a network model
+  /// that is not one link.
+  std::optional<LinkSpec> link;
+  /// The link is built for real (network = link { emulate = true }; cli/emulated_network.hpp).
+  bool link_emulated = false;
+  /// The profile the reports project the run onto (hardware = profile { ... } or by_hand { ... });
+  /// nothing for measured().
+  std::optional<HardwareProfile> hardware;
+  ResolvedMetric test_metric;
+  /// The run less its seed (configuration_key, engine/core/run_config.hpp): what its seeds share.
+  std::string configuration;
 
-  /// {"version": 1, "workers": ..., "world_size": ..., "thread_ranks": ...,
-  ///  "compressor": {"full_precision": ..., "summable": ..., "fixed_size": ..., "multi_round": ...}}
+  bool thread_ranks() const { return placement == RankPlacement::Threads; }
+
+  /// {"version": 2, "workers", "world_size", "placement": "processes"|"threads",
+  ///  "compressor": {"full_precision", "summable", "fixed_size", "multi_round"},
+  ///  "link": null | {"text", "bits_per_second", "latency_seconds", "overhead_seconds",
+  ///                  "host_bits_per_second", "payload_fraction", "emulated"},
+  ///  "hardware": null | a hardware profile (docs/hardware.md),
+  ///  "test_metric": {"key", "higher_is_better"}, "configuration"}
   std::string to_json() const;
   /// The fact's text read back; nullopt for text that is not a fact of this version.
   static std::optional<ResolvedRun> from_json(const std::string& text);

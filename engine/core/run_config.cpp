@@ -174,6 +174,13 @@ nlohmann::json RunConfig::swept_json() const {
   return out;
 }
 
+std::string RunConfig::configuration_key() const { return laconic::configuration_key(experiment, swept_json()); }
+
+std::string configuration_key(const std::string& experiment, nlohmann::json swept) {
+  if (swept.is_object()) swept.erase(kSeedVariable);
+  return experiment + "\n" + swept.dump();
+}
+
 RunConfig RunConfig::from_json(const nlohmann::json& json) {
   try {
     RunConfig c;

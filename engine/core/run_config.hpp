@@ -76,7 +76,19 @@ struct RunConfig {
   /// The swept variables alone (the `swept` column of `runs`).
   nlohmann::json swept_json() const;
   static RunConfig from_json(const nlohmann::json& json);
+  /// configuration_key(experiment, swept_json()).
+  std::string configuration_key() const;
 };
+
+/// The swept variable that draws a run's sample (its weights, its shuffling, its stochastic
+/// compressors) without changing what is compared: runs that differ in it alone repeat one
+/// configuration.
+inline constexpr const char* kSeedVariable = "seed";
+
+/// "A configuration is a run less its seed", written once: the experiment and the swept
+/// variables but kSeedVariable, as one text. Runs with equal keys are seeds of one configuration
+/// (laconic runs --group-by configuration, laconic best, the compare page's bands).
+std::string configuration_key(const std::string& experiment, nlohmann::json swept);
 
 /// One field of a run's configuration: what the experiment file calls it, what the recorded
 /// configuration calls it, its type, meaning and range, and where it lands in a RunConfig.

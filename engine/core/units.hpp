@@ -34,6 +34,7 @@ struct LinkSpec {
   double payload_fraction = kTcpPayloadFraction;
   /// messages x (latency + overhead) + 8 x link_bytes / min(rate x payload_fraction, host rate).
   double project(double messages, double link_bytes) const;
+  bool operator==(const LinkSpec&) const = default;
 };
 
 /// A link given as "BANDWIDTH[,LATENCY[,OVERHEAD[,HOST_BANDWIDTH]]]" ("100Mbit", "1Gbit,50us",

@@ -229,7 +229,6 @@ void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& 
   // A thread rank's derived clock starts with the workers' first step: from here, the server's
   // moves with its CPU and with the pushes it waits for (engine/core/rank_clock.hpp).
   begin_phase(0);
-  parts.compressor->set_seed(static_cast<std::uint64_t>(config.seed), comm.rank());
   if (const auto staleness = server.staleness()) {
     // stale_sync / async: each push is one optimizer step of its own.
     server.prepare_step(0, server.pull_compressors());

@@ -236,10 +236,9 @@ void Trainer::start_overlap(const topology::Bucketing& bucketing) {
   const auto seed = static_cast<std::uint64_t>(config_.seed);
   const int rank = comm_.rank();
   auto make = [&](std::size_t first, std::size_t end, std::size_t bucket) {
-    auto c = parts_.compressor_for_layers(
-        {shapes.begin() + static_cast<std::ptrdiff_t>(first), shapes.begin() + static_cast<std::ptrdiff_t>(end)});
-    c->set_seed(compress::derive_seed(seed, compress::streams::kBucket + bucket), rank);
-    return c;
+    return parts_.compressor_for_layers(
+        {shapes.begin() + static_cast<std::ptrdiff_t>(first), shapes.begin() + static_cast<std::ptrdiff_t>(end)},
+        {compress::derive_seed(seed, compress::streams::kBucket + bucket), rank});
   };
   overlapped_ = std::make_unique<topology::BucketedExchange>(
       std::span<float>(flat_grad_.data_ptr<float>(), static_cast<std::size_t>(flat_grad_.numel())), sizes, bucketing,

@@ -324,7 +324,6 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
   populate_pages(parts.dataset->train().inputs);
   if (comm.rank() == 0 || shared_evaluation) populate_pages(parts.dataset->test().inputs);
   check_identical_start(*parts.model, comm);
-  parts.compressor->set_seed(static_cast<std::uint64_t>(config.seed), comm.rank());
   return WorkerLoop(config, parts, comm, sink, progress, callbacks, checkpointing).run();
 }
 

@@ -47,8 +47,10 @@ struct WorkerParts {
   std::unique_ptr<schedule::Schedule> schedule;
   std::unique_ptr<compress::Compressor> compressor;
   /// A compressor of the run's kind for some of the model's layers (an overlapped exchange
-  /// gives every bucket its own). Unseeded.
-  std::function<std::unique_ptr<compress::Compressor>(const std::vector<compress::LayerShape>&)> compressor_for_layers;
+  /// gives every bucket its own), seeded as given.
+  std::function<std::unique_ptr<compress::Compressor>(const std::vector<compress::LayerShape>&,
+                                                      compress::CompressorSeed)>
+      compressor_for_layers;
   std::unique_ptr<comm::NetworkModel> network;  ///< projects communication onto a named link
   Stragglers stragglers;
   std::unique_ptr<LrSchedule> lr_schedule;  ///< empty: the optimizer's rate throughout

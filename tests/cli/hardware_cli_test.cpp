@@ -1,7 +1,8 @@
 // Hardware profiles as a user gives them (docs/hardware.md): `laconic report --hardware FILE` on
 // recorded runs, and the experiment field `hardware = profile { file = ... }` (checked with the
-// experiment, at its line, and used by `laconic report` without a flag); a missing or malformed
-// profile is refused naming the file and the field.
+// experiment, at its line, and used by `laconic report` without a flag, from the runs' resolved
+// fact even once the file is gone); a missing or malformed profile is refused naming the file and
+// the field.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -79,6 +80,14 @@ TEST_CASE("hardware = profile { file = ... } is checked with the experiment and 
   CHECK_THAT(md, Catch::Contains("## On Test GPU (projected)"));
   // Both runs were projected: the profile covers LeNet-5 at batch 32 and Top-k.
   CHECK_THAT(md, !Catch::Contains("Not projected"));
+  // The runs hold the profile itself (run fact `resolved`): a report needs no file any more.
+  std::filesystem::remove(dir + "/gpu.json");
+  r = run_laconic(dir, "report hw --db runs.db --out again --allow-missing-figures", 120);
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  const std::string again = read_file(dir + "/again/report.md");
+  CHECK_THAT(again, Catch::Contains("- hardware: Test GPU (gpu.json; projected)"));
+  CHECK_THAT(again, Catch::Contains("## On Test GPU (projected)") && !Catch::Contains("Not projected"));
   std::filesystem::remove_all(dir);
 }
 

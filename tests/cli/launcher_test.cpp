@@ -54,7 +54,7 @@ TEST_CASE("launch_workers relays every worker's metrics and reports success", "[
   const std::string dir = make_temp_dir();
   cli::LaunchSpec spec;
   spec.executable = fake_worker(dir, 3);
-  spec.worker.world = 2;
+  spec.worker.order.resolved.world_size = 2;
   spec.timeout = 5;
   CountingSink sink;
   const std::atomic<bool> stop{false};
@@ -70,7 +70,7 @@ TEST_CASE("a sink that fails mid-run kills and reaps the workers before the erro
   const std::string dir = make_temp_dir();
   cli::LaunchSpec spec;
   spec.executable = fake_worker(dir, 0);  // would report forever
-  spec.worker.world = 2;
+  spec.worker.order.resolved.world_size = 2;
   spec.timeout = 5;
   CountingSink sink;
   sink.fail_at = 3;
@@ -92,7 +92,7 @@ TEST_CASE("a worker that falls silent for the timeout is called hung, killed and
   ::chmod(path.c_str(), 0755);
   cli::LaunchSpec spec;
   spec.executable = path;
-  spec.worker.world = 2;
+  spec.worker.order.resolved.world_size = 2;
   spec.timeout = 1.5;
   CountingSink sink;
   const std::atomic<bool> stop{false};
@@ -112,7 +112,7 @@ TEST_CASE("a stop reason from the observer stops the workers and is reported", "
   const std::string dir = make_temp_dir();
   cli::LaunchSpec spec;
   spec.executable = fake_worker(dir, 0);
-  spec.worker.world = 2;
+  spec.worker.order.resolved.world_size = 2;
   spec.timeout = 5;
   CountingSink sink;
   cli::LaunchObserver observer;
@@ -131,7 +131,7 @@ TEST_CASE("a run stopped by the user says so, not which signal its workers died 
   const std::string dir = make_temp_dir();
   cli::LaunchSpec spec;
   spec.executable = fake_worker(dir, 0);
-  spec.worker.world = 2;
+  spec.worker.order.resolved.world_size = 2;
   spec.timeout = 5;
   CountingSink sink;
   std::atomic<bool> stop{false};
@@ -150,7 +150,7 @@ TEST_CASE("a run stopped by the user says so, not which signal its workers died 
 
 TEST_CASE("forked workers run the given function with their rank and report on their pipe", "[cli][launcher]") {
   cli::LaunchSpec spec;
-  spec.worker.world = 3;
+  spec.worker.order.resolved.world_size = 3;
   spec.timeout = 5;
   spec.in_fork = [](const cli::WorkerArgs& worker) {
     // Each rank reports rank + 1 metrics and checks it was given the run's rendezvous directory.

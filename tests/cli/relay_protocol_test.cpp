@@ -21,14 +21,14 @@ TEST_CASE("every relay message reads back as written, its text escaped", "[cli][
   CHECK(back->pid == 4242);
   CHECK(encode(hello).find('\n') == std::string::npos);  // one line, whatever the fields hold
 
-  const RunOrder run{7, "compressor=topk,ratio=0.01\tseed=1", "launch-1/run-7"};
+  LaunchOrder run{7, "compressor=topk,ratio=0.01\tseed=1", "launch-1/run-7", {}};
+  run.resolved.world_size = 4;
+  run.resolved.placement = laconic::RankPlacement::Threads;
   const auto order = decode_order(encode(RankOrder{run}));
   REQUIRE(order);
-  const auto* got = std::get_if<RunOrder>(&*order);
+  const auto* got = std::get_if<LaunchOrder>(&*order);
   REQUIRE(got);
-  CHECK(got->run_index == 7);
-  CHECK(got->run_name == run.run_name);
-  CHECK(got->store_prefix == run.store_prefix);
+  CHECK(*got == run);  // the same order a forked or exec'd rank 0 gets (launch_order_test)
   CHECK(std::get<SignalOrder>(*decode_order(encode(RankOrder{SignalOrder{15}}))).signal == 15);
   CHECK(std::holds_alternative<StillAlive>(*decode_order(encode(RankOrder{StillAlive{}}))));
   CHECK(std::get<SweepDone>(*decode_order(encode(RankOrder{SweepDone{2}}))).status == 2);
@@ -40,8 +40,8 @@ TEST_CASE("every relay message reads back as written, its text escaped", "[cli][
 }
 
 TEST_CASE("a relay line that is not the message asked for, or is torn, reads as nothing", "[cli][relay]") {
-  CHECK_FALSE(decode_order("R\t7\tname"));           // a field short
-  CHECK_FALSE(decode_order("R\tseven\tname\tkeys"));  // not a number
+  CHECK_FALSE(decode_order("R\t7\tname\tkeys"));  // the fields of an older laconic's order
+  CHECK_FALSE(decode_order("R\t{\"run_index\":7}"));  // torn: no resolved run
   CHECK_FALSE(decode_order("S\t9x"));
   CHECK_FALSE(decode_order("X\t0"));                 // a rank's report is not an order
   CHECK_FALSE(decode_order(""));

@@ -190,11 +190,11 @@ TEST_CASE("a scope keeps every capability of the compressor it wraps but those i
   scoped_spec.fields["scope"] = scope;
   scoped_spec.fields["min_size"] = std::int64_t{16};
   if (bare->exchanges_itself()) {
-    CHECK_THROWS_AS(build_compressor(registry(), scoped_spec, shapes), ConfigError);
+    CHECK_THROWS_AS(build_compressor(registry(), scoped_spec, shapes, {}), ConfigError);
     return;
   }
   const Capabilities inner = bare->capabilities();
-  const Capabilities got = build_compressor(registry(), scoped_spec, shapes)->capabilities();
+  const Capabilities got = build_compressor(registry(), scoped_spec, shapes, {})->capabilities();
   INFO("inner: " << describe(inner) << "; scoped: " << describe(got));
   CHECK(got.summable == inner.summable);
   CHECK(got.self_decoding == (!inner.summable && inner.self_decoding));

@@ -96,12 +96,12 @@ TEST_CASE("summable compressors keep a headerless payload that sums across worke
 TEST_CASE("scope and min_size are fields of every compressor, checked by name", "[compress][scope]") {
   auto registry = builtin_compressors();
   const std::vector<LayerShape> layers = {{10}, {2, 5}};
-  REQUIRE_THROWS_WITH(build_compressor(registry, {"compressor", "topk", {{"scope", std::string("tensor")}}}, layers),
+  REQUIRE_THROWS_WITH(build_compressor(registry, {"compressor", "topk", {{"scope", std::string("tensor")}}}, layers, {}),
                       "topk.scope must be \"global\" or \"layer\", got \"tensor\"");
-  REQUIRE_THROWS_WITH(build_compressor(registry, {"compressor", "none", {{"min_size", std::int64_t{-1}}}}, layers),
+  REQUIRE_THROWS_WITH(build_compressor(registry, {"compressor", "none", {{"min_size", std::int64_t{-1}}}}, layers, {}),
                       "none.min_size must be >= 0, got -1");
-  auto plain = build_compressor(registry, {"compressor", "topk", {}}, layers);
+  auto plain = build_compressor(registry, {"compressor", "topk", {}}, layers, {});
   CHECK(dynamic_cast<ScopedCompressor*>(plain.get()) == nullptr);
-  auto layered = build_compressor(registry, {"compressor", "topk", {{"scope", std::string("layer")}}}, layers);
+  auto layered = build_compressor(registry, {"compressor", "topk", {{"scope", std::string("layer")}}}, layers, {});
   CHECK(dynamic_cast<ScopedCompressor*>(layered.get()) != nullptr);
 }

@@ -41,8 +41,7 @@ std::vector<std::uint8_t> step(Compressor& c, unsigned seed) {
 }
 
 std::unique_ptr<Compressor> fresh(const ComponentSpec& spec) {
-  auto c = build_compressor(registry(), spec, kShapes);
-  c->set_seed(7, 1);
+  auto c = build_compressor(registry(), spec, kShapes, {7, 1});
   c->advance({0, 0, nullptr});
   return c;
 }

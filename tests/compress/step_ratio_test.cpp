@@ -59,8 +59,7 @@ TEST_CASE(
   for (const std::string name : {"topk", "randomk", "block_randomk"}) {
     SECTION(name) {
       auto c = build_compressor(
-          registry, {"compressor", name, {{"ratio", StepFunction{"halving"}}, {"error_feedback", false}}}, {{n}});
-      c->set_seed(1, 0);
+          registry, {"compressor", name, {{"ratio", StepFunction{"halving"}}, {"error_feedback", false}}}, {{n}}, {1, 0});
       for (std::int64_t epoch = 0; epoch < 4; ++epoch) {
         c->advance({epoch, epoch * 10, &callbacks});
         CHECK(sent_count(*c, g) == topk_count(0.2 * std::pow(0.5, epoch), n));
@@ -73,9 +72,9 @@ TEST_CASE(
                                    "chain",
                                    {{"first", nested({"compressor", "topk", {{"ratio", StepFunction{"by_step"}}}})},
                                     {"second", nested({"compressor", "none", {}})}}},
-                                  {{n}});
+                                  {{n}}, {});
     auto layered = build_compressor(
-        registry, {"compressor", "topk", {{"ratio", StepFunction{"by_step"}}, {"scope", "layer"}}}, {{600}, {400}});
+        registry, {"compressor", "topk", {{"ratio", StepFunction{"by_step"}}, {"scope", "layer"}}}, {{600}, {400}}, {});
     for (std::int64_t step : {0, 4, 19}) {
       chain->advance({0, step, &callbacks});
       layered->advance({0, step, &callbacks});

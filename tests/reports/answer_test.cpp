@@ -3,7 +3,9 @@
 // scale, each verdict and what widens its noise, repeats of a seed, and per-row targets.
 #include <catch2/catch.hpp>
 
+#include "reports/experiment_runs.hpp"
 #include "reports/report.hpp"
+#include "reports/run_data.hpp"
 #include "reports/stats.hpp"
 #include "tests/reports/csv_cells.hpp"
 #include "tests/reports/fixture.hpp"
@@ -374,8 +376,8 @@ TEST_CASE("report A B of one file names the file once and the --set flags that s
 }
 
 TEST_CASE("which of two values of a metric is better is decided by its direction, a NaN never better", "[reports]") {
-  const TestMetric accuracy = test_metric_named("test_accuracy");
-  const TestMetric perplexity = test_metric_named("test_perplexity");
+  const TestMetric accuracy = test_metric_of({"test_accuracy", true});
+  const TestMetric perplexity = test_metric_of({"test_perplexity", false});
   CHECK(accuracy.better(0.9, 0.8));
   CHECK_FALSE(accuracy.better(0.8, 0.9));
   CHECK(perplexity.better(80, 120));
@@ -384,4 +386,22 @@ TEST_CASE("which of two values of a metric is better is decided by its direction
   CHECK_FALSE(accuracy.better(kNaN, 0.1));
   CHECK_FALSE(accuracy.better(kNaN, kNaN));
   CHECK_FALSE(accuracy.better(0.8, 0.8));  // a tie keeps the first
+}
+
+TEST_CASE("the report's test metric and its direction are what the runs resolved, not guessed from the data",
+          "[reports][answer]") {
+  Recorded r("answer-resolved-metric");
+  const std::int64_t dense = r.add(dense_with_messages(1, {0.5, 0.85}));
+  r.add(topk_with_messages(1, {0.5, 0.84}));
+  // Recorded before the fact: no run recorded perplexity, so accuracy, higher is better.
+  CHECK(choose_test_metric(*r.db, load_experiment_runs(*r.db, std::string("answer")).finished) ==
+        ResolvedMetric{"test_accuracy", true});
+  ResolvedRun resolved;
+  resolved.test_metric = {"test_loss", false};  // whatever the engine resolved, the report follows
+  r.recorder->record_fact(dense, ResolvedRun::kFact, resolved.to_json());
+  CHECK(choose_test_metric(*r.db, load_experiment_runs(*r.db, std::string("answer")).finished) ==
+        ResolvedMetric{"test_loss", false});
+  const TestMetric metric = test_metric_of({"test_loss", false});
+  CHECK(metric.label == "test loss");
+  CHECK(metric.better(0.3, 0.4));
 }

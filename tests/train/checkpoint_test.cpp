@@ -69,7 +69,7 @@ std::map<int, RankOutcome> train_ranks(const RunConfig& config, const train::Che
     train::WorkerParts parts;
     {
       std::lock_guard<std::mutex> lock(mutex);  // LibTorch's generator is per process
-      parts = catalog.build(config);
+      parts = catalog.build(config, comm.rank());
     }
     train::WorkerResult result;
     if (comm.rank() < config.workers)
@@ -219,7 +219,7 @@ TEST_CASE("a checkpoint of another configuration or rank is refused", "[train][c
   testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
     engine::EngineCatalog catalog;
     MemorySink sink;
-    train::run_worker(config, catalog.build(config), comm, sink, {}, nullptr, {dir.path, 2, -1, {}});
+    train::run_worker(config, catalog.build(config, comm.rank()), comm, sink, {}, nullptr, {dir.path, 2, -1, {}});
   });
   REQUIRE(std::filesystem::exists(train::checkpoint_path(dir.path, 0, 2)));
   auto other = config;
@@ -229,7 +229,7 @@ TEST_CASE("a checkpoint of another configuration or rank is refused", "[train][c
     engine::EngineCatalog catalog;
     MemorySink sink;
     message = thrown<ConfigError>([&] {
-      train::run_worker(other, catalog.build(other), comm, sink, {}, nullptr, {dir.path, 0, 2, {}});
+      train::run_worker(other, catalog.build(other, comm.rank()), comm, sink, {}, nullptr, {dir.path, 0, 2, {}});
     });
   });
   CHECK_THAT(message, Catch::Contains("belongs to another run configuration"));
@@ -240,7 +240,7 @@ TEST_CASE("a checkpoint of another configuration or rank is refused", "[train][c
     engine::EngineCatalog catalog;
     MemorySink sink;
     message = thrown<ConfigError>([&] {
-      train::run_worker(config, catalog.build(config), comm, sink, {}, nullptr, {dir.path, 0, 2, {}});
+      train::run_worker(config, catalog.build(config, comm.rank()), comm, sink, {}, nullptr, {dir.path, 0, 2, {}});
     });
   });
   CHECK_THAT(message, Catch::Contains("does not fit this run") && Catch::Contains(path));
@@ -260,7 +260,7 @@ TEST_CASE("a training loss that turns NaN or explodes ends the run with Diverged
     testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
       engine::EngineCatalog catalog;
       MemorySink sink;
-      message = thrown<DivergedError>([&] { train::run_worker(config, catalog.build(config), comm, sink); });
+      message = thrown<DivergedError>([&] { train::run_worker(config, catalog.build(config, comm.rank()), comm, sink); });
       records = sink.records();
     });
     CHECK_THAT(message, Catch::StartsWith("training loss") && Catch::Contains("on worker 0"));
@@ -280,7 +280,7 @@ TEST_CASE("a training loss that turns NaN or explodes ends the run with Diverged
     testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
       engine::EngineCatalog catalog;
       MemorySink sink;
-      message = thrown<DivergedError>([&] { train::run_worker(config, catalog.build(config), comm, sink); });
+      message = thrown<DivergedError>([&] { train::run_worker(config, catalog.build(config, comm.rank()), comm, sink); });
     });
     CHECK_THAT(message, Catch::Contains("above divergence_factor 2 x the first step's loss"));
   }

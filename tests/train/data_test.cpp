@@ -237,7 +237,7 @@ TEST_CASE("a worker trains the language model on text and records test perplexit
   std::vector<MetricRecord> records;
   testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
     MemorySink sink;
-    train::run_worker(c, catalog.build(c), comm, sink);
+    train::run_worker(c, catalog.build(c, comm.rank()), comm, sink);
     records = sink.records();
   });
   std::vector<double> perplexity, loss;

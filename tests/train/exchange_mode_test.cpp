@@ -182,7 +182,7 @@ std::vector<double> losses_of(const RunConfig& config) {
     train::WorkerParts parts;
     {
       std::lock_guard<std::mutex> lock(mutex);  // LibTorch's generator is global to the process
-      parts = catalog.build(config);
+      parts = catalog.build(config, comm.rank());
     }
     train::run_worker(config, std::move(parts), comm, sink, {});
     if (comm.rank() != 0) return;

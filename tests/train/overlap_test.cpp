@@ -52,7 +52,7 @@ Trained train_two(const RunConfig& config) {
     train::WorkerParts parts;
     {
       std::lock_guard<std::mutex> lock(mutex);  // LibTorch's generator is per process
-      parts = catalog.build(config);
+      parts = catalog.build(config, comm.rank());
     }
     auto result = train::run_worker(config, std::move(parts), comm, sink);
     std::lock_guard<std::mutex> lock(mutex);
@@ -118,7 +118,7 @@ TEST_CASE(
   auto refusal = [&](const RunConfig& config) -> std::string {
     try {
       catalog.check_run(config);
-      catalog.build(config);
+      catalog.build(config, 0);
     } catch (const ConfigError& e) {
       return e.what();
     }

@@ -69,7 +69,7 @@ Results over_processes(const engine::EngineCatalog& catalog, const RunConfig& ru
     train::WorkerParts parts;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      parts = catalog.build(run);
+      parts = catalog.build(run, comm.rank());
     }
     if (comm.rank() < run.workers)
       train::run_worker(run, std::move(parts), comm, sink);
@@ -92,7 +92,7 @@ void check_same(const engine::EngineCatalog& catalog, const Case& c) {
                  << c.schedule.name);
   try {
     catalog.check_run(run);
-    (void)catalog.build(run);
+    (void)catalog.build(run, 0);
   } catch (const ConfigError& e) {
     return;  // a combination laconic refuses under either placement
   }

@@ -56,28 +56,68 @@ TEST_CASE("a run's ranks are resolved once: servers beyond the workers, threads 
   const ResolvedRun ring = catalog.resolve_run(run_with(catalog, none));
   CHECK(ring.workers == 3);
   CHECK(ring.world_size == 3);
-  CHECK_FALSE(ring.thread_ranks);
+  CHECK(ring.placement == RankPlacement::Processes);
   const ResolvedRun server = catalog.resolve_run(run_with(catalog, none, {"topology", "parameter_server", {}}));
   CHECK(server.world_size == 4);
   const ResolvedRun threads =
       catalog.resolve_run(run_with(catalog, none, {"topology", "allreduce", {}}, {"placement", "threads", {}}));
-  CHECK(threads.thread_ranks);
+  CHECK(threads.placement == RankPlacement::Threads);
+}
+
+TEST_CASE("a run's link, hardware, test metric and configuration are resolved from what its components declare",
+          "[resolved]") {
+  const engine::EngineCatalog catalog;
+  RunConfig run = run_with(catalog, {"compressor", "none", {}});
+  run.experiment = "e";
+  run.network = catalog.resolve({"network", "link", {{"bandwidth", std::string("100Mbit")}, {"latency", std::string("2ms")}}});
+  run.swept = {{"compressor", Value(std::string("none"))}, {kSeedVariable, Value(std::int64_t{3})}};
+  const ResolvedRun resolved = catalog.resolve_run(run);
+  REQUIRE(resolved.link);
+  CHECK(resolved.link->bits_per_second == Approx(1e8));
+  CHECK(resolved.link->latency_seconds == Approx(2e-3));
+  CHECK_FALSE(resolved.link_emulated);
+  CHECK_FALSE(resolved.hardware);  // measured()
+  CHECK(resolved.test_metric == ResolvedMetric{"test_accuracy", true});
+  // The configuration is the run less its seed: another seed repeats it, another field does not.
+  RunConfig other_seed = run;
+  other_seed.swept[kSeedVariable] = Value(std::int64_t{4});
+  CHECK(catalog.resolve_run(other_seed).configuration == resolved.configuration);
+  RunConfig other_field = run;
+  other_field.swept["compressor"] = Value(std::string("fp16"));
+  CHECK(catalog.resolve_run(other_field).configuration != resolved.configuration);
+  run.hardware = catalog.resolve(
+      {"hardware", "by_hand", {{"label", std::string("A100")}, {"forward", std::string("3ms")}, {"backward", std::string("6ms")}}});
+  const ResolvedRun by_hand = catalog.resolve_run(run);
+  REQUIRE(by_hand.hardware);
+  CHECK(by_hand.hardware->name == "A100");
+  REQUIRE(by_hand.hardware->models.size() == 1);
+  CHECK(by_hand.hardware->models[0].forward == Approx(3e-3));
 }
 
 TEST_CASE("the resolved run's fact reads back as written, and a fact of another version is not read", "[resolved]") {
   ResolvedRun run;
   run.workers = 4;
   run.world_size = 5;
-  run.thread_ranks = true;
+  run.placement = RankPlacement::Threads;
   run.compressor = {.full_precision = false, .summable = true, .fixed_size = true, .multi_round = false};
+  run.link = parse_link("10Gbit,50us,300us,3Gbit");
+  run.link_emulated = true;
+  HardwareProfile hardware;
+  hardware.name = "by hand";
+  hardware.origin = "by_hand { ... }";
+  hardware.models.push_back({"", 0, 0, 1e-3, 2e-3, 3e-4, {{1e-4, 100}}});
+  hardware.compressors["topk"] = {{1e-5, 2e-9}, {3e-6, 1e-9}};
+  run.hardware = hardware;
+  run.test_metric = {"test_perplexity", false};
+  run.configuration = "e\n{\"compressor\":\"none\"}";
   const auto back = ResolvedRun::from_json(run.to_json());
   REQUIRE(back);
   CHECK(*back == run);
   std::string other = run.to_json();
-  other.replace(other.find("\"version\":1"), 11, "\"version\":2");
+  other.replace(other.find("\"version\":2"), 11, "\"version\":1");
   CHECK_FALSE(ResolvedRun::from_json(other));
   CHECK_FALSE(ResolvedRun::from_json("not json"));
-  CHECK_FALSE(ResolvedRun::from_json("{\"version\":1}"));
+  CHECK_FALSE(ResolvedRun::from_json("{\"version\":2}"));
 }
 
 TEST_CASE("the catalog finds each kind by its registry's own name, and names them all for another", "[catalog]") {

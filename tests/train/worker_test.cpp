@@ -59,7 +59,7 @@ TEST_CASE("two workers end with bit-identical replicas and count the bytes each 
         // LibTorch's generator is global to the process; ranks here are threads, not
         // processes, so they must not seed and draw initial weights at the same time.
         std::lock_guard<std::mutex> lock(mutex);
-        parts = catalog.build(config);
+        parts = catalog.build(config, comm.rank());
       }
       auto result = train::run_worker(config, std::move(parts), comm, sink);
       std::lock_guard<std::mutex> lock(mutex);
@@ -72,7 +72,7 @@ TEST_CASE("two workers end with bit-identical replicas and count the bytes each 
     CHECK(values(records[1], "test_accuracy").empty());  // rank 0 evaluates
     const std::size_t n = 61706;                         // LeNet-5's parameters
     std::vector<compress::LayerShape> shapes;
-    for (const auto& p : engine::EngineCatalog().build(config).model->parameters())
+    for (const auto& p : engine::EngineCatalog().build(config, 0).model->parameters())
       shapes.push_back({p.sizes().begin(), p.sizes().end()});
     // PowerSGD at rank 2: P and Q of each weight matrix, biases dense.
     const double powersgd_bytes = 4.0 * compress::powersgd_floats(shapes, 2);
@@ -110,7 +110,7 @@ TEST_CASE("a few steps of LeNet-5 on Fashion-MNIST reduce the training loss", "[
   testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
     engine::EngineCatalog catalog;
     MemorySink sink;
-    train::run_worker(config, catalog.build(config), comm, sink);
+    train::run_worker(config, catalog.build(config, comm.rank()), comm, sink);
     records = sink.records();
   });
   auto loss = values(records, "train_loss");
@@ -140,7 +140,7 @@ RankRecords train_ranks(const RunConfig& config, RunCallbacks* callbacks = nullp
                        train::WorkerParts parts;
                        {
                          std::lock_guard<std::mutex> lock(mutex);  // LibTorch's global generator (see above)
-                         parts = catalog.build(config);
+                         parts = catalog.build(config, comm.rank());
                        }
                        train::WorkerResult result;
                        if (comm.rank() < config.workers)
@@ -275,17 +275,17 @@ TEST_CASE("parameter_server options and compressors it cannot serve are refused 
                     "parameter_server.pull must be one of \"weights\", \"gradients\", got \"models\"");
   auto config = small_run("randomk", 1);
   config.topology = catalog.resolve({"topology", "parameter_server", {}});
-  CHECK_THROWS_WITH(catalog.build(config), Catch::StartsWith("parameter_server cannot decode randomk's payloads"));
+  CHECK_THROWS_WITH(catalog.build(config, 0), Catch::StartsWith("parameter_server cannot decode randomk's payloads"));
   // The same for a chain whose first part is a shared-seed sparsifier.
   config.compressor = catalog.resolve({"compressor",
                                        "chain",
                                        {{"first", nested(ComponentSpec{"compressor", "block_randomk", {}})},
                                         {"second", nested(ComponentSpec{"compressor", "fp16", {}})}}});
-  CHECK_THROWS_WITH(catalog.build(config), Catch::StartsWith("parameter_server cannot decode chain's payloads"));
+  CHECK_THROWS_WITH(catalog.build(config, 0), Catch::StartsWith("parameter_server cannot decode chain's payloads"));
   config = small_run("none", 1);
   config.topology = catalog.resolve({"topology", "parameter_server", {}});
   config.schedule = catalog.resolve({"schedule", "local_sgd", {}});
-  CHECK_THROWS_WITH(catalog.build(config), Catch::Contains("use parameter_server { pull = "));
+  CHECK_THROWS_WITH(catalog.build(config, 0), Catch::Contains("use parameter_server { pull = "));
   CHECK_THROWS_WITH(catalog.check_run(config), Catch::Contains("use parameter_server { pull = "));
 }
 
@@ -330,7 +330,7 @@ TEST_CASE(
   const std::string refusal =
       "schedule async needs topology = parameter_server { pull = \"weights\" }, whose server steps its "
       "optimizer with each push on its own; got ";
-  CHECK_THROWS_WITH(catalog.build(allreduce), refusal + "allreduce");
+  CHECK_THROWS_WITH(catalog.build(allreduce, 0), refusal + "allreduce");
   CHECK_THROWS_WITH(catalog.check_run(allreduce), refusal + "allreduce");  // asked without building
   auto averaging = config;
   averaging.topology = catalog.resolve({"topology", "parameter_server", {{"pull", std::string("gradients")}}});
@@ -347,7 +347,7 @@ TEST_CASE("the learning rate a worker records is the one its schedule sets", "[t
   std::vector<MetricRecord> records;
   testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
     MemorySink sink;
-    train::run_worker(config, catalog.build(config), comm, sink);
+    train::run_worker(config, catalog.build(config, comm.rank()), comm, sink);
     records = sink.records();
   });
   // lr 0.05: warm-up 1/2, 2/2 over steps 0-1, then epoch 1 halves it.
