@@ -109,6 +109,43 @@ void add_run_commands(CLI::App& app, Commands& commands, const EngineCommands& e
   commands.push_back({worker, [worker_args, engine] { return engine.worker(*worker_args); }});
 }
 
+void add_advise_command(CLI::App& app, Commands& commands, const EngineCommands& engine) {
+  auto* advise = app.add_subcommand(
+      "advise", "which of an experiment's candidates reaches the target soonest at N workers on a link, and how sure "
+                "that is: probe runs at N thread-rank workers, then a ranked table (docs/advise.md)");
+  auto args = std::make_shared<AdviseArgs>();
+  advise->add_option("file", args->file, "experiment file (.lua) whose sweep lists the candidates, the baseline first")
+      ->required()
+      ->check(openable_experiment());
+  advise->add_option("--workers", args->workers, "workers to advise for; the probes train this many, as threads")
+      ->required()
+      ->check(positive())
+      ->default_str("");
+  advise->add_option("--link", args->link,
+                     "BANDWIDTH[,LATENCY[,OVERHEAD[,HOST_BANDWIDTH]]] to advise for (\"1Gbit\", \"100Mbit,1ms\"); "
+                     "the probes' messages are projected onto it")
+      ->required();
+  advise->add_option("--budget", args->budget,
+                     "wall time the probes may take (\"15min\", \"600s\"); probes not finished by then are left out")
+      ->capture_default_str();
+  advise->add_option("--target", args->target,
+                     "the test metric's target (default: the baseline's final value, less 0.5 points of accuracy)")
+      ->default_str("");
+  advise->add_option("--seeds", args->seeds, "probe runs per candidate (seeds 1 to N): more give intervals")
+      ->check(positive())
+      ->capture_default_str();
+  advise->add_option("--evaluations", args->evaluations,
+                     "evaluations over each probe (sets eval_every): the points of the learning curve a candidate's "
+                     "steps to the target are extrapolated from when its probe does not reach it")
+      ->check(positive())
+      ->capture_default_str();
+  advise->add_option("--set", args->overrides, "KEY=VALUE, as for run, applied before advise's own")
+      ->allow_extra_args(false);
+  advise->add_flag("--quiet,-q", args->quiet, "no progress display while the probes train");
+  add_db_option(advise, args->db);
+  commands.push_back({advise, [args, engine] { return engine.advise(*args); }, [args] { return args->db; }});
+}
+
 void add_catalog_commands(CLI::App& app, Commands& commands, const EngineCommands& engine) {
   auto* list = app.add_subcommand("list", "list built-in components with their fields and defaults");
   auto list_args = std::make_shared<ListArgs>();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/advise_command.hpp"
 #include "cli/catalog_commands.hpp"
 #include "cli/command_line.hpp"
 #include "cli/launch_environment.hpp"
@@ -42,10 +43,13 @@ struct EngineCommands {
   std::function<int(const WorkerArgs&)> worker;
   std::function<int(const ListArgs&)> list;
   std::function<int(const CheckArgs&)> check;
+  std::function<int(AdviseArgs&)> advise;
 };
 
 /// Declares run and worker (hidden: a run's own processes).
 void add_run_commands(CLI::App& app, Commands& commands, const EngineCommands& engine);
+/// Declares advise.
+void add_advise_command(CLI::App& app, Commands& commands, const EngineCommands& engine);
 /// Declares list and check.
 void add_catalog_commands(CLI::App& app, Commands& commands, const EngineCommands& engine);
 

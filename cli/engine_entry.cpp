@@ -45,6 +45,15 @@ int run(RunCommandLine& line, const std::string& executable) {
   return run_command(args, g_stop);
 }
 
+int advise(AdviseArgs& args, const std::string& executable) {
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+  args.executable = executable;
+  return advise_command(args, g_stop);
+}
+
 }  // namespace
 
 EngineCommands engine_commands(char** argv) {
@@ -54,6 +63,7 @@ EngineCommands engine_commands(char** argv) {
       .worker = worker_command,
       .list = [](const ListArgs& a) { return a.markdown ? list_markdown_command() : list_command(singular(a.kind)); },
       .check = [](const CheckArgs& a) { return check_command(a.file, a.only, a.listing, a.overrides); },
+      .advise = [executable](AdviseArgs& a) { return advise(a, executable); },
   };
 }
 

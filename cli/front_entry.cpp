@@ -47,6 +47,11 @@ EngineCommands engine_commands(char** argv) {
       .worker = [argv](const WorkerArgs&) { return exec_engine(argv); },
       .list = [argv](const ListArgs&) { return exec_engine(argv); },
       .check = [argv](const CheckArgs&) { return exec_engine(argv); },
+      .advise =
+          [argv](AdviseArgs&) {
+            for (const char* name : kPinnedThreadVariables) ::setenv(name, "1", 1);  // as for run
+            return exec_engine(argv);
+          },
   };
 }
 

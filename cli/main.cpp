@@ -50,6 +50,7 @@ int dispatch(int argc, char** argv) {
   const laconic::cli::EngineCommands engine = laconic::cli::engine_commands(argv);
   laconic::cli::Commands commands;
   laconic::cli::add_run_commands(app, commands, engine);
+  laconic::cli::add_advise_command(app, commands, engine);
   laconic::cli::add_read_commands(app, commands);
   laconic::cli::add_catalog_commands(app, commands, engine);
   laconic::cli::tidy_help_defaults(app);

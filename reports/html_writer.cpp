@@ -26,7 +26,7 @@ details summary { cursor: pointer; color: #555; }
 
 const char* align_class(Align align) { return align == Align::Right ? " class=\"num\"" : ""; }
 
-void render_table(std::ostringstream& out, const Table& table) {
+void render_html_table(std::ostringstream& out, const Table& table) {
   if (!table.title.empty()) out << "<h3>" << html_escape(table.title) << "</h3>\n";
   out << "<table>\n<thead><tr>";
   for (const auto& column : table.columns)
@@ -42,7 +42,7 @@ void render_table(std::ostringstream& out, const Table& table) {
 }
 
 // The PNG is embedded (the page opens offline, alone); the SVG is linked, next to the page.
-void render_figure(std::ostringstream& out, const Figure& figure) {
+void render_html_figure(std::ostringstream& out, const Figure& figure) {
   const std::string svg = "figures/" + figure.name + ".svg";
   if (!figure.missing.empty()) {
     out << "<p class=\"missing\"><strong>Figure missing: " << html_escape(figure.title) << "</strong> ("
@@ -109,8 +109,8 @@ std::string render_html(const Report& report) {
     if (!section.text.empty())
       out << "<details><summary>How this is computed</summary>\n<p>" << html_escape(section.text)
           << "</p>\n</details>\n";
-    for (const auto& figure : section.figures) render_figure(out, figure);
-    for (const auto& table : section.tables) render_table(out, table);
+    for (const auto& figure : section.figures) render_html_figure(out, figure);
+    for (const auto& table : section.tables) render_html_table(out, table);
     out << "</section>\n";
   }
   out << "</body>\n</html>\n";

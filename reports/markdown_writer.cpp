@@ -5,7 +5,7 @@
 namespace laconic::reports {
 namespace {
 
-void render_table(std::ostringstream& out, const Table& table) {
+void render_markdown_table(std::ostringstream& out, const Table& table) {
   if (!table.title.empty()) out << "### " << markdown_escape(table.title) << "\n\n";
   out << "|";
   for (const auto& column : table.columns) out << " " << markdown_escape(column.header) << " |";
@@ -22,7 +22,7 @@ void render_table(std::ostringstream& out, const Table& table) {
 }
 
 // The PNG shows inline on most Markdown viewers; the SVG sits next to it.
-void render_figure(std::ostringstream& out, const Figure& figure) {
+void render_markdown_figure(std::ostringstream& out, const Figure& figure) {
   const std::string path = "figures/" + figure.name;
   if (!figure.missing.empty()) {
     out << "**Figure missing: " << markdown_escape(figure.title) << "** (" << path
@@ -85,8 +85,8 @@ std::string render_markdown(const Report& report) {
     if (!section.text.empty())
       out << "<details><summary>How this is computed</summary>\n\n"
           << markdown_escape(section.text) << "\n\n</details>\n\n";
-    for (const auto& figure : section.figures) render_figure(out, figure);
-    for (const auto& table : section.tables) render_table(out, table);
+    for (const auto& figure : section.figures) render_markdown_figure(out, figure);
+    for (const auto& table : section.tables) render_markdown_table(out, table);
   }
   return out.str();
 }

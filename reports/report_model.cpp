@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "reports/advice.hpp"
 #include "reports/aggregate.hpp"
 #include "reports/experiment_runs.hpp"
 #include "reports/format.hpp"
@@ -145,6 +146,7 @@ ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& 
       report.facts.push_back({grid.rows.size() > 1 ? "target, " + t.row : "target", line, false});
     }
     report.sections.push_back(summary_section(in, links));
+    if (auto advice = advice_section(*model)) report.sections.push_back(std::move(*advice));
     report.sections.push_back(final_metric_section(in));
     report.sections.push_back(compression_section(in, draft.plots));
     report.sections.push_back(step_time_section(in, draft.plots));

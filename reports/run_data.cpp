@@ -3,6 +3,8 @@
 #include <cmath>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/core/metric_keys.hpp"
 #include "reports/stats.hpp"
 #include "storage/queries.hpp"
@@ -281,6 +283,11 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   if (const auto cwd = facts.find("working_directory"); cwd != facts.end()) data.working_directory = cwd->second;
   if (const auto set = facts.find("overrides"); set != facts.end()) data.overrides = set->second;
   if (const auto it = facts.find(ResolvedRun::kFact); it != facts.end()) data.resolved = ResolvedRun::from_json(it->second);
+  if (const auto it = facts.find("advice"); it != facts.end()) {
+    const auto advice = nlohmann::json::parse(it->second, nullptr, false);
+    if (advice.is_object() && advice.contains("link") && advice["link"].is_string())
+      data.advised_link = advice["link"].get<std::string>();
+  }
   // What the run resolved its network into is its link; runs recorded before the fact keep the
   // one read back from their recorded network (experiment_runs.cpp).
   if (data.resolved) {

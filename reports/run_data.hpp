@@ -92,6 +92,9 @@ struct RunData {
   /// What the engine resolved the run into when it planned it (run_facts resolved): its ranks
   /// and its compressor's nature. Unset for runs recorded before it.
   std::optional<ResolvedRun> resolved;
+  /// The link `laconic advise` ranked this run's candidate on (run fact `advice`); "" for a run
+  /// no advice was given from.
+  std::string advised_link;
   /// How busy its host was: (its ranks + the cores other processes kept busy + stolen cores) /
   /// cores, from run_facts host_demand (or ranks_on_host / cores for runs recorded before it);
   /// above 1 the ranks waited for cores. NaN when not recorded.

@@ -60,7 +60,7 @@ export async function experimentPage(main) {
     // The answer, and every other section's tables, as the report has them.
     for (const s of e.sections) {
       const section = el("section", { id: s.anchor }, el("h2", {}, s.heading), s.lead ? el("p", {}, s.lead) : null);
-      if (s.anchor === "answer") add(section, s.tables.map(tableOf));
+      if (s.anchor === "answer" || s.anchor === "advice") add(section, s.tables.map(tableOf));
       else if (s.anchor === "time-and-bytes-to-target") add(section, targetInput(configs), s.tables.map(tableOf));
       else add(section, el("details", {}, el("summary", {}, "tables and how they are computed"), el("p", { class: "muted" }, s.text), ...s.tables.map(tableOf)));
       add(body, section);

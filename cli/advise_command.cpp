@@ -1,0 +1,213 @@
+#include "cli/advise_command.hpp"
+
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/output.hpp"
+#include "cli/run_command.hpp"
+#include "engine/catalog.hpp"
+#include "engine/core/error.hpp"
+#include "engine/core/units.hpp"
+#include "engine/train/dataset.hpp"
+#include "engine/train/worker.hpp"
+#include "lua/experiment.hpp"
+#include "reports/advice.hpp"
+#include "reports/format.hpp"
+#include "storage/database.hpp"
+#include "storage/recorder.hpp"
+
+namespace laconic::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The link's parts as the `link` network's fields, in parse_link's order.
+std::vector<std::string> link_overrides(const std::string& link) {
+  static const char* const kFields[] = {"bandwidth", "latency", "overhead", "host_bandwidth"};
+  std::vector<std::string> out;
+  std::size_t from = 0, part = 0;
+  while (from <= link.size() && part < 4) {
+    const auto comma = link.find(',', from);
+    const std::string text = link.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    out.push_back(str_cat("network.", kFields[part++], "=", text));
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return out;
+}
+
+// Sets `out` once `stop` is set or the budget is spent, until `done`.
+class BudgetWatch {
+ public:
+  BudgetWatch(double seconds, const std::atomic<bool>& stop, std::atomic<bool>& out)
+      : deadline_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))),
+        thread_([this, &stop, &out] {
+          while (!done_) {
+            if (stop || Clock::now() >= deadline_) {
+              spent_ = !stop;
+              out = true;
+              return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          }
+        }) {}
+  ~BudgetWatch() {
+    done_ = true;
+    thread_.join();
+  }
+  bool spent() const { return spent_; }
+
+ private:
+  Clock::time_point deadline_;
+  std::atomic<bool> done_{false}, spent_{false};
+  std::thread thread_;
+};
+
+// eval_every giving about `evaluations` evaluations over a probe: the steps of the first run (at
+// the advised workers, so on its shard) over `evaluations`.
+std::int64_t probe_eval_every(const RunConfig& probe, const engine::EngineCatalog& catalog, std::int64_t evaluations) {
+  const auto parts = catalog.build(probe, 0);
+  const std::int64_t steps = probe.epochs * train::steps_per_epoch(probe, *parts.dataset);
+  return std::max<std::int64_t>(1, steps / evaluations);
+}
+
+// Each ranked candidate's prediction, as the fact `advice` of each of its runs (what a later
+// check against full runs reads).
+void record_predictions(const std::string& db_path, const reports::Advice& advice, const AdviseArgs& args) {
+  auto db = storage::Database::open(db_path);
+  storage::Recorder recorder(*db);
+  for (std::size_t i = 0; i < advice.ranked.size(); ++i) {
+    const reports::AdviceRow& row = advice.ranked[i];
+    const nlohmann::json fact = {{"version", 1},
+                                 {"workers", args.workers},
+                                 {"link", advice.link.text},
+                                 {"rank", i + 1},
+                                 {"step_seconds", row.step},
+                                 {"steps_to_target", row.steps},
+                                 {"time_to_target_seconds", row.seconds},
+                                 {"steps_basis", row.basis == reports::StepsBasis::Probe ? "probe" : "curve"},
+                                 {"interval", {row.low, row.high}},
+                                 {"interval_level", row.basis == reports::StepsBasis::Probe ? 0.95 : 0.80},
+                                 {"break_even_bits_per_second", row.scan.break_even},
+                                 {"crossover_bits_per_second", row.crossover}};
+    for (const reports::RunData* run : row.summary->config->runs)
+      recorder.record_fact(run->run.id, "advice", fact.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+}
+
+void print_advice(const reports::Advice& advice, const std::string& name, std::size_t candidates,
+                  const AdviseArgs& args) {
+  std::cout << "\nTarget: " << advice.metric.label << (advice.metric.higher_is_better ? " >= " : " <= ")
+            << reports::fixed(advice.target, advice.metric.digits) << " (" << advice.target_source << ")\n";
+  const reports::Table table = reports::advice_table(advice);
+  RowWriter out(std::cout, Format::Table);
+  std::vector<std::string> header;
+  for (const auto& c : table.columns) header.push_back(c.header);
+  out.header(header);
+  for (const auto& row : table.rows) {
+    std::vector<storage::Cell> cells;
+    for (const auto& text : row) cells.push_back(text_cell(text));
+    out.row(cells);
+  }
+  out.finish();
+  if (!advice.first_two.empty()) std::cout << "\n" << advice.first_two << ".\n";
+  std::cout << "\nPredicted time to target = steps to the target x the step at " << args.workers
+            << " workers (compute, compress and wait as probed, messages projected onto " << advice.link.text
+            << "). Steps: as the probes took them where they reached the target (" << args.seeds
+            << " seed(s) each; 95% interval over seeds), else extrapolated from their learning curve (80% interval "
+               "of the fit). Projections, not measurements. "
+            << advice.ranked.size() << " of " << candidates << " candidates ranked. Probes recorded as experiment '"
+            << name << "' in " << args.db << " (laconic report " << name << " --db " << args.db
+            << "; docs/advise.md).\n";
+}
+
+}  // namespace
+
+double parse_budget(const std::string& text) {
+  for (const auto& [unit, seconds] : {std::pair<const char*, double>{"min", 60}, {"h", 3600}}) {
+    const std::string u = unit;
+    if (text.size() > u.size() && text.ends_with(u)) {
+      try {
+        std::size_t used = 0;
+        const double n = std::stod(text.substr(0, text.size() - u.size()), &used);
+        if (used == text.size() - u.size() && n >= 0) return n * seconds;
+      } catch (const std::exception&) {
+      }
+      throw ConfigError(str_cat("--budget must be a duration such as \"15min\", \"1h\" or \"600s\", got \"", text, "\""));
+    }
+  }
+  return parse_duration("--budget", text);
+}
+
+std::string advise_experiment_name(const std::string& experiment, std::int64_t workers, const std::string& link) {
+  std::string tail = link;
+  for (char& c : tail)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '-';
+  return str_cat(experiment, "-advise-w", workers, "-", tail);
+}
+
+std::vector<std::string> probe_overrides(const AdviseArgs& args, const std::string& name) {
+  std::vector<std::string> out = args.overrides;
+  std::string seeds;
+  for (std::int64_t s = 1; s <= args.seeds; ++s) seeds += (s > 1 ? "," : "") + std::to_string(s);
+  for (const std::string& set : {str_cat("name=", name), str_cat("workers=", args.workers),
+                                 std::string("placement=threads"), "seeds=" + seeds})
+    out.push_back(set);
+  for (const std::string& set : link_overrides(args.link)) out.push_back(set);
+  return out;
+}
+
+int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
+  const LinkSpec link = parse_link(args.link);
+  const double budget = parse_budget(args.budget);
+  if (args.workers < 1) throw ConfigError("--workers must be at least 1");
+  const engine::EngineCatalog catalog;
+  lua::LoadOptions load;
+  load.overrides = args.overrides;
+  const lua::ExperimentPlan plan = lua::load_experiment(args.file, catalog, load);
+  if (plan.runs.empty()) throw ConfigError(str_cat("'", args.file, "' has no runs to advise on"));
+  const std::string name = advise_experiment_name(plan.runs.front().experiment, args.workers, args.link);
+
+  RunArgs run;
+  run.file = args.file;
+  run.overrides = probe_overrides(args, name);
+  load.overrides = run.overrides;
+  const RunConfig first = lua::load_experiment(args.file, catalog, load).runs.front();
+  run.overrides.push_back(str_cat("eval_every=", probe_eval_every(first, catalog, args.evaluations)));
+  run.db = args.db;
+  run.resume = true;  // probes already recorded are not trained again
+  run.quiet = args.quiet;
+  run.executable = args.executable;
+  std::atomic<bool> probe_stop{false};
+  const auto started = Clock::now();
+  bool spent = false;
+  {
+    BudgetWatch watch(budget, stop, probe_stop);
+    run_command(run, probe_stop);
+    spent = watch.spent();
+  }
+  const double used = std::chrono::duration<double>(Clock::now() - started).count();
+  std::cout << "laconic advise: probes took " << reports::seconds(used) << " s of the " << args.budget << " budget"
+            << (spent ? " (spent: the probes not finished are left out)" : "") << "\n";
+
+  auto db = storage::Database::open_read_only(args.db);
+  reports::TargetRule rule;
+  rule.value = args.target;
+  const auto model = reports::build_model(*db, {name}, rule);
+  if (model->summaries.empty()) {
+    std::cerr << "laconic advise: no probe finished" << (spent ? " within the budget (--budget " + args.budget + ")" : "")
+              << "; nothing to rank (laconic runs --experiment " << name << " --db " << args.db << ")\n";
+    return stop ? 130 : 1;
+  }
+  const reports::Advice advice = reports::advice_of(*model, link);
+  print_advice(advice, name, model->summaries.size(), args);
+  db.reset();
+  record_predictions(args.db, advice, args);
+  if (advice.ranked.empty()) return stop ? 130 : 1;
+  return 0;
+}
+
+}  // namespace laconic::cli

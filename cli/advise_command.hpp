@@ -1,0 +1,46 @@
+#pragma once
+// `laconic advise FILE --workers N --link BANDWIDTH[,LATENCY]`: which of the experiment's
+// candidates (its sweep) reaches the target soonest on that link at N workers, and how sure that
+// is (docs/advise.md). It trains each candidate as a short probe run at N workers, placed as
+// threads of one process, on the link (the experiment's runs with --set workers=N,
+// placement=threads, network.bandwidth/latency), records them like any run under the experiment
+// "NAME-advise-wN-LINK", then prints reports::advice_of's ranked table and records each
+// candidate's prediction as its runs' fact `advice`.
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace laconic::cli {
+
+struct AdviseArgs {
+  std::string file;
+  std::int64_t workers = 0;
+  std::string link;                    ///< "1Gbit", "100Mbit,1ms" (engine/core/units.hpp, parse_link)
+  std::string budget = "15min";        ///< probes stop when it is spent; those not begun are listed
+  std::optional<double> target;        ///< the metric's target; default: the baseline's, less the tolerance
+  std::int64_t seeds = 1;              ///< probe runs per candidate (seeds 1..N)
+  std::int64_t evaluations = 8;        ///< evaluations over each probe: its learning curve
+  std::vector<std::string> overrides;  ///< --set KEY=VALUE, before advise's own
+  std::string db = "laconic.db";
+  bool quiet = false;
+  std::string executable;  ///< this binary, for the probes' exec'd workers
+};
+
+/// Seconds of "15min", "1h", "600s", "0.5h" (parse_duration's units, and min and h).
+double parse_budget(const std::string& text);
+
+/// The probes' experiment name: "NAME-advise-wN-" and the link with every character other than
+/// letters, digits, '.' and '-' turned into '-' ("quickstart-advise-w16-100Mbit-1ms").
+std::string advise_experiment_name(const std::string& experiment, std::int64_t workers, const std::string& link);
+
+/// The --set list that turns the experiment's runs into advise's probes.
+std::vector<std::string> probe_overrides(const AdviseArgs& args, const std::string& name);
+
+/// Runs the probes (resuming those already recorded), then prints the advice. 0 when it could
+/// rank at least one candidate, 1 when no probe finished, 2 for a wrong argument (ConfigError),
+/// 130 when `stop` was set before any probe finished.
+int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop);
+
+}  // namespace laconic::cli

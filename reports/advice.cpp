@@ -1,0 +1,214 @@
+#include "reports/advice.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "reports/format.hpp"
+#include "reports/learning_curve.hpp"
+
+namespace laconic::reports {
+namespace {
+
+std::vector<CurvePoint> curve_of(const ConfigSummary& s) {
+  std::vector<CurvePoint> curve;
+  for (const EvalSummary& e : s.evaluations) curve.push_back({static_cast<double>(e.step), e.metric.mean});
+  return curve;
+}
+
+// Steps to the target as the probes took them, else extrapolated from their curve.
+void predict(AdviceRow& row, const Answer& answer) {
+  const ConfigSummary& s = *row.summary;
+  if (row.time.reached > 0 && !std::isnan(row.time.seconds)) {
+    row.basis = StepsBasis::Probe;
+    row.steps = row.time.steps;
+    row.seconds = row.time.seconds;
+    row.low = row.time.low;
+    row.high = row.time.high;
+    return;
+  }
+  const double probe = s.evaluations.empty() ? 0 : static_cast<double>(s.evaluations.back().step);
+  const ExtrapolatedSteps e = extrapolate_steps(curve_of(s), answer.metric(), answer.target_of(s).value, 10 * probe);
+  if (!e.why_not.empty()) {
+    row.dropped = str_cat("not reached within its probe (", row.time.reached, " of ", row.time.runs, " runs), and ",
+                          e.why_not);
+    return;
+  }
+  row.basis = StepsBasis::Curve;
+  row.steps = e.steps;
+  row.seconds = e.steps * row.step;
+  row.low = e.low * row.step;
+  row.high = e.high * row.step;
+}
+
+AdviceRow row_of(const Answer& answer, const ConfigSummary& s, const LinkSpec& link) {
+  const AnswerLink on{link.text, link};
+  AdviceRow row;
+  row.summary = &s;
+  row.candidate = s.config->label;
+  row.baseline = answer.is_baseline(s);
+  row.step = step_on_link(s, link);
+  row.time = answer.time_to_target(s, on);
+  row.versus = answer.compare(s, on);
+  row.scan = answer.scan(s);
+  row.final_metric = s.final_metric.mean;
+  if (std::isnan(row.step)) {
+    row.dropped = "no step on the link: its runs recorded no messages";
+    return row;
+  }
+  predict(row, answer);
+  return row;
+}
+
+// Predicted time to target at `rate` bits per second, the link's latency and overheads kept.
+double seconds_at(const AdviceRow& row, const LinkSpec& link, double rate) {
+  LinkSpec at = link;
+  at.bits_per_second = rate;
+  return row.steps * step_on_link(*row.summary, at);
+}
+
+void add_crossovers(std::vector<AdviceRow>& ranked, const LinkSpec& link) {
+  const auto base = std::find_if(ranked.begin(), ranked.end(), [](const AdviceRow& r) { return r.baseline; });
+  if (base == ranked.end()) return;
+  for (AdviceRow& row : ranked) {
+    if (row.baseline) continue;
+    // Compression pays on slow links: the top of the run of bandwidths, from the slowest up, at
+    // which it is the faster (a faster point among faster links alone is the compute's noise).
+    for (double rate : scanned_bandwidths()) {
+      if (!(seconds_at(row, link, rate) < seconds_at(*base, link, rate))) break;
+      row.crossover = rate;
+    }
+  }
+}
+
+bool has_interval(const AdviceRow& row) { return !std::isnan(row.low) && !std::isnan(row.high); }
+
+const char* interval_name(const AdviceRow& row) {
+  return row.basis == StepsBasis::Probe ? "95% over seeds" : "80% of its curve's fit";
+}
+
+std::string first_two_text(const AdviceRow& a, const AdviceRow& b) {
+  const std::string apart = str_cat(a.candidate, " is predicted ", fixed((1 - a.seconds / b.seconds) * 100, 0),
+                                    "% faster than ", b.candidate);
+  if (!has_interval(a) || !has_interval(b))
+    return str_cat(apart, ", but one of them has no interval (one probe run that reached the target): probes with "
+                          "more seeds of both (--seeds 3) would tell them apart");
+  if (a.high < b.low) return str_cat(apart, "; their intervals do not overlap");
+  return str_cat(apart, ", but their intervals overlap: more seeds of both (--seeds 5), or their full runs, would ",
+                 "tell them apart");
+}
+
+std::string prediction_text(const AdviceRow& row) {
+  if (!row.dropped.empty()) return row.dropped;
+  const std::string time = seconds(row.seconds) + " s";
+  const std::string basis = row.basis == StepsBasis::Curve ? ", extrapolated" : "";
+  if (!has_interval(row)) return str_cat(time, " (no interval: one run", basis, ")");
+  return str_cat(time, " [", seconds(row.low), ", ", std::isinf(row.high) ? "inf" : seconds(row.high), "] (",
+                 interval_name(row), basis, ")");
+}
+
+// The bandwidth below which it beats the baseline: beyond the noise where the scan says so,
+// else where the point estimates cross.
+std::string break_even_text(const AdviceRow& row) {
+  if (row.baseline) return "baseline";
+  if (!row.dropped.empty()) return kMissing;
+  if (!std::isnan(row.scan.break_even)) return "below " + rate_text(row.scan.break_even) + " (beyond the noise)";
+  if (!std::isnan(row.crossover)) return "below " + rate_text(row.crossover) + " (point estimates)";
+  return "never (10 Mbit/s to 100 Gbit/s)";
+}
+
+// Against the baseline: the answer's verdict where both reached the target in their probes, else
+// the predicted change.
+std::string versus_text(const AdviceRow& row, const AdviceRow* base) {
+  if (row.baseline) return "baseline";
+  if (!row.dropped.empty() || base == nullptr) return comparison_text(row.versus, row.time);
+  if (row.basis == StepsBasis::Probe && base->basis == StepsBasis::Probe) return comparison_text(row.versus, row.time);
+  const double change = (row.seconds / base->seconds - 1) * 100;
+  return str_cat(change >= 0 ? "+" : "", fixed(change, 0), "% (extrapolated)");
+}
+
+}  // namespace
+
+Advice advice_of(const ExperimentModel& model, const LinkSpec& link) {
+  const Answer& answer = *model.answer;
+  Advice advice;
+  advice.link = link;
+  advice.metric = model.metric;
+  if (!answer.targets().empty()) {
+    advice.target = answer.targets().front().value;
+    advice.target_source = answer.targets().front().source;
+  }
+  for (const ConfigSummary& s : model.summaries) {
+    AdviceRow row = row_of(answer, s, link);  // dropped or predicted
+    (row.dropped.empty() ? advice.ranked : advice.dropped).push_back(std::move(row));
+  }
+  std::stable_sort(advice.ranked.begin(), advice.ranked.end(),
+                   [](const AdviceRow& a, const AdviceRow& b) { return a.seconds < b.seconds; });
+  add_crossovers(advice.ranked, link);
+  if (advice.ranked.size() >= 2) advice.first_two = first_two_text(advice.ranked[0], advice.ranked[1]);
+  return advice;
+}
+
+Table advice_table(const Advice& advice) {
+  Table table;
+  table.slug = "advice";
+  const std::string on = advice.link.text;
+  table.columns = {{"rank", Align::Right},
+                   {"candidate"},
+                   {str_cat("step on ", on, " (s)"), Align::Right},
+                   {"steps to target", Align::Right},
+                   {str_cat("time to target on ", on), Align::Right},
+                   {"vs baseline", Align::Right},
+                   {"faster than the baseline", Align::Right},
+                   {str_cat("final ", advice.metric.label), Align::Right}};
+  table.csv.header = {"rank",           "candidate",     "step_s",       "steps_to_target", "steps_basis",
+                      "time_s",         "time_low_s",    "time_high_s",  "versus_baseline", "break_even_bps",
+                      "crossover_bps",  "final_metric",  "dropped"};
+  std::size_t rank = 0;
+  const auto base_at =
+      std::find_if(advice.ranked.begin(), advice.ranked.end(), [](const AdviceRow& r) { return r.baseline; });
+  const AdviceRow* base = base_at == advice.ranked.end() ? nullptr : &*base_at;
+  const auto add = [&](const AdviceRow& row) {
+    const std::string place = row.dropped.empty() ? std::to_string(++rank) : "-";
+    const char* basis = row.dropped.empty() ? (row.basis == StepsBasis::Probe ? "probe" : "curve") : "";
+    table.add_row({place, row.candidate, seconds(row.step), fixed(row.steps, 0), prediction_text(row),
+                   versus_text(row, base), break_even_text(row),
+                   fixed(row.final_metric, advice.metric.digits)},
+                  {row.dropped.empty() ? place : "", row.candidate, raw_number(row.step), raw_number(row.steps), basis,
+                   raw_number(row.seconds), raw_number(row.low), raw_number(row.high), versus_word(row.versus.versus),
+                   raw_number(row.scan.break_even), raw_number(row.crossover), raw_number(row.final_metric),
+                   row.dropped});
+  };
+  for (const AdviceRow& row : advice.ranked) add(row);
+  for (const AdviceRow& row : advice.dropped) add(row);
+  return table;
+}
+
+std::optional<Section> advice_section(const ExperimentModel& model) {
+  std::string link_text;
+  for (const RunData& run : model.compared)
+    if (!run.advised_link.empty()) link_text = run.advised_link;
+  if (link_text.empty()) return std::nullopt;
+  LinkSpec link;
+  try {
+    link = parse_link(link_text);
+  } catch (const ConfigError&) {
+    return std::nullopt;  // a link this laconic cannot read: the rest of the report stands
+  }
+  const Advice advice = advice_of(model, link);
+  Section section{
+      "Advice",
+      str_cat("laconic advise ranked these candidates by predicted time to the target on ", link_text,
+              ": steps to the target (as each probe took them where it reached the target, with a 95% interval over "
+              "seeds; else extrapolated from its learning curve, a power law of the steps fitted to its evaluations "
+              "but the first third, with an 80% interval of the fit) x its step (compute, compress and wait as "
+              "probed, its messages projected onto the link by the alpha-beta model). Faster than the baseline: the "
+              "bandwidths below which its predicted time is the shorter, beyond the noise where the answer can say "
+              "so, else by point estimates. Projections, not measurements (docs/advise.md)."),
+      {advice_table(advice)},
+      {},
+      advice.first_two.empty() ? "" : advice.first_two + ".",
+      "advice"};
+  return section;
+}
+
+}  // namespace laconic::reports

@@ -1,0 +1,76 @@
+#pragma once
+// What `laconic advise` says (docs/advise.md), computed once from an experiment's model
+// (reports/report_model.hpp) and its answer (reports/answer.hpp): each candidate configuration's
+// predicted step and time to the target on the link asked about, the candidates ranked by that
+// time with their intervals, each one's break-even bandwidth against the baseline, those dropped
+// with the reason, and whether the first two can be told apart. The CLI prints its table; the
+// numbers are the answer's, so the report's "Projected onto other links" and "Does it pay off?"
+// give the same ones for the same runs and link.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/core/units.hpp"
+#include "reports/answer.hpp"
+#include "reports/report_model.hpp"
+#include "reports/sections.hpp"
+#include "reports/table.hpp"
+
+namespace laconic::reports {
+
+/// Where a candidate's steps to the target come from.
+enum class StepsBasis {
+  Probe,  ///< its probes reached the target: the steps they took (the answer's; 95% interval over seeds)
+  Curve,  ///< they did not: extrapolated from their learning curve (reports/learning_curve.hpp; 80%)
+};
+
+/// One candidate on the link.
+struct AdviceRow {
+  const ConfigSummary* summary = nullptr;
+  std::string candidate;  ///< the configuration's label ("topk error_feedback=true ratio=0.01")
+  bool baseline = false;  ///< the configuration every other is judged against
+  /// s per step and worker on the link: compute, compress and wait as the probes measured them,
+  /// their messages projected onto the link (step_on_link).
+  double step = kNaN;
+  TimeToTarget time;   ///< to the target, on the link, within the probes (the answer's)
+  Comparison versus;   ///< against the baseline on the link, within the probes (the answer's)
+  BandwidthScan scan;  ///< the answer's scan from 10 Mbit/s to 100 Gbit/s at the link's latency
+  StepsBasis basis = StepsBasis::Probe;
+  /// The prediction: steps to the target, and seconds to it on the link (steps x step) with
+  /// its interval (95% over seeds for Probe, 80% of the fit for Curve; NaN where there is none).
+  double steps = kNaN, seconds = kNaN, low = kNaN, high = kNaN;
+  /// The top of the run of scanned bandwidths, from the slowest up, at which its predicted time
+  /// is below the baseline's (point estimates, the baseline's prediction alike); NaN if it is not
+  /// faster at the slowest, or for the baseline.
+  double crossover = kNaN;
+  double final_metric = kNaN;  ///< mean over seeds at the probe's end
+  /// Why it is not ranked ("did not reach the target within its probe (0 of 1 runs)"); "" when it is.
+  std::string dropped;
+};
+
+struct Advice {
+  LinkSpec link;
+  TestMetric metric;
+  double target = kNaN;        ///< the (first) row's target value
+  std::string target_source;   ///< "none reached 0.8522 on average, less 0.5 points", "--target"
+  std::vector<AdviceRow> ranked;   ///< fastest predicted time to target first
+  std::vector<AdviceRow> dropped;  ///< in the experiment's order
+  /// Whether the first two can be told apart, and what would do it; "" with fewer than two ranked.
+  std::string first_two;
+};
+
+/// The advice for the model's configurations on `link`. The model's runs must have been
+/// projected onto `link` (their own link); `link` names it in the text.
+Advice advice_of(const ExperimentModel& model, const LinkSpec& link);
+
+/// Section "Advice" of an experiment whose runs `laconic advise` ranked (their fact `advice`), on
+/// the link it was asked about: advice_table and what it says; nothing for other experiments.
+/// What `laconic report` and the UI's experiment page show, as `laconic advise` printed it.
+std::optional<Section> advice_section(const ExperimentModel& model);
+
+/// The ranked candidates, then the dropped ones: rank, candidate, step, steps and time to target
+/// (with its interval and where it comes from), against the baseline, the bandwidth below which
+/// it beats the baseline, final metric; its CSV has the raw numbers (seconds, bits per second).
+Table advice_table(const Advice& advice);
+
+}  // namespace laconic::reports

@@ -1,0 +1,76 @@
+// `laconic advise` as a user runs it (docs/advise.md): from a directory of one's own, on a small
+// experiment, it trains one probe per candidate at the asked workers (thread ranks) on the asked
+// link, prints a ranked table, records the probes and their predictions, and reuses the probes
+// when asked again; a wrong link or budget is refused by name.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+#include "storage/database.hpp"
+#include "storage/queries.hpp"
+
+using namespace laconic;
+using namespace laconic::testing;
+
+TEST_CASE("advise probes each candidate at N workers on the link and ranks them", "[cli][advise][slow]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/adv.lua",
+             tiny_experiment("adv", "  epochs = 2,\n  max_steps = 12,\n"
+                                    "  compressor = sweep { none(), topk { ratio = 0.05, error_feedback = true } },\n"));
+  auto r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --quiet", 300);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("Target: test accuracy >= "));
+  CHECK_THAT(r.out, Catch::Contains("step on 10Mbit,1ms (s)") && Catch::Contains("time to target on 10Mbit,1ms"));
+  CHECK_THAT(r.out, Catch::Contains("\n1 ") && Catch::Contains("topk error_feedback=true ratio=0.05"));
+  CHECK_THAT(r.out, Catch::Contains("of the 15min budget"));
+  CHECK_THAT(r.out, Catch::Contains("experiment 'adv-advise-w4-10Mbit-1ms'"));
+
+  auto db = storage::Database::open_read_only(dir + "/laconic.db");
+  const auto runs = storage::list_runs(*db, {});
+  REQUIRE(runs.size() == 2);
+  for (const auto& run : runs) {
+    INFO(run.name);
+    CHECK(run.experiment == "adv-advise-w4-10Mbit-1ms");
+    CHECK(run.status == storage::RunStatus::Finished);
+    const auto facts = storage::facts_of(*db, run.id);
+    const auto resolved = nlohmann::json::parse(facts.at("resolved"));
+    CHECK(resolved["workers"] == 4);
+    CHECK(resolved["placement"] == "threads");
+    CHECK(resolved["link"]["bits_per_second"].get<double>() == Approx(1e7));
+    if (facts.count("advice")) {  // a ranked candidate's prediction
+      const auto advice = nlohmann::json::parse(facts.at("advice"));
+      CHECK(advice["workers"] == 4);
+      CHECK(advice["link"] == "10Mbit,1ms");
+      CHECK(advice["time_to_target_seconds"].get<double>() > 0);
+    }
+  }
+  db.reset();
+
+  // The report (and so the UI's experiment page, which shows its sections) has the same table.
+  const std::string first = r.out.substr(r.out.find("\n1 "), r.out.find('\n', r.out.find("\n1 ") + 1) - r.out.find("\n1 "));
+  auto report = run_laconic(dir, "report adv-advise-w4-10Mbit-1ms --out rep --allow-missing-figures", 120);
+  CHECK(report.status == 0);
+  const std::string md = read_file(dir + "/rep/report.md");
+  CHECK_THAT(md, Catch::Contains("## Advice"));
+  const std::string candidate = r.out.find("\n1     none") != std::string::npos ? "| 1 | none |" : "| 1 | topk";
+  CHECK_THAT(md, Catch::Contains(candidate));
+  INFO(first);
+  CHECK(std::filesystem::exists(dir + "/rep/tables/advice.csv"));
+
+  // Asked again, the probes recorded are reused, not trained again.
+  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --quiet", 120);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("2 skipped"));
+
+  r = run_laconic(dir, "advise adv.lua --workers 4 --link fast", 60);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("fast"));
+  r = run_laconic(dir, "advise adv.lua --workers 4 --link 1Gbit --budget soon", 60);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--budget"));
+  std::filesystem::remove_all(dir);
+}
