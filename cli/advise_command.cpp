@@ -1,6 +1,7 @@
 #include "cli/advise_command.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "engine/train/worker.hpp"
 #include "lua/experiment.hpp"
 #include "reports/advice.hpp"
+#include "reports/advice_check.hpp"
 #include "reports/format.hpp"
 #include "storage/database.hpp"
 #include "storage/recorder.hpp"
@@ -98,11 +100,7 @@ void record_predictions(const std::string& db_path, const reports::Advice& advic
   }
 }
 
-void print_advice(const reports::Advice& advice, const std::string& name, std::size_t candidates,
-                  const AdviseArgs& args) {
-  std::cout << "\nTarget: " << advice.metric.label << (advice.metric.higher_is_better ? " >= " : " <= ")
-            << reports::fixed(advice.target, advice.metric.digits) << " (" << advice.target_source << ")\n";
-  const reports::Table table = reports::advice_table(advice);
+void print_table(const reports::Table& table) {
   RowWriter out(std::cout, Format::Table);
   std::vector<std::string> header;
   for (const auto& c : table.columns) header.push_back(c.header);
@@ -113,6 +111,39 @@ void print_advice(const reports::Advice& advice, const std::string& name, std::s
     out.row(cells);
   }
   out.finish();
+}
+
+// "+12%": how much longer than the best.
+std::string regret_text(double regret) {
+  return std::isnan(regret) ? std::string("did not reach the target") : "+" + reports::fixed(regret * 100, 0) + "%";
+}
+
+int check_advice(const AdviseArgs& args, const reports::Advice& advice, storage::Database& db) {
+  reports::TargetRule rule;
+  rule.value = advice.target;
+  const auto full = reports::build_model(db, {args.check}, rule);
+  const reports::AdviceCheck check = reports::check_advice(advice, *full);
+  if (check.rows.empty())
+    throw ConfigError(str_cat("experiment '", args.check, "' has no finished run of the advised candidates"));
+  std::cout << "\nThe advice on " << advice.link.text << " against the full runs of '" << args.check
+            << "' (target " << reports::fixed(advice.target, advice.metric.digits) << "):\n";
+  print_table(reports::check_table(check));
+  std::cout << "\nMedian step error: " << reports::fixed(check.median_step_error * 100, 1) << "%. ";
+  if (check.best.empty()) {
+    std::cout << "No full run reached the target.\n";
+    return 0;
+  }
+  std::cout << "Measured fastest to the target: " << check.best << ". The advice's first choice, "
+            << (check.first.empty() ? "none" : check.first) << ": " << regret_text(check.regret)
+            << "; never compressing: " << regret_text(check.baseline_regret) << ".\n";
+  return 0;
+}
+
+void print_advice(const reports::Advice& advice, const std::string& name, std::size_t candidates,
+                  const AdviseArgs& args) {
+  std::cout << "\nTarget: " << advice.metric.label << (advice.metric.higher_is_better ? " >= " : " <= ")
+            << reports::fixed(advice.target, advice.metric.digits) << " (" << advice.target_source << ")\n";
+  print_table(reports::advice_table(advice));
   if (!advice.first_two.empty()) std::cout << "\n" << advice.first_two << ".\n";
   std::cout << "\nPredicted time to target = steps to the target x the step at " << args.workers
             << " workers (compute, compress and wait as probed, messages projected onto " << advice.link.text
@@ -170,6 +201,14 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   const lua::ExperimentPlan plan = lua::load_experiment(args.file, catalog, load);
   if (plan.runs.empty()) throw ConfigError(str_cat("'", args.file, "' has no runs to advise on"));
   const std::string name = advise_experiment_name(plan.runs.front().experiment, args.workers, args.link);
+
+  if (!args.check.empty()) {  // the probes recorded, against full runs
+    auto db = storage::Database::open_read_only(args.db);
+    const auto model = reports::build_model(*db, {name}, reports::TargetRule{args.target, {}, {}});
+    const reports::Advice advice = reports::advice_of(*model, link);
+    print_advice(advice, name, model->summaries.size(), args);
+    return check_advice(args, advice, *db);
+  }
 
   RunArgs run;
   run.file = args.file;

@@ -23,6 +23,9 @@ struct AdviseArgs {
   std::int64_t seeds = 1;              ///< probe runs per candidate (seeds 1..N)
   std::int64_t evaluations = 8;        ///< evaluations over each probe: its learning curve
   std::vector<std::string> overrides;  ///< --set KEY=VALUE, before advise's own
+  /// --check FULL: no probes; the advice given from those recorded set against the finished
+  /// runs of the experiment FULL (the same candidates, trained in full).
+  std::string check;
   std::string db = "laconic.db";
   bool quiet = false;
   std::string executable;  ///< this binary, for the probes' exec'd workers

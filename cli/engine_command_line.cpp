@@ -142,6 +142,10 @@ void add_advise_command(CLI::App& app, Commands& commands, const EngineCommands&
   advise->add_option("--set", args->overrides, "KEY=VALUE, as for run, applied before advise's own")
       ->allow_extra_args(false);
   advise->add_flag("--quiet,-q", args->quiet, "no progress display while the probes train");
+  advise->add_option("--check", args->check,
+                     "EXPERIMENT: train no probe; set the advice from those recorded against the finished runs of "
+                     "EXPERIMENT (the same candidates trained in full, e.g. on an emulated link): steps and times to "
+                     "the target predicted and measured, and the regret of following the advice");
   add_db_option(advise, args->db);
   commands.push_back({advise, [args, engine] { return engine.advise(*args); }, [args] { return args->db; }});
 }

@@ -1,7 +1,7 @@
 // `laconic advise` as a user runs it (docs/advise.md): from a directory of one's own, on a small
 // experiment, it trains one probe per candidate at the asked workers (thread ranks) on the asked
 // link, prints a ranked table, records the probes and their predictions, and reuses the probes
-// when asked again; a wrong link or budget is refused by name.
+// when asked again; checked against full runs with --check; a wrong link or budget is refused by name.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -65,6 +65,18 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --quiet", 120);
   CHECK(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("2 skipped"));
+
+  // The same candidates trained in full (here: as processes, the link projected), then checked.
+  r = run_laconic(dir, "run adv.lua --quiet --set name=full --set workers=4 --set eval_every=4", 300);
+  REQUIRE(r.status == 0);
+  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --check full", 120);
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("against the full runs of 'full'") && Catch::Contains("step measured (s)"));
+  CHECK_THAT(r.out, Catch::Contains("Median step error: "));
+  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --check nothing", 60);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("nothing"));
 
   r = run_laconic(dir, "advise adv.lua --workers 4 --link fast", 60);
   CHECK(r.status == 2);

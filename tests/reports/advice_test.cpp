@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "reports/advice.hpp"
+#include "reports/advice_check.hpp"
 #include "reports/report_model.hpp"
 #include "tests/reports/fixture.hpp"
 
@@ -52,4 +53,45 @@ TEST_CASE("advice ranks the answer's times on the link, extrapolates the rest an
   CHECK(table.rows[0][0] == "1");
   CHECK(table.rows[2][0] == "-");
   CHECK(table.csv.rows[0][4] == "probe");
+}
+
+TEST_CASE("the advice checked against full runs: measured steps and times beside the predicted, ranks and regret",
+          "[reports][advise]") {
+  TempDir dir("advice-check");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto probes = recorder.add_experiment("probes", "adv.lua", "cafe");
+  record_run(*db, recorder, probes, "probes", dense_with_messages(1, {0.5, 0.7, 0.8, 0.85}));
+  record_run(*db, recorder, probes, "probes", topk_with_messages(1, {0.6, 0.8, 0.85, 0.86}));
+  // The full runs: the same candidates; dense's communication measured at 50 ms a step, Top-k's at 5.
+  const auto full = recorder.add_experiment("full", "adv.lua", "cafe");
+  RunSpec dense_full = dense_with_messages(1, {0.6, 0.8, 0.85, 0.86});
+  dense_full.communicate = 0.05;
+  record_run(*db, recorder, full, "full", dense_full);
+  RunSpec topk_full = topk_with_messages(1, {0.6, 0.7, 0.85, 0.86});
+  topk_full.communicate = 0.005;
+  record_run(*db, recorder, full, "full", topk_full);
+
+  const auto advised = build_model(*db, {"probes"});
+  const Advice advice = advice_of(*advised, parse_link("100Mbit,1ms"));
+  TargetRule rule;
+  rule.value = advice.target;
+  const AdviceCheck check = check_advice(advice, *build_model(*db, {"full"}, rule));
+  REQUIRE(check.rows.size() == 2);
+  const CheckRow& topk = check.rows[0];
+  CHECK(topk.candidate == "topk ratio=0.01");
+  CHECK(topk.predicted_rank == 1);
+  // Measured: 0.01 + 0.02 + 0.005 compute, 0.004 compress, 0.005 communicate = 0.044 s a step;
+  // the target (0.845) first reached at the third epoch's evaluation, after 6 steps (2 an epoch).
+  CHECK(topk.measured_step == Approx(0.044));
+  CHECK(topk.measured_time == Approx(6 * 0.044));
+  const CheckRow& dense = check.rows[1];
+  CHECK(dense.measured_step == Approx(0.085));
+  CHECK(dense.measured_time == Approx(6 * 0.085));  // also at the third epoch's evaluation
+  CHECK(topk.measured_rank == 1);
+  CHECK(check.best == "topk ratio=0.01");
+  CHECK(check.regret == Approx(0));
+  CHECK(check.baseline_regret == Approx(0.085 / 0.044 - 1));
+  CHECK(check.median_step_error >= 0);
+  CHECK(check_table(check).rows.size() == 2);
 }

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Checks `laconic advise` against emulated links (docs/advise.md, "Validation"): for each setup
+# (a link and a number of workers) it advises from probes (thread ranks, the link projected),
+# trains the same candidates in full as processes on that link emulated (network namespaces and
+# tc: run as root), and prints `laconic advise --check`: predicted against measured steps and
+# times to the target, the ranks, and the regret of following the advice and of never
+# compressing. About 10 minutes a setup on the 2-core machine; all six about an hour.
+#   bench/advise_validation.sh [DIR]                 # every setup, into DIR (advise-validation)
+#   SETUPS="100Mbit,2 1Gbit,4" bench/advise_validation.sh   # some of them
+# The full runs train FULL_EPOCHS epochs (4; the probes the file's 2), so that a candidate whose
+# probe did not reach the target can show whether its extrapolated steps were right.
+# They are evaluated as often as the probes (EVAL_EVERY: a quarter of an epoch of
+# advise-lenet.lua's 60000 examples in batches of 32 per worker; set it for another file).
+# Set FILE for other candidates (experiments/advise-lenet.lua), LACONIC for another binary.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+laconic="${LACONIC:-$root/build/cli/laconic}"
+file="${FILE:-$root/experiments/advise-lenet.lua}"
+dir="${1:-advise-validation}"
+setups="${SETUPS:-100Mbit,2 1Gbit,2 10Gbit,2 100Mbit,4 1Gbit,4 10Gbit,4}"
+full_epochs="${FULL_EPOCHS:-4}"
+[ "$(id -u)" -eq 0 ] || { echo "advise_validation: emulated links need root (network namespaces, tc)" >&2; exit 2; }
+mkdir -p "$dir"
+cp "$file" "$dir/exp.lua"
+cd "$dir"
+for setup in $setups; do
+  link="${setup%,*}"
+  workers="${setup#*,}"
+  full="full-w$workers-$link"
+  echo "== $link, $workers workers ($(date +%T))"
+  "$laconic" advise exp.lua --workers "$workers" --link "$link" --quiet --db validation.db >"advise-w$workers-$link.log"
+  "$laconic" run exp.lua --resume --quiet --db validation.db --set "name=$full" --set "workers=$workers" \
+    --set "network.bandwidth=$link" --set network.emulate=true --set "epochs=$full_epochs" \
+    --set "eval_every=${EVAL_EVERY:-$((60000 / workers / 32 / 4))}" >"full-w$workers-$link.log"
+  "$laconic" advise exp.lua --workers "$workers" --link "$link" --check "$full" --db validation.db |
+    tee "check-w$workers-$link.log" | sed -n '/^The advice on/,$p'
+done

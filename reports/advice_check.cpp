@@ -1,0 +1,100 @@
+#include "reports/advice_check.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "reports/format.hpp"
+
+namespace laconic::reports {
+namespace {
+
+const ConfigSummary* full_of(const ExperimentModel& full, const std::string& column) {
+  for (const ConfigSummary& s : full.summaries)
+    if (s.config->column == column) return &s;
+  return nullptr;
+}
+
+// Steps at which the mean metric first reached `target` x the measured step; NaN if never.
+double measured_time_to(const ConfigSummary& s, const TestMetric& metric, double target) {
+  for (const EvalSummary& e : s.evaluations)
+    if (metric.reaches(e.metric.mean, target)) return static_cast<double>(e.step) * measured_step(s);
+  return kNaN;
+}
+
+std::string error_text(double predicted, double measured) {
+  if (std::isnan(predicted) || std::isnan(measured) || measured <= 0) return kMissing;
+  const double e = (predicted / measured - 1) * 100;
+  return str_cat(e >= 0 ? "+" : "", fixed(e, 0), "%");
+}
+
+void rank_measured(std::vector<CheckRow>& rows) {
+  std::vector<CheckRow*> reached;
+  for (CheckRow& r : rows)
+    if (!std::isnan(r.measured_time)) reached.push_back(&r);
+  std::sort(reached.begin(), reached.end(),
+            [](const CheckRow* a, const CheckRow* b) { return a->measured_time < b->measured_time; });
+  for (std::size_t i = 0; i < reached.size(); ++i) reached[i]->measured_rank = i + 1;
+}
+
+}  // namespace
+
+AdviceCheck check_advice(const Advice& advice, const ExperimentModel& full) {
+  AdviceCheck out;
+  std::vector<double> step_errors;
+  const auto add = [&](const AdviceRow& row, std::size_t rank) {
+    const ConfigSummary* measured = full_of(full, row.summary->config->column);
+    if (measured == nullptr) return;
+    CheckRow c{row.summary->config->column, rank, 0, row.step, measured_step(*measured), row.seconds,
+               measured_time_to(*measured, advice.metric, advice.target)};
+    if (!std::isnan(c.predicted_step) && !std::isnan(c.measured_step) && c.measured_step > 0)
+      step_errors.push_back(std::abs(c.predicted_step / c.measured_step - 1));
+    out.rows.push_back(c);
+  };
+  for (std::size_t i = 0; i < advice.ranked.size(); ++i) add(advice.ranked[i], i + 1);
+  for (const AdviceRow& row : advice.dropped) add(row, 0);
+  rank_measured(out.rows);
+  if (!step_errors.empty()) {
+    std::sort(step_errors.begin(), step_errors.end());
+    const std::size_t n = step_errors.size();
+    out.median_step_error = n % 2 ? step_errors[n / 2] : (step_errors[n / 2 - 1] + step_errors[n / 2]) / 2;
+  }
+  const auto best = std::find_if(out.rows.begin(), out.rows.end(), [](const CheckRow& r) { return r.measured_rank == 1; });
+  if (best == out.rows.end()) return out;
+  out.best = best->candidate;
+  if (!out.rows.empty() && out.rows.front().predicted_rank == 1) {
+    out.first = out.rows.front().candidate;
+    out.regret = out.rows.front().measured_time / best->measured_time - 1;  // NaN if it never reached it
+  }
+  for (const AdviceRow& row : advice.ranked)
+    if (row.baseline)
+      for (const CheckRow& c : out.rows)
+        if (c.candidate == row.summary->config->column) out.baseline_regret = c.measured_time / best->measured_time - 1;
+  return out;
+}
+
+Table check_table(const AdviceCheck& check) {
+  Table table;
+  table.slug = "advice_check";
+  table.columns = {{"candidate"},
+                   {"rank predicted", Align::Right},
+                   {"rank measured", Align::Right},
+                   {"step predicted (s)", Align::Right},
+                   {"step measured (s)", Align::Right},
+                   {"step error", Align::Right},
+                   {"time to target predicted (s)", Align::Right},
+                   {"time to target measured (s)", Align::Right},
+                   {"time error", Align::Right}};
+  table.csv.header = {"candidate",      "predicted_rank",  "measured_rank",    "predicted_step_s", "measured_step_s",
+                      "predicted_time_s", "measured_time_s"};
+  const auto rank_text = [](std::size_t r) { return r == 0 ? std::string(kMissing) : std::to_string(r); };
+  for (const CheckRow& r : check.rows)
+    table.add_row({r.candidate, rank_text(r.predicted_rank), rank_text(r.measured_rank), seconds(r.predicted_step),
+                   seconds(r.measured_step), error_text(r.predicted_step, r.measured_step), seconds(r.predicted_time),
+                   seconds(r.measured_time), error_text(r.predicted_time, r.measured_time)},
+                  {r.candidate, std::to_string(r.predicted_rank), std::to_string(r.measured_rank),
+                   raw_number(r.predicted_step), raw_number(r.measured_step), raw_number(r.predicted_time),
+                   raw_number(r.measured_time)});
+  return table;
+}
+
+}  // namespace laconic::reports
