@@ -86,6 +86,8 @@ void record_predictions(const std::string& db_path, const reports::Advice& advic
     const nlohmann::json fact = {{"version", 1},
                                  {"workers", args.workers},
                                  {"link", advice.link.text},
+                                 {"hardware", advice.hardware != nullptr ? nlohmann::json(advice.hardware->name)
+                                                                        : nlohmann::json(nullptr)},
                                  {"rank", i + 1},
                                  {"step_seconds", row.step},
                                  {"steps_to_target", row.steps},
@@ -145,9 +147,10 @@ void print_advice(const reports::Advice& advice, const std::string& name, std::s
             << reports::fixed(advice.target, advice.metric.digits) << " (" << advice.target_source << ")\n";
   print_table(reports::advice_table(advice));
   if (!advice.first_two.empty()) std::cout << "\n" << advice.first_two << ".\n";
-  std::cout << "\nPredicted time to target = steps to the target x the step at " << args.workers
-            << " workers (compute, compress and wait as probed, messages projected onto " << advice.link.text
-            << "). Steps: as the probes took them where they reached the target (" << args.seeds
+  std::cout << "\nPredicted time to target = steps to the target x the step at " << args.workers << " workers ("
+            << (advice.hardware != nullptr ? "compute and codec costs of " + advice.hardware->name
+                                           : std::string("compute, compress and wait as probed"))
+            << ", messages projected onto " << advice.link.text << "). Steps: as the probes took them where they reached the target (" << args.seeds
             << " seed(s) each; 95% interval over seeds), else extrapolated from their learning curve (80% interval "
                "of the fit). Projections, not measurements. "
             << advice.ranked.size() << " of " << candidates << " candidates ranked. Probes recorded as experiment '"
@@ -202,10 +205,13 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   if (plan.runs.empty()) throw ConfigError(str_cat("'", args.file, "' has no runs to advise on"));
   const std::string name = advise_experiment_name(plan.runs.front().experiment, args.workers, args.link);
 
+  const std::optional<HardwareProfile> given =
+      args.hardware.empty() ? std::nullopt : std::optional<HardwareProfile>(read_hardware_profile(args.hardware));
   if (!args.check.empty()) {  // the probes recorded, against full runs
     auto db = storage::Database::open_read_only(args.db);
     const auto model = reports::build_model(*db, {name}, reports::TargetRule{args.target, {}, {}});
-    const reports::Advice advice = reports::advice_of(*model, link);
+    const std::optional<HardwareProfile> hardware = given ? given : reports::experiment_hardware(*model);
+    const reports::Advice advice = reports::advice_of(*model, link, hardware ? &*hardware : nullptr);
     print_advice(advice, name, model->summaries.size(), args);
     return check_advice(args, advice, *db);
   }
@@ -241,7 +247,8 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
               << "; nothing to rank (laconic runs --experiment " << name << " --db " << args.db << ")\n";
     return stop ? 130 : 1;
   }
-  const reports::Advice advice = reports::advice_of(*model, link);
+  const std::optional<HardwareProfile> hardware = given ? given : reports::experiment_hardware(*model);
+  const reports::Advice advice = reports::advice_of(*model, link, hardware ? &*hardware : nullptr);
   print_advice(advice, name, model->summaries.size(), args);
   db.reset();
   record_predictions(args.db, advice, args);

@@ -18,6 +18,9 @@ struct AdviseArgs {
   std::string file;
   std::int64_t workers = 0;
   std::string link;                    ///< "1Gbit", "100Mbit,1ms" (engine/core/units.hpp, parse_link)
+  /// A hardware profile (docs/hardware.md) the steps are projected onto; "": the experiment's
+  /// own (`hardware = profile { ... }`), else the steps as probed here.
+  std::string hardware;
   std::string budget = "15min";        ///< probes stop when it is spent; those not begun are listed
   std::optional<double> target;        ///< the metric's target; default: the baseline's, less the tolerance
   std::int64_t seeds = 1;              ///< probe runs per candidate (seeds 1..N)

@@ -125,6 +125,9 @@ void add_advise_command(CLI::App& app, Commands& commands, const EngineCommands&
                      "BANDWIDTH[,LATENCY[,OVERHEAD[,HOST_BANDWIDTH]]] to advise for (\"1Gbit\", \"100Mbit,1ms\"); "
                      "the probes' messages are projected onto it")
       ->required();
+  advise->add_option("--hardware", args->hardware,
+                     "a hardware profile (JSON, docs/hardware.md) to project the steps onto (compute and codec costs "
+                     "there); default: the experiment's own hardware field, else the steps as probed on this machine");
   advise->add_option("--budget", args->budget,
                      "wall time the probes may take (\"15min\", \"600s\"); probes not finished by then are left out")
       ->capture_default_str();

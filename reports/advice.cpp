@@ -40,19 +40,37 @@ void predict(AdviceRow& row, const Answer& answer) {
   row.high = e.high * row.step;
 }
 
-AdviceRow row_of(const Answer& answer, const ConfigSummary& s, const LinkSpec& link) {
-  const AnswerLink on{link.text, link};
+// The configuration's step on `link`: as probed here with its messages projected, or with
+// `hardware` the mean over its runs of the step projected onto it; NaN with `missing` set where
+// it cannot be.
+double step_of(const ConfigSummary& s, const LinkSpec& link, const HardwareProfile* hardware, std::string* missing) {
+  if (hardware == nullptr) return step_on_link(s, link);
+  double sum = 0;
+  for (const RunData* run : s.config->runs) {
+    const HardwareStep step = hardware_step(*run, *hardware, link);
+    if (!step.missing.empty()) {
+      if (missing != nullptr) *missing = step.missing;
+      return kNaN;
+    }
+    sum += step.total();
+  }
+  return sum / static_cast<double>(s.config->runs.size());
+}
+
+AdviceRow row_of(const Answer& answer, const ConfigSummary& s, const LinkSpec& link, const HardwareProfile* hardware) {
+  const AnswerLink on{link.text, link, false, hardware};
   AdviceRow row;
   row.summary = &s;
   row.candidate = s.config->label;
   row.baseline = answer.is_baseline(s);
-  row.step = step_on_link(s, link);
+  std::string missing;
+  row.step = step_of(s, link, hardware, &missing);
   row.time = answer.time_to_target(s, on);
   row.versus = answer.compare(s, on);
-  row.scan = answer.scan(s);
+  row.scan = answer.scan(s, hardware);
   row.final_metric = s.final_metric.mean;
   if (std::isnan(row.step)) {
-    row.dropped = "no step on the link: its runs recorded no messages";
+    row.dropped = missing.empty() ? "no step on the link: its runs recorded no messages" : missing;
     return row;
   }
   predict(row, answer);
@@ -60,13 +78,13 @@ AdviceRow row_of(const Answer& answer, const ConfigSummary& s, const LinkSpec& l
 }
 
 // Predicted time to target at `rate` bits per second, the link's latency and overheads kept.
-double seconds_at(const AdviceRow& row, const LinkSpec& link, double rate) {
+double seconds_at(const AdviceRow& row, const LinkSpec& link, double rate, const HardwareProfile* hardware) {
   LinkSpec at = link;
   at.bits_per_second = rate;
-  return row.steps * step_on_link(*row.summary, at);
+  return row.steps * step_of(*row.summary, at, hardware, nullptr);
 }
 
-void add_crossovers(std::vector<AdviceRow>& ranked, const LinkSpec& link) {
+void add_crossovers(std::vector<AdviceRow>& ranked, const LinkSpec& link, const HardwareProfile* hardware) {
   const auto base = std::find_if(ranked.begin(), ranked.end(), [](const AdviceRow& r) { return r.baseline; });
   if (base == ranked.end()) return;
   for (AdviceRow& row : ranked) {
@@ -74,7 +92,7 @@ void add_crossovers(std::vector<AdviceRow>& ranked, const LinkSpec& link) {
     // Compression pays on slow links: the top of the run of bandwidths, from the slowest up, at
     // which it is the faster (a faster point among faster links alone is the compute's noise).
     for (double rate : scanned_bandwidths()) {
-      if (!(seconds_at(row, link, rate) < seconds_at(*base, link, rate))) break;
+      if (!(seconds_at(row, link, rate, hardware) < seconds_at(*base, link, rate, hardware))) break;
       row.crossover = rate;
     }
   }
@@ -128,22 +146,23 @@ std::string versus_text(const AdviceRow& row, const AdviceRow* base) {
 
 }  // namespace
 
-Advice advice_of(const ExperimentModel& model, const LinkSpec& link) {
+Advice advice_of(const ExperimentModel& model, const LinkSpec& link, const HardwareProfile* hardware) {
   const Answer& answer = *model.answer;
   Advice advice;
   advice.link = link;
+  advice.hardware = hardware;
   advice.metric = model.metric;
   if (!answer.targets().empty()) {
     advice.target = answer.targets().front().value;
     advice.target_source = answer.targets().front().source;
   }
   for (const ConfigSummary& s : model.summaries) {
-    AdviceRow row = row_of(answer, s, link);  // dropped or predicted
+    AdviceRow row = row_of(answer, s, link, hardware);  // dropped or predicted
     (row.dropped.empty() ? advice.ranked : advice.dropped).push_back(std::move(row));
   }
   std::stable_sort(advice.ranked.begin(), advice.ranked.end(),
                    [](const AdviceRow& a, const AdviceRow& b) { return a.seconds < b.seconds; });
-  add_crossovers(advice.ranked, link);
+  add_crossovers(advice.ranked, link, hardware);
   if (advice.ranked.size() >= 2) advice.first_two = first_two_text(advice.ranked[0], advice.ranked[1]);
   return advice;
 }
@@ -151,7 +170,8 @@ Advice advice_of(const ExperimentModel& model, const LinkSpec& link) {
 Table advice_table(const Advice& advice) {
   Table table;
   table.slug = "advice";
-  const std::string on = advice.link.text;
+  const std::string on =
+      advice.link.text + (advice.hardware != nullptr ? str_cat(", ", advice.hardware->name) : std::string());
   table.columns = {{"rank", Align::Right},
                    {"candidate"},
                    {str_cat("step on ", on, " (s)"), Align::Right},
@@ -183,7 +203,7 @@ Table advice_table(const Advice& advice) {
   return table;
 }
 
-std::optional<Section> advice_section(const ExperimentModel& model) {
+std::optional<Section> advice_section(const ExperimentModel& model, const HardwareProfile* hardware) {
   std::string link_text;
   for (const RunData& run : model.compared)
     if (!run.advised_link.empty()) link_text = run.advised_link;
@@ -194,10 +214,11 @@ std::optional<Section> advice_section(const ExperimentModel& model) {
   } catch (const ConfigError&) {
     return std::nullopt;  // a link this laconic cannot read: the rest of the report stands
   }
-  const Advice advice = advice_of(model, link);
+  const Advice advice = advice_of(model, link, hardware);
   Section section{
       "Advice",
       str_cat("laconic advise ranked these candidates by predicted time to the target on ", link_text,
+              hardware != nullptr ? str_cat(" with the steps projected onto ", hardware->name) : std::string(),
               ": steps to the target (as each probe took them where it reached the target, with a 95% interval over "
               "seeds; else extrapolated from its learning curve, a power law of the steps fitted to its evaluations "
               "but the first third, with an 80% interval of the fit) x its step (compute, compress and wait as "

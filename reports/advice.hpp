@@ -12,6 +12,7 @@
 
 #include "engine/core/units.hpp"
 #include "reports/answer.hpp"
+#include "reports/hardware_step.hpp"
 #include "reports/report_model.hpp"
 #include "reports/sections.hpp"
 #include "reports/table.hpp"
@@ -30,7 +31,8 @@ struct AdviceRow {
   std::string candidate;  ///< the configuration's label ("topk error_feedback=true ratio=0.01")
   bool baseline = false;  ///< the configuration every other is judged against
   /// s per step and worker on the link: compute, compress and wait as the probes measured them,
-  /// their messages projected onto the link (step_on_link).
+  /// their messages projected onto the link (step_on_link); with a hardware profile, the step
+  /// projected onto it (hardware_step: its compute and codec costs, the link's communication).
   double step = kNaN;
   TimeToTarget time;   ///< to the target, on the link, within the probes (the answer's)
   Comparison versus;   ///< against the baseline on the link, within the probes (the answer's)
@@ -50,6 +52,7 @@ struct AdviceRow {
 
 struct Advice {
   LinkSpec link;
+  const HardwareProfile* hardware = nullptr;  ///< the steps projected onto it; null: as probed here
   TestMetric metric;
   double target = kNaN;        ///< the (first) row's target value
   std::string target_source;   ///< "none reached 0.8522 on average, less 0.5 points", "--target"
@@ -59,14 +62,14 @@ struct Advice {
   std::string first_two;
 };
 
-/// The advice for the model's configurations on `link`. The model's runs must have been
-/// projected onto `link` (their own link); `link` names it in the text.
-Advice advice_of(const ExperimentModel& model, const LinkSpec& link);
+/// The advice for the model's configurations on `link`, with their steps as probed here or, with
+/// `hardware`, projected onto that profile (which must outlive the advice).
+Advice advice_of(const ExperimentModel& model, const LinkSpec& link, const HardwareProfile* hardware = nullptr);
 
 /// Section "Advice" of an experiment whose runs `laconic advise` ranked (their fact `advice`), on
 /// the link it was asked about: advice_table and what it says; nothing for other experiments.
 /// What `laconic report` and the UI's experiment page show, as `laconic advise` printed it.
-std::optional<Section> advice_section(const ExperimentModel& model);
+std::optional<Section> advice_section(const ExperimentModel& model, const HardwareProfile* hardware = nullptr);
 
 /// The ranked candidates, then the dropped ones: rank, candidate, step, steps and time to target
 /// (with its interval and where it comes from), against the baseline, the bandwidth below which

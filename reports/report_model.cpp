@@ -146,7 +146,7 @@ ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& 
       report.facts.push_back({grid.rows.size() > 1 ? "target, " + t.row : "target", line, false});
     }
     report.sections.push_back(summary_section(in, links));
-    if (auto advice = advice_section(*model)) report.sections.push_back(std::move(*advice));
+    if (auto advice = advice_section(*model, hardware)) report.sections.push_back(std::move(*advice));
     report.sections.push_back(final_metric_section(in));
     report.sections.push_back(compression_section(in, draft.plots));
     report.sections.push_back(step_time_section(in, draft.plots));
