@@ -95,3 +95,34 @@ TEST_CASE("the advice checked against full runs: measured steps and times beside
   CHECK(check.median_step_error >= 0);
   CHECK(check_table(check).rows.size() == 2);
 }
+
+TEST_CASE("with a hardware profile the advice's steps are the profile's, for every run of a candidate",
+          "[reports][advise]") {
+  TempDir dir("advice-hardware");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("adv", "adv.lua", "cafe");
+  record_run(*db, recorder, e, "adv", dense_with_messages(1, {0.5, 0.7, 0.8, 0.85}));
+  record_run(*db, recorder, e, "adv", topk_with_messages(1, {0.6, 0.8, 0.85, 0.86}));
+  const auto model = build_model(*db, {"adv"});
+  const RunData& any = model->compared.front();
+  const HardwareProfile gpu = hardware_profile_from_json(
+      nlohmann::json{{"laconic_hardware_profile", 1},
+                     {"name", "Example GPU"},
+                     {"models", {{{"model", any.run.model},
+                                  {"batch_size", any.run.batch_size},
+                                  {"parameters", static_cast<std::int64_t>(any.model_parameters)},
+                                  {"forward", 0.001},
+                                  {"backward", 0.002}}}},
+                     {"compressors", {{"topk", {{"compress", {{"per_call", 1e-4}}}}}}}},
+      "gpu.json");
+  const LinkSpec link = parse_link("100Mbit,1ms");
+  const Advice advice = advice_of(*model, link, &gpu);
+  REQUIRE(advice.ranked.size() == 2);
+  for (const AdviceRow& row : advice.ranked) {
+    INFO(row.candidate);
+    CHECK(row.step == Approx(hardware_step(*row.summary->config->runs.front(), gpu, link).total()));
+    CHECK(row.seconds == model->answer->time_to_target(*row.summary, {link.text, link, false, &gpu}).seconds);
+  }
+  CHECK_THAT(advice_table(advice).columns[2].header, Catch::Contains("Example GPU"));
+}
