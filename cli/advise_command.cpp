@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/host_load.hpp"
 #include "cli/output.hpp"
 #include "cli/run_command.hpp"
 #include "engine/catalog.hpp"
@@ -176,19 +177,27 @@ double parse_budget(const std::string& text) {
   return parse_duration("--budget", text);
 }
 
-std::string advise_experiment_name(const std::string& experiment, std::int64_t workers, const std::string& link) {
+std::string advise_experiment_name(const std::string& experiment, std::int64_t workers, const std::string& link,
+                                   const std::string& placement) {
   std::string tail = link;
   for (char& c : tail)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '-';
-  return str_cat(experiment, "-advise-w", workers, "-", tail);
+  return str_cat(experiment, "-advise-w", workers, "-", tail, placement == "processes" ? "-processes" : "");
 }
 
-std::vector<std::string> probe_overrides(const AdviseArgs& args, const std::string& name) {
+std::string probe_placement(const std::string& requested, std::int64_t workers, int cores) {
+  if (requested == "threads" || requested == "processes") return requested;
+  if (requested != "auto")
+    throw ConfigError(str_cat("--placement must be auto, threads or processes, got '", requested, "'"));
+  return workers <= cores ? "processes" : "threads";
+}
+
+std::vector<std::string> probe_overrides(const AdviseArgs& args, const std::string& name, const std::string& placement) {
   std::vector<std::string> out = args.overrides;
   std::string seeds;
   for (std::int64_t s = 1; s <= args.seeds; ++s) seeds += (s > 1 ? "," : "") + std::to_string(s);
   for (const std::string& set : {str_cat("name=", name), str_cat("workers=", args.workers),
-                                 std::string("placement=threads"), "seeds=" + seeds})
+                                 "placement=" + placement, "seeds=" + seeds})
     out.push_back(set);
   for (const std::string& set : link_overrides(args.link)) out.push_back(set);
   return out;
@@ -203,7 +212,8 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   load.overrides = args.overrides;
   const lua::ExperimentPlan plan = lua::load_experiment(args.file, catalog, load);
   if (plan.runs.empty()) throw ConfigError(str_cat("'", args.file, "' has no runs to advise on"));
-  const std::string name = advise_experiment_name(plan.runs.front().experiment, args.workers, args.link);
+  const std::string placement = probe_placement(args.placement, args.workers, host_cores());
+  const std::string name = advise_experiment_name(plan.runs.front().experiment, args.workers, args.link, placement);
 
   const std::optional<HardwareProfile> given =
       args.hardware.empty() ? std::nullopt : std::optional<HardwareProfile>(read_hardware_profile(args.hardware));
@@ -218,7 +228,7 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
 
   RunArgs run;
   run.file = args.file;
-  run.overrides = probe_overrides(args, name);
+  run.overrides = probe_overrides(args, name, placement);
   load.overrides = run.overrides;
   const RunConfig first = lua::load_experiment(args.file, catalog, load).runs.front();
   run.overrides.push_back(str_cat("eval_every=", probe_eval_every(first, catalog, args.evaluations)));

@@ -23,6 +23,9 @@ struct AdviseArgs {
   std::string hardware;
   std::string budget = "15min";        ///< probes stop when it is spent; those not begun are listed
   std::optional<double> target;        ///< the metric's target; default: the baseline's, less the tolerance
+  /// Where the probes' ranks live: "threads", "processes", or "auto": processes where the host
+  /// has a core per worker (then the probes are timed as full runs are), else threads.
+  std::string placement = "auto";
   std::int64_t seeds = 1;              ///< probe runs per candidate (seeds 1..N)
   std::int64_t evaluations = 8;        ///< evaluations over each probe: its learning curve
   std::vector<std::string> overrides;  ///< --set KEY=VALUE, before advise's own
@@ -38,11 +41,17 @@ struct AdviseArgs {
 double parse_budget(const std::string& text);
 
 /// The probes' experiment name: "NAME-advise-wN-" and the link with every character other than
-/// letters, digits, '.' and '-' turned into '-' ("quickstart-advise-w16-100Mbit-1ms").
-std::string advise_experiment_name(const std::string& experiment, std::int64_t workers, const std::string& link);
+/// letters, digits, '.' and '-' turned into '-' ("quickstart-advise-w16-100Mbit-1ms"), and
+/// "-processes" for probes placed as processes.
+std::string advise_experiment_name(const std::string& experiment, std::int64_t workers, const std::string& link,
+                                   const std::string& placement);
 
-/// The --set list that turns the experiment's runs into advise's probes.
-std::vector<std::string> probe_overrides(const AdviseArgs& args, const std::string& name);
+/// The probes' placement for `requested` ("auto", "threads", "processes") with `workers` on a
+/// host of `cores`; ConfigError for another word.
+std::string probe_placement(const std::string& requested, std::int64_t workers, int cores);
+
+/// The --set list that turns the experiment's runs into advise's probes placed as `placement`.
+std::vector<std::string> probe_overrides(const AdviseArgs& args, const std::string& name, const std::string& placement);
 
 /// Runs the probes (resuming those already recorded), then prints the advice. 0 when it could
 /// rank at least one candidate, 1 when no probe finished, 2 for a wrong argument (ConfigError),

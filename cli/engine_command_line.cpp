@@ -134,6 +134,10 @@ void add_advise_command(CLI::App& app, Commands& commands, const EngineCommands&
   advise->add_option("--target", args->target,
                      "the test metric's target (default: the baseline's final value, less 0.5 points of accuracy)")
       ->default_str("");
+  advise->add_option("--placement", args->placement,
+                     "where the probes' ranks live: threads (any number of workers on this host, timed on CPU time), "
+                     "processes (timed as full runs are), or auto: processes where the host has a core per worker")
+      ->capture_default_str();
   advise->add_option("--seeds", args->seeds, "probe runs per candidate (seeds 1 to N): more give intervals")
       ->check(positive())
       ->capture_default_str();

@@ -10,6 +10,7 @@
 
 #include "cli_harness.hpp"
 #include "storage/database.hpp"
+#include "cli/advise_command.hpp"
 #include "storage/queries.hpp"
 
 using namespace laconic;
@@ -20,7 +21,7 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   write_file(dir + "/adv.lua",
              tiny_experiment("adv", "  epochs = 2,\n  max_steps = 12,\n"
                                     "  compressor = sweep { none(), topk { ratio = 0.05, error_feedback = true } },\n"));
-  auto r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --quiet", 300);
+  auto r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --placement threads --quiet", 300);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("Target: test accuracy >= "));
@@ -62,19 +63,19 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   CHECK(std::filesystem::exists(dir + "/rep/tables/advice.csv"));
 
   // Asked again, the probes recorded are reused, not trained again.
-  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --quiet", 120);
+  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --placement threads --quiet", 120);
   CHECK(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("2 skipped"));
 
   // The same candidates trained in full (here: as processes, the link projected), then checked.
   r = run_laconic(dir, "run adv.lua --quiet --set name=full --set workers=4 --set eval_every=4", 300);
   REQUIRE(r.status == 0);
-  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --check full", 120);
+  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --placement threads --check full", 120);
   INFO(r.out << r.err);
   CHECK(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("against the full runs of 'full'") && Catch::Contains("step measured (s)"));
   CHECK_THAT(r.out, Catch::Contains("Median step error: "));
-  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --check nothing", 60);
+  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --placement threads --check nothing", 60);
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("nothing"));
 
@@ -85,4 +86,18 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("--budget"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("advise places its probes as processes where the host has a core per worker, and names them so",
+          "[cli][advise]") {
+  CHECK(cli::probe_placement("auto", 2, 2) == "processes");
+  CHECK(cli::probe_placement("auto", 16, 2) == "threads");
+  CHECK(cli::probe_placement("threads", 1, 8) == "threads");
+  CHECK_THROWS_WITH(cli::probe_placement("gpus", 2, 2), Catch::Contains("auto, threads or processes"));
+  CHECK(cli::advise_experiment_name("e", 16, "100Mbit,1ms", "threads") == "e-advise-w16-100Mbit-1ms");
+  CHECK(cli::advise_experiment_name("e", 2, "1Gbit", "processes") == "e-advise-w2-1Gbit-processes");
+  CHECK(cli::parse_budget("15min") == 900);
+  CHECK(cli::parse_budget("0.5h") == 1800);
+  CHECK(cli::parse_budget("90s") == 90);
+  CHECK_THROWS_WITH(cli::parse_budget("soonmin"), Catch::Contains("--budget"));
 }
