@@ -234,6 +234,7 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   run.overrides.push_back(str_cat("eval_every=", probe_eval_every(first, catalog, args.evaluations)));
   run.db = args.db;
   run.resume = true;  // probes already recorded are not trained again
+  run.force = true;   // a file given another candidate: the others' probes still count
   run.quiet = args.quiet;
   run.executable = args.executable;
   std::atomic<bool> probe_stop{false};

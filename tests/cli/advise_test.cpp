@@ -66,6 +66,16 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --placement threads --quiet", 120);
   CHECK(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("2 skipped"));
+  // A candidate added to the file: only its probe trains.
+  write_file(dir + "/adv.lua",
+             tiny_experiment("adv", "  epochs = 2,\n  max_steps = 12,\n"
+                                    "  compressor = sweep { none(), topk { ratio = 0.05, error_feedback = true }, "
+                                    "fp16() },\n"));
+  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --placement threads --quiet", 300);
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("3 runs, 1 finished") && Catch::Contains("2 skipped"));
+  CHECK_THAT(r.out, Catch::Contains("fp16"));
 
   // The same candidates trained in full (here: as processes, the link projected), then checked.
   r = run_laconic(dir, "run adv.lua --quiet --set name=full --set workers=4 --set eval_every=4", 300);
