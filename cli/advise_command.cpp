@@ -235,6 +235,7 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   run.db = args.db;
   run.resume = true;  // probes already recorded are not trained again
   run.force = true;   // a file given another candidate: the others' probes still count
+  run.stop_reason = "stopped by laconic advise: its --budget was spent, or Ctrl-C / SIGTERM";
   run.quiet = args.quiet;
   run.executable = args.executable;
   std::atomic<bool> probe_stop{false};

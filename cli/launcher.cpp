@@ -286,7 +286,7 @@ class Supervisor {
     outcome.ending = ending();
     // Stopped by the user: the workers' signals (the terminal's SIGINT, the controller's SIGTERM)
     // are the stop itself, not a cause to look for.
-    if (outcome.ending == LaunchEnding::Interrupted) outcome.error = "stopped by the user (Ctrl-C or SIGTERM)";
+    if (outcome.ending == LaunchEnding::Interrupted) outcome.error = spec_.interrupted;
     if (outcome.ending == LaunchEnding::Stopped) outcome.error = "stopped: " + outcome.stopped;
     // A diverged worker's reason is the run's; its peers only lost their connection to it.
     if (outcome.ending == LaunchEnding::Diverged) {

@@ -34,6 +34,8 @@ struct LaunchSpec {
   /// rendezvous directory as its store unless `remote` is set.
   WorkerArgs worker;
   double timeout = 60;  ///< seconds; Gloo waits at most this long, the controller a bit more
+  /// The run's error when `stop` ended it (RunArgs::stop_reason).
+  std::string interrupted = "stopped by the user (Ctrl-C or SIGTERM)";
   /// Per rank, before it starts: what else differs between ranks (an emulated link's network
   /// namespace, address and delay). May be empty.
   std::function<void(WorkerArgs&)> place{};

@@ -34,6 +34,9 @@ struct RunArgs {
   /// Seconds the ranks of a launch wait for each other when they start (the store, rank 0, every
   /// rank's hello).
   double launch_timeout = 300;
+  /// What a stop is recorded as (a run's error; the sweep's last line): the user's, or whoever
+  /// else sets `stop` (laconic advise's budget).
+  std::string stop_reason = "stopped by the user (Ctrl-C or SIGTERM)";
 };
 
 /// `laconic run`: loads the experiment (nothing is recorded if it does not load), records its

@@ -311,6 +311,7 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
   spec.executable = args_.executable;
   spec.worker = worker_args(run, config, resolved, checkpoints);
   spec.timeout = config.timeout;
+  spec.interrupted = args_.stop_reason;
   if (sweep_) spec.remote = &sweep_->remote();
   if (network)
     spec.place = [&](WorkerArgs& worker) {

@@ -89,6 +89,18 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("nothing"));
 
+  // A budget too small for one probe: the probe stopped is left out, and said so.
+  r = run_laconic(dir, "advise adv.lua --workers 4 --link 1Gbit --placement threads --budget 1s --db small.db", 120);
+  CHECK(r.status == 1);
+  CHECK_THAT(r.out, Catch::Contains("of the 1s budget (spent"));
+  CHECK_THAT(r.err, Catch::Contains("no probe finished within the budget (--budget 1s)"));
+  {
+    auto small = storage::Database::open_read_only(dir + "/small.db");
+    const auto stopped = storage::list_runs(*small, {});
+    REQUIRE_FALSE(stopped.empty());
+    CHECK_THAT(stopped.front().error, Catch::Contains("its --budget was spent"));
+  }
+
   r = run_laconic(dir, "advise adv.lua --workers 4 --link fast", 60);
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("fast"));
