@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "reports/format.hpp"
+#include "reports/stats.hpp"
 
 namespace laconic::reports {
 namespace {
@@ -53,11 +54,7 @@ AdviceCheck check_advice(const Advice& advice, const ExperimentModel& full) {
   for (std::size_t i = 0; i < advice.ranked.size(); ++i) add(advice.ranked[i], i + 1);
   for (const AdviceRow& row : advice.dropped) add(row, 0);
   rank_measured(out.rows);
-  if (!step_errors.empty()) {
-    std::sort(step_errors.begin(), step_errors.end());
-    const std::size_t n = step_errors.size();
-    out.median_step_error = n % 2 ? step_errors[n / 2] : (step_errors[n / 2 - 1] + step_errors[n / 2]) / 2;
-  }
+  out.median_step_error = median_of(step_errors);
   const auto best = std::find_if(out.rows.begin(), out.rows.end(), [](const CheckRow& r) { return r.measured_rank == 1; });
   if (best == out.rows.end()) return out;
   out.best = best->candidate;

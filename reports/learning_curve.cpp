@@ -5,6 +5,7 @@
 #include <random>
 
 #include "reports/format.hpp"
+#include "reports/stats.hpp"
 
 namespace laconic::reports {
 namespace {
@@ -34,14 +35,6 @@ Line least_squares(const std::vector<double>& x, const std::vector<double>& y) {
 double steps_at(const Line& line, double level) {
   if (!(line.slope < 0)) return kNaN;
   return std::exp((level - line.intercept) / line.slope);
-}
-
-double quantile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  const double at = q * static_cast<double>(values.size() - 1);
-  const auto i = static_cast<std::size_t>(at);
-  const double frac = at - static_cast<double>(i);
-  return i + 1 < values.size() ? values[i] * (1 - frac) + values[i + 1] * frac : values[i];
 }
 
 }  // namespace
@@ -96,8 +89,8 @@ ExtrapolatedSteps extrapolate_steps(const std::vector<CurvePoint>& curve, const 
     const double s = steps_at(least_squares(x, yb), level);
     draws.push_back(std::isnan(s) ? std::numeric_limits<double>::infinity() : s);
   }
-  out.low = quantile(draws, kLowQuantile);
-  out.high = quantile(draws, kHighQuantile);
+  out.low = quantile_of(draws, kLowQuantile);
+  out.high = quantile_of(draws, kHighQuantile);
   return out;
 }
 

@@ -54,7 +54,10 @@ double quantile_of(const std::vector<double>& values, double q) {
   const double position = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
   const auto below = static_cast<std::size_t>(std::floor(position));
   const std::size_t above = std::min(below + 1, v.size() - 1);
-  return v[below] + (position - static_cast<double>(below)) * (v[above] - v[below]);
+  const double fraction = position - static_cast<double>(below);
+  // No interpolation at an order statistic or between equal ones: infinite values stay infinite.
+  if (fraction == 0 || v[above] == v[below]) return v[below];
+  return v[below] + fraction * (v[above] - v[below]);
 }
 
 double student_t975(double df) {

@@ -16,20 +16,6 @@ namespace laconic::comm {
 using laconic::parse_bandwidth;
 using laconic::parse_duration;
 
-class NetworkModel {
- public:
-  virtual ~NetworkModel() = default;
-  virtual std::string name() const = 0;
-  /// Seconds the traffic `delta` (this worker's counters over one step) would take on the
-  /// modelled network.
-  virtual double project(const ByteCounters& delta) const = 0;
-  /// The link it models, for reports to name and project onto; nothing for a model that is not
-  /// one link.
-  virtual std::optional<LinkSpec> link() const { return std::nullopt; }
-  /// The link the controller is to build for real (cli/emulated_network.hpp); null: none.
-  virtual const struct LinkOptions* emulated() const { return nullptr; }
-};
-
 struct LinkOptions {
   std::string bandwidth = "1Gbit";
   std::string latency = "50us";
@@ -44,6 +30,20 @@ struct LinkOptions {
   double host_bits_per_second = 0;  // 0: none
 
   static OptionFields<LinkOptions> fields();
+};
+
+class NetworkModel {
+ public:
+  virtual ~NetworkModel() = default;
+  virtual std::string name() const = 0;
+  /// Seconds the traffic `delta` (this worker's counters over one step) would take on the
+  /// modelled network.
+  virtual double project(const ByteCounters& delta) const = 0;
+  /// The link it models, for reports to name and project onto; nothing for a model that is not
+  /// one link.
+  virtual std::optional<LinkSpec> link() const { return std::nullopt; }
+  /// The link the controller is to build for real (cli/emulated_network.hpp); null: none.
+  virtual const LinkOptions* emulated() const { return nullptr; }
 };
 
 /// One full-duplex link per worker: each send_recv costs latency + overhead + max(bytes sent,

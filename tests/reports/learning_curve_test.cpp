@@ -5,9 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "reports/learning_curve.hpp"
+#include "reports/stats.hpp"
 
 using namespace laconic;
 using namespace laconic::reports;
@@ -78,4 +80,14 @@ TEST_CASE("a curve that cannot say is refused with the reason", "[reports][advis
   const ExtrapolatedSteps far = extrapolate_steps(power_curve(2, 0.5), kAccuracy, 0.99, 800);  // 40000 steps
   CHECK(std::isnan(far.steps));
   CHECK_THAT(far.why_not, Catch::Contains("after about 40000 steps, more than 800"));
+}
+
+TEST_CASE("quantile_of interpolates between order statistics and keeps infinite ones infinite", "[reports][stats]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK(quantile_of({1, 2, 3, 4}, 0.5) == Approx(2.5));
+  CHECK(quantile_of({4, 1, 3, 2}, 0.0) == 1);
+  CHECK(quantile_of({1, 2, 3, 4}, 1.0) == 4);
+  CHECK(quantile_of({1, 2, inf, inf}, 0.9) == inf);       // between two infinite draws
+  CHECK(quantile_of({1, 2, 3, inf, inf}, 0.75) == inf);   // at an infinite order statistic
+  CHECK(quantile_of({1, 2, 3, inf}, 0.5) == Approx(2.5));  // finite ones unchanged
 }
