@@ -42,6 +42,19 @@ std::vector<std::string> link_overrides(const std::string& link) {
   return out;
 }
 
+// The candidates advised on when the file sweeps no compressor: dense first (the baseline), then
+// one of each family, under the file's topology (an allreduce carries the ones whose payloads do
+// not sum by an allgather). docs/advise.md lists them.
+constexpr const char* kDefaultCandidates =
+    "compressor=sweep{none(), fp16(), topk{ratio=0.01, error_feedback=true}, powersgd{rank=2}, qsgd{levels=16}, "
+    "ef_signsgd()}";
+
+bool sweeps_compressors(const lua::ExperimentPlan& plan) {
+  for (const RunConfig& run : plan.runs)
+    if (run.swept.count("compressor") > 0) return true;
+  return false;
+}
+
 // Sets `out` once `stop` is set or the budget is spent, until `done`.
 class BudgetWatch {
  public:
@@ -212,6 +225,13 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   load.overrides = args.overrides;
   const lua::ExperimentPlan plan = lua::load_experiment(args.file, catalog, load);
   if (plan.runs.empty()) throw ConfigError(str_cat("'", args.file, "' has no runs to advise on"));
+  AdviseArgs candidates = args;
+  if (!sweeps_compressors(plan)) {
+    candidates.overrides.push_back(kDefaultCandidates);
+    if (!args.quiet)
+      std::cout << "laconic advise: '" << args.file << "' sweeps no compressor; advising on the default candidates: "
+                << std::string(kDefaultCandidates).substr(std::string("compressor=").size()) << "\n";
+  }
   const std::string placement = probe_placement(args.placement, args.workers, host_cores());
   const std::string name = advise_experiment_name(plan.runs.front().experiment, args.workers, args.link, placement);
 
@@ -228,7 +248,7 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
 
   RunArgs run;
   run.file = args.file;
-  run.overrides = probe_overrides(args, name, placement);
+  run.overrides = probe_overrides(candidates, name, placement);
   load.overrides = run.overrides;
   const RunConfig first = lua::load_experiment(args.file, catalog, load).runs.front();
   run.overrides.push_back(str_cat("eval_every=", probe_eval_every(first, catalog, args.evaluations)));

@@ -410,6 +410,13 @@ ExperimentDraft parse_experiment(const LoadContext& context, const std::vector<s
   return draft;
 }
 
+void set_experiment_field(const LoadContext& context, const std::string& key, const LuaItem& item,
+                          ExperimentDraft& draft) {
+  if (key == "name" || key == "seeds" || key == "repeats" || key == "runs_per_seed")
+    throw ConfigError(str_cat("--set ", key, "= takes a plain value, not a Lua expression"));
+  parse_field(context, key, item, std::nullopt, draft);
+}
+
 void install_experiment(SandboxedState& state, LoadContext& context) {
   state.call_protected(register_experiment, &context);
 }

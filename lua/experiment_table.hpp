@@ -27,4 +27,10 @@ Choice check_choice(const LoadContext& context, const ExperimentField& field, co
 ExperimentDraft parse_experiment(const LoadContext& context, const std::vector<std::pair<std::string, LuaItem>>& fields,
                                  const std::optional<std::vector<LuaItem>>& seeds);
 
+/// Sets one field of `draft` from a Lua value as the experiment table would (`--set
+/// compressor=sweep{...}`): a component, a sweep, a scalar. Not name or seeds. ConfigError
+/// without location.
+void set_experiment_field(const LoadContext& context, const std::string& key, const LuaItem& item,
+                          ExperimentDraft& draft);
+
 }  // namespace laconic::lua

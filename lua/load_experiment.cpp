@@ -12,6 +12,7 @@
 #include "lua/experiment.hpp"
 #include "lua/experiment_table.hpp"
 #include "lua/include.hpp"
+#include "lua/lua_value.hpp"
 #include "lua/overrides.hpp"
 #include "lua/random_search.hpp"
 #include "lua/state.hpp"
@@ -132,6 +133,36 @@ class LuaCallbacks : public RunCallbacks {
   SandboxedState state;
 };
 
+/// `--set KEY=EXPRESSION` for a field with no dot whose value calls a constructor
+/// (`compressor=topk{ratio=0.05}`, `compressor=sweep{none(), fp16()}`); else a plain value.
+bool is_lua_expression(const std::string& override) {
+  const std::size_t equals = override.find('=');
+  if (equals == std::string::npos || override.find('.') < equals) return false;
+  const std::string value = override.substr(equals + 1);
+  return value.find_first_of("({") != std::string::npos;
+}
+
+/// The overrides in the order given: Lua expressions evaluated in the file's state (their
+/// components are the file's), plain values as apply_overrides reads them.
+void apply_overrides_in_order(LuaCallbacks& loaded, ExperimentDraft& draft, const std::vector<std::string>& overrides) {
+  for (const std::string& override : overrides) {
+    if (!is_lua_expression(override)) {
+      apply_overrides(loaded.context, draft, {override});
+      continue;
+    }
+    const std::string key = override.substr(0, override.find('='));
+    const std::string expression = override.substr(key.size() + 1);
+    loaded.state.evaluate(expression, "--set " + key, [&](lua_State* L) {
+      const LuaItem item = read_item(L, -1);
+      try {
+        set_experiment_field(loaded.context, key, item, draft);
+      } catch (const ConfigError& e) {
+        throw ConfigError(str_cat("--set ", key, "=", expression, ": ", e.what()));
+      }
+    });
+  }
+}
+
 std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path, const Catalog& catalog,
                                                   const LoadOptions& options, ExperimentPlan& plan) {
   plan.file = path;
@@ -149,7 +180,7 @@ std::unique_ptr<LuaCallbacks> run_experiment_file(const std::string& path, const
   if (!loaded->context.included.empty()) plan.file_hash = fnv1a_hex(text + loaded->context.included);
   if (!loaded->context.draft) throw ConfigError(str_cat(path, ": the file never calls experiment { ... }"));
   ExperimentDraft& draft = *loaded->context.draft;
-  apply_overrides(loaded->context, draft, options.overrides);
+  apply_overrides_in_order(*loaded, draft, options.overrides);
   plan.name = draft.name;
   plan.runs = expand_sweeps(draft, catalog);
   if (draft.sampling.tune) {

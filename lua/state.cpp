@@ -361,6 +361,29 @@ void SandboxedState::call_registered(const char* table, const std::string& field
   call_pushed(push, read);
 }
 
+void SandboxedState::evaluate(const std::string& expression, const std::string& name,
+                              const std::function<void(lua_State*)>& read) {
+  lua_State* L = state_;
+  lua_settop(L, 0);
+  lua_pushcfunction(L, &SandboxedState::message_handler);
+  const std::string chunk = "return " + expression;
+  const std::string chunkname = "=" + name;
+  if (luaL_loadbufferx(L, chunk.data(), chunk.size(), chunkname.c_str(), "t") != LUA_OK) {
+    std::string message = lua_tostring(L, -1);
+    lua_settop(L, 0);
+    throw ConfigError(message);
+  }
+  const std::string file = file_, shown = shown_;
+  file_ = shown_ = name;
+  try {
+    call_pushed([](lua_State*) { return 0; }, read);
+  } catch (...) {
+    file_ = file, shown_ = shown;
+    throw;
+  }
+  file_ = file, shown_ = shown;
+}
+
 void SandboxedState::call_pushed(const std::function<int(lua_State*)>& push,
                                  const std::function<void(lua_State*)>& read) {
   lua_State* L = state_;

@@ -56,6 +56,11 @@ class SandboxedState {
   void call_registered(const char* table, const std::string& field, const std::function<int(lua_State*)>& push,
                        const std::function<void(lua_State*)>& read);
 
+  /// Evaluates the Lua expression `expression` (as `return expression`, a chunk named `name`)
+  /// under the same budgets and hands its one value to `read` while it is on the stack. Errors
+  /// become ConfigError "name: message".
+  void evaluate(const std::string& expression, const std::string& name, const std::function<void(lua_State*)>& read);
+
  private:
   /// Calls the function on top of the stack (above the message handler) as call_registered().
   void call_pushed(const std::function<int(lua_State*)>& push, const std::function<void(lua_State*)>& read);

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -122,4 +123,20 @@ TEST_CASE("advise places its probes as processes where the host has a core per w
   CHECK(cli::parse_budget("0.5h") == 1800);
   CHECK(cli::parse_budget("90s") == 90);
   CHECK_THROWS_WITH(cli::parse_budget("soonmin"), Catch::Contains("--budget"));
+}
+
+TEST_CASE("advise on a file that sweeps no compressor probes the default candidates", "[cli][advise]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/one.lua", tiny_experiment("one", "  epochs = 1,\n  max_steps = 4,\n"));
+  auto r = run_laconic(dir, "advise one.lua --workers 2 --link 100Mbit --evaluations 2 --placement threads", 300);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("sweeps no compressor; advising on the default candidates: sweep{none(), fp16()"));
+  auto db = storage::Database::open_read_only(dir + "/laconic.db");
+  std::set<std::string> compressors;
+  for (const auto& run : storage::list_runs(*db, {})) compressors.insert(run.name.substr(0, run.name.find(',')));
+  CHECK(compressors == std::set<std::string>{"compressor=none", "compressor=fp16", "compressor=topk",
+                                             "compressor=powersgd", "compressor=qsgd", "compressor=ef_signsgd"});
+  db.reset();
+  std::filesystem::remove_all(dir);
 }

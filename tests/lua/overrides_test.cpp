@@ -91,3 +91,22 @@ TEST_CASE("runs_per_seed trains each seed again under a name of its own", "[lua]
   CHECK_THAT(load_error(dir.write("bad.lua", "experiment { name = 'r', runs_per_seed = 0 }\n"), catalog),
              Contains("experiment field 'runs_per_seed' must be an int >= 1, got int 0"));
 }
+
+TEST_CASE("--set takes a Lua expression for a component field: a component with fields, or a sweep",
+          "[lua][overrides]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto path = dir.write("o.lua", kFile);
+  auto plan = load_experiment(path, catalog, with({"compressor=sweep{none(), topk{ratio=0.05}, topk{ratio=0.2}}"}));
+  REQUIRE(plan.runs.size() == 3);
+  CHECK(plan.runs[0].compressor.name == "none");
+  CHECK(plan.runs[1].compressor.number("ratio") == 0.05);
+  CHECK(plan.runs[2].name == "compressor=topk,ratio=0.2,seed=1");
+  // In order with the plain overrides: a field set after the expression changes its components.
+  plan = load_experiment(path, catalog, with({"compressor=topk{ratio=0.3}", "compressor.ratio=0.4"}));
+  REQUIRE(plan.runs.size() == 1);
+  CHECK(plan.runs[0].compressor.number("ratio") == 0.4);
+  CHECK_THAT(load_error(path, catalog, with({"compressor=topk{ratio=2}"})), Contains("topk.ratio must be in (0, 1]"));
+  CHECK_THAT(load_error(path, catalog, with({"compressor=topk{ratio=0.1"})), Contains("--set compressor"));
+  CHECK_THAT(load_error(path, catalog, with({"name=sweep{1}"})), Contains("takes a plain value"));
+}
