@@ -4,7 +4,9 @@
 # trains the same candidates in full as processes on that link emulated (network namespaces and
 # tc: run as root), and prints `laconic advise --check`: predicted against measured steps and
 # times to the target, the ranks, and the regret of following the advice and of never
-# compressing. About 10 minutes a setup on the 2-core machine; all six about an hour.
+# compressing; then, over every setup checked in DIR, the regret of the advice against never
+# compressing and the best single fixed choice (bench/advise_regret.py). About 10 minutes a setup
+# on the 2-core machine; all six about an hour.
 #   bench/advise_validation.sh [DIR]                 # every setup, into DIR (advise-validation)
 #   SETUPS="100Mbit,2 1Gbit,4" bench/advise_validation.sh   # some of them
 # The full runs train FULL_EPOCHS epochs (4; the probes the file's 2), so that a candidate whose
@@ -32,6 +34,8 @@ for setup in $setups; do
   "$laconic" run exp.lua --resume --quiet --db validation.db --set "name=$full" --set "workers=$workers" \
     --set "network.bandwidth=$link" --set network.emulate=true --set "epochs=$full_epochs" \
     --set "eval_every=${EVAL_EVERY:-$((60000 / workers / 32 / 4))}" >"full-w$workers-$link.log"
-  "$laconic" advise exp.lua --workers "$workers" --link "$link" --check "$full" --db validation.db |
-    tee "check-w$workers-$link.log" | sed -n '/^The advice on/,$p'
+  "$laconic" advise exp.lua --workers "$workers" --link "$link" --check "$full" --db validation.db \
+    --json "check-w$workers-$link.json" | tee "check-w$workers-$link.log" | sed -n '/^The advice on/,$p'
 done
+echo "== the regret over every setup checked in $dir (bench/advise_regret.py)"
+python3 "$root/bench/advise_regret.py" check-w*.json

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -134,6 +135,35 @@ std::string regret_text(double regret) {
   return std::isnan(regret) ? std::string("did not reach the target") : "+" + reports::fixed(regret * 100, 0) + "%";
 }
 
+nlohmann::json number_or_null(double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(); }
+
+// --check --json FILE: the comparison, for scripts that gather it over setups (bench/advise_regret.py).
+void write_check_json(const std::string& path, const AdviseArgs& args, const reports::Advice& advice,
+                      const reports::AdviceCheck& check) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : check.rows)
+    rows.push_back({{"candidate", row.candidate},
+                    {"predicted_rank", row.predicted_rank},
+                    {"measured_rank", row.measured_rank},
+                    {"predicted_step_seconds", number_or_null(row.predicted_step)},
+                    {"measured_step_seconds", number_or_null(row.measured_step)},
+                    {"predicted_time_seconds", number_or_null(row.predicted_time)},
+                    {"measured_time_seconds", number_or_null(row.measured_time)}});
+  const nlohmann::json out = {{"link", advice.link.text},
+                              {"workers", args.workers},
+                              {"full", args.check},
+                              {"target", advice.target},
+                              {"median_step_error", number_or_null(check.median_step_error)},
+                              {"best", check.best},
+                              {"first", check.first},
+                              {"regret", number_or_null(check.regret)},
+                              {"baseline_regret", number_or_null(check.baseline_regret)},
+                              {"rows", rows}};
+  std::ofstream file(path);
+  file << out.dump(1) << "\n";
+  if (!file.flush()) throw ConfigError(str_cat("--json: cannot write '", path, "'"));
+}
+
 int check_advice(const AdviseArgs& args, const reports::Advice& advice, storage::Database& db) {
   reports::TargetRule rule;
   rule.value = advice.target;
@@ -141,6 +171,7 @@ int check_advice(const AdviseArgs& args, const reports::Advice& advice, storage:
   const reports::AdviceCheck check = reports::check_advice(advice, *full);
   if (check.rows.empty())
     throw ConfigError(str_cat("experiment '", args.check, "' has no finished run of the advised candidates"));
+  if (!args.check_json.empty()) write_check_json(args.check_json, args, advice, check);
   std::cout << "\nThe advice on " << advice.link.text << " against the full runs of '" << args.check
             << "' (target " << reports::fixed(advice.target, advice.metric.digits) << "):\n";
   print_table(reports::check_table(check));

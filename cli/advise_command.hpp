@@ -32,6 +32,7 @@ struct AdviseArgs {
   /// --check FULL: no probes; the advice given from those recorded set against the finished
   /// runs of the experiment FULL (the same candidates, trained in full).
   std::string check;
+  std::string check_json;  ///< --json FILE with --check: the comparison as JSON (bench/advise_regret.py)
   std::string db = "laconic.db";
   bool quiet = false;
   std::string executable;  ///< this binary, for the probes' exec'd workers

@@ -112,12 +112,12 @@ void add_run_commands(CLI::App& app, Commands& commands, const EngineCommands& e
 void add_advise_command(CLI::App& app, Commands& commands, const EngineCommands& engine) {
   auto* advise = app.add_subcommand(
       "advise", "which of an experiment's candidates reaches the target soonest at N workers on a link, and how sure "
-                "that is: probe runs at N thread-rank workers, then a ranked table (docs/advise.md)");
+                "that is: probe runs at N workers, then a ranked table (docs/advise.md)");
   auto args = std::make_shared<AdviseArgs>();
   advise->add_option("file", args->file, "experiment file (.lua) whose sweep lists the candidates, the baseline first")
       ->required()
       ->check(openable_experiment());
-  advise->add_option("--workers", args->workers, "workers to advise for; the probes train this many, as threads")
+  advise->add_option("--workers", args->workers, "workers to advise for; the probes train this many")
       ->required()
       ->check(positive())
       ->default_str("");
@@ -153,6 +153,9 @@ void add_advise_command(CLI::App& app, Commands& commands, const EngineCommands&
                      "EXPERIMENT: train no probe; set the advice from those recorded against the finished runs of "
                      "EXPERIMENT (the same candidates trained in full, e.g. on an emulated link): steps and times to "
                      "the target predicted and measured, and the regret of following the advice");
+  advise->add_option("--json", args->check_json,
+                     "FILE: with --check, also write the comparison (every candidate's predicted and measured rank, "
+                     "step and time to the target; the regrets) as JSON to FILE");
   add_db_option(advise, args->db);
   commands.push_back({advise, [args, engine] { return engine.advise(*args); }, [args] { return args->db; }});
 }

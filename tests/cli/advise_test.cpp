@@ -13,6 +13,7 @@
 #include "storage/database.hpp"
 #include "cli/advise_command.hpp"
 #include "storage/queries.hpp"
+#include "reports/format.hpp"
 
 using namespace laconic;
 using namespace laconic::testing;
@@ -81,11 +82,20 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   // The same candidates trained in full (here: as processes, the link projected), then checked.
   r = run_laconic(dir, "run adv.lua --quiet --set name=full --set workers=4 --set eval_every=4", 300);
   REQUIRE(r.status == 0);
-  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --placement threads --check full", 120);
+  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --placement threads --check full --json check.json",
+                  120);
   INFO(r.out << r.err);
   CHECK(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("against the full runs of 'full'") && Catch::Contains("step measured (s)"));
   CHECK_THAT(r.out, Catch::Contains("Median step error: "));
+  // The same comparison as JSON: one figure, printed and written from one AdviceCheck.
+  const auto check = nlohmann::json::parse(read_file(dir + "/check.json"));
+  CHECK(check["full"] == "full");
+  CHECK(check["workers"] == 4);
+  REQUIRE(check["rows"].size() == 3);
+  const std::string error = reports::fixed(check["median_step_error"].get<double>() * 100, 1);
+  CHECK_THAT(r.out, Catch::Contains("Median step error: " + error + "%."));
+  for (const auto& row : check["rows"]) CHECK_THAT(r.out, Catch::Contains(row["candidate"].get<std::string>()));
   r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --placement threads --check nothing", 60);
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("nothing"));
