@@ -51,11 +51,11 @@ def main(paths):
     advice = [r.get(check["first"], math.inf) for _, check, r in setups]
     baseline = [check["baseline_regret"] if check["baseline_regret"] is not None else math.inf
                 for _, check, _ in setups]
-    print(f"{'setup':28} {'advice':>14} {'never compress':>15} {'best fixed: ' + best_fixed:>40}")
+    print(f"{'setup':34} {'advice':>14} {'never compress':>15} {'best fixed: ' + best_fixed:>40}")
     for (name, _, _), a, b, f in zip(setups, advice, baseline, fixed[best_fixed]):
-        print(f"{name:28} {percent(a):>14} {percent(b):>15} {percent(f):>40}")
-    print(f"{'mean':28} {percent(mean(advice)):>14} {percent(mean(baseline)):>15} {percent(mean(fixed[best_fixed])):>40}")
-    print(f"{'worst':28} {percent(max(advice)):>14} {percent(max(baseline)):>15} {percent(max(fixed[best_fixed])):>40}")
+        print(f"{name:34} {percent(a):>14} {percent(b):>15} {percent(f):>40}")
+    print(f"{'mean':34} {percent(mean(advice)):>14} {percent(mean(baseline)):>15} {percent(mean(fixed[best_fixed])):>40}")
+    print(f"{'worst':34} {percent(max(advice)):>14} {percent(max(baseline)):>15} {percent(max(fixed[best_fixed])):>40}")
     within = sum(1 for a in advice if a <= 0.10)
     print(f"\nThe advice's first choice was the measured fastest, or within 10% of it, in {within} of {len(setups)} "
           f"setups. Best fixed choice in hindsight: {best_fixed} (the lowest mean regret over these setups).")

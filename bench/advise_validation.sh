@@ -14,6 +14,9 @@
 # They are evaluated as often as the probes (EVAL_EVERY: a quarter of an epoch of
 # advise-lenet.lua's 60000 examples in batches of 32 per worker; set it for another file).
 # Set FILE for other candidates (experiments/advise-lenet.lua), LACONIC for another binary.
+# HOST_COSTS="340us,5.6Gbit" advises for the link with this host's own costs per message and rate
+# (link { overhead, host_bandwidth }: docs/network-model.md calibrates them), as the emulated
+# link's full runs pay them: `--link LINK,50us,HOST_COSTS`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 laconic="${LACONIC:-$root/build/cli/laconic}"
@@ -29,13 +32,14 @@ for setup in $setups; do
   link="${setup%,*}"
   workers="${setup#*,}"
   full="full-w$workers-$link"
+  advised="$link${HOST_COSTS:+,50us,$HOST_COSTS}"
   echo "== $link, $workers workers ($(date +%T))"
-  "$laconic" advise exp.lua --workers "$workers" --link "$link" --quiet --db validation.db >"advise-w$workers-$link.log"
+  "$laconic" advise exp.lua --workers "$workers" --link "$advised" --quiet --db validation.db >"advise-w$workers-$advised.log"
   "$laconic" run exp.lua --resume --quiet --db validation.db --set "name=$full" --set "workers=$workers" \
     --set "network.bandwidth=$link" --set network.emulate=true --set "epochs=$full_epochs" \
     --set "eval_every=${EVAL_EVERY:-$((60000 / workers / 32 / 4))}" >"full-w$workers-$link.log"
-  "$laconic" advise exp.lua --workers "$workers" --link "$link" --check "$full" --db validation.db \
-    --json "check-w$workers-$link.json" | tee "check-w$workers-$link.log" | sed -n '/^The advice on/,$p'
+  "$laconic" advise exp.lua --workers "$workers" --link "$advised" --check "$full" --db validation.db \
+    --json "check-w$workers-$advised.json" | tee "check-w$workers-$advised.log" | sed -n '/^The advice on/,$p'
 done
 echo "== the regret over every setup checked in $dir (bench/advise_regret.py)"
 python3 "$root/bench/advise_regret.py" check-w*.json

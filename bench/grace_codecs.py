@@ -17,7 +17,6 @@ import torch
 class Codec:
     collective = "allgather"
     phases = 1
-    error_feedback = False
 
     def compress(self, t):
         raise NotImplementedError
@@ -51,7 +50,6 @@ def _scatter(parts, ctx):
 
 
 class TopK(Codec):
-    error_feedback = True
 
     def __init__(self, ratio):
         self.ratio = ratio
@@ -82,7 +80,6 @@ class RandomK(Codec):
     """k values at indices every rank draws from a shared seed (uniformly, with repeats, as
     GRACE's TensorFlow random-k does): summed by allreduce."""
     collective = "allreduce"
-    error_feedback = True
 
     def __init__(self, ratio):
         self.ratio = ratio
@@ -143,7 +140,6 @@ class Signum(SignSgd):
 
 
 class EfSignSgd(Codec):
-    error_feedback = True
 
     def compress(self, t):
         flat = t.flatten()
@@ -154,7 +150,6 @@ class EfSignSgd(Codec):
 
 
 class OneBit(Codec):
-    error_feedback = True
 
     def compress(self, t):
         flat = t.flatten()
@@ -170,7 +165,6 @@ class OneBit(Codec):
 class Natural(Codec):
     """Natural compression: each value rounded at random to a signed power of two, sent as one
     byte (sign and exponent)."""
-    error_feedback = True
 
     def compress(self, t):
         bits = t.flatten().view(torch.int32)
@@ -191,7 +185,6 @@ class PowerSgd(Codec):
     vectors are sent dense."""
     collective = "allreduce"
     phases = 2
-    error_feedback = True
 
     def compress(self, t):
         if t.dim() == 1:

@@ -140,15 +140,25 @@ nlohmann::json number_or_null(double value) { return std::isfinite(value) ? nloh
 // --check --json FILE: the comparison, for scripts that gather it over setups (bench/advise_regret.py).
 void write_check_json(const std::string& path, const AdviseArgs& args, const reports::Advice& advice,
                       const reports::AdviceCheck& check) {
+  const auto advised = [&](const std::string& candidate) -> const reports::AdviceRow* {
+    for (const auto* rows : {&advice.ranked, &advice.dropped})
+      for (const auto& row : *rows)
+        if (row.candidate == candidate) return &row;
+    return nullptr;
+  };
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& row : check.rows)
+  for (const auto& row : check.rows) {
+    const reports::AdviceRow* a = advised(row.candidate);
     rows.push_back({{"candidate", row.candidate},
+                    {"baseline", a != nullptr && a->baseline},
+                    {"predicted_crossover_bits_per_second", number_or_null(a ? a->crossover : reports::kNaN)},
                     {"predicted_rank", row.predicted_rank},
                     {"measured_rank", row.measured_rank},
                     {"predicted_step_seconds", number_or_null(row.predicted_step)},
                     {"measured_step_seconds", number_or_null(row.measured_step)},
                     {"predicted_time_seconds", number_or_null(row.predicted_time)},
                     {"measured_time_seconds", number_or_null(row.measured_time)}});
+  }
   const nlohmann::json out = {{"link", advice.link.text},
                               {"workers", args.workers},
                               {"full", args.check},

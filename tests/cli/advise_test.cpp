@@ -95,7 +95,12 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   REQUIRE(check["rows"].size() == 3);
   const std::string error = reports::fixed(check["median_step_error"].get<double>() * 100, 1);
   CHECK_THAT(r.out, Catch::Contains("Median step error: " + error + "%."));
-  for (const auto& row : check["rows"]) CHECK_THAT(r.out, Catch::Contains(row["candidate"].get<std::string>()));
+  int baselines = 0;
+  for (const auto& row : check["rows"]) {
+    CHECK_THAT(r.out, Catch::Contains(row["candidate"].get<std::string>()));
+    baselines += row["baseline"].get<bool>() ? 1 : 0;
+  }
+  CHECK(baselines == 1);
   r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --placement threads --check nothing", 60);
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("nothing"));
