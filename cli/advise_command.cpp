@@ -269,9 +269,8 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   AdviseArgs candidates = args;
   if (!sweeps_compressors(plan)) {
     candidates.overrides.push_back(kDefaultCandidates);
-    if (!args.quiet)
-      std::cout << "laconic advise: '" << args.file << "' sweeps no compressor; advising on the default candidates: "
-                << std::string(kDefaultCandidates).substr(std::string("compressor=").size()) << "\n";
+    std::cout << "laconic advise: '" << args.file << "' sweeps no compressor; advising on the default candidates: "
+              << std::string(kDefaultCandidates).substr(std::string("compressor=").size()) << "\n";
   }
   const std::string placement = probe_placement(args.placement, args.workers, host_cores());
   const std::string name = advise_experiment_name(plan.runs.front().experiment, args.workers, args.link, placement);

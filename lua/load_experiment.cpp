@@ -2,6 +2,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cctype>
 #include <cstring>
 #include <memory>
 
@@ -11,6 +12,7 @@
 #include "lua/context.hpp"
 #include "lua/experiment.hpp"
 #include "lua/experiment_table.hpp"
+#include "lua/fields.hpp"
 #include "lua/include.hpp"
 #include "lua/lua_value.hpp"
 #include "lua/overrides.hpp"
@@ -133,13 +135,21 @@ class LuaCallbacks : public RunCallbacks {
   SandboxedState state;
 };
 
-/// `--set KEY=EXPRESSION` for a field with no dot whose value calls a constructor
-/// (`compressor=topk{ratio=0.05}`, `compressor=sweep{none(), fp16()}`); else a plain value.
+/// `--set KEY=EXPRESSION`: a field of the experiment (no dot) that is not a text or the seeds,
+/// whose value starts with a call (`compressor=topk{ratio=0.05}`, `compressor=sweep{none(),
+/// fp16()}`, `lr=sweep{0.1, 0.05}`); else a plain value.
 bool is_lua_expression(const std::string& override) {
   const std::size_t equals = override.find('=');
   if (equals == std::string::npos || override.find('.') < equals) return false;
-  const std::string value = override.substr(equals + 1);
-  return value.find_first_of("({") != std::string::npos;
+  const ExperimentField* field = find_experiment_field(override.substr(0, equals));
+  if (field == nullptr || field->type == ExperimentFieldType::String || field->type == ExperimentFieldType::IntList)
+    return false;
+  std::size_t i = equals + 1;
+  if (i >= override.size() || !(std::isalpha(static_cast<unsigned char>(override[i])) || override[i] == '_'))
+    return false;
+  while (i < override.size() && (std::isalnum(static_cast<unsigned char>(override[i])) || override[i] == '_')) ++i;
+  while (i < override.size() && override[i] == ' ') ++i;
+  return i < override.size() && (override[i] == '(' || override[i] == '{');
 }
 
 /// The overrides in the order given: Lua expressions evaluated in the file's state (their

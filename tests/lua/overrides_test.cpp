@@ -108,5 +108,8 @@ TEST_CASE("--set takes a Lua expression for a component field: a component with 
   CHECK(plan.runs[0].compressor.number("ratio") == 0.4);
   CHECK_THAT(load_error(path, catalog, with({"compressor=topk{ratio=2}"})), Contains("topk.ratio must be in (0, 1]"));
   CHECK_THAT(load_error(path, catalog, with({"compressor=topk{ratio=0.1"})), Contains("--set compressor"));
-  CHECK_THAT(load_error(path, catalog, with({"name=sweep{1}"})), Contains("takes a plain value"));
+  // Text fields keep their text: a name may hold parentheses.
+  CHECK(load_experiment(path, catalog, with({"name=run(1)"})).name == "run(1)");
+  // A scalar field takes a sweep too.
+  CHECK(load_experiment(path, catalog, with({"epochs=sweep{1, 3}"})).runs.size() == 4);
 }
