@@ -256,6 +256,19 @@ test("the experiment page projects \"Does it pay off?\" onto the hardware profil
   assert.equal((await gpu.stop()).code, 0);
 });
 
+test("the experiment page's wide tables scroll inside their section: the page never scrolls sideways", async () => {
+  const verdicts = await serve(fixture("verdicts", "verdicts.db"));
+  const page = await open(verdicts.url + "#/experiment/verdicts", await browser.newPage({ viewport: { width: 1000, height: 900 } }));
+  await page.waitForSelector(".section-table table");
+  const sizes = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, view: innerWidth,
+    widest: Math.max(...[...document.querySelectorAll(".section-table table")].map((t) => t.scrollWidth)) }));
+  assert.ok(sizes.widest > sizes.view, `this checks a table wider than the window; the widest is ${sizes.widest} px`);
+  assert.ok(sizes.page <= sizes.view, `the page is ${sizes.page} px wide in a ${sizes.view} px window`);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  assert.equal((await verdicts.stop()).code, 0);
+});
+
 test("a one-step spike among a million points stays visible", async () => {
   const db = fixture("series", "series.db", 1000000);
   const s = await serve(db);

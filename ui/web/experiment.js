@@ -23,7 +23,7 @@ function rateText(bits) {
 }
 
 function tableOf(t) {
-  const box = el("div");
+  const box = el("div", { class: "section-table" });
   const table = el("table", {},
     el("tr", {}, t.columns.map((c) => el("th", { class: c.right ? "num" : "" }, c.header))),
     t.rows.map((r) => el("tr", {}, r.map((v, i) => el("td", { class: t.columns[i].right ? "num" : "" }, v)))));
@@ -132,7 +132,7 @@ export async function experimentPage(main) {
     const latencies = [...new Set(configs.map((c) => scanOf(c).latency))];
     add(box, el("div", { class: "bar" }, el("label", {}, `link bandwidth (${latencies.length === 1 ? latencies[0] : "each row's latency"} a message, as the runs' own link)`), slider, readout));
     add(box, el("p", { class: "muted" }, "Baseline: ", e.baseline || "none in these runs"));
-    add(box, el("table", {},
+    add(box, el("div", { class: "section-table" }, el("table", {},
       el("tr", {}, ["configuration", "time to target (projected)", there ? `against the baseline on ${hw.name}` : "against the baseline here", "break-even", "from 10 Mbit/s to 100 Gbit/s"].map((h) => el("th", {}, h))),
       configs.map((c) => el("tr", { "data-label": c.label },
         el("td", {}, c.label),
@@ -140,7 +140,7 @@ export async function experimentPage(main) {
         el("td", {}, scanOf(c).versus_text[index]),
         el("td", { class: "num" }, scanOf(c).break_even !== null ? rateText(scanOf(c).break_even)
           : scanOf(c).crossover !== null ? `${rateText(scanOf(c).crossover)} (point estimates)` : "-"),
-        el("td", { class: "muted" }, scanOf(c).text)))));
+        el("td", { class: "muted" }, scanOf(c).text))))));
     // Time to target against bandwidth, the slider's position marked.
     const curves = [e.bandwidths.map((b) => b / 1e6)];
     const curveLines = [];
