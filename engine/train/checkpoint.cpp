@@ -20,7 +20,10 @@ namespace {
 
 constexpr std::uint64_t kCheckpointMagic = 0x4b50434e4f43414cull;  // "LACONCPK" little-endian
 // 2: the topology's state (a parameter server's per-shard compressors) after the schedule's.
-constexpr std::uint64_t kFormat = 2;
+// 3: the trainer's state begins with whether worker 0 recorded decoded_payloads (its once-per-run
+// metric), so that a resumed run does not record it again. Format 2 files are still read.
+constexpr std::uint64_t kFormat = 3;
+constexpr std::uint64_t kOldestFormat = 2;
 
 void text(StateWriter& out, const std::string& value) { out.array(std::span<const char>(value.data(), value.size())); }
 
@@ -107,8 +110,9 @@ TrainingPosition read_checkpoint_header(StateReader& in, const std::string& fing
                                         const std::string& path) {
   if (in.u64() != kCheckpointMagic) throw ConfigError(str_cat(path, " is not a laconic checkpoint"));
   const std::uint64_t format = in.u64();
-  if (format != kFormat)
-    throw ConfigError(str_cat("checkpoint ", path, " has format ", format, "; this laconic reads ", kFormat));
+  if (format < kOldestFormat || format > kFormat)
+    throw ConfigError(str_cat("checkpoint ", path, " has format ", format, "; this laconic reads ", kOldestFormat,
+                              " to ", kFormat));
   const std::string theirs = text(in);
   if (theirs != fingerprint)
     throw ConfigError(str_cat("checkpoint ", path, " belongs to another run configuration (fingerprint ", theirs,
@@ -124,6 +128,7 @@ TrainingPosition read_checkpoint_header(StateReader& in, const std::string& fing
   p.first_loss = in.f64();
   p.wall = in.f64();
   p.epoch_elapsed = in.f64();
+  p.format = format;
   return p;
 }
 

@@ -38,6 +38,8 @@ struct TrainingPosition {
   double first_loss = std::numeric_limits<double>::quiet_NaN();  ///< the run's first step's loss
   double wall = 0;                                               ///< seconds since the run started, over every attempt
   double epoch_elapsed = 0;                                      ///< seconds the epoch had run
+  /// The file's format, read back (format 3 keeps the trainer's once-per-run records; 2 did not).
+  std::uint64_t format = 0;
 };
 
 /// Identifies the run configuration a checkpoint belongs to: FNV-1a of its JSON, in hex.

@@ -42,12 +42,14 @@ void Trainer::skip_to(std::int64_t index) {
 }
 
 void Trainer::save_state(StateWriter& out) const {
+  out.flag(decoded_payloads_recorded_);
   out.array(anchor_);
   out.array(straggler_rng_.state_words());
   if (overlapped_) overlapped_->compressors().save_state(out);
 }
 
-void Trainer::load_state(StateReader& in) {
+void Trainer::load_state(StateReader& in, std::uint64_t checkpoint_format) {
+  if (checkpoint_format >= 3) decoded_payloads_recorded_ = in.flag();
   in.array(anchor_);
   in.array_exact(straggler_rng_.state_words());
   if (!overlapped_) return;

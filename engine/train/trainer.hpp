@@ -35,8 +35,9 @@ class Trainer : public schedule::StepActions {
   /// generator, and under an overlapped exchange its buckets' compressors (the run's compressor
   /// is the worker loop's to keep). The restored compressors learn their epoch from the next
   /// advance().
+  /// Also whether worker 0 recorded decoded_payloads (once per run), from checkpoint format 3 on.
   void save_state(StateWriter& out) const;
-  void load_state(StateReader& in);
+  void load_state(StateReader& in, std::uint64_t checkpoint_format);
 
   std::int64_t steps_per_epoch() const { return train::steps_per_epoch(config_, *parts_.dataset); }
 

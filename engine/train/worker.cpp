@@ -84,7 +84,7 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, in
 
 TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, int rank, WorkerParts& parts,
                                  Trainer& trainer) {
-  return read_checkpoint(path, fingerprint, rank, [&](StateReader& in, const TrainingPosition&) {
+  return read_checkpoint(path, fingerprint, rank, [&](StateReader& in, const TrainingPosition& position) {
     load_model(in, *parts.model);
     parts.optimizer->load_state(in);
     parts.compressor->load_state(in);  // told its epoch by the first advance() after
@@ -93,7 +93,7 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
     if (in.flag() != (parts.stop_rule != nullptr))
       throw ConfigError(str_cat("checkpoint ", path, " disagrees with the run about its stopping rule"));
     if (parts.stop_rule) parts.stop_rule->load_state(in);
-    trainer.load_state(in);
+    trainer.load_state(in, position.format);
     load_torch_generator(in);
   });
 }

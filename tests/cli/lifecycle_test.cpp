@@ -93,6 +93,14 @@ TEST_CASE("a run whose controller was killed is stale, and --resume continues it
   const auto got = losses_by_step_and_rank(db_path, 1);
   CHECK(got.size() == 48);  // 24 steps x 2 workers, each once
   CHECK(got == losses_by_step_and_rank(dir + "/reference.db", 1));
+  // Every metric key as many times as in the undisturbed run: the once-per-run decoded_payloads
+  // (worker 0's first step, before the checkpoint) not again after the resume.
+  const std::string per_key = "query \"SELECT key, count(*) AS n FROM metrics WHERE run_id = 1 GROUP BY key ORDER BY key\"";
+  const auto resumed_rows = run_laconic(dir, per_key + " --db r.db", 60);
+  const auto reference_rows = run_laconic(dir, per_key + " --db reference.db", 60);
+  CHECK(resumed_rows.status == 0);
+  CHECK_THAT(reference_rows.out, Catch::Contains("decoded_payloads"));
+  CHECK(resumed_rows.out == reference_rows.out);
   CHECK_FALSE(std::filesystem::exists(db_path + ".checkpoints/run-1"));  // a finished run keeps none
   std::filesystem::remove_all(dir);
 }

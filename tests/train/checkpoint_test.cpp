@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "engine/catalog.hpp"
 #include "engine/core/error.hpp"
@@ -93,6 +94,16 @@ std::map<std::pair<std::int64_t, std::string>, double> by_step(const std::vector
   return out;
 }
 
+// Every (step, key) one rank recorded from `from_step` on, whatever its value (times differ from
+// run to run): a resumed run records each once, as the uninterrupted run did.
+std::set<std::pair<std::int64_t, std::string>> recorded_keys(const std::vector<MetricRecord>& records,
+                                                             std::int64_t from_step) {
+  std::set<std::pair<std::int64_t, std::string>> out;
+  for (const auto& r : records)
+    if (r.step >= from_step) CHECK(out.insert({r.step, r.key}).second);  // never twice in one run either
+  return out;
+}
+
 // The message of the E that `f` throws; "(nothing thrown)" if it returns. Other exceptions fail the test.
 template <class E, class F>
 std::string thrown(F&& f) {
@@ -151,6 +162,9 @@ TEST_CASE("a run resumed from its checkpoints continues exactly as the uninterru
       const auto got = by_step(resumed.at(rank).records, 0);
       CHECK(got == expected);  // bit for bit, from the resumed step on, and nothing before it
       CHECK(got.size() > 10);
+      // Every metric key, the once-per-run decoded_payloads included (recorded at step 0, before
+      // the checkpoint): the same records, none again.
+      CHECK(recorded_keys(resumed.at(rank).records, 0) == recorded_keys(whole.at(rank).records, resume));
     }
   }
 }
@@ -182,6 +196,7 @@ TEST_CASE("a run with synchronous parameter servers resumes exactly as the unint
     INFO("rank " << rank);
     const auto expected = by_step(whole.at(rank).records, resume);
     CHECK(by_step(resumed.at(rank).records, 0) == expected);  // bit for bit
+    CHECK(recorded_keys(resumed.at(rank).records, 0) == recorded_keys(whole.at(rank).records, resume));
     if (rank < 2) {
       CHECK(resumed.at(rank).result.parameter_hash == whole.at(rank).result.parameter_hash);
       CHECK(expected.size() > 10);
