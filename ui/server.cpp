@@ -140,6 +140,23 @@ class UiServer {
 
  private:
   void routes() {
+    // It never writes: every method but GET and HEAD is refused at once, whatever the path,
+    // before any body is read (a request that sends none is not waited for).
+    server_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
+      send_error(res, 405, str_cat("laconic ui only reads: GET and HEAD, not ", req.method));
+      res.set_header("Allow", "GET, HEAD");
+      res.set_header("Connection", "close");
+      return httplib::Server::HandlerResponse::Handled;
+    });
+    // Every other error says why in the same JSON as the API's own (a path no route serves).
+    server_.set_error_handler(httplib::Server::HandlerWithResponse(
+        [](const httplib::Request& req, httplib::Response& res) {
+          if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+          send_error(res, res.status,
+                     res.status == 404 ? str_cat("no such page: ", req.path) : std::string("the request was refused"));
+          return httplib::Server::HandlerResponse::Handled;
+        }));
     server_.Get("/", [](const httplib::Request&, httplib::Response& res) { send_asset(res, "index.html"); });
     server_.Get(R"(/assets/([A-Za-z0-9_.-]+))",
                 [](const httplib::Request& req, httplib::Response& res) { send_asset(res, req.matches[1]); });
@@ -165,6 +182,10 @@ class UiServer {
     server_.Get(R"(/api/runs/(\d+)/series)", [this](const httplib::Request& req, httplib::Response& res) {
       answer(store_, res, [&](storage::Database& db) { return series_json(db, run_id(req), series_query(req)); });
     });
+    // A run id that is not a number (the routes above take digits only): 400 with the reason.
+    server_.Get(R"(/api/runs/([^/]+)(/[a-z_]*)?)", [](const httplib::Request& req, httplib::Response& res) {
+      send_error(res, 400, str_cat("a run id is a number (laconic runs lists them), not '", std::string(req.matches[1]), "'"));
+    });
     server_.Get("/api/experiments",
                 [this](const httplib::Request&, httplib::Response& res) {
                   answer(store_, res, [](storage::Database& db) { return experiments_json(db); });
@@ -178,15 +199,6 @@ class UiServer {
     server_.Get("/api/changes", [this](const httplib::Request&, httplib::Response& res) {
       send_json(res, {{"changes", store_.changes()}});
     });
-    // It never writes: every other method is refused, whatever the path.
-    const auto refuse = [](const httplib::Request&, httplib::Response& res) {
-      send_error(res, 405, "laconic ui only reads: GET and HEAD");
-      res.set_header("Allow", "GET, HEAD");
-    };
-    server_.Post(".*", refuse);
-    server_.Put(".*", refuse);
-    server_.Patch(".*", refuse);
-    server_.Delete(".*", refuse);
   }
 
   static void send_asset(httplib::Response& res, const std::string& name) {

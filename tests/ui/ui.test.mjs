@@ -313,6 +313,20 @@ test("the server only reads: no method but GET, no file outside its pages, the d
   assert.equal(post.status, 405);
   const put = await fetch(server.url + "api/runs/1", { method: "PUT", body: "{}" });
   assert.equal(put.status, 405);
+  // Refused at once, before any body is read: also a PATCH that sends none, and OPTIONS.
+  for (const method of ["PATCH", "OPTIONS", "DELETE"]) {
+    const r = await fetch(server.url + "api/runs", { method, signal: AbortSignal.timeout(2000) });
+    assert.equal(r.status, 405, method);
+    assert.equal(r.headers.get("allow"), "GET, HEAD");
+    assert.match((await r.json()).error, new RegExp(`only reads: GET and HEAD, not ${method}`));
+  }
+  // A malformed run id is a 400 that says why; a path no route serves a 404 that says so.
+  const malformed = await fetch(server.url + "api/runs/abc");
+  assert.equal(malformed.status, 400);
+  assert.match((await malformed.json()).error, /a run id is a number .* not 'abc'/);
+  const missing = await fetch(server.url + "api/nothing");
+  assert.equal(missing.status, 404);
+  assert.equal((await missing.json()).error, "no such page: /api/nothing");
   for (const escape of ["assets/../../../../etc/passwd", "assets/%2e%2e%2f%2e%2e%2fetc%2fpasswd", "assets/..%2fserver.cpp"]) {
     const r = await fetch(server.url + escape);
     assert.notEqual(r.status, 200, escape);
