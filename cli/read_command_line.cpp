@@ -77,18 +77,25 @@ void add_compare(CLI::App& app, Commands& commands) {
 }
 
 struct QueryArgs {
-  std::string db, sql, format = "table";
-  double timeout = 60;
+  QueryOptions query;
+  std::string db;
 };
 
 void add_query(CLI::App& app, Commands& commands) {
   auto* query = app.add_subcommand("query", "run one read-only SQL statement on the database (docs/schema.md)");
-  auto args = args_for<QueryArgs>(commands, query,
-                                  [](const QueryArgs& a) { return query_command(a.db, a.sql, a.format, a.timeout); });
-  query->add_option("sql", args->sql, "one SELECT (or read-only PRAGMA); writes are refused")->required();
-  query->add_option("--format", args->format, "table, csv or json");
-  query->add_option("--timeout", args->timeout, "seconds the query may run before it is stopped (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
+  auto args = args_for<QueryArgs>(commands, query, [](const QueryArgs& a) { return query_command(a.db, a.query); });
+  query->add_option("sql", args->query.sql, "one SELECT (or read-only PRAGMA); writes are refused");
+  query->add_option("--file", args->query.file,
+                    "read the statement from FILE instead (\"-\": standard input), for one longer than a command line")
+      ->excludes(query->get_option("sql"));
+  query->add_option("--format", args->query.format, "table, csv or json")->capture_default_str();
+  query->add_option("--timeout", args->query.timeout, "seconds the query may run before it is stopped (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  query->add_option("--max-bytes", args->query.max_bytes,
+                    "bytes the result may hold, one value and all rows together, before the query is stopped")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   add_db_option(query, args->db);
 }
 

@@ -17,14 +17,52 @@ namespace laconic::cli {
 
 using storage::Cell;
 
-int query_command(const std::string& db_path, const std::string& sql, const std::string& format_text, double timeout) {
-  const Format format = parse_format(format_text);
+namespace {
+
+// The statement: given, or read from a file or standard input.
+std::string statement_of(const QueryOptions& options) {
+  if (options.file.empty()) {
+    if (options.sql.empty())
+      throw ConfigError("laconic query needs one SQL statement: as an argument, or --file FILE (\"-\": standard input)");
+    return options.sql;
+  }
+  std::ifstream file;
+  if (options.file != "-") {
+    file.open(options.file, std::ios::binary);
+    if (!file) throw ConfigError(str_cat("--file: cannot read '", options.file, "'"));
+  }
+  std::istream& in = options.file == "-" ? std::cin : file;
+  std::string sql((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw ConfigError(str_cat("--file: reading '", options.file, "' failed"));
+  return sql;
+}
+
+std::size_t bytes_of(const std::vector<Cell>& row) {
+  std::size_t bytes = 0;
+  for (const Cell& cell : row) bytes += cell.text.size() + sizeof(std::int64_t);
+  return bytes;
+}
+
+}  // namespace
+
+int query_command(const std::string& db_path, const QueryOptions& options) {
+  const Format format = parse_format(options.format);
+  const std::string sql = statement_of(options);
   auto db = open_for_reading(db_path);
-  storage::UserQuery query(*db, sql, timeout);
+  storage::UserQuery query(*db, sql, options.timeout, options.max_bytes);
   RowWriter writer(std::cout, format);
   writer.header(query.columns());
   std::vector<Cell> row;
-  while (query.next(row)) writer.row(row);
+  std::size_t bytes = 0;
+  while (query.next(row)) {
+    bytes += bytes_of(row);
+    if (bytes > static_cast<std::size_t>(options.max_bytes)) {
+      writer.finish();
+      throw ConfigError(str_cat("the result passed ", options.max_bytes, " bytes after ", writer.rows(),
+                                " rows and was stopped (--max-bytes N allows more; LIMIT or WHERE, less)"));
+    }
+    writer.row(row);
+  }
   writer.finish();
   return 0;
 }

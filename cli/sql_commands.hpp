@@ -8,8 +8,18 @@
 
 namespace laconic::cli {
 
-/// `laconic query`: runs one read-only statement and prints its rows (table, csv or json).
-int query_command(const std::string& db, const std::string& sql, const std::string& format, double timeout = 60);
+struct QueryOptions {
+  std::string sql;   ///< the statement, or
+  std::string file;  ///< a file holding it ("-": standard input)
+  std::string format = "table";
+  double timeout = 60;                       ///< seconds; 0: no limit
+  std::int64_t max_bytes = std::int64_t{256} << 20;  ///< the result's bytes: one value, and all rows together
+};
+
+/// `laconic query`: one read-only statement (storage::UserQuery), its rows in `format`. A
+/// statement neither given nor readable, one past its time, or a result past `max_bytes` is a
+/// ConfigError (exit 2).
+int query_command(const std::string& db, const QueryOptions& options);
 
 struct ExportArgs {
   std::string db;

@@ -1,7 +1,9 @@
 #include "storage/user_query.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <limits>
 #include <set>
 
 #include <sqlite3.h>
@@ -194,9 +196,14 @@ int past_deadline(void* self) {
 
 }  // namespace
 
-UserQuery::UserQuery(Database& db, const std::string& sql, double time_limit) : db_(db), time_limit_(time_limit) {
+UserQuery::UserQuery(Database& db, const std::string& sql, double time_limit, std::int64_t max_value_bytes)
+    : db_(db), time_limit_(time_limit), max_value_bytes_(max_value_bytes) {
   sqlite3* handle = db_.handle();
   exec(handle, "PRAGMA query_only = ON");
+  if (max_value_bytes_ > 0)
+    length_limit_before_ = sqlite3_limit(
+        handle, SQLITE_LIMIT_LENGTH,
+        static_cast<int>(std::min<std::int64_t>(max_value_bytes_, std::numeric_limits<int>::max())));
   sqlite3_set_authorizer(handle, authorize, &refused_);
   const char* tail = nullptr;
   const int rc = sqlite3_prepare_v2(handle, sql.c_str(), static_cast<int>(sql.size()), &stmt_, &tail);
@@ -242,6 +249,7 @@ UserQuery::UserQuery(Database& db, const std::string& sql, double time_limit) : 
 }
 
 UserQuery::~UserQuery() {
+  if (length_limit_before_ >= 0) sqlite3_limit(db_.handle(), SQLITE_LIMIT_LENGTH, length_limit_before_);
   sqlite3_progress_handler(db_.handle(), 0, nullptr, nullptr);
   sqlite3_finalize(stmt_);
   sqlite3_set_authorizer(db_.handle(), nullptr, nullptr);
@@ -260,6 +268,10 @@ bool UserQuery::next(std::vector<Cell>& row) {
     if (rc == SQLITE_INTERRUPT && clock_.second)
       throw ConfigError(str_cat("the query ran for more than ", time_limit_,
                                 " s and was stopped (--timeout SECONDS allows more; 0 for no limit)"));
+    if (rc == SQLITE_TOOBIG)
+      throw ConfigError(str_cat("a value of the result is larger than ",
+                                max_value_bytes_ > 0 ? str_cat(max_value_bytes_, " bytes (--max-bytes") : "SQLite allows (",
+                                "); the query was stopped"));
     // Refusals can also surface at step time (a statement re-prepared after a schema change).
     if (!refused_.empty()) throw ConfigError(str_cat("laconic query only reads: ", refused_, " is refused"));
     throw StorageError(str_cat("while running the query: ", message, " (SQLite code ", rc, ")"), rc);

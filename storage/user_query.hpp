@@ -35,7 +35,9 @@ class UserQuery {
   /// refused. Sets PRAGMA query_only = ON on `db`'s connection for the rest of its life. The
   /// query may run `time_limit` seconds in all (0: no limit); past it next() stops it with a
   /// ConfigError that says so (a recursive CTE without end, a cross join of the metrics).
-  UserQuery(Database& db, const std::string& sql, double time_limit = 0);
+  /// No value of the result (a string, a blob) may hold more than `max_value_bytes` bytes
+  /// (SQLITE_LIMIT_LENGTH; 0: SQLite's own limit): past it next() throws a ConfigError that says so.
+  UserQuery(Database& db, const std::string& sql, double time_limit = 0, std::int64_t max_value_bytes = 0);
   ~UserQuery();
   UserQuery(const UserQuery&) = delete;
   UserQuery& operator=(const UserQuery&) = delete;
@@ -52,6 +54,8 @@ class UserQuery {
   std::vector<std::string> columns_;
   std::string refused_;  ///< what the authorizer refused, for the message
   double time_limit_ = 0;
+  std::int64_t max_value_bytes_ = 0;
+  int length_limit_before_ = -1;  ///< the connection's SQLITE_LIMIT_LENGTH, restored at the end
   /// When the limit is reached, in steady-clock seconds (what the progress handler compares).
   double deadline_ = 0;
   std::pair<double, bool> clock_{0, false};  ///< the deadline, and whether the handler hit it

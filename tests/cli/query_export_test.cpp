@@ -111,3 +111,34 @@ TEST_CASE("export streams metrics, summaries and runs as csv or json", "[cli][ex
   r = f.laconic("export --run 42");
   CHECK(r.status == 2);
 }
+
+TEST_CASE("query reads a long statement from a file or standard input, bounds its result, and exits 2 on every "
+          "refusal",
+          "[cli][query]") {
+  RecordedRuns f;
+  // A statement of 1 MB, beyond what one argument may carry (128 KiB on Linux).
+  write_file(f.dir + "/long.sql", "SELECT length('" + std::string(1 << 20, 'x') + "') AS n");
+  auto r = f.laconic("query --file long.sql --format csv");
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out == "n\n1048576\n");
+  r = f.laconic("query --file - --format csv < long.sql");
+  CHECK(r.status == 0);
+  CHECK(r.out == "n\n1048576\n");
+
+  // One value past --max-bytes, and rows that pass it together: stopped, saying so, exit 2.
+  r = f.laconic("query \"SELECT zeroblob(2000000000)\"");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("a value of the result is larger than 268435456 bytes (--max-bytes)"));
+  r = f.laconic("query \"SELECT value FROM metrics\" --max-bytes 64 --format csv");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("the result passed 64 bytes after") && Catch::Contains("--max-bytes N allows more"));
+  CHECK(lines_of(r.out).size() >= 2);  // the rows before the bound, with their header
+
+  // No statement, two, one from a file that is not there: refused, exit 2.
+  CHECK(f.laconic("query").status == 2);
+  CHECK(f.laconic("query \"SELECT 1\" --file long.sql").status == 2);
+  r = f.laconic("query --file missing.sql");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--file: cannot read 'missing.sql'"));
+}
