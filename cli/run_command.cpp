@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -251,6 +252,23 @@ std::unique_ptr<storage::Database> open_for_sweep(const RunArgs& args, const lua
 }
 
 }  // namespace
+
+std::string resume_command(const RunArgs& args) {
+  const auto quoted = [](const std::string& word) {
+    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+      return std::isalnum(c) || std::strchr("_./=,:@+-%", c) != nullptr;
+    });
+    if (plain) return word;
+    std::string out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  };
+  std::string command = "laconic run --resume " + quoted(args.file);
+  for (const std::string& set : args.overrides) command += " --set " + quoted(set);
+  if (!args.only.empty()) command += " --only " + quoted(args.only);
+  if (!args.shard.empty()) command += " --shard " + quoted(args.shard);
+  return command + " --db " + quoted(args.db);
+}
 
 int run_command(const RunArgs& args, const std::atomic<bool>& stop) {
   // The controller computes nothing itself; pinned, it starts no thread pool its forks (the

@@ -58,4 +58,9 @@ struct RunArgs {
 /// of their statuses.
 int run_command(const RunArgs& args, const std::atomic<bool>& stop);
 
+/// The command that continues this sweep where it stopped: `laconic run --resume FILE`, its
+/// `--set` flags in order, `--only`, `--shard` and `--db` as given, each quoted for a POSIX shell
+/// where it needs it.
+std::string resume_command(const RunArgs& args);
+
 }  // namespace laconic::cli

@@ -16,7 +16,7 @@
 namespace laconic::cli {
 
 std::string SupervisedWorker::label() const {
-  if (ranks > 1) return str_cat("workers ", rank, "-", rank + ranks - 1);
+  if (ranks > 1) return str_cat("the process of workers ", rank, "-", rank + ranks - 1);
   if (!remote) return str_cat("worker ", rank);
   return str_cat("worker ", rank, " (", remote->peer().host, ", ", remote->peer().address, ")");
 }

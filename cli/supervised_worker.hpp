@@ -44,8 +44,8 @@ struct SupervisedWorker {
   std::optional<SteadyClock::time_point> killed_at;
   bool lost = false;
 
-  /// "worker 3", "workers 0-63" (threads of one process), or "worker 3 (b, 10.0.0.2)" for a rank
-  /// of another process.
+  /// "worker 3", "the process of workers 0-63" (threads of one process: one subject for "was
+  /// killed"), or "worker 3 (b, 10.0.0.2)" for a rank of another process.
   std::string label() const;
   /// Exited 0 (a lost rank never succeeded).
   bool succeeded() const;

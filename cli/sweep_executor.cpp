@@ -164,11 +164,15 @@ int SweepExecutor::report() const {
             << (rank_lost() ? ", stopped: a rank is gone" : "") << " (database " << args_.db << ")\n";
   if (rank_lost()) {
     std::cout << plan_.name << ": " << sweep_->remote().lost << "; the runs not started stay QUEUED (launch "
-              << "again with `laconic run --resume " << args_.file << " --db " << args_.db << "` to run them)\n";
+              << "again with `" << resume_command(args_) << "` to run them)\n";
     return 1;
   }
   if (gave_up_) return 1;
-  if (interrupted_) return 130;
+  if (interrupted_) {
+    std::cout << plan_.name << ": the runs not finished are marked KILLED; `" << resume_command(args_)
+              << "` continues them (from their checkpoints where they have one)\n";
+    return 130;
+  }
   return failed_ > 0 ? 1 : 0;
 }
 
@@ -436,14 +440,14 @@ void SweepExecutor::give_up(const std::string& why, std::int64_t run_id, const P
   const std::string path = writes_.write_journal(stored, statuses);
   if (path.empty()) {
     std::cerr << "laconic: nothing was pending, nothing is lost. Stopping the sweep: runs not started stay "
-                 "QUEUED; `laconic run --resume "
-              << args_.file << " --db " << args_.db << "` continues once the database takes writes" << std::endl;
+                 "QUEUED; `"
+              << resume_command(args_) << "` continues once the database takes writes" << std::endl;
     return;
   }
   std::cerr << "laconic: wrote what the database could not take (" << rows << " metric rows"
             << (ending ? str_cat(", run ", run_id, " ending ", ending->status) : std::string()) << ")"
             << " to the recovery journal " << path << "; once the database takes writes again, replay it with "
-            << "`laconic recover " << path << "` (or `laconic run --resume " << args_.file << " --db " << args_.db
+            << "`laconic recover " << path << "` (or `" << resume_command(args_)
             << "`, which replays it first). Stopping the sweep: runs not started stay QUEUED." << std::endl;
 }
 

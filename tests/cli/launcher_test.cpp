@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli/launcher.hpp"
+#include "cli/supervised_worker.hpp"
 #include "cli_harness.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/worker_message.hpp"
@@ -181,4 +182,17 @@ TEST_CASE("forked workers run the given function with their rank and report on t
   CHECK(failed.ending == cli::LaunchEnding::Diverged);
   CHECK(failed.error.find("worker 2 exited with status 3") != std::string::npos);
   CHECK(no_children());
+}
+
+TEST_CASE("how a process ended is told of its worker, or of the one process of thread ranks", "[cli][launcher]") {
+  cli::SupervisedWorker one;
+  one.rank = 1;
+  one.exited = true;
+  one.status = SIGKILL;  // waitpid's status of a process killed by signal 9 (no core)
+  REQUIRE(WIFSIGNALED(one.status));
+  CHECK_THAT(one.describe_exit(), Catch::StartsWith("worker 1 was killed by signal 9"));
+  cli::SupervisedWorker threads = one;
+  threads.rank = 0;
+  threads.ranks = 16;
+  CHECK_THAT(threads.describe_exit(), Catch::StartsWith("the process of workers 0-15 was killed by signal 9"));
 }

@@ -144,3 +144,37 @@ TEST_CASE("a diverging run ends DIVERGED with its reason; --resume skips it and 
   CHECK_THAT(forced.out, Catch::Contains("already diverged as run 1, skipped"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("Ctrl-C says how to continue the same sweep, --set flags included, and that command does", "[cli][e2e][resume]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/stop.lua", tiny_experiment("stop", kSlowRun));
+  const pid_t controller = start_laconic(
+      dir, {"run", "stop.lua", "--db", "s.db", "--checkpoint-every", "5", "--set", "seeds=1,2", "--set", "max_steps=20"});
+  REQUIRE(controller > 0);
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  while (checkpoint_step(dir + "/s.db") < 5 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(20ms);
+  REQUIRE(::kill(controller, SIGINT) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(controller, &status, 0) == controller);
+  const std::string out = read_file(dir + "/.stdout");
+  INFO(out << read_file(dir + "/.stderr"));
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  const std::string command = "laconic run --resume stop.lua --set seeds=1,2 --set max_steps=20 --db s.db";
+  REQUIRE_THAT(out, Catch::Contains("`" + command + "` continues them"));
+
+  // Following it: the same two runs finish (2 epochs of 20 steps each), none recorded anew.
+  const auto resumed = run_laconic(dir, command.substr(std::string("laconic ").size()), 180);
+  INFO(resumed.out << resumed.err);
+  CHECK(resumed.status == 0);
+  auto db = storage::Database::open_read_only(dir + "/s.db");
+  const auto runs = storage::list_runs(*db);
+  REQUIRE(runs.size() == 2);
+  for (const auto& run : runs) {
+    CHECK(run.status == storage::RunStatus::Finished);
+    CHECK(storage::metrics_of(*db, run.id, "train_loss").size() == 80);  // 2 x 20 steps x 2 workers, once each
+  }
+  db.reset();
+  std::filesystem::remove_all(dir);
+}
