@@ -296,6 +296,7 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   run.resume = true;  // probes already recorded are not trained again
   run.force = true;   // a file given another candidate: the others' probes still count
   run.stop_reason = "stopped by laconic advise: its --budget was spent, or Ctrl-C / SIGTERM";
+  run.resume_hint = false;  // asked again, advise continues its probes itself
   run.quiet = args.quiet;
   run.executable = args.executable;
   std::atomic<bool> probe_stop{false};

@@ -37,6 +37,9 @@ struct RunArgs {
   /// What a stop is recorded as (a run's error; the sweep's last line): the user's, or whoever
   /// else sets `stop` (laconic advise's budget).
   std::string stop_reason = "stopped by the user (Ctrl-C or SIGTERM)";
+  /// After a stop, print the command that continues the sweep (resume_command); off for
+  /// laconic advise, which continues its probes itself when asked again.
+  bool resume_hint = true;
 };
 
 /// `laconic run`: loads the experiment (nothing is recorded if it does not load), records its

@@ -169,8 +169,9 @@ int SweepExecutor::report() const {
   }
   if (gave_up_) return 1;
   if (interrupted_) {
-    std::cout << plan_.name << ": the runs not finished are marked KILLED; `" << resume_command(args_)
-              << "` continues them (from their checkpoints where they have one)\n";
+    if (args_.resume_hint)
+      std::cout << plan_.name << ": the runs not finished are marked KILLED; `" << resume_command(args_)
+                << "` continues them (from their checkpoints where they have one)\n";
     return 130;
   }
   return failed_ > 0 ? 1 : 0;

@@ -1,8 +1,8 @@
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cctype>
 #include <cstring>
 #include <memory>
 
@@ -137,7 +137,7 @@ class LuaCallbacks : public RunCallbacks {
 
 /// `--set KEY=EXPRESSION`: a field of the experiment (no dot) that is not a text or the seeds,
 /// whose value starts with a call (`compressor=topk{ratio=0.05}`, `compressor=sweep{none(),
-/// fp16()}`, `lr=sweep{0.1, 0.05}`); else a plain value.
+/// fp16()}`, `epochs=sweep{1, 3}`); else a plain value.
 bool is_lua_expression(const std::string& override) {
   const std::size_t equals = override.find('=');
   if (equals == std::string::npos || override.find('.') < equals) return false;

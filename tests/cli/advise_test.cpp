@@ -110,6 +110,7 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   CHECK(r.status == 1);
   CHECK_THAT(r.out, Catch::Contains("of the 0s budget (spent"));
   CHECK_THAT(r.err, Catch::Contains("no probe finished within the budget (--budget 0s)"));
+  CHECK_THAT(r.out, !Catch::Contains("laconic run --resume"));  // asked again, advise continues them itself
   {
     auto small = storage::Database::open_read_only(dir + "/small.db");
     const auto stopped = storage::list_runs(*small, {});
