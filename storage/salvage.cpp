@@ -144,13 +144,28 @@ std::int64_t copy_table(sqlite3* from, Database& to, const TableToCopy& table, S
   return rows;
 }
 
-}  // namespace
+/// The new database and its side files, after a recovery that failed: nothing half-made is left.
+void remove_partial(const std::string& out) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    std::error_code ignored;
+    std::filesystem::remove(out + suffix, ignored);
+  }
+}
 
-SalvageReport salvage_database(const std::string& damaged, const std::string& out) {
-  if (!std::filesystem::is_regular_file(damaged))
-    throw ConfigError(str_cat("cannot recover '", damaged, "': no such database file"));
-  if (std::filesystem::exists(out))
-    throw ConfigError(str_cat("'", out, "' exists already; name a new file to recover ", damaged, " into"));
+/// Why `damaged` could not be read at all, naming it (not the --db of the command); "" for an
+/// error that is not about what it holds (a full disk under `out`, ...).
+std::string unreadable(const std::string& damaged, const std::string& out, const StorageError& e) {
+  const int code = e.code() & 0xff;
+  if (code != SQLITE_NOTADB && code != SQLITE_CORRUPT) return "";
+  const std::string why = code == SQLITE_NOTADB ? "it is not an SQLite database (or it is encrypted)"
+                                                : "SQLite cannot read its schema (the file is cut short, or the "
+                                                  "pages that hold the schema are damaged)";
+  return str_cat("cannot recover '", damaged, "': ", why, "; nothing was recovered, and '", out,
+                 "' was not left behind");
+}
+
+/// salvage_database's copy, once its arguments are checked; throws as it meets damage.
+SalvageReport salvage_into(const std::string& damaged, const std::string& out) {
   Source source(damaged);
   auto target = Database::open(out);
   SalvageReport report;
@@ -170,6 +185,26 @@ SalvageReport salvage_database(const std::string& damaged, const std::string& ou
   for (std::int64_t id : ids) recorder.rewind_run(id, std::numeric_limits<std::int64_t>::max());
   report.summaries_rebuilt = static_cast<std::int64_t>(ids.size());
   return report;
+}
+
+}  // namespace
+
+SalvageReport salvage_database(const std::string& damaged, const std::string& out) {
+  if (!std::filesystem::is_regular_file(damaged))
+    throw ConfigError(str_cat("cannot recover '", damaged, "': no such database file"));
+  if (std::filesystem::exists(out))
+    throw ConfigError(str_cat("'", out, "' exists already; name a new file to recover ", damaged, " into"));
+  try {
+    return salvage_into(damaged, out);
+  } catch (const StorageError& e) {
+    remove_partial(out);
+    const std::string why = unreadable(damaged, out, e);
+    if (why.empty()) throw;
+    throw StorageError(why, e.code());
+  } catch (...) {
+    remove_partial(out);
+    throw;
+  }
 }
 
 }  // namespace laconic::storage

@@ -23,8 +23,9 @@ struct SalvageReport {
 /// each table's rows in the order of their ids up to the first damaged page, then from the end
 /// back down to the next, so that only the rows on damaged pages are lost; run_summary is
 /// computed again from the metrics copied. `damaged` is opened read-only and never written.
-/// ConfigError when `out` exists already or `damaged` is missing; StorageError when not even its
-/// schema can be read.
+/// ConfigError when `out` exists already or `damaged` is missing; StorageError naming `damaged`
+/// when not even its schema can be read (or it is not SQLite). A recovery that fails leaves no
+/// `out` behind, so it can be tried again.
 SalvageReport salvage_database(const std::string& damaged, const std::string& out);
 
 }  // namespace laconic::storage

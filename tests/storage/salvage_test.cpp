@@ -2,8 +2,11 @@
 // damaged database, copied into a new one; the damaged file only read.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
+#include <vector>
 
 #include "engine/core/error.hpp"
 #include "storage/queries.hpp"
@@ -91,4 +94,44 @@ TEST_CASE("a damaged database gives up only the rows on its damaged pages", "[st
   CHECK(std::filesystem::file_size(path) == size);  // only read
   CHECK(std::filesystem::last_write_time(path) == mtime);
   CHECK_FALSE(std::filesystem::exists(path + "-wal"));
+}
+
+TEST_CASE("a file that cannot be read at all is named, and no half-made recovery is left to refuse the next try",
+          "[storage][salvage]") {
+  TempDir dir;
+  const std::string good = dir.file("good.db");
+  record(good, 2000);
+  std::string bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  REQUIRE(bytes.size() > 3 * 4096);
+  const auto write = [&](const std::string& name, const std::string& content) {
+    std::ofstream(dir.file(name), std::ios::binary) << content;
+    return dir.file(name);
+  };
+  std::string page_one_zeroed = bytes;
+  std::fill(page_one_zeroed.begin(), page_one_zeroed.begin() + 4096, '\0');
+  std::string noise(8192, '\0');
+  for (std::size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<char>((i * 2654435761u) >> 13);
+  const std::string out = dir.file("rec.db");
+  for (const auto& [name, content, why] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"noise.db", noise, "it is not an SQLite database"},
+           {"page1.db", page_one_zeroed, "it is not an SQLite database"}}) {
+    INFO(name);
+    const std::string damaged = write(name, content);
+    try {
+      salvage_database(damaged, out);
+      FAIL("recovered from " << name);
+    } catch (const StorageError& e) {
+      CHECK_THAT(e.what(), Catch::Contains("cannot recover '" + damaged + "': " + why));
+      CHECK_THAT(e.what(), !Catch::Contains("laconic.db"));
+    }
+    CHECK_FALSE(std::filesystem::exists(out));  // the next try is not refused as "exists already"
+    CHECK_FALSE(std::filesystem::exists(out + "-wal"));
+  }
+  // The intact file then recovers into the same name.
+  CHECK(salvage_database(good, out).copied.size() > 0);
 }
