@@ -122,9 +122,8 @@ def copy_gbs():
     return 2 * src.numel() * 4 / seconds / 1e9
 
 
-def step_parts(row, shapes, costs, projection, workers, bandwidth):
-    """(codec seconds, exchange seconds) of one step of GRACE's configuration `row`."""
-    codec = codec_of(row.method, row.ratio, row["name"])
+def step_parts(row, codec, shapes, costs, projection, workers, bandwidth):
+    """(codec seconds, exchange seconds) of one step of GRACE's configuration `row`, coded by `codec`."""
     key = row["name"]
     codec_seconds, allreduce_floats, allgather_bytes = 0.0, [0] * codec.phases, {}
     for shape in shapes:
@@ -224,10 +223,11 @@ def rank_setting(args, model, bw, workers, single, group, costs, projection):
     compute = args.batch / single
     rows, left_out = [], []
     for _, row in group.drop_duplicates("name").iterrows():
-        if codec_of(row.method, row.ratio, row["name"]) is None:
+        codec = codec_of(row.method, row.ratio, row["name"])
+        if codec is None:
             left_out.append(row["name"])
             continue
-        codec_seconds, exchange = step_parts(row, shapes, costs, projection, workers, BANDWIDTHS[bw])
+        codec_seconds, exchange = step_parts(row, codec, shapes, costs, projection, workers, BANDWIDTHS[bw])
         exposed = max(0.0, exchange - args.backward_share * compute)
         step = compute + codec_seconds + exposed
         rows.append({"name": row["name"], "measured": float(row["throughput"]),
