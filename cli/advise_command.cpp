@@ -20,6 +20,7 @@
 #include "reports/advice.hpp"
 #include "reports/advice_check.hpp"
 #include "reports/format.hpp"
+#include "reports/layer_plan.hpp"
 #include "storage/database.hpp"
 #include "storage/recorder.hpp"
 
@@ -117,6 +118,30 @@ void record_predictions(const std::string& db_path, const reports::Advice& advic
   }
 }
 
+// Each candidate's costs layer by layer on this host, recorded as the fact `layer_costs` of its
+// runs, once: a candidate measured before is not measured again.
+void record_layer_costs(const std::string& db_path, const reports::ExperimentModel& model,
+                        const engine::EngineCatalog& catalog) {
+  std::vector<std::pair<const reports::Configuration*, LayerCodecCosts>> measured;
+  for (const reports::ConfigSummary& summary : model.summaries) {
+    const auto& runs = summary.config->runs;
+    if (runs.empty() || !runs.front()->layer_costs.layers.empty()) continue;
+    std::optional<LayerCodecCosts> costs;
+    try {
+      costs = catalog.measure_layer_costs(RunConfig::from_json(runs.front()->run.config));
+    } catch (const ConfigError&) {
+      continue;  // a configuration this laconic cannot build again: no per-layer advice for it
+    }
+    if (costs) measured.emplace_back(summary.config, std::move(*costs));
+  }
+  if (measured.empty()) return;
+  auto db = storage::Database::open(db_path);
+  storage::Recorder recorder(*db);
+  for (const auto& [config, costs] : measured)
+    for (const reports::RunData* run : config->runs)
+      recorder.record_fact(run->run.id, LayerCodecCosts::kFact, costs.to_json_text());
+}
+
 void print_table(const reports::Table& table) {
   RowWriter out(std::cout, Format::Table);
   std::vector<std::string> header;
@@ -211,6 +236,13 @@ void print_advice(const reports::Advice& advice, const std::string& name, std::s
             << advice.ranked.size() << " of " << candidates << " candidates ranked. Probes recorded as experiment '"
             << name << "' in " << args.db << " (laconic report " << name << " --db " << args.db
             << "; docs/advise.md).\n";
+  const std::vector<reports::AdviceLayers> layers = reports::advice_layers(advice);
+  if (layers.empty()) return;
+  const reports::Table table = reports::layer_plan_table(layers.front().plan, layers.front().candidate);
+  std::cout << "\n" << table.title << ":\n";
+  print_table(table);
+  std::cout << "\nWhich layers to leave dense (" << reports::kLayerPlanBasis << "):\n"
+            << reports::advice_layers_text(layers) << "\n";
 }
 
 }  // namespace
@@ -314,7 +346,13 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   auto db = storage::Database::open_read_only(args.db);
   reports::TargetRule rule;
   rule.value = args.target;
-  const auto model = reports::build_model(*db, {name}, rule);
+  auto model = reports::build_model(*db, {name}, rule);
+  if (!model->summaries.empty()) {
+    db.reset();
+    record_layer_costs(args.db, *model, catalog);
+    db = storage::Database::open_read_only(args.db);
+    model = reports::build_model(*db, {name}, rule);
+  }
   if (model->summaries.empty()) {
     std::cerr << "laconic advise: no probe finished" << (spent ? " within the budget (--budget " + args.budget + ")" : "")
               << "; nothing to rank (laconic runs --experiment " << name << " --db " << args.db << ")\n";

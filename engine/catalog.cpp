@@ -4,6 +4,7 @@
 
 #include "engine/comm/network.hpp"
 #include "engine/compress/builtin.hpp"
+#include "engine/compress/layer_costs.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/goal.hpp"
@@ -158,6 +159,11 @@ ResolvedRun EngineCatalog::resolve_run(const RunConfig& config) const {
   run.test_metric = {metric, keys::goal_of(metric) == Goal::Max};
   run.configuration = config.configuration_key();
   return run;
+}
+
+std::optional<LayerCodecCosts> EngineCatalog::measure_layer_costs(const RunConfig& config) const {
+  const auto model = models_.create(config.model);
+  return compress::measure_layer_costs(compressors_, config.compressor, layer_shapes(*model));
 }
 
 void EngineCatalog::check_placement(const RunConfig& config) const {

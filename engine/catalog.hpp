@@ -9,6 +9,7 @@
 #include "engine/compress/compressor.hpp"
 #include "engine/core/catalog.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/layer_costs.hpp"
 #include "engine/core/registry.hpp"
 #include "engine/core/resolved_run.hpp"
 #include "engine/core/run_config.hpp"
@@ -49,6 +50,11 @@ class EngineCatalog : public Catalog {
   /// its compressor is, asked of the compressor built for the model's layers. Builds the model
   /// without loading data.
   ResolvedRun resolve_run(const RunConfig& config) const;
+
+  /// The run's compressor measured on each layer of its model on this host, beside `none`
+  /// (engine/compress/layer_costs.hpp): what `laconic advise` decides which layers to leave
+  /// dense from. Nothing for a compressor that exchanges itself or sends fp32. Reads no data.
+  std::optional<LayerCodecCosts> measure_layer_costs(const RunConfig& config) const;
 
   /// Reads the run's dataset, both splits, into this process's split cache
   /// (engine/train/split_cache.hpp) when it has one: workers forked afterwards find it there.

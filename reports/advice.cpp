@@ -203,6 +203,31 @@ Table advice_table(const Advice& advice) {
   return table;
 }
 
+std::vector<AdviceLayers> advice_layers(const Advice& advice) {
+  std::vector<AdviceLayers> out;
+  for (const AdviceRow& row : advice.ranked) {
+    if (row.summary == nullptr || row.summary->config->runs.empty()) continue;
+    const RunData& run = *row.summary->config->runs.front();
+    if (run.layer_costs.layers.empty()) continue;
+    const int workers = static_cast<int>(run.run.workers);
+    if (advice.hardware == nullptr) {
+      out.push_back({row.candidate, plan_layers(run.layer_costs, advice.link, workers), "this host"});
+    } else if (const CompressorCost* cost = advice.hardware->compressor(run.run.compressor)) {
+      out.push_back({row.candidate, plan_layers(costs_on_hardware(run.layer_costs, *cost), advice.link, workers),
+                     advice.hardware->name});
+    }
+  }
+  return out;
+}
+
+std::string advice_layers_text(const std::vector<AdviceLayers>& layers) {
+  std::string out;
+  for (const AdviceLayers& l : layers)
+    out += str_cat(out.empty() ? "" : "\n", "- ", l.candidate, " (codec costs of ", l.codec_costs,
+                   "): ", layer_plan_summary(l.plan));
+  return out;
+}
+
 std::optional<Section> advice_section(const ExperimentModel& model, const HardwareProfile* hardware) {
   std::string link_text;
   for (const RunData& run : model.compared)
@@ -229,6 +254,12 @@ std::optional<Section> advice_section(const ExperimentModel& model, const Hardwa
       {},
       advice.first_two.empty() ? "" : advice.first_two + ".",
       "advice"};
+  const std::vector<AdviceLayers> layers = advice_layers(advice);
+  if (!layers.empty()) {
+    section.tables.push_back(layer_plan_table(layers.front().plan, layers.front().candidate));
+    section.lead += str_cat(section.lead.empty() ? "" : "\n\n", "Which layers to leave dense (",
+                            kLayerPlanBasis, "):\n\n", advice_layers_text(layers));
+  }
   return section;
 }
 

@@ -13,6 +13,7 @@
 #include "engine/core/units.hpp"
 #include "reports/answer.hpp"
 #include "reports/hardware_step.hpp"
+#include "reports/layer_plan.hpp"
 #include "reports/report_model.hpp"
 #include "reports/sections.hpp"
 #include "reports/table.hpp"
@@ -61,6 +62,21 @@ struct Advice {
   /// Whether the first two can be told apart, and what would do it; "" with fewer than two ranked.
   std::string first_two;
 };
+
+/// Which layers of a ranked candidate to leave dense on the advice's link (reports/layer_plan.hpp).
+struct AdviceLayers {
+  std::string candidate;
+  LayerPlan plan;
+  std::string codec_costs;  ///< where its codec seconds come from: "this host", or the hardware profile's name
+};
+
+/// Each ranked candidate whose runs carry their measured layer costs (the fact `layer_costs`),
+/// in rank order, planned at its runs' workers on the advice's link; with a hardware profile, its
+/// codec seconds the profile's (costs_on_hardware), and a candidate the profile does not cost left out.
+std::vector<AdviceLayers> advice_layers(const Advice& advice);
+
+/// One line per candidate of advice_layers: "- CANDIDATE: " and its layer_plan_summary.
+std::string advice_layers_text(const std::vector<AdviceLayers>& layers);
 
 /// The advice for the model's configurations on `link`, with their steps as probed here or, with
 /// `hardware`, projected onto that profile (which must outlive the advice).

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/layer_costs.hpp"
 #include "engine/core/resolved_run.hpp"
 #include "reports/experiment_runs.hpp"
 #include "storage/database.hpp"
@@ -95,6 +96,9 @@ struct RunData {
   /// The link `laconic advise` ranked this run's candidate on (run fact `advice`); "" for a run
   /// no advice was given from.
   std::string advised_link;
+  /// Its compressor's costs on each layer of its model, as `laconic advise` measured them (run
+  /// fact `layer_costs`); empty layers when not measured.
+  LayerCodecCosts layer_costs;
   /// How busy its host was: (its ranks + the cores other processes kept busy + stolen cores) /
   /// cores, from run_facts host_demand (or ranks_on_host / cores for runs recorded before it);
   /// above 1 the ranks waited for cores. NaN when not recorded.

@@ -13,6 +13,7 @@
 #include "storage/database.hpp"
 #include "cli/advise_command.hpp"
 #include "storage/queries.hpp"
+#include "engine/core/layer_costs.hpp"
 #include "reports/format.hpp"
 
 using namespace laconic;
@@ -153,6 +154,29 @@ TEST_CASE("advise on a file that sweeps no compressor probes the default candida
   for (const auto& run : storage::list_runs(*db, {})) compressors.insert(run.name.substr(0, run.name.find(',')));
   CHECK(compressors == std::set<std::string>{"compressor=none", "compressor=fp16", "compressor=topk",
                                              "compressor=powersgd", "compressor=qsgd", "compressor=ef_signsgd"});
+  // Each candidate that sends a payload measured layer by layer (the fact layer_costs): the
+  // model's layers, each with the payload its compressor sends for that layer alone.
+  for (const auto& run : storage::list_runs(*db, {})) {
+    INFO(run.name);
+    const auto facts = storage::facts_of(*db, run.id);
+    const bool measured = facts.count(LayerCodecCosts::kFact) > 0;
+    const bool payload = !run.name.starts_with("compressor=none") && !run.name.starts_with("compressor=powersgd");
+    CHECK(measured == payload);
+    if (!measured) continue;
+    const LayerCodecCosts costs = LayerCodecCosts::from_json_text(facts.at(LayerCodecCosts::kFact));
+    REQUIRE_FALSE(costs.layers.empty());
+    if (run.name.starts_with("compressor=topk"))  // ratio 0.01: 8 + 8 ceil(n / 100) bytes
+      for (const auto& layer : costs.layers)
+        CHECK(layer.payload_bytes == 8 + 8 * ((layer.elements + 99) / 100));
+  }
   db.reset();
+  // The report says the same as the command about which layers to leave dense.
+  REQUIRE(run_laconic(dir, "report one-advise-w2-100Mbit --out rep --allow-missing-figures", 120).status == 0);
+  const std::string md = read_file(dir + "/rep/report.md");
+  std::size_t from = r.out.find("Which layers to leave dense (");
+  for (from = r.out.find("\n- ", from); from != std::string::npos; from = r.out.find("\n- ", from + 1)) {
+    const std::string line = r.out.substr(from + 1, r.out.find('\n', from + 1) - from - 1);
+    CHECK_THAT(md, Catch::Contains(line.substr(2, 40)));
+  }
   std::filesystem::remove_all(dir);
 }

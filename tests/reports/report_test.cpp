@@ -19,7 +19,7 @@ using namespace laconic::reports;
 
 namespace {
 
-using testing::TempDir;
+using namespace laconic::reports::testing;
 
 std::string read(const std::string& path) { return testing::read_text(path); }
 
