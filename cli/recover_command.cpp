@@ -25,10 +25,23 @@ int salvage_command(const std::string& damaged, const std::string& out) {
   std::cout << "recovered what could be read of " << damaged << " into " << out << ":";
   for (const auto& [table, rows] : report.copied) std::cout << " " << rows << " " << table << ",";
   std::cout << " run_summary computed again for " << report.summaries_rebuilt << " runs\n";
-  if (report.damaged.empty())
+  if (report.damaged.empty() && !report.schema_lost) {
     std::cout << "every row was read: nothing was lost\n";
-  else
-    for (const auto& line : report.damaged) std::cout << "lost at damaged pages: " << line << "\n";
+  } else {
+    for (const auto& line : report.damaged) std::cout << "SQL stopped at damaged pages of " << line << "\n";
+    if (report.schema_lost)
+      std::cout << "the schema of " << damaged << " could not be read (its first page is damaged): every table was "
+                << "read off its leaf pages, each row put in the one table whose columns it fits\n";
+    std::cout << "read " << report.leaf_pages << " leaf pages directly:";
+    for (const auto& [table, rows] : report.from_leaf_pages) std::cout << " " << rows << " more " << table << ",";
+    std::cout << " " << report.unreadable_cells << " rows on them unreadable\n";
+    if (report.damaged_pages == 0)
+      std::cout << "no page the tables point to is damaged\n";
+    else
+      std::cout << report.damaged_pages << (report.damaged_pages == 1 ? " page" : " pages")
+                << " the tables point to could not be read (the rows of a damaged leaf page are lost; an interior "
+                   "page of metric_values holds none)\n";
+  }
   std::cout << "use it with --db " << out << " (laconic runs --db " << out << ")\n";
   return 0;
 }

@@ -1,6 +1,9 @@
 #include "storage/salvage.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <limits>
 #include <set>
 
@@ -8,6 +11,7 @@
 
 #include "engine/core/error.hpp"
 #include "storage/database.hpp"
+#include "storage/leaf_salvage.hpp"
 #include "storage/recorder.hpp"
 #include "storage/statement.hpp"
 
@@ -140,7 +144,9 @@ std::int64_t copy_table(sqlite3* from, Database& to, const TableToCopy& table, S
       from,
       str_cat("SELECT rowid, ", columns, " FROM ", table.name, " WHERE rowid < ?1 ORDER BY rowid DESC LIMIT ", kChunk),
       count, insert, down, rows);
-  report.damaged.push_back(str_cat(table.name, " (rows up to id ", up, " and from id ", down, " on)"));
+  const bool none_read = up == std::numeric_limits<std::int64_t>::min() && down == std::numeric_limits<std::int64_t>::max();
+  report.damaged.push_back(none_read ? str_cat(table.name, " (not one row: the way to its first and its last is damaged)")
+                                     : str_cat(table.name, " (rows up to id ", up, " and from id ", down, " on)"));
   return rows;
 }
 
@@ -164,19 +170,61 @@ std::string unreadable(const std::string& damaged, const std::string& out, const
                  "' was not left behind");
 }
 
+/// Every table's and index's root page, by name; nothing when the schema cannot be read (a
+/// damaged first page, or not SQLite at all).
+std::optional<std::map<std::string, std::uint32_t>> schema_roots(sqlite3* db) {
+  try {
+    Statement roots(db, "SELECT name, rootpage FROM sqlite_master WHERE rootpage > 0");
+    std::map<std::string, std::uint32_t> out;
+    while (roots.step()) out[roots.column_text(0)] = static_cast<std::uint32_t>(roots.column_int64(1));
+    return out;
+  } catch (const StorageError& e) {
+    const int code = e.code() & 0xff;
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) return std::nullopt;
+    throw;
+  }
+}
+
+/// The tables SQL could not read to their end, read again off their leaf pages.
+void salvage_leaves(const std::string& damaged, Database& target, const std::vector<std::string>& tables,
+                    const std::map<std::string, std::uint32_t>& roots, SalvageReport& report) {
+  const LeafSalvage leaves = salvage_leaf_pages(damaged, target, tables, roots);
+  report.from_leaf_pages = leaves.rows;
+  report.leaf_pages = leaves.leaf_pages;
+  report.damaged_pages = leaves.damaged_pages;
+  report.unreadable_cells = leaves.unreadable_cells;
+  for (const auto& [table, rows] : leaves.rows) {
+    auto copied = std::find_if(report.copied.begin(), report.copied.end(), [&](const auto& c) { return c.first == table; });
+    if (copied == report.copied.end()) copied = report.copied.emplace(report.copied.end(), table, 0);
+    copied->second += rows;
+  }
+}
+
 /// salvage_database's copy, once its arguments are checked; throws as it meets damage.
 SalvageReport salvage_into(const std::string& damaged, const std::string& out) {
   Source source(damaged);
+  const auto roots = schema_roots(source.handle());
   auto target = Database::open(out);
   SalvageReport report;
+  std::vector<std::string> unfinished;  // tables SQL did not read to their end
   for (const TableToCopy& table : kTables) {
-    Statement exists(source.handle(), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
-    exists.bind_text(1, table.name);
-    if (!exists.step()) continue;  // an older schema
+    if (!roots) {
+      unfinished.push_back(table.name);
+      continue;
+    }
+    if (!roots->count(table.name)) continue;  // an older schema
     Transaction transaction(target->handle());
+    const std::size_t damage_before = report.damaged.size();
     report.copied.emplace_back(table.name, copy_table(source.handle(), *target, table, report));
     transaction.commit();
+    if (report.damaged.size() > damage_before) unfinished.push_back(table.name);
   }
+  report.schema_lost = !roots;
+  if (!unfinished.empty()) salvage_leaves(damaged, *target, unfinished, roots.value_or(std::map<std::string, std::uint32_t>{}), report);
+  std::int64_t total = 0;
+  for (const auto& [table, rows] : report.copied) total += rows;
+  if (!roots && total == 0)  // nothing laconic's on any page: not a laconic database, or nothing left of one
+    throw StorageError("no row of a laconic table on any page", SQLITE_NOTADB);
   // run_summary is what the metrics say: computed again from those copied.
   Recorder recorder(*target);
   Statement runs(target->handle(), "SELECT id FROM runs ORDER BY id");

@@ -17,11 +17,20 @@ struct SalvageReport {
   /// id 40211 and from id 40377 on)".
   std::vector<std::string> damaged;
   std::int64_t summaries_rebuilt = 0;  ///< runs whose run_summary rows were computed again
+  /// Rows read off leaf pages that SQL could not reach (storage/leaf_salvage.hpp), per table,
+  /// included in `copied`; empty when SQL read every table to its end.
+  std::vector<std::pair<std::string, std::int64_t>> from_leaf_pages;
+  std::int64_t leaf_pages = 0;        ///< leaf pages read directly
+  std::int64_t damaged_pages = 0;     ///< pages the trees point to that are not b-tree pages
+  std::int64_t unreadable_cells = 0;  ///< rows on leaf pages read that did not read back
+  bool schema_lost = false;           ///< the schema could not be read: every table read off its leaf pages
 };
 
 /// Copies every row of `damaged` that can still be read into a new laconic database at `out`:
 /// each table's rows in the order of their ids up to the first damaged page, then from the end
-/// back down to the next, so that only the rows on damaged pages are lost; run_summary is
+/// back down to the next; then, for a table SQL could not read to its end (or every table, when
+/// the schema cannot be read), the rows on its leaf pages, read directly from the file, whatever
+/// its interior pages hold, so that only the rows on damaged leaf pages are lost; run_summary is
 /// computed again from the metrics copied. `damaged` is opened read-only and never written.
 /// ConfigError when `out` exists already or `damaged` is missing; StorageError naming `damaged`
 /// when not even its schema can be read (or it is not SQLite). A recovery that fails leaves no
