@@ -102,12 +102,15 @@ Database::Database(sqlite3* db, std::string path, bool read_only)
 
 Database::~Database() {
   sqlite3_close_v2(db_);
-  if (!tidy_wal_files_) return;
+  if (tidy_wal_files_) remove_unused_wal_files(path_);
+}
+
+void remove_unused_wal_files(const std::string& path) {
   // A read-only connection may not remove the WAL files it made. The last connection to close
   // a WAL database does: open one that may write, and close it. It writes nothing (the WAL is
   // empty); if another connection has the file open, the files stay, as they must.
   sqlite3* tidy = nullptr;
-  if (sqlite3_open_v2(path_.c_str(), &tidy, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK)
+  if (sqlite3_open_v2(path.c_str(), &tidy, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK)
     sqlite3_exec(tidy, "SELECT 1 FROM sqlite_master LIMIT 1", nullptr, nullptr, nullptr);
   sqlite3_close_v2(tidy);  // a null handle is a no-op
 }

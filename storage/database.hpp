@@ -66,6 +66,11 @@ class Database {
   std::mutex write_mutex_;
 };
 
+/// Removes the -wal and -shm files of the database at `path` when no connection has it open (the
+/// last one to close removes them; a read-only one cannot): what read-only readers that made
+/// them call once they have all closed. Writes nothing.
+void remove_unused_wal_files(const std::string& path);
+
 /// What a user should read for a StorageError about the database at `path`: what went wrong,
 /// in words, naming the file, and what to do (free space, wait for the lock, recover a damaged
 /// file), without the SQL text; SQLite's own words follow in parentheses. Messages laconic wrote

@@ -6,6 +6,8 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -14,6 +16,7 @@
 #include "engine/core/error.hpp"
 #include "ui/api.hpp"
 #include "ui/assets.hpp"
+#include "ui/connection_pool.hpp"
 #include "ui/store.hpp"
 
 namespace laconic::ui {
@@ -27,9 +30,20 @@ constexpr const char* kPolicy =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-// Event streams a server keeps at once; each holds one of its 8 threads. A page refused one
+// Event streams a server keeps at once; each holds a thread of its pool. A page refused one
 // polls instead.
-constexpr int kMaxEventStreams = 4;
+constexpr int kMaxEventStreams = 32;
+
+// Connections served at once (each on a thread of its own while it is open: ui/connection_pool.hpp),
+// and of them from one address. A connection that sends nothing for kReadTimeout, or stays idle
+// between requests for kKeepAlive, is closed; so is one a reader does not take a reply from
+// within kWriteTimeout.
+constexpr std::size_t kMaxConnections = 512;
+constexpr std::size_t kMaxConnectionsPerClient = 256;
+constexpr int kReadTimeout = 5, kWriteTimeout = 5, kKeepAlive = 5;
+// Requests one connection may make before it is closed (httplib's default is 5: every client
+// then connects again and again).
+constexpr std::size_t kKeepAliveRequests = 10000;
 
 // Not compressed: httplib compresses "application/json" and "text/..." bodies with brotli at its
 // highest quality when the browser accepts it (8 s for the 5 MB of 10,000 runs), which a server
@@ -93,7 +107,9 @@ SeriesQuery series_query(const httplib::Request& req) {
   return q;
 }
 
-// Runs a handler with a connection of its own, turning what it throws into a status.
+// Runs a handler with a connection of its own, turning what it throws into a status. A storage
+// error says what happened to which file and what to do (a damaged one: the recover command),
+// not the SQL that met it.
 template <class Build>
 void answer(ReadOnlyStore& store, httplib::Response& res, Build&& build) {
   try {
@@ -103,7 +119,7 @@ void answer(ReadOnlyStore& store, httplib::Response& res, Build&& build) {
   } catch (const ConfigError& e) {
     send_error(res, 404, e.what());
   } catch (const StorageError& e) {
-    send_error(res, 503, e.what());
+    send_error(res, 503, storage::explain_storage_error(e.code(), e.what(), store.path()));
   } catch (const std::exception& e) {
     send_error(res, 500, e.what());
   }
@@ -112,14 +128,24 @@ void answer(ReadOnlyStore& store, httplib::Response& res, Build&& build) {
 class UiServer {
  public:
   UiServer(const UiOptions& options, const std::atomic<bool>& stop) : store_(options.db), stop_(stop) {
-    server_.set_socket_options([](socket_t sock) {
+    server_.set_socket_options([this](socket_t sock) {
       // Not httplib's default SO_REUSEPORT: a second server on the same port must be refused.
       int yes = 1;
       ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+      listening_socket_ = sock;
     });
     server_.set_default_headers({{"Content-Security-Policy", kPolicy},
                                  {"X-Content-Type-Options", "nosniff"},
                                  {"Referrer-Policy", "no-referrer"}});
+    server_.set_read_timeout(kReadTimeout);
+    server_.set_write_timeout(kWriteTimeout);
+    server_.set_keep_alive_timeout(kKeepAlive);
+    server_.set_keep_alive_max_count(kKeepAliveRequests);
+    // httplib owns the pool (it deletes it when listening ends); admit() is asked while it serves.
+    server_.new_task_queue = [this] {
+      pool_ = new ConnectionPool(kMaxConnections, kMaxConnectionsPerClient);
+      return pool_.load();
+    };
     routes();
   }
 
@@ -130,6 +156,9 @@ class UiServer {
       throw ConfigError(str_cat("cannot listen on ", options.host, ":", options.port,
                                 ": the port is in use (another laconic ui?) or the address is not this machine's; "
                                 "choose another with --port, or --port 0 for any free one"));
+    // httplib listens with a backlog of 5 (compiled in): connections beyond it wait a second for
+    // their SYN to be sent again. Listening again on the socket raises it.
+    if (listening_socket_ >= 0) ::listen(listening_socket_, SOMAXCONN);
     std::thread listener([this] { server_.listen_after_bind(); });
     on_listening(str_cat("http://", options.host == "0.0.0.0" ? "127.0.0.1" : options.host, ":", port, "/"));
     while (!stop_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -142,7 +171,14 @@ class UiServer {
   void routes() {
     // It never writes: every method but GET and HEAD is refused at once, whatever the path,
     // before any body is read (a request that sends none is not waited for).
-    server_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    // A client with kMaxConnectionsPerClient connections open already is refused the next one.
+    server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      if (ConnectionPool* pool = pool_; pool != nullptr && !pool->admit(req.remote_addr)) {
+        send_error(res, 503, str_cat("too many connections from ", req.remote_addr, " (at most ",
+                                     kMaxConnectionsPerClient, " at once); try again when some have closed"));
+        res.set_header("Connection", "close");
+        return httplib::Server::HandlerResponse::Handled;
+      }
       if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
       send_error(res, 405, str_cat("laconic ui only reads: GET and HEAD, not ", req.method));
       res.set_header("Allow", "GET, HEAD");
@@ -161,6 +197,7 @@ class UiServer {
     server_.Get(R"(/assets/([A-Za-z0-9_.-]+))",
                 [](const httplib::Request& req, httplib::Response& res) { send_asset(res, req.matches[1]); });
     server_.Get("/api/runs", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!req.has_param("since")) return send_all_runs(res);
       answer(store_, res, [&](storage::Database& db) { return runs_json(db, number_param(req, "since")); });
     });
     // A condition the user typed wrong is a bad request (400), not a missing resource.
@@ -199,6 +236,25 @@ class UiServer {
     server_.Get("/api/changes", [this](const httplib::Request&, httplib::Response& res) {
       send_json(res, {{"changes", store_.changes()}});
     });
+  }
+
+  // Every run, as the runs page first asks: built once per commit the watcher has seen, so that
+  // many pages (or clients) asking at once cost one query.
+  void send_all_runs(httplib::Response& res) {
+    const std::uint64_t changes = store_.changes();
+    {
+      std::lock_guard<std::mutex> lock(runs_mutex_);
+      if (runs_body_ && runs_changes_ == changes) {
+        res.set_header("Cache-Control", "no-store");
+        res.set_content(*runs_body_, kJson);
+        return;
+      }
+    }
+    answer(store_, res, [](storage::Database& db) { return runs_json(db, std::nullopt); });
+    if (res.status != 200 && res.status != -1) return;
+    std::lock_guard<std::mutex> lock(runs_mutex_);
+    runs_body_ = std::make_shared<const std::string>(res.body);
+    runs_changes_ = changes;
   }
 
   static void send_asset(httplib::Response& res, const std::string& name) {
@@ -241,6 +297,11 @@ class UiServer {
   }
 
   ReadOnlyStore store_;
+  std::mutex runs_mutex_;
+  std::shared_ptr<const std::string> runs_body_;  // the last answer of /api/runs, as of runs_changes_
+  std::uint64_t runs_changes_ = 0;
+  std::atomic<ConnectionPool*> pool_{nullptr};
+  socket_t listening_socket_ = -1;
   const std::atomic<bool>& stop_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> streams_{0};

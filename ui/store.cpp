@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <filesystem>
+
 #include "storage/statement.hpp"
 
 namespace laconic::ui {
@@ -15,6 +17,7 @@ std::int64_t data_version(storage::Database& db) {
 }  // namespace
 
 ReadOnlyStore::ReadOnlyStore(std::string path) : path_(std::move(path)) {
+  wal_files_before_ = std::filesystem::exists(path_ + "-wal") || std::filesystem::exists(path_ + "-shm");
   idle_.push_back(storage::Database::open_read_only(path_, /*migrate_older=*/false));
   watcher_ = std::thread([this] { watch(); });
 }
@@ -23,6 +26,8 @@ ReadOnlyStore::~ReadOnlyStore() {
   stop_ = true;
   changed_.notify_all();
   watcher_.join();
+  idle_.clear();  // every connection closed (the watcher's with its thread): then the files it made go
+  if (!wal_files_before_) storage::remove_unused_wal_files(path_);
 }
 
 ReadOnlyStore::Lease::Lease(ReadOnlyStore& s) : store(s) {

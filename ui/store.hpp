@@ -51,6 +51,7 @@ class ReadOnlyStore {
   void watch();
 
   std::string path_;
+  bool wal_files_before_ = false;  // they were there when it opened: someone else's to remove
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<storage::Database>> idle_;
   std::atomic<std::uint64_t> changes_{0};

@@ -11,6 +11,7 @@ import { spawn, execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 
@@ -337,6 +338,50 @@ test("the server only reads: no method but GET, no file outside its pages, the d
   assert.equal(stopped.code, 0);
   assert.match(stopped.output, /laconic ui: stopped/);
   assert.deepEqual(fingerprint(small), smallBefore);
+});
+
+test("a slow or busy client cannot stop the server, and its stop leaves no -wal or -shm", async () => {
+  const db = fixture("small", "slow.db");
+  assert.ok(!fs.existsSync(db + "-wal") && !fs.existsSync(db + "-shm"));
+  const s = await serve(db);
+  const port = Number(new URL(s.url).port);
+  // 16 connections that send half a request and wait: httplib's 8 threads were all held by them.
+  const halfOpen = [];
+  for (let i = 0; i < 16; i++) {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.on("error", () => {});
+    socket.write("GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    halfOpen.push(socket);
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  // Still answered, 20 at once, well before their read timeout (5 s) frees anything.
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, () => fetch(s.url + "api/runs", { signal: AbortSignal.timeout(3000) })));
+  for (const r of answers) assert.equal(r.status, 200);
+  const runs = await answers[0].json();
+  assert.ok(runs.runs.length > 0);
+  for (const socket of halfOpen) socket.destroy();
+  const stopped = await s.stop();
+  assert.equal(stopped.code, 0);
+  assert.ok(!fs.existsSync(db + "-wal"), "-wal left beside the database");
+  assert.ok(!fs.existsSync(db + "-shm"), "-shm left beside the database");
+});
+
+test("on a database damaged while it serves, the API names the file and the recover command", async () => {
+  const db = fixture("series", "damaged.db", 100000);
+  const s = await serve(db);
+  // The pages of the metric values, past the first tenth of the file, overwritten.
+  const size = fs.statSync(db).size;
+  const fd = fs.openSync(db, "r+");
+  fs.writeSync(fd, Buffer.alloc(size - Math.floor(size / 10), 0x5a), 0, size - Math.floor(size / 10), Math.floor(size / 10));
+  fs.closeSync(fd);
+  const r = await fetch(s.url + "api/runs/1/series?key=train_loss", { signal: AbortSignal.timeout(10000) });
+  assert.equal(r.status, 503);
+  const error = (await r.json()).error;
+  assert.match(error, /damaged\.db/);
+  assert.match(error, /laconic recover --from-damaged .*damaged\.db recovered\.db/);
+  assert.doesNotMatch(error, /SELECT/);
+  await s.stop();
 });
 
 test("a port in use, or a database that does not exist, is refused with a clear message", async () => {
