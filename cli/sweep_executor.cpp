@@ -396,9 +396,8 @@ void SweepExecutor::conclude(const PlannedRun& run, const std::string& label, co
   const storage::RunStatus status = status_of(outcome.ending);
   pending.ending = storage::Journal::Status{run.id, storage::to_string(status), storage::unix_now(),
                                             outcome.ok() ? std::string() : outcome.error};
-  if (!outcome.stopped.empty()) throw GaveUpOnDatabase(outcome.stopped);
-  // Every row the workers sent is committed before the status says the run is over.
-  writes_.drain(*pending.stored);
+  // The run's last facts, kept (for the journal) if the database cannot take them: before the
+  // rows are drained, which is where a database that stays full gives up.
   writes_.fact(run.id, "load_end", load_average_text());
   record_host_load(run.id, label);
   if (outcome.total_seconds > 0) {
@@ -406,6 +405,9 @@ void SweepExecutor::conclude(const PlannedRun& run, const std::string& label, co
     writes_.fact(run.id, "seconds_teardown", str_cat(outcome.teardown_seconds));
     writes_.fact(run.id, "seconds_launch", str_cat(outcome.total_seconds));
   }
+  if (!outcome.stopped.empty()) throw GaveUpOnDatabase(outcome.stopped);
+  // Every row the workers sent is committed before the status says the run is over.
+  writes_.drain(*pending.stored);
   writes_.write_facts();
   if (outcome.ending == LaunchEnding::Finished || outcome.ending == LaunchEnding::Diverged) {
     // Both are results: --resume skips them, so their checkpoints will never be used.

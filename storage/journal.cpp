@@ -129,7 +129,10 @@ Journal new_journal(const std::string& database) {
   Journal journal;
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   journal.id = str_cat(std::chrono::duration_cast<std::chrono::milliseconds>(now).count(), "-", ::getpid());
-  journal.database = database;
+  // Absolute, so that the journal replays into the same file from any directory.
+  std::error_code error;
+  const fs::path absolute = fs::absolute(database, error).lexically_normal();
+  journal.database = error ? database : absolute.string();
   return journal;
 }
 

@@ -15,7 +15,7 @@ namespace laconic::storage {
 
 struct Journal {
   std::string id;        ///< unique per journal: "<unix seconds>-<pid>"
-  std::string database;  ///< the database it belongs to, as the controller was given it
+  std::string database;  ///< the database it belongs to, its absolute path (new_journal)
 
   struct Rows {
     std::int64_t run_id = 0;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "cli_harness.hpp"
@@ -267,14 +268,26 @@ TEST_CASE("a full disk sends what is pending to a journal in TMPDIR; laconic rec
   CHECK_FALSE(std::filesystem::exists(dir + "/disk/d.db.journal"));
 
   std::filesystem::remove(dir + "/disk/filler");
-  auto r = run_laconic(dir, "recover '" + journal + "'");
+  // Replayed from another directory: the journal names its database by its absolute path.
+  std::filesystem::create_directories(dir + "/elsewhere");
+  auto r = run_laconic(dir + "/elsewhere", "recover '" + journal + "'");
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("metric rows"));
+  CHECK_THAT(r.out, Catch::Contains("into " + dir + "/disk/d.db"));
   CHECK(rows_per_run(dir + "/disk/d.db") == expected);
   const auto runs = runs_of(dir + "/disk/d.db");
   REQUIRE(runs.size() == 1);
   CHECK(runs[0].status == storage::RunStatus::Finished);  // its ending was in the journal
+  // Every fact the undisturbed run recorded, the run's last ones too (they were pending in the journal).
+  {
+    auto calm = storage::Database::open_read_only(dir + "/calm.db");
+    auto replayed = storage::Database::open_read_only(dir + "/disk/d.db");
+    std::set<std::string> want, got;
+    for (const auto& [key, value] : storage::facts_of(*calm, runs_of(dir + "/calm.db").at(0).id)) want.insert(key);
+    for (const auto& [key, value] : storage::facts_of(*replayed, runs[0].id)) got.insert(key);
+    CHECK(got == want);
+  }
   // Exactly once: the journal was renamed, and the same file again is refused.
   CHECK_FALSE(std::filesystem::exists(journal));
   std::filesystem::rename(journal + ".replayed", journal);
