@@ -414,7 +414,9 @@ void SweepExecutor::conclude(const PlannedRun& run, const std::string& label, co
     std::error_code ignored;
     std::filesystem::remove_all(checkpoints.dir, ignored);
   }
-  writes_.retry(str_cat("end run ", run.id), [&] { recorder_.finish_run(run.id, status, pending.ending->error); });
+  // Ended when it ended: a database that took the write later (a lock) does not lengthen it.
+  writes_.retry(str_cat("end run ", run.id),
+                [&] { recorder_.finish_run(run.id, status, pending.ending->error, pending.ending->ended); });
   switch (status) {
     case storage::RunStatus::Finished:
       ++finished_;

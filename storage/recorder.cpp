@@ -135,13 +135,14 @@ void Recorder::heartbeat(std::int64_t run_id, double workers_silent) {
   update_one(heartbeat_, run_id, "record heartbeat");
 }
 
-void Recorder::finish_run(std::int64_t run_id, RunStatus status, const std::string& error) {
+void Recorder::finish_run(std::int64_t run_id, RunStatus status, const std::string& error,
+                          std::optional<double> ended) {
   if (!is_final(status))
     throw ConfigError(str_cat("cannot finish run ", run_id, " with status ", to_string(status),
                               "; a final status is one of FINISHED, FAILED, KILLED, DIVERGED"));
   std::lock_guard<std::mutex> lock(db_.write_mutex());
   finish_run_.reset();
-  finish_run_.bind_int64(1, run_id).bind_double(2, unix_now()).bind_text(3, to_string(status));
+  finish_run_.bind_int64(1, run_id).bind_double(2, ended.value_or(unix_now())).bind_text(3, to_string(status));
   if (error.empty())
     finish_run_.bind_null(4);
   else

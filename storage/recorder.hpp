@@ -41,9 +41,10 @@ class Recorder {
   /// Sets heartbeat to now (unix seconds), so a reader can tell a live run from a dead one, and
   /// runs.workers_silent: how long its most silent worker has sent nothing (seconds).
   void heartbeat(std::int64_t run_id, double workers_silent = 0);
-  /// Sets the final status, ended = now (unix seconds) and the error text ("" stores NULL).
-  /// ConfigError if `status` is QUEUED or RUNNING.
-  void finish_run(std::int64_t run_id, RunStatus status, const std::string& error = "");
+  /// Sets the final status, ended (unix seconds: `ended`, when the run ended, else now) and the
+  /// error text ("" stores NULL). ConfigError if `status` is QUEUED or RUNNING.
+  void finish_run(std::int64_t run_id, RunStatus status, const std::string& error = "",
+                  std::optional<double> ended = std::nullopt);
   /// Id of a FINISHED run of experiment `experiment` whose config JSON equals
   /// config.to_json().dump(), if any (the newest such run; used by `laconic run --resume`).
   std::optional<std::int64_t> find_finished(const std::string& experiment, const RunConfig& config);

@@ -209,6 +209,7 @@ TEST_CASE("a database locked by another process for 30 s neither stalls training
   std::this_thread::sleep_for(30s);
   sqlite3_exec(lock, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close(lock);
+  const double released = storage::unix_now();
   const auto exited = wait_for_exit(controller, 300);
   REQUIRE(exited);
   const std::string err = read_file(dir + "/.stderr");
@@ -219,6 +220,11 @@ TEST_CASE("a database locked by another process for 30 s neither stalls training
   for (const auto& run : runs_of(dir + "/l.db")) CHECK(run.status == storage::RunStatus::Finished);
   CHECK(rows_per_run(dir + "/l.db") == expected);
   CHECK(err.find("Timed out") == std::string::npos);
+  // Run 1 ended while the lock was held (it trains in a third of the lock's time undisturbed):
+  // its recorded end is when it ended, not when the database took the write.
+  const auto calm = runs_of(dir + "/calm.db");
+  if (calm.at(0).ended - calm.at(0).started < 10)
+    CHECK(runs_of(dir + "/l.db").at(0).ended < released);
   std::filesystem::remove_all(dir);
 }
 
