@@ -10,6 +10,7 @@
 
 #include "cli/host_load.hpp"
 #include "cli/output.hpp"
+#include "cli/probe_watch.hpp"
 #include "cli/run_command.hpp"
 #include "engine/catalog.hpp"
 #include "engine/core/error.hpp"
@@ -84,12 +85,10 @@ class BudgetWatch {
   std::thread thread_;
 };
 
-// eval_every giving about `evaluations` evaluations over a probe: the steps of the first run (at
-// the advised workers, so on its shard) over `evaluations`.
-std::int64_t probe_eval_every(const RunConfig& probe, const engine::EngineCatalog& catalog, std::int64_t evaluations) {
+// The steps of a probe: those of the first run (at the advised workers, so on its shard).
+std::int64_t probe_steps(const RunConfig& probe, const engine::EngineCatalog& catalog) {
   const auto parts = catalog.build(probe, 0);
-  const std::int64_t steps = probe.epochs * train::steps_per_epoch(probe, *parts.dataset);
-  return std::max<std::int64_t>(1, steps / evaluations);
+  return probe.epochs * train::steps_per_epoch(probe, *parts.dataset);  // max_steps counted there
 }
 
 // Each ranked candidate's prediction, as the fact `advice` of each of its runs (what a later
@@ -323,12 +322,15 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   run.overrides = probe_overrides(candidates, name, placement);
   load.overrides = run.overrides;
   const RunConfig first = lua::load_experiment(args.file, catalog, load).runs.front();
-  run.overrides.push_back(str_cat("eval_every=", probe_eval_every(first, catalog, args.evaluations)));
+  const std::int64_t steps = probe_steps(first, catalog);
+  // eval_every giving about `evaluations` evaluations over a probe.
+  run.overrides.push_back(str_cat("eval_every=", std::max<std::int64_t>(1, steps / args.evaluations)));
   run.db = args.db;
   run.resume = true;  // probes already recorded are not trained again
   run.force = true;   // a file given another candidate: the others' probes still count
   run.stop_reason = "stopped by laconic advise: its --budget was spent, or Ctrl-C / SIGTERM";
   run.resume_hint = false;  // asked again, advise continues its probes itself
+  run.drop_check = ProbeWatch(args.db, name, link, steps, args.evaluations, args.target);
   run.quiet = args.quiet;
   run.executable = args.executable;
   std::atomic<bool> probe_stop{false};

@@ -58,6 +58,7 @@ struct Escalation {
   std::string first_failed;  ///< "worker 1 failed first", "worker 0 hung": what the others were stopped for
   std::optional<Clock::time_point> stop_time;
   std::string stopped;  ///< the observer's reason ("" when it gave none)
+  std::string dropped;  ///< the observer's reason to end it early ("" when it gave none)
 
   void failed(Clock::time_point now, std::string why) {
     if (first_failure) return;
@@ -90,6 +91,7 @@ class Supervisor {
       check_stop();
       if (observer_.on_wait) observer_.on_wait(waiting_on());
       tick();
+      check_drop();
     }
     const auto reaped = Clock::now();
     sink_.flush();
@@ -236,7 +238,7 @@ class Supervisor {
 
   void check_stop() {
     if (escalation_.stopped.empty() && observer_.stop_reason) escalation_.stopped = observer_.stop_reason();
-    if ((stop_ || !escalation_.stopped.empty()) && !escalation_.stop_time) {
+    if ((stop_ || !escalation_.stopped.empty() || !escalation_.dropped.empty()) && !escalation_.stop_time) {
       escalation_.stop_time = now_;
       for (auto& w : workers_) w.signal(SIGTERM);
     }
@@ -273,6 +275,13 @@ class Supervisor {
     observer_.on_tick(silent);
   }
 
+  // Every second: whether the observer ends the run early (laconic advise's probes).
+  void check_drop() {
+    if (!observer_.drop_reason || !escalation_.dropped.empty() || seconds_between(last_drop_check_, now_) < 1) return;
+    last_drop_check_ = now_;
+    escalation_.dropped = observer_.drop_reason();
+  }
+
   LaunchOutcome outcome(Clock::time_point reaped) const {
     LaunchOutcome outcome;
     const SupervisedWorker& first = workers_.front();
@@ -282,6 +291,7 @@ class Supervisor {
     }
     outcome.total_seconds = seconds_between(launched_, reaped);
     outcome.stopped = escalation_.stopped;
+    outcome.dropped = escalation_.dropped;
     outcome.error = causes();
     outcome.ending = ending();
     // Stopped by the user: the workers' signals (the terminal's SIGINT, the controller's SIGTERM)
@@ -299,6 +309,7 @@ class Supervisor {
   LaunchEnding ending() const {
     if (stop_) return LaunchEnding::Interrupted;
     if (!escalation_.stopped.empty()) return LaunchEnding::Stopped;
+    if (!escalation_.dropped.empty()) return LaunchEnding::Dropped;
     if (std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w.diverged(); }))
       return LaunchEnding::Diverged;
     const bool all_ok = std::all_of(workers_.begin(), workers_.end(), [](const auto& w) { return w.succeeded(); });
@@ -326,7 +337,8 @@ class Supervisor {
   std::optional<StoreDir> store_dir_;
   CheckpointCounts checkpoints_;
   Escalation escalation_;
-  Clock::time_point launched_{}, now_ = Clock::now(), last_tick_ = Clock::now(), last_ping_ = Clock::now(),
+  Clock::time_point launched_{}, now_ = Clock::now(), last_tick_ = Clock::now(), last_drop_check_ = Clock::now(),
+                    last_ping_ = Clock::now(),
                                  input_resumed_ = Clock::now();
 };
 

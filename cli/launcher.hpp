@@ -66,11 +66,13 @@ enum class LaunchEnding {
   Failed,       ///< a worker failed, hung or was lost
   Interrupted,  ///< the user stopped it (Ctrl-C / SIGTERM)
   Stopped,      ///< LaunchObserver::stop_reason stopped it (the database took no writes)
+  Dropped,      ///< LaunchObserver::drop_reason ended it early (laconic advise: its probe fell behind)
 };
 
 struct LaunchOutcome {
   LaunchEnding ending = LaunchEnding::Failed;
   std::string stopped;  ///< why LaunchObserver::stop_reason stopped the run ("" if it did not)
+  std::string dropped;  ///< why LaunchObserver::drop_reason ended it early ("" if it did not)
   std::string error;    ///< why, worker by worker, when it did not finish
   // Where the time outside rank 0's own phases went (run_facts seconds_*, docs/schema.md):
   double start_seconds = 0;     ///< from the fork to rank 0's first message (exec, loading libraries)
@@ -96,6 +98,10 @@ struct LaunchObserver {
   /// Asked every loop: a non-empty reason stops the workers as Ctrl-C would (the database could
   /// not take writes for too long), and becomes LaunchOutcome::stopped.
   std::function<std::string()> stop_reason;
+  /// Asked every second: a non-empty reason ends the run early, its workers
+  /// stopped as stop_reason's are, as a result (LaunchEnding::Dropped): laconic advise dropping a
+  /// probe that fell behind.
+  std::function<std::string()> drop_reason;
   /// Asked every loop: while true, the pipes are not read (the workers block once theirs is
   /// full: back-pressure that bounds the controller's memory) and nobody is called hung.
   std::function<bool()> hold_input;

@@ -1,6 +1,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -40,6 +41,10 @@ struct RunArgs {
   /// After a stop, print the command that continues the sweep (resume_command); off for
   /// laconic advise, which continues its probes itself when asked again.
   bool resume_hint = true;
+  /// Asked every second while a run trains, with its id: a non-empty reason ends it early, as
+  /// a result (FINISHED, with the reason as its fact `dropped`): laconic advise's successive
+  /// halving. Empty: never.
+  std::function<std::string(std::int64_t run_id)> drop_check;
 };
 
 /// `laconic run`: loads the experiment (nothing is recorded if it does not load), records its

@@ -59,6 +59,7 @@ std::string result_line(storage::Database& db, std::int64_t run_id) {
 storage::RunStatus status_of(LaunchEnding ending) {
   switch (ending) {
     case LaunchEnding::Finished:
+    case LaunchEnding::Dropped:  // a result, ended early
       return storage::RunStatus::Finished;
     case LaunchEnding::Diverged:
       return storage::RunStatus::Diverged;
@@ -375,6 +376,7 @@ LaunchObserver SweepExecutor::observe(const PlannedRun& run, const Checkpoints& 
         " s (--db-retry): ", storage::explain_storage_error(stored.last_error_code(), stored.last_error(), args_.db));
   };
   observer.hold_input = [&stored] { return stored.pending() > kMaxPendingRows; };
+  if (args_.drop_check) observer.drop_reason = [this, id = run.id] { return args_.drop_check(id); };
   // Commit every step before the checkpoint, then say it may be resumed from. While the
   // database lags, the checkpoint is kept but not declared: an older one stays the newest.
   observer.on_checkpoint = [this, id = run.id, dir = checkpoints.dir, &stored](std::int64_t step) {
@@ -394,8 +396,10 @@ LaunchObserver SweepExecutor::observe(const PlannedRun& run, const Checkpoints& 
 void SweepExecutor::conclude(const PlannedRun& run, const std::string& label, const LaunchOutcome& outcome,
                              const Checkpoints& checkpoints, Pending& pending) {
   const storage::RunStatus status = status_of(outcome.ending);
+  const bool result = outcome.ok() || outcome.ending == LaunchEnding::Dropped;
   pending.ending = storage::Journal::Status{run.id, storage::to_string(status), storage::unix_now(),
-                                            outcome.ok() ? std::string() : outcome.error};
+                                            result ? std::string() : outcome.error};
+  if (outcome.ending == LaunchEnding::Dropped) writes_.fact(run.id, "dropped", outcome.dropped);
   // The run's last facts, kept (for the journal) if the database cannot take them: before the
   // rows are drained, which is where a database that stays full gives up.
   writes_.fact(run.id, "load_end", load_average_text());
@@ -409,7 +413,7 @@ void SweepExecutor::conclude(const PlannedRun& run, const std::string& label, co
   // Every row the workers sent is committed before the status says the run is over.
   writes_.drain(*pending.stored);
   writes_.write_facts();
-  if (outcome.ending == LaunchEnding::Finished || outcome.ending == LaunchEnding::Diverged) {
+  if (status == storage::RunStatus::Finished || status == storage::RunStatus::Diverged) {
     // Both are results: --resume skips them, so their checkpoints will never be used.
     std::error_code ignored;
     std::filesystem::remove_all(checkpoints.dir, ignored);

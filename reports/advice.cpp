@@ -73,6 +73,11 @@ AdviceRow row_of(const Answer& answer, const ConfigSummary& s, const LinkSpec& l
     row.dropped = missing.empty() ? "no step on the link: its runs recorded no messages" : missing;
     return row;
   }
+  for (const RunData* run : s.config->runs)
+    if (!run->dropped.empty() && !row.baseline) {
+      row.dropped = "dropped while its probe trained: " + run->dropped;
+      return row;
+    }
   predict(row, answer);
   return row;
 }

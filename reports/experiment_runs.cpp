@@ -60,6 +60,9 @@ std::optional<LinkSpec> link_of(const nlohmann::json& network) {
   }
 }
 
+
+}  // namespace
+
 ReportRun parse_run(const storage::RunRow& row, const std::string& config_text) {
   ReportRun run;
   run.id = row.id;
@@ -97,8 +100,6 @@ ReportRun parse_run(const storage::RunRow& row, const std::string& config_text) 
   run.tune = text_field(run.swept, "tune");
   return run;
 }
-
-}  // namespace
 
 std::string value_text(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();

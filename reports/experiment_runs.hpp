@@ -52,6 +52,10 @@ struct ExperimentRuns {
   std::vector<ReportRun> finished;               ///< latest FINISHED run of each name, in plan order
 };
 
+/// One run as the reports read it: its row and its configuration's JSON text (whatever its
+/// status). ConfigError when the JSON does not parse.
+ReportRun parse_run(const storage::RunRow& row, const std::string& config_text);
+
 /// Loads the runs of `experiment`. ConfigError if it has none (the message lists the
 /// experiments that exist) or a run's JSON does not parse.
 ExperimentRuns load_experiment_runs(storage::Database& db, const std::string& experiment);

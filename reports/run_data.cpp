@@ -288,6 +288,7 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
     if (advice.is_object() && advice.contains("link") && advice["link"].is_string())
       data.advised_link = advice["link"].get<std::string>();
   }
+  if (const auto it = facts.find("dropped"); it != facts.end()) data.dropped = it->second;
   if (const auto it = facts.find(LayerCodecCosts::kFact); it != facts.end())
     data.layer_costs = LayerCodecCosts::from_json_text(it->second);
   // What the run resolved its network into is its link; runs recorded before the fact keep the

@@ -99,6 +99,8 @@ struct RunData {
   /// Its compressor's costs on each layer of its model, as `laconic advise` measured them (run
   /// fact `layer_costs`); empty layers when not measured.
   LayerCodecCosts layer_costs;
+  /// Why `laconic advise` ended its probe early, as it trained (run fact `dropped`); "" for none.
+  std::string dropped;
   /// How busy its host was: (its ranks + the cores other processes kept busy + stolen cores) /
   /// cores, from run_facts host_demand (or ranks_on_host / cores for runs recorded before it);
   /// above 1 the ranks waited for cores. NaN when not recorded.

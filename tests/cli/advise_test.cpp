@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -178,5 +179,40 @@ TEST_CASE("advise on a file that sweeps no compressor probes the default candida
     const std::string line = r.out.substr(from + 1, r.out.find('\n', from + 1) - from - 1);
     CHECK_THAT(md, Catch::Contains(line.substr(2, 40)));
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("advise drops a probe that falls behind while it trains, and only that one", "[cli][advise][slow]") {
+  const auto dir = make_temp_dir();
+  // Top-k of 0.01% without error feedback barely learns; Top-k 5% with it keeps up with dense.
+  write_file(dir + "/drop.lua",
+             tiny_experiment("drop", "  epochs = 4,\n  max_steps = 600,\n"
+                                     "  compressor = sweep { none(), topk { ratio = 0.05, error_feedback = true }, "
+                                     "topk { ratio = 0.0001, error_feedback = false } },\n"));
+  auto r = run_laconic(dir, "advise drop.lua --workers 4 --link 10Mbit,1ms --placement threads --quiet", 600);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("dropped while its probe trained: after "));
+  auto db = storage::Database::open_read_only(dir + "/laconic.db");
+  std::map<std::string, std::size_t> steps;
+  std::map<std::string, std::string> dropped;
+  for (const auto& run : storage::list_runs(*db, {})) {
+    INFO(run.name);
+    CHECK(run.status == storage::RunStatus::Finished);  // a result, ended early
+    steps[run.name] = storage::metrics_of(*db, run.id, "train_loss").size();
+    const auto facts = storage::facts_of(*db, run.id);
+    if (facts.count("dropped")) dropped[run.name] = facts.at("dropped");
+  }
+  REQUIRE(dropped.size() == 1);
+  const std::string slow = dropped.begin()->first;
+  CHECK_THAT(slow, Catch::Contains("ratio=0.0001"));
+  CHECK_THAT(dropped.begin()->second, Catch::Contains("as much left to learn as the baseline at that step"));
+  for (const auto& [name, count] : steps)
+    if (name != slow) CHECK(steps.at(slow) < count);  // it stopped before its probe's end
+  db.reset();
+  // Asked again: the dropped probe is a result, not trained again.
+  r = run_laconic(dir, "advise drop.lua --workers 4 --link 10Mbit,1ms --placement threads --quiet", 120);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("3 skipped"));
   std::filesystem::remove_all(dir);
 }
