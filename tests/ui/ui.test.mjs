@@ -21,6 +21,7 @@ const LACONIC = process.env.LACONIC;
 const FIXTURES = process.env.UI_FIXTURES;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "laconic-ui-"));
 let browser;
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const children = new Set();  // every process a test started: stopped in after(), whatever failed
 
 function track(child) {
@@ -338,6 +339,35 @@ test("the server only reads: no method but GET, no file outside its pages, the d
   assert.equal(stopped.code, 0);
   assert.match(stopped.output, /laconic ui: stopped/);
   assert.deepEqual(fingerprint(small), smallBefore);
+});
+
+test("?static=1 opens no live stream, says when it has drawn, and chromium --screenshot captures it", async () => {
+  const s = await serve(fixture("small", "static.db"));
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const streams = [];
+  page.on("request", (r) => { if (r.url().includes("/api/events") || r.url().includes("/api/changes")) streams.push(r.url()); });
+  await page.goto(s.url + "?static=1#/experiment/sweep");
+  await page.waitForFunction(() => document.body.dataset.ready === "experiment/sweep", null, { timeout: 20000 });
+  assert.equal(await page.locator("#live").innerText(), "static: not live");
+  // Bytes on a log axis, its ticks in SI units.
+  const pareto = page.locator(".chart").first();
+  assert.equal(await pareto.getAttribute("data-x-scale"), "log");
+  assert.equal(await pareto.getAttribute("data-x-unit"), "B");
+  assert.deepEqual(await page.evaluate(async () => {
+    const { siText } = await import("/assets/charts.js");
+    return [siText(1e7, "B"), siText(2.5e9, "bit/s"), siText(750000, "B"), siText(12, "B"), siText(1e5, "")];
+  }), ["10 MB", "2.5 Gbit/s", "750 kB", "12 B", "100 k"]);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.deepEqual(streams, []);
+  await page.close();
+  // The capture people script: it returns (no stream keeps it waiting) and is not blank.
+  for (const view of ["runs", "run/1", "experiment/sweep"]) {
+    const png = path.join(dir, `capture-${view.replaceAll("/", "-")}.png`);
+    execFileSync(CHROMIUM, ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1280,900",
+      "--virtual-time-budget=10000", `--screenshot=${png}`, s.url + `?static=1#/${view}`], { timeout: 60000, stdio: "ignore" });
+    assert.ok(fs.statSync(png).size > 20000, `${view}: ${fs.statSync(png).size} bytes`);  // a blank page is a few kB
+  }
+  await s.stop();
 });
 
 test("a slow or busy client cannot stop the server, and its stop leaves no -wal or -shm", async () => {

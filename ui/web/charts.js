@@ -11,6 +11,17 @@ export function color(i) {
   return COLORS[i % COLORS.length];
 }
 
+const PREFIXES = [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+
+/** 10 M, 2.5 G, 750 k, 12: SI prefixes, at most three significant digits, and `unit` after. */
+export function siText(value, unit = "") {
+  if (value === null || !Number.isFinite(value)) return "";
+  const abs = Math.abs(value);
+  for (const [scale, prefix] of PREFIXES)
+    if (abs >= scale) return `${Number((value / scale).toPrecision(3))} ${prefix}${unit}`;
+  return `${Number(value.toPrecision(3))}${unit ? " " + unit : ""}`;
+}
+
 /** Exponential moving average with weight `s` in [0, 1); nulls stay null. */
 export function smooth(values, s) {
   if (!s) return values;
@@ -64,7 +75,8 @@ function svgOf(data, series, width = 800, height = 400) {
  * {label, color?, band?: [upper index, lower index] (filled between), quiet?: true (no line of its
  * own: a band's edges), points?: true (points, no line), hidden?: true}.
  */
-export function chart(container, { title, xLabel, yLabel, data, lines, log = false, logX = false, time = false, onZoom, name }) {
+export function chart(container, { title, xLabel, yLabel, data, lines, log = false, logX = false, time = false, onZoom, name,
+                                   xUnit, yUnit }) {
   const box = el("div", { class: "chart" });
   add(container, box);
   const series = [{ label: xLabel }];
@@ -86,7 +98,9 @@ export function chart(container, { title, xLabel, yLabel, data, lines, log = fal
   const options = {
     title, width, height: 340, series, bands,
     scales: { x: { time, distr: logX ? 3 : 1 }, y: { distr: log ? 3 : 1 } },
-    axes: [{ label: xLabel }, { label: yLabel, size: 70 }],
+    // With a unit, ticks in SI prefixes ("10 MB", "1 Gbit/s"): a log axis of bytes reads.
+    axes: [{ label: xLabel, ...(xUnit !== undefined ? { values: (u, splits) => splits.map((v) => siText(v, xUnit)) } : {}) },
+           { label: yLabel, size: 70, ...(yUnit !== undefined ? { values: (u, splits) => splits.map((v) => siText(v, yUnit)) } : {}) }],
     legend: { live: true },
     hooks: onZoom ? { setSelect: [(u) => {
       if (u.select.width <= 0) return;
@@ -94,6 +108,11 @@ export function chart(container, { title, xLabel, yLabel, data, lines, log = fal
     }] } : {},
   };
   const plot = new uPlot(options, data, box);
+  box.dataset.chartPoints = String(data[0].filter((x) => x !== null && Number.isFinite(x)).length);
+  box.dataset.xScale = logX ? "log" : "linear";  // what the tests (and a reader of the page) can ask
+  if (xUnit !== undefined) box.dataset.xUnit = xUnit;
+  if (box.dataset.chartPoints === "1")
+    add(box, el("p", { class: "muted one-point" }, "One point only: nothing to draw a line through."));
   const file = name || "chart";
   add(box, el("div", { class: "bar" },
     el("button", { onclick: () => plot.ctx.canvas.toBlob((b) => saveBlob(file + ".png", b)) }, "PNG"),

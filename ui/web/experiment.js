@@ -100,7 +100,8 @@ export async function experimentPage(main) {
     });
     data.push(xs.map((x) => front.find((c) => c.bytes_sent === x)?.final.mean ?? null));
     lines.push({ label: "Pareto front", color: "#000000" });
-    chart(box, { title: `${metric.label} against bytes sent (mean over seeds)`, xLabel: "bytes sent per run", yLabel: metric.label, data, lines, log: false, name: `${name}-pareto` });
+    chart(box, { title: `${metric.label} against bytes sent (mean over seeds)`, xLabel: "bytes sent per run (log scale)",
+                 yLabel: metric.label, data, lines, log: false, logX: xs.length > 0 && xs[0] > 0, xUnit: "B", name: `${name}-pareto` });
     add(box, el("p", { class: "muted" }, "On the Pareto front (no configuration is better on both): ", front.map((c) => c.label).join("; ") || "-"));
 
     // Where a step's time goes, measured and projected.
@@ -142,12 +143,12 @@ export async function experimentPage(main) {
           : scanOf(c).crossover !== null ? `${rateText(scanOf(c).crossover)} (point estimates)` : "-"),
         el("td", { class: "muted" }, scanOf(c).text))))));
     // Time to target against bandwidth, the slider's position marked.
-    const curves = [e.bandwidths.map((b) => b / 1e6)];
+    const curves = [e.bandwidths.slice()];
     const curveLines = [];
     configs.forEach((c, i) => { curves.push(scanOf(c).seconds); curveLines.push({ label: c.label, color: color(i) }); });
     curves.push(e.bandwidths.map((b, i) => (i === index ? Math.max(...configs.map((c) => scanOf(c).seconds[i] ?? 0)) : null)));
     curveLines.push({ label: "the slider", points: true, color: "#000000" });
-    chart(box, { title: there ? `Time to target against bandwidth (projected onto ${hw.name})` : "Time to target against bandwidth (projected)", xLabel: "Mbit/s", yLabel: "seconds", data: curves, lines: curveLines, log: true, logX: true, name: `${name}-pays-off` });
+    chart(box, { title: there ? `Time to target against bandwidth (projected onto ${hw.name})` : "Time to target against bandwidth (projected)", xLabel: "link bandwidth (log scale)", yLabel: "seconds (log scale)", data: curves, lines: curveLines, log: true, logX: true, xUnit: "bit/s", name: `${name}-pays-off` });
   }
 
   draw();

@@ -33,7 +33,15 @@ function poll() {
   setInterval(tick, 1000);
 }
 
+/** Whether the page was opened for a capture (`?static=1`): no live stream, no polling. */
+export function staticMode() {
+  return new URLSearchParams(location.search).get("static") === "1";
+}
+
 export function startLive() {
+  // A capture (chromium --headless --screenshot --virtual-time-budget) waits for the network to
+  // go quiet: an open event stream never lets it.
+  if (staticMode()) return show("static: not live");
   if (!("EventSource" in window) || new URLSearchParams(location.search).has("poll")) return poll();
   const stream = new EventSource("/api/events");
   let opened = false;

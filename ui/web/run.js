@@ -101,6 +101,7 @@ export async function runPage(main) {
       title: `${state.key}, worker ${state.worker}` + (points.downsampled ? ` (${points.total} points; the lowest and highest of each bucket shown)` : ""),
       xLabel: state.x === "wall" ? "seconds since the run started" : state.x === "bytes" ? "bytes sent (worker)" : state.x,
       yLabel: state.key, data, lines: [{ label: state.key }], log: state.log, name: `run${id}-${state.key}`,
+      xUnit: state.x === "bytes" ? "B" : undefined,
       onZoom: state.x === "step" ? (from, to) => { state.from = from; state.to = to; draw(); } : null,
     });
     if (state.from !== null && state.x === "step") plot.setScale("x", { min: state.from, max: state.to });
