@@ -341,6 +341,36 @@ test("the server only reads: no method but GET, no file outside its pages, the d
   assert.deepEqual(fingerprint(small), smallBefore);
 });
 
+test("the runs page keeps id, run, status and the test metric in view, collapses swept columns, shows tags", async () => {
+  const db = fixture("small", "pinned.db");
+  execFileSync(LACONIC, ["tag", "2", "keep", "--db", db], { timeout: 60000 });
+  const s = await serve(db);
+  const page = await browser.newPage({ viewport: { width: 700, height: 700 } });  // narrower than the table
+  await page.goto(s.url + "#/runs");
+  await page.waitForSelector('tr[data-id="2"]');
+  const headers = async () => page.locator(".grid th").allInnerTexts();
+  assert.ok((await headers()).some((h) => h.startsWith("tags")), "a run has a tag: the tags column is shown");
+  assert.match(await page.locator('tr[data-id="2"]').innerText(), /keep/);
+  // Scrolled all the way sideways: the pinned cells are still inside the grid's box.
+  await page.locator(".grid").evaluate((g) => { g.scrollLeft = g.scrollWidth; });
+  await page.waitForTimeout(200);
+  const grid = await page.locator(".grid").boundingBox();
+  assert.ok(await page.locator(".grid").evaluate((g) => g.scrollLeft > 0), "the table is wider than the page");
+  for (const text of ["compressor=topk,ratio=0.01,seed=1", "FINISHED", "0.832"]) {
+    const box = await page.locator('tr[data-id="2"] td', { hasText: text }).first().boundingBox();
+    assert.ok(box && box.x >= grid.x - 1 && box.x + 10 <= grid.x + grid.width, `${text} out of view: ${JSON.stringify(box)}`);
+  }
+  // Swept columns collapse into one, and the choice is in the URL.
+  assert.ok((await headers()).some((h) => h.startsWith("compressor")));
+  await page.click("#swept-toggle");
+  assert.ok(!(await headers()).some((h) => h.startsWith("compressor")));
+  assert.ok((await headers()).some((h) => h.startsWith("swept")));
+  assert.match(await page.locator('tr[data-id="2"]').innerText(), /compressor=topk, compressor.ratio=0.01, seed=1/);
+  assert.match(page.url(), /swept=0/);
+  await page.close();
+  await s.stop();
+});
+
 test("?static=1 opens no live stream, says when it has drawn, and chromium --screenshot captures it", async () => {
   const s = await serve(fixture("small", "static.db"));
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });

@@ -5,25 +5,31 @@ import { el, clear, number, bytes, seconds, route, setParams, api, download, csv
 import { onChange } from "./live.js";
 
 const ROW = 24;  // px, as .grid tr in style.css
-const FIXED = [
+// The first PINNED columns stay in view when the table scrolls sideways (a run, what it is, how it
+// ended and its test metric); then the rest, the swept values last but for the tags.
+const PINNED = 4;
+const FIRST = [
   { key: "id", label: "id", num: true },
-  { key: "experiment", label: "experiment" },
   { key: "name", label: "run" },
   { key: "label", label: "status" },
   { key: "test_accuracy", label: "test_acc", num: true },
-  { key: "test_loss", label: "test_loss", num: true },
-  { key: "test_perplexity", label: "test_ppl", num: true },
   { key: "bytes_sent", label: "bytes_sent", num: true, format: bytes },
   { key: "compression", label: "ratio", num: true },
   { key: "wall", label: "wall", num: true, format: seconds },
+  { key: "experiment", label: "experiment" },
+];
+const LAST = [
+  { key: "test_loss", label: "test_loss", num: true },
+  { key: "test_perplexity", label: "test_ppl", num: true },
   { key: "tags", label: "tags" },
 ];
-const DEFAULT_HIDDEN = new Set(["test_loss", "test_perplexity", "tags"]);
+const DEFAULT_HIDDEN = ["test_loss", "test_perplexity"];
 
 let runs = new Map();  // id -> run, as the API last said
 let lastFetch = 0;
 
 function value(run, key) {
+  if (key === "swept") return Object.entries(run.swept).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
   if (key.startsWith("swept.")) return run.swept[key.slice(6)];
   if (key === "compression") return run.bytes_sent > 0 ? run.bytes_dense / run.bytes_sent : null;
   if (key === "tags") return run.tags.join(" ");
@@ -71,7 +77,11 @@ export async function runsPage(main) {
     experiment: params.get("experiment") || "",
     where: params.get("where") || "",
     sort: params.get("sort") || "-id",
-    hidden: new Set(params.has("hide") ? params.get("hide").split(",").filter(Boolean) : DEFAULT_HIDDEN),
+    // Tags hidden by default only while no run has one.
+    hidden: new Set(params.has("hide") ? params.get("hide").split(",").filter(Boolean)
+      : [...DEFAULT_HIDDEN, ...([...runs.values()].some((r) => r.tags.length) ? [] : ["tags"])]),
+    swept: params.get("swept") !== "0",  // the swept columns shown, or collapsed into one
+
     selected: new Set((params.get("selected") || "").split(",").filter(Boolean).map(Number)),
     top: Number(params.get("top") || 0),
   };
@@ -79,6 +89,7 @@ export async function runsPage(main) {
     const p = new URLSearchParams();
     for (const k of ["status", "experiment", "where", "sort"]) if (state[k]) p.set(k, state[k]);
     p.set("hide", [...state.hidden].join(","));
+    if (!state.swept) p.set("swept", "0");
     if (state.selected.size) p.set("selected", [...state.selected].join(","));
     if (grid.scrollTop) p.set("top", String(Math.round(grid.scrollTop / ROW)));
     setParams(p);
@@ -95,6 +106,7 @@ export async function runsPage(main) {
   const whereError = el("span", { class: "error" });
   const compareLink = el("a", {}, "compare selected");
   const columnsBox = el("details", {}, el("summary", {}, "columns"), el("div", { class: "columns" }));
+  const sweptToggle = el("button", { id: "swept-toggle", onclick: () => { state.swept = !state.swept; draw(); } });
   const grid = el("div", { class: "grid" });
   const spacer = el("div");
   const table = el("table");
@@ -104,7 +116,7 @@ export async function runsPage(main) {
     el("div", { class: "bar" }, el("label", {}, "status"), statusSelect, el("label", {}, "experiment"), experimentSelect,
       el("label", {}, "where"), whereInput, whereError),
     el("div", { class: "bar" }, count, compareLink,
-      el("button", { onclick: () => exportCsv() }, "CSV"), columnsBox),
+      el("button", { onclick: () => exportCsv() }, "CSV"), sweptToggle, columnsBox),
     grid, cmd);
 
   let shown = [];
@@ -113,7 +125,10 @@ export async function runsPage(main) {
   function allColumns() {
     const swept = new Set();
     for (const run of runs.values()) for (const k of Object.keys(run.swept)) swept.add(k);
-    return [...FIXED.slice(0, 3), ...[...swept].sort().map((k) => ({ key: "swept." + k, label: k })), ...FIXED.slice(3)];
+    const sweptColumns = [...swept].sort().map((k) => ({ key: "swept." + k, label: k }));
+    // Collapsed, the swept values are one column: "compressor=topk, ratio=0.01".
+    const collapsed = swept.size ? [{ key: "swept", label: "swept" }] : [];
+    return [...FIRST, ...(state.swept ? sweptColumns : collapsed), ...LAST];
   }
 
   function filtered() {
@@ -151,6 +166,19 @@ export async function runsPage(main) {
       } }, c.label + (state.sort === c.key ? " \u25B2" : state.sort === "-" + c.key ? " \u25BC" : ""))));
   }
 
+  // The pinned columns' left edges, measured on the header as drawn: each of their cells is
+  // sticky at its column's edge.
+  function pin() {
+    const heads = [...table.rows[0].cells].slice(0, PINNED + 1);
+    let left = 0;
+    const lefts = heads.map((th) => { const at = left; left += th.getBoundingClientRect().width; return at; });
+    for (const row of table.rows)
+      [...row.cells].slice(0, PINNED + 1).forEach((c, i) => {
+        c.classList.add("pin");
+        c.style.left = `${lefts[i]}px`;
+      });
+  }
+
   // Draws the rows in view (and a few around), over a spacer as tall as every row.
   function drawRows() {
     const first = Math.max(0, Math.floor(grid.scrollTop / ROW) - 10);
@@ -167,6 +195,7 @@ export async function runsPage(main) {
       } });
       table.append(el("tr", { "data-id": run.id }, el("td", {}, box), columns.map((c) => cell(run, c))));
     }
+    pin();
   }
 
   function updateCompare() {
@@ -181,6 +210,7 @@ export async function runsPage(main) {
       experiments.map((e) => el("option", { value: e, selected: e === state.experiment }, e)));
     const every = allColumns();
     columns = every.filter((c) => !state.hidden.has(c.key));
+    sweptToggle.textContent = state.swept ? "collapse swept columns" : "expand swept columns";
     put(columnsBox.lastChild, every.map((c) => el("label", {},
       el("input", { type: "checkbox", checked: !state.hidden.has(c.key), onchange: (e) => {
         if (e.target.checked) state.hidden.delete(c.key);
