@@ -210,6 +210,36 @@ test("compare shows exactly the configuration keys that differ, and the seeds as
   await page.close();
 });
 
+test("the compare page is steered from the URL: metric, x axis, log scale, smoothing with the raw curve kept", async () => {
+  const ids = query(small, "SELECT id FROM runs WHERE name IN ('compressor=none,seed=1', 'compressor=fp16,seed=1') ORDER BY id").map((r) => r.id);
+  const page = await open(server.url + `#/compare?runs=${ids.join(",")}&key=train_loss&bands=0&x=bytes&log=1&smooth=0.6`);
+  await page.waitForSelector(".chart");
+  assert.equal(await page.locator("#compare-key").inputValue(), "train_loss");
+  assert.equal(await page.locator("#compare-x").inputValue(), "bytes");
+  assert.ok(await page.locator("#compare-log").isChecked());
+  assert.equal(await page.locator("#compare-smooth").inputValue(), "0.6");
+  const chartData = await page.locator(".chart").first().evaluate((box) => ({
+    data: box.plot.data.map((a) => Array.from(a)), log: box.plot.scales.y.distr, legend:
+      [...box.querySelectorAll(".u-legend .u-series")].filter((r) => r.style.display !== "none").length }));
+  assert.equal(chartData.log, 3);  // uPlot's log distribution
+  assert.equal(chartData.legend, 1 + ids.length);  // the x, then one entry per run: no raw or band entries
+  // Each run: its raw values (worker 0's train_loss, as recorded) at its bytes sent, then their
+  // exponential moving average with weight 0.6.
+  ids.forEach((id, i) => {
+    const rows = query(small, `SELECT value FROM metrics WHERE run_id = ${id} AND key = 'train_loss' AND worker = 0 ORDER BY step`).map((r) => r.value);
+    const raw = chartData.data[1 + 2 * i].filter((v) => v !== null);
+    const smoothed = chartData.data[2 + 2 * i].filter((v) => v !== null);
+    assert.deepEqual(raw.map((v) => Number(v.toPrecision(9))), rows.map((v) => Number(v.toPrecision(9))));
+    let last = null;
+    const ema = rows.map((v) => (last = last === null ? v : 0.6 * last + 0.4 * v));
+    smoothed.forEach((v, j) => assert.ok(Math.abs(v - ema[j]) < 1e-9, `run ${id} point ${j}: ${v} against ${ema[j]}`));
+  });
+  // Steering from the page writes the URL back.
+  await page.selectOption("#compare-x", "step");
+  await page.waitForFunction(() => !location.hash.includes("x=bytes"));
+  await page.close();
+});
+
 test("the experiment page marks the fixture's Pareto set and moves the bandwidth", async () => {
   const page = await open(server.url + "#/experiment/sweep");
   const front = await page.locator("text=On the Pareto front").innerText();

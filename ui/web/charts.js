@@ -86,7 +86,7 @@ export function chart(container, { title, xLabel, yLabel, data, lines, log = fal
       label: line.label,
       stroke: line.color || color(i),
       dash: DASHES[Math.floor(i / COLORS.length) % DASHES.length],
-      width: line.quiet ? 0 : 1.5,
+      width: line.faint ? 1 : line.quiet ? 0 : 1.5,
       show: !line.hidden,
       spanGaps: true,
       points: line.points ? { show: true, size: 7, fill: line.color || color(i) } : { show: false },
@@ -108,6 +108,10 @@ export function chart(container, { title, xLabel, yLabel, data, lines, log = fal
     }] } : {},
   };
   const plot = new uPlot(options, data, box);
+  box.plot = plot;  // its data, for the page's tests
+  // A band's edges and a smoothed curve's raw line have no legend entry of their own: one per curve.
+  const legendRows = box.querySelectorAll(".u-legend .u-series");
+  lines.forEach((line, i) => { if (line.quiet && legendRows[i + 1]) legendRows[i + 1].style.display = "none"; });
   box.dataset.chartPoints = String(data[0].filter((x) => x !== null && Number.isFinite(x)).length);
   box.dataset.xScale = logX ? "log" : "linear";  // what the tests (and a reader of the page) can ask
   if (xUnit !== undefined) box.dataset.xUnit = xUnit;

@@ -1,14 +1,24 @@
 // Runs side by side: the configuration keys in which they differ (all of them on request), and
-// one metric's curves overlaid; the seeds of a configuration drawn as their mean with a band of
-// one standard deviation and their count.
+// one metric's curves overlaid against the step, the time or the bytes sent, on a linear or log
+// axis, smoothed or not (the raw curve kept faint); the seeds of a configuration drawn as their
+// mean with a band of one standard deviation, one legend entry each.
 import { el, clear, number, route, setParams, api, command, flatten, link, put, add } from "./util.js";
-import { chart, color } from "./charts.js";
+import { chart, color, smooth } from "./charts.js";
 import { onChange } from "./live.js";
+
+// What the x axis can be: the step, the wall time of the records (measured, seconds since the
+// run started) or the bytes the worker had sent; the last two placed at each step's mean over a
+// configuration's seeds.
+const X_AXES = { step: "step", wall: "seconds since the run started (measured)", bytes: "bytes sent by worker 0" };
 
 export async function comparePage(main) {
   const { params } = route();
   const ids = (params.get("runs") || "").split(",").filter(Boolean).map(Number);
-  const state = { key: params.get("key") || "test_accuracy", all: params.get("all") === "1", bands: params.get("bands") !== "0" };
+  const state = {
+    key: params.get("key") || "test_accuracy", all: params.get("all") === "1", bands: params.get("bands") !== "0",
+    x: X_AXES[params.get("x")] ? params.get("x") : "step", log: params.get("log") === "1",
+    smooth: Math.min(0.99, Math.max(0, Number(params.get("smooth") || 0))),
+  };
   add(main, el("h1", {}, `Compare ${ids.length} runs`));
   if (ids.length < 2) {
     add(main, el("p", {}, "Select two or more runs on the ", el("a", { href: "#/runs" }, "runs page"), "."));
@@ -18,13 +28,25 @@ export async function comparePage(main) {
   const keys = [...new Set(runs.flatMap((r) => Object.keys(r.summary)))].sort();
   const diffBox = el("div");
   const chartBox = el("div");
-  const save = () => setParams(new URLSearchParams({ runs: ids.join(","), key: state.key, all: state.all ? "1" : "0", bands: state.bands ? "1" : "0" }));
-  add(main, 
+  const save = () => {
+    const p = new URLSearchParams({ runs: ids.join(","), key: state.key, all: state.all ? "1" : "0", bands: state.bands ? "1" : "0" });
+    if (state.x !== "step") p.set("x", state.x);
+    if (state.log) p.set("log", "1");
+    if (state.smooth) p.set("smooth", String(state.smooth));
+    setParams(p);
+  };
+  const smoothing = el("span", { class: "muted" });
+  add(main,
     el("div", { class: "bar" }, el("label", {}, el("input", { type: "checkbox", checked: state.all, onchange: (e) => { state.all = e.target.checked; drawDiff(); } }), "show every key, not only those that differ")),
     diffBox,
     el("div", { class: "bar" },
-      el("label", {}, "metric"), el("select", { onchange: (e) => { state.key = e.target.value; drawCurves(); } },
+      el("label", {}, "metric"), el("select", { id: "compare-key", onchange: (e) => { state.key = e.target.value; drawCurves(); } },
         keys.map((k) => el("option", { value: k, selected: k === state.key }, k))),
+      el("label", {}, "x"), el("select", { id: "compare-x", onchange: (e) => { state.x = e.target.value; drawCurves(); } },
+        Object.keys(X_AXES).map((k) => el("option", { value: k, selected: k === state.x }, k))),
+      el("label", {}, el("input", { type: "checkbox", id: "compare-log", checked: state.log, onchange: (e) => { state.log = e.target.checked; drawCurves(); } }), "log y"),
+      el("label", {}, "smoothing"), el("input", { type: "range", id: "compare-smooth", min: 0, max: 0.99, step: 0.01, value: state.smooth,
+        onchange: (e) => { state.smooth = Number(e.target.value); drawCurves(); } }), smoothing,
       el("label", {}, el("input", { type: "checkbox", checked: state.bands, onchange: (e) => { state.bands = e.target.checked; drawCurves(); } }), "group seeds: mean ± std")),
     chartBox, command("laconic", "compare", ...ids.map(String), "--diff-only"));
 
@@ -39,16 +61,18 @@ export async function comparePage(main) {
     const rows = paths.map((p) => ({ path: p, values: flat.map((f) => (p in f ? f[p] : "-")) }))
       .map((r) => ({ ...r, differs: r.values.some((v) => JSON.stringify(v) !== JSON.stringify(r.values[0])) }))
       .filter((r) => state.all || r.differs);
-    put(diffBox, el("table", { class: "diff" },
+    // Scrolls inside its box, the key column pinned: the page never scrolls sideways.
+    put(diffBox, el("div", { class: "section-table diff-box" }, el("table", { class: "diff" },
       el("tr", {}, el("th", {}, "key"), runs.map((r) => el("th", {}, el("a", { href: link("run", r.id) }, `run ${r.id}`)))),
       rows.map((r) => el("tr", { "data-key": r.path }, el("td", {}, r.path),
-        r.values.map((v) => el("td", { class: r.differs ? "changed" : "" }, typeof v === "number" ? number(v) : String(v)))))),
+        r.values.map((v) => el("td", { class: r.differs ? "changed" : "" }, typeof v === "number" ? number(v) : String(v))))))),
       el("p", { class: "muted" }, `${rows.filter((r) => r.differs).length} keys differ`));
   }
 
   async function drawCurves() {
     save();
-    const all = await Promise.all(runs.map((r) => api(`/api/runs/${r.id}/series?key=${encodeURIComponent(state.key)}&worker=0&points=800`)));
+    const extra = state.x === "bytes" ? "&bytes=1" : "";
+    const all = await Promise.all(runs.map((r) => api(`/api/runs/${r.id}/series?key=${encodeURIComponent(state.key)}&worker=0&points=800${extra}`)));
     const groups = new Map();
     runs.forEach((r, i) => {
       const k = state.bands ? r.configuration : String(r.id);  // the run less its seed, as the server keys it
@@ -56,30 +80,54 @@ export async function comparePage(main) {
       groups.get(k).series.push(all[i]);
     });
     const steps = [...new Set(all.flatMap((s) => s.step))].sort((a, b) => a - b);
-    const data = [steps];
-    const lines = [];
-    [...groups.values()].forEach((g, gi) => {
-      const at = g.series.map((s) => new Map(s.step.map((x, j) => [x, s.value[j]])));
-      const mean = [], lo = [], hi = [];
-      for (const x of steps) {
-        const vs = at.map((m) => m.get(x)).filter((v) => v !== undefined && v !== null);
-        if (!vs.length) { mean.push(null); lo.push(null); hi.push(null); continue; }
-        const m = vs.reduce((a, b) => a + b, 0) / vs.length;
-        const sd = vs.length > 1 ? Math.sqrt(vs.reduce((a, b) => a + (b - m) ** 2, 0) / (vs.length - 1)) : 0;
-        mean.push(m); lo.push(m - sd); hi.push(m + sd);
+    const stats = (values) => {
+      const vs = values.filter((v) => v !== undefined && v !== null && Number.isFinite(v));
+      if (!vs.length) return null;
+      const m = vs.reduce((a, b) => a + b, 0) / vs.length;
+      const sd = vs.length > 1 ? Math.sqrt(vs.reduce((a, b) => a + (b - m) ** 2, 0) / (vs.length - 1)) : 0;
+      return { m, sd };
+    };
+    // Each configuration: at every step its mean over seeds, placed at x (the step, or the mean
+    // over its seeds of the time or bytes there); then all on one x grid.
+    const curves = [...groups.values()].map((g) => {
+      const at = g.series.map((s) => new Map(s.step.map((x, j) => [x, j])));
+      const points = [];
+      for (const step of steps) {
+        const y = stats(at.map((m, k) => (m.has(step) ? g.series[k].value[m.get(step)] : null)));
+        if (!y) continue;
+        const x = state.x === "step" ? step : stats(at.map((m, k) => (m.has(step) ? g.series[k][state.x][m.get(step)] : null)))?.m;
+        if (x === undefined || x === null) continue;
+        points.push({ x, ...y });
       }
-      const n = g.series.length;
-      data.push(mean);
-      lines.push({ label: n > 1 ? `${g.label} (mean of n=${n})` : g.label, color: color(gi) });
-      if (n > 1) {
-        data.push(hi, lo);
+      return { label: g.label, n: g.series.length, points };
+    });
+    const xs = [...new Set(curves.flatMap((c) => c.points.map((p) => p.x)))].sort((a, b) => a - b);
+    const data = [xs];
+    const lines = [];
+    curves.forEach((c, gi) => {
+      const byX = new Map(c.points.map((p) => [p.x, p]));
+      const raw = xs.map((x) => byX.get(x)?.m ?? null);
+      const col = color(gi);
+      const label = c.n > 1 ? `${c.label} (mean of n=${c.n}) ± std` : c.label;
+      if (state.smooth) {  // the raw curve stays, faint, as TensorBoard keeps it
+        data.push(raw);
+        lines.push({ label: `${c.label} (raw)`, color: col + "55", quiet: true, faint: true, role: "raw" });
+      }
+      data.push(smooth(raw, state.smooth));
+      lines.push({ label, color: col, role: "curve" });
+      if (c.n > 1) {
+        data.push(xs.map((x) => { const p = byX.get(x); return p ? p.m + p.sd : null; }),
+                  xs.map((x) => { const p = byX.get(x); return p ? p.m - p.sd : null; }));
         const upper = data.length - 2, lower = data.length - 1;
-        lines.push({ label: `${g.label} +std`, color: color(gi), band: [upper, lower], quiet: true },
-                   { label: `${g.label} -std`, color: color(gi), quiet: true });
+        lines.push({ label: `${c.label} +std`, color: col, band: [upper, lower], quiet: true, role: "band" },
+                   { label: `${c.label} -std`, color: col, quiet: true, role: "band" });
       }
     });
+    smoothing.textContent = state.smooth ? `EMA weight ${state.smooth}` : "off";
     clear(chartBox);
-    chart(chartBox, { title: state.key, xLabel: "step", yLabel: state.key, data, lines, name: `compare-${state.key}` });
+    chart(chartBox, { title: state.key + (state.smooth ? ` (smoothed, weight ${state.smooth})` : ""), xLabel: X_AXES[state.x],
+                      yLabel: state.key + (state.log ? " (log scale)" : ""), data, lines, log: state.log,
+                      xUnit: state.x === "bytes" ? "B" : undefined, name: `compare-${state.key}` });
   }
 
   drawDiff();
