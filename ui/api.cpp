@@ -102,6 +102,12 @@ json run_json(storage::Database& db, std::int64_t run_id) {
   json summary = json::object();
   for (const auto& [key, s] : storage::summary_of(db, run_id)) summary[key] = summary_row(s);
   out["summary"] = summary;
+  // Each recorded key's unit, as docs/schema.md writes it (engine/core/metric_keys.hpp): the run
+  // page's panels name it; a key laconic does not know (a file's own metric) has none.
+  json units = json::object();
+  for (const keys::KeyInfo& k : keys::all_keys())
+    if (summary.contains(k.name)) units[k.name] = k.unit;
+  out["units"] = units;
   json epochs = json::array();
   for (const storage::EpochRow& e : storage::epochs_of(db, run_id))
     epochs.push_back({{"epoch", e.epoch + 1},  // as users count them: 1 = the first

@@ -371,6 +371,30 @@ test("the server only reads: no method but GET, no file outside its pages, the d
   assert.deepEqual(fingerprint(small), smallBefore);
 });
 
+test("the run page shows every metric the run recorded as a panel with its unit, one cursor for all", async () => {
+  const db = fixture("small", "dashboard.db");
+  const s = await serve(db);
+  const page = await open(s.url + "#/run/1");
+  const recorded = query(db, "SELECT DISTINCT key FROM run_summary WHERE run_id = 1 ORDER BY key").map((r) => r.key);
+  await page.waitForFunction((n) => document.querySelectorAll(".panel").length === n, recorded.length, { timeout: 20000 });
+  assert.deepEqual((await page.locator(".panel").evaluateAll((ps) => ps.map((p) => p.dataset.key))).sort(), recorded);
+  assert.match(await page.locator('.panel[data-key="time_step"] .panel-title').innerText(), /time_step \(seconds\)/);
+  // The train_loss panel's worker 0 line is the database's train_loss of worker 0, step by step.
+  const panel = await page.locator('.panel[data-key="train_loss"] .chart').evaluate((box) => ({
+    xs: Array.from(box.plot.data[0]), ys: Array.from(box.plot.data[1]), sync: box.plot.cursor.sync?.key }));
+  const rows = query(db, "SELECT step, value FROM metrics WHERE run_id = 1 AND key = 'train_loss' AND worker = 0 ORDER BY step");
+  assert.deepEqual(panel.xs, rows.map((r) => r.step));
+  assert.deepEqual(panel.ys.map((v) => Number(v.toPrecision(9))), rows.map((r) => Number(r.value.toPrecision(9))));
+  const syncs = await page.locator(".panel .chart").evaluateAll((boxes) => [...new Set(boxes.map((b) => b.plot.cursor.sync?.key))]);
+  assert.deepEqual(syncs, ["run-1"]);
+  // A panel's title opens its metric in the big chart.
+  await page.click('.panel[data-key="time_step"] .panel-title');
+  await page.waitForFunction(() => location.hash.includes("key=time_step"));
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  await s.stop();
+});
+
 test("the runs page keeps id, run, status and the test metric in view, collapses swept columns, shows tags", async () => {
   const db = fixture("small", "pinned.db");
   execFileSync(LACONIC, ["tag", "2", "keep", "--db", db], { timeout: 60000 });

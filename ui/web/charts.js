@@ -76,7 +76,7 @@ function svgOf(data, series, width = 800, height = 400) {
  * own: a band's edges), points?: true (points, no line), hidden?: true}.
  */
 export function chart(container, { title, xLabel, yLabel, data, lines, log = false, logX = false, time = false, onZoom, name,
-                                   xUnit, yUnit }) {
+                                   xUnit, yUnit, width: fixedWidth, height = 340, sync, downloads = true, legend = true }) {
   const box = el("div", { class: "chart" });
   add(container, box);
   const series = [{ label: xLabel }];
@@ -94,14 +94,16 @@ export function chart(container, { title, xLabel, yLabel, data, lines, log = fal
     });
     if (line.band) bands.push({ series: line.band, fill: (line.color || color(i)) + "33" });
   });
-  const width = Math.max(480, Math.min(1100, container.clientWidth || 900));
+  const width = fixedWidth || Math.max(480, Math.min(1100, container.clientWidth || 900));
   const options = {
-    title, width, height: 340, series, bands,
+    title, width, height, series, bands,
+    // Charts of one sync key share their cursor: hovering a step on one marks it on every panel.
+    ...(sync ? { cursor: { sync: { key: sync } } } : {}),
     scales: { x: { time, distr: logX ? 3 : 1 }, y: { distr: log ? 3 : 1 } },
     // With a unit, ticks in SI prefixes ("10 MB", "1 Gbit/s"): a log axis of bytes reads.
     axes: [{ label: xLabel, ...(xUnit !== undefined ? { values: (u, splits) => splits.map((v) => siText(v, xUnit)) } : {}) },
            { label: yLabel, size: 70, ...(yUnit !== undefined ? { values: (u, splits) => splits.map((v) => siText(v, yUnit)) } : {}) }],
-    legend: { live: true },
+    legend: { show: legend, live: true },
     hooks: onZoom ? { setSelect: [(u) => {
       if (u.select.width <= 0) return;
       onZoom(u.posToVal(u.select.left, "x"), u.posToVal(u.select.left + u.select.width, "x"));
@@ -118,7 +120,7 @@ export function chart(container, { title, xLabel, yLabel, data, lines, log = fal
   if (box.dataset.chartPoints === "1")
     add(box, el("p", { class: "muted one-point" }, "One point only: nothing to draw a line through."));
   const file = name || "chart";
-  add(box, el("div", { class: "bar" },
+  if (downloads) add(box, el("div", { class: "bar" },
     el("button", { onclick: () => plot.ctx.canvas.toBlob((b) => saveBlob(file + ".png", b)) }, "PNG"),
     el("button", { onclick: () => download(file + ".svg", svgOf(plot.data, series), "image/svg+xml") }, "SVG")));
   return plot;

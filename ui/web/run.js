@@ -4,6 +4,7 @@
 import { el, clear, number, bytes, seconds, route, setParams, api, command, flatten, link, download, csv, put, add } from "./util.js";
 import { chart, smooth, stackedBars } from "./charts.js";
 import { onChange } from "./live.js";
+import { dashboard } from "./dashboard.js";
 
 const PARTS = ["compute", "compress", "wait", "communicate"];
 const PART_COLORS = ["#4c78a8", "#f58518", "#bab0ac", "#54a24b"];
@@ -50,6 +51,7 @@ export async function runPage(main) {
   const errorBox = el("div");
   const chartBox = el("div", { class: "curve" });
   const stepBox = el("div");
+  const dashBox = el("div", { class: "dashboard" });
   add(main, heading, status, errorBox,
     el("div", { class: "bar" },
       el("label", {}, "metric"), metricSelect,
@@ -60,6 +62,8 @@ export async function runPage(main) {
       el("label", {}, "smoothing"), el("input", { type: "range", min: 0, max: 0.99, step: 0.01, value: state.smooth,
         onchange: (e) => { state.smooth = Number(e.target.value); draw(); } }),
       el("button", { onclick: () => { state.from = state.to = null; draw(); } }, "reset zoom")),
+    el("h2", {}, "Every metric it recorded"), dashBox,
+    el("h2", { id: "one-metric" }, "One metric"),
     chartBox,
     el("h2", {}, "Where a step's time goes, per worker rank"), stepBox,
     el("h2", {}, "Configuration"), el("details", { open: true }, el("summary", {}, "resolved configuration"), keyValueTable(flatten(run.config))),
@@ -135,11 +139,24 @@ export async function runPage(main) {
     chartBox.dataset.lastStep = String(points.last_step);
   }
 
+  // The panels, drawn again when their x axis changes (and as a running run records more).
+  let panelsX = null;
+  async function drawPanels() {
+    panelsX = state.x;
+    await dashboard(dashBox, run, state.x, (key) => {
+      state.key = key;
+      state.from = state.to = null;
+      fillKeys();
+      draw().then(() => document.getElementById("one-metric").scrollIntoView());
+    });
+  }
+
   async function draw() {
     save();
     header();
     await fetchPoints();
     drawChart();
+    if (panelsX !== state.x) await drawPanels();
     await drawSteps();
   }
 
@@ -158,6 +175,7 @@ export async function runPage(main) {
     if (Date.now() - stepsDrawn > 5000) {
       stepsDrawn = Date.now();
       await drawSteps();
+      await drawPanels();
     }
     if (state.from !== null || state.x !== "step") return;
     const more = await series(id, state.key, state.worker, `&after_step=${points.last_step}`);
