@@ -88,7 +88,12 @@ json configuration_json(const reports::ExperimentModel& m, const reports::Config
   }
   const double projected = s.projected_communicate.mean;
   const reports::AnswerLink own = answer.own_link(s);
+  // The swept fields that make the configuration (its seed and tuning aside): the parallel
+  // coordinates' axes and the scatters' x, from the runs the report grouped.
+  json swept = s.config->runs.empty() ? json::object() : s.config->runs.front()->run.swept;
+  for (const char* aside : {"seed", "tune", "repeat"}) swept.erase(aside);
   json out = {{"label", s.config->label},
+              {"swept", swept},
               {"row", s.config->row},
               {"column", s.config->column},
               {"runs", runs},

@@ -371,6 +371,42 @@ test("the server only reads: no method but GET, no file outside its pages, the d
   assert.deepEqual(fingerprint(small), smallBefore);
 });
 
+test("the experiment page's parallel coordinates show the sweep, and a brush filters its tables and charts", async () => {
+  const db = fixture("small", "parallel.db");
+  const s = await serve(db);
+  const page = await open(s.url + "#/experiment/sweep");
+  await page.waitForSelector("svg.parallel");
+  // One line per configuration, its final metric the database's mean over its seeds.
+  const finals = query(db, "SELECT json_extract(r.config, '$.compressor.name') AS c, avg(m.value) AS v FROM runs r JOIN run_summary s ON s.run_id = r.id AND s.key = 'test_accuracy' JOIN (SELECT run_id, last AS value FROM run_summary WHERE key = 'test_accuracy') m ON m.run_id = r.id WHERE r.status = 'FINISHED' GROUP BY c");
+  const lines = await page.locator("svg.parallel polyline").evaluateAll((ls) => ls.map((l) => ({ label: l.dataset.label, title: l.textContent })));
+  assert.equal(lines.length, finals.length);
+  for (const f of finals) {
+    const line = lines.find((l) => l.label.startsWith(f.c));
+    assert.ok(line, f.c);
+    assert.match(line.title, new RegExp(`final test accuracy ${Number(f.v.toPrecision(4))}$`));
+  }
+  assert.equal(await page.locator(".scatter").count(), 2);  // compressor and compressor.ratio
+  // Drag along the compressor axis from its top (fp16) down past topk: none is left out.
+  const strip = await page.locator('.axis-strip[data-axis="compressor"]').boundingBox();
+  await page.mouse.move(strip.x + strip.width / 2, strip.y + 1);  // above the axis's top: fp16 included
+  await page.mouse.down();
+  await page.mouse.move(strip.x + strip.width / 2, strip.y + strip.height * 0.6, { steps: 5 });
+  await page.mouse.up();
+  await page.waitForFunction(() => location.hash.includes("brush=compressor"));
+  await page.waitForSelector("text=2 of 3 configurations kept");
+  const answerRows = await page.locator("#answer .section-table tr").evaluateAll((rows) =>
+    rows.filter((r) => !r.hidden).map((r) => r.cells[0].textContent));
+  assert.ok(!answerRows.includes("none") && answerRows.includes("fp16") && answerRows.includes("topk ratio=0.01"), answerRows.join("|"));
+  // The brush is in the URL: a fresh page opens with it.
+  const url = page.url();
+  const again = await open(url);
+  await again.waitForSelector("text=2 of 3 configurations kept");
+  assert.deepEqual(page.errors, []);
+  await again.close();
+  await page.close();
+  await s.stop();
+});
+
 test("the run page shows every metric the run recorded as a panel with its unit, one cursor for all", async () => {
   const db = fixture("small", "dashboard.db");
   const s = await serve(db);
@@ -434,7 +470,7 @@ test("?static=1 opens no live stream, says when it has drawn, and chromium --scr
   await page.waitForFunction(() => document.body.dataset.ready === "experiment/sweep", null, { timeout: 20000 });
   assert.equal(await page.locator("#live").innerText(), "static: not live");
   // Bytes on a log axis, its ticks in SI units.
-  const pareto = page.locator(".chart").first();
+  const pareto = page.locator('.chart[data-name="sweep-pareto"]');
   assert.equal(await pareto.getAttribute("data-x-scale"), "log");
   assert.equal(await pareto.getAttribute("data-x-unit"), "B");
   assert.deepEqual(await page.evaluate(async () => {

@@ -76,7 +76,7 @@ function svgOf(data, series, width = 800, height = 400) {
  * own: a band's edges), points?: true (points, no line), hidden?: true}.
  */
 export function chart(container, { title, xLabel, yLabel, data, lines, log = false, logX = false, time = false, onZoom, name,
-                                   xUnit, yUnit, width: fixedWidth, height = 340, sync, downloads = true, legend = true }) {
+                                   xUnit, yUnit, xValues, width: fixedWidth, height = 340, sync, downloads = true, legend = true }) {
   const box = el("div", { class: "chart" });
   add(container, box);
   const series = [{ label: xLabel }];
@@ -101,7 +101,9 @@ export function chart(container, { title, xLabel, yLabel, data, lines, log = fal
     ...(sync ? { cursor: { sync: { key: sync } } } : {}),
     scales: { x: { time, distr: logX ? 3 : 1 }, y: { distr: log ? 3 : 1 } },
     // With a unit, ticks in SI prefixes ("10 MB", "1 Gbit/s"): a log axis of bytes reads.
-    axes: [{ label: xLabel, ...(xUnit !== undefined ? { values: (u, splits) => splits.map((v) => siText(v, xUnit)) } : {}) },
+    axes: [{ label: xLabel, ...(xUnit !== undefined ? { values: (u, splits) => splits.map((v) => siText(v, xUnit)) } : {}),
+             // Categories on x: their names at whole positions, nothing between.
+             ...(xValues ? { values: (u, splits) => splits.map((v) => (Number.isInteger(v) ? xValues(v) : "")) } : {}) },
            { label: yLabel, size: 70, ...(yUnit !== undefined ? { values: (u, splits) => splits.map((v) => siText(v, yUnit)) } : {}) }],
     legend: { show: legend, live: true },
     hooks: onZoom ? { setSelect: [(u) => {
@@ -120,6 +122,7 @@ export function chart(container, { title, xLabel, yLabel, data, lines, log = fal
   if (box.dataset.chartPoints === "1")
     add(box, el("p", { class: "muted one-point" }, "One point only: nothing to draw a line through."));
   const file = name || "chart";
+  box.dataset.name = file;
   if (downloads) add(box, el("div", { class: "bar" },
     el("button", { onclick: () => plot.ctx.canvas.toBlob((b) => saveBlob(file + ".png", b)) }, "PNG"),
     el("button", { onclick: () => download(file + ".svg", svgOf(plot.data, series), "image/svg+xml") }, "SVG")));

@@ -5,6 +5,19 @@
 import { el, clear, number, bytes, route, setParams, api, command, link, download, csv, add, put } from "./util.js";
 import { chart, color, stackedBars } from "./charts.js";
 import { onChange } from "./live.js";
+import { parallelCoordinates, fieldScatters, sweptFields } from "./parallel.js";
+
+// The brush of the parallel coordinates in the URL: "compressor:0.5-1;compressor.ratio:0-0.3".
+function brushOf(text) {
+  const out = {};
+  for (const part of (text || "").split(";").filter(Boolean)) {
+    const at = part.lastIndexOf(":");
+    const [lo, hi] = part.slice(at + 1).split("-").map(Number);
+    if (at > 0 && Number.isFinite(lo) && Number.isFinite(hi)) out[part.slice(0, at)] = [lo, hi];
+  }
+  return out;
+}
+const brushText = (brush) => Object.entries(brush).map(([k, [lo, hi]]) => `${k}:${lo.toFixed(3)}-${hi.toFixed(3)}`).join(";");
 
 export async function experimentsPage(main) {
   const list = await api("/api/experiments");
@@ -38,7 +51,8 @@ export async function experimentPage(main) {
   // tolerance) unless the user sets one; every table and projection follows it.
   // `on`: "there" draws "Does it pay off?" with the steps projected onto the hardware profile the
   // runs name (hardware = profile { ... }), "here" with this machine's.
-  const state = { bw: Number(params.get("bw") || 1e9), target: params.get("target") || "", on: params.get("on") || "here" };
+  const state = { bw: Number(params.get("bw") || 1e9), target: params.get("target") || "", on: params.get("on") || "here",
+                  brush: brushOf(params.get("brush")) };
   const fetchModel = () => api(`/api/experiments/${encodeURIComponent(name)}` + (state.target ? `?target=${encodeURIComponent(state.target)}` : ""));
   let e = await fetchModel();
   const body = el("div");
@@ -49,6 +63,7 @@ export async function experimentPage(main) {
     const p = new URLSearchParams({ bw: String(state.bw) });
     if (state.target) p.set("target", state.target);
     if (state.on !== "here") p.set("on", state.on);
+    if (Object.keys(state.brush).length) p.set("brush", brushText(state.brush));
     setParams(p);
     clear(body);
     const metric = e.metric;
@@ -58,13 +73,42 @@ export async function experimentPage(main) {
       return;
     }
     // The answer, and every other section's tables, as the report has them.
+    let kept = null;  // the configurations inside the sweep's brush (null: no sweep view)
     for (const s of e.sections) {
       const section = el("section", { id: s.anchor }, el("h2", {}, s.heading), s.lead ? el("p", {}, s.lead) : null);
       if (s.anchor === "answer" || s.anchor === "advice") add(section, s.tables.map(tableOf));
       else if (s.anchor === "time-and-bytes-to-target") add(section, targetInput(configs), s.tables.map(tableOf));
       else add(section, el("details", {}, el("summary", {}, "tables and how they are computed"), el("p", { class: "muted" }, s.text), ...s.tables.map(tableOf)));
       add(body, section);
-      if (s.anchor === "answer") drawInteractive(body, metric, configs);
+      if (s.anchor === "answer") {
+        kept = drawSweep(body, metric, configs);
+        drawInteractive(body, metric, kept ? configs.filter((c) => kept.has(c.label)) : configs);
+      }
+    }
+    if (kept) filterTables(body, configs, kept);
+  }
+
+  // The sweep seen through: parallel coordinates (a drag along an axis brushes it) and a scatter
+  // per swept field; nothing for an experiment that sweeps one configuration.
+  function drawSweep(into, metric, configs) {
+    if (!sweptFields(configs).length) return null;
+    const box = el("section", { id: "sweep" }, el("h2", {}, "The sweep: swept fields against the final metric"),
+      el("p", { class: "muted" }, "One line per configuration (mean over its seeds). Drag along an axis to keep the configurations in that range; the tables and charts below follow; a click on an axis clears its brush."));
+    add(into, box);
+    const kept = parallelCoordinates(box, configs, metric, state.brush, (brush) => { state.brush = brush; draw(); });
+    add(box, el("p", { class: "muted", id: "sweep-kept" }, `${kept.size} of ${configs.length} configurations kept`));
+    const scatters = el("div", { class: "panels" });
+    add(box, scatters);
+    fieldScatters(scatters, configs.filter((c) => kept.has(c.label)), metric, name);
+    return kept;
+  }
+
+  // Rows of the report's tables that name a configuration the brush left out are hidden.
+  function filterTables(into, configs, kept) {
+    const labels = new Set(configs.map((c) => c.label));
+    for (const tr of into.querySelectorAll(".section-table tr")) {
+      const first = tr.cells[0]?.textContent;
+      if (labels.has(first)) tr.hidden = !kept.has(first);
     }
   }
 
