@@ -84,7 +84,26 @@ json runs_json(storage::Database& db, std::optional<double> since) {
     if (since && !after(r.created) && !after(r.started) && !after(r.heartbeat) && !after(r.ended)) continue;
     runs.push_back(run_row(r));
   }
-  return {{"runs", runs}, {"now", now}};
+  // Moved, not copied: an initializer list would copy every run's object (100,000 of them).
+  json out = json::object();
+  out["runs"] = std::move(runs);
+  out["now"] = now;
+  return out;
+}
+
+std::string runs_json_text(storage::Database& db) {
+  // Each run's object written out as it is built: no tree of 100,000 objects to build and free.
+  std::string out = "{\"runs\":[";
+  bool first = true;
+  for (const storage::RunRow& r : storage::list_runs(db)) {
+    if (!first) out += ',';
+    first = false;
+    out += run_row(r).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  out += "],\"now\":";
+  out += json(storage::unix_now()).dump();
+  out += '}';
+  return out;
 }
 
 json runs_matching_json(storage::Database& db, const std::string& where) {

@@ -19,6 +19,9 @@ nlohmann::json number_or_null(double value);
 /// runs planned, started, beating or ended since (what a page that has the rest fetches), and
 /// `now` to ask with next.
 nlohmann::json runs_json(storage::Database& db, std::optional<double> since = std::nullopt);
+/// runs_json(db) as its JSON text, written run by run (what GET /api/runs serves: the same
+/// objects, without holding every run's at once).
+std::string runs_json_text(storage::Database& db);
 
 /// GET /api/runs/matching?where=TEXT: the ids of the runs that satisfy every comma-separated
 /// condition of TEXT, by `laconic runs --where`'s rules (storage::runs_where), and the

@@ -102,6 +102,12 @@ TEST_CASE("the runs changed since a time are the ones a page that has the rest a
   CHECK(later["runs"][0]["status"] == "QUEUED");
   CHECK_THROWS_AS(ui::run_json(*db, 99), ConfigError);
   CHECK(ui::run_json(*db, 1)["steps_per_epoch"] == 5);
+  // What GET /api/runs serves, written run by run, is the same runs as the JSON built whole.
+  auto text = nlohmann::json::parse(ui::runs_json_text(*db));
+  auto whole = ui::runs_json(*db);
+  REQUIRE(text["runs"].size() == 2);
+  CHECK(text["runs"] == whole["runs"]);
+  CHECK(text["now"].is_number());
 }
 
 TEST_CASE("an experiment's target is the report's unless the user sets one", "[ui][api]") {

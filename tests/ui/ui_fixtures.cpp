@@ -5,6 +5,7 @@
 //                                are HTML
 //   ui_fixtures many DB N        N finished runs in one experiment
 //   ui_fixtures series DB N      one run whose train_loss has N points and one spike
+//   ui_fixtures dashboard DB N   one run with twelve metrics of N points each
 //   ui_fixtures live DB SECONDS  a new RUNNING run, a train_loss point every 100 ms, for SECONDS
 //   ui_fixtures hardware DB      dense and Top-k on two seeds, both reaching the target, whose
 //                                runs name a hardware profile (hardware = profile { ... }) written
@@ -187,6 +188,25 @@ void series(const std::string& path, std::int64_t count) {
   recorder.finish_run(run, storage::RunStatus::Finished);
 }
 
+// One run with twelve metrics of `count` points each: the run page's dashboard at scale.
+void dashboard_run(const std::string& path, std::int64_t count) {
+  auto db = storage::Database::open(path);
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("wide", "wide.lua", "abc");
+  const auto run = recorder.add_run(e, config_of("wide", "none", 0, 1));
+  recorder.start_run(run);
+  storage::SqliteSink sink(*db, run, 100000);
+  const char* const twelve[] = {keys::kTrainLoss,     keys::kTimeForward,   keys::kTimeBackward, keys::kTimeCompress,
+                                keys::kTimeDecompress, keys::kTimeWait,      keys::kTimeCommunicate, keys::kTimeStep,
+                                keys::kBytesSent,     keys::kBytesReceived, keys::kLr,           keys::kProjectedTimeStep};
+  for (std::int64_t step = 0; step < count; ++step)
+    for (int k = 0; k < 12; ++k)
+      sink.record({twelve[k], step, 0, 0, 0.001 * static_cast<double>(step),
+                   (k + 1) * (1.0 + 0.1 * std::sin(0.001 * static_cast<double>(step) * (k + 1)))});
+  sink.flush();
+  recorder.finish_run(run, storage::RunStatus::Finished);
+}
+
 void live(const std::string& path, double seconds) {
   auto db = storage::Database::open(path);
   storage::Recorder recorder(*db);
@@ -218,6 +238,8 @@ int main(int argc, char** argv) {
       many(argv[2], std::atoi(argv[3]));
     else if (mode == "series" && argc > 3)
       series(argv[2], std::atoll(argv[3]));
+    else if (mode == "dashboard" && argc > 3)
+      dashboard_run(argv[2], std::atoll(argv[3]));
     else if (mode == "live" && argc > 3)
       live(argv[2], std::atof(argv[3]));
     else if (mode == "hardware")
@@ -228,7 +250,8 @@ int main(int argc, char** argv) {
       storage::testing::record_where_runs(*storage::Database::open(argv[2]));
       std::ofstream(argv[3]) << storage::testing::where_cases_json().dump(2) << "\n";
     } else {
-      std::cerr << "usage: ui_fixtures small DB | many DB N | series DB N | live DB SECONDS | hardware DB | verdicts DB"
+      std::cerr << "usage: ui_fixtures small DB | many DB N | series DB N | dashboard DB N | live DB SECONDS | hardware DB"
+                   " | verdicts DB"
                    " | where DB CASES\n";
       return 2;
     }
