@@ -80,10 +80,11 @@ json configuration_json(const reports::ExperimentModel& m, const reports::Config
                         const HardwareProfile* hardware) {
   const reports::Answer& answer = *m.answer;
   const reports::Verdict& v = answer.verdict(s);
-  json runs = json::array();
+  json runs = json::array(), run_names = json::array();
   bool thread_ranks = false;
   for (const reports::RunData* run : s.config->runs) {
     runs.push_back(run->run.id);
+    run_names.push_back(run->run.name);
     thread_ranks = thread_ranks || run->thread_ranks;
   }
   const double projected = s.projected_communicate.mean;
@@ -97,6 +98,7 @@ json configuration_json(const reports::ExperimentModel& m, const reports::Config
               {"row", s.config->row},
               {"column", s.config->column},
               {"runs", runs},
+              {"run_names", run_names},
               {"baseline", v.baseline},
               {"thread_ranks", thread_ranks},
               {"final", stats_json(s.final_metric)},

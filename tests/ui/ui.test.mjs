@@ -397,6 +397,10 @@ test("the experiment page's parallel coordinates show the sweep, and a brush fil
   const answerRows = await page.locator("#answer .section-table tr").evaluateAll((rows) =>
     rows.filter((r) => !r.hidden).map((r) => r.cells[0].textContent));
   assert.ok(!answerRows.includes("none") && answerRows.includes("fp16") && answerRows.includes("topk ratio=0.01"), answerRows.join("|"));
+  // The table of runs too: dense's runs are hidden, the others' shown.
+  const runRows = await page.locator("#runs .section-table tr").evaluateAll((rows) =>
+    rows.filter((r) => !r.hidden).map((r) => r.cells[0].textContent));
+  assert.ok(!runRows.some((n) => n.startsWith("compressor=none")) && runRows.some((n) => n.startsWith("compressor=topk")), runRows.join("|"));
   // The brush is in the URL: a fresh page opens with it.
   const url = page.url();
   const again = await open(url);

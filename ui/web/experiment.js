@@ -103,12 +103,13 @@ export async function experimentPage(main) {
     return kept;
   }
 
-  // Rows of the report's tables that name a configuration the brush left out are hidden.
+  // Rows of the report's tables that name a configuration the brush left out, or one of its
+  // runs (the table of runs), are hidden.
   function filterTables(into, configs, kept) {
-    const labels = new Set(configs.map((c) => c.label));
+    const labelOf = new Map(configs.flatMap((c) => [[c.label, c.label], ...(c.run_names || []).map((n) => [n, c.label])]));
     for (const tr of into.querySelectorAll(".section-table tr")) {
-      const first = tr.cells[0]?.textContent;
-      if (labels.has(first)) tr.hidden = !kept.has(first);
+      const label = labelOf.get(tr.cells[0]?.textContent);
+      if (label !== undefined) tr.hidden = !kept.has(label);
     }
   }
 
