@@ -5,11 +5,12 @@
 // chromium through playwright-core, as the tests drive it.
 //
 // usage: node bench/ui_bench.mjs build/cli/laconic build/tests/ui/ui_fixtures build/ui/npm/node_modules [REPEAT]
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { serve } from "./ui_server.mjs";
 
 const [laconic, fixtures, modules, repeatArg] = process.argv.slice(2);
 if (!modules) {
@@ -20,18 +21,7 @@ const repeat = Number(repeatArg || 5);
 const { chromium } = createRequire(path.join(path.resolve(modules), "noop.js"))("playwright-core");
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "laconic-ui-bench-"));
 
-function serve(db) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(path.resolve(laconic), ["ui", "--db", db, "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-      const m = out.match(/(http:\/\/127\.0\.0\.1:\d+\/)/);
-      if (m) resolve({ url: m[1], stop: () => child.kill("SIGINT") });
-    });
-    child.on("exit", (code) => reject(new Error(`laconic ui exited ${code}`)));
-  });
-}
+const serveDb = (db) => serve(laconic, db);
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const many = path.join(dir, "many.db");
@@ -40,7 +30,7 @@ const series = path.join(dir, "series.db");
 execFileSync(path.resolve(fixtures), ["series", series, "100000"]);
 
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
-const manyServer = await serve(many);
+const manyServer = await serveDb(many);
 const paints = [];
 let heap = 0;
 for (let i = 0; i < repeat; i++) {
@@ -57,7 +47,7 @@ for (let i = 0; i < repeat; i++) {
 }
 manyServer.stop();
 
-const seriesServer = await serve(series);
+const seriesServer = await serveDb(series);
 const latencies = [];
 for (let i = 0; i < 50; i++) {
   const start = performance.now();

@@ -6,12 +6,13 @@
 // Database: tests/ui/ui_fixtures.cpp's "many" sweep of RUNS runs.
 //
 // usage: node bench/ui_load.mjs build/cli/laconic build/tests/ui/ui_fixtures [CLIENTS] [HALF_OPEN] [DURATION_S] [RUNS]
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { serve } from "./ui_server.mjs";
 import { Worker } from "node:worker_threads";
 
 const [laconic, fixtures, clientsArg, halfOpenArg, durationArg, runsArg] = process.argv.slice(2);
@@ -32,16 +33,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "laconic-ui-load-"));
 const db = path.join(dir, "many.db");
 execFileSync(path.resolve(fixtures), ["many", db, String(runs)]);
 
-const server = await new Promise((resolve, reject) => {
-  const child = spawn(path.resolve(laconic), ["ui", "--db", db, "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
-  let out = "";
-  child.stdout.on("data", (d) => {
-    out += d;
-    const m = out.match(/http:\/\/127\.0\.0\.1:(\d+)\//);
-    if (m) resolve({ port: Number(m[1]), child });
-  });
-  child.on("exit", (code) => reject(new Error(`laconic ui exited ${code}`)));
-});
+const server = await serve(laconic, db);
 
 // One GET of /api/runs on `agent`: its latency in ms, or null when it failed or took over 20 s.
 function fetchRuns(agent) {
@@ -114,8 +106,7 @@ const prober = new Promise((resolve) => probeThread.on("message", resolve));
 const [, { out: probe, failed: probeFailures }] = await Promise.all([Promise.all(loops), prober]);
 agent.destroy();
 for (const s of sockets) s.destroy();
-server.child.kill("SIGINT");
-await new Promise((r) => server.child.on("exit", r));
+await server.stop();
 const leftover = ["-wal", "-shm"].filter((suffix) => fs.existsSync(db + suffix));
 fs.rmSync(dir, { recursive: true, force: true });
 clearTimeout(deadline);

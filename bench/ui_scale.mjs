@@ -6,11 +6,12 @@
 // Databases from tests/ui/ui_fixtures.cpp; Debian's chromium through playwright-core.
 //
 // usage: node bench/ui_scale.mjs build/cli/laconic build/tests/ui/ui_fixtures build/ui/npm/node_modules [REPEAT] [RUNS] [POINTS]
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { serve } from "./ui_server.mjs";
 
 const [laconic, fixtures, modules, repeatArg, runsArg, pointsArg] = process.argv.slice(2);
 if (!modules) {
@@ -22,18 +23,7 @@ const { chromium } = createRequire(path.join(path.resolve(modules), "noop.js"))(
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "laconic-ui-scale-"));
 const deadline = setTimeout(() => { console.error("ui_scale: gave up after 20 minutes"); process.exit(1); }, 20 * 60 * 1000);
 
-function serve(db) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(path.resolve(laconic), ["ui", "--db", db, "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-      const m = out.match(/(http:\/\/127\.0\.0\.1:\d+\/)/);
-      if (m) resolve({ url: m[1], stop: () => new Promise((r) => { child.on("exit", r); child.kill("SIGINT"); }) });
-    });
-    child.on("exit", (code) => reject(new Error(`laconic ui exited ${code}`)));
-  });
-}
+const serveDb = (db) => serve(laconic, db);
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const row = (what, xs, goal) =>
@@ -55,7 +45,7 @@ async function paint(url) {
 
 const cold = [], warm = [], filters = [];
 for (let i = 0; i < repeat; i++) {
-  const server = await serve(many);  // a server just started: nothing built yet
+  const server = await serveDb(many);  // a server just started: nothing built yet
   const first = await paint(server.url);
   cold.push(first.ms);
   await first.page.close();
@@ -77,7 +67,7 @@ for (let i = 0; i < repeat; i++) {
 }
 
 const dashboards = [];
-const wideServer = await serve(wide);
+const wideServer = await serveDb(wide);
 for (let i = 0; i < repeat; i++) {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const start = Date.now();

@@ -9,6 +9,7 @@
 #include "reports/learning_curve.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
+#include "storage/statement.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -55,6 +56,13 @@ std::string ProbeWatch::operator()(std::int64_t run_id) const {
 
 std::string ProbeWatch::check(std::int64_t run_id) const {
   auto db = storage::Database::open_read_only(db_);
+  storage::Statement count(db->handle(),
+                           "SELECT count(*) FROM metric_values v JOIN metric_keys k ON k.id = v.key_id "
+                           "WHERE v.run_id = ?1 AND v.worker = 0 AND k.name IN ('test_accuracy', 'test_perplexity')");
+  count.bind_int64(1, run_id);
+  const std::int64_t evaluations = count.step() ? count.column_int64(0) : 0;
+  if (seen_[run_id] == evaluations) return "";  // nothing new since it was last looked at
+  seen_[run_id] = evaluations;
   const auto row = storage::find_run(*db, run_id);
   if (!row || reports::parse_run(*row, row->config).is_baseline) return "";
   reports::TargetRule rule;

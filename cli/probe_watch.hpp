@@ -5,6 +5,7 @@
 // learning curve says it would not within 10x its length (reports/learning_curve.hpp, the rule
 // advise drops finished probes by) is ended early: the rest of its budget goes to the others.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -30,6 +31,9 @@ class ProbeWatch {
   LinkSpec link_;
   std::int64_t probe_steps_, evaluations_;
   std::optional<double> target_;
+  /// Evaluations each run had when last looked at: the rest of the check (the model, the curve)
+  /// runs again only once it has another, so asking every second costs a count.
+  mutable std::map<std::int64_t, std::int64_t> seen_;
 };
 
 }  // namespace laconic::cli
