@@ -145,9 +145,9 @@ std::vector<Shape> all_shapes(sqlite3* db, const std::vector<std::string>& table
   std::vector<std::string> all;
   while (names.step()) all.push_back(names.column_text(0));
   for (const std::string& name : all) {
-    if (std::find(tables.begin(), tables.end(), name) == tables.end()) out.push_back(shape_of(db, name));
-    const Shape table = shape_of(db, name);
+    Shape table = shape_of(db, name);
     for (Shape& index : index_shapes(db, table)) out.push_back(std::move(index));
+    if (std::find(tables.begin(), tables.end(), name) == tables.end()) out.push_back(std::move(table));
   }
   return out;
 }

@@ -107,13 +107,12 @@ SeriesQuery series_query(const httplib::Request& req) {
   return q;
 }
 
-// Runs a handler with a connection of its own, turning what it throws into a status. A storage
-// error says what happened to which file and what to do (a damaged one: the recover command),
-// not the SQL that met it.
-template <class Build>
-void answer(ReadOnlyStore& store, httplib::Response& res, Build&& build) {
+// Runs `send`, turning what it throws into a status. A storage error says what happened to which
+// file and what to do (a damaged one: the recover command), not the SQL that met it.
+template <class Send>
+void guarded(const ReadOnlyStore& store, httplib::Response& res, Send&& send) {
   try {
-    send_json(res, store.with(build));
+    send();
   } catch (const BadRequest& e) {
     send_error(res, 400, e.what());
   } catch (const ConfigError& e) {
@@ -123,6 +122,12 @@ void answer(ReadOnlyStore& store, httplib::Response& res, Build&& build) {
   } catch (const std::exception& e) {
     send_error(res, 500, e.what());
   }
+}
+
+// Runs a handler with a connection of its own and sends what it builds as JSON.
+template <class Build>
+void answer(ReadOnlyStore& store, httplib::Response& res, Build&& build) {
+  guarded(store, res, [&] { send_json(res, store.with(build)); });
 }
 
 class UiServer {
@@ -247,9 +252,7 @@ class UiServer {
     });
   }
 
-  // Every run, as the runs page first asks: built once per commit the watcher has seen, so that
-  // many pages (or clients) asking at once cost one query.
-  // The cached list when it is as of the latest commit seen; false when it is not.
+  // The cached list of every run when it is as of the latest commit seen; false when it is not.
   bool send_cached_runs(httplib::Response& res) {
     std::shared_ptr<const std::string> body;
     {
@@ -262,6 +265,8 @@ class UiServer {
     return true;
   }
 
+  // Every run, as the runs page first asks: built once per commit the watcher has seen, so that
+  // many pages (or clients) asking at once cost one query.
   void send_all_runs(httplib::Response& res) {
     if (send_cached_runs(res)) return;
     // One build at a time: a request that finds one under way waits for it, rather than doing it
@@ -270,9 +275,8 @@ class UiServer {
     if (send_cached_runs(res)) return;
     const std::uint64_t changes = store_.changes();
     std::shared_ptr<const std::string> body;
-    answer(store_, res, [&](storage::Database& db) {
-      body = std::make_shared<const std::string>(runs_json_text(db));
-      return json();  // replaced below
+    guarded(store_, res, [&] {
+      body = std::make_shared<const std::string>(store_.with([](storage::Database& db) { return runs_json_text(db); }));
     });
     if (!body) return;  // an error, answered
     res.set_header("Cache-Control", "no-store");

@@ -171,12 +171,17 @@ void many(const std::string& path, int count) {
   storage::Statement(db->handle(), "COMMIT").run();
 }
 
+// A RUNNING run of dense, the only one of experiment `name`.
+std::int64_t started_run(storage::Recorder& recorder, const std::string& name) {
+  const auto run = recorder.add_run(recorder.add_experiment(name, name + ".lua", "abc"), config_of(name, "none", 0, 1));
+  recorder.start_run(run);
+  return run;
+}
+
 void series(const std::string& path, std::int64_t count) {
   auto db = storage::Database::open(path);
   storage::Recorder recorder(*db);
-  const auto e = recorder.add_experiment("long", "long.lua", "abc");
-  const auto run = recorder.add_run(e, config_of("long", "none", 0, 1));
-  recorder.start_run(run);
+  const auto run = started_run(recorder, "long");
   storage::SqliteSink sink(*db, run, 100000);
   const std::int64_t spike = count / 2 + 17;
   for (std::int64_t step = 0; step < count; ++step) {
@@ -192,9 +197,7 @@ void series(const std::string& path, std::int64_t count) {
 void dashboard_run(const std::string& path, std::int64_t count) {
   auto db = storage::Database::open(path);
   storage::Recorder recorder(*db);
-  const auto e = recorder.add_experiment("wide", "wide.lua", "abc");
-  const auto run = recorder.add_run(e, config_of("wide", "none", 0, 1));
-  recorder.start_run(run);
+  const auto run = started_run(recorder, "wide");
   storage::SqliteSink sink(*db, run, 100000);
   const char* const twelve[] = {keys::kTrainLoss,     keys::kTimeForward,   keys::kTimeBackward, keys::kTimeCompress,
                                 keys::kTimeDecompress, keys::kTimeWait,      keys::kTimeCommunicate, keys::kTimeStep,
@@ -210,9 +213,7 @@ void dashboard_run(const std::string& path, std::int64_t count) {
 void live(const std::string& path, double seconds) {
   auto db = storage::Database::open(path);
   storage::Recorder recorder(*db);
-  const auto e = recorder.add_experiment("live", "live.lua", "abc");
-  const auto run = recorder.add_run(e, config_of("live", "none", 0, 1));
-  recorder.start_run(run);
+  const auto run = started_run(recorder, "live");
   std::cout << run << std::endl;
   storage::SqliteSink sink(*db, run);
   const auto start = std::chrono::steady_clock::now();
