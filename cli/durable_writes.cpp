@@ -1,5 +1,6 @@
 #include "cli/durable_writes.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <thread>
@@ -29,6 +30,7 @@ void DurableWrites::outage_started(const std::string& what, const std::string& r
                                 ? raw_error.substr(words_at + 2, code_at - words_at - 3)
                                 : raw_error;
   in_outage_ = true;
+  outage_since_ = Clock::now();
   std::cerr << "laconic: database " << database_ << " cannot take writes (while trying to " << what << ": " << error
             << "); keeping what arrives and retrying for up to " << budget_ << " s (--db-retry)" << std::endl;
 }
@@ -39,13 +41,13 @@ void DurableWrites::outage_over() {
   std::cerr << "laconic: database " << database_ << " takes writes again; nothing was lost" << std::endl;
 }
 
-void DurableWrites::retry(const std::string& what, const std::function<void()>& write) {
+void DurableWrites::retry(const std::string& what, const std::function<void()>& write, bool writes) {
   const auto start = Clock::now();
   double backoff = 0.1;
   while (true) {
     try {
       write();
-      outage_over();
+      if (writes) outage_over();
       return;
     } catch (const StorageError& e) {
       if (!storage::is_transient(e)) throw;
@@ -61,15 +63,23 @@ void DurableWrites::retry(const std::string& what, const std::function<void()>& 
 }
 
 void DurableWrites::fact(std::int64_t run_id, const std::string& key, const std::string& value) {
+  if (dropped_.count(run_id) > 0) return;
   facts_.push_back({run_id, key, value});
   flush_facts();
 }
 
+double DurableWrites::outage_seconds() const { return in_outage_ ? seconds_since(outage_since_) : 0.0; }
+
 bool DurableWrites::flush_facts() {
-  while (!facts_.empty()) {
-    const auto& f = facts_.front();
+  // In order, so that a key set twice ends with its last value; a held run's wait.
+  auto f = facts_.begin();
+  while (f != facts_.end()) {
+    if (held_.count(f->run_id) > 0) {
+      ++f;
+      continue;
+    }
     try {
-      recorder_.record_fact(f.run_id, f.key, f.value);
+      recorder_.record_fact(f->run_id, f->key, f->value);
     } catch (const StorageError& e) {
       if (!storage::is_transient(e)) throw;
       outage_started("record a fact", e.what());
@@ -77,16 +87,33 @@ bool DurableWrites::flush_facts() {
       fact_error_code_ = e.code();
       return false;
     }
-    facts_.erase(facts_.begin());
+    f = facts_.erase(f);
   }
   return true;
 }
 
+bool DurableWrites::facts_waiting() const {
+  return std::any_of(facts_.begin(), facts_.end(),
+                     [this](const storage::Journal::Fact& f) { return held_.count(f.run_id) == 0; });
+}
+
+void DurableWrites::hold_facts(std::int64_t run_id) { held_.insert(run_id); }
+
+void DurableWrites::release_facts(std::int64_t run_id) { held_.erase(run_id); }
+
+void DurableWrites::drop_facts(std::int64_t run_id) {
+  std::erase_if(facts_, [run_id](const storage::Journal::Fact& f) { return f.run_id == run_id; });
+  held_.erase(run_id);
+  dropped_.insert(run_id);
+}
+
+void DurableWrites::flush_facts_or_throw() {
+  // The error that kept them pending, with its own code: a full disk is not a lock.
+  if (!flush_facts()) throw StorageError(fact_error_, fact_error_code_);
+}
+
 void DurableWrites::write_facts() {
-  retry("record the run's facts", [this] {
-    // The error that kept them pending, with its own code: a full disk is not a lock.
-    if (!flush_facts()) throw StorageError(fact_error_, fact_error_code_);
-  });
+  retry("record the run's facts", [this] { flush_facts_or_throw(); });
 }
 
 void DurableWrites::drain(storage::SqliteSink& sink) {
@@ -96,15 +123,17 @@ void DurableWrites::drain(storage::SqliteSink& sink) {
   });
 }
 
-std::string DurableWrites::write_journal(storage::SqliteSink* sink,
+std::string DurableWrites::write_journal(const std::vector<storage::SqliteSink*>& sinks,
                                          const std::vector<storage::Journal::Status>& statuses) {
   storage::Journal journal = storage::new_journal(database_);
-  if (sink != nullptr) {
+  for (storage::SqliteSink* sink : sinks) {
+    if (sink == nullptr) continue;
     auto rows = sink->take_pending();
     if (!rows.empty()) journal.metrics.push_back({sink->run_id(), std::move(rows)});
   }
   journal.statuses = statuses;
-  journal.facts = std::move(facts_);
+  for (auto& f : facts_)
+    if (held_.count(f.run_id) == 0) journal.facts.push_back(std::move(f));
   facts_.clear();
   if (journal.empty()) return "";
   return storage::write_journal(journal);

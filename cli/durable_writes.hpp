@@ -4,9 +4,11 @@
 // transient failure is retried with back-off, rows and facts are kept meanwhile, and when the
 // retry budget (--db-retry) is spent, what is still pending goes to a recovery journal
 // (storage/journal.hpp) that `laconic recover` or `laconic run --resume` replays.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,12 +33,25 @@ class DurableWrites {
   /// Runs `write` until it succeeds. A transient StorageError (storage::is_transient) is
   /// retried after 0.1 s, doubling to 5 s, with one line on stderr when the outage starts and
   /// one when it ends; other errors are thrown at once; after the budget, GaveUpOnDatabase.
-  void retry(const std::string& what, const std::function<void()>& write);
+  /// `writes`: false for what only reads, whose success does not end an outage.
+  void retry(const std::string& what, const std::function<void()>& write, bool writes = true);
 
-  /// Sets a fact now, or keeps it for flush_facts() if the database cannot take it now.
+  /// Sets a fact now, or keeps it for flush_facts() if the database cannot take it now (or
+  /// its run's facts are held).
   void fact(std::int64_t run_id, const std::string& key, const std::string& value);
-  /// One attempt at the kept facts; true when none is left.
+  /// One attempt at the kept facts (in the order given, those of held runs kept); true when
+  /// none is left but held ones.
   bool flush_facts();
+  /// Whether facts wait that flush_facts() would try (not held ones).
+  bool facts_waiting() const;
+  /// Keeps run `run_id`'s facts until release_facts(): its claim is not written yet.
+  void hold_facts(std::int64_t run_id);
+  void release_facts(std::int64_t run_id);
+  /// Forgets run `run_id`'s kept facts and ignores those that come later: its claim went to
+  /// another controller, whose run it is.
+  void drop_facts(std::int64_t run_id);
+  /// One attempt at the kept facts; throws the StorageError that keeps some (not held) pending.
+  void flush_facts_or_throw();
   /// The kept facts, retried until written (GaveUpOnDatabase after the budget).
   void write_facts();
 
@@ -44,11 +59,15 @@ class DurableWrites {
   /// budget (the rows stay in the sink, for the journal).
   void drain(storage::SqliteSink& sink);
 
-  /// Writes a recovery journal of what is pending: the rows of `sink` (may be null), the kept
-  /// facts and the final statuses in `statuses`; returns its path ("" when nothing was pending).
-  std::string write_journal(storage::SqliteSink* sink, const std::vector<storage::Journal::Status>& statuses);
+  /// Writes a recovery journal of what is pending: the rows of `sinks` (null ones passed by),
+  /// the kept facts but held ones and the final statuses in `statuses`; returns its path (""
+  /// when nothing was pending).
+  std::string write_journal(const std::vector<storage::SqliteSink*>& sinks,
+                            const std::vector<storage::Journal::Status>& statuses);
 
   double budget_seconds() const { return budget_; }
+  /// Seconds since the current outage started (outage_started()); 0 when there is none.
+  double outage_seconds() const;
 
   /// Says once on stderr that the database cannot take writes (what failed and SQLite's words).
   void outage_started(const std::string& what, const std::string& error);
@@ -60,7 +79,10 @@ class DurableWrites {
   std::string database_;
   double budget_;
   bool in_outage_ = false;
+  std::chrono::steady_clock::time_point outage_since_{};
   std::vector<storage::Journal::Fact> facts_;
+  std::set<std::int64_t> held_;     // runs whose facts wait for their claim
+  std::set<std::int64_t> dropped_;  // runs another controller claimed first
   std::string fact_error_;   // why the pending facts were refused last
   int fact_error_code_ = 0;  // and SQLite's code for it
 };

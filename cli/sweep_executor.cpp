@@ -45,17 +45,6 @@ class EvaluationTap : public MetricsSink {
   std::function<void(const MetricRecord&)> on_evaluation_;
 };
 
-std::string result_line(storage::Database& db, std::int64_t run_id) {
-  auto row = storage::find_run(db, run_id);
-  if (!row) return "";
-  std::string line = storage::to_string(row->status);
-  if (!std::isnan(row->final_test_accuracy)) line += "  test accuracy " + reports::fixed(row->final_test_accuracy, 4);
-  line += "  sent " + reports::human_bytes(row->bytes_sent) + " (dense " + reports::human_bytes(row->bytes_dense) +
-          ")  " + human_seconds(row->wall_time);
-  if (!row->error.empty()) line += "\n    " + row->error;
-  return line;
-}
-
 storage::RunStatus status_of(LaunchEnding ending) {
   switch (ending) {
     case LaunchEnding::Finished:
@@ -91,7 +80,8 @@ SweepExecutor::SweepExecutor(const RunArgs& args, const std::atomic<bool>& stop,
       progress_((args.job_index >= 0 || args.launched) && !args.quiet ? ProgressMode::Log
                                                                       : progress_mode_for(stdout, args.quiet),
                 stdout, args.progress_every),
-      writes_(recorder, args.db, args.db_retry) {}
+      writes_(recorder, args.db, args.db_retry),
+      pending_writes_(db, recorder, writes_, args.db) {}
 
 void SweepExecutor::execute(std::vector<PlannedRun>& runs) {
   SweepPlanner planner(args_, plan_, catalog_, db_, recorder_, experiment_id_);
@@ -100,6 +90,7 @@ void SweepExecutor::execute(std::vector<PlannedRun>& runs) {
   for (const PlannedRun& run : runs) to_train += run.start == PlannedRun::Start::Skip ? 0 : 1;
   progress_.clock().add_runs(to_train);
   for (const PlannedRun& run : runs) execute_one(run, runs.size());
+  finish_deferred();
 }
 
 double SweepExecutor::final_metric(const PlannedRun& run, const std::string& metric) {
@@ -196,48 +187,45 @@ void SweepExecutor::execute_one(const PlannedRun& run, std::size_t total) {
     }
     return;
   }
-  Pending pending;
+  RunWrites pending;
+  pending.run_id = run.id;
+  pending.label = label;
   try {
-    execute_claimed(run, config, label, pending);
+    execute_claimed(run, config, pending);
   } catch (const GaveUpOnDatabase& e) {
-    give_up(e.what(), run.id, pending);
+    give_up(e.what(), pending);
   }
 }
 
 // Runs one run once it is known to need running; `pending` is left with what a recovery
 // journal needs when the database gives out.
-void SweepExecutor::execute_claimed(const PlannedRun& run, const RunConfig& config, const std::string& label,
-                                    Pending& pending) {
-  if (!claim(run, label)) return;
-  // From here on the run is RUNNING in the database: if the database gives out, its ending
-  // goes to the journal (replaced in conclude() by how it really ended).
+void SweepExecutor::execute_claimed(const PlannedRun& run, const RunConfig& config, RunWrites& pending) {
+  write_now(pending);  // what ended during a lock lands before the next claim, where it can
+  if (!claim(run, pending)) return;
+  // From here on the run is RUNNING in the database (or will be, once its claim is written): if
+  // the database gives out, its ending goes to the journal (replaced in conclude() by how it
+  // really ended).
   pending.ending = storage::Journal::Status{run.id, "KILLED", storage::unix_now(),
                                             "stopped: the database took no writes (--db-retry)"};
   // Resolved once: its ranks and their placement, what its compressor is (recorded as a fact).
   const ResolvedRun resolved = catalog_.resolve_run(config);
-  const Checkpoints checkpoints = prepare(run, config, resolved, label, pending);
-  const LaunchOutcome outcome = launch(run, config, resolved, label, checkpoints, *pending.stored);
-  conclude(run, label, outcome, checkpoints, pending);
-}
-
-// Claimed as it was planned: a second controller on the same database may have taken it
-// (RUNNING) or trained it (FINISHED, FAILED, ...) since; then it is skipped.
-bool SweepExecutor::claim(const PlannedRun& run, const std::string& label) {
-  bool claimed = false;
-  writes_.retry(str_cat("start run ", run.id), [&] { claimed = recorder_.start_run(run.id, run.attempts); });
-  if (claimed) return true;
-  const auto now = storage::find_run(db_, run.id);
-  std::cout << label << ": run " << run.id << " was taken by another controller since it was planned (now "
-            << (now ? now->status_label() : std::string("gone")) << "), skipped" << std::endl;
-  ++skipped_;
-  return false;
+  const Checkpoints checkpoints = prepare(run, config, resolved, pending);
+  const LaunchOutcome outcome = launch(run, config, resolved, checkpoints, pending);
+  conclude(outcome, pending);
 }
 
 // Rewinds a resumed or repeated run, tidies its checkpoints, records its host's facts, reads its
 // data once for the forked workers, and opens its metrics' sink (pending.stored).
 SweepExecutor::Checkpoints SweepExecutor::prepare(const PlannedRun& run, const RunConfig& config,
-                                                  const ResolvedRun& resolved, const std::string& label,
-                                                  Pending& pending) {
+                                                  const ResolvedRun& resolved, RunWrites& pending) {
+  const std::string& label = pending.label;
+  // A run trained before its claim is written rewinds once it is claimed.
+  const auto rewind = [&](std::int64_t step) {
+    if (pending.claim)
+      pending.rewind_to = step;
+    else
+      writes_.retry(str_cat("rewind run ", run.id), [&] { recorder_.rewind_run(run.id, step); });
+  };
   const std::string not_checkpointable = catalog_.why_not_checkpointed(config);
   const bool resumes = run.start == PlannedRun::Start::Resume;
   const Checkpoints checkpoints{checkpoint_dir(args_.db, run.id),
@@ -246,10 +234,10 @@ SweepExecutor::Checkpoints SweepExecutor::prepare(const PlannedRun& run, const R
     std::cout << label << ": not checkpointed: " << not_checkpointable << "\n";
   if (resumes) {
     std::cout << label << ": resuming run " << run.id << " at step " << run.resume_step << "\n";
-    writes_.retry(str_cat("rewind run ", run.id), [&] { recorder_.rewind_run(run.id, run.resume_step); });
+    rewind(run.resume_step);
   } else if (run.start == PlannedRun::Start::Again) {
     std::cout << label << ": running run " << run.id << " again from the start (no checkpoint to resume)\n";
-    writes_.retry(str_cat("rewind run ", run.id), [&] { recorder_.rewind_run(run.id, 0); });
+    rewind(0);
     std::error_code ignored;
     std::filesystem::remove_all(checkpoints.dir, ignored);
   }
@@ -266,7 +254,9 @@ SweepExecutor::Checkpoints SweepExecutor::prepare(const PlannedRun& run, const R
   } catch (const std::exception&) {
     // Every worker reads it again, and the run fails with their words for what is wrong.
   }
-  writes_.retry(str_cat("open the metrics of run ", run.id), [&] { pending.stored = recorder_.retrying_sink(run.id); });
+  writes_.retry(
+      str_cat("open the metrics of run ", run.id), [&] { pending.stored = recorder_.retrying_sink(run.id); }, false);
+  pending.stored->hold(pending.claim.has_value());  // its rows wait for its claim
   return checkpoints;
 }
 
@@ -298,8 +288,7 @@ WorkerArgs SweepExecutor::worker_args(const PlannedRun& run, const RunConfig& co
 // emulated link when it has one, built for the run and torn down when it ends, and supervises
 // them until every one has exited.
 LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& config, const ResolvedRun& resolved,
-                                    const std::string& label, const Checkpoints& checkpoints,
-                                    storage::SqliteSink& stored) {
+                                    const Checkpoints& checkpoints, RunWrites& pending) {
   LaunchOutcome outcome;
   const int world = resolved.world_size;
   std::optional<EmulatedNetwork> network;
@@ -330,10 +319,11 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
     return train_rank(worker, catalog_, [&] { return RankRun{&config, callbacks_}; });
   };
   // Worker 0's evaluations also go to the progress display.
-  EvaluationTap tap(stored, [&](const MetricRecord& m) { progress_.evaluated(m.epoch, m.key, m.value); });
-  progress_.begin(label, config.epochs);
+  EvaluationTap tap(*pending.stored,
+                    [&](const MetricRecord& m) { progress_.evaluated(m.epoch, m.key, m.value); });
+  progress_.begin(pending.label, config.epochs);
   try {
-    outcome = launch_workers(spec, tap, observe(run, checkpoints, stored), stop_);
+    outcome = launch_workers(spec, tap, observe(checkpoints, pending), stop_);
   } catch (const GaveUpOnDatabase&) {
     throw;
   } catch (const Error& e) {
@@ -345,43 +335,34 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
 
 // What the controller does while the run's workers train: progress, facts, commits and
 // heartbeats, checkpoints, and when the database has taken no writes for too long, a stop.
-LaunchObserver SweepExecutor::observe(const PlannedRun& run, const Checkpoints& checkpoints,
-                                      storage::SqliteSink& stored) {
+LaunchObserver SweepExecutor::observe(const Checkpoints& checkpoints, RunWrites& pending) {
   LaunchObserver observer;
+  const std::int64_t id = pending.run_id;
+  storage::SqliteSink& stored = *pending.stored;
   observer.on_progress = [this](const ProgressMessage& p) { progress_.update(p); };
   observer.on_wait = [this](const std::string& waiting_on) { progress_.waiting(waiting_on); };
-  observer.on_fact = [this, id = run.id](const std::string& key, const std::string& value) {
-    writes_.fact(id, key, value);
-  };
+  observer.on_fact = [this, id](const std::string& key, const std::string& value) { writes_.fact(id, key, value); };
   // Every few seconds: commit what arrived (a controller crash then loses at most that much)
   // and show readers that the run and its workers are alive. A database that cannot take
   // writes keeps the rows in the sink; the heartbeat is only a sign of life, and waits.
-  observer.on_tick = [this, id = run.id, &stored](double workers_silent) {
-    stored.flush();
-    const bool facts_written = writes_.flush_facts();
-    if (stored.outage_seconds() > 0)
-      writes_.outage_started(str_cat("write the metrics of run ", id), stored.last_error());
-    else if (facts_written)
-      writes_.outage_over();
+  observer.on_tick = [this, id, &pending](double workers_silent) {
+    write_now(pending);
+    if (pending.claim || pending.lost) return;  // not RUNNING in the database (yet)
     try {
       recorder_.heartbeat(id, workers_silent);
     } catch (const StorageError& e) {
       if (!storage::is_transient(e)) throw;
     }
   };
-  observer.stop_reason = [this, &stored]() -> std::string {
-    if (stored.outage_seconds() <= args_.db_retry) return "";
-    return str_cat(
-        "database ", args_.db, " took no writes for ", static_cast<long>(args_.db_retry),
-        " s (--db-retry): ", storage::explain_storage_error(stored.last_error_code(), stored.last_error(), args_.db));
-  };
-  observer.hold_input = [&stored] { return stored.pending() > kMaxPendingRows; };
-  if (args_.drop_check) observer.drop_reason = [this, id = run.id] { return args_.drop_check(id); };
+  observer.stop_reason = [this, &pending] { return stop_reason(pending); };
+  observer.hold_input = [this, &stored] { return stored.pending() + pending_writes_.rows_kept() > kMaxPendingRows; };
+  if (args_.drop_check) observer.drop_reason = [this, id] { return args_.drop_check(id); };
   // Commit every step before the checkpoint, then say it may be resumed from. While the
   // database lags, the checkpoint is kept but not declared: an older one stays the newest.
-  observer.on_checkpoint = [this, id = run.id, dir = checkpoints.dir, &stored](std::int64_t step) {
-    stored.flush();
-    if (stored.pending() > 0) return;
+  observer.on_checkpoint = [this, id, dir = checkpoints.dir, &pending](std::int64_t step) {
+    if (pending.claim || pending.lost) return;
+    pending.stored->flush();
+    if (pending.stored->pending() > 0) return;
     try {
       recorder_.record_checkpoint(id, step);
       remove_older_checkpoints(dir, step);
@@ -392,72 +373,40 @@ LaunchObserver SweepExecutor::observe(const PlannedRun& run, const Checkpoints& 
   return observer;
 }
 
-// Commits every row the workers sent and the run's last facts, then its status, and counts it.
-void SweepExecutor::conclude(const PlannedRun& run, const std::string& label, const LaunchOutcome& outcome,
-                             const Checkpoints& checkpoints, Pending& pending) {
+// Records how the run ended: its last facts, then (in order, once the database takes them) its
+// rows and its status. A database that cannot take them now keeps them for later and the sweep
+// goes on.
+void SweepExecutor::conclude(const LaunchOutcome& outcome, RunWrites& pending) {
+  const std::int64_t id = pending.run_id;
+  if (pending.lost) return report_lost(pending);  // nothing of it is written: another controller's run
   const storage::RunStatus status = status_of(outcome.ending);
   const bool result = outcome.ok() || outcome.ending == LaunchEnding::Dropped;
-  pending.ending = storage::Journal::Status{run.id, storage::to_string(status), storage::unix_now(),
+  pending.ending = storage::Journal::Status{id, storage::to_string(status), storage::unix_now(),
                                             result ? std::string() : outcome.error};
-  if (outcome.ending == LaunchEnding::Dropped) writes_.fact(run.id, "dropped", outcome.dropped);
+  if (outcome.ending == LaunchEnding::Dropped) writes_.fact(id, "dropped", outcome.dropped);
   // The run's last facts, kept (for the journal) if the database cannot take them: before the
   // rows are drained, which is where a database that stays full gives up.
-  writes_.fact(run.id, "load_end", load_average_text());
-  record_host_load(run.id, label);
+  writes_.fact(id, "load_end", load_average_text());
+  record_host_load(id, pending.label);
   if (outcome.total_seconds > 0) {
-    writes_.fact(run.id, "seconds_process_start", str_cat(outcome.start_seconds));
-    writes_.fact(run.id, "seconds_teardown", str_cat(outcome.teardown_seconds));
-    writes_.fact(run.id, "seconds_launch", str_cat(outcome.total_seconds));
+    writes_.fact(id, "seconds_process_start", str_cat(outcome.start_seconds));
+    writes_.fact(id, "seconds_teardown", str_cat(outcome.teardown_seconds));
+    writes_.fact(id, "seconds_launch", str_cat(outcome.total_seconds));
   }
   if (!outcome.stopped.empty()) throw GaveUpOnDatabase(outcome.stopped);
-  // Every row the workers sent is committed before the status says the run is over.
-  writes_.drain(*pending.stored);
-  writes_.write_facts();
-  if (status == storage::RunStatus::Finished || status == storage::RunStatus::Diverged) {
-    // Both are results: --resume skips them, so their checkpoints will never be used.
-    std::error_code ignored;
-    std::filesystem::remove_all(checkpoints.dir, ignored);
+  pending.concluded = true;
+  if (status == storage::RunStatus::Killed) interrupted_ = true;  // the sweep stops at once
+  write_now(pending);
+  if (pending.lost) {
+    report_lost(pending);
+  } else if (!pending.ending) {  // written
+    count(status);
+    std::cout << pending.label << ": " << result_line(id) << std::endl;
+  } else {
+    std::cout << pending.label << ": " << storage::to_string(status) << "; kept until database " << args_.db
+              << " takes writes (" << pending.stored->pending() << " metric rows), the sweep goes on" << std::endl;
+    pending_writes_.defer(std::move(pending));
   }
-  // Ended when it ended: a database that took the write later (a lock) does not lengthen it.
-  writes_.retry(str_cat("end run ", run.id),
-                [&] { recorder_.finish_run(run.id, status, pending.ending->error, pending.ending->ended); });
-  switch (status) {
-    case storage::RunStatus::Finished:
-      ++finished_;
-      break;
-    case storage::RunStatus::Diverged:
-      ++diverged_;
-      break;
-    case storage::RunStatus::Killed:
-      interrupted_ = true;
-      break;
-    default:
-      ++failed_;
-      break;
-  }
-  std::cout << label << ": " << result_line(db_, run.id) << std::endl;
-}
-void SweepExecutor::give_up(const std::string& why, std::int64_t run_id, const Pending& pending) {
-  storage::SqliteSink* stored = pending.stored.get();
-  const auto& ending = pending.ending;
-  gave_up_ = true;
-  progress_.clear();
-  std::cerr << "laconic: " << why << "\n";
-  const std::size_t rows = stored ? stored->pending() : 0;
-  std::vector<storage::Journal::Status> statuses;
-  if (ending) statuses.push_back(*ending);  // a run never started stays QUEUED
-  const std::string path = writes_.write_journal(stored, statuses);
-  if (path.empty()) {
-    std::cerr << "laconic: nothing was pending, nothing is lost. Stopping the sweep: runs not started stay "
-                 "QUEUED; `"
-              << resume_command(args_) << "` continues once the database takes writes" << std::endl;
-    return;
-  }
-  std::cerr << "laconic: wrote what the database could not take (" << rows << " metric rows"
-            << (ending ? str_cat(", run ", run_id, " ending ", ending->status) : std::string()) << ")"
-            << " to the recovery journal " << path << "; once the database takes writes again, replay it with "
-            << "`laconic recover " << path << "` (or `" << resume_command(args_)
-            << "`, which replays it first). Stopping the sweep: runs not started stay QUEUED." << std::endl;
 }
 
 }  // namespace laconic::cli

@@ -15,6 +15,7 @@
 #include "cli/host_load.hpp"
 #include "cli/launched_sweep.hpp"
 #include "cli/launcher.hpp"
+#include "cli/pending_writes.hpp"
 #include "cli/progress.hpp"
 #include "cli/run_command.hpp"
 #include "cli/sweep_plan.hpp"
@@ -50,11 +51,6 @@ class SweepExecutor {
   int report() const;
 
  private:
-  /// What a run leaves for a recovery journal should the database give out while it runs.
-  struct Pending {
-    std::unique_ptr<storage::SqliteSink> stored;
-    std::optional<storage::Journal::Status> ending;
-  };
   /// Where and whether a run's workers keep checkpoints.
   struct Checkpoints {
     std::filesystem::path dir;
@@ -65,20 +61,37 @@ class SweepExecutor {
   void record_host_load(std::int64_t run_id, const std::string& label);
 
   void execute_one(const PlannedRun& run, std::size_t total);
-  void execute_claimed(const PlannedRun& run, const RunConfig& config, const std::string& label, Pending& pending);
-  bool claim(const PlannedRun& run, const std::string& label);
+  void execute_claimed(const PlannedRun& run, const RunConfig& config, RunWrites& pending);
   Checkpoints prepare(const PlannedRun& run, const RunConfig& config, const ResolvedRun& resolved,
-                      const std::string& label, Pending& pending);
+                      RunWrites& pending);
   LaunchOutcome launch(const PlannedRun& run, const RunConfig& config, const ResolvedRun& resolved,
-                       const std::string& label, const Checkpoints& checkpoints, storage::SqliteSink& stored);
+                       const Checkpoints& checkpoints, RunWrites& pending);
   WorkerArgs worker_args(const PlannedRun& run, const RunConfig& config, const ResolvedRun& resolved,
                          const Checkpoints& checkpoints) const;
-  LaunchObserver observe(const PlannedRun& run, const Checkpoints& checkpoints, storage::SqliteSink& stored);
-  void conclude(const PlannedRun& run, const std::string& label, const LaunchOutcome& outcome,
-                const Checkpoints& checkpoints, Pending& pending);
+  LaunchObserver observe(const Checkpoints& checkpoints, RunWrites& pending);
+  void conclude(const LaunchOutcome& outcome, RunWrites& pending);
+
+  // The database's side (sweep_writes.cpp): claims, what waits for a locked database, the journal.
+  bool claim(const PlannedRun& run, RunWrites& pending);
+  bool skip_taken(const PlannedRun& run, const std::string& label);
+  /// One attempt at the writes that wait (the deferred runs, then `current`'s); a database that
+  /// cannot take them starts (or continues) an outage, which stop_reason() measures.
+  void write_now(RunWrites& current);
+  /// Writes the deferred runs (one attempt), printing each as it lands; throws a transient
+  /// StorageError at the first that cannot.
+  void write_deferred();
+  /// At the sweep's end: the deferred runs written, retried within --db-retry (then a journal).
+  void finish_deferred();
+  /// Why the run must stop for the database ("" for no reason): a claim another controller
+  /// won, or an outage longer than --db-retry.
+  std::string stop_reason(const RunWrites& current) const;
+  void count(storage::RunStatus status);
+  /// "FINISHED  test accuracy 0.8123  sent 1.2 MB (dense 4.8 MB)  12.3 s", from the database.
+  std::string result_line(std::int64_t run_id) const;
+  void report_lost(const RunWrites& run);
 
   bool rank_lost() const { return sweep_ && !sweep_->remote().lost.empty(); }
-  void give_up(const std::string& why, std::int64_t run_id, const Pending& pending);
+  void give_up(const std::string& why, RunWrites& current);
 
   const RunArgs& args_;
   const std::atomic<bool>& stop_;
@@ -95,6 +108,9 @@ class SweepExecutor {
   bool interrupted_ = false;
   bool gave_up_ = false;
   DurableWrites writes_;
+  PendingWrites pending_writes_;
+  std::string last_write_error_;  // SQLite's words for the last write that failed
+  int last_write_error_code_ = 0;
   int ranks_here_ = 1;        // the run's ranks on this host (with --jobs, every job's)
   CpuSample cpu_at_start_{};  // when the run's host facts were recorded
 };

@@ -110,10 +110,10 @@ void Recorder::update_one(Statement& statement, std::int64_t run_id, const char*
     throw StorageError(str_cat("cannot ", what, ": no run with id ", run_id, " in ", db_.path()), -1);
 }
 
-bool Recorder::start_run(std::int64_t run_id, std::optional<std::int64_t> attempts) {
+bool Recorder::start_run(std::int64_t run_id, std::optional<std::int64_t> attempts, std::optional<double> started) {
   std::lock_guard<std::mutex> lock(db_.write_mutex());
   start_run_.reset();
-  start_run_.bind_int64(1, run_id).bind_double(2, unix_now()).bind_int64(3, ::getpid());
+  start_run_.bind_int64(1, run_id).bind_double(2, started.value_or(unix_now())).bind_int64(3, ::getpid());
   if (attempts)
     start_run_.bind_int64(4, *attempts);
   else

@@ -36,8 +36,10 @@ class Recorder {
   /// plan saw it. A run RUNNING (another controller's), FINISHED or DIVERGED (a result), or
   /// started by someone else since it was planned is left alone and the result is false: two
   /// controllers on one database never train one run twice nor append to each other's rows.
-  /// StorageError if there is no such run.
-  bool start_run(std::int64_t run_id, std::optional<std::int64_t> attempts = std::nullopt);
+  /// `started`: when the attempt began (unix seconds), for a claim written after its run began
+  /// training (the database was locked); now when not given. StorageError if there is no such run.
+  bool start_run(std::int64_t run_id, std::optional<std::int64_t> attempts = std::nullopt,
+                 std::optional<double> started = std::nullopt);
   /// Sets heartbeat to now (unix seconds), so a reader can tell a live run from a dead one, and
   /// runs.workers_silent: how long its most silent worker has sent nothing (seconds).
   void heartbeat(std::int64_t run_id, double workers_silent = 0);

@@ -81,6 +81,11 @@ bool is_transient(const StorageError& error) {
   }
 }
 
+bool is_lock(const StorageError& error) {
+  const int code = error.code() & 0xff;
+  return code == SQLITE_BUSY || code == SQLITE_LOCKED;
+}
+
 SqliteSink::SqliteSink(Database& db, std::int64_t run_id, std::size_t batch_rows, OnWriteFailure on_failure)
     : db_(db),
       run_id_(run_id),
@@ -98,6 +103,11 @@ SqliteSink::SqliteSink(Database& db, std::int64_t run_id, std::size_t batch_rows
 SqliteSink::~SqliteSink() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (pending_.empty()) return;
+  if (held_) {
+    std::cerr << "laconic: dropped " << pending_.size() << " metric records of run " << run_id_
+              << ": its claim was never written\n";
+    return;
+  }
   try {
     commit_locked();
   } catch (const std::exception& e) {
@@ -121,7 +131,7 @@ std::uint32_t SqliteSink::intern(const std::string& key) {
 void SqliteSink::record(const MetricRecord& record) {
   std::lock_guard<std::mutex> lock(mutex_);
   pending_.push_back({intern(record.key), record.worker, record.step, record.epoch, record.wall_time, record.value});
-  if (pending_.size() < batch_rows_) return;
+  if (pending_.size() < batch_rows_ || held_) return;
   if (on_failure_ == OnWriteFailure::Throw) {
     commit_locked();
   } else if (!failing_since_ || Clock::now() >= next_attempt_) {
@@ -131,7 +141,7 @@ void SqliteSink::record(const MetricRecord& record) {
 
 void SqliteSink::flush() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (pending_.empty()) return;
+  if (pending_.empty() || held_) return;
   if (on_failure_ == OnWriteFailure::Throw)
     commit_locked();
   else
@@ -188,6 +198,16 @@ std::vector<MetricRecord> SqliteSink::take_pending() {
   for (const BatchRow& r : pending_) out.push_back({keys_[r.key], r.step, r.epoch, r.worker, r.wall_time, r.value});
   pending_.clear();
   return out;
+}
+
+void SqliteSink::hold(bool held) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  held_ = held;
+}
+
+bool SqliteSink::held() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return held_;
 }
 
 void SqliteSink::resolve_key_ids(std::vector<std::size_t>& resolved) {

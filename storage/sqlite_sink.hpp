@@ -20,6 +20,8 @@ namespace laconic::storage {
 /// True for SQLite failures that may pass if one waits: locked or busy, a full disk, an I/O
 /// error, a file or directory that cannot be written or opened right now, no memory.
 bool is_transient(const StorageError& error);
+/// True when another connection holds the lock the write needed (SQLITE_BUSY, SQLITE_LOCKED).
+bool is_lock(const StorageError& error);
 
 /// What a sink does when a commit fails.
 enum class OnWriteFailure {
@@ -65,6 +67,11 @@ class SqliteSink : public MetricsSink {
   int last_error_code() const;
   /// Hands over the rows not yet committed (for a recovery journal) and forgets them.
   std::vector<MetricRecord> take_pending();
+  /// While held, nothing is committed: record() only buffers (past batch_rows too), flush() and
+  /// the destructor write nothing. For a run trained before its claim is in the database
+  /// (another process holds its lock): its rows wait for the claim. Thread-safe.
+  void hold(bool held);
+  bool held() const;
 
  private:
   void commit_locked(bool own_transaction = true);
@@ -93,6 +100,7 @@ class SqliteSink : public MetricsSink {
   std::vector<std::string> keys_;      ///< every key this sink has seen, in first-seen order
   std::vector<std::int64_t> key_ids_;  ///< metric_keys.id of keys_[i]; -1 until a commit resolves it
   std::uint32_t last_key_ = 0;
+  bool held_ = false;
   Statement insert_metrics_;  ///< INSERT ... SELECT FROM laconic_batch(?2): a whole batch in one step
   Statement add_key_;
   Statement find_key_;
