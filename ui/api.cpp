@@ -192,17 +192,27 @@ json step_time_json(storage::Database& db, std::int64_t run_id) {
 
 namespace {
 
-// step -> bytes the worker sent up to and including that step.
-std::map<std::int64_t, double> bytes_so_far(storage::Database& db, std::int64_t run_id, int worker) {
+// step -> the sum of the worker's `key` up to and including that step (bytes sent, seconds).
+std::map<std::int64_t, double> sum_so_far(storage::Database& db, std::int64_t run_id, const char* key, int worker) {
   std::map<std::int64_t, double> out;
   storage::Statement q(db.handle(),
                        "SELECT step, sum(value) OVER (ORDER BY step) FROM metric_values "
                        "WHERE run_id = ?1 AND key_id = ?2 AND worker = ?3 ORDER BY step");
   q.bind_int64(1, run_id);
-  q.bind_int64(2, key_id(db, keys::kBytesSent));
+  q.bind_int64(2, key_id(db, key));
   q.bind_int64(3, worker);
   while (q.step()) out[q.column_int64(0)] = q.column_double(1);
   return out;
+}
+
+// Sets each point's `field` to the sum up to its step (the last record at or before it; 0 before
+// the first).
+void place_sums(std::vector<SeriesPoint>& points, const std::map<std::int64_t, double>& sums,
+                double SeriesPoint::*field) {
+  for (SeriesPoint& p : points) {
+    const auto at = sums.upper_bound(p.step);
+    p.*field = at == sums.begin() ? 0.0 : std::prev(at)->second;
+  }
 }
 
 }  // namespace
@@ -222,22 +232,20 @@ json series_json(storage::Database& db, std::int64_t run_id, const SeriesQuery& 
     q.bind_int64(6, query.to.value_or(std::numeric_limits<std::int64_t>::max()));
     while (q.step()) points.push_back({q.column_int64(0), q.column_double(1), q.column_double(2)});
   }
-  if (query.bytes) {
-    const std::map<std::int64_t, double> sent = bytes_so_far(db, run_id, query.worker);
-    for (SeriesPoint& p : points) {
-      const auto at = sent.upper_bound(p.step);  // the last record at or before the step
-      p.bytes = at == sent.begin() ? 0 : std::prev(at)->second;
-    }
-  }
+  if (query.bytes) place_sums(points, sum_so_far(db, run_id, keys::kBytesSent, query.worker), &SeriesPoint::bytes);
+  if (query.projected)
+    place_sums(points, sum_so_far(db, run_id, keys::kProjectedTimeStep, query.worker), &SeriesPoint::projected);
   const std::size_t total = points.size();
   const std::int64_t last_step = points.empty() ? -1 : points.back().step;
   points = downsample(points, query.buckets);
-  json steps = json::array(), values = json::array(), walls = json::array(), sent = json::array();
+  json steps = json::array(), values = json::array(), walls = json::array(), sent = json::array(),
+       projected = json::array();
   for (const SeriesPoint& p : points) {
     steps.push_back(p.step);
     values.push_back(number_or_null(p.value));
     walls.push_back(number_or_null(p.wall));
     if (query.bytes) sent.push_back(p.bytes);
+    if (query.projected) projected.push_back(p.projected);
   }
   json out = {{"key", query.key},       {"worker", query.worker},
               {"total", total},         {"last_step", last_step},
@@ -245,6 +253,7 @@ json series_json(storage::Database& db, std::int64_t run_id, const SeriesQuery& 
               {"step", steps},          {"value", values},
               {"wall", walls}};
   if (query.bytes) out["bytes"] = sent;
+  if (query.projected) out["projected"] = projected;
   return out;
 }
 

@@ -46,10 +46,13 @@ struct SeriesQuery {
   std::optional<std::int64_t> from, to;    ///< the step range on screen (a zoom)
   std::size_t buckets = 1000;              ///< about the chart's width in pixels
   bool bytes = false;                      ///< also each point's bytes sent so far (an x axis)
+  bool projected = false;                  ///< also each point's projected seconds so far (an x axis)
 };
 
 /// The series of one metric of one worker: [step, value, wall] points (and with `bytes`, the
-/// bytes the worker sent up to each step, summed before downsampling), downsampled by min and
+/// bytes the worker sent up to each step; with `projected`, the seconds its steps took up to it
+/// projected onto the run's link, `projected_time_step`; both summed before downsampling, 0
+/// before the first record), downsampled by min and
 /// max per bucket (ui/series.hpp) when there are more than 2 x buckets, with the count there
 /// was and the last step.
 nlohmann::json series_json(storage::Database& db, std::int64_t run_id, const SeriesQuery& query);

@@ -12,7 +12,8 @@ struct SeriesPoint {
   std::int64_t step = 0;
   double value = 0;
   double wall = 0;  ///< the record's wall time (seconds since the run started, on its rank's clock)
-  double bytes = 0;  ///< bytes the worker sent up to this step (when asked for; else 0)
+  double bytes = 0;      ///< bytes the worker sent up to this step (when asked for; else 0)
+  double projected = 0;  ///< its steps' projected seconds up to this step (when asked for; else 0)
   bool operator==(const SeriesPoint&) const = default;
 };
 

@@ -103,6 +103,7 @@ SeriesQuery series_query(const httplib::Request& req) {
   q.from = integer_param(req, "from");
   q.to = integer_param(req, "to");
   q.bytes = req.get_param_value("bytes") == "1";
+  q.projected = req.get_param_value("projected") == "1";
   q.buckets = static_cast<std::size_t>(std::clamp<std::int64_t>(integer_param(req, "points").value_or(1000), 1, 20000));
   return q;
 }

@@ -27,7 +27,8 @@ RunConfig config(const std::string& compressor, std::int64_t seed) {
   return c;
 }
 
-// Ten steps of one worker: train_loss = step, bytes_sent = 100 x (step + 1); test accuracy
+// Ten steps of one worker: train_loss = step, bytes_sent = 100 x (step + 1),
+// projected_time_step = 0.25 x (step + 1); test accuracy
 // `accuracy` - 0.1 at step 4 and `accuracy` at step 9.
 void record(storage::Recorder& recorder, std::int64_t run, double accuracy) {
   recorder.start_run(run);
@@ -39,7 +40,7 @@ void record(storage::Recorder& recorder, std::int64_t run, double accuracy) {
     sink->record({keys::kBytesSent, step, epoch, 0, wall, 100.0 * (step + 1)});
     sink->record({keys::kBytesDense, step, epoch, 0, wall, 1000.0});
     sink->record({keys::kTimeStep, step, epoch, 0, wall, 0.01});
-    sink->record({keys::kProjectedTimeStep, step, epoch, 0, wall, 0.01});
+    sink->record({keys::kProjectedTimeStep, step, epoch, 0, wall, 0.25 * (step + 1)});
     if (step % 5 == 4) sink->record({keys::kTestAccuracy, step, epoch, 0, wall, accuracy - (step == 4 ? 0.1 : 0)});
   }
   sink->flush();
@@ -48,7 +49,8 @@ void record(storage::Recorder& recorder, std::int64_t run, double accuracy) {
 
 }  // namespace
 
-TEST_CASE("a series comes back as recorded: new points, a zoom, the bytes sent so far", "[ui][api]") {
+TEST_CASE("a series comes back as recorded: new points, a zoom, the bytes sent and time projected so far",
+          "[ui][api]") {
   TempDir tmp;
   {
     auto db = storage::Database::open(tmp.file("runs.db"));
@@ -77,6 +79,13 @@ TEST_CASE("a series comes back as recorded: new points, a zoom, the bytes sent s
   CHECK(zoom["step"] == nlohmann::json({2, 3, 4}));
   // Summed from the first step, not from the zoom's: 100 + 200 + 300 by step 2.
   CHECK(zoom["bytes"] == nlohmann::json({600.0, 1000.0, 1500.0}));
+  CHECK_FALSE(zoom.contains("projected"));
+  // The steps' projected seconds, summed from the first step the same way: 0.25 + 0.5 + 0.75.
+  q.bytes = false;
+  q.projected = true;
+  const auto projected = ui::series_json(*db, 1, q);
+  CHECK(projected["projected"] == nlohmann::json({1.5, 2.5, 3.75}));
+  CHECK_FALSE(projected.contains("bytes"));
 
   q = {};
   q.key = "no_such_metric";

@@ -435,6 +435,41 @@ test("the run page shows every metric the run recorded as a panel with its unit,
   await s.stop();
 });
 
+test("curves take x as the time measured, derived or projected, each named as such", async () => {
+  const db = fixture("clocks", "clocks.db");
+  const s = await serve(db);
+  const xOfPanel = (page, key) => page.locator(`.panel[data-key="${key}"] .chart`).evaluate((box) => ({
+    xs: Array.from(box.plot.data[0]), label: box.plot.axes[0].label }));
+  // Run 1, process ranks, on x = projected: each train_loss point at the run's projected seconds so far.
+  let page = await open(s.url + "#/run/1?x=projected");
+  await page.waitForSelector('.panel[data-key="train_loss"] .chart');
+  let panel = await xOfPanel(page, "train_loss");
+  assert.equal(panel.label, "seconds since the run started, projected onto its link");
+  const soFar = query(db, "SELECT step, sum(value) OVER (ORDER BY step) AS so_far FROM metrics WHERE run_id = 1 AND " +
+                          "key = 'projected_time_step' AND worker = 0 ORDER BY step");
+  const round = (v) => Number(v.toPrecision(9));
+  assert.deepEqual(panel.xs.map(round), soFar.map((r) => round(r.so_far)));
+  const offered = await page.locator(".bar select").nth(1).locator("option").evaluateAll((os) => os.map((o) => [o.value, o.title]));
+  assert.deepEqual(offered.map(([v]) => v), ["step", "epoch", "wall", "projected", "bytes"]);
+  assert.match(offered.find(([v]) => v === "wall")[1], /, measured$/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  // Run 2, thread ranks: its records' time is derived, and says so.
+  page = await open(s.url + "#/run/2?x=wall");
+  await page.waitForSelector('.panel[data-key="train_loss"] .chart');
+  panel = await xOfPanel(page, "train_loss");
+  assert.equal(panel.label, "seconds since the run started, derived (thread ranks)");
+  await page.close();
+  // Both on one chart: the label names the mix.
+  page = await open(s.url + "#/compare?runs=1,2&key=train_loss&bands=0&x=wall");
+  await page.waitForSelector(".chart");
+  const label = await page.locator(".chart").first().evaluate((box) => box.plot.axes[0].label);
+  assert.equal(label, "seconds since the run started, measured (thread ranks: derived)");
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  await s.stop();
+});
+
 test("the runs page keeps id, run, status and the test metric in view, collapses swept columns, shows tags", async () => {
   const db = fixture("small", "pinned.db");
   execFileSync(LACONIC, ["tag", "2", "keep", "--db", db], { timeout: 60000 });

@@ -10,6 +10,8 @@
 //   ui_fixtures hardware DB      dense and Top-k on two seeds, both reaching the target, whose
 //                                runs name a hardware profile (hardware = profile { ... }) written
 //                                next to DB as gpu.json: a GPU ten times this machine's compute
+//   ui_fixtures clocks DB        dense on process ranks, Top-k on thread ranks, both with their
+//                                steps projected onto the link (projected_time_step)
 //   ui_fixtures verdicts DB      experiment "verdicts": seven compressors over two seeds whose answer
 //                                holds every verdict (tests/reports/verdict_sweep.hpp;
 //                                docs/reports.md's worked example)
@@ -59,10 +61,13 @@ RunConfig config_of(const std::string& experiment, const std::string& compressor
   return c;
 }
 
-// Three epochs of four steps on two workers; the last test accuracy is `accuracy`.
-void record(storage::Recorder& recorder, std::int64_t run, double accuracy, double bytes_per_step, double seed) {
+// Three epochs of four steps on two workers; the last test accuracy is `accuracy`. `clock`: the
+// rank clock its times are on ("wall", or "thread_cpu" for thread ranks); `projected`: its steps
+// projected onto the link too (projected_time_step).
+void record(storage::Recorder& recorder, std::int64_t run, double accuracy, double bytes_per_step, double seed,
+            const std::string& clock = "wall", bool projected = false) {
   recorder.start_run(run);
-  recorder.record_fact(run, "rank_clock", "wall");
+  recorder.record_fact(run, "rank_clock", clock);
   auto sink = recorder.metrics_sink(run);
   for (int epoch = 0; epoch < 3; ++epoch) {
     for (int w = 0; w < 2; ++w) {
@@ -79,6 +84,8 @@ void record(storage::Recorder& recorder, std::int64_t run, double accuracy, doub
         sink->record({keys::kTimeCommunicate, step, epoch, w, wall, bytes_per_step / 1e8});
         sink->record({keys::kProjectedTimeCommunicate, step, epoch, w, wall, bytes_per_step * 8 / 1e9});
         sink->record({keys::kTimeStep, step, epoch, w, wall, 0.0058 + bytes_per_step / 1e8});
+        if (projected)
+          sink->record({keys::kProjectedTimeStep, step, epoch, w, wall, 0.0058 + step * 1e-4 + bytes_per_step * 8 / 1e9});
         sink->record({keys::kBytesSent, step, epoch, w, wall, bytes_per_step});
         sink->record({keys::kBytesDense, step, epoch, w, wall, 247000});
         sink->record({keys::kPayloadBytes, step, epoch, w, wall, bytes_per_step});
@@ -126,6 +133,17 @@ void small(const std::string& path) {
   const auto run = recorder.add_run(evil, c);
   recorder.start_run(run);
   recorder.finish_run(run, storage::RunStatus::Failed, "<img src=y onerror=\"window.__xss=4\"> in the error");
+}
+
+// Dense on process ranks (times measured) and Top-k on thread ranks (times derived), both with
+// their steps projected onto the link.
+void clocks(const std::string& path) {
+  auto db = storage::Database::open(path);
+  storage::Recorder recorder(*db);
+  const auto experiment = recorder.add_experiment("clocks", "clocks.lua", "c10c");
+  record(recorder, recorder.add_run(experiment, config_of("clocks", "none", 0, 1)), 0.85, 247000, 1, "wall", true);
+  record(recorder, recorder.add_run(experiment, config_of("clocks", "topk", 0.01, 1)), 0.83, 5000, 1, "thread_cpu",
+         true);
 }
 
 // LeNet-5 as record() writes it (61706 parameters, batch 64) at a tenth of its compute.
@@ -245,6 +263,8 @@ int main(int argc, char** argv) {
       live(argv[2], std::atof(argv[3]));
     else if (mode == "hardware")
       hardware(argv[2]);
+    else if (mode == "clocks")
+      clocks(argv[2]);
     else if (mode == "verdicts")
       reports::testing::record_verdict_sweep(*storage::Database::open(argv[2]), "verdicts");
     else if (mode == "where" && argc > 3) {
@@ -252,7 +272,7 @@ int main(int argc, char** argv) {
       std::ofstream(argv[3]) << storage::testing::where_cases_json().dump(2) << "\n";
     } else {
       std::cerr << "usage: ui_fixtures small DB | many DB N | series DB N | dashboard DB N | live DB SECONDS | hardware DB"
-                   " | verdicts DB"
+                   " | clocks DB | verdicts DB"
                    " | where DB CASES\n";
       return 2;
     }

@@ -5,18 +5,17 @@
 import { el, clear, number, route, setParams, api, command, flatten, link, put, add } from "./util.js";
 import { chart, color, smooth } from "./charts.js";
 import { onChange } from "./live.js";
+import { xAxes, xOrStep, xQuery } from "./xaxes.js";
 
-// What the x axis can be: the step, the wall time of the records (measured, seconds since the
-// run started) or the bytes the worker had sent; the last two placed at each step's mean over a
-// configuration's seeds.
-const X_AXES = { step: "step", wall: "seconds since the run started (measured)", bytes: "bytes sent by worker 0" };
+// The x axis (ui/web/xaxes.js): the step, or the time (measured or derived, projected) or bytes
+// sent by worker 0, placed at each step's mean over a configuration's seeds.
 
 export async function comparePage(main) {
   const { params } = route();
   const ids = (params.get("runs") || "").split(",").filter(Boolean).map(Number);
   const state = {
     key: params.get("key") || "test_accuracy", all: params.get("all") === "1", bands: params.get("bands") !== "0",
-    x: X_AXES[params.get("x")] ? params.get("x") : "step", log: params.get("log") === "1",
+    x: params.get("x"), log: params.get("log") === "1",
     smooth: Math.min(0.99, Math.max(0, Number(params.get("smooth") || 0))),
   };
   add(main, el("h1", {}, `Compare ${ids.length} runs`));
@@ -25,6 +24,8 @@ export async function comparePage(main) {
     return null;
   }
   let runs = await Promise.all(ids.map((id) => api(`/api/runs/${id}`)));
+  const X_AXES = xAxes(runs, { epoch: false });
+  state.x = xOrStep(state.x, X_AXES);
   const keys = [...new Set(runs.flatMap((r) => Object.keys(r.summary)))].sort();
   const diffBox = el("div");
   const chartBox = el("div");
@@ -71,7 +72,7 @@ export async function comparePage(main) {
 
   async function drawCurves() {
     save();
-    const extra = state.x === "bytes" ? "&bytes=1" : "";
+    const extra = xQuery(state.x);
     const all = await Promise.all(runs.map((r) => api(`/api/runs/${r.id}/series?key=${encodeURIComponent(state.key)}&worker=0&points=800${extra}`)));
     const groups = new Map();
     runs.forEach((r, i) => {

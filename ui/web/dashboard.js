@@ -1,9 +1,11 @@
 // A run at a glance: a small chart of every metric it recorded, grouped (loss and accuracy, time
 // measured, time projected, bytes and messages, ...), each titled with its unit; up to four
-// workers overlaid; one x axis for all (step, epoch, the records' wall time or the bytes sent)
-// and one cursor shared by every panel. A panel's title picks its metric for the big chart below.
+// workers overlaid; one x axis for all (ui/web/xaxes.js: step, epoch, time measured or derived,
+// time projected, bytes sent) and one cursor shared by every panel. A panel's title picks its
+// metric for the big chart below.
 import { el, api, add, clear } from "./util.js";
 import { chart, color } from "./charts.js";
+import { xAxes, xOf, xQuery } from "./xaxes.js";
 
 const GROUPS = [
   ["Loss and accuracy", (k) => /loss|accuracy|perplexity/.test(k)],
@@ -14,7 +16,6 @@ const GROUPS = [
   ["Other", () => true],
 ];
 const MAX_WORKERS = 4;
-const X_LABELS = { step: "step", epoch: "epoch", wall: "seconds since the run started", bytes: "bytes sent" };
 
 function groupOf(key) {
   return GROUPS.findIndex(([, test]) => test(key));
@@ -24,7 +25,7 @@ function groupOf(key) {
 export async function dashboard(box, run, x, pick) {
   const keys = Object.keys(run.summary).sort();
   const workers = Math.min(MAX_WORKERS, Math.max(1, run.config.workers ?? 1));
-  const extra = x === "bytes" ? "&bytes=1" : "";
+  const extra = xQuery(x);
   const fetched = await Promise.all(keys.map((key) => Promise.all(Array.from({ length: workers }, (_, w) =>
     api(`/api/runs/${run.id}/series?key=${encodeURIComponent(key)}&worker=${w}&points=300${extra}`)))));
   clear(box);
@@ -47,11 +48,9 @@ function drawPanel(grid, run, key, series, x, pick) {
   const panel = el("div", { class: "panel", "data-key": key });
   add(grid, panel);
   const shown = series.filter((s) => s.step.length);  // the workers that recorded it
-  const xOf = (s) => (x === "wall" ? s.wall : x === "bytes" ? s.bytes
-    : x === "epoch" ? s.step.map((t) => (t + 1) / Math.max(1, run.steps_per_epoch)) : s.step);
-  const xs = [...new Set(shown.flatMap((s) => xOf(s).filter((v) => v !== null)))].sort((a, b) => a - b);
+  const xs = [...new Set(shown.flatMap((s) => xOf(x, s, run).filter((v) => v !== null)))].sort((a, b) => a - b);
   const data = [xs, ...shown.map((s) => {
-    const at = new Map(xOf(s).map((v, j) => [v, s.value[j]]));
+    const at = new Map(xOf(x, s, run).map((v, j) => [v, s.value[j]]));
     return xs.map((v) => (at.has(v) ? at.get(v) : null));
   })];
   const lines = shown.map((s, w) => ({ label: `worker ${series.indexOf(s)}`, color: color(w) }));
@@ -59,6 +58,6 @@ function drawPanel(grid, run, key, series, x, pick) {
     key, unit ? ` (${unit})` : "");
   add(panel, title);
   if (!xs.length) return add(panel, el("p", { class: "muted" }, "no points"));
-  chart(panel, { title: "", xLabel: X_LABELS[x], yLabel: unit || key, data, lines, width: 360, height: 170,
+  chart(panel, { title: "", xLabel: xAxes([run])[x], yLabel: unit || key, data, lines, width: 360, height: 170,
                  sync: `run-${run.id}`, xUnit: x === "bytes" ? "B" : undefined, downloads: false, legend: false });
 }

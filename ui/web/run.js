@@ -5,6 +5,7 @@ import { el, clear, number, bytes, seconds, route, setParams, api, command, flat
 import { chart, smooth, stackedBars } from "./charts.js";
 import { onChange } from "./live.js";
 import { dashboard } from "./dashboard.js";
+import { xAxes, xOf, xOrStep, xQuery } from "./xaxes.js";
 
 const PARTS = ["compute", "compress", "wait", "communicate"];
 const PART_COLORS = ["#4c78a8", "#f58518", "#bab0ac", "#54a24b"];
@@ -26,7 +27,7 @@ export async function runPage(main) {
   const state = {
     key: params.get("key") || (keys.includes("train_loss") || !keys.length ? "train_loss" : keys[0]),
     worker: Number(params.get("worker") || 0),
-    x: params.get("x") || "step",
+    x: xOrStep(params.get("x"), xAxes([run])),
     log: params.get("log") === "1",
     smooth: Number(params.get("smooth") || 0),
     from: params.has("from") ? Number(params.get("from")) : null,
@@ -57,7 +58,7 @@ export async function runPage(main) {
       el("label", {}, "metric"), metricSelect,
       el("label", {}, "worker"), el("input", { type: "number", min: 0, value: state.worker, onchange: (e) => { state.worker = Number(e.target.value); draw(); } }),
       el("label", {}, "x"), el("select", { onchange: (e) => { state.x = e.target.value; draw(); } },
-        ["step", "epoch", "wall", "bytes"].map((x) => el("option", { value: x, selected: x === state.x }, x))),
+        Object.entries(xAxes([run])).map(([x, label]) => el("option", { value: x, selected: x === state.x, title: label }, x))),
       el("label", {}, el("input", { type: "checkbox", checked: state.log, onchange: (e) => { state.log = e.target.checked; draw(); } }), "log scale"),
       el("label", {}, "smoothing"), el("input", { type: "range", min: 0, max: 0.99, step: 0.01, value: state.smooth,
         onchange: (e) => { state.smooth = Number(e.target.value); draw(); } }),
@@ -86,14 +87,11 @@ export async function runPage(main) {
 
   async function fetchPoints() {
     const range = (state.from !== null ? `&from=${Math.floor(state.from)}` : "") + (state.to !== null ? `&to=${Math.ceil(state.to)}` : "");
-    points = await series(id, state.key, state.worker, range + (state.x === "bytes" ? "&bytes=1" : ""));
+    points = await series(id, state.key, state.worker, range + xQuery(state.x));
   }
 
   function xs() {
-    if (state.x === "wall") return points.wall;
-    if (state.x === "bytes") return points.bytes;
-    if (state.x === "epoch") return points.step.map((s) => (s + 1) / Math.max(1, run.steps_per_epoch));
-    return points.step;
+    return xOf(state.x, points, run);
   }
 
   function drawChart() {
@@ -103,7 +101,7 @@ export async function runPage(main) {
     const data = [order.map((i) => x[i]), smooth(order.map((i) => points.value[i]), state.smooth)];
     plot = chart(chartBox, {
       title: `${state.key}, worker ${state.worker}` + (points.downsampled ? ` (${points.total} points; the lowest and highest of each bucket shown)` : ""),
-      xLabel: state.x === "wall" ? "seconds since the run started" : state.x === "bytes" ? "bytes sent (worker)" : state.x,
+      xLabel: state.x === "bytes" ? "bytes sent (worker)" : xAxes([run])[state.x],
       yLabel: state.key, data, lines: [{ label: state.key }], log: state.log, name: `run${id}-${state.key}`,
       xUnit: state.x === "bytes" ? "B" : undefined,
       onZoom: state.x === "step" ? (from, to) => { state.from = from; state.to = to; draw(); } : null,
