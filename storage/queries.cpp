@@ -117,12 +117,15 @@ std::vector<RunRow> list_runs(Database& db, const RunFilter& filter) {
   const std::optional<std::string> status =
       filter.status ? std::optional<std::string>(to_string(run_status_from_string(*filter.status))) : std::nullopt;
   Statement q(db.handle(), std::string(kRunColumns) +
-                               "WHERE (?1 IS NULL OR e.name = ?1) AND (?2 IS NULL OR r.status = ?2) ORDER BY r.id");
+                               "WHERE (?1 IS NULL OR e.name = ?1) AND (?2 IS NULL OR r.status = ?2) ORDER BY r.id" +
+                               (filter.newest ? " DESC LIMIT ?3" : ""));
   if (filter.experiment) q.bind_text(1, *filter.experiment);
   if (status) q.bind_text(2, *status);
+  if (filter.newest) q.bind_int64(3, std::max<std::int64_t>(0, *filter.newest));
   const double now = unix_now();
   std::vector<RunRow> rows;
   while (q.step()) rows.push_back(read_run(q, now));
+  if (filter.newest) std::reverse(rows.begin(), rows.end());  // by id, as always
   return rows;
 }
 

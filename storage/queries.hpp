@@ -83,6 +83,7 @@ inline constexpr double kStaleAfterSeconds = 60;
 struct RunFilter {
   std::optional<std::string> experiment;  ///< experiment name
   std::optional<std::string> status;      ///< "FINISHED", ...; ConfigError if unknown
+  std::optional<std::int64_t> newest;     ///< only the N matching runs of highest id
 };
 
 /// The run_summary row of one key. min / max / sum / count cover the non-NaN values; `last` is

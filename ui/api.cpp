@@ -91,6 +91,21 @@ json runs_json(storage::Database& db, std::optional<double> since) {
   return out;
 }
 
+json newest_runs_json(storage::Database& db, std::int64_t count) {
+  const double now = storage::unix_now();
+  storage::RunFilter newest;
+  newest.newest = count;
+  json runs = json::array();
+  for (const storage::RunRow& r : storage::list_runs(db, newest)) runs.push_back(run_row(r));
+  storage::Statement total(db.handle(), "SELECT count(*) FROM runs");
+  total.step();
+  json out = json::object();
+  out["runs"] = std::move(runs);
+  out["total"] = total.column_int64(0);
+  out["now"] = now;
+  return out;
+}
+
 std::string runs_json_text(storage::Database& db) {
   // Each run's object written out as it is built: no tree of 100,000 objects to build and free.
   std::string out = "{\"runs\":[";

@@ -212,6 +212,10 @@ class UiServer {
     server_.Get(R"(/assets/([A-Za-z0-9_.-]+))",
                 [](const httplib::Request& req, httplib::Response& res) { send_asset(res, req.matches[1]); });
     server_.Get("/api/runs", [this](const httplib::Request& req, httplib::Response& res) {
+      if (req.has_param("newest")) {
+        const std::int64_t count = std::clamp<std::int64_t>(integer_param(req, "newest").value_or(0), 0, 100000);
+        return answer(store_, res, [&](storage::Database& db) { return newest_runs_json(db, count); });
+      }
       if (!req.has_param("since")) return send_all_runs(res);
       answer(store_, res, [&](storage::Database& db) { return runs_json(db, number_param(req, "since")); });
     });

@@ -92,6 +92,22 @@ TEST_CASE("a series comes back as recorded: new points, a zoom, the bytes sent a
   CHECK(ui::series_json(*db, 1, q)["total"] == 0);
 }
 
+TEST_CASE("the newest runs, what the runs page draws first, are the highest ids, in order, with the total",
+          "[ui][api]") {
+  TempDir tmp;
+  auto db = storage::Database::open(tmp.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("sweep", "sweep.lua", "h");
+  for (int seed = 1; seed <= 5; ++seed) recorder.add_run(e, config("none", seed));
+  const auto newest = ui::newest_runs_json(*db, 3);
+  CHECK(newest["total"] == 5);
+  REQUIRE(newest["runs"].size() == 3);
+  CHECK(newest["runs"][0]["id"] == 3);
+  CHECK(newest["runs"][2]["id"] == 5);
+  CHECK(newest["runs"][2] == ui::runs_json(*db)["runs"][4]);  // the same object as the whole list's
+  CHECK(ui::newest_runs_json(*db, 10)["runs"].size() == 5);
+}
+
 TEST_CASE("the runs changed since a time are the ones a page that has the rest asks for", "[ui][api]") {
   TempDir tmp;
   auto db = storage::Database::open(tmp.file("runs.db"));

@@ -470,6 +470,32 @@ test("curves take x as the time measured, derived or projected, each named as su
   await s.stop();
 });
 
+test("the runs page draws the newest runs first, then the whole list", async () => {
+  const db = fixture("many", "first.db", 450);
+  const s = await serve(db);
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  // The whole list is held back until the first rows are on screen.
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await page.route((url) => url.pathname === "/api/runs" && !url.search, async (route) => { await held; await route.continue(); });
+  await page.goto(s.url + "#/runs");
+  await page.waitForSelector('tr[data-id="450"]', { timeout: 15000 });
+  assert.match(await page.locator(".bar .muted").first().innerText(), /^the newest 200 of 450 runs \(loading the rest\)$/);
+  const newest = query(db, "SELECT id FROM runs ORDER BY id DESC LIMIT 3").map((r) => r.id);
+  const drawn = await page.locator("tr[data-id]").evaluateAll((rows) => rows.slice(0, 3).map((r) => Number(r.dataset.id)));
+  assert.deepEqual(drawn, newest);
+  release();
+  await page.waitForFunction(() => document.querySelector(".bar .muted")?.textContent === "450 of 450 runs", null, { timeout: 15000 });
+  // The oldest run is in the list now: sorted the other way, it is on top.
+  await page.click("th:has-text('id')");
+  await page.waitForSelector('tr[data-id="1"]');
+  assert.deepEqual(errors, []);
+  await page.close();
+  await s.stop();
+});
+
 test("the runs page keeps id, run, status and the test metric in view, collapses swept columns, shows tags", async () => {
   const db = fixture("small", "pinned.db");
   execFileSync(LACONIC, ["tag", "2", "keep", "--db", db], { timeout: 60000 });

@@ -2,9 +2,11 @@
 // --where conditions, metric ranges), choose columns, select runs to compare. Only the rows on
 // screen are drawn, so ten thousand runs scroll as fast as ten.
 import { el, clear, number, bytes, seconds, route, setParams, api, download, csv, command, link, put, add } from "./util.js";
-import { onChange } from "./live.js";
+import { onChange, staticMode } from "./live.js";
 
 const ROW = 24;  // px, as .grid tr in style.css
+// Drawn first, before the whole list has come: the newest runs, which fill the default view.
+const FIRST_ROWS = 200;
 // The first PINNED columns stay in view when the table scrolls sideways (a run, what it is, how it
 // ended and its test metric); then the rest, the swept values last but for the tags.
 const PINNED = 4;
@@ -66,11 +68,27 @@ async function refresh() {
   return body;
 }
 
+// The newest runs first when the view shows them first (sorted by id, newest on top, nothing
+// filtered, not scrolled); `rest` is true when the whole list is still to be fetched (once they
+// are on screen: its download and parsing would hold the first paint back).
+async function firstRuns(params) {
+  const plain = ["status", "experiment", "where", "top"].every((k) => !params.get(k)) &&
+    (params.get("sort") || "-id") === "-id" && !staticMode();
+  if (!plain) return { rest: false, total: await refresh().then(() => runs.size) };
+  const body = await api(`/api/runs?newest=${FIRST_ROWS}`);
+  for (const run of body.runs) runs.set(run.id, run);
+  if (body.total <= body.runs.length) lastFetch = body.now;
+  return { rest: body.total > body.runs.length, total: body.total };
+}
+
+// Resolves once the browser has painted what is on the page.
+const painted = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+
 export async function runsPage(main) {
   runs = new Map();
   lastFetch = 0;
-  await refresh();
   const { params } = route();
+  let { rest, total } = await firstRuns(params);
   await match(params.get("where") || "");
   const state = {
     status: params.get("status") || "",
@@ -218,7 +236,8 @@ export async function runsPage(main) {
         draw();
       } }), c.label)));
     shown = filtered();
-    count.textContent = `${shown.length} of ${runs.size} runs`;
+    count.textContent = rest ? `the newest ${shown.length} of ${total} runs (loading the rest)`
+      : `${shown.length} of ${runs.size} runs`;
     spacer.style.height = `${(shown.length + 1) * ROW}px`;
     drawRows();
     updateCompare();
@@ -235,7 +254,16 @@ export async function runsPage(main) {
   grid.addEventListener("scroll", () => { drawRows(); save(); });
   draw();
   if (state.top) grid.scrollTop = state.top * ROW;
+  const whole = rest && painted().then(refresh).then(() => {
+    rest = false;
+    // Tags shown by default once any run has one, older runs' too.
+    if (!params.has("hide") && [...runs.values()].some((r) => r.tags.length)) state.hidden.delete("tags");
+    const top = grid.scrollTop;
+    draw();
+    grid.scrollTop = top;
+  });
   const stop = onChange(async () => {
+    await whole;  // the whole list first: `since` counts from it
     await refresh();
     await match(state.where);  // a run that finished may meet a condition on its final metric now
     const top = grid.scrollTop;
