@@ -139,6 +139,7 @@ void SweepExecutor::give_up(const std::string& why, RunWrites& current) {
   std::vector<storage::Journal::Status> statuses;
   std::size_t rows = 0, unclaimed_rows = 0;
   std::string endings, unclaimed;
+  int unclaimed_runs = 0;
   const auto collect = [&](RunWrites& run) {
     if (run.lost) return;
     // A claim never written, or written with the rewind it needs not yet done: its rows would
@@ -147,6 +148,7 @@ void SweepExecutor::give_up(const std::string& why, RunWrites& current) {
       if (!run.stored && !run.claim) return;
       unclaimed_rows += pending_writes_.drop_unclaimed(run);
       unclaimed += str_cat(unclaimed.empty() ? "" : ", ", run.run_id);
+      ++unclaimed_runs;
       return;
     }
     if (run.stored) {
@@ -162,10 +164,13 @@ void SweepExecutor::give_up(const std::string& why, RunWrites& current) {
   collect(current);
   const std::string path = writes_.write_journal(sinks, statuses);
   pending_writes_.deferred().clear();
-  if (!unclaimed.empty())
-    std::cerr << "laconic: run " << unclaimed << " trained while the database was locked and its claim was never "
-              << "written: its " << unclaimed_rows << " metric rows are not kept; `" << resume_command(args_)
-              << "` trains it again" << std::endl;
+  if (unclaimed_runs > 0) {
+    const bool one = unclaimed_runs == 1;
+    std::cerr << "laconic: " << (one ? "run " : "runs ") << unclaimed
+              << " trained while the database was locked and " << (one ? "its claim was" : "their claims were")
+              << " never written: " << (one ? "its " : "their ") << unclaimed_rows << " metric rows are not kept; `"
+              << resume_command(args_) << "` trains " << (one ? "it" : "them") << " again" << std::endl;
+  }
   if (path.empty()) {
     std::cerr << "laconic: nothing was pending, nothing is lost. Stopping the sweep: runs not started stay "
                  "QUEUED; `"

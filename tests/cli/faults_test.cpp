@@ -237,6 +237,55 @@ TEST_CASE("a database locked by another process for 30 s stalls neither training
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a lock past --db-retry: what ended goes to the journal, what was never claimed stays QUEUED, and "
+          "--resume completes the sweep once",
+          "[cli][faults][lock][slow]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/g.lua", tiny_experiment("g",
+                                             "  max_steps = 300,\n"
+                                             "  compressor = sweep { none(), topk { ratio = 0.01 }, fp16() },\n"));
+  REQUIRE(run_laconic(dir, "run g.lua --db calm.db --quiet").status == 0);
+  const auto expected = rows_per_run(dir + "/calm.db");
+
+  const pid_t controller = start_laconic(dir, {"run", "g.lua", "--db", "g.db", "--db-retry", "10"});
+  REQUIRE(controller > 0);
+  REQUIRE(eventually([&] { return find_worker(controller, 0) > 0; }, 60));
+  sqlite3* lock = nullptr;
+  REQUIRE(sqlite3_open((dir + "/g.db").c_str(), &lock) == SQLITE_OK);
+  sqlite3_busy_timeout(lock, 10000);
+  REQUIRE(sqlite3_exec(lock, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  const auto exited = wait_for_exit(controller, 180);  // the lock outlasts the controller
+  sqlite3_exec(lock, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(lock);
+  REQUIRE(exited);
+  const std::string err = read_file(dir + "/.stderr");
+  INFO(read_file(dir + "/.stdout") << err);
+  CHECK(WEXITSTATUS(*exited) == 1);
+  // Given up while run 3 trained, or when the sweep ended: either way after --db-retry.
+  CHECK_THAT(err, Catch::Contains("g.db") && Catch::Contains("10 s (--db-retry)"));
+  // Run 1 ended during the lock: its rows and ending are in the journal. Run 2 trained meanwhile,
+  // its claim never written: nothing of it is kept, and it is still QUEUED.
+  CHECK_THAT(err, Catch::Contains("run 1 ending FINISHED") && Catch::Contains("to the recovery journal"));
+  CHECK_THAT(err, Catch::Contains("trained while the database was locked and"));
+  const auto stopped = runs_of(dir + "/g.db");
+  REQUIRE(stopped.size() == 3);
+  CHECK(stopped.at(1).status == storage::RunStatus::Queued);
+  CHECK(stopped.at(1).attempts == 0);
+  CHECK(rows_per_run(dir + "/g.db").at(1) == 0);
+
+  const auto resumed = run_laconic(dir, "run --resume g.lua --db g.db");
+  INFO(resumed.out << resumed.err);
+  CHECK(resumed.status == 0);
+  CHECK_THAT(resumed.err + resumed.out, Catch::Contains("replayed the recovery journal"));
+  for (const auto& run : runs_of(dir + "/g.db")) {
+    CHECK(run.status == storage::RunStatus::Finished);
+    CHECK(run.attempts == 1);
+  }
+  CHECK(rows_per_run(dir + "/g.db") == expected);
+  CHECK_FALSE(std::filesystem::exists(dir + "/g.db.claims"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a full disk sends what is pending to a journal in TMPDIR; laconic recover replays it whole, once",
           "[cli][faults][disk]") {
   if (!is_root()) {
