@@ -17,6 +17,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from db_lock import hold_lock  # noqa: E402
+
 laconic = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/cli/laconic")
 repeat = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 steps = int(sys.argv[3]) if len(sys.argv) > 3 else 1500
@@ -29,18 +32,6 @@ experiment {{
   max_steps = {steps}, workers = 2, timeout = 10,
 }}
 """
-
-
-def hold_lock(path, start, seconds):
-    """Takes the write lock of `path` at `start` (time.monotonic) and keeps it `seconds`."""
-    time.sleep(max(0.0, start - time.monotonic()))
-    while not os.path.exists(path):
-        time.sleep(0.05)
-    db = sqlite3.connect(path, timeout=10, isolation_level=None)
-    db.execute("BEGIN IMMEDIATE")
-    time.sleep(seconds)
-    db.execute("ROLLBACK")
-    db.close()
 
 
 def one_run(directory, name, locked):

@@ -18,6 +18,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from db_lock import hold_lock  # noqa: E402
+
 laconic = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/cli/laconic")
 runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 steps = int(sys.argv[3]) if len(sys.argv) > 3 else 800
@@ -31,20 +34,6 @@ experiment {{
   seeds = {{ {", ".join(str(s) for s in range(1, runs + 1))} }},
 }}
 """
-
-
-def hold_lock(path, start, seconds, held):
-    """Takes the write lock of `path` at `start` (time.monotonic) and keeps it `seconds`."""
-    time.sleep(max(0.0, start - time.monotonic()))
-    while not os.path.exists(path):
-        time.sleep(0.05)
-    db = sqlite3.connect(path, timeout=10, isolation_level=None)
-    db.execute("BEGIN IMMEDIATE")
-    held.append(time.time())
-    time.sleep(seconds)
-    db.execute("ROLLBACK")
-    db.close()
-    held.append(time.time())
 
 
 def sweep(directory, name, locked):

@@ -1,4 +1,5 @@
 #pragma once
+#include <sqlite3.h>
 // Running the laconic binary from tests: bounded by `timeout`, output captured to strings.
 #include <dirent.h>
 #include <signal.h>
@@ -128,5 +129,28 @@ inline std::string tiny_experiment(const std::string& name, const std::string& e
          "  timeout = 20,\n" +
          extra + "}\n";
 }
+
+// Another process's write lock on a database (as `sqlite3 DB "BEGIN IMMEDIATE"` holds it), held
+// until release() or the end of the scope.
+class WriteLock {
+ public:
+  explicit WriteLock(const std::string& path) {
+    REQUIRE(sqlite3_open(path.c_str(), &db_) == SQLITE_OK);
+    sqlite3_busy_timeout(db_, 10000);
+    REQUIRE(sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  }
+  ~WriteLock() { release(); }
+  WriteLock(const WriteLock&) = delete;
+  WriteLock& operator=(const WriteLock&) = delete;
+  void release() {
+    if (db_ == nullptr) return;
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(db_);
+    db_ = nullptr;
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
 
 }  // namespace laconic::testing

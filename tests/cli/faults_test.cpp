@@ -48,6 +48,17 @@ std::vector<std::int64_t> rows_per_run(const std::string& db_path) {
   return rows;
 }
 
+// A sweep of `compressors` under `name`, max_steps each, trained once undisturbed into calm.db;
+// returns that database's rows per run.
+std::vector<std::int64_t> write_sweep_and_train_calm(const std::string& dir, const std::string& name, int max_steps,
+                                                     const std::string& compressors) {
+  write_file(dir + "/" + name + ".lua",
+             tiny_experiment(name, str_cat("  max_steps = ", max_steps, ",\n  compressor = sweep { ", compressors,
+                                           " },\n")));
+  REQUIRE(run_laconic(dir, "run " + name + ".lua --db calm.db --quiet").status == 0);
+  return rows_per_run(dir + "/calm.db");
+}
+
 // Waits until `pred` holds or `seconds` pass; true if it held.
 template <class Pred>
 bool eventually(Pred pred, double seconds) {
@@ -190,25 +201,18 @@ TEST_CASE("a resume after the controller was killed continues every run in place
 TEST_CASE("a database locked by another process for 30 s stalls neither training nor the sweep, and loses no row",
           "[cli][faults][lock][slow]") {
   const auto dir = make_temp_dir();
-  write_file(dir + "/l.lua", tiny_experiment("l",
-                                             "  max_steps = 800,\n"
-                                             "  compressor = sweep { none(), topk { ratio = 0.01 } },\n"));
   // Undisturbed, for the row counts.
-  REQUIRE(run_laconic(dir, "run l.lua --db calm.db --quiet").status == 0);
-  const auto expected = rows_per_run(dir + "/calm.db");
+  const auto expected = write_sweep_and_train_calm(dir, "l", 800, "none(), topk { ratio = 0.01 }");
 
   // Gloo gives up after 10 s: the lock outlasts it three times, so the workers must not wait on it.
   const pid_t controller = start_laconic(dir, {"run", "l.lua", "--db", "l.db", "--set", "timeout=10"});
   REQUIRE(controller > 0);
   REQUIRE(eventually([&] { return find_worker(controller, 0) > 0; }, 60));
   std::this_thread::sleep_for(1s);
-  sqlite3* lock = nullptr;
-  REQUIRE(sqlite3_open((dir + "/l.db").c_str(), &lock) == SQLITE_OK);
-  sqlite3_busy_timeout(lock, 10000);
-  REQUIRE(sqlite3_exec(lock, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
-  std::this_thread::sleep_for(30s);
-  sqlite3_exec(lock, "ROLLBACK", nullptr, nullptr, nullptr);
-  sqlite3_close(lock);
+  {
+    WriteLock lock(dir + "/l.db");
+    std::this_thread::sleep_for(30s);
+  }
   const double released = storage::unix_now();
   const auto exited = wait_for_exit(controller, 300);
   REQUIRE(exited);
@@ -241,22 +245,14 @@ TEST_CASE("a lock past --db-retry: what ended goes to the journal, what was neve
           "--resume completes the sweep once",
           "[cli][faults][lock][slow]") {
   const auto dir = make_temp_dir();
-  write_file(dir + "/g.lua", tiny_experiment("g",
-                                             "  max_steps = 300,\n"
-                                             "  compressor = sweep { none(), topk { ratio = 0.01 }, fp16() },\n"));
-  REQUIRE(run_laconic(dir, "run g.lua --db calm.db --quiet").status == 0);
-  const auto expected = rows_per_run(dir + "/calm.db");
+  const auto expected = write_sweep_and_train_calm(dir, "g", 300, "none(), topk { ratio = 0.01 }, fp16()");
 
   const pid_t controller = start_laconic(dir, {"run", "g.lua", "--db", "g.db", "--db-retry", "10"});
   REQUIRE(controller > 0);
   REQUIRE(eventually([&] { return find_worker(controller, 0) > 0; }, 60));
-  sqlite3* lock = nullptr;
-  REQUIRE(sqlite3_open((dir + "/g.db").c_str(), &lock) == SQLITE_OK);
-  sqlite3_busy_timeout(lock, 10000);
-  REQUIRE(sqlite3_exec(lock, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  WriteLock lock(dir + "/g.db");
   const auto exited = wait_for_exit(controller, 180);  // the lock outlasts the controller
-  sqlite3_exec(lock, "ROLLBACK", nullptr, nullptr, nullptr);
-  sqlite3_close(lock);
+  lock.release();
   REQUIRE(exited);
   const std::string err = read_file(dir + "/.stderr");
   INFO(read_file(dir + "/.stdout") << err);

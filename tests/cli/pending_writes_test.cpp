@@ -10,6 +10,7 @@
 
 #include "../storage/storage_test_support.hpp"
 #include "cli/durable_writes.hpp"
+#include "cli_harness.hpp"
 #include "cli/pending_writes.hpp"
 #include "storage/claim_locks.hpp"
 #include "storage/queries.hpp"
@@ -20,25 +21,6 @@ using laconic::storage::testing::sample_config;
 using laconic::storage::testing::TempDir;
 
 namespace {
-
-// Another process's write lock on the database, as `sqlite3 DB "BEGIN IMMEDIATE"` holds it.
-class ForeignLock {
- public:
-  explicit ForeignLock(const std::string& path) {
-    REQUIRE(sqlite3_open(path.c_str(), &db_) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
-  }
-  ~ForeignLock() { release(); }
-  void release() {
-    if (db_ == nullptr) return;
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    sqlite3_close(db_);
-    db_ = nullptr;
-  }
-
- private:
-  sqlite3* db_ = nullptr;
-};
 
 struct PendingFixture {
   TempDir dir;
@@ -59,7 +41,7 @@ struct PendingFixture {
 
 // Claims run `id` while a foreign lock is held, as the controller does when start_run is refused.
 cli::RunWrites claimed_under_lock(PendingFixture& f) {
-  ForeignLock lock(f.path);
+  laconic::testing::WriteLock lock(f.path);
   cli::RunWrites run;
   run.run_id = f.id;
   run.label = "[1/1] e";
@@ -95,7 +77,7 @@ TEST_CASE("a run trained during a lock is claimed when the lock ends, with its o
   CHECK(storage::find_run(*f.db, f.id)->status == storage::RunStatus::Queued);
 
   {
-    ForeignLock again(f.path);
+    laconic::testing::WriteLock again(f.path);
     CHECK_THROWS_AS(f.pending.write(run), StorageError);
   }
   run.concluded = true;
@@ -135,7 +117,7 @@ TEST_CASE("a claim another controller wrote first discards what was trained uncl
 TEST_CASE("a run the database shows taken since it was planned is not claimed for later", "[cli][pending][lock]") {
   PendingFixture f;
   REQUIRE(f.recorder.start_run(f.id, 0));  // started once since the plan saw attempts 0
-  ForeignLock lock(f.path);
+  laconic::testing::WriteLock lock(f.path);
   cli::RunWrites run;
   run.run_id = f.id;
   CHECK_FALSE(f.pending.claim_later(run, 0));
