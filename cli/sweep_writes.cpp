@@ -73,6 +73,7 @@ void SweepExecutor::write_now(RunWrites& current) {
 
 void SweepExecutor::write_deferred() {
   pending_writes_.write_deferred([this](const RunWrites& run) {
+    progress_.clear();  // a line of its own, not across a run's live progress line
     if (run.lost) return report_lost(run);
     const auto row = storage::find_run(db_, run.run_id);
     if (row) count(row->status);
