@@ -39,8 +39,8 @@ bool SweepExecutor::claim(const PlannedRun& run, RunWrites& pending) {
     last_write_error_ = e.what();
     last_write_error_code_ = e.code();
     if (!pending_writes_.claim_later(pending, run.attempts)) return skip_taken(run, pending.label);
-    std::cout << pending.label << ": database " << args_.db << " is locked by another process; training run "
-              << run.id << " meanwhile: its claim and rows are written when the lock ends" << std::endl;
+    std::cout << pending.label << ": database " << args_.db << " is locked by another process; training run " << run.id
+              << " meanwhile: its claim and rows are written when the lock ends" << std::endl;
     return true;
   }
   return claimed || skip_taken(run, pending.label);
@@ -77,8 +77,7 @@ void SweepExecutor::write_deferred() {
     if (run.lost) return report_lost(run);
     const auto row = storage::find_run(db_, run.run_id);
     if (row) count(row->status);
-    std::cout << run.label << ": written now that the database takes writes: " << result_line(run.run_id)
-              << std::endl;
+    std::cout << run.label << ": written now that the database takes writes: " << result_line(run.run_id) << std::endl;
   });
 }
 
@@ -98,10 +97,10 @@ std::string SweepExecutor::stop_reason(const RunWrites& current) const {
   const double outage = std::max(current.stored ? current.stored->outage_seconds() : 0.0, writes_.outage_seconds());
   if (outage <= args_.db_retry) return "";
   const bool from_sink = current.stored && current.stored->outage_seconds() > 0;
-  return str_cat("database ", args_.db, " took no writes for ", static_cast<long>(args_.db_retry), " s (--db-retry): ",
-                 storage::explain_storage_error(from_sink ? current.stored->last_error_code() : last_write_error_code_,
-                                                from_sink ? current.stored->last_error() : last_write_error_,
-                                                args_.db));
+  return str_cat(
+      "database ", args_.db, " took no writes for ", static_cast<long>(args_.db_retry), " s (--db-retry): ",
+      storage::explain_storage_error(from_sink ? current.stored->last_error_code() : last_write_error_code_,
+                                     from_sink ? current.stored->last_error() : last_write_error_, args_.db));
 }
 
 void SweepExecutor::count(storage::RunStatus status) {
@@ -167,10 +166,10 @@ void SweepExecutor::give_up(const std::string& why, RunWrites& current) {
   pending_writes_.deferred().clear();
   if (unclaimed_runs > 0) {
     const bool one = unclaimed_runs == 1;
-    std::cerr << "laconic: " << (one ? "run " : "runs ") << unclaimed
-              << " trained while the database was locked and " << (one ? "its claim was" : "their claims were")
-              << " never written: " << (one ? "its " : "their ") << unclaimed_rows << " metric rows are not kept; `"
-              << resume_command(args_) << "` trains " << (one ? "it" : "them") << " again" << std::endl;
+    std::cerr << "laconic: " << (one ? "run " : "runs ") << unclaimed << " trained while the database was locked and "
+              << (one ? "its claim was" : "their claims were") << " never written: " << (one ? "its " : "their ")
+              << unclaimed_rows << " metric rows are not kept; `" << resume_command(args_) << "` trains "
+              << (one ? "it" : "them") << " again" << std::endl;
   }
   if (path.empty()) {
     std::cerr << "laconic: nothing was pending, nothing is lost. Stopping the sweep: runs not started stay "

@@ -40,8 +40,7 @@ ClaimLocks::~ClaimLocks() {
 bool ClaimLocks::hold(std::int64_t run_id) {
   if (held_.count(run_id) > 0) return true;
   if (fd_ < 0) fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0)
-    throw StorageError(str_cat("cannot make the claim file ", path_, ": ", std::strerror(errno)), -1);
+  if (fd_ < 0) throw StorageError(str_cat("cannot make the claim file ", path_, ": ", std::strerror(errno)), -1);
   struct flock lock = byte_of(run_id, F_WRLCK);
   if (::fcntl(fd_, F_OFD_SETLK, &lock) == 0) {
     held_.insert(run_id);

@@ -10,8 +10,8 @@
 #include "reports/answer.hpp"
 #include "reports/report_model.hpp"
 #include "storage/queries.hpp"
-#include "storage/run_where.hpp"
 #include "storage/run_status.hpp"
+#include "storage/run_where.hpp"
 #include "storage/statement.hpp"
 #include "ui/series.hpp"
 
@@ -154,8 +154,8 @@ json run_json(storage::Database& db, std::int64_t run_id) {
                       {"bytes_dense", e.bytes_dense}});
   out["epochs"] = epochs;
   // Steps of the first epoch (worker 0's train_loss rows): the x axis in epochs.
-  storage::Statement q(db.handle(),
-                       "SELECT count(*) FROM metric_values WHERE run_id = ?1 AND key_id = ?2 AND worker = 0 AND epoch = 0");
+  storage::Statement q(
+      db.handle(), "SELECT count(*) FROM metric_values WHERE run_id = ?1 AND key_id = ?2 AND worker = 0 AND epoch = 0");
   q.bind_int64(1, run_id);
   q.bind_int64(2, key_id(db, keys::kTrainLoss));
   out["steps_per_epoch"] = q.step() ? q.column_int64(0) : 0;
@@ -262,10 +262,13 @@ json series_json(storage::Database& db, std::int64_t run_id, const SeriesQuery& 
     if (query.bytes) sent.push_back(p.bytes);
     if (query.projected) projected.push_back(p.projected);
   }
-  json out = {{"key", query.key},       {"worker", query.worker},
-              {"total", total},         {"last_step", last_step},
+  json out = {{"key", query.key},
+              {"worker", query.worker},
+              {"total", total},
+              {"last_step", last_step},
               {"downsampled", points.size() < total},
-              {"step", steps},          {"value", values},
+              {"step", steps},
+              {"value", values},
               {"wall", walls}};
   if (query.bytes) out["bytes"] = sent;
   if (query.projected) out["projected"] = projected;

@@ -10,8 +10,8 @@
 
 #include "../storage/storage_test_support.hpp"
 #include "cli/durable_writes.hpp"
-#include "cli_harness.hpp"
 #include "cli/pending_writes.hpp"
+#include "cli_harness.hpp"
 #include "storage/claim_locks.hpp"
 #include "storage/queries.hpp"
 

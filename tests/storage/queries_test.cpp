@@ -5,11 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include "engine/core/error.hpp"
+#include "engine/core/metric_keys.hpp"
 #include "storage/queries.hpp"
 #include "storage/recorder.hpp"
 #include "storage/statement.hpp"
 #include "storage_test_support.hpp"
-#include "engine/core/metric_keys.hpp"
 
 using namespace laconic;
 using namespace laconic::storage;
@@ -52,14 +52,15 @@ TEST_CASE("list_runs reports final test accuracy and total bytes per run", "[sto
   CHECK(all[2].status == storage::RunStatus::Running);
   CHECK(all[2].wall_time >= 0);
 
-  const auto fmnist_runs = list_runs(*db, {.experiment = "fmnist-topk", .status = std::nullopt});
+  const auto fmnist_runs =
+      list_runs(*db, {.experiment = "fmnist-topk", .status = std::nullopt, .newest = std::nullopt});
   REQUIRE(fmnist_runs.size() == 2);
   CHECK(fmnist_runs[1].id == none);
-  const auto diverged = list_runs(*db, {.experiment = std::nullopt, .status = "DIVERGED"});
+  const auto diverged = list_runs(*db, {.experiment = std::nullopt, .status = "DIVERGED", .newest = std::nullopt});
   REQUIRE(diverged.size() == 1);
   CHECK(diverged[0].id == none);
-  CHECK(list_runs(*db, {.experiment = "nope", .status = std::nullopt}).empty());
-  CHECK_THROWS_AS(list_runs(*db, {.experiment = std::nullopt, .status = "DONE"}), ConfigError);
+  CHECK(list_runs(*db, {.experiment = "nope", .status = std::nullopt, .newest = std::nullopt}).empty());
+  CHECK_THROWS_AS(list_runs(*db, {.experiment = std::nullopt, .status = "DONE", .newest = std::nullopt}), ConfigError);
 }
 
 TEST_CASE("a read-only connection sees committed rows and refuses to write", "[storage][queries][wal]") {
