@@ -444,7 +444,7 @@ test("curves take x as the time measured, derived or projected, each named as su
   let page = await open(s.url + "#/run/1?x=projected");
   await page.waitForSelector('.panel[data-key="train_loss"] .chart');
   let panel = await xOfPanel(page, "train_loss");
-  assert.equal(panel.label, "seconds since the run started, projected onto its link");
+  assert.equal(panel.label, "seconds, projected onto its link");  // short, in a small panel
   const soFar = query(db, "SELECT step, sum(value) OVER (ORDER BY step) AS so_far FROM metrics WHERE run_id = 1 AND " +
                           "key = 'projected_time_step' AND worker = 0 ORDER BY step");
   const round = (v) => Number(v.toPrecision(9));
@@ -458,7 +458,11 @@ test("curves take x as the time measured, derived or projected, each named as su
   page = await open(s.url + "#/run/2?x=wall");
   await page.waitForSelector('.panel[data-key="train_loss"] .chart');
   panel = await xOfPanel(page, "train_loss");
-  assert.equal(panel.label, "seconds since the run started, derived (thread ranks)");
+  assert.equal(panel.label, "seconds, derived (thread ranks)");
+  assert.ok((await page.locator(".dashboard h3").allInnerTexts()).includes("Time per step, derived (thread ranks)"));
+  // The big chart below names it in full.
+  assert.equal(await page.locator(".curve .chart").evaluate((box) => box.plot.axes[0].label),
+               "seconds since the run started, derived (thread ranks)");
   await page.close();
   // Both on one chart: the label names the mix.
   page = await open(s.url + "#/compare?runs=1,2&key=train_loss&bands=0&x=wall");

@@ -34,7 +34,11 @@ export async function dashboard(box, run, x, pick) {
     swatch.style.background = color(w);
     return [swatch, `worker ${w}`];
   }), run.config.workers > MAX_WORKERS ? ` (the first ${MAX_WORKERS} of ${run.config.workers})` : ""));
-  const sections = GROUPS.map(([title]) => ({ title, panels: [] }));
+  // A thread rank's times are on its derived clock, not measured on a core of its own.
+  const derived = run.facts?.rank_clock === "thread_cpu";
+  const sections = GROUPS.map(([title]) => ({
+    title: derived ? title.replace("Time per step, measured", "Time per step, derived (thread ranks)") : title,
+    panels: [] }));
   keys.forEach((key, i) => sections[groupOf(key)].panels.push({ key, series: fetched[i] }));
   for (const section of sections.filter((s) => s.panels.length)) {
     const grid = el("div", { class: "panels" });
@@ -58,6 +62,6 @@ function drawPanel(grid, run, key, series, x, pick) {
     key, unit ? ` (${unit})` : "");
   add(panel, title);
   if (!xs.length) return add(panel, el("p", { class: "muted" }, "no points"));
-  chart(panel, { title: "", xLabel: xAxes([run])[x], yLabel: unit || key, data, lines, width: 360, height: 170,
+  chart(panel, { title: "", xLabel: xAxes([run], { short: true })[x], yLabel: unit || key, data, lines, width: 360, height: 170,
                  sync: `run-${run.id}`, xUnit: x === "bytes" ? "B" : undefined, downloads: false, legend: false });
 }

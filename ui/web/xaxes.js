@@ -5,19 +5,21 @@
 // the bytes sent. One place for every page that draws curves.
 
 const WALL = {
-  wall: "seconds since the run started, measured",
-  thread_cpu: "seconds since the run started, derived (thread ranks)",
-  mixed: "seconds since the run started, measured (thread ranks: derived)",
+  wall: "measured",
+  thread_cpu: "derived (thread ranks)",
+  mixed: "measured (thread ranks: derived)",
 };
 
-/** The axes every run of `runs` can be drawn against, {name: label}; `epoch` too when asked. */
-export function xAxes(runs, { epoch = true } = {}) {
+/** The axes every run of `runs` can be drawn against, {name: label}; `epoch` too when asked;
+ * `short` labels for small panels ("seconds, measured" for "seconds since the run started, ..."). */
+export function xAxes(runs, { epoch = true, short = false } = {}) {
   const clocks = new Set(runs.map((r) => (r.facts?.rank_clock === "thread_cpu" ? "thread_cpu" : "wall")));
+  const seconds = short ? "seconds" : "seconds since the run started";
   const axes = { step: "step" };
   if (epoch) axes.epoch = "epoch";
-  axes.wall = WALL[clocks.size > 1 ? "mixed" : [...clocks][0] ?? "wall"];
+  axes.wall = `${seconds}, ${WALL[clocks.size > 1 ? "mixed" : [...clocks][0] ?? "wall"]}`;
   if (runs.length && runs.every((r) => r.summary && "projected_time_step" in r.summary))
-    axes.projected = "seconds since the run started, projected onto its link";
+    axes.projected = `${seconds}, projected onto its link`;
   axes.bytes = "bytes sent";
   return axes;
 }
