@@ -20,6 +20,7 @@
 #include "lua/experiment.hpp"
 #include "reports/advice.hpp"
 #include "reports/advice_check.hpp"
+#include "reports/experiment_runs.hpp"
 #include "reports/format.hpp"
 #include "reports/layer_plan.hpp"
 #include "storage/database.hpp"
@@ -98,20 +99,20 @@ void record_predictions(const std::string& db_path, const reports::Advice& advic
   storage::Recorder recorder(*db);
   for (std::size_t i = 0; i < advice.ranked.size(); ++i) {
     const reports::AdviceRow& row = advice.ranked[i];
-    const nlohmann::json fact = {{"version", 1},
-                                 {"workers", args.workers},
-                                 {"link", advice.link.text},
-                                 {"hardware", advice.hardware != nullptr ? nlohmann::json(advice.hardware->name)
-                                                                        : nlohmann::json(nullptr)},
-                                 {"rank", i + 1},
-                                 {"step_seconds", row.step},
-                                 {"steps_to_target", row.steps},
-                                 {"time_to_target_seconds", row.seconds},
-                                 {"steps_basis", row.basis == reports::StepsBasis::Probe ? "probe" : "curve"},
-                                 {"interval", {row.low, row.high}},
-                                 {"interval_level", row.basis == reports::StepsBasis::Probe ? 0.95 : 0.80},
-                                 {"break_even_bits_per_second", row.scan.break_even},
-                                 {"crossover_bits_per_second", row.crossover}};
+    const nlohmann::json fact = {
+        {"version", 1},
+        {"workers", args.workers},
+        {"link", advice.link.text},
+        {"hardware", advice.hardware != nullptr ? nlohmann::json(advice.hardware->name) : nlohmann::json(nullptr)},
+        {"rank", i + 1},
+        {"step_seconds", row.step},
+        {"steps_to_target", row.steps},
+        {"time_to_target_seconds", row.seconds},
+        {"steps_basis", row.basis == reports::StepsBasis::Probe ? "probe" : "curve"},
+        {"interval", {row.low, row.high}},
+        {"interval_level", row.basis == reports::StepsBasis::Probe ? 0.95 : 0.80},
+        {"break_even_bits_per_second", row.scan.break_even},
+        {"crossover_bits_per_second", row.crossover}};
     for (const reports::RunData* run : row.summary->config->runs)
       recorder.record_fact(run->run.id, "advice", fact.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
@@ -206,8 +207,8 @@ int check_advice(const AdviseArgs& args, const reports::Advice& advice, storage:
   if (check.rows.empty())
     throw ConfigError(str_cat("experiment '", args.check, "' has no finished run of the advised candidates"));
   if (!args.check_json.empty()) write_check_json(args.check_json, args, advice, check);
-  std::cout << "\nThe advice on " << advice.link.text << " against the full runs of '" << args.check
-            << "' (target " << reports::fixed(advice.target, advice.metric.digits) << "):\n";
+  std::cout << "\nThe advice on " << advice.link.text << " against the full runs of '" << args.check << "' (target "
+            << reports::fixed(advice.target, advice.metric.digits) << "):\n";
   print_table(reports::check_table(check));
   std::cout << "\nMedian step error: " << reports::fixed(check.median_step_error * 100, 1) << "%. ";
   if (check.best.empty()) {
@@ -229,7 +230,8 @@ void print_advice(const reports::Advice& advice, const std::string& name, std::s
   std::cout << "\nPredicted time to target = steps to the target x the step at " << args.workers << " workers ("
             << (advice.hardware != nullptr ? "compute and codec costs of " + advice.hardware->name
                                            : std::string("compute, compress and wait as probed"))
-            << ", messages projected onto " << advice.link.text << "). Steps: as the probes took them where they reached the target (" << args.seeds
+            << ", messages projected onto " << advice.link.text
+            << "). Steps: as the probes took them where they reached the target (" << args.seeds
             << " seed(s) each; 95% interval over seeds), else extrapolated from their learning curve (80% interval "
                "of the fit). Projections, not measurements. "
             << advice.ranked.size() << " of " << candidates << " candidates ranked. Probes recorded as experiment '"
@@ -254,9 +256,9 @@ double parse_budget(const std::string& text) {
         std::size_t used = 0;
         const double n = std::stod(text.substr(0, text.size() - u.size()), &used);
         if (used == text.size() - u.size() && n >= 0) return n * seconds;
-      } catch (const std::exception&) {
-      }
-      throw ConfigError(str_cat("--budget must be a duration such as \"15min\", \"1h\" or \"600s\", got \"", text, "\""));
+      } catch (const std::exception&) {}
+      throw ConfigError(
+          str_cat("--budget must be a duration such as \"15min\", \"1h\" or \"600s\", got \"", text, "\""));
     }
   }
   return parse_duration("--budget", text);
@@ -277,12 +279,13 @@ std::string probe_placement(const std::string& requested, std::int64_t workers, 
   return workers <= cores ? "processes" : "threads";
 }
 
-std::vector<std::string> probe_overrides(const AdviseArgs& args, const std::string& name, const std::string& placement) {
+std::vector<std::string> probe_overrides(const AdviseArgs& args, const std::string& name,
+                                         const std::string& placement) {
   std::vector<std::string> out = args.overrides;
   std::string seeds;
   for (std::int64_t s = 1; s <= args.seeds; ++s) seeds += (s > 1 ? "," : "") + std::to_string(s);
-  for (const std::string& set : {str_cat("name=", name), str_cat("workers=", args.workers),
-                                 "placement=" + placement, "seeds=" + seeds})
+  for (const std::string& set :
+       {str_cat("name=", name), str_cat("workers=", args.workers), "placement=" + placement, "seeds=" + seeds})
     out.push_back(set);
   for (const std::string& set : link_overrides(args.link)) out.push_back(set);
   return out;
@@ -331,6 +334,11 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   run.stop_reason = "stopped by laconic advise: its --budget was spent, or Ctrl-C / SIGTERM";
   run.resume_hint = false;  // asked again, advise continues its probes itself
   run.drop_check = ProbeWatch(args.db, name, link, steps, args.evaluations, args.target);
+  // The baseline's probes first, wherever the file lists it: dropping measures the others against
+  // them. Which one is the baseline, as the reports decide it from the recorded configuration.
+  run.train_first = [](const RunConfig& probe) {
+    return reports::parse_run(storage::RunRow{}, probe.to_json().dump()).is_baseline;
+  };
   run.quiet = args.quiet;
   run.executable = args.executable;
   std::atomic<bool> probe_stop{false};
@@ -356,7 +364,8 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
     model = reports::build_model(*db, {name}, rule);
   }
   if (model->summaries.empty()) {
-    std::cerr << "laconic advise: no probe finished" << (spent ? " within the budget (--budget " + args.budget + ")" : "")
+    std::cerr << "laconic advise: no probe finished"
+              << (spent ? " within the budget (--budget " + args.budget + ")" : "")
               << "; nothing to rank (laconic runs --experiment " << name << " --db " << args.db << ")\n";
     return stop ? 130 : 1;
   }

@@ -192,8 +192,8 @@ void run_tuned(const lua::ExperimentPlan& plan, const std::vector<std::size_t>& 
   executor.execute(finals);
 }
 
-/// The runs this controller (or job) trains: --only, --shard, and its share of --jobs; refuses
-/// what cannot be split.
+/// The runs this controller (or job) trains, in the order it trains them: --only, --shard, its
+/// share of --jobs, train_first's runs first; refuses what cannot be split.
 std::vector<std::size_t> runs_to_train(const RunArgs& args, const lua::ExperimentPlan& plan) {
   if (!args.shard.empty() && plan.tune)
     throw ConfigError(
@@ -205,6 +205,9 @@ std::vector<std::size_t> runs_to_train(const RunArgs& args, const lua::Experimen
         "result");
   std::vector<std::size_t> selected = take_shard(select_runs(plan, args.file, args.only), args.shard);
   if (args.job_index >= 0) selected = take_shard(selected, str_cat(args.job_index, "/", args.jobs));
+  if (args.train_first)
+    std::stable_partition(selected.begin(), selected.end(),
+                          [&](std::size_t i) { return args.train_first(plan.runs[i]); });
   return selected;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/launch_environment.hpp"
+#include "engine/core/run_config.hpp"
 
 namespace laconic::cli {
 
@@ -45,6 +46,10 @@ struct RunArgs {
   /// a result (FINISHED, with the reason as its fact `dropped`): laconic advise's successive
   /// halving. Empty: never.
   std::function<std::string(std::int64_t run_id)> drop_check;
+  /// Runs for which it holds train before the others, each group in the plan's order: laconic
+  /// advise trains the baseline's probes first, since its early dropping measures the others
+  /// against them. Empty: the plan's order.
+  std::function<bool(const RunConfig&)> train_first;
 };
 
 /// `laconic run`: loads the experiment (nothing is recorded if it does not load), records its

@@ -4,18 +4,19 @@
 // when asked again; checked against full runs with --check; a wrong link or budget is refused by name.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
-#include "cli_harness.hpp"
-#include "storage/database.hpp"
 #include "cli/advise_command.hpp"
-#include "storage/queries.hpp"
+#include "cli_harness.hpp"
 #include "engine/core/layer_costs.hpp"
 #include "reports/format.hpp"
+#include "storage/database.hpp"
+#include "storage/queries.hpp"
 
 using namespace laconic;
 using namespace laconic::testing;
@@ -23,9 +24,11 @@ using namespace laconic::testing;
 TEST_CASE("advise probes each candidate at N workers on the link and ranks them", "[cli][advise][slow]") {
   const auto dir = make_temp_dir();
   write_file(dir + "/adv.lua",
-             tiny_experiment("adv", "  epochs = 2,\n  max_steps = 12,\n"
-                                    "  compressor = sweep { none(), topk { ratio = 0.05, error_feedback = true } },\n"));
-  auto r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --placement threads --quiet", 300);
+             tiny_experiment("adv",
+                             "  epochs = 2,\n  max_steps = 12,\n"
+                             "  compressor = sweep { none(), topk { ratio = 0.05, error_feedback = true } },\n"));
+  auto r =
+      run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --placement threads --quiet", 300);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("Target: test accuracy >= "));
@@ -56,7 +59,8 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   db.reset();
 
   // The report (and so the UI's experiment page, which shows its sections) has the same table.
-  const std::string first = r.out.substr(r.out.find("\n1 "), r.out.find('\n', r.out.find("\n1 ") + 1) - r.out.find("\n1 "));
+  const std::string first =
+      r.out.substr(r.out.find("\n1 "), r.out.find('\n', r.out.find("\n1 ") + 1) - r.out.find("\n1 "));
   auto report = run_laconic(dir, "report adv-advise-w4-10Mbit-1ms --out rep --allow-missing-figures", 120);
   CHECK(report.status == 0);
   const std::string md = read_file(dir + "/rep/report.md");
@@ -72,9 +76,10 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   CHECK_THAT(r.out, Catch::Contains("2 skipped"));
   // A candidate added to the file: only its probe trains.
   write_file(dir + "/adv.lua",
-             tiny_experiment("adv", "  epochs = 2,\n  max_steps = 12,\n"
-                                    "  compressor = sweep { none(), topk { ratio = 0.05, error_feedback = true }, "
-                                    "fp16() },\n"));
+             tiny_experiment("adv",
+                             "  epochs = 2,\n  max_steps = 12,\n"
+                             "  compressor = sweep { none(), topk { ratio = 0.05, error_feedback = true }, "
+                             "fp16() },\n"));
   r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --placement threads --quiet", 300);
   INFO(r.out << r.err);
   CHECK(r.status == 0);
@@ -84,8 +89,8 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   // The same candidates trained in full (here: as processes, the link projected), then checked.
   r = run_laconic(dir, "run adv.lua --quiet --set name=full --set workers=4 --set eval_every=4", 300);
   REQUIRE(r.status == 0);
-  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --placement threads --check full --json check.json",
-                  120);
+  r = run_laconic(
+      dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --placement threads --check full --json check.json", 120);
   INFO(r.out << r.err);
   CHECK(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("against the full runs of 'full'") && Catch::Contains("step measured (s)"));
@@ -167,8 +172,7 @@ TEST_CASE("advise on a file that sweeps no compressor probes the default candida
     const LayerCodecCosts costs = LayerCodecCosts::from_json_text(facts.at(LayerCodecCosts::kFact));
     REQUIRE_FALSE(costs.layers.empty());
     if (run.name.starts_with("compressor=topk"))  // ratio 0.01: 8 + 8 ceil(n / 100) bytes
-      for (const auto& layer : costs.layers)
-        CHECK(layer.payload_bytes == 8 + 8 * ((layer.elements + 99) / 100));
+      for (const auto& layer : costs.layers) CHECK(layer.payload_bytes == 8 + 8 * ((layer.elements + 99) / 100));
   }
   db.reset();
   // The report says the same as the command about which layers to leave dense.
@@ -185,10 +189,11 @@ TEST_CASE("advise on a file that sweeps no compressor probes the default candida
 TEST_CASE("advise drops a probe that falls behind while it trains, and only that one", "[cli][advise][slow]") {
   const auto dir = make_temp_dir();
   // Top-k of 0.01% without error feedback barely learns; Top-k 5% with it keeps up with dense.
-  write_file(dir + "/drop.lua",
-             tiny_experiment("drop", "  epochs = 4,\n  max_steps = 600,\n"
-                                     "  compressor = sweep { none(), topk { ratio = 0.05, error_feedback = true }, "
-                                     "topk { ratio = 0.0001, error_feedback = false } },\n"));
+  // The baseline listed last: advise probes it first, since dropping measures against it.
+  write_file(dir + "/drop.lua", tiny_experiment("drop",
+                                                "  epochs = 4,\n  max_steps = 600,\n"
+                                                "  compressor = sweep { topk { ratio = 0.05, error_feedback = true }, "
+                                                "topk { ratio = 0.0001, error_feedback = false }, none() },\n"));
   auto r = run_laconic(dir, "advise drop.lua --workers 4 --link 10Mbit,1ms --placement threads --quiet", 600);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
@@ -203,6 +208,12 @@ TEST_CASE("advise drops a probe that falls behind while it trains, and only that
     const auto facts = storage::facts_of(*db, run.id);
     if (facts.count("dropped")) dropped[run.name] = facts.at("dropped");
   }
+  const auto runs = storage::list_runs(*db, {});
+  const auto baseline = std::find_if(
+      runs.begin(), runs.end(), [](const storage::RunRow& run) { return run.name.starts_with("compressor=none"); });
+  REQUIRE(baseline != runs.end());
+  for (const auto& run : runs)
+    if (run.id != baseline->id) CHECK(baseline->ended <= run.started);
   REQUIRE(dropped.size() == 1);
   const std::string slow = dropped.begin()->first;
   CHECK_THAT(slow, Catch::Contains("ratio=0.0001"));
