@@ -22,6 +22,7 @@
 #include "reports/advice_check.hpp"
 #include "reports/experiment_runs.hpp"
 #include "reports/format.hpp"
+#include "reports/layer_check.hpp"
 #include "reports/layer_plan.hpp"
 #include "storage/database.hpp"
 #include "storage/recorder.hpp"
@@ -162,9 +163,39 @@ std::string regret_text(double regret) {
 
 nlohmann::json number_or_null(double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(); }
 
+nlohmann::json layers_json(const std::vector<reports::LayerCheckRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const reports::LayerCheckRow& r : rows)
+    out.push_back({{"candidate", r.candidate},
+                   {"min_size", r.predicted.min_size},
+                   {"chosen", r.chosen},
+                   {"dense_layers", r.predicted.dense_layers},
+                   {"predicted_link_bytes", r.predicted.link_bytes},
+                   {"measured_link_bytes", number_or_null(r.measured_link_bytes)},
+                   {"predicted_codec_seconds", r.predicted.codec_seconds},
+                   {"measured_codec_seconds", number_or_null(r.measured_codec)},
+                   {"predicted_exchange_seconds", r.predicted.seconds},
+                   {"measured_exchange_seconds", number_or_null(r.measured_exchange.mean)},
+                   {"measured_exchange_std_seconds", number_or_null(r.measured_exchange.std)},
+                   {"seeds", r.measured_exchange.n}});
+  return out;
+}
+
+// The layer plans against full runs with scope = "layer", where there are any.
+void print_layer_check(const std::vector<reports::LayerCheckRow>& rows) {
+  if (rows.empty()) return;
+  std::cout
+      << "\nWhich layers to leave dense, against the full runs with scope = \"layer\" (per step and worker: bytes "
+         "sent, encoding and decoding, and those plus the exchange's communication; predicted: "
+      << reports::kLayerPlanBasis << "):\n";
+  print_table(reports::layer_check_table(rows));
+  const std::string text = reports::layer_check_text(rows);
+  if (!text.empty()) std::cout << text << "\n";
+}
+
 // --check --json FILE: the comparison, for scripts that gather it over setups (bench/advise_regret.py).
 void write_check_json(const std::string& path, const AdviseArgs& args, const reports::Advice& advice,
-                      const reports::AdviceCheck& check) {
+                      const reports::AdviceCheck& check, const std::vector<reports::LayerCheckRow>& layer_rows) {
   const auto advised = [&](const std::string& candidate) -> const reports::AdviceRow* {
     for (const auto* rows : {&advice.ranked, &advice.dropped})
       for (const auto& row : *rows)
@@ -193,10 +224,26 @@ void write_check_json(const std::string& path, const AdviseArgs& args, const rep
                               {"first", check.first},
                               {"regret", number_or_null(check.regret)},
                               {"baseline_regret", number_or_null(check.baseline_regret)},
-                              {"rows", rows}};
+                              {"rows", rows},
+                              {"layers", layers_json(layer_rows)}};
   std::ofstream file(path);
   file << out.dump(1) << "\n";
   if (!file.flush()) throw ConfigError(str_cat("--json: cannot write '", path, "'"));
+}
+
+// The main comparison: each candidate's step and time to the target, the regret.
+void print_check(const AdviseArgs& args, const reports::Advice& advice, const reports::AdviceCheck& check) {
+  std::cout << "\nThe advice on " << advice.link.text << " against the full runs of '" << args.check << "' (target "
+            << reports::fixed(advice.target, advice.metric.digits) << "):\n";
+  print_table(reports::check_table(check));
+  std::cout << "\nMedian step error: " << reports::fixed(check.median_step_error * 100, 1) << "%. ";
+  if (check.best.empty()) {
+    std::cout << "No full run reached the target.\n";
+    return;
+  }
+  std::cout << "Measured fastest to the target: " << check.best << ". The advice's first choice, "
+            << (check.first.empty() ? "none" : check.first) << ": " << regret_text(check.regret)
+            << "; never compressing: " << regret_text(check.baseline_regret) << ".\n";
 }
 
 int check_advice(const AdviseArgs& args, const reports::Advice& advice, storage::Database& db) {
@@ -204,20 +251,12 @@ int check_advice(const AdviseArgs& args, const reports::Advice& advice, storage:
   rule.value = advice.target;
   const auto full = reports::build_model(db, {args.check}, rule);
   const reports::AdviceCheck check = reports::check_advice(advice, *full);
-  if (check.rows.empty())
+  const auto layer_rows = reports::check_layers(reports::advice_layers(advice), *full);
+  if (check.rows.empty() && layer_rows.empty())
     throw ConfigError(str_cat("experiment '", args.check, "' has no finished run of the advised candidates"));
-  if (!args.check_json.empty()) write_check_json(args.check_json, args, advice, check);
-  std::cout << "\nThe advice on " << advice.link.text << " against the full runs of '" << args.check << "' (target "
-            << reports::fixed(advice.target, advice.metric.digits) << "):\n";
-  print_table(reports::check_table(check));
-  std::cout << "\nMedian step error: " << reports::fixed(check.median_step_error * 100, 1) << "%. ";
-  if (check.best.empty()) {
-    std::cout << "No full run reached the target.\n";
-    return 0;
-  }
-  std::cout << "Measured fastest to the target: " << check.best << ". The advice's first choice, "
-            << (check.first.empty() ? "none" : check.first) << ": " << regret_text(check.regret)
-            << "; never compressing: " << regret_text(check.baseline_regret) << ".\n";
+  if (!args.check_json.empty()) write_check_json(args.check_json, args, advice, check, layer_rows);
+  if (!check.rows.empty()) print_check(args, advice, check);
+  print_layer_check(layer_rows);
   return 0;
 }
 

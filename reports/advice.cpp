@@ -29,8 +29,8 @@ void predict(AdviceRow& row, const Answer& answer) {
   const double probe = s.evaluations.empty() ? 0 : static_cast<double>(s.evaluations.back().step);
   const ExtrapolatedSteps e = extrapolate_steps(curve_of(s), answer.metric(), answer.target_of(s).value, 10 * probe);
   if (!e.why_not.empty()) {
-    row.dropped = str_cat("not reached within its probe (", row.time.reached, " of ", row.time.runs, " runs), and ",
-                          e.why_not);
+    row.dropped =
+        str_cat("not reached within its probe (", row.time.reached, " of ", row.time.runs, " runs), and ", e.why_not);
     return;
   }
   row.basis = StepsBasis::Curve;
@@ -113,8 +113,9 @@ std::string first_two_text(const AdviceRow& a, const AdviceRow& b) {
   const std::string apart = str_cat(a.candidate, " is predicted ", fixed((1 - a.seconds / b.seconds) * 100, 0),
                                     "% faster than ", b.candidate);
   if (!has_interval(a) || !has_interval(b))
-    return str_cat(apart, ", but one of them has no interval (one probe run that reached the target): probes with "
-                          "more seeds of both (--seeds 3) would tell them apart");
+    return str_cat(apart,
+                   ", but one of them has no interval (one probe run that reached the target): probes with "
+                   "more seeds of both (--seeds 3) would tell them apart");
   if (a.high < b.low) return str_cat(apart, "; their intervals do not overlap");
   return str_cat(apart, ", but their intervals overlap: more seeds of both (--seeds 5), or their full runs, would ",
                  "tell them apart");
@@ -185,9 +186,9 @@ Table advice_table(const Advice& advice) {
                    {"vs baseline", Align::Right},
                    {"faster than the baseline", Align::Right},
                    {str_cat("final ", advice.metric.label), Align::Right}};
-  table.csv.header = {"rank",           "candidate",     "step_s",       "steps_to_target", "steps_basis",
-                      "time_s",         "time_low_s",    "time_high_s",  "versus_baseline", "break_even_bps",
-                      "crossover_bps",  "final_metric",  "dropped"};
+  table.csv.header = {"rank",          "candidate",    "step_s",      "steps_to_target", "steps_basis",
+                      "time_s",        "time_low_s",   "time_high_s", "versus_baseline", "break_even_bps",
+                      "crossover_bps", "final_metric", "dropped"};
   std::size_t rank = 0;
   const auto base_at =
       std::find_if(advice.ranked.begin(), advice.ranked.end(), [](const AdviceRow& r) { return r.baseline; });
@@ -195,18 +196,33 @@ Table advice_table(const Advice& advice) {
   const auto add = [&](const AdviceRow& row) {
     const std::string place = row.dropped.empty() ? std::to_string(++rank) : "-";
     const char* basis = row.dropped.empty() ? (row.basis == StepsBasis::Probe ? "probe" : "curve") : "";
-    table.add_row({place, row.candidate, seconds(row.step), fixed(row.steps, 0), prediction_text(row),
-                   versus_text(row, base), break_even_text(row),
-                   fixed(row.final_metric, advice.metric.digits)},
-                  {row.dropped.empty() ? place : "", row.candidate, raw_number(row.step), raw_number(row.steps), basis,
-                   raw_number(row.seconds), raw_number(row.low), raw_number(row.high), versus_word(row.versus.versus),
-                   raw_number(row.scan.break_even), raw_number(row.crossover), raw_number(row.final_metric),
-                   row.dropped});
+    table.add_row(
+        {place, row.candidate, seconds(row.step), fixed(row.steps, 0), prediction_text(row), versus_text(row, base),
+         break_even_text(row), fixed(row.final_metric, advice.metric.digits)},
+        {row.dropped.empty() ? place : "", row.candidate, raw_number(row.step), raw_number(row.steps), basis,
+         raw_number(row.seconds), raw_number(row.low), raw_number(row.high), versus_word(row.versus.versus),
+         raw_number(row.scan.break_even), raw_number(row.crossover), raw_number(row.final_metric), row.dropped});
   };
   for (const AdviceRow& row : advice.ranked) add(row);
   for (const AdviceRow& row : advice.dropped) add(row);
   return table;
 }
+
+namespace {
+
+// Messages per step and worker of the probes of the dense exchange (`none`, at `workers`); 0 when
+// none was probed there or none recorded them.
+double dense_messages(const Advice& advice, std::int64_t workers) {
+  for (const auto* rows : {&advice.ranked, &advice.dropped})
+    for (const AdviceRow& row : *rows) {
+      if (row.summary == nullptr || row.summary->config->runs.empty()) continue;
+      const RunData& run = *row.summary->config->runs.front();
+      if (run.run.compressor == "none" && run.run.workers == workers) return or_zero(row.summary->messages.mean);
+    }
+  return 0;
+}
+
+}  // namespace
 
 std::vector<AdviceLayers> advice_layers(const Advice& advice) {
   std::vector<AdviceLayers> out;
@@ -215,10 +231,14 @@ std::vector<AdviceLayers> advice_layers(const Advice& advice) {
     const RunData& run = *row.summary->config->runs.front();
     if (run.layer_costs.layers.empty()) continue;
     const int workers = static_cast<int>(run.run.workers);
+    const double own = or_zero(row.summary->messages.mean);
+    const LayerMessages messages{own, run.layer_costs.summable ? own : dense_messages(advice, run.run.workers)};
     if (advice.hardware == nullptr) {
-      out.push_back({row.candidate, plan_layers(run.layer_costs, advice.link, workers), "this host"});
+      out.push_back(
+          {row.summary, row.candidate, plan_layers(run.layer_costs, advice.link, workers, messages), "this host"});
     } else if (const CompressorCost* cost = advice.hardware->compressor(run.run.compressor)) {
-      out.push_back({row.candidate, plan_layers(costs_on_hardware(run.layer_costs, *cost), advice.link, workers),
+      out.push_back({row.summary, row.candidate,
+                     plan_layers(costs_on_hardware(run.layer_costs, *cost), advice.link, workers, messages),
                      advice.hardware->name});
     }
   }
@@ -262,8 +282,8 @@ std::optional<Section> advice_section(const ExperimentModel& model, const Hardwa
   const std::vector<AdviceLayers> layers = advice_layers(advice);
   if (!layers.empty()) {
     section.tables.push_back(layer_plan_table(layers.front().plan, layers.front().candidate));
-    section.lead += str_cat(section.lead.empty() ? "" : "\n\n", "Which layers to leave dense (",
-                            kLayerPlanBasis, "):\n\n", advice_layers_text(layers));
+    section.lead += str_cat(section.lead.empty() ? "" : "\n\n", "Which layers to leave dense (", kLayerPlanBasis,
+                            "):\n\n", advice_layers_text(layers));
   }
   return section;
 }

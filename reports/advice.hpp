@@ -55,8 +55,8 @@ struct Advice {
   LinkSpec link;
   const HardwareProfile* hardware = nullptr;  ///< the steps projected onto it; null: as probed here
   TestMetric metric;
-  double target = kNaN;        ///< the (first) row's target value
-  std::string target_source;   ///< "none reached 0.8522 on average, less 0.5 points", "--target"
+  double target = kNaN;            ///< the (first) row's target value
+  std::string target_source;       ///< "none reached 0.8522 on average, less 0.5 points", "--target"
   std::vector<AdviceRow> ranked;   ///< fastest predicted time to target first
   std::vector<AdviceRow> dropped;  ///< in the experiment's order
   /// Whether the first two can be told apart, and what would do it; "" with fewer than two ranked.
@@ -65,14 +65,17 @@ struct Advice {
 
 /// Which layers of a ranked candidate to leave dense on the advice's link (reports/layer_plan.hpp).
 struct AdviceLayers {
+  const ConfigSummary* summary = nullptr;  ///< the candidate's probes
   std::string candidate;
   LayerPlan plan;
   std::string codec_costs;  ///< where its codec seconds come from: "this host", or the hardware profile's name
 };
 
 /// Each ranked candidate whose runs carry their measured layer costs (the fact `layer_costs`),
-/// in rank order, planned at its runs' workers on the advice's link; with a hardware profile, its
-/// codec seconds the profile's (costs_on_hardware), and a candidate the profile does not cost left out.
+/// in rank order, planned at its runs' workers on the advice's link, with the messages its probes
+/// sent (and, for the split that leaves every layer dense, those of the probes of `none`); with a
+/// hardware profile, its codec seconds the profile's (costs_on_hardware), and a candidate the
+/// profile does not cost left out.
 std::vector<AdviceLayers> advice_layers(const Advice& advice);
 
 /// One line per candidate of advice_layers: "- CANDIDATE: " and its layer_plan_summary.

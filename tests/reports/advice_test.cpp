@@ -6,6 +6,7 @@
 
 #include "reports/advice.hpp"
 #include "reports/advice_check.hpp"
+#include "reports/layer_check.hpp"
 #include "reports/report_model.hpp"
 #include "tests/reports/fixture.hpp"
 
@@ -46,8 +47,8 @@ TEST_CASE("advice ranks the answer's times on the link, extrapolates the rest an
   }
   CHECK(advice.ranked[0].crossover > 1e8);  // faster than dense up to beyond the link's own rate
   REQUIRE(advice.dropped.size() == 1);
-  CHECK_THAT(advice.dropped[0].dropped, Catch::Contains("not reached within its probe") &&
-                                            Catch::Contains("not improving"));
+  CHECK_THAT(advice.dropped[0].dropped,
+             Catch::Contains("not reached within its probe") && Catch::Contains("not improving"));
   const Table table = advice_table(advice);
   REQUIRE(table.rows.size() == 3);
   CHECK(table.rows[0][0] == "1");
@@ -106,16 +107,17 @@ TEST_CASE("with a hardware profile the advice's steps are the profile's, for eve
   record_run(*db, recorder, e, "adv", topk_with_messages(1, {0.6, 0.8, 0.85, 0.86}));
   const auto model = build_model(*db, {"adv"});
   const RunData& any = model->compared.front();
-  const HardwareProfile gpu = hardware_profile_from_json(
-      nlohmann::json{{"laconic_hardware_profile", 1},
-                     {"name", "Example GPU"},
-                     {"models", {{{"model", any.run.model},
-                                  {"batch_size", any.run.batch_size},
-                                  {"parameters", static_cast<std::int64_t>(any.model_parameters)},
-                                  {"forward", 0.001},
-                                  {"backward", 0.002}}}},
-                     {"compressors", {{"topk", {{"compress", {{"per_call", 1e-4}}}}}}}},
-      "gpu.json");
+  const HardwareProfile gpu =
+      hardware_profile_from_json(nlohmann::json{{"laconic_hardware_profile", 1},
+                                                {"name", "Example GPU"},
+                                                {"models",
+                                                 {{{"model", any.run.model},
+                                                   {"batch_size", any.run.batch_size},
+                                                   {"parameters", static_cast<std::int64_t>(any.model_parameters)},
+                                                   {"forward", 0.001},
+                                                   {"backward", 0.002}}}},
+                                                {"compressors", {{"topk", {{"compress", {{"per_call", 1e-4}}}}}}}},
+                                 "gpu.json");
   const LinkSpec link = parse_link("100Mbit,1ms");
   const Advice advice = advice_of(*model, link, &gpu);
   REQUIRE(advice.ranked.size() == 2);
@@ -125,4 +127,86 @@ TEST_CASE("with a hardware profile the advice's steps are the profile's, for eve
     CHECK(row.seconds == model->answer->time_to_target(*row.summary, {link.text, link, false, &gpu}).seconds);
   }
   CHECK_THAT(advice_table(advice).columns[2].header, Catch::Contains("Example GPU"));
+}
+
+TEST_CASE("the layer plan checked against full runs with scope = layer: each split's figures beside the measured",
+          "[reports][advise]") {
+  TempDir dir("advice-layers");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto probes = recorder.add_experiment("probes", "adv.lua", "cafe");
+  record_run(*db, recorder, probes, "probes", dense_with_messages(1, {0.5, 0.7, 0.8, 0.85}));
+  const auto topk_probe = record_run(*db, recorder, probes, "probes", topk_with_messages(1, {0.6, 0.8, 0.85, 0.86}));
+  // Two layers, gathered: the small one's codec costs more than its bytes on 100 Mbit/s.
+  LayerCodecCosts costs;
+  costs.layers = {{10, 16, 50e-6, 5e-6, 1e-6, 1e-6}, {100000, 8000, 1e-3, 1e-4, 2e-5, 2e-5}};
+  recorder.record_fact(topk_probe, LayerCodecCosts::kFact, costs.to_json_text());
+  // Full runs of the same Top-k with scope = "layer" at two splits, and one of another ratio.
+  const auto full = recorder.add_experiment("full", "adv.lua", "cafe");
+  const auto split_run = [&](std::int64_t min_size, double ratio, double compress, double communicate,
+                             std::int64_t seed = 1) {
+    RunSpec spec = topk_with_messages(seed, {0.6, 0.7, 0.85, 0.86});
+    spec.name = str_cat("compressor=topk,ratio=", ratio, ",min_size=", min_size, ",seed=", seed);
+    spec.swept["compressor.min_size"] = Value{min_size};
+    spec.swept["compressor.ratio"] = Value{ratio};
+    spec.compressor_fields = {
+        {"ratio", Value{ratio}}, {"scope", Value{std::string("layer")}}, {"min_size", Value{min_size}}};
+    spec.compress = compress;
+    spec.decompress = 0.0002;
+    spec.communicate = communicate;
+    spec.link_bytes = 8100;
+    record_run(*db, recorder, full, "full", spec);
+  };
+  split_run(0, 0.01, 0.0012, 0.001);
+  split_run(11, 0.01, 0.0011, 0.0009);
+  split_run(11, 0.1, 0.0011, 0.0001);  // another candidate: not matched
+  const auto advised = build_model(*db, {"probes"});
+  const Advice advice = advice_of(*advised, parse_link("100Mbit,1ms"));
+  const std::vector<AdviceLayers> layers = advice_layers(advice);
+  REQUIRE(layers.size() == 1);
+  REQUIRE(layers[0].plan.min_size == 11);
+  const std::vector<LayerCheckRow> rows = check_layers(layers, *build_model(*db, {"full"}));
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].candidate == "topk ratio=0.01");
+  CHECK(rows[0].predicted.min_size == 0);
+  CHECK_FALSE(rows[0].chosen);
+  CHECK(rows[1].chosen);
+  for (const LayerCheckRow& r : rows) {
+    const LayerSplit by_plan = split_at(layers[0].plan, r.predicted.min_size);
+    CHECK(r.predicted.seconds == by_plan.seconds);
+    CHECK(r.predicted.link_bytes == by_plan.link_bytes);
+    CHECK(r.measured_link_bytes == Approx(8100));
+  }
+  // Measured: compress + decompress, and that plus the communication, per step and worker.
+  CHECK(rows[0].measured_codec == Approx(0.0014));
+  CHECK(rows[0].measured_exchange.mean == Approx(0.0024));
+  CHECK(rows[0].measured_exchange.n == 1);
+  CHECK(rows[1].measured_exchange.mean == Approx(0.0022));
+  CHECK(layer_check_table(rows).rows.size() == 2);
+  CHECK_THAT(layer_check_text(rows),
+             Catch::Contains(
+                 "topk ratio=0.01: the cheapest exchange measured at min_size = 11 (2200.0 us), the plan's choice"));
+  // Two seeds each, the plan's split measured slower by less than the noise: said so.
+  const auto noisy = recorder.add_experiment("noisy", "adv.lua", "cafe");
+  const auto noisy_run = [&](std::int64_t min_size, double communicate, std::int64_t seed) {
+    RunSpec spec = topk_with_messages(seed, {0.6, 0.7, 0.85, 0.86});
+    spec.name = str_cat("compressor=topk,ratio=0.01,min_size=", min_size, ",seed=", seed);
+    spec.swept["compressor.min_size"] = Value{min_size};
+    spec.compressor_fields = {
+        {"ratio", Value{0.01}}, {"scope", Value{std::string("layer")}}, {"min_size", Value{min_size}}};
+    spec.communicate = communicate;
+    record_run(*db, recorder, noisy, "noisy", spec);
+  };
+  noisy_run(0, 0.0005, 1);
+  noisy_run(0, 0.0009, 2);
+  noisy_run(11, 0.0009, 1);
+  noisy_run(11, 0.0010, 2);
+  const std::vector<LayerCheckRow> two = check_layers(layers, *build_model(*db, {"noisy"}));
+  REQUIRE(two.size() == 2);
+  CHECK(two[0].measured_exchange.n == 2);
+  CHECK(two[0].measured_exchange.mean == Approx(0.004 + 0.0007));
+  CHECK_THAT(layer_check_text(two), Catch::Contains("the cheapest exchange measured at min_size = 0") &&
+                                        Catch::Contains("the plan chose min_size = 11") &&
+                                        Catch::Contains("us more, 95% interval of the difference ± ") &&
+                                        Catch::Contains("within the noise"));
 }

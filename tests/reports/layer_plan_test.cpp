@@ -52,9 +52,11 @@ TEST_CASE("min_size is the split that costs least: small layers, whose fixed cod
   // Gathered at 4 workers, a layer of n elements saves 3 x 3.6 n x 8 ns = 86.4 n ns of sending
   // and costs 19 us more of codec: compressing pays from n = 220 on.
   LayerCodecCosts costs;
-  costs.layers = {fixed_cost_layer(150), fixed_cost_layer(6), fixed_cost_layer(2400), fixed_cost_layer(16), fixed_cost_layer(48000), fixed_cost_layer(120), fixed_cost_layer(84), fixed_cost_layer(10)};
+  costs.layers = {fixed_cost_layer(150),   fixed_cost_layer(6),   fixed_cost_layer(2400), fixed_cost_layer(16),
+                  fixed_cost_layer(48000), fixed_cost_layer(120), fixed_cost_layer(84),   fixed_cost_layer(10)};
   const LayerPlan plan = plan_layers(costs, plan_gigabit(), 4);
   CHECK(plan.min_size == 151);
+  CHECK(plan.per_layer_best == Approx(plan.planned));  // the split at 151 is each layer's own best way
   for (const LayerChoice& l : plan.layers) CHECK(l.dense == (l.elements <= 150));
   CHECK(plan.planned == Approx(plan.per_layer_best));
   CHECK(plan.planned < plan.all_compressed);
@@ -110,20 +112,23 @@ TEST_CASE("on a hardware profile the codec's seconds are its per call and per el
   CHECK(projected.layers[1].compress_seconds == Approx(8e-6 + 1e-11 * 100000));
   CHECK(projected.layers[1].decode_seconds == Approx(7e-6 + 2e-12 * 100000));
   CHECK(projected.layers[0].dense_compress_seconds == 0);
-  // At 100 Gbit/s a launch's 8 us outweighs the 6-element layer's bytes, not the big layer's.
+  // At 100 Gbit/s and 2 workers a launch's 8 us outweighs the 6-element layer's bytes, not the
+  // big layer's (at 8 workers decoding 8 gathered payloads costs more than summing it dense).
   LinkSpec fast = plan_gigabit();
   fast.bits_per_second = 1e11;
-  const LayerPlan plan = plan_layers(projected, fast, 8);
+  const LayerPlan plan = plan_layers(projected, fast, 2);
   CHECK(plan.min_size == 7);
   CHECK(plan.layers[0].dense);
   CHECK_FALSE(plan.layers[1].dense);
 }
 
 TEST_CASE("where no threshold gives each layer its own best way, the summary says what that would cost") {
-  // A big layer whose codec is slow (dense is best) after small ones that compress well.
+  // A big layer whose codec is slow (dense is best) after small ones that compress well; summed
+  // payloads, so that the collective is the same for every split.
   LayerCodecCosts costs;
-  costs.layers = {{1000, 40, 1e-6, 1e-7, 1e-6, 1e-7}, {2000, 80, 1e-6, 1e-7, 1e-6, 1e-7},
-                  {100000, 4000, 5e-2, 1e-2, 1e-6, 1e-7}};
+  costs.summable = true;
+  costs.layers = {
+      {1000, 40, 1e-6, 1e-7, 1e-6, 1e-7}, {2000, 80, 1e-6, 1e-7, 1e-6, 1e-7}, {100000, 4000, 5e-2, 1e-2, 1e-6, 1e-7}};
   const LayerPlan plan = plan_layers(costs, plan_gigabit(), 4);
   CHECK(plan.min_size == 100001);  // no threshold leaves only the big layer dense: all dense is the best split
   CHECK(plan.per_layer_best < plan.planned);
@@ -131,4 +136,48 @@ TEST_CASE("where no threshold gives each layer its own best way, the summary say
   LayerCodecCosts uniform;
   uniform.layers = {fixed_cost_layer(150), fixed_cost_layer(48000)};
   CHECK_THAT(layer_plan_summary(plan_layers(uniform, plan_gigabit(), 4)), !Catch::Contains("own best way"));
+}
+
+TEST_CASE("a split's figures: bytes sent and codec seconds of its layers, summed once every layer is dense") {
+  LayerCodecCosts costs;  // gathered at 4 workers
+  costs.layers = {fixed_cost_layer(150), fixed_cost_layer(2400)};
+  const LayerPlan plan = plan_layers(costs, plan_gigabit(), 4);
+  const LayerSplit half = split_at(plan, 151);  // the small layer dense, in a gathered payload
+  CHECK(half.dense_layers == 1);
+  CHECK_FALSE(half.summed);
+  CHECK(half.link_bytes == Approx(3 * (600 + 960)));
+  CHECK(half.codec_seconds == Approx((1e-6 + 4 * 1e-6) + (20e-6 + 4 * 1e-6)));
+  CHECK(half.seconds == Approx(3 * 1560 * 8e-9 + half.codec_seconds));
+  CHECK(split_at(plan, 0).seconds == Approx(plan.all_compressed));
+  // Every layer dense: the payload sums, so an allreduce carries it (1.5 x its bytes at 4
+  // workers) and each worker decodes one sum, not 4 gathered payloads.
+  const LayerSplit dense = split_at(plan, 2401);
+  CHECK(dense.summed);
+  CHECK(dense.link_bytes == Approx(1.5 * 4 * 2550));
+  CHECK(dense.codec_seconds == Approx(2 * (1e-6 + 1e-6)));
+  CHECK(plan.all_dense == Approx(dense.seconds));
+}
+
+TEST_CASE("a split pays the link's cost per message for the messages of its collective") {
+  LayerCodecCosts costs;  // gathered at 4 workers: 3 messages a step; the dense allreduce 6
+  costs.layers = {fixed_cost_layer(150), fixed_cost_layer(2400)};
+  LinkSpec link = plan_gigabit();  // so fast that bytes barely count: the codec and the messages do
+  link.bits_per_second = 1e12;
+  link.latency_seconds = 50e-6;
+  link.overhead_seconds = 300e-6;
+  const LayerPlan without = plan_layers(costs, link, 4);
+  const LayerPlan plan = plan_layers(costs, link, 4, {3, 6});
+  CHECK(split_at(plan, 0).messages == 3);
+  CHECK(split_at(plan, 151).messages == 3);
+  CHECK(split_at(plan, 2401).messages == 6);
+  CHECK(split_at(plan, 151).seconds == Approx(split_at(without, 151).seconds + 3 * 350e-6));
+  CHECK(plan.all_dense == Approx(without.all_dense + 6 * 350e-6));
+  // Without per-message costs every layer dense is cheapest (no codec); 3 more messages of 350 us
+  // each make it dearer than compressing the big layer.
+  CHECK(without.min_size == 2401);
+  CHECK(plan.min_size == 151);
+  CHECK(plan.per_layer_best == Approx(plan.planned));  // the split at 151 is each layer's own best way
+  // A summable candidate sends its own messages whatever the split.
+  costs.summable = true;
+  CHECK(split_at(plan_layers(costs, link, 4, {6, 6}), 2401).messages == 6);
 }
