@@ -22,12 +22,6 @@ double measured_time_to(const ConfigSummary& s, const TestMetric& metric, double
   return kNaN;
 }
 
-std::string error_text(double predicted, double measured) {
-  if (std::isnan(predicted) || std::isnan(measured) || measured <= 0) return kMissing;
-  const double e = (predicted / measured - 1) * 100;
-  return str_cat(e >= 0 ? "+" : "", fixed(e, 0), "%");
-}
-
 void rank_measured(std::vector<CheckRow>& rows) {
   std::vector<CheckRow*> reached;
   for (CheckRow& r : rows)
@@ -45,7 +39,12 @@ AdviceCheck check_advice(const Advice& advice, const ExperimentModel& full) {
   const auto add = [&](const AdviceRow& row, std::size_t rank) {
     const ConfigSummary* measured = full_of(full, row.summary->config->column);
     if (measured == nullptr) return;
-    CheckRow c{row.summary->config->column, rank, 0, row.step, measured_step(*measured), row.seconds,
+    CheckRow c{row.summary->config->column,
+               rank,
+               0,
+               row.step,
+               measured_step(*measured),
+               row.seconds,
                measured_time_to(*measured, advice.metric, advice.target)};
     if (!std::isnan(c.predicted_step) && !std::isnan(c.measured_step) && c.measured_step > 0)
       step_errors.push_back(std::abs(c.predicted_step / c.measured_step - 1));
@@ -55,7 +54,8 @@ AdviceCheck check_advice(const Advice& advice, const ExperimentModel& full) {
   for (const AdviceRow& row : advice.dropped) add(row, 0);
   rank_measured(out.rows);
   out.median_step_error = median_of(step_errors);
-  const auto best = std::find_if(out.rows.begin(), out.rows.end(), [](const CheckRow& r) { return r.measured_rank == 1; });
+  const auto best =
+      std::find_if(out.rows.begin(), out.rows.end(), [](const CheckRow& r) { return r.measured_rank == 1; });
   if (best == out.rows.end()) return out;
   out.best = best->candidate;
   if (!out.rows.empty() && out.rows.front().predicted_rank == 1) {
@@ -81,16 +81,16 @@ Table check_table(const AdviceCheck& check) {
                    {"time to target predicted (s)", Align::Right},
                    {"time to target measured (s)", Align::Right},
                    {"time error", Align::Right}};
-  table.csv.header = {"candidate",      "predicted_rank",  "measured_rank",    "predicted_step_s", "measured_step_s",
-                      "predicted_time_s", "measured_time_s"};
+  table.csv.header = {"candidate",       "predicted_rank",   "measured_rank",  "predicted_step_s",
+                      "measured_step_s", "predicted_time_s", "measured_time_s"};
   const auto rank_text = [](std::size_t r) { return r == 0 ? std::string(kMissing) : std::to_string(r); };
   for (const CheckRow& r : check.rows)
-    table.add_row({r.candidate, rank_text(r.predicted_rank), rank_text(r.measured_rank), seconds(r.predicted_step),
-                   seconds(r.measured_step), error_text(r.predicted_step, r.measured_step), seconds(r.predicted_time),
-                   seconds(r.measured_time), error_text(r.predicted_time, r.measured_time)},
-                  {r.candidate, std::to_string(r.predicted_rank), std::to_string(r.measured_rank),
-                   raw_number(r.predicted_step), raw_number(r.measured_step), raw_number(r.predicted_time),
-                   raw_number(r.measured_time)});
+    table.add_row(
+        {r.candidate, rank_text(r.predicted_rank), rank_text(r.measured_rank), seconds(r.predicted_step),
+         seconds(r.measured_step), relative_error(r.predicted_step, r.measured_step), seconds(r.predicted_time),
+         seconds(r.measured_time), relative_error(r.predicted_time, r.measured_time)},
+        {r.candidate, std::to_string(r.predicted_rank), std::to_string(r.measured_rank), raw_number(r.predicted_step),
+         raw_number(r.measured_step), raw_number(r.predicted_time), raw_number(r.measured_time)});
   return table;
 }
 

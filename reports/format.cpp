@@ -41,6 +41,12 @@ std::string ratio(double numerator, double denominator) {
   return print("%.1fx", numerator / denominator);
 }
 
+std::string relative_error(double predicted, double measured) {
+  if (std::isnan(predicted) || std::isnan(measured) || measured <= 0) return kMissing;
+  const double e = (predicted / measured - 1) * 100;
+  return (e >= 0 ? "+" : "") + fixed(e, 0) + "%";
+}
+
 std::string seconds(double value) {
   if (std::isnan(value)) return kMissing;
   return print("%.3g", value);

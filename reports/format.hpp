@@ -17,6 +17,10 @@ std::string human_bytes(double bytes);
 /// A ratio such as dense / sent bytes: "25.0x"; "-" when the denominator is 0.
 std::string ratio(double numerator, double denominator);
 
+/// How far a prediction is from what was measured: "+12%", "-7%" (predicted / measured - 1);
+/// "-" when either is missing or the measured is not positive.
+std::string relative_error(double predicted, double measured);
+
 /// Seconds with three significant digits: "0.00123", "1.5", "12.3".
 std::string seconds(double value);
 

@@ -24,12 +24,6 @@ std::string split_field(const ConfigSummary& s, const char* field) {
   return c.contains(field) ? c[field].dump() : std::string();
 }
 
-std::string percent_error(double predicted, double measured) {
-  if (std::isnan(predicted) || std::isnan(measured) || measured <= 0) return kMissing;
-  const double e = (predicted / measured - 1) * 100;
-  return str_cat(e >= 0 ? "+" : "", fixed(e, 0), "%");
-}
-
 std::string microseconds(double seconds) { return std::isnan(seconds) ? kMissing : fixed(seconds * 1e6, 1); }
 
 // "2194.3 ± 120 (95%)" over seeds, "2194.3 (n=1)".
@@ -108,8 +102,8 @@ Table layer_check_table(const std::vector<LayerCheckRow>& rows) {
         {r.candidate, str_cat(p.min_size, r.chosen ? " (planned)" : ""), std::to_string(p.dense_layers),
          human_bytes(p.link_bytes), std::isnan(r.measured_link_bytes) ? kMissing : human_bytes(r.measured_link_bytes),
          microseconds(p.codec_seconds), microseconds(r.measured_codec),
-         percent_error(p.codec_seconds, r.measured_codec), microseconds(p.seconds),
-         microseconds_ci(r.measured_exchange), percent_error(p.seconds, r.measured_exchange.mean)},
+         relative_error(p.codec_seconds, r.measured_codec), microseconds(p.seconds),
+         microseconds_ci(r.measured_exchange), relative_error(p.seconds, r.measured_exchange.mean)},
         {r.candidate, std::to_string(p.min_size), r.chosen ? "true" : "false", std::to_string(p.dense_layers),
          raw_number(p.link_bytes), raw_number(r.measured_link_bytes), raw_number(p.codec_seconds),
          raw_number(r.measured_codec), raw_number(p.seconds), raw_number(r.measured_exchange.mean),

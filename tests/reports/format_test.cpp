@@ -35,3 +35,11 @@ TEST_CASE("escaping keeps text from the database out of the markup", "[reports][
   CHECK(markdown_escape("a|b <c>") == "a\\|b \\<c\\>");
   CHECK(markdown_escape("line\nbreak") == "line break");
 }
+
+TEST_CASE("a prediction's error against what was measured, signed, in whole percent", "[reports][format]") {
+  CHECK(relative_error(1.12, 1.0) == "+12%");
+  CHECK(relative_error(0.93, 1.0) == "-7%");
+  CHECK(relative_error(1.0, 1.0) == "+0%");
+  CHECK(relative_error(1.0, 0.0) == "-");
+  CHECK(relative_error(std::nan(""), 1.0) == "-");
+}
