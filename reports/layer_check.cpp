@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -19,9 +20,13 @@ nlohmann::json compressor_without_split(const ConfigSummary& s) {
   return c;
 }
 
-std::string split_field(const ConfigSummary& s, const char* field) {
+// The min_size of a configuration whose compressor has scope = "layer"; nullopt otherwise.
+std::optional<std::size_t> layer_min_size(const ConfigSummary& s) {
   const nlohmann::json c = s.config->runs.front()->run.config.value("compressor", nlohmann::json::object());
-  return c.contains(field) ? c[field].dump() : std::string();
+  if (c.value("scope", nlohmann::json()) != "layer") return std::nullopt;
+  const nlohmann::json min_size = c.value("min_size", nlohmann::json(0));
+  if (!min_size.is_number_integer() || min_size.get<std::int64_t>() < 0) return std::nullopt;
+  return min_size.get<std::size_t>();
 }
 
 std::string microseconds(double seconds) { return std::isnan(seconds) ? kMissing : fixed(seconds * 1e6, 1); }
@@ -53,10 +58,11 @@ std::vector<LayerCheckRow> check_layers(const std::vector<AdviceLayers>& layers,
     const nlohmann::json candidate = compressor_without_split(*advised.summary);
     std::vector<LayerCheckRow> rows;
     for (const ConfigSummary& s : full.summaries) {
-      if (s.config->runs.empty() || split_field(s, "scope") != "\"layer\"") continue;
-      if (s.config->runs.front()->run.workers != advised.plan.workers) continue;
+      if (s.config->runs.empty()) continue;
+      const std::optional<std::size_t> min_size = layer_min_size(s);
+      if (!min_size || s.config->runs.front()->run.workers != advised.plan.workers) continue;
       if (compressor_without_split(s) != candidate) continue;
-      const LayerSplit split = split_at(advised.plan, std::stoull(split_field(s, "min_size")));
+      const LayerSplit split = split_at(advised.plan, *min_size);
       const bool chosen = split.dense_layers == split_at(advised.plan, advised.plan.min_size).dense_layers;
       const Stats exchange =
           over_seeds(*s.config, [](const RunData& r) { return or_zero(r.compress) + or_zero(r.communicate); });

@@ -160,6 +160,7 @@ TEST_CASE("the layer plan checked against full runs with scope = layer: each spl
   split_run(0, 0.01, 0.0012, 0.001);
   split_run(11, 0.01, 0.0011, 0.0009);
   split_run(11, 0.1, 0.0011, 0.0001);  // another candidate: not matched
+  record_run(*db, recorder, full, "full", topk_with_messages(1, {0.6, 0.7, 0.85, 0.86}));  // global: not matched
   const auto advised = build_model(*db, {"probes"});
   const Advice advice = advice_of(*advised, parse_link("100Mbit,1ms"));
   const std::vector<AdviceLayers> layers = advice_layers(advice);
