@@ -266,6 +266,7 @@ void print_advice(const reports::Advice& advice, const std::string& name, std::s
             << reports::fixed(advice.target, advice.metric.digits) << " (" << advice.target_source << ")\n";
   print_table(reports::advice_table(advice));
   if (!advice.first_two.empty()) std::cout << "\n" << advice.first_two << ".\n";
+  if (!advice.probe_noise.empty()) std::cout << "\n" << advice.probe_noise << ".\n";
   std::cout << "\nPredicted time to target = steps to the target x the step at " << args.workers << " workers ("
             << (advice.hardware != nullptr ? "compute and codec costs of " + advice.hardware->name
                                            : std::string("compute, compress and wait as probed"))

@@ -121,6 +121,29 @@ std::string first_two_text(const AdviceRow& a, const AdviceRow& b) {
                  "tell them apart");
 }
 
+// The ranked candidates' compute per step as probed, when it differs by more than the noise a
+// step's work can explain (docs/advise.md, "How far to trust it").
+std::string probe_noise_text(const std::vector<AdviceRow>& ranked) {
+  const AdviceRow* low = nullptr;
+  const AdviceRow* high = nullptr;
+  for (const AdviceRow& row : ranked) {
+    const double c = row.summary->compute.mean;
+    if (std::isnan(c) || c <= 0) continue;
+    if (low == nullptr || c < low->summary->compute.mean) low = &row;
+    if (high == nullptr || c > high->summary->compute.mean) high = &row;
+  }
+  if (low == nullptr) return "";
+  const double spread = high->summary->compute.mean / low->summary->compute.mean - 1;
+  if (!(spread > kProbeComputeSpread)) return "";
+  return str_cat(
+      "The probes measured compute per step (forward, backward and optimizer: the same work for every "
+      "candidate) from ",
+      fixed(low->summary->compute.mean * 1e3, 2), " ms (", low->candidate, ") to ",
+      fixed(high->summary->compute.mean * 1e3, 2), " ms (", high->candidate, "), ", fixed(spread * 100, 0),
+      "% apart: the host's noise while they trained, which their predicted steps and ranks carry; more "
+      "seeds (--seeds 3) average it");
+}
+
 std::string prediction_text(const AdviceRow& row) {
   if (!row.dropped.empty()) return row.dropped;
   const std::string time = seconds(row.seconds) + " s";
@@ -170,6 +193,7 @@ Advice advice_of(const ExperimentModel& model, const LinkSpec& link, const Hardw
                    [](const AdviceRow& a, const AdviceRow& b) { return a.seconds < b.seconds; });
   add_crossovers(advice.ranked, link, hardware);
   if (advice.ranked.size() >= 2) advice.first_two = first_two_text(advice.ranked[0], advice.ranked[1]);
+  if (hardware == nullptr) advice.probe_noise = probe_noise_text(advice.ranked);
   return advice;
 }
 
@@ -277,7 +301,8 @@ std::optional<Section> advice_section(const ExperimentModel& model, const Hardwa
               "so, else by point estimates. Projections, not measurements (docs/advise.md)."),
       {advice_table(advice)},
       {},
-      advice.first_two.empty() ? "" : advice.first_two + ".",
+      str_cat(advice.first_two.empty() ? "" : advice.first_two + ".",
+              advice.probe_noise.empty() ? "" : str_cat(advice.first_two.empty() ? "" : " ", advice.probe_noise, ".")),
       "advice"};
   const std::vector<AdviceLayers> layers = advice_layers(advice);
   if (!layers.empty()) {

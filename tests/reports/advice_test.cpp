@@ -46,6 +46,7 @@ TEST_CASE("advice ranks the answer's times on the link, extrapolates the rest an
     CHECK(row.step == step_on_link(*row.summary, link));
   }
   CHECK(advice.ranked[0].crossover > 1e8);  // faster than dense up to beyond the link's own rate
+  CHECK(advice.probe_noise.empty());        // every probe computed 35 ms a step
   REQUIRE(advice.dropped.size() == 1);
   CHECK_THAT(advice.dropped[0].dropped,
              Catch::Contains("not reached within its probe") && Catch::Contains("not improving"));
@@ -210,4 +211,26 @@ TEST_CASE("the layer plan checked against full runs with scope = layer: each spl
                                         Catch::Contains("the plan chose min_size = 11") &&
                                         Catch::Contains("us more, 95% interval of the difference ± ") &&
                                         Catch::Contains("within the noise"));
+}
+
+TEST_CASE("probes whose compute per step differs beyond the noise a step's work explains are said to carry it",
+          "[reports][advise]") {
+  TempDir dir("advice-noise");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("adv", "adv.lua", "cafe");
+  record_run(*db, recorder, e, "adv", dense_with_messages(1, {0.5, 0.7, 0.8, 0.85}));
+  RunSpec slow = topk_with_messages(1, {0.6, 0.8, 0.85, 0.86});
+  slow.forward = 0.02;  // 45 ms of compute a step against dense's 35: 29% apart
+  const auto slow_id = record_run(*db, recorder, e, "adv", slow);
+  recorder.record_fact(slow_id, "advice", R"({"version": 1, "link": "100Mbit,1ms"})");  // as laconic advise records it
+  const auto model = build_model(*db, {"adv"});
+  const Advice advice = advice_of(*model, parse_link("100Mbit,1ms"));
+  REQUIRE(advice.ranked.size() == 2);
+  CHECK_THAT(advice.probe_noise, Catch::Contains("from 35.00 ms (none) to 45.00 ms (topk ratio=0.01), 29% apart") &&
+                                     Catch::Contains("--seeds 3"));
+  // The report's section "Advice" says the same, after the first two.
+  const auto section = advice_section(*model, nullptr);
+  REQUIRE(section.has_value());
+  CHECK_THAT(section->lead, Catch::Contains(advice.first_two + ". " + advice.probe_noise + "."));
 }
