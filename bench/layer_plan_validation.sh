@@ -5,11 +5,11 @@
 # layers under it dense; 1000000: every layer dense) as processes on the link emulated for real
 # (network namespaces and tc: run as root), SEEDS seeds each, and prints `laconic advise --check`:
 # per split the plan's bytes sent, codec and exchange beside the measured ones, and the split
-# measured cheapest against the plan's choice. About 10 minutes on the 2-core machine.
+# measured cheapest against the plan's choice. About 3 minutes on the 2-core machine.
 #   bench/layer_plan_validation.sh [DIR]     # into DIR (layer-plan-validation)
 # LINK (10Gbit), WORKERS (2), HOST_COSTS ("340us,5.6Gbit": the emulation's own costs per message
 # and rate, docs/network-model.md; "" for none), STEPS (300 per full run), SEEDS (3),
-# CANDIDATES (a Lua list of compressors without scope and min_size), TARGET (0.8: advise plans
+# CANDIDATES (compressors separated by ';', without scope and min_size), TARGET (0.8: advise plans
 # the layers of ranked candidates only, and LeNet-5's Top-k probes of 2 epochs reach 0.8, not the
 # default target), FILE, LACONIC.
 set -euo pipefail
