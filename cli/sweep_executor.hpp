@@ -62,8 +62,7 @@ class SweepExecutor {
 
   void execute_one(const PlannedRun& run, std::size_t total);
   void execute_claimed(const PlannedRun& run, const RunConfig& config, RunWrites& pending);
-  Checkpoints prepare(const PlannedRun& run, const RunConfig& config, const ResolvedRun& resolved,
-                      RunWrites& pending);
+  Checkpoints prepare(const PlannedRun& run, const RunConfig& config, const ResolvedRun& resolved, RunWrites& pending);
   LaunchOutcome launch(const PlannedRun& run, const RunConfig& config, const ResolvedRun& resolved,
                        const Checkpoints& checkpoints, RunWrites& pending);
   WorkerArgs worker_args(const PlannedRun& run, const RunConfig& config, const ResolvedRun& resolved,
@@ -77,6 +76,9 @@ class SweepExecutor {
   /// One attempt at the writes that wait (the deferred runs, then `current`'s); a database that
   /// cannot take them starts (or continues) an outage, which stop_reason() measures.
   void write_now(RunWrites& current);
+  /// A write that failed for now (`what`: "start run 3"): remembered for the give-up message,
+  /// and the outage starts (or goes on).
+  void write_failed(const std::string& what, const StorageError& e);
   /// Writes the deferred runs (one attempt), printing each as it lands; throws a transient
   /// StorageError at the first that cannot.
   void write_deferred();

@@ -35,9 +35,7 @@ bool SweepExecutor::claim(const PlannedRun& run, RunWrites& pending) {
       writes_.retry(str_cat("start run ", run.id), [&] { claimed = recorder_.start_run(run.id, run.attempts); });
       return claimed || skip_taken(run, pending.label);
     }
-    writes_.outage_started(str_cat("start run ", run.id), e.what());
-    last_write_error_ = e.what();
-    last_write_error_code_ = e.code();
+    write_failed(str_cat("start run ", run.id), e);
     if (!pending_writes_.claim_later(pending, run.attempts)) return skip_taken(run, pending.label);
     std::cout << pending.label << ": database " << args_.db << " is locked by another process; training run " << run.id
               << " meanwhile: its claim and rows are written when the lock ends" << std::endl;
@@ -65,10 +63,14 @@ void SweepExecutor::write_now(RunWrites& current) {
     if (writes) writes_.outage_over();
   } catch (const StorageError& e) {
     if (!storage::is_transient(e)) throw;
-    last_write_error_ = e.what();
-    last_write_error_code_ = e.code();
-    writes_.outage_started(str_cat("write run ", current.run_id), e.what());
+    write_failed(str_cat("write run ", current.run_id), e);
   }
+}
+
+void SweepExecutor::write_failed(const std::string& what, const StorageError& e) {
+  last_write_error_ = e.what();
+  last_write_error_code_ = e.code();
+  writes_.outage_started(what, e.what());
 }
 
 void SweepExecutor::write_deferred() {
