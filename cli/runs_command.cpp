@@ -90,7 +90,7 @@ std::vector<storage::RunRow> selected_runs(storage::Database& db, const std::opt
                                 "; recorded: ", names.empty() ? "(none)" : join(names)));
     }
   }
-  return storage::runs_where(db, {experiment, status}, where);
+  return storage::runs_where(db, {experiment, status, std::nullopt}, where);
 }
 
 // Tags as `laconic runs` and csv / json show them: "baseline,paper".

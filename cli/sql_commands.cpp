@@ -94,7 +94,7 @@ int export_command(const ExportArgs& args) {
   storage::ExportFilter filter{args.experiment, args.runs, args.keys};
   if (args.what == "runs") {
     writer.header(run_columns());
-    for (const auto& run : storage::list_runs(*db, {args.experiment, std::nullopt})) {
+    for (const auto& run : storage::list_runs(*db, {args.experiment, std::nullopt, std::nullopt})) {
       if (!args.runs.empty() && std::find(args.runs.begin(), args.runs.end(), run.id) == args.runs.end()) continue;
       writer.row(run_cells(run));
     }

@@ -121,27 +121,14 @@ std::string first_two_text(const AdviceRow& a, const AdviceRow& b) {
                  "tell them apart");
 }
 
-// The ranked candidates' compute per step as probed, when it differs by more than the noise a
-// step's work can explain (docs/advise.md, "How far to trust it").
-std::string probe_noise_text(const std::vector<AdviceRow>& ranked) {
-  const AdviceRow* low = nullptr;
-  const AdviceRow* high = nullptr;
-  for (const AdviceRow& row : ranked) {
-    const double c = row.summary->compute.mean;
-    if (std::isnan(c) || c <= 0) continue;
-    if (low == nullptr || c < low->summary->compute.mean) low = &row;
-    if (high == nullptr || c > high->summary->compute.mean) high = &row;
-  }
-  if (low == nullptr) return "";
-  const double spread = high->summary->compute.mean / low->summary->compute.mean - 1;
-  if (!(spread > kProbeComputeSpread)) return "";
-  return str_cat(
-      "The probes measured compute per step (forward, backward and optimizer: the same work for every "
-      "candidate) from ",
-      fixed(low->summary->compute.mean * 1e3, 2), " ms (", low->candidate, ") to ",
-      fixed(high->summary->compute.mean * 1e3, 2), " ms (", high->candidate, "), ", fixed(spread * 100, 0),
-      "% apart: the host's noise while they trained, which their predicted steps and ranks carry; more "
-      "seeds (--seeds 3) average it");
+// What the answer found disturbed in the ranked candidates' probes, and what it means here.
+std::string probe_noise_text(const Answer& answer, const std::vector<AdviceRow>& ranked) {
+  std::vector<const Verdict*> verdicts;
+  for (const AdviceRow& row : ranked) verdicts.push_back(&answer.verdict(*row.summary));
+  const std::string disturbed = noise_text(verdicts);
+  if (disturbed.empty()) return "";
+  return str_cat("The probes carry the host's noise (", disturbed,
+                 "), and so do their predicted steps and ranks; more seeds (--seeds 3) average it");
 }
 
 std::string prediction_text(const AdviceRow& row) {
@@ -193,7 +180,7 @@ Advice advice_of(const ExperimentModel& model, const LinkSpec& link, const Hardw
                    [](const AdviceRow& a, const AdviceRow& b) { return a.seconds < b.seconds; });
   add_crossovers(advice.ranked, link, hardware);
   if (advice.ranked.size() >= 2) advice.first_two = first_two_text(advice.ranked[0], advice.ranked[1]);
-  if (hardware == nullptr) advice.probe_noise = probe_noise_text(advice.ranked);
+  if (hardware == nullptr) advice.probe_noise = probe_noise_text(answer, advice.ranked);
   return advice;
 }
 

@@ -61,14 +61,12 @@ struct Advice {
   std::vector<AdviceRow> dropped;  ///< in the experiment's order
   /// Whether the first two can be told apart, and what would do it; "" with fewer than two ranked.
   std::string first_two;
-  /// Where the ranked candidates' probes measured their compute per step (forward, backward and
-  /// optimizer: the same work for each) more than kProbeComputeSpread apart, a sentence saying
-  /// that the host's noise is in their steps; "" otherwise, and with a hardware profile.
+  /// Where the answer found the ranked candidates' probes disturbed (Verdict::noise: compute
+  /// unlike the baseline's, which no compressor changes; a host busier than its cores), a
+  /// sentence saying so and that their steps and ranks carry it; "" otherwise, and with a
+  /// hardware profile (whose compute is the profile's).
   std::string probe_noise;
 };
-
-/// How far apart (max / min - 1) the probes' compute per step may be before the advice says so.
-inline constexpr double kProbeComputeSpread = 0.15;
 
 /// Which layers of a ranked candidate to leave dense on the advice's link (reports/layer_plan.hpp).
 struct AdviceLayers {

@@ -207,15 +207,14 @@ Answer::Answer(const Grid& grid, const std::vector<ConfigSummary>& summaries, co
     for (const ConfigSummary& s : summaries) {
       if (s.config->row != row) continue;
       if (is_rule_baseline(s)) target.baseline = &s;
-      if (!std::isnan(s.final_metric.mean) && (!best_any || metric.better(s.final_metric.mean, best_any->final_metric.mean)))
+      if (!std::isnan(s.final_metric.mean) &&
+          (!best_any || metric.better(s.final_metric.mean, best_any->final_metric.mean)))
         best_any = &s;
     }
     if (!rule.baseline && target.baseline && baseline_source_.empty())
-      baseline_source_ = str_cat(target.baseline->config->column,
-                                 " (the runs' configuration: baseline = ", target.baseline->config->column,
-                                 target.baseline->config->runs.front()->run.baseline_named
-                                     ? std::string(")")
-                                     : std::string(", the default)"));
+      baseline_source_ = str_cat(
+          target.baseline->config->column, " (the runs' configuration: baseline = ", target.baseline->config->column,
+          target.baseline->config->runs.front()->run.baseline_named ? std::string(")") : std::string(", the default)"));
     const ConfigSummary* from =
         target.baseline && !std::isnan(target.baseline->final_metric.mean) ? target.baseline : best_any;
     if (rule.value) {
@@ -345,7 +344,8 @@ Comparison Answer::compare(const ConfigSummary& s, const AnswerLink& link) const
   const Sample theirs = sample(*base, link);
   if (theirs.reached_seconds.empty()) return {};
   Comparison c;
-  c.change = std::exp(stats_of(logs_of(mine.reached_seconds)).mean - stats_of(logs_of(theirs.reached_seconds)).mean) - 1;
+  c.change =
+      std::exp(stats_of(logs_of(mine.reached_seconds)).mean - stats_of(logs_of(theirs.reached_seconds)).mean) - 1;
   const Stats a = stats_of(mine.logs), b = stats_of(theirs.logs);
   c.versus = Versus::Inconclusive;
   c.bounded = mine.bounded || theirs.bounded;
@@ -367,8 +367,8 @@ Comparison Answer::compare(const ConfigSummary& s, const AnswerLink& link) const
   if (c.versus != Versus::Inconclusive) return c;
   if (c.bounded) {
     const Sample& partial = mine.bounded ? mine : theirs;
-    c.why = str_cat(partial.steps.size(), " of ", partial.runs, " runs of ",
-                    (mine.bounded ? s : *base).config->label, " reached the target");
+    c.why = str_cat(partial.steps.size(), " of ", partial.runs, " runs of ", (mine.bounded ? s : *base).config->label,
+                    " reached the target");
     return c;
   }
   const double margin = std::log1p(kEquivalenceMargin);
@@ -430,6 +430,16 @@ BandwidthScan Answer::scan(const ConfigSummary& s, const HardwareProfile* hardwa
   }
   if (!std::isnan(out.crossover) && out.crossover != out.break_even)
     out.text += str_cat("; point estimates: faster up to ", rate_text(out.crossover));
+  return out;
+}
+
+std::string noise_text(const std::vector<const Verdict*>& verdicts) {
+  std::string out;
+  for (const Verdict* v : verdicts) {
+    if (v->noise.empty()) continue;
+    out += str_cat(out.empty() ? "" : ". ", v->summary->config->label, ": ");
+    for (std::size_t i = 0; i < v->noise.size(); ++i) out += (i ? "; " : "") + v->noise[i];
+  }
   return out;
 }
 

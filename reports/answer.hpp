@@ -199,4 +199,9 @@ class Answer {
 /// "1 ms", "50 us": a latency as the answer's link names write it.
 std::string latency_text(double seconds);
 
+/// "fp16: compute -10% against the baseline, which no compressor changes. qsgd levels=16: ...":
+/// each verdict's noise (Verdict::noise) under its configuration's label, in the verdicts'
+/// order; "" when none has any. The summary's and the advice's words for it.
+std::string noise_text(const std::vector<const Verdict*>& verdicts);
+
 }  // namespace laconic::reports

@@ -107,7 +107,7 @@ std::string value_text(const nlohmann::json& value) {
 
 ExperimentRuns load_experiment_runs(storage::Database& db, const std::string& experiment) {
   ExperimentRuns out;
-  const auto runs = storage::list_runs(db, {.experiment = experiment, .status = std::nullopt});
+  const auto runs = storage::list_runs(db, {.experiment = experiment, .status = std::nullopt, .newest = std::nullopt});
   if (runs.empty()) throw_no_runs(db, experiment);
   for (const auto& e : storage::list_experiments(db))
     if (e.name == experiment) out.versions.push_back(e);

@@ -38,13 +38,13 @@ std::string on_link(const Answer& answer, const std::vector<const ConfigSummary*
   std::string text = where + ", ";
   if (fastest)
     text += str_cat("use ", fastest->config->label, ": ", time_text(best), " to the target, ",
-                    comparison_text(answer.compare(*fastest, link), best), " against ", base->config->label,
-                    " (", time_text(base_time), "); it ", cost_text(metric, answer.verdict(*fastest)), ".");
+                    comparison_text(answer.compare(*fastest, link), best), " against ", base->config->label, " (",
+                    time_text(base_time), "); it ", cost_text(metric, answer.verdict(*fastest)), ".");
   else
-    text += str_cat("no configuration beats the baseline beyond the noise: ", base->config->label,
-                    std::isnan(base_time.seconds) ? " has no time to the target"
-                                                  : " reaches the target in " + time_text(base_time),
-                    ".");
+    text += str_cat(
+        "no configuration beats the baseline beyond the noise: ", base->config->label,
+        std::isnan(base_time.seconds) ? " has no time to the target" : " reaches the target in " + time_text(base_time),
+        ".");
   if (!verdicts.empty()) text += str_cat(" Against ", base->config->label, ": ", join(verdicts, "; "), ".");
   return text;
 }
@@ -116,8 +116,8 @@ Table answer_table(const TestMetric& metric, const std::vector<LinkSpec>& links,
                    {"vs baseline", Align::Right},
                    {"time to target on its link", Align::Right},
                    {"vs baseline on its link", Align::Right}};
-  table.csv.header = {"configuration", "link",     "runs_reached", "runs",        "final_metric_mean", "cost",
-                      "cost_ci95",     "time_s",   "time_low_s",   "time_high_s", "versus_baseline",   "change",
+  table.csv.header = {"configuration", "link",       "runs_reached", "runs",        "final_metric_mean", "cost",
+                      "cost_ci95",     "time_s",     "time_low_s",   "time_high_s", "versus_baseline",   "change",
                       "change_low",    "change_high"};
   for (const LinkSpec& spec : links) {
     table.columns.push_back({"vs baseline on " + spec.text, Align::Right});
@@ -127,7 +127,8 @@ Table answer_table(const TestMetric& metric, const std::vector<LinkSpec>& links,
   table.csv.header.insert(table.csv.header.end(), {"bandwidths", "break_even_bit_s", "crossover_bit_s"});
   if (hardware != nullptr) {
     table.columns.push_back({"the same on " + hardware->name + " (projected)"});
-    table.csv.header.insert(table.csv.header.end(), {"bandwidths_on_hardware", "break_even_on_hardware_bit_s", "crossover_on_hardware_bit_s"});
+    table.csv.header.insert(table.csv.header.end(),
+                            {"bandwidths_on_hardware", "break_even_on_hardware_bit_s", "crossover_on_hardware_bit_s"});
   }
   return table;
 }
@@ -190,12 +191,12 @@ Section summary_section(const SectionInput& in, const std::vector<LinkSpec>& lin
       if (s.config->row == target.row) row.push_back(&s);
     if (!row.empty()) lead.push_back(row_answer(in, target, row, links));
   }
-  std::vector<std::string> disturbed;
-  for (const Verdict& v : answer.verdicts())
-    if (!v.noise.empty()) disturbed.push_back(str_cat(v.summary->config->label, ": ", join(v.noise, "; ")));
+  std::vector<const Verdict*> verdicts;
+  for (const Verdict& v : answer.verdicts()) verdicts.push_back(&v);
+  const std::string disturbed = noise_text(verdicts);
   if (!disturbed.empty())
-    lead.push_back(str_cat(
-        "Times widened for the machine's noise (so that it is not read as a result): ", join(disturbed, ". "), "."));
+    lead.push_back(
+        str_cat("Times widened for the machine's noise (so that it is not read as a result): ", disturbed, "."));
   section.lead = join(lead, "\n\n");
   section.text = summary_explanation(in.metric);
   Table table = answer_table(in.metric, links, in.hardware);
