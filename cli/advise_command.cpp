@@ -331,6 +331,11 @@ std::vector<std::string> probe_overrides(const AdviseArgs& args, const std::stri
   return out;
 }
 
+std::int64_t probe_order(const RunConfig& probe) {
+  const bool baseline = reports::parse_run(storage::RunRow{}, probe.to_json().dump()).is_baseline;
+  return 2 * probe.seed + (baseline ? 0 : 1);
+}
+
 int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   const LinkSpec link = parse_link(args.link);
   const double budget = parse_budget(args.budget);
@@ -374,11 +379,7 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   run.stop_reason = "stopped by laconic advise: its --budget was spent, or Ctrl-C / SIGTERM";
   run.resume_hint = false;  // asked again, advise continues its probes itself
   run.drop_check = ProbeWatch(args.db, name, link, steps, args.evaluations, args.target);
-  // The baseline's probes first, wherever the file lists it: dropping measures the others against
-  // them. Which one is the baseline, as the reports decide it from the recorded configuration.
-  run.train_first = [](const RunConfig& probe) {
-    return reports::parse_run(storage::RunRow{}, probe.to_json().dump()).is_baseline;
-  };
+  run.train_order = probe_order;
   run.quiet = args.quiet;
   run.executable = args.executable;
   std::atomic<bool> probe_stop{false};

@@ -12,17 +12,19 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/run_config.hpp"
+
 namespace laconic::cli {
 
 struct AdviseArgs {
   std::string file;
   std::int64_t workers = 0;
-  std::string link;                    ///< "1Gbit", "100Mbit,1ms" (engine/core/units.hpp, parse_link)
+  std::string link;  ///< "1Gbit", "100Mbit,1ms" (engine/core/units.hpp, parse_link)
   /// A hardware profile (docs/hardware.md) the steps are projected onto; "": the experiment's
   /// own (`hardware = profile { ... }`), else the steps as probed here.
   std::string hardware;
-  std::string budget = "15min";        ///< probes stop when it is spent; those not begun are listed
-  std::optional<double> target;        ///< the metric's target; default: the baseline's, less the tolerance
+  std::string budget = "15min";  ///< probes stop when it is spent; those not begun are listed
+  std::optional<double> target;  ///< the metric's target; default: the baseline's, less the tolerance
   /// Where the probes' ranks live: "threads", "processes", or "auto": processes where the host
   /// has a core per worker (then the probes are timed as full runs are), else threads.
   std::string placement = "auto";
@@ -53,6 +55,12 @@ std::string probe_placement(const std::string& requested, std::int64_t workers, 
 
 /// The --set list that turns the experiment's runs into advise's probes placed as `placement`.
 std::vector<std::string> probe_overrides(const AdviseArgs& args, const std::string& name, const std::string& placement);
+
+/// The order advise trains its probes in (RunArgs::train_order): seed by seed, every candidate's
+/// first probe before any second one (the host's drift then lands on every candidate alike), and
+/// in each round the baseline's first (as the reports decide it from the run's configuration),
+/// since early dropping measures the others against it.
+std::int64_t probe_order(const RunConfig& probe);
 
 /// Runs the probes (resuming those already recorded), then prints the advice. 0 when it could
 /// rank at least one candidate, 1 when no probe finished, 2 for a wrong argument (ConfigError),

@@ -193,7 +193,7 @@ void run_tuned(const lua::ExperimentPlan& plan, const std::vector<std::size_t>& 
 }
 
 /// The runs this controller (or job) trains, in the order it trains them: --only, --shard, its
-/// share of --jobs, train_first's runs first; refuses what cannot be split.
+/// share of --jobs, in train_order; refuses what cannot be split.
 std::vector<std::size_t> runs_to_train(const RunArgs& args, const lua::ExperimentPlan& plan) {
   if (!args.shard.empty() && plan.tune)
     throw ConfigError(
@@ -205,9 +205,10 @@ std::vector<std::size_t> runs_to_train(const RunArgs& args, const lua::Experimen
         "result");
   std::vector<std::size_t> selected = take_shard(select_runs(plan, args.file, args.only), args.shard);
   if (args.job_index >= 0) selected = take_shard(selected, str_cat(args.job_index, "/", args.jobs));
-  if (args.train_first)
-    std::stable_partition(selected.begin(), selected.end(),
-                          [&](std::size_t i) { return args.train_first(plan.runs[i]); });
+  if (args.train_order)
+    std::stable_sort(selected.begin(), selected.end(), [&](std::size_t a, std::size_t b) {
+      return args.train_order(plan.runs[a]) < args.train_order(plan.runs[b]);
+    });
   return selected;
 }
 

@@ -46,10 +46,11 @@ struct RunArgs {
   /// a result (FINISHED, with the reason as its fact `dropped`): laconic advise's successive
   /// halving. Empty: never.
   std::function<std::string(std::int64_t run_id)> drop_check;
-  /// Runs for which it holds train before the others, each group in the plan's order: laconic
-  /// advise trains the baseline's probes first, since its early dropping measures the others
-  /// against them. Empty: the plan's order.
-  std::function<bool(const RunConfig&)> train_first;
+  /// The order to train in: runs with a lower key first, equal keys in the plan's order. laconic
+  /// advise interleaves its probes' seeds (every candidate's first seed, then every second: the
+  /// host's drift lands on every candidate alike) and trains the baseline's first in each round,
+  /// since its early dropping measures the others against them. Empty: the plan's order.
+  std::function<std::int64_t(const RunConfig&)> train_order;
 };
 
 /// `laconic run`: loads the experiment (nothing is recorded if it does not load), records its

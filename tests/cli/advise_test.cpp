@@ -13,7 +13,9 @@
 
 #include "cli/advise_command.hpp"
 #include "cli_harness.hpp"
+#include "engine/catalog.hpp"
 #include "engine/core/layer_costs.hpp"
+#include "lua/experiment.hpp"
 #include "reports/format.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
@@ -146,6 +148,25 @@ TEST_CASE("advise places its probes as processes where the host has a core per w
   CHECK(cli::parse_budget("0.5h") == 1800);
   CHECK(cli::parse_budget("90s") == 90);
   CHECK_THROWS_WITH(cli::parse_budget("soonmin"), Catch::Contains("--budget"));
+}
+
+TEST_CASE("advise trains its probes seed by seed, the baseline's first in each round", "[cli][advise]") {
+  const auto dir = make_temp_dir();
+  // The baseline listed last, two seeds: the plan's order is candidate by candidate.
+  write_file(dir + "/order.lua", tiny_experiment("order",
+                                                 "  compressor = sweep { fp16(), qsgd { levels = 4 }, none() },\n"
+                                                 "  seeds = { 1, 2 },\n"));
+  const engine::EngineCatalog catalog;
+  std::vector<RunConfig> runs = lua::load_experiment(dir + "/order.lua", catalog, {}).runs;
+  REQUIRE(runs.size() == 6);
+  std::stable_sort(runs.begin(), runs.end(),
+                   [](const RunConfig& a, const RunConfig& b) { return cli::probe_order(a) < cli::probe_order(b); });
+  std::vector<std::string> order;
+  for (const RunConfig& run : runs) order.push_back(run.name);
+  CHECK(order == std::vector<std::string>{"compressor=none,seed=1", "compressor=fp16,seed=1",
+                                          "compressor=qsgd,levels=4,seed=1", "compressor=none,seed=2",
+                                          "compressor=fp16,seed=2", "compressor=qsgd,levels=4,seed=2"});
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("advise on a file that sweeps no compressor probes the default candidates", "[cli][advise]") {
