@@ -268,8 +268,9 @@ void print_advice(const reports::Advice& advice, const std::string& name, std::s
   if (!advice.first_two.empty()) std::cout << "\n" << advice.first_two << ".\n";
   if (!advice.probe_noise.empty()) std::cout << "\n" << advice.probe_noise << ".\n";
   std::cout << "\nPredicted time to target = steps to the target x the step at " << args.workers << " workers ("
-            << (advice.hardware != nullptr ? "compute and codec costs of " + advice.hardware->name
-                                           : std::string("compute, compress and wait as probed"))
+            << (advice.hardware != nullptr
+                    ? "compute and codec costs of " + advice.hardware->name
+                    : std::string("compute the mean over every probe, compress and wait as probed"))
             << ", messages projected onto " << advice.link.text
             << "). Steps: as the probes took them where they reached the target (" << args.seeds
             << " seed(s) each; 95% interval over seeds), else extrapolated from their learning curve (80% interval "

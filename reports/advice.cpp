@@ -40,34 +40,36 @@ void predict(AdviceRow& row, const Answer& answer) {
   row.high = e.high * row.step;
 }
 
-// The configuration's step on `link`: as probed here with its messages projected, or with
-// `hardware` the mean over its runs of the step projected onto it; NaN with `missing` set where
-// it cannot be.
-double step_of(const ConfigSummary& s, const LinkSpec& link, const HardwareProfile* hardware, std::string* missing) {
-  if (hardware == nullptr) return step_on_link(s, link);
-  double sum = 0;
-  for (const RunData* run : s.config->runs) {
-    const HardwareStep step = hardware_step(*run, *hardware, link);
-    if (!step.missing.empty()) {
-      if (missing != nullptr) *missing = step.missing;
-      return kNaN;
-    }
-    sum += step.total();
-  }
-  return sum / static_cast<double>(s.config->runs.size());
+// The answer's link for the advice: the steps with their row's shared compute (the same work for
+// every candidate), or on `hardware`.
+AnswerLink advised_link(const LinkSpec& link, const HardwareProfile* hardware) {
+  return {link.text, link, false, hardware, true};
+}
+
+// The configuration's step on `link` (the answer's, with its row's shared compute, or on
+// `hardware`); NaN with `missing` set where the hardware cannot cost it.
+double step_of(const Answer& answer, const ConfigSummary& s, const LinkSpec& link, const HardwareProfile* hardware,
+               std::string* missing) {
+  if (hardware != nullptr)
+    for (const RunData* run : s.config->runs)
+      if (const HardwareStep step = hardware_step(*run, *hardware, link); !step.missing.empty()) {
+        if (missing != nullptr) *missing = step.missing;
+        return kNaN;
+      }
+  return answer.step(s, advised_link(link, hardware));
 }
 
 AdviceRow row_of(const Answer& answer, const ConfigSummary& s, const LinkSpec& link, const HardwareProfile* hardware) {
-  const AnswerLink on{link.text, link, false, hardware};
+  const AnswerLink on = advised_link(link, hardware);
   AdviceRow row;
   row.summary = &s;
   row.candidate = s.config->label;
   row.baseline = answer.is_baseline(s);
   std::string missing;
-  row.step = step_of(s, link, hardware, &missing);
+  row.step = step_of(answer, s, link, hardware, &missing);
   row.time = answer.time_to_target(s, on);
   row.versus = answer.compare(s, on);
-  row.scan = answer.scan(s, hardware);
+  row.scan = answer.scan(s, hardware, true);
   row.final_metric = s.final_metric.mean;
   if (std::isnan(row.step)) {
     row.dropped = missing.empty() ? "no step on the link: its runs recorded no messages" : missing;
@@ -83,13 +85,15 @@ AdviceRow row_of(const Answer& answer, const ConfigSummary& s, const LinkSpec& l
 }
 
 // Predicted time to target at `rate` bits per second, the link's latency and overheads kept.
-double seconds_at(const AdviceRow& row, const LinkSpec& link, double rate, const HardwareProfile* hardware) {
+double seconds_at(const Answer& answer, const AdviceRow& row, const LinkSpec& link, double rate,
+                  const HardwareProfile* hardware) {
   LinkSpec at = link;
   at.bits_per_second = rate;
-  return row.steps * step_of(*row.summary, at, hardware, nullptr);
+  return row.steps * step_of(answer, *row.summary, at, hardware, nullptr);
 }
 
-void add_crossovers(std::vector<AdviceRow>& ranked, const LinkSpec& link, const HardwareProfile* hardware) {
+void add_crossovers(const Answer& answer, std::vector<AdviceRow>& ranked, const LinkSpec& link,
+                    const HardwareProfile* hardware) {
   const auto base = std::find_if(ranked.begin(), ranked.end(), [](const AdviceRow& r) { return r.baseline; });
   if (base == ranked.end()) return;
   for (AdviceRow& row : ranked) {
@@ -97,7 +101,7 @@ void add_crossovers(std::vector<AdviceRow>& ranked, const LinkSpec& link, const 
     // Compression pays on slow links: the top of the run of bandwidths, from the slowest up, at
     // which it is the faster (a faster point among faster links alone is the compute's noise).
     for (double rate : scanned_bandwidths()) {
-      if (!(seconds_at(row, link, rate, hardware) < seconds_at(*base, link, rate, hardware))) break;
+      if (!(seconds_at(answer, row, link, rate, hardware) < seconds_at(answer, *base, link, rate, hardware))) break;
       row.crossover = rate;
     }
   }
@@ -128,7 +132,10 @@ std::string probe_noise_text(const Answer& answer, const std::vector<AdviceRow>&
   const std::string disturbed = noise_text(verdicts);
   if (disturbed.empty()) return "";
   return str_cat("The probes carry the host's noise (", disturbed,
-                 "), and so do their predicted steps and ranks; more seeds (--seeds 3) average it");
+                 "). Each step here takes compute as its mean over every probe (",
+                 seconds(answer.shared_compute(*ranked.front().summary) * 1e3),
+                 " ms: the same work for every candidate), so that part of it does not rank them; what it does to "
+                 "their codec and wait, more seeds (--seeds 3) average");
 }
 
 std::string prediction_text(const AdviceRow& row) {
@@ -178,7 +185,7 @@ Advice advice_of(const ExperimentModel& model, const LinkSpec& link, const Hardw
   }
   std::stable_sort(advice.ranked.begin(), advice.ranked.end(),
                    [](const AdviceRow& a, const AdviceRow& b) { return a.seconds < b.seconds; });
-  add_crossovers(advice.ranked, link, hardware);
+  add_crossovers(answer, advice.ranked, link, hardware);
   if (advice.ranked.size() >= 2) advice.first_two = first_two_text(advice.ranked[0], advice.ranked[1]);
   if (hardware == nullptr) advice.probe_noise = probe_noise_text(answer, advice.ranked);
   return advice;
@@ -282,8 +289,9 @@ std::optional<Section> advice_section(const ExperimentModel& model, const Hardwa
               hardware != nullptr ? str_cat(" with the steps projected onto ", hardware->name) : std::string(),
               ": steps to the target (as each probe took them where it reached the target, with a 95% interval over "
               "seeds; else extrapolated from its learning curve, a power law of the steps fitted to its evaluations "
-              "but the first third, with an 80% interval of the fit) x its step (compute, compress and wait as "
-              "probed, its messages projected onto the link by the alpha-beta model). Faster than the baseline: the "
+              "but the first third, with an 80% interval of the fit) x its step (compute the mean over every "
+              "probe, the same work for each candidate; compress and wait as its probes measured them; its messages "
+              "projected onto the link by the alpha-beta model). Faster than the baseline: the "
               "bandwidths below which its predicted time is the shorter, beyond the noise where the answer can say "
               "so, else by point estimates. Projections, not measurements (docs/advise.md)."),
       {advice_table(advice)},

@@ -4,8 +4,10 @@
 // predicted step and time to the target on the link asked about, the candidates ranked by that
 // time with their intervals, each one's break-even bandwidth against the baseline, those dropped
 // with the reason, and whether the first two can be told apart. The CLI prints its table; the
-// numbers are the answer's, so the report's "Projected onto other links" and "Does it pay off?"
-// give the same ones for the same runs and link.
+// numbers are the answer's on the link with the row's shared compute (AnswerLink::shared_compute:
+// forward, backward and optimizer are the same work for every candidate, so the host's noise in
+// them is taken out of the ranking), where the report's "Projected onto other links" and "Does it
+// pay off?" take each configuration's own.
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,9 +33,10 @@ struct AdviceRow {
   const ConfigSummary* summary = nullptr;
   std::string candidate;  ///< the configuration's label ("topk error_feedback=true ratio=0.01")
   bool baseline = false;  ///< the configuration every other is judged against
-  /// s per step and worker on the link: compute, compress and wait as the probes measured them,
-  /// their messages projected onto the link (step_on_link); with a hardware profile, the step
-  /// projected onto it (hardware_step: its compute and codec costs, the link's communication).
+  /// s per step and worker on the link (Answer::step): compute the mean over every probe of the
+  /// row (AnswerLink::shared_compute: the same work for each candidate), compress and wait as its
+  /// probes measured them, their messages projected onto the link; with a hardware profile, the
+  /// step projected onto it (hardware_step: its compute and codec costs, the link's communication).
   double step = kNaN;
   TimeToTarget time;   ///< to the target, on the link, within the probes (the answer's)
   Comparison versus;   ///< against the baseline on the link, within the probes (the answer's)
@@ -63,8 +66,8 @@ struct Advice {
   std::string first_two;
   /// Where the answer found the ranked candidates' probes disturbed (Verdict::noise: compute
   /// unlike the baseline's, which no compressor changes; a host busier than its cores), a
-  /// sentence saying so and that their steps and ranks carry it; "" otherwise, and with a
-  /// hardware profile (whose compute is the profile's).
+  /// sentence saying so, that the steps take the mean compute instead, and that more seeds
+  /// average the rest; "" otherwise, and with a hardware profile (whose compute is the profile's).
   std::string probe_noise;
 };
 

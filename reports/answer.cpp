@@ -37,12 +37,14 @@ double steps_to_target(const RunData& run, const TestMetric& metric, double targ
 /// Seconds per step of `run` on `link`: its measured compute, compress and wait, and its
 /// messages projected onto the link (its recorded projection on its own link where it recorded
 /// no messages).
-double step_of(const RunData& run, const AnswerLink& link) {
+// The run's step on `link`, its compute taken as `compute` where that is not NaN.
+double step_of(const RunData& run, const AnswerLink& link, double compute) {
   if (link.hardware != nullptr) {
     const std::optional<LinkSpec>& spec = link.spec ? link.spec : run.run.link;
     return spec ? hardware_step(run, *link.hardware, *spec).total() : kNaN;
   }
-  const double local = or_zero(run.compute) + or_zero(run.compress) + or_zero(run.wait);
+  const double local =
+      (std::isnan(compute) ? or_zero(run.compute) : compute) + or_zero(run.compress) + or_zero(run.wait);
   const bool messages = !std::isnan(run.messages) && !std::isnan(run.link_bytes);
   if (link.spec && messages) return local + link.spec->project(run.messages, run.link_bytes);
   if (link.own && !std::isnan(run.projected_communicate)) return local + run.projected_communicate;
@@ -243,6 +245,7 @@ Answer::Answer(const Grid& grid, const std::vector<ConfigSummary>& summaries, co
       const double compute = s.compute.mean, base_compute = base->compute.mean;
       if (base_compute > 0 && std::fabs(compute - base_compute) > kDisturbedCompute * base_compute) {
         v.disturbance += std::fabs(compute - base_compute);
+        v.compute_disturbance = std::fabs(compute - base_compute);
         v.noise.push_back(str_cat("compute ", percent_text((compute - base_compute) / base_compute),
                                   " against the baseline, which no compressor changes"));
       }
@@ -293,9 +296,10 @@ Answer::Sample Answer::sample(const ConfigSummary& s, const AnswerLink& link) co
   out.runs = s.config->runs.size();
   const double target = target_of(s).value;
   if (std::isnan(target)) return out;
+  const double compute = link.shared_compute ? shared_compute(s) : kNaN;
   std::vector<double> steps_on_link;
   for (const RunData* run : s.config->runs) {
-    const double step = step_of(*run, link);
+    const double step = step_of(*run, link, compute);
     steps_on_link.push_back(step);
     const double st = steps_to_target(*run, metric_, target);
     if (!std::isnan(st)) out.steps.push_back(st);
@@ -312,6 +316,27 @@ Answer::Sample Answer::sample(const ConfigSummary& s, const AnswerLink& link) co
   return out;
 }
 
+double Answer::disturbance(const ConfigSummary& s, const AnswerLink& link) const {
+  const Verdict& v = verdict(s);
+  return link.shared_compute ? v.disturbance - v.compute_disturbance : v.disturbance;
+}
+
+double Answer::step(const ConfigSummary& s, const AnswerLink& link) const {
+  const double compute = link.shared_compute ? shared_compute(s) : kNaN;
+  std::vector<double> steps;
+  for (const RunData* run : s.config->runs) steps.push_back(step_of(*run, link, compute));
+  return stats_of(steps).mean;
+}
+
+double Answer::shared_compute(const ConfigSummary& s) const {
+  std::vector<double> computes;
+  for (const ConfigSummary& other : summaries_)
+    if (other.config->row == s.config->row)
+      for (const RunData* run : other.config->runs)
+        if (!std::isnan(run->compute)) computes.push_back(run->compute);
+  return stats_of(computes).mean;
+}
+
 TimeToTarget Answer::time_to_target(const ConfigSummary& s, const AnswerLink& link) const {
   const Sample sample = this->sample(s, link);
   TimeToTarget t;
@@ -323,7 +348,7 @@ TimeToTarget Answer::time_to_target(const ConfigSummary& s, const AnswerLink& li
   t.seconds = std::exp(logs.mean);
   if (logs.n < 2) return t;
   // Other hardware's profile has none of this machine's disturbances.
-  const double widening = link.hardware ? 0.0 : std::log1p(verdict(s).disturbance / sample.step);
+  const double widening = link.hardware ? 0.0 : std::log1p(disturbance(s, link) / sample.step);
   const double half = ci95_half_width(logs) + widening;
   t.low = std::exp(logs.mean - half);
   t.high = std::exp(logs.mean + half);
@@ -354,9 +379,9 @@ Comparison Answer::compare(const ConfigSummary& s, const AnswerLink& link) const
     return c;
   }
   const bool disturbed_here = link.hardware == nullptr;
-  const double widening = disturbed_here ? std::log1p(verdict(s).disturbance / mine.step) +
-                                               std::log1p(verdict(*base).disturbance / theirs.step)
-                                         : 0.0;
+  const double widening =
+      disturbed_here ? std::log1p(disturbance(s, link) / mine.step) + std::log1p(disturbance(*base, link) / theirs.step)
+                     : 0.0;
   const double d = a.mean - b.mean;
   const double half = or_zero(welch_ci95_half_width(a, b)) + widening;
   c.low = std::exp(d - half) - 1;
@@ -381,11 +406,13 @@ Comparison Answer::compare(const ConfigSummary& s, const AnswerLink& link) const
   return c;
 }
 
-BandwidthScan Answer::scan(const ConfigSummary& s, const HardwareProfile* hardware) const {
+BandwidthScan Answer::scan(const ConfigSummary& s, const HardwareProfile* hardware, bool shared_compute) const {
   BandwidthScan out;
   const std::vector<double> rates = scanned_bandwidths();
   for (double rate : rates) {
-    const Comparison c = compare(s, scanned_link(s, rate, hardware));
+    AnswerLink link = scanned_link(s, rate, hardware);
+    link.shared_compute = shared_compute;
+    const Comparison c = compare(s, link);
     out.versus.push_back(c.versus);
     if (c.versus == Versus::Faster) out.break_even = rate;
     if (c.change < 0 && !c.bounded) out.crossover = rate;

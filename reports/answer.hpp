@@ -59,6 +59,12 @@ struct AnswerLink {
   /// Set: each step projected onto this hardware (reports/hardware_step.hpp) instead of the
   /// compute and compression measured here.
   const HardwareProfile* hardware = nullptr;
+  /// Set: each run's compute (forward, backward and optimizer: the same work for every
+  /// configuration of a row, which no compressor changes) taken as its row's mean over every run
+  /// (Answer::shared_compute) instead of its own, so that the host's noise in it does not tell the
+  /// configurations apart: laconic advise's steps. Nothing with `hardware`, whose compute is the
+  /// profile's.
+  bool shared_compute = false;
 };
 
 /// A configuration's time to its row's target on one link.
@@ -127,6 +133,9 @@ struct Verdict {
   /// "compute +30% against the baseline", "host busier than its cores (x1.4)".
   std::vector<std::string> noise;
   double disturbance = 0;  ///< s per step added to the noise for those reasons
+  /// The part of `disturbance` that is compute unlike the baseline's: none where the steps take
+  /// the row's shared compute (AnswerLink::shared_compute).
+  double compute_disturbance = 0;
 };
 
 /// "costs 1.17 points [0.42, 1.92]", "gains 0.3 points", "baseline", "-".
@@ -182,12 +191,24 @@ class Answer {
   /// where the runs name no link); with `hardware`, steps on that hardware.
   AnswerLink scanned_link(const ConfigSummary& s, double bits_per_second,
                           const HardwareProfile* hardware = nullptr) const;
-  /// Over scanned_bandwidths(), with the steps measured here or projected onto `hardware`.
-  BandwidthScan scan(const ConfigSummary& s, const HardwareProfile* hardware = nullptr) const;
+  /// Over scanned_bandwidths(), with the steps measured here or projected onto `hardware`;
+  /// with `shared_compute`, each with its row's shared compute (AnswerLink::shared_compute).
+  BandwidthScan scan(const ConfigSummary& s, const HardwareProfile* hardware = nullptr,
+                     bool shared_compute = false) const;
+  /// s per step and worker on `link`: the mean over the runs of `s` of each one's step there
+  /// (compute, compress and wait as measured, or the row's shared compute, or the hardware's,
+  /// and its messages projected onto the link); NaN where they recorded none.
+  double step(const ConfigSummary& s, const AnswerLink& link) const;
+  /// The mean compute (forward, backward, optimizer) per step over every run of the row of `s`:
+  /// the same work for each of its configurations; NaN where none recorded it.
+  double shared_compute(const ConfigSummary& s) const;
 
  private:
   struct Sample;
   Sample sample(const ConfigSummary& s, const AnswerLink& link) const;
+  /// s per step its times are widened by on `link` (Verdict::disturbance, less its compute part
+  /// where the steps take the shared compute).
+  double disturbance(const ConfigSummary& s, const AnswerLink& link) const;
 
   const std::vector<ConfigSummary>& summaries_;
   TestMetric metric_;

@@ -1,7 +1,8 @@
 // The advice (reports/advice.hpp) is the answer's numbers on the asked link, ranked: a candidate
-// whose probe reached the target has the answer's time to it and step_on_link's step (the same
-// figures the report's "Projected onto other links" gives), one that did not is extrapolated
-// from its curve, and one whose curve cannot say is dropped with the reason.
+// whose probe reached the target has the answer's time to it and its step with the row's shared
+// compute (where every probe computed alike, the figures the report's "Projected onto other links"
+// gives), one that did not is extrapolated from its curve, and one whose curve cannot say is
+// dropped with the reason.
 #include <catch2/catch.hpp>
 
 #include "reports/advice.hpp"
@@ -41,9 +42,11 @@ TEST_CASE("advice ranks the answer's times on the link, extrapolates the rest an
   for (const AdviceRow& row : advice.ranked) {
     INFO(row.candidate);
     CHECK(row.basis == StepsBasis::Probe);
-    const TimeToTarget t = model->answer->time_to_target(*row.summary, {link.text, link});
+    const AnswerLink shared{link.text, link, false, nullptr, true};
+    const TimeToTarget t = model->answer->time_to_target(*row.summary, shared);
     CHECK(row.seconds == t.seconds);  // one figure: the answer's
-    CHECK(row.step == step_on_link(*row.summary, link));
+    CHECK(row.step == model->answer->step(*row.summary, shared));
+    CHECK(row.step == Approx(step_on_link(*row.summary, link)));  // every probe computed 35 ms a step
   }
   CHECK(advice.ranked[0].crossover > 1e8);  // faster than dense up to beyond the link's own rate
   CHECK(advice.probe_noise.empty());        // every probe computed 35 ms a step
@@ -229,7 +232,18 @@ TEST_CASE("probes the answer finds disturbed (compute unlike the baseline's) are
   REQUIRE(advice.ranked.size() == 2);
   CHECK_THAT(advice.probe_noise,
              Catch::Contains("topk ratio=0.01: compute +29% against the baseline, which no compressor changes") &&
-                 Catch::Contains("--seeds 3"));
+                 Catch::Contains("compute as its mean over every probe (40 ms") && Catch::Contains("--seeds 3"));
+  // Compute is the same work for both, so each step takes their mean (40 ms), not its own: Top-k's
+  // 5 ms shorter than its probe's, dense's 5 ms longer, and the times to the target with them.
+  const LinkSpec link = parse_link("100Mbit,1ms");
+  const Answer& answer = *model->answer;
+  for (const AdviceRow& row : advice.ranked) {
+    INFO(row.candidate);
+    CHECK(answer.shared_compute(*row.summary) == Approx(0.040));
+    CHECK(row.step == Approx(step_on_link(*row.summary, link) - row.summary->compute.mean + 0.040));
+    const TimeToTarget own = answer.time_to_target(*row.summary, {link.text, link});
+    CHECK(row.seconds == Approx(own.seconds * row.step / step_on_link(*row.summary, link)));
+  }
   // The report's section "Advice" says the same, after the first two.
   const auto section = advice_section(*model, nullptr);
   REQUIRE(section.has_value());
