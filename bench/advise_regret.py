@@ -5,7 +5,9 @@ have lost least). Reads the JSON that `laconic advise --check FULL --json FILE` 
 (bench/advise_validation.sh writes check-wN-LINK.json).
 
 A regret is a candidate's measured time to the target over the setup's fastest, less 1 (0: it was
-the fastest); a candidate whose full runs did not reach the target has an infinite one.
+the fastest); a candidate whose full runs did not reach the target has an infinite one. Where the
+advice gave intervals (probes with two or more seeds, or extrapolated curves), it also counts the
+measured times that fell within them.
 
 Usage: python3 bench/advise_regret.py DIR/check-*.json
 """
@@ -59,6 +61,13 @@ def main(paths):
     within = sum(1 for a in advice if a <= 0.10)
     print(f"\nThe advice's first choice was the measured fastest, or within 10% of it, in {within} of {len(setups)} "
           f"setups. Best fixed choice in hindsight: {best_fixed} (the lowest mean regret over these setups).")
+    # Checks written since the check counts them (within_interval, with_interval).
+    covered = [check for _, check, _ in setups if check.get("with_interval")]
+    if covered:
+        inside = sum(check["within_interval"] for check in covered)
+        total = sum(check["with_interval"] for check in covered)
+        print(f"Measured times within the advice's intervals (95% over seeds, or 80% of a curve's fit): {inside} of "
+              f"{total} candidates, over the {len(covered)} setups whose advice gave intervals.")
 
 
 if __name__ == "__main__":

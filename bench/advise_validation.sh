@@ -17,6 +17,9 @@
 # HOST_COSTS="340us,5.6Gbit" advises for the link with this host's own costs per message and rate
 # (link { overhead, host_bandwidth }: docs/network-model.md calibrates them), as the emulated
 # link's full runs pay them: `--link LINK,50us,HOST_COSTS`.
+# SEEDS=3 probes each candidate with 3 seeds, trained seed by seed (advise's own default; 1 by
+# default here, as the figures in docs/advise.md that name no SEEDS were taken). The full runs
+# train the file's seeds (advise-lenet.lua: one).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 laconic="${LACONIC:-$root/build/cli/laconic}"
@@ -34,11 +37,13 @@ for setup in $setups; do
   full="full-w$workers-$link"
   advised="$link${HOST_COSTS:+,50us,$HOST_COSTS}"
   echo "== $link, $workers workers ($(date +%T))"
-  "$laconic" advise exp.lua --workers "$workers" --link "$advised" --quiet --db validation.db >"advise-w$workers-$advised.log"
+  "$laconic" advise exp.lua --workers "$workers" --link "$advised" --seeds "${SEEDS:-1}" --quiet --db validation.db \
+    >"advise-w$workers-$advised.log"
   "$laconic" run exp.lua --resume --quiet --db validation.db --set "name=$full" --set "workers=$workers" \
     --set "network.bandwidth=$link" --set network.emulate=true --set "epochs=$full_epochs" \
     --set "eval_every=${EVAL_EVERY:-$((60000 / workers / 32 / 4))}" >"full-w$workers-$link.log"
-  "$laconic" advise exp.lua --workers "$workers" --link "$advised" --check "$full" --db validation.db \
+  "$laconic" advise exp.lua --workers "$workers" --link "$advised" --seeds "${SEEDS:-1}" --check "$full" \
+    --db validation.db \
     --json "check-w$workers-$advised.json" | tee "check-w$workers-$advised.log" | sed -n '/^The advice on/,$p'
 done
 echo "== the regret over every setup checked in $dir (bench/advise_regret.py)"

@@ -1,5 +1,6 @@
 #include "cli/advise_command.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -205,15 +206,18 @@ void write_check_json(const std::string& path, const AdviseArgs& args, const rep
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : check.rows) {
     const reports::AdviceRow* a = advised(row.candidate);
-    rows.push_back({{"candidate", row.candidate},
-                    {"baseline", a != nullptr && a->baseline},
-                    {"predicted_crossover_bits_per_second", number_or_null(a ? a->crossover : reports::kNaN)},
-                    {"predicted_rank", row.predicted_rank},
-                    {"measured_rank", row.measured_rank},
-                    {"predicted_step_seconds", number_or_null(row.predicted_step)},
-                    {"measured_step_seconds", number_or_null(row.measured_step)},
-                    {"predicted_time_seconds", number_or_null(row.predicted_time)},
-                    {"measured_time_seconds", number_or_null(row.measured_time)}});
+    rows.push_back(
+        {{"candidate", row.candidate},
+         {"baseline", a != nullptr && a->baseline},
+         {"predicted_crossover_bits_per_second", number_or_null(a ? a->crossover : reports::kNaN)},
+         {"predicted_rank", row.predicted_rank},
+         {"measured_rank", row.measured_rank},
+         {"predicted_step_seconds", number_or_null(row.predicted_step)},
+         {"measured_step_seconds", number_or_null(row.measured_step)},
+         {"predicted_time_seconds", number_or_null(row.predicted_time)},
+         {"measured_time_seconds", number_or_null(row.measured_time)},
+         {"predicted_interval_seconds", {number_or_null(row.predicted_low), number_or_null(row.predicted_high)}},
+         {"measured_within_interval", row.within ? nlohmann::json(*row.within) : nlohmann::json()}});
   }
   const nlohmann::json out = {{"link", advice.link.text},
                               {"workers", args.workers},
@@ -224,6 +228,8 @@ void write_check_json(const std::string& path, const AdviseArgs& args, const rep
                               {"first", check.first},
                               {"regret", number_or_null(check.regret)},
                               {"baseline_regret", number_or_null(check.baseline_regret)},
+                              {"within_interval", check.within},
+                              {"with_interval", check.with_interval},
                               {"rows", rows},
                               {"layers", layers_json(layer_rows)}};
   std::ofstream file(path);
@@ -243,7 +249,11 @@ void print_check(const AdviseArgs& args, const reports::Advice& advice, const re
   }
   std::cout << "Measured fastest to the target: " << check.best << ". The advice's first choice, "
             << (check.first.empty() ? "none" : check.first) << ": " << regret_text(check.regret)
-            << "; never compressing: " << regret_text(check.baseline_regret) << ".\n";
+            << "; never compressing: " << regret_text(check.baseline_regret) << ".";
+  if (check.with_interval > 0)
+    std::cout << " Measured within the advice's interval: " << check.within << " of " << check.with_interval
+              << " candidates with both.";
+  std::cout << "\n";
 }
 
 int check_advice(const AdviseArgs& args, const reports::Advice& advice, storage::Database& db) {
@@ -260,6 +270,20 @@ int check_advice(const AdviseArgs& args, const reports::Advice& advice, storage:
   return 0;
 }
 
+// "3 seeds each", "1 to 3 seeds each": what the probes recorded (a --check reads probes that an
+// earlier advise trained, with its own --seeds).
+std::string seeds_probed(const reports::Advice& advice) {
+  std::size_t least = 0, most = 0;
+  for (const auto* rows : {&advice.ranked, &advice.dropped})
+    for (const reports::AdviceRow& row : *rows) {
+      const std::size_t n = row.summary->final_metric.n;
+      least = least == 0 ? n : std::min(least, n);
+      most = std::max(most, n);
+    }
+  return least == most ? str_cat(most, most == 1 ? " seed each" : " seeds each")
+                       : str_cat(least, " to ", most, " seeds each");
+}
+
 void print_advice(const reports::Advice& advice, const std::string& name, std::size_t candidates,
                   const AdviseArgs& args) {
   std::cout << "\nTarget: " << advice.metric.label << (advice.metric.higher_is_better ? " >= " : " <= ")
@@ -272,8 +296,8 @@ void print_advice(const reports::Advice& advice, const std::string& name, std::s
                     ? "compute and codec costs of " + advice.hardware->name
                     : std::string("compute the mean over every probe, compress and wait as probed"))
             << ", messages projected onto " << advice.link.text
-            << "). Steps: as the probes took them where they reached the target (" << args.seeds
-            << " seed(s) each; 95% interval over seeds), else extrapolated from their learning curve (80% interval "
+            << "). Steps: as the probes took them where they reached the target (" << seeds_probed(advice)
+            << "; 95% interval over seeds), else extrapolated from their learning curve (80% interval "
                "of the fit). Projections, not measurements. "
             << advice.ranked.size() << " of " << candidates << " candidates ranked. Probes recorded as experiment '"
             << name << "' in " << args.db << " (laconic report " << name << " --db " << args.db

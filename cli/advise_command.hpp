@@ -28,7 +28,9 @@ struct AdviseArgs {
   /// Where the probes' ranks live: "threads", "processes", or "auto": processes where the host
   /// has a core per worker (then the probes are timed as full runs are), else threads.
   std::string placement = "auto";
-  std::int64_t seeds = 1;              ///< probe runs per candidate (seeds 1..N)
+  /// Probe runs per candidate (seeds 1..N, trained seed by seed): with two or more each time to
+  /// the target has its interval over seeds, and the host's noise is averaged.
+  std::int64_t seeds = 3;
   std::int64_t evaluations = 8;        ///< evaluations over each probe: its learning curve
   std::vector<std::string> overrides;  ///< --set KEY=VALUE, before advise's own
   /// --check FULL: no probes; the advice given from those recorded set against the finished

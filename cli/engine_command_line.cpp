@@ -138,7 +138,10 @@ void add_advise_command(CLI::App& app, Commands& commands, const EngineCommands&
                      "where the probes' ranks live: threads (any number of workers on this host, timed on CPU time), "
                      "processes (timed as full runs are), or auto: processes where the host has a core per worker")
       ->capture_default_str();
-  advise->add_option("--seeds", args->seeds, "probe runs per candidate (seeds 1 to N): more give intervals")
+  advise->add_option("--seeds", args->seeds,
+                     "probe runs per candidate (seeds 1 to N, trained seed by seed): with 2 or more, each time to "
+                     "the target has its interval over seeds and the host's noise is averaged; 1 takes a third of "
+                     "the time")
       ->check(positive())
       ->capture_default_str();
   advise->add_option("--evaluations", args->evaluations,

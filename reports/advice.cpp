@@ -84,12 +84,13 @@ AdviceRow row_of(const Answer& answer, const ConfigSummary& s, const LinkSpec& l
   return row;
 }
 
-// Predicted time to target at `rate` bits per second, the link's latency and overheads kept.
+// Predicted time to target at `rate` bits per second, the link's latency and overheads kept: the
+// ranked time scaled by the step there, so that at the link's own rate it is the time ranked.
 double seconds_at(const Answer& answer, const AdviceRow& row, const LinkSpec& link, double rate,
                   const HardwareProfile* hardware) {
   LinkSpec at = link;
   at.bits_per_second = rate;
-  return row.steps * step_of(answer, *row.summary, at, hardware, nullptr);
+  return row.seconds * step_of(answer, *row.summary, at, hardware, nullptr) / row.step;
 }
 
 void add_crossovers(const Answer& answer, std::vector<AdviceRow>& ranked, const LinkSpec& link,
@@ -109,8 +110,13 @@ void add_crossovers(const Answer& answer, std::vector<AdviceRow>& ranked, const 
 
 bool has_interval(const AdviceRow& row) { return !std::isnan(row.low) && !std::isnan(row.high); }
 
-const char* interval_name(const AdviceRow& row) {
-  return row.basis == StepsBasis::Probe ? "95% over seeds" : "80% of its curve's fit";
+// "95% over seeds", "95% over the 2 of 3 seeds that reached it" (the others' steps unknown: the
+// time is of those that reached it), "80% of its curve's fit".
+std::string interval_name(const AdviceRow& row) {
+  if (row.basis != StepsBasis::Probe) return "80% of its curve's fit";
+  if (row.time.reached < row.time.runs)
+    return str_cat("95% over the ", row.time.reached, " of ", row.time.runs, " seeds that reached it");
+  return "95% over seeds";
 }
 
 std::string first_two_text(const AdviceRow& a, const AdviceRow& b) {
@@ -119,7 +125,7 @@ std::string first_two_text(const AdviceRow& a, const AdviceRow& b) {
   if (!has_interval(a) || !has_interval(b))
     return str_cat(apart,
                    ", but one of them has no interval (one probe run that reached the target): probes with "
-                   "more seeds of both (--seeds 3) would tell them apart");
+                   "more seeds of both (--seeds 5) would tell them apart");
   if (a.high < b.low) return str_cat(apart, "; their intervals do not overlap");
   return str_cat(apart, ", but their intervals overlap: more seeds of both (--seeds 5), or their full runs, would ",
                  "tell them apart");
@@ -135,14 +141,17 @@ std::string probe_noise_text(const Answer& answer, const std::vector<AdviceRow>&
                  "). Each step here takes compute as its mean over every probe (",
                  seconds(answer.shared_compute(*ranked.front().summary) * 1e3),
                  " ms: the same work for every candidate), so that part of it does not rank them; what it does to "
-                 "their codec and wait, more seeds (--seeds 3) average");
+                 "their codec and wait, more seeds (--seeds 5) average");
 }
 
 std::string prediction_text(const AdviceRow& row) {
   if (!row.dropped.empty()) return row.dropped;
   const std::string time = seconds(row.seconds) + " s";
   const std::string basis = row.basis == StepsBasis::Curve ? ", extrapolated" : "";
-  if (!has_interval(row)) return str_cat(time, " (no interval: one run", basis, ")");
+  if (!has_interval(row))
+    return row.basis == StepsBasis::Probe && row.time.reached < row.time.runs
+               ? str_cat(time, " (no interval: ", row.time.reached, " of ", row.time.runs, " seeds reached it)")
+               : str_cat(time, " (no interval: one run", basis, ")");
   return str_cat(time, " [", seconds(row.low), ", ", std::isinf(row.high) ? "inf" : seconds(row.high), "] (",
                  interval_name(row), basis, ")");
 }

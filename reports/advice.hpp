@@ -46,8 +46,9 @@ struct AdviceRow {
   /// its interval (95% over seeds for Probe, 80% of the fit for Curve; NaN where there is none).
   double steps = kNaN, seconds = kNaN, low = kNaN, high = kNaN;
   /// The top of the run of scanned bandwidths, from the slowest up, at which its predicted time
-  /// is below the baseline's (point estimates, the baseline's prediction alike); NaN if it is not
-  /// faster at the slowest, or for the baseline.
+  /// is below the baseline's (point estimates, the baseline's prediction alike: `seconds` scaled
+  /// by its step there, so that at the link's own rate the comparison is the ranking's); NaN if
+  /// it is not faster at the slowest, or for the baseline.
   double crossover = kNaN;
   double final_metric = kNaN;  ///< mean over seeds at the probe's end
   /// Why it is not ranked ("did not reach the target within its probe (0 of 1 runs)"); "" when it is.

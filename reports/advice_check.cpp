@@ -45,9 +45,17 @@ AdviceCheck check_advice(const Advice& advice, const ExperimentModel& full) {
                row.step,
                measured_step(*measured),
                row.seconds,
-               measured_time_to(*measured, advice.metric, advice.target)};
+               measured_time_to(*measured, advice.metric, advice.target),
+               row.low,
+               row.high,
+               std::nullopt};
     if (!std::isnan(c.predicted_step) && !std::isnan(c.measured_step) && c.measured_step > 0)
       step_errors.push_back(std::abs(c.predicted_step / c.measured_step - 1));
+    if (!std::isnan(c.predicted_low) && !std::isnan(c.predicted_high) && !std::isnan(c.measured_time)) {
+      c.within = c.predicted_low <= c.measured_time && c.measured_time <= c.predicted_high;
+      ++out.with_interval;
+      out.within += *c.within ? 1 : 0;
+    }
     out.rows.push_back(c);
   };
   for (std::size_t i = 0; i < advice.ranked.size(); ++i) add(advice.ranked[i], i + 1);
@@ -80,17 +88,26 @@ Table check_table(const AdviceCheck& check) {
                    {"step error", Align::Right},
                    {"time to target predicted (s)", Align::Right},
                    {"time to target measured (s)", Align::Right},
-                   {"time error", Align::Right}};
-  table.csv.header = {"candidate",       "predicted_rank",   "measured_rank",  "predicted_step_s",
-                      "measured_step_s", "predicted_time_s", "measured_time_s"};
+                   {"time error", Align::Right},
+                   {"predicted interval (s)", Align::Right},
+                   {"measured within", Align::Right}};
+  table.csv.header = {"candidate",        "predicted_rank",  "measured_rank",   "predicted_step_s", "measured_step_s",
+                      "predicted_time_s", "measured_time_s", "predicted_low_s", "predicted_high_s", "measured_within"};
   const auto rank_text = [](std::size_t r) { return r == 0 ? std::string(kMissing) : std::to_string(r); };
+  const auto interval = [](const CheckRow& r) {
+    if (std::isnan(r.predicted_low) || std::isnan(r.predicted_high)) return std::string(kMissing);
+    return str_cat("[", seconds(r.predicted_low), ", ", seconds(r.predicted_high), "]");
+  };
+  const auto within = [](const CheckRow& r) { return !r.within ? std::string() : *r.within ? "yes" : "no"; };
   for (const CheckRow& r : check.rows)
     table.add_row(
         {r.candidate, rank_text(r.predicted_rank), rank_text(r.measured_rank), seconds(r.predicted_step),
          seconds(r.measured_step), relative_error(r.predicted_step, r.measured_step), seconds(r.predicted_time),
-         seconds(r.measured_time), relative_error(r.predicted_time, r.measured_time)},
+         seconds(r.measured_time), relative_error(r.predicted_time, r.measured_time), interval(r),
+         r.within ? within(r) : std::string(kMissing)},
         {r.candidate, std::to_string(r.predicted_rank), std::to_string(r.measured_rank), raw_number(r.predicted_step),
-         raw_number(r.measured_step), raw_number(r.predicted_time), raw_number(r.measured_time)});
+         raw_number(r.measured_step), raw_number(r.predicted_time), raw_number(r.measured_time),
+         raw_number(r.predicted_low), raw_number(r.predicted_high), within(r)});
   return table;
 }
 

@@ -3,6 +3,7 @@
 // the probes set against full runs of the same candidates (the experiment FULL, e.g. trained as
 // processes on an emulated link): each candidate's predicted step and time to the target beside
 // the measured ones, both ranks, and the regret of following the advice.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,29 +12,38 @@
 namespace laconic::reports {
 
 struct CheckRow {
-  std::string candidate;  ///< the configuration's column ("topk error_feedback=true ratio=0.01")
+  std::string candidate;           ///< the configuration's column ("topk error_feedback=true ratio=0.01")
   std::size_t predicted_rank = 0;  ///< 0: dropped by the advice
   std::size_t measured_rank = 0;   ///< 0: its full runs did not reach the target
   double predicted_step = kNaN, measured_step = kNaN;  ///< s per step; measured: measured_step()
   /// Predicted: the advice's. Measured: the steps at which the full runs' mean metric first reached
   /// the target x their measured step (compute, compress, wait and communication as they ran).
   double predicted_time = kNaN, measured_time = kNaN;
+  /// The advice's interval of the predicted time (95% over seeds, or 80% of the curve's fit; NaN
+  /// where it gave none).
+  double predicted_low = kNaN, predicted_high = kNaN;
+  /// Whether the measured time lies within that interval; unset where either is missing.
+  std::optional<bool> within;
 };
 
 struct AdviceCheck {
-  std::vector<CheckRow> rows;  ///< in the advice's order, then the dropped
+  std::vector<CheckRow> rows;       ///< in the advice's order, then the dropped
   double median_step_error = kNaN;  ///< median over candidates of |predicted / measured step - 1|
   /// The measured time of the advice's first choice over the best measured time, less 1
   /// (0: it was the best); and the same for the baseline ("never compress").
   double regret = kNaN, baseline_regret = kNaN;
   std::string best;   ///< the candidate measured fastest to the target
   std::string first;  ///< the advice's first choice
+  /// Of the rows with both an interval and a measured time, how many measured within it: how
+  /// far the advice's stated uncertainty held.
+  std::size_t within = 0, with_interval = 0;
 };
 
 /// `advised`: the probes' model; `full`: the full runs' model, built with the advice's target.
 AdviceCheck check_advice(const Advice& advice, const ExperimentModel& full);
 
-/// candidate, predicted and measured rank, step, its error, time to target, its error.
+/// candidate, predicted and measured rank, step, its error, time to target, its error, the
+/// advice's interval and whether the measured time lies within it.
 Table check_table(const AdviceCheck& check);
 
 }  // namespace laconic::reports

@@ -38,10 +38,11 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   CHECK_THAT(r.out, Catch::Contains("\n1 ") && Catch::Contains("topk error_feedback=true ratio=0.05"));
   CHECK_THAT(r.out, Catch::Contains("of the 15min budget"));
   CHECK_THAT(r.out, Catch::Contains("experiment 'adv-advise-w4-10Mbit-1ms'"));
+  CHECK_THAT(r.out, Catch::Contains("(3 seeds each;"));  // three by default, each with its interval
 
   auto db = storage::Database::open_read_only(dir + "/laconic.db");
   const auto runs = storage::list_runs(*db, {});
-  REQUIRE(runs.size() == 2);
+  REQUIRE(runs.size() == 6);
   for (const auto& run : runs) {
     INFO(run.name);
     CHECK(run.experiment == "adv-advise-w4-10Mbit-1ms");
@@ -75,7 +76,7 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   // Asked again, the probes recorded are reused, not trained again.
   r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --placement threads --quiet", 120);
   CHECK(r.status == 0);
-  CHECK_THAT(r.out, Catch::Contains("2 skipped"));
+  CHECK_THAT(r.out, Catch::Contains("6 skipped"));
   // A candidate added to the file: only its probe trains.
   write_file(dir + "/adv.lua",
              tiny_experiment("adv",
@@ -85,7 +86,7 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --placement threads --quiet", 300);
   INFO(r.out << r.err);
   CHECK(r.status == 0);
-  CHECK_THAT(r.out, Catch::Contains("3 runs, 1 finished") && Catch::Contains("2 skipped"));
+  CHECK_THAT(r.out, Catch::Contains("9 runs, 3 finished") && Catch::Contains("6 skipped"));
   CHECK_THAT(r.out, Catch::Contains("fp16"));
 
   // The same candidates trained in full (here: as processes, the link projected), then checked.
@@ -172,7 +173,8 @@ TEST_CASE("advise trains its probes seed by seed, the baseline's first in each r
 TEST_CASE("advise on a file that sweeps no compressor probes the default candidates", "[cli][advise]") {
   const auto dir = make_temp_dir();
   write_file(dir + "/one.lua", tiny_experiment("one", "  epochs = 1,\n  max_steps = 4,\n"));
-  auto r = run_laconic(dir, "advise one.lua --workers 2 --link 100Mbit --evaluations 2 --placement threads", 300);
+  auto r =
+      run_laconic(dir, "advise one.lua --workers 2 --link 100Mbit --evaluations 2 --placement threads --seeds 1", 300);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("sweeps no compressor; advising on the default candidates: sweep{none(), fp16()"));
@@ -215,7 +217,7 @@ TEST_CASE("advise drops a probe that falls behind while it trains, and only that
                                                 "  epochs = 4,\n  max_steps = 600,\n"
                                                 "  compressor = sweep { topk { ratio = 0.05, error_feedback = true }, "
                                                 "topk { ratio = 0.0001, error_feedback = false }, none() },\n"));
-  auto r = run_laconic(dir, "advise drop.lua --workers 4 --link 10Mbit,1ms --placement threads --quiet", 600);
+  auto r = run_laconic(dir, "advise drop.lua --workers 4 --link 10Mbit,1ms --placement threads --quiet --seeds 1", 600);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("dropped while its probe trained: after "));
@@ -243,7 +245,7 @@ TEST_CASE("advise drops a probe that falls behind while it trains, and only that
     if (name != slow) CHECK(steps.at(slow) < count);  // it stopped before its probe's end
   db.reset();
   // Asked again: the dropped probe is a result, not trained again.
-  r = run_laconic(dir, "advise drop.lua --workers 4 --link 10Mbit,1ms --placement threads --quiet", 120);
+  r = run_laconic(dir, "advise drop.lua --workers 4 --link 10Mbit,1ms --placement threads --quiet --seeds 1", 120);
   CHECK(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("3 skipped"));
   std::filesystem::remove_all(dir);

@@ -66,8 +66,12 @@ TEST_CASE("the advice checked against full runs: measured steps and times beside
   auto db = storage::Database::open(dir.file("runs.db"));
   storage::Recorder recorder(*db);
   const auto probes = recorder.add_experiment("probes", "adv.lua", "cafe");
+  // Two seeds each (the target 0.85): dense's both reach it at the fourth evaluation (8 steps), so
+  // its interval is its point; Top-k's at the third and the fourth (6 and 8 steps).
   record_run(*db, recorder, probes, "probes", dense_with_messages(1, {0.5, 0.7, 0.8, 0.85}));
+  record_run(*db, recorder, probes, "probes", dense_with_messages(2, {0.5, 0.7, 0.81, 0.86}));
   record_run(*db, recorder, probes, "probes", topk_with_messages(1, {0.6, 0.8, 0.85, 0.86}));
+  record_run(*db, recorder, probes, "probes", topk_with_messages(2, {0.6, 0.75, 0.84, 0.86}));
   // The full runs: the same candidates; dense's communication measured at 50 ms a step, Top-k's at 5.
   const auto full = recorder.add_experiment("full", "adv.lua", "cafe");
   RunSpec dense_full = dense_with_messages(1, {0.6, 0.8, 0.85, 0.86});
@@ -99,6 +103,19 @@ TEST_CASE("the advice checked against full runs: measured steps and times beside
   CHECK(check.baseline_regret == Approx(0.085 / 0.044 - 1));
   CHECK(check.median_step_error >= 0);
   CHECK(check_table(check).rows.size() == 2);
+  // Whether the measured time lies within the advice's interval: Top-k's (6 and 8 steps, Student's
+  // t for two seeds) is wide and holds its 6 x 44 ms; dense's is one point, 8 of its probes'
+  // steps, and the full run took 6 others.
+  CHECK(advice.target == Approx(0.85));
+  REQUIRE(topk.within.has_value());
+  CHECK(topk.predicted_low < topk.predicted_high);
+  CHECK(*topk.within);
+  REQUIRE(dense.within.has_value());
+  CHECK(dense.predicted_low == Approx(dense.predicted_high));
+  CHECK_FALSE(*dense.within);
+  CHECK(check.with_interval == 2);
+  CHECK(check.within == 1);
+  CHECK(check_table(check).rows[1][10] == "no");
 }
 
 TEST_CASE("with a hardware profile the advice's steps are the profile's, for every run of a candidate",
@@ -232,7 +249,8 @@ TEST_CASE("probes the answer finds disturbed (compute unlike the baseline's) are
   REQUIRE(advice.ranked.size() == 2);
   CHECK_THAT(advice.probe_noise,
              Catch::Contains("topk ratio=0.01: compute +29% against the baseline, which no compressor changes") &&
-                 Catch::Contains("compute as its mean over every probe (40 ms") && Catch::Contains("--seeds 3"));
+                 Catch::Contains("compute as its mean over every probe (40 ms") &&
+                 Catch::Contains("more seeds (--seeds 5) average"));
   // Compute is the same work for both, so each step takes their mean (40 ms), not its own: Top-k's
   // 5 ms shorter than its probe's, dense's 5 ms longer, and the times to the target with them.
   const LinkSpec link = parse_link("100Mbit,1ms");
@@ -248,4 +266,48 @@ TEST_CASE("probes the answer finds disturbed (compute unlike the baseline's) are
   const auto section = advice_section(*model, nullptr);
   REQUIRE(section.has_value());
   CHECK_THAT(section->lead, Catch::Contains(advice.first_two + ". " + advice.probe_noise + "."));
+}
+
+TEST_CASE("the break-even compares the times the ranking compares: first at the link's rate is faster there",
+          "[reports][advise]") {
+  TempDir dir("advice-crossover");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("adv", "adv.lua", "cafe");
+  // Dense: both seeds reach the target (0.855) after 6 steps. Top-k: one after 2, one after 8,
+  // whose geometric mean (4, the answer's time) is below dense's 6 x its step ratio, and whose
+  // arithmetic mean (5) is not: on 100 Gbit/s with 3 ms a message Top-k's step (4 messages and its
+  // codec) is 1.24x dense's (2 messages), so it ranks first by 4 x 1.24 < 6.
+  record_run(*db, recorder, e, "adv", dense_with_messages(1, {0.5, 0.6, 0.86, 0.86}));
+  record_run(*db, recorder, e, "adv", dense_with_messages(2, {0.5, 0.6, 0.86, 0.86}));
+  record_run(*db, recorder, e, "adv", topk_with_messages(1, {0.86, 0.86, 0.86, 0.86}));
+  record_run(*db, recorder, e, "adv", topk_with_messages(2, {0.5, 0.6, 0.7, 0.86}));
+  const auto model = build_model(*db, {"adv"});
+  const Advice advice = advice_of(*model, parse_link("100Gbit,3ms"));
+  REQUIRE(advice.ranked.size() == 2);
+  const AdviceRow& topk = advice.ranked[0];
+  CHECK(topk.candidate == "topk ratio=0.01");
+  CHECK(topk.steps == Approx(5));  // the arithmetic mean, which the ranking does not use
+  CHECK(topk.seconds == Approx(4 * topk.step));
+  // Ranked ahead of dense on this link, so faster than it up to its rate, the top of the scan.
+  CHECK(topk.crossover == Approx(1e11));
+}
+
+TEST_CASE("a time to the target from some of a candidate's seeds says how many reached it", "[reports][advise]") {
+  TempDir dir("advice-some-seeds");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("adv", "adv.lua", "cafe");
+  record_run(*db, recorder, e, "adv", dense_with_messages(1, {0.5, 0.6, 0.86, 0.86}));
+  record_run(*db, recorder, e, "adv", dense_with_messages(2, {0.5, 0.6, 0.86, 0.86}));
+  // Top-k: two of three seeds reach the target (0.855), the third never does.
+  record_run(*db, recorder, e, "adv", topk_with_messages(1, {0.6, 0.86, 0.86, 0.86}));
+  record_run(*db, recorder, e, "adv", topk_with_messages(2, {0.6, 0.7, 0.86, 0.86}));
+  record_run(*db, recorder, e, "adv", topk_with_messages(3, {0.6, 0.7, 0.8, 0.84}));
+  const auto model = build_model(*db, {"adv"});
+  const Table table = advice_table(advice_of(*model, parse_link("100Mbit,1ms")));
+  std::string topk, dense;
+  for (const auto& row : table.rows) (row[1] == "none" ? dense : topk) = row[4];
+  CHECK_THAT(topk, Catch::Contains("(95% over the 2 of 3 seeds that reached it)"));
+  CHECK_THAT(dense, Catch::EndsWith("(95% over seeds)"));
 }
