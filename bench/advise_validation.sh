@@ -19,7 +19,9 @@
 # link's full runs pay them: `--link LINK,50us,HOST_COSTS`.
 # SEEDS=3 probes each candidate with 3 seeds, trained seed by seed (advise's own default; 1 by
 # default here, as the figures in docs/advise.md that name no SEEDS were taken). The full runs
-# train the file's seeds (advise-lenet.lua: one).
+# train the file's seeds (advise-lenet.lua: one), or FULL_SEEDS ("1,2,3"): the measured times are
+# then of the seeds' mean curve, not one seed's draw. Run again into the same DIR, only what is
+# not recorded yet trains (the probes, and the full runs' seeds, are resumed).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 laconic="${LACONIC:-$root/build/cli/laconic}"
@@ -41,7 +43,8 @@ for setup in $setups; do
     >"advise-w$workers-$advised.log"
   "$laconic" run exp.lua --resume --quiet --db validation.db --set "name=$full" --set "workers=$workers" \
     --set "network.bandwidth=$link" --set network.emulate=true --set "epochs=$full_epochs" \
-    --set "eval_every=${EVAL_EVERY:-$((60000 / workers / 32 / 4))}" >"full-w$workers-$link.log"
+    --set "eval_every=${EVAL_EVERY:-$((60000 / workers / 32 / 4))}" ${FULL_SEEDS:+--set "seeds=$FULL_SEEDS"} \
+    >"full-w$workers-$link.log"
   "$laconic" advise exp.lua --workers "$workers" --link "$advised" --seeds "${SEEDS:-1}" --check "$full" \
     --db validation.db \
     --json "check-w$workers-$advised.json" | tee "check-w$workers-$advised.log" | sed -n '/^The advice on/,$p'

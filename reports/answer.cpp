@@ -34,10 +34,9 @@ double steps_to_target(const RunData& run, const TestMetric& metric, double targ
   return kNaN;
 }
 
-/// Seconds per step of `run` on `link`: its measured compute, compress and wait, and its
-/// messages projected onto the link (its recorded projection on its own link where it recorded
-/// no messages).
-// The run's step on `link`, its compute taken as `compute` where that is not NaN.
+/// Seconds per step of `run` on `link`: its measured compute (or `compute` where that is not
+/// NaN: the row's shared compute), compress and wait, and its messages projected onto the link
+/// (its recorded projection on its own link where it recorded no messages).
 double step_of(const RunData& run, const AnswerLink& link, double compute) {
   if (link.hardware != nullptr) {
     const std::optional<LinkSpec>& spec = link.spec ? link.spec : run.run.link;

@@ -90,7 +90,11 @@ TEST_CASE("a run the profile does not cover says why it is not projected", "[rep
   // A full-precision exchange costs nothing without an entry: as its resolved run says, whatever
   // its compressor's name; for a run recorded before that fact, when it sent the dense bytes.
   run.run.compressor = "none";
-  run.resolved = ResolvedRun{.workers = 2, .world_size = 2, .compressor = {.full_precision = true}};
+  ResolvedRun resolved;
+  resolved.workers = 2;
+  resolved.world_size = 2;
+  resolved.compressor.full_precision = true;
+  run.resolved = resolved;
   CHECK(hardware_step(run, p, gigabit()).codec == 0);
   run.resolved->compressor.full_precision = false;
   CHECK(hardware_step(run, p, gigabit()).missing == "the profile has no costs for compressor none");
