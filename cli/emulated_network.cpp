@@ -156,6 +156,13 @@ std::string why_no_emulation() {
   return "";
 }
 
+LinkShaping link_shaping(std::uint64_t rate) {
+  // A bucket of 1 ms let LeNet-5's 123 kB messages cross a 1 Gbit/s link 7x faster than the wire;
+  // one of 200 us with TCP's 64 kB packets, which tbf must cut, ran 1 Gbit/s at a third of its rate.
+  const std::uint64_t burst = std::max<std::uint64_t>(16384, rate / 8 / 5000);
+  return {burst, std::min<std::uint64_t>(65536, burst / 2)};
+}
+
 std::vector<std::vector<std::string>> egress_shaping(const std::string& ns, const std::string& dev, std::uint64_t rate,
                                                      std::uint64_t burst, std::optional<std::uint64_t> delay_us) {
   const std::vector<std::string> tbf{"tbf", "rate", str_cat(rate, "bit"), "burst", str_cat(burst), "latency", "500ms"};
@@ -178,12 +185,11 @@ EmulatedNetwork::EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per
   const std::string tag = str_cat(kNamespacePrefix, ::getpid(), "-", run_id);
   hub_ = tag + "-hub";
   for (int r = 0; r < ranks; ++r) ranks_.push_back({str_cat(tag, "-r", r), str_cat("10.77.0.", r + 1)});
-  // tbf: the rate in bit/s; a bucket of 1 ms at that rate, at least 16 kB; a queue of up to
-  // 500 ms, so that TCP meets a slow link rather than drops. The bucket lets the first 16 kB
-  // (or 1 ms) of a burst through at the host's speed; a bucket of 200 us made 1 Gbit/s run at
-  // a third of its rate here (docs/network-model.md has both measurements).
+  // tbf: the rate in bit/s, the bucket and packets of link_shaping; a queue of up to 500 ms, so
+  // that TCP meets a slow link rather than drops.
   const auto rate = static_cast<std::uint64_t>(std::llround(bits_per_second));
-  const std::uint64_t burst = std::max<std::uint64_t>(16384, rate / 8 / 1000);
+  shaping_ = link_shaping(rate);
+  const std::uint64_t burst = shaping_.burst;
   const auto delay_us = static_cast<std::uint64_t>(std::llround(latency_seconds * 1e6));
   try {
     run_checked("ip", {"netns", "add", hub_});
@@ -196,6 +202,7 @@ EmulatedNetwork::EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per
       run_checked("ip", {"-n", rank.netns, "link", "set", "lo", "up"});
       run_checked("ip", {"-n", rank.netns, "link", "add", "eth0", "type", "veth", "peer", "name", port, "netns", hub_});
       run_checked("ip", {"-n", rank.netns, "addr", "add", rank.address + "/24", "dev", "eth0"});
+      run_checked("ip", {"-n", rank.netns, "link", "set", "eth0", "gso_max_size", str_cat(shaping_.gso_max_size)});
       run_checked("ip", {"-n", rank.netns, "link", "set", "eth0", "up"});
       run_checked("ip", {"-n", hub_, "link", "set", port, "master", "br0"});
       run_checked("ip", {"-n", hub_, "link", "set", port, "up"});
@@ -242,7 +249,8 @@ std::string EmulatedNetwork::description() const {
       netem_ ? str_cat("latency ", std::llround(latency_seconds_ * 1e6), " us by netem delay on each rank's egress")
              : "latency added per message by laconic's transport (netem is not in this kernel)";
   return str_cat("veth pairs to a bridge, each rank's link shaped with tc tbf at ",
-                 static_cast<std::uint64_t>(std::llround(bits_per_second_)), " bit/s per direction; ", latency);
+                 static_cast<std::uint64_t>(std::llround(bits_per_second_)), " bit/s per direction, a bucket of ",
+                 shaping_.burst, " bytes, packets of at most ", shaping_.gso_max_size, " bytes; ", latency);
 }
 
 std::vector<std::string> remove_stale_namespaces() {

@@ -24,6 +24,18 @@ struct EmulatedRank {
   std::string address;  ///< its IPv4 address there, for Gloo to listen on
 };
 
+/// How a link of `rate` bit/s is cut for tbf. tbf passes a packet at once when its bucket holds
+/// the packet's bytes, so a message of a bucket or less crosses at the host's speed, and the last
+/// packet of any message leaves before the wire would have carried it: the emulation is within
+/// one bucket of the link. The bucket is 200 us of the link (at least 16 kB), and the packets the
+/// ranks' TCP hands the device (GSO's segments travel through veth as one packet up to 64 kB) are
+/// capped at half of it, so tbf never has to cut one. docs/network-model.md has the measurements.
+struct LinkShaping {
+  std::uint64_t burst = 0;         ///< tbf's bucket, bytes
+  std::uint64_t gso_max_size = 0;  ///< the rank's device's largest packet from TCP, bytes
+};
+LinkShaping link_shaping(std::uint64_t rate);
+
 class EmulatedNetwork {
  public:
   /// Builds the namespaces of `ranks` ranks (at most 250) for run `run_id`, each rank's link
@@ -43,7 +55,8 @@ class EmulatedNetwork {
   /// has no netem (or the latency is 0), and laconic's transport must delay each message.
   bool latency_by_netem() const { return netem_; }
   /// What was built, for run_facts: "veth pairs to a bridge, ... tbf at 100000000 bit/s per
-  /// direction; latency ...", naming how the latency is made.
+  /// direction, a bucket of 16384 bytes, packets of at most 8192 bytes; latency ...", naming how
+  /// the latency is made.
   std::string description() const;
 
  private:
@@ -53,6 +66,7 @@ class EmulatedNetwork {
   std::vector<EmulatedRank> ranks_;
   double bits_per_second_;
   double latency_seconds_;
+  LinkShaping shaping_;
   bool netem_ = false;
 };
 

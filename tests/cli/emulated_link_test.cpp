@@ -87,12 +87,24 @@ TEST_CASE("a dense exchange on an emulated 100 Mbit/s link takes about its proje
   auto db = storage::Database::open_read_only(dir + "/l.db");
   const auto facts = storage::facts_of(*db, 1);
   REQUIRE(facts.count("network_emulation") == 1);
-  CHECK_THAT(facts.at("network_emulation"), Catch::Contains("tbf at 100000000 bit/s"));
+  CHECK_THAT(facts.at("network_emulation"),
+             Catch::Contains("tbf at 100000000 bit/s per direction, a bucket of 16384 bytes, packets of at most 8192"));
   // How the latency was made is named: netem where the kernel has it, else laconic's transport.
   CHECK_THAT(facts.at("network_emulation"),
              Catch::Contains("latency 1000 us by netem delay") ||
                  Catch::Contains("by laconic's transport (netem is not in this kernel)"));
   CHECK(storage::facts_of(*db, 2).count("network_emulation") == 0);
+}
+
+TEST_CASE("an emulated link's bucket is 200 us of it, and its packets fit the bucket twice", "[cli][emulate]") {
+  // 100 Mbit/s: 200 us is 2.5 kB, so the 16 kB floor; 1 Gbit/s: 25 kB, which a 123 kB message
+  // cannot cross at the host's speed; 10 Gbit/s and more: packets at GSO's 64 kB.
+  CHECK(cli::link_shaping(100'000'000).burst == 16384);
+  CHECK(cli::link_shaping(100'000'000).gso_max_size == 8192);
+  CHECK(cli::link_shaping(1'000'000'000).burst == 25000);
+  CHECK(cli::link_shaping(1'000'000'000).gso_max_size == 12500);
+  CHECK(cli::link_shaping(10'000'000'000).burst == 250000);
+  CHECK(cli::link_shaping(10'000'000'000).gso_max_size == 65536);
 }
 
 TEST_CASE("a rank's egress is tbf alone, or netem's delay with tbf beneath it", "[cli][emulate]") {
