@@ -20,7 +20,8 @@
 # SEEDS=3 probes each candidate with 3 seeds, trained seed by seed (advise's own default; 1 by
 # default here, as the figures in docs/advise.md that name no SEEDS were taken). The full runs
 # train the file's seeds (advise-lenet.lua: one), or FULL_SEEDS ("1,2,3"): the measured times are
-# then of the seeds' mean curve, not one seed's draw. Run again into the same DIR, only what is
+# then over the seeds (the geometric mean of each one's time, as the advice computes its own),
+# not one seed's draw. Run again into the same DIR, only what is
 # not recorded yet trains (the probes, and the full runs' seeds, are resumed).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

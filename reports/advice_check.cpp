@@ -15,13 +15,6 @@ const ConfigSummary* full_of(const ExperimentModel& full, const std::string& col
   return nullptr;
 }
 
-// Steps at which the mean metric first reached `target` x the measured step; NaN if never.
-double measured_time_to(const ConfigSummary& s, const TestMetric& metric, double target) {
-  for (const EvalSummary& e : s.evaluations)
-    if (metric.reaches(e.metric.mean, target)) return static_cast<double>(e.step) * measured_step(s);
-  return kNaN;
-}
-
 void rank_measured(std::vector<CheckRow>& rows) {
   std::vector<CheckRow*> reached;
   for (CheckRow& r : rows)
@@ -39,13 +32,16 @@ AdviceCheck check_advice(const Advice& advice, const ExperimentModel& full) {
   const auto add = [&](const AdviceRow& row, std::size_t rank) {
     const ConfigSummary* measured = full_of(full, row.summary->config->column);
     if (measured == nullptr) return;
+    // Measured as the advice predicts: each full run's steps to the target x its step as it ran,
+    // the geometric mean over the runs that reached it (Answer::time_to_target).
+    const AnswerLink as_measured = Answer::measured_link();
     CheckRow c{row.summary->config->column,
                rank,
                0,
                row.step,
                measured_step(*measured),
                row.seconds,
-               measured_time_to(*measured, advice.metric, advice.target),
+               full.answer->time_to_target(*measured, as_measured).seconds,
                row.low,
                row.high,
                std::nullopt};

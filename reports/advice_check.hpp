@@ -15,9 +15,11 @@ struct CheckRow {
   std::string candidate;           ///< the configuration's column ("topk error_feedback=true ratio=0.01")
   std::size_t predicted_rank = 0;  ///< 0: dropped by the advice
   std::size_t measured_rank = 0;   ///< 0: its full runs did not reach the target
-  double predicted_step = kNaN, measured_step = kNaN;  ///< s per step; measured: measured_step()
-  /// Predicted: the advice's. Measured: the steps at which the full runs' mean metric first reached
-  /// the target x their measured step (compute, compress, wait and communication as they ran).
+  /// s per step; measured: measured_step(), the step as the full runs ran it (the report's).
+  double predicted_step = kNaN, measured_step = kNaN;
+  /// Predicted: the advice's. Measured: computed as the advice computes its times, from the full
+  /// runs: each one's steps to the target x its step as it ran, the geometric mean over those that
+  /// reached it (Answer::time_to_target on Answer::measured_link()).
   double predicted_time = kNaN, measured_time = kNaN;
   /// The advice's interval of the predicted time (95% over seeds, or 80% of the curve's fit; NaN
   /// where it gave none).

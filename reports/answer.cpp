@@ -36,7 +36,8 @@ double steps_to_target(const RunData& run, const TestMetric& metric, double targ
 
 /// Seconds per step of `run` on `link`: its measured compute (or `compute` where that is not
 /// NaN: the row's shared compute), compress and wait, and its messages projected onto the link
-/// (its recorded projection on its own link where it recorded no messages).
+/// (its recorded projection on its own link where it recorded no messages), or its communication
+/// as measured (AnswerLink::measured).
 double step_of(const RunData& run, const AnswerLink& link, double compute) {
   if (link.hardware != nullptr) {
     const std::optional<LinkSpec>& spec = link.spec ? link.spec : run.run.link;
@@ -44,6 +45,7 @@ double step_of(const RunData& run, const AnswerLink& link, double compute) {
   }
   const double local =
       (std::isnan(compute) ? or_zero(run.compute) : compute) + or_zero(run.compress) + or_zero(run.wait);
+  if (link.measured) return std::isnan(run.communicate) ? kNaN : local + run.communicate;
   const bool messages = !std::isnan(run.messages) && !std::isnan(run.link_bytes);
   if (link.spec && messages) return local + link.spec->project(run.messages, run.link_bytes);
   if (link.own && !std::isnan(run.projected_communicate)) return local + run.projected_communicate;
@@ -281,6 +283,13 @@ bool Answer::one_target() const {
 AnswerLink Answer::own_link(const ConfigSummary& s) const {
   const ReportRun& run = s.config->runs.front()->run;
   return {run.network.empty() ? "the runs' link" : run.network, run.link, true};
+}
+
+AnswerLink Answer::measured_link() {
+  AnswerLink link;
+  link.name = "as measured";
+  link.measured = true;
+  return link;
 }
 
 AnswerLink Answer::scanned_link(const ConfigSummary& s, double bits_per_second, const HardwareProfile* hardware) const {

@@ -65,6 +65,10 @@ struct AnswerLink {
   /// configurations apart: laconic advise's steps. Nothing with `hardware`, whose compute is the
   /// profile's.
   bool shared_compute = false;
+  /// Set: each run's step as it ran, its communication as measured (time_communicate) rather
+  /// than projected: the runs' own times, on whatever link they trained on (an emulated one, or
+  /// loopback). Answer::measured_link.
+  bool measured = false;
 };
 
 /// A configuration's time to its row's target on one link.
@@ -187,6 +191,9 @@ class Answer {
   Comparison compare(const ConfigSummary& s, const AnswerLink& link) const;
   /// The link the runs of `s` were projected onto as they ran ("100Mbit, 1ms").
   AnswerLink own_link(const ConfigSummary& s) const;
+  /// The runs' steps as measured (AnswerLink::measured): time_to_target on it is a time to the
+  /// target as the runs took it, computed as every other time of the answer is.
+  static AnswerLink measured_link();
   /// The runs' own link at another bandwidth, its latency and overheads kept (50 us a message
   /// where the runs name no link); with `hardware`, steps on that hardware.
   AnswerLink scanned_link(const ConfigSummary& s, double bits_per_second,

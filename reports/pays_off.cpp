@@ -19,7 +19,8 @@ struct Curve {
   std::vector<std::string> text;  ///< the same as the answer words it (time_text), one per scanned bandwidth
   double steps_to_target = kNaN;
   /// Where the configuration's runs trained on an emulated link (all of them on the same one):
-  /// that link's bandwidth and the time to target measured there (steps x measured step).
+  /// that link's bandwidth and the time to target measured there (the answer's time on its
+  /// runs' steps as they ran: Answer::measured_link).
   double emulated_rate = kNaN, measured_time_to_target = kNaN;
 };
 
@@ -37,7 +38,7 @@ Curve curve_of(const Answer& answer, const ConfigSummary& s, const std::vector<d
   for (const RunData* run : s.config->runs) same_link = same_link && run->run.emulated_bits_per_second == rate;
   if (same_link) {
     c.emulated_rate = rate;
-    c.measured_time_to_target = c.steps_to_target * measured_step(s);
+    c.measured_time_to_target = answer.time_to_target(s, Answer::measured_link()).seconds;
   }
   return c;
 }

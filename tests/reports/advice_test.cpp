@@ -116,6 +116,21 @@ TEST_CASE("the advice checked against full runs: measured steps and times beside
   CHECK(check.with_interval == 2);
   CHECK(check.within == 1);
   CHECK(check_table(check).rows[1][10] == "no");
+
+  // Two seeds of full runs are measured as the advice predicts: each run's steps to the target x
+  // its step, the geometric mean over the runs. Dense's first seed reaches 0.85 after 4 steps, its
+  // second after 8; their mean curve (0.78, 0.82, 0.86) only after 8.
+  const auto two_seeds = recorder.add_experiment("full2", "adv.lua", "cafe");
+  for (const auto& [seed, curve] : {std::pair{1, std::vector<double>{0.6, 0.86, 0.8, 0.86}},
+                                    std::pair{2, std::vector<double>{0.6, 0.7, 0.84, 0.86}}}) {
+    RunSpec run = dense_with_messages(seed, curve);
+    run.communicate = 0.05;
+    record_run(*db, recorder, two_seeds, "full2", run);
+  }
+  const AdviceCheck two = check_advice(advice, *build_model(*db, {"full2"}, rule));
+  REQUIRE(two.rows.size() == 1);
+  CHECK(two.rows[0].measured_step == Approx(0.085));
+  CHECK(two.rows[0].measured_time == Approx(std::sqrt(4.0 * 8.0) * 0.085));
 }
 
 TEST_CASE("with a hardware profile the advice's steps are the profile's, for every run of a candidate",

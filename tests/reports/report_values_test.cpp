@@ -278,6 +278,29 @@ TEST_CASE("does it pay off: a run on an emulated link is a measured point beside
   CHECK_THAT(csv, Catch::Contains(",(baseline),,,100000000,0.188"));
 }
 
+TEST_CASE("does it pay off: the measured point of two seeds is the answer's time on their measured steps",
+          "[reports][values][links]") {
+  TempDir dir("values-pays-off-emulated-seeds");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("pays", "pays.lua", "cafe");
+  // Seed 1 reaches 0.7 after 4 steps, seed 2 after 2; each step measured at 0.035 + 0.012 s.
+  for (const auto& [seed, curve] :
+       {std::pair{1, std::vector<double>{0.5, 0.75}}, std::pair{2, std::vector<double>{0.75, 0.8}}}) {
+    RunSpec none = dense_with_messages(seed, curve);
+    none.emulated = "100Mbit";
+    none.communicate = 0.012;
+    record_run(*db, recorder, e, "pays", none);
+  }
+  ReportOptions options{.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}};
+  write_report(*db, "pays", dir.file("out"), options);
+  // The geometric mean of 4 x 0.047 and 2 x 0.047 (0.133 s), as the answer times every run; not
+  // the mean steps x the mean step (0.141 s).
+  const std::string csv = read_text(dir.file("out/tables/pays_off.csv"));
+  INFO(csv);
+  CHECK_THAT(csv, Catch::Contains(",100000000,0.1329"));
+}
+
 TEST_CASE("does it pay off: one figure per row, its curves named by compressor", "[reports][values][links]") {
   TempDir dir("values-pays-off-rows");
   auto db = storage::Database::open(dir.file("runs.db"));
@@ -332,9 +355,10 @@ TEST_CASE("time and bytes to target count up to the first evaluation that reache
     options.target = 0.79;
     const std::string md = read_text(write_report(*db, "values", dir.file("out"), options).markdown);
     INFO(md);
-    CHECK(has_line(md,
-                   "| none | 1/2 | 0.7750 ± 0.0354 (n=2) | 4 | 2 | 22 (n=1) | 0.148 s (1 of 2 runs reached it) on 1Gbit, "
-                   "50us | 2.00 MB |"));
+    CHECK(
+        has_line(md,
+                 "| none | 1/2 | 0.7750 ± 0.0354 (n=2) | 4 | 2 | 22 (n=1) | 0.148 s (1 of 2 runs reached it) on 1Gbit, "
+                 "50us | 2.00 MB |"));
     CHECK(has_line(md, "| topk ratio=0.01 | 0/2 | 0.7100 ± 0.0141 (n=2) | not reached | - | - | - | - |"));
     CHECK(has_line(md, "1 of 4 runs reached it."));
   }
@@ -427,7 +451,8 @@ TEST_CASE("a report of thread ranks heads its times derived and its communicatio
   const std::string md = read_text(
       write_report(*db, "threads", dir.file("out"), {.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}}).markdown);
   INFO(md);
-  CHECK_THAT(md, Catch::Contains("| communicate, recorded: projected (s) | communicate, projected (s) | step, derived (s) |"));
+  CHECK_THAT(
+      md, Catch::Contains("| communicate, recorded: projected (s) | communicate, projected (s) | step, derived (s) |"));
   CHECK_THAT(md, Catch::Contains("| derived time (s) | projected time (s) |"));  // convergence
   CHECK_THAT(md, !Catch::Contains("measured time (s)") && !Catch::Contains("communicate, measured"));
 }
