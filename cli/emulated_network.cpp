@@ -157,7 +157,7 @@ std::string why_no_emulation() {
 }
 
 LinkShaping link_shaping(std::uint64_t rate) {
-  // A bucket of 1 ms let LeNet-5's 123 kB messages cross a 1 Gbit/s link 7x faster than the wire;
+  // A bucket of 1 ms let LeNet-5's 123 kB messages cross a 1 Gbit/s link 4-7x faster than the wire;
   // one of 200 us with TCP's 64 kB packets, which tbf must cut, ran 1 Gbit/s at a third of its rate.
   const std::uint64_t burst = std::max<std::uint64_t>(16384, rate / 8 / 5000);
   return {burst, std::min<std::uint64_t>(65536, burst / 2)};
