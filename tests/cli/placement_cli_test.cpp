@@ -193,8 +193,13 @@ TEST_CASE("thread ranks wait for what they receive, as processes do: a straggler
     REQUIRE(processes.epoch_time.size() == 4);
     // Every thread rank ends the epoch with the straggler (worker 3), as every process does.
     for (double t : threads.epoch_time) CHECK(t == Approx(threads.epoch_time[3]).epsilon(0.05));
-    // The epoch on the derived clock is the processes' wall-clock epoch, within 15%.
-    CHECK(median(threads.epoch_time) == Approx(median(processes.epoch_time)).epsilon(0.15));
+    // The epoch on the derived clock holds the straggler's 40 x 20 ms, as the processes' wall-clock
+    // epoch does, and no more than that epoch: four processes on two cores add the host's contention
+    // on top (8-15% here, 18% once in CI), which the derived clock rightly leaves out.
+    const double straggler_floor = 40 * 0.02;
+    CHECK(median(threads.epoch_time) >= straggler_floor);
+    CHECK(median(processes.epoch_time) >= straggler_floor);
+    CHECK(median(threads.epoch_time) <= 1.05 * median(processes.epoch_time));
     // The others wait about the straggler's 20 ms a step (4 x 20 ms at local SGD's averaging
     // step: the lag of the period), as processes measure it where they do (local SGD).
     REQUIRE(threads.wait.size() == 4);
