@@ -7,11 +7,11 @@ time of REPS messages is set against the message's bytes at the link's rate. 1.0
 below it the message crossed faster than the link could carry it, by at most the bucket's time
 when the emulation works as meant. Needs root.
 
-usage: bench/emulated_link_bucket.py [REPS]      (default 20; about a minute here)
+usage: bench/emulated_link_bucket.py [REPS]      (default 20; about a minute and a half here)
 
-Each row is one shaping: laconic's (cli/emulated_network.cpp: link_shaping), the 1 ms bucket it
-had before with TCP's own packets (up to 64 kB through a veth pair), and TCP's packets cut to
-1500 bytes (GSO off).
+Each row is one shaping: laconic's (cli/emulated_network.cpp: link_shaping), two it had before
+(a floor of 16 kB under the bucket, 1.3 ms of 100 Mbit/s; a bucket of 1 ms with TCP's own
+packets, up to 64 kB through a veth pair), and TCP's packets cut to 1500 bytes (GSO off).
 """
 import json
 import statistics
@@ -19,7 +19,9 @@ import subprocess
 import sys
 
 REPS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
-SIZES = [123_400, 246_800, 1_311_500, 7_432_200]  # LeNet-5's fp16 and dense, the MLP's, mlp_wide's
+# One message of LeNet-5's Top-k 1% and QSGD exchanges (2 workers), its fp16 and dense ones, the
+# MLP's, mlp_wide's.
+SIZES = [2_500, 23_400, 123_400, 246_800, 1_311_500, 7_432_200]
 NS = ("laconic-bucket-tx", "laconic-bucket-rx")
 ADDR = ("10.88.0.1", "10.88.0.2")
 
@@ -93,8 +95,9 @@ def measure():
 
 
 def link_shaping(rate):  # cli/emulated_network.cpp's rule
-    burst = max(16384, rate // 8 // 5000)
-    return burst, min(65536, burst // 2)
+    frame = 1514
+    burst = max(3 * frame, rate // 8 // 5000)
+    return burst, min(max(burst // 2, 2 * frame), 65536)
 
 
 def main():
@@ -103,8 +106,10 @@ def main():
         burst, packets = link_shaping(rate)
         rows.append((rate, f"{burst * 8e6 / rate:.0f} us ({burst} B), packets {packets} B (laconic)", burst, packets,
                      False))
-        before = max(16384, rate // 8000)
-        rows.append((rate, f"{before * 8e6 / rate:.0f} us ({before} B), TCP's packets (before)", before, 0, False))
+    # Before: a floor of 16 kB (packets of 8 kB) at 100 Mbit/s; a bucket of 1 ms with TCP's own
+    # packets at 1 Gbit/s; and TCP's packets cut to 1500 bytes.
+    rows.append((10**8, "1311 us (16384 B), packets 8192 B (before)", 16384, 8192, False))
+    rows.append((10**9, "1000 us (125000 B), TCP's packets (before)", 125000, 0, False))
     rows.append((10**9, "200 us (25000 B), GSO off (1500 B packets)", 25000, 0, True))
     print("The median time of a message in ms, and its ratio to the message's bytes at the link's rate")
     print(f"{'link':>10}  {'bucket, packets':52}" + "".join(f"{m / 1e3:>18.1f} kB" for m in SIZES))

@@ -159,8 +159,12 @@ std::string why_no_emulation() {
 LinkShaping link_shaping(std::uint64_t rate) {
   // A bucket of 1 ms let LeNet-5's 123 kB messages cross a 1 Gbit/s link 4-7x faster than the wire;
   // one of 200 us with TCP's 64 kB packets, which tbf must cut, ran 1 Gbit/s at a third of its rate.
-  const std::uint64_t burst = std::max<std::uint64_t>(16384, rate / 8 / 5000);
-  return {burst, std::min<std::uint64_t>(65536, burst / 2)};
+  // The floors: TCP hands the device at least two segments at a time (tcp_min_tso_segs), two
+  // Ethernet frames, and the bucket holds three. A floor of 16 kB was 1.3 ms of a 100 Mbit/s link,
+  // which every message crossed that much sooner than the wire.
+  constexpr std::uint64_t kFrame = 1514;
+  const std::uint64_t burst = std::max<std::uint64_t>(3 * kFrame, rate / 8 / 5000);
+  return {burst, std::clamp<std::uint64_t>(burst / 2, 2 * kFrame, 65536)};
 }
 
 std::vector<std::vector<std::string>> egress_shaping(const std::string& ns, const std::string& dev, std::uint64_t rate,

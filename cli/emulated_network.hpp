@@ -27,9 +27,11 @@ struct EmulatedRank {
 /// How a link of `rate` bit/s is cut for tbf. tbf passes a packet at once when its bucket holds
 /// the packet's bytes, so a message of a bucket or less crosses at the host's speed, and the last
 /// packet of any message leaves before the wire would have carried it: the emulation is within
-/// one bucket of the link. The bucket is 200 us of the link (at least 16 kB), and the packets the
-/// ranks' TCP hands the device (GSO's segments travel through veth as one packet up to 64 kB) are
-/// capped at half of it, so tbf never has to cut one. docs/network-model.md has the measurements.
+/// one bucket of the link. The bucket is 200 us of the link, at least three 1514-byte frames (363
+/// us at 100 Mbit/s), and the packets the ranks' TCP hands the device (GSO's segments travel
+/// through veth as one packet up to 64 kB) are capped at half of it, at least two frames (TCP's
+/// fewest segments a packet), so tbf never has to cut one. docs/network-model.md has the
+/// measurements.
 struct LinkShaping {
   std::uint64_t burst = 0;         ///< tbf's bucket, bytes
   std::uint64_t gso_max_size = 0;  ///< the rank's device's largest packet from TCP, bytes
@@ -55,7 +57,7 @@ class EmulatedNetwork {
   /// has no netem (or the latency is 0), and laconic's transport must delay each message.
   bool latency_by_netem() const { return netem_; }
   /// What was built, for run_facts: "veth pairs to a bridge, ... tbf at 100000000 bit/s per
-  /// direction, a bucket of 16384 bytes, packets of at most 8192 bytes; latency ...", naming how
+  /// direction, a bucket of 4542 bytes, packets of at most 3028 bytes; latency ...", naming how
   /// the latency is made.
   std::string description() const;
 

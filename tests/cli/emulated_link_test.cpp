@@ -88,7 +88,7 @@ TEST_CASE("a dense exchange on an emulated 100 Mbit/s link takes about its proje
   const auto facts = storage::facts_of(*db, 1);
   REQUIRE(facts.count("network_emulation") == 1);
   CHECK_THAT(facts.at("network_emulation"),
-             Catch::Contains("tbf at 100000000 bit/s per direction, a bucket of 16384 bytes, packets of at most 8192"));
+             Catch::Contains("tbf at 100000000 bit/s per direction, a bucket of 4542 bytes, packets of at most 3028"));
   // How the latency was made is named: netem where the kernel has it, else laconic's transport.
   CHECK_THAT(facts.at("network_emulation"),
              Catch::Contains("latency 1000 us by netem delay") ||
@@ -96,11 +96,14 @@ TEST_CASE("a dense exchange on an emulated 100 Mbit/s link takes about its proje
   CHECK(storage::facts_of(*db, 2).count("network_emulation") == 0);
 }
 
-TEST_CASE("an emulated link's bucket is 200 us of it, and its packets fit the bucket twice", "[cli][emulate]") {
-  // 100 Mbit/s: 200 us is 2.5 kB, so the 16 kB floor; 1 Gbit/s: 25 kB, which a 123 kB message
-  // cannot cross at the host's speed; 10 Gbit/s and more: packets at GSO's 64 kB.
-  CHECK(cli::link_shaping(100'000'000).burst == 16384);
-  CHECK(cli::link_shaping(100'000'000).gso_max_size == 8192);
+TEST_CASE("an emulated link's bucket is 200 us of it, and its packets fit the bucket", "[cli][emulate]") {
+  // 100 Mbit/s: 200 us is 2.5 kB, so the floors of three frames (363 us) and packets of two (TCP's
+  // fewest segments); 400 Mbit/s: 10 kB and packets of two frames; 1 Gbit/s: 25 kB, which a 123 kB
+  // message cannot cross at the host's speed; 10 Gbit/s and more: packets at GSO's 64 kB.
+  CHECK(cli::link_shaping(100'000'000).burst == 4542);
+  CHECK(cli::link_shaping(100'000'000).gso_max_size == 3028);
+  CHECK(cli::link_shaping(400'000'000).burst == 10000);
+  CHECK(cli::link_shaping(400'000'000).gso_max_size == 5000);
   CHECK(cli::link_shaping(1'000'000'000).burst == 25000);
   CHECK(cli::link_shaping(1'000'000'000).gso_max_size == 12500);
   CHECK(cli::link_shaping(10'000'000'000).burst == 250000);
