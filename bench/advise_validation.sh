@@ -14,9 +14,10 @@
 # They are evaluated as often as the probes (EVAL_EVERY: a quarter of an epoch of
 # advise-lenet.lua's 60000 examples in batches of 32 per worker; set it for another file).
 # Set FILE for other candidates (experiments/advise-lenet.lua), LACONIC for another binary.
-# HOST_COSTS="340us,5.6Gbit" advises for the link with this host's own costs per message and rate
-# (link { overhead, host_bandwidth }: docs/network-model.md calibrates them), as the emulated
-# link's full runs pay them: `--link LINK,50us,HOST_COSTS`.
+# HOST_COSTS="785us,7.02Gbit" advises for the link with this host's own costs per message and rate
+# (link { overhead, host_bandwidth }), as the emulated link's full runs pay them: `--link
+# LINK,50us,HOST_COSTS`. Calibrate them on means, what a time to the target pays:
+# `python3 bench/emulated_vs_projected.py --mean --calibrate-only build/cli/laconic 200` prints them.
 # SEEDS=3 probes each candidate with 3 seeds, trained seed by seed (advise's own default; 1 by
 # default here, as the figures in docs/advise.md that name no SEEDS were taken). The full runs
 # train the file's seeds (advise-lenet.lua: one), or FULL_SEEDS ("1,2,3"): the measured times are

@@ -18,18 +18,32 @@ share), what `link` projects by default) and with the calibrated host terms (the
 its own projected_time_communicate). The table gives medians over steps of worker 0 and the
 ratios; none of these runs took part in the fit.
 
-usage: bench/emulated_vs_projected.py [path/to/laconic] [STEPS]
-       (defaults: build/cli/laconic 30; about 5 minutes here)
+With --mean the calibration and the table take each run's mean over its steps instead of the
+median: what a time to the target pays (its steps x the mean step), the host's occasional long
+exchanges on a busy machine included, where the median gives the typical exchange. The host
+costs that `laconic advise --link BANDWIDTH,LATENCY,OVERHEAD,HOST_RATE` should project with are
+the mean's (docs/advise.md). --calibrate-only prints the calibration and stops.
+
+usage: bench/emulated_vs_projected.py [--mean] [--calibrate-only] [path/to/laconic] [STEPS]
+       (defaults: build/cli/laconic 30; about 2 minutes here; --calibrate-only at 200 steps 40 s)
 """
+import argparse
 import os
 import sqlite3
 import statistics
 import subprocess
-import sys
 import tempfile
 
-laconic = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/cli/laconic")
-steps = int(sys.argv[2]) if len(sys.argv) > 2 else 30
+parser = argparse.ArgumentParser(description="The network model checked against emulated links (root).")
+parser.add_argument("laconic", nargs="?", default="build/cli/laconic", help="the binary (build/cli/laconic)")
+parser.add_argument("steps", nargs="?", type=int, default=30, help="steps per run (30)")
+parser.add_argument("--mean", action="store_true", help="means over steps instead of medians")
+parser.add_argument("--calibrate-only", action="store_true", help="print the host calibration and stop")
+args = parser.parse_args()
+laconic = os.path.abspath(args.laconic)
+steps = args.steps
+average = statistics.fmean if args.mean else statistics.median
+statistic = "means" if args.mean else "medians"
 
 DENSE = ["none()", "fp16()"]
 COMPRESSORS = ["none()", "fp16()", "topk { ratio = 0.01 }"]
@@ -90,13 +104,13 @@ def run(directory, model, links, extra=""):
 
 def fit_host(calibration):
     """Least squares of (measured - link's share) = messages x overhead + 8 x bytes / host_rate
-    over the calibration runs' medians, each row divided by its measured time (relative errors,
+    over the calibration runs' medians (means with --mean), each row divided by its measured time (relative errors,
     so that the small exchanges weigh as much as the large); returns (overhead s, host bit/s)."""
     rows = []
     for values in calibration.values():
-        m = statistics.median(values["messages"])
-        b = statistics.median(values["link_bytes"])
-        t = statistics.median(values["time_communicate"])
+        m = average(values["messages"])
+        b = average(values["link_bytes"])
+        t = average(values["time_communicate"])
         excess = t - m * LATENCY - 8 * b / (rate(CALIBRATION_LINK) * PAYLOAD)
         rows.append((m / t, 8 * b / t, excess / t))
     # Normal equations of the two-parameter fit through the origin.
@@ -118,10 +132,13 @@ def main():
             for key, values in run(directory, model, [CALIBRATION_LINK]).items():
                 calibration[(model,) + key] = values
         overhead, host_rate = fit_host(calibration)
-        print(f"Host calibration on an emulated {CALIBRATION_LINK} link ({len(calibration)} runs, medians over "
+        print(f"Host calibration on an emulated {CALIBRATION_LINK} link ({len(calibration)} runs, {statistic} over "
               f"{steps} steps of worker 0): overhead {1e6 * overhead:.0f} us per message, host rate "
-              f"{host_rate / 1e9:.2f} Gbit/s\n")
-        print(f"Medians over {steps} steps of worker 0, 2 workers, links emulated with veth + tbf (latency 50 us per "
+              f"{host_rate / 1e9:.2f} Gbit/s (--link ...,{1e6 * overhead:.0f}us,{host_rate / 1e9:.2f}Gbit)\n",
+              flush=True)
+        if args.calibrate_only:
+            return
+        print(f"{statistic.capitalize()} over {steps} steps of worker 0, 2 workers, links emulated with veth + tbf (latency 50 us per "
               "message added by laconic's transport); link = the link alone, host = with the calibrated host terms\n")
         print("| model | compressor | link | bytes sent per step | measured (ms) | projected, link (ms) | "
               "measured / link | projected, host (ms) | measured / host |")
@@ -131,11 +148,11 @@ def main():
         for model in MODELS:
             results = run(directory, model, LINKS, host_fields)
             for (compressor, link), v in results.items():
-                measured = statistics.median(v["time_communicate"])
-                link_only = statistics.median(
+                measured = average(v["time_communicate"])
+                link_only = average(
                     m * LATENCY + 8 * b / (rate(link) * PAYLOAD) for m, b in zip(v["messages"], v["link_bytes"]))
-                host = statistics.median(v["projected_time_communicate"])
-                sent = statistics.median(v["bytes_sent"])
+                host = average(v["projected_time_communicate"])
+                sent = average(v["bytes_sent"])
                 print(f"| {model} | {compressor} | {link} | {sent / 1e3:.1f} kB | {1e3 * measured:.2f} | "
                       f"{1e3 * link_only:.2f} | {measured / link_only:.2f} | {1e3 * host:.2f} | "
                       f"{measured / host:.2f} |", flush=True)
