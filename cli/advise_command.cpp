@@ -291,6 +291,7 @@ void print_advice(const reports::Advice& advice, const std::string& name, std::s
   print_table(reports::advice_table(advice));
   if (!advice.first_two.empty()) std::cout << "\n" << advice.first_two << ".\n";
   if (!advice.probe_noise.empty()) std::cout << "\n" << advice.probe_noise << ".\n";
+  if (!advice.host_costs.empty()) std::cout << "\n" << advice.host_costs << ".\n";
   std::cout << "\nPredicted time to target = steps to the target x the step at " << args.workers << " workers ("
             << (advice.hardware != nullptr
                     ? "compute and codec costs of " + advice.hardware->name

@@ -132,6 +132,13 @@ std::string first_two_text(const AdviceRow& a, const AdviceRow& b) {
 }
 
 // What the answer found disturbed in the ranked candidates' probes, and what it means here.
+constexpr const char* kWireAlone =
+    "The messages are projected onto the wire alone, with no cost per message on the hosts: where a "
+    "message is short on the wire (a compressed one, or any on a fast link) that cost can be most of its time. "
+    "Give it as --link BANDWIDTH,LATENCY,OVERHEAD[,HOST_BANDWIDTH], calibrated on means over a run's steps "
+    "(docs/network-model.md); on the machine of laconic's own checks, leaving it out made the first choice at "
+    "10 Gbit/s slower than the best (docs/advise.md)";
+
 std::string probe_noise_text(const Answer& answer, const std::vector<AdviceRow>& ranked) {
   std::vector<const Verdict*> verdicts;
   for (const AdviceRow& row : ranked) verdicts.push_back(&answer.verdict(*row.summary));
@@ -197,6 +204,7 @@ Advice advice_of(const ExperimentModel& model, const LinkSpec& link, const Hardw
   add_crossovers(answer, advice.ranked, link, hardware);
   if (advice.ranked.size() >= 2) advice.first_two = first_two_text(advice.ranked[0], advice.ranked[1]);
   if (hardware == nullptr) advice.probe_noise = probe_noise_text(answer, advice.ranked);
+  if (link.overhead_seconds == 0) advice.host_costs = kWireAlone;
   return advice;
 }
 
@@ -247,6 +255,14 @@ double dense_messages(const Advice& advice, std::int64_t workers) {
       if (run.run.compressor == "none" && run.run.workers == workers) return or_zero(row.summary->messages.mean);
     }
   return 0;
+}
+
+// The non-empty ones, each ended with a full stop, joined by spaces.
+std::string sentences(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& part : parts)
+    if (!part.empty()) out += str_cat(out.empty() ? "" : " ", part, ".");
+  return out;
 }
 
 }  // namespace
@@ -305,8 +321,7 @@ std::optional<Section> advice_section(const ExperimentModel& model, const Hardwa
               "so, else by point estimates. Projections, not measurements (docs/advise.md)."),
       {advice_table(advice)},
       {},
-      str_cat(advice.first_two.empty() ? "" : advice.first_two + ".",
-              advice.probe_noise.empty() ? "" : str_cat(advice.first_two.empty() ? "" : " ", advice.probe_noise, ".")),
+      sentences({advice.first_two, advice.probe_noise, advice.host_costs}),
       "advice"};
   const std::vector<AdviceLayers> layers = advice_layers(advice);
   if (!layers.empty()) {

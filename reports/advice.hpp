@@ -70,6 +70,10 @@ struct Advice {
   /// sentence saying so, that the steps take the mean compute instead, and that more seeds
   /// average the rest; "" otherwise, and with a hardware profile (whose compute is the profile's).
   std::string probe_noise;
+  /// Where the link has no cost per message on the hosts (its overhead is 0), a sentence saying
+  /// that its messages are projected onto the wire alone and how to give the hosts' cost; ""
+  /// where the link has one.
+  std::string host_costs;
 };
 
 /// Which layers of a ranked candidate to leave dense on the advice's link (reports/layer_plan.hpp).

@@ -277,10 +277,15 @@ TEST_CASE("probes the answer finds disturbed (compute unlike the baseline's) are
     const TimeToTarget own = answer.time_to_target(*row.summary, {link.text, link});
     CHECK(row.seconds == Approx(own.seconds * row.step / step_on_link(*row.summary, link)));
   }
-  // The report's section "Advice" says the same, after the first two.
+  // The report's section "Advice" says the same, after the first two, and then that the link
+  // (100Mbit,1ms: no overhead) projects the wire alone.
   const auto section = advice_section(*model, nullptr);
   REQUIRE(section.has_value());
-  CHECK_THAT(section->lead, Catch::Contains(advice.first_two + ". " + advice.probe_noise + "."));
+  CHECK_THAT(advice.host_costs, Catch::Contains("--link BANDWIDTH,LATENCY,OVERHEAD[,HOST_BANDWIDTH]"));
+  CHECK_THAT(section->lead,
+             Catch::EndsWith(advice.first_two + ". " + advice.probe_noise + ". " + advice.host_costs + "."));
+  // A link with the hosts' cost per message says nothing of it.
+  CHECK(advice_of(*model, parse_link("100Mbit,1ms,300us")).host_costs.empty());
 }
 
 TEST_CASE("the break-even compares the times the ranking compares: first at the link's rate is faster there",
