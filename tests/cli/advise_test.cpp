@@ -72,6 +72,11 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   CHECK_THAT(md, Catch::Contains(candidate));
   INFO(first);
   CHECK(std::filesystem::exists(dir + "/rep/tables/advice.csv"));
+  // 10Mbit,1ms names no cost per message on the hosts: the CLI and the report say so alike.
+  const std::string wire_alone =
+      "The messages are projected onto the wire alone, with no cost per message on the hosts";
+  CHECK_THAT(r.out, Catch::Contains(wire_alone));
+  CHECK_THAT(md, Catch::Contains(wire_alone));
 
   // Asked again, the probes recorded are reused, not trained again.
   r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --placement threads --quiet", 120);
