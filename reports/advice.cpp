@@ -131,7 +131,7 @@ std::string first_two_text(const AdviceRow& a, const AdviceRow& b) {
                  "tell them apart");
 }
 
-// What the answer found disturbed in the ranked candidates' probes, and what it means here.
+// Advice::host_costs, where the link names no cost per message on the hosts.
 constexpr const char* kWireAlone =
     "The messages are projected onto the wire alone, with no cost per message on the hosts: where a "
     "message is short on the wire (a compressed one, or any on a fast link) that cost can be most of its time. "
@@ -139,6 +139,7 @@ constexpr const char* kWireAlone =
     "(docs/network-model.md); on the machine of laconic's own checks, leaving it out made the first choice at "
     "10 Gbit/s slower than the best (docs/advise.md)";
 
+// What the answer found disturbed in the ranked candidates' probes, and what it means here.
 std::string probe_noise_text(const Answer& answer, const std::vector<AdviceRow>& ranked) {
   std::vector<const Verdict*> verdicts;
   for (const AdviceRow& row : ranked) verdicts.push_back(&answer.verdict(*row.summary));
