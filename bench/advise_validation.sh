@@ -18,8 +18,9 @@
 # (link { overhead, host_bandwidth }), as the emulated link's full runs pay them: `--link
 # LINK,50us,HOST_COSTS`. Calibrate them on means, what a time to the target pays:
 # `python3 bench/emulated_vs_projected.py --mean --calibrate-only build/cli/laconic 200` prints them,
-# and HOST_COSTS=calibrate runs that once (40 s) and keeps its figures in DIR/host_costs, so that
-# a rerun into DIR advises with the same ones (and resumes the same probes).
+# and HOST_COSTS=calibrate runs it three times (--repeat 3, 2 minutes), takes the middle one and
+# keeps its figures in DIR/host_costs, so that a rerun into DIR advises with the same ones (and
+# resumes the same probes).
 # SEEDS=3 probes each candidate with 3 seeds, trained seed by seed (advise's own default; 1 by
 # default here, as the figures in docs/advise.md that name no SEEDS were taken). The full runs
 # train the file's seeds (advise-lenet.lua: one), or FULL_SEEDS ("1,2,3"): the measured times are
@@ -39,8 +40,8 @@ cp "$file" "$dir/exp.lua"
 cd "$dir"
 if [ "${HOST_COSTS:-}" = calibrate ]; then
   if [ ! -s host_costs ]; then
-    echo "== the host's costs per message and rate, on means (bench/emulated_vs_projected.py --mean --calibrate-only)"
-    python3 "$root/bench/emulated_vs_projected.py" --mean --calibrate-only "$laconic" 200 | tee calibration.log
+    echo "== the host's costs per message and rate, on means, the middle of three (bench/emulated_vs_projected.py)"
+    python3 "$root/bench/emulated_vs_projected.py" --mean --calibrate-only --repeat 3 "$laconic" 200 | tee calibration.log
     sed -n 's/.*(--link \.\.\.,\([^)]*\)).*/\1/p' calibration.log >host_costs
     [ -s host_costs ] || { echo "advise_validation: the calibration printed no host costs" >&2; exit 1; }
   fi
