@@ -81,8 +81,8 @@ def main():
     parser.add_argument("--bandwidths", default="25Mbit,50Mbit,100Mbit,200Mbit,400Mbit,800Mbit,1600Mbit",
                         help="the emulated links, slowest first (default 25Mbit,...,1600Mbit)")
     parser.add_argument("--steps", type=int, default=100, help="steps of each short run (default 100)")
-    parser.add_argument("--laconic", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "cli",
-                                                          "laconic"),
+    checkout = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parser.add_argument("--laconic", default=os.path.join(checkout, "build", "cli", "laconic"),
                         help="the binary (default: this checkout's build/cli/laconic)")
     args = parser.parse_args()
     with open(args.check) as f:

@@ -40,7 +40,7 @@ cp "$file" "$dir/exp.lua"
 cd "$dir"
 if [ "${HOST_COSTS:-}" = calibrate ]; then
   if [ ! -s host_costs ]; then
-    echo "== the host's costs per message and rate, on means, the middle of three (bench/emulated_vs_projected.py)"
+    echo "== the host's costs per message and rate, on means, the middle of three calibrations"
     python3 "$root/bench/emulated_vs_projected.py" --mean --calibrate-only --repeat 3 "$laconic" 200 | tee calibration.log
     sed -n 's/.*(--link \.\.\.,\([^)]*\)).*/\1/p' calibration.log >host_costs
     [ -s host_costs ] || { echo "advise_validation: the calibration printed no host costs" >&2; exit 1; }

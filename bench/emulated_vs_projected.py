@@ -107,8 +107,9 @@ def run(directory, model, links, extra=""):
 
 def fit_host(calibration):
     """Least squares of (measured - link's share) = messages x overhead + 8 x bytes / host_rate
-    over the calibration runs' medians (means with --mean), each row divided by its measured time (relative errors,
-    so that the small exchanges weigh as much as the large); returns (overhead s, host bit/s)."""
+    over the calibration runs' medians (means with --mean), each row divided by its measured time
+    (relative errors, so that the small exchanges weigh as much as the large); returns (overhead s,
+    host bit/s)."""
     rows = []
     for values in calibration.values():
         m = average(values["messages"])
@@ -156,8 +157,9 @@ def main():
               flush=True)
         if args.calibrate_only:
             return
-        print(f"{statistic.capitalize()} over {steps} steps of worker 0, 2 workers, links emulated with veth + tbf (latency 50 us per "
-              "message added by laconic's transport); link = the link alone, host = with the calibrated host terms\n")
+        print(f"{statistic.capitalize()} over {steps} steps of worker 0, 2 workers, links emulated with veth + tbf "
+              "(latency 50 us per message added by laconic's transport); link = the link alone, host = with the "
+              "calibrated host terms\n")
         print("| model | compressor | link | bytes sent per step | measured (ms) | projected, link (ms) | "
               "measured / link | projected, host (ms) | measured / host |")
         print("|---|---|---|---:|---:|---:|---:|---:|---:|")
