@@ -54,6 +54,17 @@ void render_html_figure(std::ostringstream& out, const Figure& figure) {
       << " <a href=\"" << html_escape(svg) << "\">SVG</a></figcaption>\n</figure>\n";
 }
 
+// A paragraph of the lead, or its list ("- " lines) as a <ul>.
+void render_html_lead_block(std::ostringstream& out, const LeadBlock& block) {
+  if (block.items.empty()) {
+    out << "<p>" << html_escape(block.text) << "</p>\n";
+    return;
+  }
+  out << "<ul>\n";
+  for (const std::string& item : block.items) out << "<li>" << html_escape(item) << "</li>\n";
+  out << "</ul>\n";
+}
+
 }  // namespace
 
 std::string html_escape(std::string_view text) {
@@ -105,7 +116,7 @@ std::string render_html(const Report& report) {
   for (const auto& section : report.sections) {
     out << "<section id=\"" << html_escape(section_anchor(section)) << "\">\n<h2>" << html_escape(section.heading)
         << "</h2>\n";
-    for (const auto& paragraph : paragraphs(section.lead)) out << "<p>" << html_escape(paragraph) << "</p>\n";
+    for (const LeadBlock& block : lead_blocks(section.lead)) render_html_lead_block(out, block);
     if (!section.text.empty())
       out << "<details><summary>How this is computed</summary>\n<p>" << html_escape(section.text)
           << "</p>\n</details>\n";

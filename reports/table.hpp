@@ -104,6 +104,31 @@ inline std::vector<std::string> paragraphs(const std::string& text) {
   return out;
 }
 
+/// One block of a section's lead: a paragraph, or a list where every line of it starts with "- ".
+struct LeadBlock {
+  std::string text;                ///< the paragraph ("" for a list)
+  std::vector<std::string> items;  ///< the list's items, their "- " taken off (empty for a paragraph)
+};
+
+/// The lead's blocks, as the HTML page and the UI show them (a paragraph each, or a list).
+inline std::vector<LeadBlock> lead_blocks(const std::string& lead) {
+  std::vector<LeadBlock> out;
+  for (const std::string& paragraph : paragraphs(lead)) {
+    LeadBlock block;
+    bool list = true;
+    for (std::size_t begin = 0; list && begin < paragraph.size();) {
+      std::size_t end = paragraph.find('\n', begin);
+      if (end == std::string::npos) end = paragraph.size();
+      list = paragraph.compare(begin, 2, "- ") == 0;
+      if (list) block.items.push_back(paragraph.substr(begin + 2, end - begin - 2));
+      begin = end + 1;
+    }
+    if (!list) block = {paragraph, {}};
+    out.push_back(block);
+  }
+  return out;
+}
+
 struct Report {
   std::string title;
   std::vector<Fact> facts;

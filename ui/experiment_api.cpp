@@ -16,7 +16,9 @@ namespace {
 
 using nlohmann::json;
 
-json stats_json(const reports::Stats& s) { return {{"mean", number_or_null(s.mean)}, {"std", number_or_null(s.std)}, {"n", s.n}}; }
+json stats_json(const reports::Stats& s) {
+  return {{"mean", number_or_null(s.mean)}, {"std", number_or_null(s.std)}, {"n", s.n}};
+}
 
 // Mean bytes sent per run of a configuration (over its runs).
 double bytes_sent(const reports::ConfigSummary& s) {
@@ -46,8 +48,12 @@ std::vector<bool> pareto(const std::vector<reports::ConfigSummary>& summaries, c
 
 // A time to target as the report has it: the numbers, and the report's own words for them.
 json time_json(const reports::TimeToTarget& t) {
-  return {{"seconds", number_or_null(t.seconds)}, {"low", number_or_null(t.low)},         {"high", number_or_null(t.high)},
-          {"reached", t.reached},         {"runs", t.runs},               {"text", reports::time_text(t)}};
+  return {{"seconds", number_or_null(t.seconds)},
+          {"low", number_or_null(t.low)},
+          {"high", number_or_null(t.high)},
+          {"reached", t.reached},
+          {"runs", t.runs},
+          {"text", reports::time_text(t)}};
 }
 
 // Time to target and the verdict against the baseline at each scanned bandwidth: what the page's
@@ -93,34 +99,35 @@ json configuration_json(const reports::ExperimentModel& m, const reports::Config
   // coordinates' axes and the scatters' x, from the runs the report grouped.
   json swept = s.config->runs.empty() ? json::object() : s.config->runs.front()->run.swept;
   for (const char* aside : {"seed", "tune", "repeat"}) swept.erase(aside);
-  json out = {{"label", s.config->label},
-              {"swept", swept},
-              {"row", s.config->row},
-              {"column", s.config->column},
-              {"runs", runs},
-              {"run_names", run_names},
-              {"baseline", v.baseline},
-              {"thread_ranks", thread_ranks},
-              {"final", stats_json(s.final_metric)},
-              {"compression", stats_json(s.compression)},
-              {"bytes_sent", number_or_null(bytes_sent(s))},
-              {"pareto", on_front},
-              {"target", number_or_null(answer.target_of(s).value)},
-              {"cost", number_or_null(v.cost)},
-              {"cost_text", reports::cost_text(m.metric, v)},
-              {"noise", v.noise},
-              {"step",
-               {{"compute", number_or_null(s.compute.mean)},
-                {"compress", number_or_null(s.compress.mean)},
-                {"wait", number_or_null(s.wait.mean)},
-                {"communicate_measured", number_or_null(s.communicate.mean)},
-                {"communicate_projected", number_or_null(projected)},
-                {"measured", number_or_null(reports::measured_step(s))},
-                {"projected", number_or_null(std::isnan(projected) ? projected : reports::local_seconds(s) + projected)}}},
-              {"time", time_json(answer.time_to_target(s, own))},
-              {"link", own.name},
-              {"versus", reports::comparison_text(answer.compare(s, own), answer.time_to_target(s, own))},
-              {"scan", scan_json(answer, s)}};
+  json out = {
+      {"label", s.config->label},
+      {"swept", swept},
+      {"row", s.config->row},
+      {"column", s.config->column},
+      {"runs", runs},
+      {"run_names", run_names},
+      {"baseline", v.baseline},
+      {"thread_ranks", thread_ranks},
+      {"final", stats_json(s.final_metric)},
+      {"compression", stats_json(s.compression)},
+      {"bytes_sent", number_or_null(bytes_sent(s))},
+      {"pareto", on_front},
+      {"target", number_or_null(answer.target_of(s).value)},
+      {"cost", number_or_null(v.cost)},
+      {"cost_text", reports::cost_text(m.metric, v)},
+      {"noise", v.noise},
+      {"step",
+       {{"compute", number_or_null(s.compute.mean)},
+        {"compress", number_or_null(s.compress.mean)},
+        {"wait", number_or_null(s.wait.mean)},
+        {"communicate_measured", number_or_null(s.communicate.mean)},
+        {"communicate_projected", number_or_null(projected)},
+        {"measured", number_or_null(reports::measured_step(s))},
+        {"projected", number_or_null(std::isnan(projected) ? projected : reports::local_seconds(s) + projected)}}},
+      {"time", time_json(answer.time_to_target(s, own))},
+      {"link", own.name},
+      {"versus", reports::comparison_text(answer.compare(s, own), answer.time_to_target(s, own))},
+      {"scan", scan_json(answer, s)}};
   if (hardware != nullptr) out["scan_there"] = scan_json(answer, s, hardware);
   return out;
 }
@@ -142,6 +149,14 @@ NamedHardware named_hardware(const reports::ExperimentModel& m) {
   return named;
 }
 
+// The lead as the HTML report shows it: {"text"} for a paragraph, {"items"} for a list.
+json lead_blocks_json(const std::string& lead) {
+  json out = json::array();
+  for (const reports::LeadBlock& block : reports::lead_blocks(lead))
+    out.push_back(block.items.empty() ? json{{"text", block.text}} : json{{"items", block.items}});
+  return out;
+}
+
 json section_json(const reports::Section& section) {
   json tables = json::array();
   for (const reports::Table& t : section.tables) {
@@ -155,11 +170,9 @@ json section_json(const reports::Section& section) {
                       {"csv_header", t.csv.header},
                       {"csv_rows", t.csv.rows}});
   }
-  return {{"heading", section.heading},
-          {"anchor", reports::section_anchor(section)},
-          {"lead", section.lead},
-          {"text", section.text},
-          {"tables", tables}};
+  return {{"heading", section.heading}, {"anchor", reports::section_anchor(section)},
+          {"lead", section.lead},       {"lead_blocks", lead_blocks_json(section.lead)},
+          {"text", section.text},       {"tables", tables}};
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "reports/base64.hpp"
 #include "reports/csv_writer.hpp"
+#include "reports/html_writer.hpp"
 #include "reports/plot_script.hpp"
 #include "reports/stats.hpp"
 
@@ -61,4 +62,25 @@ TEST_CASE("stats use the sample standard deviation and ignore NaN", "[reports][s
   CHECK(median_of({3, 1, 2}) == 2);
   CHECK(median_of({4, 1, 3, 2}) == 2.5);
   CHECK(std::isnan(median_of({std::nan("")})));
+}
+
+TEST_CASE("a section's lead is paragraphs split on blank lines, a paragraph of \"- \" lines a list",
+          "[reports][html]") {
+  const std::vector<LeadBlock> blocks = lead_blocks("First.\n\nWhich layers:\n\n- a: <b>\n- b\n\n- c\nnot an item");
+  REQUIRE(blocks.size() == 4);
+  CHECK(blocks[0].text == "First.");
+  CHECK(blocks[1].text == "Which layers:");
+  CHECK(blocks[2].items == std::vector<std::string>{"a: <b>", "b"});
+  CHECK(blocks[2].text.empty());
+  CHECK(blocks[3].items.empty());  // one line without the mark: a paragraph, kept whole
+  CHECK(blocks[3].text == "- c\nnot an item");
+
+  Report report;
+  report.title = "t";
+  Section section;
+  section.heading = "Advice";
+  section.lead = "Ranked.\n\n- a: <b>\n- b";
+  report.sections.push_back(section);
+  const std::string html = render_html(report);
+  CHECK_THAT(html, Catch::Contains("<p>Ranked.</p>\n<ul>\n<li>a: &lt;b&gt;</li>\n<li>b</li>\n</ul>\n"));
 }

@@ -251,6 +251,15 @@ test("the experiment page marks the fixture's Pareto set and moves the bandwidth
   await page.waitForFunction(() => /10 Mbit\/s/.test(document.body.innerText));
   assert.notEqual(await page.locator("tr[data-label]").first().innerText(), before);
   await screenshot(page, "experiment");
+  // Each section's lead as the API gives its blocks (the report's HTML alike): a <p> per
+  // paragraph, a <ul> per list of "- " lines, never the whole lead run into one paragraph.
+  const model = await (await fetch(server.url + "api/experiments/sweep")).json();
+  const leads = await page.evaluate((anchors) => anchors.map((id) =>
+    [...document.getElementById(id).querySelectorAll(":scope > p, :scope > ul")].map((b) =>
+      b.tagName === "UL" ? { items: [...b.children].map((li) => li.textContent) } : { text: b.textContent })),
+  model.sections.map((s) => s.anchor));
+  assert.deepEqual(leads, model.sections.map((s) => s.lead_blocks));
+  assert.ok(model.sections.some((s) => s.lead_blocks.length > 1), "this checks a lead of more than one paragraph");
   // A target the user sets: Top-k's runs reach 0.83, as many as the database says.
   const reached = query(small, "SELECT count(DISTINCT r.id) AS n FROM runs r JOIN metrics m ON m.run_id = r.id WHERE r.name LIKE 'compressor=topk%' AND m.key = 'test_accuracy' AND m.value >= 0.83")[0].n;
   const topk = page.locator('#time-and-bytes-to-target tr:has-text("topk")');

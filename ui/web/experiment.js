@@ -35,6 +35,11 @@ function rateText(bits) {
   return bits >= 1e9 ? `${Number((bits / 1e9).toPrecision(3))} Gbit/s` : `${Number((bits / 1e6).toPrecision(3))} Mbit/s`;
 }
 
+// A paragraph of a section's lead, or its list, as the report's HTML shows it.
+function leadBlock(block) {
+  return block.items ? el("ul", {}, ...block.items.map((item) => el("li", {}, item))) : el("p", {}, block.text);
+}
+
 function tableOf(t) {
   const box = el("div", { class: "section-table" });
   const table = el("table", {},
@@ -75,7 +80,7 @@ export async function experimentPage(main) {
     // The answer, and every other section's tables, as the report has them.
     let kept = null;  // the configurations inside the sweep's brush (null: no sweep view)
     for (const s of e.sections) {
-      const section = el("section", { id: s.anchor }, el("h2", {}, s.heading), s.lead ? el("p", {}, s.lead) : null);
+      const section = el("section", { id: s.anchor }, el("h2", {}, s.heading), ...s.lead_blocks.map(leadBlock));
       if (s.anchor === "answer" || s.anchor === "advice") add(section, s.tables.map(tableOf));
       else if (s.anchor === "time-and-bytes-to-target") add(section, targetInput(configs), s.tables.map(tableOf));
       else add(section, el("details", {}, el("summary", {}, "tables and how they are computed"), el("p", { class: "muted" }, s.text), ...s.tables.map(tableOf)));
