@@ -34,6 +34,16 @@ void render_markdown_figure(std::ostringstream& out, const Figure& figure) {
       << ".svg)\n\n";
 }
 
+// A paragraph of the lead, or its list: one "- " line per item.
+void render_markdown_lead_block(std::ostringstream& out, const LeadBlock& block) {
+  if (block.items.empty()) {
+    out << markdown_escape(block.text) << "\n\n";
+    return;
+  }
+  for (const std::string& item : block.items) out << "- " << markdown_escape(item) << "\n";
+  out << "\n";
+}
+
 }  // namespace
 
 std::string markdown_escape(std::string_view text) {
@@ -81,7 +91,7 @@ std::string render_markdown(const Report& report) {
   for (const auto& section : report.sections) {
     // The explicit anchor: viewers derive heading ids differently (or not at all).
     out << "<a id=\"" << section_anchor(section) << "\"></a>\n\n## " << markdown_escape(section.heading) << "\n\n";
-    for (const auto& paragraph : paragraphs(section.lead)) out << markdown_escape(paragraph) << "\n\n";
+    for (const LeadBlock& block : lead_blocks(section.lead)) render_markdown_lead_block(out, block);
     if (!section.text.empty())
       out << "<details><summary>How this is computed</summary>\n\n"
           << markdown_escape(section.text) << "\n\n</details>\n\n";

@@ -5,6 +5,7 @@
 #include "reports/base64.hpp"
 #include "reports/csv_writer.hpp"
 #include "reports/html_writer.hpp"
+#include "reports/markdown_writer.hpp"
 #include "reports/plot_script.hpp"
 #include "reports/stats.hpp"
 
@@ -65,7 +66,7 @@ TEST_CASE("stats use the sample standard deviation and ignore NaN", "[reports][s
 }
 
 TEST_CASE("a section's lead is paragraphs split on blank lines, a paragraph of \"- \" lines a list",
-          "[reports][html]") {
+          "[reports][html][markdown]") {
   const std::vector<LeadBlock> blocks = lead_blocks("First.\n\nWhich layers:\n\n- a: <b>\n- b\n\n- c\nnot an item");
   REQUIRE(blocks.size() == 4);
   CHECK(blocks[0].text == "First.");
@@ -83,4 +84,5 @@ TEST_CASE("a section's lead is paragraphs split on blank lines, a paragraph of \
   report.sections.push_back(section);
   const std::string html = render_html(report);
   CHECK_THAT(html, Catch::Contains("<p>Ranked.</p>\n<ul>\n<li>a: &lt;b&gt;</li>\n<li>b</li>\n</ul>\n"));
+  CHECK_THAT(render_markdown(report), Catch::Contains("Ranked.\n\n- a: \\<b\\>\n- b\n\n"));
 }
