@@ -27,6 +27,16 @@
 # then over the seeds (the geometric mean of each one's time, as the advice computes its own),
 # not one seed's draw. Run again into the same DIR, only what is
 # not recorded yet trains (the probes, and the full runs' seeds, are resumed).
+# BREAKEVEN=1 also checks each setup's break-even bandwidths: bench/advise_breakeven.py sweeps
+# emulated links (25 Mbit/s to 1.6 Gbit/s, 100 steps each; about 3 minutes a setup) and prints the
+# predicted break-even beside the measured crossover. GRACE=PICKLE ends with the outside check
+# against GRACE's measurements: bench/grace_ranking.py on sands-lab/grace-data's
+# GRACE_data_release.pickle (python3-pandas, and laconic_collective_projection from a build with
+# -DLACONIC_BUILD_BENCH=ON: docs/advise.md, "Against GRACE's measurements"; PROJECTION for another
+# path than build/bench/; it runs under Debian's /usr/bin/python3, whose python3-torch and
+# python3-pandas it needs, or PYTHON). All of it in one run:
+#   HOST_COSTS=calibrate SEEDS=3 FULL_SEEDS=1,2,3 BREAKEVEN=1 GRACE=GRACE_data_release.pickle \
+#     bench/advise_validation.sh DIR
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 laconic="${LACONIC:-$root/build/cli/laconic}"
@@ -35,6 +45,16 @@ dir="${1:-advise-validation}"
 setups="${SETUPS:-100Mbit,2 1Gbit,2 10Gbit,2 100Mbit,4 1Gbit,4 10Gbit,4}"
 full_epochs="${FULL_EPOCHS:-4}"
 [ "$(id -u)" -eq 0 ] || { echo "advise_validation: emulated links need root (network namespaces, tc)" >&2; exit 2; }
+grace="${GRACE:+$(realpath "$GRACE")}"
+python="${PYTHON:-/usr/bin/python3}"
+projection="${PROJECTION:-$root/build/bench/laconic_collective_projection}"
+if [ -n "${GRACE:-}" ]; then  # what GRACE's check needs, before an hour of training
+  [ -s "$grace" ] || { echo "advise_validation: GRACE=$GRACE: no such file" >&2; exit 2; }
+  "$python" -c "import pandas, torch" ||
+    { echo "advise_validation: GRACE's check needs python3-pandas and python3-torch under $python" >&2; exit 2; }
+  [ -x "$projection" ] ||
+    { echo "advise_validation: no $projection (cmake -DLACONIC_BUILD_BENCH=ON, target laconic_collective_projection)" >&2; exit 2; }
+fi
 mkdir -p "$dir"
 cp "$file" "$dir/exp.lua"
 cd "$dir"
@@ -63,6 +83,15 @@ for setup in $setups; do
   "$laconic" advise exp.lua --workers "$workers" --link "$advised" --seeds "${SEEDS:-1}" --check "$full" \
     --db validation.db \
     --json "check-w$workers-$advised.json" | tee "check-w$workers-$advised.log" | sed -n '/^The advice on/,$p'
+  if [ "${BREAKEVEN:-0}" = 1 ]; then
+    echo "== break-even against emulated links, $link, $workers workers ($(date +%T))"
+    python3 "$root/bench/advise_breakeven.py" . "check-w$workers-$advised.json" --laconic "$laconic" |
+      tee "breakeven-w$workers-$advised.log"
+  fi
 done
 echo "== the regret over every setup checked in $dir (bench/advise_regret.py)"
 python3 "$root/bench/advise_regret.py" check-w*.json
+if [ -n "$grace" ]; then
+  echo "== GRACE's measured ranking against laconic's projection (bench/grace_ranking.py)"
+  "$python" "$root/bench/grace_ranking.py" "$grace" --projection "$projection" | tee grace.log
+fi
