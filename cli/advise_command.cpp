@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -312,23 +313,31 @@ void print_advice(const reports::Advice& advice, const std::string& name, std::s
             << reports::advice_layers_text(layers) << "\n";
 }
 
+// The probes of `plan` that did not finish (stopped, or never begun), by run name.
+std::vector<std::string> probes_missing(const lua::ExperimentPlan& plan, const reports::ExperimentModel& model) {
+  std::set<std::string> finished;
+  for (const reports::RunData& r : model.compared) finished.insert(r.run.name);
+  std::vector<std::string> missing;
+  for (const RunConfig& probe : plan.runs)
+    if (finished.count(probe.name) == 0) missing.push_back(probe.name);
+  return missing;
+}
+
+// After the table: which probes are missing, and why; an interrupted advise says how to finish.
+void print_missing(const std::vector<std::string>& missing, bool interrupted, bool spent) {
+  if (missing.empty()) return;
+  std::string names;
+  for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
+  std::cerr << "laconic advise: " << (interrupted ? "interrupted (Ctrl-C or SIGTERM): " : "")
+            << "the table ranks only the probes that finished; " << missing.size() << " not probed"
+            << (spent && !interrupted ? " within the budget" : "") << ": " << names << ".\n"
+            << "laconic advise: run the same command again to finish them (the probes recorded are kept)"
+            << (interrupted ? "; the ranking above may change once they have run" : "") << ".\n";
+}
+
 }  // namespace
 
-double parse_budget(const std::string& text) {
-  for (const auto& [unit, seconds] : {std::pair<const char*, double>{"min", 60}, {"h", 3600}}) {
-    const std::string u = unit;
-    if (text.size() > u.size() && text.ends_with(u)) {
-      try {
-        std::size_t used = 0;
-        const double n = std::stod(text.substr(0, text.size() - u.size()), &used);
-        if (used == text.size() - u.size() && n >= 0) return n * seconds;
-      } catch (const std::exception&) {}
-      throw ConfigError(
-          str_cat("--budget must be a duration such as \"15min\", \"1h\" or \"600s\", got \"", text, "\""));
-    }
-  }
-  return parse_duration("--budget", text);
-}
+double parse_budget(const std::string& text) { return parse_duration("--budget", text); }
 
 std::string advise_experiment_name(const std::string& experiment, std::int64_t workers, const std::string& link,
                                    const std::string& placement) {
@@ -395,7 +404,8 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   run.file = args.file;
   run.overrides = probe_overrides(candidates, name, placement);
   load.overrides = run.overrides;
-  const RunConfig first = lua::load_experiment(args.file, catalog, load).runs.front();
+  const lua::ExperimentPlan probes = lua::load_experiment(args.file, catalog, load);
+  const RunConfig first = probes.runs.front();
   const std::int64_t steps = probe_steps(first, catalog);
   // eval_every giving about `evaluations` evaluations over a probe.
   run.overrides.push_back(str_cat("eval_every=", std::max<std::int64_t>(1, steps / args.evaluations)));
@@ -439,9 +449,13 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   const std::optional<HardwareProfile> hardware = given ? given : reports::experiment_hardware(*model);
   const reports::Advice advice = reports::advice_of(*model, link, hardware ? &*hardware : nullptr);
   print_advice(advice, name, model->summaries.size(), args);
+  const bool interrupted = stop;
+  print_missing(probes_missing(probes, *model), interrupted, spent);
   db.reset();
   record_predictions(args.db, advice, args);
-  if (advice.ranked.empty()) return stop ? 130 : 1;
+  // Interrupted, the ranking is of what finished, not the answer: the exit status says so.
+  if (interrupted) return 130;
+  if (advice.ranked.empty()) return 1;
   return 0;
 }
 

@@ -42,7 +42,7 @@ struct AdviseArgs {
   std::string executable;  ///< this binary, for the probes' exec'd workers
 };
 
-/// Seconds of "15min", "1h", "600s", "0.5h" (parse_duration's units, and min and h).
+/// Seconds of "15min", "6m", "1h", "600s", "0.5h" (parse_duration).
 double parse_budget(const std::string& text);
 
 /// The probes' experiment name: "NAME-advise-wN-" and the link with every character other than

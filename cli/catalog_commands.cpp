@@ -1,6 +1,8 @@
 #include "cli/catalog_commands.hpp"
 
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +10,8 @@
 #include "engine/catalog.hpp"
 #include "engine/core/error.hpp"
 #include "lua/experiment.hpp"
+#include "storage/database.hpp"
+#include "storage/queries.hpp"
 
 namespace laconic::cli {
 
@@ -58,8 +62,32 @@ void check_runs(const engine::EngineCatalog& catalog, const lua::ExperimentPlan&
   }
 }
 
+namespace {
+
+// The runs of `experiment` FINISHED in `db_path` with the configuration `run` would train with
+// (what `laconic run --resume --db` skips), by name; nothing when the file does not exist.
+std::set<std::string> finished_in(const std::string& db_path, const std::string& experiment,
+                                  const std::vector<RunConfig>& runs) {
+  std::set<std::string> out;
+  if (db_path.empty() || !std::filesystem::exists(db_path)) return out;
+  auto db = storage::Database::open_read_only(db_path);
+  std::map<std::string, std::string> config_of;
+  for (const RunConfig& run : runs) config_of[run.name] = run.to_json().dump();
+  storage::RunFilter filter;
+  filter.experiment = experiment;
+  filter.status = "FINISHED";
+  for (const storage::RunRow& row : storage::list_runs(*db, filter)) {
+    const auto it = config_of.find(row.name);
+    if (it != config_of.end() && nlohmann::json::parse(row.config, nullptr, false) == nlohmann::json::parse(it->second))
+      out.insert(row.name);
+  }
+  return out;
+}
+
+}  // namespace
+
 int check_command(const std::string& file, const std::string& only, CheckListing listing,
-                  const std::vector<std::string>& overrides) {
+                  const std::vector<std::string>& overrides, const std::string& db_path) {
   engine::EngineCatalog catalog;
   lua::LoadOptions options;
   options.overrides = overrides;
@@ -86,6 +114,14 @@ int check_command(const std::string& file, const std::string& only, CheckListing
     for (const auto& name : plan.callbacks) std::cout << " " << name;
     std::cout << "\n";
   }
+  const std::set<std::string> finished = finished_in(db_path, plan.name, plan.runs);
+  if (!db_path.empty())
+    std::cout << "  " << db_path
+              << (std::filesystem::exists(db_path)
+                      ? str_cat(" holds ", finished.size(), " of them FINISHED with this configuration (laconic run "
+                                "--resume skips those)")
+                      : std::string(" does not exist yet: every run would train"))
+              << "\n";
   for (std::size_t i : selected) {
     const RunConfig& run = plan.runs[i];
     const int world = catalog.world_size(run);
@@ -93,7 +129,7 @@ int check_command(const std::string& file, const std::string& only, CheckListing
               << (world > run.workers ? str_cat(" + ", world - run.workers, " servers") : std::string()) << ", "
               << run.epochs << (run.epochs == 1 ? " epoch" : " epochs")
               << (run.max_steps > 0 ? str_cat(" of at most ", run.max_steps, " steps (max_steps)") : std::string())
-              << ")\n";
+              << ")" << (finished.count(run.name) ? "  FINISHED in " + db_path : "") << "\n";
   }
   std::cout << "  (--json prints each run's resolved configuration, --names the names only)\n";
   return 0;

@@ -24,10 +24,11 @@ enum class CheckListing {
   Json,     ///< a JSON array of {"index", "name", "config"}, config resolved (--json)
 };
 
-/// `laconic check FILE [--only TEXT]`: loads the experiment and lists the runs it would
-/// execute (those whose name contains TEXT), training none.
+/// `laconic check FILE [--only TEXT] [--db PATH]`: loads the experiment and lists the runs it
+/// would execute (those whose name contains TEXT), training none; with `db_path`, marks those
+/// that database holds FINISHED with the same configuration (what `run --resume` skips).
 int check_command(const std::string& file, const std::string& only = "", CheckListing listing = CheckListing::Summary,
-                  const std::vector<std::string>& overrides = {});
+                  const std::vector<std::string>& overrides = {}, const std::string& db_path = "");
 
 /// Indices of the runs of `plan` whose name contains `only` (all when empty); ConfigError when
 /// none does.

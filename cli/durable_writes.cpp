@@ -18,8 +18,9 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 }  // namespace
 
-DurableWrites::DurableWrites(storage::Recorder& recorder, std::string database, double budget_seconds)
-    : recorder_(recorder), database_(std::move(database)), budget_(budget_seconds) {}
+DurableWrites::DurableWrites(storage::Recorder& recorder, std::string database, double budget_seconds,
+                             const std::atomic<bool>* stop)
+    : recorder_(recorder), database_(std::move(database)), budget_(budget_seconds), stop_(stop) {}
 
 void DurableWrites::outage_started(const std::string& what, const std::string& raw_error) {
   if (in_outage_) return;
@@ -52,11 +53,18 @@ void DurableWrites::retry(const std::string& what, const std::function<void()>& 
     } catch (const StorageError& e) {
       if (!storage::is_transient(e)) throw;
       outage_started(what, e.what());
+      const auto stopped = [this] { return stop_ != nullptr && stop_->load(); };
+      if (stopped())
+        throw GaveUpOnDatabase(str_cat("stopped (Ctrl-C or SIGTERM) while database ", database_,
+                                       " took no writes, trying to ", what, ": ",
+                                       storage::explain_storage_error(e.code(), e.what(), database_)));
       if (seconds_since(start) > budget_)
         throw GaveUpOnDatabase(str_cat("gave up on database ", database_, " after ", static_cast<long>(budget_),
                                        " s of failed writes (--db-retry) while trying to ", what, ": ",
                                        storage::explain_storage_error(e.code(), e.what(), database_)));
-      std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
+      // The back-off in slices, so that a stop is seen within 0.1 s.
+      const auto wake = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(backoff));
+      while (Clock::now() < wake && !stopped()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
       backoff = std::min(backoff * 2, 5.0);
     }
   }

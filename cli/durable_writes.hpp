@@ -4,6 +4,7 @@
 // transient failure is retried with back-off, rows and facts are kept meanwhile, and when the
 // retry budget (--db-retry) is spent, what is still pending goes to a recovery journal
 // (storage/journal.hpp) that `laconic recover` or `laconic run --resume` replays.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -27,12 +28,15 @@ class GaveUpOnDatabase : public Error {
 
 class DurableWrites {
  public:
-  /// `budget_seconds`: how long one outage may last before GaveUpOnDatabase.
-  DurableWrites(storage::Recorder& recorder, std::string database, double budget_seconds);
+  /// `budget_seconds`: how long one outage may last before GaveUpOnDatabase. `stop`, when
+  /// given: the controller's stop flag (Ctrl-C, SIGTERM), which ends an outage's wait at once.
+  DurableWrites(storage::Recorder& recorder, std::string database, double budget_seconds,
+                const std::atomic<bool>* stop = nullptr);
 
   /// Runs `write` until it succeeds. A transient StorageError (storage::is_transient) is
   /// retried after 0.1 s, doubling to 5 s, with one line on stderr when the outage starts and
-  /// one when it ends; other errors are thrown at once; after the budget, GaveUpOnDatabase.
+  /// one when it ends; other errors are thrown at once; after the budget, or within 0.1 s of a
+  /// stop during an outage (a batch scheduler's SIGKILL would follow), GaveUpOnDatabase.
   /// `writes`: false for what only reads, whose success does not end an outage.
   void retry(const std::string& what, const std::function<void()>& write, bool writes = true);
 
@@ -78,6 +82,7 @@ class DurableWrites {
   storage::Recorder& recorder_;
   std::string database_;
   double budget_;
+  const std::atomic<bool>* stop_;
   bool in_outage_ = false;
   std::chrono::steady_clock::time_point outage_since_{};
   std::vector<storage::Journal::Fact> facts_;

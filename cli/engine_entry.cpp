@@ -62,7 +62,7 @@ EngineCommands engine_commands(char** argv) {
       .run = [executable](RunCommandLine& line) { return run(line, executable); },
       .worker = worker_command,
       .list = [](const ListArgs& a) { return a.markdown ? list_markdown_command() : list_command(singular(a.kind)); },
-      .check = [](const CheckArgs& a) { return check_command(a.file, a.only, a.listing, a.overrides); },
+      .check = [](const CheckArgs& a) { return check_command(a.file, a.only, a.listing, a.overrides, a.db); },
       .advise = [executable](AdviseArgs& a) { return advise(a, executable); },
   };
 }

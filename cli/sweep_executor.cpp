@@ -80,7 +80,7 @@ SweepExecutor::SweepExecutor(const RunArgs& args, const std::atomic<bool>& stop,
       progress_((args.job_index >= 0 || args.launched) && !args.quiet ? ProgressMode::Log
                                                                       : progress_mode_for(stdout, args.quiet),
                 stdout, args.progress_every),
-      writes_(recorder, args.db, args.db_retry),
+      writes_(recorder, args.db, args.db_retry, &stop),
       pending_writes_(db, recorder, writes_, args.db) {}
 
 void SweepExecutor::execute(std::vector<PlannedRun>& runs) {

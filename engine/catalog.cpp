@@ -150,7 +150,8 @@ ResolvedRun EngineCatalog::resolve_run(const RunConfig& config) const {
   run.compressor = {.full_precision = can.lossless,
                     .summable = can.summable,
                     .fixed_size = can.fixed_size,
-                    .multi_round = compressors_.traits(config.compressor).multi_round};
+                    .multi_round = compressors_.traits(config.compressor).multi_round,
+                    .summed_in_transit = compress::transit_format_name(can.summed_in_transit)};
   run.link = network->link();
   run.link_emulated = network->emulated() != nullptr;
   if (const HardwareProfile* profile = hardware->profile()) run.hardware = *profile;

@@ -9,6 +9,8 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/hash.hpp"
+#include "engine/core/suggest.hpp"
+#include "lua/fields.hpp"
 #include "lua/lua_value.hpp"
 
 namespace laconic::lua {
@@ -361,6 +363,16 @@ int register_all(lua_State* L) {
   for (const auto& [kind, names] : by_kind) hint += (hint.empty() ? "" : "; ") + kind + ": " + names;
   lua_pushstring(L, hint.c_str());
   lua_setfield(L, LUA_REGISTRYINDEX, kConstructorHintKey);
+  std::set<std::string> fields;
+  for (const ExperimentField& f : experiment_fields()) fields.insert(f.name);
+  for (const ComponentInfo& info : context->constructors)
+    for (const FieldSpec& f : info.fields) fields.insert(f.name);
+  lua_createtable(L, 0, static_cast<int>(fields.size()));
+  for (const std::string& f : fields) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, f.c_str());
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, kFieldNamesKey);
   return 0;
 }
 
@@ -382,6 +394,17 @@ Component build_component(const LoadContext& context, const ComponentInfo& info,
       continue;
     }
     const auto* value = std::get_if<Value>(&item);
+    if (value == nullptr && spec == info.fields.end()) {
+      // A field the component does not have: say that, not what its value should have been.
+      std::vector<std::string> known;
+      for (const FieldSpec& f : info.fields) known.push_back(f.name);
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      const std::string near = closest_name(field, known);
+      throw ConfigError(str_cat("unknown field '", field, "' in ", info.kind, " '", info.name, "'",
+                                near.empty() ? "" : str_cat(" (did you mean '", near, "'?)"),
+                                "; known: ", list.empty() ? "(none)" : list));
+    }
     if (value == nullptr || wants_component)
       throw ConfigError(str_cat(info.name, ".", field, " must be ",
                                 wants_component             ? str_cat("a ", info.kind, " component")

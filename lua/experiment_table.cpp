@@ -380,11 +380,15 @@ bool parse_field(const LoadContext& context, const std::string& key, const LuaIt
   } else if (const auto* ref = std::get_if<ComponentRef>(&item)) {
     choices.alternatives.push_back(check_choice(context, *field, context.components[ref->index], ""));
   } else {
-    throw ConfigError(str_cat(
-        "experiment field '", key, "' must be ", expectation(context, *field), ", got ", describe(context, item),
-        std::get<Unsupported>(item).type_name == "function" && std::get<Unsupported>(item).constructor.empty()
-            ? " (call the constructor: name() or name { ... })"
-            : ""));
+    // A function where a component goes is most likely a constructor's own (`model = function ...`
+    // by mistake is rare); elsewhere (`workers = function ...`) no call would help.
+    const bool function = std::get<Unsupported>(item).type_name == "function" &&
+                          std::get<Unsupported>(item).constructor.empty();
+    throw ConfigError(str_cat("experiment field '", key, "' must be ", expectation(context, *field), ", got ",
+                              describe(context, item),
+                              !function                                       ? ""
+                              : field->type == ExperimentFieldType::Component ? " (call the constructor: name() or name { ... })"
+                                                                              : " (this field takes no function)"));
   }
   draft.fields[key] = std::move(choices);
   return false;

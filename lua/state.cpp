@@ -10,6 +10,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/suggest.hpp"
+#include "lua/pattern_guard.hpp"
 
 namespace laconic::lua {
 
@@ -44,6 +45,16 @@ int load_text_only(lua_State* L) {
 
 /// The "did you mean" and the list of constructors, from what set_constructor_hint stored.
 std::string undefined_global_detail(lua_State* L, const std::string& name) {
+  // `batch_size == 64` in a table reads the global batch_size: a field, so the '=' is what is wrong.
+  bool field = false;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kFieldNamesKey) == LUA_TTABLE) {
+    field = lua_getfield(L, -1, name.c_str()) == LUA_TBOOLEAN;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  if (field)
+    return str_cat(": '", name, "' is a field, set inside its table with one '=' (", name,
+                   " = ...); did you mean '=' where '==' stands, or is the field outside its table?");
   std::string detail;
   lua_getfield(L, LUA_REGISTRYINDEX, kConstructorNamesKey);
   if (lua_istable(L, -1)) {
@@ -181,6 +192,7 @@ int SandboxedState::open_sandbox(lua_State* L) {
   lua_getglobal(L, "load");
   lua_pushcclosure(L, load_text_only, 1);
   lua_setglobal(L, "load");
+  guard_string_patterns(L);
   // string.dump only makes binary chunks, which nothing here may load.
   lua_getglobal(L, LUA_STRLIBNAME);
   lua_pushnil(L);

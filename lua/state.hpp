@@ -16,6 +16,9 @@ namespace laconic::lua {
 /// message: an array of constructor names, and a line listing them by kind.
 inline constexpr const char* kConstructorNamesKey = "laconic.constructor_names";
 inline constexpr const char* kConstructorHintKey = "laconic.constructor_hint";
+/// A table whose keys are the names of every field (the experiment's and the components'): an
+/// undefined global of such a name is a field written with `==` or without its table.
+inline constexpr const char* kFieldNamesKey = "laconic.field_names";
 
 /// A Lua syntax error that is a missing comma between two fields ("FILE:10: '}' expected ... near
 /// 'max_steps'", found a line late) said as such: "FILE:9: missing ',' after line 9? (Lua: ...)";

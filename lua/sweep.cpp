@@ -139,6 +139,18 @@ std::vector<RunConfig> expand_sweeps(const ExperimentDraft& draft, const Catalog
     const std::vector<Axis> axes = make_axes(draft, catalog);
     const std::vector<Unit> units = make_units(axes);
     const std::vector<std::int64_t> seeds = draft.seeds.empty() ? std::vector<std::int64_t>{1} : draft.seeds;
+    // Counted before any run is built: a grid of millions would end in std::bad_alloc.
+    double count = static_cast<double>(seeds.size()) * static_cast<double>(draft.runs_per_seed);
+    std::string factors = str_cat(seeds.size(), " seeds");
+    for (const Unit& unit : units) {
+      count *= static_cast<double>(unit.length);
+      if (unit.length > 1) factors += str_cat(" x ", unit.length, " (", axes[unit.axes.front()].field->name, ")");
+    }
+    if (draft.runs_per_seed > 1) factors += str_cat(" x ", draft.runs_per_seed, " (runs_per_seed)");
+    if (count > static_cast<double>(kMaxRuns))
+      throw ConfigError(str_cat("the sweeps make ", static_cast<std::uint64_t>(count), " runs (", factors,
+                                "), more than the ", kMaxRuns,
+                                " one experiment may plan; sweep fewer values, or split it into experiments"));
     std::vector<RunConfig> runs;
     std::set<std::string> names;
     // An odometer over the units: the last turns fastest; the axes of a group share a wheel.

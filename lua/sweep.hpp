@@ -1,5 +1,6 @@
 #pragma once
 // Expanding an experiment into its runs: the cross product of the swept fields, times seeds.
+#include <cstddef>
 #include <vector>
 
 #include "engine/core/catalog.hpp"
@@ -7,6 +8,9 @@
 #include "lua/context.hpp"
 
 namespace laconic::lua {
+
+/// The most runs one experiment's sweeps may make (before where(run) filters them).
+inline constexpr std::size_t kMaxRuns = 100000;
 
 /// One RunConfig per combination of swept alternatives (fields in name order, the first field
 /// varying slowest) and seed (innermost). Omitted component fields take their default from

@@ -15,6 +15,24 @@ std::vector<CurvePoint> curve_of(const ConfigSummary& s) {
   return curve;
 }
 
+}  // namespace
+
+CurveTime curve_time(const Answer& answer, const ConfigSummary& s, double step) {
+  const double probe = s.evaluations.empty() ? 0 : static_cast<double>(s.evaluations.back().step);
+  const ExtrapolatedSteps e = extrapolate_steps(curve_of(s), answer.metric(), answer.target_of(s).value, 10 * probe);
+  if (!e.why_not.empty()) return {.why_not = e.why_not};
+  return {e.steps, e.steps * step, e.low * step, e.high * step, ""};
+}
+
+std::string curve_time_text(const CurveTime& t) {
+  if (!t.why_not.empty()) return "no extrapolation: " + t.why_not;
+  if (std::isnan(t.seconds)) return "no extrapolation: no step on the link";
+  return str_cat("extrapolated from its learning curve: ", seconds(t.seconds), " s [", seconds(t.low), ", ",
+                 seconds(t.high), "] (80% of the fit)");
+}
+
+namespace {
+
 // Steps to the target as the probes took them, else extrapolated from their curve.
 void predict(AdviceRow& row, const Answer& answer) {
   const ConfigSummary& s = *row.summary;
@@ -26,8 +44,7 @@ void predict(AdviceRow& row, const Answer& answer) {
     row.high = row.time.high;
     return;
   }
-  const double probe = s.evaluations.empty() ? 0 : static_cast<double>(s.evaluations.back().step);
-  const ExtrapolatedSteps e = extrapolate_steps(curve_of(s), answer.metric(), answer.target_of(s).value, 10 * probe);
+  const CurveTime e = curve_time(answer, s, row.step);
   if (!e.why_not.empty()) {
     row.dropped =
         str_cat("not reached within its probe (", row.time.reached, " of ", row.time.runs, " runs), and ", e.why_not);
@@ -35,9 +52,9 @@ void predict(AdviceRow& row, const Answer& answer) {
   }
   row.basis = StepsBasis::Curve;
   row.steps = e.steps;
-  row.seconds = e.steps * row.step;
-  row.low = e.low * row.step;
-  row.high = e.high * row.step;
+  row.seconds = e.seconds;
+  row.low = e.low;
+  row.high = e.high;
 }
 
 // The answer's link for the advice: the steps with their row's shared compute (the same work for

@@ -28,6 +28,22 @@ enum class StepsBasis {
   Curve,  ///< they did not: extrapolated from their learning curve (reports/learning_curve.hpp; 80%)
 };
 
+/// A configuration that did not reach the target within its runs: its steps to it extrapolated
+/// from its learning curve, times its step on a link (one computation for laconic advise's
+/// ranking and the report's answer).
+struct CurveTime {
+  double steps = kNaN, seconds = kNaN, low = kNaN, high = kNaN;  ///< 80% interval of the fit
+  std::string why_not;  ///< why there is none (too few evaluations, not improving, too far)
+};
+
+/// The extrapolation of `s`'s mean curve to its row's target (at most 10x the steps its runs
+/// took), each step `step` seconds.
+CurveTime curve_time(const Answer& answer, const ConfigSummary& s, double step);
+
+/// "extrapolated from its learning curve: 3.2 s [2.1, 5.0] (80% of the fit)", or why there is
+/// no extrapolation.
+std::string curve_time_text(const CurveTime& t);
+
 /// One candidate on the link.
 struct AdviceRow {
   const ConfigSummary* summary = nullptr;

@@ -101,8 +101,39 @@ ReportDraft build_report(storage::Database& db, const std::vector<std::string>& 
   return report_of(*model, experiments, links, hardware);
 }
 
+namespace {
+
+// A --link without a latency takes the runs' own, where they share one, so that its projection and
+// the break-even scan (at the runs' latency) speak of one link; else the default, 50 us. Either way
+// its name says the latency it was projected at ("10Gbit, 1 ms"), and a fact says where it came from.
+std::vector<LinkSpec> links_with_latency(const std::vector<LinkSpec>& given, const std::vector<RunData>& runs,
+                                         std::vector<Fact>& facts) {
+  std::set<double> latencies;
+  for (const RunData& r : runs)
+    if (r.run.link) latencies.insert(r.run.link->latency_seconds);
+  std::vector<LinkSpec> links;
+  for (LinkSpec link : given) {
+    if (!link.latency_given) {
+      const bool shared = latencies.size() == 1;
+      if (shared) link.latency_seconds = *latencies.begin();
+      const std::string original = link.text;
+      link.text = str_cat(link.text, ", ", latency_text(link.latency_seconds));
+      link.latency_given = true;
+      facts.push_back({"--link " + original,
+                       str_cat("projected at ", latency_text(link.latency_seconds), " latency (",
+                               shared ? "the runs' own" : "the default: the runs' links differ",
+                               "); --link BANDWIDTH,LATENCY gives another"),
+                       false});
+    }
+    links.push_back(link);
+  }
+  return links;
+}
+
+}  // namespace
+
 ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& experiments,
-                      const std::vector<LinkSpec>& links, const HardwareProfile* hardware) {
+                      const std::vector<LinkSpec>& given_links, const HardwareProfile* hardware) {
   const ExperimentModel* model = &m;
   const ExperimentRuns& runs = model->runs;
   const Grid& grid = model->grid;
@@ -125,6 +156,7 @@ ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& 
     for (const std::string& name : experiments)
       report.facts.push_back({"overrides, " + name, overrides_of(model->compared, name), false});
   report.facts.push_back({"runs", str_cat(runs.latest.size(), " run names, ", runs.recorded, " runs recorded"), false});
+  const std::vector<LinkSpec> links = links_with_latency(given_links, model->compared, report.facts);
   const SectionInput in{grid, summaries, metric, answer, hardware};
   if (hardware != nullptr)
     report.facts.push_back({"hardware", str_cat(hardware->name, " (", hardware->origin, "; projected)"), false});

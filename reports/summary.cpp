@@ -2,6 +2,7 @@
 // own link and every --link (reports/answer.hpp computes it; this only words it).
 #include <cmath>
 
+#include "reports/advice.hpp"
 #include "reports/format.hpp"
 #include "reports/sections.hpp"
 
@@ -27,7 +28,11 @@ std::string on_link(const Answer& answer, const std::vector<const ConfigSummary*
     if (s == base) continue;
     const TimeToTarget t = answer.time_to_target(*s, link);
     const Comparison c = answer.compare(*s, link);
-    verdicts.push_back(str_cat(s->config->label, " ", comparison_text(c, t)));
+    std::string verdict = str_cat(s->config->label, " ", comparison_text(c, t));
+    // Not reached within its runs: where its curve was heading, as laconic advise ranks it.
+    if (c.versus == Versus::NotReached)
+      verdict += ", " + curve_time_text(curve_time(answer, *s, answer.step(*s, link)));
+    verdicts.push_back(verdict);
     if (c.versus != Versus::Faster || (fastest && t.seconds >= best.seconds)) continue;
     fastest = s;
     best = t;

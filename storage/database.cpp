@@ -66,9 +66,13 @@ std::string explain_storage_error(int code, const std::string& message, const st
   };
   switch (code & 0xff) {
     case SQLITE_NOTADB:
+      // A laconic database whose first page was overwritten (its header zeroed) reads so too, and
+      // its other pages still hold its rows.
       return with(str_cat("database ", path,
-                          " is not an SQLite database (or it is encrypted); give --db the path "
-                          "of a laconic database"));
+                          " is not an SQLite database, or its header is damaged (or it is encrypted); if it is a "
+                          "laconic database whose first page was overwritten, `laconic recover --from-damaged ",
+                          path, " recovered.db` copies what its other pages hold into a new file; else give --db "
+                          "the path of a laconic database"));
     case SQLITE_CORRUPT:
       return with(str_cat("database ", path, " is damaged; copy what can still be read into a new database with ",
                           "`laconic recover --from-damaged ", path, " recovered.db` and use --db recovered.db"));

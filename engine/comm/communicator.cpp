@@ -5,21 +5,15 @@
 #include <cstring>
 #include <thread>
 
+#include "engine/comm/schedules.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/units.hpp"
 
 namespace laconic::comm {
 namespace {
 
-int wrap(int r, int p) { return ((r % p) + p) % p; }
-
-// Chunk c of n elements split into p nearly equal parts: [begin, end).
-std::pair<std::size_t, std::size_t> chunk(std::size_t n, int p, int c) {
-  std::size_t base = n / static_cast<std::size_t>(p), extra = n % static_cast<std::size_t>(p);
-  auto uc = static_cast<std::size_t>(c);
-  std::size_t begin = uc * base + std::min(uc, extra);
-  return {begin, begin + base + (uc < extra ? 1 : 0)};
-}
+using detail::chunk;
+using detail::wrap;
 
 std::span<const std::uint8_t> float_bytes(std::span<const float> s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size_bytes()};
@@ -154,64 +148,10 @@ void Communicator::forward_payloads(std::vector<std::vector<std::uint8_t>>& out,
   }
 }
 
-namespace {
-
-/// The schedule of halving-doubling for rank `r` of `p` over `n` floats, as calls of
-/// `exchange(peer, send_begin, send_end, recv_begin, recv_end, reduce)`: send [send_begin,
-/// send_end), receive into [recv_begin, recv_end) and add (reduce) or overwrite. Shared by the
-/// real collective and the byte count, so both follow one schedule.
-template <class Exchange>
-void halving_doubling_schedule(std::size_t n, int p, int r, Exchange exchange) {
-  int q = 1;
-  while (q * 2 <= p) q *= 2;
-  const int extra = p - q;
-  // Fold: among the first 2*extra ranks, even ones hand everything to their odd neighbour.
-  if (r < 2 * extra) {
-    if (r % 2 == 0) {
-      exchange(r + 1, 0, n, 0, 0, true);   // send all
-      exchange(r + 1, 0, 0, 0, n, false);  // get the result back
-      return;
-    }
-    exchange(r - 1, 0, 0, 0, n, true);  // receive and add
-  }
-  const int v = r < 2 * extra ? r / 2 : r - extra;  // rank among the q
-  auto real = [extra](int vr) { return vr < extra ? 2 * vr + 1 : vr + extra; };
-  std::vector<std::pair<std::size_t, std::size_t>> segments;
-  std::size_t lo = 0, hi = n;
-  for (int mask = q / 2; mask >= 1; mask /= 2) {
-    const int peer = real(v ^ mask);
-    const std::size_t mid = lo + (hi - lo) / 2;
-    segments.push_back({lo, hi});
-    if ((v & mask) == 0) {
-      exchange(peer, mid, hi, lo, mid, true);  // keep the lower half
-      hi = mid;
-    } else {
-      exchange(peer, lo, mid, mid, hi, true);  // keep the upper half
-      lo = mid;
-    }
-  }
-  for (int mask = 1; mask < q; mask *= 2) {
-    const int peer = real(v ^ mask);
-    const auto [plo, phi] = segments.back();
-    segments.pop_back();
-    // The other half of the parent segment is the peer's.
-    if (lo == plo) {
-      exchange(peer, lo, hi, hi, phi, false);
-      hi = phi;
-    } else {
-      exchange(peer, lo, hi, plo, lo, false);
-      lo = plo;
-    }
-  }
-  if (r < 2 * extra) exchange(r - 1, 0, n, 0, 0, false);  // the folded neighbour's result
-}
-
-}  // namespace
-
 std::uint64_t halving_doubling_bytes_sent(std::size_t n, int p, int rank) {
   if (p == 1 || n == 0) return 0;
   std::uint64_t bytes = 0;
-  halving_doubling_schedule(
+  detail::halving_doubling_schedule(
       n, p, rank, [&](int, std::size_t sb, std::size_t se, std::size_t, std::size_t, bool) { bytes += 4 * (se - sb); });
   return bytes;
 }
@@ -279,7 +219,7 @@ void Communicator::allreduce_sum_one_shot(std::span<float> data) {
 void Communicator::allreduce_sum_halving_doubling(std::span<float> data) {
   const int p = size(), r = rank();
   if (p == 1 || data.empty()) return;
-  halving_doubling_schedule(data.size(), p, r,
+  detail::halving_doubling_schedule(data.size(), p, r,
                             [&](int peer, std::size_t sb, std::size_t se, std::size_t rb, std::size_t re, bool reduce) {
                               const auto send = float_bytes(data.subspan(sb, se - sb));
                               if (!reduce) {

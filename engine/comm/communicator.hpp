@@ -9,6 +9,8 @@
 #include <span>
 #include <vector>
 
+#include "engine/comm/wire_codec.hpp"
+
 namespace laconic::comm {
 
 /// Bytes this rank handed to the transport and received from it since construction, and the
@@ -111,6 +113,15 @@ class Communicator {
   /// The sum by `algorithm` (Auto resolved with choose_allreduce).
   void allreduce_sum(std::span<float> data, AllreduceAlgorithm algorithm);
 
+  /// The same sum with every message in `codec`'s format (fp16, bf16), as PyTorch DDP's fp16
+  /// hook and NCCL reduce half precision: `data` must already be in the format on every rank
+  /// (codec.round). A rank that receives a partial sum decodes it, adds its own in fp32 and
+  /// rounds the result back to the format before it goes on, so the rounding error grows with
+  /// the hops; the one-shot exchange adds every rank's vector in rank order and rounds once.
+  /// Every rank ends with the same bits, in the format. The messages are those of the fp32
+  /// collective of `algorithm`, each of codec.bytes() of its elements.
+  void allreduce_sum_encoded(std::span<float> data, const WireCodec& codec, AllreduceAlgorithm algorithm);
+
   /// Every rank's payload, indexed by rank (ring: each rank forwards p-1 payloads). Payloads may
   /// differ in size and may be empty.
   std::vector<std::vector<std::uint8_t>> allgatherv(std::span<const std::uint8_t> mine);
@@ -184,6 +195,11 @@ class Communicator {
   /// `floats` of scratch for the collectives' incoming chunks, kept across calls (no allocation
   /// on the hot path once it has grown to the largest exchange).
   std::span<float> scratch(std::size_t floats);
+  /// `bytes` of scratch for encoded messages, kept across calls like scratch().
+  std::span<std::uint8_t> wire_scratch(std::size_t bytes);
+  void allreduce_ring_encoded(std::span<float> data, const WireCodec& codec);
+  void allreduce_one_shot_encoded(std::span<float> data, const WireCodec& codec);
+  void allreduce_halving_doubling_encoded(std::span<float> data, const WireCodec& codec);
 
   ByteCounters counters_;
   double message_delay_ = 0;
@@ -191,6 +207,7 @@ class Communicator {
   double stamp_ = 0;                                    // while stamping: the latest arrival this rank knows of
   std::vector<std::uint64_t> sent_to_, received_from_;  // messages per peer so far
   std::vector<float> scratch_;
+  std::vector<std::uint8_t> wire_scratch_;
 };
 
 }  // namespace laconic::comm

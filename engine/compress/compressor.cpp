@@ -12,4 +12,15 @@ void MultiRoundCompressor::decompress_add(const Payload&, std::span<float>) cons
   throw InvariantError(str_cat(name(), " exchanges itself (several collectives per step); call exchange()"));
 }
 
+std::string transit_format_name(TransitFormat format) {
+  switch (format) {
+    case TransitFormat::Fp16:
+      return "fp16";
+    case TransitFormat::Bf16:
+      return "bf16";
+    default:
+      return "";
+  }
+}
+
 }  // namespace laconic::compress

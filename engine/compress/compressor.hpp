@@ -29,6 +29,13 @@ class SumReducer {
   virtual int workers() const = 0;
 };
 
+/// The narrow format in which an allreduce may sum a compressor's payloads while they travel
+/// (Capabilities::summed_in_transit), or None.
+enum class TransitFormat { None, Fp16, Bf16 };
+
+/// "fp16", "bf16", or "" for None: the name the run fact `resolved` records.
+std::string transit_format_name(TransitFormat format);
+
 /// What a compressor can do, asked by topologies, schedules and checks. Each compressor says all
 /// of it in one place, capabilities(); a decorator (error feedback, scope) returns its inner
 /// compressor's and changes only what it changes, so that it cannot drop one by forgetting a
@@ -59,6 +66,12 @@ struct Capabilities {
   /// every worker's payload of a step has the same size and gathering them needs no round of
   /// sizes first (Communicator::allgather_same_size).
   bool fixed_size = false;
+  /// Under allreduce, the payloads are summed in this format as they travel, as PyTorch DDP's
+  /// fp16 hook and NCCL reduce half precision (fp16, bf16): each worker's gradient divided by
+  /// the workers and cast, every hop decoding the partial sum, adding its own in fp32 and
+  /// rounding again (Communicator::allreduce_sum_encoded); the bytes are the fp32 ring's in the
+  /// format, whatever the workers. None: summed as fp32 arrays (summable) or gathered.
+  TransitFormat summed_in_transit = TransitFormat::None;
 
   bool operator==(const Capabilities& other) const = default;
 };

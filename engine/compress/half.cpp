@@ -1,5 +1,6 @@
 #include "engine/compress/half.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -98,6 +99,26 @@ void fp16_decode_add(const std::uint8_t* in, std::span<float> dense, bool hardwa
   fp16_decode_add_portable(in, dense);
 }
 
+void fp16_decode(const std::uint8_t* in, std::span<float> out, bool hardware) {
+  std::fill(out.begin(), out.end(), 0.0f);
+  fp16_decode_add(in, out, hardware);
+}
+
+void bf16_encode(std::span<const float> in, std::uint8_t* out) {
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::uint16_t bits = float_to_bf16(in[i]);
+    std::memcpy(out + 2 * i, &bits, 2);
+  }
+}
+
+void bf16_decode(const std::uint8_t* in, std::span<float> out) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::uint16_t bits;
+    std::memcpy(&bits, in + 2 * i, 2);
+    out[i] = bf16_to_float(bits);
+  }
+}
+
 std::size_t half_payload_bytes(std::size_t n) { return 4 + 2 * n; }
 
 namespace {
@@ -134,12 +155,7 @@ void Fp16Compressor::decompress_add(const Payload& payload, std::span<float> den
 }
 
 void Bf16Compressor::compress(std::span<const float> gradient, Payload& payload) {
-  encode_half("bf16", gradient, payload, [](std::span<const float> in, std::uint8_t* out) {
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      const std::uint16_t bits = float_to_bf16(in[i]);
-      std::memcpy(out + 2 * i, &bits, 2);
-    }
-  });
+  encode_half("bf16", gradient, payload, [](std::span<const float> in, std::uint8_t* out) { bf16_encode(in, out); });
 }
 
 void Bf16Compressor::decompress_add(const Payload& payload, std::span<float> dense) const {

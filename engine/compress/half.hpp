@@ -43,43 +43,73 @@ void fp16_decode_add(const std::uint8_t* in, std::span<float> dense, bool hardwa
 /// per element.
 std::size_t half_payload_bytes(std::size_t n);
 
+/// Decodes binary16 values (in[2i, 2i + 2)) into out[i], overwriting it.
+void fp16_decode(const std::uint8_t* in, std::span<float> out, bool hardware);
+
+/// Writes float_to_bf16(in[i]) to out[2i, 2i + 2) and reads them back (overwriting out[i]).
+void bf16_encode(std::span<const float> in, std::uint8_t* out);
+void bf16_decode(const std::uint8_t* in, std::span<float> out);
+
+/// The fields fp16 and bf16 share.
+template <class Options>
+OptionFields<Options> half_fields() {
+  return OptionFields<Options>().flag(
+      "gather", &Options::gather,
+      "under allreduce, gather every worker's half-precision payload and sum them in fp32 (each worker "
+      "receives p-1 payloads) instead of summing in half precision in the ring as PyTorch DDP's fp16 hook does "
+      "(half of dense's bytes at any number of workers)");
+}
+
 struct Fp16Options {
-  static OptionFields<Fp16Options> fields() { return {}; }
+  bool gather = false;  ///< gathered, not summed in the ring in half precision
+  static OptionFields<Fp16Options> fields() { return half_fields<Fp16Options>(); }
 };
 
 struct Bf16Options {
-  static OptionFields<Bf16Options> fields() { return {}; }
+  bool gather = false;  ///< gathered, not summed in the ring in half precision
+  static OptionFields<Bf16Options> fields() { return half_fields<Bf16Options>(); }
 };
 
 /// fp16 cast (IEEE 754 binary16, as in mixed-precision training, Micikevicius et al. 2018).
 /// Payload, host byte order: uint32 n | n x uint16 binary16 bits (element i at byte 4 + 2i).
-/// Not summable: summing in fp16 would round again, so payloads are gathered.
+/// Not summable as fp32 arrays; under allreduce summed in fp16 in the ring, every hop rounding
+/// again (summed_in_transit, PyTorch DDP's fp16_compress_hook), or gathered with `gather`.
 class Fp16Compressor : public Compressor {
  public:
-  explicit Fp16Compressor(Fp16Options = {}) {}
+  explicit Fp16Compressor(Fp16Options options = {}) : options_(options) {}
   std::string name() const override { return "fp16"; }
   Capabilities capabilities() const override {
-    return {.summable = false, .separable_by_layer = true, .fixed_size = true};
+    return {.summable = false,
+            .separable_by_layer = true,
+            .fixed_size = true,
+            .summed_in_transit = options_.gather ? TransitFormat::None : TransitFormat::Fp16};
   }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 
  private:
+  Fp16Options options_;
   bool hardware_ = fp16_hardware_available();
 };
 
 /// bfloat16 cast (Kalamkar et al. 2019, "A Study of BFLOAT16 for Deep Learning Training").
 /// Payload, host byte order: uint32 n | n x uint16 bfloat16 bits (element i at byte 4 + 2i).
-/// Not summable, like fp16.
+/// Exchanged like fp16: summed in bf16 in the ring under allreduce, or gathered with `gather`.
 class Bf16Compressor : public Compressor {
  public:
-  explicit Bf16Compressor(Bf16Options = {}) {}
+  explicit Bf16Compressor(Bf16Options options = {}) : options_(options) {}
   std::string name() const override { return "bf16"; }
   Capabilities capabilities() const override {
-    return {.summable = false, .separable_by_layer = true, .fixed_size = true};
+    return {.summable = false,
+            .separable_by_layer = true,
+            .fixed_size = true,
+            .summed_in_transit = options_.gather ? TransitFormat::None : TransitFormat::Bf16};
   }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
+
+ private:
+  Bf16Options options_;
 };
 
 }  // namespace laconic::compress

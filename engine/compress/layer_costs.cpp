@@ -64,7 +64,9 @@ std::optional<LayerCodecCosts> measure_layer_costs(const Registry<Compressor>& r
   const auto whole = build_compressor(registry, spec, shapes, {});
   if (whole->exchanges_itself() || whole->capabilities().lossless) return std::nullopt;
   LayerCodecCosts costs;
-  costs.summable = whole->capabilities().summable;
+  // Summed in transit (fp16, bf16 under allreduce) is summed too: an allreduce carries it.
+  costs.summable = whole->capabilities().summable ||
+                   whole->capabilities().summed_in_transit != TransitFormat::None;
   ComponentSpec dense_spec;
   dense_spec.kind = spec.kind;
   dense_spec.name = "none";

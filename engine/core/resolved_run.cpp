@@ -54,7 +54,8 @@ std::string ResolvedRun::to_json() const {
        {{"full_precision", compressor.full_precision},
         {"summable", compressor.summable},
         {"fixed_size", compressor.fixed_size},
-        {"multi_round", compressor.multi_round}}},
+        {"multi_round", compressor.multi_round},
+        {"summed_in_transit", compressor.summed_in_transit}}},
       {"link", link_json(*this)},
       {"hardware", hardware_json(*this)},
       {"test_metric", {{"key", test_metric.key}, {"higher_is_better", test_metric.higher_is_better}}},
@@ -73,7 +74,7 @@ std::optional<ResolvedRun> ResolvedRun::from_json(const std::string& text) {
     run.placement = placement_of(in.at("placement").get<std::string>());
     const auto& c = in.at("compressor");
     run.compressor = {c.at("full_precision").get<bool>(), c.at("summable").get<bool>(), c.at("fixed_size").get<bool>(),
-                      c.at("multi_round").get<bool>()};
+                      c.at("multi_round").get<bool>(), c.value("summed_in_transit", std::string())};
     if (const json& l = in.at("link"); !l.is_null()) {
       run.link = link_of(l);
       run.link_emulated = l.at("emulated").get<bool>();

@@ -28,6 +28,9 @@ struct ResolvedCompressor {
   bool fixed_size = false;
   /// Its exchange needs more than one collective (PowerSGD).
   bool multi_round = false;
+  /// Under allreduce its payloads are summed in this narrow format as they travel ("fp16",
+  /// "bf16": compress::Capabilities::summed_in_transit), else empty.
+  std::string summed_in_transit;
 
   bool operator==(const ResolvedCompressor&) const = default;
 };

@@ -46,15 +46,15 @@ double parse_bandwidth(const std::string& field, const std::string& text) {
 
 double parse_duration(const std::string& field, const std::string& text) {
   static const std::vector<std::pair<std::string, double>> kUnits = {
-      {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}};
+      {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}, {"m", 60}, {"min", 60}, {"h", 3600}};
   double number = 0;
   std::string unit;
   if (split_quantity(text, number, unit) && unit.find('/') == std::string::npos)
     for (const auto& [name, scale] : kUnits)
       if (unit == name && number >= 0) return number * scale;
   throw ConfigError(str_cat(field,
-                            " must be a duration >= 0 such as \"50us\", \"0.2ms\" or "
-                            "\"1s\" (units: ns, us, ms, s), got \"",
+                            " must be a duration >= 0 such as \"50us\", \"0.2ms\", \"1s\" or "
+                            "\"15min\" (units: ns, us, ms, s, m or min, h), got \"",
                             text, "\""));
 }
 
@@ -71,6 +71,7 @@ LinkSpec parse_link(const std::string& text) {
   LinkSpec link;
   link.text = text;
   link.bits_per_second = parse_bandwidth("--link bandwidth", parts[0]);
+  link.latency_given = parts.size() > 1;
   if (parts.size() > 1) link.latency_seconds = parse_duration("--link latency", parts[1]);
   if (parts.size() > 2) link.overhead_seconds = parse_duration("--link overhead", parts[2]);
   if (parts.size() > 3) link.host_bits_per_second = parse_bandwidth("--link host bandwidth", parts[3]);

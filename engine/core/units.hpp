@@ -11,7 +11,8 @@ namespace laconic {
 /// ConfigError naming `field` otherwise.
 double parse_bandwidth(const std::string& field, const std::string& text);
 
-/// "50us", "0.2 ms", "1s", "800ns"; returns seconds. ConfigError naming `field` otherwise.
+/// "50us", "0.2 ms", "1s", "800ns", "6m", "15min", "1h"; returns seconds. ConfigError naming
+/// `field` otherwise. Every duration laconic reads goes through it.
 double parse_duration(const std::string& field, const std::string& text);
 
 /// The share of a TCP link's bytes that is payload: a 1500-byte MTU carries 1448 bytes of
@@ -32,6 +33,9 @@ struct LinkSpec {
   double overhead_seconds = 0;      ///< per message, on the hosts
   double host_bits_per_second = 0;  ///< the hosts' own limit on a message's rate; 0: none
   double payload_fraction = kTcpPayloadFraction;
+  /// The text named the latency; parse_link of a bandwidth alone leaves it false (and the
+  /// default latency), so that a report can take the runs' own latency instead.
+  bool latency_given = true;
   /// messages x (latency + overhead) + 8 x link_bytes / min(rate x payload_fraction, host rate).
   double project(double messages, double link_bytes) const;
   bool operator==(const LinkSpec&) const = default;

@@ -4,6 +4,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/rank_clock.hpp"
+#include "engine/topology/transit_codec.hpp"
 
 namespace laconic::topology {
 namespace {
@@ -70,6 +71,33 @@ class PeerWait {
   double arrival_ = 0;
 };
 
+// As PyTorch DDP's fp16 hook: the gradient divided by the workers and cast (the compressor's
+// payload, decoded back: the values every rank starts the sum from), then summed in the format by
+// the allreduce, each hop rounding again; the mean needs no aggregate. The casts are compression;
+// the allreduce, its per-hop coding included, is communication (NCCL does it inside the kernel).
+void sum_in_transit(std::span<float> gradient, compress::Compressor& compressor, comm::Communicator& comm,
+                    const comm::WireCodec& codec, compress::Payload& payload, comm::AllreduceAlgorithm algorithm,
+                    PeerWait& peers, ExchangeStats& stats) {
+  double t = rank_seconds();
+  const float scale = 1.0f / static_cast<float>(comm.size());
+  for (float& v : gradient) v *= scale;
+  compressor.compress(gradient, payload);
+  std::fill(gradient.begin(), gradient.end(), 0.0f);
+  compressor.decompress_add(payload, gradient);
+  stats.time_compress = seconds_since(t);
+  stats.payload_bytes = payload.size();
+  peers.arrive(stats);
+  const comm::ByteCounters before = comm.counters();
+  t = rank_seconds();
+  comm.allreduce_sum_encoded(gradient, codec, algorithm);
+  stats.time_communicate = seconds_since(t);
+  stats.decoded_payloads = 1;
+  peers.derive(stats);
+  stats.traffic = comm.counters().since(before);
+  stats.bytes_sent = stats.traffic.sent;
+  stats.bytes_received = stats.traffic.received;
+}
+
 }  // namespace
 
 ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compressor& compressor, comm::Communicator& comm,
@@ -95,6 +123,10 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
     stats.traffic = comm.counters().since(before);
     stats.bytes_sent = stats.traffic.sent;
     stats.bytes_received = stats.traffic.received;
+    return stats;
+  }
+  if (const comm::WireCodec* codec = always_gather ? nullptr : transit_codec(compressor.capabilities().summed_in_transit)) {
+    sum_in_transit(gradient, compressor, comm, *codec, payload, algorithm, peers, stats);
     return stats;
   }
   compressor.compress(gradient, payload);

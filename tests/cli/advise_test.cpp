@@ -153,6 +153,10 @@ TEST_CASE("advise places its probes as processes where the host has a core per w
   CHECK(cli::parse_budget("15min") == 900);
   CHECK(cli::parse_budget("0.5h") == 1800);
   CHECK(cli::parse_budget("90s") == 90);
+  // Minutes as `--help`'s default writes them, and as users write them.
+  CHECK(cli::parse_budget("6m") == 360);
+  CHECK(cli::parse_budget("6min") == 360);
+  CHECK(cli::parse_budget("2h") == 7200);
   CHECK_THROWS_WITH(cli::parse_budget("soonmin"), Catch::Contains("--budget"));
 }
 
@@ -253,5 +257,41 @@ TEST_CASE("advise drops a probe that falls behind while it trains, and only that
   r = run_laconic(dir, "advise drop.lua --workers 4 --link 10Mbit,1ms --placement threads --quiet --seeds 1", 120);
   CHECK(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("3 skipped"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("an interrupted advise exits non-zero, names the probes it did not run and how to finish them",
+          "[cli][advise]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/int.lua",
+             tiny_experiment("int", "  epochs = 1,\n  max_steps = 40,\n"
+                                    "  compressor = sweep { none(), topk { ratio = 0.05 }, fp16(), qsgd() },\n"));
+  const pid_t pid = start_laconic(dir, {"advise", "int.lua", "--workers", "2", "--link", "100Mbit", "--evaluations",
+                                        "2", "--placement", "threads", "--seeds", "1"});
+  REQUIRE(pid > 0);
+  // SIGTERM once the first probe has finished, while the others are still to come.
+  bool one_finished = false;
+  for (int i = 0; i < 1200 && !one_finished; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!std::filesystem::exists(dir + "/laconic.db")) continue;
+    try {
+      auto db = storage::Database::open_read_only(dir + "/laconic.db");
+      for (const auto& run : storage::list_runs(*db, {}))
+        one_finished = one_finished || run.status == storage::RunStatus::Finished;
+    } catch (const std::exception&) {  // the controller still creating it
+    }
+  }
+  REQUIRE(one_finished);
+  ::kill(pid, SIGTERM);
+  const auto status = wait_for_exit(pid, 120);
+  REQUIRE(status.has_value());
+  const std::string out = read_file(dir + "/.stdout"), err = read_file(dir + "/.stderr");
+  INFO(out << err);
+  CHECK(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) != 0);
+  CHECK_THAT(err, Catch::Contains("laconic advise: interrupted (Ctrl-C or SIGTERM): the table ranks only the probes "
+                                  "that finished;") &&
+                      Catch::Contains("not probed: ") && Catch::Contains("compressor=qsgd") &&
+                      Catch::Contains("run the same command again to finish them"));
   std::filesystem::remove_all(dir);
 }

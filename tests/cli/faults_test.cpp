@@ -282,6 +282,38 @@ TEST_CASE("a lock past --db-retry: what ended goes to the journal, what was neve
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a signal while the database is locked sends what is kept to the journal at once, and the controller "
+          "exits within seconds",
+          "[cli][faults][lock][slow]") {
+  const auto dir = make_temp_dir();
+  const auto expected = write_sweep_and_train_calm(dir, "s", 60, "none()");
+  const pid_t controller = start_laconic(dir, {"run", "s.lua", "--db", "s.db", "--db-retry", "600"});
+  REQUIRE(controller > 0);
+  REQUIRE(eventually([&] { return find_worker(controller, 0) > 0; }, 60));
+  WriteLock lock(dir + "/s.db");
+  // The run ends during the lock: its rows are kept, the sweep waits for the database.
+  REQUIRE(eventually([&] { return read_file(dir + "/.stdout").find("kept until database") != std::string::npos; },
+                     120));
+  const auto signalled = Clock::now();
+  ::kill(controller, SIGINT);
+  const auto exited = wait_for_exit(controller, 30);  // --db-retry is 600 s: only the signal ends it
+  const double seconds = std::chrono::duration<double>(Clock::now() - signalled).count();
+  lock.release();
+  REQUIRE(exited);
+  const std::string err = read_file(dir + "/.stderr");
+  INFO(read_file(dir + "/.stdout") << err << "\nexited after " << seconds << " s");
+  CHECK(seconds < 15);
+  CHECK(WEXITSTATUS(*exited) != 0);
+  CHECK_THAT(err, Catch::Contains("stopped (Ctrl-C or SIGTERM) while database s.db took no writes") &&
+                      Catch::Contains("run 1 ending FINISHED") && Catch::Contains("to the recovery journal"));
+  // Replayed, the journal brings back every row the undisturbed run wrote.
+  const auto resumed = run_laconic(dir, "run --resume s.lua --db s.db");
+  INFO(resumed.out << resumed.err);
+  CHECK(resumed.status == 0);
+  CHECK(rows_per_run(dir + "/s.db") == expected);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a full disk sends what is pending to a journal in TMPDIR; laconic recover replays it whole, once",
           "[cli][faults][disk]") {
   if (!is_root()) {
@@ -371,6 +403,18 @@ TEST_CASE("damaged, foreign and archived databases are named with what to do", "
   CHECK(r.status == 1);
   CHECK_THAT(r.err, Catch::Contains("notes.txt is not an SQLite database"));
   CHECK(r.err.find("while running") == std::string::npos);
+
+  // A laconic database whose header page was zeroed: may be damaged, and recover is named.
+  {
+    std::string bytes = read_file(dir + "/b.db");
+    REQUIRE(bytes.size() > 4096);
+    std::fill(bytes.begin(), bytes.begin() + 4096, '\0');
+    write_file(dir + "/zeroed.db", bytes);
+  }
+  r = run_laconic(dir, "runs --db zeroed.db", 60);
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("zeroed.db is not an SQLite database, or its header is damaged") &&
+                        Catch::Contains("laconic recover --from-damaged zeroed.db recovered.db"));
 
   // A directory.
   r = run_laconic(dir, "runs --db .", 60);

@@ -199,9 +199,14 @@ TEST_CASE("a newcomer's slips get the message the docs promise: a missing file, 
   r = run_laconic(f.dir, "check nofile.lua");
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("cannot open experiment file 'nofile.lua'"));
+  // check --db says which runs that database already holds, and that a missing one holds none.
   r = run_laconic(f.dir, "check " + std::string(LACONIC_SOURCE_DIR) + "/experiments/quickstart.lua --db t.db");
-  CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("laconic check reads no database, so --db t.db does nothing"));
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("t.db holds 0 of them FINISHED with this configuration"));
+  r = run_laconic(f.dir, "check " + std::string(LACONIC_SOURCE_DIR) + "/experiments/quickstart.lua --db new.db");
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("new.db does not exist yet: every run would train"));
+  CHECK_FALSE(std::filesystem::exists(f.dir + "/new.db"));
   r = run_laconic(f.dir, "ui --db nodir/x.db --port 0", 20);
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("database nodir/x.db does not exist"));

@@ -213,3 +213,39 @@ TEST_CASE("thread ranks wait for what they receive, as processes do: a straggler
   CHECK(compared == 4);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("at 4 and 8 thread ranks fp16 and bf16 under allreduce send half of dense's bytes; gathered, more",
+          "[cli][e2e][placement][transit]") {
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/half.lua",
+             "experiment {\n"
+             "  name = \"half\",\n"
+             "  data = synthetic { shape = {1, 8, 8}, n = 1024, test_n = 64 },\n"
+             "  model = mlp { sizes = {64, 128, 10} },\n"
+             "  optimizer = sgd { lr = 0.1, momentum = 0.9 },\n"
+             "  batch_size = 16, max_steps = 4, eval_limit = 64, timeout = 30,\n"
+             "  placement = threads(),\n"
+             "  workers = sweep { 4, 8 },\n"
+             "  compressor = sweep { none(), fp16(), bf16(), fp16 { gather = true } },\n"
+             "}\n");
+  const auto run = run_laconic(dir, "run half.lua --db h.db --quiet", 300);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  auto db = storage::Database::open_read_only(dir + "/h.db");
+  storage::Statement q(db->handle(),
+                       "SELECT r.name, SUM(m.value) FROM metrics m JOIN runs r ON r.id = m.run_id "
+                       "WHERE m.key = 'bytes_sent' GROUP BY r.id");
+  std::map<std::string, double> bytes;
+  while (q.step()) bytes[q.column_text(0)] = q.column_double(1);
+  INFO(bytes.size() << " runs");
+  for (const std::string workers : {"4", "8"}) {
+    INFO(workers << " workers");
+    const double dense = bytes.at("compressor=none,workers=" + workers + ",seed=1");
+    REQUIRE(dense > 0);
+    CHECK(bytes.at("compressor=fp16,workers=" + workers + ",seed=1") == Approx(dense / 2).epsilon(0.01));
+    CHECK(bytes.at("compressor=bf16,workers=" + workers + ",seed=1") == Approx(dense / 2).epsilon(0.01));
+    // Gathered: each worker receives the others' half-precision payloads, more than dense from 4 on.
+    CHECK(bytes.at("compressor=fp16,gather=true,workers=" + workers + ",seed=1") > dense);
+  }
+  std::filesystem::remove_all(dir);
+}

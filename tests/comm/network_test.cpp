@@ -18,6 +18,11 @@ TEST_CASE("bandwidths and durations parse with their units", "[comm][network]") 
   CHECK(parse_duration("f", "0.2 ms") == Approx(0.2e-3));
   CHECK(parse_duration("f", "1s") == 1.0);
   CHECK(parse_duration("f", "0us") == 0.0);
+  // Minutes and hours read alike wherever a duration is read (advise's --budget, a link, a timeout).
+  CHECK(parse_duration("f", "6m") == 360.0);
+  CHECK(parse_duration("f", "15min") == 900.0);
+  CHECK(parse_duration("f", "0.5h") == 1800.0);
+  CHECK_THROWS_WITH(parse_duration("f", "6mins"), Catch::Contains("units: ns, us, ms, s, m or min, h"));
   CHECK_THROWS_WITH(parse_bandwidth("link.bandwidth", "fast"),
                     Catch::StartsWith("link.bandwidth must be a positive rate") && Catch::EndsWith("got \"fast\""));
   CHECK_THROWS_AS(parse_bandwidth("link.bandwidth", "1Gb"), ConfigError);  // bits or bytes?

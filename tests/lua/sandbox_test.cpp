@@ -4,6 +4,10 @@
 #include "engine/core/error.hpp"
 #include "fake_catalog.hpp"
 #include "lua/experiment.hpp"
+#include "lua/pattern_guard.hpp"
+
+#include <chrono>
+#include <cmath>
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::EndsWith;
@@ -293,4 +297,76 @@ TEST_CASE("two kinds defining one constructor name is an invariant error", "[lua
   const auto path = dir.write("clash.lua", "experiment { name = 'c' }\n");
   CHECK_THROWS_AS(laconic::lua::load_experiment(path, catalog), laconic::InvariantError);
   CHECK_THROWS_WITH(laconic::lua::load_experiment(path, catalog), Contains("component name 'none' is defined by both"));
+}
+
+TEST_CASE("an unknown field is named as unknown whatever its value, a component included", "[lua][errors]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto path = dir.write("unknown.lua", "local a = allreduce { outer_optimizer = sgd { lr = 0.1 } }\n");
+  CHECK_THAT(load_error(path, catalog),
+             Contains("unknown field 'outer_optimizer' in topology 'allreduce'; known: algorithm"));
+  CHECK_THAT(load_error(path, catalog), !Contains("must be a bool, number or string"));
+  const auto near = dir.write("near.lua", "local a = allreduce { algoritm = sgd {} }\n");
+  CHECK_THAT(load_error(near, catalog), Contains("(did you mean 'algorithm'?)"));
+}
+
+TEST_CASE("a function where a number goes is not told to call a constructor", "[lua][errors]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto path =
+      dir.write("fn.lua", "experiment {\n  name = 'x',\n  workers = function() return 2 end,\n}\n");
+  const std::string message = load_error(path, catalog);
+  CHECK_THAT(message, Contains("experiment field 'workers' must be") && Contains("(this field takes no function)"));
+  CHECK_THAT(message, !Contains("call the constructor"));
+}
+
+TEST_CASE("a field written with '==' asks whether '=' was meant, without the list of constructors", "[lua][errors]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  const auto path = dir.write("eq.lua", "experiment {\n  name = 'x',\n  batch_size == 64,\n}\n");
+  const std::string message = load_error(path, catalog);
+  CHECK_THAT(message, Contains("undefined global 'batch_size': 'batch_size' is a field") &&
+                          Contains("did you mean '=' where '==' stands"));
+  CHECK_THAT(message, !Contains("constructors:"));
+  CHECK(message.size() < 300);
+  // A name that is no field still gets the constructors' list.
+  const auto typo = dir.write("typo.lua", "local c = topkk { }\n");
+  CHECK_THAT(load_error(typo, catalog), Contains("did you mean 'topk'?") && Contains("constructors:"));
+}
+
+TEST_CASE("a pattern that would backtrack past the budget is refused, where the instruction hook cannot reach",
+          "[lua][sandbox]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  // 40 repetitions on 40 characters: hours in Lua's C matcher, which no hook interrupts.
+  const auto path =
+      dir.write("match.lua", "local s = string.rep('a', 40)\nlocal i = string.find(s, string.rep('a*', 40) .. 'b')\n");
+  CHECK_THAT(load_error(path, catalog),
+             StartsWith(path + ":2: string.find: the pattern") && Contains("could backtrack about 10^"));
+  const auto method = dir.write("method.lua", "local s = string.rep('a', 40)\nlocal m = s:match(string.rep('a-', 40))\n");
+  CHECK_THAT(load_error(method, catalog), Contains("string.match: the pattern"));
+  // Ordinary patterns, and plain finds of any text, still work.
+  const auto fine = dir.write("fine.lua",
+                              "assert(('lr=0.05'):match('^(%a+)=([%d%.]+)$') == 'lr')\n"
+                              "assert(string.find(string.rep('a*', 40), 'a*', 1, true) == 1)\n"
+                              "assert(select(2, ('a b  c'):gsub('%s+', ' ')) == 2)\n"
+                              "experiment { name = 'x' }\n");
+  CHECK_NOTHROW(laconic::lua::load_experiment(fine, catalog));
+  CHECK(laconic::lua::pattern_steps_log10("%d+", 10) == Approx(2 * std::log10(11.0)));
+  // %% is a literal percent sign, repeated by the *; [*] a set, made optional by the ?.
+  CHECK(laconic::lua::pattern_steps_log10("%%*[*]?", 10) == Approx(2 * std::log10(11.0) + std::log10(2.0)));
+}
+
+TEST_CASE("recursion through pcall stops at the instruction budget", "[lua][sandbox]") {
+  TempDir dir;
+  FakeCatalog catalog;
+  LoadOptions options;
+  options.instruction_limit = 100'000;
+  const auto path = dir.write("rec.lua", "local function f() pcall(f) f() end\nf()\n");
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = load_error(path, catalog, options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(message << " after " << seconds << " s");
+  CHECK_THAT(message, Contains("exceeded its instruction budget") || Contains("stack overflow"));
+  CHECK(seconds < 30);
 }

@@ -81,3 +81,17 @@ TEST_CASE("exchange is \"gradient\" or \"update\"; a run that exchanges updates 
   CHECK(laconic::lua::testing::load_error(bad, catalog) ==
         bad + ":1: experiment field 'exchange' must be \"gradient\" or \"update\", got string \"sideways\"");
 }
+
+TEST_CASE("sweeps that would make more runs than one experiment may plan are refused before any is built",
+          "[lua][sweep]") {
+  laconic::lua::testing::TempDir dir;
+  laconic::lua::testing::FakeCatalog catalog;
+  // 100 x 100 x 100 x 3 seeds: 3,000,000 runs.
+  const auto path = dir.write("huge.lua",
+                              "local v = {}\nfor i = 1, 100 do v[i] = i end\n"
+                              "experiment {\n  name = 'x',\n  epochs = sweep(v),\n  max_steps = sweep(v),\n"
+                              "  batch_size = sweep(v),\n  seeds = { 1, 2, 3 },\n}\n");
+  const std::string message = laconic::lua::testing::load_error(path, catalog);
+  CHECK_THAT(message, Catch::Contains("the sweeps make 3000000 runs (3 seeds x 100 (batch_size) x 100 (epochs) x 100 "
+                                      "(max_steps)), more than the 100000 one experiment may plan"));
+}

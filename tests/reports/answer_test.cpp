@@ -3,7 +3,9 @@
 // scale, each verdict and what widens its noise, repeats of a seed, and per-row targets.
 #include <catch2/catch.hpp>
 
+#include "reports/advice.hpp"
 #include "reports/experiment_runs.hpp"
+#include "reports/report_model.hpp"
 #include "reports/report.hpp"
 #include "reports/run_data.hpp"
 #include "reports/stats.hpp"
@@ -52,7 +54,8 @@ TEST_CASE("the default target is the baseline's final metric less 0.5 points, so
   CHECK(md.find("## The answer") < md.find("## Final test accuracy"));
   CHECK_THAT(md, Catch::Contains("Baseline: none (the runs' configuration: baseline = none, the default)."));
   CHECK_THAT(md, Catch::Contains("no configuration beats the baseline beyond the noise: none reaches the target in "));
-  CHECK_THAT(md, Catch::Contains("Against none: topk ratio=0.01 not reached (0 of 1 runs)."));
+  // Two evaluations fit no curve: said so where the extrapolation would stand.
+  CHECK_THAT(md, Catch::Contains("Against none: topk ratio=0.01 not reached (0 of 1 runs), no extrapolation: "));
   CHECK_THAT(md, Catch::Contains("Final test accuracy against none: topk ratio=0.01 costs 1.00 points (no interval: "
                                  "one seed)."));
   CHECK_THAT(md, !Catch::Contains("use topk"));
@@ -404,4 +407,31 @@ TEST_CASE("the report's test metric and its direction are what the runs resolved
   const TestMetric metric = test_metric_of({"test_loss", false});
   CHECK(metric.label == "test loss");
   CHECK(metric.better(0.3, 0.4));
+}
+
+TEST_CASE("a configuration that ran out of steps below the target shows where its curve was heading, as advise "
+          "ranks it", "[reports][answer]") {
+  Recorded r("answer-extrapolated");
+  r.add(dense_with_messages(1, {0.5, 0.6, 0.7, 0.8, 0.85, 0.86}));
+  // Still improving when its runs ended, below the target 0.855.
+  r.add(topk_with_messages(1, {0.3, 0.5, 0.6, 0.68, 0.73, 0.77}));
+  const std::string md = r.markdown({.gnuplot = kNoFigures});
+  INFO(md);
+  const auto model = build_model(*r.db, {"answer"}, {});
+  const ConfigSummary* topk = nullptr;
+  for (const ConfigSummary& s : model->summaries)
+    if (s.config->label == "topk ratio=0.01") topk = &s;
+  REQUIRE(topk != nullptr);
+  const AnswerLink own = model->answer->own_link(*topk);
+  const CurveTime t = curve_time(*model->answer, *topk, model->answer->step(*topk, own));
+  REQUIRE(t.why_not.empty());
+  CHECK(t.low <= t.seconds);
+  CHECK(t.seconds <= t.high);
+  // The report's answer words the same extrapolation the advice ranks on.
+  std::string shown = curve_time_text(t);  // as report.md escapes it
+  for (std::size_t at = shown.find_first_of("[]"); at != std::string::npos; at = shown.find_first_of("[]", at + 2))
+    shown.insert(at, "\\");
+  CHECK_THAT(md, Catch::Contains("topk ratio=0.01 not reached (0 of 1 runs), " + shown));
+  CHECK_THAT(curve_time_text(t), Catch::StartsWith("extrapolated from its learning curve: ") &&
+                                     Catch::EndsWith(" (80% of the fit)"));
 }

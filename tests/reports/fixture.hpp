@@ -76,6 +76,7 @@ struct RunSpec {
   /// The bandwidth of the emulated link the run trained on (link { emulate = true }); unset: a
   /// link of 1Gbit that was only projected.
   std::optional<std::string> emulated;
+  std::string latency = "50us";  ///< the link's latency
   double server_bytes_sent = 1e9;                  ///< per server round; must never reach a worker figure
   std::optional<double> model_parameters = 62500;  ///< recorded once by worker 0 at step 0
   std::optional<std::string> baseline;             ///< the experiment's `baseline = NAME()`; unset: none, the default
@@ -91,7 +92,7 @@ inline RunConfig config_of(const std::string& experiment, const RunSpec& spec) {
   config.network = {"network",
                     "link",
                     {{"bandwidth", Value{spec.emulated.value_or("1Gbit")}},
-                     {"latency", Value{std::string("50us")}},
+                     {"latency", Value{spec.latency}},
                      {"emulate", Value{spec.emulated.has_value()}}}};
   config.workers = spec.workers;
   config.seed = spec.seed;

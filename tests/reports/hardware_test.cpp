@@ -131,7 +131,7 @@ TEST_CASE("laconic report --hardware: the steps there next to those here, and th
   CHECK_THAT(steps, Catch::Contains("topk ratio=0.01,0.035,0.0035,0.004,"));
   // The answer's table gains the scan on that hardware, and the summary its verdicts there.
   CHECK_THAT(md, Catch::Contains("the same on Example GPU (projected)"));
-  CHECK_THAT(md, Catch::Contains("On Example GPU with 10Gbit (projected from the hardware profile)"));
+  CHECK_THAT(md, Catch::Contains("On Example GPU with 10Gbit, 50 us (projected from the hardware profile)"));
   const std::string target = read_text(dir.file("out/tables/hardware_target.csv"));
   CHECK_THAT(target, Catch::Contains("break_even_there_bit_s"));
 }

@@ -182,8 +182,8 @@ TEST_CASE("--link projects every configuration's recorded messages onto links th
   INFO(md);
   CHECK(has_line(md, "## Projected onto other links"));
   CHECK(has_line(md,
-                 "| configuration | step on 10Mbit (s) | to target vs baseline on 10Mbit | step on 1Gbit,1ms (s) | "
-                 "to target vs baseline on 1Gbit,1ms |"));
+                 "| configuration | step on 10Mbit, 50 us (s) | to target vs baseline on 10Mbit, 50 us | step on "
+                 "1Gbit,1ms (s) | to target vs baseline on 1Gbit,1ms |"));
   // Payload moves at 0.936 of the rate (TCP over Ethernet, kTcpPayloadFraction). dense: compute 0.035; on
   // 10 Mbit/s 2 x 50 us + 1 Mbit / 9.36 Mbit/s = 0.10694 s; on 1 Gbit/s with 1 ms per message 2 x 1 ms +
   // 1.0684 ms = 0.0030684 s.
@@ -197,8 +197,30 @@ TEST_CASE("--link projects every configuration's recorded messages onto links th
   CHECK(has_line(md, "| fp16 | - | - | - | - |"));
   CHECK_THAT(md, Catch::Contains("the runs did not record their messages"));
   const std::string csv = read_text(dir.file("out/tables/other_links.csv"));
-  CHECK_THAT(csv, Catch::StartsWith("configuration,step_s@10Mbit,versus_baseline@10Mbit,\"step_s@1Gbit,1ms\","
-                                    "\"versus_baseline@1Gbit,1ms\"\r\n"));
+  CHECK_THAT(csv, Catch::StartsWith("configuration,\"step_s@10Mbit, 50 us\",\"versus_baseline@10Mbit, 50 us\","
+                                    "\"step_s@1Gbit,1ms\",\"versus_baseline@1Gbit,1ms\"\r\n"));
+}
+
+TEST_CASE("a --link without a latency is projected at the runs' latency, and every sentence that names it says so",
+          "[reports][values][links]") {
+  TempDir dir("values-link-latency");
+  auto db = storage::Database::open(dir.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("latency", "latency.lua", "cafe");
+  RunSpec base = dense_with_messages(1, {0.5, 0.75}), sparse = topk_with_messages(1, {0.4, 0.7});
+  base.latency = sparse.latency = "1ms";
+  record_run(*db, recorder, e, "latency", base);
+  record_run(*db, recorder, e, "latency", sparse);
+  ReportOptions options{.target = 0.7, .gnuplot = {"/nonexistent/gnuplot", 5}};
+  options.links = {parse_link("10Gbit"), parse_link("10Gbit,50us")};
+  const std::string md = read_text(write_report(*db, "latency", dir.file("out"), options).markdown);
+  INFO(md);
+  // The bandwidth alone takes the runs' 1 ms; the one given with its latency keeps it.
+  CHECK_THAT(md, Catch::Contains("On 10Gbit, 1 ms (projected), ") && Catch::Contains("On 10Gbit,50us (projected), "));
+  CHECK_THAT(md, Catch::Contains("projected at 1 ms latency (the runs' own); --link BANDWIDTH,LATENCY gives another"));
+  CHECK_THAT(md, !Catch::Contains("On 10Gbit (projected)"));
+  // dense on 10 Gbit/s at 1 ms: 2 x 1 ms + 1 Mbit / 9.36 Gbit/s = 2.107 ms a step, + 0.035 compute.
+  CHECK(has_line(md, "| none | 0.0371 | baseline | 0.0352 | baseline |"));
 }
 
 TEST_CASE("does it pay off: the bandwidths at which a compressor reaches the target sooner than dense",

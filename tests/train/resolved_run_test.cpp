@@ -99,7 +99,8 @@ TEST_CASE("the resolved run's fact reads back as written, and a fact of another 
   run.workers = 4;
   run.world_size = 5;
   run.placement = RankPlacement::Threads;
-  run.compressor = {.full_precision = false, .summable = true, .fixed_size = true, .multi_round = false};
+  run.compressor = {
+      .full_precision = false, .summable = false, .fixed_size = true, .multi_round = false, .summed_in_transit = "fp16"};
   run.link = parse_link("10Gbit,50us,300us,3Gbit");
   run.link_emulated = true;
   HardwareProfile hardware;

@@ -1,0 +1,106 @@
+// The allreduce whose messages are in a narrow format (Communicator::allreduce_sum_encoded): the
+// fp32 collectives' schedules, each message encoded before it is sent and decoded when it comes,
+// every partial sum rounded back to the format where it is formed.
+#include <algorithm>
+
+#include "engine/comm/communicator.hpp"
+#include "engine/comm/schedules.hpp"
+#include "engine/core/error.hpp"
+
+namespace laconic::comm {
+
+void WireCodec::round(std::span<float> values, std::span<std::uint8_t> scratch) const {
+  const std::span<std::uint8_t> encoded = scratch.first(bytes(values.size()));
+  encode(values, encoded);
+  decode(encoded, values);
+}
+
+std::span<std::uint8_t> Communicator::wire_scratch(std::size_t bytes) {
+  if (wire_scratch_.size() < bytes) wire_scratch_.resize(bytes);
+  return std::span<std::uint8_t>(wire_scratch_).first(bytes);
+}
+
+void Communicator::allreduce_sum_encoded(std::span<float> data, const WireCodec& codec, AllreduceAlgorithm algorithm) {
+  if (size() == 1 || data.empty()) return;
+  if (algorithm == AllreduceAlgorithm::Auto) algorithm = choose_allreduce(data.size(), size());
+  switch (algorithm) {
+    case AllreduceAlgorithm::HalvingDoubling:
+      return allreduce_halving_doubling_encoded(data, codec);
+    case AllreduceAlgorithm::OneShot:
+      return allreduce_one_shot_encoded(data, codec);
+    default:
+      return allreduce_ring_encoded(data, codec);
+  }
+}
+
+void Communicator::allreduce_ring_encoded(std::span<float> data, const WireCodec& codec) {
+  const int p = size(), r = rank();
+  const int right = detail::wrap(r + 1, p), left = detail::wrap(r - 1, p);
+  const std::size_t largest = data.size() / static_cast<std::size_t>(p) + 1;
+  const std::span<std::uint8_t> wire = wire_scratch(2 * codec.bytes(largest));
+  const std::span<std::uint8_t> out = wire.first(codec.bytes(largest)), in = wire.subspan(codec.bytes(largest));
+  const std::span<float> incoming = scratch(largest);
+  // Reduce-scatter: each hop adds its own values to the partial sum it got and rounds.
+  for (int s = 0; s < p - 1; ++s) {
+    auto [sb, se] = detail::chunk(data.size(), p, detail::wrap(r - s, p));
+    auto [rb, re] = detail::chunk(data.size(), p, detail::wrap(r - s - 1, p));
+    const auto send = out.first(codec.bytes(se - sb)), recv = in.first(codec.bytes(re - rb));
+    codec.encode(data.subspan(sb, se - sb), send);
+    send_recv(right, send, left, recv);
+    const std::span<float> got = incoming.first(re - rb), mine = data.subspan(rb, re - rb);
+    codec.decode(recv, got);
+    for (std::size_t i = 0; i < got.size(); ++i) mine[i] += got[i];
+    codec.round(mine, out);
+  }
+  // Allgather of the reduced chunks, already in the format: decoding gives every rank its bits.
+  for (int s = 0; s < p - 1; ++s) {
+    auto [sb, se] = detail::chunk(data.size(), p, detail::wrap(r + 1 - s, p));
+    auto [rb, re] = detail::chunk(data.size(), p, detail::wrap(r - s, p));
+    const auto send = out.first(codec.bytes(se - sb)), recv = in.first(codec.bytes(re - rb));
+    codec.encode(data.subspan(sb, se - sb), send);
+    send_recv(right, send, left, recv);
+    codec.decode(recv, data.subspan(rb, re - rb));
+  }
+}
+
+void Communicator::allreduce_one_shot_encoded(std::span<float> data, const WireCodec& codec) {
+  const int p = size(), r = rank();
+  const std::size_t n = data.size(), encoded = codec.bytes(n);
+  // Slot `from` holds rank `from`'s encoded vector (this rank's own as well), then the sum in rank
+  // order in fp32, rounded once: the same bits on every rank.
+  const std::span<std::uint8_t> all = wire_scratch(encoded * static_cast<std::size_t>(p));
+  auto slot = [&](int from) { return all.subspan(static_cast<std::size_t>(from) * encoded, encoded); };
+  codec.encode(data, slot(r));
+  for (int s = 1; s < p; ++s) {
+    const int from = detail::wrap(r - s, p);
+    send_recv(detail::wrap(r + s, p), slot(r), from, slot(from));
+  }
+  const std::span<float> value = scratch(n);
+  codec.decode(slot(0), data);
+  for (int from = 1; from < p; ++from) {
+    codec.decode(slot(from), value);
+    for (std::size_t i = 0; i < n; ++i) data[i] += value[i];
+  }
+  codec.round(data, slot(r));
+}
+
+void Communicator::allreduce_halving_doubling_encoded(std::span<float> data, const WireCodec& codec) {
+  const std::size_t encoded = codec.bytes(data.size());
+  const std::span<std::uint8_t> wire = wire_scratch(2 * encoded);
+  const std::span<std::uint8_t> out = wire.first(encoded), in = wire.subspan(encoded);
+  detail::halving_doubling_schedule(
+      data.size(), size(), rank(),
+      [&](int peer, std::size_t sb, std::size_t se, std::size_t rb, std::size_t re, bool reduce) {
+        const auto send = out.first(codec.bytes(se - sb)), recv = in.first(codec.bytes(re - rb));
+        codec.encode(data.subspan(sb, se - sb), send);
+        send_recv(peer, send, peer, recv);
+        const std::span<float> mine = data.subspan(rb, re - rb);
+        if (!reduce) return codec.decode(recv, mine);
+        const std::span<float> got = scratch(re - rb);
+        codec.decode(recv, got);
+        for (std::size_t i = 0; i < got.size(); ++i) mine[i] += got[i];
+        codec.round(mine, out);
+      });
+}
+
+}  // namespace laconic::comm
