@@ -25,7 +25,9 @@ int salvage_command(const std::string& damaged, const std::string& out) {
   std::cout << "recovered what could be read of " << damaged << " into " << out << ":";
   for (const auto& [table, rows] : report.copied) std::cout << " " << rows << " " << table << ",";
   std::cout << " run_summary computed again for " << report.summaries_rebuilt << " runs\n";
-  if (report.damaged.empty() && !report.schema_lost) {
+  for (const std::string& run : report.incomplete)
+    std::cout << "lost rows of " << run << ": marked KILLED, so that laconic run --resume trains it again\n";
+  if (report.damaged.empty() && !report.schema_lost && report.incomplete.empty()) {
     std::cout << "every row was read: nothing was lost\n";
   } else {
     for (const auto& line : report.damaged) std::cout << "SQL stopped at damaged pages of " << line << "\n";

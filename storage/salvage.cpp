@@ -200,6 +200,49 @@ void salvage_leaves(const std::string& damaged, Database& target, const std::vec
   }
 }
 
+/// The metric rows each run recorded, by the damaged file's run_summary (its counts, NaNs
+/// included), as far as it can be read; empty where it cannot.
+std::map<std::int64_t, std::int64_t> recorded_rows(sqlite3* source) {
+  std::map<std::int64_t, std::int64_t> rows;
+  try {
+    Statement q(source, "SELECT run_id, count + nan_count FROM run_summary");
+    while (q.step()) rows[q.column_int64(0)] += q.column_int64(1);
+  } catch (const StorageError&) {  // a damaged page: what was read before it counts
+  }
+  return rows;
+}
+
+/// Marks KILLED the ended runs of `target` that lost metric rows (report.incomplete).
+void mark_incomplete(Database& target, const std::map<std::int64_t, std::int64_t>& recorded, SalvageReport& report) {
+  std::map<std::int64_t, std::int64_t> copied;
+  {
+    Statement q(target.handle(), "SELECT run_id, COUNT(*) FROM metric_values GROUP BY run_id");
+    while (q.step()) copied[q.column_int64(0)] = q.column_int64(1);
+  }
+  std::vector<std::pair<std::int64_t, std::string>> lost;
+  {
+    Statement runs(target.handle(), "SELECT id FROM runs WHERE status IN ('FINISHED', 'DIVERGED') ORDER BY id");
+    while (runs.step()) {
+      const std::int64_t id = runs.column_int64(0);
+      const auto was = recorded.find(id);
+      const std::int64_t have = copied.count(id) ? copied.at(id) : 0;
+      if (have > 0 && (was == recorded.end() || have >= was->second)) continue;
+      lost.push_back({id, was == recorded.end() ? str_cat(have, " metric rows, how many it had unknown")
+                                                : str_cat(have, " of ", was->second, " metric rows")});
+    }
+  }
+  Transaction transaction(target.handle());
+  for (const auto& [id, what] : lost) {
+    Statement mark(target.handle(), "UPDATE runs SET status = 'KILLED', error = ?2 WHERE id = ?1");
+    mark.bind_int64(1, id);
+    mark.bind_text(2, str_cat("recovered from a damaged file with ", what,
+                              " (laconic recover --from-damaged); laconic run --resume trains it again"));
+    mark.step();
+    report.incomplete.push_back(str_cat("run ", id, " (", what, ")"));
+  }
+  transaction.commit();
+}
+
 /// salvage_database's copy, once its arguments are checked; throws as it meets damage.
 SalvageReport salvage_into(const std::string& damaged, const std::string& out) {
   Source source(damaged);
@@ -225,6 +268,7 @@ SalvageReport salvage_into(const std::string& damaged, const std::string& out) {
   for (const auto& [table, rows] : report.copied) total += rows;
   if (!roots && total == 0)  // nothing laconic's on any page: not a laconic database, or nothing left of one
     throw StorageError("no row of a laconic table on any page", SQLITE_NOTADB);
+  mark_incomplete(*target, recorded_rows(source.handle()), report);
   // run_summary is what the metrics say: computed again from those copied.
   Recorder recorder(*target);
   Statement runs(target->handle(), "SELECT id FROM runs ORDER BY id");

@@ -91,6 +91,28 @@ TEST_CASE("a damaged database gives up only the rows on its damaged pages", "[st
   CHECK(saved < 40000);
   CHECK(saved > 30000);  // a page of 4 KiB holds a few hundred rows: most are read
   CHECK(count(dir.file("saved.db"), "runs") == 2);
+  // A run that lost rows is not shown FINISHED with wrong finals: KILLED, with what survived,
+  // so that --resume trains it again; a run that lost none stays FINISHED.
+  {
+    auto saved_db = Database::open_read_only(dir.file("saved.db"));
+    int killed = 0;
+    for (std::int64_t run : {1, 2}) {
+      Statement rows(saved_db->handle(), "SELECT count(*) FROM metric_values WHERE run_id = ?1");
+      rows.bind_int64(1, run);
+      rows.step();
+      const auto found = find_run(*saved_db, run);
+      INFO("run " << run << ": " << rows.column_int64(0) << " rows, " << found->error);
+      if (rows.column_int64(0) < 20000) {
+        ++killed;
+        CHECK(found->status == RunStatus::Killed);
+        CHECK_THAT(found->error, Catch::Contains("of 20000 metric rows") && Catch::Contains("--resume trains it again"));
+      } else {
+        CHECK(found->status == RunStatus::Finished);
+      }
+    }
+    CHECK(killed >= 1);
+    CHECK(static_cast<std::int64_t>(report.incomplete.size()) == killed);
+  }
   CHECK(std::filesystem::file_size(path) == size);  // only read
   CHECK(std::filesystem::last_write_time(path) == mtime);
   CHECK_FALSE(std::filesystem::exists(path + "-wal"));
