@@ -290,6 +290,7 @@ void print_advice(const reports::Advice& advice, const std::string& name, std::s
   std::cout << "\nTarget: " << advice.metric.label << (advice.metric.higher_is_better ? " >= " : " <= ")
             << reports::fixed(advice.target, advice.metric.digits) << " (" << advice.target_source << ")\n";
   print_table(reports::advice_table(advice));
+  if (const std::string dropped = reports::dropped_text(advice); !dropped.empty()) std::cout << "\n" << dropped << ".\n";
   if (!advice.first_two.empty()) std::cout << "\n" << advice.first_two << ".\n";
   if (!advice.probe_noise.empty()) std::cout << "\n" << advice.probe_noise << ".\n";
   if (!advice.host_costs.empty()) std::cout << "\n" << advice.host_costs << ".\n";

@@ -170,7 +170,7 @@ std::string probe_noise_text(const Answer& answer, const std::vector<AdviceRow>&
 }
 
 std::string prediction_text(const AdviceRow& row) {
-  if (!row.dropped.empty()) return row.dropped;
+  if (!row.dropped.empty()) return "dropped (why: below the table)";
   const std::string time = seconds(row.seconds) + " s";
   const std::string basis = row.basis == StepsBasis::Curve ? ", extrapolated" : "";
   if (!has_interval(row))
@@ -275,6 +275,17 @@ double dense_messages(const Advice& advice, std::int64_t workers) {
   return 0;
 }
 
+}  // namespace
+
+std::string dropped_text(const Advice& advice) {
+  std::string out;
+  for (const AdviceRow& row : advice.dropped)
+    out += str_cat(out.empty() ? "Dropped: " : "; ", row.candidate, ": ", row.dropped);
+  return out;
+}
+
+namespace {
+
 // The non-empty ones, each ended with a full stop, joined by spaces.
 std::string sentences(const std::vector<std::string>& parts) {
   std::string out;
@@ -339,7 +350,7 @@ std::optional<Section> advice_section(const ExperimentModel& model, const Hardwa
               "so, else by point estimates. Projections, not measurements (docs/advise.md)."),
       {advice_table(advice)},
       {},
-      sentences({advice.first_two, advice.probe_noise, advice.host_costs}),
+      sentences({dropped_text(advice), advice.first_two, advice.probe_noise, advice.host_costs}),
       "advice"};
   const std::vector<AdviceLayers> layers = advice_layers(advice);
   if (!layers.empty()) {

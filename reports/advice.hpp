@@ -119,6 +119,10 @@ Advice advice_of(const ExperimentModel& model, const LinkSpec& link, const Hardw
 /// What `laconic report` and the UI's experiment page show, as `laconic advise` printed it.
 std::optional<Section> advice_section(const ExperimentModel& model, const HardwareProfile* hardware = nullptr);
 
+/// "Dropped: qsgd levels=16: not reached within its probe (0 of 1 runs), and ...; ...": why each
+/// dropped candidate is not ranked (below the table, which says only "dropped"); "" for none.
+std::string dropped_text(const Advice& advice);
+
 /// The ranked candidates, then the dropped ones: rank, candidate, step, steps and time to target
 /// (with its interval and where it comes from), against the baseline, the bandwidth below which
 /// it beats the baseline, final metric; its CSV has the raw numbers (seconds, bits per second).

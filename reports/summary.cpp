@@ -54,6 +54,18 @@ std::string on_link(const Answer& answer, const std::vector<const ConfigSummary*
   return text;
 }
 
+/// A configuration's accuracy against the baseline, with what it saved in bytes and, where it
+/// did not reach the target for what it lost, the --tolerance that would accept that loss.
+std::string cost_sentence(const Answer& answer, const ConfigSummary& s, const AnswerLink& own) {
+  const Verdict& v = answer.verdict(s);
+  std::string text = str_cat(s.config->label, " ", cost_text(answer.metric(), v));
+  const double ratio = s.compression.mean;
+  if (ratio > 1.05) text += str_cat(", its runs sending ", fixed(ratio, ratio < 10 ? 1 : 0), "x fewer bytes than dense fp32");
+  if (answer.compare(s, own).versus == Versus::NotReached && v.cost > 0)
+    text += str_cat(" (--tolerance ", fixed(v.cost + 0.5, 1), " would accept that loss and judge it by its time)");
+  return text;
+}
+
 /// The answer for one row of the grid on every link, in a few sentences.
 std::string row_answer(const SectionInput& in, const RowTarget& target, const std::vector<const ConfigSummary*>& row,
                        const std::vector<LinkSpec>& links) {
@@ -79,7 +91,7 @@ std::string row_answer(const SectionInput& in, const RowTarget& target, const st
     }
   std::vector<std::string> costs;
   for (const ConfigSummary* s : row)
-    if (!answer.is_baseline(*s)) costs.push_back(str_cat(s->config->label, " ", cost_text(metric, answer.verdict(*s))));
+    if (!answer.is_baseline(*s)) costs.push_back(cost_sentence(answer, *s, own));
   if (!costs.empty() && target.baseline)
     text += str_cat(" Final ", metric.label, " against ", target.baseline->config->label, ": ", join(costs, "; "), ".");
   return text;

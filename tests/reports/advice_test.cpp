@@ -57,6 +57,10 @@ TEST_CASE("advice ranks the answer's times on the link, extrapolates the rest an
   REQUIRE(table.rows.size() == 3);
   CHECK(table.rows[0][0] == "1");
   CHECK(table.rows[2][0] == "-");
+  // The dropped row's reason stands below the table, not in its time column.
+  CHECK(table.rows[2][4] == "dropped (why: below the table)");
+  CHECK_THAT(dropped_text(advice), Catch::StartsWith("Dropped: ") && Catch::Contains(advice.dropped[0].candidate +
+                                                                                    ": not reached within its probe"));
   CHECK(table.csv.rows[0][4] == "probe");
 }
 
