@@ -102,13 +102,16 @@ int show_command(const std::string& db_path, std::int64_t run_id, const std::str
   facts.push_back({"started", local_time(run.started)});
   facts.push_back({"ended", local_time(run.ended)});
   facts.push_back({"heartbeat", local_time(run.heartbeat)});
-  facts.push_back({"wall time", human_seconds(run.wall_time)});
+  const auto run_facts = storage::facts_of(*db, run.id);
+  const auto clock = run_facts.find("rank_clock");
+  const bool thread_cpu = clock != run_facts.end() && clock->second == "thread_cpu";
+  facts.push_back({"wall time", human_seconds(run.wall_time) + " (measured: started to ended)"});
   facts.push_back({"laconic", run.laconic_version.empty() ? "-" : run.laconic_version});
   std::cout << "run " << run.id << ": " << run.name << "\n\n" << text_table({"", ""}, facts).substr(1) << "\n";
 
   std::cout << "how it ran (run_facts)\n";
   std::vector<std::vector<std::string>> fact_rows;
-  for (const auto& [key, value] : storage::facts_of(*db, run.id)) fact_rows.push_back({"  " + key, "= " + value});
+  for (const auto& [key, value] : run_facts) fact_rows.push_back({"  " + key, "= " + value});
   std::cout << (fact_rows.empty() ? "  (none recorded)\n" : text_table({"", ""}, fact_rows).substr(1)) << "\n";
 
   std::cout << "swept variables\n";
@@ -137,8 +140,13 @@ int show_command(const std::string& db_path, std::int64_t run_id, const std::str
   }
 
   const auto epochs = storage::epochs_of(*db, run.id);
-  std::cout << "\nper epoch (test metrics of worker 0; train loss: mean over workers; epoch time: slowest worker;"
-               " bytes: all workers)\n";
+  // Which clock an epoch's time is on (the run fact rank_clock): thread ranks time their phases on
+  // their CPU and derive the waits, so their epochs are not the run's wall time.
+  std::cout << "\nper epoch (test metrics of worker 0; train loss: mean over workers; epoch time: slowest worker, "
+            << (thread_cpu ? "derived (thread ranks: each rank's CPU time and its waits for what it received, not "
+                             "wall time)"
+                           : "measured wall clock")
+            << "; bytes: all workers)\n";
   if (epochs.empty()) {
     std::cout << "  no epoch recorded yet\n";
     return 0;

@@ -1,5 +1,6 @@
 #include "cli/recover_command.hpp"
 
+#include <filesystem>
 #include <iostream>
 
 #include "engine/core/error.hpp"
@@ -9,6 +10,10 @@
 namespace laconic::cli {
 
 int recover_command(const std::string& journal_path, const std::string& db_path) {
+  // Checked before anything is read or opened: a --db that is not there is a typo, not a new file.
+  if (!db_path.empty() && !std::filesystem::exists(db_path))
+    throw ConfigError(str_cat("--db ", db_path, " does not exist: a journal is replayed into the database it was ",
+                              "written for (leave --db out) or one that holds its runs"));
   const storage::Journal journal = storage::read_journal(journal_path);
   const std::string database = db_path.empty() ? journal.database : db_path;
   auto db = storage::Database::open(database);
@@ -27,7 +32,8 @@ int salvage_command(const std::string& damaged, const std::string& out) {
   std::cout << " run_summary computed again for " << report.summaries_rebuilt << " runs\n";
   for (const std::string& run : report.incomplete)
     std::cout << "lost rows of " << run << ": marked KILLED, so that laconic run --resume trains it again\n";
-  if (report.damaged.empty() && !report.schema_lost && report.incomplete.empty()) {
+  if (!report.wal_damage.empty()) std::cout << report.wal_damage << "\n";
+  if (report.damaged.empty() && !report.schema_lost && report.incomplete.empty() && report.wal_damage.empty()) {
     std::cout << "every row was read: nothing was lost\n";
   } else {
     for (const auto& line : report.damaged) std::cout << "SQL stopped at damaged pages of " << line << "\n";

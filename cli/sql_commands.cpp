@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+
+#include <unistd.h>
 
 #include "cli/output.hpp"
 #include "cli/runs_command.hpp"
@@ -81,10 +84,20 @@ int export_command(const ExportArgs& args) {
   std::unique_ptr<std::ofstream> file;
   std::ostream* out = &std::cout;
   std::vector<char> buffer(1 << 20);
+  // Written beside --out and renamed once complete: an export that fails leaves no partial file.
+  const std::string partial = str_cat(args.out, ".partial-", ::getpid());
+  struct RemovePartial {
+    const std::string& path;
+    bool keep = false;
+    ~RemovePartial() {
+      std::error_code ignored;
+      if (!keep) std::filesystem::remove(path, ignored);
+    }
+  } cleanup{partial};
   if (!args.out.empty() && args.out != "-") {
     file = std::make_unique<std::ofstream>();
     file->rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    file->open(args.out, std::ios::binary | std::ios::trunc);
+    file->open(partial, std::ios::binary | std::ios::trunc);
     if (!*file) throw ConfigError(str_cat("--out: cannot write ", args.out));
     out = file.get();
   }
@@ -107,6 +120,8 @@ int export_command(const ExportArgs& args) {
   if (file) {
     file->close();
     if (!*file) throw StorageError(str_cat("--out: writing ", args.out, " failed"), -1);
+    std::filesystem::rename(partial, args.out);
+    cleanup.keep = true;
     std::cerr << "wrote " << writer.rows() << " " << args.what << " rows to " << args.out << "\n";
   }
   return 0;

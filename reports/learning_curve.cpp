@@ -52,7 +52,8 @@ ExtrapolatedSteps extrapolate_steps(const std::vector<CurvePoint>& curve, const 
   if (usable.size() > 8) usable.erase(usable.begin(), usable.end() - 8);
   out.points = usable.size();
   if (usable.size() < kMinCurvePoints) {
-    out.why_not = str_cat(kMinCurvePoints, " evaluations are needed to fit its curve, its probe has ", usable.size());
+    out.why_not = str_cat(kMinCurvePoints, " evaluations past the curve's start are needed to fit it, its runs have ",
+                          usable.size());
     return out;
   }
   std::vector<double> x, y;

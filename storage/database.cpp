@@ -8,6 +8,7 @@
 
 #include "engine/core/error.hpp"
 #include "storage/migrations.hpp"
+#include "storage/sqlite_pages.hpp"
 #include "storage/statement.hpp"
 
 namespace laconic::storage {
@@ -119,8 +120,39 @@ void remove_unused_wal_files(const std::string& path) {
   sqlite3_close_v2(tidy);  // a null handle is a no-op
 }
 
+namespace {
+
+// A write-ahead log whose frames stop checking before its end: SQLite reads up to the first bad
+// frame and, at the next checkpoint, drops the rest for good. Refused before anything writes,
+// the log kept as DB-wal.damaged. Scanned twice, so that a frame another writer was appending
+// while it was read is not taken for damage.
+void refuse_damaged_wal(const std::string& path) {
+  const std::string wal = path + "-wal";
+  if (path == ":memory:" || !std::filesystem::exists(wal)) return;
+  pages::WalScan scan = pages::scan_wal(wal);
+  if (!scan.damaged()) return;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const pages::WalScan again = pages::scan_wal(wal);
+  if (!again.damaged() || again.first_damaged != scan.first_damaged) return;
+  scan = again;
+  const std::string kept = wal + ".damaged";
+  std::error_code ignored;
+  if (!std::filesystem::exists(kept)) std::filesystem::copy_file(wal, kept, ignored);
+  throw StorageError(
+      str_cat("database ", path, ": its write-ahead log ", wal, " is damaged at frame ", scan.first_damaged, ": SQLite ",
+              "reads its first ", scan.sqlite_frames, " frames and would drop the ",
+              scan.valid_frames - scan.sqlite_frames, " valid frames after the damage (", scan.damaged_frames,
+              " damaged) at its next write; nothing was written (the log is kept as ", kept, "). `laconic recover ",
+              "--from-damaged ", path, " recovered.db` copies every row the file and all of the log's valid frames ",
+              "hold into a new database; use --db recovered.db"),
+      SQLITE_CORRUPT);
+}
+
+}  // namespace
+
 std::unique_ptr<Database> Database::open(const std::string& path) {
   refuse_directory(path);
+  refuse_damaged_wal(path);
   std::unique_ptr<Database> database(
       new Database(open_connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE), path, false));
   sqlite3* db = database->db_;

@@ -13,6 +13,7 @@
 #include "storage/database.hpp"
 #include "storage/leaf_salvage.hpp"
 #include "storage/recorder.hpp"
+#include "storage/sqlite_pages.hpp"
 #include "storage/statement.hpp"
 
 namespace laconic::storage {
@@ -263,6 +264,18 @@ SalvageReport salvage_into(const std::string& damaged, const std::string& out) {
     if (report.damaged.size() > damage_before) unfinished.push_back(table.name);
   }
   report.schema_lost = !roots;
+  // A log damaged before its end: SQL read only the frames before the damage, so every table's
+  // leaf pages are read too, with the log's valid frames after it.
+  if (const pages::WalScan wal = pages::scan_wal(damaged + "-wal"); wal.damaged()) {
+    report.wal_damage = str_cat("the write-ahead log ", damaged, "-wal is damaged at frame ", wal.first_damaged, " (",
+                                wal.damaged_frames, " damaged): SQL read its first ", wal.sqlite_frames,
+                                " frames, and the pages of its ", wal.valid_frames - wal.sqlite_frames,
+                                " valid frames after the damage were read directly");
+    for (const TableToCopy& table : kTables)
+      if (roots && roots->count(table.name) &&
+          std::find(unfinished.begin(), unfinished.end(), table.name) == unfinished.end())
+        unfinished.push_back(table.name);
+  }
   if (!unfinished.empty()) salvage_leaves(damaged, *target, unfinished, roots.value_or(std::map<std::string, std::uint32_t>{}), report);
   std::int64_t total = 0;
   for (const auto& [table, rows] : report.copied) total += rows;

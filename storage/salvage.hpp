@@ -28,6 +28,8 @@ struct SalvageReport {
   /// counted, or none at all): marked KILLED with what survived as their error, so that listings
   /// say so and `laconic run --resume` trains them again. "run 2 (3470 of 5950 metric rows)".
   std::vector<std::string> incomplete;
+  /// How the -wal beside it was damaged and what was read past the damage; "" when it was not.
+  std::string wal_damage;
 };
 
 /// Copies every row of `damaged` that can still be read into a new laconic database at `out`:

@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cstring>
+#include <functional>
 #include <set>
 
 #include "engine/core/error.hpp"
@@ -155,33 +156,74 @@ bool SqliteFile::read_at(std::uint64_t offset, std::span<std::uint8_t> out) cons
 
 // The committed frames of the -wal beside the file, over its pages: the WAL's header and each
 // frame's salts and cumulative checksum must hold; frames after the last commit are left out.
+namespace {
+
+WalScan scan_wal(int fd, std::uint32_t page_size, const std::function<void(const WalFrame&)>& on_frame) {
+  WalScan scan;
+  std::uint8_t header[32];
+  if (::pread(fd, header, 32, 0) != 32 || (be32(header) & ~1u) != kWalMagic) return scan;
+  const bool big_endian = (be32(header) & 1u) != 0;
+  const std::uint32_t size = be32(header + 8);
+  if ((page_size != 0 && size != page_size) || size < 512 || size > 65536) return scan;
+  std::uint32_t s0 = 0, s1 = 0;
+  wal_checksum(header, 24, big_endian, s0, s1);
+  if (s0 != be32(header + 24) || s1 != be32(header + 28)) return scan;
+  scan.page_size = size;
+  std::vector<std::uint8_t> frame(24 + size);
+  std::uint64_t invalid_run = 0;  // frames since the last valid one that failed their checksum
+  bool chain_whole = true;        // every frame so far checked: SQLite reads on
+  std::uint64_t number = 0;
+  for (std::uint64_t at = 32;; at += frame.size()) {
+    if (::pread(fd, frame.data(), frame.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(frame.size())) break;
+    if (std::memcmp(frame.data() + 8, header + 16, 8) != 0) break;  // salts of an older generation
+    ++number;
+    // Checked against the checksum the frame before states, so that one damaged frame does not
+    // hide the valid ones after it (SQLite's own chain stops at the first that fails).
+    wal_checksum(frame.data(), 8, big_endian, s0, s1);
+    wal_checksum(frame.data() + 24, size, big_endian, s0, s1);
+    const bool valid = s0 == be32(frame.data() + 16) && s1 == be32(frame.data() + 20);
+    s0 = be32(frame.data() + 16);
+    s1 = be32(frame.data() + 20);
+    if (!valid) {
+      chain_whole = false;
+      ++invalid_run;
+      if (scan.first_damaged == 0) scan.first_damaged = number;
+      continue;
+    }
+    scan.damaged_frames += invalid_run;  // followed by a valid frame: damage, not a torn end
+    invalid_run = 0;
+    ++scan.valid_frames;
+    if (chain_whole) ++scan.sqlite_frames;
+    on_frame({be32(frame.data()), be32(frame.data() + 4), at + 24, chain_whole});
+  }
+  if (scan.damaged_frames == 0) scan.first_damaged = 0;
+  return scan;
+}
+
+}  // namespace
+
+WalScan scan_wal(const std::string& wal_path) {
+  const int fd = ::open(wal_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  const WalScan scan = scan_wal(fd, 0, [](const WalFrame&) {});
+  ::close(fd);
+  return scan;
+}
+
 void SqliteFile::read_wal(const std::string& path) {
   wal_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (wal_fd_ < 0) return;
-  std::uint8_t header[32];
-  if (::pread(wal_fd_, header, 32, 0) != 32 || (be32(header) & ~1u) != kWalMagic) return;
-  const bool big_endian = (be32(header) & 1u) != 0;
-  const std::uint32_t size = be32(header + 8);
-  if (size != page_size_) return;  // a WAL of another page size is not this file's
-  std::uint32_t s0 = 0, s1 = 0;
-  wal_checksum(header, 24, big_endian, s0, s1);
-  if (s0 != be32(header + 24) || s1 != be32(header + 28)) return;
   std::map<std::uint32_t, std::uint64_t> pending;
-  std::vector<std::uint8_t> frame(24 + size);
   std::uint32_t committed_pages = 0;
-  for (std::uint64_t at = 32;; at += frame.size()) {
-    if (::pread(wal_fd_, frame.data(), frame.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(frame.size())) break;
-    if (std::memcmp(frame.data() + 8, header + 16, 8) != 0) break;  // salts of an older generation
-    wal_checksum(frame.data(), 8, big_endian, s0, s1);
-    wal_checksum(frame.data() + 24, size, big_endian, s0, s1);
-    if (s0 != be32(frame.data() + 16) || s1 != be32(frame.data() + 20)) break;
-    pending[be32(frame.data())] = at + 24;
-    if (const std::uint32_t commit = be32(frame.data() + 4); commit != 0) {  // a commit: its pages count
+  // Every valid frame, those after a damaged one included: a recovery reads what SQLite would drop.
+  wal_scan_ = scan_wal(wal_fd_, page_size_, [&](const WalFrame& f) {
+    pending[f.page] = f.data_offset;
+    if (f.commit != 0) {  // a commit: its pages count
       for (const auto& [page, offset] : pending) wal_frames_[page] = offset;
       pending.clear();
-      committed_pages = commit;
+      committed_pages = f.commit;
     }
-  }
+  });
   if (committed_pages != 0) page_count_ = committed_pages;
 }
 

@@ -5,7 +5,8 @@
 // `laconic recover --from-damaged` (storage/leaf_salvage.hpp); it never writes.
 //
 // The committed frames of a `-wal` file beside it are read over the main file's pages, as SQLite
-// would (frames whose salts and checksums hold, up to the last commit frame).
+// would (frames whose salts and checksums hold, up to the last commit frame), and so are those
+// after a damaged frame, which SQLite drops (scan_wal).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -45,6 +46,30 @@ struct Cell {
   std::vector<Value> values;
 };
 
+/// A `-wal` file's frames of its current generation (the salts of its header), each checked
+/// against the checksum the frame before it states (the header's for the first): SQLite's chain
+/// stops at the first frame that fails, so a damaged frame hides every valid one after it.
+struct WalScan {
+  std::uint32_t page_size = 0;       ///< 0: no WAL, or not one
+  std::uint64_t valid_frames = 0;    ///< frames whose checksum holds
+  std::uint64_t sqlite_frames = 0;   ///< of them, those before the first that fails: what SQLite reads
+  std::uint64_t damaged_frames = 0;  ///< frames that fail their checksum with a valid one after them
+  std::uint64_t first_damaged = 0;   ///< the first of those, from 1; 0 when none
+  bool damaged() const { return damaged_frames > 0; }
+};
+
+/// One valid frame: its page, its commit's page count (0 for a frame that commits nothing), where
+/// its page's data lies in the file, and whether SQLite reads it.
+struct WalFrame {
+  std::uint32_t page = 0;
+  std::uint32_t commit = 0;
+  std::uint64_t data_offset = 0;
+  bool read_by_sqlite = false;
+};
+
+/// Scans the WAL `wal_path` (nothing when there is none or it is not a WAL).
+WalScan scan_wal(const std::string& wal_path);
+
 class SqliteFile {
  public:
   /// Opens `path` read-only; StorageError when it cannot be read. The page size is the header's
@@ -59,6 +84,8 @@ class SqliteFile {
   std::uint32_t usable_size() const { return usable_size_; }
   std::uint32_t page_count() const { return page_count_; }
   std::size_t wal_pages() const { return wal_frames_.size(); }
+  /// The -wal beside it, as read (frames after a damaged one included).
+  const WalScan& wal_scan() const { return wal_scan_; }
 
   /// Page `number` (from 1) as the file (and its committed WAL frames) hold it; empty when it is
   /// not there (beyond a truncated file).
@@ -86,6 +113,7 @@ class SqliteFile {
   bool header_valid_ = false;
   std::uint32_t page_size_ = 4096, usable_size_ = 4096, page_count_ = 0;
   std::map<std::uint32_t, std::uint64_t> wal_frames_;  ///< page -> offset of its last committed frame's data
+  WalScan wal_scan_;
   std::uint32_t cached_number_ = 0;
   std::vector<std::uint8_t> cached_;
 };

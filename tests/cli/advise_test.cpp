@@ -71,6 +71,24 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   const std::string candidate = r.out.find("\n1     none") != std::string::npos ? "| 1 | none |" : "| 1 | topk";
   CHECK_THAT(md, Catch::Contains(candidate));
   INFO(first);
+  // Every ranked row of the report's table has the CLI's time to target on the CLI's row of that rank.
+  for (std::size_t at = md.find("\n| 1 | ", md.find("## Advice")); at != std::string::npos;) {
+    const std::size_t end = md.find('\n', at + 1);
+    std::vector<std::string> cells;
+    for (std::size_t c = md.find("| ", at); c < end; c = md.find("| ", c + 2)) {
+      const std::size_t next = md.find(" |", c + 2);
+      cells.push_back(md.substr(c + 2, next - c - 2));
+    }
+    REQUIRE(cells.size() >= 5);
+    if (cells[0] == "-") break;  // the dropped rows
+    const std::size_t line = r.out.find("\n" + cells[0] + " ");
+    REQUIRE(line != std::string::npos);
+    std::string time = cells[4];  // unescape report.md's brackets
+    for (std::size_t b = time.find('\\'); b != std::string::npos; b = time.find('\\', b)) time.erase(b, 1);
+    INFO("rank " << cells[0] << ": " << time);
+    CHECK(r.out.substr(line, r.out.find('\n', line + 1) - line).find(time) != std::string::npos);
+    at = md.find("\n| " + std::to_string(std::stoi(cells[0]) + 1) + " | ", end - 1);
+  }
   CHECK(std::filesystem::exists(dir + "/rep/tables/advice.csv"));
   // 10Mbit,1ms names no cost per message on the hosts: the CLI and the report say so alike.
   const std::string wire_alone =

@@ -392,6 +392,33 @@ TEST_CASE("a full disk sends what is pending to a journal in TMPDIR; laconic rec
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("an export that fails for a full disk leaves no partial file, and recover --db of a missing file creates "
+          "none", "[cli][faults][disk]") {
+  if (!is_root()) {
+    WARN("not root: no tmpfs to fill; the full-disk export test needs CAP_SYS_ADMIN");
+    return;
+  }
+  const auto dir = make_temp_dir();
+  write_file(dir + "/x.lua", tiny_experiment("x", "  max_steps = 20,\n"));
+  REQUIRE(run_laconic(dir, "run x.lua --db x.db --quiet").status == 0);
+  Tmpfs disk(dir + "/small", "16k");
+  if (!disk.mounted()) {
+    WARN("cannot mount a tmpfs here; the full-disk export test is skipped");
+    return;
+  }
+  auto r = run_laconic(dir, "export --db x.db --what metrics --format csv --out small/m.csv", 60);
+  INFO(r.out << r.err);
+  CHECK(r.status != 0);
+  CHECK(std::filesystem::is_empty(dir + "/small"));  // neither m.csv nor its partial
+  disk.unmount();
+  // A journal replayed into a --db that does not exist: refused, and nothing created.
+  write_file(dir + "/j.journal", "not a journal");
+  r = run_laconic(dir, "recover j.journal --db typo.db", 60);
+  CHECK(r.status != 0);
+  CHECK_FALSE(std::filesystem::exists(dir + "/typo.db"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("damaged, foreign and archived databases are named with what to do", "[cli][faults][bad]") {
   const auto dir = make_temp_dir();
   write_file(dir + "/b.lua", tiny_experiment("b", "  max_steps = 4,\n"));

@@ -85,6 +85,11 @@ TEST_CASE("a run with its ranks as threads records what the same run with a proc
   CHECK_THAT(md, Catch::Contains("Ranks as threads (placement = threads()): placement=threads"));
   CHECK_THAT(md, Catch::Contains("nothing of theirs was measured on a wire"));
   // Columns of times say what they hold for thread ranks.
+  // show names the clock of an epoch's time: derived for thread ranks, the wall clock for processes.
+  const auto shown_threads = run_laconic(dir, "show 2 --db p.db", 60), shown_processes = run_laconic(dir, "show 1 --db p.db", 60);
+  CHECK_THAT(shown_threads.out, Catch::Contains("epoch time: slowest worker, derived (thread ranks:"));
+  CHECK_THAT(shown_processes.out, Catch::Contains("epoch time: slowest worker, measured wall clock"));
+  CHECK_THAT(shown_processes.out, Catch::Contains("(measured: started to ended)"));
   CHECK_THAT(md, Catch::Contains("| communicate, measured (thread ranks: recorded: projected) (s) |") &&
                      Catch::Contains("| step, measured (thread ranks: derived) (s) |") &&
                      Catch::Contains("| measured (thread ranks: derived) time (s) |"));

@@ -434,6 +434,10 @@ TEST_CASE("a configuration that ran out of steps below the target shows where it
   for (std::size_t at = shown.find_first_of("[]"); at != std::string::npos; at = shown.find_first_of("[]", at + 2))
     shown.insert(at, "\\");
   CHECK_THAT(md, Catch::Contains("topk ratio=0.01 not reached (0 of 1 runs), " + shown));
+  // And where it stood when its runs ended, against the baseline at the same projected time:
+  // topk's last evaluation (0.77 at step 12) against none's curve at as many seconds.
+  CHECK_THAT(md, Catch::Contains("(80% of the fit), and at ") &&
+                     Catch::Contains(" s, its runs' end, test accuracy 0.7700 against none's "));
   CHECK_THAT(curve_time_text(t), Catch::StartsWith("extrapolated from its learning curve: ") &&
                                      Catch::EndsWith(" (80% of the fit)"));
 }

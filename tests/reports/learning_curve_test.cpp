@@ -74,7 +74,7 @@ TEST_CASE("the 80% interval of a noisy curve covers the true steps about 80% of 
 
 TEST_CASE("a curve that cannot say is refused with the reason", "[reports][advise]") {
   const std::vector<CurvePoint> two{{10, 0.5}, {20, 0.6}};
-  CHECK_THAT(extrapolate_steps(two, kAccuracy, 0.9, 1e6).why_not, Catch::Contains("3 evaluations are needed"));
+  CHECK_THAT(extrapolate_steps(two, kAccuracy, 0.9, 1e6).why_not, Catch::Contains("3 evaluations past the curve's start are needed"));
   const std::vector<CurvePoint> flat{{10, 0.6}, {20, 0.6}, {30, 0.59}, {40, 0.6}};
   CHECK_THAT(extrapolate_steps(flat, kAccuracy, 0.9, 1e6).why_not, Catch::Contains("not improving"));
   const ExtrapolatedSteps far = extrapolate_steps(power_curve(2, 0.5), kAccuracy, 0.99, 800);  // 40000 steps
