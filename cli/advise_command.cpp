@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -27,6 +28,7 @@
 #include "reports/layer_check.hpp"
 #include "reports/layer_plan.hpp"
 #include "storage/database.hpp"
+#include "storage/queries.hpp"
 #include "storage/recorder.hpp"
 
 namespace laconic::cli {
@@ -62,18 +64,63 @@ bool sweeps_compressors(const lua::ExperimentPlan& plan) {
   return false;
 }
 
-// Sets `out` once `stop` is set or the budget is spent, until `done`.
+// Says once, as soon as the first probe this advise trains has finished, when the probes left
+// would not fit in the budget, and what would: the probes' pace measured, not guessed.
+class BudgetForecast {
+ public:
+  BudgetForecast(std::string db, std::string experiment, std::size_t probes, double budget, std::string budget_text)
+      : db_(std::move(db)), experiment_(std::move(experiment)), probes_(probes), budget_(budget),
+        budget_text_(std::move(budget_text)), before_(finished()) {}
+
+  /// Every 100 ms of the probes, `elapsed` seconds after they started; reads the database every 2 s.
+  void tick(double elapsed) {
+    if (said_ || elapsed - last_read_ < 2) return;
+    last_read_ = elapsed;
+    const std::size_t now = finished();
+    if (now <= before_) return;
+    said_ = true;
+    const std::string warning = budget_forecast(probes_, now, before_, elapsed, budget_, budget_text_);
+    if (!warning.empty()) std::cout << "laconic advise: " << warning << std::endl;
+  }
+
+ private:
+  std::size_t finished() const {
+    try {
+      if (!std::filesystem::exists(db_)) return 0;
+      auto db = storage::Database::open_read_only(db_);
+      storage::RunFilter filter;
+      filter.experiment = experiment_;
+      filter.status = "FINISHED";
+      return storage::list_runs(*db, filter).size();
+    } catch (const StorageError&) {  // locked or being created: next time
+      return 0;
+    }
+  }
+
+  std::string db_, experiment_;
+  std::size_t probes_;
+  double budget_;
+  std::string budget_text_;
+  std::size_t before_;
+  double last_read_ = 0;
+  bool said_ = false;
+};
+
+// Sets `out` once `stop` is set or the budget is spent, until `done`; tells `forecast` how long
+// the probes have run.
 class BudgetWatch {
  public:
-  BudgetWatch(double seconds, const std::atomic<bool>& stop, std::atomic<bool>& out)
+  BudgetWatch(double seconds, const std::atomic<bool>& stop, std::atomic<bool>& out, BudgetForecast* forecast)
       : deadline_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))),
-        thread_([this, &stop, &out] {
+        thread_([this, &stop, &out, forecast, started = Clock::now()] {
           while (!done_) {
             if (stop || Clock::now() >= deadline_) {
               spent_ = !stop;
               out = true;
               return;
             }
+            if (forecast != nullptr)
+              forecast->tick(std::chrono::duration<double>(Clock::now() - started).count());
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
           }
         }) {}
@@ -340,6 +387,19 @@ void print_missing(const std::vector<std::string>& missing, bool interrupted, bo
 
 double parse_budget(const std::string& text) { return parse_duration("--budget", text); }
 
+std::string budget_forecast(std::size_t probes, std::size_t finished, std::size_t finished_before, double elapsed,
+                            double budget, const std::string& budget_text) {
+  if (finished <= finished_before || elapsed <= 0) return "";
+  const double pace = elapsed / static_cast<double>(finished - finished_before);
+  const double total = elapsed + pace * static_cast<double>(probes > finished ? probes - finished : 0);
+  if (total <= budget) return "";
+  return str_cat("the ", probes, " probes would take about ", reports::seconds(total / 60), " min at the pace of the ",
+                 "first (", reports::seconds(pace), " s each), past the ", budget_text,
+                 " budget: those not finished by then are left out, and candidates left with one probe have no "
+                 "interval. To fit it: fewer seeds (--seeds 1), fewer candidates (a sweep of fewer compressors), "
+                 "shorter probes (--set max_steps=N), or a larger --budget");
+}
+
 std::string advise_experiment_name(const std::string& experiment, std::int64_t workers, const std::string& link,
                                    const std::string& placement) {
   std::string tail = link;
@@ -423,7 +483,8 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   const auto started = Clock::now();
   bool spent = false;
   {
-    BudgetWatch watch(budget, stop, probe_stop);
+    BudgetForecast forecast(args.db, name, probes.runs.size(), budget, args.budget);
+    BudgetWatch watch(budget, stop, probe_stop, &forecast);
     run_command(run, probe_stop);
     spent = watch.spent();
   }

@@ -45,6 +45,12 @@ struct AdviseArgs {
 /// Seconds of "15min", "6m", "1h", "600s", "0.5h" (parse_duration).
 double parse_budget(const std::string& text);
 
+/// What advise says once the first probe it trains has finished (`finished` of `probes` now,
+/// `finished_before` when it began, `elapsed` seconds in): "" when the rest fits in `budget` at
+/// that pace, else how long they would take and what would fit.
+std::string budget_forecast(std::size_t probes, std::size_t finished, std::size_t finished_before, double elapsed,
+                            double budget, const std::string& budget_text);
+
 /// The probes' experiment name: "NAME-advise-wN-" and the link with every character other than
 /// letters, digits, '.' and '-' turned into '-' ("quickstart-advise-w16-100Mbit-1ms"), and
 /// "-processes" for probes placed as processes.

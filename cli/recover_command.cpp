@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "engine/core/error.hpp"
+#include "storage/database.hpp"
 #include "storage/journal.hpp"
 #include "storage/salvage.hpp"
 
@@ -16,8 +17,14 @@ int recover_command(const std::string& journal_path, const std::string& db_path)
                               "written for (leave --db out) or one that holds its runs"));
   const storage::Journal journal = storage::read_journal(journal_path);
   const std::string database = db_path.empty() ? journal.database : db_path;
-  auto db = storage::Database::open(database);
-  const std::size_t rows = storage::replay_journal(*db, journal, journal_path);
+  std::size_t rows = 0;
+  try {
+    auto db = storage::Database::open(database);
+    rows = storage::replay_journal(*db, journal, journal_path);
+  } catch (const StorageError& e) {
+    // Named by the database the journal is replayed into, not the --db default (laconic.db).
+    throw StorageError(storage::explain_storage_error(e.code(), e.what(), database), e.code());
+  }
   storage::mark_replayed(journal_path);
   std::cout << "replayed " << journal_path << " into " << database << ": " << rows << " metric rows, "
             << journal.statuses.size() << " run statuses, " << journal.facts.size() << " facts (the journal is now "

@@ -40,10 +40,15 @@ std::string statement_of(const QueryOptions& options) {
   return sql;
 }
 
-std::size_t bytes_of(const std::vector<Cell>& row) {
+// What a row costs against --max-bytes: its values, or, in table format, which buffers every row
+// to size the columns, the memory the buffered row holds (a string per cell, a vector per row):
+// a table of many small cells took 11x its values' bytes.
+std::size_t bytes_of(const std::vector<Cell>& row, Format format) {
   std::size_t bytes = 0;
-  for (const Cell& cell : row) bytes += cell.text.size() + sizeof(std::int64_t);
-  return bytes;
+  for (const Cell& cell : row)
+    bytes += format == Format::Table ? sizeof(std::string) + (cell.text.size() > 15 ? cell.text.size() + 1 : 0)
+                                     : cell.text.size() + sizeof(std::int64_t);
+  return bytes + (format == Format::Table ? sizeof(std::vector<std::string>) : 0);
 }
 
 }  // namespace
@@ -58,7 +63,7 @@ int query_command(const std::string& db_path, const QueryOptions& options) {
   std::vector<Cell> row;
   std::size_t bytes = 0;
   while (query.next(row)) {
-    bytes += bytes_of(row);
+    bytes += bytes_of(row, format);
     if (bytes > static_cast<std::size_t>(options.max_bytes)) {
       writer.finish();
       throw ConfigError(str_cat("the result passed ", options.max_bytes, " bytes after ", writer.rows(),

@@ -162,6 +162,8 @@ void apply_overrides_in_order(LuaCallbacks& loaded, ExperimentDraft& draft, cons
     }
     const std::string key = override.substr(0, override.find('='));
     const std::string expression = override.substr(key.size() + 1);
+    // As for a plain value (lua/overrides.cpp): a field the file swept stays named.
+    const bool was_swept = draft.fields.count(key) > 0 && draft.fields.at(key).swept;
     loaded.state.evaluate(expression, "--set " + key, [&](lua_State* L) {
       const LuaItem item = read_item(L, -1);
       try {
@@ -170,6 +172,7 @@ void apply_overrides_in_order(LuaCallbacks& loaded, ExperimentDraft& draft, cons
         throw ConfigError(str_cat("--set ", key, "=", expression, ": ", e.what()));
       }
     });
+    if (was_swept && draft.fields.count(key) > 0) draft.fields.at(key).swept = true;
   }
 }
 

@@ -126,7 +126,10 @@ void apply_one(const LoadContext& context, ExperimentDraft& draft, const std::st
       component = build_component(context, info, {});
       choice = component;
     }
-    draft.fields[head] = FieldChoices{{check_choice(context, *field, choice, " (--set)")}, false, "", {}, {}};
+    // A field the file swept stays named in the runs' names when --set gives it one value: the
+    // run is one of the sweep's kind (compressor=qsgd,levels=4,seed=1, not seed=1).
+    const bool was_swept = draft.fields.count(head) > 0 && draft.fields.at(head).swept;
+    draft.fields[head] = FieldChoices{{check_choice(context, *field, choice, " (--set)")}, was_swept, "", {}, {}};
     return;
   }
   if (field->type != ExperimentFieldType::Component)

@@ -3,9 +3,11 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,6 +43,8 @@ constexpr int kMaxEventStreams = 32;
 constexpr std::size_t kMaxConnections = 512;
 constexpr std::size_t kMaxConnectionsPerClient = 256;
 constexpr int kReadTimeout = 5, kWriteTimeout = 5, kKeepAlive = 5;
+/// Seconds a stop waits for the connections still open before it shuts their sockets down.
+constexpr int kStopGrace = 5;
 // Requests one connection may make before it is closed (httplib's default is 5: every client
 // then connects again and again).
 constexpr std::size_t kKeepAliveRequests = 10000;
@@ -131,6 +135,21 @@ void answer(ReadOnlyStore& store, httplib::Response& res, Build&& build) {
   guarded(store, res, [&] { send_json(res, store.with(build)); });
 }
 
+// After server_.stop(), every socket of the process is a client's connection (the listening one
+// is closed): each is shut down, which ends the read its thread is blocked in.
+void shut_down_sockets() {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", error)) {
+    std::error_code ignored;
+    const std::string target = std::filesystem::read_symlink(entry.path(), ignored).string();
+    if (!target.starts_with("socket:")) continue;
+    int fd = -1;
+    const std::string name = entry.path().filename().string();
+    std::from_chars(name.data(), name.data() + name.size(), fd);
+    if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+  }
+}
+
 class UiServer {
  public:
   UiServer(const UiOptions& options, const std::atomic<bool>& stop) : store_(options.db), stop_(stop) {
@@ -178,7 +197,19 @@ class UiServer {
     while (!stop_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     stopping_ = true;
     server_.stop();
+    // httplib waits for every connection's thread, and a client that keeps sending header bytes
+    // resets each read's timeout: after kStopGrace its socket is shut down, so that the stop
+    // takes seconds, not as long as the client likes.
+    std::atomic<bool> stopped{false};
+    std::thread cutter([&stopped] {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(kStopGrace);
+      while (!stopped && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!stopped) shut_down_sockets();
+    });
     listener.join();
+    stopped = true;
+    cutter.join();
     warm.join();
   }
 

@@ -175,6 +175,12 @@ TEST_CASE("advise places its probes as processes where the host has a core per w
   CHECK(cli::parse_budget("6m") == 360);
   CHECK(cli::parse_budget("6min") == 360);
   CHECK(cli::parse_budget("2h") == 7200);
+  // Said once the first probe has finished: 24 probes at 32 s each are about 13 min, past 6m.
+  CHECK_THAT(cli::budget_forecast(24, 1, 0, 32, 360, "6m"),
+             Catch::StartsWith("the 24 probes would take about 12.8 min at the pace of the first (32 s each), "
+                               "past the 6m budget") && Catch::Contains("--seeds 1"));
+  CHECK(cli::budget_forecast(24, 1, 0, 32, 900, "15min").empty());  // fits
+  CHECK(cli::budget_forecast(24, 3, 3, 32, 360, "6m").empty());     // none trained yet by this advise
   CHECK_THROWS_WITH(cli::parse_budget("soonmin"), Catch::Contains("--budget"));
 }
 

@@ -6,9 +6,13 @@
 
 #include <signal.h>
 #include <sqlite3.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -252,10 +256,20 @@ TEST_CASE("a lock past --db-retry: what ended goes to the journal, what was neve
   REQUIRE(eventually([&] { return find_worker(controller, 0) > 0; }, 60));
   WriteLock lock(dir + "/g.db");
   const auto exited = wait_for_exit(controller, 180);  // the lock outlasts the controller
+  // Read before any other command writes the same .stdout and .stderr.
+  const std::string err = read_file(dir + "/.stderr"), out = read_file(dir + "/.stdout");
+  if (const std::size_t at = err.find("to the recovery journal "); at != std::string::npos) {
+    // Replayed while the lock still holds: refused, naming the database it writes.
+    const std::size_t from = at + std::string("to the recovery journal ").size();
+    const std::string journal = err.substr(from, err.find(';', from) - from);
+    const auto early = run_laconic(dir, "recover " + journal, 60);
+    INFO(early.out << early.err);
+    CHECK(early.status != 0);
+    CHECK_THAT(early.err, Catch::Contains("g.db") && !Catch::Contains("laconic.db"));
+  }
   lock.release();
   REQUIRE(exited);
-  const std::string err = read_file(dir + "/.stderr");
-  INFO(read_file(dir + "/.stdout") << err);
+  INFO(out << err);
   CHECK(WEXITSTATUS(*exited) == 1);
   // Given up while run 3 trained, or when the sweep ended: either way after --db-retry.
   CHECK_THAT(err, Catch::Contains("g.db") && Catch::Contains("10 s (--db-retry)"));
@@ -416,6 +430,51 @@ TEST_CASE("an export that fails for a full disk leaves no partial file, and reco
   r = run_laconic(dir, "recover j.journal --db typo.db", 60);
   CHECK(r.status != 0);
   CHECK_FALSE(std::filesystem::exists(dir + "/typo.db"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("laconic ui stops within seconds of Ctrl-C while a client keeps sending header bytes", "[cli][faults][ui]") {
+  const auto dir = make_temp_dir();
+  storage::Database::open(dir + "/u.db");  // an empty laconic database
+  const pid_t ui = start_laconic(dir, {"ui", "--db", "u.db", "--port", "0"});
+  REQUIRE(ui > 0);
+  int port = 0;
+  REQUIRE(eventually(
+      [&] {
+        const std::string out = read_file(dir + "/.stdout");
+        const std::size_t at = out.find("http://127.0.0.1:");
+        if (at != std::string::npos) port = std::atoi(out.c_str() + at + 17);
+        return port > 0;
+      },
+      30));
+  // A client that sends one header byte every 2 s, inside the server's 5 s read timeout, for 60 s.
+  const int client = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(client >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(client, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  std::atomic<bool> done{false};
+  std::thread slow([&] {
+    const std::string request = "GET / HTTP/1.1\r\nX-Slow: ";
+    for (int i = 0; i < 30 && !done; ++i) {
+      if (::send(client, request.data() + std::min<std::size_t>(i, request.size() - 1), 1, MSG_NOSIGNAL) < 0) break;
+      for (int t = 0; t < 20 && !done; ++t) std::this_thread::sleep_for(100ms);
+    }
+  });
+  std::this_thread::sleep_for(3s);
+  const auto signalled = Clock::now();
+  ::kill(ui, SIGINT);
+  const auto exited = wait_for_exit(ui, 60);
+  const double seconds = std::chrono::duration<double>(Clock::now() - signalled).count();
+  done = true;
+  slow.join();
+  ::close(client);
+  REQUIRE(exited);
+  INFO(read_file(dir + "/.stdout") << read_file(dir + "/.stderr") << "stopped after " << seconds << " s");
+  CHECK(seconds < 12);  // the 5 s grace and a little; it was as long as the client kept sending
+  CHECK_THAT(read_file(dir + "/.stdout"), Catch::Contains("laconic ui: stopped"));
   std::filesystem::remove_all(dir);
 }
 

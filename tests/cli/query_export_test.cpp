@@ -134,6 +134,23 @@ TEST_CASE("query reads a long statement from a file or standard input, bounds it
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("the result passed 64 bytes after") && Catch::Contains("--max-bytes N allows more"));
   CHECK(lines_of(r.out).size() >= 2);  // the rows before the bound, with their header
+  // The table format holds every row until the end: counted by the memory it holds, a string
+  // per cell, so that a table of small cells stops near the bound, not at 11 times it.
+  const std::string many =
+      "query \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 100000) SELECT x, x, x FROM c\" "
+      "--max-bytes 1000000";
+  const auto rows_before_stop = [](const std::string& err) {
+    const std::size_t at = err.find(" bytes after ");
+    return at == std::string::npos ? -1L : std::stol(err.substr(at + 13));
+  };
+  const auto table = f.laconic(many), csv = f.laconic(many + " --format csv");
+  CHECK(table.status == 2);
+  CHECK(csv.status == 2);
+  const long table_rows = rows_before_stop(table.err), csv_rows = rows_before_stop(csv.err);
+  INFO(table.err << csv.err);
+  CHECK(table_rows > 0);
+  CHECK(table_rows < csv_rows);
+  CHECK(table_rows * static_cast<long>(3 * sizeof(std::string) + sizeof(std::vector<std::string>)) <= 1000000);
 
   // No statement, two, one from a file that is not there: refused, exit 2.
   CHECK(f.laconic("query").status == 2);

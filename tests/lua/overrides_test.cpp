@@ -53,11 +53,12 @@ TEST_CASE("--set replaces a sweep, the seeds and the runs per seed", "[lua][over
   const auto path = dir.write("o.lua", kFile);
   auto plan = load_experiment(path, catalog, with({"compressor=topk", "seeds=1,2", "runs_per_seed=2"}));
   REQUIRE(plan.runs.size() == 4);
-  CHECK(plan.runs[0].name == "seed=1");
-  CHECK(plan.runs[1].name == "seed=1,repeat=1");
+  // The file swept the compressor: its one value from --set still names the runs.
+  CHECK(plan.runs[0].name == "compressor=topk,seed=1");
+  CHECK(plan.runs[1].name == "compressor=topk,seed=1,repeat=1");
   CHECK(plan.runs[1].repetition == 1);
   CHECK(plan.runs[1].seed == 1);
-  CHECK(plan.runs[3].name == "seed=2,repeat=1");
+  CHECK(plan.runs[3].name == "compressor=topk,seed=2,repeat=1");
   CHECK(plan.runs[3].compressor.name == "topk");
   plan = load_experiment(path, catalog, with({"name=renamed"}));
   CHECK(plan.name == "renamed");
@@ -106,6 +107,7 @@ TEST_CASE("--set takes a Lua expression for a component field: a component with 
   plan = load_experiment(path, catalog, with({"compressor=topk{ratio=0.3}", "compressor.ratio=0.4"}));
   REQUIRE(plan.runs.size() == 1);
   CHECK(plan.runs[0].compressor.number("ratio") == 0.4);
+  CHECK(plan.runs[0].name == "compressor=topk,ratio=0.4,seed=1");  // named as the file's sweep named its runs
   CHECK_THAT(load_error(path, catalog, with({"compressor=topk{ratio=2}"})), Contains("topk.ratio must be in (0, 1]"));
   CHECK_THAT(load_error(path, catalog, with({"compressor=topk{ratio=0.1"})), Contains("--set compressor"));
   // Text fields keep their text: a name may hold parentheses.
