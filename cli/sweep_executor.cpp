@@ -152,7 +152,9 @@ void SweepExecutor::record_host_load(std::int64_t run_id, const std::string& lab
 int SweepExecutor::report() const {
   std::cout << plan_.name << ": " << position_ << " runs, " << finished_ << " finished, " << failed_ << " failed, "
             << diverged_ << " diverged, " << skipped_ << " skipped" << (interrupted_ ? ", interrupted" : "")
-            << (gave_up_ ? ", stopped: the database took no writes" : "")
+            << (gave_up_ ? (stop_ ? ", stopped by a signal while the database took no writes"
+                                  : ", stopped: the database took no writes")
+                         : "")
             << (rank_lost() ? ", stopped: a rank is gone" : "") << " (database " << args_.db << ")\n";
   if (rank_lost()) {
     std::cout << plan_.name << ": " << sweep_->remote().lost << "; the runs not started stay QUEUED (launch "
@@ -162,8 +164,11 @@ int SweepExecutor::report() const {
   if (gave_up_) return 1;
   if (interrupted_) {
     if (args_.resume_hint)
-      std::cout << plan_.name << ": the runs not finished are marked KILLED; `" << resume_command(args_)
-                << "` continues them (from their checkpoints where they have one)\n";
+      std::cout << plan_.name << ": the runs not finished are marked KILLED"
+                << (left_queued_ > 0 ? str_cat(", but for ", left_queued_, " not started that the locked database "
+                                               "kept QUEUED")
+                                     : std::string())
+                << "; `" << resume_command(args_) << "` continues them (from their checkpoints where they have one)\n";
     return 130;
   }
   return failed_ > 0 ? 1 : 0;
@@ -184,6 +189,7 @@ void SweepExecutor::execute_one(const PlannedRun& run, std::size_t total) {
       recorder_.finish_run(run.id, storage::RunStatus::Killed, "not started: interrupted");
     } catch (const StorageError& e) {
       if (!storage::is_transient(e)) throw;  // else it stays QUEUED, which --resume runs too
+      ++left_queued_;
     }
     return;
   }

@@ -108,6 +108,7 @@ class SweepExecutor {
   int finished_ = 0, failed_ = 0, skipped_ = 0, diverged_ = 0;
   std::size_t position_ = 0, offset_ = 0;
   bool interrupted_ = false;
+  int left_queued_ = 0;  ///< runs not started after an interruption that the database would not mark KILLED
   bool gave_up_ = false;
   DurableWrites writes_;
   PendingWrites pending_writes_;

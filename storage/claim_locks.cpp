@@ -34,7 +34,11 @@ bool locked_by_other(int fd, std::int64_t run_id) {
 ClaimLocks::ClaimLocks(std::string database) : path_(std::move(database) + ".claims") {}
 
 ClaimLocks::~ClaimLocks() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ < 0) return;
+  // Claims still held when the controller leaves (a stop while the database was locked) go with
+  // it; the file goes too unless another controller holds a claim in it.
+  if (!locked_by_other(fd_, -1)) ::unlink(path_.c_str());
+  ::close(fd_);
 }
 
 bool ClaimLocks::hold(std::int64_t run_id) {

@@ -314,9 +314,11 @@ TEST_CASE("a signal while the database is locked sends what is kept to the journ
   const double seconds = std::chrono::duration<double>(Clock::now() - signalled).count();
   lock.release();
   REQUIRE(exited);
-  const std::string err = read_file(dir + "/.stderr");
-  INFO(read_file(dir + "/.stdout") << err << "\nexited after " << seconds << " s");
+  const std::string err = read_file(dir + "/.stderr"), out = read_file(dir + "/.stdout");
+  INFO(out << err << "\nexited after " << seconds << " s");
   CHECK(seconds < 15);
+  CHECK_THAT(out, Catch::Contains("stopped by a signal while the database took no writes"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/s.db.claims"));
   CHECK(WEXITSTATUS(*exited) != 0);
   CHECK_THAT(err, Catch::Contains("stopped (Ctrl-C or SIGTERM) while database s.db took no writes") &&
                       Catch::Contains("run 1 ending FINISHED") && Catch::Contains("to the recovery journal"));

@@ -124,3 +124,24 @@ TEST_CASE("a run the database shows taken since it was planned is not claimed fo
   CHECK_FALSE(run.claim);
   CHECK_FALSE(std::filesystem::exists(f.path + ".claims"));
 }
+
+TEST_CASE("claims still held when their holder goes leave no claim file behind, unless another holds one",
+          "[cli][pending][lock]") {
+  TempDir dir;
+  const std::string db = dir.file("c.db");
+  {
+    storage::ClaimLocks mine(db);
+    REQUIRE(mine.hold(3));
+    REQUIRE(std::filesystem::exists(db + ".claims"));
+  }  // a controller stopped with run 3 still claimed
+  CHECK_FALSE(std::filesystem::exists(db + ".claims"));
+  storage::ClaimLocks other(db);
+  REQUIRE(other.hold(4));
+  {
+    storage::ClaimLocks mine(db);
+    REQUIRE(mine.hold(3));
+  }
+  CHECK(std::filesystem::exists(db + ".claims"));  // the other's claim on run 4 stands
+  CHECK_FALSE(storage::ClaimLocks(db).held_elsewhere(3));
+  CHECK(storage::ClaimLocks(db).held_elsewhere(4));
+}
