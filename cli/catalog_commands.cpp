@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -64,23 +63,15 @@ void check_runs(const engine::EngineCatalog& catalog, const lua::ExperimentPlan&
 
 namespace {
 
-// The runs of `experiment` FINISHED in `db_path` with the configuration `run` would train with
+// The runs of `experiment` FINISHED in `db_path` with the configuration each would train with
 // (what `laconic run --resume --db` skips), by name; nothing when the file does not exist.
 std::set<std::string> finished_in(const std::string& db_path, const std::string& experiment,
                                   const std::vector<RunConfig>& runs) {
   std::set<std::string> out;
   if (db_path.empty() || !std::filesystem::exists(db_path)) return out;
   auto db = storage::Database::open_read_only(db_path);
-  std::map<std::string, std::string> config_of;
-  for (const RunConfig& run : runs) config_of[run.name] = run.to_json().dump();
-  storage::RunFilter filter;
-  filter.experiment = experiment;
-  filter.status = "FINISHED";
-  for (const storage::RunRow& row : storage::list_runs(*db, filter)) {
-    const auto it = config_of.find(row.name);
-    if (it != config_of.end() && nlohmann::json::parse(row.config, nullptr, false) == nlohmann::json::parse(it->second))
-      out.insert(row.name);
-  }
+  for (const RunConfig& run : runs)
+    if (storage::find_finished_run(*db, experiment, run.to_json().dump())) out.insert(run.name);
   return out;
 }
 

@@ -9,7 +9,6 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/hash.hpp"
-#include "engine/core/suggest.hpp"
 #include "lua/fields.hpp"
 #include "lua/lua_value.hpp"
 
@@ -394,17 +393,8 @@ Component build_component(const LoadContext& context, const ComponentInfo& info,
       continue;
     }
     const auto* value = std::get_if<Value>(&item);
-    if (value == nullptr && spec == info.fields.end()) {
-      // A field the component does not have: say that, not what its value should have been.
-      std::vector<std::string> known;
-      for (const FieldSpec& f : info.fields) known.push_back(f.name);
-      std::string list;
-      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      const std::string near = closest_name(field, known);
-      throw ConfigError(str_cat("unknown field '", field, "' in ", info.kind, " '", info.name, "'",
-                                near.empty() ? "" : str_cat(" (did you mean '", near, "'?)"),
-                                "; known: ", list.empty() ? "(none)" : list));
-    }
+    // A field the component does not have: say that, not what its value should have been.
+    if (value == nullptr && spec == info.fields.end()) throw ConfigError(info.unknown_field(field, true));
     if (value == nullptr || wants_component)
       throw ConfigError(str_cat(info.name, ".", field, " must be ",
                                 wants_component             ? str_cat("a ", info.kind, " component")

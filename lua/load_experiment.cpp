@@ -172,7 +172,7 @@ void apply_overrides_in_order(LuaCallbacks& loaded, ExperimentDraft& draft, cons
         throw ConfigError(str_cat("--set ", key, "=", expression, ": ", e.what()));
       }
     });
-    if (was_swept && draft.fields.count(key) > 0) draft.fields.at(key).swept = true;
+    if (was_swept) draft.fields.at(key).swept = true;
   }
 }
 

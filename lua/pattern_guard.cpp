@@ -9,6 +9,19 @@
 
 namespace laconic::lua {
 
+namespace {
+
+// The index just past the set `[...]` that opens at `i` (a leading ^ and a first ] are its own).
+std::size_t past_set(std::string_view p, std::size_t i) {
+  ++i;
+  if (i < p.size() && p[i] == '^') ++i;
+  if (i < p.size() && p[i] == ']') ++i;
+  while (i < p.size() && p[i] != ']') i += p[i] == '%' ? 2 : 1;
+  return i + 1;
+}
+
+}  // namespace
+
 double pattern_steps_log10(std::string_view p, std::size_t subject) {
   std::size_t repeats = 0, optionals = 0;
   std::size_t i = p.size() > 0 && p[0] == '^' ? 1 : 0;
@@ -23,22 +36,11 @@ double pattern_steps_log10(std::string_view p, std::size_t subject) {
       i += 4;
     } else if (c == '%' && i + 1 < p.size() && p[i + 1] == 'f') {
       single = false;
-      i += 2;
-      if (i < p.size() && p[i] == '[') {
-        ++i;
-        if (i < p.size() && p[i] == '^') ++i;
-        if (i < p.size() && p[i] == ']') ++i;
-        while (i < p.size() && p[i] != ']') i += p[i] == '%' ? 2 : 1;
-        ++i;
-      }
+      i = i + 2 < p.size() && p[i + 2] == '[' ? past_set(p, i + 2) : i + 2;
     } else if (c == '%') {
       i += 2;
     } else if (c == '[') {
-      ++i;
-      if (i < p.size() && p[i] == '^') ++i;
-      if (i < p.size() && p[i] == ']') ++i;
-      while (i < p.size() && p[i] != ']') i += p[i] == '%' ? 2 : 1;
-      ++i;
+      i = past_set(p, i);
     } else {
       ++i;
     }

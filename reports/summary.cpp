@@ -99,14 +99,16 @@ std::string on_link(const Answer& answer, const std::vector<const ConfigSummary*
 }
 
 /// A configuration's accuracy against the baseline, with what it saved in bytes and, where it
-/// did not reach the target for what it lost, the --tolerance that would accept that loss.
+/// did not reach the target for what it lost, the --tolerance that would accept that loss (the
+/// loss and the default margin, in --tolerance's units: points of accuracy, % of perplexity).
 std::string cost_sentence(const Answer& answer, const ConfigSummary& s, const AnswerLink& own) {
   const Verdict& v = answer.verdict(s);
   std::string text = str_cat(s.config->label, " ", cost_text(answer.metric(), v));
   const double ratio = s.compression.mean;
   if (ratio > 1.05) text += str_cat(", its runs sending ", fixed(ratio, ratio < 10 ? 1 : 0), "x fewer bytes than dense fp32");
   if (answer.compare(s, own).versus == Versus::NotReached && v.cost > 0)
-    text += str_cat(" (--tolerance ", fixed(v.cost + 0.5, 1), " would accept that loss and judge it by its time)");
+    text += str_cat(" (--tolerance ", fixed(v.cost + default_tolerance(answer.metric()), 1),
+                    " would accept that loss and judge it by its time)");
   return text;
 }
 

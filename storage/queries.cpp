@@ -258,4 +258,12 @@ std::map<std::int64_t, std::string> fact_of_runs(Database& db, const std::string
   return out;
 }
 
+std::optional<std::int64_t> find_finished_run(Database& db, const std::string& experiment,
+                                              const std::string& config_json) {
+  Statement q(db.handle(), kFinishedRunQuery);
+  q.bind_text(1, experiment).bind_text(2, config_json);
+  if (!q.step()) return std::nullopt;
+  return q.column_int64(0);
+}
+
 }  // namespace laconic::storage

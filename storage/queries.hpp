@@ -123,6 +123,17 @@ std::vector<ExperimentRow> list_experiments(Database& db);
 /// Runs matching `filter`, ordered by id. Reads runs and run_summary only, never metrics.
 std::vector<RunRow> list_runs(Database& db, const RunFilter& filter = {});
 
+/// The newest FINISHED run of `experiment` whose recorded configuration is `config_json`
+/// (RunConfig::to_json().dump()): what `laconic run --resume` skips (Recorder::find_finished
+/// asks the same, kFinishedRunQuery), and `laconic check --db` marks.
+std::optional<std::int64_t> find_finished_run(Database& db, const std::string& experiment,
+                                              const std::string& config_json);
+
+/// That query's SQL: ?1 the experiment's name, ?2 the configuration's JSON text.
+inline constexpr const char* kFinishedRunQuery =
+    "SELECT r.id FROM runs r JOIN experiments e ON e.id = r.experiment_id "
+    "WHERE e.name = ?1 AND r.status = 'FINISHED' AND r.config = ?2 ORDER BY r.id DESC LIMIT 1";
+
 /// A run's configuration, the run less its seed, as a key: its experiment and its swept
 /// variables without `seed`. The seeds of one configuration share it; what `laconic best --by
 /// configuration` groups by and the UI's compare page draws as one band (served as

@@ -8,6 +8,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/host_name.hpp"
+#include "storage/queries.hpp"
 #include "storage/sqlite_sink.hpp"
 
 namespace laconic::storage {
@@ -46,9 +47,7 @@ Recorder::Recorder(Database& db)
       finish_run_(db.handle(),
                   "UPDATE runs SET status = ?3, ended = ?2, heartbeat = ?2, error = ?4, workers_silent = NULL "
                   "WHERE id = ?1"),
-      find_finished_(db.handle(),
-                     "SELECT r.id FROM runs r JOIN experiments e ON e.id = r.experiment_id "
-                     "WHERE e.name = ?1 AND r.status = 'FINISHED' AND r.config = ?2 ORDER BY r.id DESC LIMIT 1"),
+      find_finished_(db.handle(), kFinishedRunQuery),
       find_unfinished_(db.handle(),
                        "SELECT r.id FROM runs r JOIN experiments e ON e.id = r.experiment_id "
                        "WHERE e.name = ?1 AND r.status != 'FINISHED' AND r.config = ?2 ORDER BY r.id DESC LIMIT 1"),

@@ -2,6 +2,7 @@
 // fp32 collectives' schedules, each message encoded before it is sent and decoded when it comes,
 // every partial sum rounded back to the format where it is formed.
 #include <algorithm>
+#include <utility>
 
 #include "engine/comm/communicator.hpp"
 #include "engine/comm/schedules.hpp"
@@ -36,30 +37,39 @@ void Communicator::allreduce_sum_encoded(std::span<float> data, const WireCodec&
 void Communicator::allreduce_ring_encoded(std::span<float> data, const WireCodec& codec) {
   const int p = size(), r = rank();
   const int right = detail::wrap(r + 1, p), left = detail::wrap(r - 1, p);
-  const std::size_t largest = data.size() / static_cast<std::size_t>(p) + 1;
-  const std::span<std::uint8_t> wire = wire_scratch(2 * codec.bytes(largest));
-  const std::span<std::uint8_t> out = wire.first(codec.bytes(largest)), in = wire.subspan(codec.bytes(largest));
-  const std::span<float> incoming = scratch(largest);
-  // Reduce-scatter: each hop adds its own values to the partial sum it got and rounds.
+  const auto chunk_of = [&](int c) { return detail::chunk(data.size(), p, detail::wrap(c, p)); };
+  const std::size_t largest = codec.bytes(data.size() / static_cast<std::size_t>(p) + 1);
+  // Two message buffers that trade places: `out` always holds the next chunk to send, encoded
+  // once, when it is formed (the partial sum just rounded; in the allgather, the chunk received).
+  const std::span<std::uint8_t> wire = wire_scratch(2 * largest);
+  std::span<std::uint8_t> out = wire.first(largest), in = wire.subspan(largest);
+  const std::span<float> incoming = scratch(data.size() / static_cast<std::size_t>(p) + 1);
+  {
+    auto [b, e] = chunk_of(r);
+    codec.encode(data.subspan(b, e - b), out.first(codec.bytes(e - b)));
+  }
+  // Reduce-scatter: each hop adds its own values to the partial sum it got, and rounds it by
+  // encoding it as the next message (decoded back, so that its own copy holds the same bits).
   for (int s = 0; s < p - 1; ++s) {
-    auto [sb, se] = detail::chunk(data.size(), p, detail::wrap(r - s, p));
-    auto [rb, re] = detail::chunk(data.size(), p, detail::wrap(r - s - 1, p));
-    const auto send = out.first(codec.bytes(se - sb)), recv = in.first(codec.bytes(re - rb));
-    codec.encode(data.subspan(sb, se - sb), send);
-    send_recv(right, send, left, recv);
+    auto [sb, se] = chunk_of(r - s);
+    auto [rb, re] = chunk_of(r - s - 1);
+    const auto recv = in.first(codec.bytes(re - rb));
+    send_recv(right, out.first(codec.bytes(se - sb)), left, recv);
     const std::span<float> got = incoming.first(re - rb), mine = data.subspan(rb, re - rb);
     codec.decode(recv, got);
     for (std::size_t i = 0; i < got.size(); ++i) mine[i] += got[i];
-    codec.round(mine, out);
+    const auto encoded = out.first(codec.bytes(mine.size()));
+    codec.encode(mine, encoded);
+    codec.decode(encoded, mine);
   }
-  // Allgather of the reduced chunks, already in the format: decoding gives every rank its bits.
+  // Allgather of the reduced chunks: each received chunk is forwarded as it came.
   for (int s = 0; s < p - 1; ++s) {
-    auto [sb, se] = detail::chunk(data.size(), p, detail::wrap(r + 1 - s, p));
-    auto [rb, re] = detail::chunk(data.size(), p, detail::wrap(r - s, p));
-    const auto send = out.first(codec.bytes(se - sb)), recv = in.first(codec.bytes(re - rb));
-    codec.encode(data.subspan(sb, se - sb), send);
-    send_recv(right, send, left, recv);
+    auto [sb, se] = chunk_of(r + 1 - s);
+    auto [rb, re] = chunk_of(r - s);
+    const auto recv = in.first(codec.bytes(re - rb));
+    send_recv(right, out.first(codec.bytes(se - sb)), left, recv);
     codec.decode(recv, data.subspan(rb, re - rb));
+    std::swap(out, in);
   }
 }
 

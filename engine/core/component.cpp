@@ -1,6 +1,7 @@
 #include "engine/core/component.hpp"
 
 #include "engine/core/error.hpp"
+#include "engine/core/suggest.hpp"
 
 namespace laconic {
 
@@ -97,6 +98,16 @@ bool type_accepts(FieldType type, const Value& value) {
 
 }  // namespace
 
+std::string ComponentInfo::unknown_field(const std::string& field, bool suggest) const {
+  std::vector<std::string> known;
+  for (const auto& f : fields) known.push_back(f.name);
+  std::string list;
+  for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+  const std::string near = suggest ? closest_name(field, known) : "";
+  return str_cat("unknown field '", field, "' in ", kind, " '", name, "'",
+                 near.empty() ? "" : str_cat(" (did you mean '", near, "'?)"), "; known: ", list.empty() ? "(none)" : list);
+}
+
 ComponentSpec ComponentInfo::resolve(const ComponentSpec& spec) const {
   ComponentSpec out;
   out.kind = kind;
@@ -105,12 +116,7 @@ ComponentSpec ComponentInfo::resolve(const ComponentSpec& spec) const {
     const FieldSpec* match = nullptr;
     for (const auto& f : fields)
       if (f.name == field) match = &f;
-    if (match == nullptr) {
-      std::string known;
-      for (const auto& f : fields) known += (known.empty() ? "" : ", ") + f.name;
-      throw ConfigError(
-          str_cat("unknown field '", field, "' in ", kind, " '", name, "'; known: ", known.empty() ? "(none)" : known));
-    }
+    if (match == nullptr) throw ConfigError(unknown_field(field));
     if (std::holds_alternative<StepFunction>(value)) {
       if (!match->per_step)
         throw ConfigError(str_cat(name, ".", field, " must be ", field_type_phrase(match->type),

@@ -67,6 +67,11 @@ struct ComponentInfo {
   /// Checks field names and types and fills defaults. Unknown fields and wrong types are
   /// ConfigErrors that name the field, the value and what is valid.
   ComponentSpec resolve(const ComponentSpec& spec) const;
+
+  /// "unknown field 'rato' in compressor 'topk'; known: ratio, ...": what resolve() and the Lua
+  /// constructors say of a field it does not have; with `suggest`, the nearest field's name after
+  /// the component's ("... 'topk' (did you mean 'ratio'?); known: ...").
+  std::string unknown_field(const std::string& field, bool suggest = false) const;
 };
 
 }  // namespace laconic

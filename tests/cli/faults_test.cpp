@@ -484,6 +484,14 @@ TEST_CASE("damaged, foreign and archived databases are named with what to do", "
   const auto dir = make_temp_dir();
   write_file(dir + "/b.lua", tiny_experiment("b", "  max_steps = 4,\n"));
   REQUIRE(run_laconic(dir, "run b.lua --db b.db --quiet").status == 0);
+  // check --db marks the run the database holds FINISHED with the same configuration.
+  {
+    const auto checked = run_laconic(dir, "check b.lua --db b.db", 60);
+    CHECK(checked.status == 0);
+    CHECK_THAT(checked.out, Catch::Contains("b.db holds 1 of them FINISHED") && Catch::Contains("FINISHED in b.db"));
+    const auto changed = run_laconic(dir, "check b.lua --db b.db --set max_steps=5", 60);
+    CHECK_THAT(changed.out, Catch::Contains("b.db holds 0 of them FINISHED"));
+  }
 
   // Not a database at all.
   write_file(dir + "/notes.txt", std::string(8192, 'n'));
