@@ -16,6 +16,7 @@
 #include "engine/core/metric_keys.hpp"
 #include "reports/format.hpp"
 #include "storage/queries.hpp"
+#include "storage/run_facts.hpp"
 #include "storage/run_where.hpp"
 
 namespace laconic::cli {
@@ -103,8 +104,7 @@ int show_command(const std::string& db_path, std::int64_t run_id, const std::str
   facts.push_back({"ended", local_time(run.ended)});
   facts.push_back({"heartbeat", local_time(run.heartbeat)});
   const auto run_facts = storage::facts_of(*db, run.id);
-  const auto clock = run_facts.find("rank_clock");
-  const bool thread_cpu = clock != run_facts.end() && clock->second == "thread_cpu";
+  const bool thread_cpu = storage::rank_clock_of(run_facts) == storage::RankClock::ThreadCpu;
   facts.push_back({"wall time", human_seconds(run.wall_time) + " (measured: started to ended)"});
   facts.push_back({"laconic", run.laconic_version.empty() ? "-" : run.laconic_version});
   std::cout << "run " << run.id << ": " << run.name << "\n\n" << text_table({"", ""}, facts).substr(1) << "\n";

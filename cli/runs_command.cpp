@@ -20,6 +20,7 @@
 #include "reports/format.hpp"
 #include "reports/stats.hpp"
 #include "storage/queries.hpp"
+#include "storage/run_facts.hpp"
 #include "storage/run_where.hpp"
 #include "storage/statement.hpp"
 
@@ -188,6 +189,21 @@ bool has_tags(const storage::RunRow& run, const std::vector<std::string>& tags) 
   });
 }
 
+// Under the table, when some listed runs trained on thread ranks: their epoch and step times are on
+// the derived clock (storage::RankClock::ThreadCpu), which measured_wall is not.
+void print_thread_rank_note(storage::Database& db, const std::vector<storage::RunRow>& runs) {
+  const auto clocks = storage::rank_clocks_of_runs(db);
+  const auto on_threads = std::count_if(runs.begin(), runs.end(), [&](const storage::RunRow& run) {
+    const auto it = clocks.find(run.id);
+    return it != clocks.end() && it->second == storage::RankClock::ThreadCpu;
+  });
+  if (on_threads == 0) return;
+  std::cout << "measured_wall: each run's elapsed time on this machine. " << on_threads << " of " << runs.size()
+            << " runs trained on thread ranks: their epoch and step times are derived from each rank's CPU "
+               "time (laconic show ID names each clock), and the report's times to target are derived or "
+               "projected, not this.\n";
+}
+
 // One listing of the runs, as `laconic runs` prints it once (or at every redraw of --watch).
 void print_runs(storage::Database& database, const RunsArgs& args, Format format) {
   storage::Database* db = &database;
@@ -241,7 +257,9 @@ void print_runs(storage::Database& database, const RunsArgs& args, Format format
     oversubscribed = storage::fact_of_runs(*db, "oversubscribed");
     busy = storage::fact_of_runs(*db, "host_demand");
   }
-  header.push_back("wall");
+  // The run's elapsed time on this machine, start to end: not the step or epoch times, which on
+  // thread ranks are derived (a note under the table says so).
+  header.push_back("measured_wall");
   const bool any_tags = std::any_of(runs.begin(), runs.end(), [](const auto& r) { return !r.tags.empty(); });
   if (any_tags) header.push_back("tags");
   for (const auto& column : extra) header.push_back(column.label());
@@ -274,6 +292,7 @@ void print_runs(storage::Database& database, const RunsArgs& args, Format format
     writer.row(cells);
   }
   writer.finish();
+  print_thread_rank_note(*db, runs);
 }
 
 }  // namespace

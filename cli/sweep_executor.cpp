@@ -16,6 +16,7 @@
 #include "engine/train/checkpoint_files.hpp"
 #include "reports/format.hpp"
 #include "storage/queries.hpp"
+#include "storage/run_facts.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -113,7 +114,8 @@ void SweepExecutor::record_host_facts(std::int64_t run_id, const ResolvedRun& re
   // nothing from what they measure (engine/core/rank_clock.hpp).
   const bool threads = resolved.thread_ranks();
   const bool oversubscribed = sweep_ ? sweep_->oversubscribed() : ranks > cores && !threads;
-  writes_.fact(run_id, "rank_clock", threads ? "thread_cpu" : "wall");
+  writes_.fact(run_id, storage::kRankClockFact,
+               storage::rank_clock_text(threads ? storage::RankClock::ThreadCpu : storage::RankClock::Wall));
   // What paths the run's configuration holds relatively (files relative to an experiment given
   // as a relative path) are relative to: reports read a hardware profile through it.
   writes_.fact(run_id, "working_directory", std::filesystem::current_path().string());

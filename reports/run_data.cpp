@@ -8,6 +8,7 @@
 #include "engine/core/metric_keys.hpp"
 #include "reports/stats.hpp"
 #include "storage/queries.hpp"
+#include "storage/run_facts.hpp"
 #include "storage/statement.hpp"
 
 namespace laconic::reports {
@@ -276,8 +277,7 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   const auto facts = storage::facts_of(db, run.id);
   const auto fact = facts.find("oversubscribed");
   data.oversubscribed = fact != facts.end() && fact->second == "true";
-  const auto clock = facts.find("rank_clock");
-  data.thread_ranks = clock != facts.end() && clock->second == "thread_cpu";
+  data.thread_ranks = storage::rank_clock_of(facts) == storage::RankClock::ThreadCpu;
   data.host_load = host_load_of(facts);
   data.clock_offset_error = clock_offset_error_of(facts);
   if (const auto cwd = facts.find("working_directory"); cwd != facts.end()) data.working_directory = cwd->second;

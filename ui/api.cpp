@@ -10,6 +10,7 @@
 #include "reports/answer.hpp"
 #include "reports/report_model.hpp"
 #include "storage/queries.hpp"
+#include "storage/run_facts.hpp"
 #include "storage/run_status.hpp"
 #include "storage/run_where.hpp"
 #include "storage/statement.hpp"
@@ -201,8 +202,7 @@ json step_time_json(storage::Database& db, std::int64_t run_id) {
     workers.push_back(parts);
   }
   const auto facts = storage::facts_of(db, run_id);
-  const auto clock = facts.find("rank_clock");
-  return {{"workers", workers}, {"thread_ranks", clock != facts.end() && clock->second == "thread_cpu"}};
+  return {{"workers", workers}, {"thread_ranks", storage::rank_clock_of(facts) == storage::RankClock::ThreadCpu}};
 }
 
 namespace {

@@ -461,6 +461,11 @@ test("curves take x as the time measured, derived or projected, each named as su
   const offered = await page.locator(".bar select").nth(1).locator("option").evaluateAll((os) => os.map((o) => [o.value, o.title]));
   assert.deepEqual(offered.map(([v]) => v), ["step", "epoch", "wall", "projected", "bytes"]);
   assert.match(offered.find(([v]) => v === "wall")[1], /, measured$/);
+  // Process ranks: a measured and a projected bar per rank, and no note on derived times.
+  await page.waitForFunction(() => [...document.querySelectorAll("td")].some((td) => /^worker 0, /.test(td.innerText)));
+  assert.deepEqual((await page.locator("table tr td:first-child").allInnerTexts()).filter((t) => /^worker \d/.test(t)),
+                   ["worker 0, measured", "worker 0, projected", "worker 1, measured", "worker 1, projected"]);
+  assert.equal(await page.locator(".dashboard .clock-note").count(), 0);
   assert.deepEqual(page.errors, []);
   await page.close();
   // Run 2, thread ranks: its records' time is derived, and says so.
@@ -469,6 +474,11 @@ test("curves take x as the time measured, derived or projected, each named as su
   panel = await xOfPanel(page, "train_loss");
   assert.equal(panel.label, "seconds, derived (thread ranks)");
   assert.ok((await page.locator(".dashboard h3").allInnerTexts()).includes("Time per step, derived (thread ranks)"));
+  // It says why its derived and projected panels agree, and draws one step bar per rank, derived.
+  assert.match(await page.locator(".dashboard .clock-note").innerText(), /derived .* communicate projected onto the run's link/);
+  const stepRows = async (p) => (await p.locator("table tr td:first-child").allInnerTexts()).filter((t) => /^(worker|server) \d/.test(t));
+  await page.waitForFunction(() => [...document.querySelectorAll("td")].some((td) => /^worker 0, /.test(td.innerText)));
+  assert.deepEqual(await stepRows(page), ["worker 0, derived", "worker 1, derived"]);
   // The big chart below names it in full.
   assert.equal(await page.locator(".curve .chart").evaluate((box) => box.plot.axes[0].label),
                "seconds since the run started, derived (thread ranks)");

@@ -16,6 +16,10 @@ const GROUPS = [
   ["Other", () => true],
 ];
 const MAX_WORKERS = 4;
+// Why a thread-rank run's derived and projected panels look alike.
+const DERIVED_NOTE = "Ranks as threads: each step's time is derived (compute and compress each thread's CPU time, " +
+  "communicate projected onto the run's link), so these panels and the projected ones below show nearly the same " +
+  "times; neither is a wall-clock measurement (docs/network-model.md).";
 
 function groupOf(key) {
   return GROUPS.findIndex(([, test]) => test(key));
@@ -38,11 +42,12 @@ export async function dashboard(box, run, x, pick) {
   const derived = run.facts?.rank_clock === "thread_cpu";
   const sections = GROUPS.map(([title]) => ({
     title: derived ? title.replace("Time per step, measured", "Time per step, derived (thread ranks)") : title,
+    note: derived && title.startsWith("Time per step, measured") ? DERIVED_NOTE : null,
     panels: [] }));
   keys.forEach((key, i) => sections[groupOf(key)].panels.push({ key, series: fetched[i] }));
   for (const section of sections.filter((s) => s.panels.length)) {
     const grid = el("div", { class: "panels" });
-    add(box, el("h3", {}, section.title), grid);
+    add(box, el("h3", {}, section.title), section.note ? el("p", { class: "muted clock-note" }, section.note) : null, grid);
     for (const { key, series } of section.panels) drawPanel(grid, run, key, series, x, pick);
   }
 }

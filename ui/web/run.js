@@ -116,12 +116,13 @@ export async function runPage(main) {
     const steps = await api(`/api/runs/${id}/step_time`);
     clear(stepBox);
     if (steps.thread_ranks)
-      add(stepBox, el("p", { class: "muted" }, "Ranks as threads: compute and compress are each thread's CPU time, wait derived, communicate projected (docs/network-model.md)."));
+      add(stepBox, el("p", { class: "muted" }, "Ranks as threads: compute and compress are each thread's CPU time, wait derived, communicate projected (docs/network-model.md); one bar per rank, as its measured and projected bars would be the same."));
     const rows = [];
     for (const w of steps.workers) {
       const role = w.worker >= (run.config.workers ?? Infinity) ? "server" : "worker";
-      rows.push({ label: `${role} ${w.worker}, measured`, parts: { compute: w.compute, compress: w.compress, wait: w.wait, communicate: w.communicate_measured } });
-      if (w.communicate_projected !== null)
+      const clock = steps.thread_ranks ? "derived" : "measured";
+      rows.push({ label: `${role} ${w.worker}, ${clock}`, parts: { compute: w.compute, compress: w.compress, wait: w.wait, communicate: w.communicate_measured } });
+      if (w.communicate_projected !== null && !steps.thread_ranks)
         rows.push({ label: `${role} ${w.worker}, projected`, parts: { compute: w.compute, compress: w.compress, wait: w.wait, communicate: w.communicate_projected } });
     }
     if (!rows.length) return add(stepBox, el("p", { class: "muted" }, run.status === "RUNNING" ? "No step times recorded yet." : "No step times recorded."));
