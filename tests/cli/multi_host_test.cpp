@@ -19,6 +19,7 @@
 #include "net_hosts.hpp"
 #include "storage/database.hpp"
 #include "storage/statement.hpp"
+#include "skip.hpp"
 
 using namespace laconic;
 using namespace laconic::testing;
@@ -115,11 +116,10 @@ int free_port() {
 }  // namespace
 
 TEST_CASE("torchrun on two hosts records a finished sweep with every rank's metrics and one host's losses",
-          "[cli][e2e][multihost]") {
+          "[cli][e2e][multihost][needs-root]") {
   NetHosts hosts(2);
   if (!hosts.ok()) {
-    WARN("network namespaces cannot be made here, so no hosts to launch on: " << hosts.why());
-    return;
+    LACONIC_SKIP("network namespaces cannot be made here, so no hosts to launch on: " << hosts.why());
   }
   REQUIRE(std::system("command -v torchrun >/dev/null") == 0);  // Debian's python3-torch (setup script)
   const auto dir = make_temp_dir();
@@ -151,11 +151,10 @@ TEST_CASE("torchrun on two hosts records a finished sweep with every rank's metr
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("the explicit flags run a sweep across two hosts, rank 0 serving the TCP store", "[cli][e2e][multihost]") {
+TEST_CASE("the explicit flags run a sweep across two hosts, rank 0 serving the TCP store", "[cli][e2e][multihost][needs-root]") {
   NetHosts hosts(2);
   if (!hosts.ok()) {
-    WARN("network namespaces cannot be made here: " << hosts.why());
-    return;
+    LACONIC_SKIP("network namespaces cannot be made here: " << hosts.why());
   }
   const auto dir = make_temp_dir();
   write_file(dir + "/exp.lua", sweep("flags", 2));
@@ -348,11 +347,10 @@ TEST_CASE("a rank stopped by Ctrl-C or SIGTERM while it waits for the others say
 }
 
 TEST_CASE("a host whose processes die fails the run within its timeout and leaves no laconic process",
-          "[cli][e2e][multihost][slow]") {
+          "[cli][e2e][multihost][slow][needs-root]") {
   NetHosts hosts(2);
   if (!hosts.ok()) {
-    WARN("network namespaces cannot be made here: " << hosts.why());
-    return;
+    LACONIC_SKIP("network namespaces cannot be made here: " << hosts.why());
   }
   REQUIRE(std::system("command -v torchrun >/dev/null") == 0);
   const auto dir = make_temp_dir();
@@ -390,11 +388,10 @@ TEST_CASE("a host whose processes die fails the run within its timeout and leave
 }
 
 TEST_CASE("a rank cut off from rank 0 exits within its run's timeout and the stated grace",
-          "[cli][e2e][multihost][slow]") {
+          "[cli][e2e][multihost][slow][needs-root]") {
   NetHosts hosts(2);
   if (!hosts.ok()) {
-    WARN("network namespaces cannot be made here: " << hosts.why());
-    return;
+    LACONIC_SKIP("network namespaces cannot be made here: " << hosts.why());
   }
   const auto dir = make_temp_dir();
   write_file(dir + "/cut.lua", sweep("cut", 2, "epochs = 1000, timeout = 10,"));  // far longer than the test

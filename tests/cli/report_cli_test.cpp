@@ -9,6 +9,7 @@
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
 #include "tests/reports/fixture.hpp"
+#include "skip.hpp"
 
 using namespace laconic;
 using namespace laconic::testing;
@@ -50,11 +51,9 @@ int figures_in(const std::filesystem::path& dir) {
 
 }  // namespace
 
-TEST_CASE("laconic report draws every figure whatever the output path, relative or not", "[cli][report]") {
-  if (!gnuplot_available()) {
-    WARN("gnuplot is not installed (the test setup installs gnuplot-nox); nothing to draw with");
-    return;
-  }
+TEST_CASE("laconic report draws every figure whatever the output path, relative or not", "[cli][report][needs-gnuplot]") {
+  if (!gnuplot_available())
+    LACONIC_SKIP("gnuplot is not installed (the test setup installs gnuplot-nox); nothing to draw with");
   const auto dir = make_temp_dir();
   std::filesystem::create_directories(dir + "/work dir");
   const std::string work = dir + "/work dir";
@@ -122,11 +121,10 @@ CommandResult check_in_chromium(const std::string& dir, const std::string& page,
 
 }  // namespace
 
-TEST_CASE("headless Chromium shows every figure of a report, and tells a report without them", "[cli][report]") {
-  if (!gnuplot_available() || !chromium_available()) {
-    WARN("gnuplot or chromium is not installed (the test setup installs both); the page is not opened");
-    return;
-  }
+TEST_CASE("headless Chromium shows every figure of a report, and tells a report without them",
+          "[cli][report][needs-chromium]") {
+  if (!gnuplot_available() || !chromium_available())
+    LACONIC_SKIP("gnuplot or chromium is not installed (the test setup installs both); the page is not opened");
   const auto dir = make_temp_dir();
   record_two_runs(dir + "/runs.db");
   REQUIRE(run_laconic(dir, "report figs --db runs.db", 120).status == 0);
@@ -146,7 +144,7 @@ TEST_CASE("headless Chromium shows every figure of a report, and tells a report 
 }
 
 TEST_CASE("the quickstart as the README runs it: a log with progress, a report with six drawn figures",
-          "[cli][report][quickstart][slow]") {
+          "[cli][report][quickstart][slow][needs-chromium]") {
   const auto dir = make_temp_dir();
   std::filesystem::create_directories(dir + "/experiments");
   std::filesystem::copy_file(std::string(LACONIC_SOURCE_DIR) + "/experiments/quickstart.lua",
@@ -196,7 +194,7 @@ TEST_CASE("the quickstart as the README runs it: a log with progress, a report w
     if (below) CHECK_THAT(answer, !Catch::Contains("use topk"));
   }
   if (!chromium_available()) {
-    WARN("chromium is not installed (the test setup installs it); the page is not opened");
+    LACONIC_SKIP_PART("chromium is not installed (the test setup installs it); the page is not opened");
   } else {
     const auto r = check_in_chromium(dir, "laconic-reports/quickstart/index.html", 6);
     INFO(r.out);

@@ -9,6 +9,7 @@
 
 #include "reports/report.hpp"
 #include "tests/reports/fixture.hpp"
+#include "skip.hpp"
 
 using namespace laconic;
 using namespace laconic::reports;
@@ -42,11 +43,9 @@ std::unique_ptr<storage::Database> hostile_database(const TempDir& dir) {
 
 }  // namespace
 
-TEST_CASE("every figure is drawn as a non-empty SVG and PNG, the PNG embedded in index.html", "[reports][figures]") {
-  if (!gnuplot_available()) {
-    WARN("gnuplot is not installed; figures cannot be drawn here");
-    return;
-  }
+TEST_CASE("every figure is drawn as a non-empty SVG and PNG, the PNG embedded in index.html",
+          "[reports][figures][needs-gnuplot]") {
+  if (!gnuplot_available()) LACONIC_SKIP("gnuplot is not installed; figures cannot be drawn here");
   TempDir dir("figures-drawn");
   auto db = hostile_database(dir);
   const auto paths = write_report(*db, "<b>figures</b>", dir.file("out"));
@@ -144,11 +143,8 @@ class WorkingDirectory {
 
 }  // namespace
 
-TEST_CASE("a relative output directory with spaces gets every figure drawn", "[reports][figures]") {
-  if (!gnuplot_available()) {
-    WARN("gnuplot is not installed; nothing to draw with");
-    return;
-  }
+TEST_CASE("a relative output directory with spaces gets every figure drawn", "[reports][figures][needs-gnuplot]") {
+  if (!gnuplot_available()) LACONIC_SKIP("gnuplot is not installed; nothing to draw with");
   TempDir dir("figures-relative");
   auto db = hostile_database(dir);
   WorkingDirectory cwd(dir.file(""));

@@ -9,6 +9,7 @@
 
 #include "reports/report.hpp"
 #include "tests/reports/fixture.hpp"
+#include "skip.hpp"
 
 using namespace laconic;
 using namespace laconic::reports;
@@ -71,11 +72,9 @@ void record_golden(storage::Database& db) {
 
 }  // namespace
 
-TEST_CASE("report.md of a fixed database matches the golden file", "[reports][golden]") {
-  if (std::system("gnuplot -e 'exit' >/dev/null 2>&1") != 0) {
-    WARN("gnuplot is not installed; the golden report names drawn figures, so it is not compared");
-    return;
-  }
+TEST_CASE("report.md of a fixed database matches the golden file", "[reports][golden][needs-gnuplot]") {
+  if (std::system("gnuplot -e 'exit' >/dev/null 2>&1") != 0)
+    LACONIC_SKIP("gnuplot is not installed; the golden report names drawn figures, so it is not compared");
   TempDir dir("golden");
   auto db = storage::Database::open(dir.file("runs.db"));
   record_golden(*db);

@@ -18,6 +18,7 @@
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
 #include <catch2/catch.hpp>
+#include "skip.hpp"
 
 using namespace laconic;
 using laconic::testing::TempDir;
@@ -301,17 +302,15 @@ TEST_CASE("a training loss that turns NaN or explodes ends the run with Diverged
   }
 }
 
-TEST_CASE("a checkpoint write that fails on a full disk leaves no temporary file", "[train][checkpoint]") {
+TEST_CASE("a checkpoint write that fails on a full disk leaves no temporary file", "[train][checkpoint][needs-root]") {
   if (::geteuid() != 0) {
-    WARN("not root: no small tmpfs to fill; the full-disk case is not run");
-    return;
+    LACONIC_SKIP("not root: no small tmpfs to fill; the full-disk case is not run");
   }
   const auto dir = std::filesystem::temp_directory_path() / ("laconic-full-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=64k") != 0) {
     std::filesystem::remove_all(dir);
-    WARN("cannot mount a tmpfs here; the full-disk case is not run");
-    return;
+    LACONIC_SKIP("cannot mount a tmpfs here; the full-disk case is not run");
   }
   const std::string path = (dir / "rank-0.step-1.ckpt").string();
   CHECK_THROWS_WITH(laconic::train::write_file_atomically(path, std::vector<std::uint8_t>(1 << 20, 7)),
