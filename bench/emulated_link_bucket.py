@@ -9,7 +9,7 @@ when the emulation works as meant. Needs root.
 
 usage: bench/emulated_link_bucket.py [REPS]      (default 20; about a minute and a half here)
 
-Each row is one shaping: laconic's (cli/emulated_network.cpp: link_shaping), two it had before
+Each row is one shaping: laconic's (controller/emulated_network.cpp: link_shaping), two it had before
 (a floor of 16 kB under the bucket, 1.3 ms of 100 Mbit/s; a bucket of 1 ms with TCP's own
 packets, up to 64 kB through a veth pair), and TCP's packets cut to 1500 bytes (GSO off).
 """
@@ -94,7 +94,7 @@ def measure():
     return {int(k): v for k, v in json.loads(sender.stdout).items()}
 
 
-def link_shaping(rate):  # cli/emulated_network.cpp's rule
+def link_shaping(rate):  # controller/emulated_network.cpp's rule
     frame = 1514
     burst = max(3 * frame, rate // 8 // 5000)
     return burst, min(max(burst // 2, 2 * frame), 65536)

@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/host_load.hpp"
 #include "cli/output.hpp"
-#include "cli/probe_watch.hpp"
-#include "cli/run_command.hpp"
+#include "controller/host_load.hpp"
+#include "controller/probe_watch.hpp"
+#include "controller/run_sweep.hpp"
 #include "engine/catalog.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/units.hpp"
@@ -447,7 +447,7 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
     std::cout << "laconic advise: '" << args.file << "' sweeps no compressor; advising on the default candidates: "
               << std::string(kDefaultCandidates).substr(std::string("compressor=").size()) << "\n";
   }
-  const std::string placement = probe_placement(args.placement, args.workers, host_cores());
+  const std::string placement = probe_placement(args.placement, args.workers, controller::host_cores());
   const std::string name = advise_experiment_name(plan.runs.front().experiment, args.workers, args.link, placement);
 
   const std::optional<HardwareProfile> given =
@@ -461,7 +461,7 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
     return check_advice(args, advice, *db);
   }
 
-  RunArgs run;
+  controller::SweepOptions run;
   run.file = args.file;
   run.overrides = probe_overrides(candidates, name, placement);
   load.overrides = run.overrides;
@@ -475,7 +475,7 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   run.force = true;   // a file given another candidate: the others' probes still count
   run.stop_reason = "stopped by laconic advise: its --budget was spent, or Ctrl-C / SIGTERM";
   run.resume_hint = false;  // asked again, advise continues its probes itself
-  run.drop_check = ProbeWatch(args.db, name, link, steps, args.evaluations, args.target);
+  run.drop_check = controller::ProbeWatch(args.db, name, link, steps, args.evaluations, args.target);
   run.train_order = probe_order;
   run.quiet = args.quiet;
   run.executable = args.executable;
@@ -485,7 +485,7 @@ int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop) {
   {
     BudgetForecast forecast(args.db, name, probes.runs.size(), budget, args.budget);
     BudgetWatch watch(budget, stop, probe_stop, &forecast);
-    run_command(run, probe_stop);
+    controller::run_sweep(run, probe_stop);
     spent = watch.spent();
   }
   const double used = std::chrono::duration<double>(Clock::now() - started).count();

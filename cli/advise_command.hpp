@@ -64,7 +64,7 @@ std::string probe_placement(const std::string& requested, std::int64_t workers, 
 /// The --set list that turns the experiment's runs into advise's probes placed as `placement`.
 std::vector<std::string> probe_overrides(const AdviseArgs& args, const std::string& name, const std::string& placement);
 
-/// The order advise trains its probes in (RunArgs::train_order): seed by seed, every candidate's
+/// The order advise trains its probes in (SweepOptions::train_order): seed by seed, every candidate's
 /// first probe before any second one (the host's drift then lands on every candidate alike), and
 /// in each round the baseline's first (as the reports decide it from the run's configuration),
 /// since early dropping measures the others against it.

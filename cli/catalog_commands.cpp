@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/run_selection.hpp"
 #include "engine/catalog.hpp"
 #include "engine/core/error.hpp"
 #include "lua/experiment.hpp"
@@ -31,36 +32,6 @@ int list_command(const std::string& kind) {
   return 0;
 }
 
-std::vector<std::size_t> select_runs(const lua::ExperimentPlan& plan, const std::string& file,
-                                     const std::string& only) {
-  std::vector<std::size_t> selected;
-  for (std::size_t i = 0; i < plan.runs.size(); ++i)
-    if (only.empty() || plan.runs[i].name.find(only) != std::string::npos) selected.push_back(i);
-  if (selected.empty()) throw ConfigError(str_cat("no run of '", file, "' has a name containing '", only, "'"));
-  return selected;
-}
-
-void check_runs(const engine::EngineCatalog& catalog, const lua::ExperimentPlan& plan,
-                const std::vector<std::size_t>& selected) {
-  std::set<std::string> checked;
-  for (std::size_t i : selected) {
-    const RunConfig& run = plan.runs[i];
-    // What check_run looks at: runs that differ only in their seed or repetition are checked once.
-    nlohmann::json checked_part = run.to_json();
-    for (const char* key : {"name", "seed", "repetition", "swept"}) checked_part.erase(key);
-    if (!checked.insert(checked_part.dump()).second) continue;
-    try {
-      catalog.check_run(run);
-    } catch (Error& e) {
-      // "exp.lua:7: run 1 (...): ...": the model's constructor is where the fix goes.
-      std::string location = plan.location_of(run.model);
-      while (!location.empty() && (location.back() == ' ' || location.back() == ':')) location.pop_back();
-      e.add_context(str_cat(location.empty() ? "" : location + ": ", "run ", i + 1, " (", run.name, ")"));
-      throw;
-    }
-  }
-}
-
 namespace {
 
 // The runs of `experiment` FINISHED in `db_path` with the configuration each would train with
@@ -83,8 +54,8 @@ int check_command(const std::string& file, const std::string& only, CheckListing
   lua::LoadOptions options;
   options.overrides = overrides;
   auto plan = lua::load_experiment(file, catalog, options);
-  const auto selected = select_runs(plan, file, only);
-  check_runs(catalog, plan, selected);
+  const auto selected = controller::select_runs(plan, file, only);
+  controller::check_runs(catalog, plan, selected);
   if (listing == CheckListing::Names) {
     for (std::size_t i : selected) std::cout << plan.runs[i].name << "\n";
     return 0;

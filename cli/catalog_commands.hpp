@@ -30,13 +30,5 @@ enum class CheckListing {
 int check_command(const std::string& file, const std::string& only = "", CheckListing listing = CheckListing::Summary,
                   const std::vector<std::string>& overrides = {}, const std::string& db_path = "");
 
-/// Indices of the runs of `plan` whose name contains `only` (all when empty); ConfigError when
-/// none does.
-std::vector<std::size_t> select_runs(const lua::ExperimentPlan& plan, const std::string& file, const std::string& only);
-
-/// ConfigError, naming the run, unless each selected run's model fits its dataset (classes,
-/// bptt, example shape); each distinct (dataset, model) pair is checked once.
-void check_runs(const engine::EngineCatalog& catalog, const lua::ExperimentPlan& plan,
-                const std::vector<std::size_t>& selected);
 
 }  // namespace laconic::cli

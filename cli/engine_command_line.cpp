@@ -20,7 +20,7 @@ CLI::Validator openable_experiment() {
       "FILE");
 }
 
-void add_run_options(CLI::App* run, RunArgs& args) {
+void add_run_options(CLI::App* run, controller::SweepOptions& args) {
   run->add_option("file", args.file, "experiment file (.lua)")->required()->check(openable_experiment());
   run->add_flag("--resume", args.resume,
                 "run only what is missing or unfinished: skip runs FINISHED with an identical "
@@ -104,8 +104,8 @@ void add_run_commands(CLI::App& app, Commands& commands, const EngineCommands& e
 
   auto* worker = app.add_subcommand("worker", "one worker process of a run (started by `run`)");
   worker->group("");  // internal: hidden from --help
-  auto worker_args = std::make_shared<WorkerArgs>();
-  add_worker_options(*worker, *worker_args);
+  auto worker_args = std::make_shared<controller::WorkerArgs>();
+  controller::add_worker_options(*worker, *worker_args);
   commands.push_back({worker, [worker_args, engine] { return engine.worker(*worker_args); }});
 }
 

@@ -10,16 +10,16 @@
 #include "cli/advise_command.hpp"
 #include "cli/catalog_commands.hpp"
 #include "cli/command_line.hpp"
-#include "cli/launch_environment.hpp"
-#include "cli/run_command.hpp"
-#include "cli/worker_args.hpp"
+#include "controller/launch_environment.hpp"
+#include "controller/run_sweep.hpp"
+#include "controller/worker_args.hpp"
 
 namespace laconic::cli {
 
 /// `laconic run`'s command line.
 struct RunCommandLine {
-  RunArgs run;
-  LaunchFlags launch;
+  controller::SweepOptions run;
+  controller::LaunchFlags launch;
   bool single_host = false;  ///< ignore a launcher's variables
   std::int64_t repeat = 0;   ///< --repeat N: runs_per_seed = N; 0 = not given
 };
@@ -40,7 +40,7 @@ struct CheckArgs {
 /// exec of laconic-engine with the same arguments.
 struct EngineCommands {
   std::function<int(RunCommandLine&)> run;
-  std::function<int(const WorkerArgs&)> worker;
+  std::function<int(const controller::WorkerArgs&)> worker;
   std::function<int(const ListArgs&)> list;
   std::function<int(const CheckArgs&)> check;
   std::function<int(AdviseArgs&)> advise;

@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "cli/engine_command_line.hpp"
-#include "cli/worker_command.hpp"
+#include "controller/worker_command.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -37,12 +37,12 @@ int run(RunCommandLine& line, const std::string& executable) {
   action.sa_handler = request_stop;
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
-  RunArgs& args = line.run;
+  controller::SweepOptions& args = line.run;
   if (line.repeat > 0) args.overrides.push_back("runs_per_seed=" + std::to_string(line.repeat));
   if (args.dry_run) return check_command(args.file, args.only, CheckListing::Summary, args.overrides);
-  if (!line.single_host) args.launched = detect_launch(process_environment(), line.launch);
+  if (!line.single_host) args.launched = controller::detect_launch(controller::process_environment(), line.launch);
   args.executable = executable;
-  return run_command(args, g_stop);
+  return controller::run_sweep(args, g_stop);
 }
 
 int advise(AdviseArgs& args, const std::string& executable) {
@@ -60,7 +60,7 @@ EngineCommands engine_commands(char** argv) {
   const std::string executable = self_executable(argv[0]);
   return {
       .run = [executable](RunCommandLine& line) { return run(line, executable); },
-      .worker = worker_command,
+      .worker = controller::worker_command,
       .list = [](const ListArgs& a) { return a.markdown ? list_markdown_command() : list_command(singular(a.kind)); },
       .check = [](const CheckArgs& a) { return check_command(a.file, a.only, a.listing, a.overrides, a.db); },
       .advise = [executable](AdviseArgs& a) { return advise(a, executable); },

@@ -10,18 +10,6 @@
 
 namespace laconic::cli {
 
-std::string human_seconds(double seconds) {
-  char buf[32];
-  if (std::isnan(seconds)) return "-";
-  if (seconds < 60) {
-    std::snprintf(buf, sizeof buf, "%.1fs", seconds);
-  } else {
-    auto minutes = static_cast<long>(seconds / 60);
-    std::snprintf(buf, sizeof buf, "%ldm%02lds", minutes, static_cast<long>(seconds) - minutes * 60);
-  }
-  return buf;
-}
-
 std::string local_time(double unix_seconds) {
   if (std::isnan(unix_seconds)) return "-";
   const auto seconds = static_cast<std::time_t>(unix_seconds);
@@ -32,17 +20,9 @@ std::string local_time(double unix_seconds) {
   return buf;
 }
 
-std::string significant(double value, int digits) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, value);
-  return buf;
-}
-
 std::string metric_text(const std::string& key, double value) {
   if (keys::is_byte_key(key) && std::isfinite(value)) return reports::human_bytes(value);
-  return significant(value);
+  return reports::significant_digits(value);
 }
 
 std::string text_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {

@@ -10,7 +10,7 @@
 #include <iostream>
 
 #include "cli/engine_command_line.hpp"
-#include "cli/pinned_threads.hpp"
+#include "controller/pinned_threads.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -41,15 +41,15 @@ EngineCommands engine_commands(char** argv) {
             // A controller's workers are its forks: one thread each for OpenMP and BLAS, which size
             // their pools when LibTorch is loaded, before laconic-engine's main()
             // (docs/architecture.md).
-            for (const char* name : kPinnedThreadVariables) ::setenv(name, "1", 1);
+            for (const char* name : controller::kPinnedThreadVariables) ::setenv(name, "1", 1);
             return exec_engine(argv);
           },
-      .worker = [argv](const WorkerArgs&) { return exec_engine(argv); },
+      .worker = [argv](const controller::WorkerArgs&) { return exec_engine(argv); },
       .list = [argv](const ListArgs&) { return exec_engine(argv); },
       .check = [argv](const CheckArgs&) { return exec_engine(argv); },
       .advise =
           [argv](AdviseArgs&) {
-            for (const char* name : kPinnedThreadVariables) ::setenv(name, "1", 1);  // as for run
+            for (const char* name : controller::kPinnedThreadVariables) ::setenv(name, "1", 1);  // as for run
             return exec_engine(argv);
           },
   };

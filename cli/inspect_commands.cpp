@@ -105,7 +105,7 @@ int show_command(const std::string& db_path, std::int64_t run_id, const std::str
   facts.push_back({"heartbeat", local_time(run.heartbeat)});
   const auto run_facts = storage::facts_of(*db, run.id);
   const bool thread_cpu = storage::rank_clock_of(run_facts) == storage::RankClock::ThreadCpu;
-  facts.push_back({"wall time", human_seconds(run.wall_time) + " (measured: started to ended)"});
+  facts.push_back({"wall time", reports::human_seconds(run.wall_time) + " (measured: started to ended)"});
   facts.push_back({"laconic", run.laconic_version.empty() ? "-" : run.laconic_version});
   std::cout << "run " << run.id << ": " << run.name << "\n\n" << text_table({"", ""}, facts).substr(1) << "\n";
 
@@ -161,7 +161,7 @@ int show_command(const std::string& db_path, std::int64_t run_id, const std::str
     std::vector<std::string> row{std::to_string(e.epoch + 1), reports::fixed(e.test_accuracy, 4),
                                  reports::fixed(e.test_loss, 4)};
     if (perplexity) row.push_back(reports::fixed(e.test_perplexity, 2));
-    row.insert(row.end(), {reports::fixed(e.epoch_train_loss, 4), human_seconds(e.epoch_time),
+    row.insert(row.end(), {reports::fixed(e.epoch_train_loss, 4), reports::human_seconds(e.epoch_time),
                            reports::human_bytes(e.bytes_sent), reports::ratio(e.bytes_dense, e.bytes_sent)});
     rows.push_back(std::move(row));
   }
@@ -242,7 +242,7 @@ void add_result_rows(const std::vector<storage::RunRow>& runs,
     ratios.push_back(run.bytes_sent > 0 ? run.bytes_dense / run.bytes_sent : std::nan(""));
   }
   // Tables are for reading (bytes in kB/MB/GB, 4 significant digits); csv and json carry exact values.
-  add_number_row(rows, "wall_time", walls, exact ? number_text : human_seconds);
+  add_number_row(rows, "wall_time", walls, exact ? number_text : reports::human_seconds);
   add_number_row(rows, "compression_ratio", ratios, [exact](double v) {
     if (exact) return number_text(v);
     return std::isnan(v) ? std::string("-") : reports::fixed(v, 2) + "x";

@@ -61,19 +61,4 @@ int salvage_command(const std::string& damaged, const std::string& out) {
   return 0;
 }
 
-void replay_journals(storage::Database& db, const std::string& database) {
-  for (const auto& path : storage::find_journals(database)) {
-    const storage::Journal journal = storage::read_journal(path);
-    try {
-      const std::size_t rows = storage::replay_journal(db, journal, path);
-      std::cout << "laconic: replayed the recovery journal " << path << ": " << rows << " metric rows, "
-                << journal.statuses.size() << " run statuses, " << journal.facts.size() << " facts\n";
-    } catch (const ConfigError& e) {
-      // Replayed before (by `laconic recover`, whose rename failed): nothing left to do.
-      if (std::string(e.what()).find("was already replayed") == std::string::npos) throw;
-    }
-    storage::mark_replayed(path);
-  }
-}
-
 }  // namespace laconic::cli

@@ -15,8 +15,4 @@ int recover_command(const std::string& journal, const std::string& db);
 /// database into the new file OUT (storage/salvage.hpp) and says what it copied and lost.
 int salvage_command(const std::string& damaged, const std::string& out);
 
-/// Replays every recovery journal of `database` not yet replayed, printing one line per
-/// journal, and marks each replayed (what `laconic run --resume` does first).
-void replay_journals(storage::Database& db, const std::string& database);
-
 }  // namespace laconic::cli

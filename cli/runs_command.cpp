@@ -281,7 +281,7 @@ void print_runs(storage::Database& database, const RunsArgs& args, Format format
       const auto demand = busy.find(run.id);
       cells.push_back(text_cell(demand == busy.end() ? "-" : demand->second + " cores"));
     }
-    cells.push_back(text_cell(human_seconds(run.wall_time)));
+    cells.push_back(text_cell(reports::human_seconds(run.wall_time)));
     if (any_tags) cells.push_back(text_cell(run.tags.empty() ? "-" : join_words(run.tags)));
     for (const auto& column : extra) {
       const auto& values = extra_values[column.key];

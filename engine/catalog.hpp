@@ -62,7 +62,7 @@ class EngineCatalog : public Catalog {
   std::optional<double> preload_data(const RunConfig& config) const;
 
   /// The run's link when it is to be emulated (network = link { emulate = true }): the
-  /// controller then builds it (cli/emulated_network.hpp). Nothing otherwise.
+  /// controller then builds it (controller/emulated_network.hpp). Nothing otherwise.
   std::optional<comm::LinkOptions> emulated_link(const RunConfig& config) const;
 
   /// Ranks a run has: its workers plus its topology's extra ranks (parameter servers).

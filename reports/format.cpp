@@ -58,4 +58,24 @@ std::string raw_number(double value) {
   return print("%.10g", value);
 }
 
+std::string human_seconds(double seconds) {
+  char buf[32];
+  if (std::isnan(seconds)) return "-";
+  if (seconds < 60) {
+    std::snprintf(buf, sizeof buf, "%.1fs", seconds);
+  } else {
+    auto minutes = static_cast<long>(seconds / 60);
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", minutes, static_cast<long>(seconds) - minutes * 60);
+  }
+  return buf;
+}
+
+std::string significant_digits(double value, int digits) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, value);
+  return buf;
+}
+
 }  // namespace laconic::reports

@@ -28,4 +28,11 @@ std::string seconds(double value);
 /// "2500000"); "" for NaN in CSV, "inf" / "-inf" for infinities.
 std::string raw_number(double value);
 
+/// A duration for a person: 75.2 -> "1m15s"; under a minute "12.3s"; "-" for NaN.
+std::string human_seconds(double seconds);
+
+/// A number for a person to read: 4 significant digits ("0.8512", "1.235e+05"); "nan", "inf",
+/// "-inf". Exact values come from --format csv / json.
+std::string significant_digits(double value, int digits = 4);
+
 }  // namespace laconic::reports

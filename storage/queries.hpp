@@ -76,7 +76,7 @@ bool controller_alive(const RunRow& row);
 inline constexpr double kSilentWorkersAfterSeconds = 10;
 
 /// A RUNNING run whose heartbeat is older than this many seconds is stale. The controller beats
-/// every few seconds while a run trains (cli/launcher.cpp), so this leaves a wide margin.
+/// every few seconds while a run trains (controller/launcher.cpp), so this leaves a wide margin.
 inline constexpr double kStaleAfterSeconds = 60;
 
 /// Restricts list_runs(); unset fields match everything.

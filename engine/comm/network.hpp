@@ -19,7 +19,7 @@ using laconic::parse_duration;
 struct LinkOptions {
   std::string bandwidth = "1Gbit";
   std::string latency = "50us";
-  bool emulate = false;  // the controller builds this link for real (cli/emulated_network.hpp)
+  bool emulate = false;  // the controller builds this link for real (controller/emulated_network.hpp)
   std::string overhead = "0us";
   std::string host_bandwidth = "";
   double payload_fraction = kTcpPayloadFraction;
@@ -42,7 +42,7 @@ class NetworkModel {
   /// The link it models, for reports to name and project onto; nothing for a model that is not
   /// one link.
   virtual std::optional<LinkSpec> link() const { return std::nullopt; }
-  /// The link the controller is to build for real (cli/emulated_network.hpp); null: none.
+  /// The link the controller is to build for real (controller/emulated_network.hpp); null: none.
   virtual const LinkOptions* emulated() const { return nullptr; }
 };
 

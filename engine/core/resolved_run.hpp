@@ -4,7 +4,7 @@
 // name), the link it is projected onto (and whether it is built for real), the hardware its
 // reports project it onto, its test metric and which way is better, and the configuration it
 // repeats (the run less its seed). The controller stores it as the run fact `resolved` (JSON
-// with a version) and tells every rank it (cli/launch_order.hpp); the reports and the UI read it
+// with a version) and tells every rank it (controller/launch_order.hpp); the reports and the UI read it
 // from there. docs/schema.md, "run_facts".
 #include <cstdint>
 #include <optional>
@@ -62,7 +62,7 @@ struct ResolvedRun {
   /// The link the network model projects the run's traffic onto; nothing for a network model
   /// that is not one link.
   std::optional<LinkSpec> link;
-  /// The link is built for real (network = link { emulate = true }; cli/emulated_network.hpp).
+  /// The link is built for real (network = link { emulate = true }; controller/emulated_network.hpp).
   bool link_emulated = false;
   /// The profile the reports project the run onto (hardware = profile { ... } or by_hand { ... });
   /// nothing for measured().

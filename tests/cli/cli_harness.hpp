@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "cli/launcher.hpp"
-#include "cli/worker_processes.hpp"
+#include "controller/launcher.hpp"
+#include "controller/worker_processes.hpp"
 
 namespace laconic::testing {
 
@@ -90,7 +90,7 @@ inline pid_t find_worker(pid_t parent, int rank) {
     // A forked worker is named "laconic rank R"; an exec'd one has --rank R on its command line.
     const auto open_paren = stat.find('(');
     if (open_paren != std::string::npos &&
-        stat.substr(open_paren + 1, close_paren - open_paren - 1) == cli::worker_process_name(rank))
+        stat.substr(open_paren + 1, close_paren - open_paren - 1) == controller::worker_process_name(rank))
       return pid;
     const std::string cmdline = read_file("/proc/" + std::to_string(pid) + "/cmdline");
     if (cmdline.find(std::string("--rank\0", 7) + std::to_string(rank) + '\0') != std::string::npos) return pid;

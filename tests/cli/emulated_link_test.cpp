@@ -15,11 +15,11 @@
 #include <filesystem>
 #include <thread>
 
-#include "cli/emulated_network.hpp"
 #include "cli_harness.hpp"
+#include "controller/emulated_network.hpp"
+#include "skip.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
-#include "skip.hpp"
 
 using namespace laconic;
 using namespace laconic::testing;
@@ -30,7 +30,7 @@ namespace {
 // The namespaces an emulated link of controller `pid` left (all controllers' when 0).
 std::vector<std::string> namespaces_of(pid_t pid) {
   std::vector<std::string> out;
-  const std::string prefix = std::string(cli::kNamespacePrefix) + (pid > 0 ? std::to_string(pid) + "-" : "");
+  const std::string prefix = std::string(controller::kNamespacePrefix) + (pid > 0 ? std::to_string(pid) + "-" : "");
   std::error_code ignored;
   for (const auto& entry : std::filesystem::directory_iterator("/run/netns", ignored)) {
     const std::string name = entry.path().filename().string();
@@ -59,7 +59,7 @@ const char* const kLinks =
 TEST_CASE("a dense exchange on an emulated 100 Mbit/s link takes about its projected time", "[cli][e2e][emulate]") {
   const auto dir = make_temp_dir();
   write_file(dir + "/links.lua", tiny_experiment("links", kLinks));
-  const std::string why = cli::why_no_emulation();
+  const std::string why = controller::why_no_emulation();
   const auto r = run_laconic(dir, "run links.lua --db l.db", 180);
   INFO(r.out << r.err);
   if (!why.empty()) {
@@ -101,14 +101,14 @@ TEST_CASE("an emulated link's bucket is 200 us of it, and its packets fit the bu
   // 100 Mbit/s: 200 us is 2.5 kB, so the floors of three frames (363 us) and packets of two (TCP's
   // fewest segments); 400 Mbit/s: 10 kB and packets of two frames; 1 Gbit/s: 25 kB, which a 123 kB
   // message cannot cross at the host's speed; 10 Gbit/s and more: packets at GSO's 64 kB.
-  CHECK(cli::link_shaping(100'000'000).burst == 4542);
-  CHECK(cli::link_shaping(100'000'000).gso_max_size == 3028);
-  CHECK(cli::link_shaping(400'000'000).burst == 10000);
-  CHECK(cli::link_shaping(400'000'000).gso_max_size == 5000);
-  CHECK(cli::link_shaping(1'000'000'000).burst == 25000);
-  CHECK(cli::link_shaping(1'000'000'000).gso_max_size == 12500);
-  CHECK(cli::link_shaping(10'000'000'000).burst == 250000);
-  CHECK(cli::link_shaping(10'000'000'000).gso_max_size == 65536);
+  CHECK(controller::link_shaping(100'000'000).burst == 4542);
+  CHECK(controller::link_shaping(100'000'000).gso_max_size == 3028);
+  CHECK(controller::link_shaping(400'000'000).burst == 10000);
+  CHECK(controller::link_shaping(400'000'000).gso_max_size == 5000);
+  CHECK(controller::link_shaping(1'000'000'000).burst == 25000);
+  CHECK(controller::link_shaping(1'000'000'000).gso_max_size == 12500);
+  CHECK(controller::link_shaping(10'000'000'000).burst == 250000);
+  CHECK(controller::link_shaping(10'000'000'000).gso_max_size == 65536);
 }
 
 TEST_CASE("a rank's egress is tbf alone, or netem's delay with tbf beneath it", "[cli][emulate]") {
@@ -117,10 +117,10 @@ TEST_CASE("a rank's egress is tbf alone, or netem's delay with tbf beneath it", 
     head.insert(head.end(), tail.begin(), tail.end());
     return head;
   };
-  const auto plain = cli::egress_shaping("ns", "eth0", 100000000, 16384, std::nullopt);
+  const auto plain = controller::egress_shaping("ns", "eth0", 100000000, 16384, std::nullopt);
   REQUIRE(plain.size() == 1);
   CHECK(plain[0] == with({"-n", "ns", "qdisc", "add", "dev", "eth0", "root"}, tbf));
-  const auto delayed = cli::egress_shaping("ns", "eth0", 100000000, 16384, 50);
+  const auto delayed = controller::egress_shaping("ns", "eth0", 100000000, 16384, 50);
   REQUIRE(delayed.size() == 2);
   CHECK(delayed[0] == std::vector<std::string>{"-n", "ns", "qdisc", "add", "dev", "eth0", "root", "handle",
                                                "1:", "netem", "delay", "50us", "limit", "10000"});
@@ -128,8 +128,8 @@ TEST_CASE("a rank's egress is tbf alone, or netem's delay with tbf beneath it", 
 }
 
 TEST_CASE("the namespaces of a controller killed mid-run are removed by the next laconic run", "[cli][e2e][emulate][needs-root]") {
-  if (!cli::why_no_emulation().empty()) {
-    LACONIC_SKIP("emulated links cannot be built here (" << cli::why_no_emulation() << "); the refusal is tested above");
+  if (!controller::why_no_emulation().empty()) {
+    LACONIC_SKIP("emulated links cannot be built here (" << controller::why_no_emulation() << "); the refusal is tested above");
   }
   const auto dir = make_temp_dir();
   write_file(dir + "/long.lua", tiny_experiment("long",
@@ -153,7 +153,7 @@ TEST_CASE("the namespaces of a controller killed mid-run are removed by the next
   const auto next = run_laconic(dir, "run small.lua --db s.db", 120);
   INFO(next.out << next.err);
   CHECK(next.status == 0);
-  CHECK_THAT(next.out, Catch::Contains("removed network namespace " + std::string(cli::kNamespacePrefix) +
+  CHECK_THAT(next.out, Catch::Contains("removed network namespace " + std::string(controller::kNamespacePrefix) +
                                        std::to_string(controller)));
   CHECK(namespaces_of(controller).empty());
 }

@@ -1,4 +1,4 @@
-// How busy the host was during a run (cli/host_load.hpp): /proc/stat read as the kernel writes
+// How busy the host was during a run (controller/host_load.hpp): /proc/stat read as the kernel writes
 // it, and the other processes' cores told from the run's own; and the progress line of a run
 // whose loss diverged.
 #include <catch2/catch.hpp>
@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <limits>
 
-#include "cli/host_load.hpp"
-#include "cli/progress.hpp"
+#include "controller/host_load.hpp"
+#include "controller/progress.hpp"
 
-using namespace laconic::cli;
+using namespace laconic::controller;
 
 TEST_CASE("the aggregate cpu line of /proc/stat gives busy and stolen seconds", "[cli][host]") {
   const std::string text =

@@ -3,11 +3,11 @@
 // where it is not installed (Slurm's srun is not a Debian package of this machine).
 #include <catch2/catch.hpp>
 
-#include "cli/launch_environment.hpp"
+#include "controller/launch_environment.hpp"
 #include "engine/core/error.hpp"
 
 using namespace laconic;
-using namespace laconic::cli;
+using namespace laconic::controller;
 
 namespace {
 

@@ -1,15 +1,15 @@
-// One launch order for every path a rank starts by (cli/launch_order.hpp): a forked worker gets
+// One launch order for every path a rank starts by (controller/launch_order.hpp): a forked worker gets
 // WorkerArgs itself, an exec'd one `laconic worker ARGS` (to_argv, parsed back by
 // add_worker_options), a remote rank the relay's order (relay_protocol_test): each reads back the
 // same order, and how many processes a run starts follows from its resolved placement alone.
 #include <CLI/CLI.hpp>
 #include <catch2/catch.hpp>
 
-#include "cli/launch_order.hpp"
-#include "cli/worker_args.hpp"
+#include "controller/launch_order.hpp"
+#include "controller/worker_args.hpp"
 
 using namespace laconic;
-using namespace laconic::cli;
+using namespace laconic::controller;
 
 namespace {
 

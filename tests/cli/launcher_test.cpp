@@ -11,9 +11,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "cli/launcher.hpp"
-#include "cli/supervised_worker.hpp"
 #include "cli_harness.hpp"
+#include "controller/launcher.hpp"
+#include "controller/supervised_worker.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/worker_message.hpp"
 
@@ -53,13 +53,13 @@ bool no_children() {
 
 TEST_CASE("launch_workers relays every worker's metrics and reports success", "[cli][launcher]") {
   const std::string dir = make_temp_dir();
-  cli::LaunchSpec spec;
+  controller::LaunchSpec spec;
   spec.executable = fake_worker(dir, 3);
   spec.worker.order.resolved.world_size = 2;
   spec.timeout = 5;
   CountingSink sink;
   const std::atomic<bool> stop{false};
-  const cli::LaunchOutcome outcome = cli::launch_workers(spec, sink, {}, stop);
+  const controller::LaunchOutcome outcome = controller::launch_workers(spec, sink, {}, stop);
   CHECK(outcome.ok());
   CHECK(outcome.error.empty());
   CHECK(sink.records == 6);
@@ -69,14 +69,14 @@ TEST_CASE("launch_workers relays every worker's metrics and reports success", "[
 
 TEST_CASE("a sink that fails mid-run kills and reaps the workers before the error goes up", "[cli][launcher]") {
   const std::string dir = make_temp_dir();
-  cli::LaunchSpec spec;
+  controller::LaunchSpec spec;
   spec.executable = fake_worker(dir, 0);  // would report forever
   spec.worker.order.resolved.world_size = 2;
   spec.timeout = 5;
   CountingSink sink;
   sink.fail_at = 3;
   const std::atomic<bool> stop{false};
-  CHECK_THROWS_WITH(cli::launch_workers(spec, sink, {}, stop), Catch::Contains("disk I/O error"));
+  CHECK_THROWS_WITH(controller::launch_workers(spec, sink, {}, stop), Catch::Contains("disk I/O error"));
   CHECK(no_children());  // before the fix both workers went on running, unreaped
   std::filesystem::remove_all(dir);
 }
@@ -91,37 +91,37 @@ TEST_CASE("a worker that falls silent for the timeout is called hung, killed and
                        "i=0\nwhile [ $i -lt 400 ]; do printf '%s' '" +
                        line + "' >&3; i=$((i + 1)); sleep 0.02; done\n");
   ::chmod(path.c_str(), 0755);
-  cli::LaunchSpec spec;
+  controller::LaunchSpec spec;
   spec.executable = path;
   spec.worker.order.resolved.world_size = 2;
   spec.timeout = 1.5;
   CountingSink sink;
   const std::atomic<bool> stop{false};
   const auto start = std::chrono::steady_clock::now();
-  const cli::LaunchOutcome outcome = cli::launch_workers(spec, sink, {}, stop);
+  const controller::LaunchOutcome outcome = controller::launch_workers(spec, sink, {}, stop);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK_FALSE(outcome.ok());
   CHECK_THAT(outcome.error, Catch::Contains("worker 0 hung: no sign of life for 1 s (last heard during starting)"));
   // Rank 1 was still reporting when rank 0 was caught: stopped after the grace, not hung.
   CHECK_THAT(outcome.error, Catch::Contains("worker 1 was stopped by the controller: worker 0 hung"));
-  CHECK(took < 1.5 + cli::kFailureGraceSeconds + 3);
+  CHECK(took < 1.5 + controller::kFailureGraceSeconds + 3);
   CHECK(no_children());
   std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a stop reason from the observer stops the workers and is reported", "[cli][launcher]") {
   const std::string dir = make_temp_dir();
-  cli::LaunchSpec spec;
+  controller::LaunchSpec spec;
   spec.executable = fake_worker(dir, 0);
   spec.worker.order.resolved.world_size = 2;
   spec.timeout = 5;
   CountingSink sink;
-  cli::LaunchObserver observer;
+  controller::LaunchObserver observer;
   observer.stop_reason = [&]() -> std::string { return sink.records >= 10 ? "the database took no writes" : ""; };
   const std::atomic<bool> stop{false};
-  const cli::LaunchOutcome outcome = cli::launch_workers(spec, sink, observer, stop);
+  const controller::LaunchOutcome outcome = controller::launch_workers(spec, sink, observer, stop);
   CHECK_FALSE(outcome.ok());
-  CHECK(outcome.ending != cli::LaunchEnding::Interrupted);
+  CHECK(outcome.ending != controller::LaunchEnding::Interrupted);
   CHECK(outcome.stopped == "the database took no writes");
   CHECK(outcome.error == "stopped: the database took no writes");
   CHECK(no_children());
@@ -130,30 +130,30 @@ TEST_CASE("a stop reason from the observer stops the workers and is reported", "
 
 TEST_CASE("a run stopped by the user says so, not which signal its workers died of", "[cli][launcher]") {
   const std::string dir = make_temp_dir();
-  cli::LaunchSpec spec;
+  controller::LaunchSpec spec;
   spec.executable = fake_worker(dir, 0);
   spec.worker.order.resolved.world_size = 2;
   spec.timeout = 5;
   CountingSink sink;
   std::atomic<bool> stop{false};
-  cli::LaunchObserver observer;
+  controller::LaunchObserver observer;
   // Ctrl-C, as the controller's signal handler raises it, once the workers are training.
   observer.stop_reason = [&]() -> std::string {
     if (sink.records >= 10) stop = true;
     return "";
   };
-  const cli::LaunchOutcome outcome = cli::launch_workers(spec, sink, observer, stop);
-  CHECK(outcome.ending == cli::LaunchEnding::Interrupted);
+  const controller::LaunchOutcome outcome = controller::launch_workers(spec, sink, observer, stop);
+  CHECK(outcome.ending == controller::LaunchEnding::Interrupted);
   CHECK(outcome.error == "stopped by the user (Ctrl-C or SIGTERM)");
   CHECK(no_children());
   std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("forked workers run the given function with their rank and report on their pipe", "[cli][launcher]") {
-  cli::LaunchSpec spec;
+  controller::LaunchSpec spec;
   spec.worker.order.resolved.world_size = 3;
   spec.timeout = 5;
-  spec.in_fork = [](const cli::WorkerArgs& worker) {
+  spec.in_fork = [](const controller::WorkerArgs& worker) {
     // Each rank reports rank + 1 metrics and checks it was given the run's rendezvous directory.
     const int rank = worker.rank, fd = worker.message_fd;
     if (!std::filesystem::is_directory(worker.store)) return 1;
@@ -164,7 +164,7 @@ TEST_CASE("forked workers run the given function with their rank and report on t
   };
   CountingSink sink;
   const std::atomic<bool> stop{false};
-  const cli::LaunchOutcome ok = cli::launch_workers(spec, sink, {}, stop);
+  const controller::LaunchOutcome ok = controller::launch_workers(spec, sink, {}, stop);
   CHECK(ok.ok());
   CHECK(sink.records == 1 + 2 + 3);
   CHECK(ok.start_seconds > 0);
@@ -172,26 +172,26 @@ TEST_CASE("forked workers run the given function with their rank and report on t
   CHECK(no_children());
 
   // A rank that throws exits 1; one that returns the diverged status makes the run diverged.
-  spec.in_fork = [](const cli::WorkerArgs& worker) -> int {
+  spec.in_fork = [](const controller::WorkerArgs& worker) -> int {
     const int rank = worker.rank;
     if (rank == 1) throw std::runtime_error("from the test");
-    return rank == 2 ? cli::kDivergedExitStatus : 0;
+    return rank == 2 ? controller::kDivergedExitStatus : 0;
   };
-  const cli::LaunchOutcome failed = cli::launch_workers(spec, sink, {}, stop);
+  const controller::LaunchOutcome failed = controller::launch_workers(spec, sink, {}, stop);
   CHECK_FALSE(failed.ok());
-  CHECK(failed.ending == cli::LaunchEnding::Diverged);
+  CHECK(failed.ending == controller::LaunchEnding::Diverged);
   CHECK(failed.error.find("worker 2 exited with status 3") != std::string::npos);
   CHECK(no_children());
 }
 
 TEST_CASE("how a process ended is told of its worker, or of the one process of thread ranks", "[cli][launcher]") {
-  cli::SupervisedWorker one;
+  controller::SupervisedWorker one;
   one.rank = 1;
   one.exited = true;
   one.status = SIGKILL;  // waitpid's status of a process killed by signal 9 (no core)
   REQUIRE(WIFSIGNALED(one.status));
   CHECK_THAT(one.describe_exit(), Catch::StartsWith("worker 1 was killed by signal 9"));
-  cli::SupervisedWorker threads = one;
+  controller::SupervisedWorker threads = one;
   threads.rank = 0;
   threads.ranks = 16;
   CHECK_THAT(threads.describe_exit(), Catch::StartsWith("the process of workers 0-15 was killed by signal 9"));

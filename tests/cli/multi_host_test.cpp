@@ -17,9 +17,9 @@
 
 #include "cli_harness.hpp"
 #include "net_hosts.hpp"
+#include "skip.hpp"
 #include "storage/database.hpp"
 #include "storage/statement.hpp"
-#include "skip.hpp"
 
 using namespace laconic;
 using namespace laconic::testing;
@@ -415,11 +415,11 @@ TEST_CASE("a rank cut off from rank 0 exits within its run's timeout and the sta
                                            << rank0_ended.value_or(-1) << " s");
   // Each side within the run's timeout (10 s) and its stated grace; some slack for a loaded machine.
   CHECK(hosts.pids_named(1, "laconic").empty());
-  CHECK(seconds < 10 + cli::kRankZeroSilenceGraceSeconds + 10);
+  CHECK(seconds < 10 + controller::kRankZeroSilenceGraceSeconds + 10);
   CHECK(exit_status(wait_for_exit(b, 10)) == 1);
   CHECK_THAT(read_file(dir + "/b.log"), Catch::Contains("rank 0 (" + hosts.address(0) + ") silent for "));
   REQUIRE(rank0_ended);
-  CHECK(*rank0_ended < 10 + cli::kFailureGraceSeconds + 5);
+  CHECK(*rank0_ended < 10 + controller::kFailureGraceSeconds + 5);
   CHECK(WIFEXITED(rank0_status));
   CHECK(WEXITSTATUS(rank0_status) == 1);
   // Rank 0 said what it waited on while the run stalled, a line a second (--progress-every 1),

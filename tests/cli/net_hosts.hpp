@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/emulated_network.hpp"
 #include "cli_harness.hpp"
+#include "controller/emulated_network.hpp"
 
 namespace laconic::testing {
 
@@ -20,7 +20,7 @@ class NetHosts {
   /// one /24: each joins a bridge in namespace 0 by a veth pair. ok() is false, and why() says why, where this
   /// machine cannot make them (not root, no iproute2, namespaces refused).
   explicit NetHosts(int count) {
-    why_ = cli::why_no_emulation();
+    why_ = controller::why_no_emulation();
     if (!why_.empty()) return;
     const std::string subnet = "10.222." + std::to_string(::getpid() % 250);
     for (int i = 0; i < count; ++i) {

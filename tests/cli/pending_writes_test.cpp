@@ -1,4 +1,4 @@
-// A run trained while another process holds the database's lock (cli/pending_writes.hpp): its
+// A run trained while another process holds the database's lock (controller/pending_writes.hpp): its
 // claim, rows and facts wait, land in order when the lock ends, and a claim another controller
 // wrote first discards them.
 #include <sqlite3.h>
@@ -9,9 +9,9 @@
 #include <catch2/catch.hpp>
 
 #include "../storage/storage_test_support.hpp"
-#include "cli/durable_writes.hpp"
-#include "cli/pending_writes.hpp"
 #include "cli_harness.hpp"
+#include "controller/durable_writes.hpp"
+#include "controller/pending_writes.hpp"
 #include "storage/claim_locks.hpp"
 #include "storage/queries.hpp"
 
@@ -28,21 +28,21 @@ struct PendingFixture {
   std::unique_ptr<storage::Database> db = storage::Database::open(path);
   storage::Recorder recorder{*db};
   std::int64_t id = recorder.add_run(recorder.add_experiment("e", "e.lua", "h"), sample_config("topk", 1));
-  cli::DurableWrites writes{recorder, path, 60};
-  cli::PendingWrites pending{*db, recorder, writes, path};
+  controller::DurableWrites writes{recorder, path, 60};
+  controller::PendingWrites pending{*db, recorder, writes, path};
 
   PendingFixture() { db->set_busy_timeout(50); }
 
-  void record_rows(cli::RunWrites& run, int rows) {
+  void record_rows(controller::RunWrites& run, int rows) {
     for (int i = 0; i < rows; ++i) run.stored->record({"train_loss", i, 0, 0, 0.1 * i, 1.0 / (i + 1)});
     run.stored->flush();
   }
 };
 
 // Claims run `id` while a foreign lock is held, as the controller does when start_run is refused.
-cli::RunWrites claimed_under_lock(PendingFixture& f) {
+controller::RunWrites claimed_under_lock(PendingFixture& f) {
   laconic::testing::WriteLock lock(f.path);
-  cli::RunWrites run;
+  controller::RunWrites run;
   run.run_id = f.id;
   run.label = "[1/1] e";
   try {
@@ -63,7 +63,7 @@ cli::RunWrites claimed_under_lock(PendingFixture& f) {
 TEST_CASE("a run trained during a lock is claimed when the lock ends, with its own start, then its rows and end",
           "[cli][pending][lock]") {
   PendingFixture f;
-  cli::RunWrites run = claimed_under_lock(f);
+  controller::RunWrites run = claimed_under_lock(f);
   const double started = run.claim->started;
   // Another controller on this host sees the claim and keeps off the run.
   storage::ClaimLocks other(f.path);
@@ -97,7 +97,7 @@ TEST_CASE("a run trained during a lock is claimed when the lock ends, with its o
 
 TEST_CASE("a claim another controller wrote first discards what was trained unclaimed", "[cli][pending][lock]") {
   PendingFixture f;
-  cli::RunWrites run = claimed_under_lock(f);
+  controller::RunWrites run = claimed_under_lock(f);
   // A controller that did not see the claim file (another host) claims it in the database.
   {
     auto elsewhere = storage::Database::open(f.path);
@@ -118,7 +118,7 @@ TEST_CASE("a run the database shows taken since it was planned is not claimed fo
   PendingFixture f;
   REQUIRE(f.recorder.start_run(f.id, 0));  // started once since the plan saw attempts 0
   laconic::testing::WriteLock lock(f.path);
-  cli::RunWrites run;
+  controller::RunWrites run;
   run.run_id = f.id;
   CHECK_FALSE(f.pending.claim_later(run, 0));
   CHECK_FALSE(run.claim);

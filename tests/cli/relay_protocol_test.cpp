@@ -1,12 +1,12 @@
 // The relay between rank 0 and the other ranks of a launched sweep speaks typed messages
-// (cli/relay_protocol.hpp): each reads back as written, whatever its text holds (tabs, newlines,
+// (controller/relay_protocol.hpp): each reads back as written, whatever its text holds (tabs, newlines,
 // backslashes in a run's name or a refusal), and a line that is not the message asked for, or is
 // torn, reads as nothing rather than as a wrong order.
 #include <catch2/catch.hpp>
 
-#include "cli/relay_protocol.hpp"
+#include "controller/relay_protocol.hpp"
 
-using namespace laconic::cli;
+using namespace laconic::controller;
 
 TEST_CASE("every relay message reads back as written, its text escaped", "[cli][relay]") {
   const RankHello hello{3, 4, "ab\tcd", "plan\\1", "node\n2", "10.0.0.2", 16, 4242};
