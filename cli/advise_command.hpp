@@ -4,7 +4,7 @@
 // is (docs/advise.md). It trains each candidate as a short probe run at N workers, placed as
 // threads of one process, on the link (the experiment's runs with --set workers=N,
 // placement=threads, network.bandwidth/latency), records them like any run under the experiment
-// "NAME-advise-wN-LINK", then prints reports::advice_of's ranked table and records each
+// "NAME-advise-wN-LINK", then prints advise::advice_of's ranked table and records each
 // candidate's prediction as its runs' fact `advice`.
 #include <atomic>
 #include <cstdint>
@@ -12,67 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/run_config.hpp"
+#include "advise/probes.hpp"
 
 namespace laconic::cli {
-
-struct AdviseArgs {
-  std::string file;
-  std::int64_t workers = 0;
-  std::string link;  ///< "1Gbit", "100Mbit,1ms" (engine/core/units.hpp, parse_link)
-  /// A hardware profile (docs/hardware.md) the steps are projected onto; "": the experiment's
-  /// own (`hardware = profile { ... }`), else the steps as probed here.
-  std::string hardware;
-  std::string budget = "15min";  ///< probes stop when it is spent; those not begun are listed
-  std::optional<double> target;  ///< the metric's target; default: the baseline's, less the tolerance
-  /// Where the probes' ranks live: "threads", "processes", or "auto": processes where the host
-  /// has a core per worker (then the probes are timed as full runs are), else threads.
-  std::string placement = "auto";
-  /// Probe runs per candidate (seeds 1..N, trained seed by seed): with two or more each time to
-  /// the target has its interval over seeds, and the host's noise is averaged.
-  std::int64_t seeds = 3;
-  std::int64_t evaluations = 8;        ///< evaluations over each probe: its learning curve
-  std::vector<std::string> overrides;  ///< --set KEY=VALUE, before advise's own
-  /// --check FULL: no probes; the advice given from those recorded set against the finished
-  /// runs of the experiment FULL (the same candidates, trained in full).
-  std::string check;
-  std::string check_json;  ///< --json FILE with --check: the comparison as JSON (bench/advise_regret.py)
-  std::string db = "laconic.db";
-  bool quiet = false;
-  std::string executable;  ///< this binary, for the probes' exec'd workers
-};
-
-/// Seconds of "15min", "6m", "1h", "600s", "0.5h" (parse_duration).
-double parse_budget(const std::string& text);
-
-/// What advise says once the first probe it trains has finished (`finished` of `probes` now,
-/// `finished_before` when it began, `elapsed` seconds in): "" when the rest fits in `budget` at
-/// that pace, else how long they would take and what would fit.
-std::string budget_forecast(std::size_t probes, std::size_t finished, std::size_t finished_before, double elapsed,
-                            double budget, const std::string& budget_text);
-
-/// The probes' experiment name: "NAME-advise-wN-" and the link with every character other than
-/// letters, digits, '.' and '-' turned into '-' ("quickstart-advise-w16-100Mbit-1ms"), and
-/// "-processes" for probes placed as processes.
-std::string advise_experiment_name(const std::string& experiment, std::int64_t workers, const std::string& link,
-                                   const std::string& placement);
-
-/// The probes' placement for `requested` ("auto", "threads", "processes") with `workers` on a
-/// host of `cores`; ConfigError for another word.
-std::string probe_placement(const std::string& requested, std::int64_t workers, int cores);
-
-/// The --set list that turns the experiment's runs into advise's probes placed as `placement`.
-std::vector<std::string> probe_overrides(const AdviseArgs& args, const std::string& name, const std::string& placement);
-
-/// The order advise trains its probes in (SweepOptions::train_order): seed by seed, every candidate's
-/// first probe before any second one (the host's drift then lands on every candidate alike), and
-/// in each round the baseline's first (as the reports decide it from the run's configuration),
-/// since early dropping measures the others against it.
-std::int64_t probe_order(const RunConfig& probe);
 
 /// Runs the probes (resuming those already recorded), then prints the advice. 0 when it could
 /// rank at least one candidate, 1 when no probe finished, 2 for a wrong argument (ConfigError),
 /// 130 when `stop` was set before any probe finished.
-int advise_command(const AdviseArgs& args, const std::atomic<bool>& stop);
+int advise_command(const advise::AdviseOptions& args, const std::atomic<bool>& stop);
 
 }  // namespace laconic::cli

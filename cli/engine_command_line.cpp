@@ -113,7 +113,7 @@ void add_advise_command(CLI::App& app, Commands& commands, const EngineCommands&
   auto* advise = app.add_subcommand(
       "advise", "which of an experiment's candidates reaches the target soonest at N workers on a link, and how sure "
                 "that is: probe runs at N workers, then a ranked table (docs/advise.md)");
-  auto args = std::make_shared<AdviseArgs>();
+  auto args = std::make_shared<advise::AdviseOptions>();
   advise->add_option("file", args->file, "experiment file (.lua) whose sweep lists the candidates, the baseline first")
       ->required()
       ->check(openable_experiment());

@@ -43,7 +43,7 @@ struct EngineCommands {
   std::function<int(const controller::WorkerArgs&)> worker;
   std::function<int(const ListArgs&)> list;
   std::function<int(const CheckArgs&)> check;
-  std::function<int(AdviseArgs&)> advise;
+  std::function<int(advise::AdviseOptions&)> advise;
 };
 
 /// Declares run and worker (hidden: a run's own processes).

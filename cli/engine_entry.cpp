@@ -45,7 +45,7 @@ int run(RunCommandLine& line, const std::string& executable) {
   return controller::run_sweep(args, g_stop);
 }
 
-int advise(AdviseArgs& args, const std::string& executable) {
+int advise(advise::AdviseOptions& args, const std::string& executable) {
   struct sigaction action {};
   action.sa_handler = request_stop;
   ::sigaction(SIGINT, &action, nullptr);
@@ -63,7 +63,7 @@ EngineCommands engine_commands(char** argv) {
       .worker = controller::worker_command,
       .list = [](const ListArgs& a) { return a.markdown ? list_markdown_command() : list_command(singular(a.kind)); },
       .check = [](const CheckArgs& a) { return check_command(a.file, a.only, a.listing, a.overrides, a.db); },
-      .advise = [executable](AdviseArgs& a) { return advise(a, executable); },
+      .advise = [executable](advise::AdviseOptions& a) { return advise(a, executable); },
   };
 }
 

@@ -48,7 +48,7 @@ EngineCommands engine_commands(char** argv) {
       .list = [argv](const ListArgs&) { return exec_engine(argv); },
       .check = [argv](const CheckArgs&) { return exec_engine(argv); },
       .advise =
-          [argv](AdviseArgs&) {
+          [argv](advise::AdviseOptions&) {
             for (const char* name : controller::kPinnedThreadVariables) ::setenv(name, "1", 1);  // as for run
             return exec_engine(argv);
           },

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "advise/advice.hpp"
 #include "cli/runs_command.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "reports/report.hpp"
@@ -22,6 +23,7 @@ int report_command(const ReportArgs& args) {
   for (const auto& link : args.links) options.links.push_back(parse_link(link));
   if (!args.hardware.empty()) options.hardware = read_hardware_profile(args.hardware);
   options.gnuplot.executable = args.gnuplot;
+  options.added_sections = {advise::advice_section};
   const auto paths = reports::write_report(*db, args.experiments, dir, options);
   for (const auto& warning : paths.warnings) std::cerr << "laconic: warning: " << warning << "\n";
   std::cout << "report: " << paths.html << "\n"

@@ -61,7 +61,7 @@ ReportPaths write_report(storage::Database& db, const std::vector<std::string>& 
                          const ReportOptions& options) {
   // Build first, so a missing experiment leaves no empty directory behind.
   ReportDraft draft = build_report(db, experiments, {options.target, options.tolerance, options.baseline}, options.links,
-                                   options.hardware ? &*options.hardware : nullptr);
+                                   options.hardware ? &*options.hardware : nullptr, options.added_sections);
   const fs::path dir(out_dir);
   make_directory(dir / "tables");
   ReportPaths paths{

@@ -9,6 +9,7 @@
 #include "engine/core/units.hpp"
 #include "reports/answer.hpp"
 #include "reports/gnuplot.hpp"
+#include "reports/report_model.hpp"
 #include "storage/database.hpp"
 
 namespace laconic::reports {
@@ -28,6 +29,8 @@ struct ReportOptions {
   std::optional<std::string> baseline{};
   /// laconic report --hardware: a profile every configuration is also projected onto.
   std::optional<HardwareProfile> hardware{};
+  /// Sections other folders add after the answer (laconic report: advise's "Advice").
+  std::vector<SectionProvider> added_sections{};
 };
 
 /// Where write_report() put its files, and what went wrong with the figures.

@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <set>
 
-#include "reports/advice.hpp"
 #include "reports/aggregate.hpp"
 #include "reports/experiment_runs.hpp"
 #include "reports/format.hpp"
@@ -94,11 +93,12 @@ std::optional<HardwareProfile> experiment_hardware(const ExperimentModel& model)
 }
 
 ReportDraft build_report(storage::Database& db, const std::vector<std::string>& experiments, const TargetRule& rule,
-                         const std::vector<LinkSpec>& links, const HardwareProfile* hardware) {
+                         const std::vector<LinkSpec>& links, const HardwareProfile* hardware,
+                         const std::vector<SectionProvider>& added) {
   const auto model = build_model(db, experiments, rule);
   std::optional<HardwareProfile> named;
   if (hardware == nullptr && (named = experiment_hardware(*model))) hardware = &*named;
-  return report_of(*model, experiments, links, hardware);
+  return report_of(*model, experiments, links, hardware, added);
 }
 
 namespace {
@@ -133,7 +133,8 @@ std::vector<LinkSpec> links_with_latency(const std::vector<LinkSpec>& given, con
 }  // namespace
 
 ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& experiments,
-                      const std::vector<LinkSpec>& given_links, const HardwareProfile* hardware) {
+                      const std::vector<LinkSpec>& given_links, const HardwareProfile* hardware,
+                      const std::vector<SectionProvider>& added) {
   const ExperimentModel* model = &m;
   const ExperimentRuns& runs = model->runs;
   const Grid& grid = model->grid;
@@ -178,7 +179,8 @@ ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& 
       report.facts.push_back({grid.rows.size() > 1 ? "target, " + t.row : "target", line, false});
     }
     report.sections.push_back(summary_section(in, links));
-    if (auto advice = advice_section(*model, hardware)) report.sections.push_back(std::move(*advice));
+    for (const SectionProvider& provide : added)
+      if (auto section = provide(*model, hardware)) report.sections.push_back(std::move(*section));
     report.sections.push_back(final_metric_section(in));
     report.sections.push_back(compression_section(in, draft.plots));
     report.sections.push_back(step_time_section(in, draft.plots));

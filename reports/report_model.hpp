@@ -1,6 +1,7 @@
 #pragma once
 // Builds the document model of an experiment's comparison report from storage, with the gnuplot
 // input of its figures (drawn later by write_report).
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,18 +53,26 @@ std::unique_ptr<ExperimentModel> build_model(storage::Database& db, const std::v
 /// (measured()). ConfigError when such an older run's file is gone or malformed.
 std::optional<HardwareProfile> experiment_hardware(const ExperimentModel& model);
 
+/// A section another folder adds to a report right after the answer (advise/: "Advice"), from the
+/// experiment's model and the hardware profile the report projects onto (may be null); nothing
+/// when it has nothing to say. The reports draw it as every other section and never include the
+/// folder that builds it.
+using SectionProvider = std::function<std::optional<Section>(const ExperimentModel&, const HardwareProfile*)>;
+
 /// The comparison of the runs of `experiments` (one, or several side by side: their runs are
 /// kept apart in the rows as experiment=NAME; docs/reports.md lists the sections). `rule` says
 /// how each row's target of "time to target" is chosen. ConfigError if an experiment has no
 /// runs (the message lists the experiments that exist). With `links`, the answer and a section
 /// project every configuration onto each of them. With `hardware` (else the profile the runs
 /// name, experiment_hardware()), the answer and a section also project every configuration onto it.
+/// `added`: the sections other folders add after the answer, in order.
 ReportDraft build_report(storage::Database& db, const std::vector<std::string>& experiments,
                          const TargetRule& rule = {}, const std::vector<LinkSpec>& links = {},
-                         const HardwareProfile* hardware = nullptr);
+                         const HardwareProfile* hardware = nullptr, const std::vector<SectionProvider>& added = {});
 
 /// The report of a model built for `experiments` (build_model).
 ReportDraft report_of(const ExperimentModel& model, const std::vector<std::string>& experiments,
-                      const std::vector<LinkSpec>& links = {}, const HardwareProfile* hardware = nullptr);
+                      const std::vector<LinkSpec>& links = {}, const HardwareProfile* hardware = nullptr,
+                      const std::vector<SectionProvider>& added = {});
 
 }  // namespace laconic::reports

@@ -2,7 +2,7 @@
 // own link and every --link (reports/answer.hpp computes it; this only words it).
 #include <cmath>
 
-#include "reports/advice.hpp"
+#include "reports/curve_time.hpp"
 #include "reports/format.hpp"
 #include "reports/sections.hpp"
 

@@ -28,6 +28,7 @@ LAYERS = [
     "lua",
     "storage",
     "reports",
+    "advise",
     "ui",
     "controller",
     "cli",

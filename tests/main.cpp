@@ -16,7 +16,7 @@ std::atomic<int> g_skipped{0};
 
 }  // namespace
 
-void laconic::testing::note_skipped(const std::string&) { ++g_skipped; }
+void laconic_test_skips::note_skipped(const std::string&) { ++g_skipped; }
 
 int main(int argc, char* argv[]) {
   const int failed = Catch::Session().run(argc, argv);

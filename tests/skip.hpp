@@ -10,19 +10,19 @@
 
 #include <catch2/catch.hpp>
 
-namespace laconic::testing {
+namespace laconic_test_skips {
 
 /// Counts a skipped test case; tests/main.cpp exits 77 when any was and nothing failed.
 void note_skipped(const std::string& why);
 
-}  // namespace laconic::testing
+}  // namespace laconic_test_skips
 
 #define LACONIC_SKIP(reason)                            \
   do {                                                  \
     std::ostringstream laconic_skip_why_;               \
     laconic_skip_why_ << reason;                        \
     WARN("SKIPPED: " << laconic_skip_why_.str());       \
-    ::laconic::testing::note_skipped(laconic_skip_why_.str()); \
+    ::laconic_test_skips::note_skipped(laconic_skip_why_.str()); \
     return;                                             \
   } while (0)
 
@@ -33,5 +33,5 @@ void note_skipped(const std::string& why);
     std::ostringstream laconic_skip_why_;               \
     laconic_skip_why_ << reason;                        \
     WARN("SKIPPED (part): " << laconic_skip_why_.str()); \
-    ::laconic::testing::note_skipped(laconic_skip_why_.str()); \
+    ::laconic_test_skips::note_skipped(laconic_skip_why_.str()); \
   } while (0)

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "advise/advice.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/hardware_profile.hpp"
 #include "reports/aggregate.hpp"
@@ -191,7 +192,7 @@ json experiment_json(storage::Database& db, const std::string& name, std::option
   json bandwidths = json::array();
   for (const double rate : reports::scanned_bandwidths()) bandwidths.push_back(rate);
   json sections = json::array();
-  for (const reports::Section& s : reports::report_of(m, {name}, {}, hardware).report.sections)
+  for (const reports::Section& s : reports::report_of(m, {name}, {}, hardware, {advise::advice_section}).report.sections)
     sections.push_back(section_json(s));
   return {
       {"name", name},

@@ -162,26 +162,26 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
 
 TEST_CASE("advise places its probes as processes where the host has a core per worker, and names them so",
           "[cli][advise]") {
-  CHECK(cli::probe_placement("auto", 2, 2) == "processes");
-  CHECK(cli::probe_placement("auto", 16, 2) == "threads");
-  CHECK(cli::probe_placement("threads", 1, 8) == "threads");
-  CHECK_THROWS_WITH(cli::probe_placement("gpus", 2, 2), Catch::Contains("auto, threads or processes"));
-  CHECK(cli::advise_experiment_name("e", 16, "100Mbit,1ms", "threads") == "e-advise-w16-100Mbit-1ms");
-  CHECK(cli::advise_experiment_name("e", 2, "1Gbit", "processes") == "e-advise-w2-1Gbit-processes");
-  CHECK(cli::parse_budget("15min") == 900);
-  CHECK(cli::parse_budget("0.5h") == 1800);
-  CHECK(cli::parse_budget("90s") == 90);
+  CHECK(advise::probe_placement("auto", 2, 2) == "processes");
+  CHECK(advise::probe_placement("auto", 16, 2) == "threads");
+  CHECK(advise::probe_placement("threads", 1, 8) == "threads");
+  CHECK_THROWS_WITH(advise::probe_placement("gpus", 2, 2), Catch::Contains("auto, threads or processes"));
+  CHECK(advise::advise_experiment_name("e", 16, "100Mbit,1ms", "threads") == "e-advise-w16-100Mbit-1ms");
+  CHECK(advise::advise_experiment_name("e", 2, "1Gbit", "processes") == "e-advise-w2-1Gbit-processes");
+  CHECK(advise::parse_budget("15min") == 900);
+  CHECK(advise::parse_budget("0.5h") == 1800);
+  CHECK(advise::parse_budget("90s") == 90);
   // Minutes as `--help`'s default writes them, and as users write them.
-  CHECK(cli::parse_budget("6m") == 360);
-  CHECK(cli::parse_budget("6min") == 360);
-  CHECK(cli::parse_budget("2h") == 7200);
+  CHECK(advise::parse_budget("6m") == 360);
+  CHECK(advise::parse_budget("6min") == 360);
+  CHECK(advise::parse_budget("2h") == 7200);
   // Said once the first probe has finished: 24 probes at 32 s each are about 13 min, past 6m.
-  CHECK_THAT(cli::budget_forecast(24, 1, 0, 32, 360, "6m"),
+  CHECK_THAT(advise::budget_forecast(24, 1, 0, 32, 360, "6m"),
              Catch::StartsWith("the 24 probes would take about 12.8 min at the pace of the first (32 s each), "
                                "past the 6m budget") && Catch::Contains("--seeds 1"));
-  CHECK(cli::budget_forecast(24, 1, 0, 32, 900, "15min").empty());  // fits
-  CHECK(cli::budget_forecast(24, 3, 3, 32, 360, "6m").empty());     // none trained yet by this advise
-  CHECK_THROWS_WITH(cli::parse_budget("soonmin"), Catch::Contains("--budget"));
+  CHECK(advise::budget_forecast(24, 1, 0, 32, 900, "15min").empty());  // fits
+  CHECK(advise::budget_forecast(24, 3, 3, 32, 360, "6m").empty());     // none trained yet by this advise
+  CHECK_THROWS_WITH(advise::parse_budget("soonmin"), Catch::Contains("--budget"));
 }
 
 TEST_CASE("advise trains its probes seed by seed, the baseline's first in each round", "[cli][advise]") {
@@ -194,7 +194,7 @@ TEST_CASE("advise trains its probes seed by seed, the baseline's first in each r
   std::vector<RunConfig> runs = lua::load_experiment(dir + "/order.lua", catalog, {}).runs;
   REQUIRE(runs.size() == 6);
   std::stable_sort(runs.begin(), runs.end(),
-                   [](const RunConfig& a, const RunConfig& b) { return cli::probe_order(a) < cli::probe_order(b); });
+                   [](const RunConfig& a, const RunConfig& b) { return advise::probe_order(a) < advise::probe_order(b); });
   std::vector<std::string> order;
   for (const RunConfig& run : runs) order.push_back(run.name);
   CHECK(order == std::vector<std::string>{"compressor=none,seed=1", "compressor=fp16,seed=1",

@@ -3,10 +3,10 @@
 // scale, each verdict and what widens its noise, repeats of a seed, and per-row targets.
 #include <catch2/catch.hpp>
 
-#include "reports/advice.hpp"
+#include "reports/curve_time.hpp"
 #include "reports/experiment_runs.hpp"
-#include "reports/report_model.hpp"
 #include "reports/report.hpp"
+#include "reports/report_model.hpp"
 #include "reports/run_data.hpp"
 #include "reports/stats.hpp"
 #include "tests/reports/csv_cells.hpp"

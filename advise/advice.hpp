@@ -12,37 +12,33 @@
 #include <string>
 #include <vector>
 
+#include "advise/layer_plan.hpp"
 #include "engine/core/units.hpp"
 #include "reports/answer.hpp"
+#include "reports/curve_time.hpp"
 #include "reports/hardware_step.hpp"
-#include "reports/layer_plan.hpp"
 #include "reports/report_model.hpp"
 #include "reports/sections.hpp"
 #include "reports/table.hpp"
 
-namespace laconic::reports {
+namespace laconic::advise {
+
+// The report's model, answer and tables, which the advisor reads and builds on.
+using reports::BandwidthScan;
+using reports::Comparison;
+using reports::ConfigSummary;
+using reports::ExperimentModel;
+using reports::kNaN;
+using reports::Section;
+using reports::Table;
+using reports::TestMetric;
+using reports::TimeToTarget;
 
 /// Where a candidate's steps to the target come from.
 enum class StepsBasis {
   Probe,  ///< its probes reached the target: the steps they took (the answer's; 95% interval over seeds)
   Curve,  ///< they did not: extrapolated from their learning curve (reports/learning_curve.hpp; 80%)
 };
-
-/// A configuration that did not reach the target within its runs: its steps to it extrapolated
-/// from its learning curve, times its step on a link (one computation for laconic advise's
-/// ranking and the report's answer).
-struct CurveTime {
-  double steps = kNaN, seconds = kNaN, low = kNaN, high = kNaN;  ///< 80% interval of the fit
-  std::string why_not;  ///< why there is none (too few evaluations, not improving, too far)
-};
-
-/// The extrapolation of `s`'s mean curve to its row's target (at most 10x the steps its runs
-/// took), each step `step` seconds.
-CurveTime curve_time(const Answer& answer, const ConfigSummary& s, double step);
-
-/// "extrapolated from its learning curve: 3.2 s [2.1, 5.0] (80% of the fit)", or why there is
-/// no extrapolation.
-std::string curve_time_text(const CurveTime& t);
 
 /// One candidate on the link.
 struct AdviceRow {
@@ -128,4 +124,4 @@ std::string dropped_text(const Advice& advice);
 /// it beats the baseline, final metric; its CSV has the raw numbers (seconds, bits per second).
 Table advice_table(const Advice& advice);
 
-}  // namespace laconic::reports
+}  // namespace laconic::advise

@@ -3,11 +3,12 @@
 // factors for gathered and summed payloads, and the fact's text read back.
 #include <catch2/catch.hpp>
 
+#include "advise/layer_plan.hpp"
 #include "engine/core/layer_costs.hpp"
-#include "reports/layer_plan.hpp"
 
 using namespace laconic;
 using namespace laconic::reports;
+using namespace laconic::advise;
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "reports/layer_check.hpp"
+#include "advise/layer_check.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,10 @@
 
 #include "reports/format.hpp"
 
-namespace laconic::reports {
+namespace laconic::advise {
+
+using namespace reports;  // advise reads the report's model and answer throughout
+
 namespace {
 
 // The compressor of a configuration's first run, without the fields a layer split sets.
@@ -143,4 +146,4 @@ std::string layer_check_text(const std::vector<LayerCheckRow>& rows) {
   return out;
 }
 
-}  // namespace laconic::reports
+}  // namespace laconic::advise

@@ -1,4 +1,4 @@
-#include "reports/advice_check.hpp"
+#include "advise/advice_check.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,10 @@
 #include "reports/format.hpp"
 #include "reports/stats.hpp"
 
-namespace laconic::reports {
+namespace laconic::advise {
+
+using namespace reports;  // advise reads the report's model and answer throughout
+
 namespace {
 
 const ConfigSummary* full_of(const ExperimentModel& full, const std::string& column) {
@@ -107,4 +110,4 @@ Table check_table(const AdviceCheck& check) {
   return table;
 }
 
-}  // namespace laconic::reports
+}  // namespace laconic::advise

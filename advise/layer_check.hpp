@@ -7,12 +7,18 @@
 #include <string>
 #include <vector>
 
-#include "reports/advice.hpp"
+#include "advise/advice.hpp"
 #include "reports/report_model.hpp"
 #include "reports/stats.hpp"
 #include "reports/table.hpp"
 
-namespace laconic::reports {
+namespace laconic::advise {
+
+// The report's model, answer and tables, which the advisor reads and builds on.
+using reports::ExperimentModel;
+using reports::kNaN;
+using reports::Stats;
+using reports::Table;
 
 struct LayerCheckRow {
   std::string candidate;  ///< the advised candidate's label
@@ -39,4 +45,4 @@ Table layer_check_table(const std::vector<LayerCheckRow>& rows);
 /// difference over seeds, Welch's, and whether that is within the noise), or "" for none.
 std::string layer_check_text(const std::vector<LayerCheckRow>& rows);
 
-}  // namespace laconic::reports
+}  // namespace laconic::advise

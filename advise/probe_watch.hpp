@@ -11,7 +11,7 @@
 
 #include "engine/core/units.hpp"
 
-namespace laconic::controller {
+namespace laconic::advise {
 
 class ProbeWatch {
  public:
@@ -36,4 +36,4 @@ class ProbeWatch {
   mutable std::map<std::int64_t, std::int64_t> seen_;
 };
 
-}  // namespace laconic::controller
+}  // namespace laconic::advise

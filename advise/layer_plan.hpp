@@ -14,7 +14,10 @@
 #include "engine/core/units.hpp"
 #include "reports/table.hpp"
 
-namespace laconic::reports {
+namespace laconic::advise {
+
+// The report's model, answer and tables, which the advisor reads and builds on.
+using reports::Table;
 
 /// One layer on the link: seconds per step and worker of its part of the exchange, sent dense
 /// or compressed (its bytes over the link's bandwidth, as the collective that carries the
@@ -93,4 +96,4 @@ Table layer_plan_table(const LayerPlan& plan, const std::string& candidate);
 /// every layer, or none, is best.
 std::string layer_plan_summary(const LayerPlan& plan);
 
-}  // namespace laconic::reports
+}  // namespace laconic::advise

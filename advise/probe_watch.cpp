@@ -1,9 +1,9 @@
-#include "controller/probe_watch.hpp"
+#include "advise/probe_watch.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "reports/advice.hpp"
+#include "advise/advice.hpp"
 #include "reports/experiment_runs.hpp"
 #include "reports/format.hpp"
 #include "reports/learning_curve.hpp"
@@ -11,7 +11,10 @@
 #include "storage/queries.hpp"
 #include "storage/statement.hpp"
 
-namespace laconic::controller {
+namespace laconic::advise {
+
+using namespace reports;  // advise reads the report's model and answer throughout
+
 namespace {
 
 // How far behind before a probe that trains is dropped: what is left to learn (1 - accuracy, or
@@ -24,8 +27,8 @@ double left_to_learn(const reports::TestMetric& metric, double value) {
 
 // What `at` has left to learn over what the baseline's probes had at the last evaluation at or
 // before its step (their mean); NaN without one.
-double left_ratio(const reports::Advice& advice, const reports::CurvePoint& at) {
-  for (const reports::AdviceRow& row : advice.ranked)
+double left_ratio(const Advice& advice, const reports::CurvePoint& at) {
+  for (const AdviceRow& row : advice.ranked)
     if (row.baseline) {
       double base = reports::kNaN;
       for (const reports::EvalSummary& e : row.summary->evaluations)
@@ -68,7 +71,7 @@ std::string ProbeWatch::check(std::int64_t run_id) const {
   reports::TargetRule rule;
   rule.value = target_;
   const auto model = reports::build_model(*db, {experiment_}, rule);  // the probes that finished
-  const reports::Advice advice = reports::advice_of(*model, link_);
+  const Advice advice = advice_of(*model, link_);
   if (std::isnan(advice.target)) return "";
   std::vector<reports::CurvePoint> curve;
   for (const MetricRecord& m : storage::metrics_of(*db, run_id, advice.metric.key))
@@ -88,4 +91,4 @@ std::string ProbeWatch::check(std::int64_t run_id) const {
                  "x as much left to learn as the baseline at that step, and ", steps.why_not);
 }
 
-}  // namespace laconic::controller
+}  // namespace laconic::advise

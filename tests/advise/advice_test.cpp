@@ -5,14 +5,15 @@
 // dropped with the reason.
 #include <catch2/catch.hpp>
 
-#include "reports/advice.hpp"
-#include "reports/advice_check.hpp"
-#include "reports/layer_check.hpp"
+#include "advise/advice.hpp"
+#include "advise/advice_check.hpp"
+#include "advise/layer_check.hpp"
 #include "reports/report_model.hpp"
 #include "tests/reports/fixture.hpp"
 
 using namespace laconic;
 using namespace laconic::reports;
+using namespace laconic::advise;
 using namespace laconic::reports::testing;
 
 TEST_CASE("advice ranks the answer's times on the link, extrapolates the rest and drops what cannot be said",

@@ -1,4 +1,4 @@
-#include "reports/layer_plan.hpp"
+#include "advise/layer_plan.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -6,7 +6,10 @@
 
 #include "reports/format.hpp"
 
-namespace laconic::reports {
+namespace laconic::advise {
+
+using namespace reports;  // advise reads the report's model and answer throughout
+
 namespace {
 
 // Bytes sent per payload byte and payloads decoded, summed or gathered among `workers`.
@@ -158,4 +161,4 @@ std::string layer_plan_summary(const LayerPlan& plan) {
                  fixed(100 * (1 - plan.planned / plan.all_compressed), 1), "% less)", tail);
 }
 
-}  // namespace laconic::reports
+}  // namespace laconic::advise

@@ -7,9 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "reports/advice.hpp"
+#include "advise/advice.hpp"
 
-namespace laconic::reports {
+namespace laconic::advise {
+
+// The report's model, answer and tables, which the advisor reads and builds on.
+using reports::ExperimentModel;
+using reports::kNaN;
+using reports::Table;
 
 struct CheckRow {
   std::string candidate;           ///< the configuration's column ("topk error_feedback=true ratio=0.01")
@@ -48,4 +53,4 @@ AdviceCheck check_advice(const Advice& advice, const ExperimentModel& full);
 /// advice's interval and whether the measured time lies within it.
 Table check_table(const AdviceCheck& check);
 
-}  // namespace laconic::reports
+}  // namespace laconic::advise
