@@ -242,14 +242,15 @@ Table advice_table(const Advice& advice) {
 
 namespace {
 
-// Messages per step and worker of the probes of the dense exchange (`none`, at `workers`); 0 when
-// none was probed there or none recorded them.
+// Messages per step and worker of the probes of the dense exchange (a full-precision compressor,
+// `none`, at `workers`: RunData::full_precision, the resolved fact); 0 when none was probed there
+// or none recorded them.
 double dense_messages(const Advice& advice, std::int64_t workers) {
   for (const auto* rows : {&advice.ranked, &advice.dropped})
     for (const AdviceRow& row : *rows) {
       if (row.summary == nullptr || row.summary->config->runs.empty()) continue;
       const RunData& run = *row.summary->config->runs.front();
-      if (run.run.compressor == "none" && run.run.workers == workers) return or_zero(row.summary->messages.mean);
+      if (run.full_precision() && run.run.workers == workers) return or_zero(row.summary->messages.mean);
     }
   return 0;
 }

@@ -47,27 +47,28 @@ std::string budget_forecast(std::size_t probes, std::size_t finished, std::size_
 }
 
 std::string advise_experiment_name(const std::string& experiment, std::int64_t workers, const std::string& link,
-                                   const std::string& placement) {
+                                   RankPlacement placement) {
   std::string tail = link;
   for (char& c : tail)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '-';
-  return str_cat(experiment, "-advise-w", workers, "-", tail, placement == "processes" ? "-processes" : "");
+  return str_cat(experiment, "-advise-w", workers, "-", tail, placement == RankPlacement::Processes ? "-processes" : "");
 }
 
-std::string probe_placement(const std::string& requested, std::int64_t workers, int cores) {
-  if (requested == "threads" || requested == "processes") return requested;
+RankPlacement probe_placement(const std::string& requested, std::int64_t workers, int cores) {
+  for (const RankPlacement placement : {RankPlacement::Threads, RankPlacement::Processes})
+    if (requested == placement_name(placement)) return placement;
   if (requested != "auto")
     throw ConfigError(str_cat("--placement must be auto, threads or processes, got '", requested, "'"));
-  return workers <= cores ? "processes" : "threads";
+  return workers <= cores ? RankPlacement::Processes : RankPlacement::Threads;
 }
 
 std::vector<std::string> probe_overrides(const AdviseOptions& args, const std::string& name,
-                                         const std::string& placement) {
+                                         RankPlacement placement) {
   std::vector<std::string> out = args.overrides;
   std::string seeds;
   for (std::int64_t s = 1; s <= args.seeds; ++s) seeds += (s > 1 ? "," : "") + std::to_string(s);
   for (const std::string& set :
-       {str_cat("name=", name), str_cat("workers=", args.workers), "placement=" + placement, "seeds=" + seeds})
+       {str_cat("name=", name), str_cat("workers=", args.workers), str_cat("placement=", placement_name(placement)), "seeds=" + seeds})
     out.push_back(set);
   for (const std::string& set : link_overrides(args.link)) out.push_back(set);
   return out;

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/core/resolved_run.hpp"
 #include "engine/core/run_config.hpp"
 
 namespace laconic::advise {
@@ -55,14 +56,14 @@ std::string budget_forecast(std::size_t probes, std::size_t finished, std::size_
 /// letters, digits, '.' and '-' turned into '-' ("quickstart-advise-w16-100Mbit-1ms"), and
 /// "-processes" for probes placed as processes.
 std::string advise_experiment_name(const std::string& experiment, std::int64_t workers, const std::string& link,
-                                   const std::string& placement);
+                                   RankPlacement placement);
 
 /// The probes' placement for `requested` ("auto", "threads", "processes") with `workers` on a
 /// host of `cores`; ConfigError for another word.
-std::string probe_placement(const std::string& requested, std::int64_t workers, int cores);
+RankPlacement probe_placement(const std::string& requested, std::int64_t workers, int cores);
 
 /// The --set list that turns the experiment's runs into advise's probes placed as `placement`.
-std::vector<std::string> probe_overrides(const AdviseOptions& args, const std::string& name, const std::string& placement);
+std::vector<std::string> probe_overrides(const AdviseOptions& args, const std::string& name, RankPlacement placement);
 
 /// The order advise trains its probes in (controller::SweepOptions::train_order): seed by seed, every candidate's
 /// first probe before any second one (the host's drift then lands on every candidate alike), and

@@ -11,8 +11,8 @@
 #include <memory>
 
 #include "engine/train/builtin.hpp"
-#include "engine/train/objective.hpp"
-#include "engine/train/sgd.hpp"
+#include "engine/train/models/objective.hpp"
+#include "engine/train/optim/sgd.hpp"
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include "engine/catalog.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/units.hpp"
-#include "engine/train/dataset.hpp"
+#include "engine/train/data/dataset.hpp"
 #include "engine/train/worker.hpp"
 #include "lua/experiment.hpp"
 #include "reports/experiment_runs.hpp"
@@ -313,7 +313,7 @@ int advise_command(const advise::AdviseOptions& args, const std::atomic<bool>& s
     std::cout << "laconic advise: '" << args.file << "' sweeps no compressor; advising on the default candidates: "
               << std::string(kDefaultCandidates).substr(std::string("compressor=").size()) << "\n";
   }
-  const std::string placement = advise::probe_placement(args.placement, args.workers, controller::host_cores());
+  const RankPlacement placement = advise::probe_placement(args.placement, args.workers, controller::host_cores());
   const std::string name = advise::advise_experiment_name(plan.runs.front().experiment, args.workers, args.link, placement);
 
   const std::optional<HardwareProfile> given =

@@ -12,8 +12,8 @@
 #include "engine/schedule/builtin.hpp"
 #include "engine/topology/builtin.hpp"
 #include "engine/train/builtin.hpp"
-#include "engine/train/lr_schedule.hpp"
-#include "engine/train/objective.hpp"
+#include "engine/train/optim/lr_schedule.hpp"
+#include "engine/train/models/objective.hpp"
 #include "engine/train/worker.hpp"
 
 namespace laconic::engine {

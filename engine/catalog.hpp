@@ -17,7 +17,7 @@
 #include "engine/placement.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "engine/topology/topology.hpp"
-#include "engine/train/lr_schedule.hpp"
+#include "engine/train/optim/lr_schedule.hpp"
 #include "engine/train/stopping.hpp"
 
 namespace laconic::train {
@@ -57,7 +57,7 @@ class EngineCatalog : public Catalog {
   std::optional<LayerCodecCosts> measure_layer_costs(const RunConfig& config) const;
 
   /// Reads the run's dataset, both splits, into this process's split cache
-  /// (engine/train/split_cache.hpp) when it has one: workers forked afterwards find it there.
+  /// (engine/train/data/split_cache.hpp) when it has one: workers forked afterwards find it there.
   /// Returns the seconds it took; nothing for a dataset each worker reads itself.
   std::optional<double> preload_data(const RunConfig& config) const;
 

@@ -1,4 +1,4 @@
-"""LeNet-5 in PyTorch, the same network as laconic's built-in lenet5() (engine/train/lenet5.cpp):
+"""LeNet-5 in PyTorch, the same network as laconic's built-in lenet5() (engine/train/models/lenet5.cpp):
 ReLU and max pooling, the first convolution padded by 2 so 28x28 inputs give the original 32x32
 geometry; 61,706 parameters for 10 classes, named and ordered as the built-in model's.
 

@@ -58,7 +58,7 @@ bool has_field(const LoadContext& context, const Component& component, const std
   return std::any_of(info.fields.begin(), info.fields.end(), [&](const FieldSpec& f) { return f.name == field; });
 }
 
-std::vector<std::int64_t> parse_seeds(const std::string& text) {
+std::vector<std::int64_t> parse_override_seeds(const std::string& text) {
   std::vector<std::int64_t> seeds;
   std::string list = text;
   std::erase_if(list, [](char c) { return c == '{' || c == '}' || c == ' '; });
@@ -99,7 +99,7 @@ void apply_one(const LoadContext& context, ExperimentDraft& draft, const std::st
     return;
   }
   if (key == "seeds") {
-    draft.seeds = parse_seeds(text);
+    draft.seeds = parse_override_seeds(text);
     return;
   }
   if (key == "runs_per_seed") {

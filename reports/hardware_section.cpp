@@ -99,7 +99,7 @@ Table step_table(const std::vector<Projection>& projections, std::set<std::strin
   return table;
 }
 
-Table target_table(const SectionInput& in, const std::vector<Projection>& projections,
+Table hardware_target_table(const SectionInput& in, const std::vector<Projection>& projections,
                    const std::vector<AnswerLink>& links) {
   Table table;
   table.slug = "hardware_target";
@@ -191,7 +191,7 @@ Section hardware_section(const SectionInput& in, const std::vector<LinkSpec>& li
   if (!in.summaries.empty()) every.push_back(in.answer.own_link(in.summaries.front()));
   for (const LinkSpec& spec : links) every.push_back({spec.text, spec});
   for (AnswerLink& link : every) link.hardware = &hw;
-  section.tables.push_back(target_table(in, projections, every));
+  section.tables.push_back(hardware_target_table(in, projections, every));
   section.lead = why_it_moved(in.answer, projections);
   if (!missing.empty()) {
     std::string list;

@@ -24,7 +24,7 @@ struct Curve {
   double emulated_rate = kNaN, measured_time_to_target = kNaN;
 };
 
-Curve curve_of(const Answer& answer, const ConfigSummary& s, const std::vector<double>& rates) {
+Curve pays_off_curve(const Answer& answer, const ConfigSummary& s, const std::vector<double>& rates) {
   Curve c;
   c.summary = &s;
   for (double rate : rates) {
@@ -213,7 +213,7 @@ Section pays_off_section(const SectionInput& in, std::vector<FigurePlot>& plots)
       ++without;
       continue;
     }
-    curves.push_back(curve_of(in.answer, s, rates));
+    curves.push_back(pays_off_curve(in.answer, s, rates));
   }
   if (without > 0)
     section.lead += str_cat(without,

@@ -1,5 +1,5 @@
 """laconic's built-in models written in PyTorch, with the same layers, shapes and parameter order
-(engine/train/lenet5.cpp, mlp.cpp, resnet.cpp, vgg.cpp): what scripts/profile-hardware.py times on
+(engine/train/models/lenet5.cpp, mlp.cpp, resnet.cpp, vgg.cpp): what scripts/profile-hardware.py times on
 a GPU and bench/ddp_side_by_side.py trains under DDP. tests/train/python_twins_test.cpp checks
 that each has the built-in's parameter count.
 
@@ -11,7 +11,7 @@ from torch import nn
 from torch.nn import functional as F
 
 
-class LeNet5(nn.Module):  # engine/train/lenet5.cpp
+class LeNet5(nn.Module):  # engine/train/models/lenet5.cpp
     def __init__(self, classes=10):
         super().__init__()
         self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
@@ -24,7 +24,7 @@ class LeNet5(nn.Module):  # engine/train/lenet5.cpp
         return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
 
 
-class Mlp(nn.Module):  # engine/train/mlp.cpp
+class Mlp(nn.Module):  # engine/train/models/mlp.cpp
     ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "sigmoid": torch.sigmoid}
 
     def __init__(self, sizes=(784, 392, 50, 10), activation="tanh"):
@@ -41,7 +41,7 @@ class Mlp(nn.Module):  # engine/train/mlp.cpp
         return x
 
 
-class Block(nn.Module):  # engine/train/resnet.cpp: BasicBlock
+class Block(nn.Module):  # engine/train/models/resnet.cpp: BasicBlock
     def __init__(self, cin, cout, stride, projection):
         super().__init__()
         self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
@@ -65,7 +65,7 @@ class Block(nn.Module):  # engine/train/resnet.cpp: BasicBlock
         return F.relu(y + s)
 
 
-class Resnet(nn.Module):  # engine/train/resnet.cpp: depth 20 (CIFAR) or 18
+class Resnet(nn.Module):  # engine/train/models/resnet.cpp: depth 20 (CIFAR) or 18
     def __init__(self, depth=18, classes=10, in_channels=3):
         super().__init__()
         cifar = depth == 20
@@ -85,7 +85,7 @@ class Resnet(nn.Module):  # engine/train/resnet.cpp: depth 20 (CIFAR) or 18
         return self.classifier(F.adaptive_avg_pool2d(x, 1).flatten(1))
 
 
-class Vgg11(nn.Module):  # engine/train/vgg.cpp
+class Vgg11(nn.Module):  # engine/train/models/vgg.cpp
     LAYERS = (64, 0, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0)  # 0: a 2x2 max pooling
 
     def __init__(self, width=1.0, classes=10, in_channels=3):

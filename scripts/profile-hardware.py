@@ -111,7 +111,7 @@ FASHION_MNIST = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
 
 def input_batches(torch, shape, batch, count, device, data):
     """`count` batches of inputs: Fashion-MNIST's images normalized as laconic does
-    (engine/train/fashion_mnist.cpp) for 1x28x28 models when the dataset is installed, else noise."""
+    (engine/train/data/fashion_mnist.cpp) for 1x28x28 models when the dataset is installed, else noise."""
     if data == "auto" and tuple(shape) == (1, 28, 28) and os.path.exists(FASHION_MNIST):
         import gzip
         with gzip.open(FASHION_MNIST) as f:

@@ -12,28 +12,9 @@
 namespace laconic::comm {
 namespace {
 
-using detail::chunk;
 using detail::wrap;
 
-std::span<const std::uint8_t> float_bytes(std::span<const float> s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size_bytes()};
-}
-std::span<std::uint8_t> mutable_float_bytes(std::span<float> s) {
-  return {reinterpret_cast<std::uint8_t*>(s.data()), s.size_bytes()};
-}
-
 }  // namespace
-
-std::uint64_t ring_allreduce_bytes_sent(std::size_t n, int p, int rank) {
-  if (p == 1 || n == 0) return 0;
-  std::uint64_t bytes = 0;
-  for (int s = 0; s < p - 1; ++s) {
-    auto [rb, re] = chunk(n, p, wrap(rank - s, p));
-    auto [ab, ae] = chunk(n, p, wrap(rank + 1 - s, p));
-    bytes += 4 * ((re - rb) + (ae - ab));
-  }
-  return bytes;
-}
 
 std::span<float> Communicator::scratch(std::size_t floats) {
   if (scratch_.size() < floats) scratch_.resize(floats);
@@ -88,27 +69,6 @@ double Communicator::end_stamps() {
   return stamp_;
 }
 
-void Communicator::allreduce_sum(std::span<float> data) {
-  const int p = size(), r = rank();
-  if (p == 1 || data.empty()) return;
-  const int right = wrap(r + 1, p), left = wrap(r - 1, p);
-  const std::span<float> incoming = scratch(data.size() / static_cast<std::size_t>(p) + 1);
-  // Reduce-scatter: after p-1 steps rank r holds the full sum of chunk r+1.
-  for (int s = 0; s < p - 1; ++s) {
-    auto [sb, se] = chunk(data.size(), p, wrap(r - s, p));
-    auto [rb, re] = chunk(data.size(), p, wrap(r - s - 1, p));
-    std::span<float> in(incoming.data(), re - rb);
-    send_recv(right, float_bytes(data.subspan(sb, se - sb)), left, mutable_float_bytes(in));
-    for (std::size_t i = 0; i < in.size(); ++i) data[rb + i] += in[i];
-  }
-  // Allgather of the reduced chunks.
-  for (int s = 0; s < p - 1; ++s) {
-    auto [sb, se] = chunk(data.size(), p, wrap(r + 1 - s, p));
-    auto [rb, re] = chunk(data.size(), p, wrap(r - s, p));
-    send_recv(right, float_bytes(data.subspan(sb, se - sb)), left, mutable_float_bytes(data.subspan(rb, re - rb)));
-  }
-}
-
 std::vector<std::vector<std::uint8_t>> Communicator::allgatherv(std::span<const std::uint8_t> mine) {
   const int p = size(), r = rank();
   std::vector<std::vector<std::uint8_t>> out(static_cast<std::size_t>(p));
@@ -148,16 +108,6 @@ void Communicator::forward_payloads(std::vector<std::vector<std::uint8_t>>& out,
   }
 }
 
-std::uint64_t halving_doubling_bytes_sent(std::size_t n, int p, int rank) {
-  if (p == 1 || n == 0) return 0;
-  std::uint64_t bytes = 0;
-  detail::halving_doubling_schedule(
-      n, p, rank, [&](int, std::size_t sb, std::size_t se, std::size_t, std::size_t, bool) { bytes += 4 * (se - sb); });
-  return bytes;
-}
-
-std::uint64_t one_shot_bytes_sent(std::size_t n, int p) { return static_cast<std::uint64_t>(p - 1) * 4 * n; }
-
 AllreduceAlgorithm choose_allreduce(std::size_t n, int p) {
   if (p <= 2) return AllreduceAlgorithm::OneShot;
   const LinkSpec link;
@@ -190,46 +140,6 @@ void Communicator::allreduce_sum(std::span<float> data, AllreduceAlgorithm algor
     default:
       return allreduce_sum(data);
   }
-}
-
-void Communicator::allreduce_sum_one_shot(std::span<float> data) {
-  const int p = size(), r = rank();
-  if (p == 1 || data.empty()) return;
-  // Slot `from` holds rank `from`'s vector (this rank's own is copied in for p > 2); then the sum
-  // in rank order, the same bits on every rank.
-  const std::span<float> all = scratch(data.size() * static_cast<std::size_t>(p));
-  auto slot = [&](int from) { return all.subspan(static_cast<std::size_t>(from) * data.size(), data.size()); };
-  for (int s = 1; s < p; ++s) {
-    const int from = wrap(r - s, p);
-    send_recv(wrap(r + s, p), float_bytes(data), from, mutable_float_bytes(slot(from)));
-  }
-  if (p == 2) {  // a + b == b + a in IEEE arithmetic: no copy needed
-    const auto other = slot(1 - r);
-    for (std::size_t i = 0; i < data.size(); ++i) data[i] += other[i];
-    return;
-  }
-  std::copy(data.begin(), data.end(), slot(r).begin());
-  std::copy(slot(0).begin(), slot(0).end(), data.begin());
-  for (int from = 1; from < p; ++from) {
-    const auto v = slot(from);
-    for (std::size_t i = 0; i < data.size(); ++i) data[i] += v[i];
-  }
-}
-
-void Communicator::allreduce_sum_halving_doubling(std::span<float> data) {
-  const int p = size(), r = rank();
-  if (p == 1 || data.empty()) return;
-  detail::halving_doubling_schedule(data.size(), p, r,
-                            [&](int peer, std::size_t sb, std::size_t se, std::size_t rb, std::size_t re, bool reduce) {
-                              const auto send = float_bytes(data.subspan(sb, se - sb));
-                              if (!reduce) {
-                                send_recv(peer, send, peer, mutable_float_bytes(data.subspan(rb, re - rb)));
-                                return;
-                              }
-                              const std::span<float> incoming = scratch(re - rb);
-                              send_recv(peer, send, peer, mutable_float_bytes(incoming));
-                              for (std::size_t i = 0; i < incoming.size(); ++i) data[rb + i] += incoming[i];
-                            });
 }
 
 void Communicator::send_to_any_receiver(int to, std::span<const std::uint8_t> send) {

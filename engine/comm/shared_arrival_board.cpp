@@ -30,7 +30,7 @@ std::string boot_id() {
   return id;
 }
 
-std::vector<char> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
+std::vector<char> text_bytes(const std::string& s) { return {s.begin(), s.end()}; }
 std::string text_of(const std::vector<char>& v) { return {v.begin(), v.end()}; }
 
 constexpr const char* kBoardDirectory = "/dev/shm";
@@ -102,7 +102,7 @@ SharedBoardSetup open_shared_arrival_board(KeyValueStore& store, int rank, int s
   if (size < 2) return setup;
   const std::string host = boot_id();
   if (rank != 0) {
-    store.set(str_cat(kHostKey, rank), bytes_of(host));
+    store.set(str_cat(kHostKey, rank), text_bytes(host));
     const std::string path = text_of(store.get(kPathKey, timeout));
     if (!path.empty()) setup.board = std::make_unique<SharedArrivalBoard>(path, rank, size, false);
     return setup;
@@ -118,7 +118,7 @@ SharedBoardSetup open_shared_arrival_board(KeyValueStore& store, int rank, int s
       setup.path.clear();  // no /dev/shm here: every rank measures with a barrier
     }
   }
-  store.set(kPathKey, bytes_of(setup.path));
+  store.set(kPathKey, text_bytes(setup.path));
   return setup;
 }
 

@@ -19,10 +19,10 @@ OptionFields<QsgdOptions> QsgdOptions::fields() {
   return OptionFields<O>()
       .integer("levels", &O::levels, "quantization levels s of |x|/norm per bucket", closed(1, 65535))
       .integer("bucket_size", &O::bucket_size, "elements sharing one float32 norm", at_least(1))
-      .text("coding", &O::coding,
-            "\"fixed\": sign bit + ceil(log2(levels+1)) bits per element; \"elias\": Elias-gamma coded levels, sign "
-            "only for nonzero levels",
-            {"fixed", "elias"})
+      .choice("coding", &O::coding,
+              "\"fixed\": sign bit + ceil(log2(levels+1)) bits per element; \"elias\": Elias-gamma coded levels, "
+              "sign only for nonzero levels",
+              {{QsgdCoding::Fixed, "fixed"}, {QsgdCoding::Elias, "elias"}})
       .flag("error_feedback", &O::error_feedback, "accumulate the quantization error and add it to the next gradient");
 }
 
@@ -258,18 +258,8 @@ void QsgdCodec::decompress_add(const Payload& payload, std::span<float> dense) c
                     " qsgd payload bytes for ", n, " elements, got ", payload.size());
 }
 
-namespace {
-
-QsgdCoding parse_coding(const std::string& coding) {
-  if (coding == "fixed") return QsgdCoding::Fixed;
-  if (coding == "elias") return QsgdCoding::Elias;
-  throw ConfigError(str_cat("qsgd.coding must be one of \"fixed\", \"elias\", got \"", coding, "\""));
-}
-
-}  // namespace
-
 QsgdCompressor::QsgdCompressor(QsgdOptions options)
     : WithErrorFeedback(options.error_feedback, static_cast<unsigned>(options.levels),
-                        static_cast<std::size_t>(options.bucket_size), parse_coding(options.coding)) {}
+                        static_cast<std::size_t>(options.bucket_size), options.coding) {}
 
 }  // namespace laconic::compress

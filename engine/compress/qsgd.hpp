@@ -12,17 +12,17 @@
 
 namespace laconic::compress {
 
+/// How the levels travel on the wire.
+enum class QsgdCoding { Fixed, Elias };
+
 struct QsgdOptions {
   std::int64_t levels = 16;
   std::int64_t bucket_size = 512;
-  std::string coding = "fixed";
+  QsgdCoding coding = QsgdCoding::Fixed;
   bool error_feedback = false;
 
   static OptionFields<QsgdOptions> fields();
 };
-
-/// How the levels travel on the wire.
-enum class QsgdCoding { Fixed, Elias };
 
 /// Bits per element with "fixed" coding: 1 sign bit + ceil(log2(levels + 1)) level bits.
 unsigned qsgd_fixed_bits(unsigned levels);

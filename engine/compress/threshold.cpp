@@ -158,7 +158,7 @@ void encode(Elements<kTake> g, std::size_t n, float tau, Isa isa, std::size_t co
   write_pairs<kTake>(g, n, tau, isa, count, payload.data() + 8, payload.data() + 8 + 4 * count);
 }
 
-void enforce_count(std::size_t n) {
+void enforce_threshold_count(std::size_t n) {
   LACONIC_ENFORCE(n <= std::numeric_limits<std::uint32_t>::max(), "threshold handles at most 2^32-1 elements, got ", n);
 }
 
@@ -166,7 +166,7 @@ void enforce_count(std::size_t n) {
 
 // Two passes and no scratch: count, then write each pair in its place.
 void ThresholdCodec::compress(std::span<const float> gradient, Payload& payload) {
-  enforce_count(gradient.size());
+  enforce_threshold_count(gradient.size());
   std::size_t count = 0;
   for (float v : gradient) count += sent(v, tau_below_) ? 1 : 0;
   encode<false>(gradient.data(), gradient.size(), tau_below_, isa_, count, payload);
@@ -174,7 +174,7 @@ void ThresholdCodec::compress(std::span<const float> gradient, Payload& payload)
 
 void ThresholdCodec::compress_with_feedback(std::span<const float> gradient, std::span<float> residual,
                                             Payload& payload) {
-  enforce_count(gradient.size());
+  enforce_threshold_count(gradient.size());
   LACONIC_ENFORCE(gradient.size() == residual.size(), "expected a gradient of ", residual.size(), " elements, got ",
                   gradient.size());
   std::size_t count = 0;

@@ -44,12 +44,14 @@ RankPlacement placement_of(const std::string& text) {
 
 }  // namespace
 
+const char* placement_name(RankPlacement placement) { return kPlacementNames[static_cast<int>(placement)]; }
+
 std::string ResolvedRun::to_json() const {
   const json out = {
       {"version", kVersion},
       {"workers", workers},
       {"world_size", world_size},
-      {"placement", kPlacementNames[static_cast<int>(placement)]},
+      {"placement", placement_name(placement)},
       {"compressor",
        {{"full_precision", compressor.full_precision},
         {"summable", compressor.summable},

@@ -41,6 +41,9 @@ enum class RankPlacement {
   Threads,    ///< every rank a thread of one process, exchanging through memory (threads())
 };
 
+/// The placement's name in the experiment file and the run fact: "processes" or "threads".
+const char* placement_name(RankPlacement placement);
+
 /// The metric a run is judged by on the test split, and which way is better.
 struct ResolvedMetric {
   std::string key;  ///< "test_accuracy"; "test_perplexity" for a language model

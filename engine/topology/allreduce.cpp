@@ -10,12 +10,15 @@ namespace laconic::topology {
 OptionFields<AllreduceOptions> AllreduceOptions::fields() {
   using O = AllreduceOptions;
   return OptionFields<O>()
-      .text("algorithm", &O::algorithm,
+      .choice("algorithm", &O::algorithm,
             "how summable payloads are summed: \"ring\" (reduce-scatter + allgather, 2(p-1) messages), "
             "\"halving_doubling\" (recursive halving + doubling, 2 log2 p messages), \"one_shot\" (each rank sends "
             "its whole vector to every other, p-1 messages) or \"auto\" (one_shot for 2 ranks, where it sends the "
             "ring's bytes in one message instead of two, and for vectors of a few KB; else the ring)",
-            {"auto", "ring", "halving_doubling", "one_shot"})
+            {{comm::AllreduceAlgorithm::Auto, "auto"},
+             {comm::AllreduceAlgorithm::Ring, "ring"},
+             {comm::AllreduceAlgorithm::HalvingDoubling, "halving_doubling"},
+             {comm::AllreduceAlgorithm::OneShot, "one_shot"}})
       .flag("overlap", &O::overlap,
             "exchange the gradient in buckets while backward is still running, on a communication thread (PyTorch "
             "DDP's scheme); needs schedule synchronous and a compressor that works element- or layer-wise")
@@ -47,12 +50,7 @@ void AllreduceTopology::check(const compress::Compressor& compressor) const {
                               "or overlap = false"));
 }
 
-comm::AllreduceAlgorithm AllreduceTopology::algorithm() const {
-  if (options_.algorithm == "ring") return comm::AllreduceAlgorithm::Ring;
-  if (options_.algorithm == "halving_doubling") return comm::AllreduceAlgorithm::HalvingDoubling;
-  if (options_.algorithm == "one_shot") return comm::AllreduceAlgorithm::OneShot;
-  return comm::AllreduceAlgorithm::Auto;
-}
+comm::AllreduceAlgorithm AllreduceTopology::algorithm() const { return options_.algorithm; }
 
 ExchangeStats AllreduceTopology::average(std::span<float> gradient, compress::Compressor& compressor,
                                          comm::Communicator& comm) {

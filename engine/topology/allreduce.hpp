@@ -2,13 +2,14 @@
 #include <string>
 #include <vector>
 
+#include "engine/comm/communicator.hpp"
 #include "engine/core/option_fields.hpp"
 #include "engine/topology/topology.hpp"
 
 namespace laconic::topology {
 
 struct AllreduceOptions {
-  std::string algorithm = "auto";
+  comm::AllreduceAlgorithm algorithm = comm::AllreduceAlgorithm::Auto;
   double bucket_mb = 25;
   double first_bucket_mb = 1;
   bool overlap = false;

@@ -12,8 +12,8 @@ namespace laconic::topology {
 OptionFields<GossipOptions> GossipOptions::fields() {
   using O = GossipOptions;
   return OptionFields<O>()
-      .text("peers", &O::peers, "\"ring\": fixed neighbours +1, -1, +2, ...; \"random\": k distinct offsets per step",
-            {"ring", "random"})
+      .choice("peers", &O::peers, "\"ring\": fixed neighbours +1, -1, +2, ...; \"random\": k distinct offsets per step",
+              {{GossipPeers::Ring, "ring"}, {GossipPeers::Random, "random"}})
       .integer("neighbours", &O::neighbours, "peers each worker mixes with, at most workers - 1", at_least(1))
       .integer("seed", &O::seed, "stream of the random offsets (the same on every worker)");
 }
@@ -23,7 +23,7 @@ std::vector<int> gossip_offsets(const GossipOptions& options, int workers, std::
   if (k > workers - 1)
     throw ConfigError(str_cat("gossip.neighbours must be in [1, workers - 1] = [1, ", workers - 1, "], got ", k));
   std::vector<int> offsets;
-  if (options.peers == "ring") {
+  if (options.peers == GossipPeers::Ring) {
     for (int d = 1; static_cast<int>(offsets.size()) < k; ++d) {
       offsets.push_back(d % workers);
       if (static_cast<int>(offsets.size()) < k) offsets.push_back((workers - d) % workers);

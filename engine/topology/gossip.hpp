@@ -8,8 +8,14 @@
 
 namespace laconic::topology {
 
+/// How a gossip worker picks the peers it mixes with.
+enum class GossipPeers {
+  Ring,    ///< fixed neighbours +1, -1, +2, ...
+  Random,  ///< k distinct offsets per step, from a stream every worker shares
+};
+
 struct GossipOptions {
-  std::string peers = "ring";
+  GossipPeers peers = GossipPeers::Ring;
   std::int64_t neighbours = 2;
   std::int64_t seed = 0;
 

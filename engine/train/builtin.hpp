@@ -1,8 +1,8 @@
 #pragma once
 #include "engine/core/registry.hpp"
-#include "engine/train/dataset.hpp"
-#include "engine/train/model.hpp"
-#include "engine/train/optimizer.hpp"
+#include "engine/train/data/dataset.hpp"
+#include "engine/train/models/model.hpp"
+#include "engine/train/optim/optimizer.hpp"
 
 namespace laconic::train {
 

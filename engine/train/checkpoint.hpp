@@ -14,7 +14,7 @@
 #include "engine/core/run_config.hpp"
 #include "engine/core/state_io.hpp"
 #include "engine/train/checkpoint_files.hpp"
-#include "engine/train/model.hpp"
+#include "engine/train/models/model.hpp"
 
 namespace laconic::train {
 

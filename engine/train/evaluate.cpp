@@ -2,7 +2,7 @@
 
 #include "engine/core/compute_gate.hpp"
 
-#include "engine/train/objective.hpp"
+#include "engine/train/models/objective.hpp"
 
 namespace laconic::train {
 

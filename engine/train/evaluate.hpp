@@ -2,8 +2,8 @@
 #include <functional>
 #include <optional>
 
-#include "engine/train/dataset.hpp"
-#include "engine/train/model.hpp"
+#include "engine/train/data/dataset.hpp"
+#include "engine/train/models/model.hpp"
 
 namespace laconic::train {
 

@@ -10,9 +10,9 @@
 #include "engine/core/liveness.hpp"
 #include "engine/core/metrics.hpp"
 #include "engine/core/run_config.hpp"
-#include "engine/train/dataset.hpp"
+#include "engine/train/data/dataset.hpp"
 #include "engine/train/evaluate.hpp"
-#include "engine/train/model_hash.hpp"
+#include "engine/train/models/model_hash.hpp"
 
 namespace laconic::train {
 

@@ -9,8 +9,8 @@
 #include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "engine/core/rank_clock.hpp"
-#include "engine/train/objective.hpp"
-#include "engine/train/shard.hpp"
+#include "engine/train/models/objective.hpp"
+#include "engine/train/data/shard.hpp"
 #include "engine/train/step_helpers.hpp"
 
 namespace laconic::train {

@@ -15,10 +15,10 @@
 #include "engine/schedule/schedule.hpp"
 #include "engine/topology/topology.hpp"
 #include "engine/train/checkpoint.hpp"
-#include "engine/train/dataset.hpp"
-#include "engine/train/lr_schedule.hpp"
-#include "engine/train/model.hpp"
-#include "engine/train/optimizer.hpp"
+#include "engine/train/data/dataset.hpp"
+#include "engine/train/optim/lr_schedule.hpp"
+#include "engine/train/models/model.hpp"
+#include "engine/train/optim/optimizer.hpp"
 #include "engine/train/stopping.hpp"
 
 namespace laconic::train {

@@ -162,12 +162,13 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
 
 TEST_CASE("advise places its probes as processes where the host has a core per worker, and names them so",
           "[cli][advise]") {
-  CHECK(advise::probe_placement("auto", 2, 2) == "processes");
-  CHECK(advise::probe_placement("auto", 16, 2) == "threads");
-  CHECK(advise::probe_placement("threads", 1, 8) == "threads");
+  CHECK(advise::probe_placement("auto", 2, 2) == RankPlacement::Processes);
+  CHECK(advise::probe_placement("auto", 16, 2) == RankPlacement::Threads);
+  CHECK(advise::probe_placement("threads", 1, 8) == RankPlacement::Threads);
+  CHECK(advise::probe_placement("processes", 16, 2) == RankPlacement::Processes);
   CHECK_THROWS_WITH(advise::probe_placement("gpus", 2, 2), Catch::Contains("auto, threads or processes"));
-  CHECK(advise::advise_experiment_name("e", 16, "100Mbit,1ms", "threads") == "e-advise-w16-100Mbit-1ms");
-  CHECK(advise::advise_experiment_name("e", 2, "1Gbit", "processes") == "e-advise-w2-1Gbit-processes");
+  CHECK(advise::advise_experiment_name("e", 16, "100Mbit,1ms", RankPlacement::Threads) == "e-advise-w16-100Mbit-1ms");
+  CHECK(advise::advise_experiment_name("e", 2, "1Gbit", RankPlacement::Processes) == "e-advise-w2-1Gbit-processes");
   CHECK(advise::parse_budget("15min") == 900);
   CHECK(advise::parse_budget("0.5h") == 1800);
   CHECK(advise::parse_budget("90s") == 90);

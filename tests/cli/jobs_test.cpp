@@ -32,7 +32,7 @@ struct RunRow {
   std::int64_t controller = 0;
 };
 
-std::vector<RunRow> runs_of(const std::string& path) {
+std::vector<RunRow> job_runs_of(const std::string& path) {
   auto db = storage::Database::open_read_only(path);
   storage::Statement rows(db->handle(),
                           "SELECT status, started, ended, controller_pid, (SELECT value FROM run_facts f WHERE "
@@ -55,7 +55,7 @@ TEST_CASE("--jobs 2 runs two runs at once, on cores of their own, into one datab
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("laconic: 2 jobs ended (exit statuses 0, 0"));
-  const auto runs = runs_of(dir + "/j.db");
+  const auto runs = job_runs_of(dir + "/j.db");
   REQUIRE(runs.size() == 4);
   std::map<std::int64_t, std::vector<RunRow>> by_job;
   for (const auto& run : runs) {

@@ -57,7 +57,7 @@ class ThreadReducer {
   std::barrier<> barrier_;
 };
 
-PowerSgdOptions options(std::int64_t rank, bool warm_start = true, bool error_feedback = true,
+PowerSgdOptions powersgd_options(std::int64_t rank, bool warm_start = true, bool error_feedback = true,
                         std::int64_t start_iter = 0) {
   PowerSgdOptions o;
   o.rank = rank;
@@ -107,7 +107,7 @@ TEST_CASE("powersgd recovers a rank-r matrix exactly at rank r", "[compress][pow
   for (std::size_t r : {1, 2, 4}) {
     const std::size_t rows = 40, cols = 30;
     const auto m = low_rank(rows, cols, r, 7 + static_cast<unsigned>(r));
-    PowerSgdCompressor c(options(static_cast<std::int64_t>(r)));
+    PowerSgdCompressor c(powersgd_options(static_cast<std::int64_t>(r)));
     c.set_seed(3, 0);
     c.set_layer_shapes({{rows, cols}});
     std::vector<float> g = m;
@@ -136,7 +136,7 @@ TEST_CASE(
   std::vector<std::thread> threads;
   for (int w = 0; w < kWorkers; ++w)
     threads.emplace_back([&, w] {
-      PowerSgdCompressor c(options(r));
+      PowerSgdCompressor c(powersgd_options(r));
       c.set_seed(11, w);
       c.set_layer_shapes(shapes);
       auto handle = reducer.handle(w);
@@ -190,7 +190,7 @@ TEST_CASE("warm-started powersgd steps converge to the best rank-r approximation
     }
   const double best = 3 * 3 + 2 * 2 + 1 * 1 + 0.5 * 0.5;
 
-  PowerSgdCompressor warm(options(2, true, false)), cold(options(2, false, false));
+  PowerSgdCompressor warm(powersgd_options(2, true, false)), cold(powersgd_options(2, false, false));
   for (auto* c : {&warm, &cold}) {
     c->set_seed(5, 0);
     c->set_layer_shapes({{rows, cols}});
@@ -214,7 +214,7 @@ TEST_CASE("warm-started powersgd steps converge to the best rank-r approximation
 }
 
 TEST_CASE("powersgd sends the plain mean for its first start_iter steps", "[compress][powersgd]") {
-  PowerSgdCompressor c(options(1, true, true, 2));
+  PowerSgdCompressor c(powersgd_options(1, true, true, 2));
   c.set_seed(1, 0);
   c.set_layer_shapes({{10, 10}});
   const auto g = testing::random_gradient(100, 4);
@@ -237,7 +237,7 @@ TEST_CASE("powersgd options name the field, the value and the range", "[compress
   };
   CHECK_THROWS_WITH(PowerSgdOptions::fields().read(spec(0, 0)), "powersgd.rank must be in [1, 1024], got 0");
   CHECK_THROWS_WITH(PowerSgdOptions::fields().read(spec(2, -1)), "powersgd.start_iter must be >= 0, got -1");
-  PowerSgdCompressor c(options(2));
+  PowerSgdCompressor c(powersgd_options(2));
   Payload p;
   CHECK_THROWS_AS(c.compress(std::vector<float>(4), p), InvariantError);
 }

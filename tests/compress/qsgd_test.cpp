@@ -302,7 +302,7 @@ TEST_CASE("qsgd sends zeros for a zero gradient and carries a NaN on in its buck
 
 TEST_CASE("qsgd with error feedback sends plus keeps what was fed in", "[compress][qsgd]") {
   const std::size_t n = 3000;
-  QsgdCompressor qsgd(QsgdOptions{2, 512, "fixed", true});
+  QsgdCompressor qsgd(QsgdOptions{2, 512, QsgdCoding::Fixed, true});
   qsgd.set_seed(1, 0);
   CHECK_FALSE(qsgd.summable());
   std::vector<float> previous(n, 0.0f);
@@ -326,9 +326,9 @@ TEST_CASE("qsgd options name the field, the value and the valid range", "[compre
   const auto defaults = options_from<QsgdOptions>("qsgd", {});
   CHECK(defaults.levels == 16);
   CHECK(defaults.bucket_size == 512);
-  CHECK(defaults.coding == "fixed");
+  CHECK(defaults.coding == QsgdCoding::Fixed);
   CHECK_FALSE(defaults.error_feedback);
-  CHECK(options_from<QsgdOptions>("qsgd", {{"coding", std::string("elias")}}).coding == "elias");
+  CHECK(options_from<QsgdOptions>("qsgd", {{"coding", std::string("elias")}}).coding == QsgdCoding::Elias);
   CHECK_THROWS_WITH(options_from<QsgdOptions>("qsgd", {{"levels", std::int64_t{0}}}),
                     "qsgd.levels must be in [1, 65535], got 0");
   CHECK_THROWS_WITH(options_from<QsgdOptions>("qsgd", {{"levels", std::int64_t{65536}}}),

@@ -37,7 +37,7 @@ std::vector<float> masked(const std::vector<float>& g, std::span<const std::uint
   return out;
 }
 
-std::vector<std::uint32_t> to_vector(std::span<const std::uint32_t> s) { return {s.begin(), s.end()}; }
+std::vector<std::uint32_t> indices_vector(std::span<const std::uint32_t> s) { return {s.begin(), s.end()}; }
 
 bool strictly_ascending_below(std::span<const std::uint32_t> indices, std::size_t n) {
   for (std::size_t i = 0; i < indices.size(); ++i) {
@@ -85,7 +85,7 @@ TEST_CASE("shared-seed randomk draws step t's indices from derive_seed(run_seed,
     auto g = random_gradient(n, static_cast<unsigned>(step));
     Payload payload;
     randomk.compress(g, payload);
-    REQUIRE(to_vector(randomk.indices()) == reference_indices(2024, step, n, topk_count(0.02, n)));
+    REQUIRE(indices_vector(randomk.indices()) == reference_indices(2024, step, n, topk_count(0.02, n)));
     CHECK(decode(randomk, payload, n) == masked(g, randomk.indices()));
   }
 }
@@ -104,18 +104,18 @@ TEST_CASE("with a shared seed all ranks choose the same indices, without one the
       a.compress(random_gradient(n, step), pa);
       b.compress(random_gradient(n, 100 + step), pb);  // other data, same seed
       a_again.compress(random_gradient(n, 200 + step), pc);
-      CHECK(to_vector(a.indices()) == to_vector(a_again.indices()));  // reproducible per rank
+      CHECK(indices_vector(a.indices()) == indices_vector(a_again.indices()));  // reproducible per rank
       // 10 of 1000 twice alike by chance: probability 1/C(1000,10) < 1e-23.
       if (shared)
-        CHECK(to_vector(a.indices()) == to_vector(b.indices()));
+        CHECK(indices_vector(a.indices()) == indices_vector(b.indices()));
       else
-        CHECK(to_vector(a.indices()) != to_vector(b.indices()));
+        CHECK(indices_vector(a.indices()) != indices_vector(b.indices()));
     }
     // Successive steps choose afresh.
     Payload p;
-    auto before = to_vector(a.indices());
+    auto before = indices_vector(a.indices());
     a.compress(random_gradient(n, 9), p);
-    CHECK(to_vector(a.indices()) != before);
+    CHECK(indices_vector(a.indices()) != before);
   }
 }
 
@@ -156,7 +156,7 @@ TEST_CASE("randomk draws every k-subset with equal probability", "[compress][ran
   Payload payload;
   for (std::size_t s = 0; s < steps; ++s) {
     codec.compress(g, payload);
-    counts[to_vector(codec.indices())] += 1;
+    counts[indices_vector(codec.indices())] += 1;
   }
   REQUIRE(counts.size() == 20);
   double chi2 = 0;

@@ -31,7 +31,7 @@ float centre(std::uint32_t index, float lo, float hi, unsigned bits) {
   return lo + (static_cast<float>(index) + 0.5f) * uniform_bin_width(lo, hi, bits);
 }
 
-UniformOptions options_from(std::map<std::string, Value> fields) {
+UniformOptions uniform_options_from(std::map<std::string, Value> fields) {
   const ComponentInfo info{"compressor", "uniform", "", UniformOptions::fields()};
   return UniformOptions::fields().read(info.resolve(ComponentSpec{"compressor", "uniform", std::move(fields)}));
 }
@@ -142,12 +142,12 @@ TEST_CASE("uniform refuses payloads of the wrong length or size", "[compress][un
 }
 
 TEST_CASE("uniform options name the field, the value and the valid range", "[compress][uniform]") {
-  const auto defaults = options_from({});
+  const auto defaults = uniform_options_from({});
   CHECK(defaults.bits == 8);
   CHECK_FALSE(defaults.error_feedback);
-  CHECK(options_from({{"bits", std::int64_t{16}}}).bits == 16);
-  CHECK_THROWS_WITH(options_from({{"bits", std::int64_t{0}}}), "uniform.bits must be in [1, 16], got 0");
-  CHECK_THROWS_WITH(options_from({{"bits", std::int64_t{17}}}), "uniform.bits must be in [1, 16], got 17");
+  CHECK(uniform_options_from({{"bits", std::int64_t{16}}}).bits == 16);
+  CHECK_THROWS_WITH(uniform_options_from({{"bits", std::int64_t{0}}}), "uniform.bits must be in [1, 16], got 0");
+  CHECK_THROWS_WITH(uniform_options_from({{"bits", std::int64_t{17}}}), "uniform.bits must be in [1, 16], got 17");
   UniformCompressor uniform(defaults);
   CHECK_FALSE(uniform.summable());
 }

@@ -48,7 +48,7 @@ std::vector<float> normal_with_specials(std::size_t n) {
   return v;
 }
 
-bool same_bits(const std::vector<float>& a, std::span<const float> b) {
+bool same_bits_as_span(const std::vector<float>& a, std::span<const float> b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), 4 * a.size()) == 0;
 }
 
@@ -101,7 +101,7 @@ TEST_CASE("Top-k with error feedback on the device keeps the CPU compressor's pa
       cpu.compress(gradient, expected);
       const auto got = cuda::topk_with_feedback(gradient, residual, topk_count(ratio, n), path);
       CHECK(got == expected);
-      CHECK(same_bits(residual, cpu.residual()));
+      CHECK(same_bits_as_span(residual, cpu.residual()));
     }
   }
 }
@@ -112,7 +112,7 @@ TEST_CASE("a Top-k payload adds into a dense vector on the device as on the CPU"
   std::vector<float> expected = normal_values(values.size(), 5), dense = expected;
   TopkCodec(0.05).decompress_add(payload, expected);
   cuda::sparse_pairs_add(payload, dense);
-  CHECK(same_bits(dense, expected));
+  CHECK(same_bits_as_span(dense, expected));
 }
 
 TEST_CASE("block-random-k with error feedback on the device keeps the CPU compressor's block and residual", "[cuda]") {
@@ -129,10 +129,10 @@ TEST_CASE("block-random-k with error feedback on the device keeps the CPU compre
     const auto block = cuda::block_with_feedback(gradient, residual, offset, k);
     REQUIRE(expected.size() == 4 * k);
     CHECK(std::memcmp(block.data(), expected.data(), expected.size()) == 0);
-    CHECK(same_bits(residual, cpu.residual()));
+    CHECK(same_bits_as_span(residual, cpu.residual()));
     std::vector<float> dense = normal_values(n, 30 + step), dense_cpu = dense;
     cpu.decompress_add(expected, dense_cpu);
     cuda::block_add(block, offset, dense);
-    CHECK(same_bits(dense, dense_cpu));
+    CHECK(same_bits_as_span(dense, dense_cpu));
   }
 }

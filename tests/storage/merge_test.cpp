@@ -22,7 +22,7 @@ namespace {
 
 // One ended run of `compressor` with `steps` steps of loss (value 1 / (step + 1) + offset) and,
 // first in its database, a metric of its own name, so that metric ids differ between shards.
-std::int64_t record(Database& db, const std::string& compressor, std::int64_t seed, int steps, double offset,
+std::int64_t record_merge_run(Database& db, const std::string& compressor, std::int64_t seed, int steps, double offset,
                     const std::string& first_key, RunStatus status = RunStatus::Finished) {
   Recorder recorder(db);
   const auto experiment = recorder.add_experiment("fmnist-topk", "exp.lua", "cafe");
@@ -54,10 +54,10 @@ TEST_CASE("two shards merge into one database with every run's metrics, summary 
   TempDir dir;
   {
     auto a = Database::open(dir.file("a.db"));
-    record(*a, "none", 1, 3, 0.0, "only_in_a");
+    record_merge_run(*a, "none", 1, 3, 0.0, "only_in_a");
     auto b = Database::open(dir.file("b.db"));
-    record(*b, "topk", 1, 4, 0.5, "only_in_b");
-    record(*b, "topk", 2, 2, 0.25, "only_in_b");
+    record_merge_run(*b, "topk", 1, 4, 0.5, "only_in_b");
+    record_merge_run(*b, "topk", 2, 2, 0.25, "only_in_b");
   }
   auto out = Database::open(dir.file("out.db"));
   const auto first = merge_database(*out, dir.file("a.db"));
@@ -95,7 +95,7 @@ TEST_CASE("merging the same database again adds nothing", "[storage][merge]") {
   TempDir dir;
   {
     auto a = Database::open(dir.file("a.db"));
-    record(*a, "none", 1, 3, 0.0, "x");
+    record_merge_run(*a, "none", 1, 3, 0.0, "x");
   }
   auto out = Database::open(dir.file("out.db"));
   merge_database(*out, dir.file("a.db"));
@@ -112,10 +112,10 @@ TEST_CASE("runs that have not ended are left out, and a run recorded in two shar
   TempDir dir;
   {
     auto a = Database::open(dir.file("a.db"));
-    record(*a, "none", 1, 3, 0.0, "x");
-    record(*a, "topk", 1, 2, 0.0, "x", RunStatus::Running);
+    record_merge_run(*a, "none", 1, 3, 0.0, "x");
+    record_merge_run(*a, "topk", 1, 2, 0.0, "x", RunStatus::Running);
     auto b = Database::open(dir.file("b.db"));
-    record(*b, "none", 1, 3, 0.125, "x", RunStatus::Failed);  // the same run, run apart
+    record_merge_run(*b, "none", 1, 3, 0.125, "x", RunStatus::Failed);  // the same run, run apart
   }
   auto out = Database::open(dir.file("out.db"));
   const auto a = merge_database(*out, dir.file("a.db"));

@@ -23,7 +23,7 @@ using laconic::storage::testing::TempDir;
 namespace {
 
 // Two finished runs of `steps` steps of train_loss each, checkpointed into the file.
-void record(const std::string& path, int steps) {
+void record_salvage_steps(const std::string& path, int steps) {
   auto db = Database::open(path);
   Recorder recorder(*db);
   const auto e = recorder.add_experiment("e", "e.lua", "h");
@@ -51,7 +51,7 @@ std::int64_t count(const std::string& path, const std::string& table) {
 
 TEST_CASE("an intact database is copied whole, summaries and all", "[storage][salvage]") {
   TempDir dir;
-  record(dir.file("a.db"), 500);
+  record_salvage_steps(dir.file("a.db"), 500);
   const auto report = salvage_database(dir.file("a.db"), dir.file("copy.db"));
   CHECK(report.damaged.empty());
   CHECK(report.summaries_rebuilt == 2);
@@ -71,7 +71,7 @@ TEST_CASE("an intact database is copied whole, summaries and all", "[storage][sa
 TEST_CASE("a damaged database gives up only the rows on its damaged pages", "[storage][salvage]") {
   TempDir dir;
   const std::string path = dir.file("d.db");
-  record(path, 20000);
+  record_salvage_steps(path, 20000);
   {
     // Eight pages spread over the middle of the file: the table's and its index's alike.
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
@@ -122,7 +122,7 @@ TEST_CASE("a file that cannot be read at all is named, and no half-made recovery
           "[storage][salvage]") {
   TempDir dir;
   const std::string good = dir.file("good.db");
-  record(good, 2000);
+  record_salvage_steps(good, 2000);
   std::string bytes;
   {
     std::ifstream in(good, std::ios::binary);

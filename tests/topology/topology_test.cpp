@@ -161,7 +161,7 @@ TEST_CASE("gossip offsets: ring order, distinct random ones, and the range of ne
   ring.neighbours = 3;
   CHECK(topology::gossip_offsets(ring, 5, 0) == std::vector<int>{1, 4, 2});
   topology::GossipOptions random = ring;
-  random.peers = "random";
+  random.peers = topology::GossipPeers::Random;
   for (std::uint64_t step = 0; step < 20; ++step) {
     auto offsets = topology::gossip_offsets(random, 6, step);
     std::sort(offsets.begin(), offsets.end());

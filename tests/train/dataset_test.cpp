@@ -3,9 +3,9 @@
 
 #include "engine/core/error.hpp"
 #include "engine/train/builtin.hpp"
-#include "engine/train/fashion_mnist.hpp"
-#include "engine/train/idx_reader.hpp"
-#include "engine/train/split_cache.hpp"
+#include "engine/train/data/fashion_mnist.hpp"
+#include "engine/train/data/idx_reader.hpp"
+#include "engine/train/data/split_cache.hpp"
 #include "rank_threads.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <optional>
 
-#include "engine/train/decoded_cache.hpp"
-#include "engine/train/idx_reader.hpp"
+#include "engine/train/data/decoded_cache.hpp"
+#include "engine/train/data/idx_reader.hpp"
 #include "temp_dir.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.

@@ -3,7 +3,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/train/mlp.hpp"
+#include "engine/train/models/mlp.hpp"
 #include "engine/train/sharded_evaluation.hpp"
 #include "rank_threads.hpp"
 

@@ -12,7 +12,7 @@
 #include "engine/catalog.hpp"
 #include "engine/compress/builtin.hpp"
 #include "engine/topology/builtin.hpp"
-#include "engine/train/sgd.hpp"
+#include "engine/train/optim/sgd.hpp"
 #include "engine/train/worker.hpp"
 #include "rank_threads.hpp"
 

@@ -1,6 +1,6 @@
 // Learning-rate schedules: each factor against its formula, warm-up and linear scaling, and
 // the rates a worker really used, as recorded.
-#include "engine/train/lr_schedule.hpp"
+#include "engine/train/optim/lr_schedule.hpp"
 #include "engine/core/error.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.

@@ -6,8 +6,8 @@
 
 #include "engine/core/error.hpp"
 #include "engine/train/builtin.hpp"
-#include "engine/train/objective.hpp"
-#include "engine/train/sgd.hpp"
+#include "engine/train/models/objective.hpp"
+#include "engine/train/optim/sgd.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
 #include <catch2/catch.hpp>

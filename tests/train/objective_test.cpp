@@ -5,7 +5,7 @@
 #include "engine/core/error.hpp"
 #include "engine/train/builtin.hpp"
 #include "engine/train/evaluate.hpp"
-#include "engine/train/objective.hpp"
+#include "engine/train/models/objective.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
 #include <catch2/catch.hpp>

@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "engine/core/error.hpp"
-#include "engine/train/adam.hpp"
+#include "engine/train/optim/adam.hpp"
 #include "engine/train/builtin.hpp"
-#include "engine/train/lamb.hpp"
+#include "engine/train/optim/lamb.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-#include "engine/train/sgd.hpp"
+#include "engine/train/optim/sgd.hpp"
 #include "engine/core/error.hpp"
 #include "engine/train/builtin.hpp"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/train/shard.hpp"
+#include "engine/train/data/shard.hpp"
 
 using laconic::train::shard_indices;
 

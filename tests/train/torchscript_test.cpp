@@ -9,9 +9,9 @@
 
 #include "engine/core/error.hpp"
 #include "engine/train/builtin.hpp"
-#include "engine/train/objective.hpp"
-#include "engine/train/synthetic.hpp"
-#include "engine/train/torchscript.hpp"
+#include "engine/train/models/objective.hpp"
+#include "engine/train/data/synthetic.hpp"
+#include "engine/train/models/torchscript.hpp"
 #include "temp_dir.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.

@@ -16,7 +16,7 @@ using namespace laconic;
 
 namespace {
 
-RunConfig small_run(const std::string& compressor, std::int64_t steps) {
+RunConfig worker_small_run(const std::string& compressor, std::int64_t steps) {
   engine::EngineCatalog catalog;
   RunConfig c;
   c.experiment = "test";
@@ -47,7 +47,7 @@ TEST_CASE("two workers end with bit-identical replicas and count the bytes each 
           "[train][worker][multirank]") {
   constexpr std::int64_t kSteps = 6;
   for (std::string compressor : {"none", "topk", "powersgd"}) {
-    const auto config = small_run(compressor, kSteps);
+    const auto config = worker_small_run(compressor, kSteps);
     std::map<int, train::WorkerResult> results;
     std::map<int, std::vector<MetricRecord>> records;
     std::mutex mutex;
@@ -104,7 +104,7 @@ TEST_CASE("two workers end with bit-identical replicas and count the bytes each 
 }
 
 TEST_CASE("a few steps of LeNet-5 on Fashion-MNIST reduce the training loss", "[train][worker]") {
-  auto config = small_run("none", 60);
+  auto config = worker_small_run("none", 60);
   config.workers = 1;
   std::vector<MetricRecord> records;
   testing::run_ranks(1, std::chrono::seconds(60), [&](comm::Communicator& comm) {
@@ -130,7 +130,7 @@ struct RankRecords {
   std::map<int, std::vector<MetricRecord>> records;
 };
 
-RankRecords train_ranks(const RunConfig& config, RunCallbacks* callbacks = nullptr) {
+RankRecords train_worker_ranks(const RunConfig& config, RunCallbacks* callbacks = nullptr) {
   RankRecords out;
   std::mutex mutex;
   testing::run_ranks(engine::EngineCatalog().world_size(config), std::chrono::seconds(60),
@@ -157,12 +157,12 @@ RankRecords train_ranks(const RunConfig& config, RunCallbacks* callbacks = nullp
 }  // namespace
 
 TEST_CASE("local SGD with period 1 is synchronous SGD, and its replicas stay identical", "[train][worker][multirank]") {
-  auto sync = small_run("none", 8);
+  auto sync = worker_small_run("none", 8);
   auto local = sync;
   engine::EngineCatalog catalog;
   local.schedule = catalog.resolve({"schedule", "local_sgd", {{"period", std::int64_t{1}}}});
-  const auto a = train_ranks(sync);
-  const auto b = train_ranks(local);
+  const auto a = train_worker_ranks(sync);
+  const auto b = train_worker_ranks(local);
   CHECK(b.results.at(0).parameter_hash == b.results.at(1).parameter_hash);
   const auto loss_a = values(a.records.at(0), "train_loss");
   const auto loss_b = values(b.records.at(0), "train_loss");
@@ -175,7 +175,7 @@ TEST_CASE("local SGD with period 1 is synchronous SGD, and its replicas stay ide
 
   // Period 4: bytes only on every 4th step, replicas equal after the last average.
   local.schedule = catalog.resolve({"schedule", "local_sgd", {{"period", std::int64_t{4}}}});
-  const auto c = train_ranks(local);
+  const auto c = train_worker_ranks(local);
   const auto sent = values(c.records.at(1), keys::kBytesSent);
   REQUIRE(sent.size() == 8);
   for (std::size_t i = 0; i < sent.size(); ++i) CHECK((sent[i] > 0) == (i % 4 == 3));
@@ -184,10 +184,10 @@ TEST_CASE("local SGD with period 1 is synchronous SGD, and its replicas stay ide
 
 TEST_CASE("gossip between two workers mixes their models and records the consensus distance",
           "[train][worker][multirank]") {
-  auto config = small_run("none", 5);
+  auto config = worker_small_run("none", 5);
   engine::EngineCatalog catalog;
   config.topology = catalog.resolve({"topology", "gossip", {{"neighbours", std::int64_t{1}}}});
-  const auto out = train_ranks(config);
+  const auto out = train_worker_ranks(config);
   const auto distance = values(out.records.at(0), "consensus_distance");
   REQUIRE(distance.size() == 1);
   // With two workers and one neighbour each, mixing is the exact mean: replicas coincide up to
@@ -202,12 +202,12 @@ TEST_CASE(
     "workers stay identical",
     "[train][worker][multirank][ps]") {
   constexpr std::int64_t kSteps = 6;
-  const auto reference = train_ranks(small_run("none", kSteps));
+  const auto reference = train_worker_ranks(worker_small_run("none", kSteps));
   const auto loss_ref = values(reference.records.at(0), "train_loss");
   engine::EngineCatalog catalog;
   for (const std::string pull : {"gradients", "weights"}) {
     INFO("pull = " << pull);
-    auto config = small_run("none", kSteps);
+    auto config = worker_small_run("none", kSteps);
     config.topology = catalog.resolve({"topology", "parameter_server", {{"pull", pull}}});
     REQUIRE(catalog.world_size(config) == 3);
     // Two servers, each with half of the parameters: the same training.
@@ -215,7 +215,7 @@ TEST_CASE(
     sharded.topology =
         catalog.resolve({"topology", "parameter_server", {{"pull", pull}, {"servers", std::int64_t{2}}}});
     REQUIRE(catalog.world_size(sharded) == 4);
-    const auto two = train_ranks(sharded);
+    const auto two = train_worker_ranks(sharded);
     CHECK(two.results.at(0).parameter_hash == two.results.at(1).parameter_hash);
     const auto loss_two = values(two.records.at(0), "train_loss");
     REQUIRE(loss_two.size() == kSteps);
@@ -224,7 +224,7 @@ TEST_CASE(
     const std::size_t half = 61706 / 2;
     for (int server : {2, 3})
       for (double sent : values(two.records.at(server), keys::kBytesSent)) CHECK(sent == 2 * (24 + 4.0 * half));
-    const auto out = train_ranks(config);
+    const auto out = train_worker_ranks(config);
     CHECK(out.results.at(0).parameter_hash == out.results.at(1).parameter_hash);
     const auto loss = values(out.records.at(0), "train_loss");
     REQUIRE(loss.size() == kSteps);
@@ -241,14 +241,14 @@ TEST_CASE(
 
 TEST_CASE("a parameter server compressing both ways trains LeNet-5 on Fashion-MNIST",
           "[train][worker][multirank][ps]") {
-  auto config = small_run("topk", 80);
+  auto config = worker_small_run("topk", 80);
   engine::EngineCatalog catalog;
   config.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}});
   config.topology =
       catalog.resolve({"topology",
                        "parameter_server",
                        {{"pull", std::string("gradients")}, {"compress_pull", true}, {"servers", std::int64_t{2}}}});
-  const auto out = train_ranks(config);
+  const auto out = train_worker_ranks(config);
   CHECK(out.results.at(0).parameter_hash == out.results.at(1).parameter_hash);
   const auto loss = values(out.records.at(0), "train_loss");
   REQUIRE(loss.size() == 80);
@@ -273,7 +273,7 @@ TEST_CASE("parameter_server options and compressors it cannot serve are refused 
                     "parameter_server.servers must be in [1, 64], got 0");
   CHECK_THROWS_WITH(catalog.resolve({"topology", "parameter_server", {{"pull", std::string("models")}}}),
                     "parameter_server.pull must be one of \"weights\", \"gradients\", got \"models\"");
-  auto config = small_run("randomk", 1);
+  auto config = worker_small_run("randomk", 1);
   config.topology = catalog.resolve({"topology", "parameter_server", {}});
   CHECK_THROWS_WITH(catalog.build(config, 0), Catch::StartsWith("parameter_server cannot decode randomk's payloads"));
   // The same for a chain whose first part is a shared-seed sparsifier.
@@ -282,7 +282,7 @@ TEST_CASE("parameter_server options and compressors it cannot serve are refused 
                                        {{"first", nested(ComponentSpec{"compressor", "block_randomk", {}})},
                                         {"second", nested(ComponentSpec{"compressor", "fp16", {}})}}});
   CHECK_THROWS_WITH(catalog.build(config, 0), Catch::StartsWith("parameter_server cannot decode chain's payloads"));
-  config = small_run("none", 1);
+  config = worker_small_run("none", 1);
   config.topology = catalog.resolve({"topology", "parameter_server", {}});
   config.schedule = catalog.resolve({"schedule", "local_sgd", {}});
   CHECK_THROWS_WITH(catalog.build(config, 0), Catch::Contains("use parameter_server { pull = "));
@@ -294,7 +294,7 @@ TEST_CASE(
     "async with a straggler does",
     "[train][worker][multirank][ps]") {
   engine::EngineCatalog catalog;
-  auto config = small_run("none", 24);
+  auto config = worker_small_run("none", 24);
   config.topology = catalog.resolve({"topology", "parameter_server", {}});
   const auto straggling = [&](const std::string& name, std::map<std::string, Value> fields) {
     fields["stragglers"] = std::int64_t{1};
@@ -308,7 +308,7 @@ TEST_CASE(
     return m;
   };
   config.schedule = straggling("stale_sync", {{"staleness", std::int64_t{1}}});
-  const auto bounded = train_ranks(config);
+  const auto bounded = train_worker_ranks(config);
   const auto& server = bounded.records.at(2);
   REQUIRE(values(server, "staleness").size() == 48);  // every push of both workers
   CHECK(max_of(server, "staleness", 0) <= 1);
@@ -321,11 +321,11 @@ TEST_CASE(
   for (double d : values(bounded.records.at(0), "time_delay")) CHECK(d == 0.0);
 
   config.schedule = straggling("async", {});
-  const auto unbounded = train_ranks(config);
+  const auto unbounded = train_worker_ranks(config);
   CHECK(max_of(unbounded.records.at(2), "staleness", 0) > 1);
   CHECK(values(unbounded.records.at(0), "train_loss").size() == 24);
 
-  auto allreduce = small_run("none", 1);
+  auto allreduce = worker_small_run("none", 1);
   allreduce.schedule = catalog.resolve({"schedule", "async", {}});
   const std::string refusal =
       "schedule async needs topology = parameter_server { pull = \"weights\" }, whose server steps its "
@@ -339,7 +339,7 @@ TEST_CASE(
 
 TEST_CASE("the learning rate a worker records is the one its schedule sets", "[train][worker][lr]") {
   engine::EngineCatalog catalog;
-  auto config = small_run("none", 3);
+  auto config = worker_small_run("none", 3);
   config.workers = 1;
   config.epochs = 2;
   config.lr_schedule =
@@ -356,12 +356,12 @@ TEST_CASE("the learning rate a worker records is the one its schedule sets", "[t
 
 TEST_CASE("an early-stopping run ends on every worker after the same epoch", "[train][worker][multirank][stopping]") {
   engine::EngineCatalog catalog;
-  auto config = small_run("none", 2);
+  auto config = worker_small_run("none", 2);
   config.epochs = 6;
   // min_delta 1: no epoch can improve test accuracy by that much, so it stops after epoch 1.
   config.stopping =
       catalog.resolve({"stopping", "early_stopping", {{"patience", std::int64_t{1}}, {"min_delta", 1.0}}});
-  const auto out = train_ranks(config);
+  const auto out = train_worker_ranks(config);
   CHECK(out.results.at(0).steps == 4);
   CHECK(out.results.at(1).steps == 4);
   CHECK(values(out.records.at(0), "stopped_early") == std::vector<double>{1.0});
@@ -390,26 +390,26 @@ TEST_CASE(
     "average reach it",
     "[train][worker][multirank][step]") {
   engine::EngineCatalog catalog;
-  auto config = small_run("none", 12);
+  auto config = worker_small_run("none", 12);
   config.schedule = catalog.resolve({"schedule", "local_sgd", {{"period", StepFunction{"period"}}}});
   StepFunctions functions;
-  const auto out = train_ranks(config, &functions);
+  const auto out = train_worker_ranks(config, &functions);
   const auto sent = values(out.records.at(0), keys::kBytesSent);
   REQUIRE(sent.size() == 12);
   // Periods 2, 2 (steps 0-3), then 3, 3, 3 (steps 4-12): averages after steps 1, 3, 6, 9.
   for (std::size_t i = 0; i < sent.size(); ++i) CHECK((sent[i] > 0) == (i == 1 || i == 3 || i == 6 || i == 9));
   // Without the file's functions (a worker that did not load it), the run refuses to guess.
-  CHECK_THROWS_WITH(train_ranks(config), Catch::Contains("local_sgd.period is the experiment "
+  CHECK_THROWS_WITH(train_worker_ranks(config), Catch::Contains("local_sgd.period is the experiment "
                                                          "file's function period"));
 }
 
 TEST_CASE("a topk ratio given as a function sets each step's payload on every worker",
           "[train][worker][multirank][step]") {
   engine::EngineCatalog catalog;
-  auto config = small_run("topk", 6);
+  auto config = worker_small_run("topk", 6);
   config.compressor = catalog.resolve({"compressor", "topk", {{"ratio", StepFunction{"ratio"}}}});
   StepFunctions functions;
-  const auto out = train_ranks(config, &functions);
+  const auto out = train_worker_ranks(config, &functions);
   for (int rank : {0, 1}) {
     const auto payload = values(out.records.at(rank), "payload_bytes");
     REQUIRE(payload.size() == 6);
@@ -424,13 +424,13 @@ TEST_CASE(
     "since that worker's last reply",
     "[train][worker][multirank][ps]") {
   engine::EngineCatalog catalog;
-  auto config = small_run("topk", 150);
+  auto config = worker_small_run("topk", 150);
   config.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}});
   config.topology = catalog.resolve({"topology", "parameter_server", {{"compress_pull", true}}});
   config.schedule = catalog.resolve({"schedule", "async", {}});
   // Without momentum: asynchronous updates arrive stale, and momentum amplifies them.
   config.optimizer = catalog.resolve({"optimizer", "sgd", {{"lr", 0.1}, {"momentum", 0.0}}});
-  const auto out = train_ranks(config);
+  const auto out = train_worker_ranks(config);
   const auto loss = values(out.records.at(0), "train_loss");
   REQUIRE(loss.size() == 150);
   auto mean = [](auto begin, auto end) {
