@@ -101,10 +101,6 @@ std::string join_words(const std::vector<std::string>& words) {
   return out;
 }
 
-double ratio_of(const storage::RunRow& run) {
-  return run.bytes_sent > 0 ? run.bytes_dense / run.bytes_sent : std::nan("");
-}
-
 Cell optional_real(double value) { return std::isnan(value) ? null_cell() : real_cell(value); }
 
 }  // namespace
@@ -158,7 +154,7 @@ std::vector<Cell> run_cells(const storage::RunRow& run) {
           optional_real(run.final_test_perplexity),
           real_cell(run.bytes_sent),
           real_cell(run.bytes_dense),
-          optional_real(ratio_of(run)),
+          optional_real(run.compression_ratio()),
           text_cell(run.host),
           integer_cell(run.controller_pid),
           integer_cell(run.attempts),

@@ -7,6 +7,7 @@
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -77,6 +78,10 @@ RunRow read_run(const Statement& q, double now) {
 }
 
 }  // namespace
+
+double RunRow::compression_ratio() const {
+  return bytes_sent > 0 ? bytes_dense / bytes_sent : std::numeric_limits<double>::quiet_NaN();
+}
 
 std::string RunRow::status_label() const {
   if (stale) return to_string(status) + " (stale)";

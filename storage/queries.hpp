@@ -66,6 +66,10 @@ struct RunRow {
   /// 42s)" for a live controller whose workers have been silent longer than
   /// kSilentWorkersAfterSeconds (a hang the controller has not yet called), else `status`.
   std::string status_label() const;
+  /// bytes_dense / bytes_sent: how many times fewer bytes it sent than the dense exchange; NaN when
+  /// it sent nothing. The one formula behind runs' ratio, export's compression_ratio and the UI's
+  /// compression column (the run_results view computes the same in SQL for `laconic query`).
+  double compression_ratio() const;
 };
 
 /// Whether the controller that planned or runs `row` is alive: on this host, its process exists;

@@ -8,6 +8,10 @@ namespace laconic::storage {
 /// QUEUED -> RUNNING -> one of FINISHED / FAILED / KILLED / DIVERGED.
 enum class RunStatus { Queued, Running, Finished, Failed, Killed, Diverged };
 
+/// Every status, in the order of the life cycle.
+inline constexpr RunStatus kRunStatuses[] = {RunStatus::Queued,   RunStatus::Running, RunStatus::Finished,
+                                             RunStatus::Failed,   RunStatus::Killed,  RunStatus::Diverged};
+
 /// The text stored in runs.status: "QUEUED", "RUNNING", "FINISHED", "FAILED", "KILLED", "DIVERGED".
 std::string to_string(RunStatus status);
 

@@ -6,6 +6,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
+#include "engine/core/resolved_run.hpp"
 #include "reports/aggregate.hpp"
 #include "reports/answer.hpp"
 #include "reports/report_model.hpp"
@@ -46,6 +47,7 @@ json run_row(const storage::RunRow& r) {
   row["test_perplexity"] = number_or_null(r.final_test_perplexity);
   row["bytes_sent"] = r.bytes_sent;
   row["bytes_dense"] = r.bytes_dense;
+  row["compression"] = number_or_null(r.compression_ratio());
   row["wall"] = r.wall_time;
   row["created"] = number_or_null(r.created);
   row["started"] = number_or_null(r.started);
@@ -77,6 +79,15 @@ std::int64_t key_id(storage::Database& db, const std::string& key) {
 
 json number_or_null(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
 
+json status_choices() {
+  json out = json::array();
+  for (const storage::RunStatus status : storage::kRunStatuses) {
+    out.push_back(storage::to_string(status));
+    if (status == storage::RunStatus::Running) out.push_back("stale");  // RUNNING, but nobody runs it
+  }
+  return out;
+}
+
 json runs_json(storage::Database& db, std::optional<double> since) {
   const double now = storage::unix_now();
   json runs = json::array();
@@ -89,6 +100,7 @@ json runs_json(storage::Database& db, std::optional<double> since) {
   json out = json::object();
   out["runs"] = std::move(runs);
   out["now"] = now;
+  out["statuses"] = status_choices();
   return out;
 }
 
@@ -104,6 +116,7 @@ json newest_runs_json(storage::Database& db, std::int64_t count) {
   out["runs"] = std::move(runs);
   out["total"] = total.column_int64(0);
   out["now"] = now;
+  out["statuses"] = status_choices();
   return out;
 }
 
@@ -118,6 +131,8 @@ std::string runs_json_text(storage::Database& db) {
   }
   out += "],\"now\":";
   out += json(storage::unix_now()).dump();
+  out += ",\"statuses\":";
+  out += status_choices().dump();
   out += '}';
   return out;
 }
@@ -164,7 +179,14 @@ json run_json(storage::Database& db, std::int64_t run_id) {
 }
 
 json step_time_json(storage::Database& db, std::int64_t run_id) {
-  (void)storage::require_run(db, run_id);
+  const storage::RunRow run = storage::require_run(db, run_id);
+  const auto facts = storage::facts_of(db, run_id);
+  // Ranks below the run's workers are workers, the rest its servers: the resolved run says how
+  // many workers (runs recorded before that fact: their configuration).
+  std::int64_t run_workers = 0;
+  if (const auto resolved = facts.find(ResolvedRun::kFact); resolved != facts.end())
+    if (const auto parsed = ResolvedRun::from_json(resolved->second)) run_workers = parsed->workers;
+  if (run_workers == 0) run_workers = json::parse(run.config, nullptr, false).value("workers", std::int64_t{0});
   // The parts of a step as the report's step-time section adds them up (docs/reports.md).
   static const std::vector<std::pair<std::string, std::vector<const char*>>> kParts = {
       {"compute", {keys::kTimeForward, keys::kTimeBackward, keys::kTimeOptimizer}},
@@ -188,7 +210,7 @@ json step_time_json(storage::Database& db, std::int64_t run_id) {
     }
   json workers = json::array();
   for (const auto& [worker, keys] : means) {
-    json parts = {{"worker", worker}};
+    json parts = {{"worker", worker}, {"role", run_workers > 0 && worker >= run_workers ? "server" : "worker"}};
     for (const auto& [part, part_keys] : kParts) {
       double sum = 0;
       bool any = false;
@@ -201,7 +223,6 @@ json step_time_json(storage::Database& db, std::int64_t run_id) {
     }
     workers.push_back(parts);
   }
-  const auto facts = storage::facts_of(db, run_id);
   return {{"workers", workers}, {"thread_ranks", storage::rank_clock_of(facts) == storage::RankClock::ThreadCpu}};
 }
 

@@ -19,6 +19,9 @@ nlohmann::json number_or_null(double value);
 /// runs planned, started, beating or ended since (what a page that has the rest fetches), and
 /// `now` to ask with next.
 nlohmann::json runs_json(storage::Database& db, std::optional<double> since = std::nullopt);
+/// What the runs page's status filter offers, served with every list of runs (`statuses`): each
+/// status in the order of the life cycle, with "stale" (RUNNING, but nobody runs it) after RUNNING.
+nlohmann::json status_choices();
 /// GET /api/runs?newest=N: the N runs of highest id (as runs_json lists them), `total` (every
 /// run) and `now`: what the runs page draws first, before the whole list has come.
 nlohmann::json newest_runs_json(storage::Database& db, std::int64_t count);

@@ -8,9 +8,11 @@
 #include <thread>
 #include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
+#include "engine/core/resolved_run.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
 #include "storage/recorder.hpp"
+#include "storage/run_status.hpp"
 #include "tests/storage/storage_test_support.hpp"
 #include "ui/api.hpp"
 
@@ -199,4 +201,60 @@ TEST_CASE("a configuration is the run less its seed, decided once for the CLI an
   CHECK(storage::configuration_key(rows[0]) == storage::configuration_key(rows[1]));  // two seeds
   CHECK(storage::configuration_key(rows[0]) != storage::configuration_key(rows[2]));
   CHECK(storage::configuration_label(rows[0]) == "compressor=none");
+}
+
+TEST_CASE("the pages draw the compression ratio and each rank's role as the server works them out", "[ui][api]") {
+  TempDir tmp;
+  auto db = storage::Database::open(tmp.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("sweep", "sweep.lua", "h");
+  // Two workers and a parameter server (rank 2), as the resolved run says.
+  const auto served = recorder.add_run(e, config("topk", 1));
+  recorder.start_run(served);
+  ResolvedRun resolved;
+  resolved.workers = 2;
+  resolved.world_size = 3;
+  recorder.record_fact(served, ResolvedRun::kFact, resolved.to_json());
+  {
+    auto sink = recorder.metrics_sink(served);
+    for (int rank = 0; rank < 3; ++rank) {
+      sink->record({keys::kBytesSent, 0, 0, rank, 0.1, 250.0});
+      sink->record({keys::kBytesDense, 0, 0, rank, 0.1, 1000.0});
+      sink->record({keys::kTimeStep, 0, 0, rank, 0.1, 0.02});
+    }
+    sink->flush();
+  }
+  recorder.finish_run(served, storage::RunStatus::Finished);
+  const auto silent = recorder.add_run(e, config("none", 1));  // sent nothing yet
+  const auto rows = ui::runs_json(*db)["runs"];
+  REQUIRE(rows.size() == 2);
+  for (const auto& row : rows) {
+    const storage::RunRow run = storage::require_run(*db, row["id"].get<std::int64_t>());
+    if (run.id == silent) {
+      CHECK(row["compression"].is_null());
+      continue;
+    }
+    CHECK(row["compression"].get<double>() == Approx(4.0));
+    CHECK(row["compression"].get<double>() == run.compression_ratio());
+  }
+  const auto steps = ui::step_time_json(*db, served)["workers"];
+  REQUIRE(steps.size() == 3);
+  CHECK(steps[0]["role"] == "worker");
+  CHECK(steps[1]["role"] == "worker");
+  CHECK(steps[2]["role"] == "server");
+}
+
+TEST_CASE("every list of runs says which statuses the runs page filters by", "[ui][api]") {
+  TempDir tmp;
+  auto db = storage::Database::open(tmp.file("runs.db"));
+  storage::Recorder recorder(*db);
+  recorder.add_run(recorder.add_experiment("sweep", "sweep.lua", "h"), config("none", 1));
+  const nlohmann::json expected = {"QUEUED", "RUNNING", "stale", "FINISHED", "FAILED", "KILLED", "DIVERGED"};
+  CHECK(ui::status_choices() == expected);
+  CHECK(ui::runs_json(*db)["statuses"] == expected);
+  CHECK(ui::newest_runs_json(*db, 1)["statuses"] == expected);
+  CHECK(nlohmann::json::parse(ui::runs_json_text(*db))["statuses"] == expected);
+  // Each but stale is a status the database stores, and reads back.
+  for (const auto& text : expected)
+    if (text != "stale") CHECK(storage::to_string(storage::run_status_from_string(text.get<std::string>())) == text);
 }

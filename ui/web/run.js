@@ -119,7 +119,7 @@ export async function runPage(main) {
       add(stepBox, el("p", { class: "muted" }, "Ranks as threads: compute and compress are each thread's CPU time, wait derived, communicate projected (docs/network-model.md); one bar per rank, as its measured and projected bars would be the same."));
     const rows = [];
     for (const w of steps.workers) {
-      const role = w.worker >= (run.config.workers ?? Infinity) ? "server" : "worker";
+      const role = w.role;  // the server's: the resolved run's workers, then its servers
       const clock = steps.thread_ranks ? "derived" : "measured";
       rows.push({ label: `${role} ${w.worker}, ${clock}`, parts: { compute: w.compute, compress: w.compress, wait: w.wait, communicate: w.communicate_measured } });
       if (w.communicate_projected !== null && !steps.thread_ranks)
@@ -127,7 +127,7 @@ export async function runPage(main) {
     }
     if (!rows.length) return add(stepBox, el("p", { class: "muted" }, run.status === "RUNNING" ? "No step times recorded yet." : "No step times recorded."));
     stackedBars(stepBox, rows, PARTS, PART_COLORS);
-    add(stepBox, skew(steps.workers.filter((w) => w.worker < (run.config.workers ?? Infinity))));
+    add(stepBox, skew(steps.workers.filter((w) => w.role === "worker")));
   }
 
   // What the chart shows, for a reader that cannot see the canvas (the tests).

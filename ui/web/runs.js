@@ -29,11 +29,12 @@ const DEFAULT_HIDDEN = ["test_loss", "test_perplexity"];
 
 let runs = new Map();  // id -> run, as the API last said
 let lastFetch = 0;
+let statuses = [];  // what the status filter offers, as the API serves it
 
 function value(run, key) {
   if (key === "swept") return Object.entries(run.swept).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
   if (key.startsWith("swept.")) return run.swept[key.slice(6)];
-  if (key === "compression") return run.bytes_sent > 0 ? run.bytes_dense / run.bytes_sent : null;
+  if (key === "compression") return run.compression;  // the server's RunRow::compression_ratio
   if (key === "tags") return run.tags.join(" ");
   return run[key];
 }
@@ -64,6 +65,7 @@ async function refresh() {
   const since = lastFetch;
   const body = await api(since ? `/api/runs?since=${since - 2}` : "/api/runs");
   lastFetch = body.now;
+  statuses = body.statuses;
   for (const run of body.runs) runs.set(run.id, run);
   return body;
 }
@@ -76,6 +78,7 @@ async function firstRuns(params) {
     (params.get("sort") || "-id") === "-id" && !staticMode();
   if (!plain) return { rest: false, total: await refresh().then(() => runs.size) };
   const body = await api(`/api/runs?newest=${FIRST_ROWS}`);
+  statuses = body.statuses;
   for (const run of body.runs) runs.set(run.id, run);
   if (body.total <= body.runs.length) lastFetch = body.now;
   return { rest: body.total > body.runs.length, total: body.total };
@@ -116,7 +119,7 @@ export async function runsPage(main) {
   const title = el("h1", {}, "Runs");
   const count = el("span", { class: "muted" });
   const statusSelect = el("select", { onchange: (e) => { state.status = e.target.value; draw(); } },
-    ["", "QUEUED", "RUNNING", "stale", "FINISHED", "FAILED", "KILLED", "DIVERGED"].map((s) =>
+    ["", ...statuses].map((s) =>
       el("option", { value: s, selected: s === state.status }, s || "any status")));
   const experimentSelect = el("select", { onchange: (e) => { state.experiment = e.target.value; draw(); } });
   const whereInput = el("input", { type: "text", value: state.where, placeholder: "compressor=topk, test_accuracy>0.8",
