@@ -57,6 +57,11 @@ json time_json(const reports::TimeToTarget& t) {
           {"text", reports::time_text(t)}};
 }
 
+// A bandwidth as the report writes it ("2.5 Gbit/s", reports::rate_text), or null.
+json rate_or_null(double bits_per_second) {
+  return std::isfinite(bits_per_second) ? json(reports::rate_text(bits_per_second)) : json(nullptr);
+}
+
 // Time to target and the verdict against the baseline at each scanned bandwidth: what the page's
 // bandwidth slider moves through; with `hardware`, the steps projected onto it.
 json scan_json(const reports::Answer& answer, const reports::ConfigSummary& s,
@@ -79,7 +84,9 @@ json scan_json(const reports::Answer& answer, const reports::ConfigSummary& s,
           {"versus", versus},
           {"versus_text", versus_text},
           {"break_even", number_or_null(scan.break_even)},
+          {"break_even_text", rate_or_null(scan.break_even)},
           {"crossover", number_or_null(scan.crossover)},
+          {"crossover_text", rate_or_null(scan.crossover)},
           {"text", scan.text}};
 }
 
@@ -189,8 +196,11 @@ json experiment_json(storage::Database& db, const std::string& name, std::option
   json configurations = json::array();
   for (std::size_t i = 0; i < m.summaries.size(); ++i)
     configurations.push_back(configuration_json(m, m.summaries[i], front[i], hardware));
-  json bandwidths = json::array();
-  for (const double rate : reports::scanned_bandwidths()) bandwidths.push_back(rate);
+  json bandwidths = json::array(), bandwidth_texts = json::array();
+  for (const double rate : reports::scanned_bandwidths()) {
+    bandwidths.push_back(rate);
+    bandwidth_texts.push_back(reports::rate_text(rate));
+  }
   json sections = json::array();
   for (const reports::Section& s : reports::report_of(m, {name}, {}, hardware, {advise::advice_section}).report.sections)
     sections.push_back(section_json(s));
@@ -199,6 +209,7 @@ json experiment_json(storage::Database& db, const std::string& name, std::option
       {"target", target ? json(*target) : json(nullptr)},
       {"metric", {{"key", m.metric.key}, {"label", m.metric.label}, {"higher_is_better", m.metric.higher_is_better}}},
       {"bandwidths", bandwidths},
+      {"bandwidth_texts", bandwidth_texts},
       {"hardware", named.description},
       {"baseline", m.answer->baseline_source()},
       {"configurations", configurations},

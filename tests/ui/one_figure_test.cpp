@@ -72,4 +72,22 @@ TEST_CASE("a configuration's time to target is one figure in report.md, the CSVs
   CHECK_THAT(config("qsgd")["versus"].get<std::string>(),
              Catch::StartsWith("inconclusive (") && Catch::Contains("1 of 2 runs of qsgd reached the target"));
   CHECK_THAT(md, !Catch::Contains("Never a winner"));
+  // The bandwidths and break-evens the page shows are the report's words for them (rate_text).
+  REQUIRE(model["bandwidth_texts"].size() == rates.size());
+  for (std::size_t i = 0; i < rates.size(); ++i)
+    CHECK(model["bandwidth_texts"][i] == reports::rate_text(rates[i].get<double>()));
+  CHECK(model["bandwidth_texts"][gigabit] == "1 Gbit/s");
+  for (const auto& c : model["configurations"]) {
+    INFO(c["label"].get<std::string>());
+    for (const char* figure : {"break_even", "crossover"}) {
+      const auto& value = c["scan"][figure];
+      const auto& text = c["scan"][std::string(figure) + "_text"];
+      if (value.is_null()) {
+        CHECK(text.is_null());
+        continue;
+      }
+      CHECK(text == reports::rate_text(value.get<double>()));
+      CHECK_THAT(md, Catch::Contains(text.get<std::string>()));
+    }
+  }
 }

@@ -31,10 +31,6 @@ export async function experimentsPage(main) {
   return onChange(() => window.dispatchEvent(new HashChangeEvent("hashchange")));
 }
 
-function rateText(bits) {
-  return bits >= 1e9 ? `${Number((bits / 1e9).toPrecision(3))} Gbit/s` : `${Number((bits / 1e6).toPrecision(3))} Mbit/s`;
-}
-
 // A paragraph of a section's lead, or its list, as the report's HTML shows it.
 function leadBlock(block) {
   return block.items ? el("ul", {}, ...block.items.map((item) => el("li", {}, item))) : el("p", {}, block.text);
@@ -177,7 +173,7 @@ export async function experimentPage(main) {
         command("laconic", "report", name)));
     const scanOf = (c) => (there ? c.scan_there : c.scan);
     const index = e.bandwidths.reduce((best, b, i) => (Math.abs(Math.log(b / state.bw)) < Math.abs(Math.log(e.bandwidths[best] / state.bw)) ? i : best), 0);
-    const readout = el("strong", {}, rateText(e.bandwidths[index]));
+    const readout = el("strong", {}, e.bandwidth_texts[index]);
     const slider = el("input", { type: "range", min: 0, max: e.bandwidths.length - 1, step: 1, value: index,
       oninput: (ev) => { state.bw = e.bandwidths[Number(ev.target.value)]; draw(); } });
     const latencies = [...new Set(configs.map((c) => scanOf(c).latency))];
@@ -189,8 +185,8 @@ export async function experimentPage(main) {
         el("td", {}, c.label),
         el("td", { class: "num" }, scanOf(c).time_text[index]),
         el("td", {}, scanOf(c).versus_text[index]),
-        el("td", { class: "num" }, scanOf(c).break_even !== null ? rateText(scanOf(c).break_even)
-          : scanOf(c).crossover !== null ? `${rateText(scanOf(c).crossover)} (point estimates)` : "-"),
+        el("td", { class: "num" }, scanOf(c).break_even_text !== null ? scanOf(c).break_even_text
+          : scanOf(c).crossover_text !== null ? `${scanOf(c).crossover_text} (point estimates)` : "-"),
         el("td", { class: "muted" }, scanOf(c).text))))));
     // Time to target against bandwidth, the slider's position marked.
     const curves = [e.bandwidths.slice()];
