@@ -72,8 +72,8 @@ AdviceRow row_of(const Answer& answer, const ConfigSummary& s, const LinkSpec& l
     return row;
   }
   for (const RunData* run : s.config->runs)
-    if (!run->dropped.empty() && !row.baseline) {
-      row.dropped = "dropped while its probe trained: " + run->dropped;
+    if (!run->facts.dropped.empty() && !row.baseline) {
+      row.dropped = "dropped while its probe trained: " + run->facts.dropped;
       return row;
     }
   predict(row, answer);
@@ -308,7 +308,7 @@ std::string advice_layers_text(const std::vector<AdviceLayers>& layers) {
 std::optional<Section> advice_section(const ExperimentModel& model, const HardwareProfile* hardware) {
   std::string link_text;
   for (const RunData& run : model.compared)
-    if (!run.advised_link.empty()) link_text = run.advised_link;
+    if (!run.facts.advised_link.empty()) link_text = run.facts.advised_link;
   if (link_text.empty()) return std::nullopt;
   LinkSpec link;
   try {

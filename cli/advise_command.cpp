@@ -30,6 +30,7 @@
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
 #include "storage/recorder.hpp"
+#include "storage/run_facts.hpp"
 
 namespace laconic::cli {
 namespace {
@@ -77,7 +78,7 @@ void record_predictions(const std::string& db_path, const advise::Advice& advice
         {"break_even_bits_per_second", row.scan.break_even},
         {"crossover_bits_per_second", row.crossover}};
     for (const reports::RunData* run : row.summary->config->runs)
-      recorder.record_fact(run->run.id, "advice", fact.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      recorder.record_fact(run->run.id, storage::fact::kAdvice, fact.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
 }
 

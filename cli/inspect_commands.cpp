@@ -103,15 +103,15 @@ int show_command(const std::string& db_path, std::int64_t run_id, const std::str
   facts.push_back({"started", local_time(run.started)});
   facts.push_back({"ended", local_time(run.ended)});
   facts.push_back({"heartbeat", local_time(run.heartbeat)});
-  const auto run_facts = storage::facts_of(*db, run.id);
-  const bool thread_cpu = storage::rank_clock_of(run_facts) == storage::RankClock::ThreadCpu;
+  const storage::RunFacts run_facts = storage::run_facts_of(*db, run.id);
+  const bool thread_cpu = run_facts.thread_ranks();
   facts.push_back({"wall time", reports::human_seconds(run.wall_time) + " (measured: started to ended)"});
   facts.push_back({"laconic", run.laconic_version.empty() ? "-" : run.laconic_version});
   std::cout << "run " << run.id << ": " << run.name << "\n\n" << text_table({"", ""}, facts).substr(1) << "\n";
 
   std::cout << "how it ran (run_facts)\n";
   std::vector<std::vector<std::string>> fact_rows;
-  for (const auto& [key, value] : run_facts) fact_rows.push_back({"  " + key, "= " + value});
+  for (const auto& [key, value] : run_facts.text) fact_rows.push_back({"  " + key, "= " + value});
   std::cout << (fact_rows.empty() ? "  (none recorded)\n" : text_table({"", ""}, fact_rows).substr(1)) << "\n";
 
   std::cout << "swept variables\n";

@@ -267,7 +267,7 @@ void print_runs(storage::Database& database, const RunsArgs& args, Format format
     if (args.wide || any_perplexity) cells.push_back(text_cell(reports::fixed(run.final_test_perplexity, 2)));
     cells.push_back(text_cell(reports::human_bytes(run.bytes_sent)));
     if (args.wide) {
-      cells.push_back(text_cell(reports::ratio(run.bytes_dense, run.bytes_sent)));
+      cells.push_back(text_cell(reports::ratio_text(run.compression_ratio())));  // as csv's compression_ratio
       cells.push_back(integer_cell(run.seed));
       cells.push_back(integer_cell(run.attempts));
       cells.push_back(text_cell(run.host));

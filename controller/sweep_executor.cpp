@@ -113,18 +113,18 @@ void SweepExecutor::record_host_facts(std::int64_t run_id, const ResolvedRun& re
   // nothing from what they measure (engine/core/rank_clock.hpp).
   const bool threads = resolved.thread_ranks();
   const bool oversubscribed = sweep_ ? sweep_->oversubscribed() : ranks > cores && !threads;
-  writes_.fact(run_id, storage::kRankClockFact,
+  writes_.fact(run_id, storage::fact::kRankClock,
                storage::rank_clock_text(threads ? storage::RankClock::ThreadCpu : storage::RankClock::Wall));
   // What paths the run's configuration holds relatively (files relative to an experiment given
   // as a relative path) are relative to: reports read a hardware profile through it.
-  writes_.fact(run_id, "working_directory", std::filesystem::current_path().string());
+  writes_.fact(run_id, storage::fact::kWorkingDirectory, std::filesystem::current_path().string());
   if (sweep_) {
-    writes_.fact(run_id, "launcher", sweep_->launched().description);
-    writes_.fact(run_id, "hosts", sweep_->hosts());
+    writes_.fact(run_id, storage::fact::kLauncher, sweep_->launched().description);
+    writes_.fact(run_id, storage::fact::kHosts, sweep_->hosts());
   }
-  writes_.fact(run_id, "cores", std::to_string(cores));
-  writes_.fact(run_id, "ranks_on_host", std::to_string(ranks));
-  writes_.fact(run_id, "oversubscribed", oversubscribed ? "true" : "false");
+  writes_.fact(run_id, storage::fact::kCores, std::to_string(cores));
+  writes_.fact(run_id, storage::fact::kRanksOnHost, std::to_string(ranks));
+  writes_.fact(run_id, storage::fact::kOversubscribed, storage::fact_flag_text(oversubscribed));
   writes_.fact(run_id, "load_start", load_average_text());
   writes_.fact(run_id, "cpu_affinity", affinity_text());
   ranks_here_ = threads ? std::min(ranks, cores) : ranks;  // thread ranks fill the cores, no more
@@ -141,8 +141,8 @@ void SweepExecutor::record_host_load(std::int64_t run_id, const std::string& lab
   if (!load.known) return;
   writes_.fact(run_id, "host_other_cores", reports::fixed(load.other_cores, 2));
   writes_.fact(run_id, "host_steal_cores", reports::fixed(load.steal_cores, 2));
-  writes_.fact(run_id, "host_demand", reports::fixed(load.demand, 2));
-  writes_.fact(run_id, "host_busy", load.busy ? "true" : "false");
+  writes_.fact(run_id, storage::fact::kHostDemand, reports::fixed(load.demand, 2));
+  writes_.fact(run_id, "host_busy", storage::fact_flag_text(load.busy));
   if (load.busy && !args_.quiet)
     std::cout << label << ": warning: the host was busier than its " << host_cores() << " cores (" << ranks_here_
               << " ranks + " << reports::fixed(load.other_cores, 2) << " cores of other processes"
@@ -253,7 +253,7 @@ SweepExecutor::Checkpoints SweepExecutor::prepare(const PlannedRun& run, const R
   if (!args_.overrides.empty()) {
     std::string overrides;
     for (const auto& o : args_.overrides) overrides += (overrides.empty() ? "" : " ") + o;
-    writes_.fact(run.id, "overrides", overrides);
+    writes_.fact(run.id, storage::fact::kOverrides, overrides);
   }
   // The data is read here, once for the sweep, and the forked workers share it.
   try {
@@ -390,7 +390,7 @@ void SweepExecutor::conclude(const LaunchOutcome& outcome, RunWrites& pending) {
   const bool result = outcome.ok() || outcome.ending == LaunchEnding::Dropped;
   pending.ending = storage::Journal::Status{id, storage::to_string(status), storage::unix_now(),
                                             result ? std::string() : outcome.error};
-  if (outcome.ending == LaunchEnding::Dropped) writes_.fact(id, "dropped", outcome.dropped);
+  if (outcome.ending == LaunchEnding::Dropped) writes_.fact(id, storage::fact::kDropped, outcome.dropped);
   // The run's last facts, kept (for the journal) if the database cannot take them: before the
   // rows are drained, which is where a database that stays full gives up.
   writes_.fact(id, "load_end", load_average_text());

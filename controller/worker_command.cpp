@@ -27,6 +27,7 @@
 #include "engine/train/runtime.hpp"
 #include "engine/train/worker.hpp"
 #include "lua/experiment.hpp"
+#include "storage/run_facts.hpp"
 
 namespace laconic::controller {
 
@@ -153,10 +154,11 @@ void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& cat
   // rendezvous's now, the worst of every estimate once the rank is done).
   const comm::StampedArrivalBoard* stamps = args.rank == 0 ? comm->stamped_arrivals() : nullptr;
   const auto report_clock_error = [&] {
-    if (stamps != nullptr) channel.send(FactMessage{"clock_offset_error", str_cat(stamps->worst_error())});
+    if (stamps != nullptr) channel.send(FactMessage{storage::fact::kClockOffsetError, str_cat(stamps->worst_error())});
   };
   if (args.rank == 0 && args.order.world() > 1) {
-    channel.send(FactMessage{"wait_measured", stamps != nullptr ? "message_stamps" : "arrival_board"});
+    const auto how = stamps != nullptr ? storage::WaitMeasured::MessageStamps : storage::WaitMeasured::ArrivalBoard;
+    channel.send(FactMessage{storage::fact::kWaitMeasured, storage::wait_measured_text(how)});
     report_clock_error();
   }
   train::Checkpointing checkpointing{args.checkpoint_dir, args.checkpoint_every, args.resume_step, {}};

@@ -39,15 +39,10 @@ std::map<std::int64_t, std::array<std::vector<double>, N>> group_points(const Co
 
 }  // namespace
 
-// A run's name without its ",repeat=K" part: what its repeats share (lua/sweep.cpp names them).
-std::string name_of_seed(const std::string& name) {
-  const auto at = name.rfind(",repeat=");
-  return at == std::string::npos ? name : name.substr(0, at);
-}
-
 Stats over_seeds(const Configuration& config, double (*get)(const RunData&)) {
-  std::map<std::string, std::vector<double>> by_seed;
-  for (const RunData* run : config.runs) by_seed[name_of_seed(run->run.name)].push_back(get(*run));
+  // A configuration's runs differ in their seed alone; repeats (runs.repetition) share theirs.
+  std::map<std::int64_t, std::vector<double>> by_seed;
+  for (const RunData* run : config.runs) by_seed[run->run.seed].push_back(get(*run));
   std::vector<double> means;
   for (const auto& [seed, values] : by_seed) means.push_back(stats_of(values).mean);
   return stats_of(means);
@@ -114,7 +109,7 @@ std::string measured_word(const std::vector<ConfigSummary>& summaries, const std
   std::size_t threads = 0;
   for (const ConfigSummary& s : summaries)
     for (const RunData* run : s.config->runs)
-      if (run->thread_ranks) {
+      if (run->facts.thread_ranks()) {
         ++threads;
         break;
       }
@@ -127,7 +122,7 @@ std::string thread_ranks_note(const std::vector<ConfigSummary>& summaries) {
   std::string names;
   for (const ConfigSummary& s : summaries)
     for (const RunData* run : s.config->runs)
-      if (run->thread_ranks) {
+      if (run->facts.thread_ranks()) {
         names += (names.empty() ? "" : ", ") + s.config->label;
         break;
       }

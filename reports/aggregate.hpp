@@ -68,8 +68,8 @@ struct ConfigSummary {
 
 ConfigSummary summarize(const Configuration& config);
 
-/// Stats over the configuration's seeds of `get`, each seed's runs (its repeats, named
-/// "...,repeat=K") averaged first: repeats of a seed train alike, so they are one sample of what
+/// Stats over the configuration's seeds of `get`, each seed's runs (its repeats: one
+/// seed, runs.repetition 1, 2, ...) averaged first: repeats of a seed train alike, so they are one sample of what
 /// depends on the seed.
 Stats over_seeds(const Configuration& config, double (*get)(const RunData&));
 

@@ -253,7 +253,7 @@ Answer::Answer(const Grid& grid, const std::vector<ConfigSummary>& summaries, co
     }
     double load = kNaN;
     for (const RunData* run : s.config->runs)
-      if (!std::isnan(run->host_load)) load = std::isnan(load) ? run->host_load : std::max(load, run->host_load);
+      if (!std::isnan(run->facts.host_load)) load = std::isnan(load) ? run->facts.host_load : std::max(load, run->facts.host_load);
     if (load > kBusyHost) {
       v.disturbance += local_seconds(s) * (load - 1);
       char times[32];

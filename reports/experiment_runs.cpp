@@ -39,9 +39,8 @@ std::string text_field(const nlohmann::json& object, const char* key) {
   return "";
 }
 
-/// The link of a run recorded before the resolved fact, read back from its recorded network's
-/// fields (collect_run_data replaces it with the resolved one where the run has that); unset for a
-/// network without a bandwidth or with a field this laconic cannot read.
+// The link of a recorded network's fields; unset for a network without a bandwidth or with a
+// field this laconic cannot read.
 std::optional<LinkSpec> link_of(const nlohmann::json& network) {
   if (text_field(network, "bandwidth").empty()) return std::nullopt;
   try {
@@ -85,20 +84,20 @@ ReportRun parse_run(const storage::RunRow& row, const std::string& config_text) 
   const auto network = run.config.value("network", nlohmann::json::object());
   const std::string bandwidth = text_field(network, "bandwidth"), latency = text_field(network, "latency");
   if (!bandwidth.empty()) run.network = bandwidth + (latency.empty() ? "" : ", " + latency);
-  run.link = link_of(network);
   if (run.config.contains("batch_size") && run.config["batch_size"].is_number_integer())
     run.batch_size = run.config["batch_size"].get<std::int64_t>();
-  const bool emulated = network.is_object() && network.contains("emulate") && network["emulate"].is_boolean() &&
-                        network["emulate"].get<bool>();
-  if (!bandwidth.empty() && emulated) {
-    try {
-      run.emulated_bits_per_second = parse_bandwidth("network.bandwidth", bandwidth);
-    } catch (const ConfigError&) {
-      // a bandwidth this laconic cannot read: the run's times stay unplaced
-    }
-  }
   run.tune = text_field(run.swept, "tune");
   return run;
+}
+
+RecordedLink recorded_link(const nlohmann::json& config) {
+  RecordedLink out;
+  const auto network = config.is_object() ? config.value("network", nlohmann::json::object()) : nlohmann::json::object();
+  out.link = link_of(network);
+  const bool emulated = network.is_object() && network.contains("emulate") && network["emulate"].is_boolean() &&
+                        network["emulate"].get<bool>();
+  if (out.link && emulated) out.emulated_bits_per_second = out.link->bits_per_second;
+  return out;
 }
 
 std::string value_text(const nlohmann::json& value) {

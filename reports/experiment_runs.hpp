@@ -32,8 +32,10 @@ struct ReportRun {
   bool is_baseline = false;
   bool baseline_named = false;  ///< the configuration records a baseline (baseline = ... in the file)
   std::string network;                               ///< "1Gbit, 50us": the link projected times are computed for
-  /// That link as a LinkSpec (bandwidth, latency, overhead, host bandwidth), for projections
-  /// onto other hardware; unset when the configuration has no link or one this laconic cannot read.
+  /// The link the run was projected onto as a LinkSpec (bandwidth, latency, overhead, host
+  /// bandwidth), for projections onto other hardware: its resolved one (collect_run_data sets it
+  /// from the run fact, or from recorded_link for runs recorded before it); unset for a network
+  /// that is not one link.
   std::optional<LinkSpec> link;
   std::int64_t batch_size = 0;  ///< config.batch_size: examples per worker and step
   /// The link's bandwidth (bit/s) when the run trained on it emulated (link { emulate = true }),
@@ -51,6 +53,14 @@ struct ExperimentRuns {
   std::vector<storage::RunRow> latest;           ///< latest run of each name, in plan order
   std::vector<ReportRun> finished;               ///< latest FINISHED run of each name, in plan order
 };
+
+/// The link of a run recorded before the resolved fact, read back once from its recorded
+/// network's fields, and its bandwidth when it was emulated (NaN otherwise).
+struct RecordedLink {
+  std::optional<LinkSpec> link;  ///< unset for a network without a bandwidth or with a field this laconic cannot read
+  double emulated_bits_per_second = std::numeric_limits<double>::quiet_NaN();
+};
+RecordedLink recorded_link(const nlohmann::json& config);
 
 /// One run as the reports read it: its row and its configuration's JSON text (whatever its
 /// status). ConfigError when the JSON does not parse.

@@ -38,8 +38,10 @@ std::string human_bytes(double bytes) {
 
 std::string ratio(double numerator, double denominator) {
   if (std::isnan(numerator) || std::isnan(denominator) || denominator == 0) return kMissing;
-  return print("%.1fx", numerator / denominator);
+  return ratio_text(numerator / denominator);
 }
+
+std::string ratio_text(double value) { return std::isnan(value) ? kMissing : print("%.1fx", value); }
 
 std::string relative_error(double predicted, double measured) {
   if (std::isnan(predicted) || std::isnan(measured) || measured <= 0) return kMissing;

@@ -16,6 +16,8 @@ std::string human_bytes(double bytes);
 
 /// A ratio such as dense / sent bytes: "25.0x"; "-" when the denominator is 0.
 std::string ratio(double numerator, double denominator);
+/// A ratio already divided (RunRow::compression_ratio): "25.0x"; "-" when it is NaN.
+std::string ratio_text(double value);
 
 /// How far a prediction is from what was measured: "+12%", "-7%" (predicted / measured - 1);
 /// "-" when either is missing or the measured is not positive.

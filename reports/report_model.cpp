@@ -50,7 +50,7 @@ namespace {
 std::string overrides_of(const std::vector<RunData>& runs, const std::string& experiment) {
   std::set<std::string> sets;
   for (const RunData& run : runs)
-    if (run.run.config.value("experiment", "") == experiment) sets.insert(run.overrides.empty() ? "none" : run.overrides);
+    if (run.run.config.value("experiment", "") == experiment) sets.insert(run.facts.overrides.empty() ? "none" : run.facts.overrides);
   std::string out;
   for (const std::string& set : sets) out += (out.empty() ? "" : " | ") + set;
   return out.empty() ? std::string(kMissing) : out;
@@ -72,7 +72,7 @@ std::optional<HardwareProfile> recorded_hardware(const RunData& run) {
   const char* file_field = by_hand ? "compressors" : "file";
   const bool names_file = spec.contains(file_field) && spec[file_field].is_string();
   if (!by_hand && !names_file) return std::nullopt;  // measured()
-  const std::string file = names_file ? recorded_path(spec[file_field].get<std::string>(), run.working_directory) : "";
+  const std::string file = names_file ? recorded_path(spec[file_field].get<std::string>(), run.facts.working_directory) : "";
   try {
     return by_hand ? hardware_profile_by_hand(spec, file) : read_hardware_profile(file);
   } catch (const ConfigError& e) {
@@ -85,7 +85,7 @@ std::optional<HardwareProfile> recorded_hardware(const RunData& run) {
 
 std::optional<HardwareProfile> experiment_hardware(const ExperimentModel& model) {
   for (const RunData& run : model.compared)
-    if (run.resolved) return run.resolved->hardware;  // what the run resolved its hardware into
+    if (run.facts.resolved) return run.facts.resolved->hardware;  // what the run resolved its hardware into
   // Runs recorded before the resolved fact: the recorded spec's fields say which it was.
   for (const RunData& run : model.compared)
     if (auto profile = recorded_hardware(run)) return profile;

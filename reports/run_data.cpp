@@ -178,33 +178,6 @@ void collect_evaluations(storage::Database& db, RunData& data, const std::string
   running(keys::kProjectedTimeStep, data.evaluations, &EvalPoint::projected_time);
 }
 
-// A run fact as a number; NaN when absent or not a number.
-double fact_number(const std::map<std::string, std::string>& facts, const char* key) {
-  const auto it = facts.find(key);
-  if (it == facts.end()) return kNaN;
-  try {
-    return std::stod(it->second);
-  } catch (const std::exception&) {
-    return kNaN;
-  }
-}
-
-// run_facts clock_offset_error where waiting was measured through message stamps, else NaN.
-double clock_offset_error_of(const std::map<std::string, std::string>& facts) {
-  const auto how = facts.find("wait_measured");
-  if (how == facts.end() || how->second != "message_stamps") return kNaN;
-  return fact_number(facts, "clock_offset_error");
-}
-
-// run_facts host_demand, else ranks_on_host / cores (runs recorded before host_demand was).
-double host_load_of(const std::map<std::string, std::string>& facts) {
-  const auto number = [&facts](const char* key) { return fact_number(facts, key); };
-  const double cores = number("cores");
-  if (!(cores > 0)) return kNaN;
-  const double demand = number("host_demand");
-  return (std::isnan(demand) ? number("ranks_on_host") : demand) / cores;
-}
-
 }  // namespace
 
 double RunData::best_metric(bool higher_is_better) const {
@@ -220,17 +193,13 @@ double RunData::compression_ratio() const {
 }
 
 bool RunData::full_precision() const {
-  if (resolved) return resolved->compressor.full_precision;
+  if (facts.resolved) return facts.resolved->compressor.full_precision;
   return compression_ratio() == 1.0;
 }
 
 ResolvedMetric choose_test_metric(storage::Database& db, const std::vector<ReportRun>& runs) {
-  for (const auto& run : runs) {
-    const auto facts = storage::facts_of(db, run.id);
-    const auto fact = facts.find(ResolvedRun::kFact);
-    if (fact == facts.end()) continue;
-    if (const auto resolved = ResolvedRun::from_json(fact->second)) return resolved->test_metric;
-  }
+  for (const auto& run : runs)
+    if (const auto resolved = storage::run_facts_of(db, run.id).resolved) return resolved->test_metric;
   // Runs recorded before the resolved fact: a language model is the one that recorded perplexity.
   std::string key = keys::kTestAccuracy;
   storage::Statement q(db.handle(), "SELECT 1 FROM run_summary WHERE run_id = ?1 AND key = ?2");
@@ -251,9 +220,11 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
     const auto it = summary.find(key);
     return it == summary.end() ? 0 : it->second.count + it->second.nan_count;
   };
+  data.facts = storage::run_facts_of(db, run.id);
   // Every worker records train_loss and bytes_sent at every step; a server records only the
-  // latter, so more bytes_sent rows than train_loss rows means server ranks took part.
-  data.has_servers = summary_count(keys::kBytesSent) > summary_count(keys::kTrainLoss);
+  // latter, so for a run recorded before its resolved world, more bytes_sent rows than train_loss
+  // rows means server ranks took part.
+  data.has_servers = data.facts.has_servers().value_or(summary_count(keys::kBytesSent) > summary_count(keys::kTrainLoss));
   if (const auto it = summary.find(metric); it != summary.end()) data.final_metric = it->second.last;
   if (const auto it = summary.find(keys::kModelParameters); it != summary.end() && it->second.last > 0)
     data.model_parameters = it->second.last;
@@ -274,29 +245,17 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   data.projected_communicate = sum_of_means(totals, {keys::kProjectedTimeCommunicate});
   collect_epochs(db, data, metric);
   collect_evaluations(db, data, metric);
-  const auto facts = storage::facts_of(db, run.id);
-  const auto fact = facts.find("oversubscribed");
-  data.oversubscribed = fact != facts.end() && fact->second == "true";
-  data.thread_ranks = storage::rank_clock_of(facts) == storage::RankClock::ThreadCpu;
-  data.host_load = host_load_of(facts);
-  data.clock_offset_error = clock_offset_error_of(facts);
-  if (const auto cwd = facts.find("working_directory"); cwd != facts.end()) data.working_directory = cwd->second;
-  if (const auto set = facts.find("overrides"); set != facts.end()) data.overrides = set->second;
-  if (const auto it = facts.find(ResolvedRun::kFact); it != facts.end()) data.resolved = ResolvedRun::from_json(it->second);
-  if (const auto it = facts.find("advice"); it != facts.end()) {
-    const auto advice = nlohmann::json::parse(it->second, nullptr, false);
-    if (advice.is_object() && advice.contains("link") && advice["link"].is_string())
-      data.advised_link = advice["link"].get<std::string>();
-  }
-  if (const auto it = facts.find("dropped"); it != facts.end()) data.dropped = it->second;
-  if (const auto it = facts.find(LayerCodecCosts::kFact); it != facts.end())
+  if (const auto it = data.facts.text.find(LayerCodecCosts::kFact); it != data.facts.text.end())
     data.layer_costs = LayerCodecCosts::from_json_text(it->second);
-  // What the run resolved its network into is its link; runs recorded before the fact keep the
-  // one read back from their recorded network (experiment_runs.cpp).
-  if (data.resolved) {
-    data.run.link = data.resolved->link;
-    data.run.emulated_bits_per_second =
-        data.resolved->link && data.resolved->link_emulated ? data.resolved->link->bits_per_second : kNaN;
+  // What the run resolved its network into is its link; runs recorded before the fact read it
+  // back from their recorded network (experiment_runs.cpp).
+  if (const auto& resolved = data.facts.resolved) {
+    data.run.link = resolved->link;
+    data.run.emulated_bits_per_second = resolved->link && resolved->link_emulated ? resolved->link->bits_per_second : kNaN;
+  } else {
+    RecordedLink recorded = recorded_link(data.run.config);
+    data.run.link = recorded.link;
+    data.run.emulated_bits_per_second = recorded.emulated_bits_per_second;
   }
   return data;
 }

@@ -11,6 +11,7 @@
 
 #include "engine/core/layer_costs.hpp"
 #include "engine/core/resolved_run.hpp"
+#include "storage/run_facts.hpp"
 #include "reports/experiment_runs.hpp"
 #include "storage/database.hpp"
 
@@ -76,35 +77,15 @@ struct RunData {
   /// Payloads worker 0 decoded per compressed gradient (metric decoded_payloads); NaN for runs
   /// recorded before laconic stored it.
   double decoded_payloads = kNaN;
-  bool has_servers = false;     ///< ranks beyond the workers recorded traffic
-  bool oversubscribed = false;  ///< its ranks outnumbered the host's cores (run_facts)
-  /// Its ranks were threads of one process (run_facts rank_clock = thread_cpu): compute and
-  /// compress are each thread's CPU time, wait derived, communicate the projection.
-  bool thread_ranks = false;
-  /// With waiting measured through message stamps (run_facts wait_measured = message_stamps: ranks
-  /// on several hosts), the worst error of the clock offsets behind it, seconds (run_facts
-  /// clock_offset_error); NaN otherwise.
-  double clock_offset_error = kNaN;
-  /// The directory `laconic run` ran in (run_facts working_directory): what relative paths in
-  /// its configuration are relative to. Empty for runs recorded before it.
-  std::string working_directory;
-  /// The `--set KEY=VALUE` flags it was started with (run_facts overrides); empty for none.
-  std::string overrides;
-  /// What the engine resolved the run into when it planned it (run_facts resolved): its ranks
-  /// and its compressor's nature. Unset for runs recorded before it.
-  std::optional<ResolvedRun> resolved;
-  /// The link `laconic advise` ranked this run's candidate on (run fact `advice`); "" for a run
-  /// no advice was given from.
-  std::string advised_link;
+  /// Ranks beyond the workers took part: the resolved world is larger than its workers (for runs
+  /// recorded before that fact: they recorded more bytes_sent rows than train_loss rows).
+  bool has_servers = false;
+  /// What run_facts say of it, read once (storage/run_facts.hpp): its resolved run (ranks,
+  /// compressor's nature, link), rank clock, host load, overrides, advice, why it was dropped.
+  storage::RunFacts facts;
   /// Its compressor's costs on each layer of its model, as `laconic advise` measured them (run
   /// fact `layer_costs`); empty layers when not measured.
   LayerCodecCosts layer_costs;
-  /// Why `laconic advise` ended its probe early, as it trained (run fact `dropped`); "" for none.
-  std::string dropped;
-  /// How busy its host was: (its ranks + the cores other processes kept busy + stolen cores) /
-  /// cores, from run_facts host_demand (or ranks_on_host / cores for runs recorded before it);
-  /// above 1 the ranks waited for cores. NaN when not recorded.
-  double host_load = kNaN;
   std::vector<EpochPoint> epochs;      ///< ordered by epoch
   std::vector<EvalPoint> evaluations;  ///< ordered by step
   /// Steps of each epoch: the steps taken at the first epoch's last evaluation (its end); 0 when

@@ -158,8 +158,8 @@ std::string stamped_wait_note(const std::vector<ConfigSummary>& summaries) {
   for (const ConfigSummary& s : summaries) {
     double worst = kNaN;
     for (const RunData* run : s.config->runs)
-      if (!std::isnan(run->clock_offset_error))
-        worst = std::isnan(worst) ? run->clock_offset_error : std::max(worst, run->clock_offset_error);
+      if (!std::isnan(run->facts.clock_offset_error))
+        worst = std::isnan(worst) ? run->facts.clock_offset_error : std::max(worst, run->facts.clock_offset_error);
     if (!std::isnan(worst))
       list += str_cat(list.empty() ? "" : ", ", s.config->label, " (clock offsets within ", seconds(worst), " s)");
   }
@@ -175,7 +175,7 @@ std::string caveats(const std::vector<ConfigSummary>& summaries, const std::vect
   std::string text, crowded;
   for (const ConfigSummary& s : summaries)
     for (const RunData* run : s.config->runs)
-      if (run->oversubscribed) {
+      if (run->facts.oversubscribed) {
         crowded += (crowded.empty() ? "" : ", ") + s.config->label;
         break;
       }

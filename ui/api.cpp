@@ -180,13 +180,15 @@ json run_json(storage::Database& db, std::int64_t run_id) {
 
 json step_time_json(storage::Database& db, std::int64_t run_id) {
   const storage::RunRow run = storage::require_run(db, run_id);
-  const auto facts = storage::facts_of(db, run_id);
+  const storage::RunFacts facts = storage::run_facts_of(db, run_id);
   // Ranks below the run's workers are workers, the rest its servers: the resolved run says how
   // many workers (runs recorded before that fact: their configuration).
-  std::int64_t run_workers = 0;
-  if (const auto resolved = facts.find(ResolvedRun::kFact); resolved != facts.end())
-    if (const auto parsed = ResolvedRun::from_json(resolved->second)) run_workers = parsed->workers;
-  if (run_workers == 0) run_workers = json::parse(run.config, nullptr, false).value("workers", std::int64_t{0});
+  std::int64_t run_workers = facts.resolved ? facts.resolved->workers : 0;
+  if (run_workers == 0) {
+    const json config = json::parse(run.config, nullptr, false);
+    if (config.is_object() && config.contains("workers") && config["workers"].is_number_integer())
+      run_workers = config["workers"].get<std::int64_t>();
+  }
   // The parts of a step as the report's step-time section adds them up (docs/reports.md).
   static const std::vector<std::pair<std::string, std::vector<const char*>>> kParts = {
       {"compute", {keys::kTimeForward, keys::kTimeBackward, keys::kTimeOptimizer}},
@@ -223,7 +225,7 @@ json step_time_json(storage::Database& db, std::int64_t run_id) {
     }
     workers.push_back(parts);
   }
-  return {{"workers", workers}, {"thread_ranks", storage::rank_clock_of(facts) == storage::RankClock::ThreadCpu}};
+  return {{"workers", workers}, {"thread_ranks", facts.thread_ranks()}};
 }
 
 namespace {

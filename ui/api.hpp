@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -62,6 +63,26 @@ struct SeriesQuery {
 /// max per bucket (ui/series.hpp) when there are more than 2 x buckets, with the count there
 /// was and the last step.
 nlohmann::json series_json(storage::Database& db, std::int64_t run_id, const SeriesQuery& query);
+
+/// The x axis of a comparison (the compare page's "x"): the step, the seconds since the run
+/// started, the bytes sent, the seconds projected onto the run's link.
+enum class CompareX { Step, Wall, Bytes, Projected };
+
+/// What a comparison asks for (GET /api/compare?runs=1,2&key=K&x=step|wall|bytes|projected&bands=1&points=N).
+struct CompareQuery {
+  std::vector<std::int64_t> runs;
+  std::string key;
+  CompareX x = CompareX::Step;
+  bool bands = true;          ///< group each configuration's seeds (mean and standard deviation)
+  std::size_t buckets = 800;  ///< each run's series downsampled to about this many points
+};
+
+/// One metric of worker 0 of each run, grouped by configuration (the run less its seed,
+/// storage::configuration_key) when `bands`, else one group per run: per group its label, its
+/// runs' count `n`, and at every step any run recorded the mean over its runs (`mean`), their
+/// sample standard deviation (`sd`, 0 for one run) and the x it is drawn at (`x`: the step, or the
+/// mean over its runs of the axis there), each run's series downsampled first as series_json does.
+nlohmann::json compare_json(storage::Database& db, const CompareQuery& query);
 
 /// GET /api/experiments: each experiment with its runs counted by status.
 nlohmann::json experiments_json(storage::Database& db);

@@ -99,7 +99,7 @@ json configuration_json(const reports::ExperimentModel& m, const reports::Config
   for (const reports::RunData* run : s.config->runs) {
     runs.push_back(run->run.id);
     run_names.push_back(run->run.name);
-    thread_ranks = thread_ranks || run->thread_ranks;
+    thread_ranks = thread_ranks || run->facts.thread_ranks();
   }
   const double projected = s.projected_communicate.mean;
   const reports::AnswerLink own = answer.own_link(s);

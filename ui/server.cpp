@@ -112,6 +112,35 @@ SeriesQuery series_query(const httplib::Request& req) {
   return q;
 }
 
+// GET /api/compare?runs=1,2&key=K&x=...&bands=0|1&points=N (compare_json).
+CompareQuery compare_query(const httplib::Request& req) {
+  CompareQuery q;
+  q.key = req.get_param_value("key");
+  if (q.key.empty()) throw BadRequest("parameter key (a metric key, such as train_loss) is required");
+  const std::string runs = req.get_param_value("runs");
+  for (std::size_t begin = 0; begin < runs.size();) {
+    const std::size_t end = std::min(runs.find(',', begin), runs.size());
+    const std::string text = runs.substr(begin, end - begin);
+    std::int64_t id = 0;
+    const auto [at, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (error != std::errc() || at != text.data() + text.size())
+      throw BadRequest(str_cat("parameter runs is run ids separated by commas, got '", runs, "'"));
+    q.runs.push_back(id);
+    begin = end + 1;
+  }
+  if (q.runs.empty()) throw BadRequest("parameter runs (run ids separated by commas) is required");
+  if (q.runs.size() > 64) throw BadRequest(str_cat("at most 64 runs are compared at once, got ", q.runs.size()));
+  const std::string x = req.has_param("x") ? req.get_param_value("x") : "step";
+  const std::pair<const char*, CompareX> axes[] = {
+      {"step", CompareX::Step}, {"wall", CompareX::Wall}, {"bytes", CompareX::Bytes}, {"projected", CompareX::Projected}};
+  const auto axis = std::find_if(std::begin(axes), std::end(axes), [&](const auto& a) { return x == a.first; });
+  if (axis == std::end(axes)) throw BadRequest(str_cat("parameter x must be step, wall, bytes or projected, got '", x, "'"));
+  q.x = axis->second;
+  q.bands = req.get_param_value("bands") != "0";
+  q.buckets = static_cast<std::size_t>(std::clamp<std::int64_t>(integer_param(req, "points").value_or(800), 1, 20000));
+  return q;
+}
+
 // Runs `send`, turning what it throws into a status. A storage error says what happened to which
 // file and what to do (a damaged one: the recover command), not the SQL that met it.
 template <class Send>
@@ -268,6 +297,9 @@ class UiServer {
     });
     server_.Get(R"(/api/runs/(\d+)/series)", [this](const httplib::Request& req, httplib::Response& res) {
       answer(store_, res, [&](storage::Database& db) { return series_json(db, run_id(req), series_query(req)); });
+    });
+    server_.Get("/api/compare", [this](const httplib::Request& req, httplib::Response& res) {
+      answer(store_, res, [&](storage::Database& db) { return compare_json(db, compare_query(req)); });
     });
     // A run id that is not a number (the routes above take digits only): 400 with the reason.
     server_.Get(R"(/api/runs/([^/]+)(/[a-z_]*)?)", [](const httplib::Request& req, httplib::Response& res) {

@@ -23,6 +23,80 @@
 using namespace laconic;
 using namespace laconic::testing;
 
+namespace {
+
+// The report (and so the UI's experiment page, which shows its sections) has the advice table
+// that `advise` printed as `out`.
+void report_matches_advice(const std::string& dir, const std::string& out) {
+  CommandResult r;
+  r.out = out;
+  const std::string first =
+      r.out.substr(r.out.find("\n1 "), r.out.find('\n', r.out.find("\n1 ") + 1) - r.out.find("\n1 "));
+  auto report = run_laconic(dir, "report adv-advise-w4-10Mbit-1ms --out rep --allow-missing-figures", 120);
+  CHECK(report.status == 0);
+  const std::string md = read_file(dir + "/rep/report.md");
+  CHECK_THAT(md, Catch::Contains("## Advice"));
+  const std::string candidate = r.out.find("\n1     none") != std::string::npos ? "| 1 | none |" : "| 1 | topk";
+  CHECK_THAT(md, Catch::Contains(candidate));
+  INFO(first);
+  // Every ranked row of the report's table has the CLI's time to target on the CLI's row of that rank.
+  for (std::size_t at = md.find("\n| 1 | ", md.find("## Advice")); at != std::string::npos;) {
+    const std::size_t end = md.find('\n', at + 1);
+    std::vector<std::string> cells;
+    for (std::size_t c = md.find("| ", at); c < end; c = md.find("| ", c + 2)) {
+      const std::size_t next = md.find(" |", c + 2);
+      cells.push_back(md.substr(c + 2, next - c - 2));
+    }
+    REQUIRE(cells.size() >= 5);
+    if (cells[0] == "-") break;  // the dropped rows
+    const std::size_t line = r.out.find("\n" + cells[0] + " ");
+    REQUIRE(line != std::string::npos);
+    std::string time = cells[4];  // unescape report.md's brackets
+    for (std::size_t b = time.find('\\'); b != std::string::npos; b = time.find('\\', b)) time.erase(b, 1);
+    INFO("rank " << cells[0] << ": " << time);
+    CHECK(r.out.substr(line, r.out.find('\n', line + 1) - line).find(time) != std::string::npos);
+    at = md.find("\n| " + std::to_string(std::stoi(cells[0]) + 1) + " | ", end - 1);
+  }
+  CHECK(std::filesystem::exists(dir + "/rep/tables/advice.csv"));
+  // 10Mbit,1ms names no cost per message on the hosts: the CLI and the report say so alike.
+  const std::string wire_alone =
+      "The messages are projected onto the wire alone, with no cost per message on the hosts";
+  CHECK_THAT(r.out, Catch::Contains(wire_alone));
+  CHECK_THAT(md, Catch::Contains(wire_alone));
+
+}
+
+// The same candidates trained in full (here: as processes, the link projected), then checked.
+void check_against_full_runs(const std::string& dir) {
+  auto r = run_laconic(dir, "run adv.lua --quiet --set name=full --set workers=4 --set eval_every=4", 300);
+  REQUIRE(r.status == 0);
+  r = run_laconic(
+      dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --placement threads --check full --json check.json", 120);
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("against the full runs of 'full'") && Catch::Contains("step measured (s)"));
+  CHECK_THAT(r.out, Catch::Contains("Median step error: "));
+  // The same comparison as JSON: one figure, printed and written from one AdviceCheck.
+  const auto check = nlohmann::json::parse(read_file(dir + "/check.json"));
+  CHECK(check["full"] == "full");
+  CHECK(check["workers"] == 4);
+  REQUIRE(check["rows"].size() == 3);
+  const std::string error = reports::fixed(check["median_step_error"].get<double>() * 100, 1);
+  CHECK_THAT(r.out, Catch::Contains("Median step error: " + error + "%."));
+  int baselines = 0;
+  for (const auto& row : check["rows"]) {
+    CHECK_THAT(r.out, Catch::Contains(row["candidate"].get<std::string>()));
+    baselines += row["baseline"].get<bool>() ? 1 : 0;
+  }
+  CHECK(baselines == 1);
+  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --placement threads --check nothing", 60);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("nothing"));
+
+}
+
+}  // namespace
+
 TEST_CASE("advise probes each candidate at N workers on the link and ranks them", "[cli][advise][slow]") {
   const auto dir = make_temp_dir();
   write_file(dir + "/adv.lua",
@@ -61,40 +135,7 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   }
   db.reset();
 
-  // The report (and so the UI's experiment page, which shows its sections) has the same table.
-  const std::string first =
-      r.out.substr(r.out.find("\n1 "), r.out.find('\n', r.out.find("\n1 ") + 1) - r.out.find("\n1 "));
-  auto report = run_laconic(dir, "report adv-advise-w4-10Mbit-1ms --out rep --allow-missing-figures", 120);
-  CHECK(report.status == 0);
-  const std::string md = read_file(dir + "/rep/report.md");
-  CHECK_THAT(md, Catch::Contains("## Advice"));
-  const std::string candidate = r.out.find("\n1     none") != std::string::npos ? "| 1 | none |" : "| 1 | topk";
-  CHECK_THAT(md, Catch::Contains(candidate));
-  INFO(first);
-  // Every ranked row of the report's table has the CLI's time to target on the CLI's row of that rank.
-  for (std::size_t at = md.find("\n| 1 | ", md.find("## Advice")); at != std::string::npos;) {
-    const std::size_t end = md.find('\n', at + 1);
-    std::vector<std::string> cells;
-    for (std::size_t c = md.find("| ", at); c < end; c = md.find("| ", c + 2)) {
-      const std::size_t next = md.find(" |", c + 2);
-      cells.push_back(md.substr(c + 2, next - c - 2));
-    }
-    REQUIRE(cells.size() >= 5);
-    if (cells[0] == "-") break;  // the dropped rows
-    const std::size_t line = r.out.find("\n" + cells[0] + " ");
-    REQUIRE(line != std::string::npos);
-    std::string time = cells[4];  // unescape report.md's brackets
-    for (std::size_t b = time.find('\\'); b != std::string::npos; b = time.find('\\', b)) time.erase(b, 1);
-    INFO("rank " << cells[0] << ": " << time);
-    CHECK(r.out.substr(line, r.out.find('\n', line + 1) - line).find(time) != std::string::npos);
-    at = md.find("\n| " + std::to_string(std::stoi(cells[0]) + 1) + " | ", end - 1);
-  }
-  CHECK(std::filesystem::exists(dir + "/rep/tables/advice.csv"));
-  // 10Mbit,1ms names no cost per message on the hosts: the CLI and the report say so alike.
-  const std::string wire_alone =
-      "The messages are projected onto the wire alone, with no cost per message on the hosts";
-  CHECK_THAT(r.out, Catch::Contains(wire_alone));
-  CHECK_THAT(md, Catch::Contains(wire_alone));
+  report_matches_advice(dir, r.out);
 
   // Asked again, the probes recorded are reused, not trained again.
   r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --evaluations 6 --placement threads --quiet", 120);
@@ -112,31 +153,7 @@ TEST_CASE("advise probes each candidate at N workers on the link and ranks them"
   CHECK_THAT(r.out, Catch::Contains("9 runs, 3 finished") && Catch::Contains("6 skipped"));
   CHECK_THAT(r.out, Catch::Contains("fp16"));
 
-  // The same candidates trained in full (here: as processes, the link projected), then checked.
-  r = run_laconic(dir, "run adv.lua --quiet --set name=full --set workers=4 --set eval_every=4", 300);
-  REQUIRE(r.status == 0);
-  r = run_laconic(
-      dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --placement threads --check full --json check.json", 120);
-  INFO(r.out << r.err);
-  CHECK(r.status == 0);
-  CHECK_THAT(r.out, Catch::Contains("against the full runs of 'full'") && Catch::Contains("step measured (s)"));
-  CHECK_THAT(r.out, Catch::Contains("Median step error: "));
-  // The same comparison as JSON: one figure, printed and written from one AdviceCheck.
-  const auto check = nlohmann::json::parse(read_file(dir + "/check.json"));
-  CHECK(check["full"] == "full");
-  CHECK(check["workers"] == 4);
-  REQUIRE(check["rows"].size() == 3);
-  const std::string error = reports::fixed(check["median_step_error"].get<double>() * 100, 1);
-  CHECK_THAT(r.out, Catch::Contains("Median step error: " + error + "%."));
-  int baselines = 0;
-  for (const auto& row : check["rows"]) {
-    CHECK_THAT(r.out, Catch::Contains(row["candidate"].get<std::string>()));
-    baselines += row["baseline"].get<bool>() ? 1 : 0;
-  }
-  CHECK(baselines == 1);
-  r = run_laconic(dir, "advise adv.lua --workers 4 --link 10Mbit,1ms --placement threads --check nothing", 60);
-  CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains("nothing"));
+  check_against_full_runs(dir);
 
   // A budget spent before any probe could finish (0 s, so whatever the machine): said so.
   r = run_laconic(dir, "advise adv.lua --workers 4 --link 1Gbit --placement threads --budget 0s --db small.db", 120);

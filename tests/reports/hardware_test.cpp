@@ -94,11 +94,11 @@ TEST_CASE("a run the profile does not cover says why it is not projected", "[rep
   resolved.workers = 2;
   resolved.world_size = 2;
   resolved.compressor.full_precision = true;
-  run.resolved = resolved;
+  run.facts.resolved = resolved;
   CHECK(hardware_step(run, p, gigabit()).codec == 0);
-  run.resolved->compressor.full_precision = false;
+  run.facts.resolved->compressor.full_precision = false;
   CHECK(hardware_step(run, p, gigabit()).missing == "the profile has no costs for compressor none");
-  run.resolved.reset();
+  run.facts.resolved.reset();
   run.bytes_sent = run.bytes_dense = 250000;
   CHECK(hardware_step(run, p, gigabit()).codec == 0);
   run.bytes_sent = 125000;  // it compressed

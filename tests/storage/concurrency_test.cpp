@@ -125,6 +125,67 @@ TEST_CASE("a reader polling while a writer thread commits batches sees only whol
   CHECK(scalar(*reader, "SELECT count(*) FROM metrics") == kBatch * kBatches);
 }
 
+namespace {
+
+// Whether a writer holds `path`'s write lock within 60 s: BEGIN IMMEDIATE with no busy timeout
+// fails with SQLITE_BUSY exactly then (the child is inside its transaction).
+bool wait_for_write_lock(const std::string& path) {
+  bool inside = false;
+  sqlite3* probe = nullptr;
+  REQUIRE(sqlite3_open_v2(path.c_str(), &probe, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!inside && std::chrono::steady_clock::now() < deadline) {
+    const int rc = sqlite3_exec(probe, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_BUSY) {
+      inside = true;
+    } else {
+      sqlite3_exec(probe, "ROLLBACK", nullptr, nullptr, nullptr);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+  sqlite3_close(probe);
+  return inside;
+}
+
+// run_summary of `expected` committed values of pattern() agrees with a plain recomputation and
+// with SQL over the metrics table; the count of its non-NaN values.
+std::int64_t check_summary_of_pattern(Database& db, std::int64_t run, std::int64_t expected) {
+  double min = INFINITY, max = -INFINITY, sum = 0;
+  std::int64_t count = 0, nans = 0;
+  for (std::int64_t i = 0; i < expected; ++i) {
+    const double v = pattern(i);
+    if (std::isnan(v)) {
+      ++nans;
+      continue;
+    }
+    min = std::fmin(min, v);
+    max = std::fmax(max, v);
+    sum += v;
+    ++count;
+  }
+  const Summary s = summary_of(db, run).at("train_loss");
+  CHECK(s.count == count);
+  CHECK(s.nan_count == nans);
+  CHECK(s.min == min);
+  CHECK(s.max == max);
+  CHECK(s.sum == Approx(sum).epsilon(1e-12));
+  CHECK(s.last == pattern(expected - 1));
+  // ... and with the same computation done by SQL over what the metrics table holds.
+  Statement plain(db.handle(),
+                  "SELECT count(value), sum(value IS NULL), min(value), max(value), sum(value) FROM metrics "
+                  "WHERE run_id = ?1 AND key = 'train_loss'");
+  plain.bind_int64(1, run);
+  REQUIRE(plain.step());
+  CHECK(plain.column_int64(0) == s.count);
+  CHECK(plain.column_int64(1) == s.nan_count);
+  CHECK(plain.column_double(2) == s.min);
+  CHECK(plain.column_double(3) == s.max);
+  CHECK(plain.column_double(4) == Approx(s.sum).epsilon(1e-12));
+  return count;
+}
+
+}  // namespace
+
 TEST_CASE("a writer killed inside a batch loses nothing committed and leaves an intact database", "[storage][crash]") {
   TempDir dir;
   const std::string path = dir.file("runs.db");
@@ -172,24 +233,7 @@ TEST_CASE("a writer killed inside a batch loses nothing committed and leaves an 
   CHECK(byte == 'c');
   ::close(ready[0]);
 
-  // The child is inside its transaction when it holds the write lock: BEGIN IMMEDIATE with no
-  // busy timeout fails with SQLITE_BUSY exactly then.
-  bool inside = false;
-  {
-    sqlite3* probe = nullptr;
-    REQUIRE(sqlite3_open_v2(path.c_str(), &probe, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!inside && std::chrono::steady_clock::now() < deadline) {
-      const int rc = sqlite3_exec(probe, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
-      if (rc == SQLITE_BUSY) {
-        inside = true;
-      } else {
-        sqlite3_exec(probe, "ROLLBACK", nullptr, nullptr, nullptr);
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      }
-    }
-    sqlite3_close(probe);
-  }
+  const bool inside = wait_for_write_lock(path);
   // Let it write a while longer inside the transaction, so uncommitted pages reach the WAL.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ::kill(child, SIGKILL);
@@ -208,38 +252,7 @@ TEST_CASE("a writer killed inside a batch loses nothing committed and leaves an 
     REQUIRE(integrity.step());
     CHECK(integrity.column_text(0) == "ok");
   }
-  // run_summary agrees with a plain recomputation over the committed pattern.
-  double min = INFINITY, max = -INFINITY, sum = 0;
-  std::int64_t count = 0, nans = 0;
-  for (std::int64_t i = 0; i < expected; ++i) {
-    const double v = pattern(i);
-    if (std::isnan(v)) {
-      ++nans;
-      continue;
-    }
-    min = std::fmin(min, v);
-    max = std::fmax(max, v);
-    sum += v;
-    ++count;
-  }
-  const Summary s = summary_of(*db, run).at("train_loss");
-  CHECK(s.count == count);
-  CHECK(s.nan_count == nans);
-  CHECK(s.min == min);
-  CHECK(s.max == max);
-  CHECK(s.sum == Approx(sum).epsilon(1e-12));
-  CHECK(s.last == pattern(expected - 1));
-  // ... and with the same computation done by SQL over what the metrics table holds.
-  Statement plain(db->handle(),
-                  "SELECT count(value), sum(value IS NULL), min(value), max(value), sum(value) FROM metrics "
-                  "WHERE run_id = ?1 AND key = 'train_loss'");
-  plain.bind_int64(1, run);
-  REQUIRE(plain.step());
-  CHECK(plain.column_int64(0) == s.count);
-  CHECK(plain.column_int64(1) == s.nan_count);
-  CHECK(plain.column_double(2) == s.min);
-  CHECK(plain.column_double(3) == s.max);
-  CHECK(plain.column_double(4) == Approx(s.sum).epsilon(1e-12));
+  const std::int64_t count = check_summary_of_pattern(*db, run, expected);
   // A reader opens it too, and a new writer can append where the committed data ended.
   auto reader = Database::open_read_only(path);
   CHECK(list_runs(*reader).size() == 1);

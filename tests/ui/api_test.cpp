@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <thread>
 #include "engine/core/error.hpp"
@@ -257,4 +258,52 @@ TEST_CASE("every list of runs says which statuses the runs page filters by", "[u
   // Each but stale is a status the database stores, and reads back.
   for (const auto& text : expected)
     if (text != "stale") CHECK(storage::to_string(storage::run_status_from_string(text.get<std::string>())) == text);
+}
+
+TEST_CASE("the compare page's curves are each configuration's mean and standard deviation over its seeds",
+          "[ui][api]") {
+  TempDir tmp;
+  auto db = storage::Database::open(tmp.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("sweep", "sweep.lua", "h");
+  // train_loss = step + offset; bytes_sent = `bytes` a step.
+  const auto add = [&](const std::string& compressor, std::int64_t seed, double offset, double bytes) {
+    const auto id = recorder.add_run(e, config(compressor, seed));
+    recorder.start_run(id);
+    auto sink = recorder.metrics_sink(id);
+    for (int step = 0; step < 5; ++step) {
+      sink->record({keys::kTrainLoss, step, 0, 0, 0.1 * step, step + offset});
+      sink->record({keys::kBytesSent, step, 0, 0, 0.1 * step, bytes});
+    }
+    sink->flush();
+    recorder.finish_run(id, storage::RunStatus::Finished);
+    return id;
+  };
+  const auto a = add("none", 1, 0.0, 100), b = add("none", 2, 2.0, 300), c = add("topk", 1, 10.0, 10);
+  ui::CompareQuery query;
+  query.runs = {a, b, c};
+  query.key = keys::kTrainLoss;
+  const auto curves = ui::compare_json(*db, query)["curves"];
+  REQUIRE(curves.size() == 2);
+  CHECK(curves[0]["label"] == storage::configuration_label(storage::require_run(*db, a)));
+  CHECK(curves[0]["n"] == 2);
+  CHECK(curves[1]["n"] == 1);
+  REQUIRE(curves[0]["x"].size() == 5);
+  for (int step = 0; step < 5; ++step) {
+    CHECK(curves[0]["x"][step].get<double>() == step);
+    CHECK(curves[0]["mean"][step].get<double>() == Approx(step + 1.0));
+    CHECK(curves[0]["sd"][step].get<double>() == Approx(std::sqrt(2.0)));  // the sample sd of {s, s + 2}
+    CHECK(curves[1]["mean"][step].get<double>() == Approx(step + 10.0));
+    CHECK(curves[1]["sd"][step].get<double>() == 0.0);
+  }
+  // Against the bytes sent: each point at the mean over the seeds of the bytes sent so far.
+  query.x = ui::CompareX::Bytes;
+  const auto by_bytes = ui::compare_json(*db, query)["curves"];
+  for (int step = 0; step < 5; ++step) CHECK(by_bytes[0]["x"][step].get<double>() == Approx(200.0 * (step + 1)));
+  // Without bands, a curve per run, named by the run.
+  query.bands = false;
+  const auto apart = ui::compare_json(*db, query)["curves"];
+  REQUIRE(apart.size() == 3);
+  CHECK(apart[2]["label"] == "run " + std::to_string(c) + ": " + storage::require_run(*db, c).name);
+  CHECK(apart[1]["mean"][0].get<double>() == Approx(2.0));
 }

@@ -1,11 +1,12 @@
 // Runs side by side: the configuration keys in which they differ (all of them on request), and
 // one metric's curves overlaid against the step, the time or the bytes sent, on a linear or log
 // axis, smoothed or not (the raw curve kept faint); the seeds of a configuration drawn as their
-// mean with a band of one standard deviation, one legend entry each.
+// mean with a band of one standard deviation, one legend entry each, as the server groups them
+// (/api/compare).
 import { el, clear, number, route, setParams, api, command, flatten, link, put, add } from "./util.js";
 import { chart, color, smooth } from "./charts.js";
 import { onChange } from "./live.js";
-import { xAxes, xOrStep, xQuery } from "./xaxes.js";
+import { xAxes, xOrStep } from "./xaxes.js";
 
 // The x axis (ui/web/xaxes.js): the step, or the time (measured or derived, projected) or bytes
 // sent by worker 0, placed at each step's mean over a configuration's seeds.
@@ -72,62 +73,12 @@ export async function comparePage(main) {
 
   async function drawCurves() {
     save();
-    const extra = xQuery(state.x);
-    const all = await Promise.all(runs.map((r) => api(`/api/runs/${r.id}/series?key=${encodeURIComponent(state.key)}&worker=0&points=800${extra}`)));
-    const groups = new Map();
-    runs.forEach((r, i) => {
-      const k = state.bands ? r.configuration : String(r.id);  // the run less its seed, as the server keys it
-      if (!groups.has(k)) groups.set(k, { label: state.bands ? r.configuration_label : `run ${r.id}: ${r.name}`, series: [] });
-      groups.get(k).series.push(all[i]);
-    });
-    const steps = [...new Set(all.flatMap((s) => s.step))].sort((a, b) => a - b);
-    const stats = (values) => {
-      const vs = values.filter((v) => v !== undefined && v !== null && Number.isFinite(v));
-      if (!vs.length) return null;
-      const m = vs.reduce((a, b) => a + b, 0) / vs.length;
-      const sd = vs.length > 1 ? Math.sqrt(vs.reduce((a, b) => a + (b - m) ** 2, 0) / (vs.length - 1)) : 0;
-      return { m, sd };
-    };
-    // Each configuration: at every step its mean over seeds, placed at x (the step, or the mean
-    // over its seeds of the time or bytes there); then all on one x grid.
-    const curves = [...groups.values()].map((g) => {
-      const at = g.series.map((s) => new Map(s.step.map((x, j) => [x, j])));
-      const points = [];
-      for (const step of steps) {
-        const y = stats(at.map((m, k) => (m.has(step) ? g.series[k].value[m.get(step)] : null)));
-        if (!y) continue;
-        const x = state.x === "step" ? step : stats(at.map((m, k) => (m.has(step) ? g.series[k][state.x][m.get(step)] : null)))?.m;
-        if (x === undefined || x === null) continue;
-        points.push({ x, ...y });
-      }
-      return { label: g.label, n: g.series.length, points };
-    });
-    const xs = [...new Set(curves.flatMap((c) => c.points.map((p) => p.x)))].sort((a, b) => a - b);
-    const data = [xs];
-    const lines = [];
-    curves.forEach((c, gi) => {
-      const byX = new Map(c.points.map((p) => [p.x, p]));
-      const raw = xs.map((x) => byX.get(x)?.m ?? null);
-      const col = color(gi);
-      const label = c.n > 1 ? `${c.label} (mean of n=${c.n}) ± std` : c.label;
-      if (state.smooth) {  // the raw curve stays, faint, as TensorBoard keeps it
-        data.push(raw);
-        lines.push({ label: `${c.label} (raw)`, color: col + "55", quiet: true, faint: true, role: "raw" });
-      }
-      data.push(smooth(raw, state.smooth));
-      lines.push({ label, color: col, role: "curve" });
-      if (c.n > 1) {
-        data.push(xs.map((x) => { const p = byX.get(x); return p ? p.m + p.sd : null; }),
-                  xs.map((x) => { const p = byX.get(x); return p ? p.m - p.sd : null; }));
-        const upper = data.length - 2, lower = data.length - 1;
-        lines.push({ label: `${c.label} +std`, color: col, band: [upper, lower], quiet: true, role: "band" },
-                   { label: `${c.label} -std`, color: col, quiet: true, role: "band" });
-      }
-    });
+    const p = new URLSearchParams({ runs: ids.join(","), key: state.key, x: state.x, bands: state.bands ? "1" : "0", points: "800" });
+    const { curves } = await api(`/api/compare?${p}`);
     smoothing.textContent = state.smooth ? `EMA weight ${state.smooth}` : "off";
     clear(chartBox);
     chart(chartBox, { title: state.key + (state.smooth ? ` (smoothed, weight ${state.smooth})` : ""), xLabel: X_AXES[state.x],
-                      yLabel: state.key + (state.log ? " (log scale)" : ""), data, lines, log: state.log,
+                      yLabel: state.key + (state.log ? " (log scale)" : ""), ...curveLines(curves, state.smooth), log: state.log,
                       xUnit: state.x === "bytes" ? "B" : undefined, name: `compare-${state.key}` });
   }
 
@@ -137,4 +88,32 @@ export async function comparePage(main) {
     runs = await Promise.all(ids.map((id) => api(`/api/runs/${id}`)));
     await drawCurves();
   });
+}
+
+// The server's curves (/api/compare: per configuration its mean over seeds and their standard
+// deviation at each x) on one x grid: uPlot's data and lines, each mean smoothed by `weight` with
+// its raw curve kept faint, and a band of one standard deviation where there are several seeds.
+function curveLines(curves, weight) {
+  const xs = [...new Set(curves.flatMap((c) => c.x))].sort((a, b) => a - b);
+  const data = [xs];
+  const lines = [];
+  curves.forEach((c, gi) => {
+    const at = new Map(c.x.map((x, j) => [x, j]));
+    const column = (f) => xs.map((x) => (at.has(x) ? f(at.get(x)) : null));
+    const raw = column((j) => c.mean[j]);
+    const col = color(gi);
+    if (weight) {  // the raw curve stays, faint, as TensorBoard keeps it
+      data.push(raw);
+      lines.push({ label: `${c.label} (raw)`, color: col + "55", quiet: true, faint: true, role: "raw" });
+    }
+    data.push(smooth(raw, weight));
+    lines.push({ label: c.n > 1 ? `${c.label} (mean of n=${c.n}) ± std` : c.label, color: col, role: "curve" });
+    if (c.n > 1) {
+      data.push(column((j) => c.mean[j] + c.sd[j]), column((j) => c.mean[j] - c.sd[j]));
+      const upper = data.length - 2, lower = data.length - 1;
+      lines.push({ label: `${c.label} +std`, color: col, band: [upper, lower], quiet: true, role: "band" },
+                 { label: `${c.label} -std`, color: col, quiet: true, role: "band" });
+    }
+  });
+  return { data, lines };
 }

@@ -24,23 +24,8 @@ export async function runPage(main) {
   const id = Number(arg);
   let run = await api(`/api/runs/${id}`);
   let keys = Object.keys(run.summary).sort();
-  const state = {
-    key: params.get("key") || (keys.includes("train_loss") || !keys.length ? "train_loss" : keys[0]),
-    worker: Number(params.get("worker") || 0),
-    x: xOrStep(params.get("x"), xAxes([run])),
-    log: params.get("log") === "1",
-    smooth: Number(params.get("smooth") || 0),
-    from: params.has("from") ? Number(params.get("from")) : null,
-    to: params.has("to") ? Number(params.get("to")) : null,
-  };
-  const save = () => {
-    const p = new URLSearchParams({ key: state.key, worker: String(state.worker), x: state.x });
-    if (state.log) p.set("log", "1");
-    if (state.smooth) p.set("smooth", String(state.smooth));
-    if (state.from !== null) p.set("from", String(state.from));
-    if (state.to !== null) p.set("to", String(state.to));
-    setParams(p);
-  };
+  const state = initialState(params, run, keys);
+  const save = () => saveState(state);
 
   const metricSelect = el("select", { onchange: (e) => { state.key = e.target.value; state.from = state.to = null; draw(); } });
   // The metrics it recorded so far: a running run adds some (test_accuracy at its first epoch's end).
@@ -54,15 +39,7 @@ export async function runPage(main) {
   const stepBox = el("div");
   const dashBox = el("div", { class: "dashboard" });
   add(main, heading, status, errorBox,
-    el("div", { class: "bar" },
-      el("label", {}, "metric"), metricSelect,
-      el("label", {}, "worker"), el("input", { type: "number", min: 0, value: state.worker, onchange: (e) => { state.worker = Number(e.target.value); draw(); } }),
-      el("label", {}, "x"), el("select", { onchange: (e) => { state.x = e.target.value; draw(); } },
-        Object.entries(xAxes([run])).map(([x, label]) => el("option", { value: x, selected: x === state.x, title: label }, x))),
-      el("label", {}, el("input", { type: "checkbox", checked: state.log, onchange: (e) => { state.log = e.target.checked; draw(); } }), "log scale"),
-      el("label", {}, "smoothing"), el("input", { type: "range", min: 0, max: 0.99, step: 0.01, value: state.smooth,
-        onchange: (e) => { state.smooth = Number(e.target.value); draw(); } }),
-      el("button", { onclick: () => { state.from = state.to = null; draw(); } }, "reset zoom")),
+    curveControls(state, run, metricSelect, () => draw()),
     el("h2", {}, "Every metric it recorded"), dashBox,
     el("h2", { id: "one-metric" }, "One metric"),
     chartBox,
@@ -71,16 +48,7 @@ export async function runPage(main) {
     el("h2", {}, "How it ran (run facts)"), keyValueTable(run.facts),
     el("h2", {}, "Per epoch"), epochTable(run));
 
-  function header() {
-    put(heading, `Run ${run.id}: `, run.name);
-    put(status, 
-      el("span", { class: `status-${run.status}` + (run.stale ? " stale" : "") }, run.label),
-      el("a", { href: link("runs", "", { experiment: run.experiment }) }, run.experiment),
-      el("span", { class: "muted" }, `test accuracy ${number(run.test_accuracy)}, sent ${bytes(run.bytes_sent)} (dense ${bytes(run.bytes_dense)})`),
-      run.tags.length ? el("span", {}, "tags: ", run.tags.join(" ")) : null,
-      run.note ? el("span", {}, "note: ", run.note) : null);
-    put(errorBox, run.error ? el("div", { class: "error" }, run.error) : null);
-  }
+  const header = () => drawHeader(heading, status, errorBox, run);
 
   let points = null;  // the series on screen: {step, value, wall}
   let plot = null;
@@ -90,53 +58,10 @@ export async function runPage(main) {
     points = await series(id, state.key, state.worker, range + xQuery(state.x));
   }
 
-  function xs() {
-    return xOf(state.x, points, run);
-  }
-
-  function drawChart() {
-    clear(chartBox);
-    const x = xs();
-    const order = x.map((v, i) => i).filter((i) => x[i] !== null).sort((a, b) => x[a] - x[b]);
-    const data = [order.map((i) => x[i]), smooth(order.map((i) => points.value[i]), state.smooth)];
-    plot = chart(chartBox, {
-      title: `${state.key}, worker ${state.worker}` + (points.downsampled ? ` (${points.total} points; the lowest and highest of each bucket shown)` : ""),
-      xLabel: state.x === "bytes" ? "bytes sent (worker)" : xAxes([run])[state.x],
-      yLabel: state.key, data, lines: [{ label: state.key }], log: state.log, name: `run${id}-${state.key}`,
-      xUnit: state.x === "bytes" ? "B" : undefined,
-      onZoom: state.x === "step" ? (from, to) => { state.from = from; state.to = to; draw(); } : null,
-    });
-    if (state.from !== null && state.x === "step") plot.setScale("x", { min: state.from, max: state.to });
-    mark();
-    add(chartBox, command("laconic", "query", `SELECT step, value FROM metrics WHERE run_id = ${id} AND key = '${state.key.replaceAll("'", "''")}' AND worker = ${state.worker} ORDER BY step`),
-      el("button", { onclick: () => download(`run${id}-${state.key}.csv`, csv(["step", "value", "wall"], points.step.map((s, i) => [s, points.value[i], points.wall[i]]))) }, "CSV"));
-  }
-
-  async function drawSteps() {
-    const steps = await api(`/api/runs/${id}/step_time`);
-    clear(stepBox);
-    if (steps.thread_ranks)
-      add(stepBox, el("p", { class: "muted" }, "Ranks as threads: compute and compress are each thread's CPU time, wait derived, communicate projected (docs/network-model.md); one bar per rank, as its measured and projected bars would be the same."));
-    const rows = [];
-    for (const w of steps.workers) {
-      const role = w.role;  // the server's: the resolved run's workers, then its servers
-      const clock = steps.thread_ranks ? "derived" : "measured";
-      rows.push({ label: `${role} ${w.worker}, ${clock}`, parts: { compute: w.compute, compress: w.compress, wait: w.wait, communicate: w.communicate_measured } });
-      if (w.communicate_projected !== null && !steps.thread_ranks)
-        rows.push({ label: `${role} ${w.worker}, projected`, parts: { compute: w.compute, compress: w.compress, wait: w.wait, communicate: w.communicate_projected } });
-    }
-    if (!rows.length) return add(stepBox, el("p", { class: "muted" }, run.status === "RUNNING" ? "No step times recorded yet." : "No step times recorded."));
-    stackedBars(stepBox, rows, PARTS, PART_COLORS);
-    add(stepBox, skew(steps.workers.filter((w) => w.role === "worker")));
-  }
-
-  // What the chart shows, for a reader that cannot see the canvas (the tests).
-  function mark() {
-    const finite = points.value.filter((v) => v !== null);
-    chartBox.dataset.points = String(points.step.length);
-    chartBox.dataset.max = String(finite.length ? Math.max(...finite) : "");
-    chartBox.dataset.lastStep = String(points.last_step);
-  }
+  const drawChart = () => {
+    plot = drawCurve(chartBox, run, state, points, (from, to) => { state.from = from; state.to = to; draw(); });
+  };
+  const drawSteps = () => drawStepTimes(stepBox, run);
 
   // The panels, drawn again when their x axis changes (and as a running run records more).
   let panelsX = null;
@@ -185,8 +110,104 @@ export async function runPage(main) {
     points.last_step = more.last_step;
     points.total += more.total;
     plot.setData([points.step, smooth(points.value, state.smooth)]);
-    mark();
+    mark(chartBox, points);
   });
+}
+
+// What the page shows, from its address.
+function initialState(params, run, keys) {
+  return {
+    key: params.get("key") || (keys.includes("train_loss") || !keys.length ? "train_loss" : keys[0]),
+    worker: Number(params.get("worker") || 0),
+    x: xOrStep(params.get("x"), xAxes([run])),
+    log: params.get("log") === "1",
+    smooth: Number(params.get("smooth") || 0),
+    from: params.has("from") ? Number(params.get("from")) : null,
+    to: params.has("to") ? Number(params.get("to")) : null,
+  };
+}
+
+function saveState(state) {
+  const p = new URLSearchParams({ key: state.key, worker: String(state.worker), x: state.x });
+  if (state.log) p.set("log", "1");
+  if (state.smooth) p.set("smooth", String(state.smooth));
+  if (state.from !== null) p.set("from", String(state.from));
+  if (state.to !== null) p.set("to", String(state.to));
+  setParams(p);
+}
+
+// The one-metric chart's controls; each change redraws.
+function curveControls(state, run, metricSelect, draw) {
+  return el("div", { class: "bar" },
+    el("label", {}, "metric"), metricSelect,
+    el("label", {}, "worker"), el("input", { type: "number", min: 0, value: state.worker, onchange: (e) => { state.worker = Number(e.target.value); draw(); } }),
+    el("label", {}, "x"), el("select", { onchange: (e) => { state.x = e.target.value; draw(); } },
+      Object.entries(xAxes([run])).map(([x, label]) => el("option", { value: x, selected: x === state.x, title: label }, x))),
+    el("label", {}, el("input", { type: "checkbox", checked: state.log, onchange: (e) => { state.log = e.target.checked; draw(); } }), "log scale"),
+    el("label", {}, "smoothing"), el("input", { type: "range", min: 0, max: 0.99, step: 0.01, value: state.smooth,
+      onchange: (e) => { state.smooth = Number(e.target.value); draw(); } }),
+    el("button", { onclick: () => { state.from = state.to = null; draw(); } }, "reset zoom"));
+}
+
+// The run's name, status, totals, tags and note, and its error if it failed.
+function drawHeader(heading, status, errorBox, run) {
+  put(heading, `Run ${run.id}: `, run.name);
+  put(status,
+    el("span", { class: `status-${run.status}` + (run.stale ? " stale" : "") }, run.label),
+    el("a", { href: link("runs", "", { experiment: run.experiment }) }, run.experiment),
+    el("span", { class: "muted" }, `test accuracy ${number(run.test_accuracy)}, sent ${bytes(run.bytes_sent)} (dense ${bytes(run.bytes_dense)})`),
+    run.tags.length ? el("span", {}, "tags: ", run.tags.join(" ")) : null,
+    run.note ? el("span", {}, "note: ", run.note) : null);
+  put(errorBox, run.error ? el("div", { class: "error" }, run.error) : null);
+}
+
+// The series on screen drawn against the chosen x (a zoom on the step fetches finer points
+// through `onZoom`), with its query and a CSV; the chart it drew.
+function drawCurve(chartBox, run, state, points, onZoom) {
+  clear(chartBox);
+  const id = run.id;
+  const x = xOf(state.x, points, run);
+  const order = x.map((v, i) => i).filter((i) => x[i] !== null).sort((a, b) => x[a] - x[b]);
+  const data = [order.map((i) => x[i]), smooth(order.map((i) => points.value[i]), state.smooth)];
+  const plot = chart(chartBox, {
+    title: `${state.key}, worker ${state.worker}` + (points.downsampled ? ` (${points.total} points; the lowest and highest of each bucket shown)` : ""),
+    xLabel: state.x === "bytes" ? "bytes sent (worker)" : xAxes([run])[state.x],
+    yLabel: state.key, data, lines: [{ label: state.key }], log: state.log, name: `run${id}-${state.key}`,
+    xUnit: state.x === "bytes" ? "B" : undefined,
+    onZoom: state.x === "step" ? onZoom : null,
+  });
+  if (state.from !== null && state.x === "step") plot.setScale("x", { min: state.from, max: state.to });
+  mark(chartBox, points);
+  add(chartBox, command("laconic", "query", `SELECT step, value FROM metrics WHERE run_id = ${id} AND key = '${state.key.replaceAll("'", "''")}' AND worker = ${state.worker} ORDER BY step`),
+    el("button", { onclick: () => download(`run${id}-${state.key}.csv`, csv(["step", "value", "wall"], points.step.map((s, i) => [s, points.value[i], points.wall[i]]))) }, "CSV"));
+  return plot;
+}
+
+// What the chart shows, for a reader that cannot see the canvas (the tests).
+function mark(chartBox, points) {
+  const finite = points.value.filter((v) => v !== null);
+  chartBox.dataset.points = String(points.step.length);
+  chartBox.dataset.max = String(finite.length ? Math.max(...finite) : "");
+  chartBox.dataset.lastStep = String(points.last_step);
+}
+
+// Where each rank's step time goes, as the server adds the parts up (/api/runs/ID/step_time).
+async function drawStepTimes(stepBox, run) {
+  const steps = await api(`/api/runs/${run.id}/step_time`);
+  clear(stepBox);
+  if (steps.thread_ranks)
+    add(stepBox, el("p", { class: "muted" }, "Ranks as threads: compute and compress are each thread's CPU time, wait derived, communicate projected (docs/network-model.md); one bar per rank, as its measured and projected bars would be the same."));
+  const rows = [];
+  for (const w of steps.workers) {
+    const role = w.role;  // the server's: the resolved run's workers, then its servers
+    const clock = steps.thread_ranks ? "derived" : "measured";
+    rows.push({ label: `${role} ${w.worker}, ${clock}`, parts: { compute: w.compute, compress: w.compress, wait: w.wait, communicate: w.communicate_measured } });
+    if (w.communicate_projected !== null && !steps.thread_ranks)
+      rows.push({ label: `${role} ${w.worker}, projected`, parts: { compute: w.compute, compress: w.compress, wait: w.wait, communicate: w.communicate_projected } });
+  }
+  if (!rows.length) return add(stepBox, el("p", { class: "muted" }, run.status === "RUNNING" ? "No step times recorded yet." : "No step times recorded."));
+  stackedBars(stepBox, rows, PARTS, PART_COLORS);
+  add(stepBox, skew(steps.workers.filter((w) => w.role === "worker")));
 }
 
 // The slowest worker rank's measured step against the fastest's: how uneven the ranks were.

@@ -87,13 +87,9 @@ async function firstRuns(params) {
 // Resolves once the browser has painted what is on the page.
 const painted = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
-export async function runsPage(main) {
-  runs = new Map();
-  lastFetch = 0;
-  const { params } = route();
-  let { rest, total } = await firstRuns(params);
-  await match(params.get("where") || "");
-  const state = {
+// What the page shows, from its address (and, for the tags column, from the runs it has).
+function initialState(params) {
+  return {
     status: params.get("status") || "",
     experiment: params.get("experiment") || "",
     where: params.get("where") || "",
@@ -102,29 +98,122 @@ export async function runsPage(main) {
     hidden: new Set(params.has("hide") ? params.get("hide").split(",").filter(Boolean)
       : [...DEFAULT_HIDDEN, ...([...runs.values()].some((r) => r.tags.length) ? [] : ["tags"])]),
     swept: params.get("swept") !== "0",  // the swept columns shown, or collapsed into one
-
     selected: new Set((params.get("selected") || "").split(",").filter(Boolean).map(Number)),
     top: Number(params.get("top") || 0),
   };
-  const save = () => {
-    const p = new URLSearchParams();
-    for (const k of ["status", "experiment", "where", "sort"]) if (state[k]) p.set(k, state[k]);
-    p.set("hide", [...state.hidden].join(","));
-    if (!state.swept) p.set("swept", "0");
-    if (state.selected.size) p.set("selected", [...state.selected].join(","));
-    if (grid.scrollTop) p.set("top", String(Math.round(grid.scrollTop / ROW)));
-    setParams(p);
+}
+
+// Every column the runs have, the swept ones expanded or collapsed into one.
+function allColumns(state) {
+  const swept = new Set();
+  for (const run of runs.values()) for (const k of Object.keys(run.swept)) swept.add(k);
+  const sweptColumns = [...swept].sort().map((k) => ({ key: "swept." + k, label: k }));
+  // Collapsed, the swept values are one column: "compressor=topk, ratio=0.01".
+  const collapsed = swept.size ? [{ key: "swept", label: "swept" }] : [];
+  return [...FIRST, ...(state.swept ? sweptColumns : collapsed), ...LAST];
+}
+
+// The runs the filters keep, in the order the sort asks.
+function filtered(state) {
+  const list = [...runs.values()].filter((r) =>
+    (!state.status || (state.status === "stale" ? r.stale : r.status === state.status && !r.stale)) &&
+    (!state.experiment || r.experiment === state.experiment) && (matching.ids === null || matching.ids.has(r.id)));
+  const desc = state.sort.startsWith("-");
+  const key = desc ? state.sort.slice(1) : state.sort;
+  list.sort((a, b) => {
+    const x = value(a, key), y = value(b, key);
+    if (x === y) return a.id - b.id;
+    if (x === null || x === undefined) return 1;
+    if (y === null || y === undefined) return -1;
+    const c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+    return desc ? -c : c;
+  });
+  return list;
+}
+
+function cell(run, column) {
+  const v = value(run, column.key);
+  if (column.key === "name") return el("td", {}, el("a", { href: link("run", run.id) }, v));
+  if (column.key === "label")
+    return el("td", { class: `status-${run.status}` + (run.stale ? " stale" : "") }, v);
+  const text = column.format ? column.format(v) : typeof v === "number" ? number(v) : v ?? "-";
+  return el("td", { class: column.num || typeof v === "number" ? "num" : "" }, text);
+}
+
+// The header row: a click on a column sorts by it, a second click the other way.
+function header(columns, state, draw) {
+  return el("tr", {}, el("th", {}, ""), columns.map((c) =>
+    el("th", { class: c.num ? "num" : "", onclick: () => {
+      state.sort = state.sort === c.key ? "-" + c.key : c.key;
+      draw();
+    } }, c.label + (state.sort === c.key ? " \u25B2" : state.sort === "-" + c.key ? " \u25BC" : ""))));
+}
+
+// The pinned columns' left edges, measured on the header as drawn: each of their cells is
+// sticky at its column's edge.
+function pin(table) {
+  const heads = [...table.rows[0].cells].slice(0, PINNED + 1);
+  let left = 0;
+  const lefts = heads.map((th) => { const at = left; left += th.getBoundingClientRect().width; return at; });
+  for (const row of table.rows)
+    [...row.cells].slice(0, PINNED + 1).forEach((c, i) => {
+      c.classList.add("pin");
+      c.style.left = `${lefts[i]}px`;
+    });
+}
+
+// The column chooser's boxes.
+function columnChoices(every, state, draw) {
+  return every.map((c) => el("label", {},
+    el("input", { type: "checkbox", checked: !state.hidden.has(c.key), onchange: (e) => {
+      if (e.target.checked) state.hidden.delete(c.key);
+      else state.hidden.add(c.key);
+      draw();
+    } }), c.label));
+}
+
+// The command that lists the runs the filters keep.
+function runsCommand(state) {
+  return command("laconic", "runs", ...(state.experiment ? ["--experiment", state.experiment] : []),
+    ...(state.status && state.status !== "stale" ? ["--status", state.status] : []),
+    ...matching.conditions.flatMap((c) => ["--where", c]));
+}
+
+// The page's address: what it shows, and how far down it is scrolled.
+function saveState(state, grid) {
+  const p = new URLSearchParams();
+  for (const k of ["status", "experiment", "where", "sort"]) if (state[k]) p.set(k, state[k]);
+  p.set("hide", [...state.hidden].join(","));
+  if (!state.swept) p.set("swept", "0");
+  if (state.selected.size) p.set("selected", [...state.selected].join(","));
+  if (grid.scrollTop) p.set("top", String(Math.round(grid.scrollTop / ROW)));
+  setParams(p);
+}
+
+// The filters' controls; each change redraws.
+function filterControls(state, draw) {
+  return {
+    statusSelect: el("select", { onchange: (e) => { state.status = e.target.value; draw(); } },
+      ["", ...statuses].map((s) => el("option", { value: s, selected: s === state.status }, s || "any status"))),
+    experimentSelect: el("select", { onchange: (e) => { state.experiment = e.target.value; draw(); } }),
+    whereInput: el("input", { type: "text", value: state.where, placeholder: "compressor=topk, test_accuracy>0.8",
+      onchange: async (e) => { state.where = e.target.value; await match(state.where); draw(); } }),
+    whereError: el("span", { class: "error" }),
   };
+}
+
+export async function runsPage(main) {
+  runs = new Map();
+  lastFetch = 0;
+  const { params } = route();
+  let { rest, total } = await firstRuns(params);
+  await match(params.get("where") || "");
+  const state = initialState(params);
+  const save = () => saveState(state, grid);
 
   const title = el("h1", {}, "Runs");
   const count = el("span", { class: "muted" });
-  const statusSelect = el("select", { onchange: (e) => { state.status = e.target.value; draw(); } },
-    ["", ...statuses].map((s) =>
-      el("option", { value: s, selected: s === state.status }, s || "any status")));
-  const experimentSelect = el("select", { onchange: (e) => { state.experiment = e.target.value; draw(); } });
-  const whereInput = el("input", { type: "text", value: state.where, placeholder: "compressor=topk, test_accuracy>0.8",
-    onchange: async (e) => { state.where = e.target.value; await match(state.where); draw(); } });
-  const whereError = el("span", { class: "error" });
+  const { statusSelect, experimentSelect, whereInput, whereError } = filterControls(state, () => draw());
   const compareLink = el("a", {}, "compare selected");
   const columnsBox = el("details", {}, el("summary", {}, "columns"), el("div", { class: "columns" }));
   const sweptToggle = el("button", { id: "swept-toggle", onclick: () => { state.swept = !state.swept; draw(); } });
@@ -143,68 +232,11 @@ export async function runsPage(main) {
   let shown = [];
   let columns = [];
 
-  function allColumns() {
-    const swept = new Set();
-    for (const run of runs.values()) for (const k of Object.keys(run.swept)) swept.add(k);
-    const sweptColumns = [...swept].sort().map((k) => ({ key: "swept." + k, label: k }));
-    // Collapsed, the swept values are one column: "compressor=topk, ratio=0.01".
-    const collapsed = swept.size ? [{ key: "swept", label: "swept" }] : [];
-    return [...FIRST, ...(state.swept ? sweptColumns : collapsed), ...LAST];
-  }
-
-  function filtered() {
-    whereError.textContent = matching.error;
-    const list = [...runs.values()].filter((r) =>
-      (!state.status || (state.status === "stale" ? r.stale : r.status === state.status && !r.stale)) &&
-      (!state.experiment || r.experiment === state.experiment) && (matching.ids === null || matching.ids.has(r.id)));
-    const desc = state.sort.startsWith("-");
-    const key = desc ? state.sort.slice(1) : state.sort;
-    list.sort((a, b) => {
-      const x = value(a, key), y = value(b, key);
-      if (x === y) return a.id - b.id;
-      if (x === null || x === undefined) return 1;
-      if (y === null || y === undefined) return -1;
-      const c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
-      return desc ? -c : c;
-    });
-    return list;
-  }
-
-  function cell(run, column) {
-    const v = value(run, column.key);
-    if (column.key === "name") return el("td", {}, el("a", { href: link("run", run.id) }, v));
-    if (column.key === "label")
-      return el("td", { class: `status-${run.status}` + (run.stale ? " stale" : "") }, v);
-    const text = column.format ? column.format(v) : typeof v === "number" ? number(v) : v ?? "-";
-    return el("td", { class: column.num || typeof v === "number" ? "num" : "" }, text);
-  }
-
-  function header() {
-    return el("tr", {}, el("th", {}, ""), columns.map((c) =>
-      el("th", { class: c.num ? "num" : "", onclick: () => {
-        state.sort = state.sort === c.key ? "-" + c.key : c.key;
-        draw();
-      } }, c.label + (state.sort === c.key ? " \u25B2" : state.sort === "-" + c.key ? " \u25BC" : ""))));
-  }
-
-  // The pinned columns' left edges, measured on the header as drawn: each of their cells is
-  // sticky at its column's edge.
-  function pin() {
-    const heads = [...table.rows[0].cells].slice(0, PINNED + 1);
-    let left = 0;
-    const lefts = heads.map((th) => { const at = left; left += th.getBoundingClientRect().width; return at; });
-    for (const row of table.rows)
-      [...row.cells].slice(0, PINNED + 1).forEach((c, i) => {
-        c.classList.add("pin");
-        c.style.left = `${lefts[i]}px`;
-      });
-  }
-
   // Draws the rows in view (and a few around), over a spacer as tall as every row.
   function drawRows() {
     const first = Math.max(0, Math.floor(grid.scrollTop / ROW) - 10);
     const last = Math.min(shown.length, first + Math.ceil(grid.clientHeight / ROW) + 20);
-    put(table, header());
+    put(table, header(columns, state, draw));
     table.style.top = `${first * ROW}px`;
     for (let i = first; i < last; i++) {
       const run = shown[i];
@@ -216,7 +248,7 @@ export async function runsPage(main) {
       } });
       table.append(el("tr", { "data-id": run.id }, el("td", {}, box), columns.map((c) => cell(run, c))));
     }
-    pin();
+    pin(table);
   }
 
   function updateCompare() {
@@ -229,24 +261,18 @@ export async function runsPage(main) {
     const experiments = [...new Set([...runs.values()].map((r) => r.experiment))];
     put(experimentSelect, el("option", { value: "" }, "any"),
       experiments.map((e) => el("option", { value: e, selected: e === state.experiment }, e)));
-    const every = allColumns();
+    const every = allColumns(state);
     columns = every.filter((c) => !state.hidden.has(c.key));
     sweptToggle.textContent = state.swept ? "collapse swept columns" : "expand swept columns";
-    put(columnsBox.lastChild, every.map((c) => el("label", {},
-      el("input", { type: "checkbox", checked: !state.hidden.has(c.key), onchange: (e) => {
-        if (e.target.checked) state.hidden.delete(c.key);
-        else state.hidden.add(c.key);
-        draw();
-      } }), c.label)));
-    shown = filtered();
+    put(columnsBox.lastChild, columnChoices(every, state, draw));
+    whereError.textContent = matching.error;
+    shown = filtered(state);
     count.textContent = rest ? `the newest ${shown.length} of ${total} runs (loading the rest)`
       : `${shown.length} of ${runs.size} runs`;
     spacer.style.height = `${(shown.length + 1) * ROW}px`;
     drawRows();
     updateCompare();
-    put(cmd, command("laconic", "runs", ...(state.experiment ? ["--experiment", state.experiment] : []),
-      ...(state.status && state.status !== "stale" ? ["--status", state.status] : []),
-      ...matching.conditions.flatMap((c) => ["--where", c])));
+    put(cmd, runsCommand(state));
     save();
   }
 
