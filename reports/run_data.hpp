@@ -11,9 +11,9 @@
 
 #include "engine/core/layer_costs.hpp"
 #include "engine/core/resolved_run.hpp"
-#include "storage/run_facts.hpp"
 #include "reports/experiment_runs.hpp"
 #include "storage/database.hpp"
+#include "storage/run_facts.hpp"
 
 namespace laconic::reports {
 

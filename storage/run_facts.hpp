@@ -4,6 +4,7 @@
 // reports, the UI's API, advise) never compare a fact's text of their own. RunFacts is a run's
 // facts read back once, beside the ResolvedRun it holds.
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,7 +28,8 @@ enum class WaitMeasured {
   MessageStamps,   ///< "message_stamps": stamps carried in the messages, clocks aligned to an error
 };
 
-/// The keys of run_facts, each written once (docs/schema.md lists what each holds).
+/// The keys of run_facts that laconic reads back, each written once here (docs/schema.md lists
+/// every fact; those only shown, as show and the run page list them, are named where written).
 namespace fact {
 inline constexpr const char* kRankClock = "rank_clock";
 inline constexpr const char* kWaitMeasured = "wait_measured";
@@ -43,8 +45,6 @@ inline constexpr const char* kOverrides = "overrides";
 inline constexpr const char* kDropped = "dropped";
 inline constexpr const char* kAdvice = "advice";
 }  // namespace fact
-
-inline constexpr const char* kRankClockFact = fact::kRankClock;
 
 /// The fact's text: "wall" or "thread_cpu" ("" for Unrecorded).
 const char* rank_clock_text(RankClock clock);
@@ -67,11 +67,11 @@ struct RunFacts {
   WaitMeasured wait_measured = WaitMeasured::Unrecorded;
   /// The worst error of the aligned clocks, in seconds, when the wait was measured by message
   /// stamps; NaN otherwise.
-  double clock_offset_error = 0.0 / 0.0;
+  double clock_offset_error = std::numeric_limits<double>::quiet_NaN();
   bool oversubscribed = false;
   /// What the ranks asked of the host's cores over the run: host_demand (else ranks_on_host) over
   /// cores; NaN when not recorded.
-  double host_load = 0.0 / 0.0;
+  double host_load = std::numeric_limits<double>::quiet_NaN();
   std::string working_directory;  ///< "" when not recorded
   std::string overrides;          ///< the run's --set assignments, "" for none
   std::string dropped;            ///< why the run's ranks were dropped, "" when they were not

@@ -255,7 +255,7 @@ void place_sums(std::vector<SeriesPoint>& points, const std::map<std::int64_t, d
 
 }  // namespace
 
-json series_json(storage::Database& db, std::int64_t run_id, const SeriesQuery& query) {
+SeriesRead read_series(storage::Database& db, std::int64_t run_id, const SeriesQuery& query) {
   const std::int64_t id = key_id(db, query.key);
   std::vector<SeriesPoint> points;
   if (id >= 0) {
@@ -275,7 +275,11 @@ json series_json(storage::Database& db, std::int64_t run_id, const SeriesQuery& 
     place_sums(points, sum_so_far(db, run_id, keys::kProjectedTimeStep, query.worker), &SeriesPoint::projected);
   const std::size_t total = points.size();
   const std::int64_t last_step = points.empty() ? -1 : points.back().step;
-  points = downsample(points, query.buckets);
+  return {downsample(points, query.buckets), total, last_step};
+}
+
+json series_json(storage::Database& db, std::int64_t run_id, const SeriesQuery& query) {
+  const auto [points, total, last_step] = read_series(db, run_id, query);
   json steps = json::array(), values = json::array(), walls = json::array(), sent = json::array(),
        projected = json::array();
   for (const SeriesPoint& p : points) {

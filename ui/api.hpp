@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "storage/database.hpp"
+#include "ui/series.hpp"
 
 namespace laconic::ui {
 
@@ -55,6 +56,17 @@ struct SeriesQuery {
   bool bytes = false;                      ///< also each point's bytes sent so far (an x axis)
   bool projected = false;                  ///< also each point's projected seconds so far (an x axis)
 };
+
+/// A series as read for a request: its points, downsampled; how many there were before; the last
+/// step (-1 for none).
+struct SeriesRead {
+  std::vector<SeriesPoint> points;
+  std::size_t total = 0;
+  std::int64_t last_step = -1;
+};
+
+/// The points series_json serves, before they are written as JSON.
+SeriesRead read_series(storage::Database& db, std::int64_t run_id, const SeriesQuery& query);
 
 /// The series of one metric of one worker: [step, value, wall] points (and with `bytes`, the
 /// bytes the worker sent up to each step; with `projected`, the seconds its steps took up to it

@@ -29,8 +29,8 @@ std::optional<std::pair<double, double>> mean_and_sd(const std::vector<double>& 
   return std::pair{mean, n > 1 ? std::sqrt(squares / static_cast<double>(n - 1)) : 0.0};
 }
 
-// What a series request's answer holds for axis `x` ("step", "wall", "bytes", "projected").
-const char* series_field(CompareX x) {
+// The axis as the answer names it, and a point's place on it.
+const char* axis_name(CompareX x) {
   switch (x) {
     case CompareX::Wall: return "wall";
     case CompareX::Bytes: return "bytes";
@@ -40,15 +40,20 @@ const char* series_field(CompareX x) {
   return "step";
 }
 
-// One run's series as step -> (value, x).
-std::map<std::int64_t, std::pair<double, double>> points_of(const json& series, CompareX x) {
+double place_on(CompareX x, const SeriesPoint& p) {
+  switch (x) {
+    case CompareX::Wall: return p.wall;
+    case CompareX::Bytes: return p.bytes;
+    case CompareX::Projected: return p.projected;
+    case CompareX::Step: break;
+  }
+  return static_cast<double>(p.step);
+}
+
+// One run's series as step -> (value, its place on axis x).
+std::map<std::int64_t, std::pair<double, double>> points_of(const std::vector<SeriesPoint>& series, CompareX x) {
   std::map<std::int64_t, std::pair<double, double>> out;
-  const json& steps = series["step"];
-  const json& values = series["value"];
-  const json& xs = series[series_field(x)];
-  const auto number = [](const json& v) { return v.is_number() ? v.get<double>() : std::nan(""); };
-  for (std::size_t i = 0; i < steps.size(); ++i)
-    out[steps[i].get<std::int64_t>()] = {number(values[i]), number(xs[i])};
+  for (const SeriesPoint& p : series) out[p.step] = {p.value, place_on(x, p)};
   return out;
 }
 
@@ -67,7 +72,7 @@ json curve_json(const Group& group, const std::set<std::int64_t>& steps, Compare
       if (const auto it = run.find(step); it != run.end()) ys.push_back(it->second.first), at.push_back(it->second.second);
     const auto y = mean_and_sd(ys);
     if (!y) continue;
-    const auto place = x == CompareX::Step ? std::optional<std::pair<double, double>>{{double(step), 0.0}} : mean_and_sd(at);
+    const auto place = mean_and_sd(at);  // on the step axis, the step itself
     if (!place) continue;
     xs.push_back(place->first);
     means.push_back(y->first);
@@ -96,13 +101,13 @@ json compare_json(storage::Database& db, const CompareQuery& query) {
       order.push_back(key);
       groups[key].label = query.bands ? storage::configuration_label(row) : "run " + std::to_string(id) + ": " + row.name;
     }
-    auto points = points_of(series_json(db, id, series), query.x);
+    auto points = points_of(read_series(db, id, series).points, query.x);
     for (const auto& [step, point] : points) steps.insert(step);
     groups[key].runs.push_back(std::move(points));
   }
   json curves = json::array();
   for (const std::string& key : order) curves.push_back(curve_json(groups[key], steps, query.x));
-  return {{"key", query.key}, {"x", series_field(query.x)}, {"bands", query.bands}, {"curves", curves}};
+  return {{"key", query.key}, {"x", axis_name(query.x)}, {"bands", query.bands}, {"curves", curves}};
 }
 
 }  // namespace laconic::ui

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <string_view>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -69,13 +70,19 @@ struct BadRequest : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The whole of `text` as an integer; nothing when it is not one.
+std::optional<std::int64_t> integer_of(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
 std::optional<std::int64_t> integer_param(const httplib::Request& req, const char* name) {
   if (!req.has_param(name)) return std::nullopt;
   const std::string text = req.get_param_value(name);
-  std::int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size())
-    throw BadRequest(str_cat("parameter ", name, " must be an integer, got '", text, "'"));
+  const auto value = integer_of(text);
+  if (!value) throw BadRequest(str_cat("parameter ", name, " must be an integer, got '", text, "'"));
   return value;
 }
 
@@ -92,10 +99,9 @@ std::optional<double> number_param(const httplib::Request& req, const char* name
 // The run a path names (/api/runs/ID...).
 std::int64_t run_id(const httplib::Request& req) {
   const std::string text = req.matches[1];
-  std::int64_t id = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (error != std::errc() || end != text.data() + text.size()) throw BadRequest("no such run: " + text);
-  return id;
+  const auto id = integer_of(text);
+  if (!id) throw BadRequest("no such run: " + text);
+  return *id;
 }
 
 SeriesQuery series_query(const httplib::Request& req) {
@@ -120,12 +126,9 @@ CompareQuery compare_query(const httplib::Request& req) {
   const std::string runs = req.get_param_value("runs");
   for (std::size_t begin = 0; begin < runs.size();) {
     const std::size_t end = std::min(runs.find(',', begin), runs.size());
-    const std::string text = runs.substr(begin, end - begin);
-    std::int64_t id = 0;
-    const auto [at, error] = std::from_chars(text.data(), text.data() + text.size(), id);
-    if (error != std::errc() || at != text.data() + text.size())
-      throw BadRequest(str_cat("parameter runs is run ids separated by commas, got '", runs, "'"));
-    q.runs.push_back(id);
+    const auto id = integer_of(std::string_view(runs).substr(begin, end - begin));
+    if (!id) throw BadRequest(str_cat("parameter runs is run ids separated by commas, got '", runs, "'"));
+    q.runs.push_back(*id);
     begin = end + 1;
   }
   if (q.runs.empty()) throw BadRequest("parameter runs (run ids separated by commas) is required");
