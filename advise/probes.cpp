@@ -75,8 +75,7 @@ std::vector<std::string> probe_overrides(const AdviseOptions& args, const std::s
 }
 
 std::int64_t probe_order(const RunConfig& probe) {
-  const bool baseline = reports::parse_run(storage::RunRow{}, probe.to_json().dump()).is_baseline;
-  return 2 * probe.seed + (baseline ? 0 : 1);
+  return 2 * probe.seed + (probe.is_baseline() ? 0 : 1);
 }
 
 BudgetForecast::BudgetForecast(std::string db, std::string experiment, std::size_t probes, double budget,

@@ -92,56 +92,67 @@ std::optional<double> EngineCatalog::preload_data(const RunConfig& config) const
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+struct EngineCatalog::PlannedParts {
+  std::unique_ptr<train::Dataset> dataset;
+  std::unique_ptr<train::Model> model;
+  std::unique_ptr<compress::Compressor> compressor;
+  std::unique_ptr<topology::Topology> topology;
+  std::unique_ptr<comm::NetworkModel> network;
+};
+
 train::WorkerParts EngineCatalog::build(const RunConfig& config, int rank) const {
   train::WorkerParts parts;
   parts.dataset = datasets_.create(config.dataset);
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   parts.model = models_.create(config.model);
-  train::check_compatible(*parts.model, *parts.dataset);
   parts.optimizer = optimizers_.create(config.optimizer);
   parts.topology = topologies_.create(config.topology);
   parts.schedule = schedules_.create(config.schedule);
   parts.compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*parts.model),
                                                 {static_cast<std::uint64_t>(config.seed), rank});
-  parts.topology->check(*parts.compressor);
   parts.compressor_for_layers = [registry = compressors_, spec = config.compressor](
                                     const std::vector<compress::LayerShape>& shapes, compress::CompressorSeed seed) {
     return compress::build_compressor(registry, spec, shapes, seed);
   };
-  check_overlap(*parts.topology, parts.schedule->traits(), config);
   parts.network = networks_.create(config.network);
+  check_parts(config, *parts.model, *parts.dataset, *parts.compressor, *parts.topology, *parts.network);
   parts.lr_schedule_spec = lr_schedules_.resolve(config.lr_schedule);
   parts.lr_schedule = lr_schedules_.create(parts.lr_schedule_spec);
   parts.stop_rule = stop_rules_.create(config.stopping);
-  check_schedule(config);
   parts.topology->wire({.staleness_bound = parts.schedule->staleness_bound(),
                         .flat_compressor = flat_compressor_factory(compressors_, config)});
-  check_exchange(config);
   parts.stragglers = train::Stragglers::from(config.schedule);
   return parts;
 }
 
-void EngineCatalog::check_run(const RunConfig& config) const {
-  // Datasets load lazily and models are small to build: this reads no data.
-  const auto dataset = datasets_.create(config.dataset);
-  const auto model = models_.create(config.model);
-  train::check_compatible(*model, *dataset);
-  // The compressor for this model's layers, and whether the topology can run it: refused
-  // here, before any worker starts, as build() would refuse it in every worker.
-  const auto compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*model), {});
-  const auto topology = topologies_.create(config.topology);
-  topology->check(*compressor);
-  check_overlap(*topology, schedules_.traits(config.schedule), config);
+void EngineCatalog::check_parts(const RunConfig& config, const train::Model& model, const train::Dataset& dataset,
+                                const compress::Compressor& compressor, const topology::Topology& topology,
+                                const comm::NetworkModel& network) const {
+  train::check_compatible(model, dataset);
+  topology.check(compressor);  // refused here, before any worker starts, as every worker would
+  check_overlap(topology, schedules_.traits(config.schedule), config);
   check_schedule(config);
   check_exchange(config);
-  check_placement(config);
+  check_placement(config, topology, network);
 }
 
+EngineCatalog::PlannedParts EngineCatalog::planned_parts(const RunConfig& config) const {
+  // Datasets load lazily and models are small to build: this reads no data.
+  PlannedParts parts;
+  parts.dataset = datasets_.create(config.dataset);
+  parts.model = models_.create(config.model);
+  parts.compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*parts.model), {});
+  parts.topology = topologies_.create(config.topology);
+  parts.network = networks_.create(config.network);
+  check_parts(config, *parts.model, *parts.dataset, *parts.compressor, *parts.topology, *parts.network);
+  return parts;
+}
+
+void EngineCatalog::check_run(const RunConfig& config) const { planned_parts(config); }
+
 ResolvedRun EngineCatalog::resolve_run(const RunConfig& config) const {
-  const auto model = models_.create(config.model);
-  const auto compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*model), {});
-  const compress::Capabilities can = compressor->capabilities();
-  const auto network = networks_.create(config.network);
+  const PlannedParts parts = planned_parts(config);
+  const compress::Capabilities can = parts.compressor->capabilities();
   const auto hardware = hardware_.create(config.hardware);
   ResolvedRun run;
   run.workers = config.workers;
@@ -152,11 +163,11 @@ ResolvedRun EngineCatalog::resolve_run(const RunConfig& config) const {
                     .fixed_size = can.fixed_size,
                     .multi_round = compressors_.traits(config.compressor).multi_round,
                     .summed_in_transit = compress::transit_format_name(can.summed_in_transit)};
-  run.link = network->link();
-  run.link_emulated = network->emulated() != nullptr;
+  run.link = parts.network->link();
+  run.link_emulated = parts.network->emulated() != nullptr;
   if (const HardwareProfile* profile = hardware->profile()) run.hardware = *profile;
   // A language model (one that predicts a sequence) is judged by perplexity, the rest by accuracy.
-  const std::string metric = model->sequence_length() > 0 ? keys::kTestPerplexity : keys::kTestAccuracy;
+  const std::string metric = parts.model->sequence_length() > 0 ? keys::kTestPerplexity : keys::kTestAccuracy;
   run.test_metric = {metric, keys::goal_of(metric) == Goal::Max};
   run.configuration = config.configuration_key();
   return run;
@@ -167,15 +178,16 @@ std::optional<LayerCodecCosts> EngineCatalog::measure_layer_costs(const RunConfi
   return compress::measure_layer_costs(compressors_, config.compressor, layer_shapes(*model));
 }
 
-void EngineCatalog::check_placement(const RunConfig& config) const {
+void EngineCatalog::check_placement(const RunConfig& config, const topology::Topology& topology,
+                                    const comm::NetworkModel& network) const {
   if (!thread_ranks(config)) return;
   const auto refuse = [&](const std::string& what, const std::string& why) {
     throw ConfigError(str_cat("placement = threads() cannot run ", what, ": ", why, "; use placement = processes()"));
   };
-  if (emulated_link(config))
+  if (network.emulated() != nullptr)
     refuse("an emulated link (network = link { emulate = true })",
            "its ranks share one process, so no rank has a network namespace and a shaped link of its own");
-  if (topologies_.create(config.topology)->overlap())
+  if (topology.overlap())
     refuse("allreduce { overlap = true }",
            "what an overlapped exchange hides behind backward is a matter of wall time, which ranks that share "
            "cores cannot measure");

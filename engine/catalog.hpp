@@ -41,14 +41,15 @@ class EngineCatalog : public Catalog {
   /// comes seeded with config.seed and the rank (compress::build_compressor).
   train::WorkerParts build(const RunConfig& config, int rank) const;
 
-  /// ConfigError unless the run's model fits its dataset (classes, bptt, example shape) and its
-  /// compressor can be built for the model's layers and run by its topology; build() checks the
-  /// same. Builds them without loading data.
+  /// ConfigError unless the run's model fits its dataset (classes, bptt, example shape), its
+  /// compressor can be built for the model's layers and run by its topology, and its schedule,
+  /// exchange and placement go with them; build() and resolve_run() check the same (check_parts).
+  /// Builds them without loading data.
   void check_run(const RunConfig& config) const;
 
   /// The run resolved once (engine/core/resolved_run.hpp): its ranks, where they live, and what
-  /// its compressor is, asked of the compressor built for the model's layers. Builds the model
-  /// without loading data.
+  /// its compressor is, asked of the compressor built for the model's layers; checked as
+  /// check_run checks it. Builds its parts without loading data.
   ResolvedRun resolve_run(const RunConfig& config) const;
 
   /// The run's compressor measured on each layer of its model on this host, beside `none`
@@ -84,8 +85,18 @@ class EngineCatalog : public Catalog {
   /// cannot serve it (TopologyTraits::serves_asynchronously), or when local SGD meets a server
   /// that sends weights; asked of the registries without building either.
   void check_schedule(const RunConfig& config) const;
-  /// ConfigError for what ranks placed as threads cannot run, and why.
-  void check_placement(const RunConfig& config) const;
+  /// ConfigError for what ranks placed as threads cannot run (its topology and network as
+  /// built), and why.
+  void check_placement(const RunConfig& config, const topology::Topology& topology,
+                       const comm::NetworkModel& network) const;
+  /// Every check a run passes, on its parts as built (planned_parts' or a rank's in build()):
+  /// ConfigError for the first that fails.
+  void check_parts(const RunConfig& config, const train::Model& model, const train::Dataset& dataset,
+                   const compress::Compressor& compressor, const topology::Topology& topology,
+                   const comm::NetworkModel& network) const;
+  /// The parts check_run and resolve_run look at, built once and checked, without loading data.
+  struct PlannedParts;
+  PlannedParts planned_parts(const RunConfig& config) const;
 
   /// Every registry, in the order `laconic list` shows the kinds; each knows its kind's name.
   auto registries() const {

@@ -107,4 +107,17 @@ std::unique_ptr<Compressor> build_compressor(const Registry<Compressor>& registr
   return compressor;
 }
 
+std::vector<std::string> layer_separable_compressors(const Registry<Compressor>& registry) {
+  std::vector<std::string> out;
+  for (const ComponentInfo& info : registry.infos()) {
+    try {
+      const ComponentSpec spec{"compressor", info.name, {}};
+      if (build_compressor(registry, spec, {LayerShape{64}}, {})->separable_by_layer()) out.push_back(info.name);
+    } catch (const ConfigError&) {
+      // a compressor with a field that has no default is not one of its defaults
+    }
+  }
+  return out;
+}
+
 }  // namespace laconic::compress

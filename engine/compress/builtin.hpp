@@ -1,4 +1,7 @@
 #pragma once
+#include <string>
+#include <vector>
+
 #include "engine/compress/compressor.hpp"
 #include "engine/core/registry.hpp"
 
@@ -15,5 +18,10 @@ Registry<Compressor> builtin_compressors();
 /// compressor that exchanges itself (powersgd) takes neither field.
 std::unique_ptr<Compressor> build_compressor(const Registry<Compressor>& registry, const ComponentSpec& spec,
                                              const std::vector<LayerShape>& shapes, CompressorSeed seed);
+
+/// The registered compressors that work element- or layer-wise with their default fields (their
+/// capabilities' separable_by_layer, asked of each built on one layer), sorted by name: what
+/// allreduce { overlap = true } runs besides any compressor with scope = "layer".
+std::vector<std::string> layer_separable_compressors(const Registry<Compressor>& registry);
 
 }  // namespace laconic::compress

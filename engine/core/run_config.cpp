@@ -176,6 +176,12 @@ nlohmann::json RunConfig::swept_json() const {
 
 std::string RunConfig::configuration_key() const { return laconic::configuration_key(experiment, swept_json()); }
 
+bool RunConfig::is_baseline() const {
+  static const RunConfig kDefaults;
+  if (baseline.to_json() == kDefaults.baseline.to_json()) return compressor.name == kDefaults.baseline.name;
+  return compressor.to_json() == baseline.to_json();
+}
+
 std::string configuration_key(const std::string& experiment, nlohmann::json swept) {
   if (swept.is_object()) swept.erase(kSeedVariable);
   return experiment + "\n" + swept.dump();

@@ -78,6 +78,10 @@ struct RunConfig {
   static RunConfig from_json(const nlohmann::json& json);
   /// configuration_key(experiment, swept_json()).
   std::string configuration_key() const;
+  /// Its compressor is the one its experiment judges the others against: `baseline` (with its
+  /// fields) when the file names one, else the field's default's name (none, whatever its scope).
+  /// reports::parse_run reads the same rule off a recorded configuration.
+  bool is_baseline() const;
 };
 
 /// The swept variable that draws a run's sample (its weights, its shuffling, its stochastic

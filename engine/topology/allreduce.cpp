@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "engine/compress/builtin.hpp"
 #include "engine/core/error.hpp"
 #include "engine/topology/exchange.hpp"
 
@@ -42,12 +43,14 @@ std::optional<Bucketing> AllreduceTopology::overlap() const {
 }
 
 void AllreduceTopology::check(const compress::Compressor& compressor) const {
-  if (options_.overlap && !compressor.separable_by_layer())
-    throw ConfigError(str_cat("allreduce { overlap = true } exchanges the gradient bucket by bucket, and ",
-                              compressor.name(), " over a bucket is not ", compressor.name(),
-                              " over the whole gradient; use a compressor that works element- or layer-wise ",
-                              "(none, fp16, bf16, signsgd, signum, powersgd, or any with scope = \"layer\"), "
-                              "or overlap = false"));
+  if (!options_.overlap || compressor.separable_by_layer()) return;
+  std::string separable;
+  for (const std::string& name : compress::layer_separable_compressors(compress::builtin_compressors()))
+    separable += name + ", ";
+  throw ConfigError(str_cat("allreduce { overlap = true } exchanges the gradient bucket by bucket, and ",
+                            compressor.name(), " over a bucket is not ", compressor.name(),
+                            " over the whole gradient; use a compressor that works element- or layer-wise (",
+                            separable, "or any with scope = \"layer\"), or overlap = false"));
 }
 
 comm::AllreduceAlgorithm AllreduceTopology::algorithm() const { return options_.algorithm; }

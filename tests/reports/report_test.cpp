@@ -1,6 +1,8 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -8,6 +10,7 @@
 
 #include "engine/core/error.hpp"
 #include "fixture.hpp"
+#include "reports/experiment_runs.hpp"
 #include "reports/report.hpp"
 #include "storage/recorder.hpp"
 #include "storage/statement.hpp"
@@ -155,4 +158,33 @@ TEST_CASE("a report of an experiment without runs lists the experiments that exi
                        Catch::Matchers::Message("experiment 'fmnist' has no runs in " + dir.file("runs.db") +
                                                 "; experiments: cifar, mnist"));
   CHECK_FALSE(std::filesystem::exists(dir.file("out")));
+}
+
+TEST_CASE("a configuration and its record name the same baseline: RunConfig::is_baseline and parse_run",
+          "[reports]") {
+  const auto spec = [](const std::string& name, std::map<std::string, Value> fields = {}) {
+    return ComponentSpec{"compressor", name, std::move(fields)};
+  };
+  struct Case {
+    ComponentSpec compressor;
+    std::optional<ComponentSpec> baseline;
+    bool expected;
+  };
+  const Case cases[] = {
+      {spec("none"), std::nullopt, true},
+      {spec("none", {{"scope", Value{std::string("layer")}}}), std::nullopt, true},  // none, whatever its scope
+      {spec("topk", {{"ratio", Value{0.01}}}), std::nullopt, false},
+      {spec("fp16"), spec("fp16"), true},
+      {spec("none"), spec("fp16"), false},
+      {spec("topk", {{"ratio", Value{0.01}}}), spec("topk", {{"ratio", Value{0.1}}}), false},  // its fields too
+      {spec("topk", {{"ratio", Value{0.1}}}), spec("topk", {{"ratio", Value{0.1}}}), true},
+  };
+  for (const Case& c : cases) {
+    RunConfig config;
+    config.compressor = c.compressor;
+    if (c.baseline) config.baseline = *c.baseline;
+    INFO(config.to_json().dump());
+    CHECK(config.is_baseline() == c.expected);
+    CHECK(laconic::reports::parse_run(storage::RunRow{}, config.to_json().dump()).is_baseline == c.expected);
+  }
 }

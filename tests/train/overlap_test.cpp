@@ -2,11 +2,13 @@
 // replicas come out exactly as with the exchange after backward for element-wise compressors;
 // compressors that cannot be cut into buckets, and schedules without a gradient exchange after
 // backward, are refused before training.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
 
 #include "engine/catalog.hpp"
+#include "engine/compress/builtin.hpp"
 #include "engine/core/error.hpp"
 #include "engine/train/worker.hpp"
 #include "rank_threads.hpp"
@@ -127,6 +129,19 @@ TEST_CASE(
   CHECK_THAT(refusal(lenet_run({"compressor", "topk", {}}, true)),
              Catch::Contains("topk over a bucket is not topk over the whole gradient"));
   CHECK_THAT(refusal(lenet_run({"compressor", "qsgd", {}}, true)), Catch::Contains("overlap = false"));
+  // The compressors the refusal offers are the registry's layer-wise ones, each of which overlap runs.
+  const auto separable = compress::layer_separable_compressors(compress::builtin_compressors());
+  std::string listed;
+  for (const std::string& name : separable) listed += name + ", ";
+  CHECK_THAT(refusal(lenet_run({"compressor", "topk", {}}, true)),
+             Catch::Contains("(" + listed + "or any with scope = \"layer\")"));
+  for (const char* expected : {"none", "fp16", "bf16", "signsgd", "signum", "powersgd"})
+    CHECK(std::find(separable.begin(), separable.end(), expected) != separable.end());
+  CHECK(std::find(separable.begin(), separable.end(), "topk") == separable.end());
+  for (const std::string& name : separable) {
+    INFO(name);
+    CHECK(refusal(lenet_run({"compressor", name, {}}, true)).empty());
+  }
   CHECK(refusal(lenet_run({"compressor", "topk", {{"scope", std::string("layer")}}}, true)).empty());
   CHECK(refusal(lenet_run({"compressor", "topk", {}}, false)).empty());
   auto local = lenet_run({"compressor", "none", {}}, true);
