@@ -171,10 +171,7 @@ std::optional<std::size_t> random_inside(LoadContext& context, const ComponentIn
   for (const auto& [field, item] : fields) {
     if (const auto* d = std::get_if<DistributionRef>(&item)) {
       t.drawn.emplace_back(field, d->index);
-      const Distribution& dist = context.distributions[d->index];
-      probe.emplace_back(field, dist.kind == "choice" ? dist.options.front()
-                                : dist.kind == "int"  ? Value{static_cast<std::int64_t>(dist.low)}
-                                                      : Value{dist.low});
+      probe.emplace_back(field, context.distributions[d->index].probe_values().front());
       continue;
     }
     if (std::holds_alternative<SweepRef>(item)) swept = field;

@@ -36,10 +36,20 @@ using Choice = std::variant<Value, Component>;
 
 /// One `uniform(a, b)`, `log_uniform(a, b)`, `int(a, b)` or `choice { ... }` call: where a
 /// random search draws a field's value from (docs/dsl.md, "Random search").
+/// The distributions of a random search, as the file names them (distribution_name).
+enum class DistributionKind { Uniform, LogUniform, Int, Choice };
+
+/// "uniform", "log_uniform", "int" or "choice": the function that writes it in a file.
+const char* distribution_name(DistributionKind kind);
+
 struct Distribution {
-  std::string kind;            ///< "uniform", "log_uniform", "int", "choice"
+  DistributionKind kind = DistributionKind::Uniform;
   double low = 0, high = 0;    ///< bounds (inclusive for int)
   std::vector<Value> options;  ///< choice's values
+
+  /// The values a field given it is checked with when the file loads (before any is drawn):
+  /// every choice, else the lower bound (an integer for int).
+  std::vector<Value> probe_values() const;
 };
 
 /// A constructor call with distributions among its fields (`sgd { lr = log_uniform(...) }`):

@@ -350,12 +350,9 @@ bool parse_field(const LoadContext& context, const std::string& key, const LuaIt
   FieldChoices choices;
   if (const auto* d = std::get_if<DistributionRef>(&item)) {
     // Drawn later (random = { n = ... }); every value it can give is checked now.
-    const Distribution& dist = context.distributions[d->index];
     choices.distribution = d->index;
-    const std::vector<Value> probes = dist.kind == "choice" ? dist.options
-                                      : dist.kind == "int"  ? std::vector<Value>{static_cast<std::int64_t>(dist.low)}
-                                                            : std::vector<Value>{dist.low};
-    for (const Value& probe : probes) (void)check_choice(context, *field, probe, "");
+    for (const Value& probe : context.distributions[d->index].probe_values())
+      (void)check_choice(context, *field, probe, "");
   } else if (const auto* sweep = std::get_if<SweepRef>(&item);
              sweep != nullptr && context.sweeps[sweep->index].random) {
     choices.random = context.sweeps[sweep->index].random;

@@ -19,23 +19,24 @@ double number_argument(lua_State* L, int index, const char* function, const char
   return lua_tonumber(L, index);
 }
 
-/// uniform(a, b), log_uniform(a, b), int(a, b): upvalue 2 is the kind.
+/// uniform(a, b), log_uniform(a, b), int(a, b): upvalue 2 is the kind (a DistributionKind).
 int bounded_body(lua_State* L) {
   LoadContext& context = context_of(L);
-  const std::string kind = lua_tostring(L, lua_upvalueindex(2));
+  const auto which = static_cast<DistributionKind>(lua_tointeger(L, lua_upvalueindex(2)));
+  const std::string kind = distribution_name(which);
   std::size_t index = 0;
   {
     Distribution d;
-    d.kind = kind;
+    d.kind = which;
     d.low = number_argument(L, 1, kind.c_str(), "low");
     d.high = number_argument(L, 2, kind.c_str(), "high");
     if (lua_gettop(L) != 2)
       throw ConfigError(str_cat(kind, "(low, high) takes two numbers, got ", lua_gettop(L), " arguments"));
     if (!(std::isfinite(d.low) && std::isfinite(d.high) && d.low < d.high))
       throw ConfigError(str_cat(kind, "(low, high) needs finite low < high, got (", d.low, ", ", d.high, ")"));
-    if (kind == "log_uniform" && !(d.low > 0))
+    if (which == DistributionKind::LogUniform && !(d.low > 0))
       throw ConfigError(str_cat("log_uniform(low, high) needs low > 0, got ", d.low));
-    if (kind == "int" && (std::trunc(d.low) != d.low || std::trunc(d.high) != d.high))
+    if (which == DistributionKind::Int && (std::trunc(d.low) != d.low || std::trunc(d.high) != d.high))
       throw ConfigError(str_cat("int(low, high) takes integer bounds, got (", d.low, ", ", d.high, ")"));
     context.distributions.push_back(std::move(d));
     index = context.distributions.size() - 1;
@@ -64,7 +65,7 @@ int choice_body(lua_State* L) {
     if (lua_gettop(L) != 1 || !lua_istable(L, 1))
       throw ConfigError("choice takes a list of values (choice { a, b, ... })");
     Distribution d;
-    d.kind = "choice";
+    d.kind = DistributionKind::Choice;
     const std::vector<LuaItem> items = read_list(L, 1, "choice");
     if (items.empty()) throw ConfigError("choice { } needs at least one value");
     for (std::size_t i = 0; i < items.size(); ++i) {
@@ -93,9 +94,10 @@ int distribution_tostring(lua_State* L) {
 int register_distributions(lua_State* L) {
   auto* context = static_cast<LoadContext*>(lua_touserdata(L, 1));
   new_handle_metatable(L, context, kDistributionMeta, distribution_tostring);
-  for (const char* kind : {"uniform", "log_uniform", "int"}) {
+  for (const DistributionKind which : {DistributionKind::Uniform, DistributionKind::LogUniform, DistributionKind::Int}) {
+    const char* kind = distribution_name(which);
     lua_pushlightuserdata(L, context);
-    lua_pushstring(L, kind);
+    lua_pushinteger(L, static_cast<lua_Integer>(which));
     // Raw: reading an undefined global is an error in the sandbox.
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
     lua_pushstring(L, kind);
@@ -135,20 +137,39 @@ double round4(double x) {
 }
 
 Value draw(const Distribution& d, SampleRng& rng) {
-  if (d.kind == "choice") return d.options[rng.next() % d.options.size()];
-  if (d.kind == "int") {
-    const auto span = static_cast<std::uint64_t>(d.high - d.low) + 1;
-    return static_cast<std::int64_t>(d.low) + static_cast<std::int64_t>(rng.next() % span);
+  switch (d.kind) {
+    case DistributionKind::Choice: return d.options[rng.next() % d.options.size()];
+    case DistributionKind::Int: {
+      const auto span = static_cast<std::uint64_t>(d.high - d.low) + 1;
+      return static_cast<std::int64_t>(d.low) + static_cast<std::int64_t>(rng.next() % span);
+    }
+    case DistributionKind::LogUniform:
+      return round4(std::exp(std::log(d.low) + rng.unit() * (std::log(d.high) - std::log(d.low))));
+    case DistributionKind::Uniform: break;
   }
-  if (d.kind == "log_uniform")
-    return round4(std::exp(std::log(d.low) + rng.unit() * (std::log(d.high) - std::log(d.low))));
   return round4(d.low + rng.unit() * (d.high - d.low));
 }
 
 }  // namespace
 
+const char* distribution_name(DistributionKind kind) {
+  switch (kind) {
+    case DistributionKind::LogUniform: return "log_uniform";
+    case DistributionKind::Int: return "int";
+    case DistributionKind::Choice: return "choice";
+    case DistributionKind::Uniform: break;
+  }
+  return "uniform";
+}
+
+std::vector<Value> Distribution::probe_values() const {
+  if (kind == DistributionKind::Choice) return options;
+  if (kind == DistributionKind::Int) return {Value{static_cast<std::int64_t>(low)}};
+  return {Value{low}};
+}
+
 std::string describe_distribution(const Distribution& d) {
-  if (d.kind != "choice") return str_cat(d.kind, "(", d.low, ", ", d.high, ")");
+  if (d.kind != DistributionKind::Choice) return str_cat(distribution_name(d.kind), "(", d.low, ", ", d.high, ")");
   std::string out = "choice { ";
   for (std::size_t i = 0; i < d.options.size(); ++i) out += (i ? ", " : "") + format_value(d.options[i]);
   return out + " }";
