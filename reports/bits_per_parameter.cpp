@@ -44,6 +44,7 @@ Section bits_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
       table.add_row(
           {s.config->label, raw_number(parameters), std::to_string(e.epoch + 1), fixed(e.bits_per_parameter, 3)},
           {s.config->label, raw_number(parameters), std::to_string(e.epoch + 1), raw_number(e.bits_per_parameter)});
+      table.about({.configuration = s.config});
       data += data_line({static_cast<double>(e.epoch + 1), e.bits_per_parameter});
     }
     if (data.empty()) continue;

@@ -47,11 +47,13 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
   std::string epoch_plot, measured_plot, projected_plot;
   for (std::size_t i = 0; i < in.summaries.size(); ++i) {
     const ConfigSummary& s = in.summaries[i];
-    for (const EpochSummary& e : s.epochs)
+    for (const EpochSummary& e : s.epochs) {
       table.add_row({s.config->label, std::to_string(e.epoch + 1), mean_std_text(e.metric, in.metric.digits),
                      fixed(e.measured_time, 2), fixed(e.projected_time, 2)},
                     {s.config->label, std::to_string(e.epoch + 1), raw_number(e.metric.mean), raw_number(e.metric.std),
                      std::to_string(e.metric.n), raw_number(e.measured_time), raw_number(e.projected_time)});
+      table.about({.configuration = s.config});
+    }
     std::string data;
     for (const EvalSummary& e : s.evaluations)
       data += data_line(
@@ -216,6 +218,7 @@ Section target_section(const SectionInput& in) {
       raw.insert(raw.begin() + 1, raw_number(target));
     }
     table.add_row(std::move(cells), std::move(raw));
+    table.about({.configuration = s.config});
   }
   if (reached_runs == 0 && runs > 0)
     section.lead = str_cat(

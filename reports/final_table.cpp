@@ -63,6 +63,7 @@ Section compression_section(const SectionInput& in, std::vector<FigurePlot>& plo
                    mean_std_text(s.final_metric, in.metric.digits)},
                   {s.config->label, raw_number(s.compression.mean), raw_number(s.compression.std),
                    raw_number(s.final_metric.mean), raw_number(s.final_metric.std), std::to_string(s.final_metric.n)});
+    table.about({.configuration = s.config});
     if (std::isnan(s.compression.mean) || std::isnan(s.final_metric.mean)) continue;
     const std::string file = str_cat("compression_", i, ".dat");
     plot.data_files.emplace_back(file, data_line({s.compression.mean, s.final_metric.mean, s.final_metric.std}));

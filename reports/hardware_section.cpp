@@ -95,6 +95,7 @@ Table step_table(const std::vector<Projection>& projections, std::set<std::strin
     cells.push_back(str_cat(percent(p.share_here()), " / ", percent(share_there)));
     raw.insert(raw.end(), {raw_number(p.share_here()), raw_number(share_there)});
     table.add_row(std::move(cells), std::move(raw));
+    table.about({.configuration = s.config});
   }
   return table;
 }
@@ -128,6 +129,7 @@ Table hardware_target_table(const SectionInput& in, const std::vector<Projection
     cells.insert(cells.end(), {here.text, there.text});
     raw.insert(raw.end(), {here.text, raw_number(here.break_even), there.text, raw_number(there.break_even)});
     table.add_row(std::move(cells), std::move(raw));
+    table.about({.configuration = s.config});
   }
   return table;
 }

@@ -43,6 +43,7 @@ Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>&
       raw.push_back(versus);
     }
     table.add_row(cells, raw);
+    table.about({.configuration = s.config});
   }
   if (any_missing)
     section.lead =

@@ -150,6 +150,7 @@ void add_row(Table& table, const Curve& c, const BandwidthScan& scan, const std:
     raw.insert(raw.end(), {raw_number(c.emulated_rate), raw_number(c.measured_time_to_target)});
   }
   table.add_row(std::move(row), std::move(raw));
+  table.about({.configuration = c.summary->config});
 }
 
 // One figure per row of the grid (a model on a link, ...), its curves named by their column

@@ -20,9 +20,10 @@ Section runs_section(const ExperimentRuns& runs, const TestMetric& metric) {
                       keys::kBytesDense, "wall_time_s", "error"};
   for (const auto& r : runs.latest)
     table.add_row({r.name, storage::to_string(r.status), fixed(r.final_test_accuracy, 4), human_bytes(r.bytes_sent),
-                   human_bytes(r.bytes_dense), ratio(r.bytes_dense, r.bytes_sent), fixed(r.wall_time, 1), r.error},
+                   human_bytes(r.bytes_dense), ratio_text(r.compression_ratio()), fixed(r.wall_time, 1), r.error},
                   {std::to_string(r.id), r.name, storage::to_string(r.status), raw_number(r.final_test_accuracy),
                    raw_number(r.bytes_sent), raw_number(r.bytes_dense), raw_number(r.wall_time), r.error});
+  for (std::size_t i = 0; i < runs.latest.size(); ++i) table.subjects[i].run_id = runs.latest[i].id;
   std::string text =
       "The latest run of each run name, whatever its status. Bytes are totals over all ranks, "
       "parameter servers included (1 MB = 10^6 bytes); compression is dense bytes / bytes sent.";

@@ -149,6 +149,7 @@ void add_step_row(Table& table, const ConfigSummary& s, const std::string& versu
     raw.insert(raw.begin() + kHiddenColumn, raw_number(s.overlapped.mean));
   }
   table.add_row(cells, raw);
+  table.about({.configuration = s.config});
 }
 
 // The configurations whose wait was measured through message stamps (ranks on several hosts),

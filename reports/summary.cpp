@@ -238,6 +238,7 @@ void add_answer_row(Table& table, const Answer& answer, const ConfigSummary& s, 
     raw.insert(raw.end(), {there.text, raw_number(there.break_even), raw_number(there.crossover)});
   }
   table.add_row(std::move(cells), std::move(raw));
+  table.about({.configuration = s.config});
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // The document model every writer renders: a report is a title, a few facts and sections of
 // tables and figures whose cells are already formatted text. Writers only escape and lay out.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,15 @@ struct CsvTable {
   std::vector<std::vector<std::string>> rows;
 };
 
+struct Configuration;
+
+/// What a table's row is about, beside its text: the configuration of a row per configuration,
+/// the run of a row per run (none for the rest). The UI filters rows by it, never by their text.
+struct RowSubject {
+  const Configuration* configuration = nullptr;
+  std::int64_t run_id = 0;  ///< 0: no run
+};
+
 /// A table of text cells; every row has one cell per column.
 struct Table {
   std::string title;  ///< "" for none; rendered as a sub-heading
@@ -31,11 +41,14 @@ struct Table {
   std::vector<std::vector<std::string>> rows;
   /// Raw values for the CSV; when its header is empty the CSV holds the formatted cells.
   CsvTable csv;
+  /// One per row, in order (add_row adds an empty one; about() names the last row's).
+  std::vector<RowSubject> subjects;
 
   /// InvariantError if the row's size differs from the number of columns.
   void add_row(std::vector<std::string> row) {
     LACONIC_ENFORCE(row.size() == columns.size(), "expected ", columns.size(), " cells, got ", row.size());
     rows.push_back(std::move(row));
+    subjects.emplace_back();
   }
   /// A formatted row and its raw CSV row (sized as csv.header).
   void add_row(std::vector<std::string> row, std::vector<std::string> raw) {
@@ -43,6 +56,8 @@ struct Table {
     add_row(std::move(row));
     csv.rows.push_back(std::move(raw));
   }
+  /// The last row added is about `subject`.
+  void about(RowSubject subject) { subjects.back() = subject; }
 };
 
 /// A figure drawn by gnuplot as figures/<name>.svg and figures/<name>.png.

@@ -17,6 +17,11 @@ namespace {
 
 using nlohmann::json;
 
+// The `id` of a configuration: its place among the grid's configurations (and `configurations`).
+std::size_t configuration_id(const reports::ExperimentModel& m, const reports::Configuration& c) {
+  return static_cast<std::size_t>(&c - m.grid.configurations.data());
+}
+
 json stats_json(const reports::Stats& s) {
   return {{"mean", number_or_null(s.mean)}, {"std", number_or_null(s.std)}, {"n", s.n}};
 }
@@ -108,6 +113,7 @@ json configuration_json(const reports::ExperimentModel& m, const reports::Config
   json swept = s.config->runs.empty() ? json::object() : s.config->runs.front()->run.swept;
   for (const char* aside : {"seed", "tune", "repeat"}) swept.erase(aside);
   json out = {
+      {"id", configuration_id(m, *s.config)},
       {"label", s.config->label},
       {"swept", swept},
       {"row", s.config->row},
@@ -165,16 +171,24 @@ json lead_blocks_json(const std::string& lead) {
   return out;
 }
 
-json section_json(const reports::Section& section) {
+json section_json(const reports::ExperimentModel& m, const reports::Section& section) {
   json tables = json::array();
   for (const reports::Table& t : section.tables) {
     json columns = json::array();
     for (const reports::Column& c : t.columns)
       columns.push_back({{"header", c.header}, {"right", c.align == reports::Align::Right}});
+    json row_configurations = json::array(), row_runs = json::array();
+    for (const reports::RowSubject& subject : t.subjects) {
+      row_configurations.push_back(subject.configuration ? json(configuration_id(m, *subject.configuration))
+                                                         : json(nullptr));
+      row_runs.push_back(subject.run_id != 0 ? json(subject.run_id) : json(nullptr));
+    }
     tables.push_back({{"title", t.title},
                       {"slug", t.slug},
                       {"columns", columns},
                       {"rows", t.rows},
+                      {"row_configurations", row_configurations},
+                      {"row_runs", row_runs},
                       {"csv_header", t.csv.header},
                       {"csv_rows", t.csv.rows}});
   }
@@ -203,7 +217,7 @@ json experiment_json(storage::Database& db, const std::string& name, std::option
   }
   json sections = json::array();
   for (const reports::Section& s : reports::report_of(m, {name}, {}, hardware, {advise::advice_section}).report.sections)
-    sections.push_back(section_json(s));
+    sections.push_back(section_json(m, s));
   return {
       {"name", name},
       {"target", target ? json(*target) : json(nullptr)},

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <thread>
+#include <tuple>
 #include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "engine/core/resolved_run.hpp"
@@ -306,4 +307,44 @@ TEST_CASE("the compare page's curves are each configuration's mean and standard 
   REQUIRE(apart.size() == 3);
   CHECK(apart[2]["label"] == "run " + std::to_string(c) + ": " + storage::require_run(*db, c).name);
   CHECK(apart[1]["mean"][0].get<double>() == Approx(2.0));
+}
+
+TEST_CASE("each row of the experiment's tables says which configuration or run it is about", "[ui][api]") {
+  TempDir tmp;
+  auto db = storage::Database::open(tmp.file("runs.db"));
+  storage::Recorder recorder(*db);
+  const auto e = recorder.add_experiment("sweep", "sweep.lua", "h");
+  for (const auto& [compressor, seed, accuracy] : {std::tuple{"none", 1, 0.9}, {"none", 2, 0.91}, {"topk", 1, 0.8}})
+    record(recorder, recorder.add_run(e, config(compressor, seed)), accuracy);
+  const auto report = ui::experiment_json(*db, "sweep");
+  const auto& configurations = report["configurations"];
+  REQUIRE(configurations.size() == 2);
+  std::map<std::int64_t, std::string> name_of;
+  for (const auto& row : storage::list_runs(*db)) name_of[row.id] = row.name;
+  std::size_t about_configurations = 0, about_runs = 0;
+  for (const auto& section : report["sections"])
+    for (const auto& table : section["tables"]) {
+      REQUIRE(table["row_configurations"].size() == table["rows"].size());
+      REQUIRE(table["row_runs"].size() == table["rows"].size());
+      for (std::size_t r = 0; r < table["rows"].size(); ++r) {
+        INFO(section["heading"] << ": " << table["rows"][r].dump());
+        const auto& first_cell = table["rows"][r][0];
+        // A row named as a configuration is one the brush filters: it says so.
+        for (const auto& c : configurations)
+          if (first_cell == c["label"]) CHECK(table["row_configurations"][r] == c["id"]);
+        if (const auto& id = table["row_configurations"][r]; !id.is_null()) {
+          // As shown: the row of configuration `id` names it by its label.
+          REQUIRE(id.get<std::size_t>() < configurations.size());
+          CHECK(configurations[id.get<std::size_t>()]["id"] == id);
+          CHECK(first_cell == configurations[id.get<std::size_t>()]["label"]);
+          ++about_configurations;
+        }
+        if (const auto& run = table["row_runs"][r]; !run.is_null()) {
+          CHECK(first_cell == name_of.at(run.get<std::int64_t>()));
+          ++about_runs;
+        }
+      }
+    }
+  CHECK(about_configurations >= 2 * 2);  // at least the answer's and another table's, each configuration once
+  CHECK(about_runs == 3);                // the table of runs
 }

@@ -36,11 +36,17 @@ function leadBlock(block) {
   return block.items ? el("ul", {}, ...block.items.map((item) => el("li", {}, item))) : el("p", {}, block.text);
 }
 
+// What a table's row is about, as the server says (a configuration's id, a run's id), for the
+// brush to filter by.
+function rowSubject(t, j) {
+  return { "data-configuration": t.row_configurations?.[j], "data-run": t.row_runs?.[j] };  // null: not set
+}
+
 function tableOf(t) {
   const box = el("div", { class: "section-table" });
   const table = el("table", {},
     el("tr", {}, t.columns.map((c) => el("th", { class: c.right ? "num" : "" }, c.header))),
-    t.rows.map((r) => el("tr", {}, r.map((v, i) => el("td", { class: t.columns[i].right ? "num" : "" }, v)))));
+    t.rows.map((r, j) => el("tr", rowSubject(t, j), r.map((v, i) => el("td", { class: t.columns[i].right ? "num" : "" }, v)))));
   add(box, table, el("button", { onclick: () => download(`${t.slug}.csv`, csv(t.csv_header.length ? t.csv_header : t.columns.map((c) => c.header), t.csv_header.length ? t.csv_rows : t.rows)) }, "CSV"));
   return box;
 }
@@ -85,7 +91,7 @@ export async function experimentPage(main) {
       add(body, section);
       if (s.anchor === "answer") {
         kept = drawSweep(page, body, metric, configs);
-        drawInteractive(page, body, metric, kept ? configs.filter((c) => kept.has(c.label)) : configs);
+        drawInteractive(page, body, metric, kept ? configs.filter((c) => kept.has(c.id)) : configs);
       }
     }
     if (kept) filterTables(body, configs, kept);
@@ -110,17 +116,18 @@ function drawSweep(page, into, metric, configs) {
   add(box, el("p", { class: "muted", id: "sweep-kept" }, `${kept.size} of ${configs.length} configurations kept`));
   const scatters = el("div", { class: "panels" });
   add(box, scatters);
-  fieldScatters(scatters, configs.filter((c) => kept.has(c.label)), metric, name);
+  fieldScatters(scatters, configs.filter((c) => kept.has(c.id)), metric, name);
   return kept;
 }
 
-// Rows of the report's tables that name a configuration the brush left out, or one of its
-// runs (the table of runs), are hidden.
+// Rows of the report's tables about a configuration the brush left out, or one of its runs (the
+// table of runs), are hidden: by the ids the server gives each row, never by the row's text.
 function filterTables(into, configs, kept) {
-  const labelOf = new Map(configs.flatMap((c) => [[c.label, c.label], ...(c.run_names || []).map((n) => [n, c.label])]));
+  const configurationOfRun = new Map(configs.flatMap((c) => c.runs.map((run) => [run, c.id])));
   for (const tr of into.querySelectorAll(".section-table tr")) {
-    const label = labelOf.get(tr.cells[0]?.textContent);
-    if (label !== undefined) tr.hidden = !kept.has(label);
+    const id = tr.dataset.configuration !== undefined ? Number(tr.dataset.configuration)
+      : tr.dataset.run !== undefined ? configurationOfRun.get(Number(tr.dataset.run)) : undefined;
+    if (id !== undefined) tr.hidden = !kept.has(id);
   }
 }
 

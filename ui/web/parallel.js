@@ -43,8 +43,8 @@ export function sweptFields(configs) {
 
 /**
  * Parallel coordinates of `configs` into `box`. `brush`: {axis name: [lo, hi]} in axis units
- * (0..1); `onBrush(brush)` is called as the user drags. Returns the labels of the configurations
- * inside every brush.
+ * (0..1); `onBrush(brush)` is called as the user drags. Returns the ids (the server's `id`) of
+ * the configurations inside every brush.
  */
 export function parallelCoordinates(box, configs, metric, brush, onBrush) {
   const fields = sweptFields(configs);
@@ -98,7 +98,7 @@ export function parallelCoordinates(box, configs, metric, brush, onBrush) {
     root.append(strip);
   });
   add(box, root);
-  return new Set(configs.filter(kept).map((c) => c.label));
+  return new Set(configs.filter(kept).map((c) => c.id));
 }
 
 /** One scatter per swept field: the final metric against the field's value. */
