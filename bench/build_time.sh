@@ -24,7 +24,7 @@ build_once() {  # build_once REV -> seconds on stdout
   cmake -S "$dir" -B "$dir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLACONIC_BUILD_TESTS=ON >/dev/null
   cmake --build "$dir/build" -j2 --target laconic --target laconic-engine >/dev/null
   end=$(date +%s.%N)
-  echo "$end - $start" | bc
+  awk -v a="$start" -v b="$end" 'BEGIN {print b - a}'
 }
 
 times_before=() times_after=()
@@ -35,5 +35,5 @@ for ((r = 1; r <= rounds; r++)); do
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 mb=$(median "${times_before[@]}") ma=$(median "${times_after[@]}")
-printf 'median over %d rounds: %s %.0f s, %s %.0f s, ratio after/before %.3f\n' "$rounds" "$before" "$mb" "$after" "$ma" \
-  "$(echo "$ma / $mb" | bc -l)"
+awk -v n="$rounds" -v b="$before" -v a="$after" -v mb="$mb" -v ma="$ma" \
+  'BEGIN {printf "median over %d rounds: %s %.0f s, %s %.0f s, ratio after/before %.3f\n", n, b, mb, a, ma, ma / mb}'
