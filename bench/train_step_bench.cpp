@@ -36,6 +36,7 @@ const std::vector<Case>& cases() {
       {"vgg11", "vgg11", {}, 32, {3, 32, 32}, 10},
       {"resnet18", "resnet", {{"depth", std::int64_t{18}}}, 16, {3, 32, 32}, 10},
       {"lstm_lm", "lstm_lm", {}, 20, {35}, 10000, true},
+      {"gpt", "gpt", {}, 32, {128}, 256, true},
   };
   return kCases;
 }

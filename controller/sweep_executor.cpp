@@ -29,19 +29,21 @@ void remove_older_checkpoints(const std::filesystem::path& dir, std::int64_t ste
   }
 }
 
-// Passes every record on, and shows worker 0's test metric to `on_evaluation` on the way.
+// Passes every record on, and shows worker 0's test metric (`key`: the resolved run's) to
+// `on_evaluation` on the way.
 class EvaluationTap : public MetricsSink {
  public:
-  EvaluationTap(MetricsSink& inner, std::function<void(const MetricRecord&)> on_evaluation)
-      : inner_(inner), on_evaluation_(std::move(on_evaluation)) {}
+  EvaluationTap(MetricsSink& inner, std::string key, std::function<void(const MetricRecord&)> on_evaluation)
+      : inner_(inner), key_(std::move(key)), on_evaluation_(std::move(on_evaluation)) {}
   void record(const MetricRecord& m) override {
     inner_.record(m);
-    if (m.worker == 0 && m.key == keys::kTestAccuracy) on_evaluation_(m);
+    if (m.worker == 0 && m.key == key_) on_evaluation_(m);
   }
   void flush() override { inner_.flush(); }
 
  private:
   MetricsSink& inner_;
+  std::string key_;
   std::function<void(const MetricRecord&)> on_evaluation_;
 };
 
@@ -326,7 +328,7 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
     return train_rank(worker, catalog_, [&] { return RankRun{&config, callbacks_}; });
   };
   // Worker 0's evaluations also go to the progress display.
-  EvaluationTap tap(*pending.stored,
+  EvaluationTap tap(*pending.stored, resolved.test_metric.key,
                     [&](const MetricRecord& m) { progress_.evaluated(m.epoch, m.key, m.value); });
   progress_.begin(pending.label, config.epochs);
   try {

@@ -13,7 +13,10 @@ std::string SweepExecutor::result_line(std::int64_t run_id) const {
   auto row = storage::find_run(db_, run_id);
   if (!row) return "";
   std::string line = storage::to_string(row->status);
-  if (!std::isnan(row->final_test_accuracy)) line += "  test accuracy " + reports::fixed(row->final_test_accuracy, 4);
+  if (!std::isnan(row->final_test_perplexity))  // a language model: judged by perplexity
+    line += "  perplexity " + reports::fixed(row->final_test_perplexity, 2);
+  else if (!std::isnan(row->final_test_accuracy))
+    line += "  test accuracy " + reports::fixed(row->final_test_accuracy, 4);
   line += "  sent " + reports::human_bytes(row->bytes_sent) + " (dense " + reports::human_bytes(row->bytes_dense) +
           ")  " + reports::human_seconds(row->wall_time);
   if (!row->error.empty()) line += "\n    " + row->error;

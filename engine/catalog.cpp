@@ -88,7 +88,7 @@ std::optional<double> EngineCatalog::preload_data(const RunConfig& config) const
   auto dataset = datasets_.create(config.dataset);
   if (!dataset->cached()) return std::nullopt;  // each worker reads it itself
   dataset->train();
-  dataset->test();
+  dataset->evaluation();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -168,7 +168,8 @@ ResolvedRun EngineCatalog::resolve_run(const RunConfig& config) const {
   if (const HardwareProfile* profile = hardware->profile()) run.hardware = *profile;
   // A language model (one that predicts a sequence) is judged by perplexity, the rest by accuracy.
   const std::string metric = parts.model->sequence_length() > 0 ? keys::kTestPerplexity : keys::kTestAccuracy;
-  run.test_metric = {metric, keys::goal_of(metric) == Goal::Max};
+  run.test_metric = {metric, keys::goal_of(metric) == Goal::Max, parts.dataset->evaluation_split()};
+  for (const auto& p : parts.model->parameters()) run.model_parameters += p.numel();
   run.configuration = config.configuration_key();
   return run;
 }
@@ -198,6 +199,10 @@ bool EngineCatalog::thread_ranks(const RunConfig& config) const { return placeme
 void EngineCatalog::check_schedule(const RunConfig& config) const {
   const topology::TopologyTraits topology = topologies_.traits(config.topology);
   const schedule::ScheduleTraits schedule = schedules_.traits(config.schedule);
+  if (topology.pulls_weights && config.clip_norm > 0)
+    throw ConfigError(str_cat("clip_norm = ", config.clip_norm, " with topology ", config.topology.name,
+                              " { pull = \"weights\" }: its servers step the optimizer, each on its shard of the "
+                              "gradient, so no rank sees the global norm; use pull = \"gradients\" or leave clip_norm out"));
   if (topology.pulls_weights && schedule.averages_models)
     throw ConfigError(str_cat("schedule ", config.schedule.name, " averages models itself; with ",
                               "it use parameter_server { pull = \"gradients\" }"));

@@ -56,6 +56,8 @@ bool TestMetric::reaches(double value, double target) const {
 TestMetric test_metric_of(const ResolvedMetric& metric) {
   std::string label = metric.key;  // "test_accuracy" -> "test accuracy"
   std::replace(label.begin(), label.end(), '_', ' ');
+  // Evaluated on another split (perldoc's validation split): "validation perplexity".
+  if (metric.split != "test" && label.rfind("test ", 0) == 0) label = metric.split + label.substr(4);
   // An accuracy is a fraction (4 decimals); a perplexity or a loss is not.
   return {metric.key, label, metric.higher_is_better, metric.higher_is_better ? 4 : 2};
 }

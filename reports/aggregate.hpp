@@ -15,7 +15,7 @@ namespace laconic::reports {
 /// What the report calls the test metric and which way is better.
 struct TestMetric {
   std::string key;    ///< "test_accuracy" or "test_perplexity"
-  std::string label;  ///< "test accuracy"
+  std::string label;  ///< "test accuracy"; "validation perplexity" on perldoc
   bool higher_is_better = true;
   int digits = 4;  ///< decimals in tables
 

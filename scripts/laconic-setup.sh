@@ -9,7 +9,8 @@
 # Running it again skips what is already done: installed packages, built objects, finished runs.
 # OpenBLAS (libopenblas0-pthread) becomes the system's libblas.so.3, which LibTorch uses: about
 # 2x faster training steps than Debian's reference BLAS. Each rank runs one thread. iproute2 (ip,
-# tc) builds emulated links (network = link { emulate = true }, as root).
+# tc) builds emulated links (network = link { emulate = true }, as root). perl-doc is the English
+# corpus of the perldoc dataset (experiments/gpt.lua; docs/models-and-data.md): text, no daemon.
 set -euo pipefail
 
 mode="${1:-quickstart}"
@@ -21,7 +22,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libtorch-dev libgloo-dev libhiredis-dev liblua5.4-dev libsqlite3-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev libcpp-httplib-dev
-  dataset-fashion-mnist gnuplot-nox sqlite3 libopenblas0-pthread
+  dataset-fashion-mnist perl-doc gnuplot-nox sqlite3 libopenblas0-pthread
   iproute2
 )
 # Only the test suite needs these: tests open the report and `laconic ui` in headless Chromium;

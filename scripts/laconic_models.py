@@ -1,7 +1,8 @@
 """laconic's built-in models written in PyTorch, with the same layers, shapes and parameter order
-(engine/train/models/lenet5.cpp, mlp.cpp, resnet.cpp, vgg.cpp): what scripts/profile-hardware.py times on
+(engine/train/models/lenet5.cpp, mlp.cpp, resnet.cpp, vgg.cpp, gpt.cpp): what scripts/profile-hardware.py times on
 a GPU and bench/ddp_side_by_side.py trains under DDP. tests/train/python_twins_test.cpp checks
-that each has the built-in's parameter count.
+that each has the built-in's parameter count; Gpt, the transformer, is checked further: the same
+logits and losses from laconic's weights (tests/train/gpt_twin_check.py).
 
     import laconic_models
     model, input_shape = laconic_models.build("resnet20")
@@ -103,6 +104,73 @@ class Vgg11(nn.Module):  # engine/train/models/vgg.cpp
 
     def forward(self, x):
         return self.classifier(F.adaptive_avg_pool2d(self.features(x), 1).flatten(1))
+
+
+class Gpt(nn.Module):  # engine/train/models/gpt.cpp: the same parameters, names, order and operations
+    """GPT-2's decoder-only transformer as laconic builds it (pre-LayerNorm blocks, exact GELU, the
+    head tied to the token embedding when `tied`). Parameters are created empty: load laconic's
+    weights into them (tests/train/gpt_twin_check.py) or call init_gpt2()."""
+
+    def __init__(self, layers=4, heads=4, embed=160, context=128, vocab=256, tied=True, bias=True):
+        super().__init__()
+        self.layers, self.heads, self.embed, self.tied, self.bias = layers, heads, embed, tied, bias
+        d = embed
+
+        def parameter(name, *shape):
+            setattr(self, name, nn.Parameter(torch.empty(*shape)))
+
+        parameter("wte", vocab, d)
+        parameter("wpe", context, d)
+        for i in range(layers):
+            for name, shape, biased in (("ln1_weight", (d,), False), ("ln1_bias", (d,), True),
+                                        ("attn_weight", (3 * d, d), False), ("attn_bias", (3 * d,), True),
+                                        ("proj_weight", (d, d), False), ("proj_bias", (d,), True),
+                                        ("ln2_weight", (d,), False), ("ln2_bias", (d,), True),
+                                        ("fc_weight", (4 * d, d), False), ("fc_bias", (4 * d,), True),
+                                        ("out_weight", (d, 4 * d), False), ("out_bias", (d,), True)):
+                if bias or not biased:
+                    parameter(f"h{i}_{name}", *shape)
+        parameter("ln_f_weight", d)
+        if bias:
+            parameter("ln_f_bias", d)
+        if not tied:
+            parameter("head_weight", vocab, d)
+        self.register_buffer("mask", torch.full((context, context), float("-inf")).triu(1), persistent=False)
+
+    def init_gpt2(self):
+        """GPT-2's initialisation, as gpt.cpp draws it (not the same random numbers)."""
+        with torch.no_grad():
+            for name, p in self.named_parameters():
+                if name.endswith("_bias"):
+                    p.zero_()
+                elif "ln" in name:
+                    p.fill_(1.0)
+                elif name.endswith("proj_weight") or name.endswith("out_weight"):
+                    p.normal_(0.0, 0.02 / (2 * self.layers) ** 0.5)
+                else:
+                    p.normal_(0.0, 0.02)
+        return self
+
+    def block(self, i, x):
+        get = lambda name: getattr(self, f"h{i}_{name}", None)
+        batch, tokens, d = x.shape
+        width = d // self.heads
+        h = F.layer_norm(x, (d,), get("ln1_weight"), get("ln1_bias"))
+        q, k, v = F.linear(h, get("attn_weight"), get("attn_bias")).split(d, 2)
+        per_head = lambda t: t.view(batch, tokens, self.heads, width).transpose(1, 2)
+        q, k, v = per_head(q) * (1.0 / width ** 0.5), per_head(k), per_head(v)
+        scores = torch.matmul(q, k.transpose(-2, -1)) + self.mask[:tokens, :tokens]
+        y = torch.matmul(torch.softmax(scores, -1), v).transpose(1, 2).contiguous().view(batch, tokens, d)
+        x = x + F.linear(y, get("proj_weight"), get("proj_bias"))
+        h = F.gelu(F.linear(F.layer_norm(x, (d,), get("ln2_weight"), get("ln2_bias")), get("fc_weight"), get("fc_bias")))
+        return x + F.linear(h, get("out_weight"), get("out_bias"))
+
+    def forward(self, tokens):
+        x = F.embedding(tokens, self.wte) + self.wpe[:tokens.shape[1]]
+        for i in range(self.layers):
+            x = self.block(i, x)
+        x = F.layer_norm(x, (self.embed,), self.ln_f_weight, getattr(self, "ln_f_bias", None))
+        return F.linear(x, self.wte if self.tied else self.head_weight)
 
 
 # name on the command line: (laconic's model name, constructor, input shape of one example)

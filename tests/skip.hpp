@@ -2,7 +2,7 @@
 // A test case that cannot run on this machine says so, and ctest lists it as skipped rather than
 // passed: LACONIC_SKIP(reason) warns "SKIPPED: reason" and returns from the test case, and the test
 // program (tests/main.cpp) then exits 77, ctest's SKIP_RETURN_CODE, when nothing failed. A test
-// case that may skip carries a [needs-WHAT] tag (root, gnuplot, chromium, f16c) and runs in a ctest entry
+// case that may skip carries a [needs-WHAT] tag (root, gnuplot, chromium, f16c, pytorch, perldoc) and runs in a ctest entry
 // of its own, NAME_needs_WHAT (tests/CMakeLists.txt, laconic_add_test's NEEDS), so that a skip
 // there never hides the other cases' passes.
 #include <sstream>

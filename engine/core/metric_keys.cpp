@@ -29,6 +29,7 @@ const std::vector<KeyInfo>& all_keys() {
       {kTestAccuracy, "fraction in [0, 1]"},
       {kTestLoss, "loss units"},
       {kTestPerplexity, "perplexity"},
+      {kTestBitsPerByte, "bits per byte"},
       {kEpochTrainLoss, "loss units"},
       {kEpochTime, "seconds"},
       {kStoppedEarly, "epoch"},
@@ -44,7 +45,7 @@ bool is_byte_key(std::string_view key) {
 }
 
 Goal goal_of(std::string_view key) {
-  for (const char* lower : {"loss", "perplexity", "time", "bytes", kStaleness, "lag", "distance"})
+  for (const char* lower : {"loss", "perplexity", "bits_per_byte", "time", "bytes", kStaleness, "lag", "distance"})
     if (key.find(lower) != std::string_view::npos) return Goal::Min;
   return Goal::Max;
 }

@@ -40,6 +40,7 @@ inline constexpr const char* kDecodedPayloads = "decoded_payloads";
 inline constexpr const char* kTestAccuracy = "test_accuracy";
 inline constexpr const char* kTestLoss = "test_loss";
 inline constexpr const char* kTestPerplexity = "test_perplexity";
+inline constexpr const char* kTestBitsPerByte = "test_bits_per_byte";
 inline constexpr const char* kEpochTrainLoss = "epoch_train_loss";
 inline constexpr const char* kEpochTime = "epoch_time";
 inline constexpr const char* kStoppedEarly = "stopped_early";
@@ -58,7 +59,7 @@ const std::vector<KeyInfo>& all_keys();
 /// link_bytes): summed over steps and shown as sizes.
 bool is_byte_key(std::string_view key);
 
-/// Which way `key` is better, decided here only: Min for losses, perplexity, times, bytes,
+/// Which way `key` is better, decided here only: Min for losses, perplexity, bits per byte, times, bytes,
 /// staleness, lag and distances (any key that names one), Max for the rest (accuracy). Early
 /// stopping's goal = "auto", `laconic best` without --goal and the reports' test metric read it.
 Goal goal_of(std::string_view key);

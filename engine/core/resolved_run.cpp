@@ -60,7 +60,9 @@ std::string ResolvedRun::to_json() const {
         {"summed_in_transit", compressor.summed_in_transit}}},
       {"link", link_json(*this)},
       {"hardware", hardware_json(*this)},
-      {"test_metric", {{"key", test_metric.key}, {"higher_is_better", test_metric.higher_is_better}}},
+      {"test_metric",
+       {{"key", test_metric.key}, {"higher_is_better", test_metric.higher_is_better}, {"split", test_metric.split}}},
+      {"model_parameters", model_parameters},
       {"configuration", configuration},
   };
   return out.dump();
@@ -84,7 +86,9 @@ std::optional<ResolvedRun> ResolvedRun::from_json(const std::string& text) {
     if (const json& h = in.at("hardware"); !h.is_null())
       run.hardware = hardware_profile_from_json(h, h.value("origin", std::string("the run's resolved hardware")));
     const auto& m = in.at("test_metric");
-    run.test_metric = {m.at("key").get<std::string>(), m.at("higher_is_better").get<bool>()};
+    run.test_metric = {m.at("key").get<std::string>(), m.at("higher_is_better").get<bool>(),
+                       m.value("split", std::string("test"))};
+    run.model_parameters = in.value("model_parameters", std::int64_t{0});
     run.configuration = in.at("configuration").get<std::string>();
     return run;
   } catch (const json::exception&) {

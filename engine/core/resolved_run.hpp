@@ -48,6 +48,9 @@ const char* placement_name(RankPlacement placement);
 struct ResolvedMetric {
   std::string key;  ///< "test_accuracy"; "test_perplexity" for a language model
   bool higher_is_better = true;
+  /// The dataset's split it is evaluated on: "test", or "validation" (perldoc keeps its test
+  /// split untouched); "test" for runs recorded before it.
+  std::string split = "test";
 
   bool operator==(const ResolvedMetric&) const = default;
 };
@@ -71,6 +74,8 @@ struct ResolvedRun {
   /// nothing for measured().
   std::optional<HardwareProfile> hardware;
   ResolvedMetric test_metric;
+  /// Trainable parameters of the model (what `model_parameters` records); 0 for runs recorded before it.
+  std::int64_t model_parameters = 0;
   /// The run less its seed (configuration_key, engine/core/run_config.hpp): what its seeds share.
   std::string configuration;
 
@@ -81,7 +86,7 @@ struct ResolvedRun {
   ///  "link": null | {"text", "bits_per_second", "latency_seconds", "overhead_seconds",
   ///                  "host_bits_per_second", "payload_fraction", "emulated"},
   ///  "hardware": null | a hardware profile (docs/hardware.md),
-  ///  "test_metric": {"key", "higher_is_better"}, "configuration"}
+  ///  "test_metric": {"key", "higher_is_better", "split"}, "model_parameters", "configuration"}
   std::string to_json() const;
   /// The fact's text read back; nullopt for text that is not a fact of this version.
   static std::optional<ResolvedRun> from_json(const std::string& text);

@@ -63,6 +63,9 @@ struct RunConfig {
   /// A training loss above this many times the first step's loss (or NaN / inf at any time)
   /// stops the run as DIVERGED; 0 = only NaN / inf.
   double divergence_factor = 100;
+  /// The global L2 norm of the gradient the optimizer steps on is clipped to this (PyTorch's
+  /// clip_grad_norm_ after DDP's average); 0 = no clipping.
+  double clip_norm = 0;
   Exchange exchange = Exchange::Gradient;
   /// The variables the sweep set for this run (name -> value), kept apart from the rest.
   std::map<std::string, Value> swept;

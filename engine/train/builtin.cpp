@@ -1,13 +1,17 @@
 #include "engine/train/builtin.hpp"
 
+#include "engine/core/error.hpp"
+
 #include "engine/train/optim/adam.hpp"
 #include "engine/train/data/cifar10.hpp"
 #include "engine/train/data/fashion_mnist.hpp"
 #include "engine/train/optim/lamb.hpp"
+#include "engine/train/models/gpt.hpp"
 #include "engine/train/models/lenet5.hpp"
 #include "engine/train/models/lstm_lm.hpp"
 #include "engine/train/models/mlp.hpp"
 #include "engine/train/data/mnist.hpp"
+#include "engine/train/data/perldoc.hpp"
 #include "engine/train/models/resnet.hpp"
 #include "engine/train/optim/sgd.hpp"
 #include "engine/train/data/synthetic.hpp"
@@ -17,6 +21,16 @@
 #include "engine/train/models/vgg.hpp"
 
 namespace laconic::train {
+namespace {
+
+// 1298880 -> "1,298,880", as the other models' descriptions write their counts.
+std::string digits_grouped(std::int64_t n) {
+  std::string digits = std::to_string(n);
+  for (auto at = static_cast<std::ptrdiff_t>(digits.size()) - 3; at > 0; at -= 3) digits.insert(static_cast<std::size_t>(at), ",");
+  return digits;
+}
+
+}  // namespace
 
 Registry<Dataset> builtin_datasets() {
   Registry<Dataset> r("dataset");
@@ -28,8 +42,10 @@ Registry<Dataset> builtin_datasets() {
       "cifar10", "CIFAR-10, 50k/10k 32x32 colour images, 10 classes (binary batches you download)");
   r.add<SyntheticDataset, SyntheticOptions>("synthetic",
                                             "learnable class-conditional Gaussian clusters of any shape, seeded");
-  r.add<TextDataset, TextOptions>("text",
-                                  "word-level corpus for language models: windows of bptt tokens, next-token targets");
+  r.add<TextDataset, TextOptions>(
+      "text", "a text file for language models, word or byte tokens: windows of bptt tokens, next-token targets");
+  r.add<PerldocDataset, PerldocOptions>(
+      "perldoc", "English prose of Debian's perl-doc (5.9 MB), byte tokens: windows of context bytes");
   r.add<TensorsDataset, TensorsOptions>(
       "tensors", "your own data: two files of torch.save({\"inputs\": ..., \"labels\": ...}) from Python");
   return r;
@@ -42,6 +58,8 @@ Registry<Model> builtin_models() {
   r.add<Vgg11, Vgg11Options>("vgg11", "VGG-11 with batch norm for 32x32 images, width-scalable");
   r.add<Resnet, ResnetOptions>("resnet", "ResNet-18 adapted to 32x32 images, or the CIFAR ResNet-20 (depth = 20)");
   r.add<LstmLm, LstmLmOptions>("lstm_lm", "word-level LSTM language model, tied embeddings (Harris 2020)");
+  r.add<Gpt, GptOptions>("gpt", str_cat("decoder-only transformer language model (GPT-2's blocks), ",
+                                        digits_grouped(gpt_parameters(GptOptions{})), " parameters at the defaults"));
   r.add<TorchScriptModel, TorchScriptOptions>(
       "torchscript", "your PyTorch model, scripted or traced and saved (scripts/export-torchscript.py)");
   return r;

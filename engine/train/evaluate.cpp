@@ -25,8 +25,8 @@ EvaluationSums evaluate_sums(Model& model, const DataSplit& split, std::int64_t 
   for (std::int64_t at = begin; at < end; at += batch) {
     const std::int64_t len = std::min(batch, end - at);
     const ComputeSlot slot;  // thread ranks: as many evaluate at once as the host has cores
-    auto logits = model.forward(split.inputs.narrow(0, at, len));
-    auto labels = split.labels.narrow(0, at, len).reshape({-1});
+    auto logits = model.forward(batch_of(split.inputs.narrow(0, at, len)));
+    auto labels = batch_of(split.labels.narrow(0, at, len)).reshape({-1});
     logits = logits.reshape({labels.size(0), -1});
     sums.loss += torch::nn::functional::cross_entropy(
                      logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
@@ -39,17 +39,19 @@ EvaluationSums evaluate_sums(Model& model, const DataSplit& split, std::int64_t 
   return sums;
 }
 
-Evaluation evaluation_of(const EvaluationSums& sums, bool language_model) {
+Evaluation evaluation_of(const EvaluationSums& sums, bool language_model, double bytes_per_token) {
   Evaluation e;
   e.accuracy = sums.predictions > 0 ? sums.correct / sums.predictions : 0.0;
   e.loss = sums.predictions > 0 ? sums.loss / sums.predictions : 0.0;
   if (language_model) e.perplexity = perplexity(e.loss);
+  if (language_model && bytes_per_token > 0) e.bits_per_byte = bits_per_byte(e.loss, bytes_per_token);
   return e;
 }
 
-Evaluation evaluate(Model& model, const DataSplit& split, std::int64_t limit, const std::function<void()>& on_batch) {
+Evaluation evaluate(Model& model, const DataSplit& split, std::int64_t limit, const std::function<void()>& on_batch,
+                    double bytes_per_token) {
   return evaluation_of(evaluate_sums(model, split, 0, evaluated_examples(split, limit), on_batch),
-                       split.labels.dim() == 2);
+                       split.labels.dim() == 2, bytes_per_token);
 }
 
 }  // namespace laconic::train

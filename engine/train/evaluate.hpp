@@ -13,6 +13,8 @@ struct Evaluation {
   double accuracy = 0;               ///< in [0, 1]: top-1, per example or per token
   double loss = 0;                   ///< mean cross-entropy, per example or per token
   std::optional<double> perplexity;  ///< language models only
+  /// Language models on text whose bytes per token are known: loss / (ln 2 x bytes per token).
+  std::optional<double> bits_per_byte;
 };
 
 /// Examples per forward pass when evaluating a classifier.
@@ -39,13 +41,14 @@ std::int64_t evaluated_examples(const DataSplit& split, std::int64_t limit);
 EvaluationSums evaluate_sums(Model& model, const DataSplit& split, std::int64_t begin, std::int64_t end,
                              const std::function<void()>& on_batch = {});
 
-/// Accuracy, loss (and a language model's perplexity) from sums.
-Evaluation evaluation_of(const EvaluationSums& sums, bool language_model);
+/// Accuracy, loss (and a language model's perplexity, and its bits per byte where
+/// `bytes_per_token` > 0: Dataset::bytes_per_token) from sums.
+Evaluation evaluation_of(const EvaluationSums& sums, bool language_model, double bytes_per_token = 0);
 
 /// Evaluates `model` on the first `limit` examples of `split` (all when limit is 0), in eval mode
 /// and without gradients; restores train mode afterwards. `on_batch` (may be empty) is called
 /// after every batch (the rank's liveness tick).
 Evaluation evaluate(Model& model, const DataSplit& split, std::int64_t limit,
-                    const std::function<void()>& on_batch = {});
+                    const std::function<void()>& on_batch = {}, double bytes_per_token = 0);
 
 }  // namespace laconic::train

@@ -21,10 +21,12 @@ namespace laconic::train {
 /// false only worker 0 calls it (and evaluates alone). The Evaluation is worker 0's; the others'
 /// is empty. `sharded` (may be null) is set to whether the slices were split.
 Evaluation evaluate_across(Model& model, const DataSplit& split, std::int64_t limit, comm::Communicator& comm,
-                           int workers, bool shared, const std::function<void()>& on_batch, bool* sharded = nullptr);
+                           int workers, bool shared, const std::function<void()>& on_batch, bool* sharded = nullptr,
+                           double bytes_per_token = 0);
 
-/// Evaluates on the test split (with evaluate_across) and, on worker 0, records test_accuracy, test_loss (and
-/// test_perplexity) at `step` (the last step taken) of `epoch`; `wall` is the record's wall
+/// Evaluates on the dataset's evaluation split (Dataset::evaluation: test, or a language corpus's
+/// validation split) with evaluate_across and, on worker 0, records test_accuracy, test_loss (and
+/// test_perplexity, test_bits_per_byte) at `step` (the last step taken) of `epoch`; `wall` is the record's wall
 /// time: when the evaluated weights were ready, before the evaluation ran. Worker 0's result;
 /// the others' is empty.
 Evaluation evaluate_and_record(Model& model, Dataset& dataset, const RunConfig& config, MetricsSink& sink,

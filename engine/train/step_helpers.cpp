@@ -17,6 +17,11 @@ torch::Tensor attach_flat_gradient(std::vector<torch::Tensor>& params) {
   return flat;
 }
 
+void clip_to_norm(torch::Tensor& gradient, double max_norm) {
+  const double scale = max_norm / (gradient.norm().item<double>() + 1e-6);
+  if (scale < 1) gradient.mul_(scale);
+}
+
 void set_learning_rate(WorkerParts& parts, RunCallbacks* callbacks, const RunConfig& config, std::int64_t step,
                        std::int64_t epoch, std::int64_t steps_per_epoch) {
   if (callbacks != nullptr && callbacks->has("lr_schedule"))

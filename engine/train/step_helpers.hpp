@@ -17,6 +17,10 @@ namespace laconic::train {
 /// buffer: backward writes there, and the topology exchanges it without a copy.
 torch::Tensor attach_flat_gradient(std::vector<torch::Tensor>& params);
 
+/// Scales `gradient` (one flat buffer) by max_norm / (its L2 norm + 1e-6) when that is below 1:
+/// torch.nn.utils.clip_grad_norm_'s rule, over every parameter at once (the run's clip_norm).
+void clip_to_norm(torch::Tensor& gradient, double max_norm);
+
 /// Sets the optimizer's rate for global step `step` of epoch `epoch`: the experiment file's
 /// lr_schedule function when it has one, else the run's lr_schedule component (none: unchanged).
 void set_learning_rate(WorkerParts& parts, RunCallbacks* callbacks, const RunConfig& config, std::int64_t step,

@@ -62,8 +62,8 @@ void Trainer::compute_gradients() {
   auto end = std::min<std::size_t>(position_ + static_cast<std::size_t>(config_.batch_size), shard_.size());
   auto index = torch::from_blob(shard_.data() + position_, {static_cast<std::int64_t>(end - position_)}, torch::kInt64);
   position_ = end;
-  auto inputs = data.inputs.index_select(0, index);
-  auto labels = data.labels.index_select(0, index);
+  auto inputs = batch_of(data.inputs.index_select(0, index));
+  auto labels = batch_of(data.labels.index_select(0, index));
   flat_grad_.zero_();
   exchange_ = {};  // a step without an exchange sends nothing
   time_delay_ = 0;
@@ -99,6 +99,7 @@ void Trainer::exchange_gradients() {
     // (its momentum and learning rate applied here; the compressor's error feedback then
     // acts on the update).
     const double t0 = rank_seconds();
+    clip_gradient();
     parts_.optimizer->compute_update(params_);
     time_update_ = rank_seconds() - t0;
   }
@@ -142,8 +143,13 @@ void Trainer::apply_update() {
     time_optimizer_ = time_update_ + rank_seconds() - t0;
     return;
   }
+  clip_gradient();
   parts_.optimizer->step(params_);
   time_optimizer_ = rank_seconds() - t0;
+}
+
+void Trainer::clip_gradient() {
+  if (config_.clip_norm > 0) clip_to_norm(flat_grad_, config_.clip_norm);
 }
 
 double Trainer::step_seconds(double step_time) const {

@@ -74,6 +74,8 @@ class Trainer : public schedule::StepActions {
  private:
   /// Sleeps the straggler's delay when this worker is one.
   void straggle();
+  /// Scales the flat gradient to config_.clip_norm when its L2 norm is above it.
+  void clip_gradient();
 
   /// Exchanges the gradient bucket by bucket while backward runs: a compressor of the run's
   /// kind per bucket (seeded per bucket, the same on every worker), and a hook per parameter

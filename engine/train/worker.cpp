@@ -261,6 +261,7 @@ class WorkerLoop {
       metrics.values[keys::kTestAccuracy] = e.accuracy;
       metrics.values[keys::kTestLoss] = e.loss;
       if (e.perplexity) metrics.values[keys::kTestPerplexity] = *e.perplexity;
+      if (e.bits_per_byte) metrics.values[keys::kTestBitsPerByte] = *e.bits_per_byte;
     }
     const bool stop = epoch + 1 < config_.epochs && votes_to_stop(metrics);
     if (stop && comm_.rank() == 0) sink_.record({keys::kStoppedEarly, last, epoch, 0, wall(), static_cast<double>(epoch)});
@@ -322,7 +323,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
                         const ProgressFn& progress, RunCallbacks* callbacks, const Checkpointing& checkpointing) {
   const bool shared_evaluation = parts.schedule->traits().exchanges_each_gradient;
   populate_pages(parts.dataset->train().inputs);
-  if (comm.rank() == 0 || shared_evaluation) populate_pages(parts.dataset->test().inputs);
+  if (comm.rank() == 0 || shared_evaluation) populate_pages(parts.dataset->evaluation().inputs);
   check_identical_start(*parts.model, comm);
   return WorkerLoop(config, parts, comm, sink, progress, callbacks, checkpointing).run();
 }

@@ -391,6 +391,9 @@ TEST_CASE("which of two values of a metric is better is decided by its direction
   CHECK_FALSE(accuracy.better(kNaN, 0.1));
   CHECK_FALSE(accuracy.better(kNaN, kNaN));
   CHECK_FALSE(accuracy.better(0.8, 0.8));  // a tie keeps the first
+  // The label names the split evaluated: perldoc's runs are judged on its validation split.
+  CHECK(perplexity.label == "test perplexity");
+  CHECK(test_metric_of({"test_perplexity", false, "validation"}).label == "validation perplexity");
 }
 
 TEST_CASE("the report's test metric and its direction are what the runs resolved, not guessed from the data",

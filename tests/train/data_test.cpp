@@ -193,7 +193,7 @@ TEST_CASE("the language model's bptt and vocab must match the text dataset's", "
   auto models = train::builtin_models();
   CHECK_NOTHROW(train::check_compatible(*models.create({"model", "lstm_lm", {}}), *text));
   CHECK_THROWS_WITH(train::check_compatible(*models.create({"model", "lstm_lm", {{"bptt", std::int64_t{20}}}}), *text),
-                    "lstm_lm.bptt = 20 but text.bptt = 35: set the same bptt on both");
+                    "lstm_lm.bptt = 20 but text.bptt = 35: set the same number of tokens per example on both");
   CHECK_THROWS_WITH(
       train::check_compatible(*models.create({"model", "lstm_lm", {{"vocab", std::int64_t{500}}}}), *text),
       "model lstm_lm has 500 outputs but dataset text has 10000 tokens in its vocabulary: set "

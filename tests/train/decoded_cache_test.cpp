@@ -8,12 +8,14 @@
 
 #include "engine/train/data/decoded_cache.hpp"
 #include "engine/train/data/idx_reader.hpp"
+#include "cache_dir_setting.hpp"
 #include "temp_dir.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
 #include <catch2/catch.hpp>
 
 using namespace laconic;
+using laconic::testing::CacheDirSetting;
 using laconic::testing::TempDir;
 
 namespace {
@@ -29,24 +31,6 @@ std::vector<std::filesystem::path> files_in(const std::string& dir) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) out.push_back(entry.path());
   return out;
 }
-
-// Sets LACONIC_CACHE_DIR for the scope of the test, then restores it.
-class CacheDirSetting {
- public:
-  explicit CacheDirSetting(const std::string& value) {
-    if (const char* old = std::getenv("LACONIC_CACHE_DIR")) old_ = old;
-    ::setenv("LACONIC_CACHE_DIR", value.c_str(), 1);
-  }
-  ~CacheDirSetting() {
-    if (old_)
-      ::setenv("LACONIC_CACHE_DIR", old_->c_str(), 1);
-    else
-      ::unsetenv("LACONIC_CACHE_DIR");
-  }
-
- private:
-  std::optional<std::string> old_;
-};
 
 }  // namespace
 
@@ -70,6 +54,20 @@ TEST_CASE("a stored split loads back bit for bit, under its key only", "[train][
   CHECK(files_in(dir.path).size() == 1);
   CHECK(train::load_decoded_split(dir.path, {"one", "key one, version 2"}));
   CHECK_FALSE(train::load_decoded_split(dir.path, {"one", "key one"}));
+}
+
+TEST_CASE("a split of byte tokens (uint8) is stored and loads back as bytes", "[train][data][cache]") {
+  TempDir dir;
+  const auto stream = torch::arange(0, 4097, torch::kInt64).remainder(256).to(torch::kUInt8);
+  const train::DataSplit split{stream.narrow(0, 0, 4096).reshape({32, 128}).clone(),
+                               stream.narrow(0, 1, 4096).reshape({32, 128}).clone()};
+  REQUIRE(train::store_decoded_split(dir.path, {"bytes", "bytes key"}, split));
+  const auto loaded = train::load_decoded_split(dir.path, {"bytes", "bytes key"});
+  REQUIRE(loaded);
+  CHECK(loaded->inputs.scalar_type() == torch::kUInt8);
+  CHECK(loaded->labels.scalar_type() == torch::kUInt8);
+  CHECK(torch::equal(loaded->inputs, split.inputs));
+  CHECK(torch::equal(loaded->labels, split.labels));
 }
 
 TEST_CASE("a cut-short or foreign cache file is ignored", "[train][data][cache]") {

@@ -3,11 +3,14 @@
 // of the built-in it stands for (a profile's entry is matched to runs by that count), so a change
 // to either side that the other lacks fails here. Runs Debian's /usr/bin/python3 with python3-torch.
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/train/builtin.hpp"
+#include "python.hpp"
+#include "skip.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
 #include <catch2/catch.hpp>
@@ -16,14 +19,6 @@ using namespace laconic;
 
 namespace {
 
-std::string run(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe.get())) out.append(buffer, n);
-  return out;
-}
 
 std::int64_t parameters_of(const std::string& name, std::map<std::string, Value> fields = {}) {
   auto model = train::builtin_models().create({"model", name, std::move(fields)});
@@ -34,10 +29,13 @@ std::int64_t parameters_of(const std::string& name, std::map<std::string, Value>
 
 }  // namespace
 
-TEST_CASE("the PyTorch twins of the built-in models have the built-ins' parameter counts", "[train][python]") {
+TEST_CASE("the PyTorch twins of the built-in models have the built-ins' parameter counts",
+          "[train][python][needs-pytorch]") {
+  if (!testing::python_has_torch())
+    LACONIC_SKIP("/usr/bin/python3 cannot import torch (Debian's python3-torch); the twins were not counted");
   const std::string command =
       std::string("/usr/bin/python3 '") + LACONIC_SOURCE_DIR + "/scripts/profile-hardware.py' --print-parameters 2>&1";
-  const std::string out = run(command);
+  const std::string out = testing::output_of(command);
   INFO(command << "\n" << out);
   const nlohmann::json twins = nlohmann::json::parse(out);
   const std::map<std::string, std::pair<std::string, std::int64_t>> builtins = {

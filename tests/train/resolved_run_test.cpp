@@ -4,6 +4,8 @@
 #include "engine/catalog.hpp"
 #include "engine/core/resolved_run.hpp"
 
+#include <nlohmann/json.hpp>
+
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
 #include <catch2/catch.hpp>
 
@@ -77,7 +79,8 @@ TEST_CASE("a run's link, hardware, test metric and configuration are resolved fr
   CHECK(resolved.link->latency_seconds == Approx(2e-3));
   CHECK_FALSE(resolved.link_emulated);
   CHECK_FALSE(resolved.hardware);  // measured()
-  CHECK(resolved.test_metric == ResolvedMetric{"test_accuracy", true});
+  CHECK(resolved.test_metric == ResolvedMetric{"test_accuracy", true, "test"});
+  CHECK(resolved.model_parameters == 64 * 32 + 32 + 32 * 10 + 10);  // the mlp of run_with
   // The configuration is the run less its seed: another seed repeats it, another field does not.
   RunConfig other_seed = run;
   other_seed.swept[kSeedVariable] = Value(std::int64_t{4});
@@ -109,7 +112,8 @@ TEST_CASE("the resolved run's fact reads back as written, and a fact of another 
   hardware.models.push_back({"", 0, 0, 1e-3, 2e-3, 3e-4, {{1e-4, 100}}});
   hardware.compressors["topk"] = {{1e-5, 2e-9}, {3e-6, 1e-9}};
   run.hardware = hardware;
-  run.test_metric = {"test_perplexity", false};
+  run.test_metric = {"test_perplexity", false, "validation"};
+  run.model_parameters = 1298880;
   run.configuration = "e\n{\"compressor\":\"none\"}";
   const auto back = ResolvedRun::from_json(run.to_json());
   REQUIRE(back);
@@ -135,4 +139,18 @@ TEST_CASE("the catalog finds each kind by its registry's own name, and names the
   CHECK_THROWS_WITH(catalog.infos("colour"), Catch::Contains("unknown component kind 'colour'") &&
                                                  Catch::Contains("placement, hardware"));
   CHECK_THROWS_WITH(catalog.resolve({"colour", "red", {}}), Catch::Contains("known: dataset, model"));
+}
+
+TEST_CASE("a resolved fact recorded before the split and the parameter count reads them as test and 0", "[resolved]") {
+  ResolvedRun run;
+  run.workers = 2;
+  run.world_size = 2;
+  run.test_metric = {"test_accuracy", true, "test"};
+  nlohmann::json older = nlohmann::json::parse(run.to_json());
+  older.erase("model_parameters");
+  older["test_metric"].erase("split");
+  const auto back = ResolvedRun::from_json(older.dump());
+  REQUIRE(back);
+  CHECK(back->test_metric.split == "test");
+  CHECK(back->model_parameters == 0);
 }

@@ -99,7 +99,7 @@ Entry entry_of(const torch::Tensor& t, std::uint64_t offset) {
 // The tensor an entry describes, over the mapping; nullopt when the entry does not fit the file.
 std::optional<torch::Tensor> tensor_at(const std::shared_ptr<Mapping>& mapping, const Entry& e) {
   const auto type = static_cast<torch::ScalarType>(e.dtype);
-  if (type != torch::kFloat32 && type != torch::kInt64) return std::nullopt;
+  if (type != torch::kFloat32 && type != torch::kInt64 && type != torch::kUInt8) return std::nullopt;
   std::uint64_t count = 1;
   for (const std::int64_t d : e.shape) count *= static_cast<std::uint64_t>(d);
   if (count * c10::elementSize(type) != e.bytes || e.offset % kPage != 0 || e.offset > mapping->size ||

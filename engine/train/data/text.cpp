@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "engine/core/error.hpp"
+#include "engine/train/data/token_windows.hpp"
 
 namespace laconic::train {
 namespace {
@@ -46,13 +47,20 @@ OptionFields<TextOptions> TextOptions::fields() {
   return OptionFields<O>()
       .text("file", &O::file,
             "corpus file (split 80/10/10 by lines), or the prefix P of P.train.txt, P.valid.txt, P.test.txt")
+      .choice("tokens", &O::tokens,
+              "what a token is: a word (vocabulary from the training split) or a byte (vocabulary 256)",
+              {{TextTokens::Words, "words"}, {TextTokens::Bytes, "bytes"}})
       .integer("vocab", &O::vocab,
-               "vocabulary size: unknown-word and end-of-line tokens, and the vocab - 2 commonest training words")
+               "vocabulary size: unknown-word and end-of-line tokens, and the vocab - 2 commonest training words; "
+               "256 for byte tokens")
       .integer("bptt", &O::bptt, "tokens per example; must equal the model's bptt", at_least(1))
       .rule([](const ComponentSpec& spec, O& o) {
         if (o.file.empty())
           throw ConfigError(str_cat(spec.name, ".file must name a corpus: text { file = \"corpus.txt\" }"));
         if (o.vocab < 3) throw out_of_range(spec, "vocab", ">= 3 (<unk>, <eos> and a word)", str_cat(o.vocab));
+        if (o.tokens == TextTokens::Bytes && o.vocab != TextOptions{}.vocab && o.vocab != kByteVocabulary)
+          throw ConfigError(str_cat(spec.name, ".vocab = ", o.vocab, " with tokens = \"bytes\": byte tokens have a "
+                                    "vocabulary of ", kByteVocabulary, "; leave vocab out"));
         // Checked when the experiment is loaded, so a missing corpus stops the run before any worker.
         (void)is_triple(o.file);
       });
@@ -73,7 +81,7 @@ void TextDataset::read_splits() {
 }
 
 void TextDataset::build_vocabulary() {
-  if (!words_.empty()) return;
+  if (!words_.empty() || options_.tokens == TextTokens::Bytes) return;
   read_splits();
   std::unordered_map<std::string, std::int64_t> counts;
   for (const std::string& line : *split_lines_[0])
@@ -95,7 +103,12 @@ const std::vector<std::string>& TextDataset::words() {
   return words_;
 }
 
-DataSplit TextDataset::windows(const std::vector<std::string>& lines) {
+torch::Tensor TextDataset::stream(const std::vector<std::string>& lines) {
+  if (options_.tokens == TextTokens::Bytes) {
+    std::string bytes;
+    for (const std::string& line : lines) bytes.append(line).push_back('\n');
+    return torch::from_blob(bytes.data(), {static_cast<std::int64_t>(bytes.size())}, torch::kUInt8).clone();
+  }
   build_vocabulary();
   std::vector<std::int64_t> tokens;
   for (const std::string& line : lines) {
@@ -105,21 +118,29 @@ DataSplit TextDataset::windows(const std::vector<std::string>& lines) {
     });
     tokens.push_back(1);  // <eos>
   }
-  const std::int64_t bptt = options_.bptt;
-  const std::int64_t n = tokens.empty() ? 0 : (static_cast<std::int64_t>(tokens.size()) - 1) / bptt;
-  if (n == 0)
-    throw ConfigError(str_cat("text corpus '", options_.file, "': a split of ", tokens.size(),
-                              " tokens is shorter than one window of bptt = ", bptt, " + 1"));
-  auto stream = torch::from_blob(tokens.data(), {static_cast<std::int64_t>(tokens.size())}, torch::kInt64);
-  auto inputs = stream.narrow(0, 0, n * bptt).reshape({n, bptt}).clone();
-  auto targets = stream.narrow(0, 1, n * bptt).reshape({n, bptt}).clone();
-  return DataSplit{inputs, targets};
+  return torch::from_blob(tokens.data(), {static_cast<std::int64_t>(tokens.size())}, torch::kInt64).clone();
+}
+
+DataSplit TextDataset::windows(const std::vector<std::string>& lines, const char* split) {
+  return token_windows(stream(lines), options_.bptt, str_cat("text corpus '", options_.file, "', ", split, " split"));
+}
+
+double TextDataset::bytes_per_token() {
+  if (options_.tokens == TextTokens::Bytes) return 1.0;
+  read_splits();
+  double bytes = 0, tokens = 0;
+  for (const std::string& line : *split_lines_[2]) {
+    bytes += static_cast<double>(line.size() + 1);
+    for_each_word(line, [&](const std::string&) { ++tokens; });
+    ++tokens;  // <eos>
+  }
+  return tokens > 0 ? bytes / tokens : 0.0;
 }
 
 const DataSplit& TextDataset::train() {
   if (!train_) {
     read_splits();
-    train_ = windows(*split_lines_[0]);
+    train_ = windows(*split_lines_[0], "training");
   }
   return *train_;
 }
@@ -127,7 +148,7 @@ const DataSplit& TextDataset::train() {
 const DataSplit& TextDataset::valid() {
   if (!valid_) {
     read_splits();
-    valid_ = windows(*split_lines_[1]);
+    valid_ = windows(*split_lines_[1], "validation");
   }
   return *valid_;
 }
@@ -135,7 +156,7 @@ const DataSplit& TextDataset::valid() {
 const DataSplit& TextDataset::test() {
   if (!test_) {
     read_splits();
-    test_ = windows(*split_lines_[2]);
+    test_ = windows(*split_lines_[2], "test");
   }
   return *test_;
 }

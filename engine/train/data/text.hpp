@@ -9,23 +9,31 @@
 
 namespace laconic::train {
 
+/// What a text's tokens are: its words (a vocabulary built from the training split) or its bytes.
+enum class TextTokens { Words, Bytes };
+
 struct TextOptions {
   std::string file;
+  TextTokens tokens = TextTokens::Words;
   std::int64_t vocab = 10000;
   std::int64_t bptt = 35;
 
   static OptionFields<TextOptions> fields();
 };
 
-/// A word-level corpus for language modelling. Tokens are the whitespace-separated words of
-/// each line, followed by <eos>. Splits: when `file` exists, its lines 80/10/10 in order (first
+/// The vocabulary of byte tokens.
+inline constexpr std::int64_t kByteVocabulary = 256;
+
+/// A corpus for language modelling. Word tokens (`tokens = "words"`) are the whitespace-separated
+/// words of each line, followed by <eos>; byte tokens (`tokens = "bytes"`) are the split's bytes,
+/// each line followed by '\n' (vocabulary 256: no tokenizer). Splits: when `file` exists, its lines 80/10/10 in order (first
 /// 80% train, next 10% valid, last 10% test, by line count); otherwise the triple
 /// `<file>.train.txt`, `<file>.valid.txt`, `<file>.test.txt` (Penn Treebank's and WikiText's
 /// layout: file = ".../ptb" for ptb.train.txt). The vocabulary comes from the training split:
 /// id 0 is <unk>, id 1 <eos>, then the vocab - 2 most frequent words (ties in byte order);
 /// every other word (and a literal <unk> in the corpus) becomes <unk>. Each split's tokens,
-/// concatenated, are cut into non-overlapping windows of bptt: inputs [N, bptt] int64 and
-/// targets [N, bptt] = the same window shifted by one token; a last partial window is dropped.
+/// concatenated, are cut into non-overlapping windows of bptt (token_windows): inputs [N, bptt]
+/// (int64 words, uint8 bytes) and targets [N, bptt] = the same window shifted by one token.
 class TextDataset : public Dataset {
  public:
   explicit TextDataset(TextOptions options) : options_(std::move(options)) {}
@@ -34,8 +42,13 @@ class TextDataset : public Dataset {
   const DataSplit& test() override;
   /// The validation split (not used by the worker loop, which evaluates on test).
   const DataSplit& valid();
-  /// The configured vocab: ids are below it (fewer words in the corpus leave ids unused).
-  std::int64_t classes() const override { return options_.vocab; }
+  /// The configured vocab: ids are below it (fewer words in the corpus leave ids unused); 256
+  /// for byte tokens.
+  std::int64_t classes() const override {
+    return options_.tokens == TextTokens::Bytes ? kByteVocabulary : options_.vocab;
+  }
+  /// 1 for bytes; for words, the test split's bytes (each line's and its end of line) over its tokens.
+  double bytes_per_token() override;
   std::vector<std::int64_t> example_shape() const override { return {options_.bptt}; }
   std::int64_t sequence_length() const override { return options_.bptt; }
 
@@ -46,7 +59,9 @@ class TextDataset : public Dataset {
   /// The lines of each split (train, valid, test), read once.
   void read_splits();
   void build_vocabulary();
-  DataSplit windows(const std::vector<std::string>& lines);
+  /// The split's tokens as one stream: int64 word ids, or uint8 bytes.
+  torch::Tensor stream(const std::vector<std::string>& lines);
+  DataSplit windows(const std::vector<std::string>& lines, const char* split);
 
   TextOptions options_;
   std::optional<std::vector<std::string>> split_lines_[3];

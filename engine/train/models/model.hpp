@@ -24,6 +24,8 @@ class Model : public torch::nn::Module {
   }
   /// Tokens per example a language model predicts (its bptt); 0 for a classifier.
   virtual std::int64_t sequence_length() const { return 0; }
+  /// The field that sets sequence_length(), for messages: "bptt" (lstm_lm), "context" (gpt).
+  virtual std::string sequence_field() const { return "bptt"; }
   /// Throws ConfigError, naming the model's field, when examples of `shape` (one example, no
   /// batch dimension: {1, 28, 28}, {3, 32, 32}) do not fit. An empty shape is unknown: accepted.
   virtual void check_input(const std::vector<std::int64_t>& shape) const { (void)shape; }

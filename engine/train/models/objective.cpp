@@ -14,6 +14,10 @@ torch::Tensor training_loss(const torch::Tensor& logits, const torch::Tensor& ta
 
 double perplexity(double mean_cross_entropy) { return std::exp(mean_cross_entropy); }
 
+double bits_per_byte(double mean_cross_entropy, double bytes_per_token) {
+  return mean_cross_entropy / (std::log(2.0) * bytes_per_token);
+}
+
 namespace {
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -30,14 +34,15 @@ void check_compatible(const Model& model, const Dataset& dataset) {
   if (model_tokens == 0 && data_tokens > 0)
     throw ConfigError(str_cat("model ", model.name(), " classifies whole examples, but dataset ", dataset.name(),
                               " holds token sequences for next-token prediction; "
-                              "use a language model (lstm_lm)"));
+                              "use a language model (gpt, lstm_lm)"));
   if (model_tokens > 0 && data_tokens == 0)
     throw ConfigError(str_cat("model ", model.name(), " is a language model, but dataset ", dataset.name(),
                               " holds classification examples; use a token "
-                              "dataset (text)"));
+                              "dataset (perldoc, text)"));
   if (model_tokens != data_tokens)
-    throw ConfigError(str_cat(model.name(), ".bptt = ", model_tokens, " but ", dataset.name(), ".bptt = ", data_tokens,
-                              ": set the same bptt on both"));
+    throw ConfigError(str_cat(model.name(), ".", model.sequence_field(), " = ", model_tokens, " but ", dataset.name(),
+                              ".", dataset.sequence_field(), " = ", data_tokens,
+                              ": set the same number of tokens per example on both"));
   const std::int64_t outputs = model.outputs();
   if (outputs > 0 && outputs != dataset.classes())
     throw ConfigError(str_cat("model ", model.name(), " has ", outputs, " outputs but dataset ", dataset.name(),

@@ -16,6 +16,10 @@ torch::Tensor training_loss(const torch::Tensor& logits, const torch::Tensor& ta
 /// exp(mean cross-entropy per token): the perplexity of a language model.
 double perplexity(double mean_cross_entropy);
 
+/// Bits per byte of text: a mean cross-entropy per token (nats) over ln 2 and the bytes each
+/// token stands for (1 for byte tokens).
+double bits_per_byte(double mean_cross_entropy, double bytes_per_token);
+
 /// ConfigError unless `model` can train on `dataset`: same number of classes (or vocabulary),
 /// same sequence length (lstm_lm.bptt = text.bptt), and examples of a shape the model takes.
 /// Needs no data loaded.
