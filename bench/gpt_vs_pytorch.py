@@ -16,7 +16,9 @@ laconic run beside its PyTorch counterpart, in turn first and second; prints the
 [min-max], and the ratio of medians against the issue's target (1.05).
 
 usage: bench/gpt_vs_pytorch.py [path/to/laconic] [REPETITIONS] [--steps N] [--parts one,two]
-       (defaults: build/cli/laconic 5 --steps 20: about 15 minutes here)
+       (defaults: build/cli/laconic 5 --steps 20: about 20 minutes here)
+       OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/gpt_vs_pytorch.py --profile
+       (where the twin's step goes, and a few shapes' speed: one minute)
 """
 import argparse
 import json
@@ -111,7 +113,54 @@ def torch_step(directory, workers, steps):
     return value
 
 
+def profile():
+    """Where the twin's step goes (PyTorch's profiler, 3 steps after 2 unmeasured, the kernels
+    LibTorch runs too), and seconds per step and GFLOP/s (6 x parameters x tokens per second) of
+    a few shapes: what docs/benchmarks.md quotes before optimising anything."""
+    import time
+    import torch
+    torch.set_num_threads(1)
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "..", "scripts"))
+    import laconic_models
+
+    def step(model, opt, x, y):
+        opt.zero_grad()
+        out = model(x)
+        torch.nn.functional.cross_entropy(out.reshape(-1, 256), y.reshape(-1)).backward()
+        opt.step()
+
+    torch.manual_seed(1)
+    model = laconic_models.Gpt().init_gpt2()
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
+    x, y = torch.randint(0, 256, (BATCH, 128)), torch.randint(0, 256, (BATCH, 128))
+    for _ in range(2):
+        step(model, opt, x, y)
+    with torch.autograd.profiler.profile() as prof:
+        for _ in range(3):
+            step(model, opt, x, y)
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
+    print("| layers | heads | embed | context | parameters | s/step (median of 4) | GFLOP/s (6 N tokens) |")
+    print("|---|---|---|---|---|---|---|")
+    for layers, heads, embed, context in [(4, 4, 160, 128), (6, 4, 128, 128), (4, 4, 128, 128), (3, 6, 192, 128),
+                                           (4, 4, 160, 64), (4, 4, 192, 64), (6, 4, 128, 64)]:
+        model = laconic_models.Gpt(layers=layers, heads=heads, embed=embed, context=context).init_gpt2()
+        n = sum(p.numel() for p in model.parameters())
+        opt = torch.optim.AdamW(model.parameters(), lr=LR)
+        x, y = torch.randint(0, 256, (BATCH, context)), torch.randint(0, 256, (BATCH, context))
+        times = []
+        for _ in range(6):
+            start = time.perf_counter()
+            step(model, opt, x, y)
+            times.append(time.perf_counter() - start)
+        seconds = statistics.median(times[2:])
+        print(f"| {layers} | {heads} | {embed} | {context} | {n:,} | {seconds:.3f} | "
+              f"{6 * n * BATCH * context / seconds / 1e9:.1f} |")
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--profile":
+        profile()
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "--torch-worker":
         rank, workers, store, steps, out = sys.argv[2:7]
         torch_worker(int(rank), int(workers), store, int(steps), out)

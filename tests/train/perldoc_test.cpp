@@ -56,7 +56,10 @@ TEST_CASE("perldoc is over 5 MB of English prose from perl-doc, split 90/5/5 by 
           "[train][perldoc][needs-perldoc]") {
   if (!perl_doc_installed())
     LACONIC_SKIP("Debian's perl-doc is not installed (apt-get install perl-doc): no corpus to check");
-  const auto texts = train::perldoc_texts(train::perldoc_folder(""));
+  const auto corpus = train::perldoc_corpus(train::perldoc_folder(""));
+  const auto& texts = corpus.texts;
+  CHECK(corpus.files > 200);
+  CHECK(corpus.repeats < corpus.paragraphs / 3);
   const double total = static_cast<double>(texts[0].size() + texts[1].size() + texts[2].size());
   INFO("training " << texts[0].size() << ", validation " << texts[1].size() << ", test " << texts[2].size());
   CHECK(total >= 5e6);

@@ -68,21 +68,28 @@ std::string perldoc_folder(const std::string& root) {
   return folder;
 }
 
-std::array<std::string, 3> perldoc_texts(const std::string& folder) {
-  std::array<std::string, 3> texts;
+PerldocCorpus perldoc_corpus(const std::string& folder) {
+  PerldocCorpus corpus;
   std::unordered_set<std::string> seen;
   std::size_t index = 0;
-  for (const std::string& file : pod_files(folder))
+  for (const std::string& file : pod_files(folder)) {
+    ++corpus.files;
     for (const std::string& paragraph : pod_paragraphs(read_file(file))) {
+      ++corpus.paragraphs;
       // Each paragraph once: the headings and boilerplate that recur across documents
       // ("DESCRIPTION", the release notes' bug-reporting paragraph) would otherwise be in
       // training and validation alike.
-      if (!seen.insert(paragraph).second) continue;
+      if (!seen.insert(paragraph).second) {
+        ++corpus.repeats;
+        corpus.repeated_bytes += paragraph.size() + 1;
+        continue;
+      }
       const std::size_t slot = index++ % 20;
-      std::string& text = texts[slot == 18 ? 1 : slot == 19 ? 2 : 0];
+      std::string& text = corpus.texts[slot == 18 ? 1 : slot == 19 ? 2 : 0];
       text.append(paragraph).push_back('\n');
     }
-  return texts;
+  }
+  return corpus;
 }
 
 std::int64_t PerldocDataset::classes() const { return kByteVocabulary; }
@@ -95,8 +102,8 @@ const DataSplit& PerldocDataset::split(int which) {
   key << name.str();
   for (const std::string& file : pod_files(folder)) key << "\n" << file_key(file);
   auto decode = [&] {
-    if (!texts_) texts_ = perldoc_texts(folder);
-    std::string& text = (*texts_)[static_cast<std::size_t>(which)];
+    if (!corpus_) corpus_ = perldoc_corpus(folder);
+    std::string& text = corpus_->texts[static_cast<std::size_t>(which)];
     const auto stream =
         torch::from_blob(text.data(), {static_cast<std::int64_t>(text.size())}, torch::kUInt8);
     return token_windows(stream, options_.context, str_cat("perldoc's ", kSplitNames[which], " split"));

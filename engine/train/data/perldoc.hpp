@@ -20,12 +20,21 @@ struct PerldocOptions {
 /// the newest VERSION). ConfigError naming the package to install when it holds no .pod file.
 std::string perldoc_folder(const std::string& root);
 
+/// The corpus decoded, and what went into it.
+struct PerldocCorpus {
+  std::array<std::string, 3> texts;  ///< training, validation, test: paragraphs, each ended by '\n'
+  std::size_t files = 0;             ///< .pod files read
+  std::size_t paragraphs = 0;        ///< of prose, repeats included
+  std::size_t repeats = 0;           ///< paragraphs left out: seen before
+  std::size_t repeated_bytes = 0;    ///< their bytes
+};
+
 /// The corpus's paragraphs, each on one line, split three ways: the .pod files of `folder` in
 /// name order, their prose (pod_paragraphs), each paragraph kept the first time it appears (exact
 /// repeats, mostly headings, left out), numbered across files; paragraph i is validation when
 /// i % 20 == 18, test when i % 20 == 19, training otherwise (90/5/5, interleaved so that the three
-/// cover the same documents). Each split's text is its paragraphs, each ended by '\n'.
-std::array<std::string, 3> perldoc_texts(const std::string& folder);
+/// cover the same documents). bench/perldoc_stats.cpp prints the counts.
+PerldocCorpus perldoc_corpus(const std::string& folder);
 
 /// An English corpus from a Debian package, for language models on byte tokens: the Perl
 /// documentation of Debian's perl-doc (perlfaq, perlfunc, perlop, perlre, perlsyn, the release
@@ -52,7 +61,7 @@ class PerldocDataset : public Dataset {
   const DataSplit& split(int which);
 
   PerldocOptions options_;
-  std::optional<std::array<std::string, 3>> texts_;  ///< decoded only when a split is not cached
+  std::optional<PerldocCorpus> corpus_;  ///< decoded only when a split is not cached
   std::optional<DataSplit> splits_[3];
 };
 
