@@ -247,3 +247,26 @@ TEST_CASE("a run with exchange = \"update\" is refused, with the reason, by what
   CHECK_THROWS_WITH(catalog.check_run(refused("topology", "parameter_server", {})),
                     Catch::Contains("pull = \"weights\" the server steps its own optimizer"));
 }
+
+TEST_CASE("clip_norm bounds the averaged gradient's step, and a bound above every norm changes nothing",
+          "[train][clip][multirank]") {
+  const RunConfig plain = small_run("gradient", 0.0);  // SGD, lr 0.1: a step moves by lr x |g|
+  RunConfig clipped = plain;
+  clipped.clip_norm = 1e-9;  // every step moves the weights by at most 1e-10
+  RunConfig loose = plain;
+  loose.clip_norm = 1e9;  // above every norm: never clips
+  RunConfig frozen = plain;
+  frozen.optimizer = engine::EngineCatalog().resolve({"optimizer", "sgd", {{"lr", 1e-12}}});
+  const auto unclipped = losses_of(plain);
+  REQUIRE(unclipped.size() == 8);
+  CHECK(losses_of(loose) == unclipped);
+  const auto tiny = losses_of(clipped);
+  const auto still = losses_of(frozen);
+  REQUIRE(tiny.size() == still.size());
+  double moved = 0;
+  for (std::size_t t = 0; t < tiny.size(); ++t) {
+    CHECK(tiny[t] == Approx(still[t]).epsilon(1e-6));  // the clipped run barely moved
+    moved = std::max(moved, std::fabs(unclipped[t] - still[t]));
+  }
+  CHECK(moved > 1e-3);  // while the unclipped one did
+}

@@ -1,5 +1,6 @@
 // The perldoc corpus (engine/train/data/perldoc.cpp) on Debian's perl-doc, and byte tokens of
 // any text file (text { tokens = "bytes" }).
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -158,4 +159,18 @@ TEST_CASE("a gpt on perldoc resolves to validation perplexity and records its pa
   const ResolvedRun resolved = catalog.resolve_run(run);
   CHECK(resolved.test_metric == ResolvedMetric{"test_perplexity", false, "validation"});
   CHECK(resolved.model_parameters == train::gpt_parameters(train::GptOptions{}));
+}
+
+TEST_CASE("a word token stands for its split's bytes over its tokens, and bits per byte follow from them",
+          "[train][text]") {
+  testing::TempDir dir;
+  std::string corpus;
+  for (int line = 0; line < 100; ++line) corpus += "aa bbb\n";  // 7 bytes, 3 tokens (2 words and <eos>)
+  train::TextOptions o;
+  o.file = dir.write("words.txt", corpus);
+  o.bptt = 4;
+  train::TextDataset text(o);
+  CHECK(text.bytes_per_token() == Approx(7.0 / 3.0));
+  CHECK(train::bits_per_byte(std::log(2.0) * 7.0, 7.0 / 3.0) == Approx(3.0));  // 7 bits a token, 7/3 bytes each
+  CHECK(train::bits_per_byte(std::log(256.0), 1.0) == Approx(8.0));           // a uniform guess over bytes
 }

@@ -127,6 +127,7 @@ DataSplit TextDataset::windows(const std::vector<std::string>& lines, const char
 
 double TextDataset::bytes_per_token() {
   if (options_.tokens == TextTokens::Bytes) return 1.0;
+  if (bytes_per_token_) return *bytes_per_token_;  // asked at every evaluation: counted once
   read_splits();
   double bytes = 0, tokens = 0;
   for (const std::string& line : *split_lines_[2]) {
@@ -134,7 +135,8 @@ double TextDataset::bytes_per_token() {
     for_each_word(line, [&](const std::string&) { ++tokens; });
     ++tokens;  // <eos>
   }
-  return tokens > 0 ? bytes / tokens : 0.0;
+  bytes_per_token_ = tokens > 0 ? bytes / tokens : 0.0;
+  return *bytes_per_token_;
 }
 
 const DataSplit& TextDataset::train() {

@@ -68,6 +68,7 @@ class TextDataset : public Dataset {
   std::vector<std::string> words_;
   std::map<std::string, std::int64_t> ids_;
   std::optional<DataSplit> train_, valid_, test_;
+  std::optional<double> bytes_per_token_;
 };
 
 }  // namespace laconic::train
