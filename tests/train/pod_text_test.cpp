@@ -16,6 +16,7 @@ TEST_CASE("POD formatting codes resolve to their text", "[train][pod]") {
   CHECK(resolve_pod_codes("1 E<lt> 2 E<gt> 0, aE<sol>b, E<233>, E<0x263A>, E<unknown>") ==
         "1 < 2 > 0, a/b, \xC3\xA9, \xE2\x98\xBA, ");
   CHECK(resolve_pod_codes("indexX<index entry> hereZ<>") == "index here");
+  CHECK(resolve_pod_codes("noE<nbsp>break") == "no break");
   CHECK(resolve_pod_codes("a C<< never closed") == "a never closed");
   CHECK(resolve_pod_codes("2 < 3 and 4 > 1, Bx<y>") == "2 < 3 and 4 > 1, Bx<y>");
 }

@@ -93,7 +93,8 @@ class CodeReader {
   }
 
   bool code_starts() const {
-    return i_ + 1 < s_.size() && std::strchr("IBCLEFSXZ", s_[i_]) != nullptr && s_[i_] != '\0' && s_[i_ + 1] == '<';
+    // strchr finds a '\0' too (the letters' own terminator): a NUL byte is not a code.
+    return i_ + 1 < s_.size() && s_[i_] != '\0' && std::strchr("IBCLEFSXZ", s_[i_]) != nullptr && s_[i_ + 1] == '<';
   }
 
   std::string code() {
