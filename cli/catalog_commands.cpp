@@ -15,6 +15,16 @@
 
 namespace laconic::cli {
 
+namespace {
+
+// "int or function(epoch, step)"; a nested component of another kind by that kind ("optimizer").
+std::string field_type_text(const FieldSpec& f) {
+  return str_cat(f.component_kind.empty() ? field_type_name(f.type) : f.component_kind.c_str(),
+                 f.per_step ? " or function(epoch, step)" : "");
+}
+
+}  // namespace
+
 int list_command(const std::string& kind) {
   engine::EngineCatalog catalog;
   auto kinds = kind.empty() ? catalog.kinds() : std::vector<std::string>{kind};
@@ -24,8 +34,7 @@ int list_command(const std::string& kind) {
     for (const auto& info : catalog.infos(k)) {
       std::cout << "  " << info.name << " - " << info.description << "\n";
       for (const auto& f : info.fields)
-        std::cout << "      " << f.name << " (" << field_type_name(f.type)
-                  << (f.per_step ? " or function(epoch, step)" : "") << ", default " << format_value(f.default_value)
+        std::cout << "      " << f.name << " (" << field_type_text(f) << ", default " << format_value(f.default_value)
                   << "): " << f.doc << "\n";
     }
   }
@@ -120,8 +129,7 @@ int list_markdown_command() {
       }
       std::cout << "| field | type | default | meaning |\n|---|---|---|---|\n";
       for (const auto& f : info.fields)
-        std::cout << "| `" << f.name << "` | " << field_type_name(f.type)
-                  << (f.per_step ? " or function(epoch, step)" : "") << " | `" << cell(format_value(f.default_value))
+        std::cout << "| `" << f.name << "` | " << field_type_text(f) << " | `" << cell(format_value(f.default_value))
                   << "` | " << cell(f.doc) << " |\n";
       std::cout << "\n";
     }

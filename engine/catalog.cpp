@@ -29,7 +29,9 @@ EngineCatalog::EngineCatalog()
       lr_schedules_(train::builtin_lr_schedules()),
       stop_rules_(train::builtin_stop_rules()),
       placements_(builtin_placements()),
-      hardware_(builtin_hardware()) {}
+      hardware_(builtin_hardware()) {
+  schedules_.resolve_nested_with(optimizers_);  // diloco's outer optimizer
+}
 
 std::vector<std::string> EngineCatalog::kinds() const {
   return std::apply([](const auto&... registry) { return std::vector<std::string>{registry.kind()...}; },
@@ -108,6 +110,7 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config, int rank) const
   parts.optimizer = optimizers_.create(config.optimizer);
   parts.topology = topologies_.create(config.topology);
   parts.schedule = schedules_.create(config.schedule);
+  if (const auto& outer = parts.schedule->traits().outer_optimizer) parts.outer_optimizer = optimizers_.create(*outer);
   parts.compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*parts.model),
                                                 {static_cast<std::uint64_t>(config.seed), rank});
   parts.compressor_for_layers = [registry = compressors_, spec = config.compressor](
@@ -206,6 +209,11 @@ void EngineCatalog::check_schedule(const RunConfig& config) const {
   if (topology.pulls_weights && schedule.averages_models)
     throw ConfigError(str_cat("schedule ", config.schedule.name, " averages models itself; with ",
                               "it use parameter_server { pull = \"gradients\" }"));
+  if (schedule.outer_optimizer && topology.mixes_models)
+    throw ConfigError(str_cat("schedule ", config.schedule.name, " steps weights that every worker shares with the ",
+                              "average of their pseudo-gradients, and topology ", config.topology.name,
+                              " leaves each worker its own mix of its neighbours' models, no shared average; use ",
+                              "allreduce, allgather or parameter_server { pull = \"gradients\" }"));
   if (!schedule.staleness_bound || topology.serves_asynchronously) return;
   throw ConfigError(str_cat("schedule ", config.schedule.name,
                             " needs topology = parameter_server { pull = \"weights\" }, whose server steps its "

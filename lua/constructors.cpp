@@ -394,7 +394,9 @@ Component build_component(const LoadContext& context, const ComponentInfo& info,
     if (value == nullptr && spec == info.fields.end()) throw ConfigError(info.unknown_field(field, true));
     if (value == nullptr || wants_component)
       throw ConfigError(str_cat(info.name, ".", field, " must be ",
-                                wants_component             ? str_cat("a ", info.kind, " component")
+                                wants_component ? (spec->component_kind.empty()
+                                                       ? str_cat("a ", info.kind, " component")
+                                                       : str_cat("a component of kind ", spec->component_kind))
                                 : spec != info.fields.end() ? field_type_phrase(spec->type)
                                                             : std::string("a bool, number or string"),
                                 ", got ", describe_item(context, item)));

@@ -75,6 +75,11 @@ ComponentSpec ComponentSpec::from_json(const std::string& kind, const nlohmann::
 
 namespace {
 
+// "a schedule", "an optimizer".
+std::string with_article(const std::string& noun) {
+  return str_cat(!noun.empty() && std::string("aeiou").find(noun.front()) != std::string::npos ? "an " : "a ", noun);
+}
+
 bool type_accepts(FieldType type, const Value& value) {
   switch (type) {
     case FieldType::Bool:
@@ -135,9 +140,11 @@ ComponentSpec ComponentInfo::resolve(const ComponentSpec& spec) const {
       out.fields[field] = spec.numbers(field);  // {1, 1} and {1.0, 1.0} resolve alike
     } else if (match->type == FieldType::Component) {
       ComponentSpec inner = *std::get<NestedComponent>(value).spec;
-      if (inner.kind.empty()) inner.kind = kind;
-      if (inner.kind != kind)
-        throw ConfigError(str_cat(name, ".", field, " must be a ", kind, ", got ", inner.kind, " '", inner.name, "'"));
+      const std::string& wanted = match->component_kind.empty() ? kind : match->component_kind;
+      if (inner.kind.empty()) inner.kind = wanted;
+      if (inner.kind != wanted)
+        throw ConfigError(str_cat(name, ".", field, " must be ", with_article(wanted), ", got ", inner.kind, " '",
+                                  inner.name, "'"));
       out.fields[field] = nested(std::move(inner));
     } else {
       out.fields[field] = value;

@@ -27,6 +27,10 @@ struct FieldSpec {
   /// With relative_to_file: the file's bytes are part of the experiment's hash, as an included
   /// file's are (a model; not a dataset, which may be large).
   bool hashed = false;
+  /// A Component field: the kind of component it takes when not the owner's own (diloco's
+  /// `outer` is an optimizer inside a schedule); empty for a component of the owner's kind
+  /// (chain's `first`).
+  std::string component_kind{};
 };
 
 /// What the user asked for: `topk { ratio = 0.01 }` is {kind "compressor", name "topk", ratio}.

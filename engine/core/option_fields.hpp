@@ -156,6 +156,19 @@ class OptionFields {
                });
   }
 
+  /// A nested component of another registry's kind (diloco's `outer` optimizer): its default,
+  /// the member's initializer, names that kind; the registry resolves it with the resolver it
+  /// was given for the kind (Registry::resolve_nested_with).
+  OptionFields& component_of(std::string kind, std::string name, ComponentSpec Options::*member, std::string doc) {
+    LACONIC_ENFORCE((defaults().*member).kind == kind,
+                    str_cat("the default of ", name, " must be a ", kind, ", got '", (defaults().*member).kind, "'"));
+    FieldSpec spec{std::move(name), FieldType::Component, nested(defaults().*member), std::move(doc)};
+    spec.component_kind = std::move(kind);
+    return add(std::move(spec), [member](const ComponentSpec& spec, const std::string& field, Options& o) {
+      o.*member = spec.component(field);
+    });
+  }
+
   /// A number or the experiment file's function of (epoch, step) (FieldSpec::per_step); a
   /// constant is checked against `bounds` here, a function's values where it is evaluated.
   OptionFields& step_value(std::string name, StepValue Options::*member, std::string doc, Bounds bounds = {}) {

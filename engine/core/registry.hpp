@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <concepts>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,16 +82,24 @@ class Registry {
     common_fields_.insert(common_fields_.end(), fields.begin(), fields.end());
   }
 
+  /// Resolves the nested components of `other`'s kind (an optimizer inside a schedule) with
+  /// `other`, a copy kept here. The catalog, which holds every registry, wires them; a registry
+  /// without one for a kind checks only that kind's name (ComponentInfo::resolve).
+  template <class U>
+  void resolve_nested_with(const Registry<U>& other) {
+    foreign_[other.kind()] = [other](const ComponentSpec& spec) { return other.resolve(spec); };
+  }
+
   /// Checks names, types and ranges; fills defaults, nested components' included (a nested
-  /// component is of this registry's kind). Errors in a nested one name its field
-  /// ("in chain.first").
+  /// component is of this registry's kind unless its field names another:
+  /// FieldSpec::component_kind). Errors in a nested one name its field ("in chain.first").
   ComponentSpec resolve(const ComponentSpec& spec) const {
     const Entry& entry = find(spec.name);
     ComponentSpec resolved = entry.info.resolve(spec);
     for (const FieldSpec& field : entry.info.fields) {
       if (field.type != FieldType::Component) continue;
       try {
-        resolved.fields[field.name] = nested(resolve(resolved.component(field.name)));
+        resolved.fields[field.name] = nested(resolve_nested(field, resolved.component(field.name)));
       } catch (Error& e) {
         e.add_context(str_cat("in ", spec.name, ".", field.name));
         throw;
@@ -122,7 +131,7 @@ class Registry {
     if (entry.why_not_update)
       if (std::string why = entry.why_not_update(resolved); !why.empty()) return why;
     for (const FieldSpec& field : entry.info.fields)
-      if (field.type == FieldType::Component)
+      if (field.type == FieldType::Component && !is_foreign(field))
         if (std::string why = why_not_update_exchange(resolved.component(field.name)); !why.empty()) return why;
     return "";
   }
@@ -159,6 +168,16 @@ class Registry {
     std::function<std::unique_ptr<T>(const ComponentSpec&)> make;
   };
 
+  bool is_foreign(const FieldSpec& field) const {
+    return !field.component_kind.empty() && field.component_kind != kind_;
+  }
+
+  ComponentSpec resolve_nested(const FieldSpec& field, const ComponentSpec& inner) const {
+    if (!is_foreign(field)) return resolve(inner);
+    const auto resolver = foreign_.find(field.component_kind);
+    return resolver == foreign_.end() ? inner : resolver->second(inner);
+  }
+
   void add_entry(Entry entry) {
     entry.info.fields.insert(entry.info.fields.end(), common_fields_.begin(), common_fields_.end());
     if (contains(entry.info.name)) throw InvariantError(str_cat(kind_, " '", entry.info.name, "' is registered twice"));
@@ -178,6 +197,7 @@ class Registry {
   std::string kind_;
   std::vector<Entry> entries_;
   std::vector<FieldSpec> common_fields_;
+  std::map<std::string, std::function<ComponentSpec(const ComponentSpec&)>> foreign_;  // by kind
 };
 
 }  // namespace laconic

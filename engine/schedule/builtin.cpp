@@ -1,5 +1,6 @@
 #include "engine/schedule/builtin.hpp"
 
+#include "engine/schedule/diloco.hpp"
 #include "engine/schedule/local_sgd.hpp"
 #include "engine/schedule/stale_sync.hpp"
 #include "engine/schedule/synchronous.hpp"
@@ -12,6 +13,9 @@ Registry<Schedule> builtin_schedules() {
       "synchronous", "bulk-synchronous SGD: compute, average gradients, update, every step");
   r.add<LocalSgdSchedule, LocalSgdOptions>("local_sgd",
                                            "local SGD: `period` local steps per worker, then the models are averaged");
+  r.add<DilocoSchedule, DilocoOptions>("diloco",
+                                       "DiLoCo: `inner_steps` local steps per worker, then an `outer` optimizer steps "
+                                       "the shared weights with the averaged pseudo-gradient");
   r.add<StaleSyncSchedule, StaleSyncOptions>("stale_sync",
                                              "stale-synchronous SGD with a parameter server: no worker more than "
                                              "`staleness` steps ahead of the slowest");

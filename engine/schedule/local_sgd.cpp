@@ -12,14 +12,18 @@ OptionFields<LocalSgdOptions> LocalSgdOptions::fields() {
       "local steps between two model averages (H); the last step of an epoch does not force an average", at_least(1));
 }
 
+bool period_reached(std::int64_t& since, const StepValue& period, const char* field, const StepPoint& at) {
+  const double steps = period.at(at);
+  if (!(steps >= 1 && std::trunc(steps) == steps))
+    throw ConfigError(str_cat(field, " (a function) returned ", steps, " at epoch ", at.epoch, ", step ", at.step,
+                              "; it must be an integer >= 1"));
+  return ++since >= static_cast<std::int64_t>(steps);
+}
+
 void LocalSgdSchedule::step(StepActions& actions, const StepPoint& at) {
   actions.compute_gradients();
   actions.apply_update();
-  const double period = options_.period.at(at);
-  if (!(period >= 1 && std::trunc(period) == period))
-    throw ConfigError(str_cat("local_sgd.period (a function) returned ", period, " at epoch ", at.epoch, ", step ",
-                              at.step, "; it must be an integer >= 1"));
-  if (++since_average_ >= static_cast<std::int64_t>(period)) {
+  if (period_reached(since_average_, options_.period, "local_sgd.period", at)) {
     actions.average_models();
     since_average_ = 0;
   }

@@ -19,6 +19,11 @@ struct LocalSgdOptions {
   }
 };
 
+/// Counts one more local step toward `period` (the file's function asked at `at`; `field` names
+/// it in the error when it returns anything but an integer >= 1): true when the steps since the
+/// last average reach it.
+bool period_reached(std::int64_t& since, const StepValue& period, const char* field, const StepPoint& at);
+
 /// Local SGD (Stich 2019; "periodic averaging"): every worker takes `period` optimizer steps on
 /// its own gradients, then the models are averaged (the change since the last average goes
 /// through the compressor and the topology, like a gradient). With period 1 and plain SGD

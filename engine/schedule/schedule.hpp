@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/core/component.hpp"
 #include "engine/core/state_io.hpp"
 #include "engine/core/step_value.hpp"
 
@@ -34,9 +35,14 @@ struct ScheduleTraits {
   /// Set for schedules run by an asynchronous parameter server (stale_sync, async): how many
   /// steps a worker may run ahead of the slowest.
   std::optional<std::int64_t> staleness_bound;
-  /// The schedule averages whole models through the topology (local_sgd), so the topology must
-  /// hand back the average of what it is given: a parameter server with pull = "gradients".
+  /// The schedule averages whole models through the topology (local_sgd, diloco), so the
+  /// topology must hand back the average of what it is given: a parameter server with pull =
+  /// "gradients".
   bool averages_models = false;
+  /// DiLoCo's outer optimizer (an optimizer's resolved spec): the workers' averaged change is
+  /// its pseudo-gradient, and it steps the shared weights every worker starts a round from.
+  /// Unset: the average itself is the shared weights (local SGD).
+  std::optional<ComponentSpec> outer_optimizer{};
   /// Every worker exchanges its gradient right after computing it, every step, in lock-step with
   /// the others (synchronous): an overlapped exchange has a backward pass to overlap, and all
   /// workers reach each evaluation together.

@@ -10,6 +10,7 @@
 #include "engine/core/metric_keys.hpp"
 #include "engine/core/rank_clock.hpp"
 #include "engine/train/models/objective.hpp"
+#include "engine/train/optim/outer_step.hpp"
 #include "engine/train/data/shard.hpp"
 #include "engine/train/step_helpers.hpp"
 
@@ -46,14 +47,15 @@ void Trainer::save_state(StateWriter& out) const {
   out.array(anchor_);
   out.array(straggler_rng_.state_words());
   if (overlapped_) overlapped_->compressors().save_state(out);
+  if (parts_.outer_optimizer) parts_.outer_optimizer->save_state(out);  // diloco: no older format ran it
 }
 
 void Trainer::load_state(StateReader& in, std::uint64_t checkpoint_format) {
   if (checkpoint_format >= 3) decoded_payloads_recorded_ = in.flag();
   in.array(anchor_);
   in.array_exact(straggler_rng_.state_words());
-  if (!overlapped_) return;
-  overlapped_->compressors().load_state(in);  // told their epoch by the first advance() after
+  if (overlapped_) overlapped_->compressors().load_state(in);  // told their epoch by the first advance() after
+  if (parts_.outer_optimizer) parts_.outer_optimizer->load_state(in);
 }
 
 void Trainer::compute_gradients() {
@@ -116,10 +118,21 @@ void Trainer::average_models() {
     // feedback) sees something gradient-like, then start the next period from the mean.
     for (std::size_t i = 0; i < model_.size(); ++i) model_[i] -= anchor_[i];
     exchange_ = parts_.topology->average(model_, *parts_.compressor, comm_);
-    for (std::size_t i = 0; i < model_.size(); ++i) model_[i] += anchor_[i];
-    anchor_ = model_;
+    if (parts_.outer_optimizer) {
+      step_outer();
+    } else {
+      for (std::size_t i = 0; i < model_.size(); ++i) model_[i] += anchor_[i];
+      anchor_ = model_;
+    }
   }
   write_model(model_);
+}
+
+void Trainer::step_outer() {
+  const double t0 = rank_seconds();
+  outer_step(*parts_.outer_optimizer, anchor_, model_, params_);
+  model_ = anchor_;
+  time_optimizer_ += rank_seconds() - t0;
 }
 
 void Trainer::apply_update() {

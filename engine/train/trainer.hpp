@@ -31,8 +31,9 @@ class Trainer : public schedule::StepActions {
   /// Continues the epoch at its step `index` (after begin_epoch(), when resuming).
   void skip_to(std::int64_t index);
 
-  /// Its own state for checkpoints: the last average local SGD starts from, the stragglers'
-  /// generator, and under an overlapped exchange its buckets' compressors (the run's compressor
+  /// Its own state for checkpoints: the last average local SGD starts from (DiLoCo's shared
+  /// weights), the stragglers' generator, under an overlapped exchange its buckets' compressors,
+  /// and DiLoCo's outer optimizer (the run's compressor
   /// is the worker loop's to keep). The restored compressors learn their epoch from the next
   /// advance().
   /// Also whether worker 0 recorded decoded_payloads (once per run), from checkpoint format 3 on.
@@ -72,6 +73,10 @@ class Trainer : public schedule::StepActions {
   std::vector<torch::Tensor>& params() { return params_; }
 
  private:
+  /// DiLoCo's outer step: with the workers' mean change since the round began in model_, the
+  /// outer optimizer steps the shared weights (anchor_) with the pseudo-gradient, and model_
+  /// becomes them. Its seconds count as the optimizer's.
+  void step_outer();
   /// Sleeps the straggler's delay when this worker is one.
   void straggle();
   /// Scales the flat gradient to config_.clip_norm when its L2 norm is above it.

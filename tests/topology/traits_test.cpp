@@ -51,6 +51,8 @@ TEST_CASE("a schedule's staleness bound from its options is what the built sched
   CHECK(registry.create(spec)->traits() == asked);
   CHECK(asked.staleness_bound.has_value() == (spec.name == "stale_sync" || spec.name == "async"));
   if (spec.name == "stale_sync") CHECK(asked.staleness_bound == registry.resolve(spec).integer("staleness"));
-  CHECK(asked.averages_models == (spec.name == "local_sgd"));
+  CHECK(asked.averages_models == (spec.name == "local_sgd" || spec.name == "diloco"));
+  CHECK(asked.outer_optimizer.has_value() == (spec.name == "diloco"));
+  if (asked.outer_optimizer) CHECK(*asked.outer_optimizer == registry.resolve(spec).component("outer"));
   CHECK(asked.exchanges_each_gradient == (spec.name == "synchronous"));
 }

@@ -13,8 +13,8 @@
 #include "engine/core/metric_keys.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/worker.hpp"
-#include "rank_threads.hpp"
 #include "temp_dir.hpp"
+#include "train_ranks.hpp"
 
 // Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
 #include <catch2/catch.hpp>
@@ -22,11 +22,12 @@
 
 using namespace laconic;
 using laconic::testing::TempDir;
+using laconic::testing::train_ranks;
 
 namespace {
 
 // Stateful everywhere a checkpoint must reach: momentum, Top-k's error-feedback residual,
-// local SGD's counter, the epoch boundary inside the run. "overlapped": synchronous, with the
+// local SGD's counter, DiLoCo's outer momentum (its rounds of 3 steps end between checkpoints), the epoch boundary inside the run. "overlapped": synchronous, with the
 // gradient exchanged in buckets during backward, each bucket with its own layer-wise Top-k.
 RunConfig stateful_run(const std::string& schedule_or_overlapped) {
   const bool overlapped = schedule_or_overlapped == "overlapped";
@@ -40,6 +41,7 @@ RunConfig stateful_run(const std::string& schedule_or_overlapped) {
   c.optimizer = catalog.resolve({"optimizer", "sgd", {{"lr", 0.05}, {"momentum", 0.9}}});
   c.topology = catalog.resolve({"topology", "allreduce", {}});
   c.schedule = schedule == "local_sgd" ? catalog.resolve({"schedule", "local_sgd", {{"period", std::int64_t{3}}}})
+               : schedule == "diloco"  ? catalog.resolve({"schedule", "diloco", {{"inner_steps", std::int64_t{3}}}})
                                        : catalog.resolve({"schedule", schedule, {}});
   c.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}});
   if (overlapped) {
@@ -53,35 +55,6 @@ RunConfig stateful_run(const std::string& schedule_or_overlapped) {
   c.eval_limit = 200;
   c.workers = 2;
   return c;
-}
-
-struct RankOutcome {
-  train::WorkerResult result;
-  std::vector<MetricRecord> records;
-};
-
-// Every rank of the run, parameter servers (ranks >= workers) included.
-std::map<int, RankOutcome> train_ranks(const RunConfig& config, const train::Checkpointing& checkpointing) {
-  std::map<int, RankOutcome> out;
-  std::mutex mutex;
-  const int world = engine::EngineCatalog().world_size(config);
-  testing::run_ranks(world, std::chrono::seconds(120), [&](comm::Communicator& comm) {
-    engine::EngineCatalog catalog;
-    MemorySink sink;
-    train::WorkerParts parts;
-    {
-      std::lock_guard<std::mutex> lock(mutex);  // LibTorch's generator is per process
-      parts = catalog.build(config, comm.rank());
-    }
-    train::WorkerResult result;
-    if (comm.rank() < config.workers)
-      result = train::run_worker(config, std::move(parts), comm, sink, {}, nullptr, checkpointing);
-    else
-      train::run_server(config, std::move(parts), comm, sink, nullptr, checkpointing);
-    std::lock_guard<std::mutex> lock(mutex);
-    out[comm.rank()] = {result, sink.records()};
-  });
-  return out;
 }
 
 // (step, key) -> value of one rank's per-step and per-epoch records, from `from_step` on.
@@ -141,7 +114,7 @@ class SavedSteps {
 
 TEST_CASE("a run resumed from its checkpoints continues exactly as the uninterrupted run",
           "[train][checkpoint][multirank]") {
-  const std::string schedule = GENERATE(as<std::string>{}, "synchronous", "local_sgd", "overlapped");
+  const std::string schedule = GENERATE(as<std::string>{}, "synchronous", "local_sgd", "diloco", "overlapped");
   INFO("schedule " << schedule);
   const auto config = stateful_run(schedule);
   TempDir dir;

@@ -1,0 +1,21 @@
+#pragma once
+// DiLoCo's outer step on flat weights: the schedule's half that touches tensors
+// (engine/schedule/diloco.hpp says when it runs).
+#include <span>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "engine/train/optim/optimizer.hpp"
+
+namespace laconic::train {
+
+/// Steps `shared` (the weights every worker started the round from, flat, in the order and
+/// shapes of `layout`) with `outer`, whose gradient is DiLoCo's pseudo-gradient: the round's
+/// start minus the workers' mean local weights, that is minus `mean_change` (their mean of
+/// local minus start). `mean_change` becomes the pseudo-gradient. The optimizer sees one tensor
+/// per layer of `layout`, so a per-layer rule (LAMB's trust ratio) acts per layer.
+void outer_step(Optimizer& outer, std::span<float> shared, std::span<float> mean_change,
+                const std::vector<torch::Tensor>& layout);
+
+}  // namespace laconic::train

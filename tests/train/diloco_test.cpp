@@ -1,0 +1,181 @@
+// DiLoCo (engine/schedule/diloco.hpp): its outer step against the paper's arithmetic written
+// out plainly, and its invariants over whole runs: outer SGD with rate 1 is local SGD, bit for
+// bit; H = 1 with it is synchronous model averaging; every worker ends each round with the
+// same shared weights.
+#include <cmath>
+
+#include "engine/core/error.hpp"
+#include "engine/train/builtin.hpp"
+#include "engine/train/optim/outer_step.hpp"
+#include "train_ranks.hpp"
+
+// Catch2 last: LibTorch's c10 defines a glog-style CHECK that would otherwise replace Catch's.
+#include <catch2/catch.hpp>
+
+using namespace laconic;
+using laconic::testing::train_ranks;
+
+namespace {
+
+// Two workers training LeNet-5 on Fashion-MNIST for `steps` steps, with `schedule`.
+RunConfig diloco_test_run(const ComponentSpec& schedule, std::int64_t steps, const std::string& compressor = "topk") {
+  engine::EngineCatalog catalog;
+  RunConfig c;
+  c.experiment = "test";
+  c.name = "diloco";
+  c.dataset = catalog.resolve({"dataset", "fashion_mnist", {}});
+  c.model = catalog.resolve({"model", "lenet5", {}});
+  c.optimizer = catalog.resolve({"optimizer", "sgd", {{"lr", 0.05}, {"momentum", 0.9}}});
+  c.topology = catalog.resolve({"topology", "allreduce", {}});
+  c.schedule = catalog.resolve(schedule);
+  c.compressor = compressor == "topk" ? catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}})
+                                      : catalog.resolve({"compressor", compressor, {}});
+  c.batch_size = 16;
+  c.max_steps = steps;
+  c.epochs = 1;
+  c.eval_limit = 200;
+  c.workers = 2;
+  return c;
+}
+
+ComponentSpec diloco(std::int64_t inner_steps, ComponentSpec outer) {
+  return {"schedule", "diloco", {{"inner_steps", inner_steps}, {"outer", nested(std::move(outer))}}};
+}
+
+ComponentSpec outer_sgd(double lr, double momentum = 0, bool nesterov = false) {
+  return {"optimizer", "sgd", {{"lr", lr}, {"momentum", momentum}, {"nesterov", nesterov}}};
+}
+
+// (step, key) -> value of one rank's records of `key`.
+std::map<std::int64_t, double> series_of(const std::vector<MetricRecord>& records, const std::string& key) {
+  std::map<std::int64_t, double> out;
+  for (const auto& r : records)
+    if (r.key == key) out[r.step] = r.value;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the outer step is DiLoCo's: Nesterov SGD on the start minus the mean local weights",
+          "[train][diloco]") {
+  // Two layers, three rounds of random mean changes; the reference follows the paper's
+  // algorithm 1 with PyTorch's Nesterov rule, in doubles: g = start - mean local = -change,
+  // b = m b + g, start -= lr (g + m b).
+  const std::vector<torch::Tensor> layout = {torch::zeros({3, 4}), torch::zeros({5})};
+  const double lr = 0.7, m = 0.9;
+  auto outer = train::builtin_optimizers().create(outer_sgd(lr, m, true));
+  torch::manual_seed(9);
+  const auto start = torch::randn({17});
+  std::vector<float> shared(start.data_ptr<float>(), start.data_ptr<float>() + 17);
+  std::vector<double> expected(shared.begin(), shared.end()), momentum(17, 0.0);
+  for (int round = 0; round < 3; ++round) {
+    const auto drawn = torch::randn({17});
+    std::vector<float> change(drawn.data_ptr<float>(), drawn.data_ptr<float>() + 17);
+    for (std::size_t i = 0; i < 17; ++i) {
+      const double g = -static_cast<double>(change[i]);
+      momentum[i] = m * momentum[i] + g;
+      expected[i] -= lr * (g + m * momentum[i]);
+    }
+    train::outer_step(*outer, shared, change, layout);
+    for (std::size_t i = 0; i < 17; ++i) {
+      INFO("round " << round << ", element " << i);
+      CHECK(change[i] == -static_cast<float>(drawn[static_cast<std::int64_t>(i)].item<float>()));
+      CHECK(std::abs(shared[i] - expected[i]) <= 1e-5 * (1 + std::abs(expected[i])));
+    }
+  }
+}
+
+TEST_CASE("outer SGD with rate 1 takes the mean of the local weights exactly", "[train][diloco]") {
+  const std::vector<torch::Tensor> layout = {torch::zeros({2, 3})};
+  auto outer = train::builtin_optimizers().create(outer_sgd(1.0));
+  std::vector<float> shared = {0.1f, -2.5f, 3.0f, 1e-3f, 7.25f, -0.3f};
+  std::vector<float> change = {0.7f, 0.01f, -1.5f, 2e-4f, -7.25f, 0.1f};
+  std::vector<float> plain(6);
+  for (std::size_t i = 0; i < 6; ++i) plain[i] = change[i] + shared[i];  // local SGD's average
+  train::outer_step(*outer, shared, change, layout);
+  CHECK(shared == plain);
+}
+
+TEST_CASE("outer_step refuses a layout that does not cover the weights", "[train][diloco]") {
+  auto outer = train::builtin_optimizers().create(outer_sgd(1.0));
+  std::vector<float> shared(7), change(7);
+  CHECK_THROWS_AS(train::outer_step(*outer, shared, change, {torch::zeros({6})}), InvariantError);
+}
+
+TEST_CASE("diloco with outer sgd { lr = 1 } is local_sgd with the same period, bit for bit",
+          "[train][diloco][multirank]") {
+  // Top-k with error feedback on the change, momentum in the inner optimizer: what the two
+  // schedules send and compute must agree byte for byte and bit for bit, not just closely.
+  const auto local = train_ranks(
+      diloco_test_run({"schedule", "local_sgd", {{"period", std::int64_t{3}}}}, 9));
+  const auto outer = train_ranks(diloco_test_run(diloco(3, outer_sgd(1.0)), 9));
+  for (int rank : {0, 1}) {
+    INFO("rank " << rank);
+    const auto& a = local.at(rank).records;
+    const auto& b = outer.at(rank).records;
+    CHECK(series_of(a, "train_loss") == series_of(b, "train_loss"));
+    CHECK(series_of(a, "payload_bytes") == series_of(b, "payload_bytes"));
+    CHECK(series_of(a, "train_loss").size() == 9);
+    CHECK(series_of(b, "payload_bytes").at(2) > 0);  // the rounds' exchanges happened
+    CHECK(local.at(rank).result.parameter_hash == outer.at(rank).result.parameter_hash);
+  }
+}
+
+TEST_CASE("diloco with H = 1 and outer sgd { lr = 1 } is synchronous SGD up to float rounding",
+          "[train][diloco][multirank]") {
+  // Plain inner SGD: averaging w - lr g_i over workers is w - lr mean(g), which synchronous SGD
+  // computes in another order. Measured: the losses agree to about 1e-7 relative over 10 steps.
+  auto plain = [](RunConfig c) {
+    c.optimizer = engine::EngineCatalog().resolve({"optimizer", "sgd", {{"lr", 0.05}}});
+    return c;
+  };
+  const auto sync = train_ranks(plain(diloco_test_run({"schedule", "synchronous", {}}, 10, "none")));
+  const auto averaged = train_ranks(plain(diloco_test_run(diloco(1, outer_sgd(1.0)), 10, "none")));
+  const auto a = series_of(sync.at(0).records, "train_loss");
+  const auto b = series_of(averaged.at(0).records, "train_loss");
+  REQUIRE(a.size() == 10);
+  REQUIRE(b.size() == 10);
+  double worst = 0;
+  for (const auto& [step, loss] : a) worst = std::max(worst, std::abs(loss - b.at(step)) / std::abs(loss));
+  INFO("largest relative difference of the losses: " << worst);
+  CHECK(worst <= 1e-5);
+}
+
+TEST_CASE("every worker ends each DiLoCo round with the same shared weights", "[train][diloco][multirank]") {
+  // Nesterov outer momentum, the default: each worker keeps the outer state itself, so the
+  // weights agree only if every worker's outer step saw the same mean and state. In the middle
+  // of a round they differ (each worker trained on its own shard), which shows the hash tells.
+  const auto at_round_end = train_ranks(diloco_test_run(diloco(4, outer_sgd(0.7, 0.9, true)), 8));
+  CHECK(at_round_end.at(0).result.parameter_hash == at_round_end.at(1).result.parameter_hash);
+  const auto mid_round = train_ranks(diloco_test_run(diloco(4, outer_sgd(0.7, 0.9, true)), 10));
+  CHECK(mid_round.at(0).result.parameter_hash != mid_round.at(1).result.parameter_hash);
+}
+
+TEST_CASE("diloco refuses gossip, which leaves no shared average to step", "[train][diloco]") {
+  auto config = diloco_test_run(diloco(4, outer_sgd(0.7, 0.9, true)), 8, "none");
+  engine::EngineCatalog catalog;
+  config.topology = catalog.resolve({"topology", "gossip", {}});
+  try {
+    catalog.check_run(config);
+    FAIL("gossip was accepted");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("no shared average") && Catch::Contains("use allreduce"));
+  }
+}
+
+TEST_CASE("diloco's outer optimizer is resolved as an optimizer: defaults, ranges, kind", "[train][diloco]") {
+  engine::EngineCatalog catalog;
+  const ComponentSpec resolved = catalog.resolve({"schedule", "diloco", {}});
+  CHECK(resolved.integer("inner_steps") == 100);
+  const ComponentSpec& outer = resolved.component("outer");
+  CHECK(outer.kind == "optimizer");
+  CHECK(outer.name == "sgd");
+  CHECK(outer.number("lr") == 0.7);
+  CHECK(outer.number("momentum") == 0.9);
+  CHECK(outer.flag("nesterov"));
+  const ComponentSpec adam = catalog.resolve(diloco(10, {"optimizer", "adam", {{"lr", 0.01}}})).component("outer");
+  CHECK(adam.number("eps") > 0);  // the optimizer's own defaults filled in
+  CHECK_THROWS_WITH(catalog.resolve(diloco(10, outer_sgd(-1.0))), Catch::Contains("lr") && Catch::Contains("in diloco.outer"));
+  CHECK_THROWS_WITH(catalog.resolve(diloco(10, {"compressor", "topk", {}})),
+                    Catch::Contains("diloco.outer must be an optimizer, got compressor"));
+}

@@ -1,0 +1,44 @@
+#pragma once
+// Trains every rank of a run as threads of this process, over in-memory communicators
+// (rank_threads.hpp), and keeps what each rank reached and recorded.
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "engine/catalog.hpp"
+#include "engine/train/checkpoint.hpp"
+#include "engine/train/worker.hpp"
+#include "rank_threads.hpp"
+
+namespace laconic::testing {
+
+struct RankOutcome {
+  train::WorkerResult result;
+  std::vector<MetricRecord> records;
+};
+
+// Every rank of the run, parameter servers (ranks >= workers) included.
+inline std::map<int, RankOutcome> train_ranks(const RunConfig& config, const train::Checkpointing& checkpointing = {}) {
+  std::map<int, RankOutcome> out;
+  std::mutex mutex;
+  const int world = engine::EngineCatalog().world_size(config);
+  run_ranks(world, std::chrono::seconds(120), [&](comm::Communicator& comm) {
+    engine::EngineCatalog catalog;
+    MemorySink sink;
+    train::WorkerParts parts;
+    {
+      std::lock_guard<std::mutex> lock(mutex);  // LibTorch's generator is per process
+      parts = catalog.build(config, comm.rank());
+    }
+    train::WorkerResult result;
+    if (comm.rank() < config.workers)
+      result = train::run_worker(config, std::move(parts), comm, sink, {}, nullptr, checkpointing);
+    else
+      train::run_server(config, std::move(parts), comm, sink, nullptr, checkpointing);
+    std::lock_guard<std::mutex> lock(mutex);
+    out[comm.rank()] = {result, sink.records()};
+  });
+  return out;
+}
+
+}  // namespace laconic::testing
