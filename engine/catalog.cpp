@@ -13,6 +13,7 @@
 #include "engine/topology/builtin.hpp"
 #include "engine/train/builtin.hpp"
 #include "engine/train/optim/lr_schedule.hpp"
+#include "engine/train/optim/outer_step.hpp"
 #include "engine/train/models/objective.hpp"
 #include "engine/train/worker.hpp"
 
@@ -110,7 +111,9 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config, int rank) const
   parts.optimizer = optimizers_.create(config.optimizer);
   parts.topology = topologies_.create(config.topology);
   parts.schedule = schedules_.create(config.schedule);
-  if (const auto& outer = parts.schedule->traits().outer_optimizer) parts.outer_optimizer = optimizers_.create(*outer);
+  if (const auto& outer = parts.schedule->traits().outer_optimizer)
+    for (std::int64_t f = 0; f < parts.schedule->traits().fragments; ++f)
+      parts.outer_optimizers.push_back(optimizers_.create(*outer));
   parts.compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*parts.model),
                                                 {static_cast<std::uint64_t>(config.seed), rank});
   parts.compressor_for_layers = [registry = compressors_, spec = config.compressor](
@@ -134,6 +137,11 @@ void EngineCatalog::check_parts(const RunConfig& config, const train::Model& mod
   train::check_compatible(model, dataset);
   topology.check(compressor);  // refused here, before any worker starts, as every worker would
   check_overlap(topology, schedules_.traits(config.schedule), config);
+  if (const std::int64_t fragments = schedules_.traits(config.schedule).fragments; fragments > 1) {
+    std::vector<std::int64_t> sizes;  // Streaming DiLoCo cuts the model by parameter tensors
+    for (const auto& p : model.parameters()) sizes.push_back(p.numel());
+    (void)train::fragment_bounds(sizes, fragments);
+  }
   check_schedule(config);
   check_exchange(config);
   check_placement(config, topology, network);

@@ -42,6 +42,7 @@ inline constexpr std::uint64_t kServerShard = 0x5e7e;  ///< + shard: a parameter
 inline constexpr std::uint64_t kServerPull = 0x9011;   ///< + shard: asynchronous pull compressors
 inline constexpr std::uint64_t kBucket = 0xb0c4e7;     ///< + bucket: an overlapped exchange's buckets
 inline constexpr std::uint64_t kStraggler = 0x5710;    ///< + rank: a straggler's delays
+inline constexpr std::uint64_t kFragment = 0xf4a9;     ///< + fragment: Streaming DiLoCo's fragment compressors
 }  // namespace streams
 
 class Rng {

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "engine/core/option_fields.hpp"
 #include "engine/schedule/schedule.hpp"
@@ -12,12 +13,14 @@ ComponentSpec default_outer_optimizer();
 struct DilocoOptions {
   StepValue inner_steps = 100;
   ComponentSpec outer = default_outer_optimizer();
+  std::int64_t fragments = 1;
 
   static OptionFields<DilocoOptions> fields();
   static ScheduleTraits traits(const DilocoOptions& options) {
     return {.staleness_bound = std::nullopt,
             .averages_models = true,
             .outer_optimizer = options.outer,
+            .fragments = options.fragments,
             .exchanges_each_gradient = false};
   }
   static std::string why_not_update_exchange(const ComponentSpec&) {
@@ -32,17 +35,21 @@ struct DilocoOptions {
 /// minus the averaged local weights); every worker starts the next round from them. With outer
 /// sgd { lr = 1 } it is local_sgd { period = H }, bit for bit. Counts H like local SGD counts its
 /// period: asked after every inner step when it is a function.
+/// Streaming DiLoCo (Douillard et al. 2025, arXiv 2501.18512), `fragments` = F > 1: the model's
+/// layers are cut into F fragments of about equal size; fragment f's rounds end H - f H / F
+/// steps after the start and every H steps after, so the fragments are averaged on staggered
+/// steps and each exchange carries about 1/F of the model (H is then a constant, >= F).
 class DilocoSchedule : public Schedule {
  public:
-  explicit DilocoSchedule(DilocoOptions options) : Schedule(DilocoOptions::traits(options)), options_(options) {}
+  explicit DilocoSchedule(DilocoOptions options);
   std::string name() const override { return "diloco"; }
   void step(StepActions& actions, const StepPoint& at) override;
-  void save_state(StateWriter& out) const override { out.i64(since_round_); }
-  void load_state(StateReader& in) override { since_round_ = in.i64(); }
+  void save_state(StateWriter& out) const override { out.array(since_round_); }
+  void load_state(StateReader& in) override { in.array_exact(std::span<std::int64_t>(since_round_)); }
 
  private:
   DilocoOptions options_;
-  std::int64_t since_round_ = 0;  // inner steps since the round began
+  std::vector<std::int64_t> since_round_;  // per fragment: inner steps since its round began
 };
 
 }  // namespace laconic::schedule

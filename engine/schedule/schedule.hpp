@@ -25,6 +25,10 @@ class StepActions {
   /// the changes since the last average (compressed like a gradient); with gossip, each worker
   /// mixes its model with its neighbours'.
   virtual void average_models() = 0;
+  /// Streaming DiLoCo: averages fragment `fragment` of `fragments` (the model's layers cut into
+  /// that many runs of consecutive layers of about equal size) as average_models() averages the
+  /// whole model, with the fragment's own compressor and outer optimizer.
+  virtual void average_fragment(int fragment, int fragments) = 0;
   /// True when the topology mixes models rather than gradients (gossip): a synchronous step is
   /// then compute, local update, mix.
   virtual bool topology_mixes_models() const = 0;
@@ -43,6 +47,9 @@ struct ScheduleTraits {
   /// its pseudo-gradient, and it steps the shared weights every worker starts a round from.
   /// Unset: the average itself is the shared weights (local SGD).
   std::optional<ComponentSpec> outer_optimizer{};
+  /// With outer_optimizer: how many fragments of the model are averaged on staggered steps
+  /// (Streaming DiLoCo), each with an outer optimizer of its own; 1 = the whole model at once.
+  std::int64_t fragments = 1;
   /// Every worker exchanges its gradient right after computing it, every step, in lock-step with
   /// the others (synchronous): an overlapped exchange has a backward pass to overlap, and all
   /// workers reach each evaluation together.

@@ -26,10 +26,13 @@ Trainer::Trainer(const RunConfig& config, WorkerParts& parts, comm::Communicator
   // The last averaged model (every worker's start): what local SGD's averages are taken from.
   read_model(anchor_);
   if (const auto bucketing = parts.topology->overlap()) start_overlap(*bucketing);
+  if (const std::int64_t fragments = parts.schedule->traits().fragments; fragments > 1) start_fragments(fragments);
 }
 
 compress::Compressor& Trainer::compressor() {
-  return overlapped_ ? static_cast<compress::Compressor&>(overlapped_->compressors()) : *parts_.compressor;
+  if (overlapped_) return overlapped_->compressors();
+  if (fragment_compressors_) return *fragment_compressors_;
+  return *parts_.compressor;
 }
 
 void Trainer::begin_epoch(std::int64_t epoch) {
@@ -47,7 +50,9 @@ void Trainer::save_state(StateWriter& out) const {
   out.array(anchor_);
   out.array(straggler_rng_.state_words());
   if (overlapped_) overlapped_->compressors().save_state(out);
-  if (parts_.outer_optimizer) parts_.outer_optimizer->save_state(out);  // diloco: no older format ran it
+  // diloco, which no older format ran:
+  if (fragment_compressors_) fragment_compressors_->save_state(out);
+  for (const auto& outer : parts_.outer_optimizers) outer->save_state(out);
 }
 
 void Trainer::load_state(StateReader& in, std::uint64_t checkpoint_format) {
@@ -55,7 +60,8 @@ void Trainer::load_state(StateReader& in, std::uint64_t checkpoint_format) {
   in.array(anchor_);
   in.array_exact(straggler_rng_.state_words());
   if (overlapped_) overlapped_->compressors().load_state(in);  // told their epoch by the first advance() after
-  if (parts_.outer_optimizer) parts_.outer_optimizer->load_state(in);
+  if (fragment_compressors_) fragment_compressors_->load_state(in);
+  for (const auto& outer : parts_.outer_optimizers) outer->load_state(in);
 }
 
 void Trainer::compute_gradients() {
@@ -118,7 +124,7 @@ void Trainer::average_models() {
     // feedback) sees something gradient-like, then start the next period from the mean.
     for (std::size_t i = 0; i < model_.size(); ++i) model_[i] -= anchor_[i];
     exchange_ = parts_.topology->average(model_, *parts_.compressor, comm_);
-    if (parts_.outer_optimizer) {
+    if (!parts_.outer_optimizers.empty()) {
       step_outer();
     } else {
       for (std::size_t i = 0; i < model_.size(); ++i) model_[i] += anchor_[i];
@@ -130,9 +136,49 @@ void Trainer::average_models() {
 
 void Trainer::step_outer() {
   const double t0 = rank_seconds();
-  outer_step(*parts_.outer_optimizer, anchor_, model_, params_);
+  outer_step(*parts_.outer_optimizers.front(), anchor_, model_, params_);
   model_ = anchor_;
   time_optimizer_ += rank_seconds() - t0;
+}
+
+void Trainer::average_fragment(int fragment, int fragments) {
+  LACONIC_ENFORCE(fragment_compressors_ && fragment_compressors_->size() == static_cast<std::size_t>(fragments),
+                  "fragment ", fragment, " of ", fragments, " asked of a trainer started with ",
+                  fragment_compressors_ ? fragment_compressors_->size() : 1, " fragments");
+  const auto f = static_cast<std::size_t>(fragment);
+  const std::size_t first = layer_offsets_[fragment_bounds_[f]], end = layer_offsets_[fragment_bounds_[f + 1]];
+  read_model(model_);
+  const std::span<float> change(model_.data() + first, end - first);
+  for (std::size_t i = 0; i < change.size(); ++i) change[i] -= anchor_[first + i];
+  exchange_ = parts_.topology->average(change, (*fragment_compressors_)[f], comm_);
+  const double t0 = rank_seconds();
+  const std::vector<torch::Tensor> layout(params_.begin() + static_cast<std::ptrdiff_t>(fragment_bounds_[f]),
+                                          params_.begin() + static_cast<std::ptrdiff_t>(fragment_bounds_[f + 1]));
+  outer_step(*parts_.outer_optimizers[f], std::span<float>(anchor_.data() + first, end - first), change, layout);
+  std::copy(anchor_.begin() + static_cast<std::ptrdiff_t>(first), anchor_.begin() + static_cast<std::ptrdiff_t>(end),
+            model_.begin() + static_cast<std::ptrdiff_t>(first));
+  time_optimizer_ += rank_seconds() - t0;
+  write_model(model_);
+}
+
+void Trainer::start_fragments(std::int64_t fragments) {
+  std::vector<std::int64_t> sizes;
+  std::vector<compress::LayerShape> shapes;
+  layer_offsets_ = {0};
+  for (const auto& p : params_) {
+    sizes.push_back(p.numel());
+    shapes.emplace_back(p.sizes().begin(), p.sizes().end());
+    layer_offsets_.push_back(layer_offsets_.back() + static_cast<std::size_t>(p.numel()));
+  }
+  fragment_bounds_ = fragment_bounds(sizes, fragments);
+  std::vector<std::unique_ptr<compress::Compressor>> members;
+  for (std::size_t f = 0; f + 1 < fragment_bounds_.size(); ++f)
+    members.push_back(parts_.compressor_for_layers(
+        {shapes.begin() + static_cast<std::ptrdiff_t>(fragment_bounds_[f]),
+         shapes.begin() + static_cast<std::ptrdiff_t>(fragment_bounds_[f + 1])},
+        {compress::derive_seed(static_cast<std::uint64_t>(config_.seed), compress::streams::kFragment + f),
+         comm_.rank()}));
+  fragment_compressors_ = std::make_unique<compress::CompressorGroup>(std::move(members));
 }
 
 void Trainer::apply_update() {

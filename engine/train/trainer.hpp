@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include "engine/compress/compressor_group.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/topology/bucketed_exchange.hpp"
 #include "engine/train/gradient_hooks.hpp"
@@ -50,6 +51,8 @@ class Trainer : public schedule::StepActions {
 
   void average_models() override;
 
+  void average_fragment(int fragment, int fragments) override;
+
   void apply_update() override;
 
   /// The step's seconds from `step_time`, its time on the rank's clock: itself for a rank with a
@@ -77,6 +80,9 @@ class Trainer : public schedule::StepActions {
   /// outer optimizer steps the shared weights (anchor_) with the pseudo-gradient, and model_
   /// becomes them. Its seconds count as the optimizer's.
   void step_outer();
+  /// Streaming DiLoCo: cuts the layers into `fragments` (fragment_bounds) and gives each a
+  /// compressor of the run's kind for its layers, seeded per fragment, the same on every worker.
+  void start_fragments(std::int64_t fragments);
   /// Sleeps the straggler's delay when this worker is one.
   void straggle();
   /// Scales the flat gradient to config_.clip_norm when its L2 norm is above it.
@@ -105,6 +111,10 @@ class Trainer : public schedule::StepActions {
   std::vector<float> model_, anchor_;                       // flat parameters: scratch, and the last average
   std::unique_ptr<topology::BucketedExchange> overlapped_;  // allreduce { overlap = true }
   std::unique_ptr<GradientReadyHooks> hooks_;               // feeds overlapped_; goes first
+  // Streaming DiLoCo: fragment f is layers [fragment_bounds_[f], fragment_bounds_[f + 1]), layer
+  // l's elements start at layer_offsets_[l] of the flat model; each fragment has a compressor.
+  std::vector<std::size_t> fragment_bounds_, layer_offsets_;
+  std::unique_ptr<compress::CompressorGroup> fragment_compressors_;
 };
 
 }  // namespace laconic::train

@@ -43,8 +43,9 @@ struct WorkerParts {
   std::unique_ptr<Dataset> dataset;
   std::unique_ptr<Model> model;  ///< must be built after torch::manual_seed(config.seed)
   std::unique_ptr<Optimizer> optimizer;
-  /// diloco's outer optimizer (schedule::ScheduleTraits::outer_optimizer); empty otherwise.
-  std::unique_ptr<Optimizer> outer_optimizer;
+  /// diloco's outer optimizers (schedule::ScheduleTraits::outer_optimizer), one per fragment of
+  /// the model (one without Streaming DiLoCo's fragments); none otherwise.
+  std::vector<std::unique_ptr<Optimizer>> outer_optimizers;
   std::unique_ptr<topology::Topology> topology;
   std::unique_ptr<schedule::Schedule> schedule;
   std::unique_ptr<compress::Compressor> compressor;

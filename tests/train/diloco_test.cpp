@@ -1,7 +1,8 @@
 // DiLoCo (engine/schedule/diloco.hpp): its outer step against the paper's arithmetic written
 // out plainly, and its invariants over whole runs: outer SGD with rate 1 is local SGD, bit for
 // bit; H = 1 with it is synchronous model averaging; every worker ends each round with the
-// same shared weights.
+// same shared weights. Streaming DiLoCo's fragments: how the layers are cut, and that each
+// fragment is averaged on its own staggered steps, carrying its share of the bytes.
 #include <cmath>
 
 #include "engine/core/error.hpp"
@@ -178,4 +179,57 @@ TEST_CASE("diloco's outer optimizer is resolved as an optimizer: defaults, range
   CHECK_THROWS_WITH(catalog.resolve(diloco(10, outer_sgd(-1.0))), Catch::Contains("lr") && Catch::Contains("in diloco.outer"));
   CHECK_THROWS_WITH(catalog.resolve(diloco(10, {"compressor", "topk", {}})),
                     Catch::Contains("diloco.outer must be an optimizer, got compressor"));
+}
+
+TEST_CASE("Streaming DiLoCo cuts the layers into runs of about equal size, one layer at least each",
+          "[train][diloco]") {
+  CHECK(train::fragment_bounds({10, 10, 10, 10}, 1) == std::vector<std::size_t>{0, 4});
+  CHECK(train::fragment_bounds({10, 10, 10, 10}, 2) == std::vector<std::size_t>{0, 2, 4});
+  CHECK(train::fragment_bounds({10, 10, 10, 10}, 4) == std::vector<std::size_t>{0, 1, 2, 3, 4});
+  CHECK(train::fragment_bounds({100, 1, 1, 1}, 2) == std::vector<std::size_t>{0, 1, 4});
+  CHECK(train::fragment_bounds({1, 1, 1, 100}, 2) == std::vector<std::size_t>{0, 3, 4});
+  CHECK(train::fragment_bounds({40, 10, 10, 40}, 2) == std::vector<std::size_t>{0, 2, 4});
+  CHECK(train::fragment_bounds({40, 10, 10, 40}, 3) == std::vector<std::size_t>{0, 1, 3, 4});
+  // LeNet-5's tensors: fc1's weight is 78% of the model, so two fragments cut right after it.
+  CHECK(train::fragment_bounds({150, 6, 2400, 16, 48000, 120, 10080, 84, 840, 10}, 2) ==
+        std::vector<std::size_t>{0, 5, 10});
+  CHECK(train::fragment_bounds({100, 1, 1, 1}, 4) == std::vector<std::size_t>{0, 1, 2, 3, 4});
+  CHECK_THROWS_WITH(train::fragment_bounds({5, 5}, 3), Catch::Contains("has 2 (parameter tensors)"));
+}
+
+TEST_CASE("Streaming DiLoCo averages each fragment on its own staggered steps", "[train][diloco][multirank]") {
+  // LeNet-5, H = 4, two fragments: fragment 1's rounds end at steps 2 and 6 (index 1 and 5),
+  // fragment 0's at 4 and 8; each exchange carries its fragment, and the two together what one
+  // whole round carries.
+  ComponentSpec streaming = diloco(4, outer_sgd(0.7, 0.9, true));
+  streaming.fields["fragments"] = std::int64_t{2};
+  const auto fragmented = train_ranks(diloco_test_run(streaming, 8, "none"));
+  const auto whole = train_ranks(diloco_test_run(diloco(4, outer_sgd(0.7, 0.9, true)), 8, "none"));
+  const auto bytes = series_of(fragmented.at(0).records, "payload_bytes");
+  const auto whole_bytes = series_of(whole.at(0).records, "payload_bytes");
+  REQUIRE(bytes.size() == 8);
+  for (const auto& [step, sent] : bytes) {
+    INFO("step " << step);
+    CHECK((sent > 0) == (step == 1 || step == 3 || step == 5 || step == 7));
+  }
+  CHECK(bytes.at(1) + bytes.at(3) == whole_bytes.at(3));
+  CHECK(bytes.at(1) == bytes.at(5));
+  CHECK(bytes.at(3) == bytes.at(7));
+  // LeNet-5 cut after fc1's weight: 50,572 of its 61,706 elements in fragment 0, which syncs at
+  // steps 4 and 8, and its exchange is that share of a whole one (ring allreduce's chunks round).
+  CHECK(bytes.at(3) == Approx(whole_bytes.at(3) * 50572.0 / 61706.0).epsilon(0.001));
+  CHECK(fragmented.at(0).result.parameter_hash != whole.at(0).result.parameter_hash);
+}
+
+TEST_CASE("Streaming DiLoCo's fragments need a constant inner_steps of at least their number", "[train][diloco]") {
+  engine::EngineCatalog catalog;
+  ComponentSpec spec = diloco(3, outer_sgd(0.7, 0.9, true));
+  spec.fields["fragments"] = std::int64_t{4};
+  CHECK_THROWS_WITH(catalog.resolve(spec), Catch::Contains("needs inner_steps >= fragments, got 3"));
+  auto config = diloco_test_run(diloco(4, outer_sgd(0.7, 0.9, true)), 8, "none");
+  config.schedule.fields["inner_steps"] = std::int64_t{20};
+  config.schedule.fields["fragments"] = std::int64_t{11};  // LeNet-5 has 10 parameter tensors
+  CHECK_THROWS_WITH(catalog.check_run(config), Catch::Contains("fragments = 11 cuts the model by layers"));
+  spec.fields["inner_steps"] = StepFunction{"f"};
+  CHECK_THROWS_WITH(catalog.resolve(spec), Catch::Contains("constant inner_steps; got a function"));
 }

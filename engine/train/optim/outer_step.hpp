@@ -18,4 +18,11 @@ namespace laconic::train {
 void outer_step(Optimizer& outer, std::span<float> shared, std::span<float> mean_change,
                 const std::vector<torch::Tensor>& layout);
 
+/// Streaming DiLoCo's fragments: the layers (their element counts, in order) cut into
+/// `fragments` runs of consecutive layers of about equal size (each cut at the layer boundary
+/// nearest its share of the elements), as fragments + 1 layer indices
+/// (fragment f is layers [bounds[f], bounds[f + 1])). Each fragment holds at least one layer;
+/// ConfigError when there are fewer layers than fragments.
+std::vector<std::size_t> fragment_bounds(const std::vector<std::int64_t>& layer_sizes, std::int64_t fragments);
+
 }  // namespace laconic::train
