@@ -10,6 +10,10 @@ namespace {
 
 bool about_compressor(const std::string& key) { return key == "compressor" || key.starts_with("compressor."); }
 
+// A swept schedule is part of the method, as the compressor is: local SGD and DiLoCo are ways of
+// communicating less, compared with the others in one row.
+bool about_schedule(const std::string& key) { return key == "schedule" || key.starts_with("schedule."); }
+
 void append(std::string& text, const std::string& part) { text += (text.empty() ? "" : ", ") + part; }
 
 // The "key=value" parts of a row, as append() joined them.
@@ -43,17 +47,19 @@ std::pair<std::string, std::string> cell_of(const ReportRun& run, const std::set
   if (!run.experiment_part.empty()) append(row, run.experiment_part);
   append(row, "model=" + (run.model.empty() ? std::string("?") : run.model));
   append(row, "workers=" + std::to_string(run.workers));
-  std::string fields;
+  std::string fields, schedule;
   for (const auto& [key, value] : run.swept.items()) {
     if (key == kSeedVariable || key == "tune" || key == "model" || key == "workers" || key == "compressor" ||
         ignore.count(key))
       continue;
     if (about_compressor(key))
       fields += " " + key.substr(std::string("compressor.").size()) + "=" + value_text(value);
+    else if (about_schedule(key))
+      schedule += " " + (key == "schedule" ? key : key.substr(std::string("schedule.").size())) + "=" + value_text(value);
     else
       append(row, key + "=" + value_text(value));
   }
-  return {row, column + fields};
+  return {row, column + fields + schedule};
 }
 
 const Configuration* Grid::find(const std::string& row, const std::string& column) const {

@@ -1,8 +1,10 @@
 #pragma once
 // Groups runs into configurations: runs whose swept variables agree except for the seed (and
 // the repetition) are seeds of one configuration. A configuration sits in a grid whose rows are
-// model x workers x every other swept variable that is not about the compressor, and whose
-// columns are the compressor x its swept fields. Derived from the runs' config and swept JSON.
+// model x workers x every other swept variable that is not about the method, and whose columns
+// are the method: the compressor x its swept fields, then the schedule and its swept fields
+// where the file sweeps it ("none schedule=diloco inner_steps=50"). Derived from the runs'
+// config and swept JSON.
 #include <set>
 #include <string>
 #include <vector>
@@ -13,7 +15,7 @@ namespace laconic::reports {
 
 struct Configuration {
   std::string row;                   ///< "model=lenet5, workers=2, optimizer.lr=0.05"
-  std::string column;                ///< "topk ratio=0.01"; "none"
+  std::string column;                ///< "topk ratio=0.01"; "none"; "fp16 schedule=diloco inner_steps=50"
   std::string label;                 ///< short name for legends: the parts that differ between configurations
   std::vector<const RunData*> runs;  ///< its seeds and repetitions, in plan order
 };

@@ -81,6 +81,9 @@ ReportRun parse_run(const storage::RunRow& row, const std::string& config_text) 
   run.compressor = text_field(compressor, "name");
   run.baseline_named = run.config.contains("baseline");
   run.is_baseline = run.baseline_named ? compressor == run.config["baseline"] : run.compressor == RunConfig{}.baseline.name;
+  // Where the file sweeps the schedule, a schedule is part of the method (configurations.hpp):
+  // the baseline is the baseline compressor under the default schedule, every step exchanged.
+  if (run.swept.contains("schedule") && run.swept["schedule"] != RunConfig{}.schedule.name) run.is_baseline = false;
   const auto network = run.config.value("network", nlohmann::json::object());
   const std::string bandwidth = text_field(network, "bandwidth"), latency = text_field(network, "latency");
   if (!bandwidth.empty()) run.network = bandwidth + (latency.empty() ? "" : ", " + latency);
@@ -101,7 +104,13 @@ RecordedLink recorded_link(const nlohmann::json& config) {
 }
 
 std::string value_text(const nlohmann::json& value) {
-  return value.is_string() ? value.get<std::string>() : value.dump();
+  if (value.is_string()) return value.get<std::string>();
+  if (!value.is_object() || !value.contains("name") || !value["name"].is_string()) return value.dump();
+  // A nested component as the run names write it: sgd{lr=0.7,momentum=0.9}.
+  std::string fields;
+  for (const auto& [key, field] : value.items())
+    if (key != "name") fields += (fields.empty() ? "" : ",") + key + "=" + value_text(field);
+  return value["name"].get<std::string>() + "{" + fields + "}";
 }
 
 ExperimentRuns load_experiment_runs(storage::Database& db, const std::string& experiment) {

@@ -28,7 +28,8 @@ struct ReportRun {
   std::string compressor;                            ///< config.compressor.name
   /// Its compressor is the one its experiment judges the others against: config.baseline when
   /// the experiment named one (resolved as config.compressor is: the same JSON), else the field's
-  /// default (RunConfig::baseline: none, whatever its scope).
+  /// default (RunConfig::baseline: none, whatever its scope); and, where the experiment sweeps
+  /// the schedule, its schedule is the default one (synchronous).
   bool is_baseline = false;
   bool baseline_named = false;  ///< the configuration records a baseline (baseline = ... in the file)
   std::string network;                               ///< "1Gbit, 50us": the link projected times are computed for
@@ -74,7 +75,8 @@ ExperimentRuns load_experiment_runs(storage::Database& db, const std::string& ex
 /// (ReportRun::experiment_part) when there are two or more.
 ExperimentRuns load_experiment_runs(storage::Database& db, const std::vector<std::string>& experiments);
 
-/// A swept value as the run name writes it: strings bare, numbers as JSON prints them.
+/// A swept value as the run name writes it: strings bare, numbers as JSON prints them, a nested
+/// component as name{field=value,...}.
 std::string value_text(const nlohmann::json& value);
 
 }  // namespace laconic::reports

@@ -147,7 +147,8 @@ std::string row_answer(const SectionInput& in, const RowTarget& target, const st
 std::string summary_explanation(const TestMetric& metric) {
   return str_cat(
       "The baseline: the compressor the runs' configuration names (baseline = ..., none() by default: a "
-      "full-precision exchange), or --baseline; every other configuration of its row, fp16 and bf16 included, is "
+      "full-precision exchange), under the synchronous schedule where the schedule is swept, or --baseline; every "
+      "other configuration of its row, fp16 and bf16 included, is "
       "judged against it. The target: by default the row's baseline by mean final ",
       metric.label, ", less a tolerance (", tolerance_text(metric, default_tolerance(metric)),
       "; --tolerance changes it, --target sets one value for every row), so that a compressor reaches it only "

@@ -10,6 +10,7 @@
 
 #include "engine/core/error.hpp"
 #include "fixture.hpp"
+#include "reports/configurations.hpp"
 #include "reports/experiment_runs.hpp"
 #include "reports/report.hpp"
 #include "storage/recorder.hpp"
@@ -187,4 +188,28 @@ TEST_CASE("a configuration and its record name the same baseline: RunConfig::is_
     CHECK(config.is_baseline() == c.expected);
     CHECK(laconic::reports::parse_run(storage::RunRow{}, config.to_json().dump()).is_baseline == c.expected);
   }
+}
+
+TEST_CASE("a swept schedule is part of the method: one row, and the baseline is the synchronous one",
+          "[reports]") {
+  const auto run_of = [](const std::string& compressor, const std::string& swept) {
+    RunConfig config;
+    config.compressor = {"compressor", compressor, {}};
+    storage::RunRow row;
+    row.swept = swept;
+    return laconic::reports::parse_run(row, config.to_json().dump());
+  };
+  const auto sync = run_of("none", R"({"compressor": "none", "schedule": "synchronous", "seed": 1})");
+  const auto diloco = run_of(
+      "fp16", R"({"compressor": "fp16", "schedule": "diloco", "schedule.inner_steps": 50,
+                  "schedule.outer": {"name": "sgd", "lr": 0.7, "nesterov": true}, "seed": 1})");
+  const auto diloco_none = run_of("none", R"({"compressor": "none", "schedule": "diloco", "seed": 1})");
+  CHECK(sync.is_baseline);
+  CHECK_FALSE(diloco_none.is_baseline);  // the baseline compressor, but not the baseline schedule
+  CHECK_FALSE(diloco.is_baseline);
+  CHECK(cell_of(sync).second == "none schedule=synchronous");
+  CHECK(cell_of(diloco).second == "fp16 schedule=diloco inner_steps=50 outer=sgd{lr=0.7,nesterov=true}");
+  CHECK(cell_of(diloco).first == cell_of(sync).first);
+  // A schedule the file does not sweep leaves the baseline alone.
+  CHECK(run_of("none", R"({"compressor": "none", "seed": 1})").is_baseline);
 }
