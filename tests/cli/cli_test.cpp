@@ -292,3 +292,28 @@ TEST_CASE(
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("diloco's outer optimizer is written with the optimizer constructors", "[cli][diloco]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/d.lua", tiny_experiment("d", "  max_steps = 6,\n"
+                                                  "  schedule = sweep { synchronous(), diloco { inner_steps = 3, "
+                                                  "outer = adam { lr = 0.01 } } },\n"));
+  auto check = run_laconic(dir, "check d.lua --json");
+  INFO(check.out << check.err);
+  REQUIRE(check.status == 0);
+  CHECK_THAT(check.out, Catch::Contains("\"outer\"") && Catch::Contains("\"adam\""));
+  auto run = run_laconic(dir, "run d.lua --db d.db");
+  INFO(run.out << run.err);
+  CHECK(run.status == 0);
+  CHECK_THAT(run.out, Catch::Contains("schedule=diloco,inner_steps=3,outer=adam{lr=0.01},seed=1: FINISHED"));
+
+  write_file(dir + "/k.lua", tiny_experiment("k", "  schedule = diloco { outer = topk { ratio = 0.1 } },\n"));
+  auto kind = run_laconic(dir, "check k.lua");
+  CHECK(kind.status != 0);
+  CHECK_THAT(kind.err, Catch::Contains("diloco.outer must be an optimizer, got compressor 'topk'"));
+  write_file(dir + "/n.lua", tiny_experiment("n", "  schedule = diloco { outer = 0.7 },\n"));
+  auto number = run_laconic(dir, "check n.lua");
+  CHECK(number.status != 0);
+  CHECK_THAT(number.err, Catch::Contains("diloco.outer must be a component of kind optimizer, got"));
+  std::filesystem::remove_all(dir);
+}
