@@ -78,6 +78,16 @@ double total_sum(const std::map<std::string, Total>& totals, const char* key) {
   return it == totals.end() ? kNaN : it->second.sum;
 }
 
+// A key a step records only when it exchanged (time_wait: local SGD and DiLoCo wait once a
+// round), averaged over every step the workers took, which all record time_forward.
+double mean_per_step(const std::map<std::string, Total>& totals, const char* key) {
+  const auto steps = totals.find(keys::kTimeForward);
+  const auto it = totals.find(key);
+  if (it == totals.end() || it->second.count == 0) return kNaN;
+  if (steps == totals.end() || steps->second.count < it->second.count) return it->second.mean();
+  return it->second.sum / static_cast<double>(steps->second.count);
+}
+
 // Sums and counts of per-step keys by epoch or step (`group`): bytes over the worker ranks,
 // projected_time_step of worker 0, training rows only. key -> epoch or step -> total.
 using GroupedTotals = std::map<std::string, std::map<std::int64_t, Total>>;
@@ -236,7 +246,7 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   data.bytes_dense = total_sum(totals, keys::kBytesDense);
   data.compute = sum_of_means(totals, {keys::kTimeForward, keys::kTimeBackward, keys::kTimeOptimizer});
   data.compress = sum_of_means(totals, {keys::kTimeCompress, keys::kTimeDecompress});
-  data.wait = sum_of_means(totals, {keys::kTimeWait});
+  data.wait = mean_per_step(totals, keys::kTimeWait);
   data.communicate = sum_of_means(totals, {keys::kTimeCommunicate});
   data.overlapped = sum_of_means(totals, {keys::kTimeOverlapped});
   data.messages = sum_of_means(totals, {keys::kMessages});

@@ -62,7 +62,7 @@ struct RunData {
   /// Mean seconds per step and worker rank: forward + backward + optimizer.
   double compute = kNaN;
   double compress = kNaN;     ///< compress + decompress
-  double wait = kNaN;         ///< time_wait: blocked until the slowest worker arrived, measured
+  double wait = kNaN;         ///< time_wait: blocked until the slowest worker arrived, measured; per step, over every step (a schedule that exchanges once a round waits once a round)
   double communicate = kNaN;  ///< time_communicate, measured
   /// time_overlapped: exchange hidden behind backward (allreduce { overlap = true }); NaN when
   /// the run did not overlap.

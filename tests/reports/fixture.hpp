@@ -70,6 +70,9 @@ struct RunSpec {
   double forward = 0.01, backward = 0.02, optimizer = 0.005, compress = 0, decompress = 0;
   double communicate = 0.005, projected = 0.002;
   std::optional<double> overlapped;  ///< time_overlapped per step (allreduce { overlap = true })
+  /// time_wait, recorded on every `wait_every`-th step only (local SGD and DiLoCo wait once a round)
+  std::optional<double> wait;
+  int wait_every = 1;
   /// messages and link_bytes per step (what --link projects); unset: not recorded, as by an
   /// older laconic.
   std::optional<double> messages, link_bytes;
@@ -126,6 +129,7 @@ inline std::int64_t record_run(storage::Database& db, storage::Recorder& recorde
           sink->record({"time_decompress", step, epoch, worker, 0, spec.decompress});
           sink->record({"time_communicate", step, epoch, worker, 0, spec.communicate});
           if (spec.overlapped) sink->record({"time_overlapped", step, epoch, worker, 0, *spec.overlapped});
+          if (spec.wait && (step + 1) % spec.wait_every == 0) sink->record({"time_wait", step, epoch, worker, 0, *spec.wait});
           if (spec.messages) sink->record({"messages", step, epoch, worker, 0, *spec.messages});
           if (spec.link_bytes) sink->record({"link_bytes", step, epoch, worker, 0, *spec.link_bytes});
           sink->record({"time_step", step, epoch, worker, 0, step_time});

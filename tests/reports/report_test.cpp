@@ -213,3 +213,25 @@ TEST_CASE("a swept schedule is part of the method: one row, and the baseline is 
   // A schedule the file does not sweep leaves the baseline alone.
   CHECK(run_of("none", R"({"compressor": "none", "seed": 1})").is_baseline);
 }
+
+TEST_CASE("a wait recorded once a round counts once a round in the step", "[reports]") {
+  // Local SGD and DiLoCo record time_wait on a round's last step only: 0.4 s every 4th of 8
+  // steps is 0.1 s a step, not 0.4.
+  TempDir dir("wait");
+  auto db = Database::open(dir.file("runs.db"));
+  Recorder recorder(*db);
+  const auto e = recorder.add_experiment("wait", "wait.lua", "h");
+  RunSpec spec = dense(1, {0.5, 0.75});
+  spec.steps = 4;
+  spec.wait = 0.4;
+  spec.wait_every = 4;
+  record_run(*db, recorder, e, "wait", spec);
+  RunSpec every_step = dense(2, {0.5, 0.75});
+  every_step.steps = 4;
+  every_step.wait = 0.4;
+  record_run(*db, recorder, e, "wait", every_step);
+  const ExperimentRuns runs = load_experiment_runs(*db, "wait");
+  REQUIRE(runs.finished.size() == 2);
+  CHECK(collect_run_data(*db, runs.finished[0], "test_accuracy").wait == Approx(0.1));
+  CHECK(collect_run_data(*db, runs.finished[1], "test_accuracy").wait == Approx(0.4));
+}
