@@ -143,6 +143,11 @@ void EngineCatalog::check_parts(const RunConfig& config, const train::Model& mod
     (void)train::fragment_bounds(sizes, fragments);
   }
   check_schedule(config);
+  if (const auto lr = config.optimizer.fields.find("lr");
+      lr != config.optimizer.fields.end() && std::holds_alternative<StepFunction>(lr->second))
+    throw ConfigError(str_cat(config.optimizer.name, ".lr is a function; the run's optimizer changes its rate with ",
+                              "lr_schedule (a component, or lr_schedule = function(epoch, step) ... end); a function "
+                              "lr is for diloco's outer optimizer"));
   check_exchange(config);
   check_placement(config, topology, network);
 }

@@ -50,9 +50,9 @@ void DilocoSchedule::step(StepActions& actions, const StepPoint& at) {
     auto& since = since_round_[static_cast<std::size_t>(f)];
     if (!period_reached(since, options_.inner_steps, "diloco.inner_steps", at)) continue;
     if (fragments == 1)
-      actions.average_models();
+      actions.average_models(at);
     else
-      actions.average_fragment(f, fragments);
+      actions.average_fragment(f, fragments, at);
     since = 0;
   }
 }

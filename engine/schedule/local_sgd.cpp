@@ -24,7 +24,7 @@ void LocalSgdSchedule::step(StepActions& actions, const StepPoint& at) {
   actions.compute_gradients();
   actions.apply_update();
   if (period_reached(since_average_, options_.period, "local_sgd.period", at)) {
-    actions.average_models();
+    actions.average_models(at);
     since_average_ = 0;
   }
 }

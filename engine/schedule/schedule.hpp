@@ -23,12 +23,13 @@ class StepActions {
   virtual void apply_update() = 0;
   /// Averages the models over the topology: with allreduce, every worker ends with the mean of
   /// the changes since the last average (compressed like a gradient); with gossip, each worker
-  /// mixes its model with its neighbours'.
-  virtual void average_models() = 0;
+  /// mixes its model with its neighbours'. `at` is the step's point: diloco's outer rate may be
+  /// the file's function of it.
+  virtual void average_models(const StepPoint& at) = 0;
   /// Streaming DiLoCo: averages fragment `fragment` of `fragments` (the model's layers cut into
   /// that many runs of consecutive layers of about equal size) as average_models() averages the
   /// whole model, with the fragment's own compressor and outer optimizer.
-  virtual void average_fragment(int fragment, int fragments) = 0;
+  virtual void average_fragment(int fragment, int fragments, const StepPoint& at) = 0;
   /// True when the topology mixes models rather than gradients (gossip): a synchronous step is
   /// then compute, local update, mix.
   virtual bool topology_mixes_models() const = 0;

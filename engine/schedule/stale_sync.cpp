@@ -13,8 +13,8 @@ OptionFields<StaleSyncOptions> StaleSyncOptions::fields() {
 
 // Worker side, both schedules: a synchronous step; the parameter server decides when the pull
 // comes back.
-void StaleSyncSchedule::step(StepActions& actions, const StepPoint&) { synchronous_step(actions); }
+void StaleSyncSchedule::step(StepActions& actions, const StepPoint& at) { synchronous_step(actions, at); }
 
-void AsyncSchedule::step(StepActions& actions, const StepPoint&) { synchronous_step(actions); }
+void AsyncSchedule::step(StepActions& actions, const StepPoint& at) { synchronous_step(actions, at); }
 
 }  // namespace laconic::schedule

@@ -2,13 +2,13 @@
 
 namespace laconic::schedule {
 
-void SynchronousSchedule::step(StepActions& actions, const StepPoint&) { synchronous_step(actions); }
+void SynchronousSchedule::step(StepActions& actions, const StepPoint& at) { synchronous_step(actions, at); }
 
-void synchronous_step(StepActions& actions) {
+void synchronous_step(StepActions& actions, const StepPoint& at) {
   actions.compute_gradients();
   if (actions.topology_mixes_models()) {  // decentralized SGD (gossip)
     actions.apply_update();
-    actions.average_models();
+    actions.average_models(at);
     return;
   }
   actions.exchange_gradients();

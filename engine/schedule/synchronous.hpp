@@ -16,7 +16,7 @@ struct SynchronousOptions {
 /// One bulk-synchronous step: compute, exchange, update (with a topology that mixes models:
 /// compute, update, mix). Also the worker's side of stale_sync and async, whose difference is
 /// in when the parameter server answers.
-void synchronous_step(StepActions& actions);
+void synchronous_step(StepActions& actions, const StepPoint& at);
 
 /// Bulk-synchronous SGD: every step, every worker computes a gradient, the gradients are averaged,
 /// and every worker applies the same update.

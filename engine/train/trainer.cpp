@@ -27,6 +27,7 @@ Trainer::Trainer(const RunConfig& config, WorkerParts& parts, comm::Communicator
   read_model(anchor_);
   if (const auto bucketing = parts.topology->overlap()) start_overlap(*bucketing);
   if (const std::int64_t fragments = parts.schedule->traits().fragments; fragments > 1) start_fragments(fragments);
+  if (const auto& outer = parts.schedule->traits().outer_optimizer) outer_lr_ = StepValue::read(*outer, "lr");
 }
 
 compress::Compressor& Trainer::compressor() {
@@ -115,7 +116,7 @@ void Trainer::exchange_gradients() {
   exchange_ = parts_.topology->average(gradient, *parts_.compressor, comm_);
 }
 
-void Trainer::average_models() {
+void Trainer::average_models(const StepPoint& at) {
   read_model(model_);
   if (parts_.topology->mixes_models()) {
     exchange_ = parts_.topology->average(model_, *parts_.compressor, comm_);
@@ -125,7 +126,7 @@ void Trainer::average_models() {
     for (std::size_t i = 0; i < model_.size(); ++i) model_[i] -= anchor_[i];
     exchange_ = parts_.topology->average(model_, *parts_.compressor, comm_);
     if (!parts_.outer_optimizers.empty()) {
-      step_outer();
+      step_outer(at);
     } else {
       for (std::size_t i = 0; i < model_.size(); ++i) model_[i] += anchor_[i];
       anchor_ = model_;
@@ -134,14 +135,24 @@ void Trainer::average_models() {
   write_model(model_);
 }
 
-void Trainer::step_outer() {
+void Trainer::set_outer_lr(Optimizer& outer, const StepPoint& at) const {
+  if (!outer_lr_.varies()) return;
+  const double lr = outer_lr_.at(at);
+  if (!(lr > 0))
+    throw ConfigError(str_cat("diloco.outer.lr (a function) returned ", lr, " at epoch ", at.epoch, ", step ", at.step,
+                              "; it must be > 0"));
+  outer.set_lr(lr);
+}
+
+void Trainer::step_outer(const StepPoint& at) {
   const double t0 = rank_seconds();
+  set_outer_lr(*parts_.outer_optimizers.front(), at);
   outer_step(*parts_.outer_optimizers.front(), anchor_, model_, params_);
   model_ = anchor_;
   time_optimizer_ += rank_seconds() - t0;
 }
 
-void Trainer::average_fragment(int fragment, int fragments) {
+void Trainer::average_fragment(int fragment, int fragments, const StepPoint& at) {
   LACONIC_ENFORCE(fragment_compressors_ && fragment_compressors_->size() == static_cast<std::size_t>(fragments),
                   "fragment ", fragment, " of ", fragments, " asked of a trainer started with ",
                   fragment_compressors_ ? fragment_compressors_->size() : 1, " fragments");
@@ -154,6 +165,7 @@ void Trainer::average_fragment(int fragment, int fragments) {
   const double t0 = rank_seconds();
   const std::vector<torch::Tensor> layout(params_.begin() + static_cast<std::ptrdiff_t>(fragment_bounds_[f]),
                                           params_.begin() + static_cast<std::ptrdiff_t>(fragment_bounds_[f + 1]));
+  set_outer_lr(*parts_.outer_optimizers[f], at);
   outer_step(*parts_.outer_optimizers[f], std::span<float>(anchor_.data() + first, end - first), change, layout);
   std::copy(anchor_.begin() + static_cast<std::ptrdiff_t>(first), anchor_.begin() + static_cast<std::ptrdiff_t>(end),
             model_.begin() + static_cast<std::ptrdiff_t>(first));

@@ -49,9 +49,9 @@ class Trainer : public schedule::StepActions {
 
   bool topology_mixes_models() const override { return parts_.topology->mixes_models(); }
 
-  void average_models() override;
+  void average_models(const StepPoint& at) override;
 
-  void average_fragment(int fragment, int fragments) override;
+  void average_fragment(int fragment, int fragments, const StepPoint& at) override;
 
   void apply_update() override;
 
@@ -79,7 +79,9 @@ class Trainer : public schedule::StepActions {
   /// DiLoCo's outer step: with the workers' mean change since the round began in model_, the
   /// outer optimizer steps the shared weights (anchor_) with the pseudo-gradient, and model_
   /// becomes them. Its seconds count as the optimizer's.
-  void step_outer();
+  void step_outer(const StepPoint& at);
+  /// Sets the outer optimizer's rate for the step at `at` when the file gives it as a function.
+  void set_outer_lr(Optimizer& outer, const StepPoint& at) const;
   /// Streaming DiLoCo: cuts the layers into `fragments` (fragment_bounds) and gives each a
   /// compressor of the run's kind for its layers, seeded per fragment, the same on every worker.
   void start_fragments(std::int64_t fragments);
@@ -115,6 +117,7 @@ class Trainer : public schedule::StepActions {
   // l's elements start at layer_offsets_[l] of the flat model; each fragment has a compressor.
   std::vector<std::size_t> fragment_bounds_, layer_offsets_;
   std::unique_ptr<compress::CompressorGroup> fragment_compressors_;
+  StepValue outer_lr_;  // diloco: the outer optimizer's lr, a constant or the file's function
 };
 
 }  // namespace laconic::train

@@ -317,3 +317,35 @@ TEST_CASE("diloco's outer optimizer is written with the optimizer constructors",
   CHECK_THAT(number.err, Catch::Contains("diloco.outer must be a component of kind optimizer, got"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("diloco's outer rate may be the file's function of (epoch, step); the run's own may not", "[cli][diloco]") {
+  // A function that returns 1 at every round trains exactly as the constant 1 (the same test
+  // accuracy and bytes); one the function leaves at 0 would never move the weights.
+  const auto dir = make_temp_dir();
+  write_file(dir + "/f.lua",
+             tiny_experiment("f", "  max_steps = 6,\n"
+                                  "  schedule = sweep { diloco { inner_steps = 3, outer = sgd { lr = 1 } },\n"
+                                  "    diloco { inner_steps = 3, outer = sgd { lr = function(epoch, step) return 1 end } },\n"
+                                  "    diloco { inner_steps = 3, outer = sgd { lr = function(epoch, step) return 0 end } } },\n"));
+  auto run = run_laconic(dir, "run f.lua --db f.db");
+  INFO(run.out << run.err);
+  CHECK(run.status != 0);  // the third run fails
+  CHECK_THAT(run.out + run.err, Catch::Contains("diloco.outer.lr (a function) returned 0 at epoch 0, step 2; it must be > 0"));
+  auto db = storage::Database::open_read_only(dir + "/f.db");
+  const auto runs = storage::list_runs(*db);
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[0].status == storage::RunStatus::Finished);
+  CHECK(runs[1].status == storage::RunStatus::Finished);
+  CHECK(runs[2].status == storage::RunStatus::Failed);
+  for (const char* key : {keys::kTestAccuracy, keys::kBytesSent}) {
+    INFO(key);
+    CHECK(sum_of(*db, runs[0].id, key) == sum_of(*db, runs[1].id, key));
+  }
+  CHECK(sum_of(*db, runs[0].id, keys::kTestAccuracy) > 0);
+
+  write_file(dir + "/i.lua", tiny_experiment("i", "  optimizer = sgd { lr = function(epoch, step) return 0.1 end },\n"));
+  auto inner = run_laconic(dir, "check i.lua");
+  CHECK(inner.status != 0);
+  CHECK_THAT(inner.err, Catch::Contains("sgd.lr is a function; the run's optimizer changes its rate with lr_schedule"));
+  std::filesystem::remove_all(dir);
+}

@@ -12,7 +12,7 @@ namespace {
 template <class O>
 OptionFields<O> adam_fields(const char* decay_doc) {
   return OptionFields<O>()
-      .number("lr", &O::lr, "learning rate", above(0))
+      .step_value("lr", &O::lr, "learning rate; a function of (epoch, step) only as diloco's outer optimizer (the run's own rate follows lr_schedule)", above(0))
       .number_pair("betas", &O::beta1, &O::beta2, "decay rates of the first and second moments", closed_open(0, 1))
       .number("eps", &O::eps, "added to the second moment's root", above(0))
       .number("weight_decay", &O::weight_decay, decay_doc, at_least(0));

@@ -10,7 +10,7 @@
 namespace laconic::train {
 
 struct LambOptions {
-  double lr = 1e-3;
+  StepValue lr = 1e-3;
   double beta1 = 0.9;
   double beta2 = 0.999;
   double eps = 1e-6;

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "engine/core/state_io.hpp"
+#include "engine/core/step_value.hpp"
 
 namespace laconic::train {
 
@@ -13,6 +14,9 @@ class Optimizer {
  public:
   /// `lr`: the configured learning rate, which the run's schedule scales.
   explicit Optimizer(double lr) : base_lr_(lr), lr_(lr) {}
+  /// A rate given as the file's function (diloco's outer optimizer) starts at 0: its owner sets
+  /// it with set_lr() before every step.
+  explicit Optimizer(const StepValue& lr) : Optimizer(lr.varies() ? 0.0 : lr.constant()) {}
   virtual ~Optimizer() = default;
   virtual std::string name() const = 0;
   /// Applies one update to `params` (same list, same order, every call).

@@ -8,7 +8,7 @@ namespace laconic::train {
 OptionFields<SgdOptions> SgdOptions::fields() {
   using O = SgdOptions;
   return OptionFields<O>()
-      .number("lr", &O::lr, "learning rate", above(0))
+      .step_value("lr", &O::lr, "learning rate; a function of (epoch, step) only as diloco's outer optimizer (the run's own rate follows lr_schedule)", above(0))
       .number("momentum", &O::momentum, "heavy-ball momentum factor", closed_open(0, 1))
       .number("weight_decay", &O::weight_decay, "L2 penalty added to the gradient", at_least(0))
       .flag("nesterov", &O::nesterov, "use Nesterov momentum (needs momentum > 0)")

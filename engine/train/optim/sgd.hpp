@@ -7,7 +7,7 @@
 namespace laconic::train {
 
 struct SgdOptions {
-  double lr = 0.01;
+  StepValue lr = 0.01;
   double momentum = 0;
   double weight_decay = 0;
   bool nesterov = false;
