@@ -61,7 +61,7 @@ Section bits_section(const SectionInput& in, std::vector<FigurePlot>& plots) {
   }
   plot.commands =
       str_cat("set logscale y\nset xlabel 'epoch (1 = the first)'\nset ylabel 'bits per parameter'\nset grid\n",
-              "set key outside right top\nset yrange [*:64]\n",
+              kKeyBelow, "set yrange [*:64]\n",
               "plot 32 with lines dashtype 2 linecolor rgb 'gray40' title 'dense fp32 (32 bits)'", plot_list, "\n");
   section.figures.push_back(plot.figure);
   plots.push_back(std::move(plot));

@@ -73,13 +73,10 @@ Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plo
   section.tables.push_back(std::move(table));
   if (epoch_plot.empty()) return section;
   by_time.data_files = by_epoch.data_files;  // the same files; writing them twice is harmless
-  // The key outside the plot: with many configurations it would cover the curves. Beside the
-  // plot for one panel; below each of two side by side, where long labels ("topk
-  // error_feedback=true ratio=0.01") beside them would squeeze the panels to slivers.
   const std::string common = str_cat("set ylabel ", gnuplot_quote(in.metric.label), "\nset grid\n");
-  by_epoch.commands = str_cat(common, "set key outside right top\nset xlabel 'epochs trained'\n", epoch_plot, "\n");
+  by_epoch.commands = str_cat(common, kKeyBelow, "set xlabel 'epochs trained'\n", epoch_plot, "\n");
   const std::string measured = measured_word(in.summaries, "derived");
-  by_time.commands = str_cat("set multiplot layout 1,2\n", common, "set key outside below\n", "set title ",
+  by_time.commands = str_cat("set multiplot layout 1,2\n", common, kKeyBelow, "set title ",
                              gnuplot_quote(measured + " time"),
                              "\nset xlabel ", gnuplot_quote(measured + " wall time (s)"), "\n", measured_plot, "\n",
                              "set title 'PROJECTED time'\nset xlabel 'projected time on the link (s)'\n",

@@ -77,7 +77,7 @@ Section compression_section(const SectionInput& in, std::vector<FigurePlot>& plo
     return section;
   }
   plot.commands = str_cat("set logscale x\nset xlabel 'achieved compression ratio (dense / sent bytes)'\n",
-                          "set ylabel ", gnuplot_quote(in.metric.label), "\nset key outside right top\n",
+                          "set ylabel ", gnuplot_quote(in.metric.label), "\n", kKeyBelow,
                           "set grid\nset offsets graph 0.05, graph 0.15, graph 0.05, graph 0.05\n", plot_list, "\n");
   section.figures.push_back(plot.figure);
   plots.push_back(std::move(plot));

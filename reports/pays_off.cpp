@@ -194,7 +194,7 @@ void draw_figures(std::vector<RowFigure>& figures, const std::string& metric_lab
                              one ? "" : str_cat(" (", f.name, ")"), ". Points: measured on an emulated link."),
                      "", ""},
                     str_cat("set logscale xy\nset xlabel 'link bandwidth (Mbit/s)'\nset ylabel 'seconds to target "
-                            "(projected)'\nset grid\nset key outside right top\n",
+                            "(projected)'\nset grid\n", kKeyBelow,
                             f.plot_list, "\n"),
                     std::move(f.data_files)};
     section.figures.push_back(plot.figure);

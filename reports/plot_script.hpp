@@ -23,6 +23,11 @@ struct FigurePlot {
 /// but gnuplot 5.4 reads four quotes in a row as the end of the string.)
 std::string gnuplot_quote(std::string_view text);
 
+/// Where every figure puts its key: outside, below the plot. With many configurations a key
+/// inside would cover the curves, and long labels beside the plot ("none schedule=diloco
+/// inner_steps=50 outer=sgd{lr=0.7,momentum=0.9,nesterov=true}") squeeze it to a sliver.
+inline constexpr const char* kKeyBelow = "set key outside below\n";
+
 /// A data-file line of numbers separated by spaces; NaN is written "NaN" (gnuplot skips it).
 std::string data_line(const std::vector<double>& values);
 
