@@ -12,6 +12,7 @@ const std::vector<KeyInfo>& all_keys() {
       {kTimeWait, "seconds"},
       {kTimeCommunicate, "seconds"},
       {kTimeOverlapped, "seconds"},
+      {kTimeOverlapBudget, "seconds"},
       {kTimeOptimizer, "seconds"},
       {kLr, "learning rate"},
       {kTimeStep, "seconds"},

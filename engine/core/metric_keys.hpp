@@ -18,6 +18,7 @@ inline constexpr const char* kTimeDecompress = "time_decompress";
 inline constexpr const char* kTimeWait = "time_wait";
 inline constexpr const char* kTimeCommunicate = "time_communicate";
 inline constexpr const char* kTimeOverlapped = "time_overlapped";
+inline constexpr const char* kTimeOverlapBudget = "time_overlap_budget";
 inline constexpr const char* kTimeOptimizer = "time_optimizer";
 inline constexpr const char* kLr = "lr";
 inline constexpr const char* kTimeStep = "time_step";

@@ -28,8 +28,13 @@ class StepActions {
   virtual void average_models(const StepPoint& at) = 0;
   /// Streaming DiLoCo: averages fragment `fragment` of `fragments` (the model's layers cut into
   /// that many runs of consecutive layers of about equal size) as average_models() averages the
-  /// whole model, with the fragment's own compressor and outer optimizer.
+  /// whole model, with the fragment's own compressor and outer optimizer, into the shared
+  /// weights; the local weights change only at apply_fragment().
   virtual void average_fragment(int fragment, int fragments, const StepPoint& at) = 0;
+  /// Streaming DiLoCo: mixes fragment `fragment`'s shared weights into the local ones, local =
+  /// alpha local + (1 - alpha) shared; a later step than average_fragment()'s when the exchange
+  /// overlaps inner steps.
+  virtual void apply_fragment(int fragment, double alpha) = 0;
   /// True when the topology mixes models rather than gradients (gossip): a synchronous step is
   /// then compute, local update, mix.
   virtual bool topology_mixes_models() const = 0;
@@ -51,6 +56,11 @@ struct ScheduleTraits {
   /// With outer_optimizer: how many fragments of the model are averaged on staggered steps
   /// (Streaming DiLoCo), each with an outer optimizer of its own; 1 = the whole model at once.
   std::int64_t fragments = 1;
+  /// With outer_optimizer: the model is averaged fragment by fragment (average_fragment() and
+  /// apply_fragment(): fragments, an overlap or a mixing factor), not by average_models().
+  bool streaming = false;
+  /// Streaming DiLoCo's tau: inner steps a fragment's exchange runs under before it is applied.
+  std::int64_t overlap = 0;
   /// Every worker exchanges its gradient right after computing it, every step, in lock-step with
   /// the others (synchronous): an overlapped exchange has a backward pass to overlap, and all
   /// workers reach each evaluation together.

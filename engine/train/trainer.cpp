@@ -26,7 +26,7 @@ Trainer::Trainer(const RunConfig& config, WorkerParts& parts, comm::Communicator
   // The last averaged model (every worker's start): what local SGD's averages are taken from.
   read_model(anchor_);
   if (const auto bucketing = parts.topology->overlap()) start_overlap(*bucketing);
-  if (const std::int64_t fragments = parts.schedule->traits().fragments; fragments > 1) start_fragments(fragments);
+  if (parts.schedule->traits().streaming) start_fragments(parts.schedule->traits().fragments);
   if (const auto& outer = parts.schedule->traits().outer_optimizer) outer_lr_ = StepValue::read(*outer, "lr");
 }
 
@@ -54,6 +54,7 @@ void Trainer::save_state(StateWriter& out) const {
   // diloco, which no older format ran:
   if (fragment_compressors_) fragment_compressors_->save_state(out);
   for (const auto& outer : parts_.outer_optimizers) outer->save_state(out);
+  if (parts_.schedule->traits().overlap > 0) save_in_flight(out);
 }
 
 void Trainer::load_state(StateReader& in, std::uint64_t checkpoint_format) {
@@ -63,6 +64,7 @@ void Trainer::load_state(StateReader& in, std::uint64_t checkpoint_format) {
   if (overlapped_) overlapped_->compressors().load_state(in);  // told their epoch by the first advance() after
   if (fragment_compressors_) fragment_compressors_->load_state(in);
   for (const auto& outer : parts_.outer_optimizers) outer->load_state(in);
+  if (parts_.schedule->traits().overlap > 0) load_in_flight(in);
 }
 
 void Trainer::compute_gradients() {
@@ -75,6 +77,7 @@ void Trainer::compute_gradients() {
   auto labels = batch_of(data.labels.index_select(0, index));
   flat_grad_.zero_();
   exchange_ = {};  // a step without an exchange sends nothing
+  time_overlap_budget_ = -1;
   time_delay_ = 0;
   time_update_ = 0;
   const double t0 = rank_seconds();
@@ -135,65 +138,12 @@ void Trainer::average_models(const StepPoint& at) {
   write_model(model_);
 }
 
-void Trainer::set_outer_lr(Optimizer& outer, const StepPoint& at) const {
-  if (!outer_lr_.varies()) return;
-  const double lr = outer_lr_.at(at);
-  if (!(lr > 0))
-    throw ConfigError(str_cat("diloco.outer.lr (a function) returned ", lr, " at epoch ", at.epoch, ", step ", at.step,
-                              "; it must be > 0"));
-  outer.set_lr(lr);
-}
-
-void Trainer::step_outer(const StepPoint& at) {
-  const double t0 = rank_seconds();
-  set_outer_lr(*parts_.outer_optimizers.front(), at);
-  outer_step(*parts_.outer_optimizers.front(), anchor_, model_, params_);
-  model_ = anchor_;
-  time_optimizer_ += rank_seconds() - t0;
-}
-
-void Trainer::average_fragment(int fragment, int fragments, const StepPoint& at) {
-  LACONIC_ENFORCE(fragment_compressors_ && fragment_compressors_->size() == static_cast<std::size_t>(fragments),
-                  "fragment ", fragment, " of ", fragments, " asked of a trainer started with ",
-                  fragment_compressors_ ? fragment_compressors_->size() : 1, " fragments");
-  const auto f = static_cast<std::size_t>(fragment);
-  const std::size_t first = layer_offsets_[fragment_bounds_[f]], end = layer_offsets_[fragment_bounds_[f + 1]];
-  read_model(model_);
-  const std::span<float> change(model_.data() + first, end - first);
-  for (std::size_t i = 0; i < change.size(); ++i) change[i] -= anchor_[first + i];
-  exchange_ = parts_.topology->average(change, (*fragment_compressors_)[f], comm_);
-  const double t0 = rank_seconds();
-  const std::vector<torch::Tensor> layout(params_.begin() + static_cast<std::ptrdiff_t>(fragment_bounds_[f]),
-                                          params_.begin() + static_cast<std::ptrdiff_t>(fragment_bounds_[f + 1]));
-  set_outer_lr(*parts_.outer_optimizers[f], at);
-  outer_step(*parts_.outer_optimizers[f], std::span<float>(anchor_.data() + first, end - first), change, layout);
-  std::copy(anchor_.begin() + static_cast<std::ptrdiff_t>(first), anchor_.begin() + static_cast<std::ptrdiff_t>(end),
-            model_.begin() + static_cast<std::ptrdiff_t>(first));
-  time_optimizer_ += rank_seconds() - t0;
-  write_model(model_);
-}
-
-void Trainer::start_fragments(std::int64_t fragments) {
-  std::vector<std::int64_t> sizes;
-  std::vector<compress::LayerShape> shapes;
-  layer_offsets_ = {0};
-  for (const auto& p : params_) {
-    sizes.push_back(p.numel());
-    shapes.emplace_back(p.sizes().begin(), p.sizes().end());
-    layer_offsets_.push_back(layer_offsets_.back() + static_cast<std::size_t>(p.numel()));
-  }
-  fragment_bounds_ = fragment_bounds(sizes, fragments);
-  std::vector<std::unique_ptr<compress::Compressor>> members;
-  for (std::size_t f = 0; f + 1 < fragment_bounds_.size(); ++f)
-    members.push_back(parts_.compressor_for_layers(
-        {shapes.begin() + static_cast<std::ptrdiff_t>(fragment_bounds_[f]),
-         shapes.begin() + static_cast<std::ptrdiff_t>(fragment_bounds_[f + 1])},
-        {compress::derive_seed(static_cast<std::uint64_t>(config_.seed), compress::streams::kFragment + f),
-         comm_.rank()}));
-  fragment_compressors_ = std::make_unique<compress::CompressorGroup>(std::move(members));
-}
-
 void Trainer::apply_update() {
+  apply_local_update();
+  count_compute_in_flight();
+}
+
+void Trainer::apply_local_update() {
   const ComputeSlot slot;
   const double t0 = rank_seconds();
   if (parts_.topology->pulls_weights()) {
@@ -247,6 +197,7 @@ void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epo
   const bool derived_wait = rank_clock() == RankClockKind::ThreadCpu && exchange_.traffic.messages > 0;
   if (exchange_.measured_wait || derived_wait) put(keys::kTimeWait, derived_wait ? phase_waited() : exchange_.time_wait);
   if (exchange_.overlapped) put(keys::kTimeOverlapped, exchange_.time_overlapped);
+  if (time_overlap_budget_ >= 0) put(keys::kTimeOverlapBudget, time_overlap_budget_);
   put(keys::kTimeOptimizer, time_optimizer_);
   put(keys::kLr, parts_.optimizer->lr());
   if (parts_.stragglers.delay > 0) put(keys::kTimeDelay, time_delay_);

@@ -34,8 +34,8 @@ class Trainer : public schedule::StepActions {
 
   /// Its own state for checkpoints: the last average local SGD starts from (DiLoCo's shared
   /// weights), the stragglers' generator, under an overlapped exchange its buckets' compressors,
-  /// and DiLoCo's outer optimizer (the run's compressor
-  /// is the worker loop's to keep). The restored compressors learn their epoch from the next
+  /// DiLoCo's outer optimizers and, under an overlap, its exchanges in flight (the run's
+  /// compressor is the worker loop's to keep). The restored compressors learn their epoch from the next
   /// advance().
   /// Also whether worker 0 recorded decoded_payloads (once per run), from checkpoint format 3 on.
   void save_state(StateWriter& out) const;
@@ -52,6 +52,8 @@ class Trainer : public schedule::StepActions {
   void average_models(const StepPoint& at) override;
 
   void average_fragment(int fragment, int fragments, const StepPoint& at) override;
+
+  void apply_fragment(int fragment, double alpha) override;
 
   void apply_update() override;
 
@@ -85,6 +87,24 @@ class Trainer : public schedule::StepActions {
   /// Streaming DiLoCo: cuts the layers into `fragments` (fragment_bounds) and gives each a
   /// compressor of the run's kind for its layers, seeded per fragment, the same on every worker.
   void start_fragments(std::int64_t fragments);
+  /// Fragment `fragment`'s elements of a flat model.
+  std::span<float> fragment_of(std::vector<float>& flat, int fragment) const;
+  /// Streaming DiLoCo with an overlap: a fragment's exchange between the step that began it and
+  /// the one that applies it.
+  struct InFlight {
+    bool pending = false;
+    comm::ByteCounters traffic{};  // what it sent, projected when it lands
+    double compute = 0;            // seconds the inner steps since it began computed
+  };
+  /// This step applies `flight`: it records the compute it ran under and, on a modelled link,
+  /// the part of its communication that compute did not hide.
+  void land_overlapped(const InFlight& flight);
+  /// Adds this step's compute to every exchange in flight.
+  void count_compute_in_flight();
+  void save_in_flight(StateWriter& out) const;
+  void load_in_flight(StateReader& in);
+  /// The optimizer's step (or the exchanged update's) on the local weights.
+  void apply_local_update();
   /// Sleeps the straggler's delay when this worker is one.
   void straggle();
   /// Scales the flat gradient to config_.clip_norm when its L2 norm is above it.
@@ -118,6 +138,8 @@ class Trainer : public schedule::StepActions {
   std::vector<std::size_t> fragment_bounds_, layer_offsets_;
   std::unique_ptr<compress::CompressorGroup> fragment_compressors_;
   StepValue outer_lr_;  // diloco: the outer optimizer's lr, a constant or the file's function
+  std::vector<InFlight> in_flight_;  // per fragment, under an overlap
+  double time_overlap_budget_ = -1;  // this step landed an overlapped exchange: the compute it ran under
 };
 
 }  // namespace laconic::train

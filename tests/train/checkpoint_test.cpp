@@ -27,7 +27,7 @@ using laconic::testing::train_ranks;
 namespace {
 
 // Stateful everywhere a checkpoint must reach: momentum, Top-k's error-feedback residual,
-// local SGD's counter, DiLoCo's outer momentum (its rounds of 3 steps end between checkpoints) and Streaming DiLoCo's fragments' compressors and counters, the epoch boundary inside the run. "overlapped": synchronous, with the
+// local SGD's counter, DiLoCo's outer momentum (its rounds of 3 steps end between checkpoints) and Streaming DiLoCo's fragments' compressors and counters, the epoch boundary inside the run; "streaming_overlap": fragment 1's exchange, sent at step 2 and applied at step 4, is in flight at the checkpoint before step 4 (and fragment 0's, sent at step 11, before step 12). "overlapped": synchronous, with the
 // gradient exchanged in buckets during backward, each bucket with its own layer-wise Top-k.
 RunConfig stateful_run(const std::string& schedule_or_overlapped) {
   const bool overlapped = schedule_or_overlapped == "overlapped";
@@ -44,6 +44,13 @@ RunConfig stateful_run(const std::string& schedule_or_overlapped) {
                : schedule == "diloco"  ? catalog.resolve({"schedule", "diloco", {{"inner_steps", std::int64_t{3}}}})
                : schedule == "streaming"
                    ? catalog.resolve({"schedule", "diloco", {{"inner_steps", std::int64_t{3}}, {"fragments", std::int64_t{2}}}})
+               : schedule == "streaming_overlap"
+                   ? catalog.resolve({"schedule",
+                                      "diloco",
+                                      {{"inner_steps", std::int64_t{6}},
+                                       {"fragments", std::int64_t{2}},
+                                       {"overlap", std::int64_t{2}},
+                                       {"alpha", 0.5}}})
                                        : catalog.resolve({"schedule", schedule, {}});
   c.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}});
   if (overlapped) {
@@ -116,7 +123,8 @@ class SavedSteps {
 
 TEST_CASE("a run resumed from its checkpoints continues exactly as the uninterrupted run",
           "[train][checkpoint][multirank]") {
-  const std::string schedule = GENERATE(as<std::string>{}, "synchronous", "local_sgd", "diloco", "streaming", "overlapped");
+  const std::string schedule = GENERATE(as<std::string>{}, "synchronous", "local_sgd", "diloco", "streaming", "streaming_overlap",
+                                       "overlapped");
   INFO("schedule " << schedule);
   const auto config = stateful_run(schedule);
   TempDir dir;

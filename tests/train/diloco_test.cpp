@@ -5,6 +5,7 @@
 // fragment is averaged on its own staggered steps, carrying its share of the bytes.
 #include <cmath>
 
+#include "engine/comm/network.hpp"
 #include "engine/core/error.hpp"
 #include "engine/train/builtin.hpp"
 #include "engine/train/optim/outer_step.hpp"
@@ -232,4 +233,92 @@ TEST_CASE("Streaming DiLoCo's fragments need a constant inner_steps of at least 
   CHECK_THROWS_WITH(catalog.check_run(config), Catch::Contains("fragments = 11 cuts the model by layers"));
   spec.fields["inner_steps"] = StepFunction{"f"};
   CHECK_THROWS_WITH(catalog.resolve(spec), Catch::Contains("constant inner_steps; got a function"));
+}
+
+namespace {
+
+// diloco { inner_steps = 4, overlap = 2 } (Nesterov outer), whole model, no compressor, on `link`.
+RunConfig overlapped_run(std::int64_t steps, double alpha, const std::string& bandwidth) {
+  ComponentSpec schedule = diloco(4, outer_sgd(0.7, 0.9, true));
+  schedule.fields["overlap"] = std::int64_t{2};
+  schedule.fields["alpha"] = alpha;
+  RunConfig c = diloco_test_run(schedule, steps, "none");
+  c.network = engine::EngineCatalog().resolve(
+      {"network", "link", {{"bandwidth", bandwidth}, {"latency", std::string("1ms")}}});
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("Streaming DiLoCo's overlap applies an exchange tau steps after sending it, charging the link what "
+          "their compute did not hide",
+          "[train][diloco][multirank]") {
+  // H = 4, tau = 2: rounds end (and send) at steps 3 and 7, applied at 5 and 9. On 10 Mbit/s the
+  // whole model (about 250 KB) needs about 0.2 s, more than two LeNet-5 steps compute; on
+  // 10 Gbit/s about 0.2 ms, which they hide.
+  for (const std::string bandwidth : {"10Mbit", "10Gbit"}) {
+    INFO(bandwidth);
+    const auto ranks = train_ranks(overlapped_run(10, 0, bandwidth));
+    const auto link = comm::builtin_networks().create(overlapped_run(10, 0, bandwidth).network);
+    const auto& records = ranks.at(0).records;
+    const auto bytes = series_of(records, "payload_bytes"), budget = series_of(records, "time_overlap_budget");
+    const auto projected = series_of(records, "projected_time_communicate");
+    const auto hidden = series_of(records, "time_overlapped");
+    CHECK(hidden.size() == 2);  // on the applying steps only
+    const auto messages = series_of(records, "messages"), link_bytes = series_of(records, "link_bytes");
+    REQUIRE(bytes.size() == 10);
+    for (const auto& [step, sent] : bytes) CHECK((sent > 0) == (step == 3 || step == 7));
+    CHECK(budget.size() == 2);
+    for (const auto& [sent_at, applied_at] : {std::pair{3, 5}, std::pair{7, 9}}) {
+      INFO("sent at step " << sent_at << ", applied at " << applied_at);
+      CHECK(projected.at(sent_at) == 0.0);  // nothing of it on the step that sent it
+      CHECK(messages.at(applied_at) == 0.0);
+      // Its budget: the compute of the two steps after the one that sent it (the last one's
+      // optimizer time also holds the mixing, after the exchange landed).
+      double compute = 0;
+      for (const char* key : {"time_forward", "time_backward", "time_optimizer"})
+        for (int step : {sent_at + 1, applied_at}) compute += series_of(records, key).at(step);
+      CHECK(budget.at(applied_at) <= compute * (1 + 1e-12));
+      CHECK(budget.at(applied_at) >= compute - series_of(records, "time_optimizer").at(applied_at));
+      comm::ByteCounters traffic;
+      traffic.messages = static_cast<std::uint64_t>(messages.at(sent_at));
+      traffic.link_bytes = static_cast<std::uint64_t>(link_bytes.at(sent_at));
+      const double whole = link->project(traffic);
+      CHECK(projected.at(applied_at) == Approx(std::max(0.0, whole - budget.at(applied_at))).margin(1e-12));
+      CHECK(hidden.at(applied_at) + projected.at(applied_at) == Approx(whole));
+      if (bandwidth == "10Mbit") CHECK(projected.at(applied_at) > 0.1);
+      if (bandwidth == "10Gbit") CHECK(projected.at(applied_at) == 0.0);
+    }
+  }
+}
+
+TEST_CASE("Streaming DiLoCo's overlap leaves the local weights alone until tau steps later, then mixes by alpha",
+          "[train][diloco][multirank]") {
+  // alpha = 0: the step that applies the round's exchange gives every worker the shared
+  // weights (the same hash); the step before, in flight, they still hold their own. alpha = 0.5
+  // keeps half of each worker's own weights.
+  const auto applied = train_ranks(overlapped_run(6, 0, "1Gbit"));
+  CHECK(applied.at(0).result.parameter_hash == applied.at(1).result.parameter_hash);
+  const auto in_flight = train_ranks(overlapped_run(5, 0, "1Gbit"));
+  CHECK(in_flight.at(0).result.parameter_hash != in_flight.at(1).result.parameter_hash);
+  const auto mixed = train_ranks(overlapped_run(6, 0.5, "1Gbit"));
+  CHECK(mixed.at(0).result.parameter_hash != mixed.at(1).result.parameter_hash);
+}
+
+TEST_CASE("Streaming DiLoCo's overlap stays below the steps between two fragments' rounds; alpha below 1",
+          "[train][diloco]") {
+  engine::EngineCatalog catalog;
+  ComponentSpec spec = diloco(8, outer_sgd(0.7, 0.9, true));
+  spec.fields["fragments"] = std::int64_t{3};
+  spec.fields["overlap"] = std::int64_t{1};
+  CHECK(catalog.resolve(spec).integer("overlap") == 1);
+  spec.fields["overlap"] = std::int64_t{2};  // rounds end 2 or 3 steps apart: one would land as the next leaves
+  CHECK_THROWS_WITH(catalog.resolve(spec), Catch::Contains("overlap = 2 must be below inner_steps / fragments = 2"));
+  spec.fields["overlap"] = std::int64_t{1};
+  spec.fields["alpha"] = 1.0;
+  CHECK_THROWS_WITH(catalog.resolve(spec), Catch::Contains("alpha must be in [0, 1)"));
+  ComponentSpec varying = diloco(8, outer_sgd(0.7, 0.9, true));
+  varying.fields["inner_steps"] = StepFunction{"f"};
+  varying.fields["overlap"] = std::int64_t{1};
+  CHECK_THROWS_WITH(catalog.resolve(varying), Catch::Contains("overlap = 1 needs a constant inner_steps"));
 }
