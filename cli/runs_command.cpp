@@ -18,6 +18,7 @@
 #include "engine/core/metric_keys.hpp"
 #include "engine/core/suggest.hpp"
 #include "reports/format.hpp"
+#include "reports/report_model.hpp"
 #include "reports/stats.hpp"
 #include "storage/queries.hpp"
 #include "storage/run_facts.hpp"
@@ -224,10 +225,12 @@ void print_runs(storage::Database& database, const RunsArgs& args, Format format
   RowWriter writer(std::cout, format);
   if (format != Format::Table) {
     std::vector<std::string> columns = run_columns();
+    columns.push_back("compute_utilization");
     for (const auto& column : extra) columns.push_back(column.label());
     writer.header(columns);
     for (const auto& run : runs) {
       std::vector<Cell> cells = run_cells(run);
+      cells.push_back(optional_real(reports::run_compute_utilization(*db, run)));
       extra_cells(run, cells);
       writer.row(cells);
     }
@@ -247,7 +250,7 @@ void print_runs(storage::Database& database, const RunsArgs& args, Format format
   if (args.wide) header.insert(header.end(), {keys::kTestLoss});
   if (args.wide || any_perplexity) header.push_back("test_ppl");
   header.insert(header.end(), {keys::kBytesSent});
-  if (args.wide) header.insert(header.end(), {"ratio", "seed", "attempts", "host", "oversubscribed", "busy"});
+  if (args.wide) header.insert(header.end(), {"ratio", "util", "seed", "attempts", "host", "oversubscribed", "busy"});
   std::map<std::int64_t, std::string> oversubscribed, busy;
   if (args.wide) {
     oversubscribed = storage::fact_of_runs(*db, "oversubscribed");
@@ -268,6 +271,7 @@ void print_runs(storage::Database& database, const RunsArgs& args, Format format
     cells.push_back(text_cell(reports::human_bytes(run.bytes_sent)));
     if (args.wide) {
       cells.push_back(text_cell(reports::ratio_text(run.compression_ratio())));  // as csv's compression_ratio
+      cells.push_back(text_cell(reports::percent(reports::run_compute_utilization(*db, run))));
       cells.push_back(integer_cell(run.seed));
       cells.push_back(integer_cell(run.attempts));
       cells.push_back(text_cell(run.host));

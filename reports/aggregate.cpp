@@ -73,6 +73,7 @@ ConfigSummary summarize(const Configuration& config) {
   out.wait = over_runs(config, &RunData::wait);
   out.communicate = over_runs(config, &RunData::communicate);
   out.overlapped = over_runs(config, &RunData::overlapped);
+  out.overlap_budget = over_runs(config, &RunData::overlap_budget);
   out.messages = over_runs(config, &RunData::messages);
   out.link_bytes = over_runs(config, &RunData::link_bytes);
   out.step_median = over_runs(config, &RunData::step_median);
@@ -102,9 +103,23 @@ double local_seconds(const ConfigSummary& s) {
 
 double measured_step(const ConfigSummary& s) { return local_seconds(s) + or_zero(s.communicate.mean); }
 
+double communicate_on_link(const LinkSpec& link, double messages, double link_bytes, double overlap_budget) {
+  const double whole = link.project(messages, link_bytes);
+  return std::isnan(overlap_budget) ? whole : std::max(0.0, whole - overlap_budget);
+}
+
+double projected_step(const ConfigSummary& s) {
+  return std::isnan(s.projected_communicate.mean) ? kNaN : local_seconds(s) + s.projected_communicate.mean;
+}
+
+double compute_utilization(const ConfigSummary& s) {
+  const double projected = projected_step(s);
+  return s.compute.mean / (std::isnan(projected) ? measured_step(s) : projected);
+}
+
 double step_on_link(const ConfigSummary& s, const LinkSpec& link) {
   if (std::isnan(s.messages.mean) || std::isnan(s.link_bytes.mean)) return kNaN;
-  return local_seconds(s) + link.project(s.messages.mean, s.link_bytes.mean);
+  return local_seconds(s) + communicate_on_link(link, s.messages.mean, s.link_bytes.mean, s.overlap_budget.mean);
 }
 
 std::string measured_word(const std::vector<ConfigSummary>& summaries, const std::string& for_threads) {

@@ -57,6 +57,7 @@ struct ConfigSummary {
   Stats wait{kNaN, kNaN, 0};
   Stats communicate{kNaN, kNaN, 0};
   Stats overlapped{kNaN, kNaN, 0};        ///< exchange hidden behind backward, s per step and worker
+  Stats overlap_budget{kNaN, kNaN, 0};    ///< diloco { overlap }: compute that can hide it, s per step
   Stats messages{kNaN, kNaN, 0};          ///< per step and worker
   Stats link_bytes{kNaN, kNaN, 0};        ///< per step and worker
   Stats step_median{kNaN, kNaN, 0};       ///< each run's median measured step, over seeds
@@ -83,8 +84,25 @@ double local_seconds(const ConfigSummary& s);
 /// local_seconds() plus the communication as measured (time_communicate): the step as it ran.
 double measured_step(const ConfigSummary& s);
 
+/// local_seconds() plus the communication projected onto the runs' link as they ran
+/// (projected_time_communicate); NaN where they recorded none.
+double projected_step(const ConfigSummary& s);
+
+/// Compute utilization: compute (forward, backward, optimizer) over the whole step, on the runs'
+/// link where they were projected onto one (projected_step), else as they ran (measured_step).
+/// What the step-time table, `laconic ui` and `laconic runs --wide` show; in (0, 1].
+double compute_utilization(const ConfigSummary& s);
+
+/// The communication of a step whose exchange sent `messages` and `link_bytes` (means per step)
+/// on `link`, less `overlap_budget` (diloco { overlap }: the inner steps' compute the exchanges
+/// ran under, mean per step; NaN for none), at least 0. Exact when the exchanges are alike: each
+/// is projected whole, less its own budget, and the means share the one factor of steps per
+/// exchange. Every projection of recorded messages onto a link goes through it.
+double communicate_on_link(const LinkSpec& link, double messages, double link_bytes, double overlap_budget);
+
 /// local_seconds() plus the messages the runs recorded (`messages`, `link_bytes`) projected onto
-/// `link`; NaN when the runs did not record them.
+/// `link`; NaN when the runs did not record them. Under diloco { overlap } only the part of the
+/// projection beyond the compute the exchanges ran under (time_overlap_budget) counts.
 double step_on_link(const ConfigSummary& s, const LinkSpec& link);
 
 /// " Ranks as threads (placement = threads()): A, B; ..." naming the configurations whose runs

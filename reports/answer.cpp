@@ -47,7 +47,8 @@ double step_of(const RunData& run, const AnswerLink& link, double compute) {
       (std::isnan(compute) ? or_zero(run.compute) : compute) + or_zero(run.compress) + or_zero(run.wait);
   if (link.measured) return std::isnan(run.communicate) ? kNaN : local + run.communicate;
   const bool messages = !std::isnan(run.messages) && !std::isnan(run.link_bytes);
-  if (link.spec && messages) return local + link.spec->project(run.messages, run.link_bytes);
+  if (link.spec && messages)
+    return local + communicate_on_link(*link.spec, run.messages, run.link_bytes, run.overlap_budget);
   if (link.own && !std::isnan(run.projected_communicate)) return local + run.projected_communicate;
   return kNaN;
 }

@@ -21,6 +21,11 @@ std::string fixed(double value, int digits) {
   return print("%.*f", digits, value);
 }
 
+std::string percent(double fraction) {
+  if (std::isnan(fraction)) return kMissing;
+  return print("%.0f%%", 100 * fraction);
+}
+
 std::string human_bytes(double bytes) {
   if (std::isnan(bytes)) return kMissing;
   if (std::isinf(bytes)) return bytes > 0 ? "inf" : "-inf";

@@ -23,6 +23,9 @@ std::string ratio_text(double value);
 /// "-" when either is missing or the measured is not positive.
 std::string relative_error(double predicted, double measured);
 
+/// A fraction as a whole percentage: 0.834 -> "83%"; "-" for NaN.
+std::string percent(double fraction);
+
 /// Seconds with three significant digits: "0.00123", "1.5", "12.3".
 std::string seconds(double value);
 

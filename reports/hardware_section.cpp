@@ -33,7 +33,6 @@ HardwareStep mean_step(const ConfigSummary& s, const HardwareProfile& hardware) 
   return mean;
 }
 
-std::string percent(double share) { return std::isnan(share) ? std::string(kMissing) : fixed(100 * share, 0) + "%"; }
 
 /// One configuration here and there, computed once for the section's tables and its lead.
 struct Projection {

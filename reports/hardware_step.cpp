@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/core/error.hpp"
+#include "reports/aggregate.hpp"
 
 namespace laconic::reports {
 
@@ -38,8 +39,10 @@ HardwareStep hardware_step(const RunData& run, const HardwareProfile& profile, c
   const auto n = static_cast<double>(parameters);
   step.codec =
       codec == nullptr ? 0 : codec->compress.seconds(n, 1) + codec->decompress.seconds(n, decoded_payloads_of(run));
-  step.communicate = link.project(run.messages, run.link_bytes);
-  if (!std::isnan(run.overlapped)) {
+  // diloco { overlap }: the inner steps the exchanges ran under take the profile's time.
+  const double budget = run.overlap_budget * step.compute / run.compute;
+  step.communicate = communicate_on_link(link, run.messages, run.link_bytes, budget);
+  if (!std::isnan(run.overlapped) && std::isnan(run.overlap_budget)) {
     // The exchange starts when the first bucket is ready and runs beside the rest of backward.
     const double start = model->ready_after(std::min(parameters, kFirstBucketElements));
     step.hidden = std::clamp(model->backward - start, 0.0, step.codec + step.communicate);

@@ -1,7 +1,8 @@
 #pragma once
 // A recorded run's step projected onto other hardware (laconic report --hardware): compute from
 // the hardware profile, compression from its per-element costs, and the messages the run
-// recorded on a link; for an overlapped exchange, what backward can hide (docs/hardware.md).
+// recorded on a link; for an overlapped exchange, what backward can hide, and under diloco {
+// overlap }, what the inner steps it ran under hide at the profile's compute (docs/hardware.md).
 // The accuracy side of the run (the steps it needed) is kept as it was measured.
 #include <string>
 

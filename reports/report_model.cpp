@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "engine/core/metric_keys.hpp"
 #include "reports/aggregate.hpp"
 #include "reports/experiment_runs.hpp"
 #include "reports/format.hpp"
@@ -20,6 +21,12 @@ std::vector<RunData> collect(storage::Database& db, const std::vector<ReportRun>
 }
 
 }  // namespace
+
+double run_compute_utilization(storage::Database& db, const storage::RunRow& run) {
+  const RunData data = collect_step_parts(db, parse_run(run, run.config));
+  const Configuration alone{.row = "", .column = "", .label = run.name, .runs = {&data}};
+  return compute_utilization(summarize(alone));
+}
 
 std::unique_ptr<ExperimentModel> build_model(storage::Database& db, const std::vector<std::string>& experiments,
                                              const TargetRule& rule) {

@@ -13,6 +13,7 @@
 #include "reports/plot_script.hpp"
 #include "reports/table.hpp"
 #include "storage/database.hpp"
+#include "storage/queries.hpp"
 
 namespace laconic::reports {
 
@@ -46,6 +47,10 @@ struct ExperimentModel {
 /// build_report. What build_report writes sections of, and what `laconic ui` draws.
 std::unique_ptr<ExperimentModel> build_model(storage::Database& db, const std::vector<std::string>& experiments,
                                              const TargetRule& rule = {});
+
+/// One run's compute utilization (compute_utilization() of it alone): what `laconic runs`
+/// shows, the same number as the report's step-time table for a configuration of that one run.
+double run_compute_utilization(storage::Database& db, const storage::RunRow& run);
 
 /// The hardware profile the runs resolved (the experiment field `hardware = profile { ... }` or
 /// `by_hand { ... }`), as the run fact `resolved` holds it, so no file need still be there; for

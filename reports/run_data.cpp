@@ -26,7 +26,7 @@ const char* const kStepKeys[] = {keys::kTimeForward,    keys::kTimeBackward,
                                  keys::kTimeWait,       keys::kBytesSent,
                                  keys::kBytesDense,     keys::kProjectedTimeCommunicate,
                                  keys::kTimeOverlapped, keys::kMessages,
-                                 keys::kLinkBytes};
+                                 keys::kLinkBytes,      keys::kTimeOverlapBudget};
 
 // The quartiles of time_step over the worker ranks' steps: one pass over the run's rows of it.
 void collect_step_quartiles(storage::Database& db, RunData& data) {
@@ -188,6 +188,31 @@ void collect_evaluations(storage::Database& db, RunData& data, const std::string
   running(keys::kProjectedTimeStep, data.evaluations, &EvalPoint::projected_time);
 }
 
+// The step's parts of the run of `data` from its run_summary rows `summary` (collect_step_parts).
+void fill_step_parts(storage::Database& db, const std::map<std::string, storage::Summary>& summary, RunData& data) {
+  auto summary_count = [&summary](const char* key) {
+    const auto it = summary.find(key);
+    return it == summary.end() ? 0 : it->second.count + it->second.nan_count;
+  };
+  data.facts = storage::run_facts_of(db, data.run.id);
+  // Every worker records train_loss and bytes_sent at every step; a server records only the
+  // latter, so for a run recorded before its resolved world, more bytes_sent rows than train_loss
+  // rows means server ranks took part.
+  data.has_servers = data.facts.has_servers().value_or(summary_count(keys::kBytesSent) > summary_count(keys::kTrainLoss));
+  const auto totals = step_totals(db, data, summary);
+  data.bytes_sent = total_sum(totals, keys::kBytesSent);
+  data.bytes_dense = total_sum(totals, keys::kBytesDense);
+  data.compute = sum_of_means(totals, {keys::kTimeForward, keys::kTimeBackward, keys::kTimeOptimizer});
+  data.compress = sum_of_means(totals, {keys::kTimeCompress, keys::kTimeDecompress});
+  data.wait = mean_per_step(totals, keys::kTimeWait);
+  data.communicate = sum_of_means(totals, {keys::kTimeCommunicate});
+  data.overlapped = mean_per_step(totals, keys::kTimeOverlapped);  // diloco { overlap }: on applying steps only
+  data.overlap_budget = mean_per_step(totals, keys::kTimeOverlapBudget);
+  data.messages = sum_of_means(totals, {keys::kMessages});
+  data.link_bytes = sum_of_means(totals, {keys::kLinkBytes});
+  data.projected_communicate = sum_of_means(totals, {keys::kProjectedTimeCommunicate});
+}
+
 }  // namespace
 
 double RunData::best_metric(bool higher_is_better) const {
@@ -222,37 +247,24 @@ ResolvedMetric choose_test_metric(storage::Database& db, const std::vector<Repor
   return {key, keys::goal_of(key) == Goal::Max};
 }
 
+RunData collect_step_parts(storage::Database& db, const ReportRun& run) {
+  RunData data;
+  data.run = run;
+  fill_step_parts(db, storage::summary_of(db, run.id), data);
+  return data;
+}
+
 RunData collect_run_data(storage::Database& db, const ReportRun& run, const std::string& metric) {
   RunData data;
   data.run = run;
   const auto summary = storage::summary_of(db, run.id);
-  auto summary_count = [&summary](const char* key) {
-    const auto it = summary.find(key);
-    return it == summary.end() ? 0 : it->second.count + it->second.nan_count;
-  };
-  data.facts = storage::run_facts_of(db, run.id);
-  // Every worker records train_loss and bytes_sent at every step; a server records only the
-  // latter, so for a run recorded before its resolved world, more bytes_sent rows than train_loss
-  // rows means server ranks took part.
-  data.has_servers = data.facts.has_servers().value_or(summary_count(keys::kBytesSent) > summary_count(keys::kTrainLoss));
+  fill_step_parts(db, summary, data);
   if (const auto it = summary.find(metric); it != summary.end()) data.final_metric = it->second.last;
   if (const auto it = summary.find(keys::kModelParameters); it != summary.end() && it->second.last > 0)
     data.model_parameters = it->second.last;
   if (const auto it = summary.find(keys::kDecodedPayloads); it != summary.end())
     data.decoded_payloads = it->second.last;
-
-  const auto totals = step_totals(db, data, summary);
-  data.bytes_sent = total_sum(totals, keys::kBytesSent);
-  data.bytes_dense = total_sum(totals, keys::kBytesDense);
-  data.compute = sum_of_means(totals, {keys::kTimeForward, keys::kTimeBackward, keys::kTimeOptimizer});
-  data.compress = sum_of_means(totals, {keys::kTimeCompress, keys::kTimeDecompress});
-  data.wait = mean_per_step(totals, keys::kTimeWait);
-  data.communicate = sum_of_means(totals, {keys::kTimeCommunicate});
-  data.overlapped = sum_of_means(totals, {keys::kTimeOverlapped});
-  data.messages = sum_of_means(totals, {keys::kMessages});
-  data.link_bytes = sum_of_means(totals, {keys::kLinkBytes});
   collect_step_quartiles(db, data);
-  data.projected_communicate = sum_of_means(totals, {keys::kProjectedTimeCommunicate});
   collect_epochs(db, data, metric);
   collect_evaluations(db, data, metric);
   if (const auto it = data.facts.text.find(LayerCodecCosts::kFact); it != data.facts.text.end())

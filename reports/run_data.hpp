@@ -64,9 +64,12 @@ struct RunData {
   double compress = kNaN;     ///< compress + decompress
   double wait = kNaN;         ///< time_wait: blocked until the slowest worker arrived, measured; per step, over every step (a schedule that exchanges once a round waits once a round)
   double communicate = kNaN;  ///< time_communicate, measured
-  /// time_overlapped: exchange hidden behind backward (allreduce { overlap = true }); NaN when
-  /// the run did not overlap.
+  /// time_overlapped per step, over every step: exchange hidden behind backward (allreduce {
+  /// overlap = true }) or under inner steps (diloco { overlap }); NaN when the run did not overlap.
   double overlapped = kNaN;
+  /// time_overlap_budget per step, over every step (diloco { overlap }): the compute that can
+  /// hide the exchanges' communication; NaN when the run had no such exchange.
+  double overlap_budget = kNaN;
   /// Means per step and worker rank of `messages` and `link_bytes`: what projecting onto
   /// another link needs (NaN for runs recorded before laconic stored them).
   double messages = kNaN, link_bytes = kNaN;
@@ -111,5 +114,10 @@ ResolvedMetric choose_test_metric(storage::Database& db, const std::vector<Repor
 
 /// Gathers the numbers of `run`; `metric` is the key of the test metric.
 RunData collect_run_data(storage::Database& db, const ReportRun& run, const std::string& metric);
+
+/// Of those, only the mean step's parts (compute, compress, wait, communicate, bytes, messages,
+/// the facts), from the run's run_summary rows (and, for a run with servers, the metrics table):
+/// what `laconic runs` shows without reading every metric.
+RunData collect_step_parts(storage::Database& db, const ReportRun& run);
 
 }  // namespace laconic::reports

@@ -54,7 +54,8 @@ Section step_time_intro(const std::string& links) {
               "projected_time_communicate, the same messages on the experiment's link (",
               links,
               ") by the alpha-beta model: a projection, not a measurement. Step (projected) = compute + compress + "
-              "wait + projected communicate. Spread: step median [IQR] = the median measured time_step over the "
+              "wait + projected communicate. Compute share = compute / step (projected, else measured): the "
+              "compute utilization. Spread: step median [IQR] = the median measured time_step over the "
               "steps of each run and its interquartile range (means over seeds); step over seeds = the mean of the "
               "runs' medians ± the half-width of its 95% interval (Student's t). vs baseline = the step median "
               "against the same row's baseline (\"The answer\"); (noise) marks a difference within the noise: "
@@ -78,6 +79,7 @@ Table step_time_table(bool any_overlapped, const std::vector<ConfigSummary>& sum
                    {"communicate, projected (s)", Align::Right},
                    {"step, " + measured_word(summaries, "derived") + " (s)", Align::Right},
                    {"step, projected (s)", Align::Right},
+                   {"compute share", Align::Right},
                    {"step median [IQR] (s)", Align::Right},
                    {"step over seeds (s)", Align::Right},
                    {"vs baseline", Align::Right}};
@@ -93,7 +95,8 @@ Table step_time_table(bool any_overlapped, const std::vector<ConfigSummary>& sum
                       "step_q1_s",
                       "step_q3_s",
                       "step_median_ci95_s",
-                      "n"};
+                      "n",
+                      "compute_utilization"};
   if (any_overlapped) {
     table.columns.insert(table.columns.begin() + kHiddenColumn, {"hidden behind backward (s)", Align::Right});
     table.csv.header.insert(table.csv.header.begin() + kHiddenColumn, "hidden_behind_backward_s");
@@ -116,7 +119,7 @@ void add_step_row(Table& table, const ConfigSummary& s, const std::string& versu
   const double compute = s.compute.mean, compress = s.compress.mean, wait = s.wait.mean;
   const double measured = s.communicate.mean, projected = s.projected_communicate.mean;
   const double step_measured = measured_step(s);
-  const double step_projected = std::isnan(projected) ? kNaN : local_seconds(s) + projected;
+  const double step_projected = projected_step(s);
   const std::string iqr = std::isnan(s.step_median.mean) ? std::string(kMissing)
                                                          : str_cat(seconds(s.step_median.mean), " [",
                                                                    seconds(s.step_q1), ", ", seconds(s.step_q3), "]");
@@ -128,6 +131,7 @@ void add_step_row(Table& table, const ConfigSummary& s, const std::string& versu
                                     seconds(projected),
                                     seconds(step_measured),
                                     seconds(step_projected),
+                                    percent(compute_utilization(s)),
                                     iqr,
                                     mean_ci_text(s.step_median),
                                     versus};
@@ -143,7 +147,8 @@ void add_step_row(Table& table, const ConfigSummary& s, const std::string& versu
                                   raw_number(s.step_q1),
                                   raw_number(s.step_q3),
                                   raw_number(ci95_half_width(s.step_median)),
-                                  std::to_string(s.compute.n)};
+                                  std::to_string(s.compute.n),
+                                  raw_number(compute_utilization(s))};
   if (any_overlapped) {
     cells.insert(cells.begin() + kHiddenColumn, seconds(s.overlapped.mean));
     raw.insert(raw.begin() + kHiddenColumn, raw_number(s.overlapped.mean));
@@ -233,7 +238,9 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
     section.text +=
         " hidden behind backward = time_overlapped: under allreduce { overlap = true }, the part of the "
         "exchange that ran on the communication thread while backward was still going; it is in no other "
-        "column and not in the step's sum, which holds only what the step waited for.";
+        "column and not in the step's sum, which holds only what the step waited for; under diloco { overlap = "
+        "tau }, the part of a fragment's projected exchange that the compute of the tau inner steps after it "
+        "hid (time_overlap_budget).";
   Table table = step_time_table(any_overlapped, in.summaries);
   std::string data;
   std::vector<std::string> labels, disturbed;
@@ -254,7 +261,7 @@ Section step_time_section(const SectionInput& in, std::vector<FigurePlot>& plots
     data += data_line({or_zero(s.compute.mean), or_zero(s.compress.mean), or_zero(s.wait.mean),
                        or_zero(s.communicate.mean), or_zero(projected), s.step_median.mean, s.step_q1, s.step_q3});
     labels.push_back(s.config->label);
-    const double step_projected = std::isnan(projected) ? kNaN : local_seconds(s) + projected;
+    const double step_projected = projected_step(s);
     highest = std::max({highest, measured_step(s), or_zero(step_projected), or_zero(s.step_q3)});
     any_projected = any_projected || !std::isnan(projected);
   }

@@ -168,7 +168,7 @@ std::string summary_explanation(const TestMetric& metric) {
       metric.label,
       " against the baseline's over seeds (repeats of a seed averaged first), with Welch's 95% "
       "interval. Break-even: the verdict at each bandwidth from 10 Mbit/s to 100 Gbit/s, at the runs' own link's "
-      "latency. Projections, not measurements (docs/reports.md, \"The answer\").");
+      "latency. Compute share: compute over the whole step on its link, as \"Time per step\" shows it. Projections, not measurements (docs/reports.md, \"The answer\").");
 }
 
 Table answer_table(const TestMetric& metric, const std::vector<LinkSpec>& links, const HardwareProfile* hardware) {
@@ -179,6 +179,7 @@ Table answer_table(const TestMetric& metric, const std::vector<LinkSpec>& links,
                    {"final " + metric.label, Align::Right},
                    {"vs baseline", Align::Right},
                    {"time to target on its link", Align::Right},
+                   {"compute share", Align::Right},
                    {"vs baseline on its link", Align::Right}};
   table.csv.header = {"configuration", "link",       "runs_reached", "runs",        "final_metric_mean", "cost",
                       "cost_ci95",     "time_s",     "time_low_s",   "time_high_s", "versus_baseline",   "change",
@@ -194,6 +195,7 @@ Table answer_table(const TestMetric& metric, const std::vector<LinkSpec>& links,
     table.csv.header.insert(table.csv.header.end(),
                             {"bandwidths_on_hardware", "break_even_on_hardware_bit_s", "crossover_on_hardware_bit_s"});
   }
+  table.csv.header.push_back("compute_utilization");
   return table;
 }
 
@@ -210,6 +212,7 @@ void add_answer_row(Table& table, const Answer& answer, const ConfigSummary& s, 
                                     mean_std_text(s.final_metric, metric.digits),
                                     cost_text(metric, v),
                                     time_text(t),
+                                    percent(compute_utilization(s)),
                                     comparison_text(c, t)};
   std::vector<std::string> raw = {s.config->label,
                                   own.name,
@@ -238,6 +241,7 @@ void add_answer_row(Table& table, const Answer& answer, const ConfigSummary& s, 
     cells.push_back(there.text);
     raw.insert(raw.end(), {there.text, raw_number(there.break_even), raw_number(there.crossover)});
   }
+  raw.push_back(raw_number(compute_utilization(s)));
   table.add_row(std::move(cells), std::move(raw));
   table.about({.configuration = s.config});
 }

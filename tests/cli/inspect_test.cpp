@@ -90,9 +90,9 @@ TEST_CASE("runs shows perplexity, --wide columns, --metric columns and csv / jso
   INFO(r.err);
   REQUIRE(r.status == 0);
   const auto header = lines_of(r.out).at(0);
-  for (const char* column : {"test_acc", "test_loss", "test_ppl", "ratio", "attempts", "busy", "time_step:mean"})
+  for (const char* column : {"test_acc", "test_loss", "test_ppl", "ratio", "util", "attempts", "busy", "time_step:mean"})
     CHECK_THAT(header, Catch::Contains(column));
-  CHECK_THAT(line_with(r.out, "ratio=0.01"), Catch::Contains("50.0x") && Catch::Contains("0.05"));
+  CHECK_THAT(line_with(r.out, "ratio=0.01"), Catch::Contains("50.0x") && Catch::Contains("0.05") && Catch::Contains(" 70% "));
   CHECK_THAT(line_with(r.out, "qsgd"), Catch::Contains("DIVERGED"));
   CHECK_THAT(line_with(r.out, " lm "), Catch::Contains("123.50"));
 
@@ -103,6 +103,8 @@ TEST_CASE("runs shows perplexity, --wide columns, --metric columns and csv / jso
   CHECK(json[1]["id"] == f.topk1);
   CHECK(json[1]["final_test_accuracy"].get<double>() == 0.70);
   CHECK(json[1]["compression_ratio"].get<double>() == 50.0);
+  CHECK(json[1]["compute_utilization"].get<double>() == Approx(0.7));  // compute 0.035 of a 0.05 s step
+  CHECK(json[3]["compute_utilization"].is_null());                    // recorded no step times
   CHECK(json[1]["swept"]["compressor.ratio"].get<double>() == 0.01);
   CHECK(json[3]["final_test_accuracy"].is_null());  // its last accuracy was NaN: no final value
   CHECK(json[3]["final_test_loss"] == "Infinity");

@@ -53,6 +53,11 @@ inline void record_run(storage::Recorder& recorder, std::int64_t run, int worker
         const int step = epoch * 3 + s;
         sink->record({"train_loss", step, epoch, w, 0.1 * step, 2.0 - 0.1 * step});
         sink->record({"time_step", step, epoch, w, 0.1 * step, 0.05});
+        // compute 0.035 of the 0.05 s step: 70% compute utilization
+        sink->record({"time_forward", step, epoch, w, 0.1 * step, 0.02});
+        sink->record({"time_backward", step, epoch, w, 0.1 * step, 0.01});
+        sink->record({"time_optimizer", step, epoch, w, 0.1 * step, 0.005});
+        sink->record({"time_communicate", step, epoch, w, 0.1 * step, 0.015});
         sink->record({keys::kBytesSent, step, epoch, w, 0.1 * step, bytes_per_step});
         sink->record({"bytes_dense", step, epoch, w, 0.1 * step, dense_per_step});
       }

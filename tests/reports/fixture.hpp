@@ -73,6 +73,9 @@ struct RunSpec {
   /// time_wait, recorded on every `wait_every`-th step only (local SGD and DiLoCo wait once a round)
   std::optional<double> wait;
   int wait_every = 1;
+  /// time_overlap_budget, on the same steps as time_wait (diloco { overlap }: on a step that
+  /// applies a fragment's exchange).
+  std::optional<double> overlap_budget;
   /// messages and link_bytes per step (what --link projects); unset: not recorded, as by an
   /// older laconic.
   std::optional<double> messages, link_bytes;
@@ -130,6 +133,8 @@ inline std::int64_t record_run(storage::Database& db, storage::Recorder& recorde
           sink->record({"time_communicate", step, epoch, worker, 0, spec.communicate});
           if (spec.overlapped) sink->record({"time_overlapped", step, epoch, worker, 0, *spec.overlapped});
           if (spec.wait && (step + 1) % spec.wait_every == 0) sink->record({"time_wait", step, epoch, worker, 0, *spec.wait});
+          if (spec.overlap_budget && (step + 1) % spec.wait_every == 0)
+            sink->record({keys::kTimeOverlapBudget, step, epoch, worker, 0, *spec.overlap_budget});
           if (spec.messages) sink->record({"messages", step, epoch, worker, 0, *spec.messages});
           if (spec.link_bytes) sink->record({"link_bytes", step, epoch, worker, 0, *spec.link_bytes});
           sink->record({"time_step", step, epoch, worker, 0, step_time});

@@ -1,7 +1,8 @@
 // laconic report --hardware: a run's step projected onto a hardware profile (reports/hardware_step.hpp)
 // against hand computation (compute from the profile, compress per call and per element once and
 // decode per payload, the recorded messages on the link, what backward hides of an overlapped
-// exchange), why a run cannot be projected, and the report's section and break-even columns.
+// exchange, what DiLoCo's inner steps hide of one under diloco { overlap }), why a run cannot be
+// projected, and the report's section and break-even columns.
 #include <catch2/catch.hpp>
 
 #include "reports/hardware_step.hpp"
@@ -74,6 +75,23 @@ TEST_CASE("an overlapped exchange starts when its first bucket is ready and hide
   // a slow link: at most the exchange itself is hidden
   const HardwareStep fast = hardware_step(run, p, parse_link("100Gbit,0us"));
   CHECK(fast.hidden == Approx(std::min(0.0005, fast.codec + fast.communicate)));
+}
+
+TEST_CASE("an exchange that overlapped DiLoCo's inner steps hides under their compute at the profile's speed",
+          "[reports][hardware]") {
+  // Recorded: 0.035 s of compute a step here, of which 0.0001 s a step was the budget the
+  // exchanges ran under; the profile computes 10x faster, so 0.00001 s a step hides them there.
+  const HardwareProfile p = profile();
+  RunData run = topk_run();
+  run.compute = 0.035;
+  run.overlap_budget = 0.0001;
+  run.overlapped = 0.0001;  // recorded as well: it is not backward's to hide
+  const double link = 4 * 50e-6 + 8 * 1250 / (1e9 * kTcpPayloadFraction);
+  const HardwareStep step = hardware_step(run, p, gigabit());
+  CHECK(step.communicate == Approx(link - 0.00001));
+  CHECK(step.hidden == 0);
+  run.overlap_budget = 1.0;  // more than the exchange: nothing of it shows
+  CHECK(hardware_step(run, p, gigabit()).communicate == 0);
 }
 
 TEST_CASE("a run the profile does not cover says why it is not projected", "[reports][hardware]") {

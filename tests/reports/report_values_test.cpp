@@ -65,10 +65,10 @@ TEST_CASE("compression ratio and step times count worker ranks only, never the p
   // compute 0.01 + 0.02 + 0.005; compress 0.003 + 0.001; no wait recorded; projected step
   // 0.035 + 0.004 + 0.002. Every step takes the same time: IQR of one point, a 95% interval of 0.
   CHECK(has_line(md,
-                 "| none | 0.035 | 0 | - | 0.005 | 0.002 | 0.04 | 0.037 | 0.04 \\[0.04, 0.04\\] | 0.04 ± 0 (95%, n=2) "
+                 "| none | 0.035 | 0 | - | 0.005 | 0.002 | 0.04 | 0.037 | 95% | 0.04 \\[0.04, 0.04\\] | 0.04 ± 0 (95%, n=2) "
                  "| baseline |"));
   CHECK(has_line(md,
-                 "| topk ratio=0.01 | 0.035 | 0.004 | - | 0.005 | 0.002 | 0.044 | 0.041 | 0.044 \\[0.044, 0.044\\] | "
+                 "| topk ratio=0.01 | 0.035 | 0.004 | - | 0.005 | 0.002 | 0.044 | 0.041 | 85% | 0.044 \\[0.044, 0.044\\] | "
                  "0.044 ± 0 (95%, n=2) | +10.0% |"));
   // 8 x 2500 payload bytes / 8 worker-steps = 2500 per step; 8 * 2500 / 62500 parameters = 0.32.
   CHECK(has_line(md, "| topk ratio=0.01 | 62500 | 1 | 0.320 |"));
@@ -98,10 +98,10 @@ TEST_CASE("step times: waiting apart, a difference within the noise said so, dis
   const std::string md = read_text(write_report(*db, "noise", dir.file("out"), options).markdown);
   INFO(md);
   CHECK(has_line(md,
-                 "| fp16 | 0.035 | 0 | - | 0.005 | 0.002 | 0.04 | 0.037 | 0.04 \\[0.04, 0.04\\] | 0.04 (n=1) | "
+                 "| fp16 | 0.035 | 0 | - | 0.005 | 0.002 | 0.04 | 0.037 | 95% | 0.04 \\[0.04, 0.04\\] | 0.04 (n=1) | "
                  "+0.0% (noise) |"));
   CHECK(has_line(md,
-                 "| topk ratio=0.01 | 0.045 | 0 | - | 0.005 | 0.002 | 0.05 | 0.047 | 0.05 \\[0.05, 0.05\\] | "
+                 "| topk ratio=0.01 | 0.045 | 0 | - | 0.005 | 0.002 | 0.05 | 0.047 | 96% | 0.05 \\[0.05, 0.05\\] | "
                  "0.05 (n=1) | +25.0% disturbed |"));
   CHECK_THAT(md, Catch::Contains("Disturbed by the machine: compute (forward + backward + optimizer, which no "
                                  "compressor changes) differs by more than 10% from the same row's baseline in "
@@ -152,11 +152,11 @@ TEST_CASE("step times of overlapped runs show what was hidden behind backward, o
   CHECK_THAT(md, Catch::Contains("| configuration | compute (s) | compress (s) | wait (s) | communicate, measured (s) "
                                  "| hidden behind backward (s) | communicate, projected (s) |"));
   CHECK(has_line(md,
-                 "| none | 0.035 | 0 | - | 0.005 | - | 0.002 | 0.04 | 0.037 | 0.04 \\[0.04, 0.04\\] | 0.04 (n=1) | "
+                 "| none | 0.035 | 0 | - | 0.005 | - | 0.002 | 0.04 | 0.037 | 95% | 0.04 \\[0.04, 0.04\\] | 0.04 (n=1) | "
                  "baseline |"));
   // The step is compute + communicate after backward: 0.036; the hidden 0.004 is not in it.
   CHECK(has_line(md,
-                 "| fp16 | 0.035 | 0 | - | 0.001 | 0.004 | 0.002 | 0.036 | 0.037 | 0.036 \\[0.036, 0.036\\] | "
+                 "| fp16 | 0.035 | 0 | - | 0.001 | 0.004 | 0.002 | 0.036 | 0.037 | 95% | 0.036 \\[0.036, 0.036\\] | "
                  "0.036 (n=1) | -10.0% |"));
   const std::string csv = read_text(dir.file("out/tables/step_time.csv"));
   CHECK_THAT(csv, Catch::StartsWith("configuration,compute_s,compress_s,wait_s,communicate_measured_s,"

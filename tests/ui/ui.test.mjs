@@ -246,6 +246,11 @@ test("the experiment page marks the fixture's Pareto set and moves the bandwidth
   assert.match(front, /none/);
   assert.match(front, /topk/);
   assert.doesNotMatch(front, /fp16/);
+  // Compute utilization as the API (and the report's step-time table) computes it.
+  const api = await (await fetch(server.url + "api/experiments/sweep")).json();
+  const shown = await page.locator("p.utilization").innerText();
+  for (const c of api.configurations)
+    assert.ok(shown.includes(`${c.label} ${Math.round(100 * c.step.compute_utilization)}%`), shown);
   const before = await page.locator("tr[data-label]").first().innerText();
   await page.locator("input[type=range] >> nth=-1").fill("0");
   await page.waitForFunction(() => /10 Mbit\/s/.test(document.body.innerText));

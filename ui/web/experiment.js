@@ -183,6 +183,9 @@ function stepBars(box, configs) {
     { label: `${c.label}, measured`, parts: { compute: c.step.compute, compress: c.step.compress, wait: c.step.wait, communicate: c.step.communicate_measured } },
     { label: `${c.label}, projected`, parts: { compute: c.step.compute, compress: c.step.compress, wait: c.step.wait, communicate: c.step.communicate_projected } }]);
   stackedBars(box, rows, ["compute", "compress", "wait", "communicate"], ["#4c78a8", "#f58518", "#bab0ac", "#54a24b"]);
+  // The report's "compute share": compute over the step, projected where the runs were.
+  add(box, el("p", { class: "muted utilization" }, "Compute utilization (compute / step, projected where projected): ",
+    configs.map((c) => `${c.label} ${c.step.compute_utilization === null ? "-" : Math.round(100 * c.step.compute_utilization) + "%"}`).join("; ")));
   if (configs.some((c) => c.thread_ranks))
     add(box, el("p", { class: "muted" }, "Ranks as threads in ", configs.filter((c) => c.thread_ranks).map((c) => c.label).join("; "),
       ": their compute is CPU time, their wait derived, their communication projected."));
