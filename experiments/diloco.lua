@@ -7,7 +7,9 @@
 --   - DiLoCo with H = 1, 10, 50 and 100 inner steps per round (OpenDiLoCo's outer Nesterov SGD);
 --   - fp16 and 8-bit pseudo-gradients at H = 50 (OpenDiLoCo, INTELLECT-1: no loss);
 --   - plain averaging (outer sgd { lr = 1 }, which is local SGD) at H = 50 (DiLoCo's ablation);
---   - Streaming DiLoCo with 4 fragments at H = 50: the same loss with a quarter of the peak bytes.
+--   - Streaming DiLoCo with 4 fragments at H = 50: the same loss with a quarter of the peak bytes;
+--   - and with each fragment's exchange overlapping 5 inner steps, mixed in with alpha = 0.5, in
+--     fp32 and as 4-bit pseudo-gradients (Streaming DiLoCo's full recipe).
 --
 --   laconic run experiments/diloco.lua                       (about an hour on 2 cores)
 --   laconic report diloco --link 100Mbit --link 10Gbit       which reaches the target first
@@ -37,8 +39,10 @@ experiment {
     diloco { inner_steps = 50, outer = nesterov },
     diloco { inner_steps = 50, outer = sgd { lr = 1 } },
     diloco { inner_steps = 50, outer = nesterov, fragments = 4 },
+    diloco { inner_steps = 50, outer = nesterov, fragments = 4, overlap = 5, alpha = 0.5 },
+    diloco { inner_steps = 50, outer = nesterov, fragments = 4, overlap = 5, alpha = 0.5 },
     group = "method" },
   compressor  = sweep { none(), none(), none(), none(), none(), fp16(), uniform { bits = 8 }, none(), none(),
-                        group = "method" },
+                        none(), uniform { bits = 4 }, group = "method" },
   seeds       = { 1 },
 }
