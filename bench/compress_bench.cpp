@@ -12,6 +12,7 @@
 #include <random>
 
 #include "engine/compress/builtin.hpp"
+#include "engine/compress/demo_codec.hpp"
 #include "engine/compress/state.hpp"
 #include "heap_counter.hpp"
 #include "torch_reference.hpp"
@@ -88,6 +89,42 @@ void bm_compressor(benchmark::State& state, const ComponentSpec& spec) {
   state.counters["decompress_s"] = benchmark::Counter(decompress_seconds, benchmark::Counter::kAvgIterations);
   state.counters["extra_bytes"] = extra;
   state.counters["extra_per_input"] = extra / static_cast<double>(n * sizeof(float));
+  state.counters["payload_bytes"] = static_cast<double>(payload.size());
+}
+
+/// DeMo's codec (the `demo` optimizer's: each 64 x 64 block's DCT-II, its 32 largest coefficients,
+/// the sent part decoded off the momentum; then one payload decoded and the layer's IDCT) on one
+/// square matrix layer of n elements, one worker.
+void bm_demo(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto side = static_cast<std::size_t>(std::lround(std::sqrt(static_cast<double>(n))));
+  const auto g = gradient(side * side);
+  std::vector<float> dense(side * side, 0.0f);
+  laconic::compress::DemoCodec codec(64, 32, 0.999);
+  codec.set_layer_shapes({{side, side}});
+  laconic::compress::Payload payload;
+  const std::size_t base = laconic::bench::heap_live_bytes();
+  laconic::bench::reset_heap_peak();
+  codec.compress(g, payload);
+  const double extra =
+      static_cast<double>(laconic::bench::heap_peak_bytes() - base) - static_cast<double>(payload.capacity());
+  double compress_seconds = 0, decompress_seconds = 0;
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    codec.compress(g, payload);
+    const auto t1 = Clock::now();
+    std::fill(dense.begin(), dense.end(), 0.0f);
+    codec.decompress_add(payload, dense);
+    codec.aggregate(dense, 1);
+    benchmark::DoNotOptimize(dense.data());
+    compress_seconds += std::chrono::duration<double>(t1 - t0).count();
+    decompress_seconds += std::chrono::duration<double>(Clock::now() - t1).count();
+  }
+  set_throughput(state, side * side);
+  state.counters["compress_s"] = benchmark::Counter(compress_seconds, benchmark::Counter::kAvgIterations);
+  state.counters["decompress_s"] = benchmark::Counter(decompress_seconds, benchmark::Counter::kAvgIterations);
+  state.counters["extra_bytes"] = extra;
+  state.counters["extra_per_input"] = extra / static_cast<double>(side * side * sizeof(float));
   state.counters["payload_bytes"] = static_cast<double>(payload.size());
 }
 
@@ -187,6 +224,7 @@ void register_all(const std::vector<std::int64_t>& sizes) {
     if (!registry.contains(s.name)) continue;  // not registered in this build
     add(label, [s = s](benchmark::State& state) { bm_compressor(state, s); });
   }
+  add("demo_64_top32", bm_demo);
   add("powersgd_rank4", [](benchmark::State& state) {
     bm_powersgd(state, spec("powersgd", {{"rank", std::int64_t{4}}}));
   });

@@ -114,8 +114,8 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config, int rank) const
   if (const auto& outer = parts.schedule->traits().outer_optimizer)
     for (std::int64_t f = 0; f < parts.schedule->traits().fragments; ++f)
       parts.outer_optimizers.push_back(optimizers_.create(*outer));
-  parts.compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*parts.model),
-                                                {static_cast<std::uint64_t>(config.seed), rank});
+  parts.compressor =
+      run_compressor(config, layer_shapes(*parts.model), {static_cast<std::uint64_t>(config.seed), rank});
   parts.compressor_for_layers = [registry = compressors_, spec = config.compressor](
                                     const std::vector<compress::LayerShape>& shapes, compress::CompressorSeed seed) {
     return compress::build_compressor(registry, spec, shapes, seed);
@@ -135,6 +135,7 @@ void EngineCatalog::check_parts(const RunConfig& config, const train::Model& mod
                                 const compress::Compressor& compressor, const topology::Topology& topology,
                                 const comm::NetworkModel& network) const {
   train::check_compatible(model, dataset);
+  if (optimizers_.create(config.optimizer)->own_codec()) check_own_codec(config);  // before its codec meets the topology
   topology.check(compressor);  // refused here, before any worker starts, as every worker would
   check_overlap(topology, schedules_.traits(config.schedule), config);
   if (const std::int64_t fragments = schedules_.traits(config.schedule).fragments; fragments > 1) {
@@ -157,7 +158,7 @@ EngineCatalog::PlannedParts EngineCatalog::planned_parts(const RunConfig& config
   PlannedParts parts;
   parts.dataset = datasets_.create(config.dataset);
   parts.model = models_.create(config.model);
-  parts.compressor = compress::build_compressor(compressors_, config.compressor, layer_shapes(*parts.model), {});
+  parts.compressor = run_compressor(config, layer_shapes(*parts.model), {});
   parts.topology = topologies_.create(config.topology);
   parts.network = networks_.create(config.network);
   check_parts(config, *parts.model, *parts.dataset, *parts.compressor, *parts.topology, *parts.network);
@@ -234,8 +235,32 @@ void EngineCatalog::check_schedule(const RunConfig& config) const {
                             config.topology.name));
 }
 
+std::unique_ptr<compress::Compressor> EngineCatalog::run_compressor(const RunConfig& config,
+                                                                   const std::vector<compress::LayerShape>& shapes,
+                                                                   compress::CompressorSeed seed) const {
+  auto codec = optimizers_.create(config.optimizer)->own_codec();
+  if (!codec) return compress::build_compressor(compressors_, config.compressor, shapes, seed);
+  codec->set_layer_shapes(shapes);
+  codec->set_seed(seed.run_seed, seed.rank);
+  return codec;
+}
+
+void EngineCatalog::check_own_codec(const RunConfig& config) const {
+  const std::string& optimizer = config.optimizer.name;
+  if (config.compressor.name != "none")
+    throw ConfigError(str_cat("optimizer ", optimizer, " compresses its updates with its own codec; compressor must ",
+                              "be none(), got ", config.compressor.name));
+  if (config.topology.name != "allreduce" && config.topology.name != "allgather")
+    throw ConfigError(str_cat("optimizer ", optimizer, " gathers its workers' payloads; topology must be allreduce() ",
+                              "or allgather(), got ", config.topology.name));
+  if (topologies_.create(config.topology)->overlap())
+    throw ConfigError(str_cat("optimizer ", optimizer, " exchanges after backward, whole: ", config.topology.name,
+                              " { overlap = true } cannot bucket it"));
+}
+
 void EngineCatalog::check_exchange(const RunConfig& config) const {
-  if (config.exchange == Exchange::Gradient) return;
+  const bool own_codec = optimizers_.create(config.optimizer)->own_codec() != nullptr;
+  if (config.exchange == Exchange::Gradient && !own_codec) return;
   const std::pair<const ComponentSpec*, std::string> refusals[] = {
       {&config.compressor, compressors_.why_not_update_exchange(config.compressor)},
       {&config.topology, topologies_.why_not_update_exchange(config.topology)},
@@ -244,7 +269,11 @@ void EngineCatalog::check_exchange(const RunConfig& config) const {
   };
   for (const auto& [spec, why] : refusals)
     if (!why.empty())
-      throw ConfigError(str_cat("exchange = \"update\" cannot run with ", spec->kind, " ", spec->name, ": ", why));
+      throw ConfigError(str_cat(own_codec ? str_cat("optimizer ", config.optimizer.name,
+                                                    " exchanges its updates (exchange = \"update\"), which cannot run "
+                                                    "with ")
+                                          : std::string("exchange = \"update\" cannot run with "),
+                                spec->kind, " ", spec->name, ": ", why));
 }
 
 std::optional<comm::LinkOptions> EngineCatalog::emulated_link(const RunConfig& config) const {

@@ -78,9 +78,18 @@ class EngineCatalog : public Catalog {
   std::string why_not_checkpointed(const RunConfig& config) const;
 
  private:
-  /// ConfigError unless every component of a run with exchange = "update" can exchange updates
+  /// ConfigError unless every component of a run with exchange = "update" (or an optimizer that
+  /// brings its own codec, which exchanges updates) can exchange updates
   /// (Registry::why_not_update_exchange), naming the one that cannot and why.
   void check_exchange(const RunConfig& config) const;
+  /// An optimizer with its own codec (DeMo): the run's compressor must be none() and its topology
+  /// one that gathers (allreduce or allgather, not overlapped); ConfigError otherwise.
+  void check_own_codec(const RunConfig& config) const;
+  /// What the run compresses with: the codec its optimizer brings (Optimizer::own_codec), else
+  /// the run's compressor, for layers of `shapes`, seeded.
+  std::unique_ptr<compress::Compressor> run_compressor(const RunConfig& config,
+                                                       const std::vector<compress::LayerShape>& shapes,
+                                                       compress::CompressorSeed seed) const;
   /// ConfigError when the schedule has a staleness bound (stale_sync, async) and the topology
   /// cannot serve it (TopologyTraits::serves_asynchronously), or when local SGD meets a server
   /// that sends weights; asked of the registries without building either.

@@ -3,6 +3,7 @@
 #include "engine/core/error.hpp"
 
 #include "engine/train/optim/adam.hpp"
+#include "engine/train/optim/demo.hpp"
 #include "engine/train/data/cifar10.hpp"
 #include "engine/train/data/fashion_mnist.hpp"
 #include "engine/train/optim/lamb.hpp"
@@ -71,6 +72,8 @@ Registry<Optimizer> builtin_optimizers() {
   r.add<Adam, AdamOptions>("adam", "Adam (Kingma & Ba 2015) with L2 weight decay, PyTorch's update rule");
   r.add<AdamW, AdamWOptions>("adamw", "AdamW (Loshchilov & Hutter 2019): Adam with decoupled weight decay");
   r.add<Lamb, LambOptions>("lamb", "LAMB (You et al. 2020): Adam's direction scaled per layer by ||w|| / ||update||");
+  r.add<Demo, DemoOptions>(
+      "demo", "DeMo (Peng et al. 2024): decoupled momentum, each chunk's top DCT coefficients gathered, a sign step");
   return r;
 }
 

@@ -21,7 +21,7 @@ Trainer::Trainer(const RunConfig& config, WorkerParts& parts, comm::Communicator
       parts_(parts),
       comm_(comm),
       params_(parts.model->parameters()),
-      exchange_updates_(config.exchange == Exchange::Update) {
+      exchange_updates_(config.exchange == Exchange::Update || parts.optimizer->own_codec() != nullptr) {
   flat_grad_ = attach_flat_gradient(params_);
   // The last averaged model (every worker's start): what local SGD's averages are taken from.
   read_model(anchor_);
@@ -158,9 +158,8 @@ void Trainer::apply_local_update() {
     return;
   }
   if (exchange_updates_) {
-    // The workers' mean update, applied as it is: the optimizer acted before the exchange.
-    torch::NoGradGuard no_grad;
-    for (auto& p : params_) p.sub_(p.grad());
+    // The workers' mean update: the optimizer acted before the exchange (DeMo's sign step after).
+    parts_.optimizer->apply_exchanged(params_);
     time_optimizer_ = time_update_ + rank_seconds() - t0;
     return;
   }

@@ -27,11 +27,11 @@ using laconic::testing::train_ranks;
 namespace {
 
 // Stateful everywhere a checkpoint must reach: momentum, Top-k's error-feedback residual,
-// local SGD's counter, DiLoCo's outer momentum (its rounds of 3 steps end between checkpoints) and Streaming DiLoCo's fragments' compressors and counters, the epoch boundary inside the run; "streaming_overlap": fragment 1's exchange, sent at step 2 and applied at step 4, is in flight at the checkpoint before step 4 (and fragment 0's, sent at step 11, before step 12). "overlapped": synchronous, with the
+// local SGD's counter, DiLoCo's outer momentum (its rounds of 3 steps end between checkpoints) and Streaming DiLoCo's fragments' compressors and counters, the epoch boundary inside the run; "streaming_overlap": fragment 1's exchange, sent at step 2 and applied at step 4, is in flight at the checkpoint before step 4 (and fragment 0's, sent at step 11, before step 12). "demo": synchronous with the demo optimizer, whose momentum its codec keeps. "overlapped": synchronous, with the
 // gradient exchanged in buckets during backward, each bucket with its own layer-wise Top-k.
 RunConfig stateful_run(const std::string& schedule_or_overlapped) {
-  const bool overlapped = schedule_or_overlapped == "overlapped";
-  const std::string schedule = overlapped ? "synchronous" : schedule_or_overlapped;
+  const bool overlapped = schedule_or_overlapped == "overlapped", demo = schedule_or_overlapped == "demo";
+  const std::string schedule = overlapped || demo ? "synchronous" : schedule_or_overlapped;
   engine::EngineCatalog catalog;
   RunConfig c;
   c.experiment = "test";
@@ -57,6 +57,10 @@ RunConfig stateful_run(const std::string& schedule_or_overlapped) {
     c.topology =
         catalog.resolve({"topology", "allreduce", {{"overlap", true}, {"first_bucket_mb", 0.01}, {"bucket_mb", 0.1}}});
     c.compressor = catalog.resolve({"compressor", "topk", {{"ratio", 0.05}, {"scope", std::string("layer")}}});
+  }
+  if (demo) {  // DeMo's momentum lives in its codec, the run's compressor
+    c.optimizer = catalog.resolve({"optimizer", "demo", {{"lr", 1e-3}}});
+    c.compressor = catalog.resolve({"compressor", "none", {}});
   }
   c.batch_size = 16;
   c.max_steps = 7;
@@ -124,7 +128,7 @@ class SavedSteps {
 TEST_CASE("a run resumed from its checkpoints continues exactly as the uninterrupted run",
           "[train][checkpoint][multirank]") {
   const std::string schedule = GENERATE(as<std::string>{}, "synchronous", "local_sgd", "diloco", "streaming", "streaming_overlap",
-                                       "overlapped");
+                                       "overlapped", "demo");
   INFO("schedule " << schedule);
   const auto config = stateful_run(schedule);
   TempDir dir;

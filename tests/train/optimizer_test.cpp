@@ -126,6 +126,8 @@ TEST_CASE("every optimizer continues bit for bit from its saved state", "[train]
   const auto registry = train::builtin_optimizers();
   for (const auto& info : registry.infos()) {
     INFO(info.name);
+    // DeMo keeps its momentum in the codec it brings (checkpoint_test's "demo" resumes it).
+    if (registry.create(spec(info.name, {{"lr", 0.01}}))->own_codec()) continue;
     // sgd with momentum, so that it has state to keep.
     const std::map<std::string, Value> fields = info.name == "sgd"
                                                     ? std::map<std::string, Value>{{"lr", 0.01}, {"momentum", 0.9}}
@@ -159,6 +161,8 @@ TEST_CASE("every optimizer's update for exchange = \"update\" is what its step s
   const auto registry = train::builtin_optimizers();
   for (const auto& info : registry.infos()) {
     INFO(info.name);
+    // DeMo has no step without its exchange (demo_test.cpp checks its update and sign step).
+    if (registry.create(spec(info.name, {{"lr", 0.01}}))->own_codec()) continue;
     const std::map<std::string, Value> fields =
         info.name == "sgd" ? std::map<std::string, Value>{{"lr", 0.01}, {"momentum", 0.9}, {"weight_decay", 0.01}}
                            : std::map<std::string, Value>{{"lr", 0.01}, {"weight_decay", 0.01}};

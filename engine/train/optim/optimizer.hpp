@@ -1,9 +1,11 @@
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <torch/torch.h>
 
+#include "engine/compress/compressor.hpp"
 #include "engine/core/state_io.hpp"
 #include "engine/core/step_value.hpp"
 
@@ -26,6 +28,17 @@ class Optimizer {
   /// (momentum) exactly as step() would, and leaves the parameters as they are. The worker
   /// exchanges these updates and subtracts their mean.
   virtual void compute_update(std::vector<torch::Tensor>& params) = 0;
+  /// exchange = "update": applies the workers' mean update, now in each parameter's .grad():
+  /// subtracts it, as compute_update() made it; an optimizer whose step follows the exchange
+  /// (DeMo's sign step) does that here.
+  virtual void apply_exchanged(std::vector<torch::Tensor>& params) {
+    torch::NoGradGuard no_grad;
+    for (auto& p : params) p.sub_(p.grad());
+  }
+  /// An optimizer that compresses (DeMo) brings the codec its updates are exchanged with, and
+  /// the run exchanges updates (compute_update, the codec through the topology, apply_exchanged)
+  /// whatever its `exchange`; the others bring none and use the run's compressor.
+  virtual std::unique_ptr<compress::Compressor> own_codec() const { return nullptr; }
   /// The learning rate of the following steps: the configured one times `factor` (set by the
   /// run's learning-rate schedule before each step).
   void set_lr_factor(double factor) { lr_ = base_lr_ * factor; }
