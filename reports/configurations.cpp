@@ -14,6 +14,10 @@ bool about_compressor(const std::string& key) { return key == "compressor" || ke
 // communicating less, compared with the others in one row.
 bool about_schedule(const std::string& key) { return key == "schedule" || key.starts_with("schedule."); }
 
+// So is a swept optimizer where one of them compresses (DeMo): DDP with AdamW and DeMo are two
+// ways of exchanging the same training, one row.
+bool about_optimizer(const std::string& key) { return key == "optimizer" || key.starts_with("optimizer."); }
+
 void append(std::string& text, const std::string& part) { text += (text.empty() ? "" : ", ") + part; }
 
 // The "key=value" parts of a row, as append() joined them.
@@ -42,12 +46,13 @@ std::set<std::string> parts_in_every_row(const std::vector<std::string>& rows) {
 
 }  // namespace
 
-std::pair<std::string, std::string> cell_of(const ReportRun& run, const std::set<std::string>& ignore) {
+std::pair<std::string, std::string> cell_of(const ReportRun& run, const std::set<std::string>& ignore,
+                                            bool optimizer_is_method) {
   std::string row, column = run.compressor.empty() ? "?" : run.compressor;
   if (!run.experiment_part.empty()) append(row, run.experiment_part);
   append(row, "model=" + (run.model.empty() ? std::string("?") : run.model));
   append(row, "workers=" + std::to_string(run.workers));
-  std::string fields, schedule;
+  std::string fields, schedule, optimizer;
   for (const auto& [key, value] : run.swept.items()) {
     if (key == kSeedVariable || key == "tune" || key == "model" || key == "workers" || key == "compressor" ||
         ignore.count(key))
@@ -56,10 +61,12 @@ std::pair<std::string, std::string> cell_of(const ReportRun& run, const std::set
       fields += " " + key.substr(std::string("compressor.").size()) + "=" + value_text(value);
     else if (about_schedule(key))
       schedule += " " + (key == "schedule" ? key : key.substr(std::string("schedule.").size())) + "=" + value_text(value);
+    else if (optimizer_is_method && about_optimizer(key))
+      optimizer += " " + (key == "optimizer" ? key : key.substr(std::string("optimizer.").size())) + "=" + value_text(value);
     else
       append(row, key + "=" + value_text(value));
   }
-  return {row, column + fields + schedule};
+  return {row, column + fields + optimizer + schedule};
 }
 
 const Configuration* Grid::find(const std::string& row, const std::string& column) const {
@@ -71,8 +78,10 @@ const Configuration* Grid::find(const std::string& row, const std::string& colum
 Grid group_configurations(const std::vector<RunData>& runs, const std::set<std::string>& ignore) {
   Grid grid;
   std::map<std::pair<std::string, std::string>, std::size_t> index;
+  const bool optimizer_is_method =
+      std::any_of(runs.begin(), runs.end(), [](const RunData& data) { return data.run.optimizer_compresses; });
   for (const auto& data : runs) {
-    const auto cell = cell_of(data.run, ignore);
+    const auto cell = cell_of(data.run, ignore, optimizer_is_method);
     auto [it, added] = index.emplace(cell, grid.configurations.size());
     if (added) {
       grid.configurations.push_back({cell.first, cell.second, "", {}});

@@ -33,7 +33,11 @@ struct Grid {
 /// `ignore` (hyperparameters a tuning chose per configuration) do not tell configurations apart.
 Grid group_configurations(const std::vector<RunData>& runs, const std::set<std::string>& ignore = {});
 
-/// The (row, column) of one run, as group_configurations() names them.
-std::pair<std::string, std::string> cell_of(const ReportRun& run, const std::set<std::string>& ignore = {});
+/// The (row, column) of one run, as group_configurations() names them. With
+/// `optimizer_is_method` (some run of the report has an optimizer that compresses,
+/// ReportRun::optimizer_compresses) a swept optimizer is part of the method, the column, as a
+/// swept schedule always is; otherwise it tells rows apart.
+std::pair<std::string, std::string> cell_of(const ReportRun& run, const std::set<std::string>& ignore = {},
+                                            bool optimizer_is_method = false);
 
 }  // namespace laconic::reports

@@ -32,6 +32,9 @@ struct ReportRun {
   /// the schedule, its schedule is the default one (synchronous).
   bool is_baseline = false;
   bool baseline_named = false;  ///< the configuration records a baseline (baseline = ... in the file)
+  /// Its optimizer brings its own codec (DeMo): its file's compressor is none() but its resolved
+  /// one is not full precision (collect_run_data sets it from the run fact). Never the baseline.
+  bool optimizer_compresses = false;
   std::string network;                               ///< "1Gbit, 50us": the link projected times are computed for
   /// The link the run was projected onto as a LinkSpec (bandwidth, latency, overhead, host
   /// bandwidth), for projections onto other hardware: its resolved one (collect_run_data sets it

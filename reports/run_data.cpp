@@ -272,6 +272,10 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   // What the run resolved its network into is its link; runs recorded before the fact read it
   // back from their recorded network (experiment_runs.cpp).
   if (const auto& resolved = data.facts.resolved) {
+    if (data.run.compressor == "none" && !resolved->compressor.full_precision) {
+      data.run.optimizer_compresses = true;
+      data.run.is_baseline = false;
+    }
     data.run.link = resolved->link;
     data.run.emulated_bits_per_second = resolved->link && resolved->link_emulated ? resolved->link->bits_per_second : kNaN;
   } else {

@@ -492,3 +492,33 @@ TEST_CASE("compute utilization is compute over the step on the runs' link, the s
   CHECK_THAT(csv, Catch::Contains("compute_utilization"));
   CHECK_THAT(csv, Catch::Contains(raw_number(compute_utilization(s))));
 }
+
+TEST_CASE("an optimizer that compresses is a method: DeMo and AdamW-DDP share a row, and DeMo is not the baseline",
+          "[reports][answer]") {
+  // Both record compressor none(); DeMo's resolved compressor (its codec) is not full precision.
+  Recorded r("answer-optimizer-method");
+  RunSpec adamw = dense_with_messages(1, {0.5, 0.85});
+  adamw.name = "optimizer=adamw,seed=1";
+  adamw.swept = {{"optimizer", Value{std::string("adamw")}}, {"optimizer.lr", Value{0.002}}};
+  RunSpec demo = dense_with_messages(1, {0.5, 0.84});
+  demo.name = "optimizer=demo,seed=1";
+  demo.swept = {{"optimizer", Value{std::string("demo")}}, {"optimizer.lr", Value{0.002}}};
+  demo.link_bytes = 2000;
+  r.add(adamw);
+  const std::int64_t demo_id = r.add(demo);
+  ResolvedRun resolved;
+  resolved.compressor.full_precision = false;
+  resolved.compressor.fixed_size = true;
+  r.recorder->record_fact(demo_id, ResolvedRun::kFact, resolved.to_json());
+  const auto model = build_model(*r.db, {"answer"}, {});
+  REQUIRE(model->summaries.size() == 2);
+  CHECK(model->grid.rows.size() == 1);
+  const ConfigSummary* demo_summary = nullptr;
+  for (const ConfigSummary& s : model->summaries)
+    if (s.config->column.find("optimizer=demo") != std::string::npos) demo_summary = &s;
+  REQUIRE(demo_summary != nullptr);
+  CHECK(demo_summary->config->column == "none optimizer=demo lr=0.002");
+  CHECK_FALSE(model->answer->is_baseline(*demo_summary));
+  REQUIRE(model->answer->target_of(*demo_summary).baseline != nullptr);
+  CHECK(model->answer->target_of(*demo_summary).baseline->config->column == "none optimizer=adamw lr=0.002");
+}
