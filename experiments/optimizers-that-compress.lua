@@ -1,0 +1,30 @@
+-- Optimizers that compress at this machine's scale (issue 66; docs/experiments.md, "Optimizers
+-- that compress"): the transformer and data of experiments/diloco.lua (a gpt of 0.44M parameters
+-- on perldoc, 4 workers as thread ranks, 1200 steps of 8 windows of 64 bytes per worker, the same
+-- tokens for every configuration), comparing
+--   - AdamW with every step's gradient all-reduced (DDP), the baseline;
+--   - DeMo (Peng et al. 2024) at its defaults (64 x 64 DCT chunks, 32 coefficients each, momentum
+--     decay 0.999), its sign step at AdamW's rate and schedule, decoupled weight decay 0.1.
+--
+--   laconic run experiments/optimizers-that-compress.lua          (about 12 minutes on 2 cores)
+--   laconic report optimizers-that-compress --link 100Mbit --link 10Gbit
+experiment {
+  name        = "optimizers-that-compress",
+  data        = perldoc { context = 64 },
+  model       = gpt { layers = 2, embed = 128, heads = 4, context = 64 },
+  optimizer   = sweep {
+    adamw { lr = 2e-3, betas = { 0.9, 0.95 }, weight_decay = 0.1 },
+    demo { lr = 2e-3, weight_decay = 0.1 },
+  },
+  lr_schedule = cosine { final = 0.1, warmup_steps = 50 },
+  clip_norm   = 1.0,
+  batch_size  = 8,
+  epochs      = 1,
+  max_steps   = 1200,
+  eval_every  = 100,
+  eval_limit  = 256,
+  workers     = 4,
+  placement   = threads(),
+  topology    = allreduce(),   -- DDP's ring; DeMo's payloads, not summable, are gathered in it
+  seeds       = { 1 },
+}
