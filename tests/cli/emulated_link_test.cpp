@@ -81,9 +81,13 @@ TEST_CASE("a dense exchange on an emulated 100 Mbit/s link takes about its proje
   CHECK(projected > 0.015);
   // The shaped link cannot be beaten, and it adds its transfer time to what the same exchange
   // costs in software, which the loopback run measures (a busy machine raises both: 30.1 ms
-  // emulated against 23.1 ms projected with 8.0 ms on loopback; idle, 21.6 to 22.1 ms).
+  // emulated against 23.1 ms projected with 8.0 ms on loopback; idle, 21.6 to 22.1 ms). Steal
+  // time raises the emulated run alone (its ranks wait on the shaped link's timers while the
+  // loopback run barely waits): 29.6 ms against 22.1 ms projected with 0.36 ms on loopback at 0.32
+  // cores stolen, 33.9 ms against 26.6 ms at 0.42. The upper bound is for what a mistake would
+  // add (a latency or a transfer counted twice: 2x), not for the machine's noise.
   CHECK(emulated > 0.8 * projected);
-  CHECK(emulated < 1.2 * projected + loopback);
+  CHECK(emulated < 1.5 * projected + loopback);
   CHECK(emulated > 2 * loopback);
   auto db = storage::Database::open_read_only(dir + "/l.db");
   const auto facts = storage::facts_of(*db, 1);

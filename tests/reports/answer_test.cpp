@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include "reports/curve_time.hpp"
-#include "reports/format.hpp"
 #include "reports/experiment_runs.hpp"
 #include "reports/report.hpp"
 #include "reports/report_model.hpp"
@@ -12,33 +11,12 @@
 #include "reports/stats.hpp"
 #include "tests/reports/csv_cells.hpp"
 #include "tests/reports/fixture.hpp"
+#include "tests/reports/recorded.hpp"
 #include "tests/reports/verdict_sweep.hpp"
 
 using namespace laconic;
 using namespace laconic::reports;
 using namespace laconic::reports::testing;
-
-namespace {
-
-
-struct Recorded {
-  TempDir dir;
-  std::unique_ptr<storage::Database> db;
-  std::unique_ptr<storage::Recorder> recorder;
-  std::int64_t experiment = 0;
-
-  explicit Recorded(const std::string& tag)
-      : dir(tag), db(storage::Database::open(dir.file("runs.db"))), recorder(new storage::Recorder(*db)) {
-    experiment = recorder->add_experiment("answer", "answer.lua", "cafe");
-  }
-  std::int64_t add(const RunSpec& spec) { return record_run(*db, *recorder, experiment, "answer", spec); }
-  std::string markdown(const ReportOptions& options) {
-    return read_text(write_report(*db, "answer", dir.file("out"), options).markdown);
-  }
-  std::string csv(const std::string& table) { return read_text(dir.file("out/tables/" + table + ".csv")); }
-};
-
-}  // namespace
 
 TEST_CASE("the default target is the baseline's final metric less 0.5 points, so losing accuracy never wins",
           "[reports][answer]") {
@@ -444,81 +422,4 @@ TEST_CASE("a configuration that ran out of steps below the target shows where it
                      Catch::Contains(" s, its runs' end, test accuracy 0.7700 against none's "));
   CHECK_THAT(curve_time_text(t), Catch::StartsWith("extrapolated from its learning curve: ") &&
                                      Catch::EndsWith(" (80% of the fit)"));
-}
-
-TEST_CASE("an exchange that overlapped DiLoCo's inner steps counts on a link only where it outlasts their compute",
-          "[reports][answer]") {
-  // diloco { overlap }: time_overlap_budget 0.04 s on every 4th step is 0.01 s a step; the
-  // messages (2 and 125,000 bytes a step) take about 0.0108 s on 100 Mbit/s, so 0.0008 s shows,
-  // and 0.0002 s on 10 Gbit/s, all hidden. The report, the answer and --hardware's links
-  // project it through one function.
-  Recorded r("answer-overlap-budget");
-  RunSpec spec = dense_with_messages(1, {0.5, 0.85});
-  spec.steps = 8;
-  spec.overlap_budget = 0.04;
-  spec.wait_every = 4;
-  r.add(spec);
-  const auto model = build_model(*r.db, {"answer"}, {});
-  REQUIRE(model->summaries.size() == 1);
-  const ConfigSummary& s = model->summaries.front();
-  CHECK(s.overlap_budget.mean == Approx(0.01));
-  const double local = local_seconds(s);
-  for (const char* text : {"100Mbit,50us", "10Gbit,50us"}) {
-    INFO(text);
-    const LinkSpec link = parse_link(text);
-    const double whole = link.project(2, 125000);
-    CHECK(step_on_link(s, link) == Approx(local + std::max(0.0, whole - 0.01)));
-    AnswerLink on{.name = text, .spec = link};
-    CHECK(model->answer->step(s, on) == Approx(step_on_link(s, link)));
-  }
-  CHECK(step_on_link(s, parse_link("100Mbit,50us")) > local + 0.0005);
-  CHECK(step_on_link(s, parse_link("10Gbit,50us")) == Approx(local));
-}
-
-TEST_CASE("compute utilization is compute over the step on the runs' link, the same for the report and laconic runs",
-          "[reports][answer]") {
-  Recorded r("answer-utilization");
-  const std::int64_t id = r.add(dense_with_messages(1, {0.5, 0.85}));
-  const auto model = build_model(*r.db, {"answer"}, {});
-  REQUIRE(model->summaries.size() == 1);
-  const ConfigSummary& s = model->summaries.front();
-  // The fixture's step: compute 0.035 s, no compression or wait, 0.002 s projected.
-  CHECK(compute_utilization(s) == Approx(0.035 / 0.037));
-  CHECK(run_compute_utilization(*r.db, storage::require_run(*r.db, id)) == compute_utilization(s));
-  const std::string csv = [&] {
-    write_report(*r.db, "answer", r.dir.file("out"), {.gnuplot = kNoFigures});
-    return r.csv("step_time");
-  }();
-  CHECK_THAT(csv, Catch::Contains("compute_utilization"));
-  CHECK_THAT(csv, Catch::Contains(raw_number(compute_utilization(s))));
-}
-
-TEST_CASE("an optimizer that compresses is a method: DeMo and AdamW-DDP share a row, and DeMo is not the baseline",
-          "[reports][answer]") {
-  // Both record compressor none(); DeMo's resolved compressor (its codec) is not full precision.
-  Recorded r("answer-optimizer-method");
-  RunSpec adamw = dense_with_messages(1, {0.5, 0.85});
-  adamw.name = "optimizer=adamw,seed=1";
-  adamw.swept = {{"optimizer", Value{std::string("adamw")}}, {"optimizer.lr", Value{0.002}}};
-  RunSpec demo = dense_with_messages(1, {0.5, 0.84});
-  demo.name = "optimizer=demo,seed=1";
-  demo.swept = {{"optimizer", Value{std::string("demo")}}, {"optimizer.lr", Value{0.002}}};
-  demo.link_bytes = 2000;
-  r.add(adamw);
-  const std::int64_t demo_id = r.add(demo);
-  ResolvedRun resolved;
-  resolved.compressor.full_precision = false;
-  resolved.compressor.fixed_size = true;
-  r.recorder->record_fact(demo_id, ResolvedRun::kFact, resolved.to_json());
-  const auto model = build_model(*r.db, {"answer"}, {});
-  REQUIRE(model->summaries.size() == 2);
-  CHECK(model->grid.rows.size() == 1);
-  const ConfigSummary* demo_summary = nullptr;
-  for (const ConfigSummary& s : model->summaries)
-    if (s.config->column.find("optimizer=demo") != std::string::npos) demo_summary = &s;
-  REQUIRE(demo_summary != nullptr);
-  CHECK(demo_summary->config->column == "none optimizer=demo lr=0.002");
-  CHECK_FALSE(model->answer->is_baseline(*demo_summary));
-  REQUIRE(model->answer->target_of(*demo_summary).baseline != nullptr);
-  CHECK(model->answer->target_of(*demo_summary).baseline->config->column == "none optimizer=adamw lr=0.002");
 }
