@@ -63,8 +63,9 @@ struct Group {
 };
 
 // A group's curve: at every step some run recorded, the mean over its runs (and their standard
-// deviation), placed at the step or at the mean over its runs of the axis there.
-json curve_json(const Group& group, const std::set<std::int64_t>& steps, CompareX x) {
+// deviation), placed at the step or at the mean over its runs of the axis there (points_of
+// placed each run's points on the query's axis already).
+json curve_json(const Group& group, const std::set<std::int64_t>& steps) {
   json xs = json::array(), means = json::array(), sds = json::array();
   for (const std::int64_t step : steps) {
     std::vector<double> ys, at;
@@ -106,7 +107,7 @@ json compare_json(storage::Database& db, const CompareQuery& query) {
     groups[key].runs.push_back(std::move(points));
   }
   json curves = json::array();
-  for (const std::string& key : order) curves.push_back(curve_json(groups[key], steps, query.x));
+  for (const std::string& key : order) curves.push_back(curve_json(groups[key], steps));
   return {{"key", query.key}, {"x", axis_name(query.x)}, {"bands", query.bands}, {"curves", curves}};
 }
 
