@@ -20,6 +20,7 @@
 #include "skip.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
+#include "storage/run_facts.hpp"
 
 using namespace laconic;
 using namespace laconic::testing;
@@ -39,13 +40,18 @@ std::vector<std::string> namespaces_of(pid_t pid) {
   return out;
 }
 
-double median_of(const std::string& db_path, std::int64_t run, const std::string& key) {
+// The value a `fraction` of run `run`'s steps stay below (0.5: the median).
+double quantile_of(const std::string& db_path, std::int64_t run, const std::string& key, double fraction) {
   auto db = storage::Database::open_read_only(db_path);
   std::vector<double> values;
   for (const auto& r : storage::metrics_of(*db, run, key)) values.push_back(r.value);
   REQUIRE(!values.empty());
   std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
+  return values[static_cast<std::size_t>(fraction * static_cast<double>(values.size() - 1))];
+}
+
+double median_of(const std::string& db_path, std::int64_t run, const std::string& key) {
+  return quantile_of(db_path, run, key, 0.5);
 }
 
 const char* const kLinks =
@@ -76,21 +82,27 @@ TEST_CASE("a dense exchange on an emulated 100 Mbit/s link takes about its proje
   const double emulated = median_of(dir + "/l.db", 1, "time_communicate");
   const double projected = median_of(dir + "/l.db", 1, "projected_time_communicate");
   const double loopback = median_of(dir + "/l.db", 2, "time_communicate");
-  INFO("medians: emulated " << emulated << " s, projected " << projected << " s, loopback " << loopback << " s");
+  const double emulated_fastest = quantile_of(dir + "/l.db", 1, "time_communicate", 0.0);
+  INFO("medians: emulated " << emulated << " s (fastest step " << emulated_fastest << " s), projected " << projected
+                            << " s, loopback " << loopback << " s");
   // 247 kB of LeNet-5 gradient in 2 messages of 123 kB each way: about 20 ms at 100 Mbit/s.
   CHECK(projected > 0.015);
   // The shaped link cannot be beaten, and it adds its transfer time to what the same exchange
   // costs in software, which the loopback run measures (a busy machine raises both: 30.1 ms
   // emulated against 23.1 ms projected with 8.0 ms on loopback; idle, 21.6 to 22.1 ms). Steal
   // time raises the emulated run alone (its ranks wait on the shaped link's timers while the
-  // loopback run barely waits): 29.6 ms against 22.1 ms projected with 0.36 ms on loopback at 0.32
-  // cores stolen, 33.9 ms against 26.6 ms at 0.42. The upper bound is for what a mistake would
-  // add (a latency or a transfer counted twice: 2x), not for the machine's noise.
+  // loopback run barely waits): medians of 29.6 ms against 22.1 ms projected at 0.32 cores
+  // stolen, 35.0 ms at 0.39 (CI), 61.1 ms at 0.87, whose fastest step took 34.1 ms. The upper
+  // bound is for what a mistake would add (a transfer counted twice, or shaped at half the rate:
+  // 2x on every step, the fastest too), not for the machine's noise, so it holds the fastest
+  // step, and on a host the run found busy only the mistake's own floor.
   CHECK(emulated > 0.8 * projected);
-  CHECK(emulated < 1.5 * projected + loopback);
-  CHECK(emulated > 2 * loopback);
   auto db = storage::Database::open_read_only(dir + "/l.db");
   const auto facts = storage::facts_of(*db, 1);
+  const bool busy = facts.count("host_busy") == 1 && facts.at("host_busy") == storage::fact_flag_text(true);
+  INFO("host busy: " << busy << ", cores stolen: " << (facts.count("host_steal_cores") ? facts.at("host_steal_cores") : "?"));
+  CHECK(emulated_fastest < (busy ? 1.9 * projected : 1.5 * projected + loopback));
+  CHECK(emulated > 2 * loopback);
   REQUIRE(facts.count("network_emulation") == 1);
   CHECK_THAT(facts.at("network_emulation"),
              Catch::Contains("tbf at 100000000 bit/s per direction, a bucket of 4542 bytes, packets of at most 3028"));
