@@ -13,6 +13,7 @@
 
 #include "engine/compress/builtin.hpp"
 #include "engine/compress/demo_codec.hpp"
+#include "engine/compress/onebit_adam_codec.hpp"
 #include "engine/compress/state.hpp"
 #include "heap_counter.hpp"
 #include "torch_reference.hpp"
@@ -92,15 +93,15 @@ void bm_compressor(benchmark::State& state, const ComponentSpec& spec) {
   state.counters["payload_bytes"] = static_cast<double>(payload.size());
 }
 
-/// DeMo's codec (the `demo` optimizer's: each 64 x 64 block's DCT-II, its 32 largest coefficients,
-/// the sent part decoded off the momentum; then one payload decoded and the layer's IDCT) on one
-/// square matrix layer of n elements, one worker.
-void bm_demo(benchmark::State& state) {
+/// An optimizer's own codec on one square matrix layer of n elements, one worker: compress, then
+/// one payload decoded and aggregated. DeMo's (each 64 x 64 block's DCT-II, its 32 largest
+/// coefficients, the sent part decoded off the momentum; then the layer's IDCT) and 1-bit Adam's
+/// (past its warm-up: the momentum's scale and sign bits with error feedback).
+void bm_own_codec(benchmark::State& state, laconic::compress::Compressor& codec) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const auto side = static_cast<std::size_t>(std::lround(std::sqrt(static_cast<double>(n))));
   const auto g = gradient(side * side);
   std::vector<float> dense(side * side, 0.0f);
-  laconic::compress::DemoCodec codec(64, 32, 0.999);
   codec.set_layer_shapes({{side, side}});
   laconic::compress::Payload payload;
   const std::size_t base = laconic::bench::heap_live_bytes();
@@ -215,6 +216,7 @@ void register_all(const std::vector<std::int64_t>& sizes) {
       {"block_randomk_1pct", spec("block_randomk", {{"ratio", 0.01}})},
       {"threshold_2.33", spec("threshold", {{"tau", 2.33}})},
       {"dgc_0.1pct", spec("dgc", {{"ratio", 0.001}, {"warmup", std::int64_t{0}}})},
+      {"sparseloco_4096_top64", spec("sparseloco")},
       {"chain_topk_1pct_qsgd_16",
        spec("chain", {{"first", laconic::nested(spec("topk", {{"ratio", 0.01}}))},
                       {"second", laconic::nested(spec("qsgd", {{"levels", std::int64_t{16}}}))}})},
@@ -224,7 +226,15 @@ void register_all(const std::vector<std::int64_t>& sizes) {
     if (!registry.contains(s.name)) continue;  // not registered in this build
     add(label, [s = s](benchmark::State& state) { bm_compressor(state, s); });
   }
-  add("demo_64_top32", bm_demo);
+  add("demo_64_top32", [](benchmark::State& state) {
+    laconic::compress::DemoCodec codec(64, 32, 0.999);
+    bm_own_codec(state, codec);
+  });
+  add("onebit_adam_frozen", [](benchmark::State& state) {
+    laconic::compress::OnebitAdamCodec codec(0);
+    codec.advance({0, 0});  // past a warm-up of 0 steps: 1-bit momenta
+    bm_own_codec(state, codec);
+  });
   add("powersgd_rank4", [](benchmark::State& state) {
     bm_powersgd(state, spec("powersgd", {{"rank", std::int64_t{4}}}));
   });

@@ -12,6 +12,7 @@
 #include "engine/compress/randomk.hpp"
 #include "engine/compress/scoped.hpp"
 #include "engine/compress/sign.hpp"
+#include "engine/compress/sparseloco.hpp"
 #include "engine/compress/terngrad.hpp"
 #include "engine/compress/threshold.hpp"
 #include "engine/compress/topk.hpp"
@@ -64,6 +65,9 @@ Registry<Compressor> builtin_compressors() {
                                              "per step, two allreduces (Vogels et al. 2019), error feedback");
   r.add<ChainCompressor, ChainOptions>("chain",
                                        "a sparsifier then a compressor of the values it keeps (e.g. topk, then qsgd)");
+  r.add<SparselocoCompressor, SparselocoOptions>(
+      "sparseloco", "SparseLoCo (Sarfi et al. 2025): each chunk's top-k of a decaying error, 2-bit levels; "
+                    "for diloco's pseudo-gradients");
   r.add_common_fields({
       {"scope", FieldType::String, std::string("global"),
        "\"global\": one compressor over the whole gradient; \"layer\": one per layer"},

@@ -4,6 +4,7 @@
 
 #include "engine/train/optim/adam.hpp"
 #include "engine/train/optim/demo.hpp"
+#include "engine/train/optim/onebit_adam.hpp"
 #include "engine/train/data/cifar10.hpp"
 #include "engine/train/data/fashion_mnist.hpp"
 #include "engine/train/optim/lamb.hpp"
@@ -74,6 +75,9 @@ Registry<Optimizer> builtin_optimizers() {
   r.add<Lamb, LambOptions>("lamb", "LAMB (You et al. 2020): Adam's direction scaled per layer by ||w|| / ||update||");
   r.add<Demo, DemoOptions>(
       "demo", "DeMo (Peng et al. 2024): decoupled momentum, each chunk's top DCT coefficients gathered, a sign step");
+  r.add<OnebitAdam, OnebitAdamOptions>("onebit_adam",
+                                       "1-bit Adam (Tang et al. 2021): dense Adam for a warm-up, then the variance "
+                                       "frozen and the momentum exchanged in 1 bit with error feedback");
   return r;
 }
 

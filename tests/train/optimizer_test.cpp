@@ -126,7 +126,8 @@ TEST_CASE("every optimizer continues bit for bit from its saved state", "[train]
   const auto registry = train::builtin_optimizers();
   for (const auto& info : registry.infos()) {
     INFO(info.name);
-    // DeMo keeps its momentum in the codec it brings (checkpoint_test's "demo" resumes it).
+    // DeMo and 1-bit Adam step only through their exchange (checkpoint_test's "demo" and
+    // "onebit_adam" resume them).
     if (registry.create(spec(info.name, {{"lr", 0.01}}))->own_codec()) continue;
     // sgd with momentum, so that it has state to keep.
     const std::map<std::string, Value> fields = info.name == "sgd"
@@ -161,7 +162,8 @@ TEST_CASE("every optimizer's update for exchange = \"update\" is what its step s
   const auto registry = train::builtin_optimizers();
   for (const auto& info : registry.infos()) {
     INFO(info.name);
-    // DeMo has no step without its exchange (demo_test.cpp checks its update and sign step).
+    // DeMo and 1-bit Adam have no step without their exchange (demo_test.cpp and
+    // onebit_adam_test.cpp check them against references).
     if (registry.create(spec(info.name, {{"lr", 0.01}}))->own_codec()) continue;
     const std::map<std::string, Value> fields =
         info.name == "sgd" ? std::map<std::string, Value>{{"lr", 0.01}, {"momentum", 0.9}, {"weight_decay", 0.01}}
