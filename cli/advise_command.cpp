@@ -37,16 +37,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The candidates advised on when the file sweeps no compressor: dense first (the baseline), then
+// The candidates advised on when the file sweeps no compressor, optimizer or schedule: dense first (the baseline), then
 // one of each family, under the file's topology (an allreduce carries the ones whose payloads do
 // not sum by an allgather). docs/advise.md lists them.
 constexpr const char* kDefaultCandidates =
     "compressor=sweep{none(), fp16(), topk{ratio=0.01, error_feedback=true}, powersgd{rank=2}, qsgd{levels=16}, "
     "ef_signsgd()}";
 
-bool sweeps_compressors(const lua::ExperimentPlan& plan) {
+// Whether the file lists its own candidates: it sweeps a compressor, an optimizer (one that
+// compresses, as demo or onebit_adam, is a candidate of its own) or a schedule.
+bool sweeps_candidates(const lua::ExperimentPlan& plan) {
   for (const RunConfig& run : plan.runs)
-    if (run.swept.count("compressor") > 0) return true;
+    for (const char* method : {"compressor", "optimizer", "schedule"})
+      if (run.swept.count(method) > 0) return true;
   return false;
 }
 
@@ -275,24 +278,40 @@ void print_advice(const advise::Advice& advice, const std::string& name, std::si
             << advise::advice_layers_text(layers) << "\n";
 }
 
-// The probes of `plan` that did not finish (stopped, or never begun), by run name.
-std::vector<std::string> probes_missing(const lua::ExperimentPlan& plan, const reports::ExperimentModel& model) {
-  std::set<std::string> finished;
+// The probes of `plan` that did not finish, by run name: those that diverged (a result: trained
+// again they diverge again), and the rest (stopped, or never begun).
+struct UnfinishedProbes {
+  std::vector<std::string> diverged, missing;
+};
+
+UnfinishedProbes probes_unfinished(const lua::ExperimentPlan& plan, const reports::ExperimentModel& model) {
+  std::set<std::string> finished, diverged;
   for (const reports::RunData& r : model.compared) finished.insert(r.run.name);
-  std::vector<std::string> missing;
+  for (const storage::RunRow& r : model.runs.latest)
+    if (r.status == storage::RunStatus::Diverged) diverged.insert(r.name);
+  UnfinishedProbes out;
   for (const RunConfig& probe : plan.runs)
-    if (finished.count(probe.name) == 0) missing.push_back(probe.name);
-  return missing;
+    if (finished.count(probe.name) == 0) (diverged.count(probe.name) ? out.diverged : out.missing).push_back(probe.name);
+  return out;
 }
 
-// After the table: which probes are missing, and why; an interrupted advise says how to finish.
-void print_missing(const std::vector<std::string>& missing, bool interrupted, bool spent) {
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// After the table: which probes diverged, which are missing, and why; an interrupted advise says
+// how to finish.
+void print_missing(const UnfinishedProbes& unfinished, bool interrupted, bool spent) {
+  if (!unfinished.diverged.empty())
+    std::cerr << "laconic advise: " << unfinished.diverged.size()
+              << " diverged (not ranked; laconic show ID says where): " << joined(unfinished.diverged) << ".\n";
+  const std::vector<std::string>& missing = unfinished.missing;
   if (missing.empty()) return;
-  std::string names;
-  for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
   std::cerr << "laconic advise: " << (interrupted ? "interrupted (Ctrl-C or SIGTERM): " : "")
             << "the table ranks only the probes that finished; " << missing.size() << " not probed"
-            << (spent && !interrupted ? " within the budget" : "") << ": " << names << ".\n"
+            << (spent && !interrupted ? " within the budget" : "") << ": " << joined(missing) << ".\n"
             << "laconic advise: run the same command again to finish them (the probes recorded are kept)"
             << (interrupted ? "; the ranking above may change once they have run" : "") << ".\n";
 }
@@ -309,9 +328,10 @@ int advise_command(const advise::AdviseOptions& args, const std::atomic<bool>& s
   const lua::ExperimentPlan plan = lua::load_experiment(args.file, catalog, load);
   if (plan.runs.empty()) throw ConfigError(str_cat("'", args.file, "' has no runs to advise on"));
   advise::AdviseOptions candidates = args;
-  if (!sweeps_compressors(plan)) {
+  if (!sweeps_candidates(plan)) {
     candidates.overrides.push_back(kDefaultCandidates);
-    std::cout << "laconic advise: '" << args.file << "' sweeps no compressor; advising on the default candidates: "
+    std::cout << "laconic advise: '" << args.file
+              << "' sweeps no compressor, optimizer or schedule; advising on the default candidates: "
               << std::string(kDefaultCandidates).substr(std::string("compressor=").size()) << "\n";
   }
   const RankPlacement placement = advise::probe_placement(args.placement, args.workers, controller::host_cores());
@@ -379,7 +399,7 @@ int advise_command(const advise::AdviseOptions& args, const std::atomic<bool>& s
   const advise::Advice advice = advise::advice_of(*model, link, hardware ? &*hardware : nullptr);
   print_advice(advice, name, model->summaries.size(), args);
   const bool interrupted = stop;
-  print_missing(probes_missing(probes, *model), interrupted, spent);
+  print_missing(probes_unfinished(probes, *model), interrupted, spent);
   db.reset();
   record_predictions(args.db, advice, args);
   // Interrupted, the ranking is of what finished, not the answer: the exit status says so.

@@ -71,20 +71,20 @@ DctChunks::DctChunks(const std::vector<std::int64_t>& shape, std::int64_t target
   row_basis_ = dct_basis(static_cast<std::int64_t>(side_rows_));
   col_basis_ = dct_basis(static_cast<std::int64_t>(side_cols_));
   col_transposed_ = transposed(col_basis_, side_cols_);
+  row_transposed_ = transposed(row_basis_, side_rows_);
 }
 
 void DctChunks::encode(std::span<const float> x, std::span<float> coefficients) const {
   LACONIC_ENFORCE(x.size() == elements() && coefficients.size() == elements(), "DctChunks::encode of ", x.size(),
                   " into ", coefficients.size(), " for a layer of ", elements());
   const std::size_t n1 = side_rows_, n2 = side_cols_;
-  const std::vector<float> row_t = transposed(row_basis_, n1);
   std::vector<float> half(n1 * n2);
   float* out = coefficients.data();
   for (std::size_t cy = 0; cy < rows_ / n1; ++cy)
     for (std::size_t cx = 0; cx < cols_ / n2; ++cx, out += n1 * n2) {
       // half = X F2 (the block's rows in the column basis), then out = F1^T half.
       multiply_rows(x.data() + cy * n1 * cols_ + cx * n2, cols_, n1, n2, col_basis_.data(), n2, half.data(), n2);
-      multiply_rows(row_t.data(), n1, n1, n1, half.data(), n2, out, n2);
+      multiply_rows(row_transposed_.data(), n1, n1, n1, half.data(), n2, out, n2);
     }
 }
 

@@ -48,6 +48,7 @@ class DctChunks {
   std::size_t side_rows_ = 1, side_cols_ = 1;  // a chunk's
   std::vector<float> row_basis_, col_basis_;
   std::vector<float> col_transposed_;  // col_basis_^T: element (d, w)
+  std::vector<float> row_transposed_;  // row_basis_^T: element (b, h)
 };
 
 /// Each chunk's k coefficients of largest magnitude (k clamped to [1, chunk_elements]): per

@@ -221,6 +221,30 @@ TEST_CASE("advise trains its probes seed by seed, the baseline's first in each r
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("advise on a file that sweeps optimizers ranks them, one that compresses as a candidate", "[cli][advise]") {
+  // 1-bit Adam on LeNet-5 diverges at its first 1-bit step (a ReLU unit that rarely fires has a
+  // tiny frozen variance, and its 1-bit momentum is the layer's scale): a diverged probe is said
+  // to be one, not "not probed".
+  const auto dir = make_temp_dir();
+  write_file(dir + "/opt.lua", tiny_experiment("opt", "  epochs = 1,\n  max_steps = 30,\n"
+                                                      "  optimizer = sweep { adamw { lr = 1e-3 }, demo { lr = 1e-3 },\n"
+                                                      "                      onebit_adam { lr = 1e-3, warmup_steps = 20 } },\n"));
+  auto r = run_laconic(dir, "advise opt.lua --workers 2 --link 100Mbit --evaluations 2 --placement threads --seeds 1", 300);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, !Catch::Contains("default candidates"));
+  auto db = storage::Database::open_read_only(dir + "/laconic.db");
+  std::set<std::string> optimizers;
+  for (const auto& run : storage::list_runs(*db, {})) optimizers.insert(run.name.substr(0, run.name.find(',')));
+  CHECK(optimizers == std::set<std::string>{"optimizer=adamw", "optimizer=demo", "optimizer=onebit_adam"});
+  // adamw, the dense one, is the baseline; DeMo a candidate beside it.
+  CHECK_THAT(r.out, Catch::Contains("baseline"));
+  CHECK_THAT(r.out, Catch::Contains("optimizer=demo"));
+  CHECK_THAT(r.err, Catch::Contains("1 diverged (not ranked; laconic show ID says where): optimizer=onebit_adam"));
+  CHECK_THAT(r.err, !Catch::Contains("not probed"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("advise on a file that sweeps no compressor probes the default candidates", "[cli][advise]") {
   const auto dir = make_temp_dir();
   write_file(dir + "/one.lua", tiny_experiment("one", "  epochs = 1,\n  max_steps = 4,\n"));
@@ -228,7 +252,8 @@ TEST_CASE("advise on a file that sweeps no compressor probes the default candida
       run_laconic(dir, "advise one.lua --workers 2 --link 100Mbit --evaluations 2 --placement threads --seeds 1", 300);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
-  CHECK_THAT(r.out, Catch::Contains("sweeps no compressor; advising on the default candidates: sweep{none(), fp16()"));
+  CHECK_THAT(r.out, Catch::Contains("sweeps no compressor, optimizer or schedule; advising on the default candidates: "
+                                    "sweep{none(), fp16()"));
   auto db = storage::Database::open_read_only(dir + "/laconic.db");
   std::set<std::string> compressors;
   for (const auto& run : storage::list_runs(*db, {})) compressors.insert(run.name.substr(0, run.name.find(',')));
