@@ -186,4 +186,42 @@ void block_add(const std::vector<float>& block, std::size_t offset, std::vector<
   out.copy_to(dense);
 }
 
+namespace {
+
+void check_chunks(const char* what, std::size_t size, std::size_t rows, std::size_t cols, const DctBases& bases) {
+  if (bases.n1 == 0 || bases.n2 == 0 || rows % bases.n1 != 0 || cols % bases.n2 != 0 || size != rows * cols ||
+      bases.rows.size() != bases.n1 * bases.n1 || bases.cols.size() != bases.n2 * bases.n2)
+    throw std::invalid_argument(std::string(what) + ": the layer is not whole chunks of the bases' sides");
+}
+
+}  // namespace
+
+std::vector<float> dct_chunks_encode(const std::vector<float>& x, std::size_t rows, std::size_t cols,
+                                     const DctBases& bases) {
+  check_chunks("dct_chunks_encode", x.size(), rows, cols, bases);
+  const DeviceBuffer<float> in(x), row_basis(bases.rows), col_basis(bases.cols), out(x.size());
+  device::dct_chunks_encode(in.get(), rows, cols, bases.n1, bases.n2, row_basis.get(), col_basis.get(), out.get(),
+                            nullptr);
+  return out.to_host();
+}
+
+std::vector<float> dct_chunks_decode(const std::vector<float>& coefficients, std::size_t rows, std::size_t cols,
+                                     const DctBases& bases) {
+  check_chunks("dct_chunks_decode", coefficients.size(), rows, cols, bases);
+  const DeviceBuffer<float> in(coefficients), row_basis(bases.rows), col_basis(bases.cols), out(coefficients.size());
+  device::dct_chunks_decode(in.get(), rows, cols, bases.n1, bases.n2, row_basis.get(), col_basis.get(), out.get(),
+                            nullptr);
+  return out.to_host();
+}
+
+ChunkTopkResult chunk_topk(const std::vector<float>& coefficients, std::size_t chunk, std::size_t k) {
+  if (chunk == 0 || chunk > 4096 || coefficients.size() % chunk != 0 || k == 0 || k > chunk)
+    throw std::invalid_argument("chunk_topk: chunks of 1 to 4096 coefficients, 1 <= k <= chunk");
+  const std::size_t chunks = coefficients.size() / chunk;
+  const DeviceBuffer<float> in(coefficients), value(chunks * k);
+  const DeviceBuffer<std::uint16_t> index(chunks * k);
+  device::chunk_topk(in.get(), chunks, chunk, k, index.get(), value.get(), nullptr);
+  return {index.to_host(), value.to_host()};
+}
+
 }  // namespace laconic::compress::cuda

@@ -80,4 +80,25 @@ std::vector<float> block_with_feedback(const std::vector<float>& gradient, std::
 /// dense[offset + j] += block[j] (block-random-k's decoder).
 void block_add(const std::vector<float>& block, std::size_t offset, std::vector<float>& dense);
 
+/// The orthonormal DCT-II bases of a chunk's two sides, as compress::dct_basis() gives them
+/// (n1 x n1 and n2 x n2, row-major).
+struct DctBases {
+  std::vector<float> rows, cols;
+  std::size_t n1 = 0, n2 = 0;
+};
+/// DeMo's chunked DCT-II of a rows x cols layer in blocks of n1 x n2 (DctChunks::encode's
+/// coefficients, within float rounding: the sums run in another order).
+std::vector<float> dct_chunks_encode(const std::vector<float>& x, std::size_t rows, std::size_t cols,
+                                     const DctBases& bases);
+/// Its inverse (DctChunks::decode).
+std::vector<float> dct_chunks_decode(const std::vector<float>& coefficients, std::size_t rows, std::size_t cols,
+                                     const DctBases& bases);
+/// Each chunk's k coefficients of largest magnitude (extract_topk(): positions ascending within
+/// their chunk, ties to the earlier one), finite values, chunk <= 4096.
+struct ChunkTopkResult {
+  std::vector<std::uint16_t> index;
+  std::vector<float> value;
+};
+ChunkTopkResult chunk_topk(const std::vector<float>& coefficients, std::size_t chunk, std::size_t k);
+
 }  // namespace laconic::compress::cuda

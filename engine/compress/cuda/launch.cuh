@@ -88,4 +88,19 @@ void block_with_feedback(const float* gradient, float* residual, std::size_t n, 
 /// dense[offset + j] += block[j] for j < k.
 void block_add(const float* block, std::size_t offset, std::size_t k, float* dense, cudaStream_t stream);
 
+// ---- dct_chunks.cu ----
+/// DeMo's chunked DCT-II (engine/compress/dct_chunks.hpp): the rows x cols layer `x` in blocks
+/// of n1 x n2, each block's coefficients F1^T X F2 row-major, chunk after chunk (row of chunks by
+/// row of chunks); the bases are dct_basis(n1) and dct_basis(n2), in device memory.
+void dct_chunks_encode(const float* x, std::size_t rows, std::size_t cols, std::size_t n1, std::size_t n2,
+                       const float* row_basis, const float* col_basis, float* coefficients, cudaStream_t stream);
+/// The inverse: x = F1 C F2^T per block, written into the layer (every element overwritten).
+void dct_chunks_decode(const float* coefficients, std::size_t rows, std::size_t cols, std::size_t n1, std::size_t n2,
+                       const float* row_basis, const float* col_basis, float* x, cudaStream_t stream);
+/// extract_topk() per chunk: chunks x k positions (ascending within each chunk) and their values,
+/// the k largest magnitudes of each chunk of `chunk` coefficients, ties to the earlier position.
+/// chunk <= 4096 (its keys in 32 KiB of shared memory), 1 <= k <= chunk.
+void chunk_topk(const float* coefficients, std::size_t chunks, std::size_t chunk, std::size_t k, std::uint16_t* index,
+                float* value, cudaStream_t stream);
+
 }  // namespace laconic::compress::cuda::device
