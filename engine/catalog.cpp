@@ -135,7 +135,7 @@ void EngineCatalog::check_parts(const RunConfig& config, const train::Model& mod
                                 const compress::Compressor& compressor, const topology::Topology& topology,
                                 const comm::NetworkModel& network) const {
   train::check_compatible(model, dataset);
-  if (optimizers_.create(config.optimizer)->own_codec()) check_own_codec(config);  // before its codec meets the topology
+  if (optimizers_.create(config.optimizer)->brings_codec()) check_own_codec(config);  // before its codec meets the topology
   topology.check(compressor);  // refused here, before any worker starts, as every worker would
   check_overlap(topology, schedules_.traits(config.schedule), config);
   if (const std::int64_t fragments = schedules_.traits(config.schedule).fragments; fragments > 1) {
@@ -250,7 +250,9 @@ void EngineCatalog::check_own_codec(const RunConfig& config) const {
   if (config.compressor.name != "none")
     throw ConfigError(str_cat("optimizer ", optimizer, " compresses its updates with its own codec; compressor must ",
                               "be none(), got ", config.compressor.name));
-  if (config.topology.name != "allreduce" && config.topology.name != "allgather")
+  // Every worker must receive every worker's payload: no server between them, no neighbours only.
+  const topology::TopologyTraits traits = topologies_.traits(config.topology);
+  if (traits.extra_ranks > 0 || traits.mixes_models)
     throw ConfigError(str_cat("optimizer ", optimizer, " gathers its workers' payloads; topology must be allreduce() ",
                               "or allgather(), got ", config.topology.name));
   if (topologies_.create(config.topology)->overlap())
@@ -259,7 +261,7 @@ void EngineCatalog::check_own_codec(const RunConfig& config) const {
 }
 
 void EngineCatalog::check_exchange(const RunConfig& config) const {
-  const bool own_codec = optimizers_.create(config.optimizer)->own_codec() != nullptr;
+  const bool own_codec = optimizers_.create(config.optimizer)->brings_codec();
   if (config.exchange == Exchange::Gradient && !own_codec) return;
   const std::pair<const ComponentSpec*, std::string> refusals[] = {
       {&config.compressor, compressors_.why_not_update_exchange(config.compressor)},

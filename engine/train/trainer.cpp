@@ -21,7 +21,7 @@ Trainer::Trainer(const RunConfig& config, WorkerParts& parts, comm::Communicator
       parts_(parts),
       comm_(comm),
       params_(parts.model->parameters()),
-      exchange_updates_(config.exchange == Exchange::Update || parts.optimizer->own_codec() != nullptr) {
+      exchange_updates_(config.exchange == Exchange::Update || parts.optimizer->brings_codec()) {
   flat_grad_ = attach_flat_gradient(params_);
   // The last averaged model (every worker's start): what local SGD's averages are taken from.
   read_model(anchor_);

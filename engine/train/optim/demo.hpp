@@ -36,6 +36,7 @@ class Demo : public Optimizer {
   void compute_update(std::vector<torch::Tensor>& params) override;
   /// p = p (1 - lr weight_decay) - lr sign(.grad()), .grad() the decoded mean.
   void apply_exchanged(std::vector<torch::Tensor>& params) override;
+  bool brings_codec() const override { return true; }
   std::unique_ptr<compress::Compressor> own_codec() const override;
 
  private:

@@ -44,6 +44,7 @@ class OnebitAdam : public Optimizer {
   /// The warm-up: Adam's step on the mean gradient in .grad(). After it: m = .grad() (the mean of
   /// the momenta sent), p -= lr m / (sqrt(v / correction) + eps).
   void apply_exchanged(std::vector<torch::Tensor>& params) override;
+  bool brings_codec() const override { return true; }
   std::unique_ptr<compress::Compressor> own_codec() const override;
   /// The step count and both moments of every parameter.
   void save_state(StateWriter& out) const override { moments_.save(out); }

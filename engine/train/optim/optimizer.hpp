@@ -35,9 +35,11 @@ class Optimizer {
     torch::NoGradGuard no_grad;
     for (auto& p : params) p.sub_(p.grad());
   }
-  /// An optimizer that compresses (DeMo) brings the codec its updates are exchanged with, and
-  /// the run exchanges updates (compute_update, the codec through the topology, apply_exchanged)
-  /// whatever its `exchange`; the others bring none and use the run's compressor.
+  /// An optimizer that compresses (DeMo, 1-bit Adam) brings the codec its updates are exchanged
+  /// with, and the run exchanges updates (compute_update, the codec through the topology,
+  /// apply_exchanged) whatever its `exchange`; the others bring none and use the run's compressor.
+  virtual bool brings_codec() const { return false; }
+  /// The codec it brings (a fresh one each call), or nullptr when brings_codec() is false.
   virtual std::unique_ptr<compress::Compressor> own_codec() const { return nullptr; }
   /// The learning rate of the following steps: the configured one times `factor` (set by the
   /// run's learning-rate schedule before each step).
