@@ -163,9 +163,9 @@ void SparselocoCompressor::decompress_add(const Payload& payload, std::span<floa
     // The i-th position sent belongs to the chunk that i falls in, in the order select() took them.
     std::size_t i = 0;
     for (std::size_t first = 0; first < l.size; first += chunk) {
-      const std::size_t k = std::min(static_cast<std::size_t>(options_.topk), std::min(chunk, l.size - first));
+      const std::size_t n = std::min(chunk, l.size - first), k = std::min(static_cast<std::size_t>(options_.topk), n);
       for (std::size_t j = 0; j < k; ++j, ++i) {
-        LACONIC_ENFORCE(first + positions[i] < l.size, "sparseloco payload position ", positions[i], " past its layer");
+        LACONIC_ENFORCE(positions[i] < n, "sparseloco payload position ", positions[i], " in a chunk of ", n);
         dense[l.offset + first + positions[i]] += decoded[level[i]];
       }
     }
