@@ -49,9 +49,9 @@ void OnebitAdamCodec::compress(std::span<const float> values, Payload& payload) 
     std::uint8_t* bits = out + sizeof scale;
     std::memset(bits, 0, (n + 7) / 8);
     for (std::size_t i = 0; i < n; ++i) {
-      const bool negative = e[i] < 0;
+      const auto negative = static_cast<std::uint8_t>(e[i] < 0);
       bits[i / 8] |= static_cast<std::uint8_t>(negative << (i % 8));
-      e[i] -= negative ? -scale : scale;
+      e[i] -= scale - 2.0f * scale * static_cast<float>(negative);
     }
     out = bits + (n + 7) / 8;
     first += n;
@@ -76,7 +76,10 @@ void OnebitAdamCodec::decompress_add(const Payload& payload, std::span<float> de
     float scale;
     std::memcpy(&scale, in, sizeof scale);
     const std::uint8_t* bits = in + sizeof scale;
-    for (std::size_t i = 0; i < n; ++i) dense[first + i] += ((bits[i / 8] >> (i % 8)) & 1) ? -scale : scale;
+    // Branch-free: a set bit adds scale - 2 scale = -scale.
+    float* out = dense.data() + first;
+    for (std::size_t i = 0; i < n; ++i)
+      out[i] += scale - 2.0f * scale * static_cast<float>((bits[i / 8] >> (i % 8)) & 1u);
     in = bits + (n + 7) / 8;
     first += n;
   }
