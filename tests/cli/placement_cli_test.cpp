@@ -96,6 +96,28 @@ TEST_CASE("a run with its ranks as threads records what the same run with a proc
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("the optimizers that compress and SparseLoCo train under process ranks as under thread ranks",
+          "[cli][e2e][placement]") {
+  // DeMo and 1-bit Adam (through its warm-up into its 1-bit steps) bring their codecs; SparseLoCo
+  // compresses DiLoCo's rounds: the same losses, payloads and bytes either way.
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/placement.lua",
+             experiment("  optimizer = sweep { demo { lr = 1e-3 }, onebit_adam { lr = 1e-3, warmup_steps = 2 },\n"
+                        "                      adamw { lr = 1e-3 }, group = \"method\" },\n"
+                        "  schedule = sweep { synchronous(), synchronous(), diloco { inner_steps = 2, outer = sgd { lr = 1 } },\n"
+                        "                     group = \"method\" },\n",
+                        "sweep { none(), none(), sparseloco { chunk = 64, topk = 4 }, group = \"method\" }"));
+  const auto run = run_laconic(dir, "run placement.lua --db p.db --quiet", 300);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  CHECK_THAT(run.out, Catch::Contains("6 runs, 6 finished"));
+  const auto by_placement = results(dir + "/p.db");
+  REQUIRE(by_placement.count("processes") == 1);
+  CHECK(by_placement.at("processes").size() > 3 * 4 * 5);
+  CHECK(by_placement.at("threads") == by_placement.at("processes"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("laconic check refuses what ranks placed as threads cannot run, and says why", "[cli][placement]") {
   const std::string dir = make_temp_dir();
   write_file(dir + "/overlap.lua", experiment("  topology = allreduce { overlap = true },\n", "none()"));
