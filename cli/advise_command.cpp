@@ -37,9 +37,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The candidates advised on when the file sweeps no compressor, optimizer or schedule: dense first (the baseline), then
-// one of each family, under the file's topology (an allreduce carries the ones whose payloads do
-// not sum by an allgather). docs/advise.md lists them.
+// The candidates advised on when the file sweeps no compressor, optimizer or schedule: dense
+// first (the baseline), then one of each family, under the file's topology (an allreduce carries
+// the ones whose payloads do not sum by an allgather). docs/advise.md lists them.
 constexpr const char* kDefaultCandidates =
     "compressor=sweep{none(), fp16(), topk{ratio=0.01, error_feedback=true}, powersgd{rank=2}, qsgd{levels=16}, "
     "ef_signsgd()}";

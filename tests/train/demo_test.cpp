@@ -210,14 +210,7 @@ TEST_CASE("a DeMo run: every worker holds the same weights, and sends 6 bytes a 
 TEST_CASE("DeMo refuses a compressor, a topology that cannot gather, and schedules that average models",
           "[train][demo]") {
   engine::EngineCatalog catalog;
-  auto refused = [&](RunConfig c) {
-    try {
-      catalog.check_run(c);
-      return std::string("(accepted)");
-    } catch (const ConfigError& e) {
-      return std::string(e.what());
-    }
-  };
+  const auto refused = laconic::testing::refusal_of;
   RunConfig c = demo_run(4);
   CHECK(refused(c) == "(accepted)");
   c.compressor = catalog.resolve({"compressor", "topk", {}});

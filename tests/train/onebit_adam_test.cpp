@@ -270,14 +270,7 @@ TEST_CASE("a 1-bit Adam run: fp32 in the warm-up, then a bit an element, and eve
 
 TEST_CASE("1-bit Adam refuses a compressor and a topology that cannot gather", "[train][onebit_adam]") {
   engine::EngineCatalog catalog;
-  auto refused = [&](RunConfig c) {
-    try {
-      catalog.check_run(c);
-      return std::string("(accepted)");
-    } catch (const ConfigError& e) {
-      return std::string(e.what());
-    }
-  };
+  const auto refused = laconic::testing::refusal_of;
   RunConfig c = onebit_adam_run(4, 2);
   CHECK(refused(c) == "(accepted)");
   c.compressor = catalog.resolve({"compressor", "fp16", {}});

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/catalog.hpp"
+#include "engine/core/error.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/worker.hpp"
 #include "rank_threads.hpp"
@@ -39,6 +40,17 @@ inline std::map<int, RankOutcome> train_ranks(const RunConfig& config, const tra
     out[comm.rank()] = {result, sink.records()};
   });
   return out;
+}
+
+// What the catalog says of `config` before anything trains: its ConfigError's message, or
+// "(accepted)".
+inline std::string refusal_of(const RunConfig& config) {
+  try {
+    engine::EngineCatalog().check_run(config);
+    return "(accepted)";
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
 }
 
 }  // namespace laconic::testing
