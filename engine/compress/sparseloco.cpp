@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "engine/compress/bitpack.hpp"
@@ -13,8 +14,8 @@ namespace {
 
 // SparseLoCo's levels for `values`: their mean `shift`; a level's width `scale` = range x their
 // unbiased standard deviation / levels (1 where that is 0 or not finite); value v at level
-// clamp(round((v - shift) / scale + levels / 2), 0, levels - 1); each level decoded as the mean of
-// the values at it (0 where none is).
+// clamp(round((v - shift) / scale + levels / 2), 0, levels - 1) (0 where that is NaN); each level
+// decoded as the mean of the values at it (0 where none is).
 struct Levels {
   std::vector<std::uint32_t> level;
   std::vector<float> decoded;
@@ -35,8 +36,9 @@ Levels sparseloco_levels(const std::vector<float>& values, std::size_t levels, d
   std::vector<std::size_t> counts(levels, 0);
   const double offset = static_cast<double>(levels / 2), top = static_cast<double>(levels - 1);
   for (std::size_t i = 0; i < values.size(); ++i) {
-    const double at = std::clamp(std::round((values[i] - shift) / scale + offset), 0.0, top);
-    out.level[i] = static_cast<std::uint32_t>(at);
+    const double at = std::round((values[i] - shift) / scale + offset);
+    // A NaN (of the values, or of their mean) at the lowest level: clamp would pass it on.
+    out.level[i] = std::isnan(at) ? 0u : static_cast<std::uint32_t>(std::clamp(at, 0.0, top));
     sums[out.level[i]] += values[i];
     ++counts[out.level[i]];
   }
@@ -104,8 +106,12 @@ void SparselocoCompressor::select(const Layer& layer, std::vector<std::uint32_t>
     const std::size_t n = std::min(chunk, layer.size - first), k = std::min(static_cast<std::size_t>(options_.topk), n);
     order.resize(n);
     std::iota(order.begin(), order.end(), static_cast<std::uint32_t>(first));
-    const auto larger = [e](std::uint32_t a, std::uint32_t b) {
-      const float ma = std::fabs(e[a]), mb = std::fabs(e[b]);
+    // NaN as the largest magnitude (as topk does), so that the order stays strict and weak.
+    const auto magnitude = [e](std::uint32_t i) {
+      return std::isnan(e[i]) ? std::numeric_limits<float>::infinity() : std::fabs(e[i]);
+    };
+    const auto larger = [&magnitude](std::uint32_t a, std::uint32_t b) {
+      const float ma = magnitude(a), mb = magnitude(b);
       return ma > mb || (ma == mb && a < b);
     };
     std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k - 1), order.end(), larger);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "engine/compress/random.hpp"
@@ -134,4 +135,24 @@ TEST_CASE("sparseloco at its defaults: 64 of every 4096 elements (1.56%), 14 bit
   std::vector<float> got(x.size(), 0.0f);
   c.decompress_add(payload, got);
   CHECK(std::count_if(got.begin(), got.end(), [](float v) { return v != 0.0f; }) <= 256 + 64);
+}
+
+TEST_CASE("sparseloco takes a NaN as the largest magnitude and still sends its payload's size",
+          "[compress][sparseloco]") {
+  SparselocoCompressor c(small_options());
+  c.set_layer_shapes({{16}});
+  std::vector<float> x(16, 0.5f);
+  x[3] = std::numeric_limits<float>::quiet_NaN();
+  x[9] = 2.0f;
+  Payload payload;
+  c.compress(x, payload);
+  CHECK(payload.size() == c.payload_size());
+  // Chunk [0, 8): the NaN first, then two of the 0.5s (the earliest); chunk [8, 16): 2.0 first.
+  // The NaN makes the layer's mean NaN, so every value sent lands on level 0, decoded as NaN:
+  // what a run that diverged sends, without undefined behaviour on the way.
+  std::vector<float> got(16, 0.0f);
+  c.decompress_add(payload, got);
+  CHECK(std::isnan(got[3]));
+  CHECK(std::isnan(got[9]));
+  CHECK(got[15] == 0.0f);  // not among chunk [8, 16)'s three
 }
