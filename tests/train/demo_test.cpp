@@ -34,30 +34,26 @@ struct RefLayer {
   std::size_t size() const { return rows * cols; }
   std::size_t chunk() const { return n1 * n2; }
 
-  // Coefficients chunk after chunk, each row-major.
-  std::vector<double> encode(const std::vector<double>& x) const {
-    std::vector<double> c(size(), 0.0);
+  // Coefficients chunk after chunk, each row-major; decode() is the transpose of the same sum.
+  std::vector<double> encode(const std::vector<double>& x) const { return transform(x, true); }
+  std::vector<double> decode(const std::vector<double>& c) const { return transform(c, false); }
+  std::vector<double> transform(const std::vector<double>& in, bool forward) const {
+    std::vector<double> out(size(), 0.0);
     std::size_t at = 0;
     for (std::size_t cy = 0; cy < rows / n1; ++cy)
       for (std::size_t cx = 0; cx < cols / n2; ++cx)
         for (std::size_t b = 0; b < n1; ++b)
           for (std::size_t d = 0; d < n2; ++d, ++at)
             for (std::size_t h = 0; h < n1; ++h)
-              for (std::size_t w = 0; w < n2; ++w)
-                c[at] += x[(cy * n1 + h) * cols + cx * n2 + w] * basis(n1, h, b) * basis(n2, w, d);
-    return c;
-  }
-  std::vector<double> decode(const std::vector<double>& c) const {
-    std::vector<double> x(size(), 0.0);
-    std::size_t at = 0;
-    for (std::size_t cy = 0; cy < rows / n1; ++cy)
-      for (std::size_t cx = 0; cx < cols / n2; ++cx)
-        for (std::size_t b = 0; b < n1; ++b)
-          for (std::size_t d = 0; d < n2; ++d, ++at)
-            for (std::size_t h = 0; h < n1; ++h)
-              for (std::size_t w = 0; w < n2; ++w)
-                x[(cy * n1 + h) * cols + cx * n2 + w] += c[at] * basis(n1, h, b) * basis(n2, w, d);
-    return x;
+              for (std::size_t w = 0; w < n2; ++w) {
+                const std::size_t element = (cy * n1 + h) * cols + cx * n2 + w;
+                const double f = basis(n1, h, b) * basis(n2, w, d);
+                if (forward)
+                  out[at] += in[element] * f;
+                else
+                  out[element] += in[at] * f;
+              }
+    return out;
   }
   // The top-k positions of each chunk, flat (largest magnitude first, the earlier on a tie).
   std::vector<std::size_t> topk(const std::vector<double>& c) const {
@@ -172,18 +168,9 @@ namespace {
 
 RunConfig demo_run(std::int64_t steps) {
   engine::EngineCatalog catalog;
-  RunConfig c;
-  c.experiment = "test";
-  c.name = "demo";
-  c.dataset = catalog.resolve({"dataset", "fashion_mnist", {}});
-  c.model = catalog.resolve({"model", "lenet5", {}});
+  RunConfig c = laconic::testing::lenet_test_run("demo", steps);
   c.optimizer = catalog.resolve({"optimizer", "demo", {{"lr", 1e-3}}});
   c.topology = catalog.resolve({"topology", "allgather", {}});
-  c.batch_size = 16;
-  c.max_steps = steps;
-  c.epochs = 1;
-  c.eval_limit = 200;
-  c.workers = 2;
   return c;
 }
 

@@ -23,21 +23,11 @@ namespace {
 // Two workers training LeNet-5 on Fashion-MNIST for `steps` steps, with `schedule`.
 RunConfig diloco_test_run(const ComponentSpec& schedule, std::int64_t steps, const std::string& compressor = "topk") {
   engine::EngineCatalog catalog;
-  RunConfig c;
-  c.experiment = "test";
-  c.name = "diloco";
-  c.dataset = catalog.resolve({"dataset", "fashion_mnist", {}});
-  c.model = catalog.resolve({"model", "lenet5", {}});
+  RunConfig c = laconic::testing::lenet_test_run("diloco", steps);
   c.optimizer = catalog.resolve({"optimizer", "sgd", {{"lr", 0.05}, {"momentum", 0.9}}});
-  c.topology = catalog.resolve({"topology", "allreduce", {}});
   c.schedule = catalog.resolve(schedule);
   c.compressor = compressor == "topk" ? catalog.resolve({"compressor", "topk", {{"ratio", 0.05}}})
                                       : catalog.resolve({"compressor", compressor, {}});
-  c.batch_size = 16;
-  c.max_steps = steps;
-  c.epochs = 1;
-  c.eval_limit = 200;
-  c.workers = 2;
   return c;
 }
 

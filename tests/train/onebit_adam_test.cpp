@@ -229,19 +229,8 @@ TEST_CASE("1-bit Adam's error feedback keeps what was not sent: the payloads sen
 namespace {
 
 RunConfig onebit_adam_run(std::int64_t steps, std::int64_t warmup) {
-  engine::EngineCatalog catalog;
-  RunConfig c;
-  c.experiment = "test";
-  c.name = "onebit_adam";
-  c.dataset = catalog.resolve({"dataset", "fashion_mnist", {}});
-  c.model = catalog.resolve({"model", "lenet5", {}});
-  c.optimizer = catalog.resolve({"optimizer", "onebit_adam", {{"lr", 1e-3}, {"warmup_steps", warmup}}});
-  c.topology = catalog.resolve({"topology", "allreduce", {}});
-  c.batch_size = 16;
-  c.max_steps = steps;
-  c.epochs = 1;
-  c.eval_limit = 200;
-  c.workers = 2;
+  RunConfig c = laconic::testing::lenet_test_run("onebit_adam", steps);
+  c.optimizer = engine::EngineCatalog().resolve({"optimizer", "onebit_adam", {{"lr", 1e-3}, {"warmup_steps", warmup}}});
   return c;
 }
 

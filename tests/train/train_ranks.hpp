@@ -42,6 +42,24 @@ inline std::map<int, RankOutcome> train_ranks(const RunConfig& config, const tra
   return out;
 }
 
+// Two workers training LeNet-5 on Fashion-MNIST for `steps` steps of 16 examples, one epoch,
+// synchronous SGD over allreduce at the catalog's defaults: what a test changes the rest of.
+inline RunConfig lenet_test_run(const std::string& name, std::int64_t steps) {
+  engine::EngineCatalog catalog;
+  RunConfig c;
+  c.experiment = "test";
+  c.name = name;
+  c.dataset = catalog.resolve({"dataset", "fashion_mnist", {}});
+  c.model = catalog.resolve({"model", "lenet5", {}});
+  c.topology = catalog.resolve({"topology", "allreduce", {}});
+  c.batch_size = 16;
+  c.max_steps = steps;
+  c.epochs = 1;
+  c.eval_limit = 200;
+  c.workers = 2;
+  return c;
+}
+
 // What the catalog says of `config` before anything trains: its ConfigError's message, or
 // "(accepted)".
 inline std::string refusal_of(const RunConfig& config) {

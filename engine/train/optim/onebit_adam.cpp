@@ -41,6 +41,14 @@ void OnebitAdam::compute_update(std::vector<torch::Tensor>& params) {
   }
 }
 
+const OnebitAdam::Frozen& OnebitAdam::frozen_of(std::size_t i, double correction2) {
+  if (frozen_.empty()) frozen_.resize(moments_.v.size());
+  Frozen& f = frozen_.at(i);
+  if (!f.denominator.defined())
+    f = {(moments_.v[i].sqrt() / std::sqrt(correction2)).add_(options_.eps), moments_.v[i] != 0};
+  return f;
+}
+
 void OnebitAdam::apply_exchanged(std::vector<torch::Tensor>& params) {
   torch::NoGradGuard no_grad;
   const bool frozen_now = frozen();
@@ -51,18 +59,19 @@ void OnebitAdam::apply_exchanged(std::vector<torch::Tensor>& params) {
     auto& p = params[i];
     const torch::Tensor& g = p.grad();
     if (!g.defined()) continue;
-    double step_size = lr();
+    if (options_.weight_decay != 0) p.mul_(1 - lr() * options_.weight_decay);
     if (frozen_now) {
       // DeepSpeed's exp_avg_mask, derived: an element no warm-up gradient reached has a variance
       // of 0, which a 1-bit momentum (never 0) would divide by.
-      moments_.m[i].copy_(g).mul_(moments_.v[i] != 0);
-    } else {
-      const double correction1 = moments_.advance(i, g, options_.beta1, options_.beta2).first;
-      if (options_.bias_correction) step_size /= correction1;
+      const Frozen& f = frozen_of(i, correction2);
+      moments_.m[i].copy_(g).mul_(f.reached);
+      p.sub_((moments_.m[i] / f.denominator).mul_(lr()));
+      continue;
     }
-    const auto denom = (moments_.v[i].sqrt() / std::sqrt(correction2)).add_(options_.eps);
-    if (options_.weight_decay != 0) p.mul_(1 - lr() * options_.weight_decay);
-    p.sub_((moments_.m[i] / denom).mul_(step_size));
+    const double correction1 = moments_.advance(i, g, options_.beta1, options_.beta2).first;
+    const double step_size = options_.bias_correction ? lr() / correction1 : lr();
+    const auto denominator = (moments_.v[i].sqrt() / std::sqrt(correction2)).add_(options_.eps);
+    p.sub_((moments_.m[i] / denominator).mul_(step_size));
   }
 }
 

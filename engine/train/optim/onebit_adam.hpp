@@ -48,7 +48,10 @@ class OnebitAdam : public Optimizer {
   std::unique_ptr<compress::Compressor> own_codec() const override;
   /// The step count and both moments of every parameter.
   void save_state(StateWriter& out) const override { moments_.save(out); }
-  void load_state(StateReader& in) override { moments_.load(in); }
+  void load_state(StateReader& in) override {
+    moments_.load(in);
+    frozen_.clear();  // derived from v: made again at the next frozen step
+  }
 
   /// Whether the step being taken is past the warm-up (the variance frozen).
   bool frozen() const { return moments_.steps > options_.warmup_steps; }
@@ -57,8 +60,16 @@ class OnebitAdam : public Optimizer {
   const torch::Tensor& variance(std::size_t i) const { return moments_.v.at(i); }
 
  private:
+  // Per parameter, from the frozen variance, made once at the first step past the warm-up: the
+  // step's denominator sqrt(v / correction) + eps, and where v is not 0 (the momentum's mask).
+  struct Frozen {
+    torch::Tensor denominator, reached;
+  };
+  const Frozen& frozen_of(std::size_t i, double correction2);
+
   OnebitAdamOptions options_;
   AdamMoments moments_;
+  std::vector<Frozen> frozen_;
 };
 
 }  // namespace laconic::train
