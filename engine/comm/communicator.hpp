@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/comm/wire_codec.hpp"
+#include "engine/core/wire_codec.hpp"
 
 namespace laconic::comm {
 
@@ -115,7 +115,9 @@ class Communicator {
 
   /// The same sum with every message in `codec`'s format (fp16, bf16), as PyTorch DDP's fp16
   /// hook and NCCL reduce half precision: `data` must already be in the format on every rank
-  /// (codec.round). A rank that receives a partial sum decodes it, adds its own in fp32 and
+  /// (codec.round); or in 8 or 4 bits with a scale per chunk (quantized_allreduce), `data` in
+  /// fp32, its first encoding the rank's quantization, by the ring only (Auto runs the ring;
+  /// another algorithm is an InvariantError), which encodes every partial sum once. A rank that receives a partial sum decodes it, adds its own in fp32 and
   /// rounds the result back to the format before it goes on, so the rounding error grows with
   /// the hops; the one-shot exchange adds every rank's vector in rank order and rounds once.
   /// Every rank ends with the same bits, in the format. The messages are those of the fp32

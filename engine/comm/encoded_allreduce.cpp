@@ -10,12 +10,6 @@
 
 namespace laconic::comm {
 
-void WireCodec::round(std::span<float> values, std::span<std::uint8_t> scratch) const {
-  const std::span<std::uint8_t> encoded = scratch.first(bytes(values.size()));
-  encode(values, encoded);
-  decode(encoded, values);
-}
-
 std::span<std::uint8_t> Communicator::wire_scratch(std::size_t bytes) {
   if (wire_scratch_.size() < bytes) wire_scratch_.resize(bytes);
   return std::span<std::uint8_t>(wire_scratch_).first(bytes);
@@ -23,6 +17,9 @@ std::span<std::uint8_t> Communicator::wire_scratch(std::size_t bytes) {
 
 void Communicator::allreduce_sum_encoded(std::span<float> data, const WireCodec& codec, AllreduceAlgorithm algorithm) {
   if (size() == 1 || data.empty()) return;
+  LACONIC_ENFORCE(codec.idempotent() || algorithm == AllreduceAlgorithm::Auto || algorithm == AllreduceAlgorithm::Ring,
+                  "a codec that rounds each partial sum once, stochastically, is summed by the ring only");
+  if (!codec.idempotent()) return allreduce_ring_encoded(data, codec);
   if (algorithm == AllreduceAlgorithm::Auto) algorithm = choose_allreduce(data.size(), size());
   switch (algorithm) {
     case AllreduceAlgorithm::HalvingDoubling:

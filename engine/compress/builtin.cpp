@@ -9,6 +9,7 @@
 #include "engine/compress/onebit.hpp"
 #include "engine/compress/powersgd.hpp"
 #include "engine/compress/qsgd.hpp"
+#include "engine/compress/quantized_allreduce.hpp"
 #include "engine/compress/randomk.hpp"
 #include "engine/compress/scoped.hpp"
 #include "engine/compress/sign.hpp"
@@ -68,6 +69,10 @@ Registry<Compressor> builtin_compressors() {
   r.add<SparselocoCompressor, SparselocoOptions>(
       "sparseloco", "SparseLoCo (Sarfi et al. 2025): each chunk's top-k of a decaying error, 2-bit levels; "
                     "for diloco's pseudo-gradients");
+  r.add<QuantizedAllreduceCompressor, QuantizedAllreduceOptions>(
+      "quantized_allreduce",
+      "8 or 4 bits with a scale per chunk, summed in the ring and requantized at each hop (INTELLECT-1, CGX): "
+      "a quarter or an eighth of dense's bytes at any number of workers");
   r.add_common_fields({
       {"scope", FieldType::String, std::string("global"),
        "\"global\": one compressor over the whole gradient; \"layer\": one per layer"},

@@ -18,6 +18,10 @@ std::string transit_format_name(TransitFormat format) {
       return "fp16";
     case TransitFormat::Bf16:
       return "bf16";
+    case TransitFormat::Int8:
+      return "int8";
+    case TransitFormat::Int4:
+      return "int4";
     default:
       return "";
   }

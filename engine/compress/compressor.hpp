@@ -11,6 +11,7 @@
 
 #include "engine/compress/state.hpp"
 #include "engine/core/step_value.hpp"
+#include "engine/core/wire_codec.hpp"
 
 namespace laconic::compress {
 
@@ -30,10 +31,11 @@ class SumReducer {
 };
 
 /// The narrow format in which an allreduce may sum a compressor's payloads while they travel
-/// (Capabilities::summed_in_transit), or None.
-enum class TransitFormat { None, Fp16, Bf16 };
+/// (Capabilities::summed_in_transit), or None: fp16 and bf16 casts; 8 and 4 bits with a scale
+/// per chunk, requantized at each hop (quantized_allreduce).
+enum class TransitFormat { None, Fp16, Bf16, Int8, Int4 };
 
-/// "fp16", "bf16", or "" for None: the name the run fact `resolved` records.
+/// "fp16", "bf16", "int8", "int4", or "" for None: the name the run fact `resolved` records.
 std::string transit_format_name(TransitFormat format);
 
 /// What a compressor can do, asked by topologies, schedules and checks. Each compressor says all
@@ -116,6 +118,12 @@ class Compressor {
   virtual const MultiRoundCompressor* multi_round() const { return nullptr; }
   MultiRoundCompressor* multi_round() { return const_cast<MultiRoundCompressor*>(std::as_const(*this).multi_round()); }
   bool exchanges_itself() const { return multi_round() != nullptr; }
+
+  /// The codec the allreduce sums this compressor's payloads with as they travel, non-null
+  /// exactly when capabilities().summed_in_transit is not None (the contracts test holds them
+  /// together); it lives as long as the compressor, and one that rounds stochastically draws
+  /// from the compressor's private stream, which its checkpoint keeps.
+  virtual const WireCodec* transit_codec() const { return nullptr; }
 
   /// The registry name ("topk").
   virtual std::string name() const = 0;

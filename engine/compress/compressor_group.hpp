@@ -21,6 +21,7 @@ class CompressorGroup : public Compressor {
   /// Each member's own name and capabilities stand; the group's are its first member's.
   std::string name() const override { return members_.front()->name(); }
   Capabilities capabilities() const override { return members_.front()->capabilities(); }
+  const WireCodec* transit_codec() const override { return members_.front()->transit_codec(); }
 
   void set_seed(std::uint64_t run_seed, int rank) override {
     for (const auto& m : members_) m->set_seed(run_seed, rank);

@@ -76,6 +76,7 @@ class WithErrorFeedback : public Compressor {
   std::string name() const override { return codec_.name(); }
   /// The codec's: error feedback changes what is sent, not how it travels.
   Capabilities capabilities() const override { return codec_.capabilities(); }
+  const WireCodec* transit_codec() const override { return codec_.transit_codec(); }
   void compress(std::span<const float> gradient, Payload& payload) override {
     if (error_feedback_)
       feedback_.compress(codec_, gradient, payload);

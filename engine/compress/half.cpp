@@ -168,4 +168,39 @@ void Bf16Compressor::decompress_add(const Payload& payload, std::span<float> den
   });
 }
 
+namespace {
+
+class Fp16WireCodec : public WireCodec {
+ public:
+  std::size_t bytes(std::size_t n) const override { return 2 * n; }
+  void encode(std::span<const float> in, std::span<std::uint8_t> out) const override {
+    fp16_encode(in, out.data(), hardware_);
+  }
+  void decode(std::span<const std::uint8_t> in, std::span<float> out) const override {
+    fp16_decode(in.data(), out, hardware_);
+  }
+
+ private:
+  bool hardware_ = fp16_hardware_available();
+};
+
+class Bf16WireCodec : public WireCodec {
+ public:
+  std::size_t bytes(std::size_t n) const override { return 2 * n; }
+  void encode(std::span<const float> in, std::span<std::uint8_t> out) const override { bf16_encode(in, out.data()); }
+  void decode(std::span<const std::uint8_t> in, std::span<float> out) const override { bf16_decode(in.data(), out); }
+};
+
+}  // namespace
+
+const WireCodec& fp16_wire_codec() {
+  static const Fp16WireCodec codec;
+  return codec;
+}
+
+const WireCodec& bf16_wire_codec() {
+  static const Bf16WireCodec codec;
+  return codec;
+}
+
 }  // namespace laconic::compress

@@ -50,6 +50,11 @@ void fp16_decode(const std::uint8_t* in, std::span<float> out, bool hardware);
 void bf16_encode(std::span<const float> in, std::uint8_t* out);
 void bf16_decode(const std::uint8_t* in, std::span<float> out);
 
+/// The wire codecs of fp16 and bf16 summed in transit (two bytes an element, no header): they
+/// hold no state, one instance each serves every caller.
+const WireCodec& fp16_wire_codec();
+const WireCodec& bf16_wire_codec();
+
 /// The fields fp16 and bf16 share.
 template <class Options>
 OptionFields<Options> half_fields() {
@@ -84,6 +89,7 @@ class Fp16Compressor : public Compressor {
             .fixed_size = true,
             .summed_in_transit = options_.gather ? TransitFormat::None : TransitFormat::Fp16};
   }
+  const WireCodec* transit_codec() const override { return options_.gather ? nullptr : &fp16_wire_codec(); }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 
@@ -105,6 +111,7 @@ class Bf16Compressor : public Compressor {
             .fixed_size = true,
             .summed_in_transit = options_.gather ? TransitFormat::None : TransitFormat::Bf16};
   }
+  const WireCodec* transit_codec() const override { return options_.gather ? nullptr : &bf16_wire_codec(); }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
 

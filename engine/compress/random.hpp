@@ -43,6 +43,7 @@ inline constexpr std::uint64_t kServerPull = 0x9011;   ///< + shard: asynchronou
 inline constexpr std::uint64_t kBucket = 0xb0c4e7;     ///< + bucket: an overlapped exchange's buckets
 inline constexpr std::uint64_t kStraggler = 0x5710;    ///< + rank: a straggler's delays
 inline constexpr std::uint64_t kFragment = 0xf4a9;     ///< + fragment: Streaming DiLoCo's fragment compressors
+inline constexpr std::uint64_t kQuantizedRounding = 4000;  ///< + rank: quantized_allreduce's stochastic rounding
 }  // namespace streams
 
 class Rng {

@@ -63,6 +63,8 @@ ScopedCompressor::ScopedCompressor(std::vector<std::size_t> layer_sizes, Scope s
   capabilities_.self_decoding = self_decoding;
   capabilities_.sparse_pairs = false;
   capabilities_.separable_by_layer = scope == Scope::Layer || inner->separable_by_layer();
+  capabilities_.summed_in_transit =
+      segments_.empty() ? TransitFormat::None : segments_.back().compressor->capabilities().summed_in_transit;
 }
 
 Capabilities ScopedCompressor::capabilities() const { return capabilities_; }

@@ -32,6 +32,11 @@ class ScopedCompressor : public Compressor {
   /// with layer scope (every layer has its compressor already; small layers are dense either
   /// way) or an element-wise inner compressor.
   Capabilities capabilities() const override;
+  /// The last segment's (a compressed one, or the dense one when every layer is small): summed
+  /// in transit, the whole gradient travels in that format, the small layers too.
+  const WireCodec* transit_codec() const override {
+    return segments_.empty() ? nullptr : segments_.back().compressor->transit_codec();
+  }
   void compress(std::span<const float> gradient, Payload& payload) override;
   void decompress_add(const Payload& payload, std::span<float> dense) const override;
   void set_seed(std::uint64_t run_seed, int rank) override;

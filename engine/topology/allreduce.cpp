@@ -43,6 +43,15 @@ std::optional<Bucketing> AllreduceTopology::overlap() const {
 }
 
 void AllreduceTopology::check(const compress::Compressor& compressor) const {
+  const WireCodec* codec = compressor.transit_codec();
+  const auto algorithm = options_.algorithm;
+  if (codec != nullptr && !codec->idempotent() && algorithm != comm::AllreduceAlgorithm::Auto &&
+      algorithm != comm::AllreduceAlgorithm::Ring)
+    throw ConfigError(str_cat(compressor.name(),
+                              " quantizes each partial sum once, as the ring forms it; halving-doubling and one-shot "
+                              "would encode a sum a second time and let the ranks' copies differ: use allreduce { "
+                              "algorithm = \"ring\" } (or \"auto\"), or ",
+                              compressor.name(), " { gather = true }"));
   if (!options_.overlap || compressor.separable_by_layer()) return;
   std::string separable;
   for (const std::string& name : compress::layer_separable_compressors(compress::builtin_compressors()))

@@ -4,7 +4,6 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/rank_clock.hpp"
-#include "engine/topology/transit_codec.hpp"
 
 namespace laconic::topology {
 namespace {
@@ -75,17 +74,24 @@ class PeerWait {
 // payload, decoded back: the values every rank starts the sum from), then summed in the format by
 // the allreduce, each hop rounding again; the mean needs no aggregate. The casts are compression;
 // the allreduce, its per-hop coding included, is communication (NCCL does it inside the kernel).
+// A codec with a scale per chunk (quantized_allreduce) casts nothing first: the ring's first
+// message of each chunk is the worker's quantization, and a worker's own values join each partial
+// sum in fp32 before it is quantized again.
 void sum_in_transit(std::span<float> gradient, compress::Compressor& compressor, comm::Communicator& comm,
-                    const comm::WireCodec& codec, compress::Payload& payload, comm::AllreduceAlgorithm algorithm,
+                    const WireCodec& codec, compress::Payload& payload, comm::AllreduceAlgorithm algorithm,
                     PeerWait& peers, ExchangeStats& stats) {
   double t = rank_seconds();
   const float scale = 1.0f / static_cast<float>(comm.size());
   for (float& v : gradient) v *= scale;
-  compressor.compress(gradient, payload);
-  std::fill(gradient.begin(), gradient.end(), 0.0f);
-  compressor.decompress_add(payload, gradient);
+  if (codec.idempotent()) {
+    compressor.compress(gradient, payload);
+    std::fill(gradient.begin(), gradient.end(), 0.0f);
+    compressor.decompress_add(payload, gradient);
+    stats.payload_bytes = payload.size();
+  } else {
+    stats.payload_bytes = codec.bytes(gradient.size());
+  }
   stats.time_compress = seconds_since(t);
-  stats.payload_bytes = payload.size();
   peers.arrive(stats);
   const comm::ByteCounters before = comm.counters();
   t = rank_seconds();
@@ -104,6 +110,9 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
                                   bool always_gather, compress::Payload& payload, comm::AllreduceAlgorithm algorithm,
                                   bool wait_for_peers) {
   ExchangeStats stats;
+  const WireCodec* codec = always_gather ? nullptr : compressor.transit_codec();
+  // A codec that is not idempotent runs on the ring only (AllreduceTopology::check refuses another).
+  if (codec != nullptr && !codec->idempotent()) algorithm = comm::AllreduceAlgorithm::Ring;
   stats.bytes_dense = comm::allreduce_bytes_sent(gradient.size(), comm.size(), comm.rank(), algorithm);
   PeerWait peers(comm, wait_for_peers);
   comm::ByteCounters before;
@@ -125,7 +134,7 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
     stats.bytes_received = stats.traffic.received;
     return stats;
   }
-  if (const comm::WireCodec* codec = always_gather ? nullptr : transit_codec(compressor.capabilities().summed_in_transit)) {
+  if (codec != nullptr) {
     sum_in_transit(gradient, compressor, comm, *codec, payload, algorithm, peers, stats);
     return stats;
   }

@@ -12,7 +12,8 @@ namespace laconic::topology {
 
 /// Replaces `gradient` by the aggregate over all workers. Summable payloads are allreduced
 /// unless `always_gather`, and so are those summed in transit (fp16, bf16: in their format, the
-/// gradient divided by the workers first, as DDP's fp16 hook does); the others are gathered and decoded on every worker. `payload` is
+/// gradient divided by the workers first, as DDP's fp16 hook does; int8 and int4 by the ring
+/// whatever `algorithm`, requantized at each hop); the others are gathered and decoded on every worker. `payload` is
 /// scratch reused across calls. With `wait_for_peers`, time_wait is measured: from the
 /// communicator's arrival board where it has one, else by a barrier before the first collective
 /// (a bucketed exchange measures it for its first bucket only).

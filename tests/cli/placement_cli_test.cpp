@@ -96,21 +96,26 @@ TEST_CASE("a run with its ranks as threads records what the same run with a proc
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("the optimizers that compress and SparseLoCo train under process ranks as under thread ranks",
+TEST_CASE("the optimizers that compress, SparseLoCo and the quantized ring train under process ranks as under "
+          "thread ranks",
           "[cli][e2e][placement]") {
   // DeMo and 1-bit Adam (through its warm-up into its 1-bit steps) bring their codecs; SparseLoCo
-  // compresses DiLoCo's rounds: the same losses, payloads and bytes either way.
+  // compresses DiLoCo's rounds; quantized_allreduce requantizes each hop of the ring, every step
+  // and for DiLoCo's pseudo-gradients: the same losses, payloads and bytes either way.
   const std::string dir = make_temp_dir();
   write_file(dir + "/placement.lua",
              experiment("  optimizer = sweep { demo { lr = 1e-3 }, onebit_adam { lr = 1e-3, warmup_steps = 2 },\n"
-                        "                      adamw { lr = 1e-3 }, group = \"method\" },\n"
+                        "                      adamw { lr = 1e-3 }, adamw { lr = 1e-3 }, adamw { lr = 1e-3 },\n"
+                        "                      group = \"method\" },\n"
                         "  schedule = sweep { synchronous(), synchronous(), diloco { inner_steps = 2, outer = sgd { lr = 1 } },\n"
+                        "                     synchronous(), diloco { inner_steps = 2, outer = sgd { lr = 1 } },\n"
                         "                     group = \"method\" },\n",
-                        "sweep { none(), none(), sparseloco { chunk = 64, topk = 4 }, group = \"method\" }"));
+                        "sweep { none(), none(), sparseloco { chunk = 64, topk = 4 }, quantized_allreduce(),\n"
+                        "        quantized_allreduce { bits = 4, chunk = 64 }, group = \"method\" }"));
   const auto run = run_laconic(dir, "run placement.lua --db p.db --quiet", 300);
   INFO(run.out << run.err);
   REQUIRE(run.status == 0);
-  CHECK_THAT(run.out, Catch::Contains("6 runs, 6 finished"));
+  CHECK_THAT(run.out, Catch::Contains("10 runs, 10 finished"));
   const auto by_placement = results(dir + "/p.db");
   REQUIRE(by_placement.count("processes") == 1);
   CHECK(by_placement.at("processes").size() > 3 * 4 * 5);
@@ -241,7 +246,8 @@ TEST_CASE("thread ranks wait for what they receive, as processes do: a straggler
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("at 4 and 8 thread ranks fp16 and bf16 under allreduce send half of dense's bytes; gathered, more",
+TEST_CASE("at 4 and 8 thread ranks fp16 and bf16 under allreduce send half of dense's bytes, quantized_allreduce a "
+          "quarter; gathered, more",
           "[cli][e2e][placement][transit]") {
   const std::string dir = make_temp_dir();
   write_file(dir + "/half.lua",
@@ -253,7 +259,7 @@ TEST_CASE("at 4 and 8 thread ranks fp16 and bf16 under allreduce send half of de
              "  batch_size = 16, max_steps = 4, eval_limit = 64, timeout = 30,\n"
              "  placement = threads(),\n"
              "  workers = sweep { 4, 8 },\n"
-             "  compressor = sweep { none(), fp16(), bf16(), fp16 { gather = true } },\n"
+             "  compressor = sweep { none(), fp16(), bf16(), fp16 { gather = true }, quantized_allreduce() },\n"
              "}\n");
   const auto run = run_laconic(dir, "run half.lua --db h.db --quiet", 300);
   INFO(run.out << run.err);
@@ -273,6 +279,10 @@ TEST_CASE("at 4 and 8 thread ranks fp16 and bf16 under allreduce send half of de
     CHECK(bytes.at("compressor=bf16,workers=" + workers + ",seed=1") == Approx(dense / 2).epsilon(0.01));
     // Gathered: each worker receives the others' half-precision payloads, more than dense from 4 on.
     CHECK(bytes.at("compressor=fp16,gather=true,workers=" + workers + ",seed=1") > dense);
+    // 8 bits an element and a float32 scale per 1024 of a message: a quarter and 1-2% more.
+    const double quantized = bytes.at("compressor=quantized_allreduce,workers=" + workers + ",seed=1");
+    CHECK(quantized >= dense / 4);
+    CHECK(quantized <= dense / 4 * 1.03);
   }
   std::filesystem::remove_all(dir);
 }

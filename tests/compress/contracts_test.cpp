@@ -201,6 +201,34 @@ TEST_CASE("a scope keeps every capability of the compressor it wraps but those i
   CHECK_FALSE(got.sparse_pairs);
   CHECK(got.separable_by_layer == (scope == "layer" || inner.separable_by_layer));
   CHECK(got.fixed_size == inner.fixed_size);  // the layers are the same on every worker
+  CHECK(got.summed_in_transit == inner.summed_in_transit);
+}
+
+TEST_CASE("a compressor has a transit codec exactly when it says its payloads are summed in transit",
+          "[compress][contract][capabilities]") {
+  // exchange_compressed runs the codec; the run fact `resolved` records the format: they must
+  // agree, for the compressor alone, scoped, and with error feedback on and off.
+  const auto spec = GENERATE_COPY(from_range(every_compressor()));
+  INFO(spec.name);
+  std::vector<std::unique_ptr<Compressor>> built;
+  built.push_back(registry().create(spec));
+  if (!built.front()->exchanges_itself()) {
+    ComponentSpec scoped = spec;
+    scoped.fields["scope"] = std::string("layer");
+    built.push_back(build_compressor(registry(), scoped, {{8}, {40, 8}}, {}));
+  }
+  const auto resolved = registry().resolve(spec);
+  if (resolved.fields.count("error_feedback")) {
+    ComponentSpec on = resolved;
+    on.fields["error_feedback"] = true;
+    built.push_back(registry().create(on));
+  }
+  for (const auto& c : built)
+    CHECK((c->transit_codec() != nullptr) == (c->capabilities().summed_in_transit != TransitFormat::None));
+  std::set<std::string> in_transit;
+  for (const auto& s : every_compressor())
+    if (registry().create(s)->transit_codec() != nullptr) in_transit.insert(s.name);
+  CHECK(in_transit == std::set<std::string>{"bf16", "fp16", "quantized_allreduce"});
 }
 
 TEST_CASE("a compressor that says its payloads have a fixed size sends the same size for any gradient",
@@ -228,7 +256,7 @@ TEST_CASE("a compressor that says its payloads have a fixed size sends the same 
       CHECK(sizes.size() == 1);
     }
   }
-  CHECK(fixed == std::set<std::string>{"bf16", "fp16", "signsgd", "signum", "sparseloco"});
+  CHECK(fixed == std::set<std::string>{"bf16", "fp16", "quantized_allreduce", "signsgd", "signum", "sparseloco"});
 }
 
 TEST_CASE("a compressor's traits from its options are what the built compressor says", "[compress][contract][traits]") {

@@ -58,6 +58,7 @@ TEST_CASE("every compressor restored from its saved state continues with the sam
                                           "onebit",
                                           "powersgd",
                                           "qsgd",
+                                          "quantized_allreduce",
                                           "randomk",
                                           "signum",
                                           "terngrad",

@@ -12,24 +12,23 @@
 #include "engine/compress/half.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/topology/builtin.hpp"
-#include "engine/topology/transit_codec.hpp"
 
 using namespace laconic;
 using namespace std::chrono_literals;
 
 namespace {
 
-const comm::WireCodec& fp16() { return *topology::transit_codec(compress::TransitFormat::Fp16); }
-const comm::WireCodec& bf16() { return *topology::transit_codec(compress::TransitFormat::Bf16); }
+const WireCodec& fp16() { return compress::fp16_wire_codec(); }
+const WireCodec& bf16() { return compress::bf16_wire_codec(); }
 
-float rounded(const comm::WireCodec& codec, float v) {
+float rounded(const WireCodec& codec, float v) {
   std::uint8_t bytes[4];
   codec.round({&v, 1}, bytes);
   return v;
 }
 
 // Every rank's vector: Gaussian values, already in the format (what the exchange starts from).
-std::vector<std::vector<float>> inputs(const comm::WireCodec& codec, int p, std::size_t n, std::uint64_t seed) {
+std::vector<std::vector<float>> inputs(const WireCodec& codec, int p, std::size_t n, std::uint64_t seed) {
   std::vector<std::vector<float>> x(static_cast<std::size_t>(p), std::vector<float>(n));
   compress::Rng rng(seed);
   for (auto& v : x)
@@ -41,7 +40,7 @@ std::vector<std::vector<float>> inputs(const comm::WireCodec& codec, int p, std:
 }
 
 // Runs allreduce_sum_encoded on p thread ranks over memory; each rank's result.
-std::vector<std::vector<float>> encoded_sum(const std::vector<std::vector<float>>& x, const comm::WireCodec& codec,
+std::vector<std::vector<float>> encoded_sum(const std::vector<std::vector<float>>& x, const WireCodec& codec,
                                             comm::AllreduceAlgorithm algorithm,
                                             std::vector<comm::ByteCounters>* counters = nullptr) {
   const int p = static_cast<int>(x.size());
@@ -61,7 +60,7 @@ std::vector<std::vector<float>> encoded_sum(const std::vector<std::vector<float>
 
 // The ring's order, replayed: chunk c starts at rank c and passes to c+1, c+2, ..., each adding
 // its own value in fp32 and rounding; the one-shot adds in rank order and rounds once.
-std::vector<float> reference_sum(const std::vector<std::vector<float>>& x, const comm::WireCodec& codec,
+std::vector<float> reference_sum(const std::vector<std::vector<float>>& x, const WireCodec& codec,
                                  comm::AllreduceAlgorithm algorithm) {
   const int p = static_cast<int>(x.size());
   const std::size_t n = x[0].size();
@@ -88,7 +87,7 @@ std::vector<float> reference_sum(const std::vector<std::vector<float>>& x, const
 
 TEST_CASE("the ring and the one-shot sum in fp16 and bf16 round where the reference rounds, bit for bit",
           "[topology][transit]") {
-  for (const comm::WireCodec* codec : {&fp16(), &bf16()})
+  for (const WireCodec* codec : {&fp16(), &bf16()})
     for (int p : {2, 3, 4, 8})
       for (auto algorithm : {comm::AllreduceAlgorithm::Ring, comm::AllreduceAlgorithm::OneShot}) {
         INFO("p=" << p << " one_shot=" << (algorithm == comm::AllreduceAlgorithm::OneShot));
