@@ -265,6 +265,7 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
   if (const auto it = summary.find(keys::kDecodedPayloads); it != summary.end())
     data.decoded_payloads = it->second.last;
   collect_step_quartiles(db, data);
+  data.slow_rank = slow_rank_of(db, run.id, run.workers);
   collect_epochs(db, data, metric);
   collect_evaluations(db, data, metric);
   if (const auto it = data.facts.text.find(LayerCodecCosts::kFact); it != data.facts.text.end())

@@ -12,6 +12,7 @@
 #include "engine/core/layer_costs.hpp"
 #include "engine/core/resolved_run.hpp"
 #include "reports/experiment_runs.hpp"
+#include "reports/slow_rank.hpp"
 #include "storage/database.hpp"
 #include "storage/run_facts.hpp"
 
@@ -89,6 +90,8 @@ struct RunData {
   /// Its compressor's costs on each layer of its model, as `laconic advise` measured them (run
   /// fact `layer_costs`); empty layers when not measured.
   LayerCodecCosts layer_costs;
+  /// Which of its ranks the others waited for, and each phase's slowest rank (collect_run_data).
+  SlowRank slow_rank;
   std::vector<EpochPoint> epochs;      ///< ordered by epoch
   std::vector<EvalPoint> evaluations;  ///< ordered by step
   /// Steps of each epoch: the steps taken at the first epoch's last evaluation (its end); 0 when

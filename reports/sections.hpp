@@ -48,6 +48,10 @@ Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>&
 /// bandwidth there against here, with why they moved (reports/hardware_step.hpp).
 Section hardware_section(const SectionInput& in, const std::vector<LinkSpec>& links);
 
+/// 3d. Which rank is slow: per run, the rank the others waited for most and each phase's slowest
+/// rank (reports/slow_rank.hpp); nothing when no run had a rank waited for.
+std::optional<Section> slow_rank_section(const SectionInput& in);
+
 /// 4. Test metric per epoch and against cumulative measured and projected time (figures
 /// "convergence_epoch" and "convergence_time").
 Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plots);

@@ -286,3 +286,27 @@ TEST_CASE("at 4 and 8 thread ranks fp16 and bf16 under allreduce send half of de
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the report names the rank the others waited for: a straggler under allreduce, as processes and threads",
+          "[cli][e2e][placement][slow_rank]") {
+  const std::string dir = make_temp_dir();
+  std::string file = straggler_experiment("slow", "  schedule = synchronous { stragglers = 1, straggler_delay = 0.02 },\n");
+  file.replace(file.find("max_steps = 40"), 14, "max_steps = 12");
+  write_file(dir + "/slow.lua", file);
+  const auto run = run_laconic(dir, "run slow.lua --db s.db --quiet", 300);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  const auto report = run_laconic(dir, "report slow --db s.db --allow-missing-figures", 120);
+  INFO(report.out << report.err);
+  REQUIRE(report.status == 0);
+  const std::string md = read_file(dir + "/laconic-reports/slow/report.md");
+  INFO(md);
+  // The highest rank straggles: every exchange waits for it, under either placement.
+  for (const std::string placement : {"processes", "threads"}) {
+    const std::string lead = "Rank 3 of placement=" + placement + ",seed=1 arrived last at 12 of 12 exchanges";
+    CHECK_THAT(md, Catch::Contains(lead));
+    CHECK_THAT(md, Catch::Contains("| placement=" + placement + ",seed=1 | rank 3 |"));
+  }
+  CHECK_THAT(md, Catch::Contains("its straggler delay takes 0.02 s a step, the median rank's 0 s"));
+  std::filesystem::remove_all(dir);
+}

@@ -73,6 +73,13 @@ struct RunSpec {
   /// time_wait, recorded on every `wait_every`-th step only (local SGD and DiLoCo wait once a round)
   std::optional<double> wait;
   int wait_every = 1;
+  /// A straggler: rank `rank` sleeps `delay` s a step (time_delay; 0 for the others) and arrives
+  /// last, so the others' time_wait is `wait` (or 0) plus `delay`, its own `wait` (or 0).
+  struct Straggler {
+    int rank = 0;
+    double delay = 0;
+  };
+  std::optional<Straggler> straggler;
   /// time_overlap_budget, on the same steps as time_wait (diloco { overlap }: on a step that
   /// applies a fragment's exchange).
   std::optional<double> overlap_budget;
@@ -132,7 +139,11 @@ inline std::int64_t record_run(storage::Database& db, storage::Recorder& recorde
           sink->record({"time_decompress", step, epoch, worker, 0, spec.decompress});
           sink->record({"time_communicate", step, epoch, worker, 0, spec.communicate});
           if (spec.overlapped) sink->record({"time_overlapped", step, epoch, worker, 0, *spec.overlapped});
-          if (spec.wait && (step + 1) % spec.wait_every == 0) sink->record({"time_wait", step, epoch, worker, 0, *spec.wait});
+          const bool slow = spec.straggler && spec.straggler->rank == worker;
+          const double late = spec.straggler && !slow ? spec.straggler->delay : 0;
+          if ((spec.wait || spec.straggler) && (step + 1) % spec.wait_every == 0)
+            sink->record({"time_wait", step, epoch, worker, 0, spec.wait.value_or(0) + late});
+          if (spec.straggler) sink->record({keys::kTimeDelay, step, epoch, worker, 0, slow ? spec.straggler->delay : 0});
           if (spec.overlap_budget && (step + 1) % spec.wait_every == 0)
             sink->record({keys::kTimeOverlapBudget, step, epoch, worker, 0, *spec.overlap_budget});
           if (spec.messages) sink->record({"messages", step, epoch, worker, 0, *spec.messages});
