@@ -1,5 +1,6 @@
 #include "engine/catalog.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "engine/comm/network.hpp"
@@ -151,6 +152,22 @@ void EngineCatalog::check_parts(const RunConfig& config, const train::Model& mod
                               "lr is for diloco's outer optimizer"));
   check_exchange(config);
   check_placement(config, topology, network);
+  check_islands(config, network);
+}
+
+void EngineCatalog::check_islands(const RunConfig& config, const comm::NetworkModel& network) const {
+  const std::vector<int> islands = network.islands(world_size(config));  // a cluster's islands hold every rank
+  const auto algorithm = config.topology.fields.find("algorithm");
+  if (config.topology.name != "allreduce" || algorithm == config.topology.fields.end() ||
+      !std::holds_alternative<std::string>(algorithm->second) || std::get<std::string>(algorithm->second) != "hierarchical")
+    return;
+  const int island_count = islands.empty() ? 0 : islands.back() + 1;
+  bool equal = island_count > 0;
+  for (int i = 0; equal && i < island_count; ++i)
+    equal = std::count(islands.begin(), islands.end(), i) * island_count == static_cast<std::int64_t>(islands.size());
+  if (!equal)
+    throw ConfigError("allreduce { algorithm = \"hierarchical\" } runs on islands of one size: network = cluster { "
+                      "islands = { 2, 2 } }, say, with the ranks' count a multiple of the islands'");
 }
 
 EngineCatalog::PlannedParts EngineCatalog::planned_parts(const RunConfig& config) const {

@@ -96,6 +96,8 @@ class EngineCatalog : public Catalog {
   void check_schedule(const RunConfig& config) const;
   /// ConfigError for what ranks placed as threads cannot run (its topology and network as
   /// built), and why.
+  /// A cluster's islands hold the run's ranks; the hierarchical allreduce needs islands of one size.
+  void check_islands(const RunConfig& config, const comm::NetworkModel& network) const;
   void check_placement(const RunConfig& config, const topology::Topology& topology,
                        const comm::NetworkModel& network) const;
   /// Every check a run passes, on its parts as built (planned_parts' or a rank's in build()):

@@ -39,6 +39,21 @@ std::string text_field(const nlohmann::json& object, const char* key) {
   return "";
 }
 
+// "1Gbit, 50us"; a cluster's "islands {2, 2}: inside 10Gbit, 10us; between 100Mbit, 1ms"; "" for
+// a network without a bandwidth.
+std::string network_text(const nlohmann::json& network) {
+  const auto link = [](const nlohmann::json& fields) {
+    const std::string bandwidth = text_field(fields, "bandwidth"), latency = text_field(fields, "latency");
+    return bandwidth.empty() ? bandwidth : bandwidth + (latency.empty() ? "" : ", " + latency);
+  };
+  if (text_field(network, "name") != "cluster") return link(network);
+  std::string islands;
+  if (network.contains("islands") && network["islands"].is_array())
+    for (const auto& n : network["islands"]) islands += (islands.empty() ? "" : ", ") + n.dump();
+  return str_cat("islands {", islands, "}: inside ", link(network.value("inside", nlohmann::json::object())),
+                 "; between ", link(network.value("between", nlohmann::json::object())));
+}
+
 // The link of a recorded network's fields; unset for a network without a bandwidth or with a
 // field this laconic cannot read.
 std::optional<LinkSpec> link_of(const nlohmann::json& network) {
@@ -84,9 +99,7 @@ ReportRun parse_run(const storage::RunRow& row, const std::string& config_text) 
   // Where the file sweeps the schedule, a schedule is part of the method (configurations.hpp):
   // the baseline is the baseline compressor under the default schedule, every step exchanged.
   if (run.swept.contains("schedule") && run.swept["schedule"] != RunConfig{}.schedule.name) run.is_baseline = false;
-  const auto network = run.config.value("network", nlohmann::json::object());
-  const std::string bandwidth = text_field(network, "bandwidth"), latency = text_field(network, "latency");
-  if (!bandwidth.empty()) run.network = bandwidth + (latency.empty() ? "" : ", " + latency);
+  run.network = network_text(run.config.value("network", nlohmann::json::object()));
   if (run.config.contains("batch_size") && run.config["batch_size"].is_number_integer())
     run.batch_size = run.config["batch_size"].get<std::int64_t>();
   run.tune = text_field(run.swept, "tune");

@@ -26,7 +26,8 @@ const char* const kStepKeys[] = {keys::kTimeForward,    keys::kTimeBackward,
                                  keys::kTimeWait,       keys::kBytesSent,
                                  keys::kBytesDense,     keys::kProjectedTimeCommunicate,
                                  keys::kTimeOverlapped, keys::kMessages,
-                                 keys::kLinkBytes,      keys::kTimeOverlapBudget};
+                                 keys::kLinkBytes,      keys::kTimeOverlapBudget,
+                                 keys::kBetweenMessages, keys::kBetweenLinkBytes};
 
 // The quartiles of time_step over the worker ranks' steps: one pass over the run's rows of it.
 void collect_step_quartiles(storage::Database& db, RunData& data) {
@@ -210,6 +211,8 @@ void fill_step_parts(storage::Database& db, const std::map<std::string, storage:
   data.overlap_budget = mean_per_step(totals, keys::kTimeOverlapBudget);
   data.messages = sum_of_means(totals, {keys::kMessages});
   data.link_bytes = sum_of_means(totals, {keys::kLinkBytes});
+  data.between_messages = sum_of_means(totals, {keys::kBetweenMessages});
+  data.between_link_bytes = sum_of_means(totals, {keys::kBetweenLinkBytes});
   data.projected_communicate = sum_of_means(totals, {keys::kProjectedTimeCommunicate});
 }
 

@@ -74,6 +74,9 @@ struct RunData {
   /// Means per step and worker rank of `messages` and `link_bytes`: what projecting onto
   /// another link needs (NaN for runs recorded before laconic stored them).
   double messages = kNaN, link_bytes = kNaN;
+  /// Of those, the means on the links between islands (network = cluster { }); NaN for a run on
+  /// one link.
+  double between_messages = kNaN, between_link_bytes = kNaN;
   /// Quartiles of the measured time_step over the steps of the worker ranks (s).
   double step_q1 = kNaN, step_median = kNaN, step_q3 = kNaN;
   double projected_communicate = kNaN;  ///< projected_time_communicate on the run's link

@@ -48,6 +48,10 @@ Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>&
 /// bandwidth there against here, with why they moved (reports/hardware_step.hpp).
 Section hardware_section(const SectionInput& in, const std::vector<LinkSpec>& links);
 
+/// 3c'. Bytes per link kind: runs on islands, their messages and bytes inside islands and between
+/// them (reports/link_kinds.cpp); nothing when no run was on islands.
+std::optional<Section> link_kinds_section(const SectionInput& in);
+
 /// 3d. Which rank is slow: per run, the rank the others waited for most and each phase's slowest
 /// rank (reports/slow_rank.hpp); nothing when no run had a rank waited for.
 std::optional<Section> slow_rank_section(const SectionInput& in);

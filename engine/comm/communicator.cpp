@@ -43,10 +43,45 @@ void Communicator::send_recv(int to, std::span<const std::uint8_t> send, int fro
   } else {
     transfer(to, send, send_tag, from, recv, recv_tag);
   }
-  counters_.sent += send.size();
-  counters_.received += recv.size();
+  count(send.empty() ? -1 : to, send.size(), recv.empty() ? -1 : from, recv.size());
+}
+
+void Communicator::count(int to, std::size_t send, int from, std::size_t recv) {
+  const std::size_t bytes = std::max(send, recv);
+  counters_.sent += send;
+  counters_.received += recv;
   counters_.messages += 1;
-  counters_.link_bytes += std::max(send.size(), recv.size());
+  counters_.link_bytes += bytes;
+  if (islands_.empty() || !crosses_islands(to, from)) return;
+  counters_.between_messages += 1;
+  counters_.between_link_bytes += bytes;
+}
+
+void Communicator::set_islands(std::vector<int> island_of_rank) {
+  LACONIC_ENFORCE(island_of_rank.empty() || static_cast<int>(island_of_rank.size()) == size(), "islands for ",
+                  island_of_rank.size(), " ranks, the world has ", size());
+  islands_ = std::move(island_of_rank);
+}
+
+bool Communicator::crosses_islands(int to, int from) const {
+  const int p = size(), r = rank();
+  const auto island = [&](int rank) { return islands_[static_cast<std::size_t>(rank)]; };
+  if (forced_phase_ >= 0) return forced_phase_ == 1;
+  if (collective_depth_ == 0) return (to >= 0 && island(to) != island(r)) || (from >= 0 && island(from) != island(r));
+  // Every rank of a collective's phase sends the same way: to r + shift (a ring, a one-shot
+  // round), or to r ^ mask (halving-doubling's pairwise exchange).
+  const int peer = to >= 0 ? to : from;
+  if (peer < 0) return false;
+  if (to >= 0 && to == from) {
+    const int mask = r ^ to;
+    for (int other = 0; other < p; ++other)
+      if ((other ^ mask) < p && island(other) != island(other ^ mask)) return true;
+    return false;
+  }
+  const int shift = ((peer - r) % p + p) % p;
+  for (int other = 0; other < p; ++other)
+    if (island(other) != island((other + shift) % p)) return true;
+  return false;
 }
 
 void Communicator::transfer_stamped(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
@@ -70,6 +105,7 @@ double Communicator::end_stamps() {
 }
 
 std::vector<std::vector<std::uint8_t>> Communicator::allgatherv(std::span<const std::uint8_t> mine) {
+  const CollectiveScope collective(*this);
   const int p = size(), r = rank();
   std::vector<std::vector<std::uint8_t>> out(static_cast<std::size_t>(p));
   out[static_cast<std::size_t>(r)].assign(mine.begin(), mine.end());
@@ -89,6 +125,7 @@ std::vector<std::vector<std::uint8_t>> Communicator::allgatherv(std::span<const 
 }
 
 std::vector<std::vector<std::uint8_t>> Communicator::allgather_same_size(std::span<const std::uint8_t> mine) {
+  const CollectiveScope collective(*this);
   const int p = size(), r = rank();
   std::vector<std::vector<std::uint8_t>> out(static_cast<std::size_t>(p));
   out[static_cast<std::size_t>(r)].assign(mine.begin(), mine.end());
@@ -137,6 +174,8 @@ void Communicator::allreduce_sum(std::span<float> data, AllreduceAlgorithm algor
       return allreduce_sum_halving_doubling(data);
     case AllreduceAlgorithm::OneShot:
       return allreduce_sum_one_shot(data);
+    case AllreduceAlgorithm::Hierarchical:
+      return allreduce_sum_hierarchical(data);
     default:
       return allreduce_sum(data);
   }
@@ -147,17 +186,13 @@ void Communicator::send_to_any_receiver(int to, std::span<const std::uint8_t> se
   LACONIC_ENFORCE(to >= 0 && to < size(), "send to rank ", to, " of ", size());
   delay_message();
   transfer(to, send, kAnySourceTag, to, {}, 0);
-  counters_.sent += send.size();
-  counters_.messages += 1;
-  counters_.link_bytes += send.size();
+  count(to, send.size(), -1, 0);
 }
 
 int Communicator::receive_from_any(std::span<const int> from, std::span<std::uint8_t> recv) {
   LACONIC_ENFORCE(!recv.empty() && !from.empty(), "receive_from_any needs ranks and a buffer");
   const int sender = transfer_from_any(from, recv, kAnySourceTag);
-  counters_.received += recv.size();
-  counters_.messages += 1;
-  counters_.link_bytes += recv.size();
+  count(-1, 0, sender, recv.size());
   return sender;
 }
 

@@ -11,6 +11,10 @@
 
 #include "engine/core/wire_codec.hpp"
 
+namespace laconic::comm::detail {
+struct RingGroup;  // schedules.hpp
+}  // namespace laconic::comm::detail
+
 namespace laconic::comm {
 
 /// Bytes this rank handed to the transport and received from it since construction, and the
@@ -21,11 +25,21 @@ struct ByteCounters {
   std::uint64_t received = 0;
   std::uint64_t messages = 0;    ///< send_recv calls that sent or received bytes
   std::uint64_t link_bytes = 0;  ///< sum over those calls of max(bytes sent, bytes received)
+  /// Of those, the calls on the links between islands (Communicator::set_islands): in a
+  /// collective, every call of a phase in which some rank's message crosses islands (the
+  /// phase lasts as long as its slowest message); outside one, a call whose own peer is in
+  /// another island. 0 without islands.
+  std::uint64_t between_messages = 0;
+  std::uint64_t between_link_bytes = 0;
 
   /// The traffic between `earlier` and this.
   ByteCounters since(const ByteCounters& earlier) const {
-    return {sent - earlier.sent, received - earlier.received, messages - earlier.messages,
-            link_bytes - earlier.link_bytes};
+    return {sent - earlier.sent,
+            received - earlier.received,
+            messages - earlier.messages,
+            link_bytes - earlier.link_bytes,
+            between_messages - earlier.between_messages,
+            between_link_bytes - earlier.between_link_bytes};
   }
 };
 
@@ -41,7 +55,7 @@ std::uint64_t one_shot_bytes_sent(std::size_t n, int p);
 
 /// Which allreduce a topology runs. Auto is the one the network model projects fastest for the
 /// vector's size and the number of ranks (choose_allreduce).
-enum class AllreduceAlgorithm { Auto, Ring, HalvingDoubling, OneShot };
+enum class AllreduceAlgorithm { Auto, Ring, HalvingDoubling, OneShot, Hierarchical };
 
 /// What Auto runs for `n` floats over `p` ranks: the ring or the one-shot exchange, whichever
 /// the default link (core/units.hpp's LinkSpec: 1 Gbit/s, 50 us) projects faster from their
@@ -110,6 +124,15 @@ class Communicator {
   /// instead of two.
   void allreduce_sum_one_shot(std::span<float> data);
 
+  /// The sum over islands (set_islands, of equal sizes): a ring reduce-scatter inside each
+  /// island, then for the chunk each rank holds a ring allreduce between islands among the
+  /// ranks of the same place in theirs (in `between`'s format where given: each island's sum
+  /// rounded to it first where the codec is a cast, then summed as allreduce_sum_encoded sums),
+  /// then a ring allgather inside. The island's sum reaches the others once, spread over its
+  /// ranks: 2(k-1) messages inside and 2(m-1) between for k ranks per island and m islands.
+  /// InvariantError without islands or with islands of different sizes.
+  void allreduce_sum_hierarchical(std::span<float> data, const WireCodec* between = nullptr);
+
   /// The sum by `algorithm` (Auto resolved with choose_allreduce).
   void allreduce_sum(std::span<float> data, AllreduceAlgorithm algorithm);
 
@@ -161,6 +184,13 @@ class Communicator {
 
   const ByteCounters& counters() const { return counters_; }
 
+  /// The island of each rank (a cluster of islands joined by slower links: network = cluster
+  /// {}), or empty for one link between all. From then on the counters tell the messages on the
+  /// links between islands apart (ByteCounters::between_messages). InvariantError unless it has
+  /// one entry per rank.
+  void set_islands(std::vector<int> island_of_rank);
+  const std::vector<int>& islands() const { return islands_; }
+
   /// Holds every message back by `seconds` before it is sent (send_recv and
   /// send_to_any_receiver): an emulated link's one-way latency where the kernel cannot add it.
   void set_message_delay(double seconds) { message_delay_ = seconds; }
@@ -191,6 +221,23 @@ class Communicator {
 
  private:
   void delay_message() const;
+  /// Counts one call of `send` bytes to `to` and `recv` bytes from `from` (either may be empty).
+  void count(int to, std::size_t send, int from, std::size_t recv);
+  /// Whether the call crosses islands: in a collective, whether any rank's message of the same
+  /// phase does (the same shift around the ranks, or for a pairwise exchange the same partner
+  /// mask); outside one, whether its own peer is in another island.
+  bool crosses_islands(int to, int from) const;
+  /// Marks the collectives' calls, whose phases every rank runs alike (crosses_islands).
+  class CollectiveScope {
+   public:
+    explicit CollectiveScope(Communicator& comm) : comm_(comm) { ++comm_.collective_depth_; }
+    ~CollectiveScope() { --comm_.collective_depth_; }
+    CollectiveScope(const CollectiveScope&) = delete;
+    CollectiveScope& operator=(const CollectiveScope&) = delete;
+
+   private:
+    Communicator& comm_;
+  };
   /// The ring allgather's p-1 steps: each rank forwards the payload it got last; `out` holds this
   /// rank's own, `sizes` every rank's.
   void forward_payloads(std::vector<std::vector<std::uint8_t>>& out, const std::vector<std::uint64_t>& sizes);
@@ -199,11 +246,19 @@ class Communicator {
   std::span<float> scratch(std::size_t floats);
   /// `bytes` of scratch for encoded messages, kept across calls like scratch().
   std::span<std::uint8_t> wire_scratch(std::size_t bytes);
-  void allreduce_ring_encoded(std::span<float> data, const WireCodec& codec);
+  /// The ring's halves over `g` (ring_allreduce.cpp): after the reduce-scatter, position r holds
+  /// the group's sum of chunk r + 1 of data split g.size() ways; the allgather spreads them.
+  void ring_reduce_scatter(std::span<float> data, const detail::RingGroup& g);
+  void ring_allgather(std::span<float> data, const detail::RingGroup& g);
+  detail::RingGroup world_ring() const;
+  void allreduce_ring_encoded(std::span<float> data, const WireCodec& codec, const detail::RingGroup& g);
   void allreduce_one_shot_encoded(std::span<float> data, const WireCodec& codec);
   void allreduce_halving_doubling_encoded(std::span<float> data, const WireCodec& codec);
 
   ByteCounters counters_;
+  std::vector<int> islands_;
+  int collective_depth_ = 0;
+  int forced_phase_ = -1;  // a hierarchical allreduce's phase: 0 inside islands, 1 between; -1 none
   double message_delay_ = 0;
   bool stamping_ = false;
   double stamp_ = 0;                                    // while stamping: the latest arrival this rank knows of

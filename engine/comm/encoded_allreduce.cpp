@@ -16,10 +16,12 @@ std::span<std::uint8_t> Communicator::wire_scratch(std::size_t bytes) {
 }
 
 void Communicator::allreduce_sum_encoded(std::span<float> data, const WireCodec& codec, AllreduceAlgorithm algorithm) {
+  const CollectiveScope collective(*this);
   if (size() == 1 || data.empty()) return;
+  if (algorithm == AllreduceAlgorithm::Hierarchical) return allreduce_sum_hierarchical(data, &codec);
   LACONIC_ENFORCE(codec.idempotent() || algorithm == AllreduceAlgorithm::Auto || algorithm == AllreduceAlgorithm::Ring,
-                  "a codec that rounds each partial sum once, stochastically, is summed by the ring only");
-  if (!codec.idempotent()) return allreduce_ring_encoded(data, codec);
+                  "a codec that rounds each partial sum once, stochastically, is summed by rings only");
+  if (!codec.idempotent()) return allreduce_ring_encoded(data, codec, world_ring());
   if (algorithm == AllreduceAlgorithm::Auto) algorithm = choose_allreduce(data.size(), size());
   switch (algorithm) {
     case AllreduceAlgorithm::HalvingDoubling:
@@ -27,13 +29,14 @@ void Communicator::allreduce_sum_encoded(std::span<float> data, const WireCodec&
     case AllreduceAlgorithm::OneShot:
       return allreduce_one_shot_encoded(data, codec);
     default:
-      return allreduce_ring_encoded(data, codec);
+      return allreduce_ring_encoded(data, codec, world_ring());
   }
 }
 
-void Communicator::allreduce_ring_encoded(std::span<float> data, const WireCodec& codec) {
-  const int p = size(), r = rank();
-  const int right = detail::wrap(r + 1, p), left = detail::wrap(r - 1, p);
+void Communicator::allreduce_ring_encoded(std::span<float> data, const WireCodec& codec, const detail::RingGroup& g) {
+  const int p = g.size(), r = g.position;
+  if (p == 1 || data.empty()) return;
+  const int right = g.at(1), left = g.at(-1);
   const auto chunk_of = [&](int c) { return detail::chunk(data.size(), p, detail::wrap(c, p)); };
   const std::size_t largest = codec.bytes(data.size() / static_cast<std::size_t>(p) + 1);
   // Two message buffers that trade places: `out` always holds the next chunk to send, encoded

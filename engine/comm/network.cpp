@@ -40,12 +40,66 @@ double Link::project(const ByteCounters& delta) const {
   return spec_.project(static_cast<double>(delta.messages), static_cast<double>(delta.link_bytes));
 }
 
+OptionFields<ClusterOptions> ClusterOptions::fields() {
+  using O = ClusterOptions;
+  return OptionFields<O>()
+      .integers("islands", &O::islands,
+                "ranks per island, in rank order: { 4, 4 } puts ranks 0-3 in one island and 4-7 in the other; they "
+                "must add up to the ranks of the run")
+      .component_of("network", "inside", &O::inside, "the link between two ranks of one island: a link { }")
+      .component_of("network", "between", &O::between, "the link between ranks of different islands: a link { }")
+      .rule([](const ComponentSpec& spec, O& o) {
+        if (o.islands.empty())
+          throw ConfigError(str_cat(spec.name, ".islands must list the ranks of each island, e.g. { 4, 4 }"));
+        for (std::int64_t n : o.islands)
+          if (n < 1) throw ConfigError(str_cat(spec.name, ".islands must be >= 1 each, got ", n));
+      });
+}
+
+namespace {
+
+// A cluster's link: a `link { }` (a cluster of clusters is not a model), projected only.
+LinkSpec cluster_link(const ComponentSpec& spec, const char* field) {
+  const auto model = builtin_networks().create(spec);
+  if (!model->link())
+    throw ConfigError(str_cat("cluster.", field, " must be a link { }, got ", spec.name, " { }"));
+  if (model->emulated() != nullptr)
+    throw ConfigError(str_cat("cluster.", field, " { emulate = true }: islands are projected only; emulated islands "
+                              "(a bridge per island, a shaped link between) are not built yet"));
+  return *model->link();
+}
+
+}  // namespace
+
+Cluster::Cluster(ClusterOptions options)
+    : sizes_(std::move(options.islands)),
+      inside_(cluster_link(options.inside, "inside")),
+      between_(cluster_link(options.between, "between")) {}
+
+double Cluster::project(const ByteCounters& delta) const {
+  return inside_.project(static_cast<double>(delta.messages - delta.between_messages),
+                         static_cast<double>(delta.link_bytes - delta.between_link_bytes)) +
+         between_.project(static_cast<double>(delta.between_messages), static_cast<double>(delta.between_link_bytes));
+}
+
+std::vector<int> Cluster::islands(int world) const {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < sizes_.size(); ++i) out.insert(out.end(), static_cast<std::size_t>(sizes_[i]), static_cast<int>(i));
+  if (static_cast<int>(out.size()) != world)
+    throw ConfigError(str_cat("network = cluster { islands } holds ", out.size(), " ranks, the run has ", world,
+                              " (its workers, and a parameter server's ranks)"));
+  return out;
+}
+
 Registry<NetworkModel> builtin_networks() {
   Registry<NetworkModel> r("network");
   r.add<Link, LinkOptions>("link",
                            "a full-duplex link of given bandwidth and latency per "
                            "worker; projects each message as latency + overhead + size / "
                            "bandwidth");
+  r.add<Cluster, ClusterOptions>("cluster",
+                                 "islands of ranks joined by a slower link: each message projected onto the link it "
+                                 "crosses, a collective's phase onto its slowest");
   return r;
 }
 

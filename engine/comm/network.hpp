@@ -44,6 +44,12 @@ class NetworkModel {
   virtual std::optional<LinkSpec> link() const { return std::nullopt; }
   /// The link the controller is to build for real (controller/emulated_network.hpp); null: none.
   virtual const LinkOptions* emulated() const { return nullptr; }
+  /// The island of each of `world` ranks (Communicator::set_islands), or empty for a model with
+  /// one link between all. ConfigError when the model's islands do not hold `world` ranks.
+  virtual std::vector<int> islands(int world) const {
+    (void)world;
+    return {};
+  }
 };
 
 /// One full-duplex link per worker: each send_recv costs latency + overhead + max(bytes sent,
@@ -63,7 +69,35 @@ class Link : public NetworkModel {
   LinkSpec spec_;
 };
 
-/// Every built-in network model (one: `link`).
+struct ClusterOptions {
+  std::vector<std::int64_t> islands;
+  ComponentSpec inside{"network", "link", {{"bandwidth", Value{std::string("10Gbit")}}, {"latency", Value{std::string("10us")}}}};
+  ComponentSpec between{"network", "link", {{"bandwidth", Value{std::string("1Gbit")}}, {"latency", Value{std::string("50us")}}}};
+
+  static OptionFields<ClusterOptions> fields();
+};
+
+/// Islands of ranks (consecutive ranks: islands = { 4, 4 } puts ranks 0-3 in the first) joined
+/// by a slower link: each message is projected onto the link it crosses, `inside` or `between`,
+/// as `link` projects it; in a collective, a phase in which any rank's message crosses islands
+/// costs every rank the `between` link (the phase lasts as long as its slowest message:
+/// ByteCounters::between_messages), so a ring over two islands pays the slow link at every
+/// step, and halving-doubling only at the steps whose partners sit in other islands.
+class Cluster : public NetworkModel {
+ public:
+  explicit Cluster(ClusterOptions options);
+  std::string name() const override { return "cluster"; }
+  double project(const ByteCounters& delta) const override;
+  std::vector<int> islands(int world) const override;
+  const LinkSpec& inside() const { return inside_; }
+  const LinkSpec& between() const { return between_; }
+
+ private:
+  std::vector<std::int64_t> sizes_;
+  LinkSpec inside_, between_;
+};
+
+/// Every built-in network model (`link`, `cluster`).
 Registry<NetworkModel> builtin_networks();
 
 }  // namespace laconic::comm

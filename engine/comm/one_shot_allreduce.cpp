@@ -17,6 +17,7 @@ using detail::wrap;
 std::uint64_t one_shot_bytes_sent(std::size_t n, int p) { return static_cast<std::uint64_t>(p - 1) * 4 * n; }
 
 void Communicator::allreduce_sum_one_shot(std::span<float> data) {
+  const CollectiveScope collective(*this);
   const int p = size(), r = rank();
   if (p == 1 || data.empty()) return;
   // Slot `from` holds rank `from`'s vector (this rank's own is copied in for p > 2); then the sum

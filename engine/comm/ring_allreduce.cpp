@@ -27,24 +27,42 @@ std::uint64_t ring_allreduce_bytes_sent(std::size_t n, int p, int rank) {
 }
 
 void Communicator::allreduce_sum(std::span<float> data) {
-  const int p = size(), r = rank();
+  const CollectiveScope collective(*this);
+  if (size() == 1 || data.empty()) return;
+  const detail::RingGroup world = world_ring();
+  ring_reduce_scatter(data, world);
+  ring_allgather(data, world);
+}
+
+void Communicator::ring_reduce_scatter(std::span<float> data, const detail::RingGroup& g) {
+  const int p = g.size(), r = g.position;
   if (p == 1 || data.empty()) return;
-  const int right = wrap(r + 1, p), left = wrap(r - 1, p);
   const std::span<float> incoming = scratch(data.size() / static_cast<std::size_t>(p) + 1);
-  // Reduce-scatter: after p-1 steps rank r holds the full sum of chunk r+1.
+  // After p-1 steps position r holds the full sum of chunk r+1.
   for (int s = 0; s < p - 1; ++s) {
     auto [sb, se] = chunk(data.size(), p, wrap(r - s, p));
     auto [rb, re] = chunk(data.size(), p, wrap(r - s - 1, p));
     std::span<float> in(incoming.data(), re - rb);
-    send_recv(right, float_bytes(data.subspan(sb, se - sb)), left, mutable_float_bytes(in));
+    send_recv(g.at(1), float_bytes(data.subspan(sb, se - sb)), g.at(-1), mutable_float_bytes(in));
     for (std::size_t i = 0; i < in.size(); ++i) data[rb + i] += in[i];
   }
-  // Allgather of the reduced chunks.
+}
+
+void Communicator::ring_allgather(std::span<float> data, const detail::RingGroup& g) {
+  const int p = g.size(), r = g.position;
+  if (p == 1 || data.empty()) return;
+  // Position r starts with chunk r+1 reduced and passes each chunk on as it comes.
   for (int s = 0; s < p - 1; ++s) {
     auto [sb, se] = chunk(data.size(), p, wrap(r + 1 - s, p));
     auto [rb, re] = chunk(data.size(), p, wrap(r - s, p));
-    send_recv(right, float_bytes(data.subspan(sb, se - sb)), left, mutable_float_bytes(data.subspan(rb, re - rb)));
+    send_recv(g.at(1), float_bytes(data.subspan(sb, se - sb)), g.at(-1), mutable_float_bytes(data.subspan(rb, re - rb)));
   }
+}
+
+detail::RingGroup Communicator::world_ring() const {
+  detail::RingGroup g{std::vector<int>(static_cast<std::size_t>(size())), rank()};
+  for (int r = 0; r < size(); ++r) g.ranks[static_cast<std::size_t>(r)] = r;
+  return g;
 }
 
 }  // namespace laconic::comm

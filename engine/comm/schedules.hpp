@@ -10,6 +10,17 @@ namespace laconic::comm::detail {
 
 inline int wrap(int r, int p) { return ((r % p) + p) % p; }
 
+/// The ranks a ring runs over, in ring order, and this rank's position among them: the whole
+/// world, or an island's ranks, or one rank of each island (allreduce_sum_hierarchical).
+struct RingGroup {
+  std::vector<int> ranks;
+  int position = 0;
+
+  int size() const { return static_cast<int>(ranks.size()); }
+  /// The rank `offset` places after this one around the ring.
+  int at(int offset) const { return ranks[static_cast<std::size_t>(wrap(position + offset, size()))]; }
+};
+
 /// Chunk c of n elements split into p nearly equal parts: [begin, end).
 inline std::pair<std::size_t, std::size_t> chunk(std::size_t n, int p, int c) {
   std::size_t base = n / static_cast<std::size_t>(p), extra = n % static_cast<std::size_t>(p);

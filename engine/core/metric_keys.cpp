@@ -22,6 +22,8 @@ const std::vector<KeyInfo>& all_keys() {
       {kPayloadBytes, "bytes"},
       {kMessages, "count"},
       {kLinkBytes, "bytes"},
+      {kBetweenMessages, "count"},
+      {kBetweenLinkBytes, "bytes"},
       {kProjectedTimeCommunicate, "seconds"},
       {kTimeDelay, "seconds"},
       {kProjectedTimeStep, "seconds"},
@@ -42,7 +44,8 @@ const std::vector<KeyInfo>& all_keys() {
 }
 
 bool is_byte_key(std::string_view key) {
-  return key == kBytesSent || key == kBytesReceived || key == kBytesDense || key == kPayloadBytes || key == kLinkBytes;
+  return key == kBytesSent || key == kBytesReceived || key == kBytesDense || key == kPayloadBytes || key == kLinkBytes ||
+         key == kBetweenLinkBytes;
 }
 
 Goal goal_of(std::string_view key) {

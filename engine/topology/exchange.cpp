@@ -112,7 +112,8 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
   ExchangeStats stats;
   const WireCodec* codec = always_gather ? nullptr : compressor.transit_codec();
   // A codec that is not idempotent runs on the ring only (AllreduceTopology::check refuses another).
-  if (codec != nullptr && !codec->idempotent()) algorithm = comm::AllreduceAlgorithm::Ring;
+  if (codec != nullptr && !codec->idempotent() && algorithm != comm::AllreduceAlgorithm::Hierarchical)
+    algorithm = comm::AllreduceAlgorithm::Ring;
   stats.bytes_dense = comm::allreduce_bytes_sent(gradient.size(), comm.size(), comm.rank(), algorithm);
   PeerWait peers(comm, wait_for_peers);
   comm::ByteCounters before;

@@ -205,6 +205,10 @@ void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epo
   // What projecting onto another link later needs (laconic report --link).
   put(keys::kMessages, static_cast<double>(exchange_.traffic.messages));
   put(keys::kLinkBytes, static_cast<double>(exchange_.traffic.link_bytes));
+  if (!comm_.islands().empty()) {
+    put(keys::kBetweenMessages, static_cast<double>(exchange_.traffic.between_messages));
+    put(keys::kBetweenLinkBytes, static_cast<double>(exchange_.traffic.between_link_bytes));
+  }
   if (parts_.network) put(keys::kProjectedTimeStep, seconds - recorded.communicate + recorded.projected);
   if (comm_.rank() == 0 && !decoded_payloads_recorded_ && exchange_.payload_bytes > 0) {
     put(keys::kDecodedPayloads, exchange_.decoded_payloads);  // what a hardware profile's decoding multiplies

@@ -330,6 +330,7 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
 
 void run_rank(const RunConfig& config, WorkerParts parts, comm::Communicator& comm, MetricsSink& sink,
               const ProgressFn& progress, RunCallbacks* callbacks, const Checkpointing& checkpointing) {
+  if (parts.network) comm.set_islands(parts.network->islands(comm.size()));
   if (comm.rank() < config.workers)
     run_worker(config, std::move(parts), comm, sink, progress, callbacks, checkpointing);
   else

@@ -1,0 +1,67 @@
+// The hierarchical allreduce over islands (Communicator::allreduce_sum_hierarchical): reduce inside
+// each island, allreduce between islands, broadcast inside, in the chunked form of Horovod's
+// hierarchical allreduce and NCCL's trees of rings: the island's ring reduce-scatter leaves each
+// rank one chunk of the island's sum; the ranks at the same place of every island allreduce that
+// chunk in a ring of their own; the island's ring allgather spreads the chunks.
+#include <algorithm>
+
+#include "engine/comm/communicator.hpp"
+#include "engine/comm/schedules.hpp"
+#include "engine/core/error.hpp"
+
+namespace laconic::comm {
+
+namespace {
+
+// Marks the messages of one phase as crossing islands or not, whatever their peers.
+class ForcedPhase {
+ public:
+  ForcedPhase(int& phase, bool between) : phase_(phase) { phase_ = between ? 1 : 0; }
+  ~ForcedPhase() { phase_ = -1; }
+  ForcedPhase(const ForcedPhase&) = delete;
+  ForcedPhase& operator=(const ForcedPhase&) = delete;
+
+ private:
+  int& phase_;
+};
+
+}  // namespace
+
+void Communicator::allreduce_sum_hierarchical(std::span<float> data, const WireCodec* between) {
+  const CollectiveScope collective(*this);
+  LACONIC_ENFORCE(!islands_.empty(), "a hierarchical allreduce needs islands (network = cluster { })");
+  const int mine = islands_[static_cast<std::size_t>(rank())];
+  const int islands = *std::max_element(islands_.begin(), islands_.end()) + 1;
+  // The island's ranks in rank order, and this rank's place among them.
+  detail::RingGroup inside;
+  for (int r = 0; r < size(); ++r)
+    if (islands_[static_cast<std::size_t>(r)] == mine) {
+      if (r == rank()) inside.position = inside.size();
+      inside.ranks.push_back(r);
+    }
+  LACONIC_ENFORCE(inside.size() * islands == size(), "a hierarchical allreduce needs islands of one size");
+  // The ranks at the same place of every island, in island order.
+  detail::RingGroup across{{}, mine};
+  for (int i = 0; i < islands; ++i) across.ranks.push_back(i * inside.size() + inside.position);
+  if (data.empty()) return;
+  {
+    const ForcedPhase phase(forced_phase_, false);
+    ring_reduce_scatter(data, inside);
+  }
+  const auto [b, e] = detail::chunk(data.size(), inside.size(), detail::wrap(inside.position + 1, inside.size()));
+  const std::span<float> held = data.subspan(b, e - b);
+  {
+    const ForcedPhase phase(forced_phase_, true);
+    if (between == nullptr) {
+      ring_reduce_scatter(held, across);
+      ring_allgather(held, across);
+    } else {
+      if (between->idempotent()) between->round(held, wire_scratch(between->bytes(held.size())));
+      allreduce_ring_encoded(held, *between, across);
+    }
+  }
+  const ForcedPhase phase(forced_phase_, false);
+  ring_allgather(data, inside);
+}
+
+}  // namespace laconic::comm
