@@ -49,6 +49,15 @@ Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>&
     section.lead =
         "- : the runs did not record their messages (an older laconic stored no messages and "
         "link_bytes per step); train them again to project them.";
+  // Runs on islands: each --link stands for every link kind at once.
+  bool on_islands = false;
+  for (const ConfigSummary& s : in.summaries)
+    for (const RunData* run : s.config->runs) on_islands = on_islands || !std::isnan(run->between_link_bytes);
+  if (on_islands)
+    section.lead += str_cat(section.lead.empty() ? "" : "\n\n",
+                            "Runs on islands (network = cluster { }): each link here stands for both kinds, inside "
+                            "islands and between them, as if the ranks shared one link; every message is projected "
+                            "onto it alone, none sharing it (\"Bytes per link kind\" has what crossed between).");
   section.tables.push_back(std::move(table));
   return section;
 }

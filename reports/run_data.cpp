@@ -27,7 +27,8 @@ const char* const kStepKeys[] = {keys::kTimeForward,    keys::kTimeBackward,
                                  keys::kBytesDense,     keys::kProjectedTimeCommunicate,
                                  keys::kTimeOverlapped, keys::kMessages,
                                  keys::kLinkBytes,      keys::kTimeOverlapBudget,
-                                 keys::kBetweenMessages, keys::kBetweenLinkBytes};
+                                 keys::kBetweenMessages, keys::kBetweenLinkBytes,
+                                 keys::kBetweenSharedBytes};
 
 // The quartiles of time_step over the worker ranks' steps: one pass over the run's rows of it.
 void collect_step_quartiles(storage::Database& db, RunData& data) {
@@ -213,6 +214,7 @@ void fill_step_parts(storage::Database& db, const std::map<std::string, storage:
   data.link_bytes = sum_of_means(totals, {keys::kLinkBytes});
   data.between_messages = sum_of_means(totals, {keys::kBetweenMessages});
   data.between_link_bytes = sum_of_means(totals, {keys::kBetweenLinkBytes});
+  data.between_shared_bytes = sum_of_means(totals, {keys::kBetweenSharedBytes});
   data.projected_communicate = sum_of_means(totals, {keys::kProjectedTimeCommunicate});
 }
 

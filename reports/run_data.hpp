@@ -77,6 +77,8 @@ struct RunData {
   /// Of those, the means on the links between islands (network = cluster { }); NaN for a run on
   /// one link.
   double between_messages = kNaN, between_link_bytes = kNaN;
+  /// The mean bytes the link between islands carried in those messages' phases (load included).
+  double between_shared_bytes = kNaN;
   /// Quartiles of the measured time_step over the steps of the worker ranks (s).
   double step_q1 = kNaN, step_median = kNaN, step_q3 = kNaN;
   double projected_communicate = kNaN;  ///< projected_time_communicate on the run's link

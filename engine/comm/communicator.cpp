@@ -52,9 +52,11 @@ void Communicator::count(int to, std::size_t send, int from, std::size_t recv) {
   counters_.received += recv;
   counters_.messages += 1;
   counters_.link_bytes += bytes;
-  if (islands_.empty() || !crosses_islands(to, from)) return;
+  const int load = islands_.empty() ? 0 : between_load(to, from);
+  if (load == 0) return;
   counters_.between_messages += 1;
   counters_.between_link_bytes += bytes;
+  counters_.between_shared_bytes += static_cast<std::uint64_t>(load) * bytes;
 }
 
 void Communicator::set_islands(std::vector<int> island_of_rank) {
@@ -63,25 +65,29 @@ void Communicator::set_islands(std::vector<int> island_of_rank) {
   islands_ = std::move(island_of_rank);
 }
 
-bool Communicator::crosses_islands(int to, int from) const {
+int Communicator::between_load(int to, int from) const {
   const int p = size(), r = rank();
   const auto island = [&](int rank) { return islands_[static_cast<std::size_t>(rank)]; };
-  if (forced_phase_ >= 0) return forced_phase_ == 1;
-  if (collective_depth_ == 0) return (to >= 0 && island(to) != island(r)) || (from >= 0 && island(from) != island(r));
+  if (forced_phase_ >= 0) return forced_phase_;
+  if (collective_depth_ == 0)
+    return (to >= 0 && island(to) != island(r)) || (from >= 0 && island(from) != island(r)) ? 1 : 0;
   // Every rank of a collective's phase sends the same way: to r + shift (a ring, a one-shot
-  // round), or to r ^ mask (halving-doubling's pairwise exchange).
+  // round), or to r ^ mask (halving-doubling's pairwise exchange). The phase's messages that
+  // cross share the links between islands: its load is the most of them out of one island or
+  // into one.
   const int peer = to >= 0 ? to : from;
-  if (peer < 0) return false;
-  if (to >= 0 && to == from) {
-    const int mask = r ^ to;
-    for (int other = 0; other < p; ++other)
-      if ((other ^ mask) < p && island(other) != island(other ^ mask)) return true;
-    return false;
+  if (peer < 0) return 0;
+  const bool pairwise = to >= 0 && to == from;
+  const int mask = r ^ peer, shift = ((peer - r) % p + p) % p;
+  const int islands = *std::max_element(islands_.begin(), islands_.end()) + 1;
+  std::vector<int> out(static_cast<std::size_t>(islands), 0), in(static_cast<std::size_t>(islands), 0);
+  for (int other = 0; other < p; ++other) {
+    const int target = pairwise ? (other ^ mask) : (other + shift) % p;
+    if (target >= p || island(other) == island(target)) continue;
+    ++out[static_cast<std::size_t>(island(other))];
+    ++in[static_cast<std::size_t>(island(target))];
   }
-  const int shift = ((peer - r) % p + p) % p;
-  for (int other = 0; other < p; ++other)
-    if (island(other) != island((other + shift) % p)) return true;
-  return false;
+  return std::max(*std::max_element(out.begin(), out.end()), *std::max_element(in.begin(), in.end()));
 }
 
 void Communicator::transfer_stamped(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,

@@ -30,7 +30,13 @@ struct ByteCounters {
   /// phase lasts as long as its slowest message); outside one, a call whose own peer is in
   /// another island. 0 without islands.
   std::uint64_t between_messages = 0;
+  /// Their bytes: per call, max(bytes sent, bytes received), as link_bytes counts them.
   std::uint64_t between_link_bytes = 0;
+  /// The bytes the link between islands carried in those calls' phases: each call's bytes times
+  /// its phase's load, the most of the phase's messages that crossed out of one island or into
+  /// one at once (they share that link: halving-doubling's partners in the other island, a
+  /// hierarchical allreduce's k ranks per island); outside a collective, the call's own bytes.
+  std::uint64_t between_shared_bytes = 0;
 
   /// The traffic between `earlier` and this.
   ByteCounters since(const ByteCounters& earlier) const {
@@ -39,7 +45,8 @@ struct ByteCounters {
             messages - earlier.messages,
             link_bytes - earlier.link_bytes,
             between_messages - earlier.between_messages,
-            between_link_bytes - earlier.between_link_bytes};
+            between_link_bytes - earlier.between_link_bytes,
+            between_shared_bytes - earlier.between_shared_bytes};
   }
 };
 
@@ -223,11 +230,12 @@ class Communicator {
   void delay_message() const;
   /// Counts one call of `send` bytes to `to` and `recv` bytes from `from` (either may be empty).
   void count(int to, std::size_t send, int from, std::size_t recv);
-  /// Whether the call crosses islands: in a collective, whether any rank's message of the same
-  /// phase does (the same shift around the ranks, or for a pairwise exchange the same partner
-  /// mask); outside one, whether its own peer is in another island.
-  bool crosses_islands(int to, int from) const;
-  /// Marks the collectives' calls, whose phases every rank runs alike (crosses_islands).
+  /// The call's load on the links between islands, 0 when its phase stays inside them: in a
+  /// collective, the most messages of the same phase (the same shift around the ranks, or for a
+  /// pairwise exchange the same partner mask) that leave one island or enter one; outside one, 1
+  /// when its own peer is in another island.
+  int between_load(int to, int from) const;
+  /// Marks the collectives' calls, whose phases every rank runs alike (between_load).
   class CollectiveScope {
    public:
     explicit CollectiveScope(Communicator& comm) : comm_(comm) { ++comm_.collective_depth_; }
@@ -258,7 +266,7 @@ class Communicator {
   ByteCounters counters_;
   std::vector<int> islands_;
   int collective_depth_ = 0;
-  int forced_phase_ = -1;  // a hierarchical allreduce's phase: 0 inside islands, 1 between; -1 none
+  int forced_phase_ = -1;  // a hierarchical allreduce's phase: its load between islands (0 inside); -1 none
   double message_delay_ = 0;
   bool stamping_ = false;
   double stamp_ = 0;                                    // while stamping: the latest arrival this rank knows of

@@ -13,10 +13,10 @@ namespace laconic::comm {
 
 namespace {
 
-// Marks the messages of one phase as crossing islands or not, whatever their peers.
+// Gives the messages of one phase their load between islands (0: inside), whatever their peers.
 class ForcedPhase {
  public:
-  ForcedPhase(int& phase, bool between) : phase_(phase) { phase_ = between ? 1 : 0; }
+  ForcedPhase(int& phase, int load) : phase_(phase) { phase_ = load; }
   ~ForcedPhase() { phase_ = -1; }
   ForcedPhase(const ForcedPhase&) = delete;
   ForcedPhase& operator=(const ForcedPhase&) = delete;
@@ -45,13 +45,14 @@ void Communicator::allreduce_sum_hierarchical(std::span<float> data, const WireC
   for (int i = 0; i < islands; ++i) across.ranks.push_back(i * inside.size() + inside.position);
   if (data.empty()) return;
   {
-    const ForcedPhase phase(forced_phase_, false);
+    const ForcedPhase phase(forced_phase_, 0);
     ring_reduce_scatter(data, inside);
   }
   const auto [b, e] = detail::chunk(data.size(), inside.size(), detail::wrap(inside.position + 1, inside.size()));
   const std::span<float> held = data.subspan(b, e - b);
   {
-    const ForcedPhase phase(forced_phase_, true);
+    // The island's k ranks send between islands at once: k messages share its link out and in.
+    const ForcedPhase phase(forced_phase_, inside.size());
     if (between == nullptr) {
       ring_reduce_scatter(held, across);
       ring_allgather(held, across);
@@ -60,7 +61,7 @@ void Communicator::allreduce_sum_hierarchical(std::span<float> data, const WireC
       allreduce_ring_encoded(held, *between, across);
     }
   }
-  const ForcedPhase phase(forced_phase_, false);
+  const ForcedPhase phase(forced_phase_, 0);
   ring_allgather(data, inside);
 }
 

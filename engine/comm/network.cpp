@@ -79,7 +79,7 @@ Cluster::Cluster(ClusterOptions options)
 double Cluster::project(const ByteCounters& delta) const {
   return inside_.project(static_cast<double>(delta.messages - delta.between_messages),
                          static_cast<double>(delta.link_bytes - delta.between_link_bytes)) +
-         between_.project(static_cast<double>(delta.between_messages), static_cast<double>(delta.between_link_bytes));
+         between_.project(static_cast<double>(delta.between_messages), static_cast<double>(delta.between_shared_bytes));
 }
 
 std::vector<int> Cluster::islands(int world) const {

@@ -81,8 +81,10 @@ struct ClusterOptions {
 /// by a slower link: each message is projected onto the link it crosses, `inside` or `between`,
 /// as `link` projects it; in a collective, a phase in which any rank's message crosses islands
 /// costs every rank the `between` link (the phase lasts as long as its slowest message:
-/// ByteCounters::between_messages), so a ring over two islands pays the slow link at every
-/// step, and halving-doubling only at the steps whose partners sit in other islands.
+/// ByteCounters::between_messages), its bytes times the phase's load (the messages that share an
+/// island's link at once: between_shared_bytes), so a ring over two islands pays the slow link
+/// at every step, and halving-doubling only at the steps whose partners sit in other islands,
+/// with all of an island's ranks on its link at once.
 class Cluster : public NetworkModel {
  public:
   explicit Cluster(ClusterOptions options);

@@ -24,6 +24,7 @@ const std::vector<KeyInfo>& all_keys() {
       {kLinkBytes, "bytes"},
       {kBetweenMessages, "count"},
       {kBetweenLinkBytes, "bytes"},
+      {kBetweenSharedBytes, "bytes"},
       {kProjectedTimeCommunicate, "seconds"},
       {kTimeDelay, "seconds"},
       {kProjectedTimeStep, "seconds"},
@@ -45,7 +46,7 @@ const std::vector<KeyInfo>& all_keys() {
 
 bool is_byte_key(std::string_view key) {
   return key == kBytesSent || key == kBytesReceived || key == kBytesDense || key == kPayloadBytes || key == kLinkBytes ||
-         key == kBetweenLinkBytes;
+         key == kBetweenLinkBytes || key == kBetweenSharedBytes;
 }
 
 Goal goal_of(std::string_view key) {

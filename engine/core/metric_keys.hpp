@@ -30,6 +30,7 @@ inline constexpr const char* kMessages = "messages";
 inline constexpr const char* kLinkBytes = "link_bytes";
 inline constexpr const char* kBetweenMessages = "between_messages";
 inline constexpr const char* kBetweenLinkBytes = "between_link_bytes";
+inline constexpr const char* kBetweenSharedBytes = "between_shared_bytes";
 inline constexpr const char* kProjectedTimeCommunicate = "projected_time_communicate";
 inline constexpr const char* kTimeDelay = "time_delay";
 inline constexpr const char* kProjectedTimeStep = "projected_time_step";

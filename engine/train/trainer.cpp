@@ -208,6 +208,7 @@ void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epo
   if (!comm_.islands().empty()) {
     put(keys::kBetweenMessages, static_cast<double>(exchange_.traffic.between_messages));
     put(keys::kBetweenLinkBytes, static_cast<double>(exchange_.traffic.between_link_bytes));
+    put(keys::kBetweenSharedBytes, static_cast<double>(exchange_.traffic.between_shared_bytes));
   }
   if (parts_.network) put(keys::kProjectedTimeStep, seconds - recorded.communicate + recorded.projected);
   if (comm_.rank() == 0 && !decoded_payloads_recorded_ && exchange_.payload_bytes > 0) {

@@ -35,7 +35,8 @@ std::string cluster_experiment(const std::string& islands) {
 }
 
 struct StepRow {
-  double messages = 0, link_bytes = 0, between_messages = 0, between_link_bytes = 0, projected = 0;
+  double messages = 0, link_bytes = 0, between_messages = 0, between_link_bytes = 0, between_shared_bytes = 0,
+         projected = 0;
 };
 
 // run name -> worker 1's rows by step.
@@ -44,7 +45,7 @@ std::map<std::string, std::map<std::int64_t, StepRow>> rows(const std::string& p
   storage::Statement q(db->handle(),
                        "SELECT r.name, m.step, m.key, m.value FROM metrics m JOIN runs r ON r.id = m.run_id WHERE "
                        "m.worker = 1 AND m.key IN ('messages', 'link_bytes', 'between_messages', "
-                       "'between_link_bytes', 'projected_time_communicate')");
+                       "'between_link_bytes', 'between_shared_bytes', 'projected_time_communicate')");
   std::map<std::string, std::map<std::int64_t, StepRow>> out;
   while (q.step()) {
     StepRow& row = out[q.column_text(0)][q.column_int64(1)];
@@ -54,6 +55,7 @@ std::map<std::string, std::map<std::int64_t, StepRow>> rows(const std::string& p
     if (key == "link_bytes") row.link_bytes = v;
     if (key == "between_messages") row.between_messages = v;
     if (key == "between_link_bytes") row.between_link_bytes = v;
+    if (key == "between_shared_bytes") row.between_shared_bytes = v;
     if (key == "projected_time_communicate") row.projected = v;
   }
   return out;
@@ -88,7 +90,9 @@ TEST_CASE("a 2 x 2 cluster projects each phase onto the link it crosses, under p
         CHECK(r.between_messages == (ring ? r.messages : r.messages / 2));
       }
       CHECK(r.projected == Approx(inside.project(r.messages - r.between_messages, r.link_bytes - r.between_link_bytes) +
-                                  between.project(r.between_messages, r.between_link_bytes)));
+                                  between.project(r.between_messages, r.between_shared_bytes)));
+      // Two ranks of an island cross at once in halving-doubling's and the hierarchical's phases.
+      CHECK(r.between_shared_bytes == (ring ? 1 : 2) * r.between_link_bytes);
     }
     // Thread ranks record what process ranks record.
     if (name.find("placement=threads") == std::string::npos) continue;
@@ -96,7 +100,7 @@ TEST_CASE("a 2 x 2 cluster projects each phase onto the link it crosses, under p
     processes.replace(processes.find("placement=threads"), 17, "placement=processes");
     const auto& other = by_run.at(processes);
     for (const auto& [step, r] : steps) {
-      CHECK(r.between_link_bytes == other.at(step).between_link_bytes);
+      CHECK(r.between_shared_bytes == other.at(step).between_shared_bytes);
       CHECK(r.projected == Approx(other.at(step).projected));
     }
   }

@@ -37,7 +37,8 @@ std::vector<ByteCounters> counted(const std::vector<int>& islands, const std::fu
 
 }  // namespace
 
-TEST_CASE("a ring over two islands crosses at every phase: every rank's messages count on the link between",
+TEST_CASE("a ring over islands crosses at every phase, one message per island at a time: every rank's messages count "
+          "on the link between",
           "[comm][islands]") {
   std::vector<float> data(4000, 1.0f);
   for (const std::vector<int>& islands : {std::vector<int>{0, 0, 1, 1}, std::vector<int>{0, 0, 0, 1, 1, 1}}) {
@@ -49,6 +50,7 @@ TEST_CASE("a ring over two islands crosses at every phase: every rank's messages
       CHECK(c.messages == 2 * (islands.size() - 1));
       CHECK(c.between_messages == c.messages);
       CHECK(c.between_link_bytes == c.link_bytes);
+      CHECK(c.between_shared_bytes == c.link_bytes);  // one message out of each island at a time
     }
   }
   // One island: nothing between.
@@ -67,12 +69,14 @@ TEST_CASE("halving-doubling over 2 x 2 crosses only at the steps whose partners 
     c.allreduce_sum(mine, AllreduceAlgorithm::HalvingDoubling);
   });
   // Halving: the partner at rank distance 2 (the other island, 2048 floats), then 1 (inside,
-  // 1024); doubling back: distance 1 (inside, 1024), then 2 (between, 2048).
+  // 1024); doubling back: distance 1 (inside, 1024), then 2 (between, 2048). At distance 2 both
+  // ranks of an island send to the other at once: the link between carries twice the bytes.
   for (const ByteCounters& c : counters) {
     CHECK(c.messages == 4);
+    CHECK(c.link_bytes == 2 * 2048 * 4 + 2 * 1024 * 4);
     CHECK(c.between_messages == 2);
     CHECK(c.between_link_bytes == 2 * 2048 * 4);
-    CHECK(c.link_bytes - c.between_link_bytes == 2 * 1024 * 4);
+    CHECK(c.between_shared_bytes == 2 * (2 * 2048 * 4));
   }
 }
 
@@ -108,8 +112,9 @@ TEST_CASE("a cluster projects inside and between messages each on its link; its 
   delta.link_bytes = 6000000;
   delta.between_messages = 2;
   delta.between_link_bytes = 1000000;
+  delta.between_shared_bytes = 2000000;  // two ranks' messages on the island's link at once
   const LinkSpec inside = parse_link("10Gbit,5us"), between = parse_link("100Mbit,1ms");
-  CHECK(cluster->project(delta) == Approx(inside.project(4, 5000000) + between.project(2, 1000000)));
+  CHECK(cluster->project(delta) == Approx(inside.project(4, 5000000) + between.project(2, 2000000)));
   CHECK_FALSE(cluster->link().has_value());  // not one link
   CHECK(cluster->islands(4) == std::vector<int>{0, 0, 1, 1});
   CHECK_THROWS_WITH(cluster->islands(5), Catch::Contains("holds 4 ranks, the run has 5"));
@@ -148,9 +153,11 @@ TEST_CASE("the hierarchical allreduce sums over islands, sends each island's sum
       const ByteCounters& c = counters[static_cast<std::size_t>(r)];
       CHECK(c.messages == static_cast<std::uint64_t>(2 * (k - 1) + 2 * (m - 1)));
       CHECK(c.between_messages == static_cast<std::uint64_t>(2 * (m - 1)));
-      // Between islands: a ring over m of one chunk of about n / k floats.
+      // Between islands: a ring over m of one chunk of about n / k floats, the island's k ranks
+      // each running one at once over its link.
       const double chunk = 4.0 * static_cast<double>(n) / k;
       CHECK(static_cast<double>(c.between_link_bytes) == Approx(2.0 * (m - 1) / m * chunk).epsilon(0.01));
+      CHECK(c.between_shared_bytes == static_cast<std::uint64_t>(k) * c.between_link_bytes);
     }
   }
 }
