@@ -1,5 +1,5 @@
 -- Two islands of four ranks joined by a slow link (docs/network-model.md, "Islands"):
--- LeNet-5 / Fashion-MNIST, 8 workers as threads, 300 steps. The flat ring pays the 100 Mbit/s link
+-- LeNet-5 / Fashion-MNIST, 8 workers as threads, one epoch (235 steps). The flat ring pays the 100 Mbit/s link
 -- between the islands at every one of its 14 phases; halving-doubling at the two steps whose
 -- partners sit in the other island, with all four ranks of an island on its link at once; the
 -- hierarchical allreduce sends each island's sum between once, spread over its ranks, and with
@@ -11,7 +11,7 @@ experiment {
   model      = lenet5(),
   optimizer  = sgd { lr = 0.05, momentum = 0.9 },
   batch_size = 32,
-  max_steps  = 300,
+  epochs     = 1,
   workers    = 8,
   placement  = threads(),
   network    = cluster {

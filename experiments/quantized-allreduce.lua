@@ -1,4 +1,4 @@
--- quantized_allreduce on one link: LeNet-5 / Fashion-MNIST, 8 workers as threads, 300 steps
+-- quantized_allreduce on one link: LeNet-5 / Fashion-MNIST, 8 workers as threads, one epoch
 -- (docs/experiments.md, "Quantized allreduce"). The ring requantizes each partial sum at every hop:
 -- how its rounding and its chunk size change what training reaches, against dense, fp16 (summed in
 -- the ring as DDP's hook does), the same quantizer gathered (quantized once per worker) and QSGD with
@@ -9,7 +9,7 @@ experiment {
   model      = lenet5(),
   optimizer  = sgd { lr = 0.05, momentum = 0.9 },
   batch_size = 32,
-  max_steps  = 300,
+  epochs     = 1,
   workers    = 8,
   placement  = threads(),
   topology   = allreduce { algorithm = "ring" },
