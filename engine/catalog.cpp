@@ -157,6 +157,9 @@ void EngineCatalog::check_parts(const RunConfig& config, const train::Model& mod
 
 void EngineCatalog::check_islands(const RunConfig& config, const comm::NetworkModel& network) const {
   const std::vector<int> islands = network.islands(world_size(config));  // a cluster's islands hold every rank
+  if (schedules_.traits(config.schedule).synchronous_islands && islands.empty())
+    throw ConfigError(str_cat(config.schedule.name, " { islands = true } averages the gradient inside each island: it "
+                              "needs network = cluster { islands = { ... } }"));
   const auto algorithm = config.topology.fields.find("algorithm");
   if (config.topology.name != "allreduce" || algorithm == config.topology.fields.end() ||
       !std::holds_alternative<std::string>(algorithm->second) || std::get<std::string>(algorithm->second) != "hierarchical")

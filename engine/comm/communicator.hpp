@@ -140,6 +140,10 @@ class Communicator {
   /// InvariantError without islands or with islands of different sizes.
   void allreduce_sum_hierarchical(std::span<float> data, const WireCodec* between = nullptr);
 
+  /// The sum over this rank's island only (set_islands), a ring over its ranks in fp32; returns
+  /// the island's size. InvariantError without islands.
+  int allreduce_sum_island(std::span<float> data);
+
   /// The sum by `algorithm` (Auto resolved with choose_allreduce).
   void allreduce_sum(std::span<float> data, AllreduceAlgorithm algorithm);
 
@@ -259,6 +263,8 @@ class Communicator {
   void ring_reduce_scatter(std::span<float> data, const detail::RingGroup& g);
   void ring_allgather(std::span<float> data, const detail::RingGroup& g);
   detail::RingGroup world_ring() const;
+  /// This rank's island's ranks in rank order, and its place among them.
+  detail::RingGroup island_ring() const;
   void allreduce_ring_encoded(std::span<float> data, const WireCodec& codec, const detail::RingGroup& g);
   void allreduce_one_shot_encoded(std::span<float> data, const WireCodec& codec);
   void allreduce_halving_doubling_encoded(std::span<float> data, const WireCodec& codec);

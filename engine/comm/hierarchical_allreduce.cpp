@@ -27,18 +27,33 @@ class ForcedPhase {
 
 }  // namespace
 
-void Communicator::allreduce_sum_hierarchical(std::span<float> data, const WireCodec* between) {
-  const CollectiveScope collective(*this);
-  LACONIC_ENFORCE(!islands_.empty(), "a hierarchical allreduce needs islands (network = cluster { })");
+detail::RingGroup Communicator::island_ring() const {
+  LACONIC_ENFORCE(!islands_.empty(), "a collective over islands needs them (network = cluster { })");
   const int mine = islands_[static_cast<std::size_t>(rank())];
-  const int islands = *std::max_element(islands_.begin(), islands_.end()) + 1;
-  // The island's ranks in rank order, and this rank's place among them.
   detail::RingGroup inside;
   for (int r = 0; r < size(); ++r)
     if (islands_[static_cast<std::size_t>(r)] == mine) {
       if (r == rank()) inside.position = inside.size();
       inside.ranks.push_back(r);
     }
+  return inside;
+}
+
+int Communicator::allreduce_sum_island(std::span<float> data) {
+  const CollectiveScope collective(*this);
+  const detail::RingGroup inside = island_ring();
+  const ForcedPhase phase(forced_phase_, 0);
+  ring_reduce_scatter(data, inside);
+  ring_allgather(data, inside);
+  return inside.size();
+}
+
+void Communicator::allreduce_sum_hierarchical(std::span<float> data, const WireCodec* between) {
+  const CollectiveScope collective(*this);
+  // The island's ranks in rank order, and this rank's place among them.
+  const detail::RingGroup inside = island_ring();
+  const int mine = islands_[static_cast<std::size_t>(rank())];
+  const int islands = *std::max_element(islands_.begin(), islands_.end()) + 1;
   LACONIC_ENFORCE(inside.size() * islands == size(), "a hierarchical allreduce needs islands of one size");
   // The ranks at the same place of every island, in island order.
   detail::RingGroup across{{}, mine};

@@ -33,7 +33,14 @@ OptionFields<DilocoOptions> DilocoOptions::fields() {
               "Streaming DiLoCo's mixing factor: a fragment's local weights become alpha local + (1 - alpha) "
               "shared when its exchange is applied; 0 = the shared weights (DiLoCo)",
               closed_open(0.0, 1.0))
+      .flag("islands", &DilocoOptions::islands,
+            "DiLoCo across islands (network = cluster { }): every inner step averages the gradient inside each "
+            "island, in fp32 on its own links (synchronous data parallelism there), and every inner_steps the "
+            "islands' pseudo-gradients are averaged across them")
       .rule([](const ComponentSpec& spec, DilocoOptions& o) {
+        if (o.islands && o.streams())
+          throw ConfigError(str_cat(spec.name, ".islands = true takes whole-model rounds: Streaming DiLoCo (fragments, "
+                                    "overlap, alpha) across islands is not built"));
         if (o.overlap > 0) {
           if (o.inner_steps.varies())
             throw ConfigError(str_cat(spec.name, ".overlap = ", o.overlap, " needs a constant inner_steps; got a function"));
@@ -63,6 +70,7 @@ DilocoSchedule::DilocoSchedule(DilocoOptions options)
 
 void DilocoSchedule::step(StepActions& actions, const StepPoint& at) {
   actions.compute_gradients();
+  if (options_.islands) actions.average_gradients_in_island();
   actions.apply_update();
   const auto fragments = static_cast<int>(options_.fragments);
   for (int f = 0; f < fragments; ++f) {

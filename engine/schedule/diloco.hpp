@@ -16,6 +16,7 @@ struct DilocoOptions {
   std::int64_t fragments = 1;
   std::int64_t overlap = 0;
   double alpha = 0;
+  bool islands = false;
 
   static OptionFields<DilocoOptions> fields();
   static ScheduleTraits traits(const DilocoOptions& options) {
@@ -25,7 +26,8 @@ struct DilocoOptions {
             .fragments = options.fragments,
             .streaming = options.streams(),
             .overlap = options.overlap,
-            .exchanges_each_gradient = false};
+            .exchanges_each_gradient = false,
+            .synchronous_islands = options.islands};
   }
   /// Averaged fragment by fragment: more than one fragment, an overlap or a mixing factor.
   bool streams() const { return fragments > 1 || overlap > 0 || alpha > 0; }

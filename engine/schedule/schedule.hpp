@@ -19,6 +19,9 @@ class StepActions {
   virtual void compute_gradients() = 0;
   /// Replaces the local gradient by the (compressed) average over workers, via the topology.
   virtual void exchange_gradients() = 0;
+  /// Replaces the local gradient by its mean over this rank's island (network = cluster { }), in
+  /// fp32 over the island's own links: DiLoCo across islands, synchronous inside each.
+  virtual void average_gradients_in_island() = 0;
   /// Applies the optimizer to the model with the current gradient.
   virtual void apply_update() = 0;
   /// Averages the models over the topology: with allreduce, every worker ends with the mean of
@@ -65,6 +68,9 @@ struct ScheduleTraits {
   /// the others (synchronous): an overlapped exchange has a backward pass to overlap, and all
   /// workers reach each evaluation together.
   bool exchanges_each_gradient = false;
+  /// DiLoCo across islands (diloco { islands = true }): every inner step averages the gradient
+  /// inside each island of the run's cluster (network = cluster { }).
+  bool synchronous_islands = false;
 
   bool operator==(const ScheduleTraits& other) const = default;
 };

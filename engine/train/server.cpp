@@ -221,6 +221,7 @@ void serve_rounds(const RunConfig& config, WorkerParts& parts, comm::Communicato
 void run_server(const RunConfig& config, WorkerParts parts, comm::Communicator& comm, MetricsSink& sink,
                 RunCallbacks* callbacks, const Checkpointing& checkpointing) {
   parts.liveness->enter("serving");
+  if (parts.network) comm.set_islands(parts.network->islands(comm.size()));
   ServerProcess server(config, parts, comm, sink, callbacks);
   if ((checkpointing.saves() || checkpointing.resume_step >= 0) && server.staleness())
     throw ConfigError(str_cat("schedule ", config.schedule.name, ": an asynchronous parameter server cannot be ",

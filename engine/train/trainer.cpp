@@ -119,7 +119,46 @@ void Trainer::exchange_gradients() {
   exchange_ = parts_.topology->average(gradient, *parts_.compressor, comm_);
 }
 
+void Trainer::average_gradients_in_island() {
+  std::span<float> gradient(flat_grad_.data_ptr<float>(), static_cast<std::size_t>(flat_grad_.numel()));
+  const comm::ByteCounters before = comm_.counters();
+  const double t0 = rank_seconds();
+  const float scale = 1.0f / static_cast<float>(comm_.allreduce_sum_island(gradient));
+  for (float& g : gradient) g *= scale;
+  exchange_.time_communicate = rank_seconds() - t0;
+  exchange_.traffic = comm_.counters().since(before);
+  exchange_.bytes_sent = exchange_.bytes_dense = exchange_.traffic.sent;
+  exchange_.bytes_received = exchange_.traffic.received;
+}
+
+namespace {
+
+// The round's outer exchange, with the island's inner average of the same step added before it
+// (diloco { islands = true }): one step, both exchanges' time and traffic.
+void add_inner_exchange(topology::ExchangeStats& outer, const topology::ExchangeStats& inner) {
+  outer.time_communicate += inner.time_communicate;
+  outer.bytes_sent += inner.bytes_sent;
+  outer.bytes_received += inner.bytes_received;
+  outer.bytes_dense += inner.bytes_dense;
+  const comm::ByteCounters& t = inner.traffic;
+  outer.traffic = {outer.traffic.sent + t.sent,
+                   outer.traffic.received + t.received,
+                   outer.traffic.messages + t.messages,
+                   outer.traffic.link_bytes + t.link_bytes,
+                   outer.traffic.between_messages + t.between_messages,
+                   outer.traffic.between_link_bytes + t.between_link_bytes,
+                   outer.traffic.between_shared_bytes + t.between_shared_bytes};
+}
+
+}  // namespace
+
 void Trainer::average_models(const StepPoint& at) {
+  const topology::ExchangeStats inner = exchange_;  // the island's average of this step, if any
+  average_models_across(at);
+  if (parts_.schedule->traits().synchronous_islands) add_inner_exchange(exchange_, inner);
+}
+
+void Trainer::average_models_across(const StepPoint& at) {
   read_model(model_);
   if (parts_.topology->mixes_models()) {
     exchange_ = parts_.topology->average(model_, *parts_.compressor, comm_);

@@ -46,6 +46,7 @@ class Trainer : public schedule::StepActions {
   void compute_gradients() override;
 
   void exchange_gradients() override;
+  void average_gradients_in_island() override;
 
   bool topology_mixes_models() const override { return parts_.topology->mixes_models(); }
 
@@ -109,6 +110,9 @@ class Trainer : public schedule::StepActions {
   void straggle();
   /// Scales the flat gradient to config_.clip_norm when its L2 norm is above it.
   void clip_gradient();
+  /// average_models() across every rank: the topology's average of the models (gossip) or of
+  /// the changes since the last average, then DiLoCo's outer step where there is one.
+  void average_models_across(const StepPoint& at);
 
   /// Exchanges the gradient bucket by bucket while backward runs: a compressor of the run's
   /// kind per bucket (seeded per bucket, the same on every worker), and a hook per parameter

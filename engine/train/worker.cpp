@@ -322,6 +322,7 @@ class WorkerLoop {
 WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Communicator& comm, MetricsSink& sink,
                         const ProgressFn& progress, RunCallbacks* callbacks, const Checkpointing& checkpointing) {
   const bool shared_evaluation = parts.schedule->traits().exchanges_each_gradient;
+  if (parts.network) comm.set_islands(parts.network->islands(comm.size()));
   populate_pages(parts.dataset->train().inputs);
   if (comm.rank() == 0 || shared_evaluation) populate_pages(parts.dataset->evaluation().inputs);
   check_identical_start(*parts.model, comm);
@@ -330,7 +331,6 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
 
 void run_rank(const RunConfig& config, WorkerParts parts, comm::Communicator& comm, MetricsSink& sink,
               const ProgressFn& progress, RunCallbacks* callbacks, const Checkpointing& checkpointing) {
-  if (parts.network) comm.set_islands(parts.network->islands(comm.size()));
   if (comm.rank() < config.workers)
     run_worker(config, std::move(parts), comm, sink, progress, callbacks, checkpointing);
   else

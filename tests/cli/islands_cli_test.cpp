@@ -139,3 +139,35 @@ TEST_CASE("islands that do not hold the run's ranks are refused before anything 
              Catch::Contains("payloads are gathered, not summed"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("DiLoCo across islands: inner steps averaged inside each island, rounds across, as processes and threads",
+          "[cli][e2e][islands]") {
+  const std::string dir = make_temp_dir();
+  std::string file = cluster_experiment("{ 2, 2 }");
+  file.replace(file.find("  topology = "), file.find("  placement = ") - file.find("  topology = "),
+               "  topology = allreduce { algorithm = \"hierarchical\" },\n"
+               "  schedule = diloco { inner_steps = 2, islands = true, outer = sgd { lr = 1 } },\n");
+  write_file(dir + "/d.lua", file);
+  const auto run = run_laconic(dir, "run d.lua --db d.db --quiet", 300);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  const auto by_run = rows(dir + "/d.db");
+  REQUIRE(by_run.size() == 2);
+  for (const auto& [name, steps] : by_run) {
+    INFO(name);
+    REQUIRE(steps.size() == 4);
+    for (const auto& [step, r] : steps) {
+      const bool round_end = (step + 1) % 2 == 0;
+      // Inner steps: the island's ring of two, inside; a round's end adds the hierarchical
+      // average of the pseudo-gradients, 2 of whose 4 phases cross.
+      CHECK(r.messages == (round_end ? 2 + 4 : 2));
+      CHECK(r.between_messages == (round_end ? 2 : 0));
+    }
+  }
+  const auto& threads = by_run.begin()->first.find("threads") != std::string::npos ? by_run.begin()->second
+                                                                                     : by_run.rbegin()->second;
+  const auto& processes = by_run.begin()->first.find("threads") != std::string::npos ? by_run.rbegin()->second
+                                                                                       : by_run.begin()->second;
+  for (const auto& [step, r] : threads) CHECK(r.projected == Approx(processes.at(step).projected));
+  std::filesystem::remove_all(dir);
+}

@@ -337,3 +337,37 @@ TEST_CASE("Streaming DiLoCo's overlap stays below the steps between two fragment
   varying.fields["overlap"] = std::int64_t{1};
   CHECK_THROWS_WITH(catalog.resolve(varying), Catch::Contains("overlap = 1 needs a constant inner_steps"));
 }
+
+TEST_CASE("DiLoCo across islands: synchronous inside each island every step, every rank equal at a round's end",
+          "[train][diloco][multirank][islands]") {
+  // Four workers in two islands of two: every inner step averages the gradient inside the
+  // island, so its two ranks hold the same weights throughout, while the islands drift apart
+  // until the round's outer step.
+  engine::EngineCatalog catalog;
+  const auto run = [&](std::int64_t steps) {
+    ComponentSpec schedule = diloco(4, outer_sgd(0.7, 0.9, true));
+    schedule.fields["islands"] = true;
+    RunConfig c = diloco_test_run(schedule, steps, "none");
+    c.workers = 4;
+    c.network = catalog.resolve({"network", "cluster", {{"islands", std::vector<std::int64_t>{2, 2}}}});
+    return train_ranks(c);
+  };
+  const auto mid_round = run(6);
+  CHECK(mid_round.at(0).result.parameter_hash == mid_round.at(1).result.parameter_hash);
+  CHECK(mid_round.at(2).result.parameter_hash == mid_round.at(3).result.parameter_hash);
+  CHECK(mid_round.at(0).result.parameter_hash != mid_round.at(2).result.parameter_hash);
+  const auto at_round_end = run(8);
+  for (int r = 1; r < 4; ++r) CHECK(at_round_end.at(r).result.parameter_hash == at_round_end.at(0).result.parameter_hash);
+  // The inner steps' messages stay inside the islands; the round's end crosses between them.
+  const auto messages = series_of(at_round_end.at(0).records, keys::kBetweenMessages);
+  const auto all = series_of(at_round_end.at(0).records, keys::kMessages);
+  CHECK(messages.at(2) == 0);
+  CHECK(all.at(2) == 2);  // the island's ring of two: reduce-scatter and allgather
+  CHECK(messages.at(3) > 0);
+  CHECK(all.at(3) > 2);
+  // Without islands to average inside, it is refused before anything trains.
+  ComponentSpec schedule = diloco(4, outer_sgd(0.7, 0.9, true));
+  schedule.fields["islands"] = true;
+  CHECK_THAT(laconic::testing::refusal_of(diloco_test_run(schedule, 8, "none")),
+             Catch::Contains("needs network = cluster"));
+}
