@@ -15,6 +15,7 @@
 #include "engine/compress/random.hpp"
 #include "engine/core/error.hpp"
 #include "engine/topology/builtin.hpp"
+#include "allreduce_ranks.hpp"
 
 using namespace laconic;
 using namespace std::chrono_literals;
@@ -142,23 +143,8 @@ TEST_CASE("the stochastic quantized ring: the same bits on every rank, no bias, 
 TEST_CASE("quantized_allreduce under allreduce sends a quarter (8 bits) or an eighth (4 bits) of dense's bytes",
           "[topology][transit][quantized]") {
   const std::size_t n = 40000;
-  auto run = [&](const ComponentSpec& spec, int p, const std::string& algorithm) {
-    comm::MemoryNetwork network(p, 20s);
-    std::vector<topology::ExchangeStats> stats(static_cast<std::size_t>(p));
-    Vectors results(static_cast<std::size_t>(p));
-    std::vector<std::thread> threads;
-    for (int r = 0; r < p; ++r)
-      threads.emplace_back([&, r] {
-        comm::MemoryCommunicator comm(network, r);
-        auto topo = topology::builtin_topologies().create({"topology", "allreduce", {{"algorithm", algorithm}}});
-        auto c = compress::build_compressor(compress::builtin_compressors(), spec, {{n}}, {9, r});
-        std::vector<float> g(n);
-        for (std::size_t i = 0; i < n; ++i) g[i] = static_cast<float>(0.001 * ((i * 7 + r * 13) % 101) - 0.05);
-        stats[static_cast<std::size_t>(r)] = topo->average(g, *c, comm);
-        results[static_cast<std::size_t>(r)] = g;
-      });
-    for (auto& t : threads) t.join();
-    return std::pair{stats, results};
+  const auto run = [&](const ComponentSpec& spec, int p, const std::string& algorithm) {
+    return laconic::testing::allreduce_on_ranks(spec, p, n, algorithm);
   };
   for (int p : {4, 8}) {
     const auto [dense, dense_mean] = run({"compressor", "none", {}}, p, "auto");

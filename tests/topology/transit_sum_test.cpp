@@ -12,6 +12,7 @@
 #include "engine/compress/half.hpp"
 #include "engine/compress/random.hpp"
 #include "engine/topology/builtin.hpp"
+#include "allreduce_ranks.hpp"
 
 using namespace laconic;
 using namespace std::chrono_literals;
@@ -161,25 +162,10 @@ TEST_CASE("fp16 summed in the ring: its error against the fp32 mean grows with t
 TEST_CASE("fp16 and bf16 under allreduce send half of dense's bytes at 4 and 8 workers; gather = true gathers",
           "[topology][transit]") {
   const std::size_t n = 20000;
-  auto run = [&](const std::string& compressor, bool gather, int p) {
-    comm::MemoryNetwork network(p, 20s);
-    std::vector<topology::ExchangeStats> stats(static_cast<std::size_t>(p));
-    std::vector<std::vector<float>> results(static_cast<std::size_t>(p));
-    std::vector<std::thread> threads;
-    for (int r = 0; r < p; ++r)
-      threads.emplace_back([&, r] {
-        comm::MemoryCommunicator comm(network, r);
-        auto topo = topology::builtin_topologies().create({"topology", "allreduce", {}});
-        ComponentSpec spec{"compressor", compressor, {}};
-        if (gather) spec.fields["gather"] = Value(true);
-        auto c = compress::builtin_compressors().create(spec);
-        std::vector<float> g(n);
-        for (std::size_t i = 0; i < n; ++i) g[i] = static_cast<float>(0.001 * ((i * 7 + r * 13) % 101) - 0.05);
-        stats[static_cast<std::size_t>(r)] = topo->average(g, *c, comm);
-        results[static_cast<std::size_t>(r)] = g;
-      });
-    for (auto& t : threads) t.join();
-    return std::pair{stats, results};
+  const auto run = [&](const std::string& compressor, bool gather, int p) {
+    ComponentSpec spec{"compressor", compressor, {}};
+    if (gather) spec.fields["gather"] = Value(true);
+    return laconic::testing::allreduce_on_ranks(spec, p, n);
   };
   for (int p : {4, 8}) {
     INFO("p=" << p);
