@@ -38,6 +38,18 @@ struct ByteCounters {
   /// hierarchical allreduce's k ranks per island); outside a collective, the call's own bytes.
   std::uint64_t between_shared_bytes = 0;
 
+  /// Adds `other`'s traffic (every counter): exchanges of one step taken together.
+  ByteCounters& operator+=(const ByteCounters& other) {
+    sent += other.sent;
+    received += other.received;
+    messages += other.messages;
+    link_bytes += other.link_bytes;
+    between_messages += other.between_messages;
+    between_link_bytes += other.between_link_bytes;
+    between_shared_bytes += other.between_shared_bytes;
+    return *this;
+  }
+
   /// The traffic between `earlier` and this.
   ByteCounters since(const ByteCounters& earlier) const {
     return {sent - earlier.sent,

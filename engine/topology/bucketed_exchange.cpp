@@ -195,10 +195,7 @@ ExchangeStats BucketedExchange::finish(const comm::NetworkModel* network) {
     total.bytes_received += s.bytes_received;
     total.bytes_dense += s.bytes_dense;
     total.payload_bytes += s.payload_bytes;
-    total.traffic.sent += s.traffic.sent;
-    total.traffic.received += s.traffic.received;
-    total.traffic.messages += s.traffic.messages;
-    total.traffic.link_bytes += s.traffic.link_bytes;
+    total.traffic += s.traffic;
     if (network) {
       // On the modelled link the bucket's messages leave once it is compressed and every peer
       // is there, and not before the link has carried the buckets before it.

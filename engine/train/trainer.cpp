@@ -140,14 +140,7 @@ void add_inner_exchange(topology::ExchangeStats& outer, const topology::Exchange
   outer.bytes_sent += inner.bytes_sent;
   outer.bytes_received += inner.bytes_received;
   outer.bytes_dense += inner.bytes_dense;
-  const comm::ByteCounters& t = inner.traffic;
-  outer.traffic = {outer.traffic.sent + t.sent,
-                   outer.traffic.received + t.received,
-                   outer.traffic.messages + t.messages,
-                   outer.traffic.link_bytes + t.link_bytes,
-                   outer.traffic.between_messages + t.between_messages,
-                   outer.traffic.between_link_bytes + t.between_link_bytes,
-                   outer.traffic.between_shared_bytes + t.between_shared_bytes};
+  outer.traffic += inner.traffic;
 }
 
 }  // namespace

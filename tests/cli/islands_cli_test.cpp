@@ -171,3 +171,26 @@ TEST_CASE("DiLoCo across islands: inner steps averaged inside each island, round
   for (const auto& [step, r] : threads) CHECK(r.projected == Approx(processes.at(step).projected));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("an overlapped exchange on islands records its buckets' messages between islands too",
+          "[cli][e2e][islands]") {
+  const std::string dir = make_temp_dir();
+  std::string file = cluster_experiment("{ 2, 2 }");
+  file.replace(file.find("  topology = "), file.find("  placement = ") - file.find("  topology = "),
+               "  topology = allreduce { algorithm = \"ring\", overlap = true, bucket_mb = 0.005, "
+               "first_bucket_mb = 0.002 },\n");
+  file.replace(file.find("  placement = "), file.find("}\n", file.find("  placement = ")) - file.find("  placement = "),
+               "  placement = processes(),\n");  // threads cannot overlap
+  write_file(dir + "/o.lua", file);
+  const auto run = run_laconic(dir, "run o.lua --db o.db --quiet", 300);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  const auto by_run = rows(dir + "/o.db");
+  REQUIRE(by_run.size() == 1);
+  for (const auto& [step, r] : by_run.begin()->second) {
+    CHECK(r.messages > 6);  // more than one bucket's ring of 2(p-1) messages
+    CHECK(r.between_messages == r.messages);
+    CHECK(r.between_shared_bytes == r.link_bytes);
+  }
+  std::filesystem::remove_all(dir);
+}
