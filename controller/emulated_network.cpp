@@ -182,8 +182,9 @@ std::vector<std::vector<std::string>> egress_shaping(const std::string& ns, cons
   return {root, child};
 }
 
-EmulatedNetwork::EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per_second, double latency_seconds)
-    : bits_per_second_(bits_per_second), latency_seconds_(latency_seconds) {
+EmulatedNetwork::EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per_second, double latency_seconds,
+                                 std::vector<LinkChange> trace)
+    : bits_per_second_(bits_per_second), latency_seconds_(latency_seconds), trace_(std::move(trace)) {
   if (ranks < 1 || ranks > 250)
     throw std::runtime_error(str_cat("emulated link: ", ranks, " ranks; at most 250 are supported"));
   const std::string tag = str_cat(kNamespacePrefix, ::getpid(), "-", run_id);
@@ -193,6 +194,10 @@ EmulatedNetwork::EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per
   // that TCP meets a slow link rather than drops.
   const auto rate = static_cast<std::uint64_t>(std::llround(bits_per_second));
   shaping_ = link_shaping(rate);
+  // Packets fit the bucket of the slowest rate the trace brings.
+  for (const LinkChange& change : trace_)
+    shaping_.gso_max_size = std::min(
+        shaping_.gso_max_size, link_shaping(static_cast<std::uint64_t>(std::llround(change.bits_per_second))).gso_max_size);
   const std::uint64_t burst = shaping_.burst;
   const auto delay_us = static_cast<std::uint64_t>(std::llround(latency_seconds * 1e6));
   try {
@@ -223,13 +228,83 @@ EmulatedNetwork::EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per
           run_checked("tc", command);
       for (const auto& command : egress_shaping(hub_, port, rate, burst, std::nullopt)) run_checked("tc", command);
     }
+    const bool latency_changes = std::any_of(trace_.begin(), trace_.end(), [](const LinkChange& c) { return c.latency_seconds.has_value(); });
+    if (latency_changes && !netem_)
+      throw std::runtime_error(
+          "emulated link: the trace changes the latency, which needs netem (not in this kernel, or the link's own "
+          "latency is 0); leave the trace's latency column empty, or project the link (emulate = false)");
   } catch (...) {
     tear_down();
     throw;
   }
 }
 
-EmulatedNetwork::~EmulatedNetwork() { tear_down(); }
+EmulatedNetwork::~EmulatedNetwork() {
+  stop_trace();
+  tear_down();
+}
+
+void EmulatedNetwork::start_trace() {
+  if (trace_.empty() || replay_.joinable()) return;
+  replay_ = std::thread([this, start = std::chrono::steady_clock::now()] { replay(start); });
+}
+
+void EmulatedNetwork::stop_trace() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  stopping_.notify_all();
+  if (replay_.joinable()) replay_.join();
+}
+
+void EmulatedNetwork::replay(std::chrono::steady_clock::time_point start) {
+  for (const LinkChange& change : trace_) {
+    const auto due = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(change.at_seconds));
+    std::unique_lock lock(mutex_);
+    if (stopping_.wait_until(lock, due, [&] { return stop_; })) return;
+    lock.unlock();
+    std::string outcome;
+    try {
+      apply(change);
+      outcome = str_cat(static_cast<std::uint64_t>(std::llround(change.bits_per_second)), " bit/s");
+      if (change.latency_seconds) outcome += str_cat(", latency ", std::llround(*change.latency_seconds * 1e6), " us");
+    } catch (const std::exception& e) {
+      outcome = str_cat("failed: ", e.what());
+    }
+    const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    lock.lock();
+    trace_log_ += str_cat(trace_log_.empty() ? "" : "; ", "at ", std::llround(at * 1000) / 1000.0, " s: ", outcome);
+  }
+}
+
+void EmulatedNetwork::apply(const LinkChange& change) {
+  const auto rate = static_cast<std::uint64_t>(std::llround(change.bits_per_second));
+  const std::vector<std::string> tbf{"tbf",   "rate",   str_cat(rate, "bit"), "burst", str_cat(link_shaping(rate).burst),
+                                     "latency", "500ms"};
+  const auto change_qdisc = [&](const std::string& ns, const std::string& dev, std::vector<std::string> where,
+                                const std::vector<std::string>& qdisc) {
+    std::vector<std::string> command{"-n", ns, "qdisc", "change", "dev", dev};
+    command.insert(command.end(), where.begin(), where.end());
+    command.insert(command.end(), qdisc.begin(), qdisc.end());
+    run_checked("tc", command);
+  };
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    const std::string& ns = ranks_[r].netns;
+    if (netem_ && change.latency_seconds)
+      change_qdisc(ns, "eth0", {"root", "handle", "1:"},
+                   {"netem", "delay", str_cat(std::llround(*change.latency_seconds * 1e6), "us"), "limit", "10000"});
+    change_qdisc(ns, "eth0", netem_ ? std::vector<std::string>{"parent", "1:1", "handle", "10:"} : std::vector<std::string>{"root"},
+                 tbf);
+    change_qdisc(hub_, str_cat("r", r), {"root"}, tbf);
+  }
+}
+
+std::string EmulatedNetwork::trace_log() const {
+  std::lock_guard lock(mutex_);
+  return trace_log_;
+}
 
 void EmulatedNetwork::tear_down() noexcept {
   for (const auto& ns : namespaces()) {
@@ -254,7 +329,8 @@ std::string EmulatedNetwork::description() const {
              : "latency added per message by laconic's transport (netem is not in this kernel)";
   return str_cat("veth pairs to a bridge, each rank's link shaped with tc tbf at ",
                  static_cast<std::uint64_t>(std::llround(bits_per_second_)), " bit/s per direction, a bucket of ",
-                 shaping_.burst, " bytes, packets of at most ", shaping_.gso_max_size, " bytes; ", latency);
+                 shaping_.burst, " bytes, packets of at most ", shaping_.gso_max_size, " bytes; ", latency,
+                 trace_.empty() ? "" : str_cat("; its trace's ", trace_.size(), " changes replayed by tc qdisc change"));
 }
 
 std::vector<std::string> remove_stale_namespaces() {

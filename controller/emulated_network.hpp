@@ -7,10 +7,15 @@
 // (Communicator::set_message_delay); the run records which. Only
 // namespaces this controller creates are touched; deleting them removes every interface and
 // qdisc in them. Linux, as root (or with CAP_NET_ADMIN and CAP_SYS_ADMIN), with iproute2.
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "engine/core/units.hpp"
 
 namespace laconic::controller {
 
@@ -42,10 +47,14 @@ class EmulatedNetwork {
  public:
   /// Builds the namespaces of `ranks` ranks (at most 250) for run `run_id`, each rank's link
   /// shaped to `bits_per_second` per direction, and `latency_seconds` one way by netem where
-  /// the kernel has it (latency_by_netem()). Throws std::runtime_error naming the command that
-  /// failed and what it printed; what was built by then is torn down.
-  EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per_second, double latency_seconds);
-  /// Deletes the run's namespaces (and with them the veth pairs, the bridge and the qdiscs).
+  /// the kernel has it (latency_by_netem()). A `trace` (link { trace }) is replayed from
+  /// start_trace() on: packets are cut for its slowest rate. Throws std::runtime_error naming the
+  /// command that failed and what it printed, or a trace that changes the latency where the
+  /// kernel has no netem; what was built by then is torn down.
+  EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per_second, double latency_seconds,
+                  std::vector<LinkChange> trace = {});
+  /// Stops the trace's replay and deletes the run's namespaces (and with them the veth pairs, the
+  /// bridge and the qdiscs).
   ~EmulatedNetwork();
   EmulatedNetwork(const EmulatedNetwork&) = delete;
   EmulatedNetwork& operator=(const EmulatedNetwork&) = delete;
@@ -61,8 +70,19 @@ class EmulatedNetwork {
   /// the latency is made.
   std::string description() const;
 
+  /// Starts replaying the trace: at each change's time from now, every rank's tbf (both ways) is
+  /// changed to its rate with `tc qdisc change`, and netem's delay to its latency. No-op without a
+  /// trace.
+  void start_trace();
+  /// What the replay did: "at 30.004 s: 10000000 bit/s; ..." with when each change took effect,
+  /// or why one failed; "" without a trace.
+  std::string trace_log() const;
+
  private:
   void tear_down() noexcept;
+  void stop_trace() noexcept;
+  void replay(std::chrono::steady_clock::time_point start);
+  void apply(const LinkChange& change);
 
   std::string hub_;
   std::vector<EmulatedRank> ranks_;
@@ -70,6 +90,12 @@ class EmulatedNetwork {
   double latency_seconds_;
   LinkShaping shaping_;
   bool netem_ = false;
+  std::vector<LinkChange> trace_;
+  std::thread replay_;
+  mutable std::mutex mutex_;
+  std::condition_variable stopping_;
+  bool stop_ = false;
+  std::string trace_log_;
 };
 
 /// The tc arguments that shape a rank's egress on `dev` in namespace `ns`: tbf at `rate` bit/s

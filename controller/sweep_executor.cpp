@@ -304,7 +304,7 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
   const std::optional<LinkSpec> link = resolved.link_emulated ? resolved.link : std::nullopt;
   if (link) {
     try {
-      network.emplace(run.id, world, link->bits_per_second, link->latency_seconds);
+      network.emplace(run.id, world, link->bits_per_second, link->latency_seconds, link->trace);
       writes_.fact(run.id, "network_emulation", network->description());
     } catch (const std::exception& e) {
       outcome.error = e.what();
@@ -331,6 +331,7 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
   EvaluationTap tap(*pending.stored, resolved.test_metric.key,
                     [&](const MetricRecord& m) { progress_.evaluated(m.epoch, m.key, m.value); });
   progress_.begin(pending.label, config.epochs);
+  if (network) network->start_trace();  // its clock starts with the workers'
   try {
     outcome = launch_workers(spec, tap, observe(checkpoints, pending), stop_);
   } catch (const GaveUpOnDatabase&) {
@@ -339,6 +340,7 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
     outcome.error = e.what();
   }
   progress_.end();
+  if (network && !link->trace.empty()) writes_.fact(run.id, "network_trace", network->trace_log());
   return outcome;
 }
 

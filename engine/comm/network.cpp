@@ -1,5 +1,6 @@
 #include "engine/comm/network.hpp"
 
+#include "engine/comm/link_trace.hpp"
 #include "engine/core/error.hpp"
 
 namespace laconic::comm {
@@ -21,6 +22,11 @@ OptionFields<LinkOptions> LinkOptions::fields() {
               "share of the link's bytes that is payload: TCP over Ethernet with a 1500-byte MTU, 1448 / (1514 + 33 "
               "of ACKs) = 0.936; 1 for a link that carries payload alone",
               open_closed(0, 1))
+      .text("trace", &O::trace,
+            "a CSV of the link's changes during the run, TIME,BANDWIDTH[,LATENCY] a line (\"60s,100Mbit\"), replayed "
+            "in the projection at each rank's time since the run started and by tc on an emulated link; relative to "
+            "the experiment file, part of its hash; \"\" for a link that does not change (docs/network-model.md)")
+      .relative_to_file(/*hashed=*/true)
       .rule([](const ComponentSpec& spec, O& o) {
         const auto field = [&](const char* name) { return str_cat(spec.name, ".", name); };
         o.bits_per_second = parse_bandwidth(field("bandwidth"), o.bandwidth);
@@ -28,16 +34,19 @@ OptionFields<LinkOptions> LinkOptions::fields() {
         o.overhead_seconds = parse_duration(field("overhead"), o.overhead);
         if (!o.host_bandwidth.empty())
           o.host_bits_per_second = parse_bandwidth(field("host_bandwidth"), o.host_bandwidth);
+        if (!o.trace.empty()) o.changes = read_link_trace(o.trace);
       });
 }
 
 Link::Link(LinkOptions options)
     : options_(std::move(options)),
       spec_{options_.bandwidth,           options_.bits_per_second,      options_.latency_seconds,
-            options_.overhead_seconds,    options_.host_bits_per_second, options_.payload_fraction} {}
+            options_.overhead_seconds,    options_.host_bits_per_second, options_.payload_fraction} {
+  spec_.trace = options_.changes;
+}
 
 double Link::project(const ByteCounters& delta) const {
-  return spec_.project(static_cast<double>(delta.messages), static_cast<double>(delta.link_bytes));
+  return spec_.project_at(clock(), static_cast<double>(delta.messages), static_cast<double>(delta.link_bytes));
 }
 
 OptionFields<ClusterOptions> ClusterOptions::fields() {
@@ -77,9 +86,10 @@ Cluster::Cluster(ClusterOptions options)
       between_(cluster_link(options.between, "between")) {}
 
 double Cluster::project(const ByteCounters& delta) const {
-  return inside_.project(static_cast<double>(delta.messages - delta.between_messages),
-                         static_cast<double>(delta.link_bytes - delta.between_link_bytes)) +
-         between_.project(static_cast<double>(delta.between_messages), static_cast<double>(delta.between_shared_bytes));
+  return inside_.project_at(clock(), static_cast<double>(delta.messages - delta.between_messages),
+                            static_cast<double>(delta.link_bytes - delta.between_link_bytes)) +
+         between_.project_at(clock(), static_cast<double>(delta.between_messages),
+                             static_cast<double>(delta.between_shared_bytes));
 }
 
 std::vector<int> Cluster::islands(int world) const {

@@ -23,11 +23,13 @@ struct LinkOptions {
   std::string overhead = "0us";
   std::string host_bandwidth = "";
   double payload_fraction = kTcpPayloadFraction;
+  std::string trace = "";  // a CSV of the link's changes (engine/comm/link_trace.hpp); "": none
   // Not fields: the texts above as numbers, set when the spec is read.
   double bits_per_second = 1e9;
   double latency_seconds = 50e-6;
   double overhead_seconds = 0;
   double host_bits_per_second = 0;  // 0: none
+  std::vector<LinkChange> changes;  // the trace's
 
   static OptionFields<LinkOptions> fields();
 };
@@ -37,8 +39,13 @@ class NetworkModel {
   virtual ~NetworkModel() = default;
   virtual std::string name() const = 0;
   /// Seconds the traffic `delta` (this worker's counters over one step) would take on the
-  /// modelled network.
+  /// modelled network, starting at the clock's time.
   virtual double project(const ByteCounters& delta) const = 0;
+  /// The run's time the traffic projected next starts at, for a link that changes (a trace): the
+  /// rank's own time since the run started (a row's `wall`), which the worker sets before each
+  /// step.
+  void set_clock(double seconds) { clock_ = seconds; }
+  double clock() const { return clock_; }
   /// The link it models, for reports to name and project onto; nothing for a model that is not
   /// one link.
   virtual std::optional<LinkSpec> link() const { return std::nullopt; }
@@ -50,6 +57,9 @@ class NetworkModel {
     (void)world;
     return {};
   }
+
+ private:
+  double clock_ = 0;
 };
 
 /// One full-duplex link per worker: each send_recv costs latency + overhead + max(bytes sent,

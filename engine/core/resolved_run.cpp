@@ -14,19 +14,30 @@ constexpr const char* kPlacementNames[] = {"processes", "threads"};
 json link_json(const ResolvedRun& run) {
   if (!run.link) return nullptr;
   const LinkSpec& l = *run.link;
-  return {{"text", l.text},
-          {"bits_per_second", l.bits_per_second},
-          {"latency_seconds", l.latency_seconds},
-          {"overhead_seconds", l.overhead_seconds},
-          {"host_bits_per_second", l.host_bits_per_second},
-          {"payload_fraction", l.payload_fraction},
-          {"emulated", run.link_emulated}};
+  json out = {{"text", l.text},
+              {"bits_per_second", l.bits_per_second},
+              {"latency_seconds", l.latency_seconds},
+              {"overhead_seconds", l.overhead_seconds},
+              {"host_bits_per_second", l.host_bits_per_second},
+              {"payload_fraction", l.payload_fraction},
+              {"emulated", run.link_emulated}};
+  if (l.trace.empty()) return out;
+  json& trace = out["trace"] = json::array();
+  for (const LinkChange& c : l.trace)
+    trace.push_back({c.at_seconds, c.bits_per_second, c.latency_seconds ? json(*c.latency_seconds) : json(nullptr)});
+  return out;
 }
 
 LinkSpec link_of(const json& l) {
-  return {l.at("text").get<std::string>(),           l.at("bits_per_second").get<double>(),
-          l.at("latency_seconds").get<double>(),     l.at("overhead_seconds").get<double>(),
-          l.at("host_bits_per_second").get<double>(), l.at("payload_fraction").get<double>()};
+  LinkSpec spec{l.at("text").get<std::string>(),           l.at("bits_per_second").get<double>(),
+                l.at("latency_seconds").get<double>(),     l.at("overhead_seconds").get<double>(),
+                l.at("host_bits_per_second").get<double>(), l.at("payload_fraction").get<double>()};
+  for (const json& c : l.value("trace", json::array())) {
+    LinkChange change{c.at(0).get<double>(), c.at(1).get<double>(), std::nullopt};
+    if (!c.at(2).is_null()) change.latency_seconds = c.at(2).get<double>();
+    spec.trace.push_back(change);
+  }
+  return spec;
 }
 
 json hardware_json(const ResolvedRun& run) {

@@ -84,7 +84,8 @@ struct ResolvedRun {
   /// {"version": 2, "workers", "world_size", "placement": "processes"|"threads",
   ///  "compressor": {"full_precision", "summable", "fixed_size", "multi_round"},
   ///  "link": null | {"text", "bits_per_second", "latency_seconds", "overhead_seconds",
-  ///                  "host_bits_per_second", "payload_fraction", "emulated"},
+  ///                  "host_bits_per_second", "payload_fraction", "emulated",
+  ///                  "trace": [[at_seconds, bits_per_second, latency_seconds | null], ...] where it changes},
   ///  "hardware": null | a hardware profile (docs/hardware.md),
   ///  "test_metric": {"key", "higher_is_better", "split"}, "model_parameters", "configuration"}
   std::string to_json() const;

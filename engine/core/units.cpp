@@ -78,10 +78,41 @@ LinkSpec parse_link(const std::string& text) {
   return link;
 }
 
+double LinkSpec::payload_rate() const {
+  const double payload = bits_per_second * payload_fraction;
+  return host_bits_per_second > 0 ? std::min(payload, host_bits_per_second) : payload;
+}
+
 double LinkSpec::project(double messages, double link_bytes) const {
-  const double payload_rate = bits_per_second * payload_fraction;
-  const double rate = host_bits_per_second > 0 ? std::min(payload_rate, host_bits_per_second) : payload_rate;
-  return messages * (latency_seconds + overhead_seconds) + 8.0 * link_bytes / rate;
+  return messages * (latency_seconds + overhead_seconds) + 8.0 * link_bytes / payload_rate();
+}
+
+LinkSpec LinkSpec::at(double seconds) const {
+  LinkSpec now = *this;
+  now.trace.clear();
+  for (const LinkChange& change : trace) {
+    if (change.at_seconds > seconds) break;
+    now.bits_per_second = change.bits_per_second;
+    now.latency_seconds = change.latency_seconds.value_or(latency_seconds);
+  }
+  return now;
+}
+
+double LinkSpec::project_at(double seconds, double messages, double link_bytes) const {
+  if (trace.empty()) return project(messages, link_bytes);
+  const LinkSpec first = at(seconds);
+  double spent = messages * (first.latency_seconds + overhead_seconds);
+  double bits = 8.0 * link_bytes;
+  // The bytes move at each rate of the trace in turn: a change at most once each.
+  for (double clock = seconds + spent;;) {
+    const LinkSpec here = at(clock);
+    const auto next = std::find_if(trace.begin(), trace.end(), [&](const LinkChange& c) { return c.at_seconds > clock; });
+    const double rate = here.payload_rate();
+    if (next == trace.end() || bits <= rate * (next->at_seconds - clock)) return spent + bits / rate;
+    bits -= rate * (next->at_seconds - clock);
+    spent += next->at_seconds - clock;
+    clock = next->at_seconds;
+  }
 }
 
 }  // namespace laconic

@@ -2,7 +2,9 @@
 // Rates and durations as experiment files and the command line write them, and a link to
 // project traffic onto (engine/comm/network.hpp has the experiment's own; reports project stored
 // runs onto others).
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace laconic {
 
@@ -21,6 +23,15 @@ double parse_duration(const std::string& field, const std::string& text);
 /// two segments (delayed ACK): 1448 / (1514 + 33).
 inline constexpr double kTcpPayloadFraction = 1448.0 / 1547.0;
 
+/// A change of a link during a run (link { trace = "bw.csv" }): from `at_seconds` of the run's
+/// time on, the link carries `bits_per_second` and, where given, `latency_seconds` (else its own).
+struct LinkChange {
+  double at_seconds = 0;
+  double bits_per_second = 0;
+  std::optional<double> latency_seconds;
+  bool operator==(const LinkChange&) const = default;
+};
+
 /// A link to project traffic onto. Each message costs the link's latency plus the host's own
 /// overhead per message (the sender's and receiver's system calls, copies and scheduling: 0 for
 /// the link alone), and its bytes move at the link's payload rate (rate x payload_fraction), or
@@ -36,8 +47,18 @@ struct LinkSpec {
   /// The text named the latency; parse_link of a bandwidth alone leaves it false (and the
   /// default latency), so that a report can take the runs' own latency instead.
   bool latency_given = true;
+  /// Its changes in time order, the rate and latency above holding before the first; empty for
+  /// a link that does not change.
+  std::vector<LinkChange> trace;
   /// messages x (latency + overhead) + 8 x link_bytes / min(rate x payload_fraction, host rate).
   double project(double messages, double link_bytes) const;
+  /// The same for traffic that starts at `seconds` of the run's time on a link that changes: the
+  /// messages' latency as it stands then, and the bytes carried at each rate in turn from there on.
+  double project_at(double seconds, double messages, double link_bytes) const;
+  /// The link as it stands at `seconds` (its trace applied, and left out of the result).
+  LinkSpec at(double seconds) const;
+  /// The bytes' rate in bit/s: rate x payload_fraction, or the host's where it is lower.
+  double payload_rate() const;
   bool operator==(const LinkSpec&) const = default;
 };
 

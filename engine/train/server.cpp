@@ -128,6 +128,7 @@ class ServerProcess : public topology::ServerModel {
     };
     put_for(u.worker)(keys::kStaleness, static_cast<double>(u.staleness));
     put_for(u.worker)(keys::kUpdateLag, static_cast<double>(u.lag));
+    if (parts_.network) parts_.network->set_clock(wall());
     record_exchange(put_for(comm_.rank()), u.stats, parts_.network.get());
     ++updates_;
     // The next push's optimizer step: its schedule's rate, by update / workers.
@@ -139,6 +140,7 @@ class ServerProcess : public topology::ServerModel {
     const PutMetric put = [&](const char* key, double value) {
       sink_.record({key, round, -1, comm_.rank(), wall(), value});
     };
+    if (parts_.network) parts_.network->set_clock(std::max(0.0, wall() - step_time));
     const RecordedCommunication recorded = record_exchange(put, r.stats, parts_.network.get());
     // Its step with the communication as recorded (a thread rank's: the projection in place of
     // its collectives' CPU).

@@ -192,6 +192,7 @@ class WorkerLoop {
     trainer_.compressor().advance(at);
     parts_.topology->set_step(at);
     const double step_start = rank_seconds();  // the step's time is on the rank's clock
+    if (parts_.network) parts_.network->set_clock(wall());  // where a link's trace stands
     begin_phase(derived_seconds_);
     parts_.schedule->step(trainer_, at);
     const double seconds = trainer_.step_seconds(rank_seconds() - step_start);

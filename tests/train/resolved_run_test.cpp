@@ -105,6 +105,7 @@ TEST_CASE("the resolved run's fact reads back as written, and a fact of another 
   run.compressor = {
       .full_precision = false, .summable = false, .fixed_size = true, .multi_round = false, .summed_in_transit = "fp16"};
   run.link = parse_link("10Gbit,50us,300us,3Gbit");
+  run.link->trace = {{60, 1e9, std::nullopt}, {120, 1e10, 1e-4}};  // a link that changes keeps its changes
   run.link_emulated = true;
   HardwareProfile hardware;
   hardware.name = "by hand";
