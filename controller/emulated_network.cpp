@@ -183,52 +183,35 @@ std::vector<std::vector<std::string>> egress_shaping(const std::string& ns, cons
 }
 
 EmulatedNetwork::EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per_second, double latency_seconds,
-                                 std::vector<LinkChange> trace)
-    : bits_per_second_(bits_per_second), latency_seconds_(latency_seconds), trace_(std::move(trace)) {
+                                 std::vector<LinkChange> trace, std::optional<EmulatedIslands> islands)
+    : bits_per_second_(bits_per_second),
+      latency_seconds_(latency_seconds),
+      trace_(std::move(trace)),
+      islands_(std::move(islands)) {
   if (ranks < 1 || ranks > 250)
     throw std::runtime_error(str_cat("emulated link: ", ranks, " ranks; at most 250 are supported"));
+  if (islands_ && static_cast<int>(islands_->island_of_rank.size()) != ranks)
+    throw std::runtime_error(str_cat("emulated islands: ", islands_->island_of_rank.size(), " ranks in islands, ", ranks,
+                                     " in the run"));
   const std::string tag = str_cat(kNamespacePrefix, ::getpid(), "-", run_id);
   hub_ = tag + "-hub";
   for (int r = 0; r < ranks; ++r) ranks_.push_back({str_cat(tag, "-r", r), str_cat("10.77.0.", r + 1)});
   // tbf: the rate in bit/s, the bucket and packets of link_shaping; a queue of up to 500 ms, so
   // that TCP meets a slow link rather than drops.
-  const auto rate = static_cast<std::uint64_t>(std::llround(bits_per_second));
-  shaping_ = link_shaping(rate);
-  // Packets fit the bucket of the slowest rate the trace brings.
-  for (const LinkChange& change : trace_)
-    shaping_.gso_max_size = std::min(
-        shaping_.gso_max_size, link_shaping(static_cast<std::uint64_t>(std::llround(change.bits_per_second))).gso_max_size);
-  const std::uint64_t burst = shaping_.burst;
-  const auto delay_us = static_cast<std::uint64_t>(std::llround(latency_seconds * 1e6));
+  shaping_ = link_shaping(static_cast<std::uint64_t>(std::llround(bits_per_second)));
+  // Packets fit the bucket of the slowest rate they cross: the trace's, the link between islands.
+  const auto fit = [&](double rate) {
+    shaping_.gso_max_size = std::min(shaping_.gso_max_size,
+                                     link_shaping(static_cast<std::uint64_t>(std::llround(rate))).gso_max_size);
+  };
+  for (const LinkChange& change : trace_) fit(change.bits_per_second);
+  if (islands_) fit(islands_->bits_per_second);
   try {
     run_checked("ip", {"netns", "add", hub_});
-    run_checked("ip", {"-n", hub_, "link", "add", "br0", "type", "bridge"});
-    run_checked("ip", {"-n", hub_, "link", "set", "br0", "up"});
-    for (int r = 0; r < ranks; ++r) {
-      const auto& rank = ranks_[static_cast<std::size_t>(r)];
-      const std::string port = str_cat("r", r);
-      run_checked("ip", {"netns", "add", rank.netns});
-      run_checked("ip", {"-n", rank.netns, "link", "set", "lo", "up"});
-      run_checked("ip", {"-n", rank.netns, "link", "add", "eth0", "type", "veth", "peer", "name", port, "netns", hub_});
-      run_checked("ip", {"-n", rank.netns, "addr", "add", rank.address + "/24", "dev", "eth0"});
-      run_checked("ip", {"-n", rank.netns, "link", "set", "eth0", "gso_max_size", str_cat(shaping_.gso_max_size)});
-      run_checked("ip", {"-n", rank.netns, "link", "set", "eth0", "up"});
-      run_checked("ip", {"-n", hub_, "link", "set", port, "master", "br0"});
-      run_checked("ip", {"-n", hub_, "link", "set", port, "up"});
-      // What the rank sends: netem's delay where the kernel has it (the first rank finds out),
-      // then tbf; what it receives: tbf on the hub's port.
-      if (r == 0 && delay_us > 0) {
-        const auto with_netem = egress_shaping(rank.netns, "eth0", rate, burst, delay_us);
-        netem_ = try_tool("tc", with_netem[0]);
-        if (netem_) run_checked("tc", with_netem[1]);
-      }
-      if (r > 0 || !netem_)
-        for (const auto& command : egress_shaping(rank.netns, "eth0", rate, burst,
-                                                  netem_ ? std::optional<std::uint64_t>(delay_us) : std::nullopt))
-          run_checked("tc", command);
-      for (const auto& command : egress_shaping(hub_, port, rate, burst, std::nullopt)) run_checked("tc", command);
-    }
-    const bool latency_changes = std::any_of(trace_.begin(), trace_.end(), [](const LinkChange& c) { return c.latency_seconds.has_value(); });
+    for (int r = 0; r < ranks; ++r) build_rank(r, latency_seconds);
+    if (islands_) build_uplinks();
+    const bool latency_changes =
+        std::any_of(trace_.begin(), trace_.end(), [](const LinkChange& c) { return c.latency_seconds.has_value(); });
     if (latency_changes && !netem_)
       throw std::runtime_error(
           "emulated link: the trace changes the latency, which needs netem (not in this kernel, or the link's own "
@@ -236,6 +219,67 @@ EmulatedNetwork::EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per
   } catch (...) {
     tear_down();
     throw;
+  }
+}
+
+std::string EmulatedNetwork::bridge_of(int r) const {
+  return islands_ ? str_cat("br", islands_->island_of_rank.at(static_cast<std::size_t>(r))) : "br0";
+}
+
+void EmulatedNetwork::ensure_bridge(const std::string& name) {
+  if (std::find(bridges_.begin(), bridges_.end(), name) != bridges_.end()) return;
+  run_checked("ip", {"-n", hub_, "link", "add", name, "type", "bridge"});
+  run_checked("ip", {"-n", hub_, "link", "set", name, "up"});
+  bridges_.push_back(name);
+}
+
+// Rank r's namespace, its veth pair to its bridge, and both directions shaped: what it sends by
+// netem's delay where the kernel has it (the first rank finds out; never for islands, whose
+// latency depends on the peer), then tbf; what it receives by tbf on the hub's port.
+void EmulatedNetwork::build_rank(int r, double latency_seconds) {
+  const auto rate = static_cast<std::uint64_t>(std::llround(bits_per_second_));
+  const std::uint64_t burst = shaping_.burst;
+  const auto delay_us = static_cast<std::uint64_t>(std::llround(latency_seconds * 1e6));
+  const auto& rank = ranks_[static_cast<std::size_t>(r)];
+  const std::string port = str_cat("r", r);
+  ensure_bridge(bridge_of(r));
+  run_checked("ip", {"netns", "add", rank.netns});
+  run_checked("ip", {"-n", rank.netns, "link", "set", "lo", "up"});
+  run_checked("ip", {"-n", rank.netns, "link", "add", "eth0", "type", "veth", "peer", "name", port, "netns", hub_});
+  run_checked("ip", {"-n", rank.netns, "addr", "add", rank.address + "/24", "dev", "eth0"});
+  run_checked("ip", {"-n", rank.netns, "link", "set", "eth0", "gso_max_size", str_cat(shaping_.gso_max_size)});
+  run_checked("ip", {"-n", rank.netns, "link", "set", "eth0", "up"});
+  run_checked("ip", {"-n", hub_, "link", "set", port, "master", bridge_of(r)});
+  run_checked("ip", {"-n", hub_, "link", "set", port, "up"});
+  if (r == 0 && delay_us > 0 && !islands_) {
+    const auto with_netem = egress_shaping(rank.netns, "eth0", rate, burst, delay_us);
+    netem_ = try_tool("tc", with_netem[0]);
+    if (netem_) run_checked("tc", with_netem[1]);
+  }
+  if (r > 0 || !netem_)
+    for (const auto& command : egress_shaping(rank.netns, "eth0", rate, burst,
+                                              netem_ ? std::optional<std::uint64_t>(delay_us) : std::nullopt))
+      run_checked("tc", command);
+  for (const auto& command : egress_shaping(hub_, port, rate, burst, std::nullopt)) run_checked("tc", command);
+}
+
+// Each island's one link to the others: a veth pair from its bridge (u<i>) to a core bridge
+// (d<i>), tbf at the rate between islands on both ends, so that u<i> carries what leaves the
+// island and d<i> what enters it, each shared by the island's ranks.
+void EmulatedNetwork::build_uplinks() {
+  const auto rate = static_cast<std::uint64_t>(std::llround(islands_->bits_per_second));
+  const std::uint64_t burst = link_shaping(rate).burst;
+  ensure_bridge("core");
+  const int count = *std::max_element(islands_->island_of_rank.begin(), islands_->island_of_rank.end()) + 1;
+  for (int i = 0; i < count; ++i) {
+    const std::string up = str_cat("u", i), down = str_cat("d", i);
+    run_checked("ip", {"-n", hub_, "link", "add", up, "type", "veth", "peer", "name", down});
+    run_checked("ip", {"-n", hub_, "link", "set", up, "master", str_cat("br", i)});
+    run_checked("ip", {"-n", hub_, "link", "set", down, "master", "core"});
+    for (const std::string& end : {up, down}) {
+      run_checked("ip", {"-n", hub_, "link", "set", end, "up"});
+      for (const auto& command : egress_shaping(hub_, end, rate, burst, std::nullopt)) run_checked("tc", command);
+    }
   }
 }
 
@@ -327,6 +371,17 @@ std::string EmulatedNetwork::description() const {
   const std::string latency =
       netem_ ? str_cat("latency ", std::llround(latency_seconds_ * 1e6), " us by netem delay on each rank's egress")
              : "latency added per message by laconic's transport (netem is not in this kernel)";
+  if (islands_)
+    return str_cat("veth pairs to a bridge per island (", bridges_.size() - 1, " islands), each rank's link shaped with tc tbf at ",
+                   static_cast<std::uint64_t>(std::llround(bits_per_second_)), " bit/s per direction, a bucket of ",
+                   shaping_.burst, " bytes, packets of at most ", shaping_.gso_max_size,
+                   " bytes; each island's link to a core bridge shaped with tbf at ",
+                   static_cast<std::uint64_t>(std::llround(islands_->bits_per_second)),
+                   " bit/s each way, a bucket of ",
+                   link_shaping(static_cast<std::uint64_t>(std::llround(islands_->bits_per_second))).burst,
+                   " bytes; latencies added per message by laconic's transport, ",
+                   std::llround(latency_seconds_ * 1e6), " us inside an island, ",
+                   std::llround(islands_->latency_seconds * 1e6), " us between");
   return str_cat("veth pairs to a bridge, each rank's link shaped with tc tbf at ",
                  static_cast<std::uint64_t>(std::llround(bits_per_second_)), " bit/s per direction, a bucket of ",
                  shaping_.burst, " bytes, packets of at most ", shaping_.gso_max_size, " bytes; ", latency,

@@ -43,6 +43,14 @@ struct LinkShaping {
 };
 LinkShaping link_shaping(std::uint64_t rate);
 
+/// Islands of an emulated cluster (network = cluster { emulate = true }): each rank's island,
+/// and the link from each island to the others.
+struct EmulatedIslands {
+  std::vector<int> island_of_rank;
+  double bits_per_second = 0;
+  double latency_seconds = 0;  ///< added per message by laconic's transport, never by netem
+};
+
 class EmulatedNetwork {
  public:
   /// Builds the namespaces of `ranks` ranks (at most 250) for run `run_id`, each rank's link
@@ -51,8 +59,11 @@ class EmulatedNetwork {
   /// start_trace() on: packets are cut for its slowest rate. Throws std::runtime_error naming the
   /// command that failed and what it printed, or a trace that changes the latency where the
   /// kernel has no netem; what was built by then is torn down.
+  /// With `islands`, the ranks' ports join a bridge per island, and each island's bridge a core
+  /// bridge through a link shaped both ways to `islands->bits_per_second` (the rank's own link is
+  /// then the one inside an island); latencies are never netem's then, as they depend on the peer.
   EmulatedNetwork(std::int64_t run_id, int ranks, double bits_per_second, double latency_seconds,
-                  std::vector<LinkChange> trace = {});
+                  std::vector<LinkChange> trace = {}, std::optional<EmulatedIslands> islands = std::nullopt);
   /// Stops the trace's replay and deletes the run's namespaces (and with them the veth pairs, the
   /// bridge and the qdiscs).
   ~EmulatedNetwork();
@@ -80,6 +91,10 @@ class EmulatedNetwork {
 
  private:
   void tear_down() noexcept;
+  std::string bridge_of(int r) const;
+  void ensure_bridge(const std::string& name);
+  void build_rank(int r, double latency_seconds);
+  void build_uplinks();
   void stop_trace() noexcept;
   void replay(std::chrono::steady_clock::time_point start);
   void apply(const LinkChange& change);
@@ -91,6 +106,8 @@ class EmulatedNetwork {
   LinkShaping shaping_;
   bool netem_ = false;
   std::vector<LinkChange> trace_;
+  std::optional<EmulatedIslands> islands_;
+  std::vector<std::string> bridges_;
   std::thread replay_;
   mutable std::mutex mutex_;
   std::condition_variable stopping_;

@@ -48,7 +48,7 @@ void check_launchable(const SweepOptions& args, const LaunchedRank& launched, co
   int shown = 0;
   for (std::size_t i : selected) {
     const RunConfig& run = plan.runs[i];
-    if (catalog.emulated_link(run))
+    if (catalog.emulates_network(run))
       throw ConfigError(str_cat("run ", i + 1, " (", run.name,
                                 ") emulates its link (emulate = true), which builds "
                                 "network namespaces on one host; ranks started by a launcher use the hosts' real "

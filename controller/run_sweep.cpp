@@ -251,7 +251,7 @@ int ranks_per_job(const SweepOptions& args, const lua::ExperimentPlan& plan, con
 void prepare_host(const lua::ExperimentPlan& plan, const engine::EngineCatalog& catalog,
                   const std::vector<std::size_t>& selected) {
   for (std::size_t i : selected)
-    if (catalog.emulated_link(plan.runs[i]))
+    if (catalog.emulates_network(plan.runs[i]))
       if (const std::string why = why_no_emulation(); !why.empty())
         throw ConfigError(str_cat("run ", i + 1, " (", plan.runs[i].name, "): ", why, "; or set emulate = false"));
   for (const auto& dir : remove_stale_store_dirs())

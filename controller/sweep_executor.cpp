@@ -63,6 +63,16 @@ storage::RunStatus status_of(LaunchEnding ending) {
   return storage::RunStatus::Failed;
 }
 
+// An emulated cluster's islands, rank by rank, for EmulatedNetwork; nothing for one link.
+std::optional<EmulatedIslands> emulated_islands(const std::optional<ResolvedIslands>& islands, int world) {
+  if (!islands) return std::nullopt;
+  EmulatedIslands out{{}, islands->between.bits_per_second, islands->between.latency_seconds};
+  for (std::size_t i = 0; i < islands->sizes.size(); ++i)
+    out.island_of_rank.insert(out.island_of_rank.end(), static_cast<std::size_t>(islands->sizes[i]), static_cast<int>(i));
+  if (static_cast<int>(out.island_of_rank.size()) != world) return std::nullopt;  // refused when the run was checked
+  return out;
+}
+
 }  // namespace
 
 SweepExecutor::SweepExecutor(const SweepOptions& args, const std::atomic<bool>& stop, const lua::ExperimentPlan& plan,
@@ -301,10 +311,15 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
   LaunchOutcome outcome;
   const int world = resolved.world_size;
   std::optional<EmulatedNetwork> network;
-  const std::optional<LinkSpec> link = resolved.link_emulated ? resolved.link : std::nullopt;
+  const std::optional<ResolvedIslands> islands =
+      resolved.islands && resolved.islands->emulated ? resolved.islands : std::nullopt;
+  // The link every rank has: the emulated link, or the one inside an island.
+  const std::optional<LinkSpec> link =
+      resolved.link_emulated ? resolved.link : (islands ? std::optional<LinkSpec>(islands->inside) : std::nullopt);
   if (link) {
     try {
-      network.emplace(run.id, world, link->bits_per_second, link->latency_seconds, link->trace);
+      network.emplace(run.id, world, link->bits_per_second, link->latency_seconds, link->trace,
+                      emulated_islands(islands, world));
       writes_.fact(run.id, "network_emulation", network->description());
     } catch (const std::exception& e) {
       outcome.error = e.what();
@@ -322,6 +337,7 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
       worker.netns = network->rank(worker.rank).netns;
       worker.hostname = network->rank(worker.rank).address;
       worker.message_delay = network->latency_by_netem() ? 0.0 : link->latency_seconds;
+      if (islands) worker.message_delay_between = islands->between.latency_seconds;
     };
   // A fork holds the plan and the file's functions already: it trains the run as planned.
   spec.in_fork = [&](const WorkerArgs& worker) {

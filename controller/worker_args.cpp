@@ -27,6 +27,7 @@ void visit_fields(Visit&& visit) {
   visit("--resume-step", &A::resume_step, false);
   visit("--netns", &A::netns, false);
   visit("--message-delay", &A::message_delay, false);
+  visit("--message-delay-between", &A::message_delay_between, false);
 }
 
 template <class T>

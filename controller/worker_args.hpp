@@ -36,6 +36,8 @@ struct WorkerArgs {
   /// rendezvous ("" = stay), and the latency every message is held back, in seconds.
   std::string netns;
   double message_delay = 0;
+  /// Emulated islands: the latency of a message to another island's rank; < 0: message_delay.
+  double message_delay_between = -1;
 
   /// `--file F --run-index I ...`: the required fields always, the others where they differ from
   /// their defaults; --set once per override.

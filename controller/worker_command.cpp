@@ -139,7 +139,7 @@ std::unique_ptr<comm::GlooCommunicator> connect(const WorkerArgs& args, const Ru
       engine::open_store(comm::StoreAddress::parse(args.store), engine::StoreRole::Client, options.timeout),
       args.order.store_prefix);
   auto comm = std::make_unique<comm::GlooCommunicator>(options);
-  comm->set_message_delay(args.message_delay);
+  comm->set_message_delay(args.message_delay, args.message_delay_between);
   return comm;
 }
 

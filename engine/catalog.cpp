@@ -202,6 +202,7 @@ ResolvedRun EngineCatalog::resolve_run(const RunConfig& config) const {
                     .summed_in_transit = compress::transit_format_name(can.summed_in_transit)};
   run.link = parts.network->link();
   run.link_emulated = parts.network->emulated() != nullptr;
+  run.islands = parts.network->resolved_islands();
   if (const HardwareProfile* profile = hardware->profile()) run.hardware = *profile;
   // A language model (one that predicts a sequence) is judged by perplexity, the rest by accuracy.
   const std::string metric = parts.model->sequence_length() > 0 ? keys::kTestPerplexity : keys::kTestAccuracy;
@@ -222,8 +223,8 @@ void EngineCatalog::check_placement(const RunConfig& config, const topology::Top
   const auto refuse = [&](const std::string& what, const std::string& why) {
     throw ConfigError(str_cat("placement = threads() cannot run ", what, ": ", why, "; use placement = processes()"));
   };
-  if (network.emulated() != nullptr)
-    refuse("an emulated link (network = link { emulate = true })",
+  if (network.emulates())
+    refuse("an emulated network (network = link { emulate = true } or cluster { emulate = true })",
            "its ranks share one process, so no rank has a network namespace and a shaped link of its own");
   if (topology.overlap())
     refuse("allreduce { overlap = true }",
@@ -298,10 +299,8 @@ void EngineCatalog::check_exchange(const RunConfig& config) const {
                                 spec->kind, " ", spec->name, ": ", why));
 }
 
-std::optional<comm::LinkOptions> EngineCatalog::emulated_link(const RunConfig& config) const {
-  const auto network = networks_.create(config.network);
-  if (const comm::LinkOptions* link = network->emulated()) return *link;
-  return std::nullopt;
+bool EngineCatalog::emulates_network(const RunConfig& config) const {
+  return networks_.create(config.network)->emulates();
 }
 
 int EngineCatalog::world_size(const RunConfig& config) const {

@@ -62,9 +62,9 @@ class EngineCatalog : public Catalog {
   /// Returns the seconds it took; nothing for a dataset each worker reads itself.
   std::optional<double> preload_data(const RunConfig& config) const;
 
-  /// The run's link when it is to be emulated (network = link { emulate = true }): the
-  /// controller then builds it (controller/emulated_network.hpp). Nothing otherwise.
-  std::optional<comm::LinkOptions> emulated_link(const RunConfig& config) const;
+  /// The run's network is to be emulated (network = link { emulate = true } or cluster { emulate
+  /// = true }): the controller then builds it (controller/emulated_network.hpp).
+  bool emulates_network(const RunConfig& config) const;
 
   /// Ranks a run has: its workers plus its topology's extra ranks (parameter servers).
   int world_size(const RunConfig& config) const;

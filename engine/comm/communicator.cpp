@@ -21,8 +21,11 @@ std::span<float> Communicator::scratch(std::size_t floats) {
   return std::span<float>(scratch_).first(floats);
 }
 
-void Communicator::delay_message() const {
-  if (message_delay_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(message_delay_));
+void Communicator::delay_message(int to) const {
+  const bool crosses = between_delay_ >= 0 && !islands_.empty() &&
+                       islands_[static_cast<std::size_t>(to)] != islands_[static_cast<std::size_t>(rank())];
+  const double delay = crosses ? between_delay_ : message_delay_;
+  if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
 }
 
 void Communicator::send_recv(int to, std::span<const std::uint8_t> send, int from, std::span<std::uint8_t> recv) {
@@ -35,7 +38,7 @@ void Communicator::send_recv(int to, std::span<const std::uint8_t> send, int fro
   LACONIC_ENFORCE(recv.empty() || (from >= 0 && from < size()), "receive from rank ", from, " of ", size());
   const std::uint64_t send_tag = send.empty() ? 0 : sent_to_[static_cast<std::size_t>(to)]++;
   const std::uint64_t recv_tag = recv.empty() ? 0 : received_from_[static_cast<std::size_t>(from)]++;
-  if (!send.empty()) delay_message();
+  if (!send.empty()) delay_message(to);
   if (stamping_) {
     double incoming = stamp_;
     transfer_stamped(to, send, send_tag, from, recv, recv_tag, stamp_, incoming);
@@ -190,7 +193,7 @@ void Communicator::allreduce_sum(std::span<float> data, AllreduceAlgorithm algor
 void Communicator::send_to_any_receiver(int to, std::span<const std::uint8_t> send) {
   LACONIC_ENFORCE(!send.empty(), "send_to_any_receiver needs a non-empty message");
   LACONIC_ENFORCE(to >= 0 && to < size(), "send to rank ", to, " of ", size());
-  delay_message();
+  delay_message(to);
   transfer(to, send, kAnySourceTag, to, {}, 0);
   count(to, send.size(), -1, 0);
 }

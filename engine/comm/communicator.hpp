@@ -215,8 +215,12 @@ class Communicator {
   const std::vector<int>& islands() const { return islands_; }
 
   /// Holds every message back by `seconds` before it is sent (send_recv and
-  /// send_to_any_receiver): an emulated link's one-way latency where the kernel cannot add it.
-  void set_message_delay(double seconds) { message_delay_ = seconds; }
+  /// send_to_any_receiver): an emulated link's one-way latency where the kernel cannot add it;
+  /// a message to another island (set_islands) by `between_islands` where it is given (>= 0).
+  void set_message_delay(double seconds, double between_islands = -1) {
+    message_delay_ = seconds;
+    between_delay_ = between_islands;
+  }
   double message_delay() const { return message_delay_; }
 
  protected:
@@ -243,7 +247,7 @@ class Communicator {
   static constexpr std::uint64_t kStampTag = std::uint64_t{1} << 61;
 
  private:
-  void delay_message() const;
+  void delay_message(int to) const;
   /// Counts one call of `send` bytes to `to` and `recv` bytes from `from` (either may be empty).
   void count(int to, std::size_t send, int from, std::size_t recv);
   /// The call's load on the links between islands, 0 when its phase stays inside them: in a
@@ -286,6 +290,7 @@ class Communicator {
   int collective_depth_ = 0;
   int forced_phase_ = -1;  // a hierarchical allreduce's phase: its load between islands (0 inside); -1 none
   double message_delay_ = 0;
+  double between_delay_ = -1;
   bool stamping_ = false;
   double stamp_ = 0;                                    // while stamping: the latest arrival this rank knows of
   std::vector<std::uint64_t> sent_to_, received_from_;  // messages per peer so far

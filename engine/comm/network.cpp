@@ -55,6 +55,10 @@ OptionFields<ClusterOptions> ClusterOptions::fields() {
       .integers("islands", &O::islands,
                 "ranks per island, in rank order: { 4, 4 } puts ranks 0-3 in one island and 4-7 in the other; they "
                 "must add up to the ranks of the run")
+      .flag("emulate", &O::emulate,
+            "run the ranks on these islands for real: a network namespace per rank, a bridge per island, each rank's "
+            "link shaped with tc tbf to inside's bandwidth, each island's link out to the others to between's; the "
+            "latencies added per message by laconic's transport (root or CAP_NET_ADMIN + CAP_SYS_ADMIN, iproute2)")
       .component_of("network", "inside", &O::inside, "the link between two ranks of one island: a link { }")
       .component_of("network", "between", &O::between, "the link between ranks of different islands: a link { }")
       .rule([](const ComponentSpec& spec, O& o) {
@@ -73,8 +77,8 @@ LinkSpec cluster_link(const ComponentSpec& spec, const char* field) {
   if (!model->link())
     throw ConfigError(str_cat("cluster.", field, " must be a link { }, got ", spec.name, " { }"));
   if (model->emulated() != nullptr)
-    throw ConfigError(str_cat("cluster.", field, " { emulate = true }: islands are projected only; emulated islands "
-                              "(a bridge per island, a shaped link between) are not built yet"));
+    throw ConfigError(str_cat("cluster.", field, " { emulate = true }: a cluster is emulated as a whole, with "
+                              "cluster { emulate = true, ... } (a bridge per island, a shaped link between)"));
   return *model->link();
 }
 
@@ -83,7 +87,12 @@ LinkSpec cluster_link(const ComponentSpec& spec, const char* field) {
 Cluster::Cluster(ClusterOptions options)
     : sizes_(std::move(options.islands)),
       inside_(cluster_link(options.inside, "inside")),
-      between_(cluster_link(options.between, "between")) {}
+      between_(cluster_link(options.between, "between")),
+      emulate_(options.emulate) {
+  if (emulate_ && !(inside_.trace.empty() && between_.trace.empty()))
+    throw ConfigError("cluster { emulate = true }: a link's trace is replayed on an emulated link { } only, not yet "
+                      "on emulated islands; project the islands (emulate = false) to follow it");
+}
 
 double Cluster::project(const ByteCounters& delta) const {
   return inside_.project_at(clock(), static_cast<double>(delta.messages - delta.between_messages),

@@ -8,6 +8,7 @@
 #include "engine/comm/communicator.hpp"
 #include "engine/core/option_fields.hpp"
 #include "engine/core/registry.hpp"
+#include "engine/core/resolved_run.hpp"
 #include "engine/core/units.hpp"
 
 namespace laconic::comm {
@@ -51,6 +52,10 @@ class NetworkModel {
   virtual std::optional<LinkSpec> link() const { return std::nullopt; }
   /// The link the controller is to build for real (controller/emulated_network.hpp); null: none.
   virtual const LinkOptions* emulated() const { return nullptr; }
+  /// The controller builds this network for real: an emulated link, or emulated islands.
+  virtual bool emulates() const { return emulated() != nullptr; }
+  /// A cluster's islands and links; nothing for a model of one link.
+  virtual std::optional<ResolvedIslands> resolved_islands() const { return std::nullopt; }
   /// The island of each of `world` ranks (Communicator::set_islands), or empty for a model with
   /// one link between all. ConfigError when the model's islands do not hold `world` ranks.
   virtual std::vector<int> islands(int world) const {
@@ -81,6 +86,7 @@ class Link : public NetworkModel {
 
 struct ClusterOptions {
   std::vector<std::int64_t> islands;
+  bool emulate = false;  // the controller builds the islands for real (controller/emulated_network.hpp)
   ComponentSpec inside{"network", "link", {{"bandwidth", Value{std::string("10Gbit")}}, {"latency", Value{std::string("10us")}}}};
   ComponentSpec between{"network", "link", {{"bandwidth", Value{std::string("1Gbit")}}, {"latency", Value{std::string("50us")}}}};
 
@@ -101,12 +107,17 @@ class Cluster : public NetworkModel {
   std::string name() const override { return "cluster"; }
   double project(const ByteCounters& delta) const override;
   std::vector<int> islands(int world) const override;
+  bool emulates() const override { return emulate_; }
+  std::optional<ResolvedIslands> resolved_islands() const override {
+    return ResolvedIslands{sizes_, inside_, between_, emulate_};
+  }
   const LinkSpec& inside() const { return inside_; }
   const LinkSpec& between() const { return between_; }
 
  private:
   std::vector<std::int64_t> sizes_;
   LinkSpec inside_, between_;
+  bool emulate_ = false;
 };
 
 /// Every built-in network model (`link`, `cluster`).

@@ -11,16 +11,14 @@ using nlohmann::json;
 
 constexpr const char* kPlacementNames[] = {"processes", "threads"};
 
-json link_json(const ResolvedRun& run) {
-  if (!run.link) return nullptr;
-  const LinkSpec& l = *run.link;
+json link_json(const LinkSpec& l, bool emulated) {
   json out = {{"text", l.text},
               {"bits_per_second", l.bits_per_second},
               {"latency_seconds", l.latency_seconds},
               {"overhead_seconds", l.overhead_seconds},
               {"host_bits_per_second", l.host_bits_per_second},
               {"payload_fraction", l.payload_fraction},
-              {"emulated", run.link_emulated}};
+              {"emulated", emulated}};
   if (l.trace.empty()) return out;
   json& trace = out["trace"] = json::array();
   for (const LinkChange& c : l.trace)
@@ -38,6 +36,18 @@ LinkSpec link_of(const json& l) {
     spec.trace.push_back(change);
   }
   return spec;
+}
+
+json islands_json(const ResolvedIslands& i) {
+  return {{"sizes", i.sizes},
+          {"inside", link_json(i.inside, i.emulated)},
+          {"between", link_json(i.between, i.emulated)},
+          {"emulated", i.emulated}};
+}
+
+ResolvedIslands islands_of(const json& i) {
+  return {i.at("sizes").get<std::vector<std::int64_t>>(), link_of(i.at("inside")), link_of(i.at("between")),
+          i.at("emulated").get<bool>()};
 }
 
 json hardware_json(const ResolvedRun& run) {
@@ -58,7 +68,7 @@ RankPlacement placement_of(const std::string& text) {
 const char* placement_name(RankPlacement placement) { return kPlacementNames[static_cast<int>(placement)]; }
 
 std::string ResolvedRun::to_json() const {
-  const json out = {
+  json out = {
       {"version", kVersion},
       {"workers", workers},
       {"world_size", world_size},
@@ -69,13 +79,14 @@ std::string ResolvedRun::to_json() const {
         {"fixed_size", compressor.fixed_size},
         {"multi_round", compressor.multi_round},
         {"summed_in_transit", compressor.summed_in_transit}}},
-      {"link", link_json(*this)},
+      {"link", link ? link_json(*link, link_emulated) : json(nullptr)},
       {"hardware", hardware_json(*this)},
       {"test_metric",
        {{"key", test_metric.key}, {"higher_is_better", test_metric.higher_is_better}, {"split", test_metric.split}}},
       {"model_parameters", model_parameters},
       {"configuration", configuration},
   };
+  if (islands) out["islands"] = islands_json(*islands);
   return out.dump();
 }
 
@@ -94,6 +105,7 @@ std::optional<ResolvedRun> ResolvedRun::from_json(const std::string& text) {
       run.link = link_of(l);
       run.link_emulated = l.at("emulated").get<bool>();
     }
+    if (in.contains("islands")) run.islands = islands_of(in.at("islands"));
     if (const json& h = in.at("hardware"); !h.is_null())
       run.hardware = hardware_profile_from_json(h, h.value("origin", std::string("the run's resolved hardware")));
     const auto& m = in.at("test_metric");

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/core/hardware_profile.hpp"
 #include "engine/core/units.hpp"
@@ -55,6 +56,16 @@ struct ResolvedMetric {
   bool operator==(const ResolvedMetric&) const = default;
 };
 
+/// A cluster of islands (network = cluster { }): ranks in islands of `sizes` ranks, in rank
+/// order, `inside` between two ranks of one island, `between` between islands.
+struct ResolvedIslands {
+  std::vector<std::int64_t> sizes;
+  LinkSpec inside, between;
+  /// Built for real (cluster { emulate = true }): a bridge per island, a shaped link between.
+  bool emulated = false;
+  bool operator==(const ResolvedIslands&) const = default;
+};
+
 struct ResolvedRun {
   /// Raised when a field changes meaning; a fact of another version is not read.
   static constexpr int kVersion = 2;
@@ -70,6 +81,8 @@ struct ResolvedRun {
   std::optional<LinkSpec> link;
   /// The link is built for real (network = link { emulate = true }; controller/emulated_network.hpp).
   bool link_emulated = false;
+  /// The islands of a cluster; nothing for a network model of one link.
+  std::optional<ResolvedIslands> islands;
   /// The profile the reports project the run onto (hardware = profile { ... } or by_hand { ... });
   /// nothing for measured().
   std::optional<HardwareProfile> hardware;
@@ -86,6 +99,7 @@ struct ResolvedRun {
   ///  "link": null | {"text", "bits_per_second", "latency_seconds", "overhead_seconds",
   ///                  "host_bits_per_second", "payload_fraction", "emulated",
   ///                  "trace": [[at_seconds, bits_per_second, latency_seconds | null], ...] where it changes},
+  ///  "islands": absent | {"sizes", "inside": a link as above, "between": a link, "emulated"},
   ///  "hardware": null | a hardware profile (docs/hardware.md),
   ///  "test_metric": {"key", "higher_is_better", "split"}, "model_parameters", "configuration"}
   std::string to_json() const;

@@ -126,7 +126,7 @@ TEST_CASE("a cluster projects inside and between messages each on its link; its 
            "cluster",
            {{"islands", std::vector<std::int64_t>{2, 2}},
             {"between", nested({"network", "link", {{"emulate", true}}})}}}),
-      Catch::Contains("islands are projected only"));
+      Catch::Contains("a cluster is emulated as a whole, with cluster { emulate = true"));
   // A link's own projection is unchanged by the counters of islands.
   const auto link = builtin_networks().create({"network", "link", {}});
   CHECK(link->islands(4).empty());
@@ -186,4 +186,32 @@ TEST_CASE("the hierarchical allreduce applies a narrow format between islands on
   // Each island's 0.3 rounds to 0.25 once it goes between; the two add to 0.5 exactly.
   for (const auto& r : results)
     for (float v : r) CHECK(v == 0.5f);
+}
+
+TEST_CASE("an emulated cluster's message delay is the one of the link the message crosses", "[comm][islands]") {
+  // Ranks 0 and 1 in one island, 2 in another: a message inside waits 1 ms, one between 60 ms.
+  MemoryNetwork network(3, std::chrono::seconds(20));
+  std::vector<double> inside(3, 0), between(3, 0);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r)
+    threads.emplace_back([&, r] {
+      MemoryCommunicator comm(network, r);
+      comm.set_islands({0, 0, 1});
+      comm.set_message_delay(1e-3, 60e-3);
+      std::vector<std::uint8_t> byte(1, 7), got(1, 0);
+      const auto timed = [&](int to, int from) {
+        const auto start = std::chrono::steady_clock::now();
+        comm.send_recv(to, byte, from, got);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      };
+      // Rank 0 sends inside (to 1), then between (to 2); 1 and 2 answer.
+      if (r == 0) inside[0] = timed(1, 1), between[0] = timed(2, 2);
+      if (r == 1) inside[1] = timed(0, 0);
+      if (r == 2) between[2] = timed(0, 0);
+    });
+  for (auto& t : threads) t.join();
+  CHECK(inside[0] >= 1e-3);
+  CHECK(inside[0] < 60e-3);  // not the delay between: the send inside waits 1 ms before it goes
+  CHECK(between[0] >= 60e-3);
+  CHECK(between[2] >= 60e-3);
 }

@@ -107,6 +107,7 @@ TEST_CASE("the resolved run's fact reads back as written, and a fact of another 
   run.link = parse_link("10Gbit,50us,300us,3Gbit");
   run.link->trace = {{60, 1e9, std::nullopt}, {120, 1e10, 1e-4}};  // a link that changes keeps its changes
   run.link_emulated = true;
+  run.islands = ResolvedIslands{{2, 2}, parse_link("10Gbit,10us"), parse_link("100Mbit,1ms"), true};
   HardwareProfile hardware;
   hardware.name = "by hand";
   hardware.origin = "by_hand { ... }";
