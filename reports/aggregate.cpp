@@ -76,6 +76,10 @@ ConfigSummary summarize(const Configuration& config) {
   out.overlap_budget = over_runs(config, &RunData::overlap_budget);
   out.messages = over_runs(config, &RunData::messages);
   out.link_bytes = over_runs(config, &RunData::link_bytes);
+  out.between_messages = over_runs(config, &RunData::between_messages);
+  out.between_link_bytes = over_runs(config, &RunData::between_link_bytes);
+  out.between_shared_bytes = over_runs(config, &RunData::between_shared_bytes);
+  if (!config.runs.empty()) out.inside = traffic_of(*config.runs.front()).inside;
   out.step_median = over_runs(config, &RunData::step_median);
   out.step_q1 = over_runs(config, &RunData::step_q1).mean;
   out.step_q3 = over_runs(config, &RunData::step_q3).mean;
@@ -103,8 +107,23 @@ double local_seconds(const ConfigSummary& s) {
 
 double measured_step(const ConfigSummary& s) { return local_seconds(s) + or_zero(s.communicate.mean); }
 
-double communicate_on_link(const LinkSpec& link, double messages, double link_bytes, double overlap_budget) {
-  const double whole = link.project(messages, link_bytes);
+RecordedTraffic traffic_of(const RunData& run) {
+  RecordedTraffic t{run.messages, run.link_bytes, run.between_messages, run.between_link_bytes,
+                    run.between_shared_bytes, std::nullopt};
+  if (run.facts.resolved && run.facts.resolved->islands) t.inside = run.facts.resolved->islands->inside;
+  return t;
+}
+
+RecordedTraffic traffic_of(const ConfigSummary& s) {
+  return {s.messages.mean,           s.link_bytes.mean, s.between_messages.mean, s.between_link_bytes.mean,
+          s.between_shared_bytes.mean, s.inside};
+}
+
+double communicate_on_link(const LinkSpec& link, const RecordedTraffic& t, double overlap_budget) {
+  const double whole = t.on_islands() ? t.inside->project(t.messages - t.between_messages,
+                                                          t.link_bytes - t.between_link_bytes) +
+                                            link.project(t.between_messages, t.between_shared_bytes)
+                                      : link.project(t.messages, t.link_bytes);
   return std::isnan(overlap_budget) ? whole : std::max(0.0, whole - overlap_budget);
 }
 
@@ -119,7 +138,7 @@ double compute_utilization(const ConfigSummary& s) {
 
 double step_on_link(const ConfigSummary& s, const LinkSpec& link) {
   if (std::isnan(s.messages.mean) || std::isnan(s.link_bytes.mean)) return kNaN;
-  return local_seconds(s) + communicate_on_link(link, s.messages.mean, s.link_bytes.mean, s.overlap_budget.mean);
+  return local_seconds(s) + communicate_on_link(link, traffic_of(s), s.overlap_budget.mean);
 }
 
 std::string measured_word(const std::vector<ConfigSummary>& summaries, const std::string& for_threads) {

@@ -60,6 +60,10 @@ struct ConfigSummary {
   Stats overlap_budget{kNaN, kNaN, 0};    ///< diloco { overlap }: compute that can hide it, s per step
   Stats messages{kNaN, kNaN, 0};          ///< per step and worker
   Stats link_bytes{kNaN, kNaN, 0};        ///< per step and worker
+  /// On islands: the part of them between islands, and what the link between carried (RunData).
+  Stats between_messages{kNaN, kNaN, 0}, between_link_bytes{kNaN, kNaN, 0}, between_shared_bytes{kNaN, kNaN, 0};
+  /// On islands: the runs' own link inside an island (their resolved islands); nothing otherwise.
+  std::optional<LinkSpec> inside;
   Stats step_median{kNaN, kNaN, 0};       ///< each run's median measured step, over seeds
   double step_q1 = kNaN, step_q3 = kNaN;  ///< means over seeds of each run's quartiles
   Stats projected_communicate{kNaN, kNaN, 0};
@@ -93,12 +97,27 @@ double projected_step(const ConfigSummary& s);
 /// What the step-time table, `laconic ui` and `laconic runs --wide` show; in (0, 1].
 double compute_utilization(const ConfigSummary& s);
 
-/// The communication of a step whose exchange sent `messages` and `link_bytes` (means per step)
-/// on `link`, less `overlap_budget` (diloco { overlap }: the inner steps' compute the exchanges
-/// ran under, mean per step; NaN for none), at least 0. Exact when the exchanges are alike: each
-/// is projected whole, less its own budget, and the means share the one factor of steps per
-/// exchange. Every projection of recorded messages onto a link goes through it.
-double communicate_on_link(const LinkSpec& link, double messages, double link_bytes, double overlap_budget);
+/// What a step's exchanges sent, means per step and worker rank, for projecting onto a link. On
+/// islands (network = cluster { }), also the part between islands and the runs' own link inside
+/// an island, which a projection onto another link keeps for the messages inside.
+struct RecordedTraffic {
+  double messages = kNaN, link_bytes = kNaN;
+  double between_messages = kNaN, between_link_bytes = kNaN, between_shared_bytes = kNaN;
+  std::optional<LinkSpec> inside;
+  /// Islands whose inside link is known: `link` then stands for the link between islands only.
+  bool on_islands() const { return inside.has_value() && !std::isnan(between_shared_bytes); }
+};
+RecordedTraffic traffic_of(const RunData& run);
+RecordedTraffic traffic_of(const ConfigSummary& s);
+
+/// The communication of a step whose exchange sent `traffic` (means per step) on `link`, less
+/// `overlap_budget` (diloco { overlap }: the inner steps' compute the exchanges ran under, mean
+/// per step; NaN for none), at least 0. On islands the messages inside stay on the runs' inside
+/// link and those between go onto `link`, their phases' load included (between_shared_bytes), as
+/// network = cluster { } projects them; elsewhere every message goes onto `link`. Exact when the
+/// exchanges are alike: each is projected whole, less its own budget, and the means share the one
+/// factor of steps per exchange. Every projection of recorded messages onto a link goes through it.
+double communicate_on_link(const LinkSpec& link, const RecordedTraffic& traffic, double overlap_budget);
 
 /// local_seconds() plus the messages the runs recorded (`messages`, `link_bytes`) projected onto
 /// `link`; NaN when the runs did not record them. Under diloco { overlap } only the part of the

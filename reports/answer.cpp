@@ -48,7 +48,7 @@ double step_of(const RunData& run, const AnswerLink& link, double compute) {
   if (link.measured) return std::isnan(run.communicate) ? kNaN : local + run.communicate;
   const bool messages = !std::isnan(run.messages) && !std::isnan(run.link_bytes);
   if (link.spec && messages)
-    return local + communicate_on_link(*link.spec, run.messages, run.link_bytes, run.overlap_budget);
+    return local + communicate_on_link(*link.spec, traffic_of(run), run.overlap_budget);
   if (link.own && !std::isnan(run.projected_communicate)) return local + run.projected_communicate;
   return kNaN;
 }

@@ -41,7 +41,7 @@ HardwareStep hardware_step(const RunData& run, const HardwareProfile& profile, c
       codec == nullptr ? 0 : codec->compress.seconds(n, 1) + codec->decompress.seconds(n, decoded_payloads_of(run));
   // diloco { overlap }: the inner steps the exchanges ran under take the profile's time.
   const double budget = run.overlap_budget * step.compute / run.compute;
-  step.communicate = communicate_on_link(link, run.messages, run.link_bytes, budget);
+  step.communicate = communicate_on_link(link, traffic_of(run), budget);
   if (!std::isnan(run.overlapped) && std::isnan(run.overlap_budget)) {
     // The exchange starts when the first bucket is ready and runs beside the rest of backward.
     const double start = model->ready_after(std::min(parameters, kFirstBucketElements));

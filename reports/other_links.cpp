@@ -6,6 +6,40 @@
 #include "reports/sections.hpp"
 
 namespace laconic::reports {
+namespace {
+
+// What a link given with --link stands for on runs on islands, for each link kind: the link
+// between islands, the messages inside staying on the runs' own inside link; or, for runs whose
+// inside link was not recorded (before laconic resolved their islands), both kinds at once.
+std::string islands_lead(const std::vector<ConfigSummary>& summaries, const std::string& separator) {
+  std::string kept, whole;
+  for (const ConfigSummary& s : summaries) {
+    if (std::isnan(s.between_link_bytes.mean)) continue;
+    const RecordedTraffic traffic = traffic_of(s);
+    if (!traffic.on_islands())
+      whole += str_cat(whole.empty() ? "" : ", ", s.config->label);
+    else if (const std::string link = str_cat(traffic.inside->text, " at ", traffic.inside->latency_seconds * 1e6, " us");
+             kept.find(link) == std::string::npos)
+      kept += str_cat(kept.empty() ? "" : "; ", link);
+  }
+  std::string lead;
+  if (!kept.empty())
+    lead = str_cat(separator,
+                   "Runs on islands (network = cluster { }): each link here stands for the link between islands; the "
+                   "messages inside an island stay on the runs' own inside link (",
+                   kept,
+                   ") and the messages between carry their phases' load, as the cluster projects them (\"Bytes per "
+                   "link kind\" has what crossed).");
+  if (!whole.empty())
+    lead += str_cat(lead.empty() ? separator : "\n\n", "Runs on islands recorded before laconic kept their inside link (",
+                    whole,
+                    "): each link here stands for both kinds, inside islands and between them, as if the ranks shared "
+                    "one link; every message is projected onto it alone, none sharing it.");
+  return lead;
+}
+
+}  // namespace
+
 Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>& links) {
   Section section{
       "Projected onto other links",
@@ -49,15 +83,7 @@ Section other_links_section(const SectionInput& in, const std::vector<LinkSpec>&
     section.lead =
         "- : the runs did not record their messages (an older laconic stored no messages and "
         "link_bytes per step); train them again to project them.";
-  // Runs on islands: each --link stands for every link kind at once.
-  bool on_islands = false;
-  for (const ConfigSummary& s : in.summaries)
-    for (const RunData* run : s.config->runs) on_islands = on_islands || !std::isnan(run->between_link_bytes);
-  if (on_islands)
-    section.lead += str_cat(section.lead.empty() ? "" : "\n\n",
-                            "Runs on islands (network = cluster { }): each link here stands for both kinds, inside "
-                            "islands and between them, as if the ranks shared one link; every message is projected "
-                            "onto it alone, none sharing it (\"Bytes per link kind\" has what crossed between).");
+  section.lead += islands_lead(in.summaries, section.lead.empty() ? "" : "\n\n");
   section.tables.push_back(std::move(table));
   return section;
 }

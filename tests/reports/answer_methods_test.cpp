@@ -90,3 +90,22 @@ TEST_CASE("an optimizer that compresses is a method: DeMo and AdamW-DDP share a 
   REQUIRE(model->answer->target_of(*demo_summary).baseline != nullptr);
   CHECK(model->answer->target_of(*demo_summary).baseline->config->column == "none optimizer=adamw lr=0.002");
 }
+
+TEST_CASE("on islands a link given for projection stands for the link between them, the inside link kept",
+          "[reports][answer][islands]") {
+  // 6 messages a step, 2 of them between islands, whose phases put 400 kB on the link between.
+  const LinkSpec inside = parse_link("10Gbit,10us"), between = parse_link("100Mbit,1ms");
+  const RecordedTraffic islands{6, 600000, 2, 200000, 400000, inside};
+  REQUIRE(islands.on_islands());
+  CHECK(communicate_on_link(between, islands, kNaN) ==
+        Approx(inside.project(4, 400000) + between.project(2, 400000)));
+  CHECK(communicate_on_link(between, islands, 0.5) == 0);  // less an overlap budget, at least 0
+  // Runs recorded before their inside link was: every message on the one link.
+  RecordedTraffic unknown = islands;
+  unknown.inside.reset();
+  CHECK_FALSE(unknown.on_islands());
+  CHECK(communicate_on_link(between, unknown, kNaN) == Approx(between.project(6, 600000)));
+  // One link: the same.
+  const RecordedTraffic one_link{6, 600000, kNaN, kNaN, kNaN, std::nullopt};
+  CHECK(communicate_on_link(between, one_link, kNaN) == Approx(between.project(6, 600000)));
+}
