@@ -15,14 +15,15 @@ namespace laconic::advise {
 namespace {
 
 // The link's parts as the `link` network's fields, in parse_link's order.
-std::vector<std::string> link_overrides(const std::string& link) {
+std::vector<std::string> link_overrides(const std::string& link, bool between_islands) {
   static const char* const kFields[] = {"bandwidth", "latency", "overhead", "host_bandwidth"};
+  const char* const network = between_islands ? "network.between." : "network.";
   std::vector<std::string> out;
   std::size_t from = 0, part = 0;
   while (from <= link.size() && part < 4) {
     const auto comma = link.find(',', from);
     const std::string text = link.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
-    out.push_back(str_cat("network.", kFields[part++], "=", text));
+    out.push_back(str_cat(network, kFields[part++], "=", text));
     if (comma == std::string::npos) break;
     from = comma + 1;
   }
@@ -62,15 +63,15 @@ RankPlacement probe_placement(const std::string& requested, std::int64_t workers
   return workers <= cores ? RankPlacement::Processes : RankPlacement::Threads;
 }
 
-std::vector<std::string> probe_overrides(const AdviseOptions& args, const std::string& name,
-                                         RankPlacement placement) {
+std::vector<std::string> probe_overrides(const AdviseOptions& args, const std::string& name, RankPlacement placement,
+                                         bool between_islands) {
   std::vector<std::string> out = args.overrides;
   std::string seeds;
   for (std::int64_t s = 1; s <= args.seeds; ++s) seeds += (s > 1 ? "," : "") + std::to_string(s);
   for (const std::string& set :
        {str_cat("name=", name), str_cat("workers=", args.workers), str_cat("placement=", placement_name(placement)), "seeds=" + seeds})
     out.push_back(set);
-  for (const std::string& set : link_overrides(args.link)) out.push_back(set);
+  for (const std::string& set : link_overrides(args.link, between_islands)) out.push_back(set);
   return out;
 }
 

@@ -63,7 +63,10 @@ std::string advise_experiment_name(const std::string& experiment, std::int64_t w
 RankPlacement probe_placement(const std::string& requested, std::int64_t workers, int cores);
 
 /// The --set list that turns the experiment's runs into advise's probes placed as `placement`.
-std::vector<std::string> probe_overrides(const AdviseOptions& args, const std::string& name, RankPlacement placement);
+/// `between_islands`: the experiment's network is a cluster of islands, and --link sets the link
+/// between them (network.between.*), the one inside staying the file's.
+std::vector<std::string> probe_overrides(const AdviseOptions& args, const std::string& name, RankPlacement placement,
+                                         bool between_islands = false);
 
 /// The order advise trains its probes in (controller::SweepOptions::train_order): seed by seed, every candidate's
 /// first probe before any second one (the host's drift then lands on every candidate alike), and

@@ -35,6 +35,16 @@
 namespace laconic::cli {
 namespace {
 
+// On islands: " between islands (inside: 10Gbit at 10 us, the file's)"; "" on one link.
+std::string islands_words(const advise::Advice& advice) {
+  for (const advise::AdviceRow& row : advice.ranked)
+    if (const reports::RecordedTraffic traffic = reports::traffic_of(*row.summary); traffic.on_islands())
+      return str_cat(" between islands (inside: ", traffic.inside->text, " at ", traffic.inside->latency_seconds * 1e6,
+                     " us, the file's own)");
+  return "";
+}
+
+
 using Clock = std::chrono::steady_clock;
 
 // The candidates advised on when the file sweeps no compressor, optimizer or schedule: dense
@@ -262,7 +272,7 @@ void print_advice(const advise::Advice& advice, const std::string& name, std::si
             << (advice.hardware != nullptr
                     ? "compute and codec costs of " + advice.hardware->name
                     : std::string("compute the mean over every probe, compress and wait as probed"))
-            << ", messages projected onto " << advice.link.text
+            << ", messages projected onto " << advice.link.text << islands_words(advice)
             << "). Steps: as the probes took them where they reached the target (" << seeds_probed(advice)
             << "; 95% interval over seeds), else extrapolated from their learning curve (80% interval "
                "of the fit). Projections, not measurements. "
@@ -350,7 +360,9 @@ int advise_command(const advise::AdviseOptions& args, const std::atomic<bool>& s
 
   controller::SweepOptions run;
   run.file = args.file;
-  run.overrides = advise::probe_overrides(candidates, name, placement);
+  // On islands (network = cluster { }), --link is the link between them; inside stays the file's.
+  const bool islands = plan.runs.front().network.name == "cluster";
+  run.overrides = advise::probe_overrides(candidates, name, placement, islands);
   load.overrides = run.overrides;
   const lua::ExperimentPlan probes = lua::load_experiment(args.file, catalog, load);
   const RunConfig first = probes.runs.front();

@@ -403,14 +403,18 @@ Component build_component(const LoadContext& context, const ComponentInfo& info,
     component.written.fields[field] = *value;
   }
   component.resolved = context.catalog.resolve(component.written);
-  for (const FieldSpec& spec : info.fields)
-    if (component.written.fields.count(spec.name)) component.written_order.push_back(spec.name);
-  // A catalog may accept fields its info does not list; keep them, after the listed ones.
-  for (const auto& [field, value] : component.written.fields)
-    if (std::find(component.written_order.begin(), component.written_order.end(), field) ==
-        component.written_order.end())
-      component.written_order.push_back(field);
+  component.written_order = written_order_of(info, component.written);
   return component;
+}
+
+std::vector<std::string> written_order_of(const ComponentInfo& info, const ComponentSpec& written) {
+  std::vector<std::string> order;
+  for (const FieldSpec& spec : info.fields)
+    if (written.fields.count(spec.name)) order.push_back(spec.name);
+  // A catalog may accept fields its info does not list; keep them, after the listed ones.
+  for (const auto& [field, value] : written.fields)
+    if (std::find(order.begin(), order.end(), field) == order.end()) order.push_back(field);
+  return order;
 }
 
 void install_constructors(SandboxedState& state, LoadContext& context) {

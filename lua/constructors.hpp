@@ -17,4 +17,7 @@ void install_constructors(SandboxedState& state, LoadContext& context);
 Component build_component(const LoadContext& context, const ComponentInfo& info,
                           const std::vector<std::pair<std::string, LuaItem>>& fields);
 
+/// The written fields' names in the catalog's order (then any it does not list): what names a run.
+std::vector<std::string> written_order_of(const ComponentInfo& info, const ComponentSpec& written);
+
 }  // namespace laconic::lua

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 
 #include "engine/core/error.hpp"
 #include "lua/constructors.hpp"
@@ -12,10 +13,31 @@
 namespace laconic::lua {
 namespace {
 
-/// "4" is an int, "0.05" and "1e-3" numbers, "true" / "false" bools, anything else text.
+/// "{4,4}" (or "{4, 4}") a list of ints, or nothing where an item is not one.
+std::optional<std::vector<std::int64_t>> parse_int_list(const std::string& text) {
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return std::nullopt;
+  std::vector<std::int64_t> out;
+  std::string items = text.substr(1, text.size() - 2);
+  std::erase(items, ' ');
+  for (std::size_t begin = 0; begin < items.size();) {
+    const std::size_t end = std::min(items.find(',', begin), items.size());
+    const std::string item = items.substr(begin, end - begin);
+    char* stop = nullptr;
+    errno = 0;
+    const long long n = std::strtoll(item.c_str(), &stop, 10);
+    if (item.empty() || errno != 0 || stop != item.c_str() + item.size()) return std::nullopt;
+    out.push_back(n);
+    begin = end + 1;
+  }
+  return out;
+}
+
+/// "4" is an int, "0.05" and "1e-3" numbers, "true" / "false" bools, "{4,4}" a list of ints,
+/// anything else text.
 Value parse_value(const std::string& text) {
   if (text == "true") return true;
   if (text == "false") return false;
+  if (auto list = parse_int_list(text)) return std::move(*list);
   if (!text.empty()) {
     errno = 0;
     char* end = nullptr;
@@ -48,8 +70,36 @@ Component rebuilt(const LoadContext& context, const Component& old, const std::s
   for (const auto& [name, written] : old.written.fields)
     if (name != field && std::holds_alternative<NestedComponent>(written)) out.written.fields[name] = written;
   if (!out.written.fields.empty()) out.resolved = context.catalog.resolve(out.written);
+  out.written_order = written_order_of(info_of(context, old.written.kind, old.written.name), out.written);
   out.swept_fields = old.swept_fields;
   out.location = old.location;
+  return out;
+}
+
+/// The component with a field of one of its nested components changed (`network.between.bandwidth`
+/// is `between`'s `bandwidth` in cluster { }): the nested one rebuilt from what it was (written or
+/// its default), the outer one keeping the rest. Nothing when `nested_field` is no nested
+/// component's field of it, or `path`'s field is none of that component's.
+std::optional<Component> rebuilt_nested(const LoadContext& context, const Component& old, const std::string& nested_field,
+                                        const std::string& path, const Value& value) {
+  const auto written = old.written.fields.find(nested_field);
+  const Value* current = written != old.written.fields.end() ? &written->second : nullptr;
+  if (current == nullptr)
+    if (const auto resolved = old.resolved.fields.find(nested_field); resolved != old.resolved.fields.end())
+      current = &resolved->second;
+  const auto* inner = current ? std::get_if<NestedComponent>(current) : nullptr;
+  if (inner == nullptr) return std::nullopt;
+  Component inner_old;
+  inner_old.written = *inner->spec;
+  inner_old.resolved = context.catalog.resolve(inner_old.written);
+  const ComponentInfo& info = info_of(context, inner_old.written.kind, inner_old.written.name);
+  if (std::none_of(info.fields.begin(), info.fields.end(), [&](const FieldSpec& f) { return f.name == path; }))
+    return std::nullopt;
+  const Component inner_new = rebuilt(context, inner_old, path, value);
+  Component out = old;
+  out.written.fields[nested_field] = nested(inner_new.written);
+  out.resolved = context.catalog.resolve(out.written);
+  out.written_order = written_order_of(info_of(context, old.written.kind, old.written.name), out.written);
   return out;
 }
 
@@ -142,6 +192,13 @@ void apply_one(const LoadContext& context, ExperimentDraft& draft, const std::st
   for (Choice& choice : alternatives) {
     const Component& component = std::get<Component>(choice);
     names += (names.empty() ? "" : ", ") + component.written.name;
+    if (const std::size_t inner = sub.find('.'); inner != std::string::npos) {
+      if (auto out = rebuilt_nested(context, component, sub.substr(0, inner), sub.substr(inner + 1), value)) {
+        choice = std::move(*out);
+        ++changed;
+      }
+      continue;
+    }
     if (!has_field(context, component, sub)) continue;
     choice = rebuilt(context, component, sub, value);
     ++changed;

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_harness.hpp"
 #include "engine/core/units.hpp"
 #include "storage/database.hpp"
@@ -195,5 +197,48 @@ TEST_CASE("an overlapped exchange on islands records its buckets' messages betwe
     CHECK(r.between_messages == r.messages);
     CHECK(r.between_shared_bytes == r.link_bytes);
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("advise on islands: --link is the link between them, the inside one the file's; --set reaches nested fields",
+          "[cli][e2e][islands][advise]") {
+  const std::string dir = make_temp_dir();
+  std::string file = cluster_experiment("{ 2, 2 }");
+  file.replace(file.find("  topology = "), file.find("  placement = ") - file.find("  topology = "),
+               "  topology = allreduce { algorithm = \"hierarchical\" },\n"
+               "  compressor = sweep { none(), fp16() },\n");
+  write_file(dir + "/a.lua", file);
+  // --set a.b.c: the field of a nested component, and a list of ints.
+  const auto check = run_laconic(dir, "check a.lua --json --set network.between.bandwidth=10Mbit --set network.islands={4} "
+                                      "--set topology.algorithm=ring",
+                                 120);
+  INFO(check.out << check.err);
+  REQUIRE(check.status == 0);
+  const auto runs = nlohmann::json::parse(check.out);
+  REQUIRE(runs.size() == 4);
+  for (const auto& run : runs) {
+    const auto& network = run.at("config").at("network");
+    CHECK(network.at("islands") == nlohmann::json::array({4}));
+    CHECK(network.at("between").at("bandwidth") == "10Mbit");
+    CHECK(network.at("between").at("latency") == "1ms");  // the rest of the nested link as written
+    CHECK(network.at("inside").at("bandwidth") == "10Gbit");
+  }
+  const auto advise =
+      run_laconic(dir, "advise a.lua --workers 4 --link 100Mbit,2ms --seeds 1 --placement threads --db a.db", 300);
+  INFO(advise.out << advise.err);
+  REQUIRE(advise.status == 0);
+  CHECK_THAT(advise.out, Catch::Contains("messages projected onto 100Mbit,2ms between islands (inside: 10Gbit at 10 us"));
+  // The probes ran on the asked link between islands, the file's inside.
+  auto db = storage::Database::open_read_only(dir + "/a.db");
+  storage::Statement q(db->handle(), "SELECT config FROM runs");
+  int probes = 0;
+  while (q.step()) {
+    ++probes;
+    const std::string config = q.column_text(0);
+    CHECK_THAT(config, Catch::Contains("\"between\":{\"bandwidth\":\"100Mbit\"") &&
+                           Catch::Contains("\"inside\":{\"bandwidth\":\"10Gbit\""));
+    CHECK_THAT(config, Catch::Contains("\"latency\":\"2ms\""));
+  }
+  CHECK(probes == 2);
   std::filesystem::remove_all(dir);
 }
