@@ -132,7 +132,7 @@ TEST_CASE("laconic check refuses what ranks placed as threads cannot run, and sa
   write_file(dir + "/emulated.lua", experiment("  network = link { bandwidth = \"100Mbit\", emulate = true },\n"));
   const auto emulated = run_laconic(dir, "check emulated.lua", 60);
   CHECK(emulated.status == 2);
-  CHECK_THAT(emulated.err, Catch::Contains("placement = threads() cannot run an emulated link"));
+  CHECK_THAT(emulated.err, Catch::Contains("placement = threads() cannot run an emulated network (network = link { emulate = true }"));
   std::filesystem::remove_all(dir);
 }
 
