@@ -282,6 +282,8 @@ std::vector<AdviceLayers> advice_layers(const Advice& advice) {
     if (row.summary == nullptr || row.summary->config->runs.empty()) continue;
     const RunData& run = *row.summary->config->runs.front();
     if (run.layer_costs.layers.empty()) continue;
+    // On islands a layer's bytes split between two links, which the plan's one link cannot say.
+    if (traffic_of(*row.summary).on_islands()) continue;
     const int workers = static_cast<int>(run.run.workers);
     const double own = or_zero(row.summary->messages.mean);
     const LayerMessages messages{own, run.layer_costs.summable ? own : dense_messages(advice, run.run.workers)};

@@ -280,6 +280,9 @@ void print_advice(const advise::Advice& advice, const std::string& name, std::si
             << name << "' in " << args.db << " (laconic report " << name << " --db " << args.db
             << "; docs/advise.md).\n";
   const std::vector<advise::AdviceLayers> layers = advise::advice_layers(advice);
+  if (layers.empty() && !islands_words(advice).empty())
+    std::cout << "\nNo layer plan on islands: it puts each layer's bytes on one link, and here they split between "
+                 "the link inside an island and the one between (docs/advise.md).\n";
   if (layers.empty()) return;
   const reports::Table table = advise::layer_plan_table(layers.front().plan, layers.front().candidate);
   std::cout << "\n" << table.title << ":\n";

@@ -228,6 +228,8 @@ TEST_CASE("advise on islands: --link is the link between them, the inside one th
   INFO(advise.out << advise.err);
   REQUIRE(advise.status == 0);
   CHECK_THAT(advise.out, Catch::Contains("messages projected onto 100Mbit,2ms between islands (inside: 10Gbit at 10 us"));
+  CHECK_THAT(advise.out, Catch::Contains("No layer plan on islands"));
+  CHECK_THAT(advise.out, !Catch::Contains("Which layers to leave dense"));
   // The probes ran on the asked link between islands, the file's inside.
   auto db = storage::Database::open_read_only(dir + "/a.db");
   storage::Statement q(db->handle(), "SELECT config FROM runs");
