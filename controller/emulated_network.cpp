@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "controller/worker_processes.hpp"
+#include "engine/comm/link_trace.hpp"
 #include "engine/core/error.hpp"
 
 extern char** environ;
@@ -385,7 +386,7 @@ std::string EmulatedNetwork::description() const {
   return str_cat("veth pairs to a bridge, each rank's link shaped with tc tbf at ",
                  static_cast<std::uint64_t>(std::llround(bits_per_second_)), " bit/s per direction, a bucket of ",
                  shaping_.burst, " bytes, packets of at most ", shaping_.gso_max_size, " bytes; ", latency,
-                 trace_.empty() ? "" : str_cat("; its trace's ", trace_.size(), " changes replayed by tc qdisc change"));
+                 trace_.empty() ? "" : str_cat("; its trace (", comm::describe_trace(trace_), ") replayed by tc qdisc change"));
 }
 
 std::vector<std::string> remove_stale_namespaces() {

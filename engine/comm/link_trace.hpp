@@ -15,8 +15,8 @@ namespace laconic::comm {
 /// ConfigError naming the file and line of what is wrong, or a file that cannot be read.
 std::vector<LinkChange> read_link_trace(const std::string& path);
 
-/// What the trace says in one line for messages and run facts: "3 changes over 120 s, 10 Mbit/s
-/// to 1 Gbit/s".
+/// What the trace says in one line, for the run fact network_emulation: "2 changes from 10 s to
+/// 70 s, 100 to 1000 Mbit/s".
 std::string describe_trace(const std::vector<LinkChange>& trace);
 
 }  // namespace laconic::comm

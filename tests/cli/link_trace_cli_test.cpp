@@ -100,7 +100,7 @@ TEST_CASE("on an emulated link tc follows the trace: the exchange slows while th
   REQUIRE(facts.count("network_trace") == 1);
   INFO("replayed: " << facts.at("network_trace"));
   CHECK_THAT(facts.at("network_trace"), Catch::StartsWith("at 0") && Catch::Contains("s: 100000000 bit/s"));
-  CHECK_THAT(facts.at("network_emulation"), Catch::Contains("its trace's 2 changes replayed by tc qdisc change"));
+  CHECK_THAT(facts.at("network_emulation"), Catch::Contains("its trace (2 changes from 0 s to 8 s, 10 to 100 Mbit/s) replayed by tc qdisc change"));
   // A worker's clock starts after the controller's launch, so a step at its 8.5 s ran after the
   // change; its first steps (after the first, which warms up) ran well before it.
   std::vector<double> early, late, early_projected, late_projected;
