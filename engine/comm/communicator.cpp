@@ -68,6 +68,18 @@ void Communicator::set_islands(std::vector<int> island_of_rank) {
   islands_ = std::move(island_of_rank);
 }
 
+void Communicator::set_members(std::vector<int> ranks) {
+  LACONIC_ENFORCE(std::is_sorted(ranks.begin(), ranks.end()) &&
+                      std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end(),
+                  "members must be distinct ranks in rank order");
+  LACONIC_ENFORCE(ranks.empty() || (ranks.front() >= 0 && ranks.back() < size()), "members outside the world of ",
+                  size());
+  LACONIC_ENFORCE(ranks.empty() || std::binary_search(ranks.begin(), ranks.end(), rank()), "rank ", rank(),
+                  " is not among the members it is given");
+  LACONIC_ENFORCE(ranks.empty() || islands_.empty(), "members and islands do not go together yet");
+  members_ = static_cast<int>(ranks.size()) == size() ? std::vector<int>{} : std::move(ranks);
+}
+
 int Communicator::between_load(int to, int from) const {
   const int p = size(), r = rank();
   const auto island = [&](int rank) { return islands_[static_cast<std::size_t>(rank)]; };
@@ -115,11 +127,12 @@ double Communicator::end_stamps() {
 
 std::vector<std::vector<std::uint8_t>> Communicator::allgatherv(std::span<const std::uint8_t> mine) {
   const CollectiveScope collective(*this);
-  const int p = size(), r = rank();
+  const detail::RingGroup g = world_ring();
+  const int p = g.size(), r = g.position;
   std::vector<std::vector<std::uint8_t>> out(static_cast<std::size_t>(p));
   out[static_cast<std::size_t>(r)].assign(mine.begin(), mine.end());
   if (p == 1) return out;
-  const int right = wrap(r + 1, p), left = wrap(r - 1, p);
+  const int right = g.at(1), left = g.at(-1);
   // Sizes first (ring allgather of one uint64 per rank), so every receive has an exact length.
   std::vector<std::uint64_t> sizes(static_cast<std::size_t>(p), 0);
   sizes[static_cast<std::size_t>(r)] = mine.size();
@@ -135,7 +148,8 @@ std::vector<std::vector<std::uint8_t>> Communicator::allgatherv(std::span<const 
 
 std::vector<std::vector<std::uint8_t>> Communicator::allgather_same_size(std::span<const std::uint8_t> mine) {
   const CollectiveScope collective(*this);
-  const int p = size(), r = rank();
+  const detail::RingGroup g = world_ring();
+  const int p = g.size(), r = g.position;
   std::vector<std::vector<std::uint8_t>> out(static_cast<std::size_t>(p));
   out[static_cast<std::size_t>(r)].assign(mine.begin(), mine.end());
   forward_payloads(out, std::vector<std::uint64_t>(static_cast<std::size_t>(p), mine.size()));
@@ -144,8 +158,9 @@ std::vector<std::vector<std::uint8_t>> Communicator::allgather_same_size(std::sp
 
 void Communicator::forward_payloads(std::vector<std::vector<std::uint8_t>>& out,
                                     const std::vector<std::uint64_t>& sizes) {
-  const int p = size(), r = rank();
-  const int right = wrap(r + 1, p), left = wrap(r - 1, p);
+  const detail::RingGroup g = world_ring();
+  const int p = g.size(), r = g.position;
+  const int right = g.at(1), left = g.at(-1);
   for (int s = 0; s < p - 1; ++s) {
     auto sc = static_cast<std::size_t>(wrap(r - s, p));
     auto rc = static_cast<std::size_t>(wrap(r - s - 1, p));
@@ -177,6 +192,7 @@ std::uint64_t allreduce_bytes_sent(std::size_t n, int p, int rank, AllreduceAlgo
 }
 
 void Communicator::allreduce_sum(std::span<float> data, AllreduceAlgorithm algorithm) {
+  if (!members_.empty()) return allreduce_sum(data);  // the ranks present: their ring
   if (algorithm == AllreduceAlgorithm::Auto) algorithm = choose_allreduce(data.size(), size());
   switch (algorithm) {
     case AllreduceAlgorithm::HalvingDoubling:
@@ -208,7 +224,7 @@ int Communicator::receive_from_any(std::span<const int> from, std::span<std::uin
 void Communicator::barrier() {
   float token = 1.0f;
   allreduce_sum({&token, 1});
-  LACONIC_ENFORCE(token == static_cast<float>(size()), "barrier expected ", size(), " ranks, counted ", token);
+  LACONIC_ENFORCE(token == static_cast<float>(present()), "barrier expected ", present(), " ranks, counted ", token);
 }
 
 }  // namespace laconic::comm

@@ -214,6 +214,17 @@ class Communicator {
   void set_islands(std::vector<int> island_of_rank);
   const std::vector<int>& islands() const { return islands_; }
 
+  /// The ranks that take part in the collectives from now on (workers that leave and join), in
+  /// rank order, this rank among them; empty (or every rank): all. The ring allreduce and the ring
+  /// allgathers then run around them alone (allreduce_sum with any algorithm runs the ring),
+  /// allgatherv returns one payload per member in their order, and barrier() waits for them.
+  /// Point-to-point messages (send_recv) still name world ranks. Every member must set the same
+  /// list before the next collective. Not with islands yet. InvariantError otherwise.
+  void set_members(std::vector<int> ranks);
+  const std::vector<int>& members() const { return members_; }
+  /// How many ranks take part: the members' count, else size().
+  int present() const { return members_.empty() ? size() : static_cast<int>(members_.size()); }
+
   /// Holds every message back by `seconds` before it is sent (send_recv and
   /// send_to_any_receiver): an emulated link's one-way latency where the kernel cannot add it;
   /// a message to another island (set_islands) by `between_islands` where it is given (>= 0).
@@ -287,6 +298,7 @@ class Communicator {
 
   ByteCounters counters_;
   std::vector<int> islands_;
+  std::vector<int> members_;  // empty: every rank
   int collective_depth_ = 0;
   int forced_phase_ = -1;  // a hierarchical allreduce's phase: its load between islands (0 inside); -1 none
   double message_delay_ = 0;

@@ -17,7 +17,8 @@ std::span<std::uint8_t> Communicator::wire_scratch(std::size_t bytes) {
 
 void Communicator::allreduce_sum_encoded(std::span<float> data, const WireCodec& codec, AllreduceAlgorithm algorithm) {
   const CollectiveScope collective(*this);
-  if (size() == 1 || data.empty()) return;
+  if (present() == 1 || data.empty()) return;
+  if (!members_.empty()) return allreduce_ring_encoded(data, codec, world_ring());  // the members' ring
   if (algorithm == AllreduceAlgorithm::Hierarchical) return allreduce_sum_hierarchical(data, &codec);
   LACONIC_ENFORCE(codec.idempotent() || algorithm == AllreduceAlgorithm::Auto || algorithm == AllreduceAlgorithm::Ring,
                   "a codec that rounds each partial sum once, stochastically, is summed by rings only");

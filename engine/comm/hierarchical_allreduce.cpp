@@ -50,6 +50,7 @@ int Communicator::allreduce_sum_island(std::span<float> data) {
 
 void Communicator::allreduce_sum_hierarchical(std::span<float> data, const WireCodec* between) {
   const CollectiveScope collective(*this);
+  LACONIC_ENFORCE(members_.empty(), "with some ranks absent (set_members) only the ring runs");
   // The island's ranks in rank order, and this rank's place among them.
   const detail::RingGroup inside = island_ring();
   const int mine = islands_[static_cast<std::size_t>(rank())];

@@ -18,6 +18,7 @@ std::uint64_t one_shot_bytes_sent(std::size_t n, int p) { return static_cast<std
 
 void Communicator::allreduce_sum_one_shot(std::span<float> data) {
   const CollectiveScope collective(*this);
+  LACONIC_ENFORCE(members_.empty(), "with some ranks absent (set_members) only the ring runs");
   const int p = size(), r = rank();
   if (p == 1 || data.empty()) return;
   // Slot `from` holds rank `from`'s vector (this rank's own is copied in for p > 2); then the sum

@@ -1,5 +1,7 @@
 // The ring allreduce: reduce-scatter, then allgather, 2(p-1) messages of about n/p floats each
 // (Communicator::allreduce_sum), and the bytes it sends (the schedule of schedules.hpp).
+#include <algorithm>
+
 #include "engine/comm/byte_views.hpp"
 #include "engine/comm/communicator.hpp"
 #include "engine/comm/schedules.hpp"
@@ -28,7 +30,7 @@ std::uint64_t ring_allreduce_bytes_sent(std::size_t n, int p, int rank) {
 
 void Communicator::allreduce_sum(std::span<float> data) {
   const CollectiveScope collective(*this);
-  if (size() == 1 || data.empty()) return;
+  if (present() == 1 || data.empty()) return;
   const detail::RingGroup world = world_ring();
   ring_reduce_scatter(data, world);
   ring_allgather(data, world);
@@ -60,6 +62,10 @@ void Communicator::ring_allgather(std::span<float> data, const detail::RingGroup
 }
 
 detail::RingGroup Communicator::world_ring() const {
+  if (!members_.empty()) {
+    const auto at = std::lower_bound(members_.begin(), members_.end(), rank());
+    return {members_, static_cast<int>(at - members_.begin())};
+  }
   detail::RingGroup g{std::vector<int>(static_cast<std::size_t>(size())), rank()};
   for (int r = 0; r < size(); ++r) g.ranks[static_cast<std::size_t>(r)] = r;
   return g;
