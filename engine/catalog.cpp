@@ -31,7 +31,8 @@ EngineCatalog::EngineCatalog()
       lr_schedules_(train::builtin_lr_schedules()),
       stop_rules_(train::builtin_stop_rules()),
       placements_(builtin_placements()),
-      hardware_(builtin_hardware()) {
+      hardware_(builtin_hardware()),
+      churn_(train::builtin_churn()) {
   schedules_.resolve_nested_with(optimizers_);  // diloco's outer optimizer
 }
 
@@ -126,6 +127,7 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config, int rank) const
   parts.lr_schedule_spec = lr_schedules_.resolve(config.lr_schedule);
   parts.lr_schedule = lr_schedules_.create(parts.lr_schedule_spec);
   parts.stop_rule = stop_rules_.create(config.stopping);
+  parts.churn = churn_.create(config.churn);
   parts.topology->wire({.staleness_bound = parts.schedule->staleness_bound(),
                         .flat_compressor = flat_compressor_factory(compressors_, config)});
   parts.stragglers = train::Stragglers::from(config.schedule);
@@ -153,6 +155,21 @@ void EngineCatalog::check_parts(const RunConfig& config, const train::Model& mod
   check_exchange(config);
   check_placement(config, topology, network);
   check_islands(config, network);
+  check_churn(config, compressor, topology, network);
+}
+
+void EngineCatalog::check_churn(const RunConfig& config, const compress::Compressor& compressor,
+                                const topology::Topology& topology, const comm::NetworkModel& network) const {
+  if (config.churn.name == "calm") return;
+  const auto refuse = [&](const std::string& what) {
+    throw ConfigError(str_cat("churn = ", config.churn.name, " { } runs ", what, " so far (issue 68)"));
+  };
+  if (config.schedule.name != "synchronous") refuse(str_cat("under schedule = synchronous(), not ", config.schedule.name));
+  if (config.topology.name != "allreduce" || topology.overlap())
+    refuse("over topology = allreduce { } without overlap (the ring around the workers present)");
+  if (!compressor.summable()) refuse(str_cat("compressors whose payloads are summed, not ", config.compressor.name));
+  if (!network.islands(world_size(config)).empty()) refuse("on one link, not on islands");
+  churn_.create(config.churn)->check(config.workers);
 }
 
 void EngineCatalog::check_islands(const RunConfig& config, const comm::NetworkModel& network) const {

@@ -18,6 +18,7 @@
 #include "engine/schedule/schedule.hpp"
 #include "engine/topology/topology.hpp"
 #include "engine/train/optim/lr_schedule.hpp"
+#include "engine/train/churn.hpp"
 #include "engine/train/stopping.hpp"
 
 namespace laconic::train {
@@ -98,6 +99,10 @@ class EngineCatalog : public Catalog {
   /// built), and why.
   /// A cluster's islands hold the run's ranks; the hierarchical allreduce needs islands of one size.
   void check_islands(const RunConfig& config, const comm::NetworkModel& network) const;
+  /// Workers that leave and join run under synchronous SGD over an allreduce of a summable
+  /// compressor, on one link, with worker 0 staying (train::Churn::check) so far.
+  void check_churn(const RunConfig& config, const compress::Compressor& compressor,
+                   const topology::Topology& topology, const comm::NetworkModel& network) const;
   void check_placement(const RunConfig& config, const topology::Topology& topology,
                        const comm::NetworkModel& network) const;
   /// Every check a run passes, on its parts as built (planned_parts' or a rank's in build()):
@@ -112,7 +117,7 @@ class EngineCatalog : public Catalog {
   /// Every registry, in the order `laconic list` shows the kinds; each knows its kind's name.
   auto registries() const {
     return std::tie(datasets_, models_, optimizers_, topologies_, schedules_, compressors_, networks_, lr_schedules_,
-                    stop_rules_, placements_, hardware_);
+                    stop_rules_, placements_, hardware_, churn_);
   }
   /// `ask` of the registry of `kind`; ConfigError naming every kind for another.
   template <class Answer, class Ask>
@@ -142,6 +147,7 @@ class EngineCatalog : public Catalog {
   Registry<train::StopRule> stop_rules_;
   Registry<Placement> placements_;
   Registry<Hardware> hardware_;
+  Registry<train::Churn> churn_;
 };
 
 }  // namespace laconic::engine

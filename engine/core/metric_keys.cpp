@@ -28,6 +28,8 @@ const std::vector<KeyInfo>& all_keys() {
       {kProjectedTimeCommunicate, "seconds"},
       {kTimeDelay, "seconds"},
       {kProjectedTimeStep, "seconds"},
+      {kMembers, "workers"},
+      {kJoinBytes, "bytes"},
       {kModelParameters, "parameters"},
       {kDecodedPayloads, "payloads"},
       {kTestAccuracy, "fraction in [0, 1]"},
@@ -46,7 +48,7 @@ const std::vector<KeyInfo>& all_keys() {
 
 bool is_byte_key(std::string_view key) {
   return key == kBytesSent || key == kBytesReceived || key == kBytesDense || key == kPayloadBytes || key == kLinkBytes ||
-         key == kBetweenLinkBytes || key == kBetweenSharedBytes;
+         key == kBetweenLinkBytes || key == kBetweenSharedBytes || key == kJoinBytes;
 }
 
 Goal goal_of(std::string_view key) {

@@ -34,6 +34,10 @@ inline constexpr const char* kBetweenSharedBytes = "between_shared_bytes";
 inline constexpr const char* kProjectedTimeCommunicate = "projected_time_communicate";
 inline constexpr const char* kTimeDelay = "time_delay";
 inline constexpr const char* kProjectedTimeStep = "projected_time_step";
+// Workers that leave and join (churn), by worker 0 at a step where those present change: their
+// count, and the bytes it sent the joiners (their weights and optimizer state).
+inline constexpr const char* kMembers = "members";
+inline constexpr const char* kJoinBytes = "join_bytes";
 // A parameter server under stale_sync and async, per applied update.
 inline constexpr const char* kStaleness = "staleness";
 inline constexpr const char* kUpdateLag = "update_lag";

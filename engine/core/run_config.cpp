@@ -86,6 +86,9 @@ const std::vector<RunField>& RunConfig::fields() {
           "the compressor reports judge every other one against: none() (the default, full precision) or "
           "another of the swept compressors, with its fields (baseline = fp16()); docs/reports.md")),
       integer("batch_size", &C::batch_size, 1, "examples per worker per step"),
+      recorded_when_set(component("churn", "churn", &C::churn,
+                                  "workers that leave and join: calm() (the default) or script { events = \"leave 3 "
+                                  "at 200; join 3 at 400\" } (docs/topologies.md)")),
       recorded_when_set(number("clip_norm", &C::clip_norm, true,
                                "the gradient the optimizer steps on (the workers' average) is scaled to this global "
                                "L2 norm when above it, as torch.nn.utils.clip_grad_norm_; 0 = no clipping (>= 0)")),

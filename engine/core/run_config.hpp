@@ -47,6 +47,8 @@ struct RunConfig {
   ComponentSpec placement{"placement", "processes", {}};
   /// What reports project the runs onto besides this machine (measured, or a hardware profile).
   ComponentSpec hardware{"hardware", "measured", {}};
+  /// Workers that leave and join during the run (calm, or a script of changes; engine/train/churn.hpp).
+  ComponentSpec churn{"churn", "calm", {}};
   /// The compressor reports judge every other one against (`baseline = fp16()`); by default
   /// the compressor field's own default, a full-precision exchange.
   ComponentSpec baseline{"compressor", "none", {}};

@@ -17,7 +17,7 @@ class TimedReducer : public compress::SumReducer {
     comm_.allreduce_sum(values, algorithm_);
     seconds += seconds_since(t);
   }
-  int workers() const override { return comm_.size(); }
+  int workers() const override { return comm_.present(); }
   double seconds = 0;
 
  private:
@@ -38,7 +38,8 @@ class PeerWait {
   PeerWait(comm::Communicator& comm, bool enabled)
       : comm_(comm),
         enabled_(enabled),
-        board_(enabled ? comm.arrivals() : nullptr),
+        // A board waits for every rank; with some absent (churn) a barrier around those present.
+        board_(enabled && comm.members().empty() ? comm.arrivals() : nullptr),
         on_shared_clock_(board_ != nullptr && board_->on_shared_clock() && rank_clock() == RankClockKind::Wall) {}
 
   /// Before the exchange's first collective.
@@ -81,7 +82,7 @@ void sum_in_transit(std::span<float> gradient, compress::Compressor& compressor,
                     const WireCodec& codec, compress::Payload& payload, comm::AllreduceAlgorithm algorithm,
                     PeerWait& peers, ExchangeStats& stats) {
   double t = rank_seconds();
-  const float scale = 1.0f / static_cast<float>(comm.size());
+  const float scale = 1.0f / static_cast<float>(comm.present());
   for (float& v : gradient) v *= scale;
   if (codec.idempotent()) {
     compressor.compress(gradient, payload);
@@ -114,7 +115,13 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
   // A codec that is not idempotent runs on the ring only (AllreduceTopology::check refuses another).
   if (codec != nullptr && !codec->idempotent() && algorithm != comm::AllreduceAlgorithm::Hierarchical)
     algorithm = comm::AllreduceAlgorithm::Ring;
-  stats.bytes_dense = comm::allreduce_bytes_sent(gradient.size(), comm.size(), comm.rank(), algorithm);
+  // The workers present (churn) sum around their ring, this rank at its place in it.
+  if (!comm.members().empty()) algorithm = comm::AllreduceAlgorithm::Ring;
+  const auto& members = comm.members();
+  const int place = members.empty()
+                        ? comm.rank()
+                        : static_cast<int>(std::lower_bound(members.begin(), members.end(), comm.rank()) - members.begin());
+  stats.bytes_dense = comm::allreduce_bytes_sent(gradient.size(), comm.present(), place, algorithm);
   PeerWait peers(comm, wait_for_peers);
   comm::ByteCounters before;
 
@@ -166,7 +173,7 @@ ExchangeStats exchange_compressed(std::span<float> gradient, compress::Compresso
     for (const auto& p : payloads) compressor.decompress_add(p, gradient);
     stats.decoded_payloads = static_cast<std::uint32_t>(payloads.size());
   }
-  compressor.aggregate(gradient, comm.size());
+  compressor.aggregate(gradient, comm.present());
   stats.time_decompress = seconds_since(t);
   peers.derive(stats);
 

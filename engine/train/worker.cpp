@@ -116,12 +116,13 @@ class WorkerLoop {
         liveness_(*parts.liveness),
         // Under a synchronous schedule every worker reaches each evaluation together, so all take
         // part (and split it when their replicas agree); otherwise worker 0 evaluates alone.
-        shared_evaluation_(parts.schedule->traits().exchanges_each_gradient),
+        shared_evaluation_(parts.schedule->traits().exchanges_each_gradient && !churns(parts)),
         trainer_(config, parts, comm),
         fingerprint_(config_fingerprint(config)) {}
 
   WorkerResult run() {
     resume();
+    if (churns(parts_)) join_members(parts_.churn->present(step_ - 1, config_.workers));
     liveness_.enter("training");
     WorkerResult result;
     for (std::int64_t epoch = resumed_.epoch; epoch < config_.epochs; ++epoch) {
@@ -187,6 +188,7 @@ class WorkerLoop {
 
   // The schedule's step at the current one, timed and recorded; returns when it ended.
   Clock::time_point run_step(std::int64_t epoch) {
+    if (churns(parts_) && !take_part(epoch)) return Clock::now();  // absent: trains and records nothing
     set_learning_rate(parts_, callbacks_, config_, step_, epoch, steps_per_epoch_);
     const StepPoint at{epoch, step_, callbacks_};
     trainer_.compressor().advance(at);
@@ -202,6 +204,58 @@ class WorkerLoop {
     if (derived_clock_) derived_seconds_ += seconds;
     trainer_.record_step(sink_, step_, epoch, wall(), seconds);
     return step_end;
+  }
+
+  static bool churns(const WorkerParts& parts) { return parts.churn && parts.churn->name() != "calm"; }
+
+  // Churn: whether this worker takes part in the step; the workers present change first, and one
+  // that comes back takes worker 0's weights and optimizer state (worker 0 never leaves).
+  bool take_part(std::int64_t epoch) {
+    const std::vector<int> now = parts_.churn->present(step_, config_.workers);
+    const bool here = std::binary_search(now.begin(), now.end(), comm_.rank());
+    if (now == members_) return here;
+    std::vector<int> joiners;
+    std::set_difference(now.begin(), now.end(), members_.begin(), members_.end(), std::back_inserter(joiners));
+    join_members(now);
+    if (comm_.rank() == 0 || here) hand_over(joiners, epoch);
+    // Those present hold the same weights again, or the run ends here saying whose differ.
+    if (here && !joiners.empty()) check_identical_start(*parts_.model, comm_);
+    if (comm_.rank() == 0) sink_.record({keys::kMembers, step_, epoch, 0, wall(), static_cast<double>(now.size())});
+    return here;
+  }
+
+  // The workers present from now on: the collectives run around them (a rank absent takes part in none).
+  void join_members(const std::vector<int>& present) {
+    members_ = present;
+    if (std::binary_search(present.begin(), present.end(), comm_.rank())) comm_.set_members(present);
+  }
+
+  // Worker 0 sends each joiner its weights and optimizer state, the size first; the bytes it
+  // sent are recorded as join_bytes.
+  void hand_over(const std::vector<int>& joiners, std::int64_t epoch) {
+    const bool joining = std::binary_search(joiners.begin(), joiners.end(), comm_.rank());
+    if (comm_.rank() != 0 && !joining) return;
+    if (joining) {
+      std::uint64_t size = 0;
+      comm_.send_recv(-1, {}, 0, {reinterpret_cast<std::uint8_t*>(&size), sizeof size});
+      std::vector<std::uint8_t> bytes(size);
+      comm_.send_recv(-1, {}, 0, bytes);
+      StateReader in(bytes);
+      load_model(in, *parts_.model);
+      parts_.optimizer->load_state(in);
+      return;
+    }
+    std::vector<std::uint8_t> bytes;
+    StateWriter out(bytes);
+    save_model(out, *parts_.model);
+    parts_.optimizer->save_state(out);
+    const std::uint64_t size = bytes.size();
+    for (int j : joiners) {
+      comm_.send_recv(j, {reinterpret_cast<const std::uint8_t*>(&size), sizeof size}, -1, {});
+      comm_.send_recv(j, bytes, -1, {});
+    }
+    if (!joiners.empty())
+      sink_.record({keys::kJoinBytes, step_, epoch, 0, wall(), static_cast<double>(joiners.size() * (size + 8))});
   }
 
   // A NaN or infinite loss, or one above divergence_factor x the first step's, ends the run.
@@ -314,6 +368,7 @@ class WorkerLoop {
   const bool derived_clock_ = rank_clock() == RankClockKind::ThreadCpu;
   double derived_seconds_ = 0, epoch_derived_start_ = 0;
   std::int64_t step_ = 0;
+  std::vector<int> members_;  // churn: the workers present at the last step
   double first_loss_ = 0, loss_sum_ = 0;
   double final_test_accuracy_ = -1;
 };

@@ -19,6 +19,7 @@
 #include "engine/train/optim/lr_schedule.hpp"
 #include "engine/train/models/model.hpp"
 #include "engine/train/optim/optimizer.hpp"
+#include "engine/train/churn.hpp"
 #include "engine/train/stopping.hpp"
 
 namespace laconic::train {
@@ -59,6 +60,7 @@ struct WorkerParts {
   std::unique_ptr<LrSchedule> lr_schedule;  ///< empty: the optimizer's rate throughout
   ComponentSpec lr_schedule_spec;           ///< resolved, for its common fields
   std::unique_ptr<StopRule> stop_rule;      ///< empty: every epoch runs
+  std::unique_ptr<Churn> churn;             ///< workers that leave and join; empty: none
   /// Where the rank marks its phase and progress for the controller's hang detection (the
   /// worker process sends it on; engine/core/liveness.hpp); by default one nobody watches.
   Liveness* liveness = &unwatched_liveness();

@@ -37,6 +37,7 @@ FakeCatalog::FakeCatalog() {
   add({"placement", "processes", "a process per rank", {}});
   add({"placement", "threads", "threads of one process", {}});
   add({"hardware", "measured", "no projection", {}});
+  add({"churn", "calm", "no change", {}});
   add({"network",
        "link",
        "a link",

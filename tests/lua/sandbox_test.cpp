@@ -88,7 +88,7 @@ TEST_CASE("reading an undefined global is an error, such as a misspelled constru
   const auto path = dir.write("typo.lua", "experiment {\n  name = 'x',\n  compressor = topK { ratio = 0.1 },\n}\n");
   CHECK(load_error(path, catalog) ==
         path +
-            ":3: undefined global 'topK'; did you mean 'topk'? (constructors: compressor: "
+            ":3: undefined global 'topK'; did you mean 'topk'? (constructors: churn: calm; compressor: "
             "chain, none, topk; dataset: fashion_mnist; hardware: measured; lr_schedule: constant; model: lenet5, mlp; "
             "network: link; optimizer: sgd; placement: processes, threads; schedule: synchronous; stopping: never; "
             "topology: allreduce)");
@@ -192,7 +192,7 @@ TEST_CASE("an unknown experiment field suggests the closest and lists the known 
   CHECK(
       load_error(path, catalog) ==
       path +
-          ":4: unknown experiment field 'compresor'; did you mean 'compressor'? (known: baseline, batch_size, clip_norm, compressor, data, "
+          ":4: unknown experiment field 'compresor'; did you mean 'compressor'? (known: baseline, batch_size, churn, clip_norm, compressor, data, "
           "divergence_factor, epochs, eval_every, eval_limit, exchange, hardware, lr_schedule, max_steps, model, name, "
           "network, "
           "optimizer, placement, repeats, runs_per_seed, schedule, seeds, stopping, timeout, topology, workers)");

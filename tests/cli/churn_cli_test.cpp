@@ -1,0 +1,114 @@
+// churn = script { events = "leave 3 at 4; join 3 at 8" } end to end (issue 68, the first part):
+// the absent worker records nothing for the steps it missed and nothing twice, the others sum
+// around a ring of three meanwhile, worker 0 hands the joiner its state, the same bits under
+// process ranks as under thread ranks, and the steps before the first change as in the calm run.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <tuple>
+
+#include "cli_harness.hpp"
+#include "storage/database.hpp"
+#include "storage/statement.hpp"
+
+using namespace laconic;
+using namespace laconic::testing;
+
+namespace {
+
+std::string churn_experiment(const std::string& churn, const std::string& schedule = "synchronous()") {
+  return "experiment {\n"
+         "  name = \"churn\",\n"
+         "  data = synthetic { shape = {1, 8, 8}, n = 2048, test_n = 64 },\n"
+         "  model = mlp { sizes = {64, 64, 10} },\n"
+         "  optimizer = sgd { lr = 0.1, momentum = 0.9 },\n"
+         "  batch_size = 16, workers = 4, max_steps = 12, eval_limit = 64, timeout = 30,\n"
+         "  schedule = " + schedule + ",\n"
+         "  churn = " + churn + ",\n"
+         "  placement = sweep { processes(), threads() },\n"
+         "}\n";
+}
+
+// (run name, key, step, worker) -> value, and how many rows each had.
+struct Rows {
+  std::map<std::tuple<std::string, std::string, std::int64_t, std::int64_t>, double> value;
+  std::map<std::tuple<std::string, std::string, std::int64_t, std::int64_t>, int> count;
+};
+
+Rows rows_of(const std::string& path) {
+  auto db = storage::Database::open_read_only(path);
+  storage::Statement q(db->handle(),
+                       "SELECT r.name, m.key, m.step, m.worker, m.value FROM metrics m JOIN runs r ON r.id = m.run_id");
+  Rows out;
+  while (q.step()) {
+    const auto key = std::tuple{q.column_text(0), q.column_text(1), q.column_int64(2), q.column_int64(3)};
+    out.value[key] = q.column_double(4);
+    ++out.count[key];
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a worker leaves and joins by script: rows for the steps it trained, a ring of three meanwhile, the "
+          "same bits as processes and threads",
+          "[cli][e2e][churn]") {
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/c.lua", churn_experiment("sweep { calm(), script { events = \"leave 3 at 4; join 3 at 8\" } }"));
+  const auto run = run_laconic(dir, "run c.lua --db c.db --quiet", 300);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  const Rows rows = rows_of(dir + "/c.db");
+  const std::string churn_p = "churn=script,events=leave 3 at 4; join 3 at 8,placement=processes,seed=1";
+  const std::string churn_t = "churn=script,events=leave 3 at 4; join 3 at 8,placement=threads,seed=1";
+  const std::string calm_p = "churn=calm,placement=processes,seed=1";
+  for (const auto& [key, n] : rows.count) CHECK(n == 1);  // nothing twice
+  const auto has = [&](const std::string& run, const char* key, std::int64_t step, std::int64_t worker) {
+    return rows.value.count({run, key, step, worker}) == 1;
+  };
+  const auto at = [&](const std::string& run, const char* key, std::int64_t step, std::int64_t worker) {
+    return rows.value.at({run, key, step, worker});
+  };
+  for (const std::string& name : {churn_p, churn_t}) {
+    INFO(name);
+    for (std::int64_t step = 0; step < 12; ++step)
+      for (std::int64_t worker = 0; worker < 4; ++worker) {
+        const bool absent = worker == 3 && step >= 4 && step < 8;
+        CHECK(has(name, "train_loss", step, worker) == !absent);
+        CHECK(has(name, "bytes_sent", step, worker) == !absent);
+      }
+    CHECK(at(name, "members", 4, 0) == 3);
+    CHECK(at(name, "members", 8, 0) == 4);
+    CHECK(!has(name, "members", 5, 0));
+    CHECK(at(name, "join_bytes", 8, 0) > 4 * 4810);  // the MLP's 4,810 weights and their momentum
+    // Three workers sum around a ring of three: 2 x 2/3 of the gradient, against 2 x 3/4 of it.
+    CHECK(at(name, "bytes_sent", 5, 0) / at(name, "bytes_sent", 2, 0) == Approx((4.0 / 3) / (6.0 / 4)).epsilon(0.01));
+  }
+  // The same bits under processes as under threads; the calm run's before the first change.
+  for (const auto& [key, value] : rows.value) {
+    const auto& [name, metric, step, worker] = key;
+    if (name != churn_p || (metric != "train_loss" && metric != "bytes_sent")) continue;
+    CHECK(value == at(churn_t, metric.c_str(), step, worker));
+    if (step < 4) CHECK(value == at(calm_p, metric.c_str(), step, worker));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("churn is refused where it cannot run yet, with the reason", "[cli][churn]") {
+  const std::string dir = make_temp_dir();
+  const auto refused = [&](const std::string& file) {
+    write_file(dir + "/r.lua", file);
+    const auto out = run_laconic(dir, "check r.lua", 120);
+    CHECK(out.status != 0);
+    return out.out + out.err;
+  };
+  CHECK_THAT(refused(churn_experiment("script { events = \"leave 0 at 4\" }")), Catch::Contains("worker 0 stays"));
+  CHECK_THAT(refused(churn_experiment("script { events = \"leave 5 at 4\" }")),
+             Catch::Contains("rank 5 cannot leave a run of 4 workers"));
+  CHECK_THAT(refused(churn_experiment("script { events = \"join 2 at 4\" }")), Catch::Contains("it is present then"));
+  CHECK_THAT(refused(churn_experiment("script { events = \"leave 2 on 4\" }")),
+             Catch::Contains("each change is \"leave RANKS at STEP\""));
+  CHECK_THAT(refused(churn_experiment("script { events = \"leave 2 at 4\" }", "local_sgd { period = 4 }")),
+             Catch::Contains("under schedule = synchronous(), not local_sgd"));
+  std::filesystem::remove_all(dir);
+}
