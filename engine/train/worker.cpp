@@ -217,7 +217,7 @@ class WorkerLoop {
     std::vector<int> joiners;
     std::set_difference(now.begin(), now.end(), members_.begin(), members_.end(), std::back_inserter(joiners));
     join_members(now);
-    if (comm_.rank() == 0 || here) hand_over(joiners, epoch);
+    hand_over(joiners, epoch);
     // Those present hold the same weights again, or the run ends here saying whose differ.
     if (here && !joiners.empty()) check_identical_start(*parts_.model, comm_);
     if (comm_.rank() == 0) sink_.record({keys::kMembers, step_, epoch, 0, wall(), static_cast<double>(now.size())});
@@ -234,7 +234,7 @@ class WorkerLoop {
   // sent are recorded as join_bytes.
   void hand_over(const std::vector<int>& joiners, std::int64_t epoch) {
     const bool joining = std::binary_search(joiners.begin(), joiners.end(), comm_.rank());
-    if (comm_.rank() != 0 && !joining) return;
+    if (joiners.empty() || (comm_.rank() != 0 && !joining)) return;  // only leaving: nothing to hand over
     if (joining) {
       std::uint64_t size = 0;
       comm_.send_recv(-1, {}, 0, {reinterpret_cast<std::uint8_t*>(&size), sizeof size});
@@ -254,8 +254,7 @@ class WorkerLoop {
       comm_.send_recv(j, {reinterpret_cast<const std::uint8_t*>(&size), sizeof size}, -1, {});
       comm_.send_recv(j, bytes, -1, {});
     }
-    if (!joiners.empty())
-      sink_.record({keys::kJoinBytes, step_, epoch, 0, wall(), static_cast<double>(joiners.size() * (size + 8))});
+    sink_.record({keys::kJoinBytes, step_, epoch, 0, wall(), static_cast<double>(joiners.size() * (size + 8))});
   }
 
   // A NaN or infinite loss, or one above divergence_factor x the first step's, ends the run.
