@@ -49,6 +49,11 @@ ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
   return of_kind<ComponentSpec>(spec.kind, [&](const auto& registry) { return registry.resolve(spec); });
 }
 
+ComponentSpec EngineCatalog::combine(const std::string& kind, const std::vector<ComponentSpec>& parts) const {
+  if (kind == "churn") return resolve(train::combine_churn_changes(parts));
+  return Catalog::combine(kind, parts);
+}
+
 namespace {
 
 // The shape of each of the model's parameters, as compressors see the gradient's layers.
@@ -127,7 +132,7 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config, int rank) const
   parts.lr_schedule_spec = lr_schedules_.resolve(config.lr_schedule);
   parts.lr_schedule = lr_schedules_.create(parts.lr_schedule_spec);
   parts.stop_rule = stop_rules_.create(config.stopping);
-  parts.churn = churn_.create(config.churn);
+  parts.churn = churn_.create(churn_of_run(config));
   parts.topology->wire({.staleness_bound = parts.schedule->staleness_bound(),
                         .flat_compressor = flat_compressor_factory(compressors_, config)});
   parts.stragglers = train::Stragglers::from(config.schedule);
@@ -158,6 +163,14 @@ void EngineCatalog::check_parts(const RunConfig& config, const train::Model& mod
   check_churn(config, compressor, topology, network);
 }
 
+ComponentSpec EngineCatalog::churn_of_run(const RunConfig& config) {
+  ComponentSpec churn = config.churn;
+  const auto seed = churn.fields.find("seed");
+  if (churn.name == "random" && (seed == churn.fields.end() || seed->second == Value{std::int64_t{0}}))
+    churn.fields["seed"] = Value{config.seed};
+  return churn;
+}
+
 void EngineCatalog::check_churn(const RunConfig& config, const compress::Compressor& compressor,
                                 const topology::Topology& topology, const comm::NetworkModel& network) const {
   if (config.churn.name == "calm") return;
@@ -169,7 +182,7 @@ void EngineCatalog::check_churn(const RunConfig& config, const compress::Compres
     refuse("over topology = allreduce { } without overlap (the ring around the workers present)");
   if (!compressor.summable()) refuse(str_cat("compressors whose payloads are summed, not ", config.compressor.name));
   if (!network.islands(world_size(config)).empty()) refuse("on one link, not on islands");
-  churn_.create(config.churn)->check(config.workers);
+  churn_.create(churn_of_run(config))->check(config.workers);
 }
 
 void EngineCatalog::check_islands(const RunConfig& config, const comm::NetworkModel& network) const {

@@ -36,6 +36,10 @@ class EngineCatalog : public Catalog {
   std::vector<std::string> kinds() const override;
   std::vector<ComponentInfo> infos(const std::string& kind) const override;
   ComponentSpec resolve(const ComponentSpec& spec) const override;
+  /// `churn = { leave { ... }, join { ... } }`: the script the changes make (train::combine_churn_changes).
+  ComponentSpec combine(const std::string& kind, const std::vector<ComponentSpec>& parts) const override;
+  /// The run's churn, a random one's seed 0 made the run's.
+  static ComponentSpec churn_of_run(const RunConfig& config);
 
   /// Builds every component of rank `rank` of a run. Seeds LibTorch with config.seed before
   /// building the model, so all workers of a run start from identical weights; the compressor

@@ -257,6 +257,45 @@ void read_tune(lua_State* L, const LoadContext& context, Sampling& draft) {
   lua_pop(L, 1);
 }
 
+/// A component field given a plain list of components (`churn = { leave { ... }, join { ... } }`)
+/// gets the one component the catalog makes of them, in the table itself.
+void combine_component_lists(lua_State* L, LoadContext& context, const std::string& location) {
+  for (const auto& [key, item] : read_fields(L, 1, "experiment")) {
+    const auto* table = std::get_if<Unsupported>(&item);
+    const ExperimentField* field = find_experiment_field(key);
+    if (table == nullptr || table->type_name != "table" || field == nullptr ||
+        field->type != ExperimentFieldType::Component)
+      continue;
+    lua_getfield(L, 1, key.c_str());
+    const std::vector<LuaItem> items = read_list(L, -1, str_cat("experiment field '", key, "'"));
+    lua_pop(L, 1);
+    const auto fail = [&](const std::string& message) {
+      const int line = field_line(L, key);
+      if (line > 0) throw LineConfigError(str_cat("experiment field '", key, "': ", message), line);
+      throw ConfigError(str_cat("experiment field '", key, "': ", message));
+    };
+    std::vector<ComponentSpec> parts;
+    for (const LuaItem& part : items) {
+      const auto* ref = std::get_if<ComponentRef>(&part);
+      if (ref == nullptr) fail(str_cat("a list of components, got ", describe(context, part)));
+      parts.push_back(context.components[ref->index].resolved);
+    }
+    Component combined;
+    try {
+      combined.resolved = context.catalog.combine(field->run->kind, parts);
+    } catch (const ConfigError& e) {
+      fail(e.what());
+    }
+    combined.written = combined.resolved;
+    combined.written_order = {};
+    for (const auto& [name, value] : combined.written.fields) combined.written_order.push_back(name);
+    combined.location = location;
+    context.components.push_back(std::move(combined));
+    push_handle(L, context.components.size() - 1, kComponentMeta);
+    lua_setfield(L, 1, key.c_str());
+  }
+}
+
 /// The "file:line: " of the experiment { } call; ConfigError when it was called before.
 std::string call_location(lua_State* L, const LoadContext& context) {
   luaL_where(L, 1);
@@ -278,6 +317,7 @@ int experiment_body(lua_State* L) {
     throw ConfigError(str_cat("experiment takes one table (experiment { name = \"...\", ... }), got ",
                               lua_gettop(L) == 0 ? "nothing" : describe(context, read_item(L, 1))));
   take_callbacks(L, context);
+  combine_component_lists(L, context, location);
   std::optional<std::vector<LuaItem>> seeds;
   if (push_field(L, "seeds") == LUA_TTABLE) seeds = read_list(L, -1, "experiment field 'seeds'");
   lua_pop(L, 1);

@@ -195,6 +195,7 @@ ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& 
     if (hardware != nullptr) report.sections.push_back(hardware_section(in, links));
     if (auto kinds = link_kinds_section(in)) report.sections.push_back(std::move(*kinds));
     if (auto slow = slow_rank_section(in)) report.sections.push_back(std::move(*slow));
+    if (auto churn = churn_section(in)) report.sections.push_back(std::move(*churn));
     report.sections.push_back(convergence_section(in, draft.plots));
     if (!std::isnan(draft.target)) report.sections.push_back(target_section(in));
     bool messages_recorded = false;

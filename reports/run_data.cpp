@@ -271,6 +271,8 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
     data.decoded_payloads = it->second.last;
   collect_step_quartiles(db, data);
   data.slow_rank = slow_rank_of(db, run.id, run.workers);
+  if (run.config.contains("churn") && run.config["churn"].value("name", "calm") != "calm")
+    data.member_changes = member_changes_of(db, run.id);
   collect_epochs(db, data, metric);
   collect_evaluations(db, data, metric);
   if (const auto it = data.facts.text.find(LayerCodecCosts::kFact); it != data.facts.text.end())

@@ -11,6 +11,7 @@
 
 #include "engine/core/layer_costs.hpp"
 #include "engine/core/resolved_run.hpp"
+#include "reports/churn.hpp"
 #include "reports/experiment_runs.hpp"
 #include "reports/slow_rank.hpp"
 #include "storage/database.hpp"
@@ -97,6 +98,8 @@ struct RunData {
   LayerCodecCosts layer_costs;
   /// Which of its ranks the others waited for, and each phase's slowest rank (collect_run_data).
   SlowRank slow_rank;
+  /// Churn: the steps at which its workers present changed (reports/churn.hpp); empty for a calm run.
+  std::vector<MemberChange> member_changes;
   std::vector<EpochPoint> epochs;      ///< ordered by epoch
   std::vector<EvalPoint> evaluations;  ///< ordered by step
   /// Steps of each epoch: the steps taken at the first epoch's last evaluation (its end); 0 when

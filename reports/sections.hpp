@@ -56,6 +56,11 @@ std::optional<Section> link_kinds_section(const SectionInput& in);
 /// rank (reports/slow_rank.hpp); nothing when no run had a rank waited for.
 std::optional<Section> slow_rank_section(const SectionInput& in);
 
+/// 3e. Workers that leave and join: per run with churn, its changes, the state handed to the
+/// joiners (measured, and projected onto the run's link) and its test metric against its calm
+/// twin's (reports/churn.hpp); nothing when no run had churn.
+std::optional<Section> churn_section(const SectionInput& in);
+
 /// 4. Test metric per epoch and against cumulative measured and projected time (figures
 /// "convergence_epoch" and "convergence_time").
 Section convergence_section(const SectionInput& in, std::vector<FigurePlot>& plots);

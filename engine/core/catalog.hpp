@@ -17,6 +17,9 @@ class Catalog {
   virtual std::vector<ComponentInfo> infos(const std::string& kind) const = 0;
   /// Checks and completes a spec of any kind (ConfigError on unknown names or bad values).
   virtual ComponentSpec resolve(const ComponentSpec& spec) const = 0;
+  /// A list of components where a field takes one (`churn = { leave { ... }, join { ... } }`) made
+  /// into the one component it stands for; ConfigError where the kind takes no list.
+  virtual ComponentSpec combine(const std::string& kind, const std::vector<ComponentSpec>& parts) const;
 };
 
 }  // namespace laconic

@@ -35,9 +35,12 @@ inline constexpr const char* kProjectedTimeCommunicate = "projected_time_communi
 inline constexpr const char* kTimeDelay = "time_delay";
 inline constexpr const char* kProjectedTimeStep = "projected_time_step";
 // Workers that leave and join (churn), by worker 0 at a step where those present change: their
-// count, and the bytes it sent the joiners (their weights and optimizer state).
+// count, each rank's change (+1 joined, -1 left; the row's worker is that rank), the bytes it
+// sent the joiners (their weights and optimizer state) and the seconds that hand-over took.
 inline constexpr const char* kMembers = "members";
+inline constexpr const char* kMemberChange = "member_change";
 inline constexpr const char* kJoinBytes = "join_bytes";
+inline constexpr const char* kJoinSeconds = "join_seconds";
 // A parameter server under stale_sync and async, per applied update.
 inline constexpr const char* kStaleness = "staleness";
 inline constexpr const char* kUpdateLag = "update_lag";

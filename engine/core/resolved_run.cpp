@@ -27,9 +27,13 @@ json link_json(const LinkSpec& l, bool emulated) {
 }
 
 LinkSpec link_of(const json& l) {
-  LinkSpec spec{l.at("text").get<std::string>(),           l.at("bits_per_second").get<double>(),
-                l.at("latency_seconds").get<double>(),     l.at("overhead_seconds").get<double>(),
-                l.at("host_bits_per_second").get<double>(), l.at("payload_fraction").get<double>()};
+  LinkSpec spec;
+  spec.text = l.at("text").get<std::string>();
+  spec.bits_per_second = l.at("bits_per_second").get<double>();
+  spec.latency_seconds = l.at("latency_seconds").get<double>();
+  spec.overhead_seconds = l.at("overhead_seconds").get<double>();
+  spec.host_bits_per_second = l.at("host_bits_per_second").get<double>();
+  spec.payload_fraction = l.at("payload_fraction").get<double>();
   for (const json& c : l.value("trace", json::array())) {
     LinkChange change{c.at(0).get<double>(), c.at(1).get<double>(), std::nullopt};
     if (!c.at(2).is_null()) change.latency_seconds = c.at(2).get<double>();

@@ -1,6 +1,7 @@
 #include "engine/train/churn.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "engine/core/error.hpp"
@@ -9,7 +10,7 @@ namespace laconic::train {
 
 std::vector<int> Churn::present(std::int64_t step, std::int64_t workers) const {
   std::vector<bool> in(static_cast<std::size_t>(workers), true);
-  for (const ChurnEvent& e : events()) {
+  for (const ChurnEvent& e : events_through(step, workers)) {
     if (e.step > step) break;
     for (int r : e.ranks) in.at(static_cast<std::size_t>(r)) = e.join;
   }
@@ -32,6 +33,58 @@ void Churn::check(std::int64_t workers) const {
                                   e.join ? "present" : "absent", " then"));
       in[static_cast<std::size_t>(r)] = e.join;
     }
+}
+
+namespace {
+
+// A uniform draw in [0, 1) from (seed, step, rank, what) alone: splitmix64 over their mix.
+double uniform_at(std::int64_t seed, std::int64_t step, std::int64_t rank, std::uint64_t what) {
+  std::uint64_t z = static_cast<std::uint64_t>(seed) * 0x9E3779B97F4A7C15ULL ^ static_cast<std::uint64_t>(step) << 20 ^
+                    static_cast<std::uint64_t>(rank) << 4 ^ what;
+  for (int round = 0; round < 2; ++round) {
+    z += 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+  }
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+}  // namespace
+
+const std::vector<ChurnEvent>& RandomChurn::events_through(std::int64_t step, std::int64_t workers) const {
+  if (back_at_.empty()) back_at_.assign(static_cast<std::size_t>(workers), 0);
+  for (; drawn_ < step; ++drawn_) {
+    const std::int64_t s = drawn_ + 1;
+    ChurnEvent joins{true, {}, s}, leaves{false, {}, s};
+    for (std::size_t r = 1; r < back_at_.size(); ++r) {
+      const auto rank = static_cast<std::int64_t>(r);
+      if (back_at_[r] == s) {
+        back_at_[r] = 0;
+        joins.ranks.push_back(static_cast<int>(r));
+      } else if (back_at_[r] == 0 && uniform_at(options_.seed, s, rank, 1) < options_.leave_rate) {
+        // Geometric on 1, 2, ... with mean m: ceil(ln u / ln(1 - 1/m)); always 1 for m = 1.
+        const double p = 1.0 / options_.mean_downtime;
+        const double u = 1.0 - uniform_at(options_.seed, s, rank, 2);  // in (0, 1]
+        const double down = p >= 1 ? 1.0 : std::max(1.0, std::ceil(std::log(u) / std::log1p(-p)));
+        back_at_[r] = s + static_cast<std::int64_t>(down);
+        leaves.ranks.push_back(static_cast<int>(r));
+      }
+    }
+    if (!joins.ranks.empty()) events_.push_back(std::move(joins));
+    if (!leaves.ranks.empty()) events_.push_back(std::move(leaves));
+  }
+  return events_;
+}
+
+OptionFields<RandomChurnOptions> RandomChurnOptions::fields() {
+  using O = RandomChurnOptions;
+  return OptionFields<O>()
+      .number("leave_rate", &O::leave_rate, "the chance that a worker present (not worker 0) leaves before a step",
+              closed(0, 1))
+      .number("mean_downtime", &O::mean_downtime,
+              "the mean steps a worker that left stays away (geometric on 1, 2, ...)", at_least(1))
+      .integer("seed", &O::seed, "the draws' seed; 0: the run's seed", at_least(0));
 }
 
 std::vector<ChurnEvent> parse_churn_events(const std::string& field, const std::string& text) {
@@ -64,6 +117,40 @@ std::vector<ChurnEvent> parse_churn_events(const std::string& field, const std::
   return events;
 }
 
+std::string churn_events_text(const std::vector<ChurnEvent>& events) {
+  std::string text;
+  for (const ChurnEvent& e : events) {
+    std::string ranks;
+    for (int r : e.ranks) ranks += str_cat(ranks.empty() ? "" : ",", r);
+    text += str_cat(text.empty() ? "" : "; ", e.join ? "join " : "leave ", ranks, " at ", e.step);
+  }
+  return text;
+}
+
+ComponentSpec combine_churn_changes(const std::vector<ComponentSpec>& parts) {
+  if (parts.empty()) throw ConfigError("churn = { } lists no change: give leave { ... } and join { ... } in it");
+  std::vector<ChurnEvent> events;
+  for (const ComponentSpec& part : parts) {
+    if (part.kind != "churn" || (part.name != "leave" && part.name != "join"))
+      throw ConfigError(str_cat("churn = { ... } lists changes, leave { ranks = { 3 }, step = 200 } and join { ... }; got ",
+                                part.kind, " ", part.name));
+    const ChangeOptions o = ChangeOptions::fields().read(part);
+    events.push_back(ChurnEvent{part.name == "join", std::vector<int>(o.ranks.begin(), o.ranks.end()), o.step});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const ChurnEvent& a, const ChurnEvent& b) { return a.step < b.step; });
+  return ComponentSpec{"churn", "script", {{"events", Value{churn_events_text(events)}}}};
+}
+
+OptionFields<ChangeOptions> ChangeOptions::fields() {
+  using O = ChangeOptions;
+  return OptionFields<O>()
+      .integers("ranks", &O::ranks, "the ranks that leave (or join); worker 0 stays")
+      .integer("step", &O::step, "before this global step (counted from 0)", at_least(0))
+      .rule([](const ComponentSpec& spec, O& o) {
+        if (o.ranks.empty()) throw ConfigError(str_cat(spec.name, ".ranks names no rank"));
+      });
+}
+
 OptionFields<ScriptOptions> ScriptOptions::fields() {
   using O = ScriptOptions;
   return OptionFields<O>()
@@ -82,6 +169,14 @@ Registry<Churn> builtin_churn() {
   r.add<ScriptedChurn, ScriptOptions>(
       "script", "workers leave and join at the steps given; a joiner takes the weights and optimizer state of "
                 "worker 0's group (docs/topologies.md, \"Workers that leave and join\")");
+  r.add<RandomChurn, RandomChurnOptions>(
+      "random", "workers leave at random and come back after a random downtime, drawn from the seed; the changes "
+                "drawn are recorded (member_change)");
+  r.add<ChurnChange<false>, ChangeOptions>(
+      "leave", "the ranks given leave before the step given; a list, churn = { leave { ... }, join { ... } }, is a "
+               "script of changes");
+  r.add<ChurnChange<true>, ChangeOptions>(
+      "join", "the ranks given come back before the step given, with worker 0's weights and optimizer state");
   return r;
 }
 

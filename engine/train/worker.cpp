@@ -214,14 +214,26 @@ class WorkerLoop {
     const std::vector<int> now = parts_.churn->present(step_, config_.workers);
     const bool here = std::binary_search(now.begin(), now.end(), comm_.rank());
     if (now == members_) return here;
-    std::vector<int> joiners;
+    std::vector<int> joiners, leavers;
     std::set_difference(now.begin(), now.end(), members_.begin(), members_.end(), std::back_inserter(joiners));
+    std::set_difference(members_.begin(), members_.end(), now.begin(), now.end(), std::back_inserter(leavers));
+    const auto start = Clock::now();  // the hand-over's own time, on any rank clock
     join_members(now);
     hand_over(joiners, epoch);
     // Those present hold the same weights again, or the run ends here saying whose differ.
     if (here && !joiners.empty()) check_identical_start(*parts_.model, comm_);
-    if (comm_.rank() == 0) sink_.record({keys::kMembers, step_, epoch, 0, wall(), static_cast<double>(now.size())});
+    if (comm_.rank() == 0) record_change(joiners, leavers, now.size(), seconds_between(start, Clock::now()), epoch);
     return here;
+  }
+
+  // Worker 0's rows for a change: who joined (+1) and who left (-1), the count present, and the
+  // seconds the hand-over took (the joiners' state sent and the replicas checked equal).
+  void record_change(const std::vector<int>& joiners, const std::vector<int>& leavers, std::size_t present,
+                     double seconds, std::int64_t epoch) {
+    for (int r : joiners) sink_.record({keys::kMemberChange, step_, epoch, r, wall(), 1.0});
+    for (int r : leavers) sink_.record({keys::kMemberChange, step_, epoch, r, wall(), -1.0});
+    sink_.record({keys::kMembers, step_, epoch, 0, wall(), static_cast<double>(present)});
+    if (!joiners.empty()) sink_.record({keys::kJoinSeconds, step_, epoch, 0, wall(), seconds});
   }
 
   // The workers present from now on: the collectives run around them (a rank absent takes part in none).

@@ -5,9 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <sstream>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "cli_harness.hpp"
+#include "engine/core/units.hpp"
 #include "storage/database.hpp"
 #include "storage/statement.hpp"
 
@@ -46,6 +49,26 @@ Rows rows_of(const std::string& path) {
     ++out.count[key];
   }
   return out;
+}
+
+// The cells of one CSV line, quotes ("a,b") taken off.
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '\r') continue;  // CSV lines end in CRLF
+    if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) cells.emplace_back();
+    else cells.back() += c;
+  }
+  return cells;
+}
+
+std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(read_file(path));
+  for (std::string line; std::getline(in, line);) rows.push_back(csv_cells(line));
+  return rows;
 }
 
 }  // namespace
@@ -91,6 +114,41 @@ TEST_CASE("a worker leaves and joins by script: rows for the steps it trained, a
     CHECK(value == at(churn_t, metric.c_str(), step, worker));
     if (step < 4) CHECK(value == at(calm_p, metric.c_str(), step, worker));
   }
+  // The report's churn tables say what the rows say: the changes, the bytes handed over and their
+  // projection onto the runs' 1 Gbit/s link (two messages of 50 us each and the bytes at the
+  // payload rate), the calm twin's test accuracy.
+  const auto report = run_laconic(dir, "report churn --db c.db --out rep", 300);
+  INFO(report.out << report.err);
+  REQUIRE(report.status == 0);
+  const auto changes = csv_rows(dir + "/rep/tables/churn_changes.csv");
+  REQUIRE(changes.size() == 5);  // the header, two changes for each placement
+  CHECK(changes[0] == std::vector<std::string>{"run", "step", "left", "joined", "members", "join_bytes", "join_seconds",
+                                                "join_projected_seconds"});
+  for (std::size_t i = 1; i < changes.size(); ++i) {
+    const auto& c = changes[i];
+    INFO(c[0] << " " << c[1]);
+    const std::int64_t step = std::stoll(c[1]);
+    CHECK(step == (c[2] == "3" ? 4 : 8));
+    CHECK(c[c[2] == "3" ? 3 : 2].empty());
+    CHECK(std::stod(c[4]) == at(c[0], "members", step, 0));
+    if (step == 8) {
+      const double bytes = at(c[0], "join_bytes", step, 0);
+      CHECK(std::stod(c[5]) == bytes);
+      CHECK(std::stod(c[6]) == Approx(at(c[0], "join_seconds", step, 0)).epsilon(1e-6));
+      CHECK(std::stod(c[7]) == Approx(2 * 50e-6 + 8 * bytes / (1e9 * kTcpPayloadFraction)).epsilon(1e-6));
+    }
+  }
+  const auto summary = csv_rows(dir + "/rep/tables/churn.csv");
+  REQUIRE(summary.size() == 3);
+  for (std::size_t i = 1; i < summary.size(); ++i) {
+    const bool threads = summary[i][0] == churn_t;
+    CHECK((threads || summary[i][0] == churn_p));
+    CHECK(summary[i][1] == "1");  // leaves
+    CHECK(summary[i][2] == "1");  // joins
+    CHECK(summary[i][3] == "3");  // fewest present
+    const std::string calm = threads ? "churn=calm,placement=threads,seed=1" : calm_p;
+    CHECK(std::stod(summary[i][8]) == Approx(at(calm, "test_accuracy", 11, 0)).epsilon(1e-9));
+  }
   std::filesystem::remove_all(dir);
 }
 
@@ -110,5 +168,58 @@ TEST_CASE("churn is refused where it cannot run yet, with the reason", "[cli][ch
              Catch::Contains("each change is \"leave RANKS at STEP\""));
   CHECK_THAT(refused(churn_experiment("script { events = \"leave 2 at 4\" }", "local_sgd { period = 4 }")),
              Catch::Contains("under schedule = synchronous(), not local_sgd"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("churn as a list of leave and join changes is the script they spell", "[cli][churn]") {
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/l.lua",
+             churn_experiment("{ join { ranks = { 3 }, step = 8 }, leave { ranks = { 3 }, step = 4 } }"));
+  const auto check = run_laconic(dir, "check l.lua --json", 120);
+  INFO(check.out << check.err);
+  REQUIRE(check.status == 0);
+  const auto runs = nlohmann::json::parse(check.out);
+  REQUIRE(runs.size() == 2);  // the placement sweep
+  CHECK(runs[0]["config"]["churn"]["name"] == "script");
+  CHECK(runs[0]["config"]["churn"]["events"] == "leave 3 at 4; join 3 at 8");
+  write_file(dir + "/bad.lua", churn_experiment("{ leave { ranks = { 3 }, step = 4 }, calm() }"));
+  const auto bad = run_laconic(dir, "check bad.lua", 120);
+  CHECK(bad.status != 0);
+  CHECK_THAT(bad.err, Catch::Contains("bad.lua:8: experiment field 'churn': churn = { ... } lists changes"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("random churn: the changes drawn are recorded, rows match them, the same bits as processes and threads",
+          "[cli][e2e][churn]") {
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/r.lua", churn_experiment("random { leave_rate = 0.15, mean_downtime = 3 }"));
+  const auto run = run_laconic(dir, "run r.lua --db r.db --quiet", 300);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  const Rows rows = rows_of(dir + "/r.db");
+  for (const auto& [key, n] : rows.count) CHECK(n == 1);
+  const std::string procs = "placement=processes,seed=1", threads = "placement=threads,seed=1";
+  for (const std::string& name : {procs, threads}) {
+    INFO(name);
+    // Walk the recorded changes: a worker has a loss row exactly at the steps it was present.
+    std::vector<bool> present(4, true);
+    int changes = 0;
+    for (std::int64_t step = 0; step < 12; ++step) {
+      for (std::int64_t worker = 1; worker < 4; ++worker)
+        if (const auto c = rows.value.find({name, "member_change", step, worker}); c != rows.value.end()) {
+          CHECK(present[worker] == (c->second < 0));
+          present[worker] = c->second > 0;
+          ++changes;
+        }
+      for (std::int64_t worker = 0; worker < 4; ++worker)
+        CHECK(rows.value.count({name, "train_loss", step, worker}) == (present[worker] ? 1U : 0U));
+    }
+    CHECK(changes >= 2);  // seed 1 draws leaves and joins within 12 steps at this rate
+  }
+  for (const auto& [key, value] : rows.value) {
+    const auto& [name, metric, step, worker] = key;
+    if (name == procs && (metric == "train_loss" || metric == "bytes_sent" || metric == "member_change"))
+      CHECK(value == rows.value.at({threads, metric, step, worker}));
+  }
   std::filesystem::remove_all(dir);
 }
