@@ -177,7 +177,11 @@ void EngineCatalog::check_churn(const RunConfig& config, const compress::Compres
   const auto refuse = [&](const std::string& what) {
     throw ConfigError(str_cat("churn = ", config.churn.name, " { } runs ", what, " so far (issue 68)"));
   };
-  if (config.schedule.name != "synchronous") refuse(str_cat("under schedule = synchronous(), not ", config.schedule.name));
+  const std::string& schedule = config.schedule.name;
+  if (schedule != "synchronous" && schedule != "local_sgd" && schedule != "diloco")
+    refuse(str_cat("under synchronous(), local_sgd { } and diloco { }, not ", schedule));
+  if (schedule == "diloco" && schedules_.traits(config.schedule).streaming)
+    refuse("under diloco's whole-model rounds, not Streaming DiLoCo (fragments, overlap, alpha)");
   if (config.topology.name != "allreduce" || topology.overlap())
     refuse("over topology = allreduce { } without overlap (the ring around the workers present)");
   if (!compressor.summable()) refuse(str_cat("compressors whose payloads are summed, not ", config.compressor.name));

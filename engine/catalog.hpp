@@ -103,8 +103,8 @@ class EngineCatalog : public Catalog {
   /// built), and why.
   /// A cluster's islands hold the run's ranks; the hierarchical allreduce needs islands of one size.
   void check_islands(const RunConfig& config, const comm::NetworkModel& network) const;
-  /// Workers that leave and join run under synchronous SGD over an allreduce of a summable
-  /// compressor, on one link, with worker 0 staying (train::Churn::check) so far.
+  /// Workers that leave and join run under synchronous SGD, local SGD or whole-model DiLoCo, over
+  /// an allreduce of a summable compressor, on one link, with worker 0 staying (train::Churn::check).
   void check_churn(const RunConfig& config, const compress::Compressor& compressor,
                    const topology::Topology& topology, const comm::NetworkModel& network) const;
   void check_placement(const RunConfig& config, const topology::Topology& topology,

@@ -17,6 +17,7 @@ struct DilocoOptions {
   std::int64_t overlap = 0;
   double alpha = 0;
   bool islands = false;
+  JoinPolicy join = JoinPolicy::NextRound;
 
   static OptionFields<DilocoOptions> fields();
   static ScheduleTraits traits(const DilocoOptions& options) {
@@ -59,6 +60,10 @@ class DilocoSchedule : public Schedule {
   void step(StepActions& actions, const StepPoint& at) override;
   void save_state(StateWriter& out) const override;
   void load_state(StateReader& in) override;
+  /// With churn, whole-model rounds only (the catalog refuses fragments and overlap).
+  void pass(const StepPoint& at) override;
+  bool round_starts() const override { return since_round_.front() == 0; }
+  bool admits_joiners() const override { return options_.join == JoinPolicy::Now || round_starts(); }
 
  private:
   /// Averages fragment f of the model (or the whole of it), applying it now or tau steps on.

@@ -7,9 +7,10 @@
 namespace laconic::schedule {
 
 OptionFields<LocalSgdOptions> LocalSgdOptions::fields() {
-  return OptionFields<LocalSgdOptions>().step_integer(
+  auto fields = OptionFields<LocalSgdOptions>().step_integer(
       "period", &LocalSgdOptions::period,
       "local steps between two model averages (H); the last step of an epoch does not force an average", at_least(1));
+  return join_policy_field(fields, &LocalSgdOptions::join);
 }
 
 bool period_reached(std::int64_t& since, const StepValue& period, const char* field, const StepPoint& at) {
@@ -27,6 +28,10 @@ void LocalSgdSchedule::step(StepActions& actions, const StepPoint& at) {
     actions.average_models(at);
     since_average_ = 0;
   }
+}
+
+void LocalSgdSchedule::pass(const StepPoint& at) {
+  if (period_reached(since_average_, options_.period, "local_sgd.period", at)) since_average_ = 0;
 }
 
 }  // namespace laconic::schedule

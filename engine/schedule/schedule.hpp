@@ -75,6 +75,10 @@ struct ScheduleTraits {
   bool operator==(const ScheduleTraits& other) const = default;
 };
 
+/// When a worker that comes back joins a schedule of rounds (local SGD, DiLoCo): at the next
+/// round's start, or at once, mid-round, with a peer's local weights.
+enum class JoinPolicy { NextRound, Now };
+
 class Schedule {
  public:
   using Traits = ScheduleTraits;
@@ -91,6 +95,16 @@ class Schedule {
   /// the last average). Stateless schedules keep the defaults.
   virtual void save_state(StateWriter& out) const { (void)out; }
   virtual void load_state(StateReader& in) { (void)in; }
+
+  // Workers that leave and join (churn; engine/train/worker.cpp).
+  /// A step this worker sits out: its counters move as if it had stepped, so that a worker away
+  /// knows, as those present do, where the rounds begin.
+  virtual void pass(const StepPoint& at) { (void)at; }
+  /// The replicas are equal before the next step (a round begins; every step under synchronous SGD).
+  virtual bool round_starts() const { return true; }
+  /// Workers that come back may join before the next step: at a round's start, or at any step
+  /// when the schedule's join policy is "now".
+  virtual bool admits_joiners() const { return true; }
 
  private:
   ScheduleTraits traits_;

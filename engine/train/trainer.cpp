@@ -67,6 +67,18 @@ void Trainer::load_state(StateReader& in, std::uint64_t checkpoint_format) {
   if (parts_.schedule->traits().overlap > 0) load_in_flight(in);
 }
 
+void Trainer::save_shared_state(StateWriter& out) const {
+  if (parts_.schedule->traits().exchanges_each_gradient) return;
+  out.array(anchor_);
+  for (const auto& outer : parts_.outer_optimizers) outer->save_state(out);
+}
+
+void Trainer::load_shared_state(StateReader& in) {
+  if (parts_.schedule->traits().exchanges_each_gradient) return;
+  in.array_exact(std::span<float>(anchor_));
+  for (const auto& outer : parts_.outer_optimizers) outer->load_state(in);
+}
+
 void Trainer::compute_gradients() {
   const ComputeSlot slot;  // thread ranks: as many compute at once as the host has cores
   const auto& data = parts_.dataset->train();

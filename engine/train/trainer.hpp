@@ -40,6 +40,11 @@ class Trainer : public schedule::StepActions {
   /// Also whether worker 0 recorded decoded_payloads (once per run), from checkpoint format 3 on.
   void save_state(StateWriter& out) const;
   void load_state(StateReader& in, std::uint64_t checkpoint_format);
+  /// What a worker that comes back (churn) takes from worker 0 beside the weights and the
+  /// optimizer's state: under a schedule of rounds, the last average and the outer optimizers'
+  /// state; nothing under one that exchanges each gradient.
+  void save_shared_state(StateWriter& out) const;
+  void load_shared_state(StateReader& in);
 
   std::int64_t steps_per_epoch() const { return train::steps_per_epoch(config_, *parts_.dataset); }
 

@@ -211,8 +211,11 @@ class WorkerLoop {
   // Churn: whether this worker takes part in the step; the workers present change first, and one
   // that comes back takes worker 0's weights and optimizer state (worker 0 never leaves).
   bool take_part(std::int64_t epoch) {
-    const std::vector<int> now = parts_.churn->present(step_, config_.workers);
+    std::vector<int> now = parts_.churn->present(step_, config_.workers);
+    // A schedule of rounds may keep those coming back waiting for the next round's start.
+    if (!parts_.schedule->admits_joiners()) now = staying(now);
     const bool here = std::binary_search(now.begin(), now.end(), comm_.rank());
+    if (!here) parts_.schedule->pass(StepPoint{epoch, step_, callbacks_});
     if (now == members_) return here;
     std::vector<int> joiners, leavers;
     std::set_difference(now.begin(), now.end(), members_.begin(), members_.end(), std::back_inserter(joiners));
@@ -220,8 +223,9 @@ class WorkerLoop {
     const auto start = Clock::now();  // the hand-over's own time, on any rank clock
     join_members(now);
     hand_over(joiners, epoch);
-    // Those present hold the same weights again, or the run ends here saying whose differ.
-    if (here && !joiners.empty()) check_identical_start(*parts_.model, comm_);
+    // Those present hold the same weights again (mid-round, under join = "now", they never
+    // did), or the run ends here saying whose differ.
+    if (here && !joiners.empty() && parts_.schedule->round_starts()) check_identical_start(*parts_.model, comm_);
     if (comm_.rank() == 0) record_change(joiners, leavers, now.size(), seconds_between(start, Clock::now()), epoch);
     return here;
   }
@@ -236,14 +240,22 @@ class WorkerLoop {
     if (!joiners.empty()) sink_.record({keys::kJoinSeconds, step_, epoch, 0, wall(), seconds});
   }
 
+  // Of `present`, those present before this step: the workers coming back are kept waiting.
+  std::vector<int> staying(const std::vector<int>& present) const {
+    std::vector<int> out;
+    std::set_intersection(present.begin(), present.end(), members_.begin(), members_.end(), std::back_inserter(out));
+    return out;
+  }
+
   // The workers present from now on: the collectives run around them (a rank absent takes part in none).
   void join_members(const std::vector<int>& present) {
     members_ = present;
     if (std::binary_search(present.begin(), present.end(), comm_.rank())) comm_.set_members(present);
   }
 
-  // Worker 0 sends each joiner its weights and optimizer state, the size first; the bytes it
-  // sent are recorded as join_bytes.
+  // Worker 0 sends each joiner its weights, its optimizer's and schedule's state and, under a
+  // schedule of rounds, the last average and the outer optimizers' state, the size first; the
+  // bytes it sent are recorded as join_bytes.
   void hand_over(const std::vector<int>& joiners, std::int64_t epoch) {
     const bool joining = std::binary_search(joiners.begin(), joiners.end(), comm_.rank());
     if (joiners.empty() || (comm_.rank() != 0 && !joining)) return;  // only leaving: nothing to hand over
@@ -255,12 +267,16 @@ class WorkerLoop {
       StateReader in(bytes);
       load_model(in, *parts_.model);
       parts_.optimizer->load_state(in);
+      parts_.schedule->load_state(in);
+      trainer_.load_shared_state(in);
       return;
     }
     std::vector<std::uint8_t> bytes;
     StateWriter out(bytes);
     save_model(out, *parts_.model);
     parts_.optimizer->save_state(out);
+    parts_.schedule->save_state(out);
+    trainer_.save_shared_state(out);
     const std::uint64_t size = bytes.size();
     for (int j : joiners) {
       comm_.send_recv(j, {reinterpret_cast<const std::uint8_t*>(&size), sizeof size}, -1, {});

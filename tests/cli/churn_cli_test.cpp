@@ -166,8 +166,8 @@ TEST_CASE("churn is refused where it cannot run yet, with the reason", "[cli][ch
   CHECK_THAT(refused(churn_experiment("script { events = \"join 2 at 4\" }")), Catch::Contains("it is present then"));
   CHECK_THAT(refused(churn_experiment("script { events = \"leave 2 on 4\" }")),
              Catch::Contains("each change is \"leave RANKS at STEP\""));
-  CHECK_THAT(refused(churn_experiment("script { events = \"leave 2 at 4\" }", "local_sgd { period = 4 }")),
-             Catch::Contains("under schedule = synchronous(), not local_sgd"));
+  CHECK_THAT(refused(churn_experiment("script { events = \"leave 2 at 4\" }", "diloco { inner_steps = 4, fragments = 2 }")),
+             Catch::Contains("not Streaming DiLoCo"));
   std::filesystem::remove_all(dir);
 }
 
@@ -221,5 +221,48 @@ TEST_CASE("random churn: the changes drawn are recorded, rows match them, the sa
     if (name == procs && (metric == "train_loss" || metric == "bytes_sent" || metric == "member_change"))
       CHECK(value == rows.value.at({threads, metric, step, worker}));
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("churn under local SGD and DiLoCo: a joiner comes in at the next round's start or at once, the same bits as "
+          "processes and threads",
+          "[cli][e2e][churn]") {
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/l.lua",
+             churn_experiment("{ leave { ranks = { 3 }, step = 3 }, join { ranks = { 3 }, step = 6 } }",
+                              "sweep { local_sgd { period = 4, join = \"next_round\" }, local_sgd { period = 4, join = "
+                              "\"now\" }, diloco { inner_steps = 4, join = \"next_round\" }, diloco { inner_steps = 4, "
+                              "join = \"now\" } }"));
+  const auto run = run_laconic(dir, "run l.lua --db l.db --quiet", 300);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  const Rows rows = rows_of(dir + "/l.db");
+  for (const auto& [key, n] : rows.count) CHECK(n == 1);
+  int checked = 0;
+  for (const char* schedule : {"local_sgd,period=4", "diloco,inner_steps=4"})
+    for (const std::string join : {"next_round", "now"}) {
+      const std::string tail = std::string("schedule=") + schedule + ",join=" + join + ",seed=1";
+      const std::string procs = "placement=processes," + tail, threads = "placement=threads," + tail;
+      // Rounds of 4 steps begin at steps 0, 4, 8: "next_round" waits for step 8, "now" joins at 6.
+      const std::int64_t back = join == "now" ? 6 : 8;
+      for (const std::string& name : {procs, threads}) {
+        INFO(name);
+        CHECK(rows.value.at({name, "member_change", 3, 3}) == -1);
+        CHECK(rows.value.at({name, "member_change", back, 3}) == 1);
+        for (std::int64_t step = 0; step < 12; ++step)
+          CHECK(rows.value.count({name, "train_loss", step, 3}) == (step < 3 || step >= back ? 1U : 0U));
+        // The weights and momentum, the last average and, under DiLoCo, the outer momentum too.
+        const double floats = std::string(schedule).starts_with("diloco") ? 4 * 4810 : 3 * 4810;
+        CHECK(rows.value.at({name, "join_bytes", back, 0}) > 4 * floats);
+      }
+      for (const auto& [key, value] : rows.value) {
+        const auto& [name, metric, step, worker] = key;
+        if (name == procs && (metric == "train_loss" || metric == "bytes_sent")) {
+          CHECK(value == rows.value.at({threads, metric, step, worker}));
+          ++checked;
+        }
+      }
+    }
+  CHECK(checked > 4 * 40);
   std::filesystem::remove_all(dir);
 }
