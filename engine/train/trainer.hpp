@@ -31,6 +31,10 @@ class Trainer : public schedule::StepActions {
 
   /// Continues the epoch at its step `index` (after begin_epoch(), when resuming).
   void skip_to(std::int64_t index);
+  /// Where in its shard the next batch starts (churn: a worker away keeps its place, so a
+  /// checkpoint keeps it too).
+  std::size_t data_position() const { return position_; }
+  void set_data_position(std::size_t position) { position_ = std::min(position, shard_.size()); }
 
   /// Its own state for checkpoints: the last average local SGD starts from (DiLoCo's shared
   /// weights), the stragglers' generator, under an overlapped exchange its buckets' compressors,

@@ -66,9 +66,18 @@ void check_identical_start(Model& model, comm::Communicator& comm) {
 
 namespace {
 
+/// With churn, what a checkpoint keeps beside the rest: the workers present (the script's
+/// changes held back by a schedule's round) and where this worker stands in its shard (a worker
+/// away keeps its place, not the step's).
+struct ChurnPosition {
+  std::vector<std::int64_t> members;
+  std::uint64_t data_position = 0;
+};
+
 /// Everything a worker's loop needs to continue, in the order load_checkpoint() reads it.
 void save_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
-                     const TrainingPosition& position, WorkerParts& parts, Trainer& trainer) {
+                     const TrainingPosition& position, WorkerParts& parts, Trainer& trainer,
+                     const ChurnPosition* churn) {
   write_checkpoint(path, fingerprint, rank, position, [&](StateWriter& out) {
     save_model(out, *parts.model);
     parts.optimizer->save_state(out);
@@ -79,11 +88,14 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, in
     if (parts.stop_rule) parts.stop_rule->save_state(out);
     trainer.save_state(out);
     save_torch_generator(out);
+    if (churn == nullptr) return;  // only a run with churn writes (and reads) this part
+    out.array(churn->members);
+    out.u64(churn->data_position);
   });
 }
 
 TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, int rank, WorkerParts& parts,
-                                 Trainer& trainer) {
+                                 Trainer& trainer, ChurnPosition* churn) {
   return read_checkpoint(path, fingerprint, rank, [&](StateReader& in, const TrainingPosition& position) {
     load_model(in, *parts.model);
     parts.optimizer->load_state(in);
@@ -95,6 +107,9 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
     if (parts.stop_rule) parts.stop_rule->load_state(in);
     trainer.load_state(in, position.format);
     load_torch_generator(in);
+    if (churn == nullptr) return;
+    in.array(churn->members);
+    churn->data_position = in.u64();
   });
 }
 
@@ -122,7 +137,10 @@ class WorkerLoop {
 
   WorkerResult run() {
     resume();
-    if (churns(parts_)) join_members(parts_.churn->present(step_ - 1, config_.workers));
+    if (resumed_churn_)
+      join_members(std::vector<int>(resumed_churn_->members.begin(), resumed_churn_->members.end()));
+    else if (churns(parts_))
+      join_members(parts_.churn->present(step_ - 1, config_.workers));
     liveness_.enter("training");
     WorkerResult result;
     for (std::int64_t epoch = resumed_.epoch; epoch < config_.epochs; ++epoch) {
@@ -151,7 +169,9 @@ class WorkerLoop {
   void resume() {
     if (resuming()) {
       const std::string path = checkpoint_path(checkpointing_.dir, comm_.rank(), checkpointing_.resume_step);
-      resumed_ = load_checkpoint(path, fingerprint_, comm_.rank(), parts_, trainer_);
+      if (churns(parts_)) resumed_churn_.emplace();
+      resumed_ = load_checkpoint(path, fingerprint_, comm_.rank(), parts_, trainer_,
+                                 resumed_churn_ ? &*resumed_churn_ : nullptr);
       LACONIC_ENFORCE(resumed_.step == checkpointing_.resume_step, "checkpoint ", path, " is of step ", resumed_.step);
     } else if (comm_.rank() == 0) {
       std::int64_t parameters = 0;
@@ -171,6 +191,7 @@ class WorkerLoop {
     loss_sum_ = resumed_epoch ? resumed_.epoch_loss_sum : 0;
     trainer_.begin_epoch(epoch);
     if (resumed_epoch) trainer_.skip_to(resumed_.index);
+    if (resumed_epoch && resumed_churn_) trainer_.set_data_position(resumed_churn_->data_position);
     parts_.model->train();
     for (std::int64_t i = resumed_epoch ? resumed_.index : 0; i < steps_per_epoch_; ++i, ++step_) {
       if (checkpoint_due()) save(epoch, i);
@@ -311,8 +332,9 @@ class WorkerLoop {
     const TrainingPosition here{step_,       epoch, index, loss_sum_, first_loss_,
                                 wall(), epoch_elapsed()};
     liveness_.enter("checkpointing");
+    ChurnPosition churn{std::vector<std::int64_t>(members_.begin(), members_.end()), trainer_.data_position()};
     save_checkpoint(checkpoint_path(checkpointing_.dir, comm_.rank(), step_), fingerprint_, comm_.rank(), here,
-                    parts_, trainer_);
+                    parts_, trainer_, churns(parts_) ? &churn : nullptr);
     liveness_.enter("training");
     if (checkpointing_.on_saved) checkpointing_.on_saved(step_);
   }
@@ -396,6 +418,7 @@ class WorkerLoop {
   double derived_seconds_ = 0, epoch_derived_start_ = 0;
   std::int64_t step_ = 0;
   std::vector<int> members_;  // churn: the workers present at the last step
+  std::optional<ChurnPosition> resumed_churn_;  // churn: what the checkpoint resumed from kept
   double first_loss_ = 0, loss_sum_ = 0;
   double final_test_accuracy_ = -1;
 };
