@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <thread>
 
 #include "engine/compress/random.hpp"
@@ -72,6 +74,7 @@ namespace {
 struct ChurnPosition {
   std::vector<std::int64_t> members;
   std::uint64_t data_position = 0;
+  std::int64_t epoch_steps_trained = 0;  // of the epoch's steps before the checkpoint
 };
 
 /// Everything a worker's loop needs to continue, in the order load_checkpoint() reads it.
@@ -91,6 +94,7 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, in
     if (churn == nullptr) return;  // only a run with churn writes (and reads) this part
     out.array(churn->members);
     out.u64(churn->data_position);
+    out.i64(churn->epoch_steps_trained);
   });
 }
 
@@ -110,6 +114,7 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
     if (churn == nullptr) return;
     in.array(churn->members);
     churn->data_position = in.u64();
+    churn->epoch_steps_trained = in.i64();
   });
 }
 
@@ -192,6 +197,7 @@ class WorkerLoop {
     trainer_.begin_epoch(epoch);
     if (resumed_epoch) trainer_.skip_to(resumed_.index);
     if (resumed_epoch && resumed_churn_) trainer_.set_data_position(resumed_churn_->data_position);
+    epoch_steps_trained_ = resumed_epoch && resumed_churn_ ? resumed_churn_->epoch_steps_trained : 0;
     parts_.model->train();
     for (std::int64_t i = resumed_epoch ? resumed_.index : 0; i < steps_per_epoch_; ++i, ++step_) {
       if (checkpoint_due()) save(epoch, i);
@@ -222,6 +228,7 @@ class WorkerLoop {
     const auto step_end = Clock::now();
     liveness_.tick();
     loss_sum_ += trainer_.loss();
+    ++epoch_steps_trained_;
     if (derived_clock_) derived_seconds_ += seconds;
     trainer_.record_step(sink_, step_, epoch, wall(), seconds);
     return step_end;
@@ -332,7 +339,8 @@ class WorkerLoop {
     const TrainingPosition here{step_,       epoch, index, loss_sum_, first_loss_,
                                 wall(), epoch_elapsed()};
     liveness_.enter("checkpointing");
-    ChurnPosition churn{std::vector<std::int64_t>(members_.begin(), members_.end()), trainer_.data_position()};
+    ChurnPosition churn{std::vector<std::int64_t>(members_.begin(), members_.end()), trainer_.data_position(),
+                        epoch_steps_trained_};
     save_checkpoint(checkpoint_path(checkpointing_.dir, comm_.rank(), step_), fingerprint_, comm_.rank(), here,
                     parts_, trainer_, churns(parts_) ? &churn : nullptr);
     liveness_.enter("training");
@@ -349,8 +357,10 @@ class WorkerLoop {
   // Records the epoch's training loss and time, evaluates, and asks whether to stop (true).
   bool end_epoch(std::int64_t epoch) {
     const std::int64_t last = step_ - 1;
-    const double mean_loss = loss_sum_ / static_cast<double>(steps_per_epoch_);
-    sink_.record({keys::kEpochTrainLoss, last, epoch, comm_.rank(), wall(), mean_loss});
+    // With churn, the mean over the steps this worker trained; none trained, no row.
+    const std::int64_t trained = churns(parts_) ? epoch_steps_trained_ : steps_per_epoch_;
+    const double mean_loss = trained > 0 ? loss_sum_ / static_cast<double>(trained) : std::numeric_limits<double>::quiet_NaN();
+    if (trained > 0) sink_.record({keys::kEpochTrainLoss, last, epoch, comm_.rank(), wall(), mean_loss});
     sink_.record({keys::kEpochTime, last, epoch, comm_.rank(), wall(), epoch_elapsed()});
     EpochMetrics metrics{epoch, {{keys::kEpochTrainLoss, mean_loss}}};
     if (parts_.topology->mixes_models()) {
@@ -419,6 +429,7 @@ class WorkerLoop {
   std::int64_t step_ = 0;
   std::vector<int> members_;  // churn: the workers present at the last step
   std::optional<ChurnPosition> resumed_churn_;  // churn: what the checkpoint resumed from kept
+  std::int64_t epoch_steps_trained_ = 0;         // steps of this epoch this worker took part in
   double first_loss_ = 0, loss_sum_ = 0;
   double final_test_accuracy_ = -1;
 };

@@ -107,6 +107,10 @@ TEST_CASE("a worker leaves and joins by script: rows for the steps it trained, a
         CHECK(has(name, "train_loss", step, worker) == !absent);
         CHECK(has(name, "bytes_sent", step, worker) == !absent);
       }
+    // Its epoch's mean loss is over the steps it trained.
+    double sum = 0;
+    for (std::int64_t step : {0, 1, 2, 3, 8, 9, 10, 11}) sum += at(name, "train_loss", step, 3);
+    CHECK(at(name, "epoch_train_loss", 11, 3) == Approx(sum / 8).epsilon(1e-12));
     CHECK(at(name, "members", 4, 0) == 3);
     CHECK(at(name, "members", 8, 0) == 4);
     CHECK(!has(name, "members", 5, 0));
