@@ -10,7 +10,7 @@ namespace laconic::cli {
 std::string version_text() {
   return std::string("laconic ") + LACONIC_VERSION_STRING + " (git " + LACONIC_GIT_DESCRIBE + ")\n" + "LibTorch " +
          LACONIC_TORCH_VERSION + "\n" + "Gloo " + LACONIC_GLOO_VERSION + "\n" + "Lua " + LACONIC_LUA_VERSION + "\n" +
-         "SQLite " + sqlite3_libversion();
+         "SQLite " + sqlite3_libversion() + "\n" + "CUDA: " + LACONIC_TORCH_CUDA + "; " + LACONIC_KERNELS_CUDA;
 }
 
 }  // namespace laconic::cli

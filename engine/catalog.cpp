@@ -32,7 +32,8 @@ EngineCatalog::EngineCatalog()
       stop_rules_(train::builtin_stop_rules()),
       placements_(builtin_placements()),
       hardware_(builtin_hardware()),
-      churn_(train::builtin_churn()) {
+      churn_(train::builtin_churn()),
+      devices_(train::builtin_devices()) {
   schedules_.resolve_nested_with(optimizers_);  // diloco's outer optimizer
 }
 
@@ -161,6 +162,7 @@ void EngineCatalog::check_parts(const RunConfig& config, const train::Model& mod
   check_placement(config, topology, network);
   check_islands(config, network);
   check_churn(config, compressor, topology, network);
+  (void)devices_.create(config.device)->where();  // refuses, with the reason, a device it cannot train on
 }
 
 ComponentSpec EngineCatalog::churn_of_run(const RunConfig& config) {
@@ -243,6 +245,7 @@ ResolvedRun EngineCatalog::resolve_run(const RunConfig& config) const {
   run.test_metric = {metric, keys::goal_of(metric) == Goal::Max, parts.dataset->evaluation_split()};
   for (const auto& p : parts.model->parameters()) run.model_parameters += p.numel();
   run.configuration = config.configuration_key();
+  run.device = devices_.create(config.device)->where();
   return run;
 }
 

@@ -19,6 +19,7 @@
 #include "engine/topology/topology.hpp"
 #include "engine/train/optim/lr_schedule.hpp"
 #include "engine/train/churn.hpp"
+#include "engine/train/device.hpp"
 #include "engine/train/stopping.hpp"
 
 namespace laconic::train {
@@ -121,7 +122,7 @@ class EngineCatalog : public Catalog {
   /// Every registry, in the order `laconic list` shows the kinds; each knows its kind's name.
   auto registries() const {
     return std::tie(datasets_, models_, optimizers_, topologies_, schedules_, compressors_, networks_, lr_schedules_,
-                    stop_rules_, placements_, hardware_, churn_);
+                    stop_rules_, placements_, hardware_, churn_, devices_);
   }
   /// `ask` of the registry of `kind`; ConfigError naming every kind for another.
   template <class Answer, class Ask>
@@ -152,6 +153,7 @@ class EngineCatalog : public Catalog {
   Registry<Placement> placements_;
   Registry<Hardware> hardware_;
   Registry<train::Churn> churn_;
+  Registry<train::Device> devices_;
 };
 
 }  // namespace laconic::engine

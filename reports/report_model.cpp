@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "engine/core/metric_keys.hpp"
@@ -137,6 +138,17 @@ std::vector<LinkSpec> links_with_latency(const std::vector<LinkSpec>& given, con
   return links;
 }
 
+// "cpu (every run)"; "cpu: 3 runs, cuda:0: 2 runs": where the compared runs trained (their
+// resolved device; the CPU for runs recorded before it).
+std::string devices_text(const std::vector<RunData>& runs) {
+  std::map<std::string, int> count;
+  for (const RunData& run : runs) ++count[run.facts.device()];
+  if (count.size() == 1) return str_cat(count.begin()->first, " (every run)");
+  std::string text;
+  for (const auto& [device, n] : count) text += str_cat(text.empty() ? "" : ", ", device, ": ", n, n == 1 ? " run" : " runs");
+  return text;
+}
+
 }  // namespace
 
 ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& experiments,
@@ -176,6 +188,7 @@ ReportDraft report_of(const ExperimentModel& m, const std::vector<std::string>& 
                           str_cat(model->compared.size(), " FINISHED runs in ", grid.configurations.size(),
                                   " configurations", tuned ? " (tune=best runs)" : ""),
                           false});
+  report.facts.push_back({"trained on", devices_text(model->compared), false});
   if (!grid.configurations.empty()) {
     draft.target = answer.targets().front().value;
     for (const RowTarget& t : answer.targets()) {

@@ -80,6 +80,9 @@ struct RunFacts {
   std::map<std::string, std::string> text;
 
   bool thread_ranks() const { return rank_clock == RankClock::ThreadCpu; }
+  /// Where it trained ("cpu", "cuda:0"): its resolved run's device; "cpu" for a run recorded
+  /// before laconic could train anywhere else.
+  std::string device() const { return resolved ? resolved->device : "cpu"; }
   /// Server ranks took part: the resolved world is larger than its workers. For a run recorded
   /// before the resolved fact, nothing (the reader infers it from what the ranks recorded).
   std::optional<bool> has_servers() const;

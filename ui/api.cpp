@@ -149,6 +149,7 @@ json run_json(storage::Database& db, std::int64_t run_id) {
   json out = run_row(r);
   out["config"] = object_of(r.config);
   out["facts"] = storage::facts_of(db, run_id);
+  out["device"] = storage::run_facts_of(db, run_id).device();  // as the report's "trained on" says
   json summary = json::object();
   for (const auto& [key, s] : storage::summary_of(db, run_id)) summary[key] = summary_row(s);
   out["summary"] = summary;

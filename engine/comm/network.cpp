@@ -41,9 +41,8 @@ OptionFields<LinkOptions> LinkOptions::fields() {
 Link::Link(LinkOptions options)
     : options_(std::move(options)),
       spec_{options_.bandwidth,           options_.bits_per_second,      options_.latency_seconds,
-            options_.overhead_seconds,    options_.host_bits_per_second, options_.payload_fraction} {
-  spec_.trace = options_.changes;
-}
+            options_.overhead_seconds,    options_.host_bits_per_second, options_.payload_fraction,
+            true,                         options_.changes} {}
 
 double Link::project(const ByteCounters& delta) const {
   return spec_.project_at(clock(), static_cast<double>(delta.messages), static_cast<double>(delta.link_bytes));

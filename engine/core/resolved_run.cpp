@@ -89,6 +89,7 @@ std::string ResolvedRun::to_json() const {
        {{"key", test_metric.key}, {"higher_is_better", test_metric.higher_is_better}, {"split", test_metric.split}}},
       {"model_parameters", model_parameters},
       {"configuration", configuration},
+      {"device", device},
   };
   if (islands) out["islands"] = islands_json(*islands);
   return out.dump();
@@ -117,6 +118,7 @@ std::optional<ResolvedRun> ResolvedRun::from_json(const std::string& text) {
                        m.value("split", std::string("test"))};
     run.model_parameters = in.value("model_parameters", std::int64_t{0});
     run.configuration = in.at("configuration").get<std::string>();
+    run.device = in.value("device", std::string("cpu"));
     return run;
   } catch (const json::exception&) {
     return std::nullopt;

@@ -91,6 +91,9 @@ struct ResolvedRun {
   std::int64_t model_parameters = 0;
   /// The run less its seed (configuration_key, engine/core/run_config.hpp): what its seeds share.
   std::string configuration;
+  /// Where it trained, as LibTorch names the device ("cpu", "cuda:0"); "cpu" for runs recorded
+  /// before the field.
+  std::string device = "cpu";
 
   bool thread_ranks() const { return placement == RankPlacement::Threads; }
 
@@ -101,7 +104,8 @@ struct ResolvedRun {
   ///                  "trace": [[at_seconds, bits_per_second, latency_seconds | null], ...] where it changes},
   ///  "islands": absent | {"sizes", "inside": a link as above, "between": a link, "emulated"},
   ///  "hardware": null | a hardware profile (docs/hardware.md),
-  ///  "test_metric": {"key", "higher_is_better", "split"}, "model_parameters", "configuration"}
+  ///  "test_metric": {"key", "higher_is_better", "split"}, "model_parameters", "configuration",
+  ///  "device"}
   std::string to_json() const;
   /// The fact's text read back; nullopt for text that is not a fact of this version.
   static std::optional<ResolvedRun> from_json(const std::string& text);

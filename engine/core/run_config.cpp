@@ -94,6 +94,9 @@ const std::vector<RunField>& RunConfig::fields() {
                                "L2 norm when above it, as torch.nn.utils.clip_grad_norm_; 0 = no clipping (>= 0)")),
       component("compressor", "compressor", &C::compressor, "gradient compressor"),
       component("data", "dataset", &C::dataset, "dataset"),
+      recorded_when_set(component("device", "device", &C::device,
+                                  "where the run trains: cpu() (the default), cuda { index } (a GPU: not built yet, "
+                                  "refused) or auto() (the CPU for now); docs/hardware.md")),
       since_first_records(number("divergence_factor", &C::divergence_factor, true,
                                  "a training loss above this many times the first step's (or NaN / inf) ends the run "
                                  "DIVERGED; 0 = only NaN / inf (>= 0)")),

@@ -49,6 +49,8 @@ struct RunConfig {
   ComponentSpec hardware{"hardware", "measured", {}};
   /// Workers that leave and join during the run (calm, or a script of changes; engine/train/churn.hpp).
   ComponentSpec churn{"churn", "calm", {}};
+  /// Where it trains (cpu, cuda, auto; engine/train/device.hpp).
+  ComponentSpec device{"device", "cpu", {}};
   /// The compressor reports judge every other one against (`baseline = fp16()`); by default
   /// the compressor field's own default, a full-precision exchange.
   ComponentSpec baseline{"compressor", "none", {}};

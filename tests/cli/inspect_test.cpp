@@ -381,18 +381,20 @@ TEST_CASE("statuses are accepted in any case, final metrics work in --where, --h
   CHECK_THAT(r.out, Catch::Contains("--progress-every") && Catch::Contains("=30") && Catch::Contains("--quiet"));
 }
 
-TEST_CASE("laconic --version names laconic, its git description and the libraries' versions", "[cli][version]") {
+TEST_CASE("laconic --version names laconic, its git description, the libraries' versions and CUDA", "[cli][version]") {
   const auto dir = make_temp_dir();
   const auto r = run_laconic(dir, "--version", 30);
   INFO(r.out << r.err);
   CHECK(r.status == 0);
   const auto lines = lines_of(r.out);
-  REQUIRE(lines.size() == 5);
+  REQUIRE(lines.size() == 6);
   CHECK_THAT(lines[0], Catch::StartsWith("laconic 0.") && Catch::Contains(" (git "));
   CHECK_THAT(lines[1], Catch::StartsWith("LibTorch 1."));
   CHECK_THAT(lines[2], Catch::StartsWith("Gloo "));
   CHECK_THAT(lines[3], Catch::StartsWith("Lua 5.4"));
   CHECK_THAT(lines[4], Catch::StartsWith("SQLite 3."));
+  // Debian's LibTorch has no CUDA; PyTorch's own may (CAFFE2_USE_CUDA at configure time).
+  CHECK_THAT(lines[5], Catch::StartsWith("CUDA: LibTorch built with") && Catch::Contains("compressor kernels"));
   std::filesystem::remove_all(dir);
 }
 

@@ -38,6 +38,7 @@ FakeCatalog::FakeCatalog() {
   add({"placement", "threads", "threads of one process", {}});
   add({"hardware", "measured", "no projection", {}});
   add({"churn", "calm", "no change", {}});
+  add({"device", "cpu", "the CPU", {}});
   add({"network",
        "link",
        "a link",

@@ -89,7 +89,7 @@ TEST_CASE("reading an undefined global is an error, such as a misspelled constru
   CHECK(load_error(path, catalog) ==
         path +
             ":3: undefined global 'topK'; did you mean 'topk'? (constructors: churn: calm; compressor: "
-            "chain, none, topk; dataset: fashion_mnist; hardware: measured; lr_schedule: constant; model: lenet5, mlp; "
+            "chain, none, topk; dataset: fashion_mnist; device: cpu; hardware: measured; lr_schedule: constant; model: lenet5, mlp; "
             "network: link; optimizer: sgd; placement: processes, threads; schedule: synchronous; stopping: never; "
             "topology: allreduce)");
 }
@@ -193,7 +193,7 @@ TEST_CASE("an unknown experiment field suggests the closest and lists the known 
       load_error(path, catalog) ==
       path +
           ":4: unknown experiment field 'compresor'; did you mean 'compressor'? (known: baseline, batch_size, churn, clip_norm, compressor, data, "
-          "divergence_factor, epochs, eval_every, eval_limit, exchange, hardware, lr_schedule, max_steps, model, name, "
+          "device, divergence_factor, epochs, eval_every, eval_limit, exchange, hardware, lr_schedule, max_steps, model, name, "
           "network, "
           "optimizer, placement, repeats, runs_per_seed, schedule, seeds, stopping, timeout, topology, workers)");
   // Other tools call it `dataset`: the field it extends is named.

@@ -131,7 +131,7 @@ TEST_CASE("the catalog finds each kind by its registry's own name, and names the
   const engine::EngineCatalog catalog;
   const std::vector<std::string> kinds = catalog.kinds();
   CHECK(kinds == std::vector<std::string>{"dataset", "model", "optimizer", "topology", "schedule", "compressor",
-                                          "network", "lr_schedule", "stopping", "placement", "hardware", "churn"});
+                                          "network", "lr_schedule", "stopping", "placement", "hardware", "churn", "device"});
   for (const std::string& kind : kinds) {
     INFO(kind);
     const auto infos = catalog.infos(kind);

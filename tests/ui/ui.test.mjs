@@ -433,6 +433,8 @@ test("the run page shows every metric the run recorded as a panel with its unit,
   await page.waitForFunction((n) => document.querySelectorAll(".panel").length === n, recorded.length, { timeout: 20000 });
   assert.deepEqual((await page.locator(".panel").evaluateAll((ps) => ps.map((p) => p.dataset.key))).sort(), recorded);
   assert.match(await page.locator('.panel[data-key="time_step"] .panel-title').innerText(), /time_step \(seconds\)/);
+  // Where it trained, as its resolved run says (a fixture from before the field: the CPU).
+  assert.equal(await page.locator(".bar .device").innerText(), "trained on cpu");
   // The train_loss panel's worker 0 line is the database's train_loss of worker 0, step by step.
   const panel = await page.locator('.panel[data-key="train_loss"] .chart').evaluate((box) => ({
     xs: Array.from(box.plot.data[0]), ys: Array.from(box.plot.data[1]), sync: box.plot.cursor.sync?.key }));

@@ -156,6 +156,7 @@ function drawHeader(heading, status, errorBox, run) {
     el("span", { class: `status-${run.status}` + (run.stale ? " stale" : "") }, run.label),
     el("a", { href: link("runs", "", { experiment: run.experiment }) }, run.experiment),
     el("span", { class: "muted" }, `test accuracy ${number(run.test_accuracy)}, sent ${bytes(run.bytes_sent)} (dense ${bytes(run.bytes_dense)})`),
+    el("span", { class: "device" }, `trained on ${run.device}`),
     run.tags.length ? el("span", {}, "tags: ", run.tags.join(" ")) : null,
     run.note ? el("span", {}, "note: ", run.note) : null);
   put(errorBox, run.error ? el("div", { class: "error" }, run.error) : null);
