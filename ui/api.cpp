@@ -9,6 +9,7 @@
 #include "engine/core/resolved_run.hpp"
 #include "reports/aggregate.hpp"
 #include "reports/answer.hpp"
+#include "reports/churn.hpp"
 #include "reports/report_model.hpp"
 #include "storage/queries.hpp"
 #include "storage/run_facts.hpp"
@@ -150,6 +151,11 @@ json run_json(storage::Database& db, std::int64_t run_id) {
   out["config"] = object_of(r.config);
   out["facts"] = storage::facts_of(db, run_id);
   out["device"] = storage::run_facts_of(db, run_id).device();  // as the report's "trained on" says
+  // Churn: the steps where the workers present changed, as the report's section reads them.
+  json membership = json::array();
+  for (const reports::MemberChange& c : reports::member_changes_of(db, run_id))
+    membership.push_back({{"step", c.step}, {"members", c.members}, {"joined", c.joined}, {"left", c.left}});
+  out["membership"] = membership;
   json summary = json::object();
   for (const auto& [key, s] : storage::summary_of(db, run_id)) summary[key] = summary_row(s);
   out["summary"] = summary;

@@ -451,6 +451,25 @@ test("the run page shows every metric the run recorded as a panel with its unit,
   await s.stop();
 });
 
+test("a run with churn marks each change of membership on its curves' step axis, as the database records it", async () => {
+  const db = fixture("churn", "churn.db");
+  const s = await serve(db);
+  const page = await open(s.url + "#/run/1?key=train_loss");
+  await page.waitForFunction(() => document.querySelector(".curve .chart")?.dataset.marks, null, { timeout: 20000 });
+  const changes = query(db, "SELECT step, worker, value FROM metrics WHERE run_id = 1 AND key = 'member_change' ORDER BY step");
+  const members = query(db, "SELECT step, value FROM metrics WHERE run_id = 1 AND key = 'members' ORDER BY step");
+  assert.deepEqual(changes.map((c) => [c.step, c.worker, c.value]), [[4, 1, -1], [8, 1, 1]]);
+  assert.equal(await page.locator(".curve .chart").getAttribute("data-marks"),
+    `4: ${members[0].value} present, 1 left; 8: ${members[1].value} present, 1 joined`);
+  // On x = wall time no step marks (the changes are steps).
+  await page.goto(s.url + "#/run/1?key=train_loss&x=wall");
+  await page.waitForFunction(() => document.querySelector(".curve .chart")?.dataset.chartPoints);
+  assert.equal(await page.locator(".curve .chart").getAttribute("data-marks"), null);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  await s.stop();
+});
+
 test("curves take x as the time measured, derived or projected, each named as such", async () => {
   const db = fixture("clocks", "clocks.db");
   const s = await serve(db);

@@ -248,6 +248,31 @@ void live(const std::string& path, double seconds) {
 
 }  // namespace
 
+// Churn: worker 1 of two leaves before step 4 and comes back at 8 (no rows meanwhile), as worker
+// 0 records it (member_change, members, join_bytes, join_seconds).
+void churn(const std::string& path) {
+  auto db = storage::Database::open(path);
+  storage::Recorder recorder(*db);
+  const auto experiment = recorder.add_experiment("churn", "churn.lua", "c4a1");
+  RunConfig config = config_of("churn", "none", 0, 1);
+  config.churn = ComponentSpec{"churn", "script", {{"events", Value{std::string("leave 1 at 4; join 1 at 8")}}}};
+  const auto run = recorder.add_run(experiment, config);
+  recorder.start_run(run);
+  auto sink = recorder.metrics_sink(run);
+  for (int step = 0; step < 12; ++step)
+    for (int w = 0; w < 2; ++w)
+      if (w == 0 || step < 4 || step >= 8) sink->record({keys::kTrainLoss, step, 0, w, 0.01 * step, 2.0 - 0.1 * step});
+  sink->record({keys::kMemberChange, 4, 0, 1, 0.04, -1});
+  sink->record({keys::kMembers, 4, 0, 0, 0.04, 1});
+  sink->record({keys::kMemberChange, 8, 0, 1, 0.08, 1});
+  sink->record({keys::kMembers, 8, 0, 0, 0.08, 2});
+  sink->record({keys::kJoinBytes, 8, 0, 0, 0.08, 40000});
+  sink->record({keys::kJoinSeconds, 8, 0, 0, 0.08, 0.002});
+  sink->record({keys::kTestAccuracy, 11, 0, 0, 0.12, 0.8});
+  sink->flush();
+  recorder.finish_run(run, storage::RunStatus::Finished);
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 2 ? argv[1] : "";
   try {
@@ -265,6 +290,8 @@ int main(int argc, char** argv) {
       hardware(argv[2]);
     else if (mode == "clocks")
       clocks(argv[2]);
+    else if (mode == "churn")
+      churn(argv[2]);
     else if (mode == "verdicts")
       reports::testing::record_verdict_sweep(*storage::Database::open(argv[2]), "verdicts");
     else if (mode == "where" && argc > 3) {
@@ -272,7 +299,7 @@ int main(int argc, char** argv) {
       std::ofstream(argv[3]) << storage::testing::where_cases_json().dump(2) << "\n";
     } else {
       std::cerr << "usage: ui_fixtures small DB | many DB N | series DB N | dashboard DB N | live DB SECONDS | hardware DB"
-                   " | clocks DB | verdicts DB"
+                   " | clocks DB | churn DB | verdicts DB"
                    " | where DB CASES\n";
       return 2;
     }

@@ -75,8 +75,29 @@ function svgOf(data, series, width = 800, height = 400) {
  * {label, color?, band?: [upper index, lower index] (filled between), quiet?: true (no line of its
  * own: a band's edges), points?: true (points, no line), hidden?: true}.
  */
+// Vertical lines at x values with a label at the top (a run's changes of membership).
+function drawMarks(u, marks) {
+  const ctx = u.ctx;
+  ctx.save();
+  ctx.strokeStyle = "#888";
+  ctx.fillStyle = "#555";
+  ctx.setLineDash([4, 4]);
+  ctx.font = `${Math.round(11 * devicePixelRatio)}px sans-serif`;
+  for (const m of marks) {
+    const x = Math.round(u.valToPos(m.x, "x", true));
+    if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+    ctx.beginPath();
+    ctx.moveTo(x, u.bbox.top);
+    ctx.lineTo(x, u.bbox.top + u.bbox.height);
+    ctx.stroke();
+    ctx.fillText(m.label, x + 3 * devicePixelRatio, u.bbox.top + 12 * devicePixelRatio);
+  }
+  ctx.restore();
+}
+
 export function chart(container, { title, xLabel, yLabel, data, lines, log = false, logX = false, time = false, onZoom, name,
-                                   xUnit, yUnit, xValues, width: fixedWidth, height = 340, sync, downloads = true, legend = true }) {
+                                   xUnit, yUnit, xValues, width: fixedWidth, height = 340, sync, downloads = true, legend = true,
+                                   marks = [] }) {
   const box = el("div", { class: "chart" });
   add(container, box);
   const series = [{ label: xLabel }];
@@ -106,10 +127,13 @@ export function chart(container, { title, xLabel, yLabel, data, lines, log = fal
              ...(xValues ? { values: (u, splits) => splits.map((v) => (Number.isInteger(v) ? xValues(v) : "")) } : {}) },
            { label: yLabel, size: 70, ...(yUnit !== undefined ? { values: (u, splits) => splits.map((v) => siText(v, yUnit)) } : {}) }],
     legend: { show: legend, live: true },
-    hooks: onZoom ? { setSelect: [(u) => {
-      if (u.select.width <= 0) return;
-      onZoom(u.posToVal(u.select.left, "x"), u.posToVal(u.select.left + u.select.width, "x"));
-    }] } : {},
+    hooks: {
+      ...(onZoom ? { setSelect: [(u) => {
+        if (u.select.width <= 0) return;
+        onZoom(u.posToVal(u.select.left, "x"), u.posToVal(u.select.left + u.select.width, "x"));
+      }] } : {}),
+      ...(marks.length ? { draw: [(u) => drawMarks(u, marks)] } : {}),
+    },
   };
   const plot = new uPlot(options, data, box);
   box.plot = plot;  // its data, for the page's tests
@@ -118,6 +142,7 @@ export function chart(container, { title, xLabel, yLabel, data, lines, log = fal
   lines.forEach((line, i) => { if (line.quiet && legendRows[i + 1]) legendRows[i + 1].style.display = "none"; });
   box.dataset.chartPoints = String(data[0].filter((x) => x !== null && Number.isFinite(x)).length);
   box.dataset.xScale = logX ? "log" : "linear";  // what the tests (and a reader of the page) can ask
+  if (marks.length) box.dataset.marks = marks.map((m) => `${m.x}: ${m.label}`).join("; ");
   if (xUnit !== undefined) box.dataset.xUnit = xUnit;
   if (box.dataset.chartPoints === "1")
     add(box, el("p", { class: "muted one-point" }, "One point only: nothing to draw a line through."));

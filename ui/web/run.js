@@ -164,6 +164,15 @@ function drawHeader(heading, status, errorBox, run) {
 
 // The series on screen drawn against the chosen x (a zoom on the step fetches finer points
 // through `onZoom`), with its query and a CSV; the chart it drew.
+// Churn: a line at each step where the workers present changed, "3 present, 3 left".
+function membershipMarks(run) {
+  return (run.membership || []).map((m) => ({
+    x: m.step,
+    label: `${m.members} present` + (m.left.length ? `, ${m.left.join(" ")} left` : "") +
+      (m.joined.length ? `, ${m.joined.join(" ")} joined` : ""),
+  }));
+}
+
 function drawCurve(chartBox, run, state, points, onZoom) {
   clear(chartBox);
   const id = run.id;
@@ -176,6 +185,7 @@ function drawCurve(chartBox, run, state, points, onZoom) {
     yLabel: state.key, data, lines: [{ label: state.key }], log: state.log, name: `run${id}-${state.key}`,
     xUnit: state.x === "bytes" ? "B" : undefined,
     onZoom: state.x === "step" ? onZoom : null,
+    marks: state.x === "step" ? membershipMarks(run) : [],
   });
   if (state.from !== null && state.x === "step") plot.setScale("x", { min: state.from, max: state.to });
   mark(chartBox, points);
