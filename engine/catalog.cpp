@@ -51,7 +51,11 @@ ComponentSpec EngineCatalog::resolve(const ComponentSpec& spec) const {
 }
 
 ComponentSpec EngineCatalog::combine(const std::string& kind, const std::vector<ComponentSpec>& parts) const {
-  if (kind == "churn") return resolve(train::combine_churn_changes(parts));
+  if (kind == "churn") {
+    std::vector<ComponentSpec> resolved;
+    for (const ComponentSpec& part : parts) resolved.push_back(part.kind == kind ? resolve(part) : part);
+    return resolve(train::combine_churn_changes(resolved));
+  }
   return Catalog::combine(kind, parts);
 }
 
@@ -188,6 +192,9 @@ void EngineCatalog::check_churn(const RunConfig& config, const compress::Compres
     refuse("over topology = allreduce { } without overlap (the ring around the workers present)");
   if (!compressor.summable()) refuse(str_cat("compressors whose payloads are summed, not ", config.compressor.name));
   if (!network.islands(world_size(config)).empty()) refuse("on one link, not on islands");
+  if (schedule == "synchronous" && churn_.create(churn_of_run(config))->any_fresh(config.workers))
+    refuse("a join's state = \"fresh\" under local_sgd { } and diloco { }, not synchronous(): the joiner's "
+           "optimizer state would differ from the others', and its weights with it after one step");
   churn_.create(churn_of_run(config))->check(config.workers);
 }
 

@@ -20,6 +20,20 @@ std::vector<int> Churn::present(std::int64_t step, std::int64_t workers) const {
   return out;
 }
 
+JoinState Churn::join_state(std::int64_t step, int rank, std::int64_t workers) const {
+  JoinState state = JoinState::Copied;
+  for (const ChurnEvent& e : events_through(step, workers)) {
+    if (e.step > step) break;
+    if (e.join && std::find(e.ranks.begin(), e.ranks.end(), rank) != e.ranks.end()) state = e.state;
+  }
+  return state;
+}
+
+bool Churn::any_fresh(std::int64_t workers) const {
+  const auto& all = events_through(0, workers);
+  return std::any_of(all.begin(), all.end(), [](const ChurnEvent& e) { return e.state == JoinState::Fresh; });
+}
+
 void Churn::check(std::int64_t workers) const {
   std::vector<bool> in(static_cast<std::size_t>(workers), true);
   for (const ChurnEvent& e : events())
@@ -36,6 +50,12 @@ void Churn::check(std::int64_t workers) const {
 }
 
 namespace {
+
+const char* const kJoinStateDoc =
+    "what a joiner takes besides worker 0's weights: \"copied\" worker 0's optimizer state; \"fresh\" the optimizer "
+    "and error-feedback state of the run's start (local SGD and DiLoCo only); a leave ignores it";
+const std::vector<std::pair<JoinState, std::string>> kJoinStates = {{JoinState::Copied, "copied"},
+                                                                    {JoinState::Fresh, "fresh"}};
 
 // A uniform draw in [0, 1) from (seed, step, rank, what) alone: splitmix64 over their mix.
 double uniform_at(std::int64_t seed, std::int64_t step, std::int64_t rank, std::uint64_t what) {
@@ -56,7 +76,7 @@ const std::vector<ChurnEvent>& RandomChurn::events_through(std::int64_t step, st
   if (back_at_.empty()) back_at_.assign(static_cast<std::size_t>(workers), 0);
   for (; drawn_ < step; ++drawn_) {
     const std::int64_t s = drawn_ + 1;
-    ChurnEvent joins{true, {}, s}, leaves{false, {}, s};
+    ChurnEvent joins{true, {}, s, options_.state}, leaves{false, {}, s};
     for (std::size_t r = 1; r < back_at_.size(); ++r) {
       const auto rank = static_cast<std::int64_t>(r);
       if (back_at_[r] == s) {
@@ -84,7 +104,8 @@ OptionFields<RandomChurnOptions> RandomChurnOptions::fields() {
               closed(0, 1))
       .number("mean_downtime", &O::mean_downtime,
               "the mean steps a worker that left stays away (geometric on 1, 2, ...)", at_least(1))
-      .integer("seed", &O::seed, "the draws' seed; 0: the run's seed", at_least(0));
+      .integer("seed", &O::seed, "the draws' seed; 0: the run's seed", at_least(0))
+      .choice("state", &O::state, kJoinStateDoc, kJoinStates);
 }
 
 std::vector<ChurnEvent> parse_churn_events(const std::string& field, const std::string& text) {
@@ -96,12 +117,14 @@ std::vector<ChurnEvent> parse_churn_events(const std::string& field, const std::
     long long step = -1;
     if (!(words >> verb)) continue;
     const bool read = static_cast<bool>(words >> ranks >> at >> step);
-    std::string extra;
-    if (!read || (verb != "leave" && verb != "join") || at != "at" || step < 0 || (words >> extra))
+    std::string state, extra;
+    const bool stated = static_cast<bool>(words >> state);
+    const bool state_ok = !stated || (verb == "join" && (state == "fresh" || state == "copied"));
+    if (!read || (verb != "leave" && verb != "join") || at != "at" || step < 0 || !state_ok || (words >> extra))
       throw ConfigError(str_cat(field, ": each change is \"leave RANKS at STEP\" or \"join RANKS at STEP\" (RANKS "
-                                       "a comma list), separated by ';', got \"",
+                                       "a comma list; a join may end in \"fresh\" or \"copied\"), separated by ';', got \"",
                                 part, "\""));
-    ChurnEvent event{verb == "join", {}, step};
+    ChurnEvent event{verb == "join", {}, step, state == "fresh" ? JoinState::Fresh : JoinState::Copied};
     std::stringstream list(ranks);
     for (std::string r; std::getline(list, r, ',');) {
       char* end = nullptr;
@@ -122,7 +145,8 @@ std::string churn_events_text(const std::vector<ChurnEvent>& events) {
   for (const ChurnEvent& e : events) {
     std::string ranks;
     for (int r : e.ranks) ranks += str_cat(ranks.empty() ? "" : ",", r);
-    text += str_cat(text.empty() ? "" : "; ", e.join ? "join " : "leave ", ranks, " at ", e.step);
+    text += str_cat(text.empty() ? "" : "; ", e.join ? "join " : "leave ", ranks, " at ", e.step,
+                    e.state == JoinState::Fresh ? " fresh" : "");
   }
   return text;
 }
@@ -135,7 +159,8 @@ ComponentSpec combine_churn_changes(const std::vector<ComponentSpec>& parts) {
       throw ConfigError(str_cat("churn = { ... } lists changes, leave { ranks = { 3 }, step = 200 } and join { ... }; got ",
                                 part.kind, " ", part.name));
     const ChangeOptions o = ChangeOptions::fields().read(part);
-    events.push_back(ChurnEvent{part.name == "join", std::vector<int>(o.ranks.begin(), o.ranks.end()), o.step});
+    events.push_back(ChurnEvent{part.name == "join", std::vector<int>(o.ranks.begin(), o.ranks.end()), o.step,
+                                part.name == "join" ? o.state : JoinState::Copied});
   }
   std::stable_sort(events.begin(), events.end(), [](const ChurnEvent& a, const ChurnEvent& b) { return a.step < b.step; });
   return ComponentSpec{"churn", "script", {{"events", Value{churn_events_text(events)}}}};
@@ -146,6 +171,7 @@ OptionFields<ChangeOptions> ChangeOptions::fields() {
   return OptionFields<O>()
       .integers("ranks", &O::ranks, "the ranks that leave (or join); worker 0 stays")
       .integer("step", &O::step, "before this global step (counted from 0)", at_least(0))
+      .choice("state", &O::state, kJoinStateDoc, kJoinStates)
       .rule([](const ComponentSpec& spec, O& o) {
         if (o.ranks.empty()) throw ConfigError(str_cat(spec.name, ".ranks names no rank"));
       });

@@ -12,11 +12,17 @@
 
 namespace laconic::train {
 
+/// What a worker that joins takes besides worker 0's weights: worker 0's optimizer state
+/// ("copied"), or the optimizer and error-feedback state of the run's start ("fresh"; local SGD
+/// and DiLoCo only, where each worker's inner state is its own).
+enum class JoinState { Copied, Fresh };
+
 /// One change: `ranks` leave (or join) before global step `step`.
 struct ChurnEvent {
   bool join = false;
   std::vector<int> ranks;
   std::int64_t step = 0;
+  JoinState state = JoinState::Copied;  ///< a join's
   bool operator==(const ChurnEvent&) const = default;
 };
 
@@ -33,6 +39,10 @@ class Churn {
   }
   /// The workers (of `workers`) present at global step `step`, in rank order.
   std::vector<int> present(std::int64_t step, std::int64_t workers) const;
+  /// The state `rank` joins with at `step`: its latest join's at or before it.
+  JoinState join_state(std::int64_t step, int rank, std::int64_t workers) const;
+  /// Some join takes fresh state.
+  virtual bool any_fresh(std::int64_t workers) const;
   /// Refuses a script the run cannot follow: a rank outside its workers, worker 0 leaving (it
   /// evaluates and records for the run), a leave of an absent rank or a join of a present one.
   void check(std::int64_t workers) const;
@@ -72,13 +82,15 @@ class ScriptedChurn : public Churn {
 struct ChangeOptions {
   std::vector<std::int64_t> ranks;
   std::int64_t step = 0;
+  JoinState state = JoinState::Copied;
   static OptionFields<ChangeOptions> fields();
 };
 template <bool Join>
 class ChurnChange : public Churn {
  public:
   explicit ChurnChange(const ChangeOptions& options)
-      : events_{ChurnEvent{Join, std::vector<int>(options.ranks.begin(), options.ranks.end()), options.step}} {}
+      : events_{ChurnEvent{Join, std::vector<int>(options.ranks.begin(), options.ranks.end()), options.step,
+                           options.state}} {}
   std::string name() const override { return Join ? "join" : "leave"; }
   const std::vector<ChurnEvent>& events() const override { return events_; }
 
@@ -90,6 +102,7 @@ struct RandomChurnOptions {
   double leave_rate = 0.01;
   double mean_downtime = 20;
   std::int64_t seed = 0;
+  JoinState state = JoinState::Copied;
   static OptionFields<RandomChurnOptions> fields();
 };
 /// Each worker but 0 present at a step (from step 1) leaves before it with probability
@@ -103,6 +116,7 @@ class RandomChurn : public Churn {
   /// The changes drawn so far (events_through draws further).
   const std::vector<ChurnEvent>& events() const override { return events_; }
   const std::vector<ChurnEvent>& events_through(std::int64_t step, std::int64_t workers) const override;
+  bool any_fresh(std::int64_t) const override { return options_.state == JoinState::Fresh; }
 
  private:
   RandomChurnOptions options_;
@@ -111,7 +125,7 @@ class RandomChurn : public Churn {
   mutable std::int64_t drawn_ = 0;             // steps 1 .. drawn_ are drawn
 };
 
-/// "leave 3 at 200; join 3,5 at 400" read; ConfigError naming `field` and the part that is wrong.
+/// "leave 3 at 200; join 3,5 at 400" (a join may end in "fresh") read; ConfigError naming `field` and the part that is wrong.
 std::vector<ChurnEvent> parse_churn_events(const std::string& field, const std::string& text);
 /// The text parse_churn_events reads back.
 std::string churn_events_text(const std::vector<ChurnEvent>& events);

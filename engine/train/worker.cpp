@@ -141,6 +141,7 @@ class WorkerLoop {
         fingerprint_(config_fingerprint(config)) {}
 
   WorkerResult run() {
+    keep_start_state();
     resume();
     if (resumed_churn_)
       join_members(std::vector<int>(resumed_churn_->members.begin(), resumed_churn_->members.end()));
@@ -281,9 +282,9 @@ class WorkerLoop {
     if (std::binary_search(present.begin(), present.end(), comm_.rank())) comm_.set_members(present);
   }
 
-  // Worker 0 sends each joiner its weights, its optimizer's and schedule's state and, under a
-  // schedule of rounds, the last average and the outer optimizers' state, the size first; the
-  // bytes it sent are recorded as join_bytes.
+  // Worker 0 sends each joiner its weights, its optimizer's state (unless the joiner takes fresh
+  // state), the schedule's state and, under a schedule of rounds, the last average and the outer
+  // optimizers' state, the size first; the bytes it sent are recorded as join_bytes.
   void hand_over(const std::vector<int>& joiners, std::int64_t epoch) {
     const bool joining = std::binary_search(joiners.begin(), joiners.end(), comm_.rank());
     if (joiners.empty() || (comm_.rank() != 0 && !joining)) return;  // only leaving: nothing to hand over
@@ -294,23 +295,45 @@ class WorkerLoop {
       comm_.send_recv(-1, {}, 0, bytes);
       StateReader in(bytes);
       load_model(in, *parts_.model);
-      parts_.optimizer->load_state(in);
+      if (fresh(comm_.rank())) {
+        StateReader start(start_state_);
+        parts_.optimizer->load_state(start);
+        parts_.compressor->load_state(start);  // told its epoch by the next advance()
+      } else {
+        parts_.optimizer->load_state(in);
+      }
       parts_.schedule->load_state(in);
       trainer_.load_shared_state(in);
       return;
     }
-    std::vector<std::uint8_t> bytes;
-    StateWriter out(bytes);
-    save_model(out, *parts_.model);
-    parts_.optimizer->save_state(out);
-    parts_.schedule->save_state(out);
-    trainer_.save_shared_state(out);
-    const std::uint64_t size = bytes.size();
-    for (int j : joiners) {
-      comm_.send_recv(j, {reinterpret_cast<const std::uint8_t*>(&size), sizeof size}, -1, {});
-      comm_.send_recv(j, bytes, -1, {});
+    double sent = 0;
+    for (const bool take_fresh : {false, true}) {
+      std::vector<std::uint8_t> bytes;
+      StateWriter out(bytes);
+      save_model(out, *parts_.model);
+      if (!take_fresh) parts_.optimizer->save_state(out);
+      parts_.schedule->save_state(out);
+      trainer_.save_shared_state(out);
+      const std::uint64_t size = bytes.size();
+      for (int j : joiners) {
+        if (fresh(j) != take_fresh) continue;
+        comm_.send_recv(j, {reinterpret_cast<const std::uint8_t*>(&size), sizeof size}, -1, {});
+        comm_.send_recv(j, bytes, -1, {});
+        sent += static_cast<double>(size + 8);
+      }
     }
-    sink_.record({keys::kJoinBytes, step_, epoch, 0, wall(), static_cast<double>(joiners.size() * (size + 8))});
+    sink_.record({keys::kJoinBytes, step_, epoch, 0, wall(), sent});
+  }
+
+  // Whether `rank`, joining now, takes the optimizer and error-feedback state of the run's start.
+  bool fresh(int rank) const { return parts_.churn->join_state(step_, rank, config_.workers) == JoinState::Fresh; }
+
+  // The optimizer's and compressor's state of the run's start, for joiners that take fresh state.
+  void keep_start_state() {
+    if (!churns(parts_) || !parts_.churn->any_fresh(config_.workers)) return;
+    StateWriter out(start_state_);
+    parts_.optimizer->save_state(out);
+    parts_.compressor->save_state(out);
   }
 
   // A NaN or infinite loss, or one above divergence_factor x the first step's, ends the run.
@@ -430,6 +453,7 @@ class WorkerLoop {
   std::vector<int> members_;  // churn: the workers present at the last step
   std::optional<ChurnPosition> resumed_churn_;  // churn: what the checkpoint resumed from kept
   std::int64_t epoch_steps_trained_ = 0;         // steps of this epoch this worker took part in
+  std::vector<std::uint8_t> start_state_;        // churn: the optimizer's and compressor's at the start
   double first_loss_ = 0, loss_sum_ = 0;
   double final_test_accuracy_ = -1;
 };

@@ -329,3 +329,52 @@ TEST_CASE("a resume from a checkpoint taken while a worker is away continues as 
   CHECK(want.value.at({"seed=1", "member_change", 8, 3}) == 1);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a joiner with fresh state takes worker 0's weights but the optimizer state of the run's start; refused "
+          "under synchronous SGD",
+          "[cli][e2e][churn]") {
+  const std::string dir = make_temp_dir();
+  // The list form names the state on the join; its script reads it back.
+  write_file(dir + "/l.lua",
+             churn_experiment("{ leave { ranks = { 3 }, step = 3 }, join { ranks = { 3 }, step = 6, state = \"fresh\" } }",
+                              "local_sgd { period = 4, join = \"now\" }"));
+  const auto listed = run_laconic(dir, "check l.lua --json", 120);
+  REQUIRE(listed.status == 0);
+  CHECK(nlohmann::json::parse(listed.out)[0]["config"]["churn"]["events"] == "leave 3 at 3; join 3 at 6 fresh");
+  write_file(dir + "/f.lua",
+             churn_experiment("sweep { script { events = \"leave 3 at 3; join 3 at 6\" }, script { events = "
+                              "\"leave 3 at 3; join 3 at 6 fresh\" } }",
+                              "local_sgd { period = 4, join = \"now\" }"));
+  const auto run = run_laconic(dir, "run f.lua --db f.db --quiet", 300);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  const Rows rows = rows_of(dir + "/f.db");
+  std::map<std::string, std::string> name_of;  // "copied, processes" -> run name
+  for (const auto& [key, value] : rows.value) {
+    const std::string& name = std::get<0>(key);
+    const std::string state = name.find("fresh") != std::string::npos ? "fresh" : "copied";
+    name_of[state + (name.find("threads") != std::string::npos ? ", threads" : ", processes")] = name;
+  }
+  REQUIRE(name_of.size() == 4);
+  const auto at = [&](const std::string& run, const char* key, std::int64_t step, std::int64_t worker) {
+    return rows.value.at({name_of.at(run), key, step, worker});
+  };
+  // The same weights at the join: the same loss at its first step; then its own momentum differs.
+  CHECK(at("fresh, processes", "train_loss", 6, 3) == at("copied, processes", "train_loss", 6, 3));
+  CHECK(at("fresh, processes", "train_loss", 7, 3) != at("copied, processes", "train_loss", 7, 3));
+  // Worker 0 sent no optimizer state: SGD's momentum, 4,810 floats with their header, less.
+  const double saved = at("copied, processes", "join_bytes", 6, 0) - at("fresh, processes", "join_bytes", 6, 0);
+  CHECK(saved >= 4 * 4810);
+  CHECK(saved < 4 * 4810 + 200);
+  for (const std::string state : {"fresh", "copied"})
+    for (std::int64_t step = 0; step < 12; ++step)
+      for (std::int64_t worker = 0; worker < 4; ++worker)
+        if (rows.value.count({name_of.at(state + ", processes"), "train_loss", step, worker}))
+          CHECK(at(state + ", processes", "train_loss", step, worker) ==
+                at(state + ", threads", "train_loss", step, worker));
+  write_file(dir + "/s.lua", churn_experiment("script { events = \"leave 3 at 3; join 3 at 6 fresh\" }"));
+  const auto refused = run_laconic(dir, "check s.lua", 120);
+  CHECK(refused.status != 0);
+  CHECK_THAT(refused.err, Catch::Contains("a join's state = \"fresh\" under local_sgd { } and diloco { }"));
+  std::filesystem::remove_all(dir);
+}

@@ -30,6 +30,15 @@ TEST_CASE("a list of leave and join changes is the script of them in step order"
   CHECK(script.name == "script");
   CHECK(script.text("events") == "leave 2 at 4; leave 3 at 4; join 3,2 at 8");
   CHECK(parse_churn_events("e", script.text("events")).size() == 3);
+  // A join's state, "fresh", is written after its step and read back.
+  ComponentSpec fresh = change("join", {3}, 8);
+  fresh.fields["state"] = Value{std::string("fresh")};
+  const ComponentSpec with_state = catalog.combine("churn", {change("leave", {3}, 4), fresh});
+  CHECK(with_state.text("events") == "leave 3 at 4; join 3 at 8 fresh");
+  const auto read = parse_churn_events("e", with_state.text("events"));
+  CHECK(read.back().state == JoinState::Fresh);
+  CHECK(read.front().state == JoinState::Copied);
+  CHECK_THROWS_WITH(parse_churn_events("e", "leave 3 at 4 fresh"), Catch::Contains("a join may end in"));
   CHECK_THROWS_WITH(catalog.combine("churn", {}), Catch::Contains("lists no change"));
   CHECK_THROWS_WITH(catalog.combine("churn", {ComponentSpec{"churn", "calm", {}}}), Catch::Contains("got churn calm"));
   CHECK_THROWS_WITH(catalog.combine("compressor", {ComponentSpec{"compressor", "topk", {}}}),
