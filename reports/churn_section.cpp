@@ -57,7 +57,8 @@ std::string churn_lead(const RunData& run, const Totals& t, const RunData* calm,
     line += str_cat("; handing the joiners their state (", human_bytes(t.bytes), ") took ", seconds(t.measured),
                     " s measured, ", seconds(t.projected), " s projected onto ", run.run.network);
   line += str_cat("; ", metric.label, " ", fixed(run.final_metric, metric.digits));
-  if (calm != nullptr) line += str_cat(" against ", fixed(calm->final_metric, metric.digits), " in the calm run of its seed");
+  if (calm != nullptr)
+    line += str_cat(" against ", fixed(calm->final_metric, metric.digits), " in the calm run of its seed");
   return line + ".";
 }
 
@@ -73,8 +74,15 @@ Table summary_table(const SectionInput& in, std::string& lead) {
                    {"hand-over, projected (s)", Align::Right},
                    {in.metric.label, Align::Right},
                    {"calm run, same seed", Align::Right}};
-  table.csv.header = {"run",       "leaves", "joins", "fewest_members", "join_bytes", "join_seconds",
-                      "join_projected_seconds", "final_metric", "calm_final_metric"};
+  table.csv.header = {"run",
+                      "leaves",
+                      "joins",
+                      "fewest_members",
+                      "join_bytes",
+                      "join_seconds",
+                      "join_projected_seconds",
+                      "final_metric",
+                      "calm_final_metric"};
   const std::vector<const ReportRun*> runs = all_runs(in.grid);
   for (const Configuration& c : in.grid.configurations)
     for (const RunData* run : c.runs) {
@@ -83,12 +91,12 @@ Table summary_table(const SectionInput& in, std::string& lead) {
       const ReportRun* twin = calm_twin(run->run, runs);
       const RunData* calm = twin ? data_of(in.grid, twin) : nullptr;
       const double calm_metric = calm ? calm->final_metric : kNaN;
-      table.add_row({run->run.name, str_cat(t.leaves), str_cat(t.joins), str_cat(t.fewest, " of ", run->run.workers),
-                     human_bytes(t.bytes), seconds(t.measured), seconds(t.projected),
-                     fixed(run->final_metric, in.metric.digits), fixed(calm_metric, in.metric.digits)},
-                    {run->run.name, str_cat(t.leaves), str_cat(t.joins), str_cat(t.fewest), raw_number(t.bytes),
-                     raw_number(t.measured), raw_number(t.projected), raw_number(run->final_metric),
-                     raw_number(calm_metric)});
+      table.add_row(
+          {run->run.name, str_cat(t.leaves), str_cat(t.joins), str_cat(t.fewest, " of ", run->run.workers),
+           human_bytes(t.bytes), seconds(t.measured), seconds(t.projected), fixed(run->final_metric, in.metric.digits),
+           fixed(calm_metric, in.metric.digits)},
+          {run->run.name, str_cat(t.leaves), str_cat(t.joins), str_cat(t.fewest), raw_number(t.bytes),
+           raw_number(t.measured), raw_number(t.projected), raw_number(run->final_metric), raw_number(calm_metric)});
       table.about({&c, run->run.id});
       if (table.rows.size() <= 3) lead += (lead.empty() ? "" : "\n\n") + churn_lead(*run, t, calm, in.metric);
     }
@@ -106,16 +114,17 @@ Table changes_table(const SectionInput& in) {
                    {"state handed over", Align::Right},
                    {"hand-over, measured (s)", Align::Right},
                    {"hand-over, projected (s)", Align::Right}};
-  table.csv.header = {"run",    "step",       "left",        "joined", "members", "join_bytes", "join_seconds",
-                      "join_projected_seconds"};
+  table.csv.header = {"run",     "step",       "left",         "joined",
+                      "members", "join_bytes", "join_seconds", "join_projected_seconds"};
   for (const Configuration& c : in.grid.configurations)
     for (const RunData* run : c.runs)
       for (const MemberChange& m : run->member_changes) {
         const double projected = run->run.link ? m.projected_seconds(*run->run.link) : kNaN;
-        table.add_row({run->run.name, str_cat(m.step), ranks_text(m.left), ranks_text(m.joined), str_cat(m.members),
-                       human_bytes(m.join_bytes), seconds(m.join_seconds), seconds(projected)},
-                      {run->run.name, str_cat(m.step), ranks_text(m.left, true), ranks_text(m.joined, true), str_cat(m.members),
-                       raw_number(m.join_bytes), raw_number(m.join_seconds), raw_number(projected)});
+        table.add_row(
+            {run->run.name, str_cat(m.step), ranks_text(m.left), ranks_text(m.joined), str_cat(m.members),
+             human_bytes(m.join_bytes), seconds(m.join_seconds), seconds(projected)},
+            {run->run.name, str_cat(m.step), ranks_text(m.left, true), ranks_text(m.joined, true), str_cat(m.members),
+             raw_number(m.join_bytes), raw_number(m.join_seconds), raw_number(projected)});
         table.about({&c, run->run.id});
       }
   return table;

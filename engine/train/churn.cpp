@@ -121,8 +121,9 @@ std::vector<ChurnEvent> parse_churn_events(const std::string& field, const std::
     const bool stated = static_cast<bool>(words >> state);
     const bool state_ok = !stated || (verb == "join" && (state == "fresh" || state == "copied"));
     if (!read || (verb != "leave" && verb != "join") || at != "at" || step < 0 || !state_ok || (words >> extra))
-      throw ConfigError(str_cat(field, ": each change is \"leave RANKS at STEP\" or \"join RANKS at STEP\" (RANKS "
-                                       "a comma list; a join may end in \"fresh\" or \"copied\"), separated by ';', got \"",
+      throw ConfigError(str_cat(field,
+                                ": each change is \"leave RANKS at STEP\" or \"join RANKS at STEP\" (RANKS "
+                                "a comma list; a join may end in \"fresh\" or \"copied\"), separated by ';', got \"",
                                 part, "\""));
     ChurnEvent event{verb == "join", {}, step, state == "fresh" ? JoinState::Fresh : JoinState::Copied};
     std::stringstream list(ranks);
@@ -133,8 +134,8 @@ std::vector<ChurnEvent> parse_churn_events(const std::string& field, const std::
       event.ranks.push_back(static_cast<int>(rank));
     }
     if (!events.empty() && event.step < events.back().step)
-      throw ConfigError(str_cat(field, ": changes must come in step order, ", part, " follows step ",
-                                events.back().step));
+      throw ConfigError(
+          str_cat(field, ": changes must come in step order, ", part, " follows step ", events.back().step));
     events.push_back(std::move(event));
   }
   return events;
@@ -156,13 +157,15 @@ ComponentSpec combine_churn_changes(const std::vector<ComponentSpec>& parts) {
   std::vector<ChurnEvent> events;
   for (const ComponentSpec& part : parts) {
     if (part.kind != "churn" || (part.name != "leave" && part.name != "join"))
-      throw ConfigError(str_cat("churn = { ... } lists changes, leave { ranks = { 3 }, step = 200 } and join { ... }; got ",
-                                part.kind, " ", part.name));
+      throw ConfigError(
+          str_cat("churn = { ... } lists changes, leave { ranks = { 3 }, step = 200 } and join { ... }; got ",
+                  part.kind, " ", part.name));
     const ChangeOptions o = ChangeOptions::fields().read(part);
     events.push_back(ChurnEvent{part.name == "join", std::vector<int>(o.ranks.begin(), o.ranks.end()), o.step,
                                 part.name == "join" ? o.state : JoinState::Copied});
   }
-  std::stable_sort(events.begin(), events.end(), [](const ChurnEvent& a, const ChurnEvent& b) { return a.step < b.step; });
+  std::stable_sort(events.begin(), events.end(),
+                   [](const ChurnEvent& a, const ChurnEvent& b) { return a.step < b.step; });
   return ComponentSpec{"churn", "script", {{"events", Value{churn_events_text(events)}}}};
 }
 
@@ -193,14 +196,17 @@ Registry<Churn> builtin_churn() {
   Registry<Churn> r("churn");
   r.add<Calm, CalmOptions>("calm", "every worker takes part in every step (the default)");
   r.add<ScriptedChurn, ScriptOptions>(
-      "script", "workers leave and join at the steps given; a joiner takes the weights and optimizer state of "
-                "worker 0's group (docs/topologies.md, \"Workers that leave and join\")");
+      "script",
+      "workers leave and join at the steps given; a joiner takes the weights and optimizer state of "
+      "worker 0's group (docs/topologies.md, \"Workers that leave and join\")");
   r.add<RandomChurn, RandomChurnOptions>(
-      "random", "workers leave at random and come back after a random downtime, drawn from the seed; the changes "
-                "drawn are recorded (member_change)");
+      "random",
+      "workers leave at random and come back after a random downtime, drawn from the seed; the changes "
+      "drawn are recorded (member_change)");
   r.add<ChurnChange<false>, ChangeOptions>(
-      "leave", "the ranks given leave before the step given; a list, churn = { leave { ... }, join { ... } }, is a "
-               "script of changes");
+      "leave",
+      "the ranks given leave before the step given; a list, churn = { leave { ... }, join { ... } }, is a "
+      "script of changes");
   r.add<ChurnChange<true>, ChangeOptions>(
       "join", "the ranks given come back before the step given, with worker 0's weights and optimizer state");
   return r;

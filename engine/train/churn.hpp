@@ -125,7 +125,8 @@ class RandomChurn : public Churn {
   mutable std::int64_t drawn_ = 0;             // steps 1 .. drawn_ are drawn
 };
 
-/// "leave 3 at 200; join 3,5 at 400" (a join may end in "fresh") read; ConfigError naming `field` and the part that is wrong.
+/// "leave 3 at 200; join 3,5 at 400" (a join may end in "fresh") read; ConfigError naming `field` and the part that is
+/// wrong.
 std::vector<ChurnEvent> parse_churn_events(const std::string& field, const std::string& text);
 /// The text parse_churn_events reads back.
 std::string churn_events_text(const std::vector<ChurnEvent>& events);

@@ -23,8 +23,8 @@ std::string CudaDevice::where() const {
 Registry<Device> builtin_devices() {
   Registry<Device> r("device");
   r.add<CpuDevice, CpuOptions>("cpu", "train on the CPU (the default)");
-  r.add<CudaDevice, CudaOptions>(
-      "cuda", "train on a GPU: not built yet (issue 69), refused with the reason; docs/hardware.md");
+  r.add<CudaDevice, CudaOptions>("cuda",
+                                 "train on a GPU: not built yet (issue 69), refused with the reason; docs/hardware.md");
   r.add<AutoDevice, AutoOptions>("auto", "a GPU where training on one is possible, else the CPU: the CPU for now");
   return r;
 }

@@ -382,7 +382,8 @@ class WorkerLoop {
     const std::int64_t last = step_ - 1;
     // With churn, the mean over the steps this worker trained; none trained, no row.
     const std::int64_t trained = churns(parts_) ? epoch_steps_trained_ : steps_per_epoch_;
-    const double mean_loss = trained > 0 ? loss_sum_ / static_cast<double>(trained) : std::numeric_limits<double>::quiet_NaN();
+    const double mean_loss =
+        trained > 0 ? loss_sum_ / static_cast<double>(trained) : std::numeric_limits<double>::quiet_NaN();
     if (trained > 0) sink_.record({keys::kEpochTrainLoss, last, epoch, comm_.rank(), wall(), mean_loss});
     sink_.record({keys::kEpochTime, last, epoch, comm_.rank(), wall(), epoch_elapsed()});
     EpochMetrics metrics{epoch, {{keys::kEpochTrainLoss, mean_loss}}};

@@ -19,13 +19,16 @@ TEST_CASE("device = auto() trains on the CPU and says so; device = cuda() is ref
            "  model = mlp { sizes = {64, 16, 10} },\n"
            "  optimizer = sgd { lr = 0.1 },\n"
            "  batch_size = 16, workers = 2, max_steps = 4, eval_limit = 64, timeout = 30,\n"
-           "  device = " + device + ",\n"
+           "  device = " +
+           device +
+           ",\n"
            "}\n";
   };
   write_file(dir + "/gpu.lua", experiment("cuda { index = 0 }"));
   const auto refused = run_laconic(dir, "check gpu.lua", 120);
   CHECK(refused.status != 0);
-  CHECK_THAT(refused.err, Catch::Contains("device = cuda() cannot train yet: training on a GPU is not built (issue 69)"));
+  CHECK_THAT(refused.err,
+             Catch::Contains("device = cuda() cannot train yet: training on a GPU is not built (issue 69)"));
   write_file(dir + "/auto.lua", experiment("auto()"));
   const auto run = run_laconic(dir, "run auto.lua --db a.db --quiet", 120);
   INFO(run.out << run.err);
