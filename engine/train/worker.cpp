@@ -1,5 +1,6 @@
 #include "engine/train/worker.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -308,6 +309,7 @@ class WorkerLoop {
     }
     double sent = 0;
     for (const bool take_fresh : {false, true}) {
+      if (std::none_of(joiners.begin(), joiners.end(), [&](int j) { return fresh(j) == take_fresh; })) continue;
       std::vector<std::uint8_t> bytes;
       StateWriter out(bytes);
       save_model(out, *parts_.model);

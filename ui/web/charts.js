@@ -83,6 +83,8 @@ function drawMarks(u, marks) {
   ctx.fillStyle = "#555";
   ctx.setLineDash([4, 4]);
   ctx.font = `${Math.round(11 * devicePixelRatio)}px sans-serif`;
+  ctx.textAlign = "left";  // uPlot leaves the axes' alignment set
+  ctx.textBaseline = "alphabetic";
   for (const m of marks) {
     const x = Math.round(u.valToPos(m.x, "x", true));
     if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
