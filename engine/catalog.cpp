@@ -138,6 +138,9 @@ train::WorkerParts EngineCatalog::build(const RunConfig& config, int rank) const
   parts.lr_schedule = lr_schedules_.create(parts.lr_schedule_spec);
   parts.stop_rule = stop_rules_.create(config.stopping);
   parts.churn = churn_.create(churn_of_run(config));
+  const auto device = devices_.create(config.device);
+  parts.device = device->where();
+  parts.staged_gradient = device->staged();
   parts.topology->wire({.staleness_bound = parts.schedule->staleness_bound(),
                         .flat_compressor = flat_compressor_factory(compressors_, config)});
   parts.stragglers = train::Stragglers::from(config.schedule);
@@ -166,7 +169,22 @@ void EngineCatalog::check_parts(const RunConfig& config, const train::Model& mod
   check_placement(config, topology, network);
   check_islands(config, network);
   check_churn(config, compressor, topology, network);
-  (void)devices_.create(config.device)->where();  // refuses, with the reason, a device it cannot train on
+  check_device(config, topology);
+}
+
+void EngineCatalog::check_device(const RunConfig& config, const topology::Topology& topology) const {
+  const auto device = devices_.create(config.device);
+  const std::string where = device->where();  // refuses, with the reason, a device it cannot train on
+  if (where == "cpu" && !device->staged()) return;
+  const auto refuse = [&](const std::string& what) {
+    throw ConfigError(str_cat("device = ", config.device.name, " { } on ", where, " ", what, " (issue 69)"));
+  };
+  if (topology.overlap())
+    refuse("cannot overlap the exchange with backward yet: the buckets would be staged one by one; use "
+           "allreduce { overlap = false }");
+  if (where != "cpu" && thread_ranks(config))
+    refuse("trains its ranks as processes: thread ranks time their phases on their threads' CPU, which a GPU's "
+           "work is not on; use placement = processes()");
 }
 
 ComponentSpec EngineCatalog::churn_of_run(const RunConfig& config) {
@@ -253,6 +271,7 @@ ResolvedRun EngineCatalog::resolve_run(const RunConfig& config) const {
   for (const auto& p : parts.model->parameters()) run.model_parameters += p.numel();
   run.configuration = config.configuration_key();
   run.device = devices_.create(config.device)->where();
+  run.codecs_on = "cpu";  // a GPU run's gradient is staged through host memory (train/on_device.hpp)
   return run;
 }
 

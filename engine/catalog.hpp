@@ -110,6 +110,10 @@ class EngineCatalog : public Catalog {
                    const topology::Topology& topology, const comm::NetworkModel& network) const;
   void check_placement(const RunConfig& config, const topology::Topology& topology,
                        const comm::NetworkModel& network) const;
+  /// The run's device trains it (device.hpp: cuda() needs a LibTorch with CUDA); a staged gradient
+  /// (a GPU's, or cpu { staged = true }) is exchanged whole, not in overlapped buckets, and a GPU
+  /// trains ranks placed as processes.
+  void check_device(const RunConfig& config, const topology::Topology& topology) const;
   /// Every check a run passes, on its parts as built (planned_parts' or a rank's in build()):
   /// ConfigError for the first that fails.
   void check_parts(const RunConfig& config, const train::Model& model, const train::Dataset& dataset,

@@ -142,7 +142,7 @@ std::vector<LinkSpec> links_with_latency(const std::vector<LinkSpec>& given, con
 // resolved device; the CPU for runs recorded before it).
 std::string devices_text(const std::vector<RunData>& runs) {
   std::map<std::string, int> count;
-  for (const RunData& run : runs) ++count[run.facts.device()];
+  for (const RunData& run : runs) ++count[run.facts.trained_on()];
   if (count.size() == 1) return str_cat(count.begin()->first, " (every run)");
   std::string text;
   for (const auto& [device, n] : count) text += str_cat(text.empty() ? "" : ", ", device, ": ", n, n == 1 ? " run" : " runs");

@@ -180,6 +180,8 @@ MODELS = {
     "resnet20": ("resnet", lambda: Resnet(depth=20), (3, 32, 32)),
     "resnet18": ("resnet", lambda: Resnet(depth=18), (3, 32, 32)),
     "vgg11": ("vgg11", Vgg11, (3, 32, 32)),
+    # One example is a sequence of 128 byte tokens (perldoc { }): laconic's default gpt.
+    "gpt": ("gpt", lambda: Gpt().init_gpt2(), (128,)),
 }
 
 

@@ -39,7 +39,7 @@ def arguments():
     p.add_argument("--out", help="profile to write (default: print it)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                    help="where to compute (default: cuda when PyTorch sees a GPU, else cpu)")
-    p.add_argument("--models", default="lenet5,mlp,resnet20,resnet18,vgg11",
+    p.add_argument("--models", default="lenet5,mlp,resnet20,resnet18,vgg11,gpt",
                    help="built-in models, comma-separated (default: %(default)s)")
     p.add_argument("--batch-size", default="64",
                    help="examples per worker and step, comma-separated for several (default: %(default)s)")
@@ -111,7 +111,10 @@ FASHION_MNIST = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
 
 def input_batches(torch, shape, batch, count, device, data):
     """`count` batches of inputs: Fashion-MNIST's images normalized as laconic does
-    (engine/train/data/fashion_mnist.cpp) for 1x28x28 models when the dataset is installed, else noise."""
+    (engine/train/data/fashion_mnist.cpp) for 1x28x28 models when the dataset is installed, else noise;
+    for a language model (one example a sequence: a shape of one dimension), random byte tokens."""
+    if len(shape) == 1:
+        return [torch.randint(0, 256, (batch,) + tuple(shape), device=device)], "random"
     if data == "auto" and tuple(shape) == (1, 28, 28) and os.path.exists(FASHION_MNIST):
         import gzip
         with gzip.open(FASHION_MNIST) as f:
@@ -128,8 +131,9 @@ def profile_model(torch, model, laconic_name, shape, batch, device, args):
     clock = Clock(torch, device)
     batches, data = input_batches(torch, shape, batch, args.warmup + args.steps, device, args.data)
     with torch.no_grad():
-        classes = model(batches[0][:1]).shape[-1]
-    labels = torch.randint(0, classes, (batch,), device=device)
+        classes = model(batches[0][:1]).shape[-1]  # a language model's: its vocabulary
+    # A language model predicts every position: a label per token.
+    labels = torch.randint(0, classes, (batch,) + tuple(shape) if len(shape) == 1 else (batch,), device=device)
     ready = {}  # parameter index -> mark when its gradient was computed, this step
     for i, p in enumerate(params):
         p.register_hook(lambda grad, i=i: ready.__setitem__(i, clock.mark()))
@@ -139,7 +143,7 @@ def profile_model(torch, model, laconic_name, shape, batch, device, args):
         ready.clear()
         t0 = clock.mark()
         inputs = batches[k % len(batches)]
-        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        loss = torch.nn.functional.cross_entropy(model(inputs).reshape(-1, classes), labels.reshape(-1))
         t1 = clock.mark()
         loss.backward()
         t2 = clock.mark()

@@ -100,6 +100,11 @@ std::map<std::int64_t, RankClock> rank_clocks_of_runs(Database& db) {
   return out;
 }
 
+std::string RunFacts::trained_on() const {
+  const std::string codecs = resolved ? resolved->codecs_on : "cpu";
+  return device() == codecs ? device() : str_cat(device(), " (codecs on the ", codecs, ")");
+}
+
 std::optional<bool> RunFacts::has_servers() const {
   if (!resolved) return std::nullopt;
   return resolved->world_size > resolved->workers;

@@ -83,6 +83,9 @@ struct RunFacts {
   /// Where it trained ("cpu", "cuda:0"): its resolved run's device; "cpu" for a run recorded
   /// before laconic could train anywhere else.
   std::string device() const { return resolved ? resolved->device : "cpu"; }
+  /// The device, and where the codecs ran when elsewhere: "cpu", "cuda:0 (codecs on the cpu)";
+  /// what the report's "trained on" and the UI's run page say.
+  std::string trained_on() const;
   /// Server ranks took part: the resolved world is larger than its workers. For a run recorded
   /// before the resolved fact, nothing (the reader infers it from what the ranks recorded).
   std::optional<bool> has_servers() const;

@@ -150,7 +150,7 @@ json run_json(storage::Database& db, std::int64_t run_id) {
   json out = run_row(r);
   out["config"] = object_of(r.config);
   out["facts"] = storage::facts_of(db, run_id);
-  out["device"] = storage::run_facts_of(db, run_id).device();  // as the report's "trained on" says
+  out["device"] = storage::run_facts_of(db, run_id).trained_on();  // as the report's "trained on" says
   // Churn: the steps where the workers present changed, as the report's section reads them.
   json membership = json::array();
   for (const reports::MemberChange& c : reports::member_changes_of(db, run_id))

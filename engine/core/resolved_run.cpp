@@ -90,6 +90,7 @@ std::string ResolvedRun::to_json() const {
       {"model_parameters", model_parameters},
       {"configuration", configuration},
       {"device", device},
+      {"codecs_on", codecs_on},
   };
   if (islands) out["islands"] = islands_json(*islands);
   return out.dump();
@@ -119,6 +120,7 @@ std::optional<ResolvedRun> ResolvedRun::from_json(const std::string& text) {
     run.model_parameters = in.value("model_parameters", std::int64_t{0});
     run.configuration = in.at("configuration").get<std::string>();
     run.device = in.value("device", std::string("cpu"));
+    run.codecs_on = in.value("codecs_on", std::string("cpu"));
     return run;
   } catch (const json::exception&) {
     return std::nullopt;

@@ -94,6 +94,9 @@ struct ResolvedRun {
   /// Where it trained, as LibTorch names the device ("cpu", "cuda:0"); "cpu" for runs recorded
   /// before the field.
   std::string device = "cpu";
+  /// Where its codecs ran: "cpu" (on a GPU, the gradient staged through pinned host memory: no
+  /// CUDA codec is wired into training yet); "cpu" for runs recorded before the field.
+  std::string codecs_on = "cpu";
 
   bool thread_ranks() const { return placement == RankPlacement::Threads; }
 
@@ -105,7 +108,7 @@ struct ResolvedRun {
   ///  "islands": absent | {"sizes", "inside": a link as above, "between": a link, "emulated"},
   ///  "hardware": null | a hardware profile (docs/hardware.md),
   ///  "test_metric": {"key", "higher_is_better", "split"}, "model_parameters", "configuration",
-  ///  "device"}
+  ///  "device", "codecs_on"}
   std::string to_json() const;
   /// The fact's text read back; nullopt for text that is not a fact of this version.
   static std::optional<ResolvedRun> from_json(const std::string& text);

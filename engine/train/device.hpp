@@ -1,7 +1,9 @@
 #pragma once
-// Where a run trains: device = cpu() (the default), cuda { index } or auto() (issue 69). Training
-// on a GPU is not built yet: cuda() is refused with the reason, on a LibTorch without CUDA (as
-// Debian's) and on one with CUDA alike, and auto() trains on the CPU.
+// Where a run trains: device = cpu() (the default), cuda { index } or auto() (issue 69). The
+// model, the batch and the optimizer's state live on the device; the flat gradient is staged
+// through (pinned) host memory for the codecs and Gloo, which run on the CPU (StagedGradient,
+// on_device.hpp). cuda() needs a LibTorch built with CUDA that sees a GPU (Debian's has none:
+// there it is refused with the reason); auto() takes GPU 0 where there is one, else the CPU.
 #include <cstdint>
 #include <string>
 
@@ -17,25 +19,35 @@ class Device {
   /// The device the run trains on, as LibTorch names it ("cpu", "cuda:0"); ConfigError, with the
   /// reason, where the run cannot train there.
   virtual std::string where() const = 0;
+  /// The gradient goes through a host buffer of its own between the device and the exchange, as on
+  /// a GPU (cpu { staged = true } takes that path on the CPU, to test it where there is no GPU).
+  virtual bool staged() const { return where() != "cpu"; }
 };
 
 /// What this process's LibTorch can do: "built with CUDA, 1 GPU visible", "built without CUDA".
 std::string torch_cuda_text();
 
 struct CpuOptions {
-  static OptionFields<CpuOptions> fields() { return {}; }
+  bool staged = false;
+  static OptionFields<CpuOptions> fields();
 };
 class CpuDevice : public Device {
  public:
-  explicit CpuDevice(CpuOptions) {}
+  explicit CpuDevice(CpuOptions options) : options_(options) {}
   std::string name() const override { return "cpu"; }
   std::string where() const override { return "cpu"; }
+  bool staged() const override { return options_.staged; }
+
+ private:
+  CpuOptions options_;
 };
 
 struct CudaOptions {
   std::int64_t index = 0;
   static OptionFields<CudaOptions> fields();
 };
+/// Every rank of the run on GPU `index` (several ranks share one card, each process its own
+/// CUDA context and stream).
 class CudaDevice : public Device {
  public:
   explicit CudaDevice(CudaOptions options) : options_(options) {}
@@ -49,12 +61,12 @@ class CudaDevice : public Device {
 struct AutoOptions {
   static OptionFields<AutoOptions> fields() { return {}; }
 };
-/// The GPU where training on one is possible, else the CPU: the CPU until GPU training is built.
+/// GPU 0 where this LibTorch has CUDA and sees a GPU, else the CPU.
 class AutoDevice : public Device {
  public:
   explicit AutoDevice(AutoOptions) {}
   std::string name() const override { return "auto"; }
-  std::string where() const override { return "cpu"; }
+  std::string where() const override;
 };
 
 Registry<Device> builtin_devices();

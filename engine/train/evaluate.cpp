@@ -3,6 +3,7 @@
 #include "engine/core/compute_gate.hpp"
 
 #include "engine/train/models/objective.hpp"
+#include "engine/train/on_device.hpp"
 
 namespace laconic::train {
 
@@ -21,12 +22,13 @@ EvaluationSums evaluate_sums(Model& model, const DataSplit& split, std::int64_t 
   // are [batch, T, vocab] (1000 sequences of 35 tokens over 10,000 words would need 1.4 GB).
   const std::int64_t tokens = split.labels.dim() == 2 ? split.labels.size(1) : 1;
   const std::int64_t batch = tokens > 1 ? std::max<std::int64_t>(1, 1000 / tokens) : std::int64_t{kEvaluationBatch};
+  const torch::Device device = device_of(model);
   EvaluationSums sums;
   for (std::int64_t at = begin; at < end; at += batch) {
     const std::int64_t len = std::min(batch, end - at);
     const ComputeSlot slot;  // thread ranks: as many evaluate at once as the host has cores
-    auto logits = model.forward(batch_of(split.inputs.narrow(0, at, len)));
-    auto labels = batch_of(split.labels.narrow(0, at, len)).reshape({-1});
+    auto logits = model.forward(batch_of(split.inputs.narrow(0, at, len)).to(device));
+    auto labels = batch_of(split.labels.narrow(0, at, len)).to(device).reshape({-1});
     logits = logits.reshape({labels.size(0), -1});
     sums.loss += torch::nn::functional::cross_entropy(
                      logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))

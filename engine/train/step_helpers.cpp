@@ -8,7 +8,8 @@ namespace laconic::train {
 torch::Tensor attach_flat_gradient(std::vector<torch::Tensor>& params) {
   std::int64_t total = 0;
   for (const auto& p : params) total += p.numel();
-  torch::Tensor flat = torch::zeros({total});
+  const torch::Device device = params.empty() ? torch::Device(torch::kCPU) : params.front().device();
+  torch::Tensor flat = torch::zeros({total}, torch::TensorOptions().dtype(torch::kFloat).device(device));
   std::int64_t offset = 0;
   for (auto& p : params) {
     p.mutable_grad() = flat.narrow(0, offset, p.numel()).view_as(p);

@@ -13,8 +13,9 @@
 
 namespace laconic::train {
 
-/// Makes each parameter's .grad() a view into one flat buffer, in order, and returns the
-/// buffer: backward writes there, and the topology exchanges it without a copy.
+/// Makes each parameter's .grad() a view into one flat buffer on the parameters' device, in
+/// order, and returns the buffer: backward writes there, and on the CPU the topology exchanges it
+/// without a copy (StagedGradient, on_device.hpp).
 torch::Tensor attach_flat_gradient(std::vector<torch::Tensor>& params);
 
 /// Scales `gradient` (one flat buffer) by max_norm / (its L2 norm + 1e-6) when that is below 1:

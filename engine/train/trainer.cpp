@@ -20,9 +20,11 @@ Trainer::Trainer(const RunConfig& config, WorkerParts& parts, comm::Communicator
     : config_(config),
       parts_(parts),
       comm_(comm),
-      params_(parts.model->parameters()),
+      device_(parts.device),
+      params_(parameters_on(*parts.model, parts.device)),  // built on the CPU from the seed, then moved
+      gradient_(params_, parts.staged_gradient),
+      flat_grad_(gradient_.on_device()),
       exchange_updates_(config.exchange == Exchange::Update || parts.optimizer->brings_codec()) {
-  flat_grad_ = attach_flat_gradient(params_);
   // The last averaged model (every worker's start): what local SGD's averages are taken from.
   read_model(anchor_);
   if (const auto bucketing = parts.topology->overlap()) start_overlap(*bucketing);
@@ -85,8 +87,8 @@ void Trainer::compute_gradients() {
   auto end = std::min<std::size_t>(position_ + static_cast<std::size_t>(config_.batch_size), shard_.size());
   auto index = torch::from_blob(shard_.data() + position_, {static_cast<std::int64_t>(end - position_)}, torch::kInt64);
   position_ = end;
-  auto inputs = batch_of(data.inputs.index_select(0, index));
-  auto labels = batch_of(data.labels.index_select(0, index));
+  auto inputs = batch_of(data.inputs.index_select(0, index)).to(device_);
+  auto labels = batch_of(data.labels.index_select(0, index)).to(device_);
   flat_grad_.zero_();
   exchange_ = {};  // a step without an exchange sends nothing
   time_overlap_budget_ = -1;
@@ -94,6 +96,7 @@ void Trainer::compute_gradients() {
   time_update_ = 0;
   const double t0 = rank_seconds();
   auto loss = training_loss(parts_.model->forward(inputs), labels);
+  settle(device_);  // a GPU's queued work done before its phase's clock is read
   time_forward_ = rank_seconds() - t0;
   if (overlapped_) {
     // The straggler's delay holds its gradient back, so it goes before backward: after it,
@@ -105,6 +108,7 @@ void Trainer::compute_gradients() {
   }
   const double t1 = rank_seconds();
   loss.backward();
+  settle(device_);
   time_backward_ = rank_seconds() - t1;
   if (overlapped_) overlapped_->backward_done();
   if (!overlapped_) straggle();
@@ -125,19 +129,40 @@ void Trainer::exchange_gradients() {
     const double t0 = rank_seconds();
     clip_gradient();
     parts_.optimizer->compute_update(params_);
+    settle(device_);
     time_update_ = rank_seconds() - t0;
   }
-  std::span<float> gradient(flat_grad_.data_ptr<float>(), static_cast<std::size_t>(flat_grad_.numel()));
-  exchange_ = parts_.topology->average(gradient, *parts_.compressor, comm_);
+  const double staging = to_host();
+  exchange_ = parts_.topology->average(gradient_.host(), *parts_.compressor, comm_);
+  exchange_.time_compress += staging;
+  exchange_.time_decompress += to_device();
+}
+
+double Trainer::to_host() {
+  if (!gradient_.staged()) return 0;
+  const double t0 = rank_seconds();
+  gradient_.to_host();
+  return rank_seconds() - t0;
+}
+
+double Trainer::to_device() {
+  if (!gradient_.staged()) return 0;
+  const double t0 = rank_seconds();
+  gradient_.to_device();
+  settle(device_);
+  return rank_seconds() - t0;
 }
 
 void Trainer::average_gradients_in_island() {
-  std::span<float> gradient(flat_grad_.data_ptr<float>(), static_cast<std::size_t>(flat_grad_.numel()));
+  const double staging = to_host();
+  const std::span<float> gradient = gradient_.host();
   const comm::ByteCounters before = comm_.counters();
   const double t0 = rank_seconds();
   const float scale = 1.0f / static_cast<float>(comm_.allreduce_sum_island(gradient));
   for (float& g : gradient) g *= scale;
   exchange_.time_communicate = rank_seconds() - t0;
+  exchange_.time_compress = staging;
+  exchange_.time_decompress = to_device();
   exchange_.traffic = comm_.counters().since(before);
   exchange_.bytes_sent = exchange_.bytes_dense = exchange_.traffic.sent;
   exchange_.bytes_received = exchange_.traffic.received;
@@ -198,17 +223,20 @@ void Trainer::apply_local_update() {
       p.add_(flat_grad_.narrow(0, offset, p.numel()).view_as(p));
       offset += p.numel();
     }
+    settle(device_);
     time_optimizer_ = rank_seconds() - t0;
     return;
   }
   if (exchange_updates_) {
     // The workers' mean update: the optimizer acted before the exchange (DeMo's sign step after).
     parts_.optimizer->apply_exchanged(params_);
+    settle(device_);
     time_optimizer_ = time_update_ + rank_seconds() - t0;
     return;
   }
   clip_gradient();
   parts_.optimizer->step(params_);
+  settle(device_);
   time_optimizer_ = rank_seconds() - t0;
 }
 
@@ -279,7 +307,7 @@ void Trainer::read_model(std::vector<float>& out) const {
   out.resize(static_cast<std::size_t>(flat_grad_.numel()));
   std::size_t offset = 0;
   for (const auto& p : params_) {
-    auto c = p.detach().contiguous();
+    const auto c = host_copy(p.detach());
     std::memcpy(out.data() + offset, c.data_ptr<float>(), static_cast<std::size_t>(c.numel()) * sizeof(float));
     offset += static_cast<std::size_t>(c.numel());
   }
@@ -305,6 +333,7 @@ void Trainer::straggle() {
 }
 
 void Trainer::start_overlap(const topology::Bucketing& bucketing) {
+  LACONIC_ENFORCE(!gradient_.staged(), "an overlapped exchange reads the gradient where backward writes it");
   std::vector<compress::LayerShape> shapes;
   std::vector<std::size_t> sizes;
   for (const auto& p : params_) {

@@ -13,6 +13,7 @@
 #include "engine/compress/random.hpp"
 #include "engine/topology/bucketed_exchange.hpp"
 #include "engine/train/gradient_hooks.hpp"
+#include "engine/train/on_device.hpp"
 #include "engine/train/worker.hpp"
 
 namespace laconic::train {
@@ -113,6 +114,10 @@ class Trainer : public schedule::StepActions {
   void count_compute_in_flight();
   void save_in_flight(StateWriter& out) const;
   void load_in_flight(StateReader& in);
+  /// A staged gradient's copy to host memory (to_host) and back (to_device), each timed: the
+  /// seconds, which count as compressing and decompressing; 0 when nothing is staged.
+  double to_host();
+  double to_device();
   /// The optimizer's step (or the exchanged update's) on the local weights.
   void apply_local_update();
   /// Sleeps the straggler's delay when this worker is one.
@@ -131,8 +136,10 @@ class Trainer : public schedule::StepActions {
   const RunConfig& config_;
   WorkerParts& parts_;
   comm::Communicator& comm_;
+  torch::Device device_;  // where the model, the batch and the optimizer's state are
   std::vector<torch::Tensor> params_;
-  torch::Tensor flat_grad_;
+  StagedGradient gradient_;  // the flat gradient on device_, and the host memory exchanged
+  torch::Tensor flat_grad_;  // gradient_.on_device()
   std::vector<std::int64_t> shard_;
   std::size_t position_ = 0;
   const bool exchange_updates_;  // exchange = "update"

@@ -61,6 +61,8 @@ struct WorkerParts {
   ComponentSpec lr_schedule_spec;           ///< resolved, for its common fields
   std::unique_ptr<StopRule> stop_rule;      ///< empty: every epoch runs
   std::unique_ptr<Churn> churn;             ///< workers that leave and join; empty: none
+  std::string device = "cpu";               ///< where the worker trains, as LibTorch names it (device.hpp)
+  bool staged_gradient = false;             ///< the exchange works on a host copy of the gradient (on_device.hpp)
   /// Where the rank marks its phase and progress for the controller's hang detection (the
   /// worker process sends it on; engine/core/liveness.hpp); by default one nobody watches.
   Liveness* liveness = &unwatched_liveness();

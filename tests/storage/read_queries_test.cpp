@@ -10,14 +10,15 @@
 #include <catch2/catch.hpp>
 
 #include "engine/core/error.hpp"
+#include "engine/core/metric_keys.hpp"
 #include "storage/export.hpp"
 #include "storage/queries.hpp"
 #include "storage/recorder.hpp"
+#include "storage/run_facts.hpp"
 #include "storage/run_where.hpp"
 #include "storage/statement.hpp"
 #include "storage/user_query.hpp"
 #include "storage_test_support.hpp"
-#include "engine/core/metric_keys.hpp"
 
 using namespace laconic;
 using laconic::storage::testing::count_rows;
@@ -304,4 +305,15 @@ TEST_CASE("an unknown run id names the ids that exist; metric keys are listed", 
   CHECK(metric_keys(*db, std::string("f")) == std::vector<std::string>{"test_perplexity"});
   CHECK(summaries_of_key(*db, "test_accuracy").at(first).last == 0.5);
   CHECK(list_runs(*db)[1].final_test_perplexity == 40);
+}
+
+TEST_CASE("where a run trained reads as the report and the UI say it", "[storage][facts]") {
+  storage::RunFacts facts;
+  CHECK(facts.trained_on() == "cpu");  // a run recorded before the resolved fact
+  facts.resolved = ResolvedRun{};
+  CHECK(facts.trained_on() == "cpu");
+  facts.resolved->device = "cuda:0";  // codecs on the CPU, the gradient staged
+  CHECK(facts.trained_on() == "cuda:0 (codecs on the cpu)");
+  facts.resolved->codecs_on = "cuda:0";
+  CHECK(facts.trained_on() == "cuda:0");
 }

@@ -44,6 +44,7 @@ TEST_CASE("the PyTorch twins of the built-in models have the built-ins' paramete
       {"resnet20", {"resnet", parameters_of("resnet", {{"depth", std::int64_t{20}}})}},
       {"resnet18", {"resnet", parameters_of("resnet", {{"depth", std::int64_t{18}}})}},
       {"vgg11", {"vgg11", parameters_of("vgg11")}},
+      {"gpt", {"gpt", parameters_of("gpt")}},
   };
   CHECK(twins.size() == builtins.size());
   for (const auto& [twin, expected] : builtins) {

@@ -117,6 +117,8 @@ TEST_CASE("the resolved run's fact reads back as written, and a fact of another 
   run.test_metric = {"test_perplexity", false, "validation"};
   run.model_parameters = 1298880;
   run.configuration = "e\n{\"compressor\":\"none\"}";
+  run.device = "cuda:1";
+  run.codecs_on = "cpu";
   const auto back = ResolvedRun::from_json(run.to_json());
   REQUIRE(back);
   CHECK(*back == run);
@@ -151,8 +153,12 @@ TEST_CASE("a resolved fact recorded before the split and the parameter count rea
   nlohmann::json older = nlohmann::json::parse(run.to_json());
   older.erase("model_parameters");
   older["test_metric"].erase("split");
+  older.erase("device");
+  older.erase("codecs_on");
   const auto back = ResolvedRun::from_json(older.dump());
   REQUIRE(back);
   CHECK(back->test_metric.split == "test");
   CHECK(back->model_parameters == 0);
+  CHECK(back->device == "cpu");
+  CHECK(back->codecs_on == "cpu");
 }

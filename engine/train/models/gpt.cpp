@@ -108,6 +108,8 @@ torch::Tensor Gpt::attention(const Block& b, const torch::Tensor& x) const {
 torch::Tensor Gpt::forward(torch::Tensor tokens) {
   const std::int64_t length = tokens.size(1), d = options_.embed;
   LACONIC_ENFORCE(length <= options_.context, "gpt: sequences of ", length, " tokens, context ", options_.context);
+  // Not a parameter or buffer (so checkpoints and hashes are as before): it follows the model's device here.
+  if (causal_mask_.device() != token_embedding_.device()) causal_mask_ = causal_mask_.to(token_embedding_.device());
   auto x = dropout(torch::embedding(token_embedding_, tokens) + position_embedding_.narrow(0, 0, length));
   for (const Block& b : blocks_) {
     x = x + dropout(attention(b, torch::layer_norm(x, {d}, b.ln1_weight, b.ln1_bias)));

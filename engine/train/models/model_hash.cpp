@@ -6,7 +6,7 @@ namespace laconic::train {
 namespace {
 
 void add_tensor(Fnv1a& hash, const torch::Tensor& t) {
-  const auto c = t.detach().contiguous();
+  const auto c = t.detach().to(torch::kCPU).contiguous();
   hash.add(c.data_ptr(), static_cast<std::size_t>(c.numel()) * c.element_size());
 }
 

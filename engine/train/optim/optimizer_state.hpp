@@ -14,7 +14,7 @@ namespace laconic::train {
 inline void save_tensors(StateWriter& out, const std::vector<torch::Tensor>& tensors) {
   out.u64(tensors.size());
   for (const auto& tensor : tensors) {
-    const auto c = tensor.contiguous();
+    const auto c = tensor.to(torch::kCPU).contiguous();
     out.array(c.sizes().vec());
     out.array(std::span<const float>(c.data_ptr<float>(), static_cast<std::size_t>(c.numel())));
   }
@@ -34,6 +34,13 @@ inline void load_tensors(StateReader& in, std::vector<torch::Tensor>& tensors) {
   }
 }
 
+/// Moves an optimizer's per-parameter `state` to the parameters' device when it is elsewhere (as
+/// load_tensors leaves it on the CPU for a run on a GPU).
+inline void follow_device(std::vector<torch::Tensor>& state, const std::vector<torch::Tensor>& params) {
+  if (state.empty() || params.empty() || state.front().device() == params.front().device()) return;
+  for (auto& tensor : state) tensor = tensor.to(params.front().device());
+}
+
 /// The state Adam, AdamW and LAMB share: the step count and the first and second moments of
 /// every parameter, kept in checkpoints.
 struct AdamMoments {
@@ -47,6 +54,8 @@ struct AdamMoments {
         m.push_back(torch::zeros_like(p));
         v.push_back(torch::zeros_like(p));
       }
+    follow_device(m, params);
+    follow_device(v, params);
     ++steps;
   }
   /// m_i = beta1 m_i + (1 - beta1) g and v_i = beta2 v_i + (1 - beta2) g^2; returns the bias

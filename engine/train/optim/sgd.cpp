@@ -33,6 +33,7 @@ void Sgd::step(std::vector<torch::Tensor>& params) {
   torch::NoGradGuard no_grad;
   if (momentum_.empty() && options_.momentum > 0)
     for (auto& p : params) momentum_.push_back(torch::zeros_like(p));
+  follow_device(momentum_, params);
   for (std::size_t i = 0; i < params.size(); ++i)
     if (params[i].grad().defined()) params[i].sub_(direction(i, params[i]), lr());
 }
@@ -41,6 +42,7 @@ void Sgd::compute_update(std::vector<torch::Tensor>& params) {
   torch::NoGradGuard no_grad;
   if (momentum_.empty() && options_.momentum > 0)
     for (auto& p : params) momentum_.push_back(torch::zeros_like(p));
+  follow_device(momentum_, params);
   for (std::size_t i = 0; i < params.size(); ++i) {
     auto& p = params[i];
     if (!p.grad().defined()) continue;

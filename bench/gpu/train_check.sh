@@ -1,0 +1,80 @@
+#!/bin/bash
+# The GPU training check of issue 69, in one go on a GPU node with PyTorch (CUDA), cmake, ninja and
+# nvcc but none of Debian's packages: unpack the carried ones (bench/gpu/carry-debs.sh, run first
+# where apt works) into a prefix, build laconic against that node's LibTorch (PyTorch's), train
+# LeNet-5 and the default transformer on the GPU at 2 and 4 ranks sharing the card with none, fp16
+# and Top-k (bench/gpu/lenet5.lua, gpt.lua) into gpu.db, profile the same card
+# (scripts/profile-hardware.py), compare laconic's compute per step with the profile's at one
+# worker (bench/hardware_profile_check.py --device cuda), time the CUDA kernels
+# (laconic_compress_cuda_bench), and print the tables (bench/gpu/gpu_tables.py). Each stage is
+# bounded by a timeout; the whole stays under 8 minutes where the build takes under 4.
+#
+# usage (from the repository's root): bench/gpu/train_check.sh OUT_DIR
+#   OUT_DIR gets: environment.txt, build.log, version.txt, train.log, gpu.db, profile.json,
+#   profile_check.md, kernels.json, kernels.md, tables.md
+# Exit status: 0 when the build and both trainings finished, else the first failure's.
+set -uo pipefail
+out=${1:?usage: bench/gpu/train_check.sh OUT_DIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+root=$(pwd)
+prefix=/tmp/laconic-prefix
+stage() { echo "== $* ($(date +%T))" | tee -a "$out/train.log"; }
+
+stage "environment"
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.is_available())'
+  cmake --version | head -1; ninja --version; nvcc --version | tail -1; nproc
+} >"$out/environment.txt" 2>&1
+cat "$out/environment.txt"
+
+stage "unpack the carried Debian packages into $prefix"
+bench/gpu/unpack-debs.sh "$prefix" >>"$out/train.log" 2>&1 || exit 2
+torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+torch_lib=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+export LD_LIBRARY_PATH="$prefix/usr/lib:$prefix/usr/lib/x86_64-linux-gnu:$prefix/lib/x86_64-linux-gnu:$torch_lib:${LD_LIBRARY_PATH:-}"
+export PKG_CONFIG_PATH="$prefix/usr/lib/x86_64-linux-gnu/pkgconfig:$prefix/usr/share/pkgconfig"
+
+stage "configure and build against PyTorch's LibTorch ($torch_prefix)"
+build=/tmp/laconic-build
+configure() {
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLACONIC_BUILD_TESTS=OFF \
+    -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr" -DLACONIC_WITH_CUDA="$1" >>"$out/build.log" 2>&1
+}
+with_cuda=ON
+configure ON || { with_cuda=OFF; rm -rf "$build"; configure OFF; } || { tail -40 "$out/build.log"; exit 3; }
+targets="laconic laconic-engine"
+[ "$with_cuda" = ON ] && targets="$targets laconic_compress_cuda_bench"
+timeout 330 cmake --build "$build" -j "$(nproc)" --target $targets >>"$out/build.log" 2>&1 ||
+  { grep -m 20 -E 'error|Error' "$out/build.log"; tail -20 "$out/build.log"; exit 4; }
+laconic="$build/cli/laconic"
+"$laconic" --version | tee "$out/version.txt"
+
+stage "train on the GPU"
+status=0
+fashion="$prefix/usr/share/datasets/fashion-mnist"
+pods=$(ls -d "$prefix"/usr/share/perl/*/pod | head -1)
+timeout 120 "$laconic" run bench/gpu/lenet5.lua --db "$out/gpu.db" --set "data.root=$fashion" \
+  >>"$out/train.log" 2>&1 || status=5
+timeout 150 "$laconic" run bench/gpu/gpt.lua --db "$out/gpu.db" --set "data.root=$pods" \
+  >>"$out/train.log" 2>&1 || { [ $status = 0 ] && status=6; }
+tail -15 "$out/train.log"
+
+stage "profile the same card"
+PYTHONUNBUFFERED=1 timeout 90 python3 scripts/profile-hardware.py --device cuda --models lenet5,gpt \
+  --batch-size 64,32 --out "$out/profile.json" >>"$out/train.log" 2>&1
+stage "laconic's compute against the profile's, one worker"
+PYTHONUNBUFFERED=1 timeout 120 python3 bench/hardware_profile_check.py "$laconic" --device cuda --models lenet5,gpt \
+  --repetitions 2 --steps 30 --warmup 10 --fashion-root "$fashion" --python "$(command -v python3)" \
+  >"$out/profile_check.md" 2>>"$out/train.log"
+cat "$out/profile_check.md"
+if [ "$with_cuda" = ON ]; then
+  stage "the CUDA kernels' costs"
+  timeout 90 "$build/bench/cuda/laconic_compress_cuda_bench" --out "$out/kernels.json" >"$out/kernels.md" 2>&1
+fi
+stage "tables"
+python3 bench/gpu/gpu_tables.py "$out/gpu.db" "$out/profile.json" \
+  $([ -s "$out/kernels.json" ] && echo "$out/kernels.json") | tee "$out/tables.md"
+stage "done: exit $status"
+exit $status
