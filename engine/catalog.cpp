@@ -213,6 +213,10 @@ void EngineCatalog::check_churn(const RunConfig& config, const compress::Compres
   if (schedule == "synchronous" && churn_.create(churn_of_run(config))->any_fresh(config.workers))
     refuse("a join's state = \"fresh\" under local_sgd { } and diloco { }, not synchronous(): the joiner's "
            "optimizer state would differ from the others', and its weights with it after one step");
+  if (config.churn_batch == ChurnBatch::Global &&
+      (config.exchange == Exchange::Update || optimizers_.create(config.optimizer)->brings_codec()))
+    refuse("churn_batch = \"global\" where gradients are averaged as computed (its loss weighting makes their "
+           "average the step's mean), not with exchange = \"update\" or an optimizer that brings its codec");
   churn_.create(churn_of_run(config))->check(config.workers);
 }
 

@@ -32,6 +32,7 @@ const std::vector<KeyInfo>& all_keys() {
       {kMemberChange, "+1 joined, -1 left"},
       {kJoinBytes, "bytes"},
       {kJoinSeconds, "seconds"},
+      {kExamples, "examples"},
       {kModelParameters, "parameters"},
       {kDecodedPayloads, "payloads"},
       {kTestAccuracy, "fraction in [0, 1]"},

@@ -41,6 +41,8 @@ inline constexpr const char* kMembers = "members";
 inline constexpr const char* kMemberChange = "member_change";
 inline constexpr const char* kJoinBytes = "join_bytes";
 inline constexpr const char* kJoinSeconds = "join_seconds";
+// With churn, per worker present and step: the examples its step trained on (churn_batch).
+inline constexpr const char* kExamples = "examples";
 // A parameter server under stale_sync and async, per applied update.
 inline constexpr const char* kStaleness = "staleness";
 inline constexpr const char* kUpdateLag = "update_lag";

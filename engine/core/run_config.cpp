@@ -6,6 +6,8 @@ namespace laconic {
 
 const char* exchange_name(Exchange exchange) { return exchange == Exchange::Update ? "update" : "gradient"; }
 
+const char* churn_batch_name(ChurnBatch rule) { return rule == ChurnBatch::Global ? "global" : "per_worker"; }
+
 namespace {
 
 using Type = RunField::Type;
@@ -61,19 +63,44 @@ RunField recorded_when_set(RunField f) {
 // Set by the sweep's plan (seed, repetition), not by a field of the file.
 RunField plan_set(RunField f) { return with(std::move(f), &RunField::in_file, false); }
 
-RunField exchange_field() {
-  RunField f{.name = "exchange", .key = "exchange", .type = Type::Choice};
-  f.doc = "what workers compress and exchange: \"gradient\" (momentum and learning rate applied to the "
-          "average) or \"update\" (each worker applies them first and sends lr x its step, error feedback "
-          "on the update; docs/compressors.md)";
-  f.choices = {exchange_name(Exchange::Gradient), exchange_name(Exchange::Update)};
-  f.get_choice = [](const RunConfig& run) { return std::string(exchange_name(run.exchange)); };
-  f.set_choice = [](RunConfig& run, const std::string& word) {
-    if (word != exchange_name(Exchange::Gradient) && word != exchange_name(Exchange::Update))
-      throw ConfigError(str_cat("exchange must be \"gradient\" or \"update\", got \"", word, "\""));
-    run.exchange = word == exchange_name(Exchange::Update) ? Exchange::Update : Exchange::Gradient;
+// A field of a few words, each a value of an enum (`name_of` spells them), the default first;
+// recorded only when set.
+template <typename E>
+RunField choice_field(const std::string& name, std::string doc, E RunConfig::*member, const char* (*name_of)(E),
+                      std::vector<E> values) {
+  RunField f{.name = name, .key = name, .type = Type::Choice, .doc = std::move(doc)};
+  std::string allowed;
+  for (E v : values) {
+    f.choices.push_back(name_of(v));
+    allowed += str_cat(allowed.empty() ? "" : " or ", "\"", name_of(v), "\"");
+  }
+  f.get_choice = [member, name_of](const RunConfig& run) { return std::string(name_of(run.*member)); };
+  f.set_choice = [=](RunConfig& run, const std::string& word) {
+    for (E v : values)
+      if (word == name_of(v)) {
+        run.*member = v;
+        return;
+      }
+    throw ConfigError(str_cat(name, " must be ", allowed, ", got \"", word, "\""));
   };
   return recorded_when_set(std::move(f));
+}
+
+RunField exchange_field() {
+  return choice_field("exchange",
+                      "what workers compress and exchange: \"gradient\" (momentum and learning rate applied to the "
+                      "average) or \"update\" (each worker applies them first and sends lr x its step, error "
+                      "feedback on the update; docs/compressors.md)",
+                      &RunConfig::exchange, exchange_name, {Exchange::Gradient, Exchange::Update});
+}
+
+RunField churn_batch_field() {
+  return choice_field("churn_batch",
+                      "the batches of a step with workers away (churn): \"per_worker\" (each present worker its "
+                      "own batch: the global batch shrinks) or \"global\" (the absent workers' examples of the step "
+                      "shared among those present, the loss weighted by examples: the global batch and its gradient "
+                      "stay); the learning rate is the run's under both (docs/topologies.md)",
+                      &RunConfig::churn_batch, churn_batch_name, {ChurnBatch::PerWorker, ChurnBatch::Global});
 }
 
 }  // namespace
@@ -89,14 +116,15 @@ const std::vector<RunField>& RunConfig::fields() {
       recorded_when_set(component("churn", "churn", &C::churn,
                                   "workers that leave and join: calm() (the default) or script { events = \"leave 3 "
                                   "at 200; join 3 at 400\" } (docs/topologies.md)")),
+      churn_batch_field(),
       recorded_when_set(number("clip_norm", &C::clip_norm, true,
                                "the gradient the optimizer steps on (the workers' average) is scaled to this global "
                                "L2 norm when above it, as torch.nn.utils.clip_grad_norm_; 0 = no clipping (>= 0)")),
       component("compressor", "compressor", &C::compressor, "gradient compressor"),
       component("data", "dataset", &C::dataset, "dataset"),
       recorded_when_set(component("device", "device", &C::device,
-                                  "where the run trains: cpu() (the default), cuda { index } (a GPU: not built yet, "
-                                  "refused) or auto() (the CPU for now); docs/hardware.md")),
+                                  "where the run trains: cpu() (the default), cuda { index } (a GPU; needs a LibTorch "
+                                  "with CUDA) or auto() (GPU 0 where there is one, else the CPU); docs/hardware.md")),
       since_first_records(number("divergence_factor", &C::divergence_factor, true,
                                  "a training loss above this many times the first step's (or NaN / inf) ends the run "
                                  "DIVERGED; 0 = only NaN / inf (>= 0)")),

@@ -24,6 +24,15 @@ enum class Exchange {
 /// "gradient" or "update", as the experiment file and the recorded configuration write it.
 const char* exchange_name(Exchange exchange);
 
+/// The batches of a step with workers away (churn; the experiment field `churn_batch`).
+enum class ChurnBatch {
+  PerWorker,  ///< each worker present its own batch: the global batch shrinks with the workers away
+  Global,     ///< the absent workers' examples of the step shared among those present: the global batch stays
+};
+
+/// "per_worker" or "global", as the experiment file and the recorded configuration write it.
+const char* churn_batch_name(ChurnBatch rule);
+
 struct RunField;
 
 struct RunConfig {
@@ -71,6 +80,7 @@ struct RunConfig {
   /// clip_grad_norm_ after DDP's average); 0 = no clipping.
   double clip_norm = 0;
   Exchange exchange = Exchange::Gradient;
+  ChurnBatch churn_batch = ChurnBatch::PerWorker;
   /// The variables the sweep set for this run (name -> value), kept apart from the rest.
   std::map<std::string, Value> swept;
 

@@ -40,8 +40,37 @@ compress::Compressor& Trainer::compressor() {
 
 void Trainer::begin_epoch(std::int64_t epoch) {
   // The workers share the data; parameter servers (ranks after them) hold none.
-  shard_ = shard_indices(parts_.dataset->train().size(), config_.workers, comm_.rank(), config_.seed, epoch);
+  const std::int64_t n = parts_.dataset->train().size();
+  shard_ = shard_indices(n, config_.workers, comm_.rank(), config_.seed, epoch);
   position_ = 0;
+  if (config_.churn_batch != ChurnBatch::Global || !parts_.churn || parts_.churn->name() == "calm") return;
+  shards_.clear();
+  for (int r = 0; r < config_.workers; ++r) shards_.push_back(shard_indices(n, config_.workers, r, config_.seed, epoch));
+}
+
+void Trainer::share_step(const std::vector<int>& members, std::int64_t index) {
+  skip_to(index);
+  shared_.clear();
+  loss_weight_ = 1;
+  std::vector<std::int64_t> absent;  // the absent workers' examples of the step, rank by rank
+  for (int r = 0; r < config_.workers; ++r) {
+    if (std::binary_search(members.begin(), members.end(), r)) continue;
+    const auto& shard = shards_.at(static_cast<std::size_t>(r));
+    const std::size_t begin = std::min(position_, shard.size());
+    const std::size_t end = std::min(begin + static_cast<std::size_t>(config_.batch_size), shard.size());
+    absent.insert(absent.end(), shard.begin() + static_cast<std::ptrdiff_t>(begin),
+                  shard.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  if (absent.empty()) return;
+  const auto present = static_cast<std::size_t>(members.size());
+  const auto me = static_cast<std::size_t>(std::lower_bound(members.begin(), members.end(), comm_.rank()) -
+                                           members.begin());
+  for (std::size_t k = me; k < absent.size(); k += present) shared_.push_back(absent[k]);
+  // Every shard has as many examples, so each member's own batch is as large as this one's.
+  const auto own = static_cast<double>(
+      std::min(shard_.size() - position_, static_cast<std::size_t>(config_.batch_size)));
+  const double all = own * static_cast<double>(present) + static_cast<double>(absent.size());
+  loss_weight_ = (own + static_cast<double>(shared_.size())) * static_cast<double>(present) / all;
 }
 
 void Trainer::skip_to(std::int64_t index) {
@@ -86,6 +115,10 @@ void Trainer::compute_gradients() {
   const auto& data = parts_.dataset->train();
   auto end = std::min<std::size_t>(position_ + static_cast<std::size_t>(config_.batch_size), shard_.size());
   auto index = torch::from_blob(shard_.data() + position_, {static_cast<std::int64_t>(end - position_)}, torch::kInt64);
+  if (!shared_.empty())  // churn_batch = "global": its share of the absent workers' examples too
+    index = torch::cat({index, torch::from_blob(shared_.data(), {static_cast<std::int64_t>(shared_.size())},
+                                                torch::kInt64)});
+  examples_ = index.numel();
   position_ = end;
   auto inputs = batch_of(data.inputs.index_select(0, index)).to(device_);
   auto labels = batch_of(data.labels.index_select(0, index)).to(device_);
@@ -107,7 +140,11 @@ void Trainer::compute_gradients() {
     time_forward_ += rank_seconds() - b;
   }
   const double t1 = rank_seconds();
-  loss.backward();
+  if (loss_weight_ != 1) {
+    (loss * loss_weight_).backward();  // the members' average is then the step's mean gradient
+  } else {
+    loss.backward();
+  }
   settle(device_);
   time_backward_ = rank_seconds() - t1;
   if (overlapped_) overlapped_->backward_done();
@@ -259,6 +296,7 @@ void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epo
     sink.record({key, step, epoch, comm_.rank(), wall, value});
   };
   put(keys::kTrainLoss, loss_);
+  if (parts_.churn && parts_.churn->name() != "calm") put(keys::kExamples, static_cast<double>(examples_));
   put(keys::kTimeForward, time_forward_);
   put(keys::kTimeBackward, time_backward_);
   // Projected, never measured: this step's messages on the experiment's link, in place of

@@ -32,6 +32,12 @@ class Trainer : public schedule::StepActions {
 
   /// Continues the epoch at its step `index` (after begin_epoch(), when resuming).
   void skip_to(std::int64_t index);
+  /// churn_batch = "global", before a step this worker trains among `members` (the workers
+  /// present): its batch is its shard's at the epoch's step `index` (a worker back from away
+  /// starts there), and the absent workers' examples of that step dealt out in turn among the
+  /// members, its loss weighted by its share of the examples (examples x members / all of them),
+  /// so that the members' average gradient is the mean over every example of the step.
+  void share_step(const std::vector<int>& members, std::int64_t index);
   /// Where in its shard the next batch starts (churn: a worker away keeps its place, so a
   /// checkpoint keeps it too).
   std::size_t data_position() const { return position_; }
@@ -142,6 +148,12 @@ class Trainer : public schedule::StepActions {
   torch::Tensor flat_grad_;  // gradient_.on_device()
   std::vector<std::int64_t> shard_;
   std::size_t position_ = 0;
+  // churn_batch = "global": every worker's shard of the epoch, this step's examples beyond its own
+  // batch and its loss's weight; with churn, the examples of its step (recorded).
+  std::vector<std::vector<std::int64_t>> shards_;
+  std::vector<std::int64_t> shared_;
+  double loss_weight_ = 1;
+  std::int64_t examples_ = 0;
   const bool exchange_updates_;  // exchange = "update"
   double loss_ = 0, time_forward_ = 0, time_backward_ = 0, time_optimizer_ = 0, time_delay_ = 0;
   double time_update_ = 0;  // exchange = "update": the optimizer's part before the exchange

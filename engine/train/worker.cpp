@@ -203,7 +203,7 @@ class WorkerLoop {
     parts_.model->train();
     for (std::int64_t i = resumed_epoch ? resumed_.index : 0; i < steps_per_epoch_; ++i, ++step_) {
       if (checkpoint_due()) save(epoch, i);
-      const auto step_end = run_step(epoch);
+      const auto step_end = run_step(epoch, i);
       check_divergence(epoch);
       // eval_every: the test split is evaluated between steps too (the epoch's end has its own).
       const bool evaluate_now = config_.eval_every > 0 && evaluates() && (step_ + 1) % config_.eval_every == 0 &&
@@ -215,9 +215,10 @@ class WorkerLoop {
     }
   }
 
-  // The schedule's step at the current one, timed and recorded; returns when it ended.
-  Clock::time_point run_step(std::int64_t epoch) {
+  // The schedule's step at the current one (the epoch's `index`-th), timed and recorded; returns when it ended.
+  Clock::time_point run_step(std::int64_t epoch, std::int64_t index) {
     if (churns(parts_) && !take_part(epoch)) return Clock::now();  // absent: trains and records nothing
+    if (churns(parts_) && config_.churn_batch == ChurnBatch::Global) trainer_.share_step(members_, index);
     set_learning_rate(parts_, callbacks_, config_, step_, epoch, steps_per_epoch_);
     const StepPoint at{epoch, step_, callbacks_};
     trainer_.compressor().advance(at);

@@ -179,6 +179,9 @@ TEST_CASE("churn is refused where it cannot run yet, with the reason", "[cli][ch
              Catch::Contains("each change is \"leave RANKS at STEP\""));
   CHECK_THAT(refused(churn_experiment("script { events = \"leave 2 at 4\" }", "diloco { inner_steps = 4, fragments = 2 }")),
              Catch::Contains("not Streaming DiLoCo"));
+  std::string update = churn_experiment("script { events = \"leave 2 at 4\" }");
+  update.insert(update.rfind('}'), "  churn_batch = \"global\", exchange = \"update\",\n");
+  CHECK_THAT(refused(update), Catch::Contains("not with exchange = \"update\""));
   std::filesystem::remove_all(dir);
 }
 
@@ -232,6 +235,33 @@ TEST_CASE("random churn: the changes drawn are recorded, rows match them, the sa
     if (name == procs && (metric == "train_loss" || metric == "bytes_sent" || metric == "member_change"))
       CHECK(value == rows.value.at({threads, metric, step, worker}));
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("churn_batch = \"global\": the workers present train on every worker's examples, the same bits as "
+          "processes and threads",
+          "[cli][e2e][churn]") {
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/g.lua", churn_experiment("random { leave_rate = 0.15, mean_downtime = 3 }"));
+  const auto run = run_laconic(dir, "run g.lua --db g.db --quiet --set churn_batch=global", 300);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  const Rows rows = rows_of(dir + "/g.db");
+  const std::string procs = "churn_batch=global,placement=processes,seed=1";
+  const std::string threads = "churn_batch=global,placement=threads,seed=1";
+  std::map<std::int64_t, double> examples;  // per step, over the workers present
+  int shared_steps = 0;
+  for (const auto& [key, value] : rows.value) {
+    const auto& [name, metric, step, worker] = key;
+    if (name != procs) continue;
+    if (metric == "train_loss" || metric == "examples" || metric == "bytes_sent")
+      CHECK(value == rows.value.at({threads, metric, step, worker}));
+    if (metric == "examples") examples[step] += value;
+    if (metric == "examples" && value > 16) ++shared_steps;
+  }
+  CHECK(examples.size() == 12);
+  for (const auto& [step, total] : examples) CHECK(total == 64);  // 4 workers x 16, whoever is away
+  CHECK(shared_steps > 0);  // the random draws took someone away
   std::filesystem::remove_all(dir);
 }
 

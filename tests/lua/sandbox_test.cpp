@@ -192,7 +192,7 @@ TEST_CASE("an unknown experiment field suggests the closest and lists the known 
   CHECK(
       load_error(path, catalog) ==
       path +
-          ":4: unknown experiment field 'compresor'; did you mean 'compressor'? (known: baseline, batch_size, churn, clip_norm, compressor, data, "
+          ":4: unknown experiment field 'compresor'; did you mean 'compressor'? (known: baseline, batch_size, churn, churn_batch, clip_norm, compressor, data, "
           "device, divergence_factor, epochs, eval_every, eval_limit, exchange, hardware, lr_schedule, max_steps, model, name, "
           "network, "
           "optimizer, placement, repeats, runs_per_seed, schedule, seeds, stopping, timeout, topology, workers)");
