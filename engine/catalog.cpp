@@ -210,14 +210,22 @@ void EngineCatalog::check_churn(const RunConfig& config, const compress::Compres
     refuse("over topology = allreduce { } without overlap (the ring around the workers present)");
   if (!compressor.summable()) refuse(str_cat("compressors whose payloads are summed, not ", config.compressor.name));
   if (!network.islands(world_size(config)).empty()) refuse("on one link, not on islands");
-  if (schedule == "synchronous" && churn_.create(churn_of_run(config))->any_fresh(config.workers))
+  const auto churn = churn_.create(churn_of_run(config));
+  if (schedule == "synchronous" && churn->any_join(train::JoinState::Fresh, config.workers))
     refuse("a join's state = \"fresh\" under local_sgd { } and diloco { }, not synchronous(): the joiner's "
            "optimizer state would differ from the others', and its weights with it after one step");
+  if (schedule == "synchronous" && churn->any_join(train::JoinState::Averaged, config.workers))
+    refuse("a join's state = \"averaged\" under local_sgd { } and diloco { }, not synchronous(): there every "
+           "worker's optimizer state is the same, worker 0's (\"copied\"), and a mean of them would part from it by "
+           "rounding");
+  if (churn->any_join(train::JoinState::Averaged, config.workers) && optimizers_.create(config.optimizer)->brings_codec())
+    refuse("a join's state = \"averaged\" with optimizers whose state is their own (sgd, adam, adamw, lamb), not " +
+           config.optimizer.name + ", whose state lives in its codec");
   if (config.churn_batch == ChurnBatch::Global &&
       (config.exchange == Exchange::Update || optimizers_.create(config.optimizer)->brings_codec()))
     refuse("churn_batch = \"global\" where gradients are averaged as computed (its loss weighting makes their "
            "average the step's mean), not with exchange = \"update\" or an optimizer that brings its codec");
-  churn_.create(churn_of_run(config))->check(config.workers);
+  churn->check(config.workers);
 }
 
 void EngineCatalog::check_islands(const RunConfig& config, const comm::NetworkModel& network) const {

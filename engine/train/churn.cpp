@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "engine/core/error.hpp"
@@ -29,9 +30,9 @@ JoinState Churn::join_state(std::int64_t step, int rank, std::int64_t workers) c
   return state;
 }
 
-bool Churn::any_fresh(std::int64_t workers) const {
+bool Churn::any_join(JoinState state, std::int64_t workers) const {
   const auto& all = events_through(0, workers);
-  return std::any_of(all.begin(), all.end(), [](const ChurnEvent& e) { return e.state == JoinState::Fresh; });
+  return std::any_of(all.begin(), all.end(), [state](const ChurnEvent& e) { return e.join && e.state == state; });
 }
 
 void Churn::check(std::int64_t workers) const {
@@ -53,9 +54,23 @@ namespace {
 
 const char* const kJoinStateDoc =
     "what a joiner takes besides worker 0's weights: \"copied\" worker 0's optimizer state; \"fresh\" the optimizer "
-    "and error-feedback state of the run's start (local SGD and DiLoCo only); a leave ignores it";
-const std::vector<std::pair<JoinState, std::string>> kJoinStates = {{JoinState::Copied, "copied"},
-                                                                    {JoinState::Fresh, "fresh"}};
+    "and error-feedback state of the run's start; \"averaged\" the mean of the staying workers' optimizer states "
+    "(these two under local SGD and DiLoCo only); a leave ignores it";
+const std::vector<std::pair<JoinState, std::string>> kJoinStates = {
+    {JoinState::Copied, "copied"}, {JoinState::Fresh, "fresh"}, {JoinState::Averaged, "averaged"}};
+
+// The join state a word of a script names; nullopt for another word.
+std::optional<JoinState> join_state_named(const std::string& word) {
+  for (const auto& [state, name] : kJoinStates)
+    if (name == word) return state;
+  return std::nullopt;
+}
+
+const std::string& join_state_name(JoinState state) {
+  for (const auto& [s, name] : kJoinStates)
+    if (s == state) return name;
+  return kJoinStates.front().second;
+}
 
 // A uniform draw in [0, 1) from (seed, step, rank, what) alone: splitmix64 over their mix.
 double uniform_at(std::int64_t seed, std::int64_t step, std::int64_t rank, std::uint64_t what) {
@@ -119,13 +134,14 @@ std::vector<ChurnEvent> parse_churn_events(const std::string& field, const std::
     const bool read = static_cast<bool>(words >> ranks >> at >> step);
     std::string state, extra;
     const bool stated = static_cast<bool>(words >> state);
-    const bool state_ok = !stated || (verb == "join" && (state == "fresh" || state == "copied"));
+    const bool state_ok = !stated || (verb == "join" && join_state_named(state));
     if (!read || (verb != "leave" && verb != "join") || at != "at" || step < 0 || !state_ok || (words >> extra))
       throw ConfigError(str_cat(field,
                                 ": each change is \"leave RANKS at STEP\" or \"join RANKS at STEP\" (RANKS "
-                                "a comma list; a join may end in \"fresh\" or \"copied\"), separated by ';', got \"",
+                                "a comma list; a join may end in \"copied\", \"fresh\" or \"averaged\"), separated by ';', "
+                                "got \"",
                                 part, "\""));
-    ChurnEvent event{verb == "join", {}, step, state == "fresh" ? JoinState::Fresh : JoinState::Copied};
+    ChurnEvent event{verb == "join", {}, step, stated ? *join_state_named(state) : JoinState::Copied};
     std::stringstream list(ranks);
     for (std::string r; std::getline(list, r, ',');) {
       char* end = nullptr;
@@ -147,7 +163,7 @@ std::string churn_events_text(const std::vector<ChurnEvent>& events) {
     std::string ranks;
     for (int r : e.ranks) ranks += str_cat(ranks.empty() ? "" : ",", r);
     text += str_cat(text.empty() ? "" : "; ", e.join ? "join " : "leave ", ranks, " at ", e.step,
-                    e.state == JoinState::Fresh ? " fresh" : "");
+                    e.join && e.state != JoinState::Copied ? " " + join_state_name(e.state) : "");
   }
   return text;
 }

@@ -13,9 +13,10 @@
 namespace laconic::train {
 
 /// What a worker that joins takes besides worker 0's weights: worker 0's optimizer state
-/// ("copied"), or the optimizer and error-feedback state of the run's start ("fresh"; local SGD
-/// and DiLoCo only, where each worker's inner state is its own).
-enum class JoinState { Copied, Fresh };
+/// ("copied"), the optimizer and error-feedback state of the run's start ("fresh"), or the mean
+/// of the optimizer states of the workers that stay ("averaged"); the last two under local SGD
+/// and DiLoCo only, where each worker's inner state is its own.
+enum class JoinState { Copied, Fresh, Averaged };
 
 /// One change: `ranks` leave (or join) before global step `step`.
 struct ChurnEvent {
@@ -41,8 +42,8 @@ class Churn {
   std::vector<int> present(std::int64_t step, std::int64_t workers) const;
   /// The state `rank` joins with at `step`: its latest join's at or before it.
   JoinState join_state(std::int64_t step, int rank, std::int64_t workers) const;
-  /// Some join takes fresh state.
-  virtual bool any_fresh(std::int64_t workers) const;
+  /// Some join takes `state`.
+  virtual bool any_join(JoinState state, std::int64_t workers) const;
   /// Refuses a script the run cannot follow: a rank outside its workers, worker 0 leaving (it
   /// evaluates and records for the run), a leave of an absent rank or a join of a present one.
   void check(std::int64_t workers) const;
@@ -116,7 +117,7 @@ class RandomChurn : public Churn {
   /// The changes drawn so far (events_through draws further).
   const std::vector<ChurnEvent>& events() const override { return events_; }
   const std::vector<ChurnEvent>& events_through(std::int64_t step, std::int64_t workers) const override;
-  bool any_fresh(std::int64_t) const override { return options_.state == JoinState::Fresh; }
+  bool any_join(JoinState state, std::int64_t) const override { return options_.state == state; }
 
  private:
   RandomChurnOptions options_;
@@ -125,7 +126,7 @@ class RandomChurn : public Churn {
   mutable std::int64_t drawn_ = 0;             // steps 1 .. drawn_ are drawn
 };
 
-/// "leave 3 at 200; join 3,5 at 400" (a join may end in "fresh") read; ConfigError naming `field` and the part that is
+/// "leave 3 at 200; join 3,5 at 400" (a join may end in "copied", "fresh" or "averaged") read; ConfigError naming `field` and the part that is
 /// wrong.
 std::vector<ChurnEvent> parse_churn_events(const std::string& field, const std::string& text);
 /// The text parse_churn_events reads back.

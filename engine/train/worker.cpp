@@ -15,6 +15,7 @@
 #include "engine/topology/bucketed_exchange.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/evaluate.hpp"
+#include "engine/train/averaged_state.hpp"
 #include "engine/train/gradient_hooks.hpp"
 #include "engine/train/models/model_hash.hpp"
 #include "engine/train/models/objective.hpp"
@@ -252,8 +253,9 @@ class WorkerLoop {
     std::set_difference(now.begin(), now.end(), members_.begin(), members_.end(), std::back_inserter(joiners));
     std::set_difference(members_.begin(), members_.end(), now.begin(), now.end(), std::back_inserter(leavers));
     const auto start = Clock::now();  // the hand-over's own time, on any rank clock
+    const std::vector<std::uint8_t> averaged = averaged_state(joiners, now);
     join_members(now);
-    hand_over(joiners, epoch);
+    hand_over(joiners, averaged, epoch);
     // Those present hold the same weights again (mid-round, under join = "now", they never
     // did), or the run ends here saying whose differ.
     if (here && !joiners.empty() && parts_.schedule->round_starts()) check_identical_start(*parts_.model, comm_);
@@ -284,10 +286,22 @@ class WorkerLoop {
     if (std::binary_search(present.begin(), present.end(), comm_.rank())) comm_.set_members(present);
   }
 
-  // Worker 0 sends each joiner its weights, its optimizer's state (unless the joiner takes fresh
-  // state), the schedule's state and, under a schedule of rounds, the last average and the outer
-  // optimizers' state, the size first; the bytes it sent are recorded as join_bytes.
-  void hand_over(const std::vector<int>& joiners, std::int64_t epoch) {
+  // The mean of the optimizer states of the workers that stay, when a joiner takes it (join state
+  // "averaged"): each of them takes part in the allreduce; worker 0 gets the state to send,
+  // keeping its own.
+  std::vector<std::uint8_t> averaged_state(const std::vector<int>& joiners, const std::vector<int>& now) {
+    if (std::none_of(joiners.begin(), joiners.end(), [&](int j) { return join_state(j) == JoinState::Averaged; }))
+      return {};
+    const std::vector<int> stay = staying(now);
+    if (!std::binary_search(stay.begin(), stay.end(), comm_.rank())) return {};
+    return averaged_optimizer_state(*parts_.optimizer, comm_, stay);
+  }
+
+  // Worker 0 sends each joiner its weights, the optimizer state its join takes (worker 0's, the
+  // staying workers' mean in `averaged`, or none for a fresh one), the schedule's state and,
+  // under a schedule of rounds, the last average and the outer optimizers' state, the size
+  // first; the bytes it sent are recorded as join_bytes.
+  void hand_over(const std::vector<int>& joiners, const std::vector<std::uint8_t>& averaged, std::int64_t epoch) {
     const bool joining = std::binary_search(joiners.begin(), joiners.end(), comm_.rank());
     if (joiners.empty() || (comm_.rank() != 0 && !joining)) return;  // only leaving: nothing to hand over
     if (joining) {
@@ -297,7 +311,7 @@ class WorkerLoop {
       comm_.send_recv(-1, {}, 0, bytes);
       StateReader in(bytes);
       load_model(in, *parts_.model);
-      if (fresh(comm_.rank())) {
+      if (join_state(comm_.rank()) == JoinState::Fresh) {
         StateReader start(start_state_);
         parts_.optimizer->load_state(start);
         parts_.compressor->load_state(start);  // told its epoch by the next advance()
@@ -309,17 +323,18 @@ class WorkerLoop {
       return;
     }
     double sent = 0;
-    for (const bool take_fresh : {false, true}) {
-      if (std::none_of(joiners.begin(), joiners.end(), [&](int j) { return fresh(j) == take_fresh; })) continue;
+    for (const JoinState state : {JoinState::Copied, JoinState::Fresh, JoinState::Averaged}) {
+      if (std::none_of(joiners.begin(), joiners.end(), [&](int j) { return join_state(j) == state; })) continue;
       std::vector<std::uint8_t> bytes;
       StateWriter out(bytes);
       save_model(out, *parts_.model);
-      if (!take_fresh) parts_.optimizer->save_state(out);
+      if (state == JoinState::Copied) parts_.optimizer->save_state(out);
+      if (state == JoinState::Averaged) bytes.insert(bytes.end(), averaged.begin(), averaged.end());
       parts_.schedule->save_state(out);
       trainer_.save_shared_state(out);
       const std::uint64_t size = bytes.size();
       for (int j : joiners) {
-        if (fresh(j) != take_fresh) continue;
+        if (join_state(j) != state) continue;
         comm_.send_recv(j, {reinterpret_cast<const std::uint8_t*>(&size), sizeof size}, -1, {});
         comm_.send_recv(j, bytes, -1, {});
         sent += static_cast<double>(size + 8);
@@ -328,12 +343,12 @@ class WorkerLoop {
     sink_.record({keys::kJoinBytes, step_, epoch, 0, wall(), sent});
   }
 
-  // Whether `rank`, joining now, takes the optimizer and error-feedback state of the run's start.
-  bool fresh(int rank) const { return parts_.churn->join_state(step_, rank, config_.workers) == JoinState::Fresh; }
+  // The state `rank`, joining now, takes.
+  JoinState join_state(int rank) const { return parts_.churn->join_state(step_, rank, config_.workers); }
 
   // The optimizer's and compressor's state of the run's start, for joiners that take fresh state.
   void keep_start_state() {
-    if (!churns(parts_) || !parts_.churn->any_fresh(config_.workers)) return;
+    if (!churns(parts_) || !parts_.churn->any_join(JoinState::Fresh, config_.workers)) return;
     StateWriter out(start_state_);
     parts_.optimizer->save_state(out);
     parts_.compressor->save_state(out);

@@ -408,3 +408,41 @@ TEST_CASE("a joiner with fresh state takes worker 0's weights but the optimizer 
   CHECK_THAT(refused.err, Catch::Contains("a join's state = \"fresh\" under local_sgd { } and diloco { }"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a joiner with averaged state takes the staying workers' mean momentum, the same bits under processes and "
+          "threads; refused under synchronous SGD",
+          "[cli][e2e][churn]") {
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/a.lua", churn_experiment("sweep { script { events = \"leave 3 at 3; join 3 at 6\" }, script { "
+                                              "events = \"leave 3 at 3; join 3 at 6 averaged\" } }",
+                                              "local_sgd { period = 4, join = \"now\" }"));
+  const auto run = run_laconic(dir, "run a.lua --db a.db --quiet", 300);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  const Rows rows = rows_of(dir + "/a.db");
+  std::map<std::string, std::string> name_of;  // "averaged, threads" -> run name
+  for (const auto& [key, value] : rows.value) {
+    const std::string& name = std::get<0>(key);
+    const std::string state = name.find("averaged") != std::string::npos ? "averaged" : "copied";
+    name_of[state + (name.find("threads") != std::string::npos ? ", threads" : ", processes")] = name;
+  }
+  REQUIRE(name_of.size() == 4);
+  const auto at = [&](const std::string& run, const char* key, std::int64_t step, std::int64_t worker) {
+    return rows.value.at({name_of.at(run), key, step, worker});
+  };
+  // Worker 0's weights at the join either way: the same loss at its first step; then the mean of
+  // three momenta moves it elsewhere than worker 0's own. The payload has the same layout.
+  CHECK(at("averaged, processes", "train_loss", 6, 3) == at("copied, processes", "train_loss", 6, 3));
+  CHECK(at("averaged, processes", "train_loss", 7, 3) != at("copied, processes", "train_loss", 7, 3));
+  CHECK(at("averaged, processes", "join_bytes", 6, 0) == at("copied, processes", "join_bytes", 6, 0));
+  for (const auto& [key, value] : rows.value) {
+    const auto& [name, metric, step, worker] = key;
+    if (name == name_of.at("averaged, processes") && (metric == "train_loss" || metric == "join_bytes"))
+      CHECK(value == rows.value.at({name_of.at("averaged, threads"), metric, step, worker}));
+  }
+  write_file(dir + "/s.lua", churn_experiment("script { events = \"leave 3 at 3; join 3 at 6 averaged\" }"));
+  const auto refused = run_laconic(dir, "check s.lua", 120);
+  CHECK(refused.status != 0);
+  CHECK_THAT(refused.err, Catch::Contains("a join's state = \"averaged\" under local_sgd { } and diloco { }"));
+  std::filesystem::remove_all(dir);
+}

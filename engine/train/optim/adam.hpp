@@ -43,6 +43,7 @@ class Adam : public Optimizer {
   /// The step count and both moments of every parameter.
   void save_state(StateWriter& out) const override;
   void load_state(StateReader& in) override;
+  std::vector<torch::Tensor> state_tensors() override { return moments_.tensors(); }
 
  private:
   // Advances the moments of parameter i by its gradient and returns the Adam step (without the

@@ -30,6 +30,7 @@ class Lamb : public Optimizer {
   void compute_update(std::vector<torch::Tensor>& params) override;
   void save_state(StateWriter& out) const override;
   void load_state(StateReader& in) override;
+  std::vector<torch::Tensor> state_tensors() override { return moments_.tensors(); }
 
  private:
   // Advances the moments of parameter i and returns lr * trust * u, what a step subtracts.

@@ -51,6 +51,9 @@ class Optimizer {
   /// Writes what a checkpoint must keep (momentum buffers; not the rate, which the schedule
   /// sets before every step) and reads it back into an optimizer built from the same config.
   virtual void save_state(StateWriter& out) const { (void)out; }
+  /// Its per-parameter state (momentum, moments) as tensors sharing its memory, for averaging
+  /// across workers (churn's join state "averaged"); empty where it has none (yet).
+  virtual std::vector<torch::Tensor> state_tensors() { return {}; }
   virtual void load_state(StateReader& in) { (void)in; }
 
  private:

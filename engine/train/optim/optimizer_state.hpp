@@ -66,6 +66,12 @@ struct AdamMoments {
     const double t = static_cast<double>(steps);
     return {1 - std::pow(beta1, t), 1 - std::pow(beta2, t)};
   }
+  /// m, then v: tensors sharing their memory.
+  std::vector<torch::Tensor> tensors() const {
+    std::vector<torch::Tensor> all = m;
+    all.insert(all.end(), v.begin(), v.end());
+    return all;
+  }
   void save(StateWriter& out) const {
     out.i64(steps);
     save_tensors(out, m);

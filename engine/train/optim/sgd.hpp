@@ -26,6 +26,7 @@ class Sgd : public Optimizer {
   void compute_update(std::vector<torch::Tensor>& params) override;
   void save_state(StateWriter& out) const override;
   void load_state(StateReader& in) override;
+  std::vector<torch::Tensor> state_tensors() override { return momentum_; }
 
  private:
   // Advances parameter i's momentum and returns the direction step() scales by the rate:
