@@ -140,7 +140,9 @@ std::optional<Section> churn_section(const SectionInput& in) {
       "Workers that leave and join",
       "From the rows worker 0 records at each step where the workers present change (docs/schema.md: "
       "member_change, members, join_bytes, join_seconds). A worker absent from a step trains and records nothing "
-      "for it; a joiner takes worker 0's weights and optimizer state. State handed over = join_bytes, measured; "
+      "for it (its examples of the step go untrained, or to those present under churn_batch = \"global\"); a "
+      "joiner takes worker 0's weights and the optimizer state its join names (worker 0's, the run's start's or "
+      "the staying workers' mean). State handed over = join_bytes, measured; "
       "hand-over measured = join_seconds, worker 0's wall clock from the change to the end of the check that the "
       "replicas are equal; projected = those bytes on the run's link, two messages per joiner sent one after the "
       "other (the check left out). Calm run, same seed = the run of the same configuration and placement without "
