@@ -59,12 +59,12 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 void check_identical_start(Model& model, comm::Communicator& comm) {
   std::uint64_t mine = model_hash(model, HashedState::Parameters);
   auto all = comm.allgatherv({reinterpret_cast<const std::uint8_t*>(&mine), sizeof mine});
-  for (std::size_t r = 0; r < all.size(); ++r) {
+  for (std::size_t i = 0; i < all.size(); ++i) {  // the i-th rank present (all ranks without churn)
     std::uint64_t theirs = 0;
-    LACONIC_ENFORCE(all[r].size() == sizeof theirs, "expected 8 hash bytes, got ", all[r].size());
-    std::memcpy(&theirs, all[r].data(), sizeof theirs);
-    LACONIC_ENFORCE(theirs == mine, "rank ", r, " starts from weights with hash ", theirs, ", rank ", comm.rank(),
-                    " from ", mine);
+    LACONIC_ENFORCE(all[i].size() == sizeof theirs, "expected 8 hash bytes, got ", all[i].size());
+    std::memcpy(&theirs, all[i].data(), sizeof theirs);
+    LACONIC_ENFORCE(theirs == mine, "rank ", comm.members().empty() ? static_cast<int>(i) : comm.members()[i],
+                    " starts from weights with hash ", theirs, ", rank ", comm.rank(), " from ", mine);
   }
 }
 
