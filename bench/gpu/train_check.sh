@@ -12,6 +12,12 @@
 # usage (from the repository's root): bench/gpu/train_check.sh OUT_DIR
 #   OUT_DIR gets: environment.txt, build.log, version.txt, train.log, gpu.db, profile.json,
 #   profile_check.md, kernels.json, kernels.md, tables.md
+# A rehearsal of the same stages where there is no GPU (the carried packages still unpacked):
+#   CHECK_DEVICE=cpu CHECK_BUILD=build CHECK_STEPS=4 CHECK_PYTHON=/usr/bin/python3 bench/gpu/train_check.sh OUT
+#   CHECK_DEVICE  cuda (default) or cpu: where the runs, the profile and the comparison compute
+#   CHECK_BUILD   an existing build to use instead of configuring and building one
+#   CHECK_STEPS   max_steps of the training runs instead of the files' 120, and the profiles' timed steps
+#   CHECK_PYTHON  the Python with PyTorch (default python3; Debian's is /usr/bin/python3)
 # Exit status: 0 when the build and both trainings finished, else the first failure's.
 set -uo pipefail
 out=${1:?usage: bench/gpu/train_check.sh OUT_DIR}
@@ -19,54 +25,64 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 root=$(pwd)
 prefix=/tmp/laconic-prefix
+python=${CHECK_PYTHON:-python3}
 stage() { echo "== $* ($(date +%T))" | tee -a "$out/train.log"; }
 
 stage "environment"
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
-  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.is_available())'
+  "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.is_available())'
   cmake --version | head -1; ninja --version; nvcc --version | tail -1; nproc
 } >"$out/environment.txt" 2>&1
 cat "$out/environment.txt"
 
 stage "unpack the carried Debian packages into $prefix"
 bench/gpu/unpack-debs.sh "$prefix" >>"$out/train.log" 2>&1 || exit 2
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-torch_lib=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+torch_prefix=$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+torch_lib=$("$python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
 export LD_LIBRARY_PATH="$prefix/usr/lib:$prefix/usr/lib/x86_64-linux-gnu:$prefix/lib/x86_64-linux-gnu:$torch_lib:${LD_LIBRARY_PATH:-}"
 export PKG_CONFIG_PATH="$prefix/usr/lib/x86_64-linux-gnu/pkgconfig:$prefix/usr/share/pkgconfig"
 
+device=${CHECK_DEVICE:-cuda}
+runs=(--set "device=$device()")
+[ -n "${CHECK_STEPS:-}" ] && runs+=(--set "max_steps=$CHECK_STEPS")
 stage "configure and build against PyTorch's LibTorch ($torch_prefix)"
-build=/tmp/laconic-build
+build=${CHECK_BUILD:-/tmp/laconic-build}
 configure() {
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLACONIC_BUILD_TESTS=OFF \
     -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr" -DLACONIC_WITH_CUDA="$1" >>"$out/build.log" 2>&1
 }
-with_cuda=ON
-configure ON || { with_cuda=OFF; rm -rf "$build"; configure OFF; } || { tail -40 "$out/build.log"; exit 3; }
-targets="laconic laconic-engine"
-[ "$with_cuda" = ON ] && targets="$targets laconic_compress_cuda_bench"
-timeout 330 cmake --build "$build" -j "$(nproc)" --target $targets >>"$out/build.log" 2>&1 ||
-  { grep -m 20 -E 'error|Error' "$out/build.log"; tail -20 "$out/build.log"; exit 4; }
+with_cuda=OFF
+if [ -z "${CHECK_BUILD:-}" ]; then
+  with_cuda=ON
+  configure ON || { with_cuda=OFF; rm -rf "$build"; configure OFF; } || { tail -40 "$out/build.log"; exit 3; }
+  targets="laconic laconic-engine"
+  [ "$with_cuda" = ON ] && targets="$targets laconic_compress_cuda_bench"
+  timeout 330 cmake --build "$build" -j "$(nproc)" --target $targets >>"$out/build.log" 2>&1 ||
+    { grep -m 20 -E 'error|Error' "$out/build.log"; tail -20 "$out/build.log"; exit 4; }
+fi
 laconic="$build/cli/laconic"
 "$laconic" --version | tee "$out/version.txt"
 
-stage "train on the GPU"
+stage "train on the $device"
 status=0
 fashion="$prefix/usr/share/datasets/fashion-mnist"
 pods=$(ls -d "$prefix"/usr/share/perl/*/pod | head -1)
-timeout 120 "$laconic" run bench/gpu/lenet5.lua --db "$out/gpu.db" --set "data.root=$fashion" \
+timeout 120 "$laconic" run bench/gpu/lenet5.lua --db "$out/gpu.db" --set "data.root=$fashion" "${runs[@]}" \
   >>"$out/train.log" 2>&1 || status=5
-timeout 150 "$laconic" run bench/gpu/gpt.lua --db "$out/gpu.db" --set "data.root=$pods" \
+timeout 150 "$laconic" run bench/gpu/gpt.lua --db "$out/gpu.db" --set "data.root=$pods" "${runs[@]}" \
   >>"$out/train.log" 2>&1 || { [ $status = 0 ] && status=6; }
 tail -15 "$out/train.log"
 
 stage "profile the same card"
-PYTHONUNBUFFERED=1 timeout 90 python3 scripts/profile-hardware.py --device cuda --models lenet5,gpt \
-  --batch-size 64,32 --out "$out/profile.json" >>"$out/train.log" 2>&1
+steps=${CHECK_STEPS:-30}
+warmup=$([ -n "${CHECK_STEPS:-}" ] && echo 2 || echo 10)
+PYTHONUNBUFFERED=1 timeout 90 "$python" scripts/profile-hardware.py --device "$device" --models lenet5,gpt \
+  --batch-size 64,32 --steps "$steps" --warmup "$warmup" --out "$out/profile.json" >>"$out/train.log" 2>&1
 stage "laconic's compute against the profile's, one worker"
-PYTHONUNBUFFERED=1 timeout 120 python3 bench/hardware_profile_check.py "$laconic" --device cuda --models lenet5,gpt \
-  --repetitions 2 --steps 30 --warmup 10 --fashion-root "$fashion" --python "$(command -v python3)" \
+PYTHONUNBUFFERED=1 timeout 120 "$python" bench/hardware_profile_check.py "$laconic" --device "$device" \
+  --models lenet5,gpt --repetitions 2 --steps "$steps" --warmup "$warmup" --fashion-root "$fashion" \
+  --python "$(command -v "$python")" \
   >"$out/profile_check.md" 2>>"$out/train.log"
 cat "$out/profile_check.md"
 if [ "$with_cuda" = ON ]; then
@@ -74,7 +90,7 @@ if [ "$with_cuda" = ON ]; then
   timeout 90 "$build/bench/cuda/laconic_compress_cuda_bench" --out "$out/kernels.json" >"$out/kernels.md" 2>&1
 fi
 stage "tables"
-python3 bench/gpu/gpu_tables.py "$out/gpu.db" "$out/profile.json" \
+"$python" bench/gpu/gpu_tables.py "$out/gpu.db" "$out/profile.json" --skip "$([ -n "${CHECK_STEPS:-}" ] && echo 1 || echo 20)" \
   $([ -s "$out/kernels.json" ] && echo "$out/kernels.json") | tee "$out/tables.md"
 stage "done: exit $status"
 exit $status
