@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "engine/core/state_io.hpp"
+#include "engine/train/on_device.hpp"
 
 namespace laconic::train {
 
@@ -12,7 +13,7 @@ std::vector<std::uint8_t> averaged_optimizer_state(Optimizer& optimizer, comm::C
   std::vector<torch::Tensor> tensors = optimizer.state_tensors();
   std::vector<float> flat;
   for (const auto& t : tensors) {
-    const torch::Tensor c = t.to(torch::kCPU).contiguous();
+    const torch::Tensor c = host_copy(t);
     flat.insert(flat.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
   }
   comm.allreduce_sum(flat);

@@ -14,6 +14,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/hash.hpp"
+#include "engine/train/on_device.hpp"
 
 namespace laconic::train {
 namespace {
@@ -174,7 +175,7 @@ void save_model(StateWriter& out, Model& model) {
     text(out, name);
     out.i64(static_cast<std::int64_t>(tensor.scalar_type()));
     out.array(tensor.sizes().vec());
-    const auto c = tensor.detach().to(torch::kCPU).contiguous();
+    const auto c = host_copy(tensor.detach());
     out.array(std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(c.data_ptr()), c.nbytes()));
   }
 }

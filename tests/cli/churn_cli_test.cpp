@@ -71,6 +71,18 @@ std::vector<std::string> csv_cells(const std::string& line) {
   return cells;
 }
 
+// The runs of a sweep of a copied join against one of join state `state`, under processes and
+// threads: "copied, processes", "STATE, threads", ... -> run name.
+std::map<std::string, std::string> runs_by_join_state(const Rows& rows, const std::string& state) {
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : rows.value) {
+    const std::string& name = std::get<0>(key);
+    const std::string taken = name.find(state) != std::string::npos ? state : "copied";
+    out[taken + (name.find("threads") != std::string::npos ? ", threads" : ", processes")] = name;
+  }
+  return out;
+}
+
 std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
   std::vector<std::vector<std::string>> rows;
   std::istringstream in(read_file(path));
@@ -379,12 +391,7 @@ TEST_CASE("a joiner with fresh state takes worker 0's weights but the optimizer 
   INFO(run.out << run.err);
   REQUIRE(run.status == 0);
   const Rows rows = rows_of(dir + "/f.db");
-  std::map<std::string, std::string> name_of;  // "copied, processes" -> run name
-  for (const auto& [key, value] : rows.value) {
-    const std::string& name = std::get<0>(key);
-    const std::string state = name.find("fresh") != std::string::npos ? "fresh" : "copied";
-    name_of[state + (name.find("threads") != std::string::npos ? ", threads" : ", processes")] = name;
-  }
+  const auto name_of = runs_by_join_state(rows, "fresh");  // "copied, processes" -> run name
   REQUIRE(name_of.size() == 4);
   const auto at = [&](const std::string& run, const char* key, std::int64_t step, std::int64_t worker) {
     return rows.value.at({name_of.at(run), key, step, worker});
@@ -420,12 +427,7 @@ TEST_CASE("a joiner with averaged state takes the staying workers' mean momentum
   INFO(run.out << run.err);
   REQUIRE(run.status == 0);
   const Rows rows = rows_of(dir + "/a.db");
-  std::map<std::string, std::string> name_of;  // "averaged, threads" -> run name
-  for (const auto& [key, value] : rows.value) {
-    const std::string& name = std::get<0>(key);
-    const std::string state = name.find("averaged") != std::string::npos ? "averaged" : "copied";
-    name_of[state + (name.find("threads") != std::string::npos ? ", threads" : ", processes")] = name;
-  }
+  const auto name_of = runs_by_join_state(rows, "averaged");  // "averaged, threads" -> run name
   REQUIRE(name_of.size() == 4);
   const auto at = [&](const std::string& run, const char* key, std::int64_t step, std::int64_t worker) {
     return rows.value.at({name_of.at(run), key, step, worker});
