@@ -15,7 +15,10 @@
 #include "controller/rank_relay.hpp"
 #include "controller/supervised_worker.hpp"
 #include "controller/worker_processes.hpp"
+#include "engine/comm/elastic.hpp"
+#include "engine/comm/store.hpp"
 #include "engine/core/error.hpp"
+#include "storage/run_facts.hpp"
 
 namespace laconic::controller {
 namespace {
@@ -94,6 +97,7 @@ class Supervisor {
       check_drop();
     }
     const auto reaped = Clock::now();
+    if (!relaunches_.empty() && observer_.on_fact) observer_.on_fact(storage::fact::kElasticRelaunches, relaunches_);
     sink_.flush();
     reap_.done();  // every worker has exited and been reaped
     return outcome(reaped);
@@ -126,6 +130,7 @@ class Supervisor {
   void start_here(SupervisedWorker& w) {
     WorkerArgs args = spec_.worker;
     args.rank = w.rank;
+    args.incarnation = w.incarnation;
     if (store_dir_) args.store = store_dir_->path();
     if (spec_.place) spec_.place(args);
     int fds[2];
@@ -197,8 +202,32 @@ class Supervisor {
         lost(w, str_cat("no sign of life for ", static_cast<long>(silent_for(w)), " s (last heard during ", w.phase,
                         ") and no answer to rank 0's kill: its process, its host or the link to it is gone"));
       }
-      if (w.exited && !w.succeeded()) escalation_.failed(now_, w.label() + " failed first");
+      if (w.exited && !w.succeeded() && !relaunched(w)) escalation_.failed(now_, w.label() + " failed first");
     }
+  }
+
+  // An elastic run's worker (not 0) that died on its own, once its pipe is read to the end: posted
+  // gone in the run's store, for worker 0's quorum, and started again to rejoin. True when it was
+  // (or will be, its pipe still open) relaunched.
+  bool relaunched(SupervisedWorker& w) {
+    const bool may = spec_.elastic_relaunches > 0 && w.rank > 0 && !w.remote && w.hung.empty() && w.stopped.empty() &&
+                     !w.diverged() && !stop_ && !escalation_.first_failure && !escalation_.stop_time &&
+                     !workers_.front().exited && w.incarnation < spec_.elastic_relaunches && store_dir_;
+    if (!may) return false;
+    if (w.fd >= 0) return true;  // its last words first
+    relaunches_ += str_cat(relaunches_.empty() ? "" : "; ", w.describe_exit(), " (relaunched)");
+    comm::prefixed(comm::open_file_store(store_dir_->path()), spec_.worker.order.store_prefix)
+        ->set(comm::elastic_gone_key(w.rank, w.incarnation), {});
+    w.incarnation += 1;
+    w.exited = false;
+    w.status = 0;
+    w.failure.clear();
+    w.partial_line.clear();
+    w.phase = "starting";
+    w.quiet = 0;
+    w.last_heard = now_;
+    start_here(w);
+    return true;
   }
 
   // A worker silent for `timeout` seconds (a stopped or frozen process), or whose main thread
@@ -337,6 +366,7 @@ class Supervisor {
   std::optional<StoreDir> store_dir_;
   CheckpointCounts checkpoints_;
   Escalation escalation_;
+  std::string relaunches_;  // an elastic run's lost workers, in the words of their exits
   Clock::time_point launched_{}, now_ = Clock::now(), last_tick_ = Clock::now(), last_drop_check_ = Clock::now(),
                     last_ping_ = Clock::now(),
                                  input_resumed_ = Clock::now();

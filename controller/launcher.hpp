@@ -48,7 +48,14 @@ struct LaunchSpec {
   /// each remote rank is told to start its own worker. They meet under worker.order.store_prefix in
   /// worker.store, the launcher's store.
   RemoteRanks* remote = nullptr;
+  /// An elastic run's (elastic = true): how many times each rank but 0 may be relaunched after
+  /// its process died, the run going on meanwhile (engine/comm/elastic.hpp); 0: a worker that
+  /// dies fails the run.
+  int elastic_relaunches = 0;
 };
+
+/// The relaunches of each rank an elastic run allows.
+inline constexpr int kElasticRelaunches = 3;
 
 /// Seconds between rank 0's signs of life ("P") to the other ranks' laconic processes while a run
 /// trains (controller/launched_sweep.hpp: they give up on a rank 0 silent for longer than
@@ -126,7 +133,10 @@ inline constexpr double kStalledAfterSeconds = 10;
 /// worker dies, the others get kFailureGraceSeconds to report before they are killed. A worker
 /// that sends nothing for `timeout` seconds, or whose heartbeat says its main thread made no
 /// progress for `timeout` + kFailureGraceSeconds, is hung: killed and named ("worker 0 hung: no
-/// sign of life for 61 s (last heard during evaluating)"). When `stop` becomes true, all are
+/// sign of life for 61 s (last heard during evaluating)"). In an elastic run a worker but 0 that
+/// dies on its own is posted gone in the run's store and started again (at most
+/// `spec.elastic_relaunches` times), and the run goes on; each loss is recorded as the run fact
+/// `elastic_relaunches` when the run ends. When `stop` becomes true, all are
 /// terminated; workers die with the controller (PR_SET_PDEATHSIG). Returns after every worker
 /// has exited.
 LaunchOutcome launch_workers(const LaunchSpec& spec, MetricsSink& sink, const LaunchObserver& observer,

@@ -25,6 +25,7 @@ using CheckpointCounts = std::map<std::int64_t, int>;
 struct SupervisedWorker {
   int rank = 0;   ///< its (first) rank
   int ranks = 1;  ///< ranks it holds, as threads, from `rank` on
+  int incarnation = 0;  ///< an elastic run's: how many times its rank was relaunched
   pid_t pid = -1;
   int fd = -1;  ///< read end of the worker's pipe (or its rank's connection); -1 once drained
   bool exited = false;

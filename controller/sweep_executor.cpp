@@ -330,6 +330,11 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
   spec.executable = args_.executable;
   spec.worker = worker_args(run, config, resolved, checkpoints);
   spec.timeout = config.timeout;
+  if (config.elastic && sweep_) {
+    outcome.error = "elastic = true runs on one host's processes so far, not under a launcher (issue 68)";
+    return outcome;
+  }
+  spec.elastic_relaunches = config.elastic ? kElasticRelaunches : 0;
   spec.interrupted = args_.stop_reason;
   if (sweep_) spec.remote = &sweep_->remote();
   if (network)

@@ -25,6 +25,7 @@ void visit_fields(Visit&& visit) {
   visit("--checkpoint-dir", &A::checkpoint_dir, false);
   visit("--checkpoint-every", &A::checkpoint_every, false);
   visit("--resume-step", &A::resume_step, false);
+  visit("--incarnation", &A::incarnation, false);
   visit("--netns", &A::netns, false);
   visit("--message-delay", &A::message_delay, false);
   visit("--message-delay-between", &A::message_delay_between, false);

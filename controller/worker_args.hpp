@@ -32,6 +32,9 @@ struct WorkerArgs {
   std::string checkpoint_dir;          ///< where checkpoints go; "" = none
   std::int64_t checkpoint_every = 0;   ///< steps between checkpoints; 0 = none
   std::int64_t resume_step = -1;       ///< start from this rank's checkpoint of this step; -1 = fresh
+  /// An elastic run's (engine/comm/elastic.hpp): how many times the controller relaunched this
+  /// rank before; above 0 it asks to join the run under way.
+  int incarnation = 0;
   /// An emulated link (controller/emulated_network.hpp): the network namespace to join before the
   /// rendezvous ("" = stay), and the latency every message is held back, in seconds.
   std::string netns;

@@ -123,8 +123,9 @@ class RankChannel {
   std::optional<HeartbeatThread> heartbeat_;  // last: stops before what it reads goes
 };
 
-// Joins the run's rendezvous and connects the full mesh.
-std::unique_ptr<comm::GlooCommunicator> connect(const WorkerArgs& args, const RunConfig& config) {
+// Joins the run's rendezvous and connects the full mesh (an elastic run's current generation).
+std::unique_ptr<comm::GlooCommunicator> connect(const WorkerArgs& args, const RunConfig& config,
+                                                std::shared_ptr<comm::ElasticMembership> elastic) {
   if (!args.netns.empty()) join_namespace(args.netns);
   comm::GlooOptions options;
   options.rank = args.rank;
@@ -138,9 +139,21 @@ std::unique_ptr<comm::GlooCommunicator> connect(const WorkerArgs& args, const Ru
   options.store = comm::prefixed(
       engine::open_store(comm::StoreAddress::parse(args.store), engine::StoreRole::Client, options.timeout),
       args.order.store_prefix);
+  options.elastic = std::move(elastic);
   auto comm = std::make_unique<comm::GlooCommunicator>(options);
   comm->set_message_delay(args.message_delay, args.message_delay_between);
   return comm;
+}
+
+// An elastic run's membership, over the run's store (a client of its own, as connect()'s); null
+// for any other run.
+std::shared_ptr<comm::ElasticMembership> elastic_membership(const WorkerArgs& args, const RunConfig& config) {
+  if (!config.elastic) return nullptr;
+  const std::chrono::milliseconds timeout(static_cast<std::int64_t>(config.timeout * 1000));
+  auto store = comm::prefixed(engine::open_store(comm::StoreAddress::parse(args.store), engine::StoreRole::Client, timeout),
+                              args.order.store_prefix);
+  return std::make_shared<comm::ElasticMembership>(std::move(store), args.rank, args.order.world(), args.incarnation,
+                                                   timeout);
 }
 
 // The run's rank `args.rank` as this process: Gloo to the other ranks' processes.
@@ -148,7 +161,10 @@ void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& cat
                         RankChannel& channel, const train::ProgressFn& progress) {
   const RunConfig& config = *run.config;
   channel.liveness().enter("rendezvous");
-  const auto comm = connect(args, config);
+  std::shared_ptr<comm::ElasticMembership> elastic = elastic_membership(args, config);
+  // A relaunched worker of an elastic run waits to be admitted; the run may end first.
+  if (elastic && elastic->relaunched() && !elastic->await_admission()) return;
+  const auto comm = connect(args, config, elastic);
   // How time_wait is measured: ranks on one host share an arrival board, on several they stamp
   // their messages with arrivals on rank 0's clock, whose offsets' worst error rank 0 knows (the
   // rendezvous's now, the worst of every estimate once the rank is done).
@@ -157,7 +173,9 @@ void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& cat
     if (stamps != nullptr) channel.send(FactMessage{storage::fact::kClockOffsetError, str_cat(stamps->worst_error())});
   };
   if (args.rank == 0 && args.order.world() > 1) {
-    const auto how = stamps != nullptr ? storage::WaitMeasured::MessageStamps : storage::WaitMeasured::ArrivalBoard;
+    const auto how = elastic      ? storage::WaitMeasured::Barrier
+                     : stamps != nullptr ? storage::WaitMeasured::MessageStamps
+                                         : storage::WaitMeasured::ArrivalBoard;
     channel.send(FactMessage{storage::fact::kWaitMeasured, storage::wait_measured_text(how)});
     report_clock_error();
   }

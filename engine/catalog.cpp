@@ -170,6 +170,28 @@ void EngineCatalog::check_parts(const RunConfig& config, const train::Model& mod
   check_islands(config, network);
   check_churn(config, compressor, topology, network);
   check_device(config, topology);
+  check_elastic(config, compressor, topology, network);
+}
+
+void EngineCatalog::check_elastic(const RunConfig& config, const compress::Compressor& compressor,
+                                  const topology::Topology& topology, const comm::NetworkModel& network) const {
+  if (!config.elastic) return;
+  const auto refuse = [&](const std::string& what) {
+    throw ConfigError(str_cat("elastic = true runs ", what, " so far (issue 68)"));
+  };
+  if (config.placement.name != "processes")
+    refuse(str_cat("its workers as processes (placement = processes()), not ", config.placement.name,
+                   "(): a thread rank cannot die alone"));
+  if (config.schedule.name != "synchronous")
+    refuse(str_cat("under synchronous(), not ", config.schedule.name, " { }"));
+  if (config.topology.name != "allreduce" || topology.overlap())
+    refuse("over topology = allreduce { } without overlap (the ring around the workers present)");
+  if (!compressor.summable()) refuse(str_cat("compressors whose payloads are summed, not ", config.compressor.name));
+  if (optimizers_.create(config.optimizer)->brings_codec())
+    refuse(str_cat("optimizers whose state is their own (sgd, adam, adamw, lamb), not ", config.optimizer.name));
+  if (!network.islands(world_size(config)).empty()) refuse("on one link, not on islands");
+  if (config.churn.name != "calm") refuse("without a scripted or drawn churn beside it");
+  if (config.workers < 2) refuse("with 2 workers or more");
 }
 
 void EngineCatalog::check_device(const RunConfig& config, const topology::Topology& topology) const {

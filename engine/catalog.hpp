@@ -114,6 +114,9 @@ class EngineCatalog : public Catalog {
   /// (a GPU's, or cpu { staged = true }) is exchanged whole, not in overlapped buckets, and a GPU
   /// trains ranks placed as processes.
   void check_device(const RunConfig& config, const topology::Topology& topology) const;
+  /// elastic = true: what a lost worker's relaunch can rejoin so far (ConfigError otherwise).
+  void check_elastic(const RunConfig& config, const compress::Compressor& compressor,
+                     const topology::Topology& topology, const comm::NetworkModel& network) const;
   /// Every check a run passes, on its parts as built (planned_parts' or a rank's in build()):
   /// ConfigError for the first that fails.
   void check_parts(const RunConfig& config, const train::Model& model, const train::Dataset& dataset,

@@ -95,6 +95,8 @@ Choice check_choice(const LoadContext& context, const ExperimentField& field, co
     return Value{number};
   }
   if (field.type == ExperimentFieldType::Choice) {
+    // A choice of the words "false" and "true" (elastic) takes Lua's booleans as them.
+    if (const bool* b = value ? std::get_if<bool>(value) : nullptr) return check_choice(context, field, Value{std::string(*b ? "true" : "false")}, where);
     const std::string* text = value ? std::get_if<std::string>(value) : nullptr;
     if (text == nullptr ||
         std::none_of(field.run->choices.begin(), field.run->choices.end(),

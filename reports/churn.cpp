@@ -25,21 +25,26 @@ std::vector<MemberChange> member_changes_of(storage::Database& db, std::int64_t 
   for (const MetricRecord& r : storage::metrics_of(db, run_id, keys::kJoinBytes)) change(r.step).join_bytes = r.value;
   for (const MetricRecord& r : storage::metrics_of(db, run_id, keys::kJoinSeconds))
     change(r.step).join_seconds = r.value;
+  for (const MetricRecord& r : storage::metrics_of(db, run_id, keys::kDetectSeconds))
+    change(r.step).detect_seconds = r.value;
+  for (const MetricRecord& r : storage::metrics_of(db, run_id, keys::kRegroupSeconds))
+    change(r.step).regroup_seconds = r.value;
   std::vector<MemberChange> out;
   for (auto& [step, c] : at) out.push_back(std::move(c));
   return out;
 }
 
-namespace {
-
-bool calm(const nlohmann::json& config) {
-  return !config.contains("churn") || config["churn"].value("name", "calm") == "calm";
+bool changes_membership(const nlohmann::json& config) {
+  const bool churns = config.contains("churn") && config["churn"].value("name", "calm") != "calm";
+  return churns || config.value("elastic", "false") == "true";
 }
 
-// The configuration a churned run and its calm twin share: everything but the churn and what
-// names the run.
+namespace {
+
+// The configuration a churned run and its calm twin share: everything but the churn, the
+// elasticity and what names the run.
 nlohmann::json without_churn(nlohmann::json config) {
-  for (const char* key : {"churn", "name", "swept", "repetition"}) config.erase(key);
+  for (const char* key : {"churn", "elastic", "name", "swept", "repetition"}) config.erase(key);
   return config;
 }
 
@@ -48,7 +53,7 @@ nlohmann::json without_churn(nlohmann::json config) {
 const ReportRun* calm_twin(const ReportRun& run, const std::vector<const ReportRun*>& runs) {
   const nlohmann::json shared = without_churn(run.config);
   for (const ReportRun* other : runs)
-    if (calm(other->config) && other->seed == run.seed &&
+    if (!changes_membership(other->config) && other->seed == run.seed &&
         other->swept.value("placement", nlohmann::json()) == run.swept.value("placement", nlohmann::json()) &&
         without_churn(other->config) == shared)
       return other;

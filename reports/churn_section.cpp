@@ -113,18 +113,23 @@ Table changes_table(const SectionInput& in) {
                    {"present", Align::Right},
                    {"state handed over", Align::Right},
                    {"hand-over, measured (s)", Align::Right},
-                   {"hand-over, projected (s)", Align::Right}};
-  table.csv.header = {"run",     "step",       "left",         "joined",
-                      "members", "join_bytes", "join_seconds", "join_projected_seconds"};
+                   {"hand-over, projected (s)", Align::Right},
+                   {"detect (s)", Align::Right},
+                   {"regroup (s)", Align::Right}};
+  table.csv.header = {"run",          "step",       "left",         "joined",
+                      "members",      "join_bytes", "join_seconds", "join_projected_seconds",
+                      "detect_seconds", "regroup_seconds"};
   for (const Configuration& c : in.grid.configurations)
     for (const RunData* run : c.runs)
       for (const MemberChange& m : run->member_changes) {
         const double projected = run->run.link ? m.projected_seconds(*run->run.link) : kNaN;
         table.add_row(
             {run->run.name, str_cat(m.step), ranks_text(m.left), ranks_text(m.joined), str_cat(m.members),
-             human_bytes(m.join_bytes), seconds(m.join_seconds), seconds(projected)},
+             human_bytes(m.join_bytes), seconds(m.join_seconds), seconds(projected), seconds(m.detect_seconds),
+             seconds(m.regroup_seconds)},
             {run->run.name, str_cat(m.step), ranks_text(m.left, true), ranks_text(m.joined, true), str_cat(m.members),
-             raw_number(m.join_bytes), raw_number(m.join_seconds), raw_number(projected)});
+             raw_number(m.join_bytes), raw_number(m.join_seconds), raw_number(projected), raw_number(m.detect_seconds),
+             raw_number(m.regroup_seconds)});
         table.about({&c, run->run.id});
       }
   return table;
@@ -146,7 +151,11 @@ std::optional<Section> churn_section(const SectionInput& in) {
       "hand-over measured = join_seconds, worker 0's wall clock from the change to the end of the check that the "
       "replicas are equal; projected = those bytes on the run's link, two messages per joiner sent one after the "
       "other (the check left out). Calm run, same seed = the run of the same configuration and placement without "
-      "churn, where the experiment has one (sweep the churn: churn = sweep { calm(), script { ... } }).",
+      "churn, where the experiment has one (sweep the churn: churn = sweep { calm(), script { ... } }). In an "
+      "elastic run (elastic = true) a worker lost is one that died and a joiner its relaunch; detect = worker 0's "
+      "seconds from its failed step's start to the failure it saw, regroup = from then (or, for an admission, the "
+      "step's start) until the next generation was connected (detect_seconds, regroup_seconds); those behind the "
+      "most advanced worker take its state too, in join_bytes.",
       {std::move(summary), changes_table(in)},
       {},
       lead};

@@ -271,7 +271,7 @@ RunData collect_run_data(storage::Database& db, const ReportRun& run, const std:
     data.decoded_payloads = it->second.last;
   collect_step_quartiles(db, data);
   data.slow_rank = slow_rank_of(db, run.id, run.workers);
-  if (run.config.contains("churn") && run.config["churn"].value("name", "calm") != "calm")
+  if (changes_membership(run.config))
     data.member_changes = member_changes_of(db, run.id);
   collect_epochs(db, data, metric);
   collect_evaluations(db, data, metric);

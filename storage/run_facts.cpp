@@ -15,6 +15,7 @@ constexpr std::string_view kWall = "wall";
 constexpr std::string_view kThreadCpu = "thread_cpu";
 constexpr std::string_view kArrivalBoard = "arrival_board";
 constexpr std::string_view kMessageStamps = "message_stamps";
+constexpr std::string_view kBarrier = "barrier";
 
 RankClock parse_rank_clock(std::string_view text) {
   if (text == kWall) return RankClock::Wall;
@@ -25,6 +26,7 @@ RankClock parse_rank_clock(std::string_view text) {
 WaitMeasured parse_wait_measured(std::string_view text) {
   if (text == kArrivalBoard) return WaitMeasured::ArrivalBoard;
   if (text == kMessageStamps) return WaitMeasured::MessageStamps;
+  if (text == kBarrier) return WaitMeasured::Barrier;
   return WaitMeasured::Unrecorded;
 }
 
@@ -82,6 +84,7 @@ const char* wait_measured_text(WaitMeasured how) {
   switch (how) {
     case WaitMeasured::ArrivalBoard: return kArrivalBoard.data();
     case WaitMeasured::MessageStamps: return kMessageStamps.data();
+    case WaitMeasured::Barrier: return kBarrier.data();
     case WaitMeasured::Unrecorded: break;
   }
   return "";

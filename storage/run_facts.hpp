@@ -26,6 +26,7 @@ enum class WaitMeasured {
   Unrecorded,      ///< not recorded (a thread-rank run, or one recorded before the fact was)
   ArrivalBoard,    ///< "arrival_board": the ranks' arrivals on one host's clock
   MessageStamps,   ///< "message_stamps": stamps carried in the messages, clocks aligned to an error
+  Barrier,         ///< "barrier": a barrier just before the exchange (elastic runs)
 };
 
 /// The keys of run_facts that laconic reads back, each written once here (docs/schema.md lists
@@ -44,11 +45,12 @@ inline constexpr const char* kHostDemand = "host_demand";
 inline constexpr const char* kOverrides = "overrides";
 inline constexpr const char* kDropped = "dropped";
 inline constexpr const char* kAdvice = "advice";
+inline constexpr const char* kElasticRelaunches = "elastic_relaunches";
 }  // namespace fact
 
 /// The fact's text: "wall" or "thread_cpu" ("" for Unrecorded).
 const char* rank_clock_text(RankClock clock);
-/// The fact's text: "arrival_board" or "message_stamps" ("" for Unrecorded).
+/// The fact's text: "arrival_board", "message_stamps" or "barrier" ("" for Unrecorded).
 const char* wait_measured_text(WaitMeasured how);
 /// A boolean fact's text: "true" or "false".
 const char* fact_flag_text(bool value);

@@ -17,6 +17,8 @@ struct RingGroup;  // schedules.hpp
 
 namespace laconic::comm {
 
+class ElasticGroup;  // elastic.hpp
+
 /// Bytes this rank handed to the transport and received from it since construction, and the
 /// message pattern the network model projects: one message per send_recv that moved anything,
 /// sized max(sent, received) since a full-duplex link carries both directions at once.
@@ -118,6 +120,8 @@ class Communicator {
 
   /// The transport's arrival board, or null: waiting is then measured with a barrier.
   virtual ArrivalBoard* arrivals() { return nullptr; }
+  /// An elastic run's group (engine/comm/elastic.hpp), or null.
+  virtual ElasticGroup* elastic() { return nullptr; }
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
@@ -235,6 +239,12 @@ class Communicator {
   double message_delay() const { return message_delay_; }
 
  protected:
+  /// Every peer's message numbers start again from 0 (a transport's new connections).
+  void restart_message_numbers() {
+    sent_to_.clear();
+    received_from_.clear();
+  }
+
   /// The transport's primitive behind send_recv. An empty side is skipped. A message's tag is
   /// its number among the messages from its sender to its receiver, so both ends agree on it
   /// whatever else each of them exchanges with other ranks (a parameter server talks to every

@@ -43,6 +43,8 @@ void report_broken_pipes_as_errors() { std::signal(SIGPIPE, SIG_IGN); }
 struct GlooCommunicator::Impl {
   std::shared_ptr<gloo::transport::Device> device;
   std::shared_ptr<gloo::rendezvous::Context> context;
+  /// An elastic run's: each world rank's place in the context (-1 outside); empty: the same.
+  std::vector<int> place;
   SharedBoardSetup arrivals;                     // ranks on one host
   std::unique_ptr<StampedArrivalBoard> stamped;  // ranks on several hosts
 
@@ -50,7 +52,47 @@ struct GlooCommunicator::Impl {
   void exchange(int rank, std::chrono::milliseconds timeout, int to, std::span<const std::uint8_t> send,
                 std::uint64_t send_tag, int from, std::span<std::uint8_t> recv, std::uint64_t recv_tag,
                 double* stamp_out, double* stamp_in);
+  /// A world rank's place in the context.
+  int at(int rank) const {
+    if (place.empty()) return rank;
+    const int p = place.at(static_cast<std::size_t>(rank));
+    if (p < 0) throw CommError(str_cat("rank ", rank, " is not in this generation of the elastic run"));
+    return p;
+  }
+  /// Connects `ranks` (world ranks in rank order, `rank` among them) through `store`.
+  void connect(KeyValueStore& store, int rank, const std::vector<int>& ranks, std::chrono::milliseconds timeout);
 };
+
+void GlooCommunicator::Impl::connect(KeyValueStore& store, int rank, const std::vector<int>& ranks,
+                                     std::chrono::milliseconds timeout) {
+  context.reset();
+  place.assign(place.size(), -1);
+  for (std::size_t i = 0; i < ranks.size(); ++i) place.at(static_cast<std::size_t>(ranks[i])) = static_cast<int>(i);
+  GlooStore gloo_store(store, timeout);
+  auto next = std::make_shared<gloo::rendezvous::Context>(at(rank), static_cast<int>(ranks.size()));
+  next->setTimeout(timeout);
+  next->connectFullMesh(gloo_store, device);
+  context = std::move(next);
+}
+
+ElasticGroup* GlooCommunicator::elastic() { return elastic_ ? this : nullptr; }
+
+void GlooCommunicator::abandon() {
+  LACONIC_ENFORCE(elastic_ != nullptr, "only an elastic run's ranks abandon their connections");
+  impl_->context.reset();  // closes every pair: a peer waiting on this rank fails at once
+}
+
+void GlooCommunicator::regroup(const Generation& g) {
+  LACONIC_ENFORCE(elastic_ != nullptr, "only an elastic run's ranks regroup");
+  try {
+    impl_->connect(*elastic_->rendezvous_store(g), rank_, g.members, timeout_);
+  } catch (const gloo::Exception& e) {
+    throw CommError(str_cat("rank ", rank_, ": the elastic run's generation ", g.number, " did not connect within ",
+                            timeout_.count(), " ms: ", e.what()));
+  }
+  restart_message_numbers();
+  set_members(g.members);
+}
 
 ArrivalBoard* GlooCommunicator::arrivals() {
   if (impl_->arrivals.board) return impl_->arrivals.board.get();
@@ -60,7 +102,11 @@ ArrivalBoard* GlooCommunicator::arrivals() {
 const StampedArrivalBoard* GlooCommunicator::stamped_arrivals() const { return impl_->stamped.get(); }
 
 GlooCommunicator::GlooCommunicator(const GlooOptions& options)
-    : rank_(options.rank), size_(options.size), timeout_(options.timeout), impl_(std::make_unique<Impl>()) {
+    : rank_(options.rank),
+      size_(options.size),
+      timeout_(options.timeout),
+      elastic_(options.elastic),
+      impl_(std::make_unique<Impl>()) {
   if (options.size < 1 || options.rank < 0 || options.rank >= options.size)
     throw ConfigError(str_cat("rank must be in [0, ", options.size, "), got ", options.rank));
   report_broken_pipes_as_errors();
@@ -72,6 +118,13 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
       attr.iface = options.interface;
     impl_->device = gloo::transport::tcp::CreateDevice(attr);
     std::shared_ptr<KeyValueStore> store = options.store ? options.store : open_file_store(options.store_dir);
+    if (elastic_) {  // its current generation's members; waiting measured with a barrier
+      impl_->place.assign(static_cast<std::size_t>(options.size), -1);
+      const Generation& g = elastic_->current();
+      impl_->connect(g.number == 0 ? *store : *elastic_->rendezvous_store(g), rank_, g.members, options.timeout);
+      set_members(g.members);
+      return;
+    }
     impl_->arrivals =
         open_shared_arrival_board(*store, options.rank, options.size, options.timeout, !options.stamped_arrivals);
     GlooStore gloo_store(*store, options.timeout);
@@ -100,23 +153,24 @@ void GlooCommunicator::Impl::exchange(int rank, std::chrono::milliseconds timeou
                                       std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
                                       std::span<std::uint8_t> recv, std::uint64_t recv_tag, double* stamp_out,
                                       double* stamp_in) {
+  if (!context) throw CommError(str_cat("rank ", rank, ": its connections were abandoned (elastic run)"));
   try {
     std::unique_ptr<gloo::transport::UnboundBuffer> in, out, in_stamp, out_stamp;
     // Gloo's unbound buffer takes a non-const pointer but only reads from it when sending.
     if (!recv.empty()) {
       in = context->createUnboundBuffer(recv.data(), recv.size());
-      in->recv(from, recv_tag);
+      in->recv(at(from), recv_tag);
       if (stamp_in != nullptr) {
         in_stamp = context->createUnboundBuffer(stamp_in, sizeof *stamp_in);
-        in_stamp->recv(from, recv_tag | kStampTag);
+        in_stamp->recv(at(from), recv_tag | kStampTag);
       }
     }
     if (!send.empty()) {
       out = context->createUnboundBuffer(const_cast<std::uint8_t*>(send.data()), send.size());
-      out->send(to, send_tag);
+      out->send(at(to), send_tag);
       if (stamp_out != nullptr) {
         out_stamp = context->createUnboundBuffer(stamp_out, sizeof *stamp_out);
-        out_stamp->send(to, send_tag | kStampTag);
+        out_stamp->send(at(to), send_tag | kStampTag);
       }
     }
     for (auto* buffer : {in.get(), in_stamp.get()})
@@ -144,6 +198,7 @@ void GlooCommunicator::transfer_stamped(int to, std::span<const std::uint8_t> se
 
 int GlooCommunicator::transfer_from_any(std::span<const int> from, std::span<std::uint8_t> recv, std::uint64_t tag) {
   try {
+    LACONIC_ENFORCE(!elastic_, "an elastic run has no receive from any rank");
     auto in = impl_->context->createUnboundBuffer(recv.data(), recv.size());
     in->recv(std::vector<int>(from.begin(), from.end()), tag);
     int sender = -1;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/comm/communicator.hpp"
+#include "engine/comm/elastic.hpp"
 #include "engine/comm/store.hpp"
 
 namespace laconic::comm {
@@ -26,9 +27,13 @@ struct GlooOptions {
   /// runs on one host, where a shared board would do: what several hosts get. Rank 0's value
   /// decides for every rank.
   bool stamped_arrivals = false;
+  /// An elastic run's membership (engine/comm/elastic.hpp): the ranks connect its current
+  /// generation (a relaunched worker the one it was admitted to), and time_wait is measured with
+  /// a barrier (no arrival board). Null: every rank, for the whole run.
+  std::shared_ptr<ElasticMembership> elastic;
 };
 
-class GlooCommunicator : public Communicator {
+class GlooCommunicator : public Communicator, public ElasticGroup {
  public:
   /// Rendezvous with the other ranks and connect a full mesh; CommError on timeout. Sets SIGPIPE to be
   /// ignored for the whole process, so that a peer that went away is a CommError, not a fatal signal.
@@ -44,6 +49,12 @@ class GlooCommunicator : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
+  /// Itself when the run is elastic (GlooOptions::elastic), else null.
+  ElasticGroup* elastic() override;
+  ElasticMembership& membership() override { return *elastic_; }
+  void abandon() override;
+  void regroup(const Generation& g) override;
+
  protected:
   void transfer(int to, std::span<const std::uint8_t> send, std::uint64_t send_tag, int from,
                 std::span<std::uint8_t> recv, std::uint64_t recv_tag) override;
@@ -57,6 +68,7 @@ class GlooCommunicator : public Communicator {
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_;
+  std::shared_ptr<ElasticMembership> elastic_;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -67,6 +67,8 @@ class FileStore : public KeyValueStore {
     return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
 
+  bool check(const std::string& key) override { return std::filesystem::exists(path_of(key)); }
+
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
     const auto deadline = Clock::now() + timeout;
     for (const auto& key : keys)
@@ -162,6 +164,7 @@ class PrefixedStore : public KeyValueStore {
   std::vector<char> get(const std::string& key, std::chrono::milliseconds timeout) override {
     return store_->get(prefix_ + key, timeout);
   }
+  bool check(const std::string& key) override { return store_->check(prefix_ + key); }
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
     std::vector<std::string> full;
     for (const auto& k : keys) full.push_back(prefix_ + k);
@@ -174,6 +177,15 @@ class PrefixedStore : public KeyValueStore {
 };
 
 }  // namespace
+
+bool KeyValueStore::check(const std::string& key) {
+  try {
+    wait({key}, std::chrono::milliseconds(0));
+    return true;
+  } catch (const CommError&) {
+    return false;
+  }
+}
 
 StoreAddress StoreAddress::parse(const std::string& text) {
   StoreAddress address;

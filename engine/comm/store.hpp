@@ -35,6 +35,8 @@ class KeyValueStore {
   virtual std::vector<char> get(const std::string& key, std::chrono::milliseconds timeout) = 0;
   /// Returns once every key is set; CommError after `timeout`.
   virtual void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
+  /// Whether `key` is set now, without waiting (an elastic run's members look every step).
+  virtual bool check(const std::string& key);
 };
 
 /// A directory as a store: one file per key, written whole and renamed into place, so a reader

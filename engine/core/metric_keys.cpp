@@ -32,6 +32,8 @@ const std::vector<KeyInfo>& all_keys() {
       {kMemberChange, "+1 joined, -1 left"},
       {kJoinBytes, "bytes"},
       {kJoinSeconds, "seconds"},
+      {kDetectSeconds, "seconds"},
+      {kRegroupSeconds, "seconds"},
       {kExamples, "examples"},
       {kModelParameters, "parameters"},
       {kDecodedPayloads, "payloads"},

@@ -41,6 +41,11 @@ inline constexpr const char* kMembers = "members";
 inline constexpr const char* kMemberChange = "member_change";
 inline constexpr const char* kJoinBytes = "join_bytes";
 inline constexpr const char* kJoinSeconds = "join_seconds";
+// An elastic run (elastic = true), by worker 0 where a generation begins after a failure: the
+// seconds from its failed step's start to the failure it saw, and from then until the next
+// generation was connected (the others' reports awaited, the new connections made).
+inline constexpr const char* kDetectSeconds = "detect_seconds";
+inline constexpr const char* kRegroupSeconds = "regroup_seconds";
 // With churn, per worker present and step: the examples its step trained on (churn_batch).
 inline constexpr const char* kExamples = "examples";
 // A parameter server under stale_sync and async, per applied update.

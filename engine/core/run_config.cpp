@@ -8,6 +8,8 @@ const char* exchange_name(Exchange exchange) { return exchange == Exchange::Upda
 
 const char* churn_batch_name(ChurnBatch rule) { return rule == ChurnBatch::Global ? "global" : "per_worker"; }
 
+const char* elastic_name(bool elastic) { return elastic ? "true" : "false"; }
+
 namespace {
 
 using Type = RunField::Type;
@@ -103,6 +105,15 @@ RunField churn_batch_field() {
                       &RunConfig::churn_batch, churn_batch_name, {ChurnBatch::PerWorker, ChurnBatch::Global});
 }
 
+RunField elastic_field() {
+  return choice_field("elastic",
+                      "true: a worker process (not worker 0) that dies, kill -9 included, is dropped from the run "
+                      "at once and relaunched, and rejoins with the weights of the workers that stayed; the "
+                      "others go on meanwhile (processes, synchronous allreduce only; docs/topologies.md, "
+                      "\"Elastic runs\"). false (the default): a lost worker fails the run",
+                      &RunConfig::elastic, elastic_name, {false, true});
+}
+
 }  // namespace
 
 const std::vector<RunField>& RunConfig::fields() {
@@ -128,6 +139,7 @@ const std::vector<RunField>& RunConfig::fields() {
       since_first_records(number("divergence_factor", &C::divergence_factor, true,
                                  "a training loss above this many times the first step's (or NaN / inf) ends the run "
                                  "DIVERGED; 0 = only NaN / inf (>= 0)")),
+      elastic_field(),
       integer("epochs", &C::epochs, 1, "passes over each worker's shard"),
       recorded_when_set(component("hardware", "hardware", &C::hardware,
                                   "hardware reports also project the runs onto: measured() (none, the default) or "

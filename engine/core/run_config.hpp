@@ -33,6 +33,9 @@ enum class ChurnBatch {
 /// "per_worker" or "global", as the experiment file and the recorded configuration write it.
 const char* churn_batch_name(ChurnBatch rule);
 
+/// "true" or "false", as the experiment file's `elastic` is recorded.
+const char* elastic_name(bool elastic);
+
 struct RunField;
 
 struct RunConfig {
@@ -81,6 +84,9 @@ struct RunConfig {
   double clip_norm = 0;
   Exchange exchange = Exchange::Gradient;
   ChurnBatch churn_batch = ChurnBatch::PerWorker;
+  /// A worker process that dies is dropped at once and relaunched, the run going on without it
+  /// meanwhile (the experiment field `elastic`; docs/topologies.md, "Elastic runs").
+  bool elastic = false;
   /// The variables the sweep set for this run (name -> value), kept apart from the rest.
   std::map<std::string, Value> swept;
 

@@ -24,6 +24,8 @@
 #include "engine/train/sharded_evaluation.hpp"
 #include "engine/train/step_helpers.hpp"
 #include "engine/train/trainer.hpp"
+#include "engine/train/worker_checkpoint.hpp"
+#include "engine/train/elastic_steps.hpp"
 
 namespace laconic::train {
 
@@ -70,56 +72,6 @@ void check_identical_start(Model& model, comm::Communicator& comm) {
 
 namespace {
 
-/// With churn, what a checkpoint keeps beside the rest: the workers present (the script's
-/// changes held back by a schedule's round) and where this worker stands in its shard (a worker
-/// away keeps its place, not the step's).
-struct ChurnPosition {
-  std::vector<std::int64_t> members;
-  std::uint64_t data_position = 0;
-  std::int64_t epoch_steps_trained = 0;  // of the epoch's steps before the checkpoint
-};
-
-/// Everything a worker's loop needs to continue, in the order load_checkpoint() reads it.
-void save_checkpoint(const std::string& path, const std::string& fingerprint, int rank,
-                     const TrainingPosition& position, WorkerParts& parts, Trainer& trainer,
-                     const ChurnPosition* churn) {
-  write_checkpoint(path, fingerprint, rank, position, [&](StateWriter& out) {
-    save_model(out, *parts.model);
-    parts.optimizer->save_state(out);
-    parts.compressor->save_state(out);
-    parts.schedule->save_state(out);
-    parts.topology->save_state(out);
-    out.flag(parts.stop_rule != nullptr);
-    if (parts.stop_rule) parts.stop_rule->save_state(out);
-    trainer.save_state(out);
-    save_torch_generator(out);
-    if (churn == nullptr) return;  // only a run with churn writes (and reads) this part
-    out.array(churn->members);
-    out.u64(churn->data_position);
-    out.i64(churn->epoch_steps_trained);
-  });
-}
-
-TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, int rank, WorkerParts& parts,
-                                 Trainer& trainer, ChurnPosition* churn) {
-  return read_checkpoint(path, fingerprint, rank, [&](StateReader& in, const TrainingPosition& position) {
-    load_model(in, *parts.model);
-    parts.optimizer->load_state(in);
-    parts.compressor->load_state(in);  // told its epoch by the first advance() after
-    parts.schedule->load_state(in);
-    parts.topology->load_state(in);
-    if (in.flag() != (parts.stop_rule != nullptr))
-      throw ConfigError(str_cat("checkpoint ", path, " disagrees with the run about its stopping rule"));
-    if (parts.stop_rule) parts.stop_rule->load_state(in);
-    trainer.load_state(in, position.format);
-    load_torch_generator(in);
-    if (churn == nullptr) return;
-    in.array(churn->members);
-    churn->data_position = in.u64();
-    churn->epoch_steps_trained = in.i64();
-  });
-}
-
 Clock::duration as_duration(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
 
 // One worker's run, epoch by epoch and step by step: the schedule's step, its measurements, the
@@ -138,9 +90,12 @@ class WorkerLoop {
         liveness_(*parts.liveness),
         // Under a synchronous schedule every worker reaches each evaluation together, so all take
         // part (and split it when their replicas agree); otherwise worker 0 evaluates alone.
-        shared_evaluation_(parts.schedule->traits().exchanges_each_gradient && !churns(parts)),
+        // A worker that may be lost any time (elastic) takes no part in an evaluation.
+        shared_evaluation_(parts.schedule->traits().exchanges_each_gradient && !churns(parts) && !comm.elastic()),
         trainer_(config, parts, comm),
-        fingerprint_(config_fingerprint(config)) {}
+        fingerprint_(config_fingerprint(config)) {
+    if (comm.elastic() != nullptr) elastic_.emplace(*comm.elastic(), parts, trainer_, comm, sink);
+  }
 
   WorkerResult run() {
     keep_start_state();
@@ -157,6 +112,7 @@ class WorkerLoop {
       if (end_epoch(epoch)) break;
     }
     liveness_.enter("finishing");
+    if (elastic_) elastic_->close();
     parts_.topology->finish(comm_);
     result.final_test_accuracy = final_test_accuracy_;
     result.parameter_hash = model_hash(*parts_.model, HashedState::Parameters);
@@ -171,14 +127,16 @@ class WorkerLoop {
   double epoch_elapsed() const {
     return derived_clock_ ? derived_seconds_ - epoch_derived_start_ : seconds_between(epoch_start_, Clock::now());
   }
-  bool resuming() const { return checkpointing_.resume_step >= 0; }
+  bool resuming() const { return checkpointing_.resume_step >= 0 || rejoined_; }
 
   // Continues from the checkpoint the run resumes from, or records the model's size.
   void resume() {
-    if (resuming()) {
+    if (elastic_ && comm_.elastic()->membership().relaunched()) {
+      rejoin();
+    } else if (resuming()) {
       const std::string path = checkpoint_path(checkpointing_.dir, comm_.rank(), checkpointing_.resume_step);
       if (churns(parts_)) resumed_churn_.emplace();
-      resumed_ = load_checkpoint(path, fingerprint_, comm_.rank(), parts_, trainer_,
+      resumed_ = load_worker_checkpoint(path, fingerprint_, comm_.rank(), parts_, trainer_,
                                  resumed_churn_ ? &*resumed_churn_ : nullptr);
       LACONIC_ENFORCE(resumed_.step == checkpointing_.resume_step, "checkpoint ", path, " is of step ", resumed_.step);
     } else if (comm_.rank() == 0) {
@@ -189,6 +147,18 @@ class WorkerLoop {
     start_ = Clock::now() - as_duration(resumed_.wall);
     step_ = resumed_.step;
     first_loss_ = resumed_.first_loss;
+  }
+
+  // A relaunched worker of an elastic run: the state of the worker it takes it from, and its
+  // generation's step, where its epoch's place follows from.
+  void rejoin() {
+    const ElasticStart start = elastic_->join();
+    rejoined_ = true;
+    resumed_.step = start.step;
+    resumed_.epoch = start.step / steps_per_epoch_;
+    resumed_.index = start.step % steps_per_epoch_;
+    resumed_.first_loss = start.first_loss;
+    resumed_.wall = start.wall;
   }
 
   void run_epoch(std::int64_t epoch) {
@@ -220,6 +190,7 @@ class WorkerLoop {
   Clock::time_point run_step(std::int64_t epoch, std::int64_t index) {
     if (churns(parts_) && !take_part(epoch)) return Clock::now();  // absent: trains and records nothing
     if (churns(parts_) && config_.churn_batch == ChurnBatch::Global) trainer_.share_step(members_, index);
+    if (elastic_) elastic_->begin_step(step_, epoch, wall(), first_loss_);  // before the step changes anything
     set_learning_rate(parts_, callbacks_, config_, step_, epoch, steps_per_epoch_);
     const StepPoint at{epoch, step_, callbacks_};
     trainer_.compressor().advance(at);
@@ -227,7 +198,14 @@ class WorkerLoop {
     const double step_start = rank_seconds();  // the step's time is on the rank's clock
     if (parts_.network) parts_.network->set_clock(wall());  // where a link's trace stands
     begin_phase(derived_seconds_);
-    parts_.schedule->step(trainer_, at);
+    try {
+      parts_.schedule->step(trainer_, at);
+    } catch (const CommError&) {
+      if (!elastic_) throw;
+      // A peer was lost: the step again (this worker had completed as many as any), or on to the next.
+      if (elastic_->recover(step_, epoch, wall(), first_loss_, rank_seconds() - step_start)) return run_step(epoch, index);
+      return Clock::now();
+    }
     const double seconds = trainer_.step_seconds(rank_seconds() - step_start);
     const auto step_end = Clock::now();
     liveness_.tick();
@@ -235,6 +213,7 @@ class WorkerLoop {
     ++epoch_steps_trained_;
     if (derived_clock_) derived_seconds_ += seconds;
     trainer_.record_step(sink_, step_, epoch, wall(), seconds);
+    if (elastic_) sink_.flush();  // a worker may be killed any time: its steps' rows are out as each ends
     return step_end;
   }
 
@@ -382,7 +361,7 @@ class WorkerLoop {
     liveness_.enter("checkpointing");
     ChurnPosition churn{std::vector<std::int64_t>(members_.begin(), members_.end()), trainer_.data_position(),
                         epoch_steps_trained_};
-    save_checkpoint(checkpoint_path(checkpointing_.dir, comm_.rank(), step_), fingerprint_, comm_.rank(), here,
+    save_worker_checkpoint(checkpoint_path(checkpointing_.dir, comm_.rank(), step_), fingerprint_, comm_.rank(), here,
                     parts_, trainer_, churns(parts_) ? &churn : nullptr);
     liveness_.enter("training");
     if (checkpointing_.on_saved) checkpointing_.on_saved(step_);
@@ -399,7 +378,7 @@ class WorkerLoop {
   bool end_epoch(std::int64_t epoch) {
     const std::int64_t last = step_ - 1;
     // With churn, the mean over the steps this worker trained; none trained, no row.
-    const std::int64_t trained = churns(parts_) ? epoch_steps_trained_ : steps_per_epoch_;
+    const std::int64_t trained = churns(parts_) || elastic_ ? epoch_steps_trained_ : steps_per_epoch_;
     const double mean_loss =
         trained > 0 ? loss_sum_ / static_cast<double>(trained) : std::numeric_limits<double>::quiet_NaN();
     if (trained > 0) sink_.record({keys::kEpochTrainLoss, last, epoch, comm_.rank(), wall(), mean_loss});
@@ -462,6 +441,8 @@ class WorkerLoop {
   Liveness& liveness_;
   const bool shared_evaluation_;
   Trainer trainer_;
+  std::optional<ElasticSteps> elastic_;  // an elastic run's
+  bool rejoined_ = false;                // a relaunched worker of an elastic run, back in it
   const std::string fingerprint_;
   const std::int64_t steps_per_epoch_ = trainer_.steps_per_epoch();
   TrainingPosition resumed_;  // a fresh run starts before step 0
@@ -485,7 +466,8 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
   if (parts.network) comm.set_islands(parts.network->islands(comm.size()));
   populate_pages(parts.dataset->train().inputs);
   if (comm.rank() == 0 || shared_evaluation) populate_pages(parts.dataset->evaluation().inputs);
-  check_identical_start(*parts.model, comm);
+  // A relaunched worker of an elastic run joins the check where its generation begins.
+  if (comm.elastic() == nullptr || !comm.elastic()->membership().relaunched()) check_identical_start(*parts.model, comm);
   return WorkerLoop(config, parts, comm, sink, progress, callbacks, checkpointing).run();
 }
 

@@ -20,6 +20,8 @@
 
 #include "controller/launcher.hpp"
 #include "controller/worker_processes.hpp"
+#include "storage/database.hpp"
+#include "storage/queries.hpp"
 
 namespace laconic::testing {
 
@@ -112,6 +114,40 @@ inline std::optional<int> wait_for_exit(pid_t pid, double seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return status;
+}
+
+// The cells of one CSV line, quotes ("a,b") taken off.
+inline std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '\r') continue;  // CSV lines end in CRLF
+    if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) cells.emplace_back();
+    else cells.back() += c;
+  }
+  return cells;
+}
+
+// A CSV file's rows, each as its cells.
+inline std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(read_file(path));
+  for (std::string line; std::getline(in, line);) rows.push_back(csv_cells(line));
+  return rows;
+}
+
+/// The train_loss rows run `run_id` has in the database at `db_path` (0 while it is not there
+/// yet or busy): how far a run a test watches has come.
+inline std::int64_t recorded_steps(const std::string& db_path, std::int64_t run_id) {
+  try {
+    auto db = storage::Database::open_read_only(db_path);
+    auto summary = storage::summary_of(*db, run_id);
+    auto it = summary.find("train_loss");
+    return it == summary.end() ? 0 : it->second.count;
+  } catch (const std::exception&) {
+    return 0;  // not created yet, or busy: ask again
+  }
 }
 
 /// A small, fast experiment: 2 workers, a few steps, part of the test split.

@@ -17,21 +17,6 @@ using namespace laconic;
 using namespace laconic::testing;
 using namespace std::chrono_literals;
 
-namespace {
-
-std::int64_t recorded_steps(const std::string& db_path, std::int64_t run_id) {
-  try {
-    auto db = storage::Database::open_read_only(db_path);
-    auto summary = storage::summary_of(*db, run_id);
-    auto it = summary.find("train_loss");
-    return it == summary.end() ? 0 : it->second.count;
-  } catch (const std::exception&) {
-    return 0;  // not created yet, or busy: ask again
-  }
-}
-
-}  // namespace
-
 TEST_CASE("a worker killed with SIGKILL fails its run, keeps its metrics, and the sweep goes on",
           "[cli][e2e][killed]") {
   const auto dir = make_temp_dir();

@@ -193,7 +193,7 @@ TEST_CASE("an unknown experiment field suggests the closest and lists the known 
       load_error(path, catalog) ==
       path +
           ":4: unknown experiment field 'compresor'; did you mean 'compressor'? (known: baseline, batch_size, churn, churn_batch, clip_norm, compressor, data, "
-          "device, divergence_factor, epochs, eval_every, eval_limit, exchange, hardware, lr_schedule, max_steps, model, name, "
+          "device, divergence_factor, elastic, epochs, eval_every, eval_limit, exchange, hardware, lr_schedule, max_steps, model, name, "
           "network, "
           "optimizer, placement, repeats, runs_per_seed, schedule, seeds, stopping, timeout, topology, workers)");
   // Other tools call it `dataset`: the field it extends is named.

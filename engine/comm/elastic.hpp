@@ -1,0 +1,103 @@
+#pragma once
+// An elastic run's membership (elastic = true; issue 68): which worker processes train together,
+// agreed through the run's rendezvous store. The run starts as generation 0 with every rank. A
+// member that loses a peer (kill -9, a crash) abandons its connections, which fails its peers'
+// transfers in turn, and reports how many steps it completed; worker 0 waits until every member
+// has reported or the controller has posted it gone, and posts the next generation: those who
+// reported, from the most advanced one's step. A worker the controller relaunched asks to join;
+// worker 0 admits it into a generation that begins at the step after the one it saw the request
+// at, which every member reads before that step (each step's exchange needs worker 0's part, sent
+// after the posting). Worker 0 itself never leaves: losing it fails the run.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/comm/store.hpp"
+
+namespace laconic::comm {
+
+/// One generation of an elastic run's group.
+struct Generation {
+  int number = 0;
+  std::vector<int> members;       ///< world ranks, in rank order
+  std::vector<int> incarnations;  ///< per member: how many times its rank was relaunched before
+  std::vector<int> joiners;       ///< the members relaunched into it, in rank order
+  std::vector<int> leavers;       ///< the previous generation's members gone from it
+  std::int64_t step = 0;          ///< the global step it trains from
+  /// The member whose state the others take when they are behind it: the lowest rank of those
+  /// that completed the most steps.
+  int source = 0;
+  /// Per member: the steps it had completed when the generation formed; -1 for a joiner.
+  std::vector<std::int64_t> completed;
+  /// Seconds worker 0 waited for the others' reports after a failure (0 for an admission).
+  double quorum_seconds = 0;
+
+  bool has(int rank) const;
+  /// Whether `rank` takes the source's state: a joiner, or a member behind the source.
+  bool receives(int rank) const;
+  std::string to_text() const;
+  static Generation parse(const std::string& text);
+};
+
+/// The key under which the controller posts that `rank`'s `incarnation`-th relaunch (0: its
+/// first launch) died.
+std::string elastic_gone_key(int rank, int incarnation);
+
+class ElasticMembership {
+ public:
+  /// `store` is the run's; `incarnation` the relaunches of `rank` before this process (0: launched
+  /// with the run).
+  ElasticMembership(std::shared_ptr<KeyValueStore> store, int rank, int world, int incarnation,
+                    std::chrono::milliseconds timeout);
+
+  int incarnation() const { return incarnation_; }
+  bool relaunched() const { return incarnation_ > 0; }
+  const Generation& current() const { return current_; }
+
+  /// A relaunched worker: asks to join and waits up to the run's timeout to be admitted; the
+  /// generation it joins, or none when the run has ended meanwhile (close()).
+  std::optional<Generation> await_admission();
+  /// Every member at every step's start: the generation that begins at `step`, if one does.
+  /// Worker 0 first admits the relaunched workers waiting (posting a generation from step + 1).
+  std::optional<Generation> due(std::int64_t step);
+  /// After this member lost a peer, having completed `completed` steps: the next generation, of
+  /// the members that reported (CommError when worker 0 does not post it within the timeout).
+  Generation after_failure(std::int64_t completed);
+  /// Worker 0 at the run's end: workers still waiting to join go home.
+  void close();
+  /// The store a generation's members meet under.
+  std::shared_ptr<KeyValueStore> rendezvous_store(const Generation& g) const;
+  /// `g` is the group from now on.
+  void adopt(const Generation& g);
+
+ private:
+  /// Worker 0: the ranks outside the group whose relaunch asks to join (incarnations in next_).
+  std::vector<int> waiting_joiners();
+  Generation posted_after_failure(std::int64_t completed);
+
+  std::shared_ptr<KeyValueStore> store_;
+  int rank_;
+  int world_;
+  int incarnation_;
+  std::chrono::milliseconds timeout_;
+  Generation current_;
+  std::optional<Generation> pending_;  ///< an admission posted, beginning at its step
+  std::vector<int> incarnation_of_;    ///< worker 0: each rank's latest known incarnation
+};
+
+/// What an elastic run's worker loop asks of its communicator (Communicator::elastic()).
+class ElasticGroup {
+ public:
+  virtual ~ElasticGroup() = default;
+  virtual ElasticMembership& membership() = 0;
+  /// Closes this rank's connections at once, so that a peer blocked on it fails too.
+  virtual void abandon() = 0;
+  /// Connects the members of `g` (every member calls it; ranks keep their world numbers, the
+  /// collectives run around the members, message numbers start again).
+  virtual void regroup(const Generation& g) = 0;
+};
+
+}  // namespace laconic::comm

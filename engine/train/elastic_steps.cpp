@@ -1,0 +1,128 @@
+#include "engine/train/elastic_steps.hpp"
+
+#include <chrono>
+
+#include "engine/core/error.hpp"
+#include "engine/core/metric_keys.hpp"
+#include "engine/train/checkpoint.hpp"
+#include "engine/train/trainer.hpp"
+#include "engine/train/worker.hpp"
+
+namespace laconic::train {
+namespace {
+
+using ElasticClock = std::chrono::steady_clock;
+
+double elastic_seconds_since(ElasticClock::time_point start) {
+  return std::chrono::duration<double>(ElasticClock::now() - start).count();
+}
+
+}  // namespace
+
+ElasticSteps::ElasticSteps(comm::ElasticGroup& group, WorkerParts& parts, Trainer& trainer, comm::Communicator& comm,
+                           MetricsSink& sink)
+    : group_(group), parts_(parts), trainer_(trainer), comm_(comm), sink_(sink) {}
+
+void ElasticSteps::begin_step(std::int64_t step, std::int64_t epoch, double wall, double first_loss) {
+  if (const auto g = group_.membership().due(step)) {
+    const auto start = ElasticClock::now();
+    parts_.liveness->enter("regrouping");
+    group_.membership().adopt(*g);
+    group_.regroup(*g);
+    const double regroup = elastic_seconds_since(start);
+    const auto handover_start = ElasticClock::now();
+    const double sent = hand_over(*g, wall, first_loss, nullptr);
+    record(*g, epoch, wall, {0, regroup, elastic_seconds_since(handover_start), sent});
+    parts_.liveness->enter("training");
+  }
+  compressor_at_start_.clear();
+  StateWriter out(compressor_at_start_);
+  trainer_.compressor().save_state(out);
+  data_at_start_ = trainer_.data_position();
+}
+
+void ElasticSteps::restore_step_start(bool data_too) {
+  StateReader in(compressor_at_start_);
+  trainer_.compressor().load_state(in);  // told its step again by the next advance()
+  if (data_too) trainer_.set_data_position(data_at_start_);
+}
+
+bool ElasticSteps::recover(std::int64_t step, std::int64_t epoch, double wall, double first_loss, double seconds_in) {
+  const auto start = ElasticClock::now();
+  group_.abandon();  // first: a peer blocked on this worker fails now, not at its timeout
+  parts_.liveness->enter("regrouping");
+  const comm::Generation g = group_.membership().after_failure(step);
+  group_.regroup(g);
+  const double regroup = elastic_seconds_since(start);
+  const bool behind = g.receives(comm_.rank());
+  LACONIC_ENFORCE(!behind || g.step == step + 1, "worker ", comm_.rank(), " completed ", step,
+                  " steps, the most advanced worker ", g.step, ": synchronous workers are at most a step apart");
+  const auto handover_start = ElasticClock::now();
+  // The failed step's changes undone; one behind keeps its place in the shard (its next batch)
+  // and then takes the source's state.
+  restore_step_start(!behind);
+  const double sent = hand_over(g, wall, first_loss, nullptr);
+  record(g, epoch, wall, {seconds_in, regroup, elastic_seconds_since(handover_start), sent});
+  parts_.liveness->enter("training");
+  return !behind;
+}
+
+ElasticStart ElasticSteps::join() {
+  ElasticStart start;
+  hand_over(group_.membership().current(), 0, 0, &start);
+  start.step = group_.membership().current().step;
+  return start;
+}
+
+void ElasticSteps::close() {
+  if (comm_.rank() == 0) group_.membership().close();
+}
+
+double ElasticSteps::hand_over(const comm::Generation& g, double wall, double first_loss, ElasticStart* received) {
+  double sent = 0;
+  if (g.receives(comm_.rank())) {
+    std::uint64_t size = 0;
+    comm_.send_recv(-1, {}, g.source, {reinterpret_cast<std::uint8_t*>(&size), sizeof size});
+    std::vector<std::uint8_t> bytes(size);
+    comm_.send_recv(-1, {}, g.source, bytes);
+    StateReader in(bytes);
+    load_model(in, *parts_.model);
+    parts_.optimizer->load_state(in);
+    parts_.schedule->load_state(in);
+    trainer_.load_shared_state(in);
+    const double source_wall = in.f64();
+    const double source_first_loss = in.f64();
+    if (received != nullptr) *received = {g.step, source_wall, source_first_loss};
+  } else if (comm_.rank() == g.source) {
+    std::vector<std::uint8_t> bytes;
+    StateWriter out(bytes);
+    save_model(out, *parts_.model);
+    parts_.optimizer->save_state(out);
+    parts_.schedule->save_state(out);
+    trainer_.save_shared_state(out);
+    out.f64(wall);
+    out.f64(first_loss);
+    const std::uint64_t size = bytes.size();
+    for (int r : g.members) {
+      if (!g.receives(r)) continue;
+      comm_.send_recv(r, {reinterpret_cast<const std::uint8_t*>(&size), sizeof size}, -1, {});
+      comm_.send_recv(r, bytes, -1, {});
+      sent += static_cast<double>(size + sizeof size);
+    }
+  }
+  check_identical_start(*parts_.model, comm_);  // every member holds the same weights again
+  return sent;
+}
+
+void ElasticSteps::record(const comm::Generation& g, std::int64_t epoch, double wall, const ChangeCost& cost) {
+  if (cost.sent > 0) sink_.record({keys::kJoinBytes, g.step, epoch, comm_.rank(), wall, cost.sent});
+  if (comm_.rank() != 0) return;
+  for (int r : g.joiners) sink_.record({keys::kMemberChange, g.step, epoch, r, wall, 1.0});
+  for (int r : g.leavers) sink_.record({keys::kMemberChange, g.step, epoch, r, wall, -1.0});
+  sink_.record({keys::kMembers, g.step, epoch, 0, wall, static_cast<double>(g.members.size())});
+  if (!g.leavers.empty()) sink_.record({keys::kDetectSeconds, g.step, epoch, 0, wall, cost.detect});
+  sink_.record({keys::kRegroupSeconds, g.step, epoch, 0, wall, cost.regroup});
+  sink_.record({keys::kJoinSeconds, g.step, epoch, 0, wall, cost.handover});
+}
+
+}  // namespace laconic::train

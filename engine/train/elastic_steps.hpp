@@ -1,0 +1,76 @@
+#pragma once
+// An elastic run's side of the worker loop (elastic = true; engine/comm/elastic.hpp): a step that
+// loses a peer is abandoned, the members that remain form the next generation from the most
+// advanced one's state, and relaunched workers are admitted at a step's start with it.
+//
+// Under synchronous SGD a step's update is applied only after its exchange, so a worker that saw
+// the failure either completed the step before (its peers may not have: it is one step ahead) or
+// did not. The generation trains from the most steps any member completed: a member that
+// completed them takes its failed step again, from the same place in its shard and with the
+// compressor's state of the step's start; one a step behind takes the source's weights and
+// optimizer state (its own failed step's gradient is dropped) and goes on with its next batch.
+#include <cstdint>
+#include <vector>
+
+#include "engine/comm/communicator.hpp"
+#include "engine/comm/elastic.hpp"
+#include "engine/core/metrics.hpp"
+
+namespace laconic::train {
+
+struct WorkerParts;  // worker.hpp
+class Trainer;       // trainer.hpp
+
+/// Where a relaunched worker starts: its generation's step, and the run's clock and first loss
+/// as the worker whose state it took has them.
+struct ElasticStart {
+  std::int64_t step = 0;
+  double wall = 0;
+  double first_loss = 0;
+};
+
+class ElasticSteps {
+ public:
+  ElasticSteps(comm::ElasticGroup& group, WorkerParts& parts, Trainer& trainer, comm::Communicator& comm,
+               MetricsSink& sink);
+
+  /// At a step's start: a generation that begins now connects its members and hands the joiners
+  /// the state; then what the step changes before its exchange completes is kept (the
+  /// compressor's state, the place in the shard).
+  void begin_step(std::int64_t step, std::int64_t epoch, double wall, double first_loss);
+  /// Step `step` failed with a CommError `seconds_in` after it began: this worker abandons its
+  /// connections, reports, and joins the next generation. True when it takes the step again,
+  /// false when it took the source's state and goes on to the next step.
+  bool recover(std::int64_t step, std::int64_t epoch, double wall, double first_loss, double seconds_in);
+  /// A relaunched worker, admitted (its communicator connected the generation): the source's state.
+  ElasticStart join();
+  /// Worker 0 at the run's end: relaunched workers still waiting go home.
+  void close();
+
+ private:
+  /// The source sends the members that receive (joiners, those behind) its weights, optimizer and
+  /// schedule state, its clock and first loss; every member then checks the replicas are equal.
+  /// Returns the bytes this worker sent.
+  double hand_over(const comm::Generation& g, double wall, double first_loss, ElasticStart* received);
+  /// What a change cost, in seconds on this worker's wall clock, and the bytes it sent.
+  struct ChangeCost {
+    double detect = 0;    ///< from the failed step's start to the failure (0 for an admission)
+    double regroup = 0;   ///< the reports awaited and the new connections made
+    double handover = 0;  ///< the state sent and the replicas checked equal
+    double sent = 0;      ///< the source's bytes to those that received
+  };
+  /// The rows for a generation that begins at its step: worker 0's, and the source's join_bytes.
+  void record(const comm::Generation& g, std::int64_t epoch, double wall, const ChangeCost& cost);
+  /// Puts back the compressor's state begin_step() kept, and with `data_too` the place in the shard.
+  void restore_step_start(bool data_too);
+
+  comm::ElasticGroup& group_;
+  WorkerParts& parts_;
+  Trainer& trainer_;
+  comm::Communicator& comm_;
+  MetricsSink& sink_;
+  std::vector<std::uint8_t> compressor_at_start_;
+  std::size_t data_at_start_ = 0;
+};
+
+}  // namespace laconic::train

@@ -1,0 +1,146 @@
+// elastic = true (issue 68): a worker killed with kill -9 is dropped, the run goes on without it,
+// its relaunch rejoins, and the rows say so, none twice.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "cli_harness.hpp"
+#include "storage/database.hpp"
+#include "storage/queries.hpp"
+#include "storage/run_facts.hpp"
+
+using namespace laconic;
+using namespace laconic::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string elastic_experiment(const std::string& extra = "", const std::string& elastic = "true") {
+  return "experiment {\n"
+         "  name = \"elastic\",\n"
+         "  data = synthetic { shape = {1, 8, 8}, n = 9600, test_n = 64 },\n"
+         "  model = mlp { sizes = {64, 64, 10} },\n"
+         "  optimizer = sgd { lr = 0.05, momentum = 0.9 },\n"
+         "  batch_size = 16, workers = 3, epochs = 12, eval_limit = 64, timeout = 30,\n"
+         "  elastic = " +
+         elastic + ",\n" + extra + "}\n";
+}
+
+// (worker, step) -> the run's train_loss rows.
+std::map<std::pair<std::int64_t, std::int64_t>, std::vector<double>> loss_rows(storage::Database& db,
+                                                                               std::int64_t run_id) {
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<double>> out;
+  for (const auto& m : storage::metrics_of(db, run_id, "train_loss")) out[{m.worker, m.step}].push_back(m.value);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an elastic run survives a kill -9 of a worker, which rejoins relaunched", "[cli][e2e][elastic]") {
+  const auto dir = make_temp_dir();
+  // The calm run (run 1) first, then the elastic one (run 2), whose worker 2 is killed.
+  write_file(dir + "/e.lua", elastic_experiment("", "sweep { false, true }"));
+  const std::string db_path = dir + "/e.db";
+  const pid_t controller = start_laconic(dir, {"run", "e.lua", "--db", "e.db"});
+  REQUIRE(controller > 0);
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  while (recorded_steps(db_path, 2) < 150 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(50ms);
+  const pid_t victim = find_worker(controller, 2);
+  REQUIRE(victim > 0);
+  REQUIRE(::kill(victim, SIGKILL) == 0);
+  const auto exited = wait_for_exit(controller, 240);
+  if (!exited) FAIL("the controller hung after a worker of an elastic run was killed");
+  INFO(read_file(dir + "/.stdout") << read_file(dir + "/.stderr"));
+  REQUIRE(WIFEXITED(*exited));
+  REQUIRE(WEXITSTATUS(*exited) == 0);
+
+  auto db = storage::Database::open_read_only(db_path);
+  const auto runs = storage::list_runs(*db);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].status == storage::RunStatus::Finished);
+  CHECK(runs[1].status == storage::RunStatus::Finished);
+  const std::int64_t run = 2;
+  CHECK(storage::run_facts_of(*db, 1).text.count(storage::fact::kElasticRelaunches) == 0);
+  const storage::RunFacts facts = storage::run_facts_of(*db, run);
+  CHECK_THAT(
+      facts.text.count(storage::fact::kElasticRelaunches) ? facts.text.at(storage::fact::kElasticRelaunches) : "",
+      Catch::StartsWith("worker 2 was killed by signal 9"));
+  CHECK(facts.wait_measured == storage::WaitMeasured::Barrier);
+
+  // Worker 2 left once and came back once, after it left; the members' count says so.
+  std::int64_t left = -1, back = -1;
+  for (const auto& m : storage::metrics_of(*db, run, "member_change")) {
+    CHECK(m.worker == 2);
+    (m.value < 0 ? left : back) = m.step;
+  }
+  REQUIRE(left > 0);
+  REQUIRE(back >= left);
+  std::map<std::int64_t, double> members;
+  for (const auto& m : storage::metrics_of(*db, run, "members")) members[m.step] = m.value;
+  CHECK(members == std::map<std::int64_t, double>{{left, 2.0}, {back, 3.0}});
+  CHECK(storage::metrics_of(*db, run, "detect_seconds").size() == 1);
+  CHECK(storage::metrics_of(*db, run, "regroup_seconds").size() == 2);
+  // The relaunch took worker 0's weights and momentum: more than the model's 4,810 floats twice.
+  // (At the loss, a member a step behind the others takes the state too.)
+  std::map<std::int64_t, double> join_bytes;
+  for (const auto& m : storage::metrics_of(*db, run, "join_bytes")) join_bytes[m.step] += m.value;
+  REQUIRE(join_bytes.count(back) == 1);
+  CHECK(join_bytes.at(back) > 2 * 4810 * 4);
+  CHECK(join_bytes.size() == (join_bytes.count(left) ? 2u : 1u));
+
+  // Nothing twice; workers 0 and 1 at every step; worker 2 at every step before its loss (its rows
+  // go out as each step ends) and from its return to the end. Before the loss, the calm run's bits.
+  const std::int64_t steps = 12 * (9600 / 3 / 16);
+  const auto rows = loss_rows(*db, run);
+  const auto calm = loss_rows(*db, 1);
+  for (const auto& [at, values] : rows) CHECK(values.size() == 1);
+  for (const auto& [at, values] : rows)
+    if (at.second < left - 1) CHECK(values == calm.at(at));
+  for (std::int64_t step = 0; step < steps; ++step) {
+    CHECK(rows.count({0, step}) == 1);
+    CHECK(rows.count({1, step}) == 1);
+    if (step < left - 1 || step >= back) CHECK(rows.count({2, step}) == 1);
+    // (At `left` itself the killed worker may have completed the step its peers had not.)
+    if (step > left && step < back) CHECK(rows.count({2, step}) == 0);
+  }
+  CHECK(storage::metrics_of(*db, run, "test_accuracy").size() == 12);
+
+  // The report's table of changes says what the rows say.
+  const auto report = run_laconic(dir, "report elastic --db e.db --out rep", 300);
+  INFO(report.out << report.err);
+  REQUIRE(report.status == 0);
+  const auto changes = csv_rows(dir + "/rep/tables/churn_changes.csv");
+  REQUIRE(changes.size() == 3);  // the header, the loss and the return
+  const auto value = [&](const char* key, std::int64_t step) {
+    for (const auto& m : storage::metrics_of(*db, run, key))
+      if (m.step == step) return m.value;
+    return -1.0;
+  };
+  CHECK(changes[1][1] == std::to_string(left));
+  CHECK(changes[1][2] == "2");
+  CHECK(std::stod(changes[1][8]) == Approx(value("detect_seconds", left)).epsilon(1e-6));
+  CHECK(std::stod(changes[1][9]) == Approx(value("regroup_seconds", left)).epsilon(1e-6));
+  CHECK(changes[2][1] == std::to_string(back));
+  CHECK(changes[2][3] == "2");
+  CHECK(std::stod(changes[2][5]) == join_bytes.at(back));
+  CHECK(std::stod(changes[2][9]) == Approx(value("regroup_seconds", back)).epsilon(1e-6));
+}
+
+TEST_CASE("elastic = true says what it does not run yet", "[cli][elastic]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/t.lua", elastic_experiment("  placement = threads(),\n"));
+  const auto threads = run_laconic(dir, "check t.lua", 60);
+  CHECK(threads.status != 0);
+  CHECK_THAT(threads.err, Catch::Contains("elastic = true runs its workers as processes"));
+  write_file(dir + "/l.lua", elastic_experiment("  schedule = local_sgd { period = 4 },\n"));
+  const auto local = run_laconic(dir, "check l.lua", 60);
+  CHECK(local.status != 0);
+  CHECK_THAT(local.err, Catch::Contains("elastic = true runs under synchronous(), not local_sgd"));
+}

@@ -1,0 +1,160 @@
+// An elastic run's membership (engine/comm/elastic.hpp): the generations worker 0 posts after a
+// failure and for a relaunched worker's admission, and Gloo communicators that lose a peer,
+// regroup without it and take its relaunch back in.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "engine/comm/elastic.hpp"
+#include "engine/comm/gloo_communicator.hpp"
+#include "engine/core/error.hpp"
+
+using namespace laconic;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct ElasticDir {
+  std::string path = (std::filesystem::temp_directory_path() / "laconic-elastic-XXXXXX").string();
+  ElasticDir() { REQUIRE(::mkdtemp(path.data()) != nullptr); }
+  ~ElasticDir() { std::filesystem::remove_all(path); }
+  std::shared_ptr<comm::KeyValueStore> store() const { return comm::open_file_store(path); }
+};
+
+std::shared_ptr<comm::ElasticMembership> member(const ElasticDir& dir, int rank, int incarnation = 0,
+                                                std::chrono::milliseconds timeout = 10s) {
+  return std::make_shared<comm::ElasticMembership>(dir.store(), rank, 3, incarnation, timeout);
+}
+
+}  // namespace
+
+TEST_CASE("after a failure worker 0 posts the members that reported, from the most advanced one's step",
+          "[comm][elastic]") {
+  ElasticDir dir;
+  auto zero = member(dir, 0), one = member(dir, 1);
+  dir.store()->set(comm::elastic_gone_key(2, 0), {});  // the controller reaped worker 2
+  auto reported = std::async(std::launch::async, [&] { return one->after_failure(7); });
+  const comm::Generation g = zero->after_failure(6);
+  const comm::Generation seen = reported.get();
+  CHECK(seen.to_text() == g.to_text());
+  CHECK(g.number == 1);
+  CHECK(g.members == std::vector<int>{0, 1});
+  CHECK(g.leavers == std::vector<int>{2});
+  CHECK(g.step == 7);
+  CHECK(g.source == 1);  // worker 1 completed a step more than worker 0
+  CHECK(g.receives(0));
+  CHECK_FALSE(g.receives(1));
+  CHECK(comm::Generation::parse(g.to_text()).to_text() == g.to_text());
+}
+
+TEST_CASE("worker 0 waits for a member that neither reported nor was posted gone, then gives up", "[comm][elastic]") {
+  ElasticDir dir;
+  auto zero = member(dir, 0, 0, 300ms);
+  dir.store()->set(comm::elastic_gone_key(2, 0), {});
+  CHECK_THROWS_AS(zero->after_failure(3), CommError);  // worker 1 never reports
+}
+
+TEST_CASE("a relaunched worker is admitted from the step after the one worker 0 saw it at", "[comm][elastic]") {
+  ElasticDir dir;
+  auto zero = member(dir, 0), one = member(dir, 1);
+  dir.store()->set(comm::elastic_gone_key(2, 0), {});
+  auto reported = std::async(std::launch::async, [&] { return one->after_failure(4); });
+  zero->after_failure(4);
+  reported.get();
+  CHECK_FALSE(zero->due(5));  // nobody waits to join
+  auto relaunched = member(dir, 2, 1);
+  auto admitted = std::async(std::launch::async, [&] { return relaunched->await_admission(); });
+  // Worker 0 looks at every step's start; the request it sees at step s admits at s + 1.
+  std::optional<comm::Generation> at_zero;
+  std::int64_t step = 5;
+  for (; step < 5000 && !at_zero; ++step) {
+    at_zero = zero->due(step);
+    if (!at_zero) std::this_thread::sleep_for(2ms);
+  }
+  REQUIRE(at_zero);
+  CHECK(at_zero->step == step - 1);
+  CHECK(at_zero->step > 6);
+  CHECK_FALSE(one->due(at_zero->step - 1));  // worker 1 reads it, and waits for its step
+  const auto at_one = one->due(at_zero->step);
+  REQUIRE(at_one);
+  const auto joined = admitted.get();
+  REQUIRE(joined);
+  for (const comm::Generation* g : std::initializer_list<const comm::Generation*>{&*at_zero, &*at_one, &*joined}) {
+    CHECK(g->number == 2);
+    CHECK(g->members == std::vector<int>{0, 1, 2});
+    CHECK(g->joiners == std::vector<int>{2});
+    CHECK(g->incarnations == std::vector<int>{0, 0, 1});
+    CHECK(g->receives(2));
+    CHECK_FALSE(g->receives(1));
+  }
+}
+
+TEST_CASE("a relaunched worker waiting when the run ends goes home", "[comm][elastic]") {
+  ElasticDir dir;
+  auto relaunched = member(dir, 2, 1);
+  auto admitted = std::async(std::launch::async, [&] { return relaunched->await_admission(); });
+  std::this_thread::sleep_for(20ms);
+  member(dir, 0)->close();
+  CHECK_FALSE(admitted.get().has_value());
+}
+
+TEST_CASE("Gloo ranks that lose a peer regroup without it, then take its relaunch back", "[comm][elastic][gloo]") {
+  ElasticDir dir;
+  const auto communicator = [&](int rank, int incarnation) {
+    comm::GlooOptions options;
+    options.rank = rank;
+    options.size = 3;
+    options.store = dir.store();
+    options.timeout = 20s;
+    options.elastic = member(dir, rank, incarnation, 20s);
+    if (incarnation > 0) REQUIRE(options.elastic->await_admission());
+    return std::make_unique<comm::GlooCommunicator>(options);
+  };
+  // Each survivor: an allreduce that fails once worker 2 is gone, its report, the next generation.
+  const auto survive = [&](int rank, std::promise<void>& connected) {
+    auto c = communicator(rank, 0);
+    connected.set_value();
+    std::vector<float> v{1.0f};
+    CHECK_THROWS_AS(c->allreduce_sum(v), CommError);
+    c->abandon();
+    const comm::Generation g = c->membership().after_failure(10);
+    c->regroup(g);
+    std::vector<float> two{static_cast<float>(rank + 1)};
+    c->allreduce_sum(two);
+    CHECK(two[0] == 3.0f);  // 1 + 2: worker 2's part is gone
+    // Steps, each with its exchange, until worker 2's relaunch is admitted.
+    std::optional<comm::Generation> next;
+    for (std::int64_t step = 10; !next && step < 5000; ++step) {
+      next = c->membership().due(step);
+      std::vector<float> beat{1.0f};
+      if (!next) c->allreduce_sum(beat);
+      std::this_thread::sleep_for(2ms);
+    }
+    REQUIRE(next);
+    c->membership().adopt(*next);
+    c->regroup(*next);
+    std::vector<float> three{static_cast<float>(rank + 1)};
+    c->allreduce_sum(three);
+    return three[0];
+  };
+  std::promise<void> zero_up, one_up;
+  auto zero = std::async(std::launch::async, [&] { return survive(0, zero_up); });
+  auto one = std::async(std::launch::async, [&] { return survive(1, one_up); });
+  float relaunched_sum = 0;
+  {
+    auto lost = communicator(2, 0);
+    zero_up.get_future().wait();
+    one_up.get_future().wait();
+    lost->abandon();  // as a process killed: its connections close
+  }
+  dir.store()->set(comm::elastic_gone_key(2, 0), {});  // what the controller posts once it reaped it
+  auto back = communicator(2, 1);
+  std::vector<float> three{3.0f};
+  back->allreduce_sum(three);
+  relaunched_sum = three[0];
+  CHECK(zero.get() == 6.0f);
+  CHECK(one.get() == 6.0f);
+  CHECK(relaunched_sum == 6.0f);
+}
