@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <iostream>
@@ -39,6 +40,19 @@ bool stamped_arrivals_requested() {
 }
 
 namespace {
+
+// LACONIC_FAULT_KILL=RANK:SEND: rank RANK's first launch kills itself just before its SEND-th
+// message out (a scripted real fault, for elastic runs; docs/topologies.md); 0 for other ranks.
+std::uint64_t fault_kill_for(int rank) {
+  const char* value = std::getenv("LACONIC_FAULT_KILL");
+  if (value == nullptr || *value == '\0') return 0;
+  int fault_rank = -1;
+  unsigned long long send = 0;
+  char rest = 0;
+  if (std::sscanf(value, "%d:%llu%c", &fault_rank, &send, &rest) != 2 || fault_rank < 0 || send == 0)
+    throw ConfigError(str_cat("LACONIC_FAULT_KILL is '", value, "': expected RANK:SEND, such as 2:300"));
+  return fault_rank == rank ? send : 0;
+}
 
 // Discards metrics when no controller listens (a worker started by hand).
 class NullSink : public MetricsSink {
@@ -140,6 +154,7 @@ std::unique_ptr<comm::GlooCommunicator> connect(const WorkerArgs& args, const Ru
       engine::open_store(comm::StoreAddress::parse(args.store), engine::StoreRole::Client, options.timeout),
       args.order.store_prefix);
   options.elastic = std::move(elastic);
+  if (args.incarnation == 0) options.die_before_send = fault_kill_for(args.rank);
   auto comm = std::make_unique<comm::GlooCommunicator>(options);
   comm->set_message_delay(args.message_delay, args.message_delay_between);
   return comm;

@@ -58,6 +58,7 @@ std::string expectation(const LoadContext& context, const ExperimentField& field
     case ExperimentFieldType::IntList:
       return "a list of integers such as { 1, 2, 3 }";
     case ExperimentFieldType::Choice: {
+      if (field.run->choices == std::vector<std::string>{"false", "true"}) return "true or false";
       std::string words;
       for (const std::string& word : field.run->choices) words += str_cat(words.empty() ? "" : " or ", "\"", word, "\"");
       return words;

@@ -45,6 +45,8 @@ struct GlooCommunicator::Impl {
   std::shared_ptr<gloo::rendezvous::Context> context;
   /// An elastic run's: each world rank's place in the context (-1 outside); empty: the same.
   std::vector<int> place;
+  std::uint64_t die_before_send = 0;  // GlooOptions'
+  std::uint64_t sends = 0;            // messages out so far
   SharedBoardSetup arrivals;                     // ranks on one host
   std::unique_ptr<StampedArrivalBoard> stamped;  // ranks on several hosts
 
@@ -107,6 +109,7 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
       timeout_(options.timeout),
       elastic_(options.elastic),
       impl_(std::make_unique<Impl>()) {
+  impl_->die_before_send = options.die_before_send;
   if (options.size < 1 || options.rank < 0 || options.rank >= options.size)
     throw ConfigError(str_cat("rank must be in [0, ", options.size, "), got ", options.rank));
   report_broken_pipes_as_errors();
@@ -166,6 +169,7 @@ void GlooCommunicator::Impl::exchange(int rank, std::chrono::milliseconds timeou
       }
     }
     if (!send.empty()) {
+      if (++sends == die_before_send) ::raise(SIGKILL);  // a fault asked for: as kill -9 would
       out = context->createUnboundBuffer(const_cast<std::uint8_t*>(send.data()), send.size());
       out->send(at(to), send_tag);
       if (stamp_out != nullptr) {

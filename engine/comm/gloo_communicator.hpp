@@ -31,6 +31,9 @@ struct GlooOptions {
   /// generation (a relaunched worker the one it was admitted to), and time_wait is measured with
   /// a barrier (no arrival board). Null: every rank, for the whole run.
   std::shared_ptr<ElasticMembership> elastic;
+  /// A real fault at a chosen moment (LACONIC_FAULT_KILL): the process kills itself with SIGKILL
+  /// just before its `die_before_send`-th message out (counted from 1 since construction); 0 never.
+  std::uint64_t die_before_send = 0;
 };
 
 class GlooCommunicator : public Communicator, public ElasticGroup {

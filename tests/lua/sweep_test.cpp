@@ -82,6 +82,30 @@ TEST_CASE("exchange is \"gradient\" or \"update\"; a run that exchanges updates 
         bad + ":1: experiment field 'exchange' must be \"gradient\" or \"update\", got string \"sideways\"");
 }
 
+TEST_CASE("elastic takes Lua's true and false (and --set's), a run with true says so in its name",
+          "[lua][sweep][elastic]") {
+  laconic::lua::testing::TempDir dir;
+  laconic::lua::testing::FakeCatalog catalog;
+  const auto swept = laconic::lua::load_experiment(
+      dir.write("e.lua", "experiment { name = 'e', elastic = sweep { false, true } }\n"), catalog);
+  REQUIRE(swept.runs.size() == 2);
+  CHECK(swept.runs[0].name == "elastic=false,seed=1");
+  CHECK(swept.runs[1].name == "elastic=true,seed=1");
+  CHECK_FALSE(swept.runs[0].elastic);
+  CHECK(swept.runs[1].elastic);
+  CHECK(swept.runs[1].to_json()["elastic"] == "true");
+  CHECK_FALSE(swept.runs[0].to_json().contains("elastic"));  // configurations of older runs compare equal
+  CHECK(laconic::RunConfig::from_json(swept.runs[1].to_json()).elastic);
+  laconic::lua::LoadOptions set;
+  set.overrides = {"elastic=true"};
+  const auto overridden =
+      laconic::lua::load_experiment(dir.write("p.lua", "experiment { name = 'p' }\n"), catalog, set);
+  CHECK(overridden.runs[0].elastic);
+  const auto bad = dir.write("bad.lua", "experiment { name = 'b', elastic = 'yes' }\n");
+  CHECK(laconic::lua::testing::load_error(bad, catalog) ==
+        bad + ":1: experiment field 'elastic' must be true or false, got string \"yes\"");
+}
+
 TEST_CASE("sweeps that would make more runs than one experiment may plan are refused before any is built",
           "[lua][sweep]") {
   laconic::lua::testing::TempDir dir;
