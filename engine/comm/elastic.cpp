@@ -109,8 +109,8 @@ std::vector<int> ElasticMembership::waiting_joiners() {
   return joiners;
 }
 
-std::optional<Generation> ElasticMembership::due(std::int64_t step) {
-  if (!pending_ && rank_ == 0) {
+std::optional<Generation> ElasticMembership::due(std::int64_t step, bool admit) {
+  if (!pending_ && rank_ == 0 && admit) {
     const std::vector<int> joiners = waiting_joiners();
     if (!joiners.empty()) {
       Generation g;
@@ -129,7 +129,7 @@ std::optional<Generation> ElasticMembership::due(std::int64_t step) {
         store_->set(admit_key(r, incarnation_of_[static_cast<std::size_t>(r)]), store_bytes_of(str_cat(g.number)));
       pending_ = g;
     }
-  } else if (!pending_ && store_->check(admission_key(current_.number + 1))) {
+  } else if (!pending_ && rank_ != 0 && store_->check(admission_key(current_.number + 1))) {
     pending_ = Generation::parse(store_text_of(store_->get(admission_key(current_.number + 1), timeout_)));
   }
   if (!pending_ || pending_->step != step) return std::nullopt;

@@ -61,8 +61,9 @@ class ElasticMembership {
   /// generation it joins, or none when the run has ended meanwhile (close()).
   std::optional<Generation> await_admission();
   /// Every member at every step's start: the generation that begins at `step`, if one does.
-  /// Worker 0 first admits the relaunched workers waiting (posting a generation from step + 1).
-  std::optional<Generation> due(std::int64_t step);
+  /// Worker 0 first admits the relaunched workers waiting (posting a generation from step + 1),
+  /// unless `admit` is false (the run's end).
+  std::optional<Generation> due(std::int64_t step, bool admit = true);
   /// After this member lost a peer, having completed `completed` steps: the next generation, of
   /// the members that reported (CommError when worker 0 does not post it within the timeout).
   Generation after_failure(std::int64_t completed);

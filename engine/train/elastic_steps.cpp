@@ -24,7 +24,15 @@ ElasticSteps::ElasticSteps(comm::ElasticGroup& group, WorkerParts& parts, Traine
     : group_(group), parts_(parts), trainer_(trainer), comm_(comm), sink_(sink) {}
 
 void ElasticSteps::begin_step(std::int64_t step, std::int64_t epoch, double wall, double first_loss) {
-  if (const auto g = group_.membership().due(step)) {
+  admit_due(step, epoch, wall, first_loss, true);
+  compressor_at_start_.clear();
+  StateWriter out(compressor_at_start_);
+  trainer_.compressor().save_state(out);
+  data_at_start_ = trainer_.data_position();
+}
+
+void ElasticSteps::admit_due(std::int64_t step, std::int64_t epoch, double wall, double first_loss, bool admit_new) {
+  if (const auto g = group_.membership().due(step, admit_new)) {
     const auto start = ElasticClock::now();
     parts_.liveness->enter("regrouping");
     group_.membership().adopt(*g);
@@ -35,10 +43,6 @@ void ElasticSteps::begin_step(std::int64_t step, std::int64_t epoch, double wall
     record(*g, epoch, wall, {0, regroup, elastic_seconds_since(handover_start), sent});
     parts_.liveness->enter("training");
   }
-  compressor_at_start_.clear();
-  StateWriter out(compressor_at_start_);
-  trainer_.compressor().save_state(out);
-  data_at_start_ = trainer_.data_position();
 }
 
 void ElasticSteps::restore_step_start(bool data_too) {
@@ -47,7 +51,8 @@ void ElasticSteps::restore_step_start(bool data_too) {
   if (data_too) trainer_.set_data_position(data_at_start_);
 }
 
-bool ElasticSteps::recover(std::int64_t step, std::int64_t epoch, double wall, double first_loss, double seconds_in) {
+bool ElasticSteps::recover(std::int64_t step, std::int64_t epoch, double wall, double first_loss, double seconds_in,
+                           bool in_step) {
   const auto start = ElasticClock::now();
   group_.abandon();  // first: a peer blocked on this worker fails now, not at its timeout
   parts_.liveness->enter("regrouping");
@@ -60,7 +65,7 @@ bool ElasticSteps::recover(std::int64_t step, std::int64_t epoch, double wall, d
   const auto handover_start = ElasticClock::now();
   // The failed step's changes undone; one behind keeps its place in the shard (its next batch)
   // and then takes the source's state.
-  restore_step_start(!behind);
+  if (in_step) restore_step_start(!behind);
   const double sent = hand_over(g, wall, first_loss, nullptr);
   record(g, epoch, wall, {seconds_in, regroup, elastic_seconds_since(handover_start), sent});
   parts_.liveness->enter("training");
@@ -74,7 +79,19 @@ ElasticStart ElasticSteps::join() {
   return start;
 }
 
-void ElasticSteps::close() {
+void ElasticSteps::finish(std::int64_t steps, std::int64_t epoch, double wall, double first_loss) {
+  admit_due(steps, epoch, wall, first_loss, false);  // one admitted in the last step comes in, and ends
+  // A worker lost in the last step: those that completed it hand its state to those that did not,
+  // and all meet again here (those behind after their loop's end). Each round needs a loss.
+  for (int attempt = 0;; ++attempt) {
+    try {
+      comm_.barrier();
+      break;
+    } catch (const CommError&) {
+      if (attempt + 1 >= comm_.size()) throw;
+      recover(steps, epoch, wall, first_loss, 0, false);
+    }
+  }
   if (comm_.rank() == 0) group_.membership().close();
 }
 

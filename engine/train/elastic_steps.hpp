@@ -40,12 +40,16 @@ class ElasticSteps {
   void begin_step(std::int64_t step, std::int64_t epoch, double wall, double first_loss);
   /// Step `step` failed with a CommError `seconds_in` after it began: this worker abandons its
   /// connections, reports, and joins the next generation. True when it takes the step again,
-  /// false when it took the source's state and goes on to the next step.
-  bool recover(std::int64_t step, std::int64_t epoch, double wall, double first_loss, double seconds_in);
+  /// false when it took the source's state and goes on to the next step. Outside a step
+  /// (`in_step` false: the run's end), `step` is the steps completed and nothing is undone.
+  bool recover(std::int64_t step, std::int64_t epoch, double wall, double first_loss, double seconds_in,
+               bool in_step = true);
   /// A relaunched worker, admitted (its communicator connected the generation): the source's state.
   ElasticStart join();
-  /// Worker 0 at the run's end: relaunched workers still waiting go home.
-  void close();
+  /// Every member after its last step, `steps` of them: a barrier, so that a worker lost in the
+  /// last step is recovered from as in any other (those a step behind take the state); then
+  /// worker 0 sends relaunched workers still waiting home.
+  void finish(std::int64_t steps, std::int64_t epoch, double wall, double first_loss);
 
  private:
   /// The source sends the members that receive (joiners, those behind) its weights, optimizer and
@@ -61,6 +65,9 @@ class ElasticSteps {
   };
   /// The rows for a generation that begins at its step: worker 0's, and the source's join_bytes.
   void record(const comm::Generation& g, std::int64_t epoch, double wall, const ChangeCost& cost);
+  /// A generation that begins at `step` connects its members and the source hands its joiners
+  /// the state; with `admit_new`, worker 0 first admits the relaunched workers waiting.
+  void admit_due(std::int64_t step, std::int64_t epoch, double wall, double first_loss, bool admit_new);
   /// Puts back the compressor's state begin_step() kept, and with `data_too` the place in the shard.
   void restore_step_start(bool data_too);
 

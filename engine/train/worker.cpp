@@ -106,13 +106,15 @@ class WorkerLoop {
       join_members(parts_.churn->present(step_ - 1, config_.workers));
     liveness_.enter("training");
     WorkerResult result;
+    std::int64_t last_epoch = resumed_.epoch;
     for (std::int64_t epoch = resumed_.epoch; epoch < config_.epochs; ++epoch) {
+      last_epoch = epoch;
       run_epoch(epoch);
       result.steps = step_;
       if (end_epoch(epoch)) break;
     }
     liveness_.enter("finishing");
-    if (elastic_) elastic_->close();
+    if (elastic_) elastic_->finish(step_, last_epoch, wall(), first_loss_);
     parts_.topology->finish(comm_);
     result.final_test_accuracy = final_test_accuracy_;
     result.parameter_hash = model_hash(*parts_.model, HashedState::Parameters);
