@@ -7,6 +7,7 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include <csignal>
+#include <exception>
 
 #include "engine/comm/shared_arrival_board.hpp"
 #include "engine/comm/stamped_arrival_board.hpp"
@@ -159,14 +160,23 @@ void GlooCommunicator::Impl::exchange(int rank, std::chrono::milliseconds timeou
   if (!context) throw CommError(str_cat("rank ", rank, ": its connections were abandoned (elastic run)"));
   try {
     std::unique_ptr<gloo::transport::UnboundBuffer> in, out, in_stamp, out_stamp;
-    // Gloo's unbound buffer takes a non-const pointer but only reads from it when sending.
-    if (!recv.empty()) {
-      in = context->createUnboundBuffer(recv.data(), recv.size());
-      in->recv(at(from), recv_tag);
-      if (stamp_in != nullptr) {
-        in_stamp = context->createUnboundBuffer(stamp_in, sizeof *stamp_in);
-        in_stamp->recv(at(from), recv_tag | kStampTag);
+    // The receive is posted first, then the send, whose end is waited for first: a rank whose
+    // receive fails (its sender died, which makes posting it throw once Gloo has seen the
+    // connection close) still delivers what it forwards, so that a peer that can complete the
+    // collective does (an elastic run then goes on from that peer's step). Gloo's unbound buffer
+    // takes a non-const pointer but only reads from it when sending.
+    std::exception_ptr failed_receive;
+    try {
+      if (!recv.empty()) {
+        in = context->createUnboundBuffer(recv.data(), recv.size());
+        in->recv(at(from), recv_tag);
+        if (stamp_in != nullptr) {
+          in_stamp = context->createUnboundBuffer(stamp_in, sizeof *stamp_in);
+          in_stamp->recv(at(from), recv_tag | kStampTag);
+        }
       }
+    } catch (const gloo::Exception&) {
+      failed_receive = std::current_exception();
     }
     if (!send.empty()) {
       if (++sends == die_before_send) ::raise(SIGKILL);  // a fault asked for: as kill -9 would
@@ -177,12 +187,13 @@ void GlooCommunicator::Impl::exchange(int rank, std::chrono::milliseconds timeou
         out_stamp->send(at(to), send_tag | kStampTag);
       }
     }
-    for (auto* buffer : {in.get(), in_stamp.get()})
-      if (buffer && !buffer->waitRecv(timeout))
-        throw CommError(str_cat("rank ", rank, ": receive from rank ", from, " was aborted"));
     for (auto* buffer : {out.get(), out_stamp.get()})
       if (buffer && !buffer->waitSend(timeout))
         throw CommError(str_cat("rank ", rank, ": send to rank ", to, " was aborted"));
+    if (failed_receive) std::rethrow_exception(failed_receive);
+    for (auto* buffer : {in.get(), in_stamp.get()})
+      if (buffer && !buffer->waitRecv(timeout))
+        throw CommError(str_cat("rank ", rank, ": receive from rank ", from, " was aborted"));
   } catch (const gloo::Exception& e) {
     throw CommError(str_cat("rank ", rank, ": exchange with ranks ", to, "/", from, " (", send.size(), " bytes out, ",
                             recv.size(), " bytes in) failed: ", e.what()));

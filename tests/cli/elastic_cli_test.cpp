@@ -65,13 +65,17 @@ FaultRun fault_run_at(const std::string& dir, int n) {
   return out;
 }
 
-// Messages go out in one order every run, so the N `wanted` names gives the same loss each time:
-// `first`; should their pattern change, the next few are tried.
+// Messages go out in one order every run, so an N kills worker 2 at the same point of the same
+// step each time; whether the peer before it in the ring completes the step still depends on how
+// soon its send to the dead worker is refused (a few runs in ten under load). So the N that give
+// `wanted` are tried in turn, each a few times. Should the messages' pattern change, the N for
+// each case are found again with bench/elastic_kill.sh's LACONIC_FAULT_KILL and a scan.
 template <class Wanted>
-FaultRun fault_run(const std::string& dir, int first, Wanted wanted) {
+FaultRun fault_run(const std::string& dir, const std::vector<int>& candidates, Wanted wanted) {
   FaultRun f;
-  for (int n = first; n < first + 8; ++n)
-    if (wanted(f = fault_run_at(dir, n))) break;
+  for (int attempt = 0; attempt < 3; ++attempt)
+    for (int n : candidates)
+      if (wanted(f = fault_run_at(dir, n))) return f;
   return f;
 }
 
@@ -175,10 +179,9 @@ TEST_CASE("a worker lost mid-allreduce leaves worker 0 a step behind: it takes w
   // The calm run first (run 1), then runs whose worker 2 kills itself just before its N-th message
   // out. In a ring of three, dying before its step's last message leaves worker 0 (its successor)
   // without its last chunk while worker 1, which worker 0 forwarded the one before to, completes
-  // the step: a step ahead of worker 0. Messages go out in one order every run, so one N does it;
-  // should their pattern change, the N that does is searched for.
+  // the step: a step ahead of worker 0 (fault_run: which N, and how often).
   REQUIRE(run_laconic(dir, "run f.lua --db f.db --quiet --set elastic=false", 120).status == 0);
-  FaultRun fault = fault_run(dir, 109, [](const FaultRun& f) { return f.join_bytes.size() == 2; });
+  const FaultRun fault = fault_run(dir, {109, 114}, [](const FaultRun& f) { return f.join_bytes.size() == 2; });
   const std::int64_t run = fault.run, left = fault.left;
   const auto& join_bytes = fault.join_bytes;
   REQUIRE(join_bytes.size() == 2);  // the state to worker 0 at the loss, to the relaunch at its return
@@ -208,7 +211,8 @@ TEST_CASE("a worker lost in the last step: worker 0 takes worker 1's state at th
   write_file(dir + "/f.lua", elastic_experiment("  max_steps = 60,\n", "true", 1));
   // Worker 2 dies in step 59, the last: worker 1 completes it and meets the failure in the run's
   // final barrier, worker 0 in the step; the relaunch comes too late and goes home.
-  const FaultRun fault = fault_run(dir, 304, [](const FaultRun& f) { return f.left == 60 && f.join_bytes.count(60); });
+  const FaultRun fault =
+      fault_run(dir, {304}, [](const FaultRun& f) { return f.left == 60 && f.join_bytes.count(60); });
   REQUIRE(fault.left == 60);
   REQUIRE(fault.join_bytes.count(60) == 1);
   CHECK(fault.join_bytes.at(60).at(0).worker == 1);
