@@ -137,22 +137,31 @@ class RankChannel {
   std::optional<HeartbeatThread> heartbeat_;  // last: stops before what it reads goes
 };
 
-// Joins the run's rendezvous and connects the full mesh (an elastic run's current generation).
+std::chrono::milliseconds timeout_of(const RunConfig& config) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout * 1000));
+}
+
+// The run's store, under its prefix: one of this process's own, never one its parent holds (a
+// forked process shares the parent's connections, which two processes cannot use at once).
+std::shared_ptr<comm::KeyValueStore> open_run_store(const WorkerArgs& args, const RunConfig& config) {
+  return comm::prefixed(
+      engine::open_store(comm::StoreAddress::parse(args.store), engine::StoreRole::Client, timeout_of(config)),
+      args.order.store_prefix);
+}
+
+// Joins the run's rendezvous through `store` and connects the full mesh (an elastic run's
+// current generation).
 std::unique_ptr<comm::GlooCommunicator> connect(const WorkerArgs& args, const RunConfig& config,
+                                                std::shared_ptr<comm::KeyValueStore> store,
                                                 std::shared_ptr<comm::ElasticMembership> elastic) {
-  if (!args.netns.empty()) join_namespace(args.netns);
   comm::GlooOptions options;
   options.rank = args.rank;
   options.size = args.order.world();
   options.hostname = args.hostname;
   options.interface = args.interface;
-  options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout * 1000));
+  options.timeout = timeout_of(config);
   options.stamped_arrivals = stamped_arrivals_requested();
-  // A store of its own, never one its parent holds: a forked process shares the parent's
-  // connections, which two processes cannot use at once.
-  options.store = comm::prefixed(
-      engine::open_store(comm::StoreAddress::parse(args.store), engine::StoreRole::Client, options.timeout),
-      args.order.store_prefix);
+  options.store = std::move(store);
   options.elastic = std::move(elastic);
   if (args.incarnation == 0) options.die_before_send = fault_kill_for(args.rank);
   auto comm = std::make_unique<comm::GlooCommunicator>(options);
@@ -160,26 +169,20 @@ std::unique_ptr<comm::GlooCommunicator> connect(const WorkerArgs& args, const Ru
   return comm;
 }
 
-// An elastic run's membership, over the run's store (a client of its own, as connect()'s); null
-// for any other run.
-std::shared_ptr<comm::ElasticMembership> elastic_membership(const WorkerArgs& args, const RunConfig& config) {
-  if (!config.elastic) return nullptr;
-  const std::chrono::milliseconds timeout(static_cast<std::int64_t>(config.timeout * 1000));
-  auto store = comm::prefixed(engine::open_store(comm::StoreAddress::parse(args.store), engine::StoreRole::Client, timeout),
-                              args.order.store_prefix);
-  return std::make_shared<comm::ElasticMembership>(std::move(store), args.rank, args.order.world(), args.incarnation,
-                                                   timeout);
-}
-
 // The run's rank `args.rank` as this process: Gloo to the other ranks' processes.
 void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& catalog, const RankRun& run,
                         RankChannel& channel, const train::ProgressFn& progress) {
   const RunConfig& config = *run.config;
   channel.liveness().enter("rendezvous");
-  std::shared_ptr<comm::ElasticMembership> elastic = elastic_membership(args, config);
-  // A relaunched worker of an elastic run waits to be admitted; the run may end first.
+  if (!args.netns.empty()) join_namespace(args.netns);
+  const auto store = open_run_store(args, config);
+  // An elastic run's membership; a relaunched worker waits to be admitted, and the run may end first.
+  std::shared_ptr<comm::ElasticMembership> elastic;
+  if (config.elastic)
+    elastic = std::make_shared<comm::ElasticMembership>(store, args.rank, args.order.world(), args.incarnation,
+                                                        timeout_of(config));
   if (elastic && elastic->relaunched() && !elastic->await_admission()) return;
-  const auto comm = connect(args, config, elastic);
+  const auto comm = connect(args, config, store, elastic);
   // How time_wait is measured: ranks on one host share an arrival board, on several they stamp
   // their messages with arrivals on rank 0's clock, whose offsets' worst error rank 0 knows (the
   // rendezvous's now, the worst of every estimate once the rank is done).

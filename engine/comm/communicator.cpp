@@ -49,6 +49,21 @@ void Communicator::send_recv(int to, std::span<const std::uint8_t> send, int fro
   count(send.empty() ? -1 : to, send.size(), recv.empty() ? -1 : from, recv.size());
 }
 
+std::uint64_t Communicator::send_sized(int to, std::span<const std::uint8_t> bytes) {
+  const std::uint64_t size = bytes.size();
+  send_recv(to, {reinterpret_cast<const std::uint8_t*>(&size), sizeof size}, -1, {});
+  send_recv(to, bytes, -1, {});
+  return size + sizeof size;
+}
+
+std::vector<std::uint8_t> Communicator::receive_sized(int from) {
+  std::uint64_t size = 0;
+  send_recv(-1, {}, from, {reinterpret_cast<std::uint8_t*>(&size), sizeof size});
+  std::vector<std::uint8_t> bytes(size);
+  send_recv(-1, {}, from, bytes);
+  return bytes;
+}
+
 void Communicator::count(int to, std::size_t send, int from, std::size_t recv) {
   const std::size_t bytes = std::max(send, recv);
   counters_.sent += send;

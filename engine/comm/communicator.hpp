@@ -130,6 +130,13 @@ class Communicator {
   /// Either side may be empty (then it is skipped). Throws CommError on timeout or a lost peer.
   void send_recv(int to, std::span<const std::uint8_t> send, int from, std::span<std::uint8_t> recv);
 
+  /// Sends `bytes` to rank `to` for its receive_sized(), their size first (8 bytes more): a
+  /// payload whose size the receiver does not know (a worker's state handed over). Returns the
+  /// bytes sent, the size's included.
+  std::uint64_t send_sized(int to, std::span<const std::uint8_t> bytes);
+  /// What rank `from` sent with send_sized().
+  std::vector<std::uint8_t> receive_sized(int from);
+
   /// Element-wise sum over all ranks, in place (ring reduce-scatter + ring allgather: each rank
   /// sends 2(p-1)/p of the vector).
   void allreduce_sum(std::span<float> data);

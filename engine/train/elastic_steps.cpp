@@ -98,10 +98,7 @@ void ElasticSteps::finish(std::int64_t steps, std::int64_t epoch, double wall, d
 double ElasticSteps::hand_over(const comm::Generation& g, double wall, double first_loss, ElasticStart* received) {
   double sent = 0;
   if (g.receives(comm_.rank())) {
-    std::uint64_t size = 0;
-    comm_.send_recv(-1, {}, g.source, {reinterpret_cast<std::uint8_t*>(&size), sizeof size});
-    std::vector<std::uint8_t> bytes(size);
-    comm_.send_recv(-1, {}, g.source, bytes);
+    const std::vector<std::uint8_t> bytes = comm_.receive_sized(g.source);
     StateReader in(bytes);
     load_model(in, *parts_.model);
     parts_.optimizer->load_state(in);
@@ -119,13 +116,8 @@ double ElasticSteps::hand_over(const comm::Generation& g, double wall, double fi
     trainer_.save_shared_state(out);
     out.f64(wall);
     out.f64(first_loss);
-    const std::uint64_t size = bytes.size();
-    for (int r : g.members) {
-      if (!g.receives(r)) continue;
-      comm_.send_recv(r, {reinterpret_cast<const std::uint8_t*>(&size), sizeof size}, -1, {});
-      comm_.send_recv(r, bytes, -1, {});
-      sent += static_cast<double>(size + sizeof size);
-    }
+    for (int r : g.members)
+      if (g.receives(r)) sent += static_cast<double>(comm_.send_sized(r, bytes));
   }
   check_identical_start(*parts_.model, comm_);  // every member holds the same weights again
   return sent;

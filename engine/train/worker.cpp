@@ -286,10 +286,7 @@ class WorkerLoop {
     const bool joining = std::binary_search(joiners.begin(), joiners.end(), comm_.rank());
     if (joiners.empty() || (comm_.rank() != 0 && !joining)) return;  // only leaving: nothing to hand over
     if (joining) {
-      std::uint64_t size = 0;
-      comm_.send_recv(-1, {}, 0, {reinterpret_cast<std::uint8_t*>(&size), sizeof size});
-      std::vector<std::uint8_t> bytes(size);
-      comm_.send_recv(-1, {}, 0, bytes);
+      const std::vector<std::uint8_t> bytes = comm_.receive_sized(0);
       StateReader in(bytes);
       load_model(in, *parts_.model);
       if (join_state(comm_.rank()) == JoinState::Fresh) {
@@ -313,13 +310,8 @@ class WorkerLoop {
       if (state == JoinState::Averaged) bytes.insert(bytes.end(), averaged.begin(), averaged.end());
       parts_.schedule->save_state(out);
       trainer_.save_shared_state(out);
-      const std::uint64_t size = bytes.size();
-      for (int j : joiners) {
-        if (join_state(j) != state) continue;
-        comm_.send_recv(j, {reinterpret_cast<const std::uint8_t*>(&size), sizeof size}, -1, {});
-        comm_.send_recv(j, bytes, -1, {});
-        sent += static_cast<double>(size + 8);
-      }
+      for (int j : joiners)
+        if (join_state(j) == state) sent += static_cast<double>(comm_.send_sized(j, bytes));
     }
     sink_.record({keys::kJoinBytes, step_, epoch, 0, wall(), sent});
   }
