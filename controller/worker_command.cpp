@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -41,17 +42,30 @@ bool stamped_arrivals_requested() {
 
 namespace {
 
-// LACONIC_FAULT_KILL=RANK:SEND: rank RANK's first launch kills itself just before its SEND-th
-// message out (a scripted real fault, for elastic runs; docs/topologies.md); 0 for other ranks.
-std::uint64_t fault_kill_for(int rank) {
+// LACONIC_FAULT_KILL=RANK:SEND[,SEND...]: rank RANK's first launch kills itself just before its
+// SEND-th message out, its first relaunch before the second SEND-th, and so on (a scripted real
+// fault, for elastic runs; docs/topologies.md); 0 for other ranks and later launches.
+std::uint64_t fault_kill_for(int rank, int incarnation) {
   const char* value = std::getenv("LACONIC_FAULT_KILL");
   if (value == nullptr || *value == '\0') return 0;
-  int fault_rank = -1;
-  unsigned long long send = 0;
-  char rest = 0;
-  if (std::sscanf(value, "%d:%llu%c", &fault_rank, &send, &rest) != 2 || fault_rank < 0 || send == 0)
-    throw ConfigError(str_cat("LACONIC_FAULT_KILL is '", value, "': expected RANK:SEND, such as 2:300"));
-  return fault_rank == rank ? send : 0;
+  const auto bad = [&] {
+    return ConfigError(str_cat("LACONIC_FAULT_KILL is '", value, "': expected RANK:SEND[,SEND...], such as 2:300"));
+  };
+  int fault_rank = -1, used = 0;
+  if (std::sscanf(value, "%d:%n", &fault_rank, &used) != 1 || used == 0 || fault_rank < 0) throw bad();
+  std::vector<std::uint64_t> sends;
+  for (const char* at = value + used;; ++at) {
+    unsigned long long send = 0;
+    int length = 0;
+    if (std::sscanf(at, "%llu%n", &send, &length) != 1 || send == 0 || !std::isdigit(static_cast<unsigned char>(*at)))
+      throw bad();
+    sends.push_back(send);
+    at += length;
+    if (*at == '\0') break;
+    if (*at != ',') throw bad();
+  }
+  if (fault_rank != rank || incarnation >= static_cast<int>(sends.size())) return 0;
+  return sends[static_cast<std::size_t>(incarnation)];
 }
 
 // Discards metrics when no controller listens (a worker started by hand).
@@ -163,7 +177,7 @@ std::unique_ptr<comm::GlooCommunicator> connect(const WorkerArgs& args, const Ru
   options.stamped_arrivals = stamped_arrivals_requested();
   options.store = std::move(store);
   options.elastic = std::move(elastic);
-  if (args.incarnation == 0) options.die_before_send = fault_kill_for(args.rank);
+  options.die_before_send = fault_kill_for(args.rank, args.incarnation);
   auto comm = std::make_unique<comm::GlooCommunicator>(options);
   comm->set_message_delay(args.message_delay, args.message_delay_between);
   return comm;

@@ -170,7 +170,10 @@ WalScan scan_wal(int fd, std::uint32_t page_size, const std::function<void(const
   if (s0 != be32(header + 24) || s1 != be32(header + 28)) return scan;
   scan.page_size = size;
   std::vector<std::uint8_t> frame(24 + size);
-  std::uint64_t invalid_run = 0;  // frames since the last valid one that failed their checksum
+  // Frames since the last valid commit that failed their checksum. Only a valid commit after them
+  // makes them damage: the frames of a transaction that never committed (a writer killed inside
+  // it, which may have rewritten its own earlier frames in place) are dropped by SQLite anyway.
+  std::uint64_t invalid_run = 0;
   bool chain_whole = true;        // every frame so far checked: SQLite reads on
   std::uint64_t number = 0;
   for (std::uint64_t at = 32;; at += frame.size()) {
@@ -190,8 +193,10 @@ WalScan scan_wal(int fd, std::uint32_t page_size, const std::function<void(const
       if (scan.first_damaged == 0) scan.first_damaged = number;
       continue;
     }
-    scan.damaged_frames += invalid_run;  // followed by a valid frame: damage, not a torn end
-    invalid_run = 0;
+    if (be32(frame.data() + 4) != 0) {  // a commit after them: damage, not an uncommitted end
+      scan.damaged_frames += invalid_run;
+      invalid_run = 0;
+    }
     ++scan.valid_frames;
     if (chain_whole) ++scan.sqlite_frames;
     on_frame({be32(frame.data()), be32(frame.data() + 4), at + 24, chain_whole});

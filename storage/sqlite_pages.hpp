@@ -53,7 +53,7 @@ struct WalScan {
   std::uint32_t page_size = 0;       ///< 0: no WAL, or not one
   std::uint64_t valid_frames = 0;    ///< frames whose checksum holds
   std::uint64_t sqlite_frames = 0;   ///< of them, those before the first that fails: what SQLite reads
-  std::uint64_t damaged_frames = 0;  ///< frames that fail their checksum with a valid one after them
+  std::uint64_t damaged_frames = 0;  ///< frames that fail their checksum with a valid commit after them
   std::uint64_t first_damaged = 0;   ///< the first of those, from 1; 0 when none
   bool damaged() const { return damaged_frames > 0; }
 };

@@ -17,6 +17,8 @@ std::string admit_key(int rank, int incarnation) { return str_cat("elastic/admit
 std::string admission_key(int number) { return str_cat("elastic/gen/", number); }
 std::string alive_key(int number, int rank) { return str_cat("elastic/alive/", number, "/", rank); }
 std::string recovery_key(int number) { return str_cat("elastic/recovery/", number); }
+std::string stop_key(std::int64_t epoch) { return str_cat("elastic/stop/", epoch); }
+std::string failed_key(int number) { return str_cat("elastic/failed/", number); }
 const char* const kClosedKey = "elastic/closed";
 
 std::vector<char> store_bytes_of(const std::string& text) { return {text.begin(), text.end()}; }
@@ -193,6 +195,16 @@ Generation ElasticMembership::after_failure(std::int64_t completed) {
   LACONIC_ENFORCE(g.has(rank_), "worker ", rank_, " reported after the failure but is not in the next group");
   adopt(g);
   return g;
+}
+
+void ElasticMembership::post_failure(int number) { store_->set(failed_key(number), {}); }
+
+bool ElasticMembership::failure_posted(int number) const { return store_->check(failed_key(number)); }
+
+void ElasticMembership::post_stop(std::int64_t epoch, bool stop) { store_->set(stop_key(epoch), {stop ? '1' : '0'}); }
+
+bool ElasticMembership::stop_posted(std::int64_t epoch) {
+  return store_text_of(store_->get(stop_key(epoch), timeout_)) == "1";
 }
 
 void ElasticMembership::close() { store_->set(kClosedKey, {}); }

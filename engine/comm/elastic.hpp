@@ -67,6 +67,16 @@ class ElasticMembership {
   /// After this member lost a peer, having completed `completed` steps: the next generation, of
   /// the members that reported (CommError when worker 0 does not post it within the timeout).
   Generation after_failure(std::int64_t completed);
+  /// A member that lost a connection in generation `number` says so, so that the others' waits
+  /// in it end at once (GlooCommunicator watches), whatever their own connections show.
+  void post_failure(int number);
+  /// Whether a member posted a failure in generation `number`; safe from any thread.
+  bool failure_posted(int number) const;
+  /// Worker 0 at an epoch's end: whether the run stops there. Told through the store, not the
+  /// members' connections, so that a loss cannot leave some members told and others not.
+  void post_stop(std::int64_t epoch, bool stop);
+  /// The other members: worker 0's decision at the epoch's end (CommError after the timeout).
+  bool stop_posted(std::int64_t epoch);
   /// Worker 0 at the run's end: workers still waiting to join go home.
   void close();
   /// The store a generation's members meet under.

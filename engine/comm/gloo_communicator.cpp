@@ -6,8 +6,15 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <csignal>
 #include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
 
 #include "engine/comm/shared_arrival_board.hpp"
 #include "engine/comm/stamped_arrival_board.hpp"
@@ -41,15 +48,80 @@ void report_broken_pipes_as_errors() { std::signal(SIGPIPE, SIG_IGN); }
 
 }  // namespace
 
+// An elastic run's rank, while it waits in a transfer: a thread looks in the store every 10 ms
+// whether a member of its generation posted a failure, and ends the wait if one did. A member
+// that sees a peer die closes its connections, but a rank blocked on that member alone is not
+// always told by Gloo (it then waited out the run's timeout); the store tells every member.
+class FailureWatch {
+ public:
+  explicit FailureWatch(std::shared_ptr<ElasticMembership> membership)
+      : membership_(std::move(membership)), generation_(membership_->current().number), thread_([this] { loop(); }) {}
+  ~FailureWatch() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  FailureWatch(const FailureWatch&) = delete;
+  FailureWatch& operator=(const FailureWatch&) = delete;
+
+  int generation() const { return generation_; }
+  void set_generation(int number) { generation_ = number; }
+
+  /// A transfer's buffers watched while it waits (null ones skipped), for its lifetime.
+  class Waiting {
+   public:
+    Waiting(FailureWatch& watch, std::vector<gloo::transport::UnboundBuffer*> buffers) : watch_(watch) {
+      std::lock_guard<std::mutex> lock(watch_.mutex_);
+      for (auto* b : buffers)
+        if (b != nullptr) watch_.buffers_.push_back(b);
+    }
+    ~Waiting() {
+      std::lock_guard<std::mutex> lock(watch_.mutex_);
+      watch_.buffers_.clear();  // one transfer at a time on a rank's communicator
+    }
+    Waiting(const Waiting&) = delete;
+    Waiting& operator=(const Waiting&) = delete;
+
+   private:
+    FailureWatch& watch_;
+  };
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      wake_.wait_for(lock, std::chrono::milliseconds(10));
+      if (stop_ || buffers_.empty() || !membership_->failure_posted(generation_)) continue;
+      for (auto* b : buffers_) {
+        b->abortWaitRecv();
+        b->abortWaitSend();
+      }
+      buffers_.clear();
+    }
+  }
+
+  std::shared_ptr<ElasticMembership> membership_;
+  std::atomic<int> generation_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<gloo::transport::UnboundBuffer*> buffers_;  // those of the transfer waiting now
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 struct GlooCommunicator::Impl {
   std::shared_ptr<gloo::transport::Device> device;
   std::shared_ptr<gloo::rendezvous::Context> context;
   /// An elastic run's: each world rank's place in the context (-1 outside); empty: the same.
   std::vector<int> place;
-  std::uint64_t die_before_send = 0;  // GlooOptions'
-  std::uint64_t sends = 0;            // messages out so far
+  std::uint64_t die_before_send = 0;             // GlooOptions'
+  std::uint64_t sends = 0;                       // messages out so far
   SharedBoardSetup arrivals;                     // ranks on one host
   std::unique_ptr<StampedArrivalBoard> stamped;  // ranks on several hosts
+  std::unique_ptr<FailureWatch> watch;           // an elastic run's
 
   /// Posts the receives and sends of one transfer, stamps beside them when given, then waits for all.
   void exchange(int rank, std::chrono::milliseconds timeout, int to, std::span<const std::uint8_t> send,
@@ -82,7 +154,8 @@ ElasticGroup* GlooCommunicator::elastic() { return elastic_ ? this : nullptr; }
 
 void GlooCommunicator::abandon() {
   LACONIC_ENFORCE(elastic_ != nullptr, "only an elastic run's ranks abandon their connections");
-  impl_->context.reset();  // closes every pair: a peer waiting on this rank fails at once
+  elastic_->post_failure(impl_->watch->generation());  // every member waiting in it stops
+  impl_->context.reset();                              // and a peer waiting on this rank fails at once
 }
 
 void GlooCommunicator::regroup(const Generation& g) {
@@ -93,6 +166,7 @@ void GlooCommunicator::regroup(const Generation& g) {
     throw CommError(str_cat("rank ", rank_, ": the elastic run's generation ", g.number, " did not connect within ",
                             timeout_.count(), " ms: ", e.what()));
   }
+  impl_->watch->set_generation(g.number);
   restart_message_numbers();
   set_members(g.members);
 }
@@ -126,6 +200,7 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options)
       impl_->place.assign(static_cast<std::size_t>(options.size), -1);
       const Generation& g = elastic_->current();
       impl_->connect(g.number == 0 ? *store : *elastic_->rendezvous_store(g), rank_, g.members, options.timeout);
+      impl_->watch = std::make_unique<FailureWatch>(elastic_);
       set_members(g.members);
       return;
     }
@@ -187,13 +262,16 @@ void GlooCommunicator::Impl::exchange(int rank, std::chrono::milliseconds timeou
         out_stamp->send(at(to), send_tag | kStampTag);
       }
     }
+    std::optional<FailureWatch::Waiting> watched;  // ends before the buffers do
+    if (watch) watched.emplace(*watch, std::vector{in.get(), in_stamp.get(), out.get(), out_stamp.get()});
     for (auto* buffer : {out.get(), out_stamp.get()})
       if (buffer && !buffer->waitSend(timeout))
-        throw CommError(str_cat("rank ", rank, ": send to rank ", to, " was aborted"));
+        throw CommError(str_cat("rank ", rank, ": send to rank ", to, " ended: a member of the elastic run failed"));
     if (failed_receive) std::rethrow_exception(failed_receive);
     for (auto* buffer : {in.get(), in_stamp.get()})
       if (buffer && !buffer->waitRecv(timeout))
-        throw CommError(str_cat("rank ", rank, ": receive from rank ", from, " was aborted"));
+        throw CommError(
+            str_cat("rank ", rank, ": receive from rank ", from, " ended: a member of the elastic run failed"));
   } catch (const gloo::Exception& e) {
     throw CommError(str_cat("rank ", rank, ": exchange with ranks ", to, "/", from, " (", send.size(), " bytes out, ",
                             recv.size(), " bytes in) failed: ", e.what()));

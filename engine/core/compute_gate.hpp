@@ -4,19 +4,36 @@
 // pass's activations and taking turns on the cores. A rank computes only while it holds one of
 // as many slots as the host has cores, and never holds one while it waits for another rank, so
 // the slots cannot deadlock. Its CPU time, which is what it measures, does not change.
+//
+// The slots are a count under a mutex, not std::counting_semaphore: libstdc++ 12's semaphore can
+// miss a wake-up when one thread releases while another fails to take a slot (GCC bugs 98033 and
+// 104928), and a rank left asleep in it hung thread-rank runs now and then.
+#include <condition_variable>
 #include <cstddef>
-#include <semaphore>
+#include <mutex>
 
 namespace laconic {
 
 class ComputeGate {
  public:
-  explicit ComputeGate(std::ptrdiff_t slots) : slots_(slots) {}
-  void enter() { slots_.acquire(); }
-  void leave() { slots_.release(); }
+  explicit ComputeGate(std::ptrdiff_t slots) : free_(slots) {}
+  void enter() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    freed_.wait(lock, [this] { return free_ > 0; });
+    --free_;
+  }
+  void leave() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++free_;
+    }
+    freed_.notify_one();
+  }
 
  private:
-  std::counting_semaphore<> slots_;
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::ptrdiff_t free_;
 };
 
 namespace compute_gate_detail {

@@ -1,5 +1,6 @@
 #include "engine/train/elastic_steps.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "engine/core/error.hpp"
@@ -24,7 +25,9 @@ ElasticSteps::ElasticSteps(comm::ElasticGroup& group, WorkerParts& parts, Traine
     : group_(group), parts_(parts), trainer_(trainer), comm_(comm), sink_(sink) {}
 
 void ElasticSteps::begin_step(std::int64_t step, std::int64_t epoch, double wall, double first_loss) {
-  admit_due(step, epoch, wall, first_loss, true);
+  // A member (or the joiner) lost while a generation forms: the members that remain form the
+  // next one, nothing of the step begun yet.
+  between_steps(step, epoch, wall, first_loss, [&] { admit_due(step, epoch, wall, first_loss, true); });
   compressor_at_start_.clear();
   StateWriter out(compressor_at_start_);
   trainer_.compressor().save_state(out);
@@ -36,11 +39,13 @@ void ElasticSteps::admit_due(std::int64_t step, std::int64_t epoch, double wall,
     const auto start = ElasticClock::now();
     parts_.liveness->enter("regrouping");
     group_.membership().adopt(*g);
+    forming_ = g;
     group_.regroup(*g);
     const double regroup = elastic_seconds_since(start);
     const auto handover_start = ElasticClock::now();
     const double sent = hand_over(*g, wall, first_loss, nullptr);
     record(*g, epoch, wall, {0, regroup, elastic_seconds_since(handover_start), sent});
+    forming_.reset();
     parts_.liveness->enter("training");
   }
 }
@@ -80,19 +85,28 @@ ElasticStart ElasticSteps::join() {
 }
 
 void ElasticSteps::finish(std::int64_t steps, std::int64_t epoch, double wall, double first_loss) {
-  admit_due(steps, epoch, wall, first_loss, false);  // one admitted in the last step comes in, and ends
-  // A worker lost in the last step: those that completed it hand its state to those that did not,
-  // and all meet again here (those behind after their loop's end). Each round needs a loss.
+  // One admitted in the last step comes in, and ends. A worker lost in the last step: those that
+  // completed it hand its state to those that did not, and all meet again here (those behind
+  // after their loop's end).
+  between_steps(steps, epoch, wall, first_loss, [&] {
+    admit_due(steps, epoch, wall, first_loss, false);
+    comm_.barrier();
+  });
+  if (comm_.rank() == 0) group_.membership().close();
+}
+
+void ElasticSteps::between_steps(std::int64_t steps, std::int64_t epoch, double wall, double first_loss,
+                                 const std::function<void()>& work) {
   for (int attempt = 0;; ++attempt) {
     try {
-      comm_.barrier();
+      work();
       break;
     } catch (const CommError&) {
-      if (attempt + 1 >= comm_.size()) throw;
+      if (attempt + 1 >= comm_.size()) throw;  // each round needs a loss: no more than the workers
       recover(steps, epoch, wall, first_loss, 0, false);
     }
   }
-  if (comm_.rank() == 0) group_.membership().close();
+  forming_.reset();
 }
 
 double ElasticSteps::hand_over(const comm::Generation& g, double wall, double first_loss, ElasticStart* received) {
@@ -126,8 +140,13 @@ double ElasticSteps::hand_over(const comm::Generation& g, double wall, double fi
 void ElasticSteps::record(const comm::Generation& g, std::int64_t epoch, double wall, const ChangeCost& cost) {
   if (cost.sent > 0) sink_.record({keys::kJoinBytes, g.step, epoch, comm_.rank(), wall, cost.sent});
   if (comm_.rank() != 0) return;
+  // A relaunch lost while its admission formed never joined: it does not leave either.
+  const auto never_joined = [&](int r) {
+    return forming_ && std::binary_search(forming_->joiners.begin(), forming_->joiners.end(), r);
+  };
   for (int r : g.joiners) sink_.record({keys::kMemberChange, g.step, epoch, r, wall, 1.0});
-  for (int r : g.leavers) sink_.record({keys::kMemberChange, g.step, epoch, r, wall, -1.0});
+  for (int r : g.leavers)
+    if (!never_joined(r)) sink_.record({keys::kMemberChange, g.step, epoch, r, wall, -1.0});
   sink_.record({keys::kMembers, g.step, epoch, 0, wall, static_cast<double>(g.members.size())});
   if (!g.leavers.empty()) sink_.record({keys::kDetectSeconds, g.step, epoch, 0, wall, cost.detect});
   sink_.record({keys::kRegroupSeconds, g.step, epoch, 0, wall, cost.regroup});

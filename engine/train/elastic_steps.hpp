@@ -10,6 +10,8 @@
 // compressor's state of the step's start; one a step behind takes the source's weights and
 // optimizer state (its own failed step's gradient is dropped) and goes on with its next batch.
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "engine/comm/communicator.hpp"
@@ -35,13 +37,15 @@ class ElasticSteps {
                MetricsSink& sink);
 
   /// At a step's start: a generation that begins now connects its members and hands the joiners
-  /// the state; then what the step changes before its exchange completes is kept (the
-  /// compressor's state, the place in the shard).
+  /// the state (one that loses a member on the way is recovered from); then what the step
+  /// changes before its exchange completes is kept (the compressor's state, the place in the
+  /// shard).
   void begin_step(std::int64_t step, std::int64_t epoch, double wall, double first_loss);
   /// Step `step` failed with a CommError `seconds_in` after it began: this worker abandons its
   /// connections, reports, and joins the next generation. True when it takes the step again,
   /// false when it took the source's state and goes on to the next step. Outside a step
-  /// (`in_step` false: the run's end), `step` is the steps completed and nothing is undone.
+  /// (`in_step` false: an admission, the run's end), `step` is the steps completed and nothing
+  /// is undone.
   bool recover(std::int64_t step, std::int64_t epoch, double wall, double first_loss, double seconds_in,
                bool in_step = true);
   /// A relaunched worker, admitted (its communicator connected the generation): the source's state.
@@ -68,6 +72,10 @@ class ElasticSteps {
   /// A generation that begins at `step` connects its members and the source hands its joiners
   /// the state; with `admit_new`, worker 0 first admits the relaunched workers waiting.
   void admit_due(std::int64_t step, std::int64_t epoch, double wall, double first_loss, bool admit_new);
+  /// `work` between steps, `steps` of them completed; a loss during it is recovered from (nothing
+  /// of a step to undo) and `work` done again by the members that remain.
+  void between_steps(std::int64_t steps, std::int64_t epoch, double wall, double first_loss,
+                     const std::function<void()>& work);
   /// Puts back the compressor's state begin_step() kept, and with `data_too` the place in the shard.
   void restore_step_start(bool data_too);
 
@@ -76,6 +84,7 @@ class ElasticSteps {
   Trainer& trainer_;
   comm::Communicator& comm_;
   MetricsSink& sink_;
+  std::optional<comm::Generation> forming_;  ///< an admission adopted, not yet recorded
   std::vector<std::uint8_t> compressor_at_start_;
   std::size_t data_at_start_ = 0;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/comm/elastic.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
 
@@ -53,12 +54,18 @@ Registry<StopRule> builtin_stop_rules() {
 bool decide_stop(StopRule* rule, RunCallbacks* callbacks, const EpochMetrics& metrics, comm::Communicator& comm,
                  std::int64_t workers) {
   std::uint8_t decision = 0;
+  comm::ElasticGroup* elastic = comm.elastic();
   if (comm.rank() == 0) {
     // Both are asked (a rule keeps its streak even when the function stops first).
     const bool by_rule = rule != nullptr && rule->should_stop(metrics);
     const bool by_function = callbacks != nullptr && callbacks->on_epoch_end(metrics.epoch, metrics.values);
     decision = by_rule || by_function ? 1 : 0;
-    for (int r = 1; r < workers; ++r) comm.send_recv(r, {&decision, 1}, r, {});
+    if (elastic != nullptr)
+      elastic->membership().post_stop(metrics.epoch, decision == 1);
+    else
+      for (int r = 1; r < workers; ++r) comm.send_recv(r, {&decision, 1}, r, {});
+  } else if (elastic != nullptr) {
+    decision = elastic->membership().stop_posted(metrics.epoch) ? 1 : 0;  // told whatever the members' losses
   } else {
     comm.send_recv(0, {}, 0, {&decision, 1});
   }

@@ -90,7 +90,7 @@ class EarlyStopping : public StopRule {
 Registry<StopRule> builtin_stop_rules();
 
 /// Worker 0 applies the rule and tells every other worker (point to point, so parameter
-/// servers are not involved); all return the same decision.
+/// servers are not involved; an elastic run's through its store); all return the same decision.
 bool decide_stop(StopRule* rule, RunCallbacks* callbacks, const EpochMetrics& metrics, comm::Communicator& comm,
                  std::int64_t workers);
 

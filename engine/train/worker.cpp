@@ -100,7 +100,7 @@ class WorkerLoop {
   WorkerResult run() {
     keep_start_state();
     resume();
-    if (resumed_churn_)
+    if (resumed_churn_ && churns(parts_))
       join_members(std::vector<int>(resumed_churn_->members.begin(), resumed_churn_->members.end()));
     else if (churns(parts_))
       join_members(parts_.churn->present(step_ - 1, config_.workers));
@@ -137,7 +137,7 @@ class WorkerLoop {
       rejoin();
     } else if (resuming()) {
       const std::string path = checkpoint_path(checkpointing_.dir, comm_.rank(), checkpointing_.resume_step);
-      if (churns(parts_)) resumed_churn_.emplace();
+      if (keeps_position()) resumed_churn_.emplace();
       resumed_ = load_worker_checkpoint(path, fingerprint_, comm_.rank(), parts_, trainer_,
                                  resumed_churn_ ? &*resumed_churn_ : nullptr);
       LACONIC_ENFORCE(resumed_.step == checkpointing_.resume_step, "checkpoint ", path, " is of step ", resumed_.step);
@@ -220,6 +220,9 @@ class WorkerLoop {
   }
 
   static bool churns(const WorkerParts& parts) { return parts.churn && parts.churn->name() != "calm"; }
+  // Whether a checkpoint keeps the workers present, the place in the shard and the epoch's steps
+  // trained (ChurnPosition): with churn, and in an elastic run, whose workers may have been away.
+  bool keeps_position() const { return churns(parts_) || elastic_.has_value(); }
 
   // Churn: whether this worker takes part in the step; the workers present change first, and one
   // that comes back takes worker 0's weights and optimizer state (worker 0 never leaves).
@@ -356,7 +359,7 @@ class WorkerLoop {
     ChurnPosition churn{std::vector<std::int64_t>(members_.begin(), members_.end()), trainer_.data_position(),
                         epoch_steps_trained_};
     save_worker_checkpoint(checkpoint_path(checkpointing_.dir, comm_.rank(), step_), fingerprint_, comm_.rank(), here,
-                    parts_, trainer_, churns(parts_) ? &churn : nullptr);
+                    parts_, trainer_, keeps_position() ? &churn : nullptr);
     liveness_.enter("training");
     if (checkpointing_.on_saved) checkpointing_.on_saved(step_);
   }
@@ -372,7 +375,7 @@ class WorkerLoop {
   bool end_epoch(std::int64_t epoch) {
     const std::int64_t last = step_ - 1;
     // With churn, the mean over the steps this worker trained; none trained, no row.
-    const std::int64_t trained = churns(parts_) || elastic_ ? epoch_steps_trained_ : steps_per_epoch_;
+    const std::int64_t trained = keeps_position() ? epoch_steps_trained_ : steps_per_epoch_;
     const double mean_loss =
         trained > 0 ? loss_sum_ / static_cast<double>(trained) : std::numeric_limits<double>::quiet_NaN();
     if (trained > 0) sink_.record({keys::kEpochTrainLoss, last, epoch, comm_.rank(), wall(), mean_loss});
@@ -445,7 +448,7 @@ class WorkerLoop {
   double derived_seconds_ = 0, epoch_derived_start_ = 0;
   std::int64_t step_ = 0;
   std::vector<int> members_;  // churn: the workers present at the last step
-  std::optional<ChurnPosition> resumed_churn_;  // churn: what the checkpoint resumed from kept
+  std::optional<ChurnPosition> resumed_churn_;  // churn, elastic: what the checkpoint resumed from kept
   std::int64_t epoch_steps_trained_ = 0;         // steps of this epoch this worker took part in
   std::vector<std::uint8_t> start_state_;        // churn: the optimizer's and compressor's at the start
   double first_loss_ = 0, loss_sum_ = 0;

@@ -20,7 +20,7 @@ void save_worker_checkpoint(const std::string& path, const std::string& fingerpr
     if (parts.stop_rule) parts.stop_rule->save_state(out);
     trainer.save_state(out);
     save_torch_generator(out);
-    if (churn == nullptr) return;  // only a run with churn writes (and reads) this part
+    if (churn == nullptr) return;  // only a run with churn, or an elastic one, writes (and reads) this part
     out.array(churn->members);
     out.u64(churn->data_position);
     out.i64(churn->epoch_steps_trained);

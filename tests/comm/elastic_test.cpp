@@ -158,3 +158,36 @@ TEST_CASE("Gloo ranks that lose a peer regroup without it, then take its relaunc
   CHECK(one.get() == 6.0f);
   CHECK(relaunched_sum == 6.0f);
 }
+
+TEST_CASE("a Gloo rank waiting on a member that posted a failure stops waiting", "[comm][elastic][gloo]") {
+  // Worker 1 waits for a message from worker 0 alone; worker 0 posts that it lost a connection
+  // (as it does before it closes its own) but keeps them open: worker 1's wait ends with the
+  // reason, well before its timeout.
+  ElasticDir dir;
+  const auto communicator = [&](int rank) {
+    comm::GlooOptions options;
+    options.rank = rank;
+    options.size = 2;
+    options.store = dir.store();
+    options.timeout = 20s;
+    options.elastic = std::make_shared<comm::ElasticMembership>(dir.store(), rank, 2, 0, 20s);
+    return std::make_unique<comm::GlooCommunicator>(options);
+  };
+  std::promise<void> up;
+  auto waiting = std::async(std::launch::async, [&] {
+    auto one = communicator(1);
+    up.set_value();
+    std::uint8_t byte = 0;
+    try {
+      one->send_recv(0, {}, 0, {&byte, 1});
+    } catch (const CommError& e) {
+      return std::string(e.what());
+    }
+    return std::string("received");
+  });
+  auto zero = communicator(0);
+  up.get_future().wait();
+  std::this_thread::sleep_for(100ms);
+  zero->membership().post_failure(0);
+  CHECK_THAT(waiting.get(), Catch::Contains("receive from rank 0 ended: a member of the elastic run failed"));
+}

@@ -12,12 +12,14 @@
 #include "storage/queries.hpp"
 #include "storage/recorder.hpp"
 #include "storage/salvage.hpp"
+#include "storage/sqlite_sink.hpp"
 #include "storage/statement.hpp"
 #include "storage_test_support.hpp"
 
 using namespace laconic;
 using namespace laconic::storage;
 using laconic::storage::testing::sample_config;
+using laconic::storage::testing::scalar;
 using laconic::storage::testing::TempDir;
 
 namespace {
@@ -207,4 +209,55 @@ TEST_CASE("a write-ahead log damaged before its end is refused before anything w
   INFO(saved << " of " << kRows << " rows");
   CHECK(saved > kRows * 9 / 10);
   CHECK(saved <= kRows);
+}
+
+TEST_CASE("a write-ahead log bad only in a transaction that never committed opens, its committed rows whole",
+          "[storage][salvage][wal]") {
+  // A writer killed inside a transaction leaves its frames without a commit after them, and SQLite
+  // may have rewritten one of them in place: a frame that fails its checksum with valid ones after
+  // it, none of which commits. SQLite drops them all, as it must; nothing committed is lost.
+  TempDir dir;
+  const std::string live = dir.file("live.db"), path = dir.file("w.db");
+  constexpr int kCommitted = 4000, kUncommitted = 20000;
+  {
+    auto db = Database::open(live);
+    exec(db->handle(), "PRAGMA wal_autocheckpoint = 0");  // every row stays in the log
+    Recorder recorder(*db);
+    const auto run = recorder.add_run(recorder.add_experiment("e", "e.lua", "h"), sample_config("none", 1));
+    recorder.start_run(run);
+    {
+      SqliteSink sink(*db, run, 500);  // a commit every 500 rows
+      for (int i = 0; i < kCommitted; ++i) sink.record({"train_loss", i, 0, 0, 0.0, 1.0 * i});
+    }
+    {
+      SqliteSink last(*db, run, kUncommitted + 1);  // one transaction of many frames
+      for (int i = 0; i < kUncommitted; ++i) last.record({"train_loss", kCommitted + i, 0, 1, 0.0, 2.0 * i});
+    }
+    std::filesystem::copy_file(live, path);
+    std::filesystem::copy_file(live + "-wal", path + "-wal");
+  }
+  std::fstream f(path + "-wal", std::ios::in | std::ios::out | std::ios::binary);
+  const auto be32 = [&](std::uint64_t at) {
+    unsigned char b[4] = {};
+    f.seekg(static_cast<std::streamoff>(at));
+    f.read(reinterpret_cast<char*>(b), 4);
+    return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | b[3];
+  };
+  const std::uint64_t frame = 24 + be32(8);
+  const std::uint64_t frames = (std::filesystem::file_size(path + "-wal") - 32) / frame;
+  std::vector<std::uint64_t> commits;  // the frames that commit, from 0
+  for (std::uint64_t i = 0; i < frames; ++i)
+    if (be32(32 + i * frame + 4) != 0) commits.push_back(i);
+  REQUIRE(commits.size() >= 2);
+  const std::uint64_t last = commits.back(), before = commits[commits.size() - 2];
+  REQUIRE(last - before >= 4);
+  // The last transaction's commit frame gone, and a frame in its middle overwritten in part.
+  f.seekp(static_cast<std::streamoff>(32 + (before + 2) * frame + 24 + 1000));
+  const std::string junk(200, '\x5a');
+  f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  f.close();
+  std::filesystem::resize_file(path + "-wal", 32 + last * frame);
+  auto db = Database::open(path);  // not refused
+  CHECK(scalar(*db, "SELECT count(*) FROM metrics WHERE key = 'train_loss'") == kCommitted);
+  CHECK(scalar(*db, "SELECT count(*) FROM metrics WHERE worker = 1") == 0);
 }
