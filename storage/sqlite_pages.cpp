@@ -121,7 +121,8 @@ std::optional<std::vector<Value>> decode_record(std::span<const std::uint8_t> re
 
 SqliteFile::SqliteFile(const std::string& path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw StorageError(str_cat("cannot read '", path, "': ", std::strerror(errno)), 14 /* SQLITE_CANTOPEN */);
+  if (fd_ < 0)
+    throw StorageError(str_cat("cannot read '", path, "': ", std::strerror(errno)), 14 /* SQLITE_CANTOPEN */);
   struct stat st {};
   ::fstat(fd_, &st);
   file_size_ = static_cast<std::uint64_t>(st.st_size);
@@ -174,7 +175,7 @@ WalScan scan_wal(int fd, std::uint32_t page_size, const std::function<void(const
   // makes them damage: the frames of a transaction that never committed (a writer killed inside
   // it, which may have rewritten its own earlier frames in place) are dropped by SQLite anyway.
   std::uint64_t invalid_run = 0;
-  bool chain_whole = true;        // every frame so far checked: SQLite reads on
+  bool chain_whole = true;  // every frame so far checked: SQLite reads on
   std::uint64_t number = 0;
   for (std::uint64_t at = 32;; at += frame.size()) {
     if (::pread(fd, frame.data(), frame.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(frame.size())) break;
@@ -295,8 +296,8 @@ std::optional<BtreePage> SqliteFile::btree_page(std::uint32_t number) {
 }
 
 // A cell's payload of `size` bytes starting at `at` in `page`, with its overflow chain.
-std::optional<std::string> SqliteFile::payload(std::span<const std::uint8_t> page, std::uint32_t at,
-                                               std::uint64_t size, bool index) {
+std::optional<std::string> SqliteFile::payload(std::span<const std::uint8_t> page, std::uint32_t at, std::uint64_t size,
+                                               bool index) {
   const std::uint64_t u = usable_size_;
   const std::uint64_t max_local = index ? (u - 12) * 64 / 255 - 23 : u - 35;
   const std::uint64_t min_local = (u - 12) * 32 / 255 - 23;
@@ -368,7 +369,8 @@ std::vector<std::uint32_t> SqliteFile::freelist_pages() {
     out.push_back(trunk);
     const std::uint32_t leaves = be32(bytes.data() + 4);
     const std::uint32_t next = be32(bytes.data());
-    for (std::uint32_t i = 0; i < leaves && 8 + 4 * (i + 1) <= usable_size_; ++i) out.push_back(be32(bytes.data() + 8 + 4 * i));
+    for (std::uint32_t i = 0; i < leaves && 8 + 4 * (i + 1) <= usable_size_; ++i)
+      out.push_back(be32(bytes.data() + 8 + 4 * i));
     trunk = next;
   }
   return out;

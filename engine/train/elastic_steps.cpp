@@ -24,6 +24,10 @@ ElasticSteps::ElasticSteps(comm::ElasticGroup& group, WorkerParts& parts, Traine
                            MetricsSink& sink)
     : group_(group), parts_(parts), trainer_(trainer), comm_(comm), sink_(sink) {}
 
+void ElasticSteps::start(std::int64_t steps, std::int64_t epoch, double wall, double first_loss) {
+  between_steps(steps, epoch, wall, first_loss, [&] { check_identical_start(*parts_.model, comm_); });
+}
+
 void ElasticSteps::begin_step(std::int64_t step, std::int64_t epoch, double wall, double first_loss) {
   // A member (or the joiner) lost while a generation forms: the members that remain form the
   // next one, nothing of the step begun yet.
@@ -144,11 +148,15 @@ void ElasticSteps::record(const comm::Generation& g, std::int64_t epoch, double 
   const auto never_joined = [&](int r) {
     return forming_ && std::binary_search(forming_->joiners.begin(), forming_->joiners.end(), r);
   };
+  bool lost = false;  // a member, not only such a relaunch
   for (int r : g.joiners) sink_.record({keys::kMemberChange, g.step, epoch, r, wall, 1.0});
   for (int r : g.leavers)
-    if (!never_joined(r)) sink_.record({keys::kMemberChange, g.step, epoch, r, wall, -1.0});
+    if (!never_joined(r)) {
+      sink_.record({keys::kMemberChange, g.step, epoch, r, wall, -1.0});
+      lost = true;
+    }
   sink_.record({keys::kMembers, g.step, epoch, 0, wall, static_cast<double>(g.members.size())});
-  if (!g.leavers.empty()) sink_.record({keys::kDetectSeconds, g.step, epoch, 0, wall, cost.detect});
+  if (lost) sink_.record({keys::kDetectSeconds, g.step, epoch, 0, wall, cost.detect});
   sink_.record({keys::kRegroupSeconds, g.step, epoch, 0, wall, cost.regroup});
   sink_.record({keys::kJoinSeconds, g.step, epoch, 0, wall, cost.handover});
 }

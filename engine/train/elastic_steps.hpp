@@ -36,6 +36,9 @@ class ElasticSteps {
   ElasticSteps(comm::ElasticGroup& group, WorkerParts& parts, Trainer& trainer, comm::Communicator& comm,
                MetricsSink& sink);
 
+  /// Before the first step (of the run, or of its resume from `steps`): the members check that
+  /// the replicas start equal; a loss during it is recovered from.
+  void start(std::int64_t steps, std::int64_t epoch, double wall, double first_loss);
   /// At a step's start: a generation that begins now connects its members and hands the joiners
   /// the state (one that loses a member on the way is recovered from); then what the step
   /// changes before its exchange completes is kept (the compressor's state, the place in the

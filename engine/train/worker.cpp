@@ -100,6 +100,7 @@ class WorkerLoop {
   WorkerResult run() {
     keep_start_state();
     resume();
+    if (elastic_ && !rejoined_) elastic_->start(step_, resumed_.epoch, wall(), first_loss_);
     if (resumed_churn_ && churns(parts_))
       join_members(std::vector<int>(resumed_churn_->members.begin(), resumed_churn_->members.end()));
     else if (churns(parts_))
@@ -463,8 +464,9 @@ WorkerResult run_worker(const RunConfig& config, WorkerParts parts, comm::Commun
   if (parts.network) comm.set_islands(parts.network->islands(comm.size()));
   populate_pages(parts.dataset->train().inputs);
   if (comm.rank() == 0 || shared_evaluation) populate_pages(parts.dataset->evaluation().inputs);
-  // A relaunched worker of an elastic run joins the check where its generation begins.
-  if (comm.elastic() == nullptr || !comm.elastic()->membership().relaunched()) check_identical_start(*parts.model, comm);
+  // An elastic run's workers check in the loop, where a loss is recovered from (a relaunched
+  // worker where its generation begins).
+  if (comm.elastic() == nullptr) check_identical_start(*parts.model, comm);
   return WorkerLoop(config, parts, comm, sink, progress, callbacks, checkpointing).run();
 }
 

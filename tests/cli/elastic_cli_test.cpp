@@ -236,6 +236,38 @@ TEST_CASE("a worker lost in the last step: worker 0 takes worker 1's state at th
   CHECK(rows.count({1, 59}) == 1);
 }
 
+TEST_CASE("a worker lost in the check before the first step is dropped there, and its relaunch joins",
+          "[cli][e2e][elastic]") {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/f.lua", elastic_experiment("", "true", 3));
+  // Worker 2 dies just before its first message out: the check that the replicas start equal.
+  ::setenv("LACONIC_FAULT_KILL", "2:1", 1);
+  const auto r = run_laconic(dir, "run f.lua --db f.db --quiet", 300);
+  ::unsetenv("LACONIC_FAULT_KILL");
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  auto db = storage::Database::open_read_only(dir + "/f.db");
+  CHECK(storage::list_runs(*db).front().status == storage::RunStatus::Finished);
+  std::map<double, std::int64_t> changes;  // +1 / -1 -> step
+  for (const auto& m : storage::metrics_of(*db, 1, "member_change")) {
+    CHECK(m.worker == 2);
+    CHECK(changes.emplace(m.value, m.step).second);
+  }
+  REQUIRE(changes.size() == 2);
+  CHECK(changes.at(-1.0) == 0);
+  const std::int64_t back = changes.at(1.0);
+  CHECK(back > 0);
+  const auto rows = loss_rows(*db, 1);
+  std::size_t missing = 0, before = 0;
+  for (std::int64_t step = 0; step < 3 * 200; ++step) {
+    for (int w : {0, 1}) missing += rows.count({w, step}) != 1;
+    if (step < back) before += rows.count({2, step});
+    if (step >= back) missing += rows.count({2, step}) != 1;
+  }
+  CHECK(missing == 0);
+  CHECK(before == 0);
+}
+
 TEST_CASE("a relaunch lost while its admission forms never joins, the members go on and its next relaunch joins",
           "[cli][e2e][elastic]") {
   const auto dir = make_temp_dir();
@@ -266,8 +298,12 @@ TEST_CASE("a relaunch lost while its admission forms never joins, the members go
   CHECK(changes == 2);
   REQUIRE(left > 0);
   REQUIRE(back > left);
-  // Three generations after the first: the loss, the admission that lost its joiner, the return.
+  // Three generations after the first: the loss, the admission that lost its joiner, the return;
+  // a member lost (detect_seconds) only at the first.
   CHECK(storage::metrics_of(*db, 1, "regroup_seconds").size() == 3);
+  const auto detected = storage::metrics_of(*db, 1, "detect_seconds");
+  REQUIRE(detected.size() == 1);
+  CHECK(detected.front().step == left);
   const auto rows = loss_rows(*db, 1);
   std::size_t twice = 0, missing = 0, while_away = 0;
   for (const auto& [at, values] : rows) twice += values.size() > 1;

@@ -107,7 +107,8 @@ TEST_CASE("a damaged database gives up only the rows on its damaged pages", "[st
       if (rows.column_int64(0) < 20000) {
         ++killed;
         CHECK(found->status == RunStatus::Killed);
-        CHECK_THAT(found->error, Catch::Contains("of 20000 metric rows") && Catch::Contains("--resume trains it again"));
+        CHECK_THAT(found->error,
+                   Catch::Contains("of 20000 metric rows") && Catch::Contains("--resume trains it again"));
       } else {
         CHECK(found->status == RunStatus::Finished);
       }
@@ -138,8 +139,7 @@ TEST_CASE("a file that cannot be read at all is named, and no half-made recovery
   std::string noise(8192, '\0');
   for (std::size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<char>((i * 2654435761u) >> 13);
   const std::string out = dir.file("rec.db");
-  for (const auto& [name, content, why] :
-       std::vector<std::tuple<std::string, std::string, std::string>>{
+  for (const auto& [name, content, why] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"noise.db", noise, "it is not an SQLite database"},
            {"zeros.db", std::string(3 * 4096, '\0'), "it is not an SQLite database"}}) {
     INFO(name);
