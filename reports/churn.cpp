@@ -22,7 +22,7 @@ std::vector<MemberChange> member_changes_of(storage::Database& db, std::int64_t 
     (r.value > 0 ? change(r.step).joined : change(r.step).left).push_back(r.worker);
   for (const MetricRecord& r : storage::metrics_of(db, run_id, keys::kMembers))
     change(r.step).members = static_cast<std::int64_t>(r.value);
-  for (const MetricRecord& r : storage::metrics_of(db, run_id, keys::kJoinBytes)) change(r.step).join_bytes = r.value;
+  for (const MetricRecord& r : storage::metrics_of(db, run_id, keys::kJoinBytes)) change(r.step).join_bytes += r.value;
   for (const MetricRecord& r : storage::metrics_of(db, run_id, keys::kJoinSeconds))
     change(r.step).join_seconds = r.value;
   for (const MetricRecord& r : storage::metrics_of(db, run_id, keys::kDetectSeconds))

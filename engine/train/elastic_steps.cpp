@@ -47,8 +47,8 @@ void ElasticSteps::admit_due(std::int64_t step, std::int64_t epoch, double wall,
     group_.regroup(*g);
     const double regroup = elastic_seconds_since(start);
     const auto handover_start = ElasticClock::now();
-    const double sent = hand_over(*g, wall, first_loss, nullptr);
-    record(*g, epoch, wall, {0, regroup, elastic_seconds_since(handover_start), sent});
+    hand_over(*g, epoch, wall, first_loss, nullptr);
+    record(*g, epoch, wall, {0, regroup, elastic_seconds_since(handover_start)});
     forming_.reset();
     parts_.liveness->enter("training");
   }
@@ -75,15 +75,15 @@ bool ElasticSteps::recover(std::int64_t step, std::int64_t epoch, double wall, d
   // The failed step's changes undone; one behind keeps its place in the shard (its next batch)
   // and then takes the source's state.
   if (in_step) restore_step_start(!behind);
-  const double sent = hand_over(g, wall, first_loss, nullptr);
-  record(g, epoch, wall, {seconds_in, regroup, elastic_seconds_since(handover_start), sent});
+  hand_over(g, epoch, wall, first_loss, nullptr);
+  record(g, epoch, wall, {seconds_in, regroup, elastic_seconds_since(handover_start)});
   parts_.liveness->enter("training");
   return !behind;
 }
 
 ElasticStart ElasticSteps::join() {
   ElasticStart start;
-  hand_over(group_.membership().current(), 0, 0, &start);
+  hand_over(group_.membership().current(), 0, 0, 0, &start);
   start.step = group_.membership().current().step;
   return start;
 }
@@ -113,8 +113,8 @@ void ElasticSteps::between_steps(std::int64_t steps, std::int64_t epoch, double 
   forming_.reset();
 }
 
-double ElasticSteps::hand_over(const comm::Generation& g, double wall, double first_loss, ElasticStart* received) {
-  double sent = 0;
+void ElasticSteps::hand_over(const comm::Generation& g, std::int64_t epoch, double wall, double first_loss,
+                             ElasticStart* received) {
   if (g.receives(comm_.rank())) {
     const std::vector<std::uint8_t> bytes = comm_.receive_sized(g.source);
     StateReader in(bytes);
@@ -134,15 +134,24 @@ double ElasticSteps::hand_over(const comm::Generation& g, double wall, double fi
     trainer_.save_shared_state(out);
     out.f64(wall);
     out.f64(first_loss);
-    for (int r : g.members)
-      if (g.receives(r)) sent += static_cast<double>(comm_.send_sized(r, bytes));
+    // The bytes really sent, those of a hand-over a loss ends too (its step's join_bytes).
+    double sent = 0;
+    const auto record_sent = [&] {
+      if (sent > 0) sink_.record({keys::kJoinBytes, g.step, epoch, comm_.rank(), wall, sent});
+    };
+    try {
+      for (int r : g.members)
+        if (g.receives(r)) sent += static_cast<double>(comm_.send_sized(r, bytes));
+    } catch (const CommError&) {
+      record_sent();
+      throw;
+    }
+    record_sent();
   }
   check_identical_start(*parts_.model, comm_);  // every member holds the same weights again
-  return sent;
 }
 
 void ElasticSteps::record(const comm::Generation& g, std::int64_t epoch, double wall, const ChangeCost& cost) {
-  if (cost.sent > 0) sink_.record({keys::kJoinBytes, g.step, epoch, comm_.rank(), wall, cost.sent});
   if (comm_.rank() != 0) return;
   // A relaunch lost while its admission formed never joined: it does not leave either.
   const auto never_joined = [&](int r) {

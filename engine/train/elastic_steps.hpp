@@ -60,17 +60,17 @@ class ElasticSteps {
 
  private:
   /// The source sends the members that receive (joiners, those behind) its weights, optimizer and
-  /// schedule state, its clock and first loss; every member then checks the replicas are equal.
-  /// Returns the bytes this worker sent.
-  double hand_over(const comm::Generation& g, double wall, double first_loss, ElasticStart* received);
-  /// What a change cost, in seconds on this worker's wall clock, and the bytes it sent.
+  /// schedule state, its clock and first loss, and records the bytes it sent (join_bytes at the
+  /// generation's step, also when a loss ends the hand-over); every member then checks the
+  /// replicas are equal.
+  void hand_over(const comm::Generation& g, std::int64_t epoch, double wall, double first_loss, ElasticStart* received);
+  /// What a change cost, in seconds on this worker's wall clock.
   struct ChangeCost {
     double detect = 0;    ///< from the failed step's start to the failure (0 for an admission)
     double regroup = 0;   ///< the reports awaited and the new connections made
     double handover = 0;  ///< the state sent and the replicas checked equal
-    double sent = 0;      ///< the source's bytes to those that received
   };
-  /// The rows for a generation that begins at its step: worker 0's, and the source's join_bytes.
+  /// Worker 0's rows for a generation that begins at its step.
   void record(const comm::Generation& g, std::int64_t epoch, double wall, const ChangeCost& cost);
   /// A generation that begins at `step` connects its members and the source hands its joiners
   /// the state; with `admit_new`, worker 0 first admits the relaunched workers waiting.

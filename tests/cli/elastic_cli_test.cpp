@@ -304,6 +304,14 @@ TEST_CASE("a relaunch lost while its admission forms never joins, the members go
   const auto detected = storage::metrics_of(*db, 1, "detect_seconds");
   REQUIRE(detected.size() == 1);
   CHECK(detected.front().step == left);
+  // The state went to the relaunch that never joined too: those bytes were sent, and recorded.
+  const auto regroups = storage::metrics_of(*db, 1, "regroup_seconds");
+  std::map<std::int64_t, double> join_bytes;
+  for (const auto& m : storage::metrics_of(*db, 1, "join_bytes")) join_bytes[m.step] += m.value;
+  REQUIRE(join_bytes.count(back) == 1);
+  REQUIRE(regroups.size() == 3);
+  CHECK(join_bytes.count(regroups[1].step) == 1);
+  if (join_bytes.count(regroups[1].step)) CHECK(join_bytes.at(regroups[1].step) == join_bytes.at(back));
   const auto rows = loss_rows(*db, 1);
   std::size_t twice = 0, missing = 0, while_away = 0;
   for (const auto& [at, values] : rows) twice += values.size() > 1;
