@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <utility>
 
 #include "engine/core/error.hpp"
 
@@ -43,6 +44,47 @@ void poll_until(Ready ready, std::chrono::milliseconds timeout, const std::strin
 }  // namespace
 
 std::string elastic_gone_key(int rank, int incarnation) { return str_cat("elastic/gone/", rank, "/", incarnation); }
+
+namespace {
+
+// Where a generation's members meet: the run's store under the generation's prefix. A wait ends
+// with CommError as soon as one of its members is posted gone (a relaunch that died before it
+// connected), not at the timeout.
+class GenerationStore : public KeyValueStore {
+ public:
+  GenerationStore(std::shared_ptr<KeyValueStore> run, const Generation& g)
+      : run_(std::move(run)), prefix_(str_cat("elastic/g", g.number, "/")), number_(g.number) {
+    for (std::size_t i = 0; i < g.members.size(); ++i)
+      members_.emplace_back(g.members[i], elastic_gone_key(g.members[i], g.incarnations[i]));
+  }
+  void set(const std::string& key, const std::vector<char>& value) override { run_->set(prefix_ + key, value); }
+  std::vector<char> get(const std::string& key, std::chrono::milliseconds timeout) override {
+    wait({key}, timeout);
+    return run_->get(prefix_ + key, timeout);
+  }
+  bool check(const std::string& key) override { return run_->check(prefix_ + key); }
+  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
+    poll_until(
+        [&] {
+          for (const auto& [rank, gone] : members_)
+            if (run_->check(gone))
+              throw CommError(str_cat("elastic run: worker ", rank, " of generation ", number_,
+                                      " was posted gone before it connected"));
+          for (const auto& key : keys)
+            if (!run_->check(prefix_ + key)) return false;
+          return true;
+        },
+        timeout, str_cat("the members of generation ", number_, " did not all connect"));
+  }
+
+ private:
+  std::shared_ptr<KeyValueStore> run_;
+  std::string prefix_;
+  int number_;
+  std::vector<std::pair<int, std::string>> members_;  // each member and its gone key
+};
+
+}  // namespace
 
 bool Generation::has(int rank) const { return std::binary_search(members.begin(), members.end(), rank); }
 
@@ -210,7 +252,7 @@ bool ElasticMembership::stop_posted(std::int64_t epoch) {
 void ElasticMembership::close() { store_->set(kClosedKey, {}); }
 
 std::shared_ptr<KeyValueStore> ElasticMembership::rendezvous_store(const Generation& g) const {
-  return prefixed(store_, str_cat("elastic/g", g.number, "/"));
+  return std::make_shared<GenerationStore>(store_, g);
 }
 
 void ElasticMembership::adopt(const Generation& g) {

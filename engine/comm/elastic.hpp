@@ -79,7 +79,8 @@ class ElasticMembership {
   bool stop_posted(std::int64_t epoch);
   /// Worker 0 at the run's end: workers still waiting to join go home.
   void close();
-  /// The store a generation's members meet under.
+  /// The store a generation's members meet under; its waits end (CommError) once a member of the
+  /// generation is posted gone.
   std::shared_ptr<KeyValueStore> rendezvous_store(const Generation& g) const;
   /// `g` is the group from now on.
   void adopt(const Generation& g);

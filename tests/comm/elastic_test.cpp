@@ -191,3 +191,48 @@ TEST_CASE("a Gloo rank waiting on a member that posted a failure stops waiting",
   zero->membership().post_failure(0);
   CHECK_THAT(waiting.get(), Catch::Contains("receive from rank 0 ended: a member of the elastic run failed"));
 }
+
+TEST_CASE("members connecting a generation stop waiting once one of its members is posted gone",
+          "[comm][elastic][gloo]") {
+  // Workers 0 and 1 form a generation with worker 2's relaunch, which died before it connected:
+  // the controller posted it gone, and their connecting ends with the reason, not at the timeout.
+  ElasticDir dir;
+  const auto communicator = [&](int rank) {
+    comm::GlooOptions options;
+    options.rank = rank;
+    options.size = 3;
+    options.store = dir.store();
+    options.timeout = 20s;
+    options.elastic = member(dir, rank, 0, 20s);
+    return std::make_unique<comm::GlooCommunicator>(options);
+  };
+  comm::Generation g;
+  g.number = 1;
+  g.members = {0, 1, 2};
+  g.incarnations = {0, 0, 1};
+  g.joiners = {2};
+  g.step = 5;
+  g.completed = {5, 5, -1};
+  std::promise<void> zero_up, one_up;
+  const auto regroup = [&](int rank, std::promise<void>& up) {
+    auto c = communicator(rank);
+    up.set_value();
+    try {
+      c->regroup(g);
+    } catch (const CommError& e) {
+      return std::string(e.what());
+    }
+    return std::string("connected");
+  };
+  auto zero = std::async(std::launch::async, [&] { return regroup(0, zero_up); });
+  auto one = std::async(std::launch::async, [&] { return regroup(1, one_up); });
+  {
+    auto first = communicator(2);  // the first launch, for generation 0's connections
+    zero_up.get_future().wait();
+    one_up.get_future().wait();
+  }
+  std::this_thread::sleep_for(100ms);
+  dir.store()->set(comm::elastic_gone_key(2, 1), {});  // its relaunch died before connecting
+  CHECK_THAT(zero.get(), Catch::Contains("worker 2 of generation 1 was posted gone before it connected"));
+  CHECK_THAT(one.get(), Catch::Contains("worker 2 of generation 1 was posted gone before it connected"));
+}
