@@ -7,7 +7,8 @@
 //
 // The slots are a count under a mutex, not std::counting_semaphore: libstdc++ 12's semaphore can
 // miss a wake-up when one thread releases while another fails to take a slot (GCC bugs 98033 and
-// 104928), and a rank left asleep in it hung thread-rank runs now and then.
+// 104928); a rank left asleep there is the likely cause of the thread-rank runs that hung now
+// and then with no error (every wait between ranks is bounded; this one was not).
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
