@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <exception>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -73,7 +74,7 @@ class FailureWatch {
   /// A transfer's buffers watched while it waits (null ones skipped), for its lifetime.
   class Waiting {
    public:
-    Waiting(FailureWatch& watch, std::vector<gloo::transport::UnboundBuffer*> buffers) : watch_(watch) {
+    Waiting(FailureWatch& watch, std::initializer_list<gloo::transport::UnboundBuffer*> buffers) : watch_(watch) {
       std::lock_guard<std::mutex> lock(watch_.mutex_);
       for (auto* b : buffers)
         if (b != nullptr) watch_.buffers_.push_back(b);
@@ -263,7 +264,7 @@ void GlooCommunicator::Impl::exchange(int rank, std::chrono::milliseconds timeou
       }
     }
     std::optional<FailureWatch::Waiting> watched;  // ends before the buffers do
-    if (watch) watched.emplace(*watch, std::vector{in.get(), in_stamp.get(), out.get(), out_stamp.get()});
+    if (watch) watched.emplace(*watch, std::initializer_list{in.get(), in_stamp.get(), out.get(), out_stamp.get()});
     for (auto* buffer : {out.get(), out_stamp.get()})
       if (buffer && !buffer->waitSend(timeout))
         throw CommError(str_cat("rank ", rank, ": send to rank ", to, " ended: a member of the elastic run failed"));

@@ -53,10 +53,16 @@ struct FaultRun {
   std::map<std::int64_t, std::vector<MetricRecord>> join_bytes;
 };
 
-FaultRun fault_run_at(const std::string& dir, int n) {
-  ::setenv("LACONIC_FAULT_KILL", ("2:" + std::to_string(n)).c_str(), 1);
-  const auto faulty = run_laconic(dir, "run f.lua --db f.db --quiet", 120);
+// Runs dir/f.lua into dir/f.db with LACONIC_FAULT_KILL=`fault`; what the run printed.
+CommandResult run_with_fault(const std::string& dir, const std::string& fault, int seconds) {
+  ::setenv("LACONIC_FAULT_KILL", fault.c_str(), 1);
+  auto result = run_laconic(dir, "run f.lua --db f.db --quiet", seconds);
   ::unsetenv("LACONIC_FAULT_KILL");
+  return result;
+}
+
+FaultRun fault_run_at(const std::string& dir, int n) {
+  const auto faulty = run_with_fault(dir, "2:" + std::to_string(n), 120);
   INFO(faulty.out << faulty.err);
   REQUIRE(faulty.status == 0);
   auto db = storage::Database::open_read_only(dir + "/f.db");
@@ -241,9 +247,7 @@ TEST_CASE("a worker lost in the check before the first step is dropped there, an
   const auto dir = make_temp_dir();
   write_file(dir + "/f.lua", elastic_experiment("", "true", 3));
   // Worker 2 dies just before its first message out: the check that the replicas start equal.
-  ::setenv("LACONIC_FAULT_KILL", "2:1", 1);
-  const auto r = run_laconic(dir, "run f.lua --db f.db --quiet", 300);
-  ::unsetenv("LACONIC_FAULT_KILL");
+  const auto r = run_with_fault(dir, "2:1", 300);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   auto db = storage::Database::open_read_only(dir + "/f.db");
@@ -274,9 +278,7 @@ TEST_CASE("a relaunch lost while its admission forms never joins, the members go
   write_file(dir + "/f.lua", elastic_experiment("", "true", 3));
   // Worker 2's first launch dies in a step; its first relaunch just before its first message out,
   // in the admission's check that the replicas are equal (after the state reached it).
-  ::setenv("LACONIC_FAULT_KILL", "2:109,1", 1);
-  const auto r = run_laconic(dir, "run f.lua --db f.db --quiet", 300);
-  ::unsetenv("LACONIC_FAULT_KILL");
+  const auto r = run_with_fault(dir, "2:109,1", 300);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   auto db = storage::Database::open_read_only(dir + "/f.db");

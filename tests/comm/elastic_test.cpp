@@ -24,8 +24,21 @@ struct ElasticDir {
 };
 
 std::shared_ptr<comm::ElasticMembership> member(const ElasticDir& dir, int rank, int incarnation = 0,
-                                                std::chrono::milliseconds timeout = 10s) {
-  return std::make_shared<comm::ElasticMembership>(dir.store(), rank, 3, incarnation, timeout);
+                                                std::chrono::milliseconds timeout = 10s, int world = 3) {
+  return std::make_shared<comm::ElasticMembership>(dir.store(), rank, world, incarnation, timeout);
+}
+
+// Rank `rank` of an elastic run of `world` Gloo ranks meeting in `dir` (20 s timeouts); a
+// relaunch (`incarnation` > 0) is admitted first.
+std::unique_ptr<comm::GlooCommunicator> elastic_gloo(const ElasticDir& dir, int rank, int world, int incarnation = 0) {
+  comm::GlooOptions options;
+  options.rank = rank;
+  options.size = world;
+  options.store = dir.store();
+  options.timeout = 20s;
+  options.elastic = member(dir, rank, incarnation, 20s, world);
+  if (incarnation > 0) REQUIRE(options.elastic->await_admission());
+  return std::make_unique<comm::GlooCommunicator>(options);
 }
 
 }  // namespace
@@ -102,16 +115,7 @@ TEST_CASE("a relaunched worker waiting when the run ends goes home", "[comm][ela
 
 TEST_CASE("Gloo ranks that lose a peer regroup without it, then take its relaunch back", "[comm][elastic][gloo]") {
   ElasticDir dir;
-  const auto communicator = [&](int rank, int incarnation) {
-    comm::GlooOptions options;
-    options.rank = rank;
-    options.size = 3;
-    options.store = dir.store();
-    options.timeout = 20s;
-    options.elastic = member(dir, rank, incarnation, 20s);
-    if (incarnation > 0) REQUIRE(options.elastic->await_admission());
-    return std::make_unique<comm::GlooCommunicator>(options);
-  };
+  const auto communicator = [&](int rank, int incarnation) { return elastic_gloo(dir, rank, 3, incarnation); };
   // Each survivor: an allreduce that fails once worker 2 is gone, its report, the next generation.
   const auto survive = [&](int rank, std::promise<void>& connected) {
     auto c = communicator(rank, 0);
@@ -164,15 +168,7 @@ TEST_CASE("a Gloo rank waiting on a member that posted a failure stops waiting",
   // (as it does before it closes its own) but keeps them open: worker 1's wait ends with the
   // reason, well before its timeout.
   ElasticDir dir;
-  const auto communicator = [&](int rank) {
-    comm::GlooOptions options;
-    options.rank = rank;
-    options.size = 2;
-    options.store = dir.store();
-    options.timeout = 20s;
-    options.elastic = std::make_shared<comm::ElasticMembership>(dir.store(), rank, 2, 0, 20s);
-    return std::make_unique<comm::GlooCommunicator>(options);
-  };
+  const auto communicator = [&](int rank) { return elastic_gloo(dir, rank, 2); };
   std::promise<void> up;
   auto waiting = std::async(std::launch::async, [&] {
     auto one = communicator(1);
@@ -197,15 +193,7 @@ TEST_CASE("members connecting a generation stop waiting once one of its members 
   // Workers 0 and 1 form a generation with worker 2's relaunch, which died before it connected:
   // the controller posted it gone, and their connecting ends with the reason, not at the timeout.
   ElasticDir dir;
-  const auto communicator = [&](int rank) {
-    comm::GlooOptions options;
-    options.rank = rank;
-    options.size = 3;
-    options.store = dir.store();
-    options.timeout = 20s;
-    options.elastic = member(dir, rank, 0, 20s);
-    return std::make_unique<comm::GlooCommunicator>(options);
-  };
+  const auto communicator = [&](int rank) { return elastic_gloo(dir, rank, 3); };
   comm::Generation g;
   g.number = 1;
   g.members = {0, 1, 2};
