@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/engine_command_line.hpp"
+#include "cli/libstdcxx_first.hpp"
 #include "controller/worker_command.hpp"
 
 namespace laconic::cli {
@@ -57,6 +58,7 @@ int advise(advise::AdviseOptions& args, const std::string& executable) {
 }  // namespace
 
 EngineCommands engine_commands(char** argv) {
+  put_libstdcxx_first(argv);  // LibTorch's copies of libstdc++'s functions must not win (libstdcxx_first.hpp)
   const std::string executable = self_executable(argv[0]);
   return {
       .run = [executable](RunCommandLine& line) { return run(line, executable); },

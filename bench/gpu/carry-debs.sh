@@ -14,5 +14,10 @@ rm -f ./*.deb
 apt-get download \
   liblua5.4-dev liblua5.4-0 libsqlite3-dev libsqlite3-0 libgloo-dev libgloo0 libhiredis-dev libhiredis0.14 \
   libibverbs-dev libibverbs1 libnl-3-200 libnl-route-3-200 libcli11-dev nlohmann-json3-dev \
-  libcpp-httplib-dev libcpp-httplib0.11 zlib1g-dev zlib1g dataset-fashion-mnist perl-doc
+  libcpp-httplib-dev libcpp-httplib0.11 libbrotli1 zlib1g-dev zlib1g dataset-fashion-mnist perl-doc
 du -sh .
+# The UI's chart library from this build's `npm ci` (the node has no npm): LACONIC_UPLOT_DIST there.
+cd ../..
+uplot=build/ui/npm/node_modules/uplot/dist
+[ -s $uplot/uPlot.iife.min.js ] || { echo "no $uplot: build laconic here first" >&2; exit 1; }
+rm -rf .carry/uplot && mkdir -p .carry/uplot && cp $uplot/uPlot.iife.min.js $uplot/uPlot.min.css .carry/uplot/

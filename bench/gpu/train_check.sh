@@ -29,6 +29,8 @@ python=${CHECK_PYTHON:-python3}
 stage() { echo "== $* ($(date +%T))" | tee -a "$out/train.log"; }
 
 stage "environment"
+# nvcc and the toolkit CMake finds for PyTorch's CUDA libraries
+[ -d /usr/local/cuda/bin ] && export PATH="/usr/local/cuda/bin:$PATH"
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.is_available())'
@@ -50,7 +52,8 @@ stage "configure and build against PyTorch's LibTorch ($torch_prefix)"
 build=${CHECK_BUILD:-/tmp/laconic-build}
 configure() {
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLACONIC_BUILD_TESTS=OFF \
-    -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr" -DLACONIC_WITH_CUDA="$1" >>"$out/build.log" 2>&1
+    -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr" -DLACONIC_UPLOT_DIST="$root/.carry/uplot" \
+    -DLACONIC_WITH_CUDA="$1" >>"$out/build.log" 2>&1
 }
 with_cuda=OFF
 if [ -z "${CHECK_BUILD:-}" ]; then
@@ -58,8 +61,9 @@ if [ -z "${CHECK_BUILD:-}" ]; then
   configure ON || { with_cuda=OFF; rm -rf "$build"; configure OFF; } || { tail -40 "$out/build.log"; exit 3; }
   targets="laconic laconic-engine"
   [ "$with_cuda" = ON ] && targets="$targets laconic_compress_cuda_bench"
-  timeout 330 cmake --build "$build" -j "$(nproc)" --target $targets >>"$out/build.log" 2>&1 ||
-    { grep -m 20 -E 'error|Error' "$out/build.log"; tail -20 "$out/build.log"; exit 4; }
+  # -k 0: every error of a failed build in one log, not the first file's alone
+  timeout 300 cmake --build "$build" -j "$(nproc)" --target $targets -- -k 0 >>"$out/build.log" 2>&1 ||
+    { grep -m 60 -E 'error|Error' "$out/build.log"; tail -20 "$out/build.log"; exit 4; }
 fi
 laconic="$build/cli/laconic"
 "$laconic" --version | tee "$out/version.txt"
@@ -68,29 +72,42 @@ stage "train on the $device"
 status=0
 fashion="$prefix/usr/share/datasets/fashion-mnist"
 pods=$(ls -d "$prefix"/usr/share/perl/*/pod | head -1)
-timeout 120 "$laconic" run bench/gpu/lenet5.lua --db "$out/gpu.db" --set "data.root=$fashion" "${runs[@]}" \
-  >>"$out/train.log" 2>&1 || status=5
-timeout 150 "$laconic" run bench/gpu/gpt.lua --db "$out/gpu.db" --set "data.root=$pods" "${runs[@]}" \
-  >>"$out/train.log" 2>&1 || { [ $status = 0 ] && status=6; }
+# fashion_mnist() checks its folder when the file is read, before --set data.root applies: the
+# carried folder goes into a copy of the file.
+sed "s#fashion_mnist()#fashion_mnist { root = \"$fashion\" }#" bench/gpu/lenet5.lua >"$out/lenet5.lua"
+train() {  # FILE DATA_ROOT: one experiment's runs into gpu.db; on a crash, the backtrace (cuda-gdb)
+  local command=("$build/cli/laconic-engine" run "$1" --db "$out/gpu.db" --set "data.root=$2" "${runs[@]}")
+  timeout 120 "${command[@]}" >>"$out/train.log" 2>&1 && return 0
+  local code=$?
+  if [ $code -ge 128 ] && [ $code -ne 137 ] && command -v cuda-gdb >/dev/null; then
+    stage "crashed with signal $((code - 128)): the backtrace into backtrace.txt"
+    timeout 120 cuda-gdb -q -batch -ex run -ex bt -ex 'thread apply all bt 12' -ex 'info sharedlibrary' \
+      --args "${command[@]}" --set "name=crash-$(basename "$1" .lua)" >>"$out/backtrace.txt" 2>&1
+  fi
+  return $code
+}
+train "$out/lenet5.lua" "$fashion" || status=5
+train bench/gpu/gpt.lua "$pods" || { [ $status = 0 ] && status=6; }
 tail -15 "$out/train.log"
 
 stage "profile the same card"
 steps=${CHECK_STEPS:-30}
 warmup=$([ -n "${CHECK_STEPS:-}" ] && echo 2 || echo 10)
-PYTHONUNBUFFERED=1 timeout 90 "$python" scripts/profile-hardware.py --device "$device" --models lenet5,gpt \
+PYTHONUNBUFFERED=1 timeout 60 "$python" scripts/profile-hardware.py --device "$device" --models lenet5,gpt \
   --batch-size 64,32 --steps "$steps" --warmup "$warmup" --out "$out/profile.json" >>"$out/train.log" 2>&1
 stage "laconic's compute against the profile's, one worker"
-PYTHONUNBUFFERED=1 timeout 120 "$python" bench/hardware_profile_check.py "$laconic" --device "$device" \
+PYTHONUNBUFFERED=1 timeout 90 "$python" bench/hardware_profile_check.py "$laconic" --device "$device" \
   --models lenet5,gpt --repetitions 2 --steps "$steps" --warmup "$warmup" --fashion-root "$fashion" \
   --python "$(command -v "$python")" \
   >"$out/profile_check.md" 2>>"$out/train.log"
 cat "$out/profile_check.md"
 if [ "$with_cuda" = ON ]; then
   stage "the CUDA kernels' costs"
-  timeout 90 "$build/bench/cuda/laconic_compress_cuda_bench" --out "$out/kernels.json" >"$out/kernels.md" 2>&1
+  timeout 60 "$build/bench/cuda/laconic_compress_cuda_bench" --out "$out/kernels.json" >"$out/kernels.md" 2>&1
 fi
 stage "tables"
-"$python" bench/gpu/gpu_tables.py "$out/gpu.db" "$out/profile.json" --skip "$([ -n "${CHECK_STEPS:-}" ] && echo 1 || echo 20)" \
-  $([ -s "$out/kernels.json" ] && echo "$out/kernels.json") | tee "$out/tables.md"
+"$python" bench/gpu/gpu_tables.py "$out/gpu.db" "$out/profile.json" \
+  $([ -s "$out/kernels.json" ] && echo "$out/kernels.json") --skip "$([ -n "${CHECK_STEPS:-}" ] && echo 1 || echo 20)" |
+  tee "$out/tables.md"
 stage "done: exit $status"
 exit $status

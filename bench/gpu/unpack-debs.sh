@@ -16,4 +16,7 @@ find "$prefix" -type l -lname '/*' | while read -r link; do
   target=$(readlink "$link")
   if [ -e "$prefix$target" ]; then ln -sfn "$prefix$target" "$link"; fi
 done
+# Lua's luaconf.h includes "lua5.4-deb-multiarch.h", which Debian keeps in the compiler's multiarch
+# folder (/usr/include/x86_64-linux-gnu): beside luaconf.h, a quoted include finds it.
+cp "$prefix"/usr/include/*-linux-gnu/lua5.4-deb-multiarch.h "$prefix/usr/include/lua5.4/"
 echo "unpacked $(ls .carry/debs/*.deb | wc -l) packages into $prefix"

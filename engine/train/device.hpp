@@ -24,6 +24,12 @@ class Device {
   virtual bool staged() const { return where() != "cpu"; }
 };
 
+/// How many GPUs this LibTorch sees (0 where it has no CUDA), asked once per process in a child
+/// process: a process that initialized CUDA cannot pass it on to the workers it forks (each fails
+/// with "CUDA error: initialization error", seen on an H200 node), and the controller resolves
+/// `device` before it forks them. Where fork fails, asked in this process.
+std::int64_t gpus_seen();
+
 /// What this process's LibTorch can do: "built with CUDA, 1 GPU visible", "built without CUDA".
 std::string torch_cuda_text();
 

@@ -51,6 +51,25 @@ TEST_CASE("device = auto() trains on the CPU and says so; device = cuda() is ref
   std::filesystem::remove_all(dir);
 }
 
+// The controller resolves `device` before it forks the workers: had it initialized CUDA to ask, every
+// forked worker would fail with "CUDA error: initialization error" (seen on an H200 node).
+TEST_CASE("device = cuda() trains with two forked workers on GPU 0", "[cli][device][gpu]") {
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/gpu.lua",
+             "experiment { name = \"gpu\", data = synthetic { shape = {1, 8, 8}, n = 256, test_n = 64 },\n"
+             "  model = mlp { sizes = {64, 16, 10} }, optimizer = sgd { lr = 0.1 }, batch_size = 16,\n"
+             "  workers = 2, max_steps = 4, eval_limit = 64, timeout = 60, device = cuda() }\n");
+  if (run_laconic(dir, "check gpu.lua", 120).status != 0) {
+    WARN("skipped: this LibTorch has no CUDA or sees no GPU; nothing trained on a GPU here");
+  } else {
+    const auto run = run_laconic(dir, "run gpu.lua --db g.db --quiet", 300);
+    INFO(run.out << run.err);
+    CHECK(run.status == 0);
+    CHECK_THAT(run_laconic(dir, "show 1 --db g.db", 60).out, Catch::Contains("\"device\":\"cuda:0\""));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 namespace {
 
 // (key, step, worker) -> value of the rows of experiment `name`'s one run.
