@@ -116,20 +116,26 @@ Table changes_table(const SectionInput& in) {
                    {"hand-over, projected (s)", Align::Right},
                    {"detect (s)", Align::Right},
                    {"regroup (s)", Align::Right}};
-  table.csv.header = {"run",          "step",       "left",         "joined",
-                      "members",      "join_bytes", "join_seconds", "join_projected_seconds",
-                      "detect_seconds", "regroup_seconds"};
+  table.csv.header = {"run",
+                      "step",
+                      "left",
+                      "joined",
+                      "members",
+                      "join_bytes",
+                      "join_seconds",
+                      "join_projected_seconds",
+                      "detect_seconds",
+                      "regroup_seconds"};
   for (const Configuration& c : in.grid.configurations)
     for (const RunData* run : c.runs)
       for (const MemberChange& m : run->member_changes) {
         const double projected = run->run.link ? m.projected_seconds(*run->run.link) : kNaN;
-        table.add_row(
-            {run->run.name, str_cat(m.step), ranks_text(m.left), ranks_text(m.joined), str_cat(m.members),
-             human_bytes(m.join_bytes), seconds(m.join_seconds), seconds(projected), seconds(m.detect_seconds),
-             seconds(m.regroup_seconds)},
-            {run->run.name, str_cat(m.step), ranks_text(m.left, true), ranks_text(m.joined, true), str_cat(m.members),
-             raw_number(m.join_bytes), raw_number(m.join_seconds), raw_number(projected), raw_number(m.detect_seconds),
-             raw_number(m.regroup_seconds)});
+        table.add_row({run->run.name, str_cat(m.step), ranks_text(m.left), ranks_text(m.joined), str_cat(m.members),
+                       human_bytes(m.join_bytes), seconds(m.join_seconds), seconds(projected),
+                       seconds(m.detect_seconds), seconds(m.regroup_seconds)},
+                      {run->run.name, str_cat(m.step), ranks_text(m.left, true), ranks_text(m.joined, true),
+                       str_cat(m.members), raw_number(m.join_bytes), raw_number(m.join_seconds), raw_number(projected),
+                       raw_number(m.detect_seconds), raw_number(m.regroup_seconds)});
         table.about({&c, run->run.id});
       }
   return table;
@@ -147,7 +153,8 @@ std::optional<Section> churn_section(const SectionInput& in) {
       "member_change, members, join_bytes, join_seconds). A worker absent from a step trains and records nothing "
       "for it (its examples of the step go untrained, or to those present under churn_batch = \"global\"); a "
       "joiner takes worker 0's weights and the optimizer state its join names (worker 0's, the run's start's or "
-      "the staying workers' mean). State handed over = join_bytes, measured; "
+      "the staying workers' mean). State handed over = join_bytes, measured (also in that step's bytes_sent, "
+      "projected with its exchange); "
       "hand-over measured = join_seconds, worker 0's wall clock from the change to the end of the check that the "
       "replicas are equal; projected = those bytes on the run's link, two messages per joiner sent one after the "
       "other (the check left out). Calm run, same seed = the run of the same configuration and placement without "

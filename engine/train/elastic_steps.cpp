@@ -5,6 +5,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
+#include "engine/core/rank_clock.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/trainer.hpp"
 #include "engine/train/worker.hpp"
@@ -115,6 +116,21 @@ void ElasticSteps::between_steps(std::int64_t steps, std::int64_t epoch, double 
 
 void ElasticSteps::hand_over(const comm::Generation& g, std::int64_t epoch, double wall, double first_loss,
                              ElasticStart* received) {
+  const comm::ByteCounters before = comm_.counters();
+  const double start = rank_seconds();
+  const auto count = [&] { trainer_.add_hand_over(comm_.counters().since(before), rank_seconds() - start); };
+  try {
+    transfer_state(g, epoch, wall, first_loss, received);
+  } catch (const CommError&) {
+    count();
+    throw;
+  }
+  count();
+  check_identical_start(*parts_.model, comm_);  // every member holds the same weights again
+}
+
+void ElasticSteps::transfer_state(const comm::Generation& g, std::int64_t epoch, double wall, double first_loss,
+                                  ElasticStart* received) {
   if (g.receives(comm_.rank())) {
     const std::vector<std::uint8_t> bytes = comm_.receive_sized(g.source);
     StateReader in(bytes);
@@ -148,7 +164,6 @@ void ElasticSteps::hand_over(const comm::Generation& g, std::int64_t epoch, doub
     }
     record_sent();
   }
-  check_identical_start(*parts_.model, comm_);  // every member holds the same weights again
 }
 
 void ElasticSteps::record(const comm::Generation& g, std::int64_t epoch, double wall, const ChangeCost& cost) {

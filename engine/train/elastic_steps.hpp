@@ -62,8 +62,12 @@ class ElasticSteps {
   /// The source sends the members that receive (joiners, those behind) its weights, optimizer and
   /// schedule state, its clock and first loss, and records the bytes it sent (join_bytes at the
   /// generation's step, also when a loss ends the hand-over); every member then checks the
-  /// replicas are equal.
+  /// replicas are equal. The state's traffic goes to the next step's exchange
+  /// (Trainer::add_hand_over), that of a hand-over a loss ends too.
   void hand_over(const comm::Generation& g, std::int64_t epoch, double wall, double first_loss, ElasticStart* received);
+  /// hand_over's transfer: the state received, or sent and its bytes recorded.
+  void transfer_state(const comm::Generation& g, std::int64_t epoch, double wall, double first_loss,
+                      ElasticStart* received);
   /// What a change cost, in seconds on this worker's wall clock.
   struct ChangeCost {
     double detect = 0;    ///< from the failed step's start to the failure (0 for an admission)

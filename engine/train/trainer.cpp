@@ -9,9 +9,9 @@
 #include "engine/core/error.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "engine/core/rank_clock.hpp"
+#include "engine/train/data/shard.hpp"
 #include "engine/train/models/objective.hpp"
 #include "engine/train/optim/outer_step.hpp"
-#include "engine/train/data/shard.hpp"
 #include "engine/train/step_helpers.hpp"
 
 namespace laconic::train {
@@ -45,7 +45,8 @@ void Trainer::begin_epoch(std::int64_t epoch) {
   position_ = 0;
   if (config_.churn_batch != ChurnBatch::Global || !parts_.churn || parts_.churn->name() == "calm") return;
   shards_.clear();
-  for (int r = 0; r < config_.workers; ++r) shards_.push_back(shard_indices(n, config_.workers, r, config_.seed, epoch));
+  for (int r = 0; r < config_.workers; ++r)
+    shards_.push_back(shard_indices(n, config_.workers, r, config_.seed, epoch));
 }
 
 void Trainer::share_step(const std::vector<int>& members, std::int64_t index) {
@@ -63,12 +64,12 @@ void Trainer::share_step(const std::vector<int>& members, std::int64_t index) {
   }
   if (absent.empty()) return;
   const auto present = static_cast<std::size_t>(members.size());
-  const auto me = static_cast<std::size_t>(std::lower_bound(members.begin(), members.end(), comm_.rank()) -
-                                           members.begin());
+  const auto me =
+      static_cast<std::size_t>(std::lower_bound(members.begin(), members.end(), comm_.rank()) - members.begin());
   for (std::size_t k = me; k < absent.size(); k += present) shared_.push_back(absent[k]);
   // Every shard has as many examples, so each member's own batch is as large as this one's.
-  const auto own = static_cast<double>(
-      std::min(shard_.size() - position_, static_cast<std::size_t>(config_.batch_size)));
+  const auto own =
+      static_cast<double>(std::min(shard_.size() - position_, static_cast<std::size_t>(config_.batch_size)));
   const double all = own * static_cast<double>(present) + static_cast<double>(absent.size());
   loss_weight_ = (own + static_cast<double>(shared_.size())) * static_cast<double>(present) / all;
 }
@@ -116,8 +117,8 @@ void Trainer::compute_gradients() {
   auto end = std::min<std::size_t>(position_ + static_cast<std::size_t>(config_.batch_size), shard_.size());
   auto index = torch::from_blob(shard_.data() + position_, {static_cast<std::int64_t>(end - position_)}, torch::kInt64);
   if (!shared_.empty())  // churn_batch = "global": its share of the absent workers' examples too
-    index = torch::cat({index, torch::from_blob(shared_.data(), {static_cast<std::int64_t>(shared_.size())},
-                                                torch::kInt64)});
+    index = torch::cat(
+        {index, torch::from_blob(shared_.data(), {static_cast<std::int64_t>(shared_.size())}, torch::kInt64)});
   examples_ = index.numel();
   position_ = end;
   auto inputs = batch_of(data.inputs.index_select(0, index)).to(device_);
@@ -291,6 +292,27 @@ double Trainer::step_seconds(double step_time) const {
          projected_communicate(exchange_, parts_.network.get());
 }
 
+void Trainer::add_hand_over(const comm::ByteCounters& traffic, double seconds) {
+  hand_over_traffic_ += traffic;
+  hand_over_seconds_ += seconds;
+}
+
+double Trainer::take_hand_over() {
+  const double seconds = hand_over_seconds_;
+  const comm::ByteCounters traffic = hand_over_traffic_;
+  hand_over_traffic_ = {};
+  hand_over_seconds_ = 0;
+  if (traffic.messages == 0) return seconds;
+  exchange_.traffic += traffic;
+  exchange_.bytes_sent += traffic.sent;
+  exchange_.bytes_received += traffic.received;
+  exchange_.bytes_dense += traffic.sent;  // the state goes uncompressed whatever the compressor
+  exchange_.time_communicate += seconds;
+  if (exchange_.projected_time_communicate && parts_.network)
+    *exchange_.projected_time_communicate += parts_.network->project(traffic);
+  return seconds;
+}
+
 void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall, double seconds) {
   const PutMetric put = [&](const char* key, double value) {
     sink.record({key, step, epoch, comm_.rank(), wall, value});
@@ -304,7 +326,8 @@ void Trainer::record_step(MetricsSink& sink, std::int64_t step, std::int64_t epo
   const RecordedCommunication recorded = record_exchange(put, exchange_, parts_.network.get());
   // A thread rank that exchanged records its derived wait, whatever its topology.
   const bool derived_wait = rank_clock() == RankClockKind::ThreadCpu && exchange_.traffic.messages > 0;
-  if (exchange_.measured_wait || derived_wait) put(keys::kTimeWait, derived_wait ? phase_waited() : exchange_.time_wait);
+  if (exchange_.measured_wait || derived_wait)
+    put(keys::kTimeWait, derived_wait ? phase_waited() : exchange_.time_wait);
   if (exchange_.overlapped) put(keys::kTimeOverlapped, exchange_.time_overlapped);
   if (time_overlap_budget_ >= 0) put(keys::kTimeOverlapBudget, time_overlap_budget_);
   put(keys::kTimeOptimizer, time_optimizer_);

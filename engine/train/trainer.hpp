@@ -78,6 +78,15 @@ class Trainer : public schedule::StepActions {
   /// core of its own; for a thread rank, with its derived wait and projected communication.
   double step_seconds(double step_time) const;
 
+  /// A joiner's hand-over before the next step (churn or an elastic admission: its state sent or
+  /// received, an averaged optimizer state's allreduce): that step's exchange counts its traffic
+  /// (bytes_sent, bytes_received, bytes_dense, messages, link_bytes) and projects it onto the link
+  /// like its own, and its measured seconds go into the step's time and time_communicate.
+  void add_hand_over(const comm::ByteCounters& traffic, double seconds);
+  /// Takes the hand-overs added since the last step into this step's exchange; returns their
+  /// measured seconds, for the step's clock. Called once the schedule's step is done.
+  double take_hand_over();
+
   /// Per-step measurements, in the order of docs/schema.md; `seconds` from step_seconds().
   /// Worker 0 adds decoded_payloads once, at its first step that exchanged a payload.
   void record_step(MetricsSink& sink, std::int64_t step, std::int64_t epoch, double wall, double seconds);
@@ -156,7 +165,9 @@ class Trainer : public schedule::StepActions {
   std::int64_t examples_ = 0;
   const bool exchange_updates_;  // exchange = "update"
   double loss_ = 0, time_forward_ = 0, time_backward_ = 0, time_optimizer_ = 0, time_delay_ = 0;
-  double time_update_ = 0;  // exchange = "update": the optimizer's part before the exchange
+  double time_update_ = 0;                  // exchange = "update": the optimizer's part before the exchange
+  comm::ByteCounters hand_over_traffic_{};  // add_hand_over(), until take_hand_over()
+  double hand_over_seconds_ = 0;
   compress::Rng straggler_rng_{
       compress::derive_seed(static_cast<std::uint64_t>(config_.seed),
                             compress::streams::kStraggler + static_cast<std::uint64_t>(comm_.rank()))};
@@ -169,7 +180,7 @@ class Trainer : public schedule::StepActions {
   // l's elements start at layer_offsets_[l] of the flat model; each fragment has a compressor.
   std::vector<std::size_t> fragment_bounds_, layer_offsets_;
   std::unique_ptr<compress::CompressorGroup> fragment_compressors_;
-  StepValue outer_lr_;  // diloco: the outer optimizer's lr, a constant or the file's function
+  StepValue outer_lr_;               // diloco: the outer optimizer's lr, a constant or the file's function
   std::vector<InFlight> in_flight_;  // per fragment, under an overlap
   double time_overlap_budget_ = -1;  // this step landed an overlapped exchange: the compute it ran under
 };

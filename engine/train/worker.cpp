@@ -13,19 +13,19 @@
 #include "engine/core/metric_keys.hpp"
 #include "engine/core/rank_clock.hpp"
 #include "engine/topology/bucketed_exchange.hpp"
-#include "engine/train/checkpoint.hpp"
-#include "engine/train/evaluate.hpp"
 #include "engine/train/averaged_state.hpp"
+#include "engine/train/checkpoint.hpp"
+#include "engine/train/data/populated_tensor.hpp"
+#include "engine/train/data/shard.hpp"
+#include "engine/train/elastic_steps.hpp"
+#include "engine/train/evaluate.hpp"
 #include "engine/train/gradient_hooks.hpp"
 #include "engine/train/models/model_hash.hpp"
 #include "engine/train/models/objective.hpp"
-#include "engine/train/data/populated_tensor.hpp"
-#include "engine/train/data/shard.hpp"
 #include "engine/train/sharded_evaluation.hpp"
 #include "engine/train/step_helpers.hpp"
 #include "engine/train/trainer.hpp"
 #include "engine/train/worker_checkpoint.hpp"
-#include "engine/train/elastic_steps.hpp"
 
 namespace laconic::train {
 
@@ -72,7 +72,9 @@ void check_identical_start(Model& model, comm::Communicator& comm) {
 
 namespace {
 
-Clock::duration as_duration(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
+Clock::duration as_duration(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
 
 // One worker's run, epoch by epoch and step by step: the schedule's step, its measurements, the
 // divergence check, checkpoints, progress, evaluations and the vote on stopping early.
@@ -140,7 +142,7 @@ class WorkerLoop {
       const std::string path = checkpoint_path(checkpointing_.dir, comm_.rank(), checkpointing_.resume_step);
       if (keeps_position()) resumed_churn_.emplace();
       resumed_ = load_worker_checkpoint(path, fingerprint_, comm_.rank(), parts_, trainer_,
-                                 resumed_churn_ ? &*resumed_churn_ : nullptr);
+                                        resumed_churn_ ? &*resumed_churn_ : nullptr);
       LACONIC_ENFORCE(resumed_.step == checkpointing_.resume_step, "checkpoint ", path, " is of step ", resumed_.step);
     } else if (comm_.rank() == 0) {
       std::int64_t parameters = 0;
@@ -180,8 +182,8 @@ class WorkerLoop {
       const auto step_end = run_step(epoch, i);
       check_divergence(epoch);
       // eval_every: the test split is evaluated between steps too (the epoch's end has its own).
-      const bool evaluate_now = config_.eval_every > 0 && evaluates() && (step_ + 1) % config_.eval_every == 0 &&
-                                i + 1 < steps_per_epoch_;
+      const bool evaluate_now =
+          config_.eval_every > 0 && evaluates() && (step_ + 1) % config_.eval_every == 0 && i + 1 < steps_per_epoch_;
       // Progress goes out before an evaluation, so that the controller's line for it is current.
       if (seconds_between(last_progress_, step_end) >= 0.5 || i + 1 == steps_per_epoch_ || evaluate_now)
         report_progress(epoch, i, step_end);
@@ -198,7 +200,7 @@ class WorkerLoop {
     const StepPoint at{epoch, step_, callbacks_};
     trainer_.compressor().advance(at);
     parts_.topology->set_step(at);
-    const double step_start = rank_seconds();  // the step's time is on the rank's clock
+    const double step_start = rank_seconds();               // the step's time is on the rank's clock
     if (parts_.network) parts_.network->set_clock(wall());  // where a link's trace stands
     begin_phase(derived_seconds_);
     try {
@@ -206,10 +208,12 @@ class WorkerLoop {
     } catch (const CommError&) {
       if (!elastic_) throw;
       // A peer was lost: the step again (this worker had completed as many as any), or on to the next.
-      if (elastic_->recover(step_, epoch, wall(), first_loss_, rank_seconds() - step_start)) return run_step(epoch, index);
+      if (elastic_->recover(step_, epoch, wall(), first_loss_, rank_seconds() - step_start))
+        return run_step(epoch, index);
       return Clock::now();
     }
-    const double seconds = trainer_.step_seconds(rank_seconds() - step_start);
+    const double hand_over = trainer_.take_hand_over();  // a joiner's state, counted in this step
+    const double seconds = trainer_.step_seconds(rank_seconds() - step_start + hand_over);
     const auto step_end = Clock::now();
     liveness_.tick();
     loss_sum_ += trainer_.loss();
@@ -238,9 +242,12 @@ class WorkerLoop {
     std::set_difference(now.begin(), now.end(), members_.begin(), members_.end(), std::back_inserter(joiners));
     std::set_difference(members_.begin(), members_.end(), now.begin(), now.end(), std::back_inserter(leavers));
     const auto start = Clock::now();  // the hand-over's own time, on any rank clock
+    const comm::ByteCounters before = comm_.counters();
+    const double on_rank_clock = rank_seconds();
     const std::vector<std::uint8_t> averaged = averaged_state(joiners, now);
     join_members(now);
     hand_over(joiners, averaged, epoch);
+    trainer_.add_hand_over(comm_.counters().since(before), rank_seconds() - on_rank_clock);
     // Those present hold the same weights again (mid-round, under join = "now", they never
     // did), or the run ends here saying whose differ.
     if (here && !joiners.empty() && parts_.schedule->round_starts()) check_identical_start(*parts_.model, comm_);
@@ -339,11 +346,11 @@ class WorkerLoop {
         config_.divergence_factor > 0 && first_loss_ > 0 && loss > config_.divergence_factor * first_loss_;
     if (std::isfinite(loss) && !exploded) return;
     sink_.flush();  // the loss that diverged is kept
-    throw DivergedError(str_cat("training loss ", loss, " at epoch ", epoch, ", step ", step_, " on worker ",
-                                comm_.rank(),
-                                exploded ? str_cat(": above divergence_factor ", config_.divergence_factor,
-                                                   " x the first step's loss ", first_loss_)
-                                         : std::string()));
+    throw DivergedError(str_cat(
+        "training loss ", loss, " at epoch ", epoch, ", step ", step_, " on worker ", comm_.rank(),
+        exploded
+            ? str_cat(": above divergence_factor ", config_.divergence_factor, " x the first step's loss ", first_loss_)
+            : std::string()));
   }
 
   bool checkpoint_due() const {
@@ -354,13 +361,12 @@ class WorkerLoop {
   // one when it hears of the checkpoint.
   void save(std::int64_t epoch, std::int64_t index) {
     sink_.flush();
-    const TrainingPosition here{step_,       epoch, index, loss_sum_, first_loss_,
-                                wall(), epoch_elapsed()};
+    const TrainingPosition here{step_, epoch, index, loss_sum_, first_loss_, wall(), epoch_elapsed()};
     liveness_.enter("checkpointing");
     ChurnPosition churn{std::vector<std::int64_t>(members_.begin(), members_.end()), trainer_.data_position(),
                         epoch_steps_trained_};
     save_worker_checkpoint(checkpoint_path(checkpointing_.dir, comm_.rank(), step_), fingerprint_, comm_.rank(), here,
-                    parts_, trainer_, keeps_position() ? &churn : nullptr);
+                           parts_, trainer_, keeps_position() ? &churn : nullptr);
     liveness_.enter("training");
     if (checkpointing_.on_saved) checkpointing_.on_saved(step_);
   }
@@ -397,7 +403,8 @@ class WorkerLoop {
       if (e.bits_per_byte) metrics.values[keys::kTestBitsPerByte] = *e.bits_per_byte;
     }
     const bool stop = epoch + 1 < config_.epochs && votes_to_stop(metrics);
-    if (stop && comm_.rank() == 0) sink_.record({keys::kStoppedEarly, last, epoch, 0, wall(), static_cast<double>(epoch)});
+    if (stop && comm_.rank() == 0)
+      sink_.record({keys::kStoppedEarly, last, epoch, 0, wall(), static_cast<double>(epoch)});
     sink_.flush();
     return stop;
   }
@@ -448,10 +455,10 @@ class WorkerLoop {
   const bool derived_clock_ = rank_clock() == RankClockKind::ThreadCpu;
   double derived_seconds_ = 0, epoch_derived_start_ = 0;
   std::int64_t step_ = 0;
-  std::vector<int> members_;  // churn: the workers present at the last step
+  std::vector<int> members_;                    // churn: the workers present at the last step
   std::optional<ChurnPosition> resumed_churn_;  // churn, elastic: what the checkpoint resumed from kept
-  std::int64_t epoch_steps_trained_ = 0;         // steps of this epoch this worker took part in
-  std::vector<std::uint8_t> start_state_;        // churn: the optimizer's and compressor's at the start
+  std::int64_t epoch_steps_trained_ = 0;        // steps of this epoch this worker took part in
+  std::vector<std::uint8_t> start_state_;       // churn: the optimizer's and compressor's at the start
   double first_loss_ = 0, loss_sum_ = 0;
   double final_test_accuracy_ = -1;
 };

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include <map>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <tuple>
 
 #include "cli_harness.hpp"
@@ -33,8 +33,12 @@ std::string churn_experiment(const std::string& churn, const std::string& schedu
          "  model = mlp { sizes = {64, 64, 10} },\n"
          "  optimizer = sgd { lr = 0.1, momentum = 0.9 },\n"
          "  batch_size = 16, workers = 4, max_steps = 12, eval_limit = 64, timeout = 30,\n"
-         "  schedule = " + schedule + ",\n"
-         "  churn = " + churn + ",\n"
+         "  schedule = " +
+         schedule +
+         ",\n"
+         "  churn = " +
+         churn +
+         ",\n"
          "  placement = sweep { processes(), threads() },\n"
          "}\n";
 }
@@ -70,12 +74,12 @@ std::map<std::string, std::string> runs_by_join_state(const Rows& rows, const st
   return out;
 }
 
-
 }  // namespace
 
-TEST_CASE("a worker leaves and joins by script: rows for the steps it trained, a ring of three meanwhile, the "
-          "same bits as processes and threads",
-          "[cli][e2e][churn]") {
+TEST_CASE(
+    "a worker leaves and joins by script: rows for the steps it trained, a ring of three meanwhile, the "
+    "same bits as processes and threads",
+    "[cli][e2e][churn]") {
   const std::string dir = make_temp_dir();
   write_file(dir + "/c.lua", churn_experiment("sweep { calm(), script { events = \"leave 3 at 4; join 3 at 8\" } }"));
   const auto run = run_laconic(dir, "run c.lua --db c.db --quiet", 300);
@@ -108,6 +112,15 @@ TEST_CASE("a worker leaves and joins by script: rows for the steps it trained, a
     CHECK(at(name, "members", 8, 0) == 4);
     CHECK(!has(name, "members", 5, 0));
     CHECK(at(name, "join_bytes", 8, 0) > 4 * 4810);  // the MLP's 4,810 weights and their momentum
+    // The hand-over is counted in its step like an exchange: step 9 exchanges as step 8 did, among
+    // the same four, so the difference is the state worker 0 sent (the size, then the state) and
+    // worker 3 received, and its projection onto the link.
+    const double join = at(name, "join_bytes", 8, 0);
+    CHECK(at(name, "bytes_sent", 8, 0) - at(name, "bytes_sent", 9, 0) == join);
+    CHECK(at(name, "bytes_received", 8, 3) - at(name, "bytes_received", 9, 3) == join);
+    CHECK(at(name, "messages", 8, 0) - at(name, "messages", 9, 0) == 2);
+    CHECK(at(name, "projected_time_communicate", 8, 0) - at(name, "projected_time_communicate", 9, 0) ==
+          Approx(2 * 50e-6 + 8 * join / (1e9 * kTcpPayloadFraction)).epsilon(1e-6));
     // Three workers sum around a ring of three: 2 x 2/3 of the gradient, against 2 x 3/4 of it.
     CHECK(at(name, "bytes_sent", 5, 0) / at(name, "bytes_sent", 2, 0) == Approx((4.0 / 3) / (6.0 / 4)).epsilon(0.01));
   }
@@ -127,7 +140,7 @@ TEST_CASE("a worker leaves and joins by script: rows for the steps it trained, a
   const auto changes = csv_rows(dir + "/rep/tables/churn_changes.csv");
   REQUIRE(changes.size() == 5);  // the header, two changes for each placement
   CHECK(changes[0] == std::vector<std::string>{"run", "step", "left", "joined", "members", "join_bytes", "join_seconds",
-                                                "join_projected_seconds", "detect_seconds", "regroup_seconds"});
+                                               "join_projected_seconds", "detect_seconds", "regroup_seconds"});
   for (std::size_t i = 1; i < changes.size(); ++i) {
     const auto& c = changes[i];
     INFO(c[0] << " " << c[1]);
@@ -172,8 +185,9 @@ TEST_CASE("churn is refused where it cannot run yet, with the reason", "[cli][ch
   CHECK_THAT(refused(churn_experiment("script { events = \"join 2 at 4\" }")), Catch::Contains("it is present then"));
   CHECK_THAT(refused(churn_experiment("script { events = \"leave 2 on 4\" }")),
              Catch::Contains("each change is \"leave RANKS at STEP\""));
-  CHECK_THAT(refused(churn_experiment("script { events = \"leave 2 at 4\" }", "diloco { inner_steps = 4, fragments = 2 }")),
-             Catch::Contains("not Streaming DiLoCo"));
+  CHECK_THAT(
+      refused(churn_experiment("script { events = \"leave 2 at 4\" }", "diloco { inner_steps = 4, fragments = 2 }")),
+      Catch::Contains("not Streaming DiLoCo"));
   std::string update = churn_experiment("script { events = \"leave 2 at 4\" }");
   update.insert(update.rfind('}'), "  churn_batch = \"global\", exchange = \"update\",\n");
   CHECK_THAT(refused(update), Catch::Contains("not with exchange = \"update\""));
@@ -233,9 +247,10 @@ TEST_CASE("random churn: the changes drawn are recorded, rows match them, the sa
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("churn_batch = \"global\": the workers present train on every worker's examples, the same bits as "
-          "processes and threads",
-          "[cli][e2e][churn]") {
+TEST_CASE(
+    "churn_batch = \"global\": the workers present train on every worker's examples, the same bits as "
+    "processes and threads",
+    "[cli][e2e][churn]") {
   const std::string dir = make_temp_dir();
   write_file(dir + "/g.lua", churn_experiment("random { leave_rate = 0.15, mean_downtime = 3 }"));
   const auto run = run_laconic(dir, "run g.lua --db g.db --quiet --set churn_batch=global", 300);
@@ -256,13 +271,14 @@ TEST_CASE("churn_batch = \"global\": the workers present train on every worker's
   }
   CHECK(examples.size() == 12);
   for (const auto& [step, total] : examples) CHECK(total == 64);  // 4 workers x 16, whoever is away
-  CHECK(shared_steps > 0);  // the random draws took someone away
+  CHECK(shared_steps > 0);                                        // the random draws took someone away
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("churn under local SGD and DiLoCo: a joiner comes in at the next round's start or at once, the same bits as "
-          "processes and threads",
-          "[cli][e2e][churn]") {
+TEST_CASE(
+    "churn under local SGD and DiLoCo: a joiner comes in at the next round's start or at once, the same bits as "
+    "processes and threads",
+    "[cli][e2e][churn]") {
   const std::string dir = make_temp_dir();
   write_file(dir + "/l.lua",
              churn_experiment("{ leave { ranks = { 3 }, step = 3 }, join { ranks = { 3 }, step = 6 } }",
@@ -355,14 +371,16 @@ TEST_CASE("a resume from a checkpoint taken while a worker is away continues as 
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a joiner with fresh state takes worker 0's weights but the optimizer state of the run's start; refused "
-          "under synchronous SGD",
-          "[cli][e2e][churn]") {
+TEST_CASE(
+    "a joiner with fresh state takes worker 0's weights but the optimizer state of the run's start; refused "
+    "under synchronous SGD",
+    "[cli][e2e][churn]") {
   const std::string dir = make_temp_dir();
   // The list form names the state on the join; its script reads it back.
-  write_file(dir + "/l.lua",
-             churn_experiment("{ leave { ranks = { 3 }, step = 3 }, join { ranks = { 3 }, step = 6, state = \"fresh\" } }",
-                              "local_sgd { period = 4, join = \"now\" }"));
+  write_file(
+      dir + "/l.lua",
+      churn_experiment("{ leave { ranks = { 3 }, step = 3 }, join { ranks = { 3 }, step = 6, state = \"fresh\" } }",
+                       "local_sgd { period = 4, join = \"now\" }"));
   const auto listed = run_laconic(dir, "check l.lua --json", 120);
   REQUIRE(listed.status == 0);
   CHECK(nlohmann::json::parse(listed.out)[0]["config"]["churn"]["events"] == "leave 3 at 3; join 3 at 6 fresh");
@@ -399,9 +417,10 @@ TEST_CASE("a joiner with fresh state takes worker 0's weights but the optimizer 
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a joiner with averaged state takes the staying workers' mean momentum, the same bits under processes and "
-          "threads; refused under synchronous SGD",
-          "[cli][e2e][churn]") {
+TEST_CASE(
+    "a joiner with averaged state takes the staying workers' mean momentum, the same bits under processes and "
+    "threads; refused under synchronous SGD",
+    "[cli][e2e][churn]") {
   const std::string dir = make_temp_dir();
   write_file(dir + "/a.lua", churn_experiment("sweep { script { events = \"leave 3 at 3; join 3 at 6\" }, script { "
                                               "events = \"leave 3 at 3; join 3 at 6 averaged\" } }",
