@@ -72,9 +72,6 @@ stage "train on the $device"
 status=0
 fashion="$prefix/usr/share/datasets/fashion-mnist"
 pods=$(ls -d "$prefix"/usr/share/perl/*/pod | head -1)
-# fashion_mnist() checks its folder when the file is read, before --set data.root applies: the
-# carried folder goes into a copy of the file.
-sed "s#fashion_mnist()#fashion_mnist { root = \"$fashion\" }#" bench/gpu/lenet5.lua >"$out/lenet5.lua"
 train() {  # FILE DATA_ROOT: one experiment's runs into gpu.db; on a crash, the backtrace (cuda-gdb)
   local command=("$build/cli/laconic-engine" run "$1" --db "$out/gpu.db" --set "data.root=$2" "${runs[@]}")
   timeout 120 "${command[@]}" >>"$out/train.log" 2>&1 && return 0
@@ -86,7 +83,7 @@ train() {  # FILE DATA_ROOT: one experiment's runs into gpu.db; on a crash, the 
   fi
   return $code
 }
-train "$out/lenet5.lua" "$fashion" || status=5
+train bench/gpu/lenet5.lua "$fashion" || status=5
 train bench/gpu/gpt.lua "$pods" || { [ $status = 0 ] && status=6; }
 tail -15 "$out/train.log"
 

@@ -34,9 +34,11 @@ OptionFields<Cifar10Options> Cifar10Options::fields() {
       .text("root", &Cifar10Options::root, "directory holding data_batch_1..5.bin and test_batch.bin")
       .rule([](const ComponentSpec& spec, Cifar10Options& o) {
         if (o.root.empty()) throw ConfigError(str_cat(spec.name, ".root must not be empty"));
-        // Checked when the experiment is loaded, so missing files stop the run before any worker.
-        for (const std::string& file : Cifar10Dataset::file_names()) path_of(o.root, file);
       });
+}
+
+Cifar10Dataset::Cifar10Dataset(Cifar10Options options) : options_(std::move(options)) {
+  for (const std::string& file : file_names()) path_of(options_.root, file);
 }
 
 std::vector<std::string> Cifar10Dataset::file_names() {

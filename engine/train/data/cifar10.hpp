@@ -25,7 +25,9 @@ struct Cifar10Options {
 /// 0.2435, 0.2616). No augmentation.
 class Cifar10Dataset : public Dataset {
  public:
-  explicit Cifar10Dataset(Cifar10Options options) : options_(std::move(options)) {}
+  /// ConfigError, naming the first missing batch file, unless all six are in the root: the
+  /// controller builds the dataset before any worker starts (after `--set` applies).
+  explicit Cifar10Dataset(Cifar10Options options);
   std::string name() const override { return "cifar10"; }
   const DataSplit& train() override;
   const DataSplit& test() override;

@@ -21,7 +21,10 @@ struct IdxDatasetInfo {
 
 class IdxImageDataset : public Dataset {
  public:
-  IdxImageDataset(std::string root, const IdxDatasetInfo& info) : root_(std::move(root)), info_(info) {}
+  /// Checks that the four files are in `root` (check_files).
+  IdxImageDataset(std::string root, const IdxDatasetInfo& info) : root_(std::move(root)), info_(info) {
+    check_files(root_, info_);
+  }
   std::string name() const override { return info_.name; }
   const DataSplit& train() override;
   const DataSplit& test() override;
@@ -29,8 +32,10 @@ class IdxImageDataset : public Dataset {
   bool cached() const override { return true; }
   std::vector<std::int64_t> example_shape() const override { return {1, 28, 28}; }
 
-  /// ConfigError, naming the first missing file and the hint, unless all four are in `root`;
-  /// called when the experiment is loaded, so a missing dataset stops a run before any worker.
+  /// ConfigError, naming the first missing file and the hint, unless all four are in `root`.
+  /// Called when the dataset is built: the controller builds it before any worker starts (so a
+  /// missing dataset stops a run there, and `laconic check` says so), after `--set` has given
+  /// the experiment's `data.root` its value, not when the file is read.
   static void check_files(const std::string& root, const IdxDatasetInfo& info);
 
  private:

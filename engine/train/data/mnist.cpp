@@ -25,8 +25,6 @@ OptionFields<MnistOptions> MnistOptions::fields() {
       .text("root", &MnistOptions::root, "directory holding the four MNIST idx files (.gz or plain)")
       .rule([](const ComponentSpec& spec, MnistOptions& o) {
         if (o.root.empty()) throw ConfigError(str_cat(spec.name, ".root must not be empty"));
-        // Checked when the experiment is loaded, so missing files stop the run before any worker.
-        IdxImageDataset::check_files(o.root, kMnistInfo);
       });
 }
 
