@@ -73,7 +73,8 @@ status=0
 fashion="$prefix/usr/share/datasets/fashion-mnist"
 pods=$(ls -d "$prefix"/usr/share/perl/*/pod | head -1)
 train() {  # FILE DATA_ROOT: one experiment's runs into gpu.db; on a crash, the backtrace (cuda-gdb)
-  local command=("$build/cli/laconic-engine" run "$1" --db "$out/gpu.db" --set "data.root=$2" "${runs[@]}")
+  # laconic, not laconic-engine: it pins the workers' OpenMP and BLAS threads before it execs the engine
+  local command=("$laconic" run "$1" --db "$out/gpu.db" --set "data.root=$2" "${runs[@]}")
   timeout 120 "${command[@]}" >>"$out/train.log" 2>&1 && return 0
   local code=$?
   if [ $code -ge 128 ] && [ $code -ne 137 ] && command -v cuda-gdb >/dev/null; then
