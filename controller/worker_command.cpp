@@ -8,21 +8,19 @@
 
 #include <cctype>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <thread>
 
 #include "engine/catalog.hpp"
 #include "engine/comm/gloo_communicator.hpp"
 #include "engine/comm/stamped_arrival_board.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/liveness.hpp"
+#include "engine/core/periodic_thread.hpp"
 #include "engine/core/worker_message.hpp"
 #include "engine/rendezvous_store.hpp"
 #include "engine/thread_ranks.hpp"
@@ -79,38 +77,20 @@ class NullSink : public MetricsSink {
 // longest; a frozen process falls silent (docs/architecture.md, "Liveness").
 class HeartbeatThread {
  public:
-  HeartbeatThread(MessageWriter& writer, const std::deque<Liveness>& liveness)
-      : writer_(writer), liveness_(liveness), thread_([this] { loop(); }) {}
-  ~HeartbeatThread() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  HeartbeatThread(const HeartbeatThread&) = delete;
-  HeartbeatThread& operator=(const HeartbeatThread&) = delete;
+  HeartbeatThread(MessageWriter& writer, const std::deque<Liveness>& liveness) : writer_(writer), liveness_(liveness) {}
 
  private:
-  void loop() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!stop_) {
-      const Liveness* quietest = &liveness_.front();
-      for (const Liveness& l : liveness_)
-        if (l.quiet_seconds() > quietest->quiet_seconds()) quietest = &l;
-      writer_.send(HeartbeatMessage{quietest->phase(), quietest->quiet_seconds()});
-      writer_.flush();
-      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
-    }
+  void beat() {
+    const Liveness* quietest = &liveness_.front();
+    for (const Liveness& l : liveness_)
+      if (l.quiet_seconds() > quietest->quiet_seconds()) quietest = &l;
+    writer_.send(HeartbeatMessage{quietest->phase(), quietest->quiet_seconds()});
+    writer_.flush();
   }
 
   MessageWriter& writer_;
   const std::deque<Liveness>& liveness_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  std::thread thread_;  // last: started once everything it uses exists
+  PeriodicThread thread_{std::chrono::seconds(1), [this] { beat(); }};  // last
 };
 
 // run_facts key of the seconds rank 0 spent in a phase.
@@ -205,7 +185,7 @@ void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& cat
     if (stamps != nullptr) channel.send(FactMessage{storage::fact::kClockOffsetError, str_cat(stamps->worst_error())});
   };
   if (args.rank == 0 && args.order.world() > 1) {
-    const auto how = elastic      ? storage::WaitMeasured::Barrier
+    const auto how = elastic             ? storage::WaitMeasured::Barrier
                      : stamps != nullptr ? storage::WaitMeasured::MessageStamps
                                          : storage::WaitMeasured::ArrivalBoard;
     channel.send(FactMessage{storage::fact::kWaitMeasured, storage::wait_measured_text(how)});

@@ -7,19 +7,18 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <csignal>
 #include <exception>
 #include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "engine/comm/shared_arrival_board.hpp"
 #include "engine/comm/stamped_arrival_board.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/periodic_thread.hpp"
 #include "engine/core/rank_clock.hpp"
 
 namespace laconic::comm {
@@ -56,17 +55,7 @@ void report_broken_pipes_as_errors() { std::signal(SIGPIPE, SIG_IGN); }
 class FailureWatch {
  public:
   explicit FailureWatch(std::shared_ptr<ElasticMembership> membership)
-      : membership_(std::move(membership)), generation_(membership_->current().number), thread_([this] { loop(); }) {}
-  ~FailureWatch() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  FailureWatch(const FailureWatch&) = delete;
-  FailureWatch& operator=(const FailureWatch&) = delete;
+      : membership_(std::move(membership)), generation_(membership_->current().number) {}
 
   int generation() const { return generation_; }
   void set_generation(int number) { generation_ = number; }
@@ -91,26 +80,29 @@ class FailureWatch {
   };
 
  private:
-  void loop() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!stop_) {
-      wake_.wait_for(lock, std::chrono::milliseconds(10));
-      if (stop_ || buffers_.empty() || !membership_->failure_posted(generation_)) continue;
-      for (auto* b : buffers_) {
-        b->abortWaitRecv();
-        b->abortWaitSend();
-      }
-      buffers_.clear();
+  // The store is read without the lock (a transfer starting meanwhile does not wait for it); the
+  // buffers are aborted under it, before their transfer ends and frees them.
+  void check() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (buffers_.empty()) return;
     }
+    const int generation = generation_;
+    if (!membership_->failure_posted(generation)) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (generation != generation_) return;  // regrouped meanwhile: not this generation's transfer
+    for (auto* b : buffers_) {
+      b->abortWaitRecv();
+      b->abortWaitSend();
+    }
+    buffers_.clear();
   }
 
   std::shared_ptr<ElasticMembership> membership_;
   std::atomic<int> generation_;
   std::mutex mutex_;
-  std::condition_variable wake_;
-  std::vector<gloo::transport::UnboundBuffer*> buffers_;  // those of the transfer waiting now
-  bool stop_ = false;
-  std::thread thread_;
+  std::vector<gloo::transport::UnboundBuffer*> buffers_;                       // those of the transfer waiting now
+  PeriodicThread thread_{std::chrono::milliseconds(10), [this] { check(); }};  // last
 };
 
 struct GlooCommunicator::Impl {

@@ -61,6 +61,20 @@ CommandResult run_with_fault(const std::string& dir, const std::string& fault, i
   return result;
 }
 
+// Three epochs of the elastic experiment with LACONIC_FAULT_KILL=fault in a directory of its own,
+// which must finish: its database.
+std::unique_ptr<storage::Database> finished_with_fault(const std::string& fault) {
+  const auto dir = make_temp_dir();
+  write_file(dir + "/f.lua", elastic_experiment("", "true", 3));
+  const auto r = run_with_fault(dir, fault, 300);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  auto db = storage::Database::open_read_only(dir + "/f.db");
+  REQUIRE(storage::list_runs(*db).size() == 1);
+  CHECK(storage::list_runs(*db).front().status == storage::RunStatus::Finished);
+  return db;
+}
+
 FaultRun fault_run_at(const std::string& dir, int n) {
   const auto faulty = run_with_fault(dir, "2:" + std::to_string(n), 120);
   INFO(faulty.out << faulty.err);
@@ -265,14 +279,8 @@ TEST_CASE("a worker lost in the last step: worker 0 takes worker 1's state at th
 
 TEST_CASE("a worker lost in the check before the first step is dropped there, and its relaunch joins",
           "[cli][e2e][elastic]") {
-  const auto dir = make_temp_dir();
-  write_file(dir + "/f.lua", elastic_experiment("", "true", 3));
   // Worker 2 dies just before its first message out: the check that the replicas start equal.
-  const auto r = run_with_fault(dir, "2:1", 300);
-  INFO(r.out << r.err);
-  REQUIRE(r.status == 0);
-  auto db = storage::Database::open_read_only(dir + "/f.db");
-  CHECK(storage::list_runs(*db).front().status == storage::RunStatus::Finished);
+  const auto db = finished_with_fault("2:1");
   std::map<double, std::int64_t> changes;  // +1 / -1 -> step
   for (const auto& m : storage::metrics_of(*db, 1, "member_change")) {
     CHECK(m.worker == 2);
@@ -295,16 +303,9 @@ TEST_CASE("a worker lost in the check before the first step is dropped there, an
 
 TEST_CASE("a relaunch lost while its admission forms never joins, the members go on and its next relaunch joins",
           "[cli][e2e][elastic]") {
-  const auto dir = make_temp_dir();
-  write_file(dir + "/f.lua", elastic_experiment("", "true", 3));
   // Worker 2's first launch dies in a step; its first relaunch just before its first message out,
   // in the admission's check that the replicas are equal (after the state reached it).
-  const auto r = run_with_fault(dir, "2:109,1", 300);
-  INFO(r.out << r.err);
-  REQUIRE(r.status == 0);
-  auto db = storage::Database::open_read_only(dir + "/f.db");
-  REQUIRE(storage::list_runs(*db).size() == 1);
-  CHECK(storage::list_runs(*db).front().status == storage::RunStatus::Finished);
+  const auto db = finished_with_fault("2:109,1");
   const storage::RunFacts facts = storage::run_facts_of(*db, 1);
   const std::string relaunches =
       facts.text.count(storage::fact::kElasticRelaunches) ? facts.text.at(storage::fact::kElasticRelaunches) : "";
