@@ -18,6 +18,7 @@
 #include "engine/comm/elastic.hpp"
 #include "engine/comm/store.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/liveness.hpp"
 #include "storage/run_facts.hpp"
 
 namespace laconic::controller {
@@ -237,7 +238,8 @@ class Supervisor {
       if (w.exited || !w.hung.empty()) continue;
       const double silent = silent_for(w);
       const double stalled = w.quiet + silent;
-      if (silent <= spec_.timeout && stalled <= spec_.timeout + kFailureGraceSeconds) continue;
+      const double longest_wait = (w.phase == kRegroupingPhase ? 2 : 1) * spec_.timeout;
+      if (silent <= spec_.timeout && stalled <= longest_wait + kFailureGraceSeconds) continue;
       w.hung = silent > spec_.timeout
                    ? str_cat(w.label(), " hung: no sign of life for ", static_cast<long>(silent),
                              " s (last heard during ", w.phase, ")")

@@ -132,7 +132,8 @@ inline constexpr double kStalledAfterSeconds = 10;
 /// does not answer a kill within kFailureGraceSeconds, is lost (RemoteRanks::lost). When one
 /// worker dies, the others get kFailureGraceSeconds to report before they are killed. A worker
 /// that sends nothing for `timeout` seconds, or whose heartbeat says its main thread made no
-/// progress for `timeout` + kFailureGraceSeconds, is hung: killed and named ("worker 0 hung: no
+/// progress for `timeout` + kFailureGraceSeconds (2 x `timeout` + kFailureGraceSeconds while an
+/// elastic run's rank regroups, kRegroupingPhase), is hung: killed and named ("worker 0 hung: no
 /// sign of life for 61 s (last heard during evaluating)"). In an elastic run a worker but 0 that
 /// dies on its own is posted gone in the run's store and started again (at most
 /// `spec.elastic_relaunches` times), and the run goes on; each loss is recorded as the run fact

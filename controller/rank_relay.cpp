@@ -1,7 +1,6 @@
 #include "controller/rank_relay.hpp"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -16,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "engine/comm/reachability.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/worker_message.hpp"
 
@@ -81,24 +81,8 @@ std::optional<Published> parse_published(const std::vector<char>& value) {
 
 // A connected socket to address:port within `timeout`, or -1.
 int connect_to(const std::string& address, int port, std::chrono::milliseconds timeout) {
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (::inet_pton(AF_INET, address.c_str(), &to.sin_addr) != 1) return -1;
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return -1;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
-    pollfd p{fd, POLLOUT, 0};
-    int error = 0;
-    socklen_t length = sizeof error;
-    if (errno != EINPROGRESS || ::poll(&p, 1, static_cast<int>(timeout.count())) != 1 ||
-        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
-      ::close(fd);
-      return -1;
-    }
-  }
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  tune_socket(fd);
+  const int fd = comm::connect_within(address, port, timeout, nullptr);
+  if (fd >= 0) tune_socket(fd);
   return fd;
 }
 
@@ -194,7 +178,8 @@ std::vector<std::unique_ptr<RelayConnection>> gather_ranks(comm::KeyValueStore& 
   std::string refusal;
   while (static_cast<int>(joined.size()) < mine.world - 1 && refusal.empty()) {
     if (stop) {
-      for (auto& [rank, connection] : joined) connection->send_line(encode(JoinRefused{"rank 0 was stopped by the user"}));
+      for (auto& [rank, connection] : joined)
+        connection->send_line(encode(JoinRefused{"rank 0 was stopped by the user"}));
       throw StoppedError(str_cat("rank 0 stopped by the user (Ctrl-C or SIGTERM) after waiting ",
                                  seconds_since(started), " s of ", timeout.count() / 1000,
                                  " s (--launch-timeout) for ranks ", missing(), " of ", mine.world));

@@ -174,8 +174,11 @@ void train_process_rank(const WorkerArgs& args, const engine::EngineCatalog& cat
   std::shared_ptr<comm::ElasticMembership> elastic;
   if (config.elastic)
     elastic = std::make_shared<comm::ElasticMembership>(store, args.rank, args.order.world(), args.incarnation,
-                                                        timeout_of(config));
-  if (elastic && elastic->relaunched() && !elastic->await_admission()) return;
+                                                        timeout_of(config),
+                                                        comm::ListenAddress{args.hostname, args.interface});
+  // A relaunch whose host cannot reach worker 0 yet waits, a bounded try at a time.
+  const auto still_cut_off = [&](const std::string&) { channel.liveness().tick(); };
+  if (elastic && elastic->relaunched() && !elastic->await_admission(still_cut_off)) return;
   const auto comm = connect(args, config, store, elastic);
   // How time_wait is measured: ranks on one host share an arrival board, on several they stamp
   // their messages with arrivals on rank 0's clock, whose offsets' worst error rank 0 knows (the

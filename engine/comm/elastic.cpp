@@ -21,6 +21,8 @@ std::string recovery_key(int number) { return str_cat("elastic/recovery/", numbe
 std::string stop_key(std::int64_t epoch) { return str_cat("elastic/stop/", epoch); }
 std::string failed_key(int number) { return str_cat("elastic/failed/", number); }
 const char* const kClosedKey = "elastic/closed";
+// What a member that cannot reach worker 0 reports instead of its completed steps.
+const char* const kUnreachable = "unreachable";
 
 std::vector<char> store_bytes_of(const std::string& text) { return {text.begin(), text.end()}; }
 std::string store_text_of(const std::vector<char>& bytes) { return {bytes.begin(), bytes.end()}; }
@@ -44,6 +46,8 @@ void poll_until(Ready ready, std::chrono::milliseconds timeout, const std::strin
 }  // namespace
 
 std::string elastic_gone_key(int rank, int incarnation) { return str_cat("elastic/gone/", rank, "/", incarnation); }
+
+std::string elastic_beacon_key() { return "elastic/beacon"; }
 
 namespace {
 
@@ -117,7 +121,7 @@ Generation Generation::parse(const std::string& text) {
 }
 
 ElasticMembership::ElasticMembership(std::shared_ptr<KeyValueStore> store, int rank, int world, int incarnation,
-                                     std::chrono::milliseconds timeout)
+                                     std::chrono::milliseconds timeout, const ListenAddress& where)
     : store_(std::move(store)),
       rank_(rank),
       world_(world),
@@ -127,9 +131,24 @@ ElasticMembership::ElasticMembership(std::shared_ptr<KeyValueStore> store, int r
   for (int r = 0; r < world; ++r) current_.members.push_back(r);
   current_.incarnations.assign(static_cast<std::size_t>(world), 0);
   current_.completed.assign(static_cast<std::size_t>(world), 0);
+  if (rank_ == 0) {
+    beacon_ = std::make_unique<Beacon>(where);
+    store_->set(elastic_beacon_key(), store_bytes_of(beacon_->address()));
+  }
 }
 
-std::optional<Generation> ElasticMembership::await_admission() {
+ElasticMembership::~ElasticMembership() = default;
+
+std::string ElasticMembership::beacon_address() { return store_text_of(store_->get(elastic_beacon_key(), timeout_)); }
+
+std::optional<Generation> ElasticMembership::await_admission(const std::function<void(const std::string&)>& waiting) {
+  // A relaunch on a host still cut off waits for its link: asking sooner would have worker 0
+  // admit a member nobody can connect. The run's end (or the controller) ends the wait.
+  for (std::string why; !reaches(beacon_address(), timeout_, &why);) {
+    if (store_->check(kClosedKey)) return std::nullopt;
+    if (waiting) waiting(why);
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
   store_->set(join_key(rank_, incarnation_), {});
   const std::string admit = admit_key(rank_, incarnation_);
   bool closed = false;
@@ -186,23 +205,28 @@ Generation ElasticMembership::posted_after_failure(std::int64_t completed) {
   // After an admission posted but not formed, its number is taken: its joiners wait on it.
   g.number = current_.number + (pending_ ? 2 : 1);
   std::vector<std::int64_t> done(current_.members.size(), -1);
-  std::vector<bool> gone(current_.members.size(), false);
+  std::vector<bool> gone(current_.members.size(), false);  // posted gone, or cannot reach worker 0
   poll_until(
       [&] {
         for (std::size_t i = 0; i < current_.members.size(); ++i) {
           const int r = current_.members[i];
           if (r == rank_) done[i] = completed;
           if (done[i] >= 0 || gone[i]) continue;
-          if (store_->check(alive_key(current_.number, r)))
-            done[i] = std::stoll(store_text_of(store_->get(alive_key(current_.number, r), timeout_)));
-          else
+          if (store_->check(alive_key(current_.number, r))) {
+            const std::string report = store_text_of(store_->get(alive_key(current_.number, r), timeout_));
+            if (report == kUnreachable)
+              gone[i] = true;
+            else
+              done[i] = std::stoll(report);
+          } else {
             gone[i] = store_->check(elastic_gone_key(r, current_.incarnations[i]));
+          }
         }
         for (std::size_t i = 0; i < done.size(); ++i)
           if (done[i] < 0 && !gone[i]) return false;
         return true;
       },
-      timeout_, "a member neither reported after the failure nor was posted gone");
+      2 * timeout_, "a member neither reported after the failure nor was posted gone");
   for (std::size_t i = 0; i < current_.members.size(); ++i) {
     const int r = current_.members[i];
     if (gone[i]) {
@@ -231,8 +255,13 @@ Generation ElasticMembership::after_failure(std::int64_t completed) {
   if (rank_ == 0) {
     g = posted_after_failure(completed);
   } else {
-    store_->set(alive_key(current_.number, rank_), store_bytes_of(str_cat(completed)));
-    g = Generation::parse(store_text_of(store_->get(recovery_key(current_.number), timeout_)));
+    std::string why;
+    const bool reached = reaches(beacon_address(), timeout_, &why);
+    store_->set(alive_key(current_.number, rank_), store_bytes_of(reached ? str_cat(completed) : kUnreachable));
+    g = Generation::parse(store_text_of(store_->get(recovery_key(current_.number), 2 * timeout_)));
+    if (!reached)
+      throw CommError(str_cat("elastic run: worker ", rank_, " cannot reach worker 0 (", why,
+                              "): left out of generation ", g.number));
   }
   LACONIC_ENFORCE(g.has(rank_), "worker ", rank_, " reported after the failure but is not in the next group");
   adopt(g);

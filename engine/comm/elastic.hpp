@@ -8,13 +8,23 @@
 // worker 0 admits it into a generation that begins at the step after the one it saw the request
 // at, which every member reads before that step (each step's exchange needs worker 0's part, sent
 // after the posting). Worker 0 itself never leaves: losing it fails the run.
+//
+// A member whose process lives but whose host dropped off (a link down, a partition) still
+// reaches the store, which is a file or another host's server. So every report comes with a
+// check of its own: the member connects to worker 0's Beacon (engine/comm/reachability.hpp)
+// within the run's timeout, and one that cannot says so instead of its steps. Worker 0 leaves it
+// out of the next generation and the member ends with the reason, to be relaunched; a relaunch
+// asks to join only once it reaches worker 0. Reaching worker 0 is checked, not reaching every
+// member: a partition that separates two members both reaching worker 0 still fails the run.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/comm/reachability.hpp"
 #include "engine/comm/store.hpp"
 
 namespace laconic::comm {
@@ -46,26 +56,36 @@ struct Generation {
 /// first launch) died.
 std::string elastic_gone_key(int rank, int incarnation);
 
+/// The key under which worker 0 posts its Beacon's address.
+std::string elastic_beacon_key();
+
 class ElasticMembership {
  public:
   /// `store` is the run's; `incarnation` the relaunches of `rank` before this process (0: launched
-  /// with the run).
+  /// with the run). Worker 0 listens with its Beacon on `where` (the address its Gloo connections
+  /// use) and posts the beacon's address.
   ElasticMembership(std::shared_ptr<KeyValueStore> store, int rank, int world, int incarnation,
-                    std::chrono::milliseconds timeout);
+                    std::chrono::milliseconds timeout, const ListenAddress& where = {});
+  ~ElasticMembership();
 
   int incarnation() const { return incarnation_; }
   bool relaunched() const { return incarnation_ > 0; }
   const Generation& current() const { return current_; }
 
-  /// A relaunched worker: asks to join and waits up to the run's timeout to be admitted; the
-  /// generation it joins, or none when the run has ended meanwhile (close()).
-  std::optional<Generation> await_admission();
+  /// A relaunched worker: waits until it reaches worker 0 (calling `waiting` with the reason
+  /// after each try, a try bounded by the run's timeout, one a second), then asks to join and
+  /// waits up to the run's timeout to be admitted; the generation it joins, or none when the run
+  /// has ended meanwhile (close()).
+  std::optional<Generation> await_admission(const std::function<void(const std::string&)>& waiting = {});
   /// Every member at every step's start: the generation that begins at `step`, if one does.
   /// Worker 0 first admits the relaunched workers waiting (posting a generation from step + 1),
   /// unless `admit` is false (the run's end).
   std::optional<Generation> due(std::int64_t step, bool admit = true);
   /// After this member lost a peer, having completed `completed` steps: the next generation, of
-  /// the members that reported (CommError when worker 0 does not post it within the timeout).
+  /// the members that reported and reach worker 0. Worker 0 waits up to twice the run's timeout
+  /// for the reports (each member first tries to reach it, for up to the timeout), the others as
+  /// long for its posting. CommError when it does not come, and for a member that could not
+  /// reach worker 0, with the reason.
   Generation after_failure(std::int64_t completed);
   /// A member that lost a connection in generation `number` says so, so that the others' waits
   /// in it end at once (GlooCommunicator watches), whatever their own connections show.
@@ -89,6 +109,8 @@ class ElasticMembership {
   /// Worker 0: the ranks outside the group whose relaunch asks to join (incarnations in next_).
   std::vector<int> waiting_joiners();
   Generation posted_after_failure(std::int64_t completed);
+  /// The address of worker 0's beacon, which it posts when it starts.
+  std::string beacon_address();
 
   std::shared_ptr<KeyValueStore> store_;
   int rank_;
@@ -98,6 +120,7 @@ class ElasticMembership {
   Generation current_;
   std::optional<Generation> pending_;  ///< an admission posted, beginning at its step
   std::vector<int> incarnation_of_;    ///< worker 0: each rank's latest known incarnation
+  std::unique_ptr<Beacon> beacon_;     ///< worker 0's
 };
 
 /// What an elastic run's worker loop asks of its communicator (Communicator::elastic()).

@@ -13,6 +13,11 @@
 
 namespace laconic {
 
+/// The phase an elastic run's rank is in while its group changes (engine/train/elastic_steps.cpp).
+/// One of its waits, worker 0's for the members' reports, may last twice the run's timeout
+/// (engine/comm/elastic.hpp); the controller allows it that long.
+inline constexpr const char* kRegroupingPhase = "regrouping";
+
 class Liveness {
  public:
   Liveness() { tick(); }

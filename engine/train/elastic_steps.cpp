@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "engine/core/error.hpp"
+#include "engine/core/liveness.hpp"
 #include "engine/core/metric_keys.hpp"
 #include "engine/core/rank_clock.hpp"
 #include "engine/train/checkpoint.hpp"
@@ -42,7 +43,7 @@ void ElasticSteps::begin_step(std::int64_t step, std::int64_t epoch, double wall
 void ElasticSteps::admit_due(std::int64_t step, std::int64_t epoch, double wall, double first_loss, bool admit_new) {
   if (const auto g = group_.membership().due(step, admit_new)) {
     const auto start = ElasticClock::now();
-    parts_.liveness->enter("regrouping");
+    parts_.liveness->enter(kRegroupingPhase);
     group_.membership().adopt(*g);
     forming_ = g;
     group_.regroup(*g);
@@ -65,9 +66,11 @@ bool ElasticSteps::recover(std::int64_t step, std::int64_t epoch, double wall, d
                            bool in_step) {
   const auto start = ElasticClock::now();
   group_.abandon();  // first: a peer blocked on this worker fails now, not at its timeout
-  parts_.liveness->enter("regrouping");
+  parts_.liveness->enter(kRegroupingPhase);
   const comm::Generation g = group_.membership().after_failure(step);
+  parts_.liveness->tick();  // each wait is bounded on its own
   group_.regroup(g);
+  parts_.liveness->tick();
   const double regroup = elastic_seconds_since(start);
   const bool behind = g.receives(comm_.rank());
   LACONIC_ENFORCE(!behind || g.step == step + 1, "worker ", comm_.rank(), " completed ", step,

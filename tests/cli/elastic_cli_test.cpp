@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli_harness.hpp"
+#include "elastic_harness.hpp"
 #include "engine/core/error.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
@@ -23,27 +24,6 @@ using namespace laconic::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::string elastic_experiment(const std::string& extra = "", const std::string& elastic = "true", int epochs = 12) {
-  return "experiment {\n"
-         "  name = \"elastic\",\n"
-         "  data = synthetic { shape = {1, 8, 8}, n = 9600, test_n = 64 },\n"
-         "  model = mlp { sizes = {64, 64, 10} },\n"
-         "  optimizer = sgd { lr = 0.05, momentum = 0.9 },\n"
-         "  batch_size = 16, workers = 3, epochs = " +
-         std::to_string(epochs) +
-         ", eval_limit = 64, timeout = 30,\n"
-         "  elastic = " +
-         elastic + ",\n" + extra + "}\n";
-}
-
-// (worker, step) -> the run's train_loss rows.
-std::map<std::pair<std::int64_t, std::int64_t>, std::vector<double>> loss_rows(storage::Database& db,
-                                                                               std::int64_t run_id) {
-  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<double>> out;
-  for (const auto& m : storage::metrics_of(db, run_id, "train_loss")) out[{m.worker, m.step}].push_back(m.value);
-  return out;
-}
 
 // A run of the experiment in dir/f.lua whose worker 2 kills itself just before its N-th message
 // out (LACONIC_FAULT_KILL), into dir/f.db: what it recorded of the loss.

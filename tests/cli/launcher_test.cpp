@@ -15,6 +15,7 @@
 #include "controller/launcher.hpp"
 #include "controller/supervised_worker.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/liveness.hpp"
 #include "engine/core/worker_message.hpp"
 
 using namespace laconic;
@@ -105,6 +106,29 @@ TEST_CASE("a worker that falls silent for the timeout is called hung, killed and
   // Rank 1 was still reporting when rank 0 was caught: stopped after the grace, not hung.
   CHECK_THAT(outcome.error, Catch::Contains("worker 1 was stopped by the controller: worker 0 hung"));
   CHECK(took < 1.5 + controller::kFailureGraceSeconds + 3);
+  CHECK(no_children());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a rank regrouping an elastic run may make no progress for twice the timeout", "[cli][launcher]") {
+  // Its heartbeat says its main thread made no progress for up to 8 s, past the 2 s timeout + 5 s
+  // allowed a training rank but within the 2 x 2 s + 5 s allowed while it regroups (worker 0 may
+  // wait that long for the members' reports); then it exits, having made progress.
+  const std::string dir = make_temp_dir();
+  std::string script = "#!/bin/sh\n";
+  for (int i = 0; i <= 40; ++i)
+    script += "printf '%s' '" + encode_message(HeartbeatMessage{kRegroupingPhase, 0.2 * i}) + "' >&3\nsleep 0.2\n";
+  write_file(dir + "/worker.sh", script);
+  ::chmod((dir + "/worker.sh").c_str(), 0755);
+  controller::LaunchSpec spec;
+  spec.executable = dir + "/worker.sh";
+  spec.worker.order.resolved.world_size = 1;
+  spec.timeout = 2;
+  CountingSink sink;
+  const std::atomic<bool> stop{false};
+  const controller::LaunchOutcome outcome = controller::launch_workers(spec, sink, {}, stop);
+  INFO(outcome.error);
+  CHECK(outcome.ok());
   CHECK(no_children());
   std::filesystem::remove_all(dir);
 }

@@ -3,6 +3,12 @@
 // regroup without it and take its relaunch back in.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <filesystem>
 #include <future>
 #include <thread>
@@ -27,6 +33,56 @@ std::shared_ptr<comm::ElasticMembership> member(const ElasticDir& dir, int rank,
                                                 std::chrono::milliseconds timeout = 10s, int world = 3) {
   return std::make_shared<comm::ElasticMembership>(dir.store(), rank, world, incarnation, timeout);
 }
+
+// The run's store as a member on a host cut off from worker 0 sees it: worker 0's beacon answers
+// at a port where nothing listens (port 1), while `cut` is true; the store itself is reached.
+class CutOffStore : public comm::KeyValueStore {
+ public:
+  explicit CutOffStore(std::shared_ptr<comm::KeyValueStore> run, std::string beacon = "127.0.0.1 1")
+      : run_(std::move(run)), beacon_(std::move(beacon)) {}
+  std::atomic<bool> cut{true};
+  void set(const std::string& key, const std::vector<char>& value) override { run_->set(key, value); }
+  std::vector<char> get(const std::string& key, std::chrono::milliseconds timeout) override {
+    if (cut && key == comm::elastic_beacon_key()) return {beacon_.begin(), beacon_.end()};
+    return run_->get(key, timeout);
+  }
+  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
+    run_->wait(keys, timeout);
+  }
+  bool check(const std::string& key) override { return run_->check(key); }
+
+ private:
+  std::shared_ptr<comm::KeyValueStore> run_;
+  std::string beacon_;
+};
+
+// A listener on loopback whose queue is full and never accepted: the kernel drops the next
+// handshakes, as a host whose link is down does, so a connection to it waits out its timeout.
+class Unanswered {
+ public:
+  Unanswered() {
+    at_.sin_family = AF_INET;
+    at_.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof at_;
+    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&at_), sizeof at_) == 0);
+    REQUIRE(::listen(listener_, 0) == 0);
+    REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&at_), &length) == 0);
+    std::string why;
+    for (int i = 0; i < 8 && why.empty(); ++i)
+      if (const int fd = comm::connect_within("127.0.0.1", port(), 300ms, &why); fd >= 0) queued_.push_back(fd);
+    REQUIRE_THAT(why, Catch::EndsWith("no answer within 300 ms"));
+  }
+  ~Unanswered() {
+    for (int fd : queued_) ::close(fd);
+    ::close(listener_);
+  }
+  int port() const { return ntohs(at_.sin_port); }
+
+ private:
+  int listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in at_{};
+  std::vector<int> queued_;
+};
 
 // Rank `rank` of an elastic run of `world` Gloo ranks meeting in `dir` (20 s timeouts); a
 // relaunch (`incarnation` > 0) is admitted first.
@@ -102,6 +158,85 @@ TEST_CASE("a relaunched worker is admitted from the step after the one worker 0 
     CHECK(g->receives(2));
     CHECK_FALSE(g->receives(1));
   }
+}
+
+TEST_CASE("a member that cannot reach worker 0 says so, is left out, and ends with the reason", "[comm][elastic]") {
+  // A host dropped off while its process lives: the member still reaches the store (a file here,
+  // another host's server across hosts), and would be put in a generation nobody can connect.
+  ElasticDir dir;
+  auto zero = member(dir, 0), one = member(dir, 1);
+  auto cut_off = std::make_shared<CutOffStore>(dir.store());
+  auto two = std::make_shared<comm::ElasticMembership>(cut_off, 2, 3, 0, 10s);
+  auto reported = std::async(std::launch::async, [&] { return one->after_failure(7); });
+  auto left_out = std::async(std::launch::async, [&]() -> std::string {
+    try {
+      two->after_failure(8);
+    } catch (const CommError& e) {
+      return e.what();
+    }
+    return "in the next generation";
+  });
+  const comm::Generation g = zero->after_failure(7);
+  CHECK(reported.get().to_text() == g.to_text());
+  CHECK(g.members == std::vector<int>{0, 1});
+  CHECK(g.leavers == std::vector<int>{2});
+  CHECK(g.step == 7);  // worker 2's eighth step is not the group's: its state cannot be had
+  CHECK(left_out.get() ==
+        "elastic run: worker 2 cannot reach worker 0 (connect to 127.0.0.1 port 1: Connection refused): left out of "
+        "generation 1");
+}
+
+TEST_CASE("worker 0 hears a member whose try to reach it took the whole timeout", "[comm][elastic]") {
+  // Its handshakes go unanswered for the run's timeout (400 ms) before it reports; worker 0 waits
+  // twice that for the reports, so it is heard and left out, not taken for silent.
+  ElasticDir dir;
+  Unanswered nowhere;
+  auto zero = member(dir, 0, 0, 400ms);
+  auto cut_off = std::make_shared<CutOffStore>(dir.store(), "127.0.0.1 " + std::to_string(nowhere.port()));
+  auto one = std::make_shared<comm::ElasticMembership>(cut_off, 1, 3, 0, 400ms);
+  dir.store()->set(comm::elastic_gone_key(2, 0), {});
+  auto left_out = std::async(std::launch::async, [&]() -> std::string {
+    try {
+      one->after_failure(5);
+    } catch (const CommError& e) {
+      return e.what();
+    }
+    return "in the next generation";
+  });
+  const comm::Generation g = zero->after_failure(5);
+  CHECK(g.members == std::vector<int>{0});
+  CHECK(g.leavers == std::vector<int>{1, 2});
+  CHECK_THAT(left_out.get(), Catch::Contains("port " + std::to_string(nowhere.port()) + ": no answer within 400 ms"));
+}
+
+TEST_CASE("a relaunch that cannot reach worker 0 waits before it asks to join, then joins", "[comm][elastic]") {
+  ElasticDir dir;
+  auto zero = member(dir, 0, 0, 10s, 2);
+  auto cut_off = std::make_shared<CutOffStore>(dir.store());
+  auto relaunched = std::make_shared<comm::ElasticMembership>(cut_off, 1, 2, 1, 10s);
+  dir.store()->set(comm::elastic_gone_key(1, 0), {});
+  CHECK(zero->after_failure(3).members == std::vector<int>{0});
+  std::vector<std::string> reasons;
+  auto admitted = std::async(std::launch::async, [&] {
+    return relaunched->await_admission([&](const std::string& why) {
+      reasons.push_back(why);
+      if (reasons.size() == 2) cut_off->cut = false;  // the link is back
+    });
+  });
+  std::optional<comm::Generation> at_zero;
+  for (std::int64_t step = 3; step < 20000 && !at_zero; ++step) {
+    at_zero = zero->due(step);
+    // Not asked to join while cut off: nothing to admit.
+    if (!at_zero) std::this_thread::sleep_for(2ms);
+  }
+  if (!at_zero) zero->close();  // the waiting relaunch goes home: the failure below, not a hang
+  REQUIRE(at_zero);
+  const auto joined = admitted.get();
+  REQUIRE(joined);
+  CHECK(joined->to_text() == at_zero->to_text());
+  CHECK(joined->joiners == std::vector<int>{1});
+  REQUIRE(reasons.size() == 2);  // each try told, until the link came back
+  CHECK(reasons[0] == "connect to 127.0.0.1 port 1: Connection refused");
 }
 
 TEST_CASE("a relaunched worker waiting when the run ends goes home", "[comm][elastic]") {
