@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "controller/host_load.hpp"
@@ -85,6 +87,32 @@ std::shared_ptr<comm::KeyValueStore> open_store_unless_stopped(const LaunchedRan
     throw StoppedError(str_cat("rank ", launched.rank, " stopped by the user (Ctrl-C or SIGTERM) after waiting ",
                                static_cast<long>(waited), " s for the store (", launched.store.text(), ")"));
   }
+}
+
+// Waits for this rank's worker `pid`, passing on the signals rank 0 sends it (`heard` set at each
+// order) and SIGTERM once the user stops; its wait status, or nothing once rank 0's connection
+// closed or `silent_too_long` (the worker killed and reaped).
+std::optional<int> await_worker(pid_t pid, RelayConnection& rank0, Clock::time_point& heard,
+                                const std::function<bool()>& silent_too_long, const std::atomic<bool>& stop) {
+  int status = 0;
+  bool terminated = false;
+  while (::waitpid(pid, &status, WNOHANG) != pid) {
+    const auto while_training = rank0.read_line(std::chrono::milliseconds(200));
+    if (while_training) {
+      heard = Clock::now();
+      const auto said = decode_order(*while_training);
+      if (const auto* signal = said ? std::get_if<SignalOrder>(&*said) : nullptr) ::kill(pid, signal->signal);
+    } else if (rank0.closed() || silent_too_long()) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return std::nullopt;
+    }
+    if (stop && !terminated) {
+      ::kill(pid, SIGTERM);
+      terminated = true;
+    }
+  }
+  return status;
 }
 
 }  // namespace
@@ -188,6 +216,7 @@ int follow_rank0(const SweepOptions& args, const LaunchedRank& launched, const l
               << " s: it is gone or cut off; stopping" << std::endl;
     return true;
   };
+  std::optional<LaunchOrder> current;  // the run ordered last, which a relaunch trains again
   while (true) {
     if (stop) return 130;
     const auto line = rank0->read_line(std::chrono::milliseconds(500));
@@ -200,23 +229,30 @@ int follow_rank0(const SweepOptions& args, const LaunchedRank& launched, const l
     heard = Clock::now();
     const auto order = decode_order(*line);
     if (const auto* done = order ? std::get_if<SweepDone>(&*order) : nullptr) return done->status;
-    const auto* run = order ? std::get_if<LaunchOrder>(&*order) : nullptr;
-    if (run == nullptr) continue;  // a signal for a worker already gone, a sign of life
-    const std::size_t index = run->run_index;
-    if (index < plan.runs.size()) silence_limit = plan.runs[index].timeout + kRankZeroSilenceGraceSeconds;
-    if (index < plan.runs.size()) {
-      try {
-        catalog.preload_data(plan.runs[index]);
-      } catch (const std::exception&) {
-        // The worker reads it itself, and its failure says what is wrong.
+    int incarnation = 0;
+    if (const auto* run = order ? std::get_if<LaunchOrder>(&*order) : nullptr) {
+      current = *run;
+      if (run->run_index < plan.runs.size()) {
+        silence_limit = plan.runs[run->run_index].timeout + kRankZeroSilenceGraceSeconds;
+        try {
+          catalog.preload_data(plan.runs[run->run_index]);
+        } catch (const std::exception&) {
+          // The worker reads it itself, and its failure says what is wrong.
+        }
       }
+    } else if (const auto* again = order ? std::get_if<RelaunchOrder>(&*order) : nullptr; again && current) {
+      incarnation = again->incarnation;  // an elastic run's worker died: the same run again
+    } else {
+      continue;  // a signal for a worker already gone, a sign of life
     }
+    const std::size_t index = current->run_index;
     const auto started = Clock::now();
     const pid_t pid = fork_worker_process(launched.rank, rank0->fd(), [&](int message_fd) {
       WorkerArgs worker;
       worker.file = args.file;
-      worker.order = *run;
+      worker.order = *current;
       worker.rank = launched.rank;
+      worker.incarnation = incarnation;
       worker.store = launched.store.text();
       worker.hostname = mine.address;
       worker.interface = launched.interface;
@@ -224,30 +260,19 @@ int follow_rank0(const SweepOptions& args, const LaunchedRank& launched, const l
       // This process planned the same runs from the same file (the hello checked it).
       return train_rank(worker, catalog, [&] { return RankRun{&planned_run(worker, plan), callbacks}; });
     });
-    int status = 0;
-    bool terminated = false;
-    while (::waitpid(pid, &status, WNOHANG) != pid) {
-      const auto while_training = rank0->read_line(std::chrono::milliseconds(200));
-      if (while_training) {
-        heard = Clock::now();
-        const auto said = decode_order(*while_training);
-        if (const auto* signal = said ? std::get_if<SignalOrder>(&*said) : nullptr) ::kill(pid, signal->signal);
-      } else if (rank0->closed() || silent_too_long("while its run trained")) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        if (rank0->closed())
-          std::cerr << who << ": rank 0 is gone (its connection closed): stopped run " << index + 1 << std::endl;
-        return 1;
-      }
-      if (stop && !terminated) {
-        ::kill(pid, SIGTERM);
-        terminated = true;
-      }
+    const auto status = await_worker(
+        pid, *rank0, heard, [&] { return silent_too_long("while its run trained"); }, stop);
+    if (!status) {
+      if (rank0->closed())
+        std::cerr << who << ": rank 0 is gone (its connection closed): stopped run " << index + 1 << std::endl;
+      return 1;
     }
     // The newline first ends a line the worker may have left torn.
-    rank0->send_line("\n" + encode(WorkerExit{status}));
-    std::cout << who << ": run " << index + 1 << " (" << run->run_name << "): worker " << describe_status(status)
-              << " after " << reports::human_seconds(std::chrono::duration<double>(Clock::now() - started).count()) << std::endl;
+    rank0->send_line("\n" + encode(WorkerExit{*status}));
+    std::cout << who << ": run " << index + 1 << " (" << current->run_name << "): worker "
+              << (incarnation > 0 ? str_cat("relaunch ", incarnation, " ") : std::string()) << describe_status(*status)
+              << " after " << reports::human_seconds(std::chrono::duration<double>(Clock::now() - started).count())
+              << std::endl;
   }
 }
 

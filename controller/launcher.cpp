@@ -19,6 +19,7 @@
 #include "engine/comm/store.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/liveness.hpp"
+#include "engine/rendezvous_store.hpp"
 #include "storage/run_facts.hpp"
 
 namespace laconic::controller {
@@ -203,22 +204,38 @@ class Supervisor {
         lost(w, str_cat("no sign of life for ", static_cast<long>(silent_for(w)), " s (last heard during ", w.phase,
                         ") and no answer to rank 0's kill: its process, its host or the link to it is gone"));
       }
-      if (w.exited && !w.succeeded() && !relaunched(w)) escalation_.failed(now_, w.label() + " failed first");
+      if (w.exited && !w.succeeded() && !w.left && !relaunched(w) && !went_on_without(w))
+        escalation_.failed(now_, w.label() + " failed first");
     }
   }
 
+  // Whether an elastic run goes on without worker `w` (not 0) that ended: the run still going.
+  bool elastic_goes_on(const SupervisedWorker& w) const {
+    return spec_.elastic_relaunches > 0 && w.rank > 0 && !stop_ && !escalation_.first_failure &&
+           !escalation_.stop_time && !workers_.front().exited;
+  }
+
+  // Posts in the run's store that `w`'s current incarnation is gone, for worker 0's quorum.
+  void post_gone(const SupervisedWorker& w) {
+    if (!run_store_)
+      run_store_ = comm::prefixed(
+          store_dir_ ? comm::open_file_store(store_dir_->path())
+                     : engine::open_store(comm::StoreAddress::parse(spec_.worker.store), engine::StoreRole::Client,
+                                          std::chrono::milliseconds(static_cast<std::int64_t>(spec_.timeout * 1000))),
+          spec_.worker.order.store_prefix);
+    run_store_->set(comm::elastic_gone_key(w.rank, w.incarnation), {});
+  }
+
   // An elastic run's worker (not 0) that died on its own, once its pipe is read to the end: posted
-  // gone in the run's store, for worker 0's quorum, and started again to rejoin. True when it was
-  // (or will be, its pipe still open) relaunched.
+  // gone, and started again to rejoin, here or by its rank's laconic process on its host. True
+  // when it was (or will be, its pipe still open) relaunched.
   bool relaunched(SupervisedWorker& w) {
-    const bool may = spec_.elastic_relaunches > 0 && w.rank > 0 && !w.remote && w.hung.empty() && w.stopped.empty() &&
-                     !w.diverged() && !stop_ && !escalation_.first_failure && !escalation_.stop_time &&
-                     !workers_.front().exited && w.incarnation < spec_.elastic_relaunches && store_dir_;
+    const bool may = elastic_goes_on(w) && !w.lost && w.hung.empty() && w.stopped.empty() && !w.diverged() &&
+                     w.incarnation < spec_.elastic_relaunches;
     if (!may) return false;
     if (w.fd >= 0) return true;  // its last words first
     relaunches_ += str_cat(relaunches_.empty() ? "" : "; ", w.describe_exit(), " (relaunched)");
-    comm::prefixed(comm::open_file_store(store_dir_->path()), spec_.worker.order.store_prefix)
-        ->set(comm::elastic_gone_key(w.rank, w.incarnation), {});
+    post_gone(w);
     w.incarnation += 1;
     w.exited = false;
     w.status = 0;
@@ -227,7 +244,23 @@ class Supervisor {
     w.phase = "starting";
     w.quiet = 0;
     w.last_heard = now_;
-    start_here(w);
+    if (!w.remote) {
+      start_here(w);
+    } else {
+      w.fd = w.remote->fd();
+      if (!w.remote->send_line(encode(RankOrder{RelaunchOrder{w.incarnation}})))
+        lost(w, "its connection to rank 0 is closed: its process or its host went away");
+    }
+    return true;
+  }
+
+  // An elastic run's rank lost with its host (its connection closed, or no answer to a kill after
+  // it fell silent): posted gone, and the run goes on without it; nothing there relaunches it.
+  bool went_on_without(SupervisedWorker& w) {
+    if (!w.lost || !elastic_goes_on(w)) return false;
+    relaunches_ += str_cat(relaunches_.empty() ? "" : "; ", w.describe_exit(), " (left the run)");
+    post_gone(w);
+    w.left = true;
     return true;
   }
 
@@ -245,7 +278,9 @@ class Supervisor {
                              " s (last heard during ", w.phase, ")")
                    : str_cat(w.label(), " hung: no progress for ", static_cast<long>(stalled), " s during ", w.phase);
       w.signal(SIGKILL);
-      escalation_.failed(now_, w.label() + " hung");
+      // An elastic run's remote rank may be cut off (its heartbeats do not arrive): lost if it does
+      // not answer the kill (went_on_without), a failure if it does (it was hung).
+      if (!(w.remote && elastic_goes_on(w))) escalation_.failed(now_, w.label() + " hung");
     }
   }
 
@@ -343,7 +378,8 @@ class Supervisor {
     if (!escalation_.dropped.empty()) return LaunchEnding::Dropped;
     if (std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w.diverged(); }))
       return LaunchEnding::Diverged;
-    const bool all_ok = std::all_of(workers_.begin(), workers_.end(), [](const auto& w) { return w.succeeded(); });
+    const bool all_ok =
+        std::all_of(workers_.begin(), workers_.end(), [](const auto& w) { return w.succeeded() || w.left; });
     return all_ok ? LaunchEnding::Finished : LaunchEnding::Failed;
   }
 
@@ -355,7 +391,8 @@ class Supervisor {
     std::string error;
     for (int cause = 0; cause <= 2; ++cause)
       for (const auto& w : workers_)
-        if (!w.succeeded() && rank_of_cause(w) == cause) error += (error.empty() ? "" : "; ") + w.describe_exit();
+        if (!w.succeeded() && !w.left && rank_of_cause(w) == cause)
+          error += (error.empty() ? "" : "; ") + w.describe_exit();
     return error;
   }
 
@@ -366,6 +403,7 @@ class Supervisor {
   std::vector<SupervisedWorker> workers_;
   ReapOnError reap_;
   std::optional<StoreDir> store_dir_;
+  std::shared_ptr<comm::KeyValueStore> run_store_;  // an elastic run's, opened at its first loss
   CheckpointCounts checkpoints_;
   Escalation escalation_;
   std::string relaunches_;  // an elastic run's lost workers, in the words of their exits

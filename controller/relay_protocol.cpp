@@ -70,6 +70,7 @@ std::string encode(const RankOrder& order) {
   if (const auto* run = std::get_if<LaunchOrder>(&order)) return "R\t" + escape_field(run->to_json());
   if (const auto* signal = std::get_if<SignalOrder>(&order)) return str_cat("S\t", signal->signal);
   if (std::holds_alternative<StillAlive>(order)) return "P";
+  if (const auto* again = std::get_if<RelaunchOrder>(&order)) return str_cat("A\t", again->incarnation);
   return str_cat("D\t", std::get<SweepDone>(order).status);
 }
 
@@ -80,6 +81,8 @@ std::optional<RankOrder> decode_order(const std::string& line) {
     if (const auto signal = number_of<int>((*s)[1])) return SignalOrder{*signal};
   } else if (fields_of(line, "P", 1)) {
     return StillAlive{};
+  } else if (const auto a = fields_of(line, "A", 2)) {
+    if (const auto incarnation = number_of<int>((*a)[1])) return RelaunchOrder{*incarnation};
   } else if (const auto d = fields_of(line, "D", 2)) {
     if (const auto status = number_of<int>((*d)[1])) return SweepDone{*status};
   }

@@ -6,6 +6,7 @@
 //
 //   a rank joins:        RankHello  ("L")    rank 0 answers:   JoinAccepted ("O") | JoinRefused ("!")
 //   rank 0 orders:       LaunchOrder ("R")    SignalOrder ("S")  StillAlive ("P")  SweepDone ("D")
+//                        RelaunchOrder ("A")
 //   a rank reports:      WorkerExit ("X")    after its worker's lines for the run
 #include <cstddef>
 #include <optional>
@@ -45,13 +46,18 @@ struct SignalOrder {
 };
 /// A sign of life from rank 0 while a run trains.
 struct StillAlive {};
+/// An elastic run's worker of this rank died: start it again, the current run's `incarnation`-th
+/// relaunch (engine/comm/elastic.hpp).
+struct RelaunchOrder {
+  int incarnation = 1;
+};
 /// The sweep is over: exit with this status.
 struct SweepDone {
   int status = 0;
 };
 /// What rank 0 tells a rank; a LaunchOrder (controller/launch_order.hpp) starts the run's worker there,
 /// the same order rank 0's own worker is given.
-using RankOrder = std::variant<LaunchOrder, SignalOrder, StillAlive, SweepDone>;
+using RankOrder = std::variant<LaunchOrder, SignalOrder, StillAlive, SweepDone, RelaunchOrder>;
 
 /// The rank's worker of the current run was reaped with this wait status.
 struct WorkerExit {

@@ -44,6 +44,8 @@ struct SupervisedWorker {
   RelayConnection* remote = nullptr;
   std::optional<SteadyClock::time_point> killed_at;
   bool lost = false;
+  /// An elastic run's rank lost with its host, which the run went on without: not a failure.
+  bool left = false;
 
   /// "worker 3", "the process of workers 0-63" (threads of one process: one subject for "was
   /// killed"), or "worker 3 (b, 10.0.0.2)" for a rank of another process.

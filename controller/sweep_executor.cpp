@@ -168,8 +168,12 @@ int SweepExecutor::report() const {
             << (gave_up_ ? (stop_ ? ", stopped by a signal while the database took no writes"
                                   : ", stopped: the database took no writes")
                          : "")
-            << (rank_lost() ? ", stopped: a rank is gone" : "") << " (database " << args_.db << ")\n";
-  if (rank_lost()) {
+            << (rank_lost() ? not_started_for_lost_rank_ > 0 ? ", stopped: a rank is gone" : ", a rank is gone" : "")
+            << " (database " << args_.db << ")\n";
+  // An elastic run may go on without the rank and finish: the sweep failed only if runs were left.
+  if (rank_lost() && not_started_for_lost_rank_ == 0)
+    std::cout << plan_.name << ": " << sweep_->remote().lost << "; every run had started\n";
+  if (rank_lost() && not_started_for_lost_rank_ > 0) {
     std::cout << plan_.name << ": " << sweep_->remote().lost << "; the runs not started stay QUEUED (launch "
               << "again with `" << resume_command(args_) << "` to run them)\n";
     return 1;
@@ -196,7 +200,10 @@ void SweepExecutor::execute_one(const PlannedRun& run, std::size_t total) {
     ++skipped_;
     return;
   }
-  if (gave_up_ || rank_lost()) return;  // the run stays QUEUED for --resume
+  if (gave_up_ || rank_lost()) {  // the run stays QUEUED for --resume
+    not_started_for_lost_rank_ += rank_lost() ? 1 : 0;
+    return;
+  }
   if (interrupted_) {
     try {
       recorder_.finish_run(run.id, storage::RunStatus::Killed, "not started: interrupted");
@@ -330,10 +337,6 @@ LaunchOutcome SweepExecutor::launch(const PlannedRun& run, const RunConfig& conf
   spec.executable = args_.executable;
   spec.worker = worker_args(run, config, resolved, checkpoints);
   spec.timeout = config.timeout;
-  if (config.elastic && sweep_) {
-    outcome.error = "elastic = true runs on one host's processes so far, not under a launcher (issue 68)";
-    return outcome;
-  }
   spec.elastic_relaunches = config.elastic ? kElasticRelaunches : 0;
   spec.interrupted = args_.stop_reason;
   if (sweep_) spec.remote = &sweep_->remote();

@@ -109,6 +109,7 @@ class SweepExecutor {
   std::size_t position_ = 0, offset_ = 0;
   bool interrupted_ = false;
   int left_queued_ = 0;  ///< runs not started after an interruption that the database would not mark KILLED
+  int not_started_for_lost_rank_ = 0;  ///< runs left QUEUED because a launched rank was gone
   bool gave_up_ = false;
   DurableWrites writes_;
   PendingWrites pending_writes_;

@@ -2,13 +2,16 @@
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <mutex>
+
 #include "engine/core/error.hpp"
 
 namespace laconic::engine {
 namespace {
 
 // c10d's TCPStore through laconic's store interface; its errors (c10::Error, std::exception)
-// become CommErrors that name the store.
+// become CommErrors that name the store. One call at a time on its connection: an elastic run's
+// failure watch asks from a thread of its own, and LibTorch 1.13's client is not safe to share.
 class TcpStore : public comm::KeyValueStore {
  public:
   TcpStore(const comm::StoreAddress& address, StoreRole role, std::chrono::milliseconds timeout)
@@ -27,6 +30,7 @@ class TcpStore : public comm::KeyValueStore {
   }
 
   void set(const std::string& key, const std::vector<char>& value) override {
+    std::lock_guard<std::mutex> lock(mutex_);
     try {
       store_->set(key, std::vector<std::uint8_t>(value.begin(), value.end()));
     } catch (const std::exception& e) {
@@ -36,6 +40,7 @@ class TcpStore : public comm::KeyValueStore {
 
   std::vector<char> get(const std::string& key, std::chrono::milliseconds timeout) override {
     wait({key}, timeout);
+    std::lock_guard<std::mutex> lock(mutex_);
     try {
       const auto value = store_->get(key);
       return std::vector<char>(value.begin(), value.end());
@@ -45,6 +50,7 @@ class TcpStore : public comm::KeyValueStore {
   }
 
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
+    std::lock_guard<std::mutex> lock(mutex_);
     try {
       store_->wait(keys, timeout);
     } catch (const std::exception& e) {
@@ -59,8 +65,19 @@ class TcpStore : public comm::KeyValueStore {
   // c10::Error's text carries a C++ backtrace after its first line.
   static std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+  // Without waiting: c10d's wait takes a timeout of 0 for none at all.
+  bool check(const std::string& key) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+      return store_->check({key});
+    } catch (const std::exception& e) {
+      throw CommError(str_cat(where_, ": check '", key, "' failed: ", first_line(e.what())));
+    }
+  }
+
   std::string where_;
   std::unique_ptr<c10d::TCPStore> store_;
+  std::mutex mutex_;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <thread>
 
 #include "engine/core/error.hpp"
@@ -143,8 +144,11 @@ class RedisStore : public KeyValueStore {
   };
   using Reply = std::unique_ptr<redisReply, FreeReply>;
 
+  // One command at a time on the connection: an elastic run's failure watch asks from a thread
+  // of its own (hiredis's context is not safe to share).
   template <class... Args>
   redisReply* command(const char* format, Args... args) {
+    std::lock_guard<std::mutex> lock(mutex_);
     auto* reply = static_cast<redisReply*>(::redisCommand(redis_, format, args...));
     if (reply == nullptr) throw CommError(str_cat(where(), ": connection lost: ", redis_->errstr));
     return reply;
@@ -154,6 +158,7 @@ class RedisStore : public KeyValueStore {
   std::string host_;
   int port_;
   redisContext* redis_ = nullptr;
+  std::mutex mutex_;
 };
 
 class PrefixedStore : public KeyValueStore {

@@ -32,6 +32,7 @@ TEST_CASE("every relay message reads back as written, its text escaped", "[cli][
   CHECK(std::get<SignalOrder>(*decode_order(encode(RankOrder{SignalOrder{15}}))).signal == 15);
   CHECK(std::holds_alternative<StillAlive>(*decode_order(encode(RankOrder{StillAlive{}}))));
   CHECK(std::get<SweepDone>(*decode_order(encode(RankOrder{SweepDone{2}}))).status == 2);
+  CHECK(std::get<RelaunchOrder>(*decode_order(encode(RankOrder{RelaunchOrder{3}}))).incarnation == 3);
 
   CHECK(std::get<JoinAccepted>(*decode_join_answer(encode(JoinAnswer{JoinAccepted{"f00d"}}))).nonce == "f00d");
   const std::string why = "rank 2 (host b\tc) was started with a world of 3 ranks";
