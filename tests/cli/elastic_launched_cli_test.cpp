@@ -5,12 +5,8 @@
 // without it.
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -21,6 +17,7 @@
 
 #include "cli_harness.hpp"
 #include "elastic_harness.hpp"
+#include "free_port.hpp"
 #include "net_hosts.hpp"
 #include "skip.hpp"
 #include "storage/database.hpp"
@@ -32,19 +29,6 @@ using namespace laconic::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-// A TCP port nobody listens on now, on loopback.
-std::string free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof at;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&at), sizeof at);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&at), &length);
-  ::close(fd);
-  return std::to_string(ntohs(at.sin_port));
-}
 
 // Three ranks of one launch of dir/f.lua through `store` ("file": a directory; "tcp": a TCP store
 // rank 0 serves on loopback), each started in a directory of its own (dir/rank1, dir/rank2; rank
@@ -58,7 +42,8 @@ struct Launch {
       std::filesystem::create_directories(home);
       write_file(home + "/f.lua", elastic_experiment("", "true", epochs, 10));
     }
-    const std::string store = kind == "file" ? "file://" + dir + "/store" : "tcp://127.0.0.1:" + free_port();
+    const std::string store =
+        kind == "file" ? "file://" + dir + "/store" : "tcp://127.0.0.1:" + std::to_string(free_port());
     for (int rank : {1, 2, 0}) {
       std::vector<std::string> args{
           "run", "f.lua",   "--quiet", "--launch-timeout", "60", "--rank", std::to_string(rank), "--world",

@@ -6,8 +6,6 @@
 // within its timeout and leaves no laconic process behind.
 #include <catch2/catch.hpp>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -16,6 +14,7 @@
 #include <thread>
 
 #include "cli_harness.hpp"
+#include "free_port.hpp"
 #include "net_hosts.hpp"
 #include "skip.hpp"
 #include "storage/database.hpp"
@@ -98,19 +97,6 @@ bool every_worker_trains(const std::string& db, int workers) {
     } catch (const std::exception&) {}
   }
   return false;
-}
-
-// A TCP port nobody listens on now, on loopback.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof at;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&at), sizeof at);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&at), &length);
-  ::close(fd);
-  return ntohs(at.sin_port);
 }
 
 }  // namespace

@@ -2,36 +2,17 @@
 // without waiting, from two threads at once (a rank's main thread and its failure watch).
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <future>
 #include <string>
 
 #include "engine/rendezvous_store.hpp"
+#include "free_port.hpp"
 
 using namespace laconic;
+using laconic::testing::free_port;
 using namespace std::chrono_literals;
-
-namespace {
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof at;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&at), sizeof at);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&at), &length);
-  ::close(fd);
-  return ntohs(at.sin_port);
-}
-
-}  // namespace
 
 TEST_CASE("a TCP store says at once whether a key is set, from two threads at once", "[engine][store]") {
   const auto address = comm::StoreAddress::parse("tcp://127.0.0.1:" + std::to_string(free_port()));
