@@ -3,11 +3,6 @@
 // regroup without it and take its relaunch back in.
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <filesystem>
 #include <future>
@@ -16,6 +11,7 @@
 #include "engine/comm/elastic.hpp"
 #include "engine/comm/gloo_communicator.hpp"
 #include "engine/core/error.hpp"
+#include "unanswered.hpp"
 
 using namespace laconic;
 using namespace std::chrono_literals;
@@ -56,33 +52,17 @@ class CutOffStore : public comm::KeyValueStore {
   std::string beacon_;
 };
 
-// A listener on loopback whose queue is full and never accepted: the kernel drops the next
-// handshakes, as a host whose link is down does, so a connection to it waits out its timeout.
-class Unanswered {
- public:
-  Unanswered() {
-    at_.sin_family = AF_INET;
-    at_.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof at_;
-    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&at_), sizeof at_) == 0);
-    REQUIRE(::listen(listener_, 0) == 0);
-    REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&at_), &length) == 0);
-    std::string why;
-    for (int i = 0; i < 8 && why.empty(); ++i)
-      if (const int fd = comm::connect_within("127.0.0.1", port(), 300ms, &why); fd >= 0) queued_.push_back(fd);
-    REQUIRE_THAT(why, Catch::EndsWith("no answer within 300 ms"));
-  }
-  ~Unanswered() {
-    for (int fd : queued_) ::close(fd);
-    ::close(listener_);
-  }
-  int port() const { return ntohs(at_.sin_port); }
-
- private:
-  int listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in at_{};
-  std::vector<int> queued_;
-};
+// What `member`'s after_failure(completed) throws, from a thread of its own (it waits for worker 0).
+std::future<std::string> left_out_reason(comm::ElasticMembership& member, std::int64_t completed) {
+  return std::async(std::launch::async, [&member, completed]() -> std::string {
+    try {
+      member.after_failure(completed);
+    } catch (const CommError& e) {
+      return e.what();
+    }
+    return "in the next generation";
+  });
+}
 
 // Rank `rank` of an elastic run of `world` Gloo ranks meeting in `dir` (20 s timeouts); a
 // relaunch (`incarnation` > 0) is admitted first.
@@ -168,14 +148,7 @@ TEST_CASE("a member that cannot reach worker 0 says so, is left out, and ends wi
   auto cut_off = std::make_shared<CutOffStore>(dir.store());
   auto two = std::make_shared<comm::ElasticMembership>(cut_off, 2, 3, 0, 10s);
   auto reported = std::async(std::launch::async, [&] { return one->after_failure(7); });
-  auto left_out = std::async(std::launch::async, [&]() -> std::string {
-    try {
-      two->after_failure(8);
-    } catch (const CommError& e) {
-      return e.what();
-    }
-    return "in the next generation";
-  });
+  auto left_out = left_out_reason(*two, 8);
   const comm::Generation g = zero->after_failure(7);
   CHECK(reported.get().to_text() == g.to_text());
   CHECK(g.members == std::vector<int>{0, 1});
@@ -190,19 +163,13 @@ TEST_CASE("worker 0 hears a member whose try to reach it took the whole timeout"
   // Its handshakes go unanswered for the run's timeout (400 ms) before it reports; worker 0 waits
   // twice that for the reports, so it is heard and left out, not taken for silent.
   ElasticDir dir;
-  Unanswered nowhere;
+  const testing::Unanswered nowhere;
+  REQUIRE_THAT(nowhere.last_try(), Catch::EndsWith("no answer within 300 ms"));
   auto zero = member(dir, 0, 0, 400ms);
   auto cut_off = std::make_shared<CutOffStore>(dir.store(), "127.0.0.1 " + std::to_string(nowhere.port()));
   auto one = std::make_shared<comm::ElasticMembership>(cut_off, 1, 3, 0, 400ms);
   dir.store()->set(comm::elastic_gone_key(2, 0), {});
-  auto left_out = std::async(std::launch::async, [&]() -> std::string {
-    try {
-      one->after_failure(5);
-    } catch (const CommError& e) {
-      return e.what();
-    }
-    return "in the next generation";
-  });
+  auto left_out = left_out_reason(*one, 5);
   const comm::Generation g = zero->after_failure(5);
   CHECK(g.members == std::vector<int>{0});
   CHECK(g.leavers == std::vector<int>{1, 2});

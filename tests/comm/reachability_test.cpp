@@ -2,17 +2,14 @@
 // connection, however many, and one that is not there is not reached, with the reason.
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <sstream>
 #include <string>
-#include <vector>
 
 #include "engine/comm/reachability.hpp"
 #include "engine/core/error.hpp"
+#include "unanswered.hpp"
 
 using namespace laconic;
 using namespace std::chrono_literals;
@@ -41,27 +38,10 @@ TEST_CASE("a beacon gone is not reached, and the reason says why", "[comm][reach
 }
 
 TEST_CASE("a connection nobody answers gives up at its timeout", "[comm][reachability]") {
-  // A listener that never accepts, its queue full: the kernel drops the next handshakes, as a
-  // host whose link is down does, and the connection waits out its timeout.
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
-  REQUIRE(::listen(listener, 0) == 0);
-  socklen_t length = sizeof at;
-  REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&at), &length) == 0);
-  const int port = ntohs(at.sin_port);
-  std::vector<int> opened;
-  std::string why;
-  for (int i = 0; i < 8 && why.empty(); ++i) {
-    const int fd = comm::connect_within("127.0.0.1", port, 300ms, &why);
-    if (fd >= 0) opened.push_back(fd);
-  }
-  for (int fd : opened) ::close(fd);
-  ::close(listener);
-  CHECK(opened.size() < 8);  // the queue holds a few at most
-  CHECK(why == "connect to 127.0.0.1 port " + std::to_string(port) + ": no answer within 300 ms");
+  const testing::Unanswered nowhere;  // a full queue: the next handshakes go unanswered
+  CHECK(nowhere.queued() < 8);        // the queue holds a few at most
+  CHECK(nowhere.last_try() ==
+        "connect to 127.0.0.1 port " + std::to_string(nowhere.port()) + ": no answer within 300 ms");
 }
 
 TEST_CASE("a beacon on an interface that does not exist says so", "[comm][reachability]") {
